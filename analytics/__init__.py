@@ -1,0 +1,1 @@
+"""DuckDB over the ledger: views, convergence, budget, bug history, plots."""

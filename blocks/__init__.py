@@ -1,0 +1,1 @@
+"""Prefect Blocks: credentials, executor settings, budget guardrail, log retention."""

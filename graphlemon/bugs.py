@@ -1,0 +1,216 @@
+"""Bug tracker over `bugs.ndjson` (seed 000 §7.3): open with de-duplication, transitions, list.
+
+A bug's current state is the fold of its events. `open` de-duplicates on
+`unit_id:test_name` against active bugs (open / fixing / reopened) inside one
+ledger transaction, so two processes reporting the same failure get one bug.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+from . import lifecycle
+from .errors import ErrorCode, GraphLemonError, invalid_param
+from .ledger import Ledger
+from .models import (
+    BugCategory,
+    BugEvent,
+    BugSource,
+    BugStatus,
+    RootCauseCategory,
+    Severity,
+    SuggestedRoute,
+    utcnow,
+)
+
+_FIELDS = (
+    "source", "task_id", "unit_id", "run_id", "test_name", "category", "severity", "title", "detail",
+    "affected_units", "signature", "root_cause_category", "root_cause_detail", "suggested_route",
+)  # fmt: skip
+
+
+class Bug(BaseModel):
+    """The current state of one bug (a fold of its events)."""
+
+    bug_id: str
+    status: BugStatus
+    source: BugSource | None = None
+    task_id: str | None = None
+    unit_id: str | None = None
+    run_id: str | None = None
+    test_name: str | None = None
+    category: BugCategory = "unknown"
+    severity: Severity = "medium"
+    title: str = ""
+    detail: str = ""
+    affected_units: list[str] = Field(default_factory=list)
+    signature: str | None = None
+    root_cause_category: RootCauseCategory | None = None
+    root_cause_detail: str | None = None
+    suggested_route: SuggestedRoute | None = None
+    fix_refs: list[str] = Field(default_factory=list)
+    opened_at: datetime
+    updated_at: datetime
+    reopen_count: int = 0
+    events: int = 0
+
+    @property
+    def dedup_key(self) -> str | None:
+        return dedup_key(self.unit_id, self.test_name)
+
+
+def dedup_key(unit_id: str | None, test_name: str | None) -> str | None:
+    return f"{unit_id}:{test_name}" if unit_id and test_name else None
+
+
+def apply_event(bugs: dict[str, Bug], ev: BugEvent) -> None:
+    """Fold one event into the current-state map (no validation: the writer validated)."""
+    bug = bugs.get(ev.bug_id)
+    if bug is None:
+        bug = bugs[ev.bug_id] = Bug(bug_id=ev.bug_id, status=ev.status, opened_at=ev.ts, updated_at=ev.ts)
+    for name in _FIELDS:
+        value = getattr(ev, name)
+        if value is not None:
+            setattr(bug, name, value)
+    if ev.status == "reopened" and bug.status != "reopened":
+        bug.reopen_count += 1
+    bug.status = ev.status
+    bug.fix_refs.extend(r for r in ev.fix_refs if r not in bug.fix_refs)
+    bug.updated_at = ev.ts
+    bug.events += 1
+
+
+def fold(events: Iterable[BugEvent]) -> dict[str, Bug]:
+    bugs: dict[str, Bug] = {}
+    for ev in events:
+        apply_event(bugs, ev)
+    return bugs
+
+
+class BugTracker:
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+        self._bugs: dict[str, Bug] = {}
+        self._folded = 0
+
+    # -- queries -----------------------------------------------------------------------------
+    def all(self) -> dict[str, Bug]:
+        return self._fold(self.ledger.read("bug"))
+
+    def get(self, bug_id: str) -> Bug:
+        bug = self.all().get(bug_id)
+        if bug is None:
+            raise GraphLemonError(ErrorCode.BUG_NOT_FOUND, f"no bug {bug_id!r} in this project", bug_id=bug_id)
+        return bug
+
+    def list(
+        self,
+        *,
+        unit_id: str | None = None,
+        status: str | Sequence[str] | None = None,
+        category: str | None = None,
+        source: str | None = None,
+        task_id: str | None = None,
+    ) -> list[Bug]:
+        statuses = {status} if isinstance(status, str) else set(status or ())
+        return [
+            b
+            for b in self.all().values()
+            if (unit_id is None or b.unit_id == unit_id)
+            and (not statuses or b.status in statuses)
+            and (category is None or b.category == category)
+            and (source is None or b.source == source)
+            and (task_id is None or b.task_id == task_id)
+        ]
+
+    # -- commands ----------------------------------------------------------------------------
+    def open(
+        self,
+        *,
+        title: str,
+        source: BugSource,
+        unit_id: str | None = None,
+        test_name: str | None = None,
+        run_id: str | None = None,
+        task_id: str | None = None,
+        detail: str = "",
+        category: BugCategory = "unknown",
+        severity: Severity = "medium",
+        affected_units: Sequence[str] | None = None,
+        signature: str | None = None,
+        by: str = "system",
+    ) -> tuple[str, bool]:
+        """Open a bug, or return the id of the active bug with the same unit:test. -> (bug_id, created)."""
+        if not title.strip():
+            raise invalid_param("bug title is empty")
+        key = dedup_key(unit_id, test_name)
+        with self.ledger.transaction("bug") as tx:
+            bugs = self._fold(tx.records())
+            if key is not None:
+                for bug in bugs.values():
+                    if bug.dedup_key == key and bug.status in lifecycle.ACTIVE_BUG:
+                        return bug.bug_id, False
+            bug_id = _new_bug_id(bugs)
+            tx.append(
+                BugEvent(
+                    bug_id=bug_id, event="open", status="open", by=by, source=source, task_id=task_id,
+                    unit_id=unit_id, run_id=run_id, test_name=test_name, category=category, severity=severity,
+                    title=title, detail=detail, signature=signature,
+                    affected_units=list(affected_units) if affected_units is not None else ([unit_id] if unit_id else []),
+                )  # fmt: skip
+            )
+        return bug_id, True
+
+    def report(self, *, title: str, description: str, unit_id: str | None = None, severity: Severity = "medium", by: str = "human") -> str:
+        """A human-reported bug (REQ-11 v_bug_feedback): title and description are required."""
+        if not description or not description.strip():
+            raise invalid_param("bug description is empty; describe what you saw and what you expected")
+        bug_id, _ = self.open(title=title, source="human_reported", unit_id=unit_id, detail=description.strip(), severity=severity, by=by)
+        return bug_id
+
+    def transition(
+        self, bug_id: str, to: BugStatus, *, by: str = "system", fix_refs: Sequence[str] = (), note: str | None = None
+    ) -> tuple[BugStatus, BugStatus]:
+        """Validated status change -> (from, to). INVALID_TRANSITION if the table forbids it."""
+        with self.ledger.transaction("bug") as tx:
+            bug = self._fold(tx.records()).get(bug_id)
+            if bug is None:
+                raise GraphLemonError(ErrorCode.BUG_NOT_FOUND, f"no bug {bug_id!r} in this project", bug_id=bug_id)
+            lifecycle.check("bug", bug.status, to)
+            tx.append(
+                BugEvent(bug_id=bug_id, event="transition", status=to, from_status=bug.status, by=by, fix_refs=list(fix_refs), note=note)
+            )
+            return bug.status, to
+
+    def update(self, bug_id: str, *, by: str = "system", note: str | None = None, **fields: object) -> None:
+        """Refine fields (category, severity, root cause, route, ...) without a status change."""
+        unknown = set(fields) - set(_FIELDS)
+        if unknown:
+            raise invalid_param(f"cannot update bug fields {sorted(unknown)}")
+        with self.ledger.transaction("bug") as tx:
+            bug = self._fold(tx.records()).get(bug_id)
+            if bug is None:
+                raise GraphLemonError(ErrorCode.BUG_NOT_FOUND, f"no bug {bug_id!r} in this project", bug_id=bug_id)
+            tx.append(BugEvent(bug_id=bug_id, event="update", status=bug.status, by=by, note=note, **fields))  # type: ignore[arg-type]
+
+    # -- internals ---------------------------------------------------------------------------
+    def _fold(self, records: list) -> dict[str, Bug]:
+        """Incremental fold: the ledger's record list only grows, so apply the new tail."""
+        if len(records) < self._folded:
+            self._bugs, self._folded = {}, 0
+        for ev in records[self._folded :]:
+            apply_event(self._bugs, ev)
+        self._folded = len(records)
+        return self._bugs
+
+
+def _new_bug_id(existing: dict[str, Bug]) -> str:
+    stamp = utcnow().strftime("%Y%m%d-%H%M")
+    while True:
+        bug_id = f"bug-{stamp}-{secrets.token_hex(2)}"
+        if bug_id not in existing:
+            return bug_id

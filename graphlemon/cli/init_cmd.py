@@ -1,0 +1,46 @@
+"""`graphlemon init PATH [--yes]` (REQ-11, c_project_create)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import click
+import typer
+
+from ._common import JsonOpt, emit_json
+
+
+def _ask(question: str) -> bool:
+    try:
+        return click.confirm(question, default=False, err=True)
+    except click.exceptions.Abort:
+        return False
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def init(
+        path: Annotated[Path, typer.Argument(help="Folder of the target repository.")],
+        yes: Annotated[bool, typer.Option("--yes", "-y", help="Agree to `git init` if the folder is not a git repository.")] = False,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Create .graphlemon/ and project.json in a git repository (idempotent)."""
+        from ..project import init_project
+
+        result = init_project(path, confirm_git_init=(lambda _q: True) if yes else _ask)
+        handle = result.project
+        if as_json:
+            emit_json(
+                {
+                    "project_id": handle.project_id,
+                    "root": str(handle.root),
+                    "state_dir": str(handle.state_dir),
+                    "created": result.created,
+                    "git_initialised": result.git_initialised,
+                }
+            )
+            return
+        verb = "initialised" if result.created else "already initialised"
+        extra = " (ran git init)" if result.git_initialised else ""
+        typer.echo(f"{verb}: project {handle.project_id} at {handle.root}{extra}")

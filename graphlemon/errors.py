@@ -1,0 +1,88 @@
+"""One exception hierarchy with error codes (names from the seeds' acceptance document).
+
+Raise `GraphLemonError(code, message, **context)`; never degrade silently. The CLI
+prints `error[CODE]: message` and exits 2 for bad input, 1 for a failed operation.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+
+class ErrorCode(StrEnum):
+    # bad input (exit 2)
+    INVALID_PARAM = "INVALID_PARAM"
+    PROJECT_NOT_FOUND = "PROJECT_NOT_FOUND"
+    TASK_NOT_FOUND = "TASK_NOT_FOUND"
+    BUG_NOT_FOUND = "BUG_NOT_FOUND"
+    UNIT_NOT_FOUND = "UNIT_NOT_FOUND"
+    RUN_NOT_FOUND = "RUN_NOT_FOUND"
+    ARTIFACT_NOT_FOUND = "ARTIFACT_NOT_FOUND"
+    NODE_EXEC_NOT_FOUND = "NODE_EXEC_NOT_FOUND"
+    ITERATION_NOT_FOUND = "ITERATION_NOT_FOUND"
+    UNKNOWN_FRAMEWORK = "UNKNOWN_FRAMEWORK"
+    # failed operations (exit 1)
+    INVALID_TRANSITION = "INVALID_TRANSITION"
+    LEDGER_CORRUPT = "LEDGER_CORRUPT"
+    SANDBOX_VIOLATION = "SANDBOX_VIOLATION"
+    EVIDENCE_NOT_VERIFIED = "EVIDENCE_NOT_VERIFIED"
+    CLASSIFIER_BLOCKED = "CLASSIFIER_BLOCKED"
+    BUDGET_EXCEEDED = "BUDGET_EXCEEDED"
+    QUOTA_EXCEEDED = "QUOTA_EXCEEDED"
+    EXECUTOR_ERROR = "EXECUTOR_ERROR"
+    OUTPUT_INVALID = "OUTPUT_INVALID"
+    TEST_RUNNER_ERROR = "TEST_RUNNER_ERROR"
+    GIT_ERROR = "GIT_ERROR"
+    MERGE_CONFLICT = "MERGE_CONFLICT"
+    ABORTED = "ABORTED"
+
+
+BAD_INPUT_CODES = frozenset(
+    {
+        ErrorCode.INVALID_PARAM,
+        ErrorCode.PROJECT_NOT_FOUND,
+        ErrorCode.TASK_NOT_FOUND,
+        ErrorCode.BUG_NOT_FOUND,
+        ErrorCode.UNIT_NOT_FOUND,
+        ErrorCode.RUN_NOT_FOUND,
+        ErrorCode.ARTIFACT_NOT_FOUND,
+        ErrorCode.NODE_EXEC_NOT_FOUND,
+        ErrorCode.ITERATION_NOT_FOUND,
+        ErrorCode.UNKNOWN_FRAMEWORK,
+    }
+)
+
+
+class GraphLemonError(Exception):
+    """The one error type of the domain: a code, a human message and context fields."""
+
+    def __init__(self, code: ErrorCode | str, message: str, **context: Any) -> None:
+        self.code = ErrorCode(code)
+        self.message = message
+        self.context = context
+        super().__init__(f"{self.code}: {message}")
+
+    @property
+    def exit_code(self) -> int:
+        return 2 if self.code in BAD_INPUT_CODES else 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": str(self.code), "message": self.message, **_jsonable(self.context)}
+
+    def __reduce__(self):  # picklable across processes and Prefect result storage
+        return (_rebuild, (type(self), str(self.code), self.message, self.context))
+
+
+def _rebuild(cls, code, message, context):
+    err = cls.__new__(cls)
+    GraphLemonError.__init__(err, code, message, **context)
+    return err
+
+
+def _jsonable(context: dict[str, Any]) -> dict[str, Any]:
+    return {k: v if isinstance(v, str | int | float | bool | None | list | dict) else str(v) for k, v in context.items()}
+
+
+def invalid_param(message: str, **context: Any) -> GraphLemonError:
+    return GraphLemonError(ErrorCode.INVALID_PARAM, message, **context)

@@ -1,0 +1,256 @@
+"""The append-only ndjson ledger under `<repo>/.graphlemon/`.
+
+Rules (DESIGN.md, "The ledger"):
+
+* one JSON object per line, each a validated `models.Record`; the record's `kind`
+  picks the file (`models.LEDGER_FILES`);
+* appends are whole lines written under an exclusive `flock` on the file, then
+  flushed and fsynced, so concurrent processes never interleave;
+* the bytes after the last newline are a *torn tail* left by a writer that died
+  mid-append: the next writer or reader (holding the lock) repairs it by
+  truncation (or completes it if it is a whole valid record missing only its
+  newline) and reports it;
+* any other line that does not parse is `LEDGER_CORRUPT` naming file and line,
+  never skipped; nothing is rewritten.
+
+Reads are incremental: a `Ledger` remembers how far it has parsed each file and
+only parses appended bytes on the next read.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
+
+from .errors import ErrorCode, GraphLemonError
+from .models import LEDGER_FILES, RECORD_ADAPTER, RECORD_TYPES, SCHEMA_VERSION, Record
+
+log = logging.getLogger("graphlemon.ledger")
+
+R = TypeVar("R", bound=Record)
+
+# Numbered schema migrations: (kind, from_version) -> function(raw dict) -> raw dict of from_version + 1.
+MIGRATIONS: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] = {}
+
+
+@dataclass(frozen=True)
+class Repair:
+    file: str
+    dropped_bytes: int
+    action: str  # "truncated" | "completed"
+
+    def __str__(self) -> str:
+        if self.action == "completed":
+            return f"ledger: {self.file}: final line had no newline; completed it"
+        return f"ledger: {self.file}: dropped a torn final line ({self.dropped_bytes} bytes) left by an interrupted write"
+
+
+@dataclass
+class _FileState:
+    inode: int = -1
+    offset: int = 0
+    lines: int = 0
+    records: list[Record] = field(default_factory=list)
+
+
+def encode(record: Record) -> bytes:
+    return record.model_dump_json(exclude_none=True).encode() + b"\n"
+
+
+def decode_line(raw: bytes, file: Path, lineno: int) -> Record:
+    """Validate one ledger line; LEDGER_CORRUPT (file, line) if it is not a valid record."""
+    try:
+        record = RECORD_ADAPTER.validate_json(raw)
+    except ValidationError as exc:
+        record = _migrate_or_raise(raw, file, lineno, exc)
+    if record.schema_version != SCHEMA_VERSION:
+        record = _migrate_or_raise(raw, file, lineno, None)
+    expected = LEDGER_FILES.get(record.kind)
+    if expected != file.name:
+        raise _corrupt(file, lineno, f"a '{record.kind}' record does not belong in {file.name}")
+    return record
+
+
+def _migrate_or_raise(raw: bytes, file: Path, lineno: int, exc: ValidationError | None) -> Record:
+    try:
+        data = json.loads(raw)
+    except ValueError as err:
+        raise _corrupt(file, lineno, f"not JSON ({err.msg})") from None
+    if not isinstance(data, dict):
+        raise _corrupt(file, lineno, "not a JSON object")
+    version = data.get("schema_version", SCHEMA_VERSION)
+    kind = data.get("kind")
+    if not isinstance(version, int) or version > SCHEMA_VERSION:
+        raise _corrupt(file, lineno, f"schema_version {version!r} is newer than this graphlemon ({SCHEMA_VERSION})")
+    while version < SCHEMA_VERSION:
+        step = MIGRATIONS.get((str(kind), version))
+        if step is None:
+            raise _corrupt(file, lineno, f"no migration for kind {kind!r} from schema_version {version}")
+        data = step(data)
+        version += 1
+        data["schema_version"] = version
+    try:
+        return RECORD_ADAPTER.validate_python(data)
+    except ValidationError as err:
+        first = (exc or err).errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        raise _corrupt(file, lineno, f"invalid record: {where}: {first.get('msg')}") from None
+
+
+def _corrupt(file: Path, lineno: int, why: str) -> GraphLemonError:
+    return GraphLemonError(
+        ErrorCode.LEDGER_CORRUPT, f"{file}:{lineno}: {why}", file=str(file), line=lineno
+    )
+
+
+class LockedFile:
+    """An open ledger file held under an exclusive lock (see `Ledger.transaction`)."""
+
+    def __init__(self, ledger: Ledger, kind: str, fd: int) -> None:
+        self.ledger, self.kind, self.fd = ledger, kind, fd
+        self.pending: list[Record] = []
+
+    def records(self) -> list[Record]:
+        return self.ledger._refresh(self.kind, locked=True)
+
+    def append(self, record: Record) -> None:
+        self.ledger._check_kind(record, self.kind)
+        self.pending.append(record)
+
+
+class Ledger:
+    """Append-only ndjson files in one `.graphlemon/` state directory."""
+
+    def __init__(self, state_dir: Path | str) -> None:
+        self.state_dir = Path(state_dir)
+        self.repairs: list[Repair] = []
+        self._state: dict[str, _FileState] = {}
+
+    # -- paths -----------------------------------------------------------------------------
+    def path(self, kind: str) -> Path:
+        try:
+            return self.state_dir / LEDGER_FILES[kind]
+        except KeyError:
+            raise GraphLemonError(ErrorCode.INVALID_PARAM, f"unknown ledger record kind {kind!r}") from None
+
+    # -- writing ---------------------------------------------------------------------------
+    def append(self, *records: Record) -> None:
+        """Append records (any kinds) as whole lines: one locked write + fsync per file."""
+        by_kind: dict[str, list[Record]] = {}
+        for record in records:
+            self._check_kind(record, record.kind)
+            by_kind.setdefault(record.kind, []).append(record)
+        for kind in sorted(by_kind):
+            with self._locked(kind) as fd:
+                _write_all(fd, b"".join(encode(r) for r in by_kind[kind]))
+
+    @contextmanager
+    def transaction(self, kind: str) -> Iterator[LockedFile]:
+        """Hold a file's lock across read-decide-append (e.g. bug de-duplication)."""
+        with self._locked(kind) as fd:
+            handle = LockedFile(self, kind, fd)
+            yield handle
+            if handle.pending:
+                _write_all(fd, b"".join(encode(r) for r in handle.pending))
+
+    # -- reading ---------------------------------------------------------------------------
+    def read(self, kind: str) -> list[Record]:
+        """All valid records of one kind, oldest first (incremental, validated)."""
+        return list(self._refresh(kind, locked=False))
+
+    def read_as(self, kind: str, model: type[R]) -> list[R]:
+        return [r for r in self.read(kind) if isinstance(r, model)]
+
+    # -- internals -------------------------------------------------------------------------
+    def _check_kind(self, record: Record, kind: str) -> None:
+        if not isinstance(record, RECORD_TYPES.get(record.kind, ())) or record.kind != kind:
+            raise GraphLemonError(ErrorCode.INVALID_PARAM, f"not a {kind!r} ledger record: {type(record).__name__}")
+        # validate on write: a model built with model_construct or mutated must still be valid
+        RECORD_ADAPTER.validate_python(record.model_dump())
+
+    @contextmanager
+    def _locked(self, kind: str) -> Iterator[int]:
+        path = self.path(kind)
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            self._repair_tail(fd, path)
+            yield fd
+            os.fsync(fd)
+        finally:
+            os.close(fd)  # closing releases the lock
+
+    def _repair_tail(self, fd: int, path: Path) -> None:
+        """Under the lock: bytes after the last newline are a torn write from a dead writer."""
+        size = os.fstat(fd).st_size
+        if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+            return
+        start = _last_newline_end(fd, size)
+        tail = os.pread(fd, size - start, start)
+        try:
+            decode_line(tail, path, -1)
+        except GraphLemonError:
+            os.ftruncate(fd, start)
+            repair = Repair(str(path), size - start, "truncated")
+        else:
+            _write_all(fd, b"\n")
+            repair = Repair(str(path), 0, "completed")
+        os.fsync(fd)
+        self.repairs.append(repair)
+        log.warning("%s", repair)
+
+    def _refresh(self, kind: str, *, locked: bool) -> list[Record]:
+        path = self.path(kind)
+        state = self._state.setdefault(kind, _FileState())
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            self._state[kind] = _FileState()
+            return self._state[kind].records
+        if st.st_ino != state.inode or st.st_size < state.offset:
+            state = self._state[kind] = _FileState(inode=st.st_ino)
+        if st.st_size == state.offset:
+            return state.records
+        with open(path, "rb") as fh:
+            fh.seek(state.offset)
+            chunk = fh.read(st.st_size - state.offset)
+        if not chunk.endswith(b"\n") and not locked:
+            with self._locked(kind):  # waits for any live writer; repairs a dead one's tail
+                pass
+            return self._refresh(kind, locked=True)
+        cut = chunk.rfind(b"\n") + 1
+        for raw in chunk[:cut].split(b"\n")[:-1]:
+            state.lines += 1
+            if raw.strip():
+                state.records.append(decode_line(raw, path, state.lines))
+        state.offset += cut
+        return state.records
+
+
+def _last_newline_end(fd: int, size: int) -> int:
+    pos, block = size, 65536
+    while pos > 0:
+        start = max(0, pos - block)
+        buf = os.pread(fd, pos - start, start)
+        idx = buf.rfind(b"\n")
+        if idx >= 0:
+            return start + idx + 1
+        pos = start
+    return 0
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]

@@ -1,0 +1,86 @@
+"""Transition tables: task, node execution, bug. One table each, readable at a glance.
+
+`check(table, from_status, to_status)` raises INVALID_TRANSITION for a move the
+table does not list. A `None` from-status means "new": the table's `_initial` set.
+"""
+
+from __future__ import annotations
+
+from typing import get_args
+
+from .errors import ErrorCode, GraphLemonError
+from .models import BugStatus, NodeStatus, TaskStatus
+
+_ACTIVE_TASK = ("planning", "coding", "integrating", "validating")
+
+# task.status (REQ-01 / 05 / 09 / 10 / 14)
+TASK: dict[str, frozenset[str]] = {
+    "_initial": frozenset({"created"}),
+    "created": frozenset({"queued", "planning", "abandoned"}),
+    "queued": frozenset({"planning", "coding", "integrating", "validating", "abandoned"}),
+    # planning -> coding; full_replan comes back to planning; each stage may block or wait
+    "planning": frozenset({"planning", "coding", "waiting_for_quota", "paused", "blocked_pending_human"}),
+    "coding": frozenset({"coding", "integrating", "validating", "planning", "waiting_for_quota", "paused", "blocked_pending_human"}),
+    "integrating": frozenset({"integrating", "coding", "planning", "validating", "waiting_for_quota", "paused", "blocked_pending_human"}),
+    "validating": frozenset({"done", "coding", "planning", "waiting_for_quota", "paused", "blocked_pending_human"}),
+    # quota wait returns to the stage it interrupted, or times out (usage_limit_wait_timeout)
+    "waiting_for_quota": frozenset({*_ACTIVE_TASK, "blocked_pending_human", "paused"}),
+    # a human resumes (back to the stage before the block, or re-queued) or abandons
+    "blocked_pending_human": frozenset({*_ACTIVE_TASK, "queued", "paused", "abandoned"}),
+    "paused": frozenset({*_ACTIVE_TASK, "queued", "blocked_pending_human", "abandoned"}),
+    "done": frozenset(),
+    "abandoned": frozenset(),
+}
+
+# work_node_execution.status (REQ-02 verifying/reflecting, REQ-03 reflecting -> retrying -> blocked, REQ-14)
+NODE: dict[str, frozenset[str]] = {
+    "_initial": frozenset({"pending", "running"}),
+    "pending": frozenset({"running", "cancelled"}),
+    "running": frozenset({"verifying", "reflecting", "waiting_for_quota", "done", "failed", "blocked", "cancelled"}),
+    "verifying": frozenset({"done", "reflecting", "failed", "blocked"}),
+    "reflecting": frozenset({"retrying", "blocked", "failed"}),
+    "retrying": frozenset({"running", "waiting_for_quota", "blocked", "failed"}),
+    "waiting_for_quota": frozenset({"running", "retrying", "blocked"}),
+    "failed": frozenset({"retrying", "blocked"}),
+    "blocked": frozenset({"retrying", "running", "cancelled"}),  # a human resumes a blocked node
+    "done": frozenset(),
+    "cancelled": frozenset(),
+}
+
+# bug_record.status (seed 000 §7.3)
+BUG: dict[str, frozenset[str]] = {
+    "_initial": frozenset({"open"}),
+    "open": frozenset({"fixing", "fixed", "wontfix"}),
+    "fixing": frozenset({"fixed", "open", "wontfix"}),
+    "fixed": frozenset({"verified", "reopened"}),
+    "verified": frozenset({"reopened"}),
+    "reopened": frozenset({"fixing", "fixed", "wontfix"}),
+    "wontfix": frozenset({"reopened"}),
+}
+
+TABLES: dict[str, tuple[dict[str, frozenset[str]], tuple[str, ...]]] = {
+    "task": (TASK, get_args(TaskStatus)),
+    "node": (NODE, get_args(NodeStatus)),
+    "bug": (BUG, get_args(BugStatus)),
+}
+
+TERMINAL_TASK = frozenset({"done", "abandoned"})
+ACTIVE_BUG = frozenset({"open", "fixing", "reopened"})
+
+
+def allowed(table: str, from_status: str | None) -> frozenset[str]:
+    transitions, _ = TABLES[table]
+    return transitions["_initial" if from_status is None else from_status]
+
+
+def check(table: str, from_status: str | None, to_status: str) -> None:
+    """Raise INVALID_TRANSITION unless `table` allows from_status -> to_status."""
+    if to_status not in allowed(table, from_status):
+        start = from_status or "(new)"
+        raise GraphLemonError(
+            ErrorCode.INVALID_TRANSITION,
+            f"{table} cannot go from {start} to {to_status}",
+            table=table,
+            from_status=from_status,
+            to_status=to_status,
+        )

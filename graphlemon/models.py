@@ -1,0 +1,357 @@
+"""Ledger records: one pydantic model per record kind, one line of ndjson each.
+
+Every record has `kind` (which also picks its ledger file), `ts` (UTC),
+`schema_version` and ids. Statuses are `Literal`s whose names come from the
+seeds (000 TesterOutput / result.json, 001 triage.json, 004 acceptance anchors).
+A change of state is a new record; current state is a fold (see `lifecycle`,
+`bugs`, `tasks`).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+SCHEMA_VERSION = 1
+
+# --- status vocabularies (seed 004 names) -------------------------------------------------
+
+TaskStatus = Literal[
+    "created",
+    "queued",
+    "planning",
+    "coding",
+    "integrating",
+    "validating",
+    "waiting_for_quota",
+    "paused",
+    "blocked_pending_human",
+    "done",
+    "abandoned",
+]
+BlockedReason = Literal[
+    "budget_exceeded",
+    "usage_limit_wait_timeout",
+    "classifier_blocked",
+    "not_converging",
+    "retry_limit_exceeded",
+    "spec_ambiguous",
+    "low_confidence_triage",
+    "validator_inconclusive",
+    "state_corrupt",
+    "rollback_failed",
+    "human_requested",
+]
+Stage = Literal["planner", "coder", "tester", "integrator", "triager", "validator"]
+Role = Literal["planner", "coder", "tester", "integrator", "bug-triager", "validator"]
+NodeStatus = Literal[
+    "pending",
+    "running",
+    "verifying",
+    "reflecting",
+    "retrying",
+    "waiting_for_quota",
+    "done",
+    "failed",
+    "blocked",
+    "cancelled",
+]
+QuotaLimitType = Literal["session", "weekly", "opus"]
+BugStatus = Literal["open", "fixing", "fixed", "verified", "reopened", "wontfix"]
+BugSource = Literal["unit_test", "unit_test_infra", "integration", "validator", "human_reported"]
+BugCategory = Literal["unknown", "contract_mismatch", "impl_bug", "spec_ambiguous", "infra_flake"]
+TriageCategory = Literal["contract_mismatch", "impl_bug", "spec_ambiguous", "infra_flake"]
+RootCauseCategory = Literal["coder", "planning", "skill_defect", "inconclusive_escalate", "core_engine"]
+SuggestedRoute = Literal["fast_lane", "full_replan", "escalate"]
+Severity = Literal["low", "medium", "high", "critical"]
+RunScope = Literal["unit", "integration", "validation"]
+NextAction = Literal["pass", "retry_coder", "retry_tester"]
+ArtifactType = Literal["brd", "prd", "sdd", "benchmark", "code_diff", "test_report"]
+ExecutorName = Literal["scripted", "anthropic", "claude_code", "none"]
+BudgetLimitType = Literal["token_count", "cost_usd"]
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Record(BaseModel):
+    """Base of every ledger line."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+
+    kind: str
+    schema_version: int = SCHEMA_VERSION
+    ts: datetime = Field(default_factory=utcnow)
+
+
+class TestSummary(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    __test__ = False  # not a pytest class
+
+    total: int = 0
+    passed: int = 0
+    failed: int = 0
+    skipped: int = 0
+
+
+# --- the record kinds ---------------------------------------------------------------------
+
+
+class TaskEvent(Record):
+    """A task (one goal) changed status. REQ-01 / 05 / 09 / 10 / 14."""
+
+    kind: Literal["task"] = "task"
+    task_id: str
+    status: TaskStatus
+    goal_text: str | None = None
+    blocked_reason: BlockedReason | None = None
+    loop_round: int | None = None
+    by: str = "system"
+    note: str | None = None
+    flow_run_id: str | None = None
+
+
+class NodeEvent(Record):
+    """A work-node execution changed status (or recorded a sandbox violation)."""
+
+    kind: Literal["node"] = "node"
+    event: Literal["transition", "violation"] = "transition"
+    node_exec_id: str
+    task_id: str | None = None
+    stage: Stage
+    unit_id: str | None = None
+    attempt: int = 1
+    loop_round: int = 0
+    status: NodeStatus
+    duration_ms: int | None = None
+    error_code: str | None = None
+    error: str | None = None
+    quota_wait_started_at: datetime | None = None
+    quota_limit_type: QuotaLimitType | None = None
+    git_worktree_ref: str | None = None
+    output_ref: str | None = None
+
+
+class RunFailure(BaseModel):
+    """One failing test as recorded in result.json (seed 000 §④) plus location."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    test: str
+    file: str | None = None
+    line: int | None = None
+    message: str = ""
+    expected: Any = None
+    got: Any = None
+    stack: str = ""
+    hint: str = ""
+    bug_id: str | None = None
+
+
+class RunRecord(Record):
+    """A test / integration / validation run result."""
+
+    kind: Literal["run"] = "run"
+    run_id: str
+    scope: RunScope
+    task_id: str | None = None
+    unit_id: str | None = None
+    node_exec_id: str | None = None
+    attempt: int = 1
+    ok: bool
+    crashed: bool = False
+    timed_out: bool = False
+    framework: str | None = None
+    summary: TestSummary = Field(default_factory=TestSummary)
+    failures: list[RunFailure] = Field(default_factory=list)
+    acceptance_coverage: float | None = None
+    contract_coverage: float | None = None
+    next_action: NextAction | None = None
+    duration_ms: int = 0
+    result_ref: str | None = None
+
+
+class BugEvent(Record):
+    """A bug was opened, changed status, or had fields updated (triage / validator)."""
+
+    kind: Literal["bug"] = "bug"
+    bug_id: str
+    event: Literal["open", "transition", "update"]
+    status: BugStatus
+    from_status: BugStatus | None = None
+    by: str = "system"
+    fix_refs: list[str] = Field(default_factory=list)
+    note: str | None = None
+    # fields set on open, refined by update events (None = unchanged)
+    source: BugSource | None = None
+    task_id: str | None = None
+    unit_id: str | None = None
+    run_id: str | None = None
+    test_name: str | None = None
+    category: BugCategory | None = None
+    severity: Severity | None = None
+    title: str | None = None
+    detail: str | None = None
+    affected_units: list[str] | None = None
+    signature: str | None = None
+    root_cause_category: RootCauseCategory | None = None
+    root_cause_detail: str | None = None
+    suggested_route: SuggestedRoute | None = None
+
+
+class UsageRecord(Record):
+    """One LLM call."""
+
+    kind: Literal["usage"] = "usage"
+    call_id: str
+    task_id: str | None = None
+    node_exec_id: str | None = None
+    role: str
+    model: str
+    executor: ExecutorName
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_ms: int = 0
+    stop_reason: str | None = None
+
+
+class SddPatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    target_section: str
+    op: str
+    text: str
+
+
+class TriageRecord(Record):
+    """A triage verdict (seed 001 triage.json + TriagerOutput fields)."""
+
+    kind: Literal["triage"] = "triage"
+    run_id: str
+    task_id: str | None = None
+    root_cause: str
+    category: TriageCategory
+    affected_units: list[str] = Field(default_factory=list)
+    proposed_sdd_patch: SddPatch | None = None
+    confidence: float = Field(ge=0, le=1)
+    evidence: list[str] = Field(default_factory=list)
+    will_auto_apply: bool = False
+    evidence_verified: bool = False
+    failure_signature: str | None = None
+    fallback: bool = False
+    executor: ExecutorName = "none"
+    triage_ref: str | None = None
+    l3_question: str | None = None
+
+
+class ArtifactRecord(Record):
+    """A versioned planning / coding artifact with its lineage (REQ-02)."""
+
+    kind: Literal["artifact"] = "artifact"
+    artifact_id: str
+    artifact_type: ArtifactType
+    version: int = 1
+    path: str
+    sha256: str
+    task_id: str | None = None
+    unit_id: str | None = None
+    depends_on_artifact_ids: list[str] = Field(default_factory=list)
+    title: str | None = None
+
+
+class TimelineEvent(Record):
+    """A human-readable milestone (unit_tested, test_failed, test_passed, routed, escalated, ...)."""
+
+    kind: Literal["timeline"] = "timeline"
+    event: str
+    task_id: str | None = None
+    unit_id: str | None = None
+    ref: str | None = None
+    summary: str = ""
+
+
+class BudgetConfig(Record):
+    """A task's budget guardrail setting (REQ-10, c_budget_config_update)."""
+
+    kind: Literal["budget"] = "budget"
+    task_id: str
+    limit_type: BudgetLimitType
+    limit_value: float = Field(gt=0)
+    by: str = "system"
+
+
+class EscalationRecord(Record):
+    """The evidence pack that comes with every blocked_pending_human."""
+
+    kind: Literal["escalation"] = "escalation"
+    task_id: str
+    blocked_reason: BlockedReason
+    summary_md: str
+    open_bug_ids: list[str] = Field(default_factory=list)
+
+
+LedgerRecord = Annotated[
+    TaskEvent
+    | NodeEvent
+    | RunRecord
+    | BugEvent
+    | UsageRecord
+    | TriageRecord
+    | ArtifactRecord
+    | TimelineEvent
+    | BudgetConfig
+    | EscalationRecord,
+    Field(discriminator="kind"),
+]
+RECORD_ADAPTER: TypeAdapter[Any] = TypeAdapter(LedgerRecord)
+
+# kind -> ledger file under .graphlemon/
+LEDGER_FILES: dict[str, str] = {
+    "task": "tasks.ndjson",
+    "node": "nodes.ndjson",
+    "run": "runs.ndjson",
+    "bug": "bugs.ndjson",
+    "usage": "usage.ndjson",
+    "triage": "triage.ndjson",
+    "artifact": "artifacts.ndjson",
+    "timeline": "timeline.ndjson",
+    "budget": "budget.ndjson",
+    "escalation": "escalations.ndjson",
+}
+RECORD_TYPES: dict[str, type[Record]] = {
+    "task": TaskEvent,
+    "node": NodeEvent,
+    "run": RunRecord,
+    "bug": BugEvent,
+    "usage": UsageRecord,
+    "triage": TriageRecord,
+    "artifact": ArtifactRecord,
+    "timeline": TimelineEvent,
+    "budget": BudgetConfig,
+    "escalation": EscalationRecord,
+}
+
+
+class ProjectSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    max_concurrent_goals: int = Field(default=1, ge=1)
+    default_branch: str | None = None
+
+
+class Project(BaseModel):
+    """project.json (a single JSON document, not ndjson). REQ-11."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = SCHEMA_VERSION
+    project_id: str
+    target_path: str
+    created: datetime = Field(default_factory=utcnow)
+    settings: ProjectSettings = Field(default_factory=ProjectSettings)

@@ -1,0 +1,170 @@
+"""Open or initialise a target repository (REQ-11, c_project_create).
+
+A project is a git work tree with a `.graphlemon/` state directory holding
+`project.json` and the ledger. `.graphlemon/` is listed in the repository's
+`info/exclude`, so the loop never commits its own state.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from .errors import ErrorCode, GraphLemonError
+from .ledger import Ledger
+from .models import Project
+
+STATE_DIR = ".graphlemon"
+PROJECT_FILE = "project.json"
+EXCLUDE_LINE = f"/{STATE_DIR}/"
+
+
+@dataclass
+class ProjectHandle:
+    """An opened project: its root, state directory, metadata and ledger."""
+
+    root: Path
+    meta: Project
+    ledger: Ledger
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / STATE_DIR
+
+    @property
+    def project_id(self) -> str:
+        return self.meta.project_id
+
+
+@dataclass(frozen=True)
+class InitResult:
+    project: ProjectHandle
+    created: bool  # False: the project already existed (idempotent re-init)
+    git_initialised: bool
+
+
+def init_project(path: Path | str, confirm_git_init: Callable[[str], bool] | None = None) -> InitResult:
+    """Create `.graphlemon/` and project.json in a git repository; idempotent.
+
+    A folder that is not a git repository asks `confirm_git_init(question)` before
+    `git init`; declining (or no callback) aborts with nothing written.
+    """
+    root = _existing_dir(path)
+    existing = _load_meta(root)
+    if existing is not None:
+        _ensure_excluded(root)
+        return InitResult(ProjectHandle(root, existing, Ledger(root / STATE_DIR)), created=False, git_initialised=False)
+    git_initialised = False
+    top = _git_toplevel(root)
+    if top is None:
+        question = f"{root} is not a git repository. Run `git init` there?"
+        if confirm_git_init is None or not confirm_git_init(question):
+            raise GraphLemonError(ErrorCode.ABORTED, f"{root} is not a git repository and git init was declined; nothing was written", path=str(root))
+        _git(root, "init", "--quiet")
+        git_initialised = True
+    elif top != root:
+        raise GraphLemonError(
+            ErrorCode.INVALID_PARAM,
+            f"{root} is inside the git repository {top}; initialise the repository's top level instead",
+            path=str(root),
+            toplevel=str(top),
+        )
+    meta, created = _create_meta(root)
+    _ensure_excluded(root)
+    return InitResult(ProjectHandle(root, meta, Ledger(root / STATE_DIR)), created=created, git_initialised=git_initialised)
+
+
+def open_project(path: Path | str | None = None) -> ProjectHandle:
+    """Open the project at `path`, or find it from the current directory upwards (like git)."""
+    if path is not None:
+        root = _existing_dir(path)
+        meta = _load_meta(root)
+        if meta is None:
+            raise GraphLemonError(
+                ErrorCode.PROJECT_NOT_FOUND,
+                f"{root} is not a GraphLemon project (no {STATE_DIR}/{PROJECT_FILE}); run `graphlemon init {path}` first",
+                path=str(root),
+            )
+        return ProjectHandle(root, meta, Ledger(root / STATE_DIR))
+    here = Path.cwd().resolve()
+    for candidate in (here, *here.parents):
+        meta = _load_meta(candidate)
+        if meta is not None:
+            return ProjectHandle(candidate, meta, Ledger(candidate / STATE_DIR))
+    raise GraphLemonError(
+        ErrorCode.PROJECT_NOT_FOUND,
+        f"no GraphLemon project in {here} or its parents; pass --project DIR or run `graphlemon init DIR`",
+        path=str(here),
+    )
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def _existing_dir(path: Path | str) -> Path:
+    if str(path).strip() == "":
+        raise GraphLemonError(ErrorCode.INVALID_PARAM, "project path is empty")
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise GraphLemonError(ErrorCode.PROJECT_NOT_FOUND, f"folder {p} does not exist", path=str(p))
+    if not p.is_dir():
+        raise GraphLemonError(ErrorCode.PROJECT_NOT_FOUND, f"{p} is not a folder", path=str(p))
+    return p.resolve()
+
+
+def _load_meta(root: Path) -> Project | None:
+    file = root / STATE_DIR / PROJECT_FILE
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    try:
+        return Project.model_validate_json(text)
+    except ValidationError as exc:
+        raise GraphLemonError(ErrorCode.LEDGER_CORRUPT, f"{file}: invalid project.json: {exc.errors()[0]['msg']}", file=str(file)) from None
+
+
+def _create_meta(root: Path) -> tuple[Project, bool]:
+    """Write project.json atomically; if another process won the race, use its project."""
+    state = root / STATE_DIR
+    state.mkdir(exist_ok=True)
+    meta = Project(project_id=f"p-{secrets.token_hex(4)}", target_path=str(root))
+    tmp = state / f".{PROJECT_FILE}.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps(meta.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
+    try:
+        os.link(tmp, state / PROJECT_FILE)  # fails if it exists: no duplicate project
+        created = True
+    except FileExistsError:
+        created = False
+    finally:
+        tmp.unlink(missing_ok=True)
+    return (meta, True) if created else (_load_meta(root), False)  # type: ignore[return-value]
+
+
+def _git(cwd: Path, *args: str) -> str:
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise GraphLemonError(ErrorCode.GIT_ERROR, f"git {' '.join(args)} failed: {proc.stderr.strip()}", cwd=str(cwd))
+    return proc.stdout.strip()
+
+
+def _git_toplevel(root: Path) -> Path | None:
+    proc = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=root, capture_output=True, text=True)
+    return Path(proc.stdout.strip()).resolve() if proc.returncode == 0 else None
+
+
+def _ensure_excluded(root: Path) -> None:
+    common = Path(_git(root, "rev-parse", "--git-common-dir"))
+    exclude = (common if common.is_absolute() else root / common) / "info" / "exclude"
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    text = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+    if not {EXCLUDE_LINE, STATE_DIR, f"{STATE_DIR}/"} & set(text.splitlines()):
+        with exclude.open("a", encoding="utf-8") as fh:
+            fh.write(("\n" if text and not text.endswith("\n") else "") + EXCLUDE_LINE + "\n")
