@@ -1,0 +1,99 @@
+"""Shared fixtures: temp git repos, initialised projects, the CLI as a real process, Prefect harness.
+
+Environment hygiene happens at import time (before anything imports Prefect):
+a private PREFECT_HOME, no analytics, a generous ephemeral-server start-up
+timeout, and a git identity so commits work on a machine with no git config.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+_PREFECT_HOME = tempfile.mkdtemp(prefix="graphlemon-prefect-home-")
+os.environ.update(
+    {
+        "PREFECT_HOME": _PREFECT_HOME,
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180",
+        "PREFECT_LOGGING_LEVEL": "WARNING",
+        "GIT_AUTHOR_NAME": "GraphLemon Test",
+        "GIT_AUTHOR_EMAIL": "test@graphlemon.local",
+        "GIT_COMMITTER_NAME": "GraphLemon Test",
+        "GIT_COMMITTER_EMAIL": "test@graphlemon.local",
+    }
+)
+os.environ.pop("PREFECT_API_URL", None)
+os.environ.pop("ANTHROPIC_API_KEY", None)
+
+ROOT = Path(__file__).resolve().parents[1]
+GRAPHLEMON = [sys.executable, "-m", "graphlemon"]
+
+
+def pytest_addoption(parser):
+    parser.addoption("--run-live", action="store_true", default=False, help="run T3 tests that call a real model (costs money)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--run-live"):
+        return
+    skip_live = pytest.mark.skip(reason="live model test: opt in with --run-live")
+    for item in items:
+        if "live" in item.keywords:
+            item.add_marker(skip_live)
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def git_repo(tmp_path: Path) -> Path:
+    """A fresh git repository with one commit."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "README.md").write_text("# target\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "initial")
+    return repo
+
+
+@pytest.fixture
+def project(git_repo: Path):
+    """An initialised GraphLemon project (a ProjectHandle) in a fresh git repo."""
+    from graphlemon.project import init_project
+
+    return init_project(git_repo).project
+
+
+def run_cli(*args: str, cwd: Path | None = None, input: str | None = None, env: dict | None = None, timeout: float = 120):
+    """Run `python -m graphlemon ARGS` as a real process; returns CompletedProcess (text)."""
+    return subprocess.run(
+        [*GRAPHLEMON, *args],
+        cwd=cwd,
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
+
+
+@pytest.fixture
+def cli():
+    return run_cli
+
+
+@pytest.fixture(scope="session")
+def prefect_harness():
+    """One ephemeral Prefect API for the whole session (≈20 s once). Request it only where a flow runs."""
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=180):
+        yield
