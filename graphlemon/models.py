@@ -161,6 +161,8 @@ class RunRecord(Record):
     unit_id: str | None = None
     node_exec_id: str | None = None
     attempt: int = 1
+    loop_round: int = 0
+    code_ref: str | None = None  # git tree/commit of the code under test (flaky-test detection)
     ok: bool
     crashed: bool = False
     timed_out: bool = False
@@ -209,6 +211,8 @@ class UsageRecord(Record):
     call_id: str
     task_id: str | None = None
     node_exec_id: str | None = None
+    stage: Stage | None = None
+    unit_id: str | None = None
     role: str
     model: str
     executor: ExecutorName
