@@ -28,9 +28,24 @@ from .models import (
 )
 
 _FIELDS = (
-    "source", "task_id", "unit_id", "run_id", "test_name", "category", "severity", "title", "detail",
-    "affected_units", "signature", "root_cause_category", "root_cause_detail", "suggested_route",
-)  # fmt: skip
+    "source",
+    "task_id",
+    "unit_id",
+    "run_id",
+    "test_name",
+    "category",
+    "severity",
+    "title",
+    "detail",
+    "affected_units",
+    "signature",
+    "root_cause_category",
+    "root_cause_detail",
+    "suggested_route",
+)
+
+
+_FIELD_SET = frozenset(_FIELDS)
 
 
 class Bug(BaseModel):
@@ -72,16 +87,18 @@ def apply_event(bugs: dict[str, Bug], ev: BugEvent) -> None:
     bug = bugs.get(ev.bug_id)
     if bug is None:
         bug = bugs[ev.bug_id] = Bug(bug_id=ev.bug_id, status=ev.status, opened_at=ev.ts, updated_at=ev.ts)
-    for name in _FIELDS:
+    state = bug.__dict__  # plain attribute writes: values come from validated events
+    for name in ev.model_fields_set & _FIELD_SET:
         value = getattr(ev, name)
         if value is not None:
-            setattr(bug, name, value)
+            state[name] = value
     if ev.status == "reopened" and bug.status != "reopened":
-        bug.reopen_count += 1
-    bug.status = ev.status
-    bug.fix_refs.extend(r for r in ev.fix_refs if r not in bug.fix_refs)
-    bug.updated_at = ev.ts
-    bug.events += 1
+        state["reopen_count"] += 1
+    state["status"] = ev.status
+    if ev.fix_refs:
+        bug.fix_refs.extend(r for r in ev.fix_refs if r not in bug.fix_refs)
+    state["updated_at"] = ev.ts
+    state["events"] += 1
 
 
 def fold(events: Iterable[BugEvent]) -> dict[str, Bug]:
@@ -157,19 +174,42 @@ class BugTracker:
             bug_id = _new_bug_id(bugs)
             tx.append(
                 BugEvent(
-                    bug_id=bug_id, event="open", status="open", by=by, source=source, task_id=task_id,
-                    unit_id=unit_id, run_id=run_id, test_name=test_name, category=category, severity=severity,
-                    title=title, detail=detail, signature=signature,
-                    affected_units=list(affected_units) if affected_units is not None else ([unit_id] if unit_id else []),
-                )  # fmt: skip
+                    bug_id=bug_id,
+                    event="open",
+                    status="open",
+                    by=by,
+                    source=source,
+                    task_id=task_id,
+                    unit_id=unit_id,
+                    run_id=run_id,
+                    test_name=test_name,
+                    category=category,
+                    severity=severity,
+                    title=title,
+                    detail=detail,
+                    signature=signature,
+                    affected_units=list(affected_units)
+                    if affected_units is not None
+                    else ([unit_id] if unit_id else []),
+                )
             )
         return bug_id, True
 
-    def report(self, *, title: str, description: str, unit_id: str | None = None, severity: Severity = "medium", by: str = "human") -> str:
+    def report(
+        self,
+        *,
+        title: str,
+        description: str,
+        unit_id: str | None = None,
+        severity: Severity = "medium",
+        by: str = "human",
+    ) -> str:
         """A human-reported bug (REQ-11 v_bug_feedback): title and description are required."""
         if not description or not description.strip():
             raise invalid_param("bug description is empty; describe what you saw and what you expected")
-        bug_id, _ = self.open(title=title, source="human_reported", unit_id=unit_id, detail=description.strip(), severity=severity, by=by)
+        bug_id, _ = self.open(
+            title=title, source="human_reported", unit_id=unit_id, detail=description.strip(), severity=severity, by=by
+        )
         return bug_id
 
     def transition(
@@ -182,7 +222,15 @@ class BugTracker:
                 raise GraphLemonError(ErrorCode.BUG_NOT_FOUND, f"no bug {bug_id!r} in this project", bug_id=bug_id)
             lifecycle.check("bug", bug.status, to)
             tx.append(
-                BugEvent(bug_id=bug_id, event="transition", status=to, from_status=bug.status, by=by, fix_refs=list(fix_refs), note=note)
+                BugEvent(
+                    bug_id=bug_id,
+                    event="transition",
+                    status=to,
+                    from_status=bug.status,
+                    by=by,
+                    fix_refs=list(fix_refs),
+                    note=note,
+                )
             )
             return bug.status, to
 

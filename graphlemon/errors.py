@@ -81,8 +81,47 @@ def _rebuild(cls, code, message, context):
 
 
 def _jsonable(context: dict[str, Any]) -> dict[str, Any]:
-    return {k: v if isinstance(v, str | int | float | bool | None | list | dict) else str(v) for k, v in context.items()}
+    return {
+        k: v if isinstance(v, str | int | float | bool | None | list | dict) else str(v) for k, v in context.items()
+    }
 
 
 def invalid_param(message: str, **context: Any) -> GraphLemonError:
     return GraphLemonError(ErrorCode.INVALID_PARAM, message, **context)
+
+
+# -- typed errors the agents raise (their fields live in `context`, so pickling keeps them) --
+
+
+class BudgetExceeded(GraphLemonError):
+    """A model call was not sent: its estimate would cross the task's budget (REQ-10)."""
+
+    def __init__(self, message: str, **context: Any) -> None:
+        super().__init__(ErrorCode.BUDGET_EXCEEDED, message, **context)
+
+
+class QuotaExceeded(GraphLemonError):
+    """A plan usage limit was hit (REQ-14): `limit_type` session | weekly | opus, `resets_at` if known."""
+
+    def __init__(self, limit_type: str, resets_at: Any = None, message: str | None = None, **context: Any) -> None:
+        when = resets_at.isoformat() if hasattr(resets_at, "isoformat") else resets_at
+        text = message or f"{limit_type} usage limit reached" + (f"; resets at {when}" if when else "")
+        super().__init__(ErrorCode.QUOTA_EXCEEDED, text, limit_type=limit_type, resets_at=when, **context)
+
+    @property
+    def limit_type(self) -> str:
+        return self.context["limit_type"]
+
+    @property
+    def resets_at(self):
+        from datetime import datetime
+
+        when = self.context.get("resets_at")
+        return datetime.fromisoformat(when) if when else None
+
+
+class ClassifierBlocked(GraphLemonError):
+    """Claude Code's auto-mode classifier denied too many actions for one task (REQ-07)."""
+
+    def __init__(self, message: str, **context: Any) -> None:
+        super().__init__(ErrorCode.CLASSIFIER_BLOCKED, message, **context)

@@ -20,8 +20,12 @@ TASK: dict[str, frozenset[str]] = {
     "queued": frozenset({"planning", "coding", "integrating", "validating", "abandoned"}),
     # planning -> coding; full_replan comes back to planning; each stage may block or wait
     "planning": frozenset({"planning", "coding", "waiting_for_quota", "paused", "blocked_pending_human"}),
-    "coding": frozenset({"coding", "integrating", "validating", "planning", "waiting_for_quota", "paused", "blocked_pending_human"}),
-    "integrating": frozenset({"integrating", "coding", "planning", "validating", "waiting_for_quota", "paused", "blocked_pending_human"}),
+    "coding": frozenset(
+        {"coding", "integrating", "validating", "planning", "waiting_for_quota", "paused", "blocked_pending_human"}
+    ),
+    "integrating": frozenset(
+        {"integrating", "coding", "planning", "validating", "waiting_for_quota", "paused", "blocked_pending_human"}
+    ),
     "validating": frozenset({"done", "coding", "planning", "waiting_for_quota", "paused", "blocked_pending_human"}),
     # quota wait returns to the stage it interrupted, or times out (usage_limit_wait_timeout)
     "waiting_for_quota": frozenset({*_ACTIVE_TASK, "blocked_pending_human", "paused"}),

@@ -66,7 +66,11 @@ def init_project(path: Path | str, confirm_git_init: Callable[[str], bool] | Non
     if top is None:
         question = f"{root} is not a git repository. Run `git init` there?"
         if confirm_git_init is None or not confirm_git_init(question):
-            raise GraphLemonError(ErrorCode.ABORTED, f"{root} is not a git repository and git init was declined; nothing was written", path=str(root))
+            raise GraphLemonError(
+                ErrorCode.ABORTED,
+                f"{root} is not a git repository and git init was declined; nothing was written",
+                path=str(root),
+            )
         _git(root, "init", "--quiet")
         git_initialised = True
     elif top != root:
@@ -78,7 +82,9 @@ def init_project(path: Path | str, confirm_git_init: Callable[[str], bool] | Non
         )
     meta, created = _create_meta(root)
     _ensure_excluded(root)
-    return InitResult(ProjectHandle(root, meta, Ledger(root / STATE_DIR)), created=created, git_initialised=git_initialised)
+    return InitResult(
+        ProjectHandle(root, meta, Ledger(root / STATE_DIR)), created=created, git_initialised=git_initialised
+    )
 
 
 def open_project(path: Path | str | None = None) -> ProjectHandle:
@@ -128,7 +134,9 @@ def _load_meta(root: Path) -> Project | None:
     try:
         return Project.model_validate_json(text)
     except ValidationError as exc:
-        raise GraphLemonError(ErrorCode.LEDGER_CORRUPT, f"{file}: invalid project.json: {exc.errors()[0]['msg']}", file=str(file)) from None
+        raise GraphLemonError(
+            ErrorCode.LEDGER_CORRUPT, f"{file}: invalid project.json: {exc.errors()[0]['msg']}", file=str(file)
+        ) from None
 
 
 def _create_meta(root: Path) -> tuple[Project, bool]:

@@ -23,7 +23,18 @@ def main() -> int:
     shutil.copytree(ROOT / "examples" / "snake", repo)
     sh("git", "init", "-q", cwd=repo)
     sh("git", "-c", "user.name=demo", "-c", "user.email=demo@localhost", "add", "-A", cwd=repo)
-    sh("git", "-c", "user.name=demo", "-c", "user.email=demo@localhost", "commit", "-q", "-m", "initial snake repo", cwd=repo)
+    sh(
+        "git",
+        "-c",
+        "user.name=demo",
+        "-c",
+        "user.email=demo@localhost",
+        "commit",
+        "-q",
+        "-m",
+        "initial snake repo",
+        cwd=repo,
+    )
     gl = str(BIN / "graphlemon")
     sh(gl, "init", str(repo), cwd=work)
     sh(gl, "bugs", "report", "--title", "demo: snake passes through the wall",

@@ -36,7 +36,9 @@ GRAPHLEMON = [sys.executable, "-m", "graphlemon"]
 
 
 def pytest_addoption(parser):
-    parser.addoption("--run-live", action="store_true", default=False, help="run T3 tests that call a real model (costs money)")
+    parser.addoption(
+        "--run-live", action="store_true", default=False, help="run T3 tests that call a real model (costs money)"
+    )
 
 
 def pytest_collection_modifyitems(config, items):
@@ -72,7 +74,9 @@ def project(git_repo: Path):
     return init_project(git_repo).project
 
 
-def run_cli(*args: str, cwd: Path | None = None, input: str | None = None, env: dict | None = None, timeout: float = 120):
+def run_cli(
+    *args: str, cwd: Path | None = None, input: str | None = None, env: dict | None = None, timeout: float = 120
+):
     """Run `python -m graphlemon ARGS` as a real process; returns CompletedProcess (text)."""
     return subprocess.run(
         [*GRAPHLEMON, *args],

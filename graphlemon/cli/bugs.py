@@ -29,7 +29,9 @@ def list_(
     status: Annotated[str | None, typer.Option(help="open, fixing, fixed, verified, reopened or wontfix")] = None,
     unit: Annotated[str | None, typer.Option(help="Only bugs of this unit.")] = None,
     category: Annotated[str | None, typer.Option(help="unknown or a triage category.")] = None,
-    source: Annotated[str | None, typer.Option(help="unit_test, unit_test_infra, integration, validator, human_reported")] = None,
+    source: Annotated[
+        str | None, typer.Option(help="unit_test, unit_test_infra, integration, validator, human_reported")
+    ] = None,
     project: ProjectOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -66,12 +68,23 @@ def show(
     bug = tracker.get(bug_id)
     history = [e for e in tracker.ledger.read("bug") if e.bug_id == bug_id]
     if as_json:
-        emit_json({**bug.model_dump(mode="json"), "history": [e.model_dump(mode="json", exclude_none=True) for e in history]})
+        emit_json(
+            {**bug.model_dump(mode="json"), "history": [e.model_dump(mode="json", exclude_none=True) for e in history]}
+        )
         return
     out = console()
     out.print(f"[bold]{bug.bug_id}[/bold]  {bug.status}  ({bug.severity}, {bug.category})")
     out.print(f"title:  {bug.title}")
-    for name in ("source", "unit_id", "test_name", "run_id", "task_id", "root_cause_category", "root_cause_detail", "suggested_route"):
+    for name in (
+        "source",
+        "unit_id",
+        "test_name",
+        "run_id",
+        "task_id",
+        "root_cause_category",
+        "root_cause_detail",
+        "suggested_route",
+    ):
         value = getattr(bug, name)
         if value:
             out.print(f"{name}: {value}")
@@ -81,7 +94,10 @@ def show(
     out.print("history:")
     for e in history:
         refs = f" fix_refs={','.join(e.fix_refs)}" if e.fix_refs else ""
-        out.print(f"  {e.ts:%Y-%m-%d %H:%M:%S}  {e.event:<10} {e.from_status or '':>8} -> {e.status}  by {e.by}{refs}", markup=False)
+        out.print(
+            f"  {e.ts:%Y-%m-%d %H:%M:%S}  {e.event:<10} {e.from_status or '':>8} -> {e.status}  by {e.by}{refs}",
+            markup=False,
+        )
 
 
 @app.command()

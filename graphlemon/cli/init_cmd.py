@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -16,13 +17,18 @@ def _ask(question: str) -> bool:
         return click.confirm(question, default=False, err=True)
     except click.exceptions.Abort:
         return False
+    finally:
+        if not sys.stdin.isatty():  # piped answers are not echoed: end the prompt line
+            click.echo("", err=True)
 
 
 def register(app: typer.Typer) -> None:
     @app.command()
     def init(
         path: Annotated[Path, typer.Argument(help="Folder of the target repository.")],
-        yes: Annotated[bool, typer.Option("--yes", "-y", help="Agree to `git init` if the folder is not a git repository.")] = False,
+        yes: Annotated[
+            bool, typer.Option("--yes", "-y", help="Agree to `git init` if the folder is not a git repository.")
+        ] = False,
         as_json: JsonOpt = False,
     ) -> None:
         """Create .graphlemon/ and project.json in a git repository (idempotent)."""

@@ -1,0 +1,93 @@
+"""The CLI as a real process: init, bugs, status, error format and exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+
+def test_help_lists_commands(cli):
+    out = cli("--help")
+    assert out.returncode == 0
+    for command in ("init", "bugs", "status"):
+        assert command in out.stdout
+
+
+def test_init_bugs_and_status_do_not_import_prefect(git_repo: Path):
+    code = (
+        "import sys\n"
+        "from graphlemon.cli import main\n"
+        "for argv in (['--help'], ['init', sys.argv[1]], ['bugs', 'list', '--project', sys.argv[1]], ['status', '--project', sys.argv[1]]):\n"
+        "    try:\n"
+        "        main(argv)\n"
+        "    except SystemExit as e:\n"
+        "        assert e.code in (0, None), (argv, e.code)\n"
+        "assert 'prefect' not in sys.modules, 'a fast command imported prefect'\n"
+        "print('clean')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(git_repo)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().endswith("clean")
+
+
+def test_init_json_and_idempotent(cli, git_repo: Path):
+    first = json.loads(cli("init", str(git_repo), "--json").stdout)
+    second = json.loads(cli("init", str(git_repo), "--json").stdout)
+    assert first["created"] and not second["created"]
+    assert first["project_id"] == second["project_id"]
+
+
+def test_init_non_git_prompt_declined_and_accepted(cli, tmp_path: Path):
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    declined = cli("init", str(folder), input="n\n")
+    assert declined.returncode == 1
+    assert declined.stderr.strip().splitlines()[-1].startswith("error[ABORTED]:")
+    assert list(folder.iterdir()) == []
+    no_tty = cli("init", str(folder), input="")
+    assert no_tty.returncode == 1 and list(folder.iterdir()) == []
+    accepted = cli("init", str(folder), input="y\n")
+    assert accepted.returncode == 0 and (folder / ".git").is_dir()
+    yes = cli("init", str(folder), "--yes")
+    assert "already initialised" in yes.stdout
+
+
+def test_missing_project_is_exit_2_with_error_code(cli, tmp_path: Path):
+    out = cli("init", str(tmp_path / "nope"))
+    assert out.returncode == 2 and out.stderr.startswith("error[PROJECT_NOT_FOUND]:")
+    out = cli("bugs", "list", cwd=tmp_path)
+    assert out.returncode == 2 and out.stderr.startswith("error[PROJECT_NOT_FOUND]:")
+
+
+def test_bugs_report_list_show_transition(cli, project):
+    root = str(project.root)
+    empty = cli("bugs", "report", "--title", "wall", "--description", "", "--project", root)
+    assert empty.returncode == 2 and empty.stderr.startswith("error[INVALID_PARAM]:")
+    made = cli("bugs", "report", "--title", "wall", "--description", "snake wraps at x=9", "--json", cwd=project.root)
+    bug_id = json.loads(made.stdout)["bug_id"]
+    listed = json.loads(cli("bugs", "list", "--status", "open", "--json", "--project", root).stdout)
+    assert [b["bug_id"] for b in listed] == [bug_id]
+    moved = cli("bugs", "transition", bug_id, "fixing", "--project", root)
+    assert moved.returncode == 0 and "open -> fixing" in moved.stdout
+    bad = cli("bugs", "transition", bug_id, "verified", "--project", root)
+    assert bad.returncode == 1 and bad.stderr.startswith("error[INVALID_TRANSITION]:")
+    shown = json.loads(cli("bugs", "show", bug_id, "--json", "--project", root).stdout)
+    assert shown["status"] == "fixing" and len(shown["history"]) == 2
+    assert "snake wraps at x=9" in cli("bugs", "show", bug_id, "--project", root).stdout
+    unknown = cli("bugs", "show", "bug-nope", "--project", root)
+    assert unknown.returncode == 2 and unknown.stderr.startswith("error[BUG_NOT_FOUND]:")
+    bad_status = cli("bugs", "list", "--status", "closed", "--project", root)
+    assert bad_status.returncode == 2 and "error[INVALID_PARAM]" in bad_status.stderr
+
+
+def test_status_json(cli, project):
+    data = json.loads(cli("status", "--json", "--project", str(project.root)).stdout)
+    assert data["project_id"] == project.project_id and data["records"]["bug"] == 0
+
+
+def test_corrupt_ledger_is_reported_not_skipped(cli, project):
+    (project.state_dir / "bugs.ndjson").write_text("{oops\n")
+    out = cli("bugs", "list", "--project", str(project.root))
+    assert out.returncode == 1 and out.stderr.startswith("error[LEDGER_CORRUPT]:") and "bugs.ndjson:1" in out.stderr
