@@ -1,0 +1,29 @@
+"""Agents: the Executor protocol, its backends (scripted, anthropic, claude_code), tools and sandbox.
+
+Entry points: `build_executor(name, playbook=, settings=)`, `build_request(project, role, context=, ...)`,
+`run_turn(project, request, executor) -> AgentResult`. See docs/agents.md.
+"""
+
+from .base import AgentRequest, AgentResult, Executor, Limits, SandboxPolicy, StopReason, ToolError, UsageTotals
+from .context import ToolContext
+from .factory import EXECUTORS, build_executor, build_request, run_turn
+from .sandbox import Sandbox
+from .settings import AgentSettings
+
+__all__ = [
+    "EXECUTORS",
+    "AgentRequest",
+    "AgentResult",
+    "AgentSettings",
+    "Executor",
+    "Limits",
+    "SandboxPolicy",
+    "Sandbox",
+    "StopReason",
+    "ToolContext",
+    "ToolError",
+    "UsageTotals",
+    "build_executor",
+    "build_request",
+    "run_turn",
+]

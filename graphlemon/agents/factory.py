@@ -1,0 +1,116 @@
+"""Build executors and requests, and run one turn: the entry points stages and the CLI call."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from ..errors import invalid_param
+from ..project import ProjectHandle
+from ..skills import render_skill
+from .base import AgentRequest, AgentResult, Executor, Limits, SandboxPolicy
+from .context import ToolContext
+from .memory import render_memory
+from .redact import Redactor
+from .roles import role_spec, writable_globs
+from .settings import AgentSettings
+
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+EXECUTORS = ("scripted", "anthropic", "claude_code")
+
+
+def build_executor(name: str, *, playbook: Path | str | None = None, settings: AgentSettings | None = None) -> Executor:
+    """A backend by name: `scripted` (needs a playbook), `anthropic`, `claude_code`."""
+    settings = settings or AgentSettings.from_env()
+    if name == "scripted":
+        from .scripted import ScriptedExecutor
+
+        path = playbook or settings.playbook
+        if path is None:
+            raise invalid_param("the scripted executor needs a playbook (--playbook FILE or GRAPHLEMON_PLAYBOOK)")
+        return ScriptedExecutor.from_file(path)
+    if name == "anthropic":
+        from .anthropic_backend import AnthropicExecutor
+
+        return AnthropicExecutor(settings)
+    if name == "claude_code":
+        from .claude_code import ClaudeCodeExecutor
+
+        return ClaudeCodeExecutor(settings)
+    raise invalid_param(f"unknown executor {name!r}; choose one of: {', '.join(EXECUTORS)}")
+
+
+def build_request(
+    project: ProjectHandle,
+    role: str,
+    *,
+    context: str | Mapping[str, str],
+    unit_id: str | None = None,
+    run_id: str | None = None,
+    task_id: str | None = None,
+    node_exec_id: str | None = None,
+    attempt: int = 1,
+    workdir: Path | None = None,
+    writable: list[str] | None = None,
+    tools: list[str] | None = None,
+    output_model: type[BaseModel] | None = None,
+    model: str | None = None,
+    limits: Limits | None = None,
+    skill_vars: Mapping[str, object] | None = None,
+    settings: AgentSettings | None = None,
+) -> AgentRequest:
+    """A role turn with the role's skill (+ memory), default tools and sandbox, ready for any executor."""
+    spec = role_spec(role)
+    for label, value in (
+        ("unit_id", unit_id),
+        ("run_id", run_id),
+        ("task_id", task_id),
+        ("node_exec_id", node_exec_id),
+    ):
+        if value is not None and not _ID.match(value):
+            raise invalid_param(f"{label} {value!r} must be letters, digits, '.', '_' or '-' (at most 128)")
+    workdir = Path(workdir or project.root).resolve()
+    if not workdir.is_dir():
+        raise invalid_param(f"workdir {workdir} is not a folder")
+    variables = {
+        "role": role,
+        "unit_id": unit_id,
+        "run_id": run_id,
+        "task_id": task_id,
+        "attempt": attempt,
+        **(skill_vars or {}),
+    }
+    system = render_skill(role, variables, memory=render_memory(project.state_dir, role))
+    prompt = context if isinstance(context, str) else "\n\n".join(f"## {k}\n\n{v.strip()}" for k, v in context.items())
+    if not prompt.strip():
+        raise invalid_param("the turn's context (prompt) is empty")
+    settings = settings or AgentSettings.from_env()
+    return AgentRequest(
+        role=role,  # type: ignore[arg-type]
+        system=system,
+        prompt=prompt,
+        workdir=workdir,
+        sandbox=SandboxPolicy(
+            root=workdir,
+            writable=writable if writable is not None else writable_globs(role, unit_id=unit_id, run_id=run_id),
+        ),
+        tools=list(tools if tools is not None else spec.tools),
+        output_model=output_model,
+        model=model,
+        task_id=task_id,
+        node_exec_id=node_exec_id,
+        unit_id=unit_id,
+        run_id=run_id,
+        attempt=attempt,
+        limits=limits or Limits(max_turns=settings.max_turns, timeout_s=settings.turn_timeout_s),
+    )
+
+
+def run_turn(project: ProjectHandle, request: AgentRequest, executor: Executor) -> AgentResult:
+    """Run one role turn with a fresh ToolContext (secrets the executor knows are redacted everywhere)."""
+    secrets = getattr(executor, "secrets", ())
+    ctx = ToolContext.for_request(project, request, Redactor(secrets))
+    return executor.run(request, ctx)

@@ -1,0 +1,147 @@
+"""What every backend does around a turn: transcript, usage records, output validation, the result.
+
+A `TurnRecorder` writes the transcript (`.graphlemon/logs/<node_exec_id>/...ndjson`,
+one redacted JSON event a line), appends one `UsageRecord` per model call, and
+builds the `AgentResult`.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..models import ExecutorName, UsageRecord, utcnow
+from .base import AgentRequest, AgentResult, StopReason, UsageTotals
+from .context import ToolContext
+from .pricing import cost_usd
+
+
+class TurnRecorder:
+    def __init__(self, executor: ExecutorName, request: AgentRequest, ctx: ToolContext) -> None:
+        self.executor, self.request, self.ctx = executor, request, ctx
+        self.started = time.monotonic()
+        self.usage = UsageTotals()
+        self.turns = 0
+        self.model: str | None = None
+        folder = ctx.state_dir / "logs" / ctx.node_exec_id
+        folder.mkdir(parents=True, exist_ok=True)
+        name = f"{request.role}-a{request.attempt}-{executor}-{utcnow():%Y%m%dT%H%M%S}-{secrets.token_hex(2)}.ndjson"
+        self.transcript: Path = folder / name
+        self.event(
+            "turn_start", role=request.role, unit_id=request.unit_id, attempt=request.attempt, tools=request.tools
+        )
+
+    def event(self, kind: str, **data: Any) -> None:
+        line = {"ts": utcnow().isoformat(), "event": kind, **self.ctx.redactor.value(_jsonable(data))}
+        with self.transcript.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
+
+    def record_usage(
+        self,
+        *,
+        model: str,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+        cache_read_tokens: int = 0,
+        cache_write_tokens: int = 0,
+        latency_ms: int = 0,
+        stop_reason: str | None = None,
+    ) -> UsageRecord:
+        self.model = model
+        record = UsageRecord(
+            call_id=f"call-{secrets.token_hex(6)}",
+            task_id=self.request.task_id,
+            node_exec_id=self.ctx.node_exec_id,
+            stage=self.request.stage,
+            unit_id=self.request.unit_id,
+            role=self.request.role,
+            model=model,
+            executor=self.executor,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cache_read_tokens=cache_read_tokens,
+            cache_write_tokens=cache_write_tokens,
+            cost_usd=cost_usd(
+                model,
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+                cache_read_tokens=cache_read_tokens,
+                cache_write_tokens=cache_write_tokens,
+            ),
+            latency_ms=latency_ms,
+            stop_reason=stop_reason,
+        )
+        self.ctx.ledger.append(record)
+        self.usage.add(record)
+        self.event("usage", **record.model_dump(mode="json", exclude={"kind", "schema_version", "ts"}))
+        return record
+
+    def validate_output(self, data: Any) -> tuple[dict[str, Any] | None, str | None]:
+        """-> (output, None) or (None, a message saying what is wrong)."""
+        if not isinstance(data, dict):
+            return None, f"the output must be a JSON object, got {type(data).__name__}"
+        model = self.request.output_model
+        if model is None:
+            return data, None
+        try:
+            return model.model_validate(data).model_dump(mode="json"), None
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e.get('loc', ())) or '(root)'}: {e.get('msg')}" for e in exc.errors()[:5]
+            )
+            return None, f"the output does not match {model.__name__}: {problems}"
+
+    def finish(
+        self,
+        stop_reason: StopReason,
+        *,
+        output: dict[str, Any] | None = None,
+        output_error: str | None = None,
+        reverted_paths: list[str] | None = None,
+        files_changed: set[str] | None = None,
+    ) -> AgentResult:
+        result = AgentResult(
+            executor=self.executor,
+            role=self.request.role,
+            model=self.model,
+            output=output if stop_reason == "completed" else None,
+            output_error=output_error,
+            stop_reason=stop_reason,
+            files_changed=sorted(files_changed if files_changed is not None else self.ctx.files_changed),
+            reverted_paths=sorted(reverted_paths or []),
+            tool_errors=list(self.ctx.tool_errors),
+            usage=self.usage,
+            transcript_path=str(self.transcript),
+            turns=self.turns,
+            duration_ms=int((time.monotonic() - self.started) * 1000),
+            task_id=self.request.task_id,
+            node_exec_id=self.ctx.node_exec_id,
+            unit_id=self.request.unit_id,
+            attempt=self.request.attempt,
+        )
+        self.event(
+            "turn_end",
+            stop_reason=stop_reason,
+            output=result.output,
+            output_error=output_error,
+            usage=self.usage.model_dump(),
+        )
+        return result
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+
+def _jsonable(data: Any) -> Any:
+    if hasattr(data, "model_dump"):
+        return data.model_dump(mode="json")
+    if isinstance(data, dict):
+        return {k: _jsonable(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [_jsonable(v) for v in data]
+    return data

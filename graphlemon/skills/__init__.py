@@ -1,0 +1,42 @@
+"""Role skills: one markdown prompt per role (`<role>.md` beside this file), rendered per turn.
+
+`{{name}}` placeholders are filled from the turn's variables (unit_id, run_id,
+mode, ...); a placeholder with no value renders as `(not given)`. The role's
+memory is appended as a `## Memory` section (seed 000 §2.2: the loop controller
+adds `## Memory` at injection time).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from ..errors import invalid_param
+
+SKILLS_DIR = Path(__file__).resolve().parent
+ROLES = ("planner", "coder", "tester", "integrator", "bug-triager", "validator")
+_PLACEHOLDER = re.compile(r"\{\{\s*([a-z_][a-z0-9_]*)\s*\}\}")
+
+
+def skill_path(role: str, skills_dir: Path | None = None) -> Path:
+    if role not in ROLES:
+        raise invalid_param(f"unknown role {role!r}; choose one of: {', '.join(ROLES)}")
+    return (skills_dir or SKILLS_DIR) / f"{role}.md"
+
+
+def load_skill(role: str, skills_dir: Path | None = None) -> str:
+    path = skill_path(role, skills_dir)
+    if not path.is_file():
+        raise invalid_param(f"no skill file for role {role!r} at {path}")
+    return path.read_text(encoding="utf-8")
+
+
+def render_skill(
+    role: str, variables: Mapping[str, object] | None = None, *, memory: str = "", skills_dir: Path | None = None
+) -> str:
+    values = {k: v for k, v in (variables or {}).items() if v is not None}
+    text = _PLACEHOLDER.sub(lambda m: str(values.get(m.group(1), "(not given)")), load_skill(role, skills_dir))
+    if memory.strip():
+        text = text.rstrip() + "\n\n## Memory\n\n" + memory.strip() + "\n"
+    return text
