@@ -1,0 +1,1 @@
+"""BugTriager (seed 001): evidence checks, the deterministic triager, the agent path, self-check."""

@@ -1,0 +1,228 @@
+"""The files the triager reads: the integration run directory and the unit files around it.
+
+The Integrator writes these (see docs/triage.md for the layout); the models are
+exported so it builds them with the same classes the triager validates with:
+
+    .graphlemon/units.json                              UnitsFile
+    .graphlemon/units/<unit_id>/contract.json           Contract
+    .graphlemon/integration/runs/<run_id>/result.json   IntegrationResult
+    .graphlemon/integration/runs/<run_id>/http-trace.ndjson   one HttpTraceEntry per line
+    .graphlemon/integration/runs/<run_id>/process.log   plain text (ISO timestamps optional)
+
+`expected` / `got` are `Observation`s: an HTTP status and body, a plain value, or a
+transport error such as "connect ECONNREFUSED 127.0.0.1:3002".
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from ..models import TestSummary
+
+UNIT_ID_RE = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
+RUN_ID_RE = re.compile(UNIT_ID_RE)
+HttpMethod = Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+
+
+class Observation(BaseModel):
+    """What an integration step expected or got. A bare scalar means `{"value": scalar}`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: int | None = Field(default=None, ge=100, le=599)
+    body: Any = None
+    value: Any = None
+    error: str | None = None  # transport / process error instead of a response
+
+    @model_validator(mode="before")
+    @classmethod
+    def _wrap_scalar(cls, data: Any) -> Any:
+        return data if isinstance(data, dict) else {"value": data}
+
+
+class HttpRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    method: HttpMethod
+    path: str
+    headers: dict[str, str] = Field(default_factory=dict)
+    body: Any = None
+
+    @field_validator("method", mode="before")
+    @classmethod
+    def _upper(cls, v: Any) -> Any:
+        return v.upper() if isinstance(v, str) else v
+
+
+class IntegrationFailure(BaseModel):
+    """One failing step of one integration case (seed 001 §⑥: case, step, involves, expected, got, stack)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    case: str = Field(min_length=1)
+    step: int = Field(default=0, ge=0)
+    description: str = ""  # what the step checks, in words ("expired token is rejected with 401")
+    involves: list[str] = Field(default_factory=list)  # unit ids
+    request: HttpRequest | None = None
+    expected: Observation = Field(default_factory=Observation)
+    got: Observation = Field(default_factory=Observation)
+    message: str = ""
+    stack: str = ""
+    ts: datetime | None = None  # when the step failed (used to window a large process.log)
+
+
+class IntegrationResult(BaseModel):
+    """`integration/runs/<run_id>/result.json`, written by the Integrator."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str = Field(pattern=UNIT_ID_RE)
+    ok: bool
+    task_id: str | None = None
+    loop_round: int = 0
+    code_ref: str | None = None
+    crashed: bool = False  # the integration runner itself died
+    summary: TestSummary = Field(default_factory=TestSummary)
+    failures: list[IntegrationFailure] = Field(default_factory=list)
+    started_at: datetime | None = None
+    duration_ms: int = 0
+
+
+class HttpTraceEntry(BaseModel):
+    """One line of `http-trace.ndjson`: one HTTP call made by an integration case step."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ts: datetime | None = None
+    case: str
+    step: int = 0
+    unit_id: str | None = None  # the unit that served the call, if known
+    method: HttpMethod
+    url: str
+    request_headers: dict[str, str] = Field(default_factory=dict)
+    request_body: Any = None
+    status: int | None = None
+    response_body: Any = None
+    duration_ms: int | None = None
+    error: str | None = None
+
+
+class UnitEntry(BaseModel):
+    """One unit in `units.json`: where its code and tests live in the repository."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    unit_id: str = Field(pattern=UNIT_ID_RE)
+    title: str = ""
+    code: list[str] = Field(default_factory=list)  # files, folders or globs, relative to the repository
+    tests: list[str] = Field(default_factory=list)
+    depends_on: list[str] = Field(default_factory=list)
+    framework: Literal["fastapi", "flask", "express", "python", "node"] | None = None  # None: detect
+
+
+class UnitsFile(BaseModel):
+    """`.graphlemon/units.json` (a bare list of units is accepted too)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    units: list[UnitEntry] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_list(cls, data: Any) -> Any:
+        return {"units": data} if isinstance(data, list) else data
+
+    @model_validator(mode="after")
+    def _unique(self) -> UnitsFile:
+        ids = [u.unit_id for u in self.units]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ValueError(f"duplicate unit_id in units.json: {', '.join(dupes)}")
+        return self
+
+    def ids(self) -> list[str]:
+        return [u.unit_id for u in self.units]
+
+    def get(self, unit_id: str) -> UnitEntry | None:
+        return next((u for u in self.units if u.unit_id == unit_id), None)
+
+
+class ContractResponse(BaseModel):
+    """A declared response; a bare string is its description."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    description: str = ""
+    body: Any = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _wrap_text(cls, data: Any) -> Any:
+        return {"description": data} if isinstance(data, str) else data
+
+
+class HttpEndpoint(BaseModel):
+    """An endpoint with its responses per status code (`{"200": ..., "404": ...}`)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    method: HttpMethod
+    path: str
+    unit_id: str | None = None  # in `consumes`: the unit that provides it
+    description: str = ""
+    responses: dict[int, ContractResponse] = Field(default_factory=dict)
+
+    @field_validator("method", mode="before")
+    @classmethod
+    def _upper(cls, v: Any) -> Any:
+        return v.upper() if isinstance(v, str) else v
+
+
+class FunctionExport(BaseModel):
+    """A function a non-HTTP unit exports (e.g. `step(state, direction) -> State`)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    name: str
+    signature: str = ""
+    description: str = ""
+
+
+class ContractExports(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    http: list[HttpEndpoint] = Field(default_factory=list)
+    functions: list[FunctionExport] = Field(default_factory=list)
+
+
+class Contract(BaseModel):
+    """`.graphlemon/units/<unit_id>/contract.json`: what a unit provides (`exports`) and calls (`consumes`)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    unit_id: str
+    exports: ContractExports = Field(default_factory=ContractExports)
+    consumes: list[HttpEndpoint] = Field(default_factory=list)
+
+
+class UnitTestFailure(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    test: str = ""
+    expected: Any = None
+    got: Any = None
+    hint: str = ""
+
+
+class UnitTestResult(BaseModel):
+    """The parts of a Tester `units/<unit_id>/runs/<run_id>/result.json` the triager reads."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    run_id: str = ""
+    ok: bool = False
+    failures: list[UnitTestFailure] = Field(default_factory=list)
