@@ -15,7 +15,7 @@ import click
 import typer
 
 from ..errors import GraphLemonError
-from . import bugs, init_cmd, status
+from . import bugs, init_cmd, status, test_cmd
 
 app = typer.Typer(
     name="graphlemon",
@@ -27,6 +27,7 @@ app = typer.Typer(
 )
 init_cmd.register(app)
 status.register(app)
+test_cmd.register(app)
 app.add_typer(bugs.app, name="bugs")
 
 

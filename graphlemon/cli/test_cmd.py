@@ -1,0 +1,105 @@
+"""`graphlemon test [TARGET ...]`: run a project's tests, print a compact structured result."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ._common import JsonOpt, console, emit_json
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("test")
+    def test(
+        targets: Annotated[
+            list[str] | None,
+            typer.Argument(help="Files, folders, pytest node ids or test-name patterns (default: the whole suite)."),
+        ] = None,
+        project: Annotated[
+            Path, typer.Option("--project", "-p", help="Project folder (need not be a GraphLemon project).")
+        ] = Path("."),
+        framework: Annotated[
+            str | None,
+            typer.Option(
+                help="pytest, vitest, jest, mocha, node (node:test), npm-test, go or cargo; default: detected."
+            ),
+        ] = None,
+        last_failed: Annotated[
+            bool, typer.Option("--last-failed", help="Rerun only what failed last time (everything if nothing did).")
+        ] = False,
+        command: Annotated[
+            str | None, typer.Option(help="Shell command to run as given instead of the framework's own.")
+        ] = None,
+        timeout: Annotated[float, typer.Option(help="Seconds before the whole process group is killed.")] = 120.0,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Run the tests in one call: counts, each failure with location, expected/got and a hint.
+
+        Exit 0 when ok, 1 when not, 2 for bad input. SIGINT/SIGTERM stop the
+        test run (its whole process group) and still print the partial result.
+        """
+        from ..testrun import run_tests
+
+        cancel = threading.Event()
+        with _forward_signals(cancel):
+            result = run_tests(
+                project, targets or (), framework=framework, last_failed=last_failed,
+                command=command, timeout=timeout, cancel=cancel,
+            )  # fmt: skip
+        if as_json:
+            emit_json(result)
+        else:
+            _print_result(result)
+        raise typer.Exit(0 if result.ok else 1)
+
+
+@contextmanager
+def _forward_signals(cancel: threading.Event):
+    """SIGINT / SIGTERM set `cancel` (the runner then kills the test process group)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    for sig in previous:
+        signal.signal(sig, lambda _signum, _frame: cancel.set())
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _print_result(result) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    out = console()
+    s = result.summary
+    verdict = "[green]ok[/green]" if result.ok else "[red]NOT ok[/red]"
+    flags = "".join(
+        f"  [yellow]{flag}[/yellow]"
+        for flag, on in (("timed out", result.timed_out), ("crashed", result.crashed))
+        if on
+    )
+    out.print(
+        f"{verdict}  {result.framework or 'unknown framework'}  exit {result.exit_code}  {result.duration_ms} ms{flags}"
+    )
+    out.print(f"{s.total} tests: {s.passed} passed, {s.failed} failed, {s.skipped} skipped")
+    out.print(f"[dim]$ {escape(result.command)}[/dim]")
+    if result.failures:
+        table = Table(title=f"{len(result.failures)} failure(s)", show_lines=True)
+        for column in ("test", "where", "message", "hint"):
+            table.add_column(column, overflow="fold")
+        for f in result.failures:
+            where = f"{f.file}:{f.line}" if f.file and f.line else (f.file or "-")
+            message = f.message if f.expected is None else f"{f.message}\nexpected: {f.expected}\ngot: {f.got}"
+            table.add_row(escape(f.name), escape(where), escape(message), escape(f.hint))
+        out.print(table)
+    if result.crashed or (not result.ok and not result.failures):
+        out.print("[bold]output tail[/bold]")
+        out.print(escape(result.output_tail), highlight=False)

@@ -1,0 +1,55 @@
+"""Expected / got from an assertion message, in the dialects of the frameworks we parse.
+
+Returns (expected, got) as short strings, or None where the message does not say.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .text import clip
+
+VALUE_CHARS = 300
+_PATTERNS: tuple[tuple[re.Pattern[str], str, str], ...] = (
+    # jest / vitest expect(): "Expected: 401\nReceived: 500"
+    (
+        re.compile(r"^\s*Expected(?: value)?:\s*(?P<e>.+?)\s*\n\s*Received(?: value)?:\s*(?P<g>.+?)\s*$", re.M | re.S),
+        "e",
+        "g",
+    ),
+    # chai / vitest: "expected 500 to be 401", "expected [ 1 ] to deeply equal [ 2 ]"
+    (
+        re.compile(
+            r"expected (?P<g>.+?) to (?:be|equal|deeply equal|strictly equal|eql|have length|have property|include|match|be close to) (?P<e>.+?)(?: // Object\.is equality)?$",
+            re.M,
+        ),
+        "e",
+        "g",
+    ),
+    # node:assert: "500 !== 401" / "Expected values to be strictly equal:\n\n500 !== 401"
+    (re.compile(r"^(?!.*\bassert )\s*(?P<g>\S.*?) !==? (?P<e>\S.*?)\s*$", re.M), "e", "g"),
+    # pytest: "assert 500 == 401"
+    (re.compile(r"assert (?P<g>.+?) == (?P<e>.+?)$", re.M), "e", "g"),
+    # rust: "  left: 500\n right: 401" (and the older "left: `500`,\n right: `401`")
+    (re.compile(r"^\s*left:\s*`?(?P<g>.*?)`?,?\s*\n\s*right:\s*`?(?P<e>.*?)`?\s*$", re.M), "e", "g"),
+    # testify: "expected: 401\n actual  : 500"
+    (re.compile(r"^\s*expected\s*:\s*(?P<e>.+?)\s*\n\s*actual\s*:\s*(?P<g>.+?)\s*$", re.M | re.I), "e", "g"),
+    # go idiom: "got 500, want 401"
+    (re.compile(r"\bgot:? (?P<g>.+?),? want(?:ed)?:? (?P<e>.+?)$", re.M | re.I), "e", "g"),
+    # "expected 401, got 500" / "expected 401 but got 500"
+    (re.compile(r"\bexpected:? (?P<e>.+?),? (?:but )?(?:got|received|was):? (?P<g>.+?)$", re.M | re.I), "e", "g"),
+)
+
+
+def extract_expected_got(text: str) -> tuple[str | None, str | None]:
+    """The first (expected, got) pair any known dialect finds in `text`."""
+    if not text:
+        return None, None
+    for pattern, expected_group, got_group in _PATTERNS:
+        match = pattern.search(text[:20000])
+        if match:
+            expected = clip(match.group(expected_group), VALUE_CHARS)
+            got = clip(match.group(got_group), VALUE_CHARS)
+            if expected and got and expected != got:
+                return expected, got
+    return None, None

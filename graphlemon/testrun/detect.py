@@ -1,0 +1,141 @@
+"""Which framework runs a project's tests, and from which folder.
+
+In one folder: package.json dependencies (vitest, jest, mocha), then its
+`scripts.test` (npm-test), then Python test configuration (pytest), go.mod (go),
+Cargo.toml (cargo), and last a `test/` folder or `*.test.*` files with no runner
+dependency (node:test). In a monorepo the folder nearest to the project root wins
+(breadth first, a few levels deep, skipping dependency and build folders).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import ErrorCode, GraphLemonError
+from .models import FRAMEWORKS, FrameworkName
+
+MAX_DEPTH = 3
+SKIP_DIRS = {"node_modules", ".git", ".venv", "venv", "target", "vendor", "dist", "build", "__pycache__", ".graphlemon"}
+PYTEST_CONFIGS = ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "conftest.py")
+NODE_TEST_SUFFIXES = (".js", ".mjs", ".cjs")
+NPM_DEFAULT_TEST = 'echo "Error: no test specified" && exit 1'
+ALIASES: dict[str, FrameworkName] = {
+    "node:test": "node",
+    "node-test": "node",
+    "npm": "npm-test",
+    "go-test": "go",
+    "gotest": "go",
+    "go test": "go",
+    "cargo-test": "cargo",
+    "cargo test": "cargo",
+    "rust": "cargo",
+}
+
+
+@dataclass(frozen=True)
+class PackageJson:
+    dependencies: frozenset[str] = frozenset()
+    test_script: str | None = None
+    scripts: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, directory: Path) -> PackageJson | None:
+        path = directory / "package.json"
+        if not path.is_file():
+            return None
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return cls()
+        if not isinstance(data, dict):
+            return cls()
+        deps: set[str] = set()
+        for key in ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies"):
+            section = data.get(key)
+            if isinstance(section, dict):
+                deps.update(str(name) for name in section)
+        scripts = data.get("scripts") if isinstance(data.get("scripts"), dict) else {}
+        scripts = {str(k): str(v) for k, v in scripts.items()}
+        test = scripts.get("test")
+        return cls(frozenset(deps), test if test and test.strip() != NPM_DEFAULT_TEST else None, scripts)
+
+
+def normalise_framework(name: str) -> FrameworkName:
+    """A framework name as given by a user (`node:test`, `go test`, ...) → its canonical name."""
+    key = name.strip().lower()
+    if key in FRAMEWORKS:
+        return key  # type: ignore[return-value]
+    if key in ALIASES:
+        return ALIASES[key]
+    raise GraphLemonError(
+        ErrorCode.UNKNOWN_FRAMEWORK,
+        f"unknown test framework {name!r}; known: {', '.join(FRAMEWORKS)} (aliases: node:test, go test, cargo test)",
+        framework=name,
+    )
+
+
+def detect_in(directory: Path) -> FrameworkName | None:
+    """The framework whose markers are in this one folder, or None."""
+    pkg = PackageJson.read(directory)
+    if pkg is not None:
+        for runner in ("vitest", "jest", "mocha"):
+            if runner in pkg.dependencies:
+                return runner  # type: ignore[return-value]
+        if pkg.test_script:
+            return "npm-test"
+    if any((directory / name).is_file() for name in PYTEST_CONFIGS) or _has_python_tests(directory):
+        return "pytest"
+    if (directory / "go.mod").is_file():
+        return "go"
+    if (directory / "Cargo.toml").is_file():
+        return "cargo"
+    if _has_node_tests(directory):
+        return "node"
+    return None
+
+
+def detect_framework(project_dir: Path, framework: FrameworkName | None = None) -> tuple[FrameworkName, Path]:
+    """(framework, folder to run it in). With `framework` given, finds the nearest folder marked for it."""
+    for directory in _folders_nearest_first(project_dir):
+        found = detect_in(directory)
+        if found is not None and (framework is None or found == framework):
+            return found, directory
+    if framework is not None:
+        return framework, project_dir
+    raise GraphLemonError(
+        ErrorCode.UNKNOWN_FRAMEWORK,
+        f"no test framework detected in {project_dir} (looked for package.json, pytest config, go.mod, "
+        "Cargo.toml, test/ or *.test.js); pass --framework",
+        project=str(project_dir),
+    )
+
+
+def _folders_nearest_first(root: Path) -> Iterator[Path]:
+    level = [root]
+    for _depth in range(MAX_DEPTH + 1):
+        next_level: list[Path] = []
+        for directory in level:
+            yield directory
+            try:
+                subdirs = sorted(p for p in directory.iterdir() if p.is_dir() and not p.is_symlink())
+            except OSError:
+                continue
+            next_level.extend(p for p in subdirs if p.name not in SKIP_DIRS and not p.name.startswith("."))
+        level = next_level
+
+
+def _has_python_tests(directory: Path) -> bool:
+    for folder in (directory, directory / "tests", directory / "test"):
+        if folder.is_dir() and (any(folder.glob("test_*.py")) or any(folder.glob("*_test.py"))):
+            return True
+    return False
+
+
+def _has_node_tests(directory: Path) -> bool:
+    test_dir = directory / "test"
+    if test_dir.is_dir() and any(p.suffix in NODE_TEST_SUFFIXES for p in test_dir.rglob("*") if p.is_file()):
+        return True
+    return any(p.is_file() and ".test." in p.name and p.suffix in NODE_TEST_SUFFIXES for p in directory.iterdir())

@@ -1,0 +1,69 @@
+"""Our own last-failed store: `<project>/.graphlemon/testrun/last_failed.json`.
+
+Per framework and run folder, the selectors (framework-specific ids) of the tests
+that failed last. After each run failed tests are added and passed ones removed;
+tests that did not run keep their state (like pytest's cache). The file is
+written atomically; an unreadable one is reported in the log and started afresh.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+from pathlib import Path
+
+from ..project import STATE_DIR
+from .models import TestCase
+
+log = logging.getLogger(__name__)
+STORE_FILE = Path(STATE_DIR) / "testrun" / "last_failed.json"
+
+
+class LastFailedStore:
+    def __init__(self, project_dir: Path) -> None:
+        self.path = project_dir / STORE_FILE
+
+    def failed(self, framework: str, run_key: str) -> list[str]:
+        return list(self._load().get(framework, {}).get(run_key, []))
+
+    def record(self, framework: str, run_key: str, cases: list[TestCase]) -> None:
+        data = self._load()
+        current = dict.fromkeys(data.get(framework, {}).get(run_key, []))
+        for case in cases:
+            if not case.selector:
+                continue
+            if case.status == "failed":
+                current[case.selector] = None
+            elif case.status == "passed":
+                current.pop(case.selector, None)
+        data.setdefault(framework, {})[run_key] = list(current)
+        self._save(data)
+
+    def _load(self) -> dict[str, dict[str, list[str]]]:
+        try:
+            raw = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            log.warning("last-failed store %s is unreadable (%s); starting afresh", self.path, exc)
+            return {}
+        frameworks = raw.get("frameworks") if isinstance(raw, dict) else None
+        if not isinstance(frameworks, dict):
+            return {}
+        clean: dict[str, dict[str, list[str]]] = {}
+        for name, runs in frameworks.items():
+            if isinstance(runs, dict):
+                clean[name] = {k: [s for s in v if isinstance(s, str)] for k, v in runs.items() if isinstance(v, list)}
+        return clean
+
+    def _save(self, data: dict[str, dict[str, list[str]]]) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".last_failed.", suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump({"version": 1, "frameworks": data}, fh, ensure_ascii=False, indent=1)
+            os.replace(tmp, self.path)
+        except OSError as exc:
+            log.warning("could not write the last-failed store %s: %s", self.path, exc)

@@ -1,0 +1,113 @@
+"""Our pytest plugin's JSON lines → cases and failures.
+
+Setup / teardown / collection errors count as failed; skip and xfail as skipped;
+an xpass as passed (a strict xpass is reported failed by pytest itself).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..models import ParsedRun, TestCase
+from ..text import to_int, to_str
+from .common import error_summary, json_lines, make_failure
+
+_PHASE_ORDER = ("setup", "call", "teardown")
+
+
+def parse_pytest_report(text: str) -> ParsedRun:
+    run = ParsedRun(source="report")
+    phases: dict[str, dict[str, dict[str, Any]]] = {}
+    order: list[str] = []
+    started: dict[str, Any] = {}
+    for record in json_lines(text):
+        event = record.get("event")
+        nodeid = to_str(record.get("nodeid"))
+        if event == "start" and nodeid:
+            started[nodeid] = record.get("location")
+        elif event == "test" and nodeid and record.get("when") in _PHASE_ORDER:
+            if nodeid not in phases:
+                phases[nodeid] = {}
+                order.append(nodeid)
+            phases[nodeid][record["when"]] = record
+        elif event == "collect_error":
+            _add_collect_error(run, nodeid, record)
+    unfinished = [n for n in started if "teardown" not in phases.get(n, {})]
+    if unfinished:  # the test that was running when the run was killed
+        nodeid = unfinished[-1]
+        location = started[nodeid] if isinstance(started[nodeid], list) else [None, None]
+        line = to_int(location[1]) if len(location) > 1 else None
+        run.running = TestCase(name=nodeid, file=_file_of(nodeid), line=line + 1 if line is not None else None,
+                               status="failed", selector=nodeid)  # fmt: skip
+    for nodeid in order:
+        if run.running is None or nodeid != run.running.name:
+            _add_case(run, nodeid, phases[nodeid])
+    return run
+
+
+def _add_case(run: ParsedRun, nodeid: str, phases: dict[str, dict[str, Any]]) -> None:
+    records = [phases[p] for p in _PHASE_ORDER if p in phases]
+    failed = [r for r in records if r.get("outcome") == "failed"]
+    skipped = any(r.get("outcome") == "skipped" for r in records)
+    location = records[0].get("location") if isinstance(records[0].get("location"), list) else None
+    file = to_str(location[0]) if location else _file_of(nodeid)
+    def_line = to_int(location[1]) if location and len(location) > 1 else None
+    def_line = def_line + 1 if def_line is not None else None  # pytest locations are 0-based
+    status = "failed" if failed else "skipped" if skipped else "passed"
+    run.cases.append(TestCase(name=nodeid, file=file or None, line=def_line, status=status, selector=nodeid))
+    if not failed:
+        return
+    first = failed[0]
+    detail = "\n\n".join(_phase_text(r) for r in failed)
+    crash = first.get("crash") if isinstance(first.get("crash"), dict) else {}
+    message = to_str(crash.get("message")) or error_summary(to_str(first.get("longrepr")))
+    if first.get("when") != "call":
+        message = f"error in {first.get('when')}: {message}"
+    line = _last_line_in(to_str(first.get("longrepr")), file) or _crash_line(crash, file) or def_line
+    run.failures.append(make_failure(nodeid, file=file, line=line, message=message, detail=detail))
+
+
+def _add_collect_error(run: ParsedRun, nodeid: str, record: dict[str, Any]) -> None:
+    longrepr = to_str(record.get("longrepr"))
+    file = _file_of(nodeid) or _file_of_error(longrepr)
+    name = nodeid or file or "collection"
+    crash = record.get("crash") if isinstance(record.get("crash"), dict) else {}
+    line = _crash_line(crash, file) or _syntax_error_line(longrepr)
+    message = "collection error: " + error_summary(longrepr)
+    run.cases.append(TestCase(name=name, file=file, line=line, status="failed", selector=nodeid or file))
+    run.failures.append(make_failure(name, file=file, line=line, message=message, detail=longrepr))
+
+
+def _phase_text(record: dict[str, Any]) -> str:
+    return f"[{record.get('when')}]\n{to_str(record.get('longrepr'))}"
+
+
+def _file_of(nodeid: str) -> str | None:
+    path = nodeid.split("::", 1)[0]
+    return path or None
+
+
+def _file_of_error(longrepr: str) -> str | None:
+    match = re.search(r"(?:test module|conftest) '([^']+)'", longrepr)
+    return match.group(1) if match else None
+
+
+def _last_line_in(longrepr: str, file: str | None) -> int | None:
+    """The last traceback line inside the test's own file (`tests/test_x.py:12: in ...`)."""
+    if not file or not longrepr:
+        return None
+    found = re.findall(rf"^{re.escape(file)}:(\d+):", longrepr, re.M)
+    return int(found[-1]) if found else None
+
+
+def _crash_line(crash: dict[str, Any], file: str | None) -> int | None:
+    path, line = to_str(crash.get("path")), to_int(crash.get("lineno"))
+    if file and path and line and path.replace("\\", "/").endswith(file):
+        return line
+    return None
+
+
+def _syntax_error_line(longrepr: str) -> int | None:
+    match = re.search(r'File "[^"]+", line (\d+)', longrepr)
+    return int(match.group(1)) if match else None

@@ -1,0 +1,100 @@
+"""pytest plugin: one JSON line per test phase, collection error and session end.
+
+Loaded by `graphlemon test` through PYTEST_PLUGINS (this folder on PYTHONPATH) and
+active only when GRAPHLEMON_PYTEST_REPORT names the file to append to. Lines are
+flushed as they happen, so a run that is killed keeps what it reported, and the
+test that started last without finishing is the one that hung. Standalone on
+purpose (runs in the project's interpreter): stdlib only, Python 3.8+.
+"""
+
+import json
+import os
+
+_REPORT_ENV = "GRAPHLEMON_PYTEST_REPORT"
+_MAX_TEXT = 20000
+
+
+class _Writer:
+    def __init__(self, path):
+        self._fh = open(path, "a", encoding="utf-8")
+
+    def write(self, **record):
+        self._fh.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        self._fh.flush()
+
+    def close(self):
+        self._fh.close()
+
+
+_writer = None
+
+
+def _text(longrepr):
+    if longrepr is None:
+        return ""
+    try:
+        text = str(longrepr)
+    except Exception as exc:  # a broken __repr__ in user code must not break the report
+        text = f"<unprintable failure: {exc!r}>"
+    if len(text) > _MAX_TEXT:
+        text = text[: _MAX_TEXT // 4] + "\n...\n" + text[-_MAX_TEXT * 3 // 4 :]
+    return text
+
+
+def _crash(longrepr):
+    crash = getattr(longrepr, "reprcrash", None)
+    if crash is None:
+        return None
+    return {"path": getattr(crash, "path", None), "lineno": getattr(crash, "lineno", None),
+            "message": getattr(crash, "message", None)}  # fmt: skip
+
+
+def pytest_configure(config):
+    global _writer
+    path = os.environ.get(_REPORT_ENV)
+    if not path or hasattr(config, "workerinput"):  # xdist workers: the controller reports
+        return
+    _writer = _Writer(path)
+
+
+def pytest_unconfigure(config):
+    global _writer
+    if _writer is not None:
+        _writer.close()
+        _writer = None
+
+
+def pytest_runtest_logstart(nodeid, location):
+    if _writer is not None:
+        _writer.write(event="start", nodeid=nodeid, location=list(location))
+
+
+def pytest_runtest_logreport(report):
+    if _writer is None:
+        return
+    longrepr = report.longrepr
+    skip_reason = None
+    if report.skipped and isinstance(longrepr, tuple) and len(longrepr) == 3:
+        skip_reason = str(longrepr[2])
+    _writer.write(
+        event="test",
+        nodeid=report.nodeid,
+        when=report.when,
+        outcome=report.outcome,
+        location=list(report.location) if report.location else None,
+        wasxfail=hasattr(report, "wasxfail"),
+        longrepr="" if skip_reason is not None else _text(longrepr),
+        crash=_crash(longrepr),
+        skip_reason=skip_reason,
+    )
+
+
+def pytest_collectreport(report):
+    if _writer is not None and report.failed:
+        _writer.write(event="collect_error", nodeid=report.nodeid, longrepr=_text(report.longrepr),
+                      crash=_crash(report.longrepr))  # fmt: skip
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _writer is not None:
+        _writer.write(event="session_finish", exitstatus=int(exitstatus))

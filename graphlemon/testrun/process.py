@@ -1,0 +1,181 @@
+"""Run one test command as its own process group, with a timeout and a cancel event.
+
+The child writes stdout and stderr into one file (no pipe to drain, no deadlock).
+On timeout, cancel or any exception in the caller, the whole group is killed
+(SIGTERM, a short grace, SIGKILL), together with every descendant found under
+/proc that left the group. Anything of the group still alive after a normal exit
+is killed too: a test run leaves no process behind.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+GRACE_SECONDS = 1.0
+POLL_SECONDS = 0.1
+
+
+@dataclass(frozen=True)
+class ProcessOutcome:
+    exit_code: int | None  # negative: killed by that signal; None: never started
+    duration_ms: int
+    timed_out: bool = False
+    cancelled: bool = False
+    start_error: str | None = None
+
+
+def run_process(
+    argv: list[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    output_path: Path,
+    timeout: float,
+    cancel: threading.Event | None = None,
+) -> ProcessOutcome:
+    """Run `argv` (no shell) in `cwd`; its combined output goes to `output_path`."""
+    started = time.monotonic()
+    with open(output_path, "wb") as out:
+        try:
+            proc = subprocess.Popen(
+                argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )  # fmt: skip
+        except OSError as exc:
+            reason = f"command not found: {argv[0]}" if isinstance(exc, FileNotFoundError) else str(exc)
+            return ProcessOutcome(exit_code=None, duration_ms=_ms(started), start_error=reason)
+    timed_out = cancelled = False
+    try:
+        deadline = started + timeout
+        while True:
+            if _wait(proc, min(POLL_SECONDS, max(0.0, deadline - time.monotonic()))):
+                break
+            if cancel is not None and cancel.is_set():
+                cancelled = True
+            elif time.monotonic() >= deadline:
+                timed_out = True
+            else:
+                continue
+            kill_process_tree(proc)
+            break
+    except BaseException:
+        kill_process_tree(proc)
+        raise
+    kill_group_leftovers(proc.pid)
+    return ProcessOutcome(proc.returncode, _ms(started), timed_out=timed_out, cancelled=cancelled)
+
+
+def kill_process_tree(proc: subprocess.Popen) -> None:
+    """SIGTERM the group and its descendants, wait a grace period, then SIGKILL them all."""
+    members = descendants(proc.pid)
+    _signal_all(proc.pid, members, signal.SIGTERM)
+    try:
+        proc.wait(GRACE_SECONDS)
+    except subprocess.TimeoutExpired:
+        pass
+    members |= descendants(proc.pid)
+    _signal_all(proc.pid, members, signal.SIGKILL)
+    proc.wait()
+    _wait_gone(members)
+
+
+def kill_group_leftovers(leader: int) -> None:
+    """After the leader exited: SIGKILL whatever still runs in its group or session."""
+    members = _session_members(leader)
+    _signal_all(leader, members, signal.SIGKILL)
+    _wait_gone(members)
+
+
+def _wait_gone(pids: set[int], seconds: float = 2.0) -> None:
+    """Until every pid has died (a zombie counts as dead), at most `seconds`."""
+    deadline = time.monotonic() + seconds
+    while pids and time.monotonic() < deadline:
+        pids = pids & set(_proc_table())
+        if pids:
+            time.sleep(0.02)
+
+
+def descendants(root: int) -> set[int]:
+    """Every live process below `root` (by parent links) plus its session members, from /proc."""
+    table = _proc_table()
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _sid) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    found: set[int] = set()
+    stack = [root]
+    while stack:
+        for child in children.get(stack.pop(), ()):
+            if child not in found:
+                found.add(child)
+                stack.append(child)
+    return found | {pid for pid, (_ppid, sid) in table.items() if sid == root and pid != root}
+
+
+def _session_members(leader: int) -> set[int]:
+    return {pid for pid, (_ppid, sid) in _proc_table().items() if sid == leader and pid != leader}
+
+
+def _proc_table() -> dict[int, tuple[int, int]]:
+    """pid → (ppid, session id) for every process visible in /proc (empty where there is no /proc)."""
+    table: dict[int, tuple[int, int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return table
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path("/proc", entry, "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()  # after "pid (comm) ": state ppid pgrp session
+        if len(fields) >= 4 and fields[0] != "Z":
+            table[int(entry)] = (int(fields[1]), int(fields[3]))
+    return table
+
+
+def _signal_all(group: int, pids: set[int], sig: signal.Signals) -> None:
+    try:
+        os.killpg(group, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _wait(proc: subprocess.Popen, seconds: float) -> bool:
+    """True once the process has exited; wakes at once on exit where pidfd is available."""
+    if proc.poll() is not None:
+        return True
+    pidfd_open = getattr(os, "pidfd_open", None)
+    if pidfd_open is not None:
+        try:
+            fd = pidfd_open(proc.pid)
+        except OSError:
+            fd = None
+        if fd is not None:
+            try:
+                select.select([fd], [], [], seconds)
+            finally:
+                os.close(fd)
+            return proc.poll() is not None
+    try:
+        proc.wait(seconds)
+        return True
+    except subprocess.TimeoutExpired:
+        return False
+
+
+def _ms(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)

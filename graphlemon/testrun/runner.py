@@ -1,0 +1,193 @@
+"""`run_tests`: detect, run, parse, reconcile with the exit code, add hints, remember failures."""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import tempfile
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from ..errors import ErrorCode, GraphLemonError, invalid_param
+from .detect import detect_framework, normalise_framework
+from .environment import child_env
+from .frameworks import Framework, Invocation, RunRequest, framework_of_command, get_framework
+from .frameworks.base import selector_file
+from .hints import build_hint
+from .lastfailed import LastFailedStore
+from .models import FrameworkName, ParsedRun, TestRunResult
+from .process import ProcessOutcome, run_process
+from .reconcile import reconcile
+from .targets import Targets, split_targets
+from .text import TAIL_CHARS, head_and_tail, strip_ansi
+
+log = logging.getLogger(__name__)
+MAX_TIMEOUT = 24 * 3600.0
+MAX_OUTPUT_BYTES = 64 * 1024 * 1024  # parsed from the head and the tail beyond this
+
+
+def run_tests(
+    project_dir: Path,
+    targets: Sequence[str] = (),
+    *,
+    framework: str | None = None,
+    last_failed: bool = False,
+    command: str | None = None,
+    timeout: float = 120.0,
+    env: Mapping[str, str] | None = None,
+    cancel: threading.Event | None = None,
+    tail_chars: int = TAIL_CHARS,
+) -> TestRunResult:
+    """Run a project's tests in one call and return the structured summary.
+
+    `targets`: files, folders, node ids or name patterns. `framework`: override
+    detection. `last_failed`: rerun what failed last time (everything when nothing
+    did). `command`: run this shell command as given, parsed when the framework is
+    known. `env`: added to the child's environment (inherited secrets are removed).
+    `cancel`: set it to stop the run; the process group is killed, partial results kept.
+    """
+    root = _project_root(project_dir)
+    _check_limits(timeout, command, tail_chars)
+    name: FrameworkName | None = normalise_framework(framework) if framework else None
+    if command is not None:
+        name = name or framework_of_command(command)
+        run_dir = root
+    else:
+        name, run_dir = detect_framework(root, name)
+    variant = get_framework(name) if name else None
+    wanted = split_targets(targets, root, run_dir)
+    store = LastFailedStore(root)
+    run_key = os.path.relpath(run_dir, root)
+    with tempfile.TemporaryDirectory(prefix="graphlemon-testrun-") as tmp:
+        report_dir = Path(tmp)
+        invocation = _invocation(variant, command, wanted, run_dir, report_dir, store, name, run_key, last_failed)
+        outcome = run_process(
+            invocation.argv, cwd=run_dir, env=child_env({**invocation.env, **(env or {})}),
+            output_path=report_dir / "output.log", timeout=timeout, cancel=cancel,
+        )  # fmt: skip
+        output = _read_output(report_dir / "output.log")
+        report = _read_report(invocation.report)
+    parsed = _parse(variant, report, output)
+    result = reconcile(
+        parsed, outcome, variant, output, framework=name,
+        command=command if command is not None else invocation.display, timeout=timeout,
+    )  # fmt: skip
+    _relativise(result, root, run_dir)
+    for failure in result.failures:
+        failure.hint = build_hint(failure, root)
+    result.output_tail = head_and_tail(output + _marker(outcome, timeout), tail_chars)
+    if name and outcome.start_error is None:
+        store.record(name, run_key, result.cases)
+    return result
+
+
+def _project_root(project_dir: Path | str) -> Path:
+    if not isinstance(project_dir, Path | str) or not str(project_dir).strip() or "\x00" in str(project_dir):
+        raise GraphLemonError(ErrorCode.PROJECT_NOT_FOUND, f"no project folder given ({project_dir!r})")
+    root = Path(project_dir).expanduser()
+    if not root.is_dir():
+        raise GraphLemonError(ErrorCode.PROJECT_NOT_FOUND, f"project folder not found: {root}", project=str(root))
+    return root.resolve()
+
+
+def _check_limits(timeout: float, command: str | None, tail_chars: int) -> None:
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not math.isfinite(timeout)
+        or not 0 < timeout <= MAX_TIMEOUT
+    ):
+        raise invalid_param(f"timeout must be a number of seconds in (0, {MAX_TIMEOUT:.0f}], got {timeout!r}")
+    if command is not None and (not command.strip() or "\x00" in command):
+        raise invalid_param("--command must be a non-empty shell command")
+    if isinstance(tail_chars, bool) or not isinstance(tail_chars, int) or tail_chars < 0:
+        raise invalid_param(f"tail_chars must be a non-negative int, got {tail_chars!r}")
+
+
+def _invocation(
+    variant: Framework | None, command: str | None, wanted: Targets, run_dir: Path, report_dir: Path,
+    store: LastFailedStore, name: FrameworkName | None, run_key: str, last_failed: bool,
+) -> Invocation:  # fmt: skip
+    if command is not None:
+        if variant is None:
+            return Invocation(["/bin/sh", "-c", command])
+        return variant.custom_invocation(command, report_dir)
+    assert variant is not None and name is not None
+    rerun = _rerun_selection(store.failed(name, run_key), wanted) if last_failed else []
+    return variant.invocation(RunRequest(run_dir=run_dir, report_dir=report_dir, targets=wanted, rerun=rerun))
+
+
+def _rerun_selection(failed: list[str], wanted: Targets) -> list[str]:
+    """The last failures, restricted to the path targets when some are given."""
+    if not wanted.paths:
+        return failed
+    prefixes = [p.split("::")[0].rstrip("/") for p in wanted.paths]
+    return [
+        s
+        for s in failed
+        if any(selector_file(s) == p or selector_file(s).startswith(p + "/") or p == "." for p in prefixes)
+    ]
+
+
+def _read_output(path: Path) -> str:
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            if size <= MAX_OUTPUT_BYTES:
+                data = fh.read()
+            else:
+                data = fh.read(MAX_OUTPUT_BYTES // 4) + b"\n[... output cut ...]\n"
+                fh.seek(size - MAX_OUTPUT_BYTES * 3 // 4)
+                data += fh.read()
+    except OSError:
+        return ""
+    return strip_ansi(data.decode("utf-8", errors="replace"))
+
+
+def _read_report(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def _parse(variant: Framework | None, report: str | None, output: str) -> ParsedRun:
+    if variant is None:
+        from .parsers.generic import parse_any_text
+
+        return parse_any_text(output)
+    try:
+        return variant.parse(report, output)
+    except Exception:  # a parser bug must not lose the run: degrade to exit code + tail, loudly
+        log.exception("the %s parser failed; falling back to exit code and output tail", variant.name)
+        return ParsedRun()
+
+
+def _relativise(result: TestRunResult, root: Path, run_dir: Path) -> None:
+    """File paths relative to the project root, whatever the framework printed."""
+    for item in (*result.failures, *result.cases):
+        if item.file:
+            item.file = _relative_file(item.file, root, run_dir)
+
+
+def _relative_file(file: str, root: Path, run_dir: Path) -> str:
+    path = Path(file.removeprefix("file://"))
+    absolute = path if path.is_absolute() else run_dir / path
+    try:
+        return os.path.relpath(absolute, root) if absolute.resolve().is_relative_to(root) else file
+    except (OSError, ValueError):
+        return file
+
+
+def _marker(outcome: ProcessOutcome, timeout: float) -> str:
+    if outcome.start_error:
+        return f"\n[graphlemon: could not start the command: {outcome.start_error}]"
+    if outcome.timed_out:
+        return f"\n[graphlemon: timed out after {timeout:g} s; the process group was killed]"
+    if outcome.cancelled:
+        return "\n[graphlemon: cancelled; the process group was killed]"
+    return ""

@@ -1,0 +1,67 @@
+"""Text helpers shared by the parsers: ANSI stripping, clipping, head + tail of an output."""
+
+from __future__ import annotations
+
+import re
+
+# CSI sequences (colours, cursor moves), OSC sequences (titles, links), lone escapes.
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+TAIL_CHARS = 3000
+CUT_MARKER = "\n[... {n} chars cut by graphlemon ...]\n"
+
+
+def strip_ansi(text: str) -> str:
+    """Remove terminal escapes and stray control characters; keep newlines and tabs."""
+    text = _ANSI.sub("", text).replace("\r\n", "\n")
+    # a carriage return redraws the line: keep what was drawn last
+    if "\r" in text:
+        text = "\n".join(_last_drawn(line) for line in text.split("\n"))
+    return _CONTROL.sub("", text)
+
+
+def _last_drawn(line: str) -> str:
+    drawn = [part for part in line.split("\r") if part]
+    return drawn[-1] if drawn else ""
+
+
+def head_and_tail(text: str, limit: int = TAIL_CHARS) -> str:
+    """At most about `limit` chars: a quarter from the head, the rest from the tail, a marker between."""
+    if limit <= 0:
+        return ""
+    if len(text) <= limit:
+        return text
+    head = limit // 4
+    tail = limit - head
+    cut = len(text) - head - tail
+    return text[:head] + CUT_MARKER.format(n=cut) + text[-tail:]
+
+
+def clip(text: str | None, limit: int) -> str:
+    """One string of at most `limit` chars, cut at the end with an ellipsis."""
+    if not text:
+        return ""
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def first_lines(text: str, count: int) -> str:
+    return "\n".join(text.strip().splitlines()[:count])
+
+
+def to_int(value: object) -> int | None:
+    """An int from a report field, or None for anything else (garbled reports never raise)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def to_str(value: object) -> str:
+    return value if isinstance(value, str) else ""

@@ -1,0 +1,33 @@
+"""The thin Prefect task `run-tests` in a real flow run."""
+
+from __future__ import annotations
+
+import pytest
+
+from .helpers import copy_fixture
+
+
+@pytest.mark.slow
+def test_run_tests_task_returns_the_result_and_an_artifact(prefect_harness, tmp_path):
+    from prefect import flow
+    from prefect.client.orchestration import get_client
+
+    from tasks.test import run_tests
+
+    project = copy_fixture("pytest_mixed", tmp_path)
+
+    @flow
+    def one_run():
+        return run_tests(str(project), ["tests/test_mixed.py::test_status_code"])
+
+    result = one_run()
+    assert result.summary.failed == 1 and result.failures[0].expected == "401"
+
+    async def artifacts():
+        async with get_client() as client:
+            return await client.read_artifacts()
+
+    import asyncio
+
+    found = [a for a in asyncio.run(artifacts()) if a.key == "test-run"]
+    assert found and "test_status_code" in found[0].data
