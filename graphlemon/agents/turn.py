@@ -8,6 +8,7 @@ builds the `AgentResult`.
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import time
 from pathlib import Path
@@ -135,6 +136,20 @@ class TurnRecorder:
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
+
+
+def json_in_text(text: str) -> Any:
+    """The JSON object in a final text answer (a ```json fence, or the outermost braces), else the text."""
+    fence = re.search(r"```(?:json)?\s*(\{.*?\})\s*```", text, re.S)
+    candidates = [fence.group(1)] if fence else []
+    if "{" in text and "}" in text:
+        candidates.append(text[text.index("{") : text.rindex("}") + 1])
+    for candidate in candidates:
+        try:
+            return json.loads(candidate)
+        except ValueError:
+            continue
+    return text
 
 
 def _jsonable(data: Any) -> Any:

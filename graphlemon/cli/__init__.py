@@ -15,7 +15,7 @@ import click
 import typer
 
 from ..errors import GraphLemonError
-from . import bugs, init_cmd, status, test_cmd
+from . import agent, bugs, init_cmd, status, test_cmd
 
 app = typer.Typer(
     name="graphlemon",
@@ -29,6 +29,7 @@ init_cmd.register(app)
 status.register(app)
 test_cmd.register(app)
 app.add_typer(bugs.app, name="bugs")
+app.add_typer(agent.app, name="agent")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,224 @@
+"""The anthropic backend: the Messages API tool-use loop with the `anthropic` SDK.
+
+* the skill is the system prompt, marked for prompt caching, as are the tool
+  definitions and the conversation so far (three cache breakpoints);
+* tool calls run through the sandboxed tool registry; results (and errors) are
+  fed back as `tool_result` blocks;
+* the structured output arrives through a `submit_output` tool whose schema is
+  the role's pydantic model (a bare JSON answer is accepted too); an invalid one
+  is returned to the model as a tool error;
+* every call is preceded by the budget pre-flight and followed by one usage record;
+* 429 / 529 / 5xx / connection errors are retried with backoff honouring
+  `retry-after`; after the last retry (or on any other API error) the turn fails
+  with a clear EXECUTOR_ERROR. The SDK's own retries are off, so this is the one
+  retry policy.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import time
+from typing import Any
+
+import anthropic
+
+from ..errors import ErrorCode, GraphLemonError, invalid_param
+from ..models import ExecutorName
+from .base import AgentRequest, AgentResult, ToolError
+from .budget import estimate_tokens, preflight
+from .context import ToolContext
+from .settings import AgentSettings
+from .tools import call_tool, tool_specs
+from .turn import TurnRecorder, json_in_text
+
+SUBMIT_TOOL = "submit_output"
+RETRYABLE_STATUS = frozenset({408, 409, 429})
+CACHE = {"type": "ephemeral"}
+
+
+class AnthropicExecutor:
+    name: ExecutorName = "anthropic"
+
+    def __init__(self, settings: AgentSettings, client: anthropic.Anthropic | None = None) -> None:
+        if settings.api_key is None or not settings.api_key.get_secret_value().strip():
+            raise invalid_param(
+                "the anthropic executor needs an API key (ANTHROPIC_API_KEY or the AnthropicCredentials block)"
+            )
+        self.settings = settings
+        key = settings.api_key.get_secret_value()
+        self.secrets = (key,)
+        self.client = client or anthropic.Anthropic(
+            api_key=key, base_url=settings.base_url, max_retries=0, timeout=settings.request_timeout_s
+        )
+
+    # -- the turn ----------------------------------------------------------------------------
+    def run(self, request: AgentRequest, ctx: ToolContext) -> AgentResult:
+        rec = TurnRecorder(self.name, request, ctx)
+        model = request.model or self.settings.model_for(request.role)
+        tools = _with_cache_mark(tool_specs(request.tools) + [_submit_spec(request)])
+        system = [{"type": "text", "text": request.system, "cache_control": CACHE}]
+        messages: list[dict[str, Any]] = [{"role": "user", "content": request.prompt}]
+        fixed_tokens = estimate_tokens(request.system) + estimate_tokens(json.dumps(tools))
+        problem: str | None = None
+        for _ in range(request.limits.max_turns):
+            remaining = request.limits.timeout_s - rec.elapsed()
+            if remaining <= 0:
+                return rec.finish("timeout", output_error=problem)
+            estimate = fixed_tokens + estimate_tokens(json.dumps(messages, ensure_ascii=False))
+            max_tokens = preflight(
+                ctx.ledger,
+                request.task_id,
+                model=model,
+                input_tokens=estimate,
+                max_output_tokens=self.settings.max_output_tokens,
+            )
+            params = {
+                "model": model,
+                "max_tokens": max_tokens,
+                "system": system,
+                "tools": tools,
+                "messages": _cache_last(messages),
+            }
+            rec.event(
+                "request", model=model, max_tokens=max_tokens, estimate_input_tokens=estimate, messages=len(messages)
+            )
+            response = self._create(params, rec, deadline=time.monotonic() + remaining)
+            rec.turns += 1
+            content = [block.model_dump(mode="json", exclude_none=True) for block in response.content]
+            rec.event("response", stop_reason=response.stop_reason, content=content)
+            messages.append({"role": "assistant", "content": content})
+            uses = [b for b in response.content if b.type == "tool_use"]
+            if response.stop_reason == "refusal":
+                return rec.finish("output_invalid", output_error="the model refused to continue (stop_reason=refusal)")
+            if not uses:
+                text = "".join(b.text for b in response.content if b.type == "text")
+                output, problem = rec.validate_output(json_in_text(text))
+                if problem is None:
+                    return rec.finish("completed", output=output)
+                messages.append({"role": "user", "content": f"{problem}. Call {SUBMIT_TOOL} with your final answer."})
+                continue
+            results, output = [], None
+            for use in uses:
+                result, accepted, problem = self._run_tool(use, request, ctx, rec)
+                results.append(result)
+                output = accepted if accepted is not None else output
+            if output is not None:
+                return rec.finish("completed", output=output)
+            messages.append({"role": "user", "content": results})
+        return rec.finish("max_turns", output_error=problem or "no output was submitted within max_turns")
+
+    def _run_tool(self, use: Any, request: AgentRequest, ctx: ToolContext, rec: TurnRecorder):
+        """-> (tool_result block, accepted output or None, problem or None)."""
+        rec.event("tool_call", tool=use.name, tool_use_id=use.id, args=use.input)
+        if use.name == SUBMIT_TOOL:
+            output, problem = rec.validate_output(use.input)
+            text = "accepted" if problem is None else f"error[OUTPUT_INVALID]: {problem}"
+            if problem is not None:
+                ctx.tool_errors.append(ToolError(tool=SUBMIT_TOOL, code="OUTPUT_INVALID", message=problem))
+            rec.event("tool_result", tool=use.name, ok=problem is None, content=text)
+            return _tool_result(use.id, text, problem is not None), output, problem
+        outcome = call_tool(ctx, use.name, use.input, allowed=request.tools)
+        rec.event("tool_result", tool=use.name, ok=outcome.ok, content=outcome.content)
+        return _tool_result(use.id, outcome.as_text(), not outcome.ok), None, None
+
+    # -- one API call, with retries ------------------------------------------------------------
+    def _create(self, params: dict[str, Any], rec: TurnRecorder, *, deadline: float) -> Any:
+        attempts = self.settings.retry_max + 1
+        last = ""
+        for attempt in range(attempts):
+            started = time.monotonic()
+            try:
+                response = self.client.messages.create(
+                    **params, timeout=max(1.0, min(self.settings.request_timeout_s, deadline - started))
+                )
+            except anthropic.APIStatusError as exc:
+                last = _describe(exc)
+                if exc.status_code not in RETRYABLE_STATUS and exc.status_code < 500:
+                    raise self._error(f"anthropic API error: {last}", status=exc.status_code) from None
+                wait = self._delay(attempt, exc.response.headers)
+            except anthropic.APIConnectionError as exc:
+                last = f"{type(exc).__name__}: {exc}"
+                wait = self._delay(attempt, {})
+            else:
+                self._record(rec, params["model"], response, started)
+                return response
+            if attempt + 1 >= attempts:
+                break
+            if time.monotonic() + wait > deadline:
+                raise self._error(f"anthropic: the turn timeout leaves no time to retry after: {last}")
+            rec.event("retry", attempt=attempt + 1, wait_s=round(wait, 3), error=last)
+            time.sleep(wait)
+        raise self._error(f"anthropic: giving up after {attempts} attempt(s); last error: {last}", attempts=attempts)
+
+    def _delay(self, attempt: int, headers: Any) -> float:
+        """retry-after (seconds, or retry-after-ms) when the server sends it, else exponential backoff with jitter."""
+        s = self.settings
+        for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+            raw = headers.get(name) if headers else None
+            try:
+                if raw is not None:
+                    return min(max(float(raw) * scale, 0.0), s.retry_max_delay_s)
+            except ValueError:
+                continue
+        return min(s.retry_base_delay_s * (2**attempt) * (1 + random.random() / 4), s.retry_max_delay_s)
+
+    def _record(self, rec: TurnRecorder, model: str, response: Any, started: float) -> None:
+        u = response.usage
+        rec.record_usage(
+            model=response.model or model,
+            input_tokens=u.input_tokens or 0,
+            output_tokens=u.output_tokens or 0,
+            cache_read_tokens=u.cache_read_input_tokens or 0,
+            cache_write_tokens=u.cache_creation_input_tokens or 0,
+            latency_ms=int((time.monotonic() - started) * 1000),
+            stop_reason=response.stop_reason,
+        )
+
+    def _error(self, message: str, **context: Any) -> GraphLemonError:
+        return GraphLemonError(ErrorCode.EXECUTOR_ERROR, message[:2000], executor="anthropic", **context)
+
+
+# -- message helpers ---------------------------------------------------------------------------
+
+
+def _submit_spec(request: AgentRequest) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "additionalProperties": True}
+    if request.output_model is not None:
+        schema = request.output_model.model_json_schema()
+        schema.pop("title", None)
+    return {
+        "name": SUBMIT_TOOL,
+        "description": "Submit the final structured output of this turn. Call it once, when the work is done.",
+        "input_schema": schema,
+    }
+
+
+def _with_cache_mark(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    tools = [dict(t) for t in tools]
+    tools[-1]["cache_control"] = CACHE
+    return tools
+
+
+def _cache_last(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A copy whose last message's last block carries a cache breakpoint (the prefix is reused next call)."""
+    out = copy.deepcopy(messages)
+    last = out[-1]
+    if isinstance(last["content"], str):
+        last["content"] = [{"type": "text", "text": last["content"]}]
+    last["content"][-1]["cache_control"] = CACHE
+    return out
+
+
+def _tool_result(tool_use_id: str, text: str, is_error: bool) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": text or "(empty)"}
+    if is_error:
+        block["is_error"] = True
+    return block
+
+
+def _describe(exc: anthropic.APIStatusError) -> str:
+    kind = getattr(exc, "type", None) or ""
+    message = getattr(exc, "api_message", None) or exc.message
+    return f"{exc.status_code} {kind}: {message}".replace("  ", " ")

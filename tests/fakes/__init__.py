@@ -1,0 +1,1 @@
+"""Fakes at the edge of the machine: a Messages API server and a `claude` executable (see each module)."""

@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""A fake `claude` CLI: emits Claude Code's stream-json events from a scripted queue.
+
+Installed on PATH as `claude` by `tests/fakes/claude.py::FakeClaude`. Each run
+pops the next behaviour from `$FAKE_CLAUDE_DIR/queue.json` (under a file lock)
+and records its argv, cwd and stdin in `$FAKE_CLAUDE_DIR/calls.ndjson`. A
+behaviour is `{"steps": [...], "exit_code": 0}`; steps run in order:
+
+  {"text": "..."}                                       assistant text (one model call)
+  {"tool": {"name": "Write", "input": {...}, "write": {"path": p, "content": c},
+            "delete": p, "result": "...", "is_error": false}}  tool_use + tool_result
+  {"deny": {"name": "Bash", "input": {...}, "reason": "..."}}  classifier denial
+  {"limit": {"text": "...", "rate_limit_type": "five_hour", "resets_at": 1760004000}}
+  {"sleep": 0.5}   {"stderr": "..."}   {"raw": "not json"}
+  {"result": {"result": "...", "structured_output": {...}, "is_error": false, "subtype": "success"}}
+
+Usage per model call comes from the behaviour's `usage` (default small numbers).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import sys
+import time
+import uuid
+from pathlib import Path
+
+DENIAL = "Permission for this action was denied by the Claude Code auto mode classifier. Reason: {reason}"
+
+
+def main() -> int:
+    folder = Path(os.environ["FAKE_CLAUDE_DIR"])
+    prompt = sys.stdin.read()
+    behaviour = _pop(folder / "queue.json")
+    with (folder / "calls.ndjson").open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"argv": sys.argv[1:], "cwd": os.getcwd(), "stdin": prompt}) + "\n")
+    if behaviour is None:
+        print("fake claude: no scripted behaviour left", file=sys.stderr)
+        return 3
+    session = str(uuid.uuid4())
+    model = _arg("--model") or "claude-sonnet-4-5"
+    usage = behaviour.get("usage") or {
+        "input_tokens": 10,
+        "output_tokens": 5,
+        "cache_read_input_tokens": 100,
+        "cache_creation_input_tokens": 20,
+    }
+    emit(
+        {
+            "type": "system",
+            "subtype": "init",
+            "cwd": os.getcwd(),
+            "session_id": session,
+            "model": model,
+            "tools": ["Read", "Write", "Edit", "Bash"],
+            "permissionMode": _arg("--permission-mode") or "default",
+        }
+    )
+    calls = 0
+    for step in behaviour.get("steps", []):
+        kind, spec = next(iter(step.items()))
+        if kind == "text":
+            calls += 1
+            emit(assistant(session, model, [{"type": "text", "text": spec}], usage))
+        elif kind in ("tool", "deny"):
+            calls += 1
+            tool_id = f"toolu_{uuid.uuid4().hex[:12]}"
+            emit(
+                assistant(
+                    session,
+                    model,
+                    [{"type": "tool_use", "id": tool_id, "name": spec["name"], "input": spec.get("input", {})}],
+                    usage,
+                )
+            )
+            if kind == "deny":
+                result, is_error = DENIAL.format(reason=spec.get("reason", "[Risky action]")), True
+            else:
+                _apply(spec)
+                result, is_error = spec.get("result", "ok"), bool(spec.get("is_error", False))
+            emit(
+                {
+                    "type": "user",
+                    "session_id": session,
+                    "message": {
+                        "role": "user",
+                        "content": [
+                            {"type": "tool_result", "tool_use_id": tool_id, "content": result, "is_error": is_error}
+                        ],
+                    },
+                }
+            )
+        elif kind == "limit":
+            info = {"status": "rejected", "rateLimitType": spec.get("rate_limit_type", "five_hour")}
+            if spec.get("resets_at") is not None:
+                info["resetsAt"] = spec["resets_at"]
+            emit({"type": "rate_limit_event", "rate_limit_info": info, "session_id": session})
+            synthetic = assistant(
+                session,
+                "<synthetic>",
+                [{"type": "text", "text": spec["text"]}],
+                {"input_tokens": 0, "output_tokens": 0},
+            )
+            synthetic["error"] = "rate_limit"
+            emit(synthetic)
+            emit(
+                {
+                    "type": "result",
+                    "subtype": "success",
+                    "is_error": True,
+                    "result": spec["text"],
+                    "session_id": session,
+                    "num_turns": calls,
+                    "total_cost_usd": 0,
+                    "usage": {"input_tokens": 0, "output_tokens": 0},
+                }
+            )
+        elif kind == "sleep":
+            time.sleep(float(spec))
+        elif kind == "stderr":
+            print(spec, file=sys.stderr, flush=True)
+        elif kind == "raw":
+            print(spec, flush=True)
+        elif kind == "result":
+            emit(
+                {
+                    "type": "result",
+                    "subtype": spec.get("subtype", "success"),
+                    "is_error": spec.get("is_error", False),
+                    "duration_ms": 10,
+                    "num_turns": calls,
+                    "result": spec.get("result", ""),
+                    "session_id": session,
+                    "total_cost_usd": 0.001,
+                    "usage": usage,
+                    **({"structured_output": spec["structured_output"]} if "structured_output" in spec else {}),
+                }
+            )
+    return int(behaviour.get("exit_code", 0))
+
+
+def assistant(session: str, model: str, content: list[dict], usage: dict) -> dict:
+    message = {
+        "id": f"msg_{uuid.uuid4().hex[:16]}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": None,
+        "usage": usage,
+    }
+    return {"type": "assistant", "message": message, "session_id": session, "parent_tool_use_id": None}
+
+
+def emit(event: dict) -> None:
+    print(json.dumps(event), flush=True)
+
+
+def _apply(spec: dict) -> None:
+    if "write" in spec:
+        path = Path(spec["write"]["path"])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(spec["write"]["content"], encoding="utf-8")
+    if "delete" in spec:
+        Path(spec["delete"]).unlink()
+
+
+def _arg(name: str) -> str | None:
+    args = sys.argv[1:]
+    return args[args.index(name) + 1] if name in args and args.index(name) + 1 < len(args) else None
+
+
+def _pop(queue_file: Path) -> dict | None:
+    with open(queue_file.with_suffix(".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        items = json.loads(queue_file.read_text()) if queue_file.exists() else []
+        if not items:
+            return None
+        queue_file.write_text(json.dumps(items[1:]))
+        return items[0]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
