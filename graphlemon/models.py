@@ -249,9 +249,12 @@ class TriageRecord(Record):
     evidence_verified: bool = False
     failure_signature: str | None = None
     fallback: bool = False
+    fallback_reason: str | None = None  # why the seed's fallback verdict replaced the proposed one
     executor: ExecutorName = "none"
     triage_ref: str | None = None
     l3_question: str | None = None
+    duration_ms: int = 0  # TriagerOutput.duration_ms
+    tokens_used: int = 0  # TriagerOutput.tokens_used (0 for the deterministic triager)
 
 
 class ArtifactRecord(Record):
