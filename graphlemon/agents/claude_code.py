@@ -30,7 +30,7 @@ from .base import AgentRequest, AgentResult
 from .budget import budget_status, estimate_tokens, preflight
 from .classifier import ClassifierGuard, is_classifier_denial
 from .context import ToolContext
-from .quota import QuotaHit, from_rate_limit_event, parse_usage_limit
+from .quota import QuotaHit, from_rate_limit_event, merge_quota, parse_usage_limit
 from .roles import role_spec
 from .settings import AgentSettings
 from .turn import TurnRecorder, json_in_text
@@ -142,7 +142,8 @@ class _Stream:
             model,
         )
         self.result: dict[str, Any] | None = None
-        self.quota: QuotaHit | None = None
+        self.quota_event: QuotaHit | None = None  # from a rejected rate_limit_event
+        self.quota_text: QuotaHit | None = None  # from a usage-limit message
         self.timed_out = False
         self.exit_code: int | None = None
         self.stderr_tail: list[str] = []
@@ -220,8 +221,7 @@ class _Stream:
         elif kind == "user":
             self.on_user(event)
         elif kind == "rate_limit_event":
-            hit = from_rate_limit_event(event)
-            self.quota = self.quota or hit
+            self.quota_event = self.quota_event or from_rate_limit_event(event)
         elif kind == "result":
             self.result = event
 
@@ -241,7 +241,7 @@ class _Stream:
             if block.get("type") == "tool_use":
                 self.tool_names[block.get("id", "")] = block.get("name", "?")
             elif block.get("type") == "text" and (message.get("model") == "<synthetic>" or event.get("error")):
-                self.quota = self.quota or parse_usage_limit(block.get("text", ""))
+                self.quota_text = self.quota_text or parse_usage_limit(block.get("text", ""))
 
     def on_user(self, event: dict[str, Any]) -> None:
         content = (event.get("message") or {}).get("content") or []
@@ -293,10 +293,11 @@ class _Stream:
     def outcome(self, *, files_changed: set[str], reverted: list[str]) -> AgentResult:
         result = self.result or {}
         text = str(result.get("result") or "")
-        if self.quota is None and (result.get("is_error") or len(text) < 300):
-            self.quota = parse_usage_limit(text)
-        if self.quota is not None:
-            raise self.quota.error()
+        if self.quota_text is None and (result.get("is_error") or len(text) < 300):
+            self.quota_text = parse_usage_limit(text)
+        hit = merge_quota(self.quota_event, self.quota_text)
+        if hit is not None:
+            raise hit.error()
         kept = files_changed - set(reverted)
         if self.timed_out:
             return self.rec.finish(

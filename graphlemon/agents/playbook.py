@@ -7,9 +7,9 @@ turns:
     match: {role: tester, unit: snake-core, attempt: 1}   # unit / attempt / task optional (= any)
     usage: {input_tokens: 1200, output_tokens: 300}       # optional simulated usage
     actions:
-      - write_file: {path: tests/test_snake.py, source: files/test_snake.py}   # or content: "..."
+      - write_file: {path: tests/test_snake.py, from_file: files/test_snake.py}  # or content: "..."
       - edit_file: {path: tests/test_snake.py, old: "a", new: "b"}
-      - patch: |                                           # a unified diff (or {source: x.diff})
+      - patch: |                                           # a unified diff (or {from_file: x.diff})
           --- a/tests/x.py ...
       - tool: run_tests                                    # any registered tool
         args: {targets: [tests/test_snake.py]}
@@ -21,7 +21,8 @@ turns:
     times: 1                                               # usable once, then later turns match
 ```
 
-The most specific matching turn wins (ties: the first in the file). No match is
+The most specific matching turn wins (task > unit > a single attempt > a list of
+attempts; ties: the first in the file). No match is
 an INVALID_PARAM error naming role, unit and attempt.
 """
 
@@ -59,7 +60,9 @@ class TurnMatch(BaseModel):
 
     @property
     def specificity(self) -> int:
-        return sum(x is not None for x in (self.unit, self.attempt, self.task))
+        """task > unit > one attempt > a list of attempts > role only."""
+        attempt = 0 if self.attempt is None else 1 if isinstance(self.attempt, list) else 2
+        return 8 * (self.task is not None) + 4 * (self.unit is not None) + attempt
 
     def describe(self) -> str:
         parts = [f"role={self.role}"] + [
@@ -190,18 +193,18 @@ class Playbook(BaseModel):
 
 
 def _inline_source(action: Action, base_dir: Path | None, source: str) -> None:
-    """`source: file` (relative to the playbook) becomes the content / diff argument."""
-    ref = action.args.pop("source", None)
+    """`from_file: path` (relative to the playbook) becomes the content / diff argument."""
+    ref = action.args.pop("from_file", None)
     if ref is None:
         return
     key = "diff" if action.tool == "apply_patch" else "content"
     if key in action.args:
-        raise invalid_param(f"playbook {source}: {action.tool} has both 'source' and '{key}'")
+        raise invalid_param(f"playbook {source}: {action.tool} has both 'from_file' and '{key}'")
     if base_dir is None or Path(str(ref)).is_absolute() or ".." in Path(str(ref)).parts:
-        raise invalid_param(f"playbook {source}: source {ref!r} must be a path relative to the playbook")
+        raise invalid_param(f"playbook {source}: from_file {ref!r} must be a path relative to the playbook")
     file = base_dir / str(ref)
     if not file.is_file():
-        raise invalid_param(f"playbook {source}: source file {file} does not exist")
+        raise invalid_param(f"playbook {source}: from_file {file} does not exist")
     action.args[key] = file.read_text(encoding="utf-8")
 
 

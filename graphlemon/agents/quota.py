@@ -69,6 +69,13 @@ def from_rate_limit_event(event: dict[str, Any]) -> QuotaHit | None:
     return QuotaHit(limit_type, resets_at, f"rate_limit_event rejected ({info.get('rateLimitType', 'unknown')})")
 
 
+def merge_quota(event: QuotaHit | None, text: QuotaHit | None) -> QuotaHit | None:
+    """The event knows the limit type and reset time best; the message reads best."""
+    if event is None or text is None:
+        return event or text
+    return QuotaHit(event.limit_type, event.resets_at or text.resets_at, text.message)
+
+
 def parse_usage_limit(text: str, now: datetime | None = None) -> QuotaHit | None:
     """A plan usage-limit message in `text`, or None."""
     if not text:

@@ -50,8 +50,10 @@ def run(
     as_json: JsonOpt = False,
 ) -> None:
     """Run one role turn and print the AgentResult (exit 1 unless it completed with a valid output)."""
-    from ..agents import AgentSettings, Limits, build_executor, build_request, run_turn
+    from ..agents import EXECUTORS, AgentSettings, Limits, build_executor, build_request, run_turn
 
+    if executor is not None and executor not in EXECUTORS:
+        raise invalid_param(f"unknown executor {executor!r}; choose one of: {', '.join(EXECUTORS)}")
     handle = open_project(project)
     settings = AgentSettings.from_env(backend=executor, playbook=playbook)
     context = _context(prompt, prompt_file, role=role, unit=unit, task=task, attempt=attempt)

@@ -375,7 +375,7 @@ def _check_message(i: int, message: Any, previous_uses: set[str]) -> int:
     if isinstance(content, str):
         if not content.strip():
             raise BadRequest(f"messages.{i}: text content blocks must be non-empty")
-        return 0
+        content = [{"type": "text", "text": content}]
     if not isinstance(content, list) or not content:
         raise BadRequest(f"messages.{i}.content: must be a non-empty string or list")
     allowed = {"text", "tool_use"} if role == "assistant" else {"text", "tool_result"}

@@ -1,0 +1,160 @@
+"""Each agent tool, called the way every backend calls it (`call_tool`), on a real project."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from graphlemon.agents import SandboxPolicy, ToolContext, build_request
+from graphlemon.agents.sandbox import Sandbox
+from graphlemon.agents.tools import call_tool, get_tool, tool_names
+from graphlemon.agents.tools.state import todo_path
+from graphlemon.bugs import BugTracker
+from graphlemon.models import TimelineEvent
+
+
+@pytest.fixture
+def ctx(project):
+    (project.root / "src").mkdir()
+    (project.root / "src" / "app.py").write_text("def add(a, b):\n    return a + b\n\nTOKEN = 'x'\n")
+    policy = SandboxPolicy(root=project.root, writable=["tests/**"])
+    return ToolContext(
+        project=project,
+        sandbox=Sandbox(policy),
+        role="tester",
+        node_exec_id="ne-t",
+        task_id="task-1",
+        unit_id="u1",
+        run_id="r1",
+    )
+
+
+def ok(ctx, name, **args):
+    outcome = call_tool(ctx, name, args)
+    assert outcome.ok, outcome.content
+    return outcome.content
+
+
+def err(ctx, name, **args):
+    outcome = call_tool(ctx, name, args)
+    assert not outcome.ok, outcome.content
+    return outcome.content
+
+
+def test_every_tool_has_an_object_schema_and_the_issue_lists_them_all():
+    expected = {
+        "read_file", "list_files", "search_text", "write_file", "edit_file", "run_tests", "bug_open",
+        "bug_transition", "bug_list", "extract_evidence", "write_todolist", "update_todo_item",
+        "timeline_append", "record_memory", "apply_patch",
+    }  # fmt: skip
+    assert expected <= set(tool_names())
+    for name in tool_names():
+        spec = get_tool(name).spec()
+        assert spec["input_schema"]["type"] == "object" and spec["description"]
+
+
+def test_read_list_search(ctx):
+    assert ok(ctx, "read_file", path="src/app.py")["content"].startswith("def add")
+    assert ok(ctx, "read_file", path="src/app.py", offset=2, limit=1)["content"] == "    return a + b\n"
+    assert "src/app.py" in ok(ctx, "list_files")["files"]
+    assert ok(ctx, "list_files", path="src", pattern="*.py")["files"] == ["src/app.py"]
+    matches = ok(ctx, "search_text", pattern=r"return \w+", path=".")["matches"]
+    assert matches == [{"path": "src/app.py", "line": 2, "text": "    return a + b"}]
+    assert "no such file" in err(ctx, "read_file", path="src/missing.py")
+    assert "bad regular expression" in err(ctx, "search_text", pattern="(")
+    assert "invalid arguments" in err(ctx, "read_file", path="src/app.py", offset=0)
+    assert "invalid arguments" in err(ctx, "read_file", path="x", surprise=1)
+
+
+def test_write_edit_and_patch_stay_in_the_sandbox(ctx, project):
+    ok(ctx, "write_file", path="tests/test_app.py", content="def test_add():\n    assert 1 == 1\n")
+    assert ok(ctx, "edit_file", path="tests/test_app.py", old="1 == 1", new="2 == 2")["replacements"] == 1
+    assert "not found" in err(ctx, "edit_file", path="tests/test_app.py", old="nope", new="x")
+    assert "SANDBOX_VIOLATION" in err(ctx, "edit_file", path="src/app.py", old="a + b", new="a - b")
+    diff = (
+        "--- a/tests/test_app.py\n+++ b/tests/test_app.py\n@@ -1,2 +1,2 @@\n def test_add():\n"
+        "-    assert 2 == 2\n+    assert 3 == 3\n"
+    )
+    assert ok(ctx, "apply_patch", diff=diff)["files"] == ["tests/test_app.py"]
+    assert "3 == 3" in (project.root / "tests/test_app.py").read_text()
+    evil = "--- a/src/app.py\n+++ b/src/app.py\n@@ -1 +1 @@\n-def add(a, b):\n+def add(a, b):  # pwned\n"
+    assert "SANDBOX_VIOLATION" in err(ctx, "apply_patch", diff=evil)
+    assert "pwned" not in (project.root / "src/app.py").read_text()
+    link = "diff --git a/tests/l b/tests/l\nnew file mode 120000\n--- /dev/null\n+++ b/tests/l\n@@ -0,0 +1 @@\n+/etc\n"
+    assert "symlinks" in err(ctx, "apply_patch", diff=link)
+    assert "does not apply" in err(ctx, "apply_patch", diff=diff)  # already applied
+    assert ctx.files_changed == {"tests/test_app.py"}
+
+
+def test_bug_tools_open_dedup_transition_and_list(ctx, project):
+    first = ok(ctx, "bug_open", title="add returns the wrong sum", test_name="test_add", severity="high")
+    again = ok(ctx, "bug_open", title="same failure again", test_name="test_add")
+    assert first["created"] and not again["created"] and again["bug_id"] == first["bug_id"]
+    bug = BugTracker(project.ledger).get(first["bug_id"])
+    assert (bug.unit_id, bug.run_id, bug.task_id, bug.source) == ("u1", "r1", "task-1", "unit_test")
+    assert ok(ctx, "bug_list", unit_id="u1", status=["open"])["bugs"][0]["bug_id"] == first["bug_id"]
+    assert ok(ctx, "bug_transition", bug_id=first["bug_id"], to="fixing")["from"] == "open"
+    assert "INVALID_TRANSITION" in err(ctx, "bug_transition", bug_id=first["bug_id"], to="verified")
+    assert "BUG_NOT_FOUND" in err(ctx, "bug_transition", bug_id="bug-nope", to="fixed")
+    assert "invalid arguments" in err(ctx, "bug_open", title="x", severity="apocalyptic")
+
+
+def test_todolist_timeline_and_memory(ctx, project):
+    items = ok(ctx, "write_todolist", items=[{"title": "write tests"}, {"title": "run them"}])["items"]
+    assert [i["id"] for i in items] == ["step-001", "step-002"]
+    assert ok(ctx, "update_todo_item", id="step-001", status="done")["remaining"] == 1
+    assert "no item" in err(ctx, "update_todo_item", id="step-9", status="done")
+    assert json.loads(todo_path(ctx).read_text())[0]["status"] == "done"
+    ok(ctx, "timeline_append", event="test_failed", ref="r1", summary="1 failure")
+    [event] = project.ledger.read_as("timeline", TimelineEvent)
+    assert (event.event, event.task_id, event.unit_id) == ("test_failed", "task-1", "u1")
+    assert "invalid arguments" in err(ctx, "timeline_append", event="Bad Event!")
+    ok(ctx, "record_memory", topic="vitest cold start", content="use --pool=threads", relevance=0.9)
+    ok(ctx, "record_memory", topic="vitest cold start", content="use --pool=forks now", relevance=0.8)
+    system = build_request(project, "tester", context="go").system
+    assert "## Memory" in system and "--pool=forks now" in system and "--pool=threads" not in system
+    assert "## Memory" not in build_request(project, "coder", context="go").system
+
+
+def test_extract_evidence_verifies_quotes_and_refuses_escapes(ctx, tmp_path):
+    (tmp_path / "outside.log").write_text("ECONNREFUSED")
+    result = ok(
+        ctx,
+        "extract_evidence",
+        evidence=[
+            "src/app.py: return   A + b",
+            "src/app.py:4: TOKEN = 'x'",
+            "src/app.py:1: TOKEN",
+            "src/app.py: jwt.verify(token)",
+            "../outside.log: ECONNREFUSED",
+            "no separator here",
+            "src/nope.py: x",
+        ],
+    )
+    assert [r["ok"] for r in result["results"]] == [True, True, False, False, False, False, False]
+    assert result["results"][1]["line"] == 4
+    assert not result["ok"] and len(result["failed"]) == 5
+    assert "'..'" in result["results"][4]["reason"]
+    assert ctx.tool_errors and ctx.tool_errors[-1].code == "SANDBOX_VIOLATION"
+
+
+def test_run_tests_runs_the_structured_runner(ctx, project):
+    (project.root / "tests").mkdir()
+    (project.root / "tests" / "test_app.py").write_text(
+        "import sys, pathlib\nsys.path.insert(0, str(pathlib.Path(__file__).parents[1] / 'src'))\n"
+        "from app import add\n\ndef test_ok():\n    assert add(1, 2) == 3\n\ndef test_bad():\n    assert add(2, 2) == 5\n"
+    )
+    (project.root / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    result = ok(ctx, "run_tests", targets=["tests"], framework="pytest", timeout_s=60)
+    assert result["summary"]["total"] == 2 and result["summary"]["failed"] == 1
+    assert result["failures"][0]["name"].endswith("test_bad") and result["failures"][0]["hint"]
+    assert "looks like an option" in err(ctx, "run_tests", targets=["--rootdir=/"])
+    assert "SANDBOX_VIOLATION" in err(ctx, "run_tests", targets=["../elsewhere"])
+
+
+def test_a_tool_the_role_was_not_given_is_refused(ctx):
+    outcome = call_tool(ctx, "bug_open", {"title": "x"}, allowed=["read_file"])
+    assert not outcome.ok and "not available to the tester role" in outcome.content
+    assert "unknown tool" in call_tool(ctx, "rm_rf", {}).content
+    assert "must be a JSON object" in call_tool(ctx, "read_file", ["src/app.py"]).content
