@@ -267,6 +267,7 @@ class FakeMessagesServer:
 class _Handler(BaseHTTPRequestHandler):
     fake: FakeMessagesServer
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out as separate writes
 
     def _serve(self) -> None:
         length = int(self.headers.get("content-length") or 0)
