@@ -15,7 +15,7 @@ import click
 import typer
 
 from ..errors import GraphLemonError
-from . import agent, bugs, init_cmd, status, test_cmd
+from . import agent, bugs, init_cmd, report, sql, status, test_cmd
 
 app = typer.Typer(
     name="graphlemon",
@@ -30,6 +30,8 @@ status.register(app)
 test_cmd.register(app)
 app.add_typer(bugs.app, name="bugs")
 app.add_typer(agent.app, name="agent")
+app.add_typer(report.app, name="report")
+sql.register(app)
 
 
 def main(argv: list[str] | None = None) -> None:
