@@ -86,7 +86,9 @@ class AnthropicExecutor:
             )
             response = self._create(params, rec, deadline=time.monotonic() + remaining)
             rec.turns += 1
-            content = ctx.redactor.value([block.model_dump(mode="json", exclude_none=True) for block in response.content])
+            content = ctx.redactor.value(
+                [block.model_dump(mode="json", exclude_none=True) for block in response.content]
+            )
             rec.event("response", stop_reason=response.stop_reason, content=content)
             messages.append({"role": "assistant", "content": content})
             uses = [b for b in response.content if b.type == "tool_use"]

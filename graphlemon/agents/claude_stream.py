@@ -1,0 +1,270 @@
+"""One `claude -p --output-format stream-json` process: feed the prompt, read events, judge the result.
+
+Usage is recorded per assistant message id; a rejected `rate_limit_event` or a
+usage-limit message becomes `QuotaExceeded`; classifier denials go to the
+`ClassifierGuard`; a token budget crossed mid-stream stops the process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import threading
+import time
+from typing import Any
+
+from ..errors import BudgetExceeded, ErrorCode, GraphLemonError
+from .base import AgentRequest, AgentResult
+from .budget import budget_status
+from .classifier import ClassifierGuard, is_classifier_denial
+from .context import ToolContext
+from .quota import QuotaHit, from_rate_limit_event, merge_quota, parse_usage_limit
+from .turn import TurnRecorder, json_in_text
+
+
+class ClaudeStream:
+    """One `claude` process: feed the prompt, read stream-json events until the result or the deadline."""
+
+    def __init__(
+        self,
+        request: AgentRequest,
+        ctx: ToolContext,
+        rec: TurnRecorder,
+        guard: ClassifierGuard,
+        model: str,
+    ) -> None:
+        self.request, self.ctx, self.rec, self.guard, self.model = (
+            request,
+            ctx,
+            rec,
+            guard,
+            model,
+        )
+        self.result: dict[str, Any] | None = None
+        self.quota_event: QuotaHit | None = None  # from a rejected rate_limit_event
+        self.quota_text: QuotaHit | None = None  # from a usage-limit message
+        self.timed_out = False
+        self.exit_code: int | None = None
+        self.stderr_tail: list[str] = []
+        self.tool_names: dict[str, str] = {}
+        self._pending_usage: dict[str, dict[str, Any]] = {}
+        self._last_event = time.monotonic()
+
+    # -- process ------------------------------------------------------------------------------
+    def run(self, argv: list[str]) -> None:
+        self.rec.event(
+            "launch", argv=[a if len(a) < 200 else a[:200] + "..." for a in argv], cwd=str(self.request.workdir)
+        )
+        try:
+            proc = subprocess.Popen(
+                argv,
+                cwd=self.request.workdir,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                encoding="utf-8",
+                errors="replace",
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise GraphLemonError(
+                ErrorCode.EXECUTOR_ERROR, f"cannot start {argv[0]!r}: {exc}", executor="claude_code"
+            ) from None
+        lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True).start()
+        threading.Thread(target=_tail, args=(proc.stderr, self.stderr_tail), daemon=True).start()
+        try:
+            proc.stdin.write(self.request.prompt)  # type: ignore[union-attr]
+            proc.stdin.close()  # type: ignore[union-attr]
+        except BrokenPipeError:
+            pass
+        deadline = time.monotonic() + self.request.limits.timeout_s
+        try:
+            while True:
+                try:
+                    line = lines.get(timeout=max(0.01, deadline - time.monotonic()))
+                except queue.Empty:
+                    self.timed_out = True
+                    break
+                if line is None:
+                    break
+                self.handle_line(line)
+        finally:
+            if proc.poll() is None:
+                _kill_group(proc)
+            self.exit_code = proc.wait()
+            self.rec.event(
+                "exit",
+                exit_code=self.exit_code,
+                timed_out=self.timed_out,
+                stderr_tail="".join(self.stderr_tail)[-2000:],
+            )
+
+    # -- events -------------------------------------------------------------------------------
+    def handle_line(self, line: str) -> None:
+        line = line.strip()
+        if not line:
+            return
+        try:
+            event = json.loads(line)
+        except ValueError:
+            self.rec.event("claude_unparsed", line=line[:2000])
+            return
+        if not isinstance(event, dict):
+            return
+        self.rec.event("claude", data=event)
+        kind = event.get("type")
+        if kind == "assistant":
+            self.on_assistant(event)
+        elif kind == "user":
+            self.on_user(event)
+        elif kind == "rate_limit_event":
+            self.quota_event = self.quota_event or from_rate_limit_event(event)
+        elif kind == "result":
+            self.result = event
+
+    def on_assistant(self, event: dict[str, Any]) -> None:
+        message = event.get("message") or {}
+        msg_id = message.get("id") or f"anon-{len(self._pending_usage)}"
+        if message.get("usage") and message.get("model") != "<synthetic>":
+            if msg_id not in self._pending_usage:
+                self.flush_usage()
+            self._pending_usage[msg_id] = {
+                "usage": message["usage"],
+                "model": message.get("model") or self.model,
+                "at": time.monotonic(),
+            }
+            self._check_token_budget()
+        for block in message.get("content") or []:
+            if block.get("type") == "tool_use":
+                self.tool_names[block.get("id", "")] = block.get("name", "?")
+            elif block.get("type") == "text" and (message.get("model") == "<synthetic>" or event.get("error")):
+                self.quota_text = self.quota_text or parse_usage_limit(block.get("text", ""))
+
+    def on_user(self, event: dict[str, Any]) -> None:
+        content = (event.get("message") or {}).get("content") or []
+        for block in content if isinstance(content, list) else []:
+            if block.get("type") != "tool_result":
+                continue
+            text = _block_text(block.get("content"))
+            tool = self.tool_names.get(block.get("tool_use_id", ""), "?")
+            if block.get("is_error") and is_classifier_denial(text):
+                self.guard.denied(tool, text, ref=block.get("tool_use_id"))  # may raise ClassifierBlocked
+            elif not block.get("is_error"):
+                self.guard.allowed()
+
+    def flush_usage(self) -> None:
+        for msg_id, item in list(self._pending_usage.items()):
+            u = item["usage"]
+            self.rec.turns += 1
+            self.rec.record_usage(
+                model=item["model"],
+                input_tokens=int(u.get("input_tokens") or 0),
+                output_tokens=int(u.get("output_tokens") or 0),
+                cache_read_tokens=int(u.get("cache_read_input_tokens") or 0),
+                cache_write_tokens=int(u.get("cache_creation_input_tokens") or 0),
+                latency_ms=int((item["at"] - self._last_event) * 1000),
+                stop_reason=u.get("stop_reason"),
+            )
+            self._last_event = item["at"]
+            del self._pending_usage[msg_id]
+
+    def _check_token_budget(self) -> None:
+        """Token budgets cannot be passed to claude: stop the turn once the recorded usage crosses one."""
+        status = budget_status(self.ctx.ledger, self.request.task_id)
+        if status is None or status.limit_type != "token_count":
+            return
+        pending = sum(
+            sum(int(v or 0) for k, v in i["usage"].items() if k.endswith("tokens"))
+            for i in self._pending_usage.values()
+        )
+        if status.used + pending > status.limit_value:
+            raise BudgetExceeded(
+                f"task {self.request.task_id}: the claude turn crossed the token budget {status.limit_value:g}; it was stopped",
+                task_id=self.request.task_id,
+                limit_type=status.limit_type,
+                limit_value=status.limit_value,
+                used=status.used + pending,
+            )
+
+    # -- the result ---------------------------------------------------------------------------
+    def outcome(self, *, files_changed: set[str], reverted: list[str]) -> AgentResult:
+        result = self.result or {}
+        text = str(result.get("result") or "")
+        if self.quota_text is None and (result.get("is_error") or len(text) < 300):
+            self.quota_text = parse_usage_limit(text)
+        hit = merge_quota(self.quota_event, self.quota_text)
+        if hit is not None:
+            raise hit.error()
+        kept = files_changed - set(reverted)
+        if self.timed_out:
+            return self.rec.finish(
+                "timeout",
+                output_error=f"claude did not finish within {self.request.limits.timeout_s:g}s",
+                files_changed=kept,
+                reverted_paths=reverted,
+            )
+        if not self.result:
+            tail = "".join(self.stderr_tail)[-1500:].strip()
+            raise GraphLemonError(
+                ErrorCode.EXECUTOR_ERROR,
+                f"claude exited with code {self.exit_code} without a result event" + (f": {tail}" if tail else ""),
+                executor="claude_code",
+            )
+        if result.get("subtype") == "error_max_turns":
+            return self.rec.finish(
+                "max_turns", output_error="claude reached --max-turns", files_changed=kept, reverted_paths=reverted
+            )
+        if result.get("is_error"):
+            raise GraphLemonError(
+                ErrorCode.EXECUTOR_ERROR,
+                f"claude reported an error ({result.get('subtype')}): {text[:1500]}",
+                executor="claude_code",
+            )
+        data = result.get("structured_output")
+        if data is None:
+            data = json_in_text(text)
+            if not isinstance(data, dict) and self.request.output_model is None:
+                data = {"text": text}
+        output, problem = self.rec.validate_output(data)
+        if problem:
+            return self.rec.finish("output_invalid", output_error=problem, files_changed=kept, reverted_paths=reverted)
+        return self.rec.finish("completed", output=output, files_changed=kept, reverted_paths=reverted)
+
+
+def _block_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
+    return ""
+
+
+def _pump(stream, lines: queue.Queue) -> None:
+    for line in iter(stream.readline, ""):
+        lines.put(line)
+    lines.put(None)
+
+
+def _tail(stream, tail: list[str], keep: int = 200) -> None:
+    for line in iter(stream.readline, ""):
+        tail.append(line)
+        if len(tail) > keep:
+            del tail[0]
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=2)
+            return
+        except subprocess.TimeoutExpired:
+            continue
