@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import math
+import re
 from typing import Any
 
 _NOTHING = {"none", "undefined", "null", "nil", "<nil>"}
@@ -67,8 +68,13 @@ def _string_hint(exp: str, act: str) -> str:
         return "The text is cut short: the end of the expected string is missing (loop stops early, slice too short)."
     if act.startswith(exp):
         return "The text has extra content at the end: something is appended twice or not trimmed."
-    return ("The text is different, not just formatted differently: compare where the string is built with the "
-            "wording the spec or contract requires.")  # fmt: skip
+    at = next((i for i, (a, b) in enumerate(zip(exp, act, strict=False)) if a != b), min(len(exp), len(act)))
+    return (f"The text first differs at character {at + 1} ({_around(exp, at)!r} expected, {_around(act, at)!r} "
+            "produced): check how that part of the string is built (separators, joins, escaping, wording).")  # fmt: skip
+
+
+def _around(text: str, at: int) -> str:
+    return text[max(0, at - 8) : at + 8]
 
 
 def _sequence_hint(exp: list[Any], act: list[Any]) -> str:
@@ -101,17 +107,31 @@ def _dict_hint(exp: dict[Any, Any], act: dict[Any, Any]) -> str:
     return f"Key(s) {', '.join(differing)} hold different values: check how those fields are computed or mapped."
 
 
+_JS_KEY = re.compile(r"([{,]\s*)([A-Za-z_$][\w$]*)\s*:")
+_JS_TRAILING_COMMA = re.compile(r",\s*([}\]])")
+
+
 def _literal(text: str) -> Any:
-    """A Python / JSON literal from a value as a framework printed it, or None."""
+    """A Python / JSON / JavaScript-inspect literal from a value as a framework printed it, or None."""
     text = text.strip()
     if not text or len(text) > _MAX_LITERAL:
         return None
-    for loader in (json.loads, ast.literal_eval):
+    for loader in (json.loads, ast.literal_eval, _js_literal):
         try:
             return loader(text)
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             continue
     return None
+
+
+def _js_literal(text: str) -> Any:
+    """`{ a: 1, b: 'x' }` / `[ 1, 2 ]` as util.inspect and chai print them."""
+    if not text.startswith(("{", "[")):
+        raise ValueError("not an object or array")
+    text = re.sub(r"^(?:Object|Array)\s+", "", text)
+    text = _JS_KEY.sub(r'\1"\2":', text.replace("'", '"'))
+    text = _JS_TRAILING_COMMA.sub(r"\1", text).replace("undefined", "null")
+    return json.loads(text)
 
 
 def _is_number(value: Any) -> bool:

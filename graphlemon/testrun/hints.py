@@ -69,8 +69,8 @@ def _first_rule(ctx: HintContext) -> str | None:
 
 
 def _module_missing(m: re.Match[str], ctx: HintContext) -> str:
-    name = m.group("mod")
-    if name.startswith((".", "/")):
+    name = _short(m.group("mod"), ctx.root)
+    if name.startswith((".", "/")) or name != m.group("mod"):
         return (f"The import of `{name}` points to a file that does not exist: check the relative path, the file "
                 "extension and letter case from the importing file.")  # fmt: skip
     return (f"Module `{name}` cannot be loaded: if it is a third-party package add it to the project's "
@@ -100,8 +100,10 @@ def _conftest(m: re.Match[str], ctx: HintContext) -> str:
 
 
 def _compile(m: re.Match[str], ctx: HintContext) -> str:
-    return (f"The code does not compile{ctx.where}: {m.group(0).strip()[:120]} — fix it first; no test in that "
-            "package can run until it builds.")  # fmt: skip
+    f = ctx.failure
+    where = f" (at {_short(f.file, ctx.root)}:{f.line})" if f.file and f.line else ctx.where
+    return (f"The code does not compile{where}: fix that compiler error first; no test of that package or crate "
+            "can run until it builds.")  # fmt: skip
 
 
 def _undefined_name(m: re.Match[str], ctx: HintContext) -> str:
@@ -363,14 +365,21 @@ def _status_hint(ctx: HintContext) -> str | None:
     return f"The handler takes the wrong branch for this request: find where a {got // 100}xx response is produced and what condition should lead to {exp} instead."
 
 
+_COMMON_STATUSES = {200, 201, 202, 204, 301, 302, 303, 304, 307, 308, 400, 401, 403, 404, 405, 409, 410, 413, 415, 422,
+                    429, 500, 501, 502, 503, 504}  # fmt: skip
+
+
 def _status_pair(ctx: HintContext) -> tuple[int | None, int | None]:
-    if not re.search(r"status|response|http|\bcode\b", ctx.text + " " + ctx.failure.name, re.IGNORECASE):
-        return None, None
+    """(expected, got) HTTP statuses: codes in a status context, or well-known codes one of which is an error."""
     exp, got = ctx.failure.expected, ctx.failure.got
-    if exp and got and exp.strip().isdigit() and got.strip().isdigit():
-        e, g = int(exp), int(got)
-        if 100 <= e < 600 and 100 <= g < 600 and e != g:
-            return e, g
+    if not (exp and got and exp.strip().isdigit() and got.strip().isdigit()):
+        return None, None
+    e, g = int(exp), int(got)
+    if e == g or not (100 <= e < 600 and 100 <= g < 600):
+        return None, None
+    in_context = re.search(r"status|response|http|\bcode\b", ctx.text + " " + ctx.failure.name, re.IGNORECASE)
+    if in_context or ({e, g} <= _COMMON_STATUSES and max(e, g) >= 400):
+        return e, g
     return None, None
 
 

@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from ..project import STATE_DIR
+from .frameworks.base import selector_file
 from .models import TestCase
 
 log = logging.getLogger(__name__)
@@ -31,6 +32,11 @@ class LastFailedStore:
     def record(self, framework: str, run_key: str, cases: list[TestCase]) -> None:
         data = self._load()
         current = dict.fromkeys(data.get(framework, {}).get(run_key, []))
+        failed_now = {c.selector for c in cases if c.selector and c.status == "failed"}
+        files_that_ran = {selector_file(c.selector) for c in cases if c.selector and not _file_level(c.selector)}
+        for stored in list(current):  # a file that failed to load / build, and ran tests this time
+            if _file_level(stored) and stored not in failed_now and selector_file(stored) in files_that_ran:
+                del current[stored]
         for case in cases:
             if not case.selector:
                 continue
@@ -67,3 +73,8 @@ class LastFailedStore:
             os.replace(tmp, self.path)
         except OSError as exc:
             log.warning("could not write the last-failed store %s: %s", self.path, exc)
+
+
+def _file_level(selector: str) -> bool:
+    """A whole-file (or whole-package) selector: `tests/x.py`, `tests/x.test.js<TAB>`, `broken<TAB>`."""
+    return selector == selector_file(selector) or selector == selector_file(selector) + "\t"

@@ -39,14 +39,15 @@ def run_process(
     output_path: Path,
     timeout: float,
     cancel: threading.Event | None = None,
+    stdout_path: Path | None = None,
 ) -> ProcessOutcome:
-    """Run `argv` (no shell) in `cwd`; its combined output goes to `output_path`."""
+    """Run `argv` (no shell) in `cwd`; its output goes to `output_path` (stdout to `stdout_path` if given)."""
     started = time.monotonic()
-    with open(output_path, "wb") as out:
+    with open(output_path, "wb") as out, open(stdout_path or os.devnull, "wb") as stdout:
         try:
             proc = subprocess.Popen(
-                argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                start_new_session=True,
+                argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=stdout if stdout_path else out,
+                stderr=out if stdout_path else subprocess.STDOUT, start_new_session=True,
             )  # fmt: skip
         except OSError as exc:
             reason = f"command not found: {argv[0]}" if isinstance(exc, FileNotFoundError) else str(exc)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import re
 import tempfile
 import threading
 from collections.abc import Mapping, Sequence
@@ -66,10 +67,13 @@ def run_tests(
         outcome = run_process(
             invocation.argv, cwd=run_dir, env=child_env({**invocation.env, **(env or {})}),
             output_path=report_dir / "output.log", timeout=timeout, cancel=cancel,
+            stdout_path=invocation.report if invocation.stdout_is_report else None,
         )  # fmt: skip
         output = _read_output(report_dir / "output.log")
         report = _read_report(invocation.report)
-    parsed = _parse(variant, report, output)
+    if variant is not None:
+        output = variant.human_output(report, output)
+    parsed = _drop_filtered(_parse(variant, report, output), invocation.name_filter)
     result = reconcile(
         parsed, outcome, variant, output, framework=name,
         command=command if command is not None else invocation.display, timeout=timeout,
@@ -113,7 +117,7 @@ def _invocation(
     if command is not None:
         if variant is None:
             return Invocation(["/bin/sh", "-c", command])
-        return variant.custom_invocation(command, report_dir)
+        return variant.custom_invocation(command, run_dir, report_dir)
     assert variant is not None and name is not None
     rerun = _rerun_selection(store.failed(name, run_key), wanted) if last_failed else []
     return variant.invocation(RunRequest(run_dir=run_dir, report_dir=report_dir, targets=wanted, rerun=rerun))
@@ -167,11 +171,35 @@ def _parse(variant: Framework | None, report: str | None, output: str) -> Parsed
         return ParsedRun()
 
 
+def _drop_filtered(parsed: ParsedRun, name_filter: str | None) -> ParsedRun:
+    """Drop the tests a name filter left out (vitest, jest and node report them as skipped)."""
+    if not name_filter:
+        return parsed
+    try:
+        wanted = re.compile(name_filter)
+    except re.error:
+        return parsed
+    parsed.cases = [
+        c for c in parsed.cases
+        if c.status != "skipped" or c.selector is None or wanted.search(c.selector.partition("\t")[2] or c.name)
+    ]  # fmt: skip
+    return parsed
+
+
 def _relativise(result: TestRunResult, root: Path, run_dir: Path) -> None:
-    """File paths relative to the project root, whatever the framework printed."""
+    """File paths relative to the project root (selectors: to the run folder), whatever the framework printed."""
     for item in (*result.failures, *result.cases):
         if item.file:
-            item.file = _relative_file(item.file, root, run_dir)
+            relative = _relative_file(item.file, root, run_dir)
+            if item.name == item.file:  # a file-level failure is named after its file
+                item.name = relative
+            item.file = relative
+    for case in result.cases:
+        if case.selector and "\t" in case.selector:
+            file, _, name = case.selector.partition("\t")
+            if file and Path(file).is_absolute():
+                local = _relative_file(file, run_dir, run_dir)
+                case.selector = f"{local}\t{name if name != file else local}"
 
 
 def _relative_file(file: str, root: Path, run_dir: Path) -> str:

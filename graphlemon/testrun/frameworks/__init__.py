@@ -6,9 +6,14 @@ import re
 
 from ..models import FrameworkName
 from .base import Framework, Invocation, RunRequest
+from .js import Jest, Mocha, Vitest
+from .native import CargoTest, GoTest
+from .node import NodeTest, NpmTest
 from .pytest import Pytest
 
-_VARIANTS: dict[str, type[Framework]] = {cls.name: cls for cls in (Pytest,)}
+_VARIANTS: dict[str, type[Framework]] = {
+    cls.name: cls for cls in (Pytest, Vitest, Jest, Mocha, NodeTest, NpmTest, GoTest, CargoTest)
+}
 
 # a custom command names its runner; checked in this order
 _COMMAND_HINTS: tuple[tuple[re.Pattern[str], FrameworkName], ...] = (

@@ -27,6 +27,8 @@ class Invocation:
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
     report: Path | None = None  # the machine-readable report this run writes, if any
+    name_filter: str | None = None  # the name regex given to the framework (its non-matching tests report as skipped)
+    stdout_is_report: bool = False  # the report is the command's stdout (go test -json); stderr alone is the output
 
     @property
     def display(self) -> str:
@@ -44,7 +46,7 @@ class Framework(ABC):
     def invocation(self, request: RunRequest) -> Invocation:
         """The argv (and report hooks) that run `request` with this framework."""
 
-    def custom_invocation(self, command: str, report_dir: Path) -> Invocation:
+    def custom_invocation(self, command: str, run_dir: Path, report_dir: Path) -> Invocation:
         """A user's `--command`, run by the shell, with whatever report hooks work through the environment."""
         return Invocation(["/bin/sh", "-c", command])
 
@@ -54,6 +56,10 @@ class Framework(ABC):
 
     def parse_text(self, output: str) -> ParsedRun:
         return ParsedRun()
+
+    def human_output(self, report: str | None, output: str) -> str:
+        """The text a person would have read (for the output tail); the raw output for most frameworks."""
+        return output
 
     def no_tests(self, output: str, exit_code: int | None) -> bool:
         return bool(self.no_tests_pattern and self.no_tests_pattern.search(output))

@@ -33,7 +33,7 @@ class Pytest(Framework):
             args += ["-k", " or ".join(_k_term(p) for p in request.targets.patterns)]
         return self._with_plugin(args, request.report_dir)
 
-    def custom_invocation(self, command: str, report_dir: Path) -> Invocation:
+    def custom_invocation(self, command: str, run_dir: Path, report_dir: Path) -> Invocation:
         return self._with_plugin(["/bin/sh", "-c", command], report_dir)
 
     def parse(self, report: str | None, output: str) -> ParsedRun:

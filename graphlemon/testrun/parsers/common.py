@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from ...models import TestSummary
 from ..assertions import extract_expected_got
 from ..models import TestFailure
 from ..text import clip
@@ -64,8 +65,20 @@ def make_failure(
 
 
 _ERROR_LINE = re.compile(
-    r"^\s*(?:[\w.]+(?:Error|Exception|Exit|Interrupt)|panic|thread '.*' panicked|error(?:\[\w+\])?)\b.*", re.M
+    r"^\s*(?:[\w.]*(?:Error|Exception|Exit|Interrupt)|panic|thread '.*' panicked|error(?:\[\w+\])?)\b.*", re.M
 )
+
+
+def first_paragraph(text: str, max_lines: int = 6) -> str:
+    """The first block of non-empty lines: the message a runner prints above its code frame."""
+    lines: list[str] = []
+    for line in text.strip().splitlines():
+        if not line.strip() or re.match(r"^\s*>?\s*\d+ \|", line):
+            if lines:
+                break
+            continue
+        lines.append(line.strip())
+    return "\n".join(lines[:max_lines])
 
 
 def error_summary(text: str, max_lines: int = 6) -> str:
@@ -78,3 +91,21 @@ def error_summary(text: str, max_lines: int = 6) -> str:
     if errors:
         return "\n".join(errors[-max_lines:])
     return "\n".join(ln for ln in lines[-max_lines:] if ln.strip())
+
+
+_SKIP_WORDS = ("skipped", "todo", "pending", "ignored", "xfailed")
+_PASS_WORDS = ("passed", "passing", "xpassed")
+_FAIL_WORDS = ("failed", "failing", "errors", "error")
+
+
+def summary_from_words(text: str) -> TestSummary:
+    """Counts from a closing line such as `3 failed | 5 passed | 1 todo (10)` or `2 passing, 1 failing`."""
+    passed = failed = skipped = 0
+    for number, word in re.findall(r"(\d+) ([a-z]+)", text):
+        if word in _PASS_WORDS:
+            passed += int(number)
+        elif word in _FAIL_WORDS:
+            failed += int(number)
+        elif word in _SKIP_WORDS:
+            skipped += int(number)
+    return TestSummary(total=passed + failed + skipped, passed=passed, failed=failed, skipped=skipped)

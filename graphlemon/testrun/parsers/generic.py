@@ -9,7 +9,11 @@ import re
 
 from ...models import TestSummary
 from ..models import ParsedRun
+from .jest_text import parse_jest_text
+from .mocha_text import parse_mocha_text
+from .node_text import parse_node_text
 from .pytest_text import parse_pytest_text
+from .vitest_text import parse_vitest_text
 
 _PLAIN = re.compile(
     r"^(?:\w+: )?(?P<passed>\d+) passed, (?P<failed>\d+) failed(?:, (?P<skipped>\d+) skipped)?\s*$", re.M
@@ -28,7 +32,15 @@ def parse_plain_counts(output: str) -> ParsedRun:
     )
 
 
-TEXT_PARSERS = (parse_pytest_text, parse_plain_counts)
+# most specific markers first: vitest's and jest's summaries, mocha's `passing`, node's TAP/spec, pytest's `====`
+TEXT_PARSERS = (
+    parse_vitest_text,
+    parse_jest_text,
+    parse_mocha_text,
+    parse_node_text,
+    parse_pytest_text,
+    parse_plain_counts,
+)
 
 
 def parse_any_text(output: str) -> ParsedRun:

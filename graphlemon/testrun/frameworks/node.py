@@ -1,0 +1,89 @@
+"""node:test (our reporter writes JSON lines; spec on stdout for people) and `npm test` (text only)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ...errors import invalid_param
+from ..models import ParsedRun
+from ..parsers.generic import parse_any_text
+from ..parsers.js_common import name_regex
+from ..parsers.node_events import parse_node_events
+from ..parsers.node_text import parse_node_text
+from .base import Framework, Invocation, RunRequest, file_and_name
+
+REPORTER = Path(__file__).resolve().parent.parent / "node_reporter.js"
+
+
+class NodeTest(Framework):
+    name = "node"
+
+    def invocation(self, request: RunRequest) -> Invocation:
+        report = request.report_dir / "node-events.jsonl"
+        paths, pattern = self._selection(request)
+        argv = ["node", "--test", f"--test-reporter={REPORTER}", f"--test-reporter-destination={report}",
+                "--test-reporter=spec", "--test-reporter-destination=stdout"]  # fmt: skip
+        if pattern:
+            argv.append(f"--test-name-pattern={pattern}")
+        return Invocation([*argv, *paths], report=report)
+
+    def parse(self, report: str | None, output: str) -> ParsedRun:
+        parsed = parse_node_events(report) if report else ParsedRun()
+        if parsed.found:
+            return parsed
+        text = parse_node_text(output)
+        text.running = parsed.running
+        return text
+
+    def parse_text(self, output: str) -> ParsedRun:
+        return parse_node_text(output)
+
+    def no_tests(self, output: str, exit_code: int | None) -> bool:
+        return re.search(r"^(?:ℹ|#) tests 0$", output, re.M) is not None
+
+    @staticmethod
+    def _selection(request: RunRequest) -> tuple[list[str], str | None]:
+        """Node matches the pattern per test (suites are always entered; a parent test must match itself)."""
+        if not request.rerun:
+            patterns = request.targets.patterns
+            return list(request.targets.paths), name_regex(patterns, anchored=False) if patterns else None
+        files: list[str] = []
+        names: list[str] = []
+        whole_file = False
+        for selector in request.rerun:
+            file, full = file_and_name(selector)
+            files.append(file)
+            if not full or full == file:
+                whole_file = True
+            names.extend(full.split(" > "))
+        paths = list(dict.fromkeys(f for f in files if f))
+        return paths, None if whole_file else name_regex(list(dict.fromkeys(names)), anchored=True)
+
+
+class NpmTest(Framework):
+    """`npm test`: whatever runner the script starts; its output is read by every text parser in turn."""
+
+    name = "npm-test"
+
+    def invocation(self, request: RunRequest) -> Invocation:
+        if request.targets.patterns:
+            raise invalid_param(
+                "npm-test cannot select tests by name (the script decides its runner); pass files, "
+                "or use --framework / --command with the runner's own filter",
+                patterns=request.targets.patterns,
+            )
+        paths = (
+            list(dict.fromkeys(file_and_name(s)[0] for s in request.rerun)) if request.rerun else request.targets.paths
+        )
+        paths = [p for p in paths if p]
+        return Invocation(["npm", "test", *(["--", *paths] if paths else [])])
+
+    def parse(self, report: str | None, output: str) -> ParsedRun:
+        return parse_any_text(output)
+
+    def parse_text(self, output: str) -> ParsedRun:
+        return parse_any_text(output)
+
+    def no_tests(self, output: str, exit_code: int | None) -> bool:
+        return "Missing script" in output

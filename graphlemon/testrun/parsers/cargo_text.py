@@ -1,0 +1,73 @@
+"""cargo test / libtest output → cases, failures and counts; compile errors → one failure.
+
+libtest prints `test NAME ... ok|FAILED|ignored` as each test ends, then a
+`---- NAME stdout ----` section per failure holding the panic (`thread 'NAME'
+panicked at src/lib.rs:20:9:` + message, or the older `panicked at 'msg', file:line:col`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..models import ParsedRun, TestCase, TestFailure
+from .common import make_failure
+
+_BINARY = re.compile(r"^\s+(?:Running (?:unittests )?|Doc-tests )(?P<source>\S+)", re.M)
+_TEST = re.compile(r"^test (?P<name>.+?)(?P<panic> - should panic)? \.\.\. (?P<status>ok|FAILED|ignored\b.*)$", re.M)
+_SECTION = re.compile(r"^---- (?P<name>.+?) stdout ----$", re.M)
+_PANIC_NEW = re.compile(
+    r"panicked at (?P<file>[^\s:]+):(?P<line>\d+):\d+:\n(?P<message>(?:(?!note: |stack backtrace:).*\n)*)"
+)
+_PANIC_OLD = re.compile(r"panicked at '(?P<message>.*?)', (?P<file>[^\s:]+):(?P<line>\d+):\d+", re.S)
+_SECTION_END = re.compile(r"^(?:---- .+ stdout ----|failures:|test result:)", re.M)
+_COMPILE = re.compile(r"^error(?:\[(?P<code>E\d+)\])?: (?P<message>.+)$", re.M)
+_ARROW = re.compile(r"^\s*--> (?P<file>[^\s:]+):(?P<line>\d+):\d+", re.M)
+
+
+def parse_cargo_text(output: str) -> ParsedRun:
+    run = ParsedRun(source="text")
+    binaries = [(m.start(), m["source"]) for m in _BINARY.finditer(output)]
+    sections = _sections(output)
+    for match in _TEST.finditer(output):
+        name = match["name"].strip()
+        source = next((src for start, src in reversed(binaries) if start < match.start()), None)
+        status = "passed" if match["status"] == "ok" else "failed" if match["status"] == "FAILED" else "skipped"
+        file = source if source and source.endswith(".rs") else None
+        run.cases.append(TestCase(name=name, file=file, status=status, selector=name))  # type: ignore[arg-type]
+        if status == "failed":
+            run.failures.append(_failure(name, sections.get(name, ""), file))
+    return run
+
+
+def _sections(output: str) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for match in _SECTION.finditer(output):
+        rest = output[match.end() :]
+        end = _SECTION_END.search(rest)
+        found.setdefault(match["name"], rest[: end.start()] if end else rest[:8000])
+    return found
+
+
+def _failure(name: str, body: str, file: str | None) -> TestFailure:
+    panic = _PANIC_NEW.search(body) or _PANIC_OLD.search(body)
+    if not panic:
+        return make_failure(name, file=file, message=body.strip()[:600] or "failed", detail=body)
+    message = panic["message"].strip()
+    return make_failure(name, file=panic["file"], line=int(panic["line"]), message=message or "panicked", detail=body)
+
+
+def compile_failure(output: str) -> TestFailure | None:
+    """`error[E0308]: mismatched types --> src/lib.rs:3:5` → a failure at that place."""
+    error = next(
+        (m for m in _COMPILE.finditer(output) if not m["message"].startswith(("could not compile", "test failed"))),
+        None,
+    )
+    if error is None:
+        return None
+    arrow = _ARROW.search(output, error.end())
+    code = f"[{error['code']}]" if error["code"] else ""
+    block = output[error.start() : error.start() + 2000]
+    return make_failure(
+        "cargo: build failed", file=arrow["file"] if arrow else None, line=int(arrow["line"]) if arrow else None,
+        message=f"error{code}: {error['message']}", detail=block,
+    )  # fmt: skip

@@ -1,0 +1,138 @@
+"""`go test -json` events → cases and failures; build failures → one failure per package.
+
+A test with subtests is a parent: only leaves are cases, unless the parent failed
+while none of its subtests did. A package that failed with no failing test (a
+panic in init, TestMain, a build failure) becomes one failure named after it.
+`module` (from go.mod) turns import paths into folders.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from ..models import ParsedRun, TestCase
+from ..text import to_str
+from .common import json_lines, make_failure
+
+_LOCATION = re.compile(r"^\s+(?P<file>[\w./-]+\.go):(?P<line>\d+): (?P<message>.*)$")
+_TEST_FRAME = re.compile(r"^\t(?P<file>\S+_test\.go):(?P<line>\d+)", re.M)
+_NOISE = re.compile(r"^(?:=== (?:RUN|PAUSE|CONT|NAME)|\s*--- (?:PASS|FAIL|SKIP):|PASS$|FAIL$|ok\s|FAIL\s)")
+_BUILD_FAILED = re.compile(r"^FAIL\s+(?P<pkg>\S+) \[(?:build failed|setup failed)\]", re.M)
+_COMPILE_ERROR = re.compile(r"^(?P<file>[^\s:]+\.go):(?P<line>\d+):(?:\d+:)? (?P<message>.+)$", re.M)
+
+
+def package_dir(package: str, module: str | None) -> str:
+    """`example.com/calc/broken` → `broken` (`.` for the module root) when inside the module."""
+    if module and package == module:
+        return "."
+    if module and package.startswith(module + "/"):
+        return package[len(module) + 1 :]
+    return package
+
+
+def parse_go_json(report: str, stderr: str = "", module: str | None = None) -> ParsedRun:
+    run = ParsedRun(source="report")
+    outcome: dict[tuple[str, str], str] = {}
+    output: dict[tuple[str, str], list[str]] = defaultdict(list)
+    package_failed: dict[str, bool] = {}
+    order: list[tuple[str, str]] = []
+    for event in json_lines(report):
+        package, test, action = to_str(event.get("Package")), to_str(event.get("Test")), to_str(event.get("Action"))
+        key = (package, test)
+        if action == "output":
+            output[key].append(to_str(event.get("Output")))
+        elif action == "run" and test and key not in outcome:
+            outcome[key] = "running"
+            order.append(key)
+        elif action in ("pass", "fail", "skip"):
+            if test:
+                if key not in outcome:
+                    order.append(key)
+                outcome[key] = action
+            else:
+                package_failed[package] = action == "fail"
+    parents: set[tuple[str, str]] = set()
+    failing_parents: set[tuple[str, str]] = set()
+    for package, test in order:
+        for cut in range(test.count("/")):
+            parent = (package, test.rsplit("/", cut + 1)[0])
+            parents.add(parent)
+            if outcome[(package, test)] == "fail":
+                failing_parents.add(parent)
+    for key in order:
+        if key in parents and not (outcome[key] == "fail" and key not in failing_parents):
+            continue  # a parent is not a case, unless it failed while none of its subtests did
+        _add_test(run, key, outcome[key], output[key], module)
+    failing_packages = {pkg for (pkg, _t), c in ((k, outcome[k]) for k in order) if c == "fail"}
+    for package, failed in package_failed.items():
+        if failed and package not in failing_packages:
+            _add_package_failure(run, package, "".join(output[(package, "")]) + stderr, module)
+    for match in _BUILD_FAILED.finditer(report + "\n" + stderr):
+        if match["pkg"] not in package_failed:
+            _add_package_failure(run, match["pkg"], _build_section(stderr, match["pkg"]), module)
+    running = [k for k in order if outcome[k] == "running"]
+    if running:
+        package, test = running[-1]
+        folder = package_dir(package, module)
+        run.running = TestCase(name=test, file=folder, status="failed", selector=f"{folder}\t{test}")
+    return run
+
+
+def _add_test(run: ParsedRun, key: tuple[str, str], status: str, output: list[str], module: str | None) -> None:
+    package, test = key
+    if status == "running":
+        return
+    folder = package_dir(package, module)
+    lines = [ln.rstrip("\n") for ln in output]
+    located = [m for m in (_LOCATION.match(ln) for ln in lines) if m]
+    file, line = None, None
+    if located:
+        file, line = f"{folder}/{located[0]['file']}".removeprefix("./"), int(located[0]["line"])
+    else:  # a panic: the test file's frame in the goroutine trace
+        frame = _TEST_FRAME.search("".join(output))
+        if frame:
+            file, line = frame["file"], int(frame["line"])
+    case_status = {"pass": "passed", "fail": "failed", "skip": "skipped"}[status]
+    run.cases.append(TestCase(name=test, file=file, line=line, status=case_status, selector=f"{folder}\t{test}"))  # type: ignore[arg-type]
+    if case_status == "failed":
+        detail = "".join(output)
+        body = [ln for ln in lines if ln.strip() and not _NOISE.match(ln.strip())]
+        message = "\n".join(m["message"] for m in located) or "\n".join(body[:4]) or "failed"
+        run.failures.append(make_failure(test, file=file, line=line, message=message, detail=detail))
+
+
+def _add_package_failure(run: ParsedRun, package: str, text: str, module: str | None) -> None:
+    folder = package_dir(package, module)
+    error = _COMPILE_ERROR.search(text)
+    file = error["file"].removeprefix("./") if error else folder
+    line = int(error["line"]) if error else None
+    build = "[build failed]" in text or error is not None
+    message = ("build failed: " + error["message"]) if error else _last_lines(text) or "package failed"
+    name = f"{package} [build failed]" if build else f"{package} [package failed]"
+    run.cases.append(TestCase(name=name, file=file, line=line, status="failed", selector=f"{folder}\t"))
+    run.failures.append(make_failure(name, file=file, line=line, message=message, detail=text[-8000:]))
+
+
+def _build_section(stderr: str, package: str) -> str:
+    """The compiler's `# package` block of stderr (or all of stderr when there is none)."""
+    header = re.search(rf"^# {re.escape(package)}(?: .*)?$", stderr, re.M)
+    if not header:
+        return stderr + f"\nFAIL\t{package} [build failed]"
+    end = re.search(r"^# ", stderr[header.end() :], re.M)
+    body = stderr[header.start() : header.end() + end.start()] if end else stderr[header.start() :]
+    return body + "\n[build failed]"
+
+
+def _last_lines(text: str) -> str:
+    lines = [ln for ln in text.strip().splitlines() if ln.strip() and not _NOISE.match(ln.strip())]
+    return "\n".join(lines[-4:])
+
+
+def human_text(report: str) -> str:
+    """The `go test -v` text carried in the events' Output fields (for the output tail)."""
+    parts: list[str] = []
+    for event in json_lines(report):
+        if event.get("Action") == "output":
+            parts.append(to_str(event.get("Output")))
+    return "".join(parts)

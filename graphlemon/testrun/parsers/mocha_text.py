@@ -1,0 +1,47 @@
+"""mocha's spec reporter → failures and counts (custom commands, killed runs)."""
+
+from __future__ import annotations
+
+import re
+
+from ..models import ParsedRun, TestCase
+from .common import error_summary, make_failure, summary_from_words
+
+_COUNTS = re.compile(r"^\s+(\d+) (passing|failing|pending)\b", re.M)
+_NUMBERED = re.compile(r"^  \d+\) (.*)$")
+_FILE_LINE = re.compile(r"(?:file://)?(/[^\s():]+\.[cm]?[jt]s):(\d+)")
+
+
+def parse_mocha_text(output: str) -> ParsedRun:
+    run = ParsedRun(source="text")
+    counts = _COUNTS.findall(output)
+    if not counts:
+        return run
+    run.counts = summary_from_words(" ".join(f"{n} {w}" for n, w in counts))
+    failing_at = output.find(" failing\n")
+    if failing_at < 0:
+        return run
+    for title_lines, body in _blocks(output[failing_at:].splitlines()[1:]):
+        name = " ".join(part.strip() for part in title_lines).rstrip(":")
+        location = _FILE_LINE.search(body)
+        file = location.group(1) if location else None
+        line = int(location.group(2)) if location else None
+        run.cases.append(TestCase(name=name, file=file, status="failed", selector=f"{file}\t{name}"))
+        run.failures.append(make_failure(name, file=file, line=line, message=error_summary(body, 4), detail=body))
+    return run
+
+
+def _blocks(lines: list[str]) -> list[tuple[list[str], str]]:
+    """`  1) suite` + indented title lines ending in `:` + the error body, per numbered failure."""
+    blocks: list[tuple[list[str], list[str]]] = []
+    for line in lines:
+        numbered = _NUMBERED.match(line)
+        if numbered:
+            blocks.append(([numbered.group(1)], []))
+        elif blocks:
+            title, body = blocks[-1]
+            if not body and not title[-1].endswith(":"):
+                title.append(line)
+            else:
+                body.append(line)
+    return [(title, "\n".join(body)) for title, body in blocks]

@@ -1,0 +1,94 @@
+"""vitest's default (non-TTY) output → cases, failures, counts; and its unhandled-error sections.
+
+Used as the fallback when the JSON report is missing (killed run, custom command),
+and always for unhandled errors, which the JSON report does not carry.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ...models import TestSummary
+from ..models import ParsedRun, TestCase, TestFailure
+from .common import error_summary, make_failure, summary_from_words
+
+_FILE = re.compile(r"^ (?P<mark>[✓❯×↓]) (?P<file>\S+) \((?P<body>\d+ tests?[^)]*)\)", re.M)
+_TEST = re.compile(r"^   (?P<mark>[✓×↓]) (?P<name>.+?)(?: \d+ms)?$", re.M)
+_FAIL_HEAD = re.compile(r"^ FAIL  (?P<file>\S+) > (?P<name>.+)$", re.M)
+_RULE = re.compile(r"^⎯{3,}.*$", re.M)
+_LOCATION = re.compile(r"❯ (?P<file>[^\s:]+):(?P<line>\d+):\d+")
+_TOTALS = re.compile(r"^\s+Tests\s+(?P<body>.*\(\d+\))\s*$", re.M)
+_UNHANDLED = re.compile(r"^⎯+ (?P<kind>Unhandled (?:Rejection|Error|Exception)) ⎯+$", re.M)
+_ORIGIN = re.compile(r'This error originated in "(?P<file>[^"]+)" test file')
+_MARKS = {"✓": "passed", "×": "failed", "↓": "skipped"}
+
+
+def parse_vitest_text(output: str) -> ParsedRun:
+    run = ParsedRun(source="text")
+    current_file: str | None = None
+    files = [(m.start(), m["file"]) for m in _FILE.finditer(output)]
+    details = _failure_details(output)
+    for match in _TEST.finditer(output):
+        current_file = next((f for start, f in reversed(files) if start < match.start()), None)
+        name = match["name"].strip()
+        status = _MARKS[match["mark"]]
+        run.cases.append(
+            TestCase(
+                name=name, file=current_file, status=status, selector=f"{current_file}\t{name.replace(' > ', ' ')}"
+            )
+        )  # type: ignore[arg-type]
+        if status == "failed":
+            body = details.get((current_file, name), "")
+            location = _LOCATION.search(body)
+            line = int(location["line"]) if location and location["file"] == current_file else None
+            run.failures.append(
+                make_failure(
+                    name,
+                    file=current_file,
+                    line=line,
+                    message=error_summary(body, 4) if body else "failed",
+                    detail=body,
+                )
+            )
+    run.counts = _totals(output)
+    return run
+
+
+def unhandled_errors(output: str) -> list[TestFailure]:
+    """One failure per `⎯ Unhandled Rejection ⎯` / `⎯ Unhandled Error ⎯` section."""
+    failures = []
+    for match in _UNHANDLED.finditer(output):
+        rest = output[match.end() :]
+        end = _RULE.search(rest)
+        body = rest[: end.start()] if end else rest[:4000]
+        origin = _ORIGIN.search(body)
+        location = _LOCATION.search(body)
+        file = origin["file"] if origin else (location["file"] if location else None)
+        line = int(location["line"]) if location and location["file"] == file else None
+        first = next((ln.strip() for ln in body.splitlines() if ln.strip()), "")
+        kind = match["kind"].lower()
+        failures.append(
+            make_failure(
+                f"vitest: {kind}" + (f" in {file}" if file else ""),
+                file=file,
+                line=line,
+                message=f"{kind}: {first}",
+                detail=body,
+            )
+        )
+    return failures
+
+
+def _failure_details(output: str) -> dict[tuple[str | None, str], str]:
+    heads = list(_FAIL_HEAD.finditer(output))
+    found: dict[tuple[str | None, str], str] = {}
+    for head in heads:
+        rest = output[head.end() :]
+        end = _RULE.search(rest)
+        found.setdefault((head["file"], head["name"].strip()), rest[: end.start()] if end else rest[:4000])
+    return found
+
+
+def _totals(output: str) -> TestSummary | None:
+    found = list(_TOTALS.finditer(output))
+    return summary_from_words(found[-1]["body"]) if found else None

@@ -1,0 +1,172 @@
+"""vitest, jest, mocha, node:test and npm test projects run for real (dependencies from committed lockfiles)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from graphlemon.testrun import run_tests
+
+from .helpers import FIXTURES, alive, by_name, copy_fixture, statuses
+
+
+@pytest.fixture(autouse=True, scope="module")
+def node_modules_installed():
+    missing = [
+        n for n in ("vitest_project", "jest_project", "mocha_project") if not (FIXTURES / n / "node_modules").is_dir()
+    ]
+    if missing:
+        pytest.fail(f"JS fixture dependencies missing in {missing}: run scripts/install-fixtures.sh (make test does)")
+
+
+@pytest.fixture(scope="module")
+def vitest_run(tmp_path_factory):
+    project = copy_fixture("vitest_project", tmp_path_factory.mktemp("vitest"))
+    return project, run_tests(project)
+
+
+def test_vitest_report_nested_describe_skip_todo_and_failures(vitest_run):
+    _, result = vitest_run
+    assert result.framework == "vitest" and not result.ok and not result.crashed
+    st = statuses(result)
+    assert st["app > add > adds two numbers"] == "passed"
+    assert st["app > add > ünïcode name ✓ [brackets]"] == "passed"
+    assert st["app > is skipped"] == "skipped" and st["app > is still to do"] == "skipped"
+    assert st["AC-02 top level test passes"] == "passed"
+    status = by_name(result, "app > answers 401 for an unknown user")
+    assert (status.file, status.line, status.expected, status.got) == ("tests/app.test.js", 15, "401", "500")
+    assert "401" in status.hint and "auth" in status.hint
+    undefined = by_name(result, "app > reads the title")
+    assert "`length`" in undefined.hint and "src/app.js:6" in undefined.hint
+    assert "key(s) b" in by_name(result, "app > returns the whole object").hint
+    s = result.summary
+    assert s.total == s.passed + s.failed + s.skipped == len(result.cases)
+
+
+def test_vitest_file_that_fails_to_import_is_a_failure(vitest_run):
+    _, result = vitest_run
+    broken = by_name(result, "tests/broken.test.js")
+    assert "does-not-exist.js" in broken.message and "does-not-exist.js" in broken.hint
+
+
+def test_vitest_unhandled_rejection_with_all_tests_green_is_not_ok(fixture_project):
+    project = fixture_project("vitest_project")
+    result = run_tests(project, ["tests/unhandled.test.js"])
+    assert statuses(result)["passes but leaves a rejected promise behind"] == "passed"
+    assert result.exit_code == 1 and not result.ok and not result.crashed
+    assert result.summary.passed == 2 and result.summary.failed == 1
+    failure = result.failures[0]
+    assert failure.name == "vitest: unhandled rejection in tests/unhandled.test.js"
+    assert (failure.file, failure.line) == ("tests/unhandled.test.js", 4)
+    assert "late failure from a forgotten promise" in failure.message and "promise" in failure.hint
+
+
+def test_vitest_name_pattern_and_last_failed_map_to_files_and_t(fixture_project):
+    project = fixture_project("vitest_project")
+    by_name_pattern = run_tests(project, ["tests/app.test.js", "adds two"])
+    assert statuses(by_name_pattern) == {"app > add > adds two numbers": "passed"}  # filtered tests are not "skipped"
+    assert by_name_pattern.ok
+    first = run_tests(project, ["tests/app.test.js"])
+    again = run_tests(project, last_failed=True)
+    assert "-t" in again.command
+    assert set(statuses(again)) == {c.name for c in first.cases if c.status == "failed"}
+    assert again.summary.failed == first.summary.failed
+
+
+def test_vitest_custom_command_falls_back_to_the_human_output(fixture_project):
+    project = fixture_project("vitest_project")
+    result = run_tests(project, command="./node_modules/.bin/vitest run tests/app.test.js")
+    assert result.framework == "vitest"
+    assert (result.summary.passed, result.summary.failed, result.summary.skipped) == (3, 3, 2)
+    assert by_name(result, "app > answers 401 for an unknown user").line == 15
+
+
+def test_jest_report_module_not_found_and_matcher_values(fixture_project):
+    project = fixture_project("jest_project")
+    result = run_tests(project)
+    assert result.framework == "jest" and not result.ok
+    st = statuses(result)
+    assert st["login > with a known user > accepts the right password"] == "passed"
+    assert st["login > is skipped"] == "skipped" and st["login > remembers the session"] == "skipped"
+    missing = by_name(result, "__tests__/missing.test.js")
+    assert "Cannot find module '../src/helper-that-does-not-exist'" in missing.message
+    assert "helper-that-does-not-exist" in missing.hint
+    unicode = by_name(result, "slugify > keeps words — ünïcode ✓ [x]")
+    assert (unicode.expected, unicode.got) == ('"hello-world"', '"hello--world"')
+    assert "character 7" in unicode.hint
+    assert "one item missing" in by_name(result, "slugify > returns the list of parts").hint
+    unknown = by_name(result, "login > answers 401 for an unknown user")
+    assert "`password`" in unknown.hint and "src/users.js:5" in unknown.hint
+
+
+def test_jest_last_failed_and_targets(fixture_project):
+    project = fixture_project("jest_project")
+    run_tests(project)
+    again = run_tests(project, last_failed=True)
+    assert "__tests__/missing.test.js" in statuses(again)
+    only = run_tests(project, ["__tests__/users.test.js", "makes a slug"])
+    assert statuses(only) == {"slugify > AC-03 makes a slug": "passed"} and only.ok
+
+
+def test_mocha_report_hooks_pending_and_values(fixture_project):
+    project = fixture_project("mocha_project")
+    result = run_tests(project)
+    assert result.framework == "mocha" and not result.ok
+    s = result.summary
+    assert (s.passed, s.failed, s.skipped) == (2, 2, 2)
+    price = by_name(result, "cart total adds every price")
+    assert (price.file, price.line, price.expected, price.got) == ("test/cart.spec.js", 10, "5", "2")
+    hook = by_name(result, 'cart with a broken setup "before each" hook for "never runs its body"')
+    assert hook.message.startswith("error in setup") and "seed data missing" in hook.message
+    assert "setup" in hook.hint
+    grep = run_tests(project, ["empty cart"])
+    assert statuses(grep) == {"cart total is zero for an empty cart": "passed"} and grep.ok
+
+
+def test_node_test_subtests_nested_suites_and_a_broken_file(fixture_project):
+    project = fixture_project("node_project")
+    result = run_tests(project)
+    assert result.framework == "node" and not result.ok
+    st = statuses(result)
+    assert st["AC-05 parent with subtests > first subtest passes"] == "passed"
+    assert st["AC-05 parent with subtests > second subtest reads undefined"] == "failed"
+    assert "AC-05 parent with subtests" not in st  # a parent failing only through its subtests is not a case
+    assert st["shout > is skipped"] == "skipped" and st["shout > is still to do"] == "skipped"
+    nested = by_name(result, "shout > nested > ünïcode ✓ [keeps] words")
+    assert (nested.expected, nested.got) == ('["a","bb","ccc"]', '["bb","ccc"]')
+    broken = by_name(result, "test/broken.test.mjs")
+    assert "ERR_MODULE_NOT_FOUND" in broken.message and "no-such-module.mjs" in broken.hint
+    assert by_name(result, "shout > answers 404 for nothing").line == 10
+
+
+def test_node_test_last_failed_reruns_by_name_pattern(fixture_project):
+    project = fixture_project("node_project")
+    (project / "test" / "broken.test.mjs").unlink()
+    first = run_tests(project)
+    again = run_tests(project, last_failed=True)
+    assert "--test-name-pattern=" in again.command
+    assert {n for n, s in statuses(again).items() if s == "failed"} == {
+        c.name for c in first.cases if c.status == "failed"
+    }
+    assert "top level passes" not in statuses(again)
+
+
+def test_node_test_hang_is_killed_without_orphans(fixture_project, tmp_path):
+    project = fixture_project("node_hang")
+    pid_file = tmp_path / "pids"
+    result = run_tests(project, timeout=3, env={"HANG_PID_FILE": str(pid_file)})
+    assert result.timed_out and not result.ok and result.summary.failed >= 1
+    node_pid, child_pid = map(int, pid_file.read_text().split())
+    assert not alive(node_pid) and not alive(child_pid)
+    assert "did not finish within 3 s" in result.failures[-1].message
+
+
+def test_npm_test_parses_the_scripts_output(fixture_project):
+    project = fixture_project("npm_project")
+    result = run_tests(project)
+    assert result.framework == "npm-test" and result.command == "npm test"
+    assert (result.summary.passed, result.summary.failed, result.summary.skipped) == (1, 1, 1)
+    failure = by_name(result, "multiplies")
+    assert (failure.file, failure.line, failure.expected, failure.got) == ("test/math.test.js", 8, "7", "6")
+    assert json.loads(result.model_dump_json())["framework"] == "npm-test"

@@ -1,0 +1,104 @@
+"""go test and cargo test projects run for real (cargo builds once per session, in a temp target dir)."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from graphlemon.testrun import run_tests
+
+from .helpers import by_name, copy_fixture, statuses
+
+
+def require(tool: str) -> None:
+    if shutil.which(tool) is None:
+        pytest.fail(f"{tool} is not installed: run scripts/install-fixtures.sh (make test does)")
+
+
+@pytest.fixture(scope="module")
+def go_project(tmp_path_factory):
+    require("go")
+    return copy_fixture("go_project", tmp_path_factory.mktemp("go"))
+
+
+@pytest.fixture(scope="module")
+def cargo_built(tmp_path_factory):
+    """One copy of the crate and one target dir for the module: the crate compiles once."""
+    require("cargo")
+    root = tmp_path_factory.mktemp("cargo")
+    project = copy_fixture("cargo_project", root)
+    env = {"CARGO_TARGET_DIR": str(root / "target")}
+    return project, env, run_tests(project, env=env)
+
+
+def test_go_json_report_subtests_skip_panic_and_build_failure(go_project):
+    result = run_tests(go_project)
+    assert result.framework == "go" and result.command == "go test -json ./..." and not result.ok
+    st = statuses(result)
+    assert st["TestSumEmpty"] == "passed" and st["TestSkipped"] == "skipped"
+    assert st["TestSumTable/single_[one]_ünï_✓"] == "failed" and "TestSumTable" not in st  # parents are not cases
+    plain = by_name(result, "TestSum")
+    assert (plain.file, plain.line, plain.expected, plain.got) == ("calc_test.go", 13, "6", "3")
+    assert "zero" in by_name(result, "TestSumTable/single_[one]_ünï_✓").hint
+    panic = by_name(result, "TestCountsPanics")
+    assert (panic.file, panic.line) == ("calc_test.go", 40)
+    assert "nil map" in panic.message and "make()" in panic.hint and "calc.go:16" in panic.hint
+    build = by_name(result, "example.com/calc/broken [build failed]")
+    assert (build.file, build.line) == ("broken/broken.go", 4) and "cannot use" in build.message
+    assert "compile" in build.hint
+    assert '"Action"' not in result.output_tail and "--- FAIL: TestSum " in result.output_tail
+
+
+def test_go_targets_and_last_failed_map_to_packages_and_run(go_project):
+    only = run_tests(go_project, [".", "TestSumEmpty"])
+    assert only.command == "go test -json . -run TestSumEmpty"
+    assert statuses(only) == {"TestSumEmpty": "passed"} and only.ok
+    run_tests(go_project)
+    again = run_tests(go_project, last_failed=True)
+    assert "-run" not in again.command  # a package that did not build is rerun whole
+    (go_project / "broken" / "broken.go").write_text("package broken\n\nfunc Value() int { return 1 }\n")
+    run_tests(go_project, last_failed=True)
+    third = run_tests(go_project, last_failed=True)
+    assert "-run '^(?:TestSum|TestSumTable|TestCountsPanics)$'" in third.command
+    assert "TestSumEmpty" not in statuses(third)
+
+
+def test_cargo_panics_ignored_should_panic_and_integration_tests(cargo_built):
+    _, _, result = cargo_built
+    assert result.framework == "cargo" and result.exit_code == 101 and not result.ok
+    st = statuses(result)
+    assert st["tests::ignored_test"] == "skipped" and st["tests::blank_text_panics"] == "passed"
+    assert st["tests::ac_07_ünïcode_name"] == "passed" and st["api_sum_passes"] == "passed"
+    assert (result.summary.passed, result.summary.failed, result.summary.skipped) == (4, 3, 1)
+    unwrap = by_name(result, "tests::first_word_of_blank_text")
+    assert (unwrap.file, unwrap.line) == ("src/lib.rs", 11) and "unwrap()" in unwrap.hint
+    assert_eq = by_name(result, "tests::sums_three_numbers")
+    assert (assert_eq.expected, assert_eq.got) == ("6", "3")
+    integration = by_name(result, "api_sum_fails_with_a_message")
+    assert (integration.file, integration.line, integration.expected, integration.got) == ("tests/api.rs", 9, "4", "2")
+
+
+def test_cargo_filters_and_last_failed(cargo_built):
+    project, env, _ = cargo_built
+    by_name_filter = run_tests(project, ["sum_of_nothing"], env=env)
+    assert statuses(by_name_filter) == {"tests::sum_of_nothing_is_zero": "passed"} and by_name_filter.ok
+    integration_only = run_tests(project, ["tests/api.rs"], env=env)
+    assert set(statuses(integration_only)) == {"api_sum_passes", "api_sum_fails_with_a_message"}
+    again = run_tests(project, last_failed=True, env=env)
+    assert again.command.startswith("cargo test --no-fail-fast -- --exact")
+    assert {n for n, s in statuses(again).items()} == {
+        "tests::first_word_of_blank_text", "tests::sums_three_numbers", "api_sum_fails_with_a_message",
+    }  # fmt: skip
+
+
+def test_cargo_compile_error_is_a_crash_with_the_location(tmp_path, cargo_built):
+    _, env, _ = cargo_built
+    project = copy_fixture("cargo_project", tmp_path)
+    lib = project / "src" / "lib.rs"
+    lib.write_text(lib.read_text().replace("    total\n}", '    "total"\n}', 1))
+    result = run_tests(project, env={"CARGO_TARGET_DIR": str(tmp_path / "target")})
+    assert result.crashed and not result.ok and result.summary.failed == 1
+    failure = result.failures[0]
+    assert failure.name == "cargo: build failed" and failure.message.startswith("error[E0308]")
+    assert (failure.file, failure.line) == ("src/lib.rs", 7) and "compile" in failure.hint
