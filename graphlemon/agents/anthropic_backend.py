@@ -90,13 +90,16 @@ class AnthropicExecutor:
                 [block.model_dump(mode="json", exclude_none=True) for block in response.content]
             )
             rec.event("response", stop_reason=response.stop_reason, content=content)
-            messages.append({"role": "assistant", "content": content})
+            messages.append({"role": "assistant", "content": content or [{"type": "text", "text": "(empty reply)"}]})
             uses = [b for b in response.content if b.type == "tool_use"]
             if response.stop_reason == "refusal":
                 return rec.finish("output_invalid", output_error="the model refused to continue (stop_reason=refusal)")
             if not uses:
                 text = "".join(b.text for b in response.content if b.type == "text")
-                output, problem = rec.validate_output(json_in_text(text))
+                answer = json_in_text(text)
+                if not isinstance(answer, dict) and request.output_model is None and text.strip():
+                    answer = {"text": text}  # no schema asked for: a plain answer is the output
+                output, problem = rec.validate_output(answer)
                 if problem is None:
                     return rec.finish("completed", output=output)
                 messages.append({"role": "user", "content": f"{problem}. Call {SUBMIT_TOOL} with your final answer."})

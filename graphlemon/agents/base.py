@@ -23,6 +23,7 @@ from ..models import ExecutorName, Role, Stage
 if TYPE_CHECKING:
     from .context import ToolContext
 
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"  # ids become path parts and globs: no '/', '..', '*'
 StopReason = Literal["completed", "max_turns", "timeout", "output_invalid"]
 
 ROLE_STAGE: dict[str, Stage] = {
@@ -64,10 +65,10 @@ class AgentRequest(BaseModel):
     tools: list[str] = Field(default_factory=list)
     output_model: type[BaseModel] | None = Field(default=None, exclude=True)
     model: str | None = None  # overrides the settings' model for the role
-    task_id: str | None = None
-    node_exec_id: str | None = None
-    unit_id: str | None = None
-    run_id: str | None = None
+    task_id: str | None = Field(default=None, pattern=ID_PATTERN)
+    node_exec_id: str | None = Field(default=None, pattern=ID_PATTERN)  # names the transcript folder
+    unit_id: str | None = Field(default=None, pattern=ID_PATTERN)  # fills sandbox globs
+    run_id: str | None = Field(default=None, pattern=ID_PATTERN)
     attempt: int = Field(default=1, ge=1)
     limits: Limits = Field(default_factory=Limits)
 

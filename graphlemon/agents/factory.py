@@ -11,14 +11,13 @@ from pydantic import BaseModel
 from ..errors import invalid_param
 from ..project import ProjectHandle
 from ..skills import render_skill
-from .base import AgentRequest, AgentResult, Executor, Limits, SandboxPolicy
+from .base import ID_PATTERN, AgentRequest, AgentResult, Executor, Limits, SandboxPolicy
 from .context import ToolContext
 from .memory import render_memory
 from .redact import Redactor
 from .roles import role_spec, writable_globs
 from .settings import AgentSettings
 
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 EXECUTORS = ("scripted", "anthropic", "claude_code")
 
 
@@ -70,7 +69,7 @@ def build_request(
         ("task_id", task_id),
         ("node_exec_id", node_exec_id),
     ):
-        if value is not None and not _ID.match(value):
+        if value is not None and not re.match(ID_PATTERN, value):
             raise invalid_param(f"{label} {value!r} must be letters, digits, '.', '_' or '-' (at most 128)")
     workdir = Path(workdir or project.root).resolve()
     if not workdir.is_dir():

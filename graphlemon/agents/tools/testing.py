@@ -1,20 +1,16 @@
-"""run_tests: the structured test runner (`graphlemon test --json`, see docs/testrun.md) as an agent tool.
+"""run_tests: the structured test runner (`graphlemon.testrun.run_tests`, docs/testrun.md) as an agent tool.
 
-It runs as a child process through the runner's fixed command-line interface, so
-a hanging or crashing suite can never take the agent loop down with it. Agents
+The runner owns the child process (its own process group, killed on timeout,
+secrets removed from its environment) and returns a compact summary. Agents
 choose targets, framework, last-failed and a timeout; they cannot pass an
 arbitrary shell command (`--command` is for people).
 """
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...errors import ErrorCode, GraphLemonError
+from ...errors import invalid_param
 from ..context import ToolContext
 from .registry import tool
 
@@ -30,28 +26,13 @@ class RunTestsArgs(BaseModel):
 
 @tool("run_tests", "Run the project's tests once and get a structured summary (counts, failures with hints).")
 def run_tests(ctx: ToolContext, args: RunTestsArgs) -> dict:
+    from ...testrun import run_tests as run
+
     for target in args.targets:
         if target.startswith("-"):
-            raise GraphLemonError(ErrorCode.INVALID_PARAM, f"run_tests: target {target!r} looks like an option")
+            raise invalid_param(f"run_tests: target {target!r} looks like an option")
         ctx.sandbox.resolve_read(target.split("::", 1)[0])
-    argv = [sys.executable, "-m", "graphlemon", "test", *args.targets, "--project", str(ctx.sandbox.root), "--json"]
-    argv += ["--timeout", str(args.timeout_s)]
-    if args.framework:
-        argv += ["--framework", args.framework]
-    if args.last_failed:
-        argv.append("--last-failed")
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=args.timeout_s + 60, cwd=ctx.sandbox.root)
-    except subprocess.TimeoutExpired:
-        raise GraphLemonError(
-            ErrorCode.TEST_RUNNER_ERROR, "run_tests: the test runner did not return in time"
-        ) from None
-    if proc.returncode in (0, 1) and proc.stdout.strip():
-        try:
-            return json.loads(proc.stdout)
-        except ValueError:
-            pass
-    detail = (proc.stderr or proc.stdout).strip()[-2000:]
-    raise GraphLemonError(
-        ErrorCode.TEST_RUNNER_ERROR, f"run_tests: the test runner failed (exit {proc.returncode}): {detail}"
+    result = run(
+        ctx.sandbox.root, args.targets, framework=args.framework, last_failed=args.last_failed, timeout=args.timeout_s
     )
+    return result.model_dump(mode="json")
