@@ -1,0 +1,113 @@
+"""Evidence the deterministic triager writes: verbatim slices of project files, with line numbers.
+
+Every item is `path:line: quote` where the quote is copied from that line, so it
+verifies by construction (and `verify_all` still checks it).
+"""
+
+from __future__ import annotations
+
+import re
+
+from .context import LogLine, RunContext
+from .evidence import MIN_LINE_QUOTE_CHARS, cite
+from .rundir import IntegrationFailure
+from .sdd import Clause, path_matches
+
+MAX_QUOTE = 220
+
+
+class Citer:
+    def __init__(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+        self._cache: dict[str, list[str]] = {}
+
+    def lines(self, rel: str) -> list[str]:
+        if rel not in self._cache:
+            try:
+                self._cache[rel] = self.ctx.file_text(rel).split("\n")
+            except OSError:
+                self._cache[rel] = []
+        return self._cache[rel]
+
+    def line(self, rel: str, lineno: int, anchor: str | None = None) -> str | None:
+        """Cite line `lineno` of `rel` (a window around `anchor` when the line is long)."""
+        lines = self.lines(rel)
+        if not 1 <= lineno <= len(lines):
+            return None
+        text = lines[lineno - 1]
+        if len(text.strip()) > MAX_QUOTE:
+            at = text.find(anchor) if anchor else -1
+            start = max(0, at - 60) if at >= 0 else len(text) - len(text.lstrip())
+            text = text[start : start + MAX_QUOTE]
+        text = text.strip()
+        return cite(rel, lineno, text) if len(text) >= MIN_LINE_QUOTE_CHARS else None
+
+    def find(self, rel: str, needle: str, start: int = 1) -> int | None:
+        for i, text in enumerate(self.lines(rel)[start - 1 :], start):
+            if needle in text:
+                return i
+        return None
+
+    def clause(self, clause: Clause) -> str:
+        return cite(clause.doc, clause.line, clause.raw.strip()[:MAX_QUOTE])
+
+    def failure(self, failure: IntegrationFailure) -> list[str]:
+        """result.json: the failing case, and what it expected and got."""
+        rel = f"{self.ctx.run_rel}/result.json"
+        at = self.find(rel, f'"{failure.case}"') or 1
+        out = [self.line(rel, at, f'"{failure.case}"')]
+        for key in ('"got"', '"expected"'):
+            line = self.find(rel, key, at)
+            if line:
+                out.append(self.line(rel, line, key))
+        return [x for x in out if x]
+
+    def trace(self, lineno: int) -> str | None:
+        """A trace line from its method and URL through its status (or error)."""
+        rel = f"{self.ctx.run_rel}/http-trace.ndjson"
+        lines = self.lines(rel)
+        if not 1 <= lineno <= len(lines):
+            return None
+        text = lines[lineno - 1]
+        start = max(text.find('"method"'), 0)
+        end = re.search(r'"(?:status|error)":\s*("[^"]*"|\d+)', text[start:])
+        if end and end.end() <= MAX_QUOTE + 100:
+            return cite(rel, lineno, text[start : start + end.end()].strip())
+        return self.line(rel, lineno, '"status"' if '"status"' in text else '"error"')
+
+    def contract(self, unit_id: str, method: str | None, path: str) -> tuple[str | None, int]:
+        """(citation, line) of the contract.json line that names the endpoint (or its first line)."""
+        rel = self.ctx.contract_rel(unit_id)
+        contract = self.ctx.contracts.get(unit_id)
+        if contract is None:
+            return None, 1
+        lines = self.lines(rel)
+        for ep in [*contract.exports.http, *contract.consumes]:
+            if (method is None or ep.method == method) and path_matches(ep.path, path):
+                hits = [i for i, text in enumerate(lines, 1) if f'"{ep.path}"' in text]
+                near = [
+                    i
+                    for i in hits
+                    if any(f'"{ep.method}"' in lines[j - 1] for j in (i - 1, i, i + 1) if 1 <= j <= len(lines))
+                ]
+                at = (near or hits or [None])[0]
+                if at:
+                    return self.line(rel, at, f'"{ep.path}"'), at
+        return self.line(rel, 1), 1
+
+    def contract_key(self, unit_id: str, after_line: int, key: str) -> str | None:
+        """The first contract.json line at or after `after_line` with `"key"` (a status or a body field)."""
+        rel = self.ctx.contract_rel(unit_id)
+        at = self.find(rel, f'"{key}"', after_line)
+        return self.line(rel, at, f'"{key}"') if at else None
+
+    def log(self, line: LogLine) -> str | None:
+        return self.line(f"{self.ctx.run_rel}/process.log", line.lineno, _anchor(line.text))
+
+    def code(self, rel: str, lineno: int) -> str | None:
+        return self.line(rel, lineno)
+
+
+def _anchor(text: str) -> str | None:
+    m = re.search(r"E[A-Z]{4,}|Error|error|timeout|exited", text)
+    return m.group(0) if m else None

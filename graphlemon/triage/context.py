@@ -1,0 +1,330 @@
+"""Load everything one triage reads, read-only, with every path confined to the project.
+
+`load_run(project, run_id)` validates the run id, reads the run directory
+(result.json, http-trace.ndjson, process.log), units.json, each unit's
+contract.json, coder.log and tester history, the current SDD, the units' code,
+the bug ledger and earlier triage verdicts. A process.log over `LOG_LIMIT_BYTES`
+is read as a window: ±30 s around the failure when lines carry timestamps, else
+its tail. Missing run → RUN_NOT_FOUND; malformed inputs → INVALID_PARAM naming
+the file (and line).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from functools import cached_property
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ..bugs import Bug, BugTracker
+from ..errors import ErrorCode, GraphLemonError, invalid_param
+from ..models import ArtifactRecord, TriageRecord
+from ..project import STATE_DIR, ProjectHandle
+from .codescan import ContractDiff, SourceFile, diff_sources
+from .evidence import resolve_in_project
+from .rundir import RUN_ID_RE, Contract, HttpTraceEntry, IntegrationResult, UnitsFile, UnitTestResult
+from .sdd import Sdd
+
+LOG_LIMIT_BYTES = 10 * 1024 * 1024
+LOG_WINDOW = timedelta(seconds=30)
+MAX_SOURCE_BYTES = 512 * 1024
+MAX_FILES_PER_UNIT = 400
+SOURCE_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".jsx", ".tsx")
+SKIP_DIRS = frozenset(
+    {"node_modules", ".git", ".venv", "venv", "__pycache__", STATE_DIR, "dist", "build", ".pytest_cache"}
+)
+_TS = re.compile(r"^\[?(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)")
+
+
+def runs_dir(state_dir: Path) -> Path:
+    return state_dir / "integration" / "runs"
+
+
+@dataclass(frozen=True)
+class LogLine:
+    lineno: int
+    text: str
+
+
+@dataclass
+class RunContext:
+    """One integration run and the project around it, as the triager sees it."""
+
+    root: Path
+    run_id: str
+    result: IntegrationResult
+    trace: list[tuple[int, HttpTraceEntry]]  # (line in http-trace.ndjson, entry)
+    log: list[LogLine]
+    log_windowed: bool
+    units: UnitsFile
+    contracts: dict[str, Contract]
+    sdd_docs: list[SourceFile]
+    code: dict[str, list[SourceFile]]
+    coder_logs: dict[str, SourceFile]
+    tester_runs: dict[str, list[tuple[str, UnitTestResult]]]
+    bugs: list[Bug]
+    prior_triage: list[TriageRecord]
+    notes: list[str] = field(default_factory=list)  # what could not be read, for the hints
+    _diffs: dict[str, ContractDiff] = field(default_factory=dict, repr=False)
+
+    @property
+    def run_rel(self) -> str:
+        return f"{STATE_DIR}/integration/runs/{self.run_id}"
+
+    @property
+    def run_dir(self) -> Path:
+        return self.root / self.run_rel
+
+    def contract_rel(self, unit_id: str) -> str:
+        return f"{STATE_DIR}/units/{unit_id}/contract.json"
+
+    def file_text(self, rel: str) -> str:
+        return (self.root / rel).read_text(encoding="utf-8", errors="replace")
+
+    @cached_property
+    def sdd(self) -> Sdd:
+        return Sdd.parse([(d.rel, d.text) for d in self.sdd_docs], self.units.ids())
+
+    def code_diff(self, unit_id: str) -> ContractDiff:
+        if unit_id not in self._diffs:
+            entry = self.units.get(unit_id)
+            self._diffs[unit_id] = diff_sources(
+                unit_id, self.code.get(unit_id, []), self.contracts.get(unit_id), entry.framework if entry else None
+            )
+        return self._diffs[unit_id]
+
+
+def load_run(project: ProjectHandle, run_id: str) -> RunContext:
+    root = Path(os.path.realpath(project.root))
+    if not isinstance(run_id, str) or not RUN_ID_RE.match(run_id):
+        raise invalid_param(f"run id {run_id!r} must be letters, digits, '.', '_' or '-' (at most 100)", run_id=run_id)
+    run_dir = runs_dir(root / STATE_DIR) / run_id
+    if not run_dir.is_dir():
+        known = (
+            sorted(p.name for p in runs_dir(root / STATE_DIR).glob("*") if p.is_dir())[-5:]
+            if runs_dir(root / STATE_DIR).is_dir()
+            else []
+        )
+        hint = f"; known runs: {', '.join(known)}" if known else "; the Integrator has not written any run yet"
+        raise GraphLemonError(
+            ErrorCode.RUN_NOT_FOUND, f"no integration run {run_id!r}: {run_dir} does not exist{hint}", run_id=run_id
+        )
+    resolve_in_project(root, f"{STATE_DIR}/integration/runs/{run_id}")  # a symlinked run dir may not leave the project
+    result = _read_result(run_dir, run_id)
+    units = _read_model(
+        root / STATE_DIR / "units.json",
+        UnitsFile,
+        "the project has no .graphlemon/units.json (the planner writes it); triage needs the unit list",
+    )
+    notes: list[str] = []
+    ctx = RunContext(
+        root=root,
+        run_id=run_id,
+        result=result,
+        trace=_read_trace(run_dir / "http-trace.ndjson"),
+        log=[],
+        log_windowed=False,
+        units=units,
+        contracts={},
+        sdd_docs=_read_sdd(root, project, notes),
+        code={},
+        coder_logs={},
+        tester_runs={},
+        bugs=list(BugTracker(project.ledger).all().values()),
+        prior_triage=project.ledger.read_as("triage", TriageRecord),
+        notes=notes,
+    )
+    failed_at = next((f.ts for f in result.failures if f.ts), None)
+    ctx.log, ctx.log_windowed = _read_log(run_dir / "process.log", failed_at)
+    for unit in units.units:
+        unit_dir = root / STATE_DIR / "units" / unit.unit_id
+        contract = unit_dir / "contract.json"
+        if contract.is_file():
+            ctx.contracts[unit.unit_id] = _read_model(contract, Contract, "")
+        if (unit_dir / "coder.log").is_file():
+            ctx.coder_logs[unit.unit_id] = _source(root, unit_dir / "coder.log")
+        ctx.tester_runs[unit.unit_id] = _read_tester_runs(root, unit_dir / "runs", notes)
+        ctx.code[unit.unit_id] = _read_code(root, unit.code, notes)
+    return ctx
+
+
+# -- readers -------------------------------------------------------------------------------
+
+
+def _read_result(run_dir: Path, run_id: str) -> IntegrationResult:
+    path = run_dir / "result.json"
+    if not path.is_file():
+        raise GraphLemonError(
+            ErrorCode.RUN_NOT_FOUND,
+            f"integration run {run_id!r} has no result.json ({path}); the Integrator writes it when the run ends",
+            run_id=run_id,
+        )
+    result = _read_model(path, IntegrationResult, "")
+    if result.run_id != run_id:
+        raise invalid_param(f"{path}: run_id is {result.run_id!r}, expected {run_id!r}", path=str(path))
+    if not result.failures:
+        raise invalid_param(
+            f"integration run {run_id!r} has no failures to triage (ok={str(result.ok).lower()})", run_id=run_id
+        )
+    return result
+
+
+def _read_model(path: Path, model, missing: str):
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise invalid_param(missing or f"{path} does not exist", path=str(path)) from None
+    try:
+        return model.model_validate_json(text)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "(root)"
+        raise invalid_param(f"{path}: {where}: {first.get('msg')}", path=str(path)) from None
+
+
+def _read_trace(path: Path) -> list[tuple[int, HttpTraceEntry]]:
+    if not path.is_file():
+        return []
+    out = []
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                out.append((lineno, HttpTraceEntry.model_validate_json(line)))
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                raise invalid_param(
+                    f"{path}:{lineno}: not a trace entry: {first.get('msg')}", path=str(path), line=lineno
+                ) from None
+    return out
+
+
+def parse_log_ts(text: str) -> datetime | None:
+    m = _TS.match(text.strip())
+    if not m:
+        return None
+    try:
+        ts = datetime.fromisoformat(m.group(1).replace(",", ".").replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return ts if ts.tzinfo else ts.replace(tzinfo=UTC)
+
+
+def _read_log(path: Path, failed_at: datetime | None) -> tuple[list[LogLine], bool]:
+    if not path.is_file():
+        return [], False
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        if path.stat().st_size <= LOG_LIMIT_BYTES:
+            return [LogLine(i, line.rstrip("\n")) for i, line in enumerate(fh, 1)], False
+        if failed_at is not None:
+            kept, budget, keeping = [], LOG_LIMIT_BYTES, False
+            for i, line in enumerate(fh, 1):
+                ts = parse_log_ts(line)
+                if ts is not None:
+                    keeping = abs(ts - failed_at) <= LOG_WINDOW
+                if keeping and budget > 0:
+                    kept.append(LogLine(i, line.rstrip("\n")))
+                    budget -= len(line)
+            if kept:
+                return kept, True
+            fh.seek(0)
+        tail: deque[LogLine] = deque()
+        size = 0
+        for i, line in enumerate(fh, 1):
+            tail.append(LogLine(i, line.rstrip("\n")))
+            size += len(line)
+            while size > LOG_LIMIT_BYTES:
+                size -= len(tail.popleft().text) + 1
+        return list(tail), True
+
+
+def _source(root: Path, path: Path) -> SourceFile:
+    return SourceFile(path.relative_to(root).as_posix(), path.read_text(encoding="utf-8", errors="replace"))
+
+
+def _read_sdd(root: Path, project: ProjectHandle, notes: list[str]) -> list[SourceFile]:
+    """The current SDD: the latest version of each sdd artifact in the ledger, else every file in artifacts/sdd/."""
+    latest: dict[str | None, ArtifactRecord] = {}
+    for record in project.ledger.read_as("artifact", ArtifactRecord):
+        if record.artifact_type == "sdd" and (
+            record.unit_id not in latest or record.version > latest[record.unit_id].version
+        ):
+            latest[record.unit_id] = record
+    docs = []
+    for record in latest.values():
+        try:
+            path = resolve_in_project(root, f"{STATE_DIR}/{record.path}")
+        except GraphLemonError as exc:
+            notes.append(f"sdd artifact {record.artifact_id}: {exc.message}")
+            continue
+        if path.is_file():
+            docs.append(_source(root, path))
+    if docs:
+        return sorted(docs, key=lambda d: d.rel)
+    folder = root / STATE_DIR / "artifacts" / "sdd"
+    files = (
+        sorted(p for p in folder.glob("*") if p.suffix in (".md", ".html", ".txt") and p.is_file())
+        if folder.is_dir()
+        else []
+    )
+    if not files:
+        notes.append("no SDD found under .graphlemon/artifacts/sdd/")
+    return [_source(root, p) for p in files if _inside(root, p)]
+
+
+def _inside(root: Path, path: Path) -> bool:
+    return Path(os.path.realpath(path)).is_relative_to(root)
+
+
+def _read_code(root: Path, patterns: list[str], notes: list[str]) -> list[SourceFile]:
+    files: dict[str, SourceFile] = {}
+    for pattern in patterns:
+        try:
+            base = (
+                resolve_in_project(root, pattern.split("*", 1)[0] or ".")
+                if "*" in pattern
+                else resolve_in_project(root, pattern)
+            )
+        except GraphLemonError as exc:
+            notes.append(f"units.json code path {pattern!r} skipped: {exc.message}")
+            continue
+        if "*" in pattern:
+            candidates = root.glob(pattern)
+        elif base.is_dir():
+            candidates = base.rglob("*")
+        else:
+            candidates = [base]
+        for path in candidates:
+            if len(files) >= MAX_FILES_PER_UNIT:
+                notes.append(f"more than {MAX_FILES_PER_UNIT} source files under {pattern!r}; the rest were not read")
+                break
+            rel_parts = path.relative_to(root).parts if path.is_relative_to(root) else ("..",)
+            if path.suffix not in SOURCE_SUFFIXES or SKIP_DIRS.intersection(rel_parts[:-1]) or not path.is_file():
+                continue
+            if not _inside(root, path) or path.stat().st_size > MAX_SOURCE_BYTES:
+                continue
+            src = _source(root, path)
+            files.setdefault(src.rel, src)
+    return sorted(files.values(), key=lambda s: s.rel)
+
+
+def _read_tester_runs(root: Path, runs: Path, notes: list[str]) -> list[tuple[str, UnitTestResult]]:
+    out = []
+    for path in sorted(runs.glob("*/result.json")) if runs.is_dir() else []:
+        try:
+            out.append(
+                (
+                    path.relative_to(root).as_posix(),
+                    UnitTestResult.model_validate_json(path.read_text(encoding="utf-8")),
+                )
+            )
+        except (ValidationError, ValueError, json.JSONDecodeError) as exc:
+            notes.append(f"{path.relative_to(root)}: unreadable tester result ({exc.__class__.__name__})")
+    return out

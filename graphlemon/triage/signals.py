@@ -1,0 +1,205 @@
+"""Signals that are not in the SDD: environment errors in logs and traces, crashes, which unit a stack names.
+
+Environment signals (EADDRINUSE, ENOSPC, EAI_AGAIN, health-check timeout, a killed
+process, ETIMEDOUT, a missing *package*) are strong. ECONNREFUSED / socket hang
+up only count on the failing step itself, and a "waiting for X: ECONNREFUSED
+(attempt 2/30)" line followed by X becoming healthy is start-up noise. A process
+that died at start-up on its own code (a missing *local* module, a SyntaxError)
+is a code crash, not an environment problem.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from .context import LOG_WINDOW, LogLine, RunContext, parse_log_ts
+from .rundir import IntegrationFailure
+
+InfraKind = Literal[
+    "port_in_use", "disk_full", "dns", "health_check", "killed", "timeout", "missing_dependency",
+    "connection_refused", "connection_reset",
+]  # fmt: skip
+
+# (kind, pattern, strong, start-up class: counts wherever it is in the log)
+_INFRA: tuple[tuple[InfraKind, re.Pattern[str], bool, bool], ...] = tuple(
+    (kind, re.compile(p, re.IGNORECASE), strong, startup)
+    for kind, p, strong, startup in (
+        ("port_in_use", r"EADDRINUSE|address already in use|port is already allocated|port \d+ (?:is )?already in use", True, True),
+        ("disk_full", r"ENOSPC|No space left on device|disk (?:is )?full", True, False),
+        ("dns", r"EAI_AGAIN|ENOTFOUND|Temporary failure in name resolution|Name or service not known", True, False),
+        ("health_check", r"health[- ]?check (?:timeout|timed out|failed)|did not become healthy|did not answer GET \S+ within", True, True),
+        ("killed", r"SIGKILL|oom[- ]?kill\w*|OOMKilled|Out of memory: Kill|Killed process \d+", True, True),
+        ("timeout", r"ETIMEDOUT|ESOCKETTIMEDOUT|Connection timed out|connect timeout|ConnectTimeout|upstream timed out", True, False),
+        ("missing_dependency", r"Cannot find module '(?![./])[^']+'|No module named '[^']+'", True, True),
+        ("connection_refused", r"ECONNREFUSED|Connection refused", False, False),
+        ("connection_reset", r"ECONNRESET|socket hang up|Connection reset by peer|EPIPE", False, False),
+    )
+)  # fmt: skip
+_RETRY_NOISE = re.compile(r"waiting for|attempt \d+\s*/\s*\d+|retrying|retry \d+", re.IGNORECASE)
+_READY = re.compile(r"healthy|ready|listening|running on|startup complete|started", re.IGNORECASE)
+_EXITED = re.compile(
+    r"exited with code [1-9]|exited before|exit(?:ed)? code [1-9]|process exited|crashed", re.IGNORECASE
+)
+_CODE_CRASH = re.compile(
+    r"Cannot find module '\.{1,2}/[^']+'|SyntaxError:|ReferenceError:|IndentationError:|NameError:|ImportError: cannot import name"
+)
+_STACK_PATH = re.compile(r"(?:File \")?((?:[A-Za-z]:)?[\w@.~/\\-]+\.(?:py|js|mjs|cjs|ts|tsx|jsx))(?:\"?, line |:)(\d+)")
+_VENDOR = re.compile(r"node_modules|site-packages|dist-packages|node:internal|/usr/lib/|<anonymous>|/lib/python\d")
+
+
+@dataclass(frozen=True)
+class Signal:
+    kind: InfraKind
+    strong: bool
+    rel: str  # file that shows it
+    line: int | None
+    text: str  # the line (or value) that shows it, verbatim
+    on_failing_step: bool
+    unit_id: str | None = None  # the unit whose trace entry or log line shows it
+
+
+@dataclass(frozen=True)
+class Crash:
+    """A unit's process died at start-up because of its own code."""
+
+    unit_id: str | None
+    rel: str
+    line: int
+    text: str
+
+
+def match_infra(text: str) -> tuple[InfraKind, bool] | None:
+    for kind, pattern, strong, _startup in _INFRA:
+        if pattern.search(text):
+            if kind == "missing_dependency" and "No module named" in text:
+                return kind, strong  # caller checks whether the module is the unit's own
+            return kind, strong
+    return None
+
+
+def infra_signals(ctx: RunContext, failure: IntegrationFailure, local_modules: set[str]) -> list[Signal]:
+    """Environment signals that bear on this failure, strongest first."""
+    out: list[Signal] = []
+    result_rel = f"{ctx.run_rel}/result.json"
+    trace_rel = f"{ctx.run_rel}/http-trace.ndjson"
+    for value in (failure.got.error, failure.stack, failure.message):
+        hit = match_infra(value or "")
+        if hit and not _is_local_module(value or "", local_modules):
+            out.append(Signal(hit[0], hit[1], result_rel, None, value or "", True))
+    for lineno, entry in ctx.trace:
+        if entry.case != failure.case or entry.step != failure.step:
+            continue
+        for value in (entry.error, _text(entry.response_body)):
+            hit = match_infra(value or "")
+            if hit:
+                out.append(Signal(hit[0], hit[1], trace_rel, lineno, value or "", True, entry.unit_id))
+    log_rel = f"{ctx.run_rel}/process.log"
+    for i, line in enumerate(ctx.log):
+        hit = match_infra(line.text)
+        if not hit or _is_local_module(line.text, local_modules):
+            continue
+        kind, strong = hit
+        startup = next(s for k, _p, _st, s in _INFRA if k == kind)
+        if not startup and not _in_window(line, failure.ts):
+            continue
+        if _RETRY_NOISE.search(line.text) and _recovered(ctx.log[i + 1 :], line.text):
+            continue
+        if not strong and not _about_failing_step(line.text, failure):
+            continue
+        unit = (units_in_prefix(ctx, line.text) or units_in_text(ctx, line.text) or [None])[0]
+        out.append(Signal(kind, strong, log_rel, line.lineno, line.text, False, unit))
+    return sorted(out, key=lambda s: (not s.strong, not s.on_failing_step))
+
+
+def startup_crash(ctx: RunContext, local_modules: set[str]) -> Crash | None:
+    """A process that exited at start-up on an error in the project's own code."""
+    if not any(_EXITED.search(line.text) for line in ctx.log):
+        return None
+    for i, line in enumerate(ctx.log):
+        local_import = "No module named" in line.text and _is_local_module(line.text, local_modules)
+        if not (_CODE_CRASH.search(line.text) or local_import):
+            continue
+        window = " ".join(x.text for x in ctx.log[max(0, i - 3) : i + 12])
+        units = units_in_text(ctx, window) or units_in_prefix(ctx, line.text)
+        return Crash(units[0] if units else None, f"{ctx.run_rel}/process.log", line.lineno, line.text)
+    return None
+
+
+def stack_frames(text: str) -> list[tuple[str, int]]:
+    """(path, line) of each non-vendor frame in a stack trace or log text."""
+    out = []
+    for m in _STACK_PATH.finditer(text or ""):
+        if not _VENDOR.search(m.group(1)):
+            out.append((m.group(1).replace("\\", "/"), int(m.group(2))))
+    return out
+
+
+def unit_of_path(ctx: RunContext, path: str) -> tuple[str, str] | None:
+    """(unit_id, project-relative file) for a path seen at run time (`/srv/app/bff/x.js` → web-bff, bff/x.js)."""
+    path = path.replace("\\", "/")
+    best: tuple[int, str, str] | None = None
+    for unit_id, files in ctx.code.items():
+        for src in files:
+            parts = src.rel.split("/")
+            for k in range(len(parts), 0, -1):
+                suffix = "/".join(parts[-k:])
+                if (path == suffix or path.endswith("/" + suffix)) and (k >= 2 or path == suffix):
+                    if best is None or k > best[0]:
+                        best = (k, unit_id, src.rel)
+                    break
+    return (best[1], best[2]) if best else None
+
+
+def units_in_text(ctx: RunContext, text: str) -> list[str]:
+    units: list[str] = []
+    for path, _line in stack_frames(text):
+        hit = unit_of_path(ctx, path)
+        if hit and hit[0] not in units:
+            units.append(hit[0])
+    return units
+
+
+def units_in_prefix(ctx: RunContext, line: str) -> list[str]:
+    m = re.match(r"^\s*(?:\S+\s+)?\[?([A-Za-z0-9][\w.-]*)\]?\s*[|:]?\s", line)
+    ids = set(ctx.units.ids())
+    return [m.group(1)] if m and m.group(1) in ids else []
+
+
+def local_module_names(ctx: RunContext) -> set[str]:
+    """Top-level names the project's own code can be imported as (folders and modules of unit code)."""
+    names = set()
+    for files in ctx.code.values():
+        for src in files:
+            for part in src.rel.split("/"):
+                names.add(part.rsplit(".", 1)[0])
+    return names
+
+
+def _is_local_module(text: str, local: set[str]) -> bool:
+    m = re.search(r"No module named '([\w.]+)'", text)
+    return bool(m and m.group(1).split(".")[0] in local)
+
+
+def _in_window(line: LogLine, failed_at: datetime | None) -> bool:
+    ts = parse_log_ts(line.text)
+    return failed_at is None or ts is None or abs(ts - failed_at) <= LOG_WINDOW * 2
+
+
+def _recovered(later: list[LogLine], noise: str) -> bool:
+    target = re.search(r"waiting for ([\w.-]+)", noise, re.IGNORECASE)
+    name = target.group(1) if target else None
+    return any(_READY.search(x.text) and (name is None or name in x.text) for x in later)
+
+
+def _about_failing_step(text: str, failure: IntegrationFailure) -> bool:
+    """A weak signal counts when the log line names the failing case, or the failing request got no response."""
+    return failure.case in text or failure.got.error is not None
+
+
+def _text(value) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else str(value)

@@ -1,0 +1,220 @@
+"""triage_run: one integration run in, one verified triage.json and one ledger record out.
+
+    load the run → propose a verdict (the deterministic triager, or the bug-triager
+    role through an Executor with one retry) → a second triage of the same failure
+    becomes spec_ambiguous → self-check (seed §⑧) → on failure the seed's fallback
+    (spec_ambiguous, confidence 0.3) → archive an existing triage.json under
+    history/ → write triage.json → append the TriageRecord.
+
+Nothing else is written: not the SDD, not the bugs (the LoopController acts on
+the verdict), not the units.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..bugs import Bug
+from ..models import ExecutorName, TriageRecord, utcnow
+from ..project import ProjectHandle
+from .cite import Citer
+from .classifier import classify, describe
+from .context import RunContext, load_run
+from .history import earlier_triage, failure_signature
+from .selfcheck import self_check, triage_json_rel
+from .verdict import FALLBACK_CONFIDENCE, TodoItem, TriagerOutput, TriageVerdict, Violation, will_auto_apply
+
+WORKFLOW = (
+    ("step-001", "collect the four kinds of evidence (Integrator output, SDD, code, history)"),
+    ("step-002", "classify with the decision flow, then review the category"),
+    ("step-003", "settle affected_units from involves and the root cause"),
+    ("step-004", "draft proposed_sdd_patch (contract_mismatch only)"),
+    ("step-005", "write triage.json after checking every evidence quote"),
+)
+
+
+@dataclass
+class Proposal:
+    """A verdict that passed its self-check (or the fallback), and what it cost."""
+
+    verdict: TriageVerdict
+    executor: ExecutorName
+    tokens_used: int = 0
+    rule: str = ""
+    hints: list[str] = field(default_factory=list)
+    rejected: list[list[Violation]] = field(default_factory=list)
+    fallback_reason: str | None = None
+
+
+@dataclass
+class TriageOutcome:
+    output: TriagerOutput
+    record: TriageRecord
+    rule: str
+    hints: list[str]
+    rejected: list[list[Violation]]
+
+    def merged(self) -> dict[str, Any]:
+        """What `graphlemon triage --json` prints: triage.json's fields with the TriagerOutput on top."""
+        record = self.record.model_dump(mode="json", exclude={"kind", "schema_version"})
+        return {**record, **self.output.model_dump(mode="json"), "rule": self.rule, "hints": self.hints}
+
+
+def triage_run(
+    project: ProjectHandle,
+    run_id: str,
+    *,
+    executor: Any | None = None,
+    task_id: str | None = None,
+    node_exec_id: str | None = None,
+) -> TriageOutcome:
+    """Triage integration run `run_id`: deterministic without an executor, the bug-triager role with one."""
+    started = time.monotonic()
+    ctx = load_run(project, run_id)
+    signature = failure_signature(ctx.result.failures[0])
+    if executor is None:
+        proposal = deterministic_proposal(ctx)
+    else:
+        from .agent import agent_proposal
+
+        proposal = agent_proposal(
+            project, ctx, executor, task_id=task_id or ctx.result.task_id, node_exec_id=node_exec_id
+        )
+    verdict = proposal.verdict
+    earlier = earlier_triage(ctx.prior_triage, ctx.bugs, signature, run_id)
+    if earlier is not None and proposal.fallback_reason is None and verdict.category != "spec_ambiguous":
+        verdict = second_triage(ctx, verdict, earlier)
+        proposal.rule = "spec:second_triage"
+    violations, report = self_check(verdict, root=ctx.root, run_id=run_id, unit_ids=ctx.units.ids(), todolist=_done())
+    if violations:
+        proposal.rejected.append(violations)
+        proposal.fallback_reason = proposal.fallback_reason or "; ".join(
+            f"#{v.item} {v.detail}" for v in violations[:3]
+        )
+        verdict = fallback(ctx, proposal.fallback_reason)
+        violations, report = self_check(
+            verdict, root=ctx.root, run_id=run_id, unit_ids=ctx.units.ids(), todolist=_done()
+        )
+    is_fallback = proposal.fallback_reason is not None
+    verified = report is not None and report.ok
+    record = TriageRecord(
+        run_id=run_id,
+        task_id=task_id or ctx.result.task_id,
+        root_cause=verdict.root_cause,
+        category=verdict.category,
+        affected_units=verdict.affected_units,
+        proposed_sdd_patch=verdict.proposed_sdd_patch,
+        confidence=verdict.confidence,
+        evidence=verdict.evidence,
+        will_auto_apply=will_auto_apply(verdict.category, verdict.confidence, verified, is_fallback),
+        evidence_verified=verified,
+        failure_signature=signature,
+        fallback=is_fallback,
+        fallback_reason=proposal.fallback_reason,
+        executor=proposal.executor,
+        triage_ref=triage_json_rel(run_id),
+        l3_question=verdict.l3_question,
+        duration_ms=int((time.monotonic() - started) * 1000),
+        tokens_used=proposal.tokens_used,
+    )
+    write_triage(project, ctx, record)
+    output = TriagerOutput(
+        ok=not is_fallback,
+        run_id=run_id,
+        triage_ref=record.triage_ref or "",
+        category=record.category,
+        confidence=record.confidence,
+        affected_units=record.affected_units,
+        will_auto_apply=record.will_auto_apply,
+        evidence_verified=record.evidence_verified,
+        duration_ms=record.duration_ms,
+        tokens_used=record.tokens_used,
+        executor=record.executor,
+        fallback=is_fallback,
+    )
+    return TriageOutcome(output, record, proposal.rule, proposal.hints, proposal.rejected)
+
+
+def deterministic_proposal(ctx: RunContext) -> Proposal:
+    finding = classify(ctx)
+    verdict = TriageVerdict(
+        run_id=ctx.run_id,
+        root_cause=finding.root_cause,
+        category=finding.category,
+        affected_units=finding.affected,
+        proposed_sdd_patch=finding.patch,
+        confidence=finding.confidence,
+        evidence=finding.evidence,
+        l3_question=finding.l3_question,
+    )
+    return Proposal(verdict, "none", rule=finding.rule, hints=finding.hints)
+
+
+def second_triage(ctx: RunContext, verdict: TriageVerdict, earlier: TriageRecord | Bug) -> TriageVerdict:
+    """Seed §⑨: the same failure came back after a verdict was acted on, so a second verdict escalates instead of looping."""
+    failure = ctx.result.failures[0]
+    cite = Citer(ctx)
+    before = earlier.category
+    where = f"run {earlier.run_id}"
+    evidence = cite.failure(failure)
+    rel = triage_json_rel(earlier.run_id or "")
+    ref = f'"failure_signature": "{failure_signature(failure)}"'
+    at = cite.find(rel, ref) if (ctx.root / rel).is_file() else None
+    if at is None:
+        rel, ref = ".graphlemon/bugs.ndjson", failure_signature(failure)
+        at = cite.find(rel, ref) if (ctx.root / rel).is_file() else None
+    if at is not None:
+        evidence.append(cite.line(rel, at, ref))
+    return TriageVerdict(
+        run_id=ctx.run_id,
+        root_cause=(
+            f"case {failure.case} step {failure.step} still receives {describe(failure.got)} instead of {describe(failure.expected)} "
+            f"after {where} was triaged as {before}; this triage would say {verdict.category} "
+            f"({', '.join(verdict.affected_units) or 'no unit'}), but a second triage of the same failure escalates instead of looping"
+        ),
+        category="spec_ambiguous",
+        confidence=0.45,
+        evidence=[e for e in evidence if e],
+        l3_question=f"The {before} verdict of {where} did not fix case {failure.case}: is the SDD for this behaviour right? ({verdict.root_cause[:200]})",
+    )
+
+
+def fallback(ctx: RunContext, reason: str) -> TriageVerdict:
+    """Seed §⑧: when a proposal fails its self-check twice, a minimal spec_ambiguous verdict at confidence 0.3."""
+    failure = ctx.result.failures[0]
+    return TriageVerdict(
+        run_id=ctx.run_id,
+        root_cause=(
+            f"case {failure.case} step {failure.step} receives {describe(failure.got)} instead of {describe(failure.expected)}; "
+            f"the proposed triage failed its self-check ({reason[:300]}), so a person must attribute it"
+        ),
+        category="spec_ambiguous",
+        confidence=FALLBACK_CONFIDENCE,
+        evidence=Citer(ctx).failure(failure),
+        l3_question=f"Which unit is at fault for case {failure.case} step {failure.step}, and should the SDD change?",
+    )
+
+
+def write_triage(project: ProjectHandle, ctx: RunContext, record: TriageRecord) -> Path:
+    """Archive an existing triage.json under history/, write the new one atomically, append the ledger record."""
+    path = ctx.run_dir / "triage.json"
+    if path.exists():
+        history = ctx.run_dir / "history"
+        history.mkdir(exist_ok=True)
+        stamp = utcnow().strftime("%Y%m%dT%H%M%S%fZ")
+        os.replace(path, history / f"triage-{stamp}.json")
+    tmp = ctx.run_dir / f".triage.json.{os.getpid()}.tmp"
+    body = record.model_dump(mode="json", exclude={"kind", "schema_version"})
+    tmp.write_text(json.dumps(body, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    project.ledger.append(record)
+    return path
+
+
+def _done() -> list[TodoItem]:
+    return [TodoItem(id=i, title=t, status="done") for i, t in WORKFLOW]
