@@ -40,6 +40,8 @@ BlockedReason = Literal[
     "spec_ambiguous",
     "low_confidence_triage",
     "validator_inconclusive",
+    "skill_defect",
+    "plan_inconsistent",
     "state_corrupt",
     "rollback_failed",
     "human_requested",

@@ -1,0 +1,1 @@
+"""A snake game, built by the GraphLemon DevLoop."""

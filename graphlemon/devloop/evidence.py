@@ -1,0 +1,69 @@
+"""The evidence pack that comes with every `blocked_pending_human` (issue 8): why, rounds so far,
+open bugs with hints, the last triage, budget used, and what a human should decide."""
+
+from __future__ import annotations
+
+from ..lifecycle import ACTIVE_BUG
+from ..models import BlockedReason, EscalationRecord, TriageRecord, UsageRecord
+from .session import LoopSession
+
+DECISIONS: dict[str, str] = {
+    "budget_exceeded": "Raise the budget (`graphlemon budget set TASK --limit N`) and resume, or abandon the task.",
+    "usage_limit_wait_timeout": "The plan's usage limit did not reset in time: check the subscription, then resume.",
+    "classifier_blocked": "Claude Code's auto-mode classifier kept denying actions: review the transcript, adjust "
+    "permissions or the goal, then resume.",
+    "not_converging": "The loop keeps failing the same way: read the open bugs, clarify the spec or fix by hand, "
+    "then resume (with a note the coder will see).",
+    "retry_limit_exceeded": "A unit stayed red after its retries: look at the hints and decide the fix.",
+    "spec_ambiguous": "The SDD does not say what should happen: answer the triager's question in a note and resume.",
+    "low_confidence_triage": "The triager is not sure why integration fails: confirm the category and resume.",
+    "validator_inconclusive": "The validator's perspectives disagree on the root cause: decide coder / planning / "
+    "skill and resume with a note.",
+    "skill_defect": "A role's skill (prompt) caused the bug: update the skill, then resume.",
+    "plan_inconsistent": "The planner could not produce a consistent plan: clarify the goal and resume.",
+    "state_corrupt": "Persisted state is damaged (see the error): repair or remove the named file, then resume.",
+    "rollback_failed": "The automatic rollback itself failed: the recovery mechanism needs attention, not the code.",
+    "human_requested": "Paused on request: resume when ready.",
+}
+
+
+def evidence_markdown(session: LoopSession, reason: BlockedReason, note: str) -> tuple[str, list[str]]:
+    task = session.board.get(session.task_id)
+    bugs = [b for b in session.bugs.list(task_id=session.task_id) if b.status in ACTIVE_BUG]
+    usage = [u for u in session.ledger.read_as("usage", UsageRecord) if u.task_id == session.task_id]
+    tokens = sum(u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens for u in usage)
+    cost = sum(u.cost_usd for u in usage)
+    executors = sorted({u.executor for u in usage})
+    triage = [t for t in session.ledger.read_as("triage", TriageRecord) if t.task_id == session.task_id]
+    lines = [
+        f"# {task.task_id} needs a human: {reason}",
+        "",
+        f"**Goal:** {task.goal_text}",
+        f"**Why:** {note}",
+        f"**Rounds so far:** {task.loop_round + 1} (loop_round {task.loop_round})",
+        f"**Budget used:** {tokens:,} tokens, ${cost:.4f} over {len(usage)} call(s)"
+        + (f" (executor: {', '.join(executors)})" if executors else ""),
+        "",
+        "## Open bugs",
+    ]
+    lines += [
+        f"- `{b.bug_id}` [{b.unit_id or '-'}] {b.title}"
+        + (f" — root cause {b.root_cause_category}: {b.root_cause_detail}" if b.root_cause_category else "")
+        for b in bugs
+    ] or ["- none"]
+    if triage:
+        last = triage[-1]
+        lines += ["", "## Last triage", f"- {last.category} (confidence {last.confidence:.2f}): {last.root_cause}"]
+    lines += ["", "## What to decide", DECISIONS.get(reason, "Decide how to continue, then resume.")]
+    lines += ["", f"Resume: `graphlemon resume {task.task_id} [--note TEXT]`"]
+    return "\n".join(lines) + "\n", [b.bug_id for b in bugs]
+
+
+def write_evidence_pack(session: LoopSession, reason: BlockedReason, note: str) -> EscalationRecord:
+    summary, bug_ids = evidence_markdown(session, reason, note)
+    record = EscalationRecord(task_id=session.task_id, blocked_reason=reason, summary_md=summary, open_bug_ids=bug_ids)
+    session.ledger.append(record)
+    path = session.project.state_dir / "escalations" / f"{session.task_id}-{record.ts:%Y%m%dT%H%M%S}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(summary, encoding="utf-8")
+    return record

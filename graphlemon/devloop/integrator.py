@@ -1,0 +1,185 @@
+"""Integrator stage (loop L2): run the planner's integration cases on the merged code, triage failures.
+
+The integrator role writes tests for the cases in `.graphlemon/integration/spec.json`
+(one or more tests per case, the case id in the test name: case `eat-food` →
+`test_eat_food_grows_the_snake`) under the spec's test paths in the integration
+worktree. The stage runs them with the structured runner and writes the run
+directory the BugTriager reads (docs/triage.md):
+
+    .graphlemon/integration/runs/<run_id>/result.json       IntegrationResult
+    .graphlemon/integration/runs/<run_id>/process.log       timestamped runner log
+    .graphlemon/integration/runs/<run_id>/http-trace.ndjson (empty for library projects)
+
+A failing run goes to the triager; its verdict becomes the L2 action:
+infra_flake → rerun, contract_mismatch + will_auto_apply → patch the SDD and reset
+the affected units, impl_bug → reset the affected units, spec_ambiguous or low
+confidence → escalate.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..models import RunFailure, RunRecord, utcnow
+from ..nodes import node_exec_id
+from ..triage.rundir import IntegrationFailure, IntegrationResult, Observation
+from ..units import IntegrationSpec
+from .outcomes import IntegrationOutcome
+from .session import LoopSession
+
+
+class IntegratorOutput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tests: list[str] = Field(default_factory=list)
+    summary: str = ""
+
+
+def case_token(case_id: str) -> re.Pattern[str]:
+    norm = re.sub(r"[^a-z0-9]+", "_", case_id.lower()).strip("_")
+    return re.compile(rf"(?<![a-z0-9]){re.escape(norm)}(?![a-z0-9])")
+
+
+def run_integration(session: LoopSession, loop_round: int, attempt: int) -> IntegrationOutcome:
+    nid = node_exec_id(session.task_id, "integrator", loop_round=loop_round, attempt=attempt)
+    node = session.nodes.find(nid)
+    if node is not None and node.status == "done":
+        stored = session.load_outcome(nid, IntegrationOutcome)
+        if stored is not None:
+            return stored
+    if node is None:
+        session.nodes.transition(nid, "running", task_id=session.task_id, stage="integrator", attempt=attempt, loop_round=loop_round)
+    elif node.status in ("retrying", "waiting_for_quota"):
+        session.nodes.transition(nid, "running")
+    run_id = f"int-{session.task_id}-r{loop_round}-a{attempt}"
+    spec = session.unit_files.integration_spec()
+    worktree = session.worktrees.integration()
+    log = ProcessLog()
+    if not spec.cases:
+        outcome = IntegrationOutcome(ok=True, run_id=run_id, action="pass")
+    else:
+        _integrator_turn(session, nid, spec, worktree.path, run_id, attempt, log)
+        session.worktrees.commit_all(worktree, f"integrator: integration tests (round {loop_round})")
+        outcome = _run_cases(session, spec, worktree.path, run_id, loop_round, nid, log)
+    ref = session.save_outcome(nid, outcome)
+    session.nodes.transition(nid, "done", output_ref=ref)
+    session.timeline("integrated", f"round {loop_round} attempt {attempt}: {outcome.action}", ref=run_id)
+    return outcome
+
+
+class ProcessLog:
+    """process.log: one timestamped line per event (the triager windows it around a failure's ts)."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def __call__(self, text: str) -> None:
+        stamp = datetime.now(UTC).isoformat(timespec="milliseconds")
+        self.lines += [f"{stamp} {line}" for line in text.splitlines() or [""]]
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+
+def _integrator_turn(session, nid, spec: IntegrationSpec, workdir: Path, run_id: str, attempt: int, log) -> None:
+    if attempt > 1 and all((workdir / p).exists() for p in spec.test_paths):
+        log("integrator: reusing the integration tests written earlier")
+        return
+    contracts = []
+    for unit in session.unit_files.units().units:
+        contract = session.unit_files.contract(unit.unit_id)
+        if contract is not None:
+            contracts.append(f"{unit.unit_id}: {contract.exports.model_dump_json(exclude_none=True)}")
+    context = {
+        "Integration cases": "\n".join(
+            f"- {c.case} (involves {', '.join(c.involves)}): {c.description}" for c in spec.cases
+        ),
+        "Write tests under": ", ".join(spec.test_paths),
+        "Naming rule": "put the case id in each test's name (case eat-food -> test_eat_food_...)",
+        "Unit contracts": "\n".join(contracts) or "(none)",
+    }
+    session.turn(
+        "integrator", context, output_model=IntegratorOutput, node_exec_id=nid, workdir=workdir,
+        writable=[p.rstrip("/") + "/**" if not Path(p).suffix else p for p in spec.test_paths], run_id=run_id,
+        attempt=attempt,
+    )  # fmt: skip
+    log("integrator: wrote the integration tests")
+
+
+def _run_cases(session, spec, workdir: Path, run_id: str, loop_round: int, nid: str, log) -> IntegrationOutcome:
+    from ..testrun import run_tests
+
+    started = utcnow()
+    t0 = time.monotonic()
+    log(f"integrator: running the integration cases in {workdir.name} ({', '.join(spec.test_paths)})")
+    run = run_tests(workdir, spec.test_paths, timeout=session.config.test_timeout_s * 2)
+    log(f"$ {run.command}\n{run.output_tail}\nexit code {run.exit_code}{' (timed out)' if run.timed_out else ''}")
+    failures = [_case_failure(spec, f) for f in run.failures]
+    result = IntegrationResult(
+        run_id=run_id, ok=run.ok, task_id=session.task_id, loop_round=loop_round,
+        code_ref=session.worktrees.integration().head(), crashed=run.crashed, summary=run.summary,
+        failures=failures, started_at=started, duration_ms=int((time.monotonic() - t0) * 1000),
+    )  # fmt: skip
+    run_dir = session.project.state_dir / "integration" / "runs" / run_id
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "result.json").write_text(result.model_dump_json(indent=2, exclude_none=True))
+    (run_dir / "process.log").write_text(log.text())
+    (run_dir / "http-trace.ndjson").touch()
+    session.ledger.append(
+        RunRecord(
+            run_id=run_id, scope="integration", task_id=session.task_id, node_exec_id=nid, loop_round=loop_round,
+            code_ref=result.code_ref, ok=run.ok, crashed=run.crashed, timed_out=run.timed_out,
+            framework=run.framework, summary=run.summary, duration_ms=result.duration_ms,
+            failures=[RunFailure(test=f.case, message=f.message, expected=f.expected.value, got=f.got.value,
+                                 hint=f.description, stack=f.stack) for f in failures],
+            result_ref=str((run_dir / "result.json").relative_to(session.project.root)),
+        )  # fmt: skip
+    )
+    if run.ok:
+        return IntegrationOutcome(ok=True, run_id=run_id, action="pass")
+    return _triage(session, run_id, failures, workdir)
+
+
+def _case_failure(spec: IntegrationSpec, f) -> IntegrationFailure:
+    case = next((c for c in spec.cases if case_token(c.case).search(f.name.lower())), None)
+    return IntegrationFailure(
+        case=case.case if case else f.name, step=0, description=case.description if case else f.name,
+        involves=case.involves if case else [], expected=Observation(value=f.expected), got=Observation(value=f.got),
+        message=f.message, stack=f.detail or f.message, ts=utcnow(),
+    )  # fmt: skip
+
+
+def _triage(session: LoopSession, run_id: str, failures: list[IntegrationFailure], workdir: Path) -> IntegrationOutcome:
+    """The BugTriager's verdict becomes the L2 action."""
+    from ..triage import triage_run
+
+    verdict = triage_run(
+        session.project, run_id, executor=session.executor if session.config.executor != "scripted" else None,
+        task_id=session.task_id, code_root=workdir,
+    )  # fmt: skip
+    category = verdict.category
+    if category == "infra_flake":
+        action = "rerun"
+    elif not verdict.will_auto_apply or category == "spec_ambiguous":
+        action = "escalate"
+    elif category == "contract_mismatch":
+        action = "patch_sdd"
+    else:
+        action = "reset_units"
+    for f in failures:
+        session.bugs.open(
+            title=f"integration case {f.case} failed: {f.message.splitlines()[0][:200] if f.message else category}",
+            source="integration", unit_id=(verdict.affected_units or f.involves or [None])[0], test_name=f"case:{f.case}",
+            run_id=run_id, task_id=session.task_id, detail=verdict.root_cause, category=category, severity="high",
+            affected_units=verdict.affected_units, by="integrator",
+        )  # fmt: skip
+    return IntegrationOutcome(
+        ok=False, run_id=run_id, action=action, category=category, confidence=verdict.confidence,  # type: ignore[arg-type]
+        affected_units=verdict.affected_units, sdd_patch=verdict.proposed_sdd_patch, root_cause=verdict.root_cause,
+        failures=len(failures),
+    )  # fmt: skip

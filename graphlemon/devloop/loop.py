@@ -1,0 +1,288 @@
+"""The org loop (REQ-01 / 05 / 09): planner → coder (L1 per unit) → integrator (L2) → validator → route.
+
+`run_devloop(session, stages)` is the whole decision logic; *how* a stage runs is the
+`Stages` seam: `DirectStages` calls the domain functions (threads for independent
+units), `flows/devloop.py` supplies Prefect tasks. Every stage is memoised by its
+node execution, so a resumed run replays finished rounds from the ledger without
+running anything again and continues where it stopped; task status events are only
+written when the task moves forward.
+
+Routing: validator fast_lane → the coder fixes the named units next round;
+full_replan → the planner re-plans; escalate / a plan that stays inconsistent / an L2
+that cannot converge / the same bug active for `non_convergence_rounds` rounds →
+`blocked_pending_human` with a reason and an evidence pack.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Protocol
+
+from pydantic import BaseModel, Field
+
+from ..errors import ClassifierBlocked, ErrorCode, GraphLemonError, invalid_param
+from ..lifecycle import ACTIVE_BUG
+from ..models import BlockedReason, RunRecord, SddPatch, TaskStatus, TimelineEvent
+from ..taskboard import DECISION_REASONS, Task
+from ..tester import TesterOutput
+from .evidence import write_evidence_pack
+from .integrator import run_integration
+from .outcomes import IntegrationOutcome, PlanOutcome, UnitOutcome, ValidationOutcome
+from .planner import apply_sdd_patch, run_planner, waves
+from .session import LoopSession
+from .unit_loop import CoderTurn, coder_turn, red_units, run_unit_loop, test_unit
+from .validator import run_validator
+
+PHASES: dict[str, int] = {"planning": 0, "coding": 1, "integrating": 2, "validating": 3}
+
+
+class Stages(Protocol):
+    """How each stage runs: `DirectStages` (plain calls) or `flows.devloop.PrefectStages` (Prefect tasks)."""
+
+    def plan(self, loop_round: int, feedback: str | None) -> PlanOutcome: ...
+    def code_units(
+        self, unit_ids: list[str], loop_round: int, feedback: dict[str, str], pass_tag: str = ""
+    ) -> list[UnitOutcome]: ...
+    def coder_turn(self, nid: str, unit_id: str, attempt: int, loop_round: int, hints: str | None) -> CoderTurn: ...
+    def test_unit(
+        self, nid: str, unit_id: str, attempt: int, first: int, loop_round: int, code_ref: str | None
+    ) -> TesterOutput: ...
+    def integrate(self, loop_round: int, attempt: int) -> IntegrationOutcome: ...
+    def validate(self, loop_round: int) -> ValidationOutcome: ...
+
+
+class DirectStages:
+    """Stages as plain function calls (no Prefect): independent units run in threads."""
+
+    def __init__(self, session: LoopSession, max_workers: int = 4) -> None:
+        self.session, self.max_workers = session, max_workers
+
+    def plan(self, loop_round, feedback):
+        return run_planner(self.session, loop_round, feedback)
+
+    def code_units(self, unit_ids, loop_round, feedback, pass_tag=""):
+        with ThreadPoolExecutor(max_workers=min(self.max_workers, max(1, len(unit_ids)))) as pool:
+            futures = [
+                pool.submit(run_unit_loop, self.session, self, u, loop_round, feedback.get(u), pass_tag)
+                for u in unit_ids
+            ]
+            return [f.result() for f in futures]
+
+    def coder_turn(self, nid, unit_id, attempt, loop_round, hints):
+        return coder_turn(self.session, nid, unit_id, attempt, loop_round, hints)
+
+    def test_unit(self, nid, unit_id, attempt, first, loop_round, code_ref):
+        return test_unit(self.session, nid, unit_id, attempt, first, loop_round, code_ref)
+
+    def integrate(self, loop_round, attempt):
+        return run_integration(self.session, loop_round, attempt)
+
+    def validate(self, loop_round):
+        return run_validator(self.session, loop_round)
+
+
+class Blocked(Exception):
+    """Internal: stop the loop with the task blocked for a human."""
+
+    def __init__(self, reason: BlockedReason, note: str) -> None:
+        super().__init__(note)
+        self.reason, self.note = reason, note
+
+
+def run_devloop(session: LoopSession, stages: Stages, *, flow_run_id: str | None = None) -> Task:
+    """Run (or resume) one task until done or blocked_pending_human; returns the task."""
+    task = session.board.get(session.task_id)
+    if task.terminal:
+        raise invalid_param(f"task {task.task_id} is already {task.status}; there is nothing to run")
+    if task.status == "blocked_pending_human":
+        raise GraphLemonError(
+            ErrorCode.INVALID_TRANSITION,
+            f"task {task.task_id} is blocked ({task.blocked_reason}); resume it first (`graphlemon resume {task.task_id}`)",
+        )
+    if task.status == "queued":  # a slot is free: start (or continue where a human resumed it)
+        session.board.transition(
+            task.task_id, task.resume_status or "planning", loop_round=task.loop_round, by="scheduler", flow_run_id=flow_run_id
+        )
+    try:
+        _loop(session, stages)
+    except Blocked as stop:
+        return block(session, stop.reason, stop.note)
+    except ClassifierBlocked as exc:
+        return block(session, "classifier_blocked", exc.message)
+    except GraphLemonError as exc:
+        if exc.code == ErrorCode.BUDGET_EXCEEDED:
+            return block(session, "budget_exceeded", exc.message)
+        if exc.code == ErrorCode.LEDGER_CORRUPT:
+            return block(session, "state_corrupt", exc.message)
+        raise
+    return session.board.get(session.task_id)
+
+
+class RoundPlan(BaseModel):
+    """What a round does: re-plan or not, which units to code, with what feedback."""
+
+    loop_round: int = 0
+    need_plan: bool = True
+    units: list[str] | None = None  # None: every unit
+    feedback: dict[str, str] = Field(default_factory=dict)
+    plan_feedback: str | None = None
+
+
+def _loop(session: LoopSession, stages: Stages) -> None:
+    """Rounds until done. A block a human already resumed (replayed after a restart) continues instead."""
+    notes = session.board.get(session.task_id).decision_resumes
+    used = 0
+    plan = RoundPlan()
+    while True:
+        try:
+            after = _round(session, stages, plan)
+        except Blocked as stop:
+            if stop.reason not in DECISION_REASONS or used >= len(notes):
+                raise
+            after = _after_human(session, plan, stop, notes[used])
+            used += 1
+        if after is None:
+            return
+        plan = after
+
+
+def _round(session: LoopSession, stages: Stages, plan: RoundPlan) -> RoundPlan | None:
+    r = plan.loop_round
+    if plan.need_plan:
+        advance(session, "planning", r)
+        planned = stages.plan(r, plan.plan_feedback)
+        if not planned.ok:
+            raise Blocked("plan_inconsistent", "the plan stayed inconsistent: " + "; ".join(planned.violations[:5]))
+    advance(session, "coding", r)
+    outcomes = code_in_waves(session, stages, r, None if plan.need_plan else plan.units, plan.feedback)
+    if all(o.green for o in outcomes):
+        advance(session, "integrating", r)
+        integrate(session, stages, r)
+    advance(session, "validating", r)
+    result = stages.validate(r)
+    if result.ok:
+        finish(session, r)
+        return None
+    check_convergence(session, r)
+    if result.route == "escalate":
+        raise Blocked(result.blocked_reason or "validator_inconclusive", _attribution_note(result))
+    if r + 1 >= session.config.max_loop_rounds:
+        raise Blocked("not_converging", f"still failing after {session.config.max_loop_rounds} rounds")
+    replan = result.route == "full_replan"
+    nxt = RoundPlan(
+        loop_round=r + 1,
+        need_plan=replan,
+        units=None if replan else result.units_to_fix,
+        feedback={} if replan else result.feedback,
+        plan_feedback="\n".join(a.root_cause_detail for a in result.attributions) if replan else None,
+    )
+    _route_once(session, r, f"{result.route} -> round {r + 1}" + (f" ({', '.join(nxt.units or [])})" if nxt.units else ""))
+    return nxt
+
+
+def _after_human(session: LoopSession, plan: RoundPlan, stop: Blocked, note: str) -> RoundPlan:
+    """A human resumed this block: the next round carries their note (re-plan if the plan was the problem)."""
+    r = plan.loop_round + 1
+    if stop.reason == "plan_inconsistent":
+        return RoundPlan(loop_round=r, need_plan=True, plan_feedback=note or stop.note)
+    active = sorted({b.unit_id for b in session.bugs.list(task_id=session.task_id) if b.status in ACTIVE_BUG and b.unit_id})
+    units = active or session.unit_files.units().ids()
+    text = f"A human resumed the task after: {stop.note}" + (f"\nTheir note: {note}" if note else "")
+    _route_once(session, plan.loop_round, f"human resume -> round {r} ({', '.join(units)})")
+    return RoundPlan(loop_round=r, need_plan=False, units=units, feedback=dict.fromkeys(units, text))
+
+
+def _route_once(session: LoopSession, loop_round: int, summary: str) -> None:
+    """A `routed` timeline event per round, not repeated when a resumed run replays the round."""
+    ref = f"route-r{loop_round}"
+    if not any(e.ref == ref and e.task_id == session.task_id for e in session.ledger.read_as("timeline", TimelineEvent)):
+        session.timeline("routed", summary, ref=ref)
+
+
+def code_in_waves(session, stages: Stages, loop_round: int, only: list[str] | None, feedback: dict[str, str]) -> list[UnitOutcome]:
+    units = session.unit_files.units()
+    wanted = None if only is None else set(only) | set(red_units(session))  # plus units not yet green (a later wave)
+    outcomes: list[UnitOutcome] = []
+    for wave in waves(units, wanted):
+        outcomes += stages.code_units(wave, loop_round, feedback)
+        if not all(o.green for o in outcomes):
+            break  # later waves depend on a red unit: let the validator attribute it first
+    return outcomes
+
+
+def integrate(session: LoopSession, stages: Stages, loop_round: int) -> None:
+    """L2: integration runs until they pass, triage-routed, at most max_integration_attempts times."""
+    for attempt in range(1, session.config.max_integration_attempts + 1):
+        result = stages.integrate(loop_round, attempt)
+        if result.action == "pass":
+            return
+        if result.action == "escalate":
+            reason = "spec_ambiguous" if result.category == "spec_ambiguous" else "low_confidence_triage"
+            raise Blocked(reason, f"triage {result.category} (confidence {result.confidence}): {result.root_cause}")
+        if result.action == "patch_sdd" and result.sdd_patch is not None:
+            _patch(session, result.sdd_patch, loop_round, attempt)
+        if result.action in ("patch_sdd", "reset_units") and result.affected_units:
+            note = f"integration {result.run_id}: {result.root_cause}"
+            outcomes = stages.code_units(
+                result.affected_units, loop_round, dict.fromkeys(result.affected_units, note), pass_tag=f"l2a{attempt}"
+            )
+            if not all(o.green for o in outcomes):
+                return  # the validator attributes the red unit
+    raise Blocked("not_converging", f"integration still failing after {session.config.max_integration_attempts} attempts")
+
+
+def _patch(session: LoopSession, patch: SddPatch, loop_round: int, attempt: int) -> None:
+    marker = f"sdd patch r{loop_round} a{attempt}"
+    if any(e.event == "sdd_patched" and e.ref == marker for e in session.ledger.read("timeline")):
+        return  # already applied before a crash
+    artifact_id = apply_sdd_patch(session, patch, reason=f"triage patch, round {loop_round}")
+    session.timeline("sdd_patched", f"{patch.target_section}: {patch.text[:120]} ({artifact_id})", ref=marker)
+
+
+def check_convergence(session: LoopSession, loop_round: int) -> None:
+    """The same failure in the validator's runs of `non_convergence_rounds` consecutive rounds -> blocked (REQ-05)."""
+    limit = session.config.non_convergence_rounds
+    window = set(range(loop_round - limit + 1, loop_round + 1))
+    if min(window) < 0:
+        return
+    seen: dict[str, set[int]] = {}
+    for run in session.ledger.read_as("run", RunRecord):
+        if run.scope == "validation" and run.task_id == session.task_id:
+            for failure in run.failures:
+                seen.setdefault(failure.test, set()).add(run.loop_round)
+    stuck = sorted(test for test, rounds in seen.items() if window <= rounds)
+    if stuck:
+        raise Blocked("not_converging", f"the same failure in {limit} rounds in a row: {', '.join(stuck[:5])}")
+
+
+def finish(session: LoopSession, loop_round: int) -> None:
+    merged = None
+    if session.config.merge_into_main:
+        merged = session.worktrees.merge_into(session.project.root)
+    where = f"merged into the main worktree ({merged[:10]})" if merged else f"on branch {session.worktrees.branch('_integration')}"
+    session.board.transition(session.task_id, "done", loop_round=loop_round, note=f"validated; {where}")
+    session.timeline("done", f"task done in round {loop_round}; {where}")
+
+
+def block(session: LoopSession, reason: BlockedReason, note: str) -> Task:
+    task = session.board.get(session.task_id)
+    if task.status != "blocked_pending_human":
+        task = session.board.transition(session.task_id, "blocked_pending_human", blocked_reason=reason, note=note[:2000])
+    write_evidence_pack(session, reason, note)
+    session.timeline("escalated", f"blocked_pending_human ({reason}): {note[:200]}")
+    return task
+
+
+def advance(session: LoopSession, status: TaskStatus, loop_round: int) -> None:
+    """Move the task forward to (status, round); replaying an earlier point writes nothing."""
+    task = session.board.get(session.task_id)
+    current = (task.loop_round, PHASES.get(task.status, -1))
+    if task.status in PHASES and current >= (loop_round, PHASES[status]):
+        return
+    session.board.transition(session.task_id, status, loop_round=loop_round)
+
+
+def _attribution_note(result: ValidationOutcome) -> str:
+    parts = [f"{a.bug_id}: {a.root_cause_category} — {a.root_cause_detail}" for a in result.attributions[:5]]
+    return "validator: " + ("; ".join(parts) or "no attribution")
+

@@ -1,0 +1,308 @@
+"""Planner stage (REQ-02): BRD / PRD / SDD / benchmark, units, specs, contracts, integration cases.
+
+The planner role writes drafts to `.graphlemon/plan/drafts/` (brd.md, prd.md,
+sdd.md, benchmark.md, plan.json); the stage then *verifies* them
+(`check_plan`: structure and contradictions). A contradiction sends the node to
+`reflecting` and re-plans with the violations as feedback; only a consistent plan
+is written as versioned artifacts with lineage sdd → prd → brd (benchmark → sdd)
+plus units.json and each unit's spec.json / contract.json.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..errors import ErrorCode, GraphLemonError
+from ..models import SddPatch
+from ..nodes import node_exec_id
+from ..triage.rundir import ContractExports
+from ..units import AcceptanceCriterion, Contract, IntegrationSpec, UnitEntry, UnitsFile, UnitSpec
+from .outcomes import PlanOutcome
+from .session import LoopSession
+
+DRAFTS = Path("plan") / "drafts"
+DOCS = ("brd", "prd", "sdd", "benchmark")
+_ASSUMPTION = re.compile(r"^\s*[-*]\s*([A-Za-z][\w .-]{0,60}?)\s*:\s*(.+?)\s*$")
+
+
+class PlannedUnit(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    unit_id: str
+    title: str = ""
+    summary: str = ""
+    code: list[str] = Field(min_length=1)
+    tests: list[str] = Field(min_length=1)
+    depends_on: list[str] = Field(default_factory=list)
+    acceptance_criteria: list[AcceptanceCriterion] = Field(min_length=1)
+    contract: ContractExports | None = None
+
+
+class PlanDoc(BaseModel):
+    """`plan.json` in the drafts folder."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    units: list[PlannedUnit] = Field(min_length=1)
+    integration: IntegrationSpec = Field(default_factory=IntegrationSpec)
+
+
+class PlannerOutput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    summary: str = Field(min_length=1)
+
+
+class Drafts(BaseModel):
+    docs: dict[str, str]
+    plan: PlanDoc
+
+
+def run_planner(session: LoopSession, loop_round: int, feedback: str | None = None) -> PlanOutcome:
+    """Plan (or re-plan) the task; returns the artifact ids, or ok=False with the violations."""
+    nid = node_exec_id(session.task_id, "planner", loop_round=loop_round)
+    node = session.nodes.find(nid)
+    if node is not None and node.status == "done":
+        done = session.load_outcome(nid, PlanOutcome)
+        if done is not None:
+            return done
+    task = session.board.get(session.task_id)
+    attempt = node.attempt if node is not None else 1
+    violations: list[str] = []
+    while True:
+        _enter_running(session, nid, node_status=node.status if node else None, attempt=attempt, loop_round=loop_round)
+        node = None
+        drafts_dir = _reset_drafts(session)
+        context = _context(task.goal_text, loop_round, feedback, violations)
+        session.turn(
+            "planner",
+            context,
+            output_model=PlannerOutput,
+            node_exec_id=nid,
+            workdir=session.project.root,
+            writable=[f".graphlemon/{DRAFTS.as_posix()}/**"],
+            attempt=attempt,
+        )
+        session.nodes.transition(nid, "verifying", attempt=attempt)
+        drafts, violations = read_drafts(drafts_dir)
+        if drafts is not None:
+            violations = check_plan(drafts)
+        if not violations:
+            outcome = _write_plan(session, drafts, attempt)  # type: ignore[arg-type]
+            ref = session.save_outcome(nid, outcome)
+            session.nodes.transition(nid, "done", attempt=attempt, output_ref=ref)
+            session.timeline("planned", f"round {loop_round}: {len(outcome.unit_ids)} units, attempt {attempt}", ref=nid)
+            return outcome
+        session.nodes.transition(nid, "reflecting", attempt=attempt, error="; ".join(violations)[:2000])
+        session.timeline("plan_rejected", f"consistency check: {violations[0]}", ref=nid)
+        if attempt >= session.config.max_plan_attempts:
+            session.nodes.transition(nid, "blocked", attempt=attempt, error_code="PLAN_INCONSISTENT", error="; ".join(violations)[:2000])
+            outcome = PlanOutcome(ok=False, attempts=attempt, violations=violations)
+            return outcome
+        attempt += 1
+        session.nodes.transition(nid, "retrying", attempt=attempt)
+        node = session.nodes.find(nid)
+
+
+def _enter_running(session: LoopSession, nid: str, *, node_status: str | None, attempt: int, loop_round: int) -> None:
+    if node_status in (None, "retrying", "waiting_for_quota", "blocked", "failed"):
+        if node_status in ("blocked", "failed"):
+            session.nodes.transition(nid, "retrying", attempt=attempt)
+        session.nodes.transition(
+            nid, "running", task_id=session.task_id, stage="planner", attempt=attempt, loop_round=loop_round
+        )
+    elif node_status in ("verifying", "reflecting"):  # interrupted after the turn: redo the attempt from the top
+        if node_status == "verifying":
+            session.nodes.transition(nid, "reflecting", attempt=attempt, error="interrupted while verifying")
+        session.nodes.transition(nid, "retrying", attempt=attempt)
+        session.nodes.transition(nid, "running", attempt=attempt)
+
+
+def _reset_drafts(session: LoopSession) -> Path:
+    drafts = session.project.state_dir / DRAFTS
+    if drafts.exists():
+        shutil.rmtree(drafts)
+    drafts.mkdir(parents=True)
+    return drafts
+
+
+def _context(goal: str, loop_round: int, feedback: str | None, violations: list[str]) -> dict[str, str]:
+    context = {
+        "Goal": goal,
+        "Round": f"loop_round {loop_round}",
+        "What to write": (
+            f"Write these files under .graphlemon/{DRAFTS.as_posix()}/: brd.md, prd.md (with an '## Assumptions' "
+            "list of `- key: value` lines), sdd.md (one section per unit, numbered like `## 3.2 Collision`), "
+            "benchmark.md (with a ```checks block of `name: command` lines that must exit 0), and plan.json "
+            "({units: [{unit_id, title, summary, code: [paths], tests: [paths], depends_on, acceptance_criteria: "
+            "[{id: AC1, text, sdd_section}], contract: {functions | http}}], integration: {test_paths, cases: "
+            "[{case, description, involves, sdd_section}]}}). Then answer {summary}."
+        ),
+    }
+    if feedback:
+        context["Feedback from the last round"] = feedback
+    if violations:
+        context["Your last plan was rejected"] = "\n".join(f"- {v}" for v in violations)
+    return context
+
+
+def read_drafts(drafts_dir: Path) -> tuple[Drafts | None, list[str]]:
+    docs, problems = {}, []
+    for name in DOCS:
+        path = drafts_dir / f"{name}.md"
+        text = path.read_text(encoding="utf-8") if path.is_file() else ""
+        if not text.strip():
+            problems.append(f"{name}.md is missing or empty")
+        docs[name] = text
+    plan_path = drafts_dir / "plan.json"
+    try:
+        plan = PlanDoc.model_validate_json(plan_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        problems.append("plan.json is missing")
+        return None, problems
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        problems.append(f"plan.json: {'.'.join(str(p) for p in first.get('loc', ()))}: {first.get('msg')}")
+        return None, problems
+    return (Drafts(docs=docs, plan=plan), problems) if not problems else (None, problems)
+
+
+def assumptions(prd: str) -> dict[str, list[str]]:
+    """`- key: value` lines of the PRD's Assumptions section -> key -> values."""
+    out: dict[str, list[str]] = {}
+    in_section = False
+    for line in prd.splitlines():
+        if line.lstrip().startswith("#"):
+            in_section = "assumption" in line.lower()
+            continue
+        m = _ASSUMPTION.match(line) if in_section else None
+        if m:
+            out.setdefault(m.group(1).strip().lower(), []).append(m.group(2).strip())
+    return out
+
+
+def check_plan(drafts: Drafts) -> list[str]:
+    """The consistency check run in `verifying`: every problem found, in words."""
+    problems: list[str] = []
+    for key, values in assumptions(drafts.docs["prd"]).items():
+        distinct = sorted({v.lower().rstrip(".") for v in values})
+        if len(distinct) > 1:
+            problems.append(f"PRD assumptions contradict each other on '{key}': " + " vs ".join(repr(v) for v in distinct))
+    units = drafts.plan.units
+    ids = [u.unit_id for u in units]
+    problems += [f"unit id {i!r} is declared twice" for i in sorted({i for i in ids if ids.count(i) > 1})]
+    known = set(ids)
+    for u in units:
+        problems += [f"unit {u.unit_id} depends on unknown unit {d!r}" for d in u.depends_on if d not in known]
+        if u.unit_id not in drafts.docs["sdd"]:
+            problems.append(f"the SDD never mentions unit {u.unit_id}")
+        sections = _headings(drafts.docs["sdd"])
+        for c in u.acceptance_criteria:
+            if c.sdd_section and not any(c.sdd_section.lower() in h for h in sections):
+                problems.append(f"{u.unit_id} {c.id} cites SDD section {c.sdd_section!r}, which the SDD does not have")
+    problems += _cycles(units)
+    problems += _overlaps(units)
+    for case in drafts.plan.integration.cases:
+        problems += [f"integration case {case.case} involves unknown unit {i!r}" for i in case.involves if i not in known]
+    return problems
+
+
+def _headings(markdown: str) -> list[str]:
+    return [line.lstrip("#").strip().lower() for line in markdown.splitlines() if line.startswith("#")]
+
+
+def _cycles(units: list[PlannedUnit]) -> list[str]:
+    deps = {u.unit_id: set(u.depends_on) for u in units}
+    done: set[str] = set()
+    while True:
+        ready = {u for u, d in deps.items() if u not in done and d <= done}
+        if not ready:
+            break
+        done |= ready
+    stuck = sorted(set(deps) - done)
+    return [f"units depend on each other in a cycle: {', '.join(stuck)}"] if stuck else []
+
+
+def _overlaps(units: list[PlannedUnit]) -> list[str]:
+    owners: dict[str, str] = {}
+    problems = []
+    for u in units:
+        for path in u.code:
+            norm = path.rstrip("/")
+            if norm in owners and owners[norm] != u.unit_id:
+                problems.append(f"units {owners[norm]} and {u.unit_id} both own {path} (their worktrees would conflict)")
+            owners.setdefault(norm, u.unit_id)
+    return problems
+
+
+def waves(units: UnitsFile, only: set[str] | None = None) -> list[list[str]]:
+    """Units in dependency order: each wave depends only on earlier waves (independent units run in parallel)."""
+    wanted = only if only is not None else set(units.ids())
+    deps = {u.unit_id: {d for d in u.depends_on if d in wanted} for u in units.units if u.unit_id in wanted}
+    out, done = [], set()
+    while len(done) < len(deps):
+        ready = sorted(u for u, d in deps.items() if u not in done and d <= done)
+        if not ready:
+            raise GraphLemonError(ErrorCode.INVALID_PARAM, f"units.json has a dependency cycle among {sorted(set(deps) - done)}")
+        out.append(ready)
+        done |= set(ready)
+    return out
+
+
+def _write_plan(session: LoopSession, drafts: Drafts, attempt: int) -> PlanOutcome:
+    store, files, task_id = session.artifacts, session.unit_files, session.task_id
+    brd = store.write("brd", drafts.docs["brd"], task_id=task_id, title="Business requirements")
+    prd = store.write("prd", drafts.docs["prd"], task_id=task_id, depends_on=[brd.artifact_id], title="Product requirements")
+    sdd = store.write("sdd", drafts.docs["sdd"], task_id=task_id, depends_on=[prd.artifact_id], title="Software design")
+    bench = store.write("benchmark", drafts.docs["benchmark"], task_id=task_id, depends_on=[sdd.artifact_id], title="Benchmark")
+    plan = drafts.plan
+    files.write_units(
+        UnitsFile(
+            units=[
+                UnitEntry(unit_id=u.unit_id, title=u.title, code=u.code, tests=u.tests, depends_on=u.depends_on)
+                for u in plan.units
+            ]
+        )
+    )
+    for u in plan.units:
+        files.write_spec(UnitSpec(unit_id=u.unit_id, summary=u.summary, acceptance_criteria=u.acceptance_criteria))
+        files.write_contract(Contract(unit_id=u.unit_id, exports=u.contract or ContractExports()))
+    files.write_integration_spec(plan.integration)
+    ids = {"brd": brd.artifact_id, "prd": prd.artifact_id, "sdd": sdd.artifact_id, "benchmark": bench.artifact_id}
+    return PlanOutcome(ok=True, attempts=attempt, artifact_ids=ids, unit_ids=[u.unit_id for u in plan.units])
+
+
+def apply_sdd_patch(session: LoopSession, patch: SddPatch, *, reason: str) -> str:
+    """Planner patch mode (contract_mismatch, will_auto_apply): a new SDD version with the patch under its section."""
+    store = session.artifacts
+    current = store.latest("sdd", task_id=session.task_id)
+    if current is None:
+        raise GraphLemonError(ErrorCode.ARTIFACT_NOT_FOUND, "no SDD to patch: the planner has not run for this task")
+    text = store.read_text(current)
+    new_text = patch_markdown(text, patch)
+    record = store.write(
+        "sdd", new_text, task_id=session.task_id, depends_on=current.depends_on_artifact_ids, title=f"Software design ({reason})"
+    )
+    return record.artifact_id
+
+
+def patch_markdown(text: str, patch: SddPatch) -> str:
+    """Insert the patch text at the end of the section whose heading contains `target_section`."""
+    target = patch.target_section.lstrip("#").strip().lower()
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("#") and target in line.lower()), None)
+    note = f"> patch ({patch.op}): {patch.text.strip()}"
+    if start is None:
+        raise GraphLemonError(
+            ErrorCode.INVALID_PARAM, f"SDD patch targets section {patch.target_section!r}, which the SDD does not have"
+        )
+    level = len(lines[start]) - len(lines[start].lstrip("#"))
+    end = next(
+        (i for i in range(start + 1, len(lines)) if lines[i].startswith("#") and len(lines[i]) - len(lines[i].lstrip("#")) <= level),
+        len(lines),
+    )
+    return "\n".join([*lines[:end], "", note, "", *lines[end:]]).rstrip() + "\n"

@@ -1,0 +1,164 @@
+"""A `LoopSession`: everything a DevLoop stage needs for one task, built once per process.
+
+The project and its trackers (tasks, nodes, bugs, artifacts, unit files,
+worktrees), the loop's limits (`LoopConfig`), the executor, and two helpers every
+stage uses: `turn()` (one role turn through the Executor) and `timeline()`.
+Stage outcomes are persisted under `.graphlemon/nodes/<node_exec_id>/` so a
+resumed flow returns a finished stage's outcome instead of running it again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Mapping
+from functools import cached_property
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..artifacts import ArtifactStore
+from ..bugs import BugTracker
+from ..errors import ErrorCode, GraphLemonError
+from ..models import TimelineEvent
+from ..nodes import NodeTracker
+from ..project import ProjectHandle, open_project
+from ..taskboard import TaskBoard
+from ..units import UnitFiles
+from ..worktrees import Worktrees
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class LoopConfig(BaseModel):
+    """Limits and choices of one DevLoop run (flow parameters; defaults are the product defaults)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    executor: str = "scripted"
+    playbook: Path | None = None
+    max_unit_attempts: int = Field(default=3, ge=1, le=20)  # L1 coder/tester attempts per unit per round
+    max_plan_attempts: int = Field(default=2, ge=1, le=10)  # planner reflect -> re-plan attempts
+    max_integration_attempts: int = Field(default=3, ge=1, le=10)  # L2 rounds per org round
+    max_loop_rounds: int = Field(default=5, ge=1, le=50)  # org rounds (loop_round 0 .. max-1)
+    non_convergence_rounds: int = Field(default=3, ge=2, le=20)  # same bug unresolved this many rounds -> block
+    test_timeout_s: float = Field(default=60.0, gt=0, le=3600)
+    merge_into_main: bool = True
+
+
+class LoopSession:
+    def __init__(self, project: ProjectHandle | Path | str, task_id: str, config: LoopConfig | None = None) -> None:
+        self.project = project if isinstance(project, ProjectHandle) else open_project(project)
+        self.task_id = task_id
+        self.config = config or LoopConfig()
+        self._lock = threading.Lock()
+
+    # -- trackers ------------------------------------------------------------------------------
+    @property
+    def ledger(self):
+        return self.project.ledger
+
+    @cached_property
+    def board(self) -> TaskBoard:
+        return TaskBoard(self.ledger)
+
+    @cached_property
+    def nodes(self) -> NodeTracker:
+        return NodeTracker(self.ledger)
+
+    @cached_property
+    def bugs(self) -> BugTracker:
+        return BugTracker(self.ledger)
+
+    @cached_property
+    def artifacts(self) -> ArtifactStore:
+        return ArtifactStore(self.ledger)
+
+    @cached_property
+    def unit_files(self) -> UnitFiles:
+        return UnitFiles(self.project.state_dir)
+
+    @cached_property
+    def worktrees(self) -> Worktrees:
+        return Worktrees(self.project.root, self.task_id, self.project.state_dir)
+
+    @cached_property
+    def executor(self):
+        from ..agents import build_executor
+
+        return build_executor(self.config.executor, playbook=self.config.playbook)
+
+    # -- helpers -------------------------------------------------------------------------------
+    def turn(
+        self,
+        role: str,
+        context: Mapping[str, str],
+        *,
+        output_model: type[BaseModel],
+        node_exec_id: str,
+        workdir: Path,
+        writable: list[str],
+        unit_id: str | None = None,
+        run_id: str | None = None,
+        attempt: int = 1,
+        skill_vars: Mapping[str, object] | None = None,
+    ):
+        """One role turn; an unusable result (no valid output) is EXECUTOR_ERROR / OUTPUT_INVALID."""
+        from ..agents import build_request, run_turn
+
+        request = build_request(
+            self.project,
+            role,
+            context=context,
+            unit_id=unit_id,
+            run_id=run_id,
+            task_id=self.task_id,
+            node_exec_id=node_exec_id,
+            attempt=attempt,
+            workdir=workdir,
+            writable=writable,
+            output_model=output_model,
+            skill_vars=skill_vars,
+        )
+        result = run_turn(self.project, request, self.executor)
+        if not result.ok or result.output is None:
+            raise GraphLemonError(
+                ErrorCode.OUTPUT_INVALID,
+                f"{role} turn ({node_exec_id}, attempt {attempt}) stopped with {result.stop_reason}: "
+                f"{result.output_error or 'no output'}",
+                node_exec_id=node_exec_id,
+                transcript=result.transcript_path,
+            )
+        return result, output_model.model_validate(result.output)
+
+    def timeline(self, event: str, summary: str, *, unit_id: str | None = None, ref: str | None = None) -> None:
+        self.ledger.append(TimelineEvent(event=event, task_id=self.task_id, unit_id=unit_id, ref=ref, summary=summary))
+
+    # -- persisted stage outcomes (resume) -------------------------------------------------------
+    def outcome_path(self, node_exec_id: str, name: str = "outcome") -> Path:
+        return self.project.state_dir / "nodes" / node_exec_id / f"{name}.json"
+
+    def save_outcome(self, node_exec_id: str, outcome: BaseModel, name: str = "outcome") -> str:
+        path = self.outcome_path(node_exec_id, name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text(outcome.model_dump_json(indent=2))
+        os.replace(tmp, path)
+        return str(path.relative_to(self.project.state_dir))
+
+    def load_outcome(self, node_exec_id: str, model: type[M], name: str = "outcome") -> M | None:
+        path = self.outcome_path(node_exec_id, name)
+        if not path.exists():
+            return None
+        try:
+            return model.model_validate(json.loads(path.read_text()))
+        except (ValueError, TypeError) as exc:
+            raise GraphLemonError(
+                ErrorCode.LEDGER_CORRUPT,
+                f"{path}: persisted outcome of {node_exec_id} is unreadable ({exc.__class__.__name__}); refusing to "
+                "silently redo the stage",
+                file=str(path),
+                node_exec_id=node_exec_id,
+            ) from None

@@ -1,0 +1,206 @@
+"""The L1 unit loop (REQ-03): coder turn → tester stage → (hints, bug ids) → coder retry, in the unit's worktree.
+
+One node execution per unit and round (`ne-<task>-coder-<unit>-r<round>`) whose
+status cycles running → reflecting → retrying → running until the tests are green
+(done, merged into the integration branch) or the attempts run out (blocked,
+bubbling up to the org loop). Each attempt's coder and tester outcomes are
+persisted, so a resumed flow continues at the attempt it was in, without
+repeating a finished turn.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..nodes import node_exec_id
+from ..tester import TesterOutput, run_tester
+from .outcomes import UnitOutcome
+from .session import LoopSession
+
+
+class CoderOutput(BaseModel):
+    """The coder role's answer for one turn."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    summary: str = Field(min_length=1)
+    files: list[str] = Field(default_factory=list)
+
+
+class CoderTurn(BaseModel):
+    attempt: int
+    commit: str | None
+    files_changed: list[str]
+    summary: str
+
+
+def prior_attempts(session: LoopSession, unit_id: str, nid: str) -> int:
+    """Coder attempts this unit used in its earlier node executions (the unit's counter runs across rounds)."""
+    nodes = session.nodes.for_task(session.task_id)
+    return max((n.attempt for n in nodes if n.stage == "coder" and n.unit_id == unit_id and n.node_exec_id != nid), default=0)
+
+
+def red_units(session: LoopSession) -> list[str]:
+    """Units whose latest coder node in this task is not done (blocked, or never coded)."""
+    latest: dict[str, tuple] = {}
+    for n in session.nodes.for_task(session.task_id):
+        if n.stage == "coder" and n.unit_id:
+            key = (n.loop_round, n.started_at)
+            if n.unit_id not in latest or key >= latest[n.unit_id][0]:
+                latest[n.unit_id] = (key, n.status)
+    return [u for u in session.unit_files.units().ids() if latest.get(u, (None, "missing"))[1] != "done"]
+
+
+def run_unit_loop(
+    session: LoopSession, stages, unit_id: str, loop_round: int, feedback: str | None = None, pass_tag: str = ""
+) -> UnitOutcome:
+    """L1 for one unit through `stages.coder_turn` / `stages.test_unit` (domain calls or Prefect tasks);
+    `pass_tag` distinguishes an L2 reset of the unit within the same round."""
+    nid = node_exec_id(session.task_id, "coder", unit_id=unit_id, loop_round=loop_round) + (f"-{pass_tag}" if pass_tag else "")
+    node = session.nodes.find(nid)
+    if node is not None and node.status in ("done", "blocked"):
+        stored = session.load_outcome(nid, UnitOutcome)
+        if stored is not None:
+            return stored
+    first = prior_attempts(session, unit_id, nid) + 1
+    worktree = session.worktrees.unit(unit_id, reset_to_integration=node is None)
+    if node is None:
+        attempt = first
+        session.nodes.transition(
+            nid, "running", task_id=session.task_id, stage="coder", unit_id=unit_id, attempt=attempt,
+            loop_round=loop_round, git_worktree_ref=worktree.branch,
+        )  # fmt: skip
+    else:
+        attempt = node.attempt
+        _resume_running(session, nid, node.status, attempt)
+    hints = feedback
+    while True:
+        coder = stages.coder_turn(nid, unit_id, attempt, loop_round, hints)
+        tested = stages.test_unit(nid, unit_id, attempt, first, loop_round, coder.commit)
+        if tested.ok:
+            session.worktrees.commit_all(worktree, f"tester: {unit_id} tests (attempt {attempt})")
+            merged = session.worktrees.merge_into_integration(unit_id, f"graphlemon: {unit_id} green in round {loop_round}")
+            outcome = UnitOutcome(
+                unit_id=unit_id, green=True, attempts=attempt - first + 1, last_attempt=attempt, run_id=tested.run_id,
+                commit=merged,
+            )  # fmt: skip
+            ref = session.save_outcome(nid, outcome)
+            session.nodes.transition(nid, "done", attempt=attempt, output_ref=ref)
+            session.timeline("unit_green", f"{unit_id}: green after {outcome.attempts} attempt(s)", unit_id=unit_id, ref=nid)
+            return outcome
+        hints = _feedback(tested)
+        session.nodes.transition(nid, "reflecting", attempt=attempt, error=hints[:2000])
+        if attempt - first + 1 >= session.config.max_unit_attempts:
+            session.worktrees.commit_all(worktree, f"tester: {unit_id} tests (attempt {attempt}, still red)")
+            outcome = UnitOutcome(
+                unit_id=unit_id, green=False, attempts=attempt - first + 1, last_attempt=attempt, run_id=tested.run_id,
+                open_bug_ids=sorted({f.bug_id for f in tested.failures if f.bug_id} | set(tested.bugs_opened)),
+                hints=[f.hint for f in tested.failures], error="retry limit reached",
+            )  # fmt: skip
+            ref = session.save_outcome(nid, outcome)
+            session.nodes.transition(nid, "blocked", attempt=attempt, error_code="RETRY_LIMIT", error=hints[:2000], output_ref=ref)
+            session.timeline("unit_blocked", f"{unit_id}: still red after {outcome.attempts} attempts", unit_id=unit_id, ref=nid)
+            return outcome
+        attempt += 1
+        session.nodes.transition(nid, "retrying", attempt=attempt)
+        session.nodes.transition(nid, "running", attempt=attempt)
+
+
+def _resume_running(session: LoopSession, nid: str, status: str, attempt: int) -> None:
+    """Bring an interrupted node back to running without losing its attempt count (REQ-06 boundary)."""
+    if status == "running":
+        return
+    if status == "reflecting":
+        session.nodes.transition(nid, "retrying", attempt=attempt)
+    if status in ("reflecting", "retrying", "waiting_for_quota"):
+        session.nodes.transition(nid, "running", attempt=attempt)
+
+
+def coder_turn(session: LoopSession, nid: str, unit_id: str, attempt: int, loop_round: int, hints: str | None) -> CoderTurn:
+    """One coder turn in the unit's worktree, committed; memoised per attempt."""
+    done = session.load_outcome(nid, CoderTurn, name=f"a{attempt}-coder")
+    if done is not None:
+        return done
+    worktree = session.worktrees.unit(unit_id)
+    files = session.unit_files
+    unit, spec = files.unit(unit_id), files.spec(unit_id)
+    contract = files.contract(unit_id)
+    sdd = session.artifacts.latest("sdd", task_id=session.task_id)
+    context = {
+        "Unit": f"{unit_id}: {unit.title}\ncode (you may write only here): {', '.join(unit.code)}",
+        "Acceptance criteria": "\n".join(f"- {c.id}: {c.text}" + (f" (SDD {c.sdd_section})" if c.sdd_section else "") for c in spec.acceptance_criteria),
+        "Contract": contract.model_dump_json(indent=1, exclude_none=True) if contract else "(none)",
+        "SDD": session.artifacts.read_text(sdd) if sdd else "(no SDD)",
+    }
+    if hints:
+        context["Fix these (from the tester / validator)"] = hints
+    _, answer = session.turn(
+        "coder", context, output_model=CoderOutput, node_exec_id=nid, workdir=worktree.path,
+        writable=_globs(unit.code), unit_id=unit_id, attempt=attempt,
+    )  # fmt: skip
+    commit = session.worktrees.commit_all(worktree, f"coder: {unit_id} attempt {attempt}: {answer.summary[:60]}")
+    log = files.unit_dir(unit_id) / "coder.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("a", encoding="utf-8") as fh:
+        fh.write(f"[round {loop_round} attempt {attempt}] {answer.summary}\n")
+    turn = CoderTurn(attempt=attempt, commit=commit, files_changed=answer.files, summary=answer.summary)
+    session.save_outcome(nid, turn, name=f"a{attempt}-coder")
+    if commit:
+        diff = session.worktrees.diff(worktree, session.worktrees.integration().branch)
+        if diff.strip():
+            session.artifacts.write("code_diff", diff, task_id=session.task_id, unit_id=unit_id, suffix=".diff",
+                                    title=f"{unit_id} attempt {attempt}")  # fmt: skip
+    return turn
+
+
+def test_unit(
+    session: LoopSession, nid: str, unit_id: str, attempt: int, first: int, loop_round: int, code_ref: str | None
+) -> TesterOutput:
+    """The tester stage in the unit's worktree (a crash gets one tester re-run first); memoised per attempt."""
+    done = session.load_outcome(nid, TesterOutput, name=f"a{attempt}-tester")
+    if done is not None:
+        return done
+    worktree = session.worktrees.unit(unit_id)
+    mode = "test" if attempt == first and loop_round == 0 else "retry"
+    out = run_tester(
+        session.project, unit_id, executor=session.executor, mode=mode, workdir=worktree.path,
+        task_id=session.task_id, node_exec_id=f"{nid}-tester-a{attempt}", attempt=attempt,
+        max_attempts=first + session.config.max_unit_attempts - 1, loop_round=loop_round,
+        timeout_s=session.config.test_timeout_s, code_ref=code_ref,
+    )  # fmt: skip
+    if out.next_action == "retry_tester":  # the suite crashed: the tester gets one more run before the coder
+        out = run_tester(
+            session.project, unit_id, executor=None, mode="retry", workdir=worktree.path, task_id=session.task_id,
+            node_exec_id=f"{nid}-tester-a{attempt}-rerun", attempt=attempt, loop_round=loop_round,
+            max_attempts=first + session.config.max_unit_attempts - 1, timeout_s=session.config.test_timeout_s,
+            code_ref=code_ref,
+        )  # fmt: skip
+    session.save_outcome(nid, out, name=f"a{attempt}-tester")
+    session.artifacts.write(
+        "test_report", _report(out), task_id=session.task_id, unit_id=unit_id, title=f"{unit_id} attempt {attempt}"
+    )
+    return out
+
+
+def _feedback(out: TesterOutput) -> str:
+    if out.crashed and not out.failures:
+        return "The test suite could not load; fix the syntax / import error first."
+    lines = [f"- {f.test} (bug {f.bug_id}): expected {f.expected}, got {f.got}. Hint: {f.hint}" for f in out.failures]
+    return "\n".join(lines) or "tests failed without details"
+
+
+def _report(out: TesterOutput) -> str:
+    s = out.summary
+    rows = "\n".join(f"| {f.test} | {f.expected} | {f.got} | {f.hint} | {f.bug_id or ''} |" for f in out.failures)
+    table = f"\n| test | expected | got | hint | bug |\n|---|---|---|---|---|\n{rows}\n" if rows else "\n"
+    return (
+        f"# Test report: {out.unit_id} ({out.run_id})\n\n"
+        f"{'green' if out.ok else 'crashed' if out.crashed else 'red'}: {s.passed}/{s.total} passed, {s.failed} failed, "
+        f"{s.skipped} skipped; acceptance coverage {out.acceptance_coverage:.0%}, contract coverage "
+        f"{out.contract_coverage:.0%} (executor: {out.executor})\n{table}"
+    )
+
+
+def _globs(paths: list[str]) -> list[str]:
+    return [p if any(ch in p for ch in "*?[") or "." in p.rsplit("/", 1)[-1] else p.rstrip("/") + "/**" for p in paths]
+

@@ -1,0 +1,302 @@
+"""Validator stage (REQ-04): all tests + the benchmark's checks, then root cause per bug from three perspectives.
+
+1. In the integration worktree run every test and every check of the benchmark
+   artifact (a ```checks block of `name: command` lines, each must exit 0).
+2. Failures become bugs (source `validator`); with the task's still-active bugs they
+   go to the validator role, which judges each bug from three perspectives — spec,
+   code, skill — and cites an SDD section and a code location.
+3. The decision is ours, not the model's: the three must agree, and a `coder` verdict
+   must cite an SDD section that exists and a code line that exists, else the bug is
+   `inconclusive_escalate`. Route: coder → fast_lane, planning → full_replan,
+   skill_defect / inconclusive → escalate to a human.
+4. Bug records get root_cause_category / root_cause_detail / suggested_route; when all
+   is green the task's fixed bugs become `verified`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..errors import GraphLemonError
+from ..lifecycle import ACTIVE_BUG
+from ..models import RootCauseCategory, RunFailure, RunRecord, TestSummary
+from ..nodes import node_exec_id
+from .outcomes import Attribution, ValidationOutcome
+from .session import LoopSession
+from .unit_loop import red_units
+
+CHECK_TIMEOUT_S = 120
+_CHECK_LINE = re.compile(r"^\s*(?P<name>[\w.-]+)(?:\s*\((?P<unit>[\w.-]+)\))?\s*:\s*(?P<cmd>.+?)\s*$")
+_SECRET_ENV = re.compile(r"(^ANTHROPIC_API_KEY$|_TOKEN$|_SECRET$|_KEY$)")
+ROUTES: dict[str, str] = {
+    "coder": "fast_lane",
+    "planning": "full_replan",
+    "skill_defect": "escalate",
+    "inconclusive_escalate": "escalate",
+    "core_engine": "escalate",
+}
+
+
+class Perspective(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    category: RootCauseCategory
+    reason: str = Field(min_length=1)
+
+
+class BugVerdict(BaseModel):
+    """A verdict names its bug by `bug_id`, or covers every bug of `unit_id` (optionally only tests containing `test`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    bug_id: str | None = None
+    unit_id: str | None = None
+    test: str | None = None
+    spec: Perspective
+    code: Perspective
+    skill: Perspective
+    root_cause_detail: str = Field(min_length=20)
+    sdd_section: str | None = None
+    code_location: str | None = None  # "path:line"
+
+
+class ValidatorOutput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    verdicts: list[BugVerdict] = Field(default_factory=list)
+
+
+class Check(BaseModel):
+    name: str
+    unit_id: str | None = None
+    command: str
+    ok: bool = False
+    exit_code: int | None = None
+    output_tail: str = ""
+
+
+def parse_checks(benchmark_md: str) -> list[Check]:
+    """The benchmark's ```checks block: `name: command` or `name (unit): command` per line."""
+    checks, inside = [], False
+    for line in benchmark_md.splitlines():
+        if line.strip().startswith("```"):
+            inside = line.strip() == "```checks"
+            continue
+        m = _CHECK_LINE.match(line) if inside else None
+        if m:
+            checks.append(Check(name=m["name"], unit_id=m["unit"], command=m["cmd"]))
+    return checks
+
+
+def run_check(check: Check, workdir: Path) -> Check:
+    """Run one check as an argv list (no shell), secrets removed from its environment; `{python}` is this interpreter."""
+    env = {k: v for k, v in os.environ.items() if not _SECRET_ENV.search(k)}
+    try:
+        argv = [sys.executable if part == "{python}" else part for part in shlex.split(check.command)]
+        proc = subprocess.run(
+            argv, cwd=workdir, env=env, capture_output=True, text=True,
+            timeout=CHECK_TIMEOUT_S, start_new_session=True,
+        )  # fmt: skip
+        return check.model_copy(
+            update={"ok": proc.returncode == 0, "exit_code": proc.returncode, "output_tail": (proc.stdout + proc.stderr)[-1500:]}
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return check.model_copy(update={"ok": False, "output_tail": f"{type(exc).__name__}: {exc}"})
+
+
+def run_validator(session: LoopSession, loop_round: int) -> ValidationOutcome:
+    nid = node_exec_id(session.task_id, "validator", loop_round=loop_round)
+    node = session.nodes.find(nid)
+    if node is not None and node.status == "done":
+        stored = session.load_outcome(nid, ValidationOutcome)
+        if stored is not None:
+            return stored
+    if node is None:
+        session.nodes.transition(nid, "running", task_id=session.task_id, stage="validator", loop_round=loop_round)
+    elif node.status in ("retrying", "waiting_for_quota"):
+        session.nodes.transition(nid, "running")
+    workdir = session.worktrees.integration().path
+    run_id = f"val-{session.task_id}-r{loop_round}"
+    from ..testrun import run_tests
+
+    tests = run_tests(workdir, timeout=session.config.test_timeout_s * 3)
+    complete = not red_units(session)
+    bench = session.artifacts.latest("benchmark", task_id=session.task_id)
+    checks = [run_check(c, workdir) for c in parse_checks(session.artifacts.read_text(bench))] if bench and complete else []
+    failed_checks = [c for c in checks if not c.ok]
+    if complete:  # with a red unit the product is unfinished: attribute that unit's bugs, don't pile up symptoms
+        _open_validation_bugs(session, tests, failed_checks, run_id)
+    active = [b for b in session.bugs.list(task_id=session.task_id) if b.status in ACTIVE_BUG]
+    _record_run(session, run_id, nid, loop_round, tests, failed_checks, workdir)
+    session.nodes.transition(nid, "verifying")
+    if tests.ok and not failed_checks and not active:
+        for bug in session.bugs.list(task_id=session.task_id, status="fixed"):
+            session.bugs.transition(bug.bug_id, "verified", by="validator", fix_refs=[run_id])
+        outcome = ValidationOutcome(ok=True, run_id=run_id, route="done")
+    else:
+        attributions = _attribute(session, nid, loop_round, active, workdir)
+        outcome = _decide(run_id, tests.summary.failed, failed_checks, attributions)
+    ref = session.save_outcome(nid, outcome)
+    session.nodes.transition(nid, "done", output_ref=ref)
+    session.timeline("validated", f"round {loop_round}: {'all green' if outcome.ok else outcome.route}", ref=run_id)
+    return outcome
+
+
+def _open_validation_bugs(session: LoopSession, tests, failed_checks: list[Check], run_id: str) -> None:
+    units = session.unit_files.units()
+    for f in tests.failures:
+        unit = _unit_of(units, f.file or f.name)
+        session.bugs.open(
+            title=f"{f.name}: {(f.message or 'failed').splitlines()[0][:200]}", source="validator", unit_id=unit,
+            test_name=f.name, run_id=run_id, task_id=session.task_id, detail=f.detail or f.message,
+            severity="high", by="validator",
+        )  # fmt: skip
+    for c in failed_checks:
+        session.bugs.open(
+            title=f"benchmark check {c.name} failed (exit {c.exit_code})", source="validator", unit_id=c.unit_id,
+            test_name=f"check:{c.name}", run_id=run_id, task_id=session.task_id,
+            detail=f"$ {c.command}\n{c.output_tail}", severity="high", by="validator",
+        )  # fmt: skip
+
+
+def _unit_of(units, path: str) -> str | None:
+    path = path.split("::", 1)[0]
+    for u in units.units:
+        if any(path.startswith(t.rstrip("*").rstrip("/")) for t in u.tests):
+            return u.unit_id
+    return None
+
+
+def _record_run(session, run_id, nid, loop_round, tests, failed_checks, workdir) -> None:
+    failures = [RunFailure(test=f.name, file=f.file, line=f.line, message=f.message, expected=f.expected, got=f.got, hint=f.hint)
+                for f in tests.failures]  # fmt: skip
+    failures += [RunFailure(test=f"check:{c.name}", message=c.output_tail[-300:], hint=f"run `{c.command}` in the repository")
+                 for c in failed_checks]  # fmt: skip
+    summary = TestSummary(**tests.summary.model_dump())
+    summary.total += len(failed_checks)
+    summary.failed += len(failed_checks)
+    run_dir = session.project.state_dir / "validation" / "runs" / run_id
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "result.json").write_text(tests.model_dump_json(indent=2))
+    code_ref = session.worktrees.integration().head()
+    session.ledger.append(
+        RunRecord(
+            run_id=run_id, scope="validation", task_id=session.task_id, node_exec_id=nid, loop_round=loop_round,
+            code_ref=code_ref, ok=tests.ok and not failed_checks, crashed=tests.crashed, timed_out=tests.timed_out,
+            framework=tests.framework, summary=summary, failures=failures, duration_ms=tests.duration_ms,
+            result_ref=str((run_dir / "result.json").relative_to(session.project.root)),
+        )  # fmt: skip
+    )
+
+
+def _attribute(session: LoopSession, nid: str, loop_round: int, bugs, workdir: Path) -> list[Attribution]:
+    sdd_record = session.artifacts.latest("sdd", task_id=session.task_id)
+    sdd = session.artifacts.read_text(sdd_record) if sdd_record else ""
+    prd_record = session.artifacts.latest("prd", task_id=session.task_id)
+    context = {
+        "Bugs to attribute": "\n".join(
+            f"- {b.bug_id} [{b.unit_id or '-'}] {b.title}\n  {(b.detail or '')[:600]}" for b in bugs
+        ),
+        "SDD": sdd or "(none)",
+        "PRD": session.artifacts.read_text(prd_record) if prd_record else "(none)",
+        "How to answer": "For every bug give three independent judgements (spec, code, skill), each one of coder / "
+        "planning / skill_defect, a root_cause_detail that cites the SDD section and the code location "
+        "(path:line), plus sdd_section and code_location.",
+    }
+    try:
+        _, answer = session.turn(
+            "validator", context, output_model=ValidatorOutput, node_exec_id=nid, workdir=workdir,
+            writable=[], attempt=loop_round + 1,
+        )  # fmt: skip
+    except GraphLemonError as exc:
+        if exc.code in ("BUDGET_EXCEEDED", "QUOTA_EXCEEDED", "CLASSIFIER_BLOCKED"):
+            raise
+        answer = ValidatorOutput()
+    roots = [workdir, *(p for p in sorted(session.worktrees.base.glob("*")) if (p / ".git").exists())]
+    out = []
+    for bug in bugs:
+        verdict = next((v for v in answer.verdicts if _covers(v, bug)), None)
+        attribution = decide_bug(bug.bug_id, bug.unit_id, verdict, sdd, roots)
+        session.bugs.update(
+            bug.bug_id, by="validator", root_cause_category=attribution.root_cause_category,
+            root_cause_detail=attribution.root_cause_detail, suggested_route=attribution.suggested_route,
+        )  # fmt: skip
+        out.append(attribution)
+    return out
+
+
+def _covers(verdict: BugVerdict, bug) -> bool:
+    if verdict.bug_id is not None:
+        return verdict.bug_id == bug.bug_id
+    if verdict.unit_id is None or verdict.unit_id != bug.unit_id:
+        return False
+    return verdict.test is None or verdict.test in (bug.test_name or "")
+
+
+def decide_bug(bug_id: str, unit_id: str | None, verdict: BugVerdict | None, sdd: str, roots: list[Path]) -> Attribution:
+    """Three perspectives must agree and a coder verdict must cite real places; otherwise inconclusive_escalate."""
+    if verdict is None:
+        return Attribution(
+            bug_id=bug_id, unit_id=unit_id, root_cause_category="inconclusive_escalate",
+            root_cause_detail="the validator gave no verdict for this bug", suggested_route="escalate",
+        )  # fmt: skip
+    views = {"spec": verdict.spec.category, "code": verdict.code.category, "skill": verdict.skill.category}
+    category: RootCauseCategory = views["spec"] if len(set(views.values())) == 1 else "inconclusive_escalate"
+    detail = verdict.root_cause_detail
+    cited = citations_ok(verdict, sdd, roots)
+    if category == "coder" and not cited:
+        category, detail = "inconclusive_escalate", f"{detail} (citations did not verify: {verdict.sdd_section} / {verdict.code_location})"
+    elif category == "inconclusive_escalate":
+        detail = f"perspectives disagree ({', '.join(f'{k}={v}' for k, v in views.items())}): {detail}"
+    return Attribution(
+        bug_id=bug_id, unit_id=unit_id, root_cause_category=category, root_cause_detail=detail,
+        suggested_route=ROUTES[category], perspectives=views, citations_verified=cited,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+def citations_ok(verdict: BugVerdict, sdd: str, roots: list[Path]) -> bool:
+    """The SDD section is a heading of the SDD and `path:line` is a line of a file in one of the worktrees."""
+    wanted = (verdict.sdd_section or "").lower().lstrip("§ ").strip()
+    section_ok = bool(wanted) and any(
+        line.lstrip("#").strip().lower().startswith(wanted) for line in sdd.splitlines() if line.startswith("#")
+    )
+    return section_ok and any(_line_exists(verdict.code_location, root) for root in roots)
+
+
+def _line_exists(location: str | None, root: Path) -> bool:
+    if not location or ":" not in location:
+        return False
+    path, _, line = location.rpartition(":")
+    target = (root / path).resolve()
+    if not (line.isdigit() and target.is_file() and target.is_relative_to(root.resolve())):
+        return False
+    return 1 <= int(line) <= len(target.read_text(encoding="utf-8", errors="replace").splitlines())
+
+
+def _decide(run_id: str, failed_tests: int, failed_checks: list[Check], attributions: list[Attribution]) -> ValidationOutcome:
+    routes = {a.suggested_route for a in attributions}
+    if "escalate" in routes or not attributions:
+        skill = any(a.root_cause_category == "skill_defect" for a in attributions)
+        route, reason = "escalate", "skill_defect" if skill else "validator_inconclusive"
+    elif "full_replan" in routes:
+        route, reason = "full_replan", None
+    else:
+        route, reason = "fast_lane", None
+    fix = sorted({a.unit_id for a in attributions if a.suggested_route == "fast_lane" and a.unit_id})
+    feedback: dict[str, str] = {}
+    for a in attributions:
+        if a.unit_id:
+            feedback[a.unit_id] = (feedback.get(a.unit_id, "") + f"- bug {a.bug_id}: {a.root_cause_detail}\n").strip()
+    return ValidationOutcome(
+        ok=False, run_id=run_id, route=route, failures=failed_tests + len(failed_checks),  # type: ignore[arg-type]
+        checks_failed=[c.name for c in failed_checks], attributions=attributions, units_to_fix=fix,
+        feedback=feedback, blocked_reason=reason,  # type: ignore[arg-type]
+    )  # fmt: skip
+

@@ -1,0 +1,106 @@
+"""Tester records (seed 000 §④ / §⑥): the run's result.json and the stage's TesterOutput."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..models import ExecutorName, NextAction, TestSummary
+
+TesterMode = Literal["test", "retry", "resume"]
+
+
+class TesterFailure(BaseModel):
+    """One failure in result.json: seed fields (test, expected, got, stack, hint, bug_id) plus location."""
+
+    model_config = ConfigDict(extra="forbid")
+    __test__ = False
+
+    test: str
+    file: str | None = None
+    line: int | None = None
+    message: str = ""
+    expected: Any = None
+    got: Any = None
+    stack: str = ""
+    hint: str = Field(min_length=1)
+    bug_id: str | None = None
+
+
+class TesterResult(BaseModel):
+    """`.graphlemon/units/<unit_id>/runs/<run_id>/result.json` (validated before it is written)."""
+
+    model_config = ConfigDict(extra="forbid")
+    __test__ = False
+
+    run_id: str
+    loop: Literal["L1"] = "L1"
+    unit_id: str
+    agent: Literal["tester"] = "tester"
+    mode: TesterMode
+    attempt: int = Field(ge=1)
+    ok: bool
+    summary: TestSummary
+    failures: list[TesterFailure] = Field(default_factory=list)
+    next_action: NextAction
+    retry_budget_left: int = Field(ge=0)
+    acceptance_coverage: float = Field(ge=0, le=1)
+    contract_coverage: float = Field(ge=0, le=1)
+    uncovered_criteria: list[str] = Field(default_factory=list)
+    uncovered_statuses: list[int] = Field(default_factory=list)
+    crashed: bool = False
+    crash_reason: str | None = None
+    timed_out: bool = False
+    framework: str | None = None
+    command: str = ""
+    exit_code: int | None = None
+    stdout_tail: str = ""
+    duration_ms: int = 0
+    tokens_used: int = 0
+
+
+class BugTransitionRef(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    id: str
+    from_: str = Field(alias="from")
+    to: str
+
+
+class TesterOutput(BaseModel):
+    """What the Tester stage returns (seed 000 §④ TesterOutput + next_action, retry budget, self-check)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    __test__ = False
+
+    ok: bool
+    mode: TesterMode
+    unit_id: str
+    run_id: str
+    result_ref: str
+    summary: TestSummary
+    failures: list[TesterFailure] = Field(default_factory=list)
+    bugs_opened: list[str] = Field(default_factory=list)
+    bugs_transitioned: list[BugTransitionRef] = Field(default_factory=list)
+    acceptance_coverage: float = Field(ge=0, le=1)
+    contract_coverage: float = Field(ge=0, le=1)
+    crashed: bool = False
+    next_action: NextAction
+    retry_budget_left: int = 0
+    duration_ms: int = 0
+    tokens_used: int = 0
+    executor: ExecutorName = "none"
+    self_check_violations: list[str] = Field(default_factory=list)
+    accepted: bool = True  # False: the tester turn failed the self-check twice (node failed)
+
+
+class TesterAgentOutput(BaseModel):
+    """The tester role's answer for one turn."""
+
+    model_config = ConfigDict(extra="forbid")
+    __test__ = False
+
+    tests: list[str] = Field(default_factory=list, description="test files written or reused")
+    hints: dict[str, str] = Field(default_factory=dict, description="test name -> a better hint than the runner's")
+    summary: str = ""

@@ -1,0 +1,319 @@
+"""The Tester stage (loop L1, seed 000): one tester turn, a structured test run, hints, bugs, self-check.
+
+    run_tester(project, unit_id, executor=..., mode="test" | "retry" | "resume", workdir=..., ...)
+        -> TesterOutput
+
+1. the tester role (through the Executor) reads code, spec.json and contract.json and
+   writes tests at the unit's declared test paths (its sandbox);
+2. the stage runs them with the structured runner (60 s cap: on expiry the run is
+   killed and marked crashed), computes coverage, keeps a hint on every failure;
+3. the self-check runs; a failing turn is retried once with the violations as
+   feedback, then the output is returned with `accepted=False`;
+4. accepted: result.json (+ stdout.txt / stderr.txt) under
+   `.graphlemon/units/<unit_id>/runs/<run_id>/`, a `RunRecord`, timeline events, and
+   the bug bridge (failures -> bug_open, green -> fixed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import time
+from pathlib import Path
+
+from ..bugs import BugTracker
+from ..errors import ErrorCode, GraphLemonError, invalid_param
+from ..models import RunFailure, RunRecord, TimelineEvent, utcnow
+from ..project import ProjectHandle
+from ..units import UnitFiles
+from . import coverage
+from .bridge import bridge_failures, bridge_pass
+from .models import TesterAgentOutput, TesterFailure, TesterMode, TesterOutput, TesterResult
+from .selfcheck import read_test_files, self_check, unit_modules
+
+TEST_TIMEOUT_S = 60.0
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")  # object addresses differ per run: masked so results are repeatable
+STAGE_ITEMS = ("2:", "4:", "8:")  # self-check items about the stage's own records, checked after recording
+RUN_ID_PREFIX = "run"
+
+
+def new_run_id() -> str:
+    return f"{RUN_ID_PREFIX}-{utcnow():%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+
+
+def run_tester(
+    project: ProjectHandle,
+    unit_id: str,
+    *,
+    executor,
+    mode: TesterMode = "test",
+    workdir: Path | None = None,
+    task_id: str | None = None,
+    node_exec_id: str | None = None,
+    attempt: int = 1,
+    max_attempts: int = 3,
+    loop_round: int = 0,
+    resume_token: str | None = None,
+    timeout_s: float = TEST_TIMEOUT_S,
+    code_ref: str | None = None,
+) -> TesterOutput:
+    files = UnitFiles(project.state_dir)
+    unit, spec, contract = files.unit(unit_id), files.spec(unit_id), files.contract(unit_id)
+    workdir = Path(workdir or project.root)
+    if mode == "resume":
+        done = _resumed(project, files, unit_id, resume_token)
+        if done is not None:
+            return done
+    node_id = node_exec_id or f"ne-{task_id or 'adhoc'}-tester-{unit_id}-{secrets.token_hex(3)}"
+    ctx = _Attempt(project, files, unit, spec, contract, workdir=workdir, mode=mode, task_id=task_id,
+                   node_id=node_id, attempt=attempt, max_attempts=max_attempts, timeout_s=timeout_s)  # fmt: skip
+    feedback: list[str] = []
+    for turn in (1, 2):
+        run_id = resume_token if mode == "resume" and resume_token and turn == 1 else new_run_id()
+        output = ctx.run(executor, run_id, feedback)
+        agent_violations = [v for v in ctx.check(output) if not v.startswith(STAGE_ITEMS)]
+        if agent_violations and turn == 1 and ctx.agent is not None:
+            feedback = agent_violations
+            continue
+        _record(project, ctx.result, output, task_id=task_id, node_id=node_id, loop_round=loop_round,
+                code_ref=code_ref, started=ctx.started)  # fmt: skip
+        output.self_check_violations = ctx.check(output)
+        output.accepted = not output.self_check_violations
+        return output
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+class _Attempt:
+    """One tester turn + test run of a unit, and the self-check over it."""
+
+    def __init__(self, project, files, unit, spec, contract, **opts) -> None:
+        self.project, self.files, self.unit, self.spec, self.contract = project, files, unit, spec, contract
+        self.opts = opts
+        self.workdir: Path = opts["workdir"]
+
+    def run(self, executor, run_id: str, feedback: list[str]) -> TesterOutput:
+        o, unit, spec = self.opts, self.unit, self.spec
+        self.started = time.monotonic()
+        self.agent, answer = _tester_turn(
+            self.project, executor, unit, spec, self.contract, workdir=self.workdir, mode=o["mode"],
+            task_id=o["task_id"], node_id=o["node_id"], run_id=run_id, attempt=o["attempt"], feedback=feedback,
+        )  # fmt: skip
+        run = _run_tests(self.workdir, unit.tests, o["timeout_s"])
+        self.names = [c.name for c in run.cases] or _static_names(read_test_files(self.workdir, unit.tests))
+        acc, uncovered = coverage.acceptance(spec, self.names)
+        con, missing_codes = coverage.contract(self.contract, self.names)
+        crashed, crash_reason = _crash(run, o["timeout_s"])
+        ok = run.ok and not crashed
+        self.result = TesterResult(
+            run_id=run_id, unit_id=unit.unit_id, mode=o["mode"], attempt=o["attempt"], ok=ok, summary=run.summary,
+            failures=_failures(run, answer), next_action=_next_action(self.project, unit.unit_id, crashed=crashed, ok=ok),
+            retry_budget_left=max(0, o["max_attempts"] - o["attempt"]), acceptance_coverage=acc,
+            contract_coverage=con, uncovered_criteria=uncovered, uncovered_statuses=missing_codes, crashed=crashed,
+            crash_reason=crash_reason, timed_out=run.timed_out, framework=run.framework, command=run.command,
+            exit_code=run.exit_code, stdout_tail=run.output_tail, duration_ms=run.duration_ms,
+            tokens_used=self.agent.usage.total_tokens if self.agent else 0,
+        )  # fmt: skip
+        return _output(self.result, self.files.unit_dir(unit.unit_id), self.project, self.agent)
+
+    def check(self, output: TesterOutput) -> list[str]:
+        agent = self.agent
+        return self_check(
+            result=self.result, output=output, spec=self.spec, required_statuses=coverage.required_statuses(self.contract),
+            test_files=read_test_files(self.workdir, self.unit.tests), code_paths=self.unit.code,
+            modules=unit_modules(self.workdir, self.unit.code),
+            ledger=self.project.ledger, task_id=self.opts["task_id"],
+            sandbox_violations=[e.message for e in agent.violations] if agent else [],
+            todo_statuses=_todo_statuses(self.project, self.opts["node_id"]) if agent else None, test_names=self.names,
+        )  # fmt: skip
+
+
+# -- the turn -------------------------------------------------------------------------------------
+
+
+def _tester_turn(project, executor, unit, spec, contract, *, workdir, mode, task_id, node_id, run_id, attempt, feedback):
+    """One tester turn; `executor=None` runs the existing tests without an agent (retry / resume)."""
+    if executor is None:
+        return None, TesterAgentOutput()
+    from ..agents import build_request, run_turn
+
+    context = {
+        "Unit": f"{unit.unit_id}: {unit.title}\ncode: {', '.join(unit.code)}\ntests (you may write only here): {', '.join(unit.tests)}",
+        "Mode": mode,
+        "Acceptance criteria (spec.json)": "\n".join(f"- {c.id}: {c.text}" for c in spec.acceptance_criteria),
+        "Contract (contract.json)": contract.model_dump_json(indent=1, exclude_none=True) if contract else "(none)",
+        "Naming rule": "put the criterion id (ac1, ac2, ...) in each test's name, and http<code> for a contract status; "
+        "give every criterion at least one negative case (a name with neg / invalid / reject / not / ...)",
+    }
+    if feedback:
+        context["Your last turn was rejected by the self-check"] = "\n".join(f"- {v}" for v in feedback)
+    request = build_request(
+        project, "tester", context=context, unit_id=unit.unit_id, run_id=run_id, task_id=task_id,
+        node_exec_id=node_id, attempt=attempt, workdir=workdir, writable=_writable(unit.tests),
+        output_model=TesterAgentOutput, skill_vars={"mode": mode},
+    )  # fmt: skip
+    result = run_turn(project, request, executor)
+    if not result.ok or result.output is None:
+        raise GraphLemonError(
+            ErrorCode.OUTPUT_INVALID,
+            f"tester turn for {unit.unit_id} stopped with {result.stop_reason}: {result.output_error or 'no output'}",
+            transcript=result.transcript_path,
+        )
+    return result, TesterAgentOutput.model_validate(result.output)
+
+
+def _writable(test_paths: list[str]) -> list[str]:
+    out = []
+    for p in test_paths:
+        out.append(p if any(ch in p for ch in "*?[") or Path(p).suffix else p.rstrip("/") + "/**")
+    return out
+
+
+def _run_tests(workdir: Path, targets: list[str], timeout_s: float):
+    from ..testrun import run_tests
+
+    return run_tests(workdir, [t for t in targets if (workdir / t).exists()] or targets, timeout=timeout_s)
+
+
+def _static_names(test_files: dict[str, str]) -> list[str]:
+    names = []
+    for source in test_files.values():
+        names += re.findall(r"def\s+(test\w*)\s*\(", source)
+        names += re.findall(r"\b(?:it|test)\s*\(\s*['\"`]([^'\"`]+)", source)
+    return names
+
+
+def _failures(run, answer: TesterAgentOutput) -> list[TesterFailure]:
+    out = []
+    for f in run.failures:
+        short = f.name.rsplit("::", 1)[-1]
+        hint = (answer.hints.get(f.name) or answer.hints.get(short) or f.hint or "").strip()
+        if not hint:
+            hint = f"{f.name} fails with: {(f.message or 'no message').splitlines()[0][:200]} — read that line of the code under test first."
+        out.append(
+            TesterFailure(
+                test=f.name, file=f.file, line=f.line, message=f.message, expected=f.expected, got=f.got,
+                stack=_ADDRESS.sub(" at 0x…", f.detail or f.message)[:8000], hint=hint,
+            )  # fmt: skip
+        )
+    return out
+
+
+def _crash(run, timeout_s: float) -> tuple[bool, str | None]:
+    if run.timed_out:
+        return True, f"the test run did not finish within {timeout_s:g} s and was killed"
+    if run.crashed:
+        first = run.failures[0].message if run.failures else run.output_tail[-500:]
+        return True, f"the test suite could not run: {first}"
+    if not run.ok and run.summary.passed == 0 and run.failures and all(_is_load_error(f) for f in run.failures):
+        return True, f"the test suite could not load: {run.failures[0].message.splitlines()[0] if run.failures[0].message else run.failures[0].name}"
+    return False, None
+
+
+def _is_load_error(failure) -> bool:
+    text = f"{failure.name} {failure.message}".lower()
+    return any(w in text for w in ("collection error", "error collecting", "syntaxerror", "importerror", "modulenotfounderror", "failed to load", "cannot find module"))
+
+
+def _next_action(project: ProjectHandle, unit_id: str, *, crashed: bool, ok: bool) -> str:
+    if ok:
+        return "pass"
+    if not crashed:
+        return "retry_coder"
+    previous = [r for r in project.ledger.read_as("run", RunRecord) if r.scope == "unit" and r.unit_id == unit_id]
+    return "retry_coder" if previous and previous[-1].crashed else "retry_tester"
+
+
+def _output(result: TesterResult, unit_dir: Path, project: ProjectHandle, agent) -> TesterOutput:
+    result_path = unit_dir / "runs" / result.run_id / "result.json"
+    return TesterOutput(
+        ok=result.ok, mode=result.mode, unit_id=result.unit_id, run_id=result.run_id,
+        result_ref=str(result_path.relative_to(project.root)) if result_path.is_relative_to(project.root) else str(result_path),
+        summary=result.summary, failures=result.failures, acceptance_coverage=result.acceptance_coverage,
+        contract_coverage=result.contract_coverage, crashed=result.crashed, next_action=result.next_action,
+        retry_budget_left=result.retry_budget_left, duration_ms=result.duration_ms, tokens_used=result.tokens_used,
+        executor=agent.executor if agent else "none",
+    )  # fmt: skip
+
+
+def _todo_statuses(project: ProjectHandle, node_id: str) -> list[str] | None:
+    path = project.state_dir / "agent-state" / node_id / "tester-todo.json"
+    if not path.exists():
+        return []
+    return [item.get("status", "pending") for item in json.loads(path.read_text(encoding="utf-8"))]
+
+
+# -- recording ------------------------------------------------------------------------------------
+
+
+def _record(project, result: TesterResult, output: TesterOutput, *, task_id, node_id, loop_round, code_ref, started):
+    tracker = BugTracker(project.ledger)
+    if result.ok:
+        output.bugs_transitioned = bridge_pass(tracker, unit_id=result.unit_id, run_id=result.run_id)
+    else:
+        failures = result.failures or [_crash_failure(result)]
+        source = "unit_test_infra" if result.crashed else "unit_test"
+        output.bugs_opened = bridge_failures(
+            tracker, failures, unit_id=result.unit_id, run_id=result.run_id, task_id=task_id, source=source
+        )
+        if result.failures:
+            output.failures = result.failures
+    run_dir = UnitFiles(project.state_dir).unit_dir(result.unit_id) / "runs" / result.run_id
+    run_dir.mkdir(parents=True, exist_ok=True)
+    _write(run_dir / "result.json", result.model_dump_json(indent=2))
+    _write(run_dir / "stdout.txt", result.stdout_tail)
+    if result.crashed:
+        _write(run_dir / "stderr.txt", (result.crash_reason or "") + "\n\n" + result.stdout_tail)
+    project.ledger.append(
+        RunRecord(
+            run_id=result.run_id, scope="unit", task_id=task_id, unit_id=result.unit_id, node_exec_id=node_id,
+            attempt=result.attempt, loop_round=loop_round, code_ref=code_ref, ok=result.ok, crashed=result.crashed,
+            timed_out=result.timed_out, framework=result.framework, summary=result.summary,
+            failures=[RunFailure(**f.model_dump()) for f in result.failures],
+            acceptance_coverage=result.acceptance_coverage, contract_coverage=result.contract_coverage,
+            next_action=result.next_action, duration_ms=int((time.monotonic() - started) * 1000),
+            result_ref=output.result_ref,
+        ),  # fmt: skip
+        TimelineEvent(event="unit_tested", task_id=task_id, unit_id=result.unit_id, ref=result.run_id,
+                      summary=f"{result.summary.passed}/{result.summary.total} passed ({result.mode}, attempt {result.attempt})"),
+        TimelineEvent(event="test_passed" if result.ok else "test_failed", task_id=task_id, unit_id=result.unit_id,
+                      ref=result.run_id, summary=_headline(result)),
+    )  # fmt: skip
+
+
+def _crash_failure(result: TesterResult) -> TesterFailure:
+    return TesterFailure(
+        test="<test suite>",
+        message=result.crash_reason or "the test suite crashed",
+        stack=result.stdout_tail[-4000:],
+        hint="The test suite did not run at all: fix the import / syntax error it reports before any test can pass.",
+    )
+
+
+def _headline(result: TesterResult) -> str:
+    if result.ok:
+        return f"all {result.summary.total} tests passed"
+    if result.crashed:
+        return f"crashed: {result.crash_reason}"
+    first = result.failures[0] if result.failures else None
+    return f"{result.summary.failed} failed" + (f"; first: {first.test}: {first.hint}" if first else "")
+
+
+def _write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _resumed(project: ProjectHandle, files: UnitFiles, unit_id: str, resume_token: str | None) -> TesterOutput | None:
+    """Resume: a finished run (result.json present) is returned as it is; otherwise the run is redone."""
+    if not resume_token:
+        raise invalid_param("mode resume needs a resume token (the run_id of the interrupted run)")
+    path = files.unit_dir(unit_id) / "runs" / resume_token / "result.json"
+    if not path.exists():
+        return None
+    result = TesterResult.model_validate_json(path.read_text(encoding="utf-8"))
+    out = _output(result, files.unit_dir(unit_id), project, None)
+    out.mode = "resume"
+    return out

@@ -1,0 +1,177 @@
+"""Git worktrees for the Coder stage (REQ-03), with GitPython.
+
+Per task: an integration worktree on branch `graphlemon/<task>/integration`,
+started from the repository's HEAD; per unit: a worktree on branch
+`graphlemon/<task>/<unit>`, started from the integration branch. A unit's work
+is committed in its worktree and merged into the integration branch; a merge
+conflict aborts the merge (no conflict residue) and raises MERGE_CONFLICT
+naming the files — never a silent overwrite. Worktrees live under
+`.graphlemon/worktrees/` (excluded from git status).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from git import GitCommandError, Repo
+
+from .errors import ErrorCode, GraphLemonError, invalid_param
+
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "GraphLemon",
+    "GIT_AUTHOR_EMAIL": "devloop@graphlemon.local",
+    "GIT_COMMITTER_NAME": "GraphLemon",
+    "GIT_COMMITTER_EMAIL": "devloop@graphlemon.local",
+}
+_SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+INTEGRATION = "_integration"
+
+
+@dataclass(frozen=True)
+class Worktree:
+    path: Path
+    branch: str
+
+    @property
+    def repo(self) -> Repo:
+        return Repo(self.path)
+
+    def head(self) -> str:
+        return self.repo.head.commit.hexsha
+
+
+def _safe(name: str, what: str) -> str:
+    if not _SAFE.match(name):
+        raise invalid_param(f"{what} {name!r} is not usable in a branch or folder name")
+    return name
+
+
+def _git_error(action: str, exc: GitCommandError) -> GraphLemonError:
+    detail = (exc.stderr or exc.stdout or str(exc)).strip()
+    return GraphLemonError(ErrorCode.GIT_ERROR, f"git {action} failed: {detail}", action=action)
+
+
+class Worktrees:
+    """The worktrees of one task in one repository."""
+
+    def __init__(self, repo_root: Path, task_id: str, state_dir: Path | None = None) -> None:
+        self.repo_root = Path(repo_root)
+        self.task_id = _safe(task_id, "task id")
+        self.base = (state_dir or self.repo_root / ".graphlemon") / "worktrees" / task_id
+        self.repo = Repo(self.repo_root)
+
+    def branch(self, unit_id: str) -> str:
+        return f"graphlemon/{self.task_id}/{'integration' if unit_id == INTEGRATION else _safe(unit_id, 'unit id')}"
+
+    # -- create / reuse ------------------------------------------------------------------------
+    def integration(self) -> Worktree:
+        """The integration worktree, created from HEAD on first use."""
+        return self._ensure(INTEGRATION, start_point="HEAD")
+
+    def unit(self, unit_id: str, *, reset_to_integration: bool = False) -> Worktree:
+        """A unit's worktree, branched from the integration branch; optionally reset to its head."""
+        integration = self.integration()
+        wt = self._ensure(unit_id, start_point=integration.branch)
+        if reset_to_integration and wt.head() != integration.head():
+            self._run(wt.repo, "reset", "--hard", integration.branch)
+        return wt
+
+    def _ensure(self, unit_id: str, *, start_point: str) -> Worktree:
+        path = self.base / unit_id
+        branch = self.branch(unit_id)
+        if (path / ".git").exists():
+            return Worktree(path, branch)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._run(self.repo, "worktree", "prune")
+        exists = branch in {h.name for h in self.repo.heads}
+        args = ["worktree", "add", str(path), branch] if exists else ["worktree", "add", "-b", branch, str(path), start_point]
+        self._run(self.repo, *args)
+        return Worktree(path, branch)
+
+    # -- changes -------------------------------------------------------------------------------
+    def commit_all(self, wt: Worktree, message: str) -> str | None:
+        """Commit everything in the worktree; returns the new commit, or None if nothing changed."""
+        repo = wt.repo
+        self._run(repo, "add", "-A")
+        if not repo.is_dirty(index=True, working_tree=False, untracked_files=False):
+            return None
+        self._run(repo, "commit", "-q", "-m", message)
+        return repo.head.commit.hexsha
+
+    def diff(self, wt: Worktree, base: str) -> str:
+        """Unified diff of the worktree's branch against `base` (a commit or branch)."""
+        return self._run(wt.repo, "diff", f"{base}..{wt.branch}")
+
+    def changed_files(self, wt: Worktree, base: str) -> list[str]:
+        out = self._run(wt.repo, "diff", "--name-only", f"{base}..{wt.branch}")
+        return [line for line in out.splitlines() if line]
+
+    def merge_into_integration(self, unit_id: str, message: str | None = None) -> str:
+        """Merge a unit branch into the integration branch; MERGE_CONFLICT (merge aborted) on conflict."""
+        integration = self.integration()
+        repo = integration.repo
+        branch = self.branch(unit_id)
+        try:
+            with self._merge_lock(), repo.git.custom_environment(**IDENTITY):
+                repo.git.merge("--no-ff", "-m", message or f"graphlemon: merge {unit_id}", branch)
+        except GitCommandError as exc:
+            conflicted = sorted(repo.index.unmerged_blobs())
+            try:
+                repo.git.merge("--abort")
+            except GitCommandError:
+                pass
+            if conflicted:
+                raise GraphLemonError(
+                    ErrorCode.MERGE_CONFLICT,
+                    f"merging unit {unit_id} into the integration branch conflicts in {', '.join(conflicted)}; the merge "
+                    "was aborted and nothing was overwritten",
+                    unit_id=unit_id,
+                    files=conflicted,
+                ) from None
+            raise _git_error("merge", exc) from None
+        return repo.head.commit.hexsha
+
+    def merge_into(self, target_repo_root: Path) -> str | None:
+        """Merge the integration branch into the main worktree's current branch if that worktree is clean."""
+        main = Repo(target_repo_root)
+        if main.is_dirty(untracked_files=False) or main.head.is_detached:
+            return None
+        with main.git.custom_environment(**IDENTITY):
+            try:
+                main.git.merge("--no-ff", "-m", f"graphlemon: {self.task_id}", self.branch(INTEGRATION))
+            except GitCommandError as exc:
+                try:
+                    main.git.merge("--abort")
+                except GitCommandError:
+                    pass
+                raise GraphLemonError(
+                    ErrorCode.MERGE_CONFLICT,
+                    f"merging {self.branch(INTEGRATION)} into {main.active_branch.name} conflicts; the merge was aborted",
+                ) from exc
+        return main.head.commit.hexsha
+
+    @contextmanager
+    def _merge_lock(self) -> Iterator[None]:
+        """Units finishing at once (threads or processes) merge one at a time."""
+        self.base.mkdir(parents=True, exist_ok=True)
+        with open(self.base / ".merge.lock", "w") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            yield
+
+    def remove(self, unit_id: str) -> None:
+        path = self.base / unit_id
+        if path.exists():
+            self._run(self.repo, "worktree", "remove", "--force", str(path))
+
+    @staticmethod
+    def _run(repo: Repo, *args: str) -> str:
+        try:
+            with repo.git.custom_environment(**IDENTITY):
+                return repo.git.execute(["git", *args])
+        except GitCommandError as exc:
+            raise _git_error(args[0], exc) from None

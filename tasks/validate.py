@@ -1,0 +1,27 @@
+"""Prefect task of the Validator stage (REQ-04)."""
+
+from __future__ import annotations
+
+from prefect import task
+from prefect.artifacts import create_table_artifact
+
+from graphlemon.devloop.outcomes import ValidationOutcome
+from graphlemon.devloop.validator import run_validator
+
+from ._common import RETRY_DELAYS, STAGE_CACHE, session_for, transient_only
+
+
+@task(name="validate", task_run_name="validator-round-{loop_round}", retries=2, retry_delay_seconds=RETRY_DELAYS,
+      retry_condition_fn=transient_only, cache_policy=STAGE_CACHE, persist_result=True)  # fmt: skip
+def validate(project: str, task_id: str, config: dict, loop_round: int) -> ValidationOutcome:
+    """All tests + benchmark checks; root cause per bug; the route."""
+    session = session_for(project, task_id, config)
+    outcome = run_validator(session, loop_round)
+    rows = [
+        {"bug": b.bug_id, "unit": b.unit_id or "", "status": b.status, "root_cause": b.root_cause_category or "",
+         "route": b.suggested_route or "", "title": b.title}
+        for b in session.bugs.list(task_id=task_id)
+    ]  # fmt: skip
+    if rows:
+        create_table_artifact(key=f"bugs-{task_id}".lower(), table=rows, description=f"bugs after validator round {loop_round}")
+    return outcome
