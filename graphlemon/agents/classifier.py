@@ -5,7 +5,9 @@ the Claude Code auto mode classifier". Each one is a `classifier_denial` timelin
 event for the task; a tool call that succeeds after a denial is a
 `classifier_reset` event (it ends the streak). The counts are a fold over the
 ledger, so they survive a process restart. `max_consecutive` in a row (3) or
-`max_total` in all (20) raise `ClassifierBlocked` (CLASSIFIER_BLOCKED).
+`max_total` in all (20) raise `ClassifierBlocked` (CLASSIFIER_BLOCKED), and a
+blocked task does not start Claude Code again until `reset_classifier_counts`
+(a person's manual resume) zeroes both counters.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ DENIAL = re.compile(
 )
 EVENT_DENIAL = "classifier_denial"
 EVENT_RESET = "classifier_reset"
+MANUAL_RESET = "manual_resume"
 
 
 def is_classifier_denial(text: str) -> bool:
@@ -40,7 +43,16 @@ def classifier_counts(ledger: Ledger, task_id: str | None) -> tuple[int, int]:
             total += 1
         elif ev.event == EVENT_RESET:
             consecutive = 0
+            if ev.ref == MANUAL_RESET:
+                total = 0
     return consecutive, total
+
+
+def reset_classifier_counts(ledger: Ledger, task_id: str, note: str = "") -> None:
+    """A person resumed the task: both counters start again from zero (the events stay in the ledger)."""
+    ledger.append(
+        TimelineEvent(event=EVENT_RESET, task_id=task_id, ref=MANUAL_RESET, summary=note or "counts reset by a person")
+    )
 
 
 class ClassifierGuard:

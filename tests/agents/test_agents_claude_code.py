@@ -12,7 +12,7 @@ from fakes.claude import crash, denials, hang, session_limit, success, usage_lim
 from pydantic import BaseModel
 
 from graphlemon.agents import Limits, build_executor
-from graphlemon.agents.classifier import classifier_counts
+from graphlemon.agents.classifier import classifier_counts, reset_classifier_counts
 from graphlemon.errors import BudgetExceeded, ClassifierBlocked, ErrorCode, GraphLemonError, QuotaExceeded
 from graphlemon.models import BudgetConfig, NodeEvent, TimelineEvent, UsageRecord
 
@@ -190,6 +190,10 @@ def test_classifier_counts_survive_a_restart(project, fake_claude, claude_settin
     third = cli(*args, env=env)
     assert third.returncode == 1 and "error[CLASSIFIER_BLOCKED]" in third.stderr
     assert len(fake_claude.calls) == 2  # blocked before claude was even started
+    reset_classifier_counts(project.ledger, "task-r", note="resumed by a person")
+    assert classifier_counts(project.ledger, "task-r") == (0, 0)
+    fake_claude.queue(success())
+    assert cli(*args, env=env).returncode == 0
 
 
 def test_a_crash_is_an_executor_error_with_stderr(project, fake_claude, claude_settings, turn):
