@@ -55,6 +55,7 @@ def register(app: typer.Typer) -> None:
 
 def _print(outcome) -> None:
     out = console()
+    out.soft_wrap = True
     r, o = outcome.record, outcome.output
     flag = "" if o.ok else "  (fallback: the proposal failed its self-check)"
     out.print(f"[bold]{r.category}[/bold]  confidence {r.confidence:.2f}  run {r.run_id}{flag}", highlight=False)

@@ -94,11 +94,11 @@ class Clause:
             if unit_id in self.units:
                 return 1.0
             return 0.25 if not self.units else None
+        if self.units and unit_id not in self.units:
+            return None  # another unit's section: how it uses the endpoint, not the endpoint's spec
         named = self.endpoints or self.statement_endpoints
         if named and named[0].matches(method, path):  # the clause's subject (later ones are what it calls)
             return 2.0
-        if self.units and unit_id not in self.units:
-            return None
         if named:
             return None
         if self.context_endpoints:
@@ -220,9 +220,7 @@ def _is_paragraph_break(current: list[str], line: str) -> bool:
 
 
 def _clauses(rel: str, line: int, raw: str, is_row: bool, stack: list[_Section], html_units: list) -> list[Clause]:
-    units = next((s.units for s in reversed(stack) if s.units), frozenset()) or (
-        html_units[-1] if html_units else frozenset()
-    )
+    units = html_units[-1] if html_units else next((s.units for s in reversed(stack) if s.units), frozenset())
     section = stack[-1] if stack else None
     heading_eps = tuple(e for s in stack for e in s.endpoints)
     out = []

@@ -22,10 +22,16 @@ from .evidence import EvidenceReport, verify_all
 from .verdict import TodoItem, TriageVerdict, Violation
 
 MIN_ROOT_CAUSE = 20
+_VERBS = (
+    "return throw threw thrown raise respond answer receive write wrote written read crash refuse reject accept send "
+    "sent fail exit bind bound resolve grow die kill ignore lack omit omitt declare contradict give gave store skip "
+    "skipp drop dropp hang hung expect require dereference call end reset produce serve trust verify handle parse "
+    "emit compute round lose lost miss treat forward redirect"
+).split()
 BEHAVIOUR_VERB = re.compile(
-    r"\b(?:return|throw|raise|respond|answer|receiv|writ|wrote|read|time[sd]?\s*out|timeout|crash|refus|reject|accept|"
-    r"send|sent|fail|exit|bind|resolv|grow|die|kill|ignor|lack|omit|declar|contradict|give|gave|stor|skip|drop|hang|"
-    r"expect|requir|ran out|dereferenc|calls?|ends?)\w*|返|抛|收|写|读|超时",
+    r"\b(?:"
+    + "|".join(_VERBS)
+    + r")(?:s|es|ed|d|ing)?\b|\btime[sd]? ?out\b|\bran out\b|\bruns? out\b|返|抛|收|写|读|超时",
     re.IGNORECASE,
 )
 FILLER = re.compile(

@@ -39,7 +39,7 @@ STATUS_PHRASES: tuple[tuple[re.Pattern[str], int], ...] = tuple(
     )
 )
 _NUMERIC_STATUS = re.compile(
-    r"(?<![\w.$])([1-5]\d\d)(?![\w.%+])(?!\s*(?:ms|s|px|cents?|mb|kb|gb|chars?|characters|bytes|queries|"
+    r"(?<![\w.$])([1-5]\d\d)(?![\w%+]|\.\d)(?!\s*(?:ms|s|px|cents?|mb|kb|gb|chars?|characters|bytes|queries|"
     r"seconds?|minutes?|hours?|days?|per|points?|times)\b)",
     re.IGNORECASE,
 )

@@ -1,0 +1,66 @@
+"""`graphlemon triage` as a real process on every corpus scenario, and its errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "triage"
+SCENARIOS = sorted(p.name for p in CORPUS.iterdir() if (p / "expected.json").is_file())
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_cli_triages_every_scenario(scenario, cli, name):
+    s = scenario(name)
+    proc = cli("triage", "--project", str(s.root), "--run", s.run_id, "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert (out["category"], sorted(out["affected_units"])) == (s.category, sorted(s.affected_units)), out["root_cause"]
+    # the rules every verdict obeys
+    assert out["ok"] and out["evidence_verified"] and not out["fallback"]
+    assert (out["proposed_sdd_patch"] is not None) == (out["category"] == "contract_mismatch")
+    assert out["will_auto_apply"] == (out["confidence"] >= 0.5 and out["category"] != "spec_ambiguous")
+    assert len(out["root_cause"]) >= 20 and out["tokens_used"] == 0 and out["executor"] == "none"
+    if out["category"] == "spec_ambiguous":
+        assert out["confidence"] < 0.6 and out["l3_question"]
+    written = json.loads((s.run_dir / "triage.json").read_text())
+    assert written["root_cause"] == out["root_cause"] and out["triage_ref"].endswith(f"{s.run_id}/triage.json")
+
+
+def test_human_output(scenario, cli):
+    s = scenario("cm06_quota_429_vs_503")
+    proc = cli("triage", "--run", s.run_id, cwd=s.root)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("contract_mismatch  confidence")
+    assert "proposed SDD patch (update_contract #unit-search-api)" in proc.stdout
+    assert "search.md:12: When the provider says our quota is spent" in proc.stdout
+
+
+def test_missing_run_directory_is_a_clear_error(scenario, cli):
+    s = scenario("if01_backend_killed")
+    proc = cli("triage", "--project", str(s.root), "--run", "run-int-does-not-exist", "--json")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "error[RUN_NOT_FOUND]: no integration run 'run-int-does-not-exist'" in proc.stderr
+    assert "known runs: run-int-20260513-1700" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--run", "../../etc"], "INVALID_PARAM"),
+        (["--run", "x", "--executor", "gpt"], "unknown executor 'gpt'"),
+        (["--run", "x", "--playbook", "p.yaml"], "--playbook is only for --executor scripted"),
+        (["--run", "x", "--executor", "scripted"], "needs a playbook"),
+    ],
+)
+def test_bad_arguments(scenario, cli, args, words):
+    s = scenario("if01_backend_killed")
+    proc = cli("triage", "--project", str(s.root), *args)
+    assert proc.returncode == 2 and words in proc.stderr
+
+
+def test_help(cli):
+    proc = cli("triage", "--help")
+    assert proc.returncode == 0 and "--run" in proc.stdout and "--executor" in proc.stdout
