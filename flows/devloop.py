@@ -36,7 +36,7 @@ class PrefectStages:
 
     def __init__(self, project: str, task_id: str, config: dict) -> None:
         self.args = (project, task_id, config)
-        storage = result_storage(project)
+        storage = result_storage(project, open_project(project).project_id)
         self._plan = plan.with_options(result_storage=storage)
         self._unit = unit_loop_task.with_options(result_storage=storage)
         self._coder = coder_turn_task.with_options(result_storage=storage)

@@ -73,24 +73,43 @@ class Worktrees:
         """The integration worktree, created from HEAD on first use."""
         return self._ensure(INTEGRATION, start_point="HEAD")
 
-    def unit(self, unit_id: str, *, reset_to_integration: bool = False) -> Worktree:
-        """A unit's worktree, branched from the integration branch; optionally reset to its head."""
+    def unit(self, unit_id: str, *, sync: bool = False) -> Worktree:
+        """A unit's worktree, branched from the integration branch. `sync` merges what other units have
+        merged since (the unit keeps its own commits, green or not)."""
         integration = self.integration()
         wt = self._ensure(unit_id, start_point=integration.branch)
-        if reset_to_integration and wt.head() != integration.head():
-            self._run(wt.repo, "reset", "--hard", integration.branch)
+        if sync:
+            try:
+                with self._lock():
+                    self._run(wt.repo, "merge", "--no-edit", "-m", f"graphlemon: sync {unit_id} with integration", integration.branch)
+            except GraphLemonError as exc:
+                self._abort_merge(wt.repo)
+                raise GraphLemonError(
+                    ErrorCode.MERGE_CONFLICT,
+                    f"unit {unit_id} conflicts with the integration branch; the merge was aborted: {exc.message}",
+                    unit_id=unit_id,
+                ) from None
         return wt
+
+    @staticmethod
+    def _abort_merge(repo: Repo) -> None:
+        try:
+            repo.git.merge("--abort")
+        except GitCommandError:
+            pass
 
     def _ensure(self, unit_id: str, *, start_point: str) -> Worktree:
         path = self.base / unit_id
         branch = self.branch(unit_id)
         if (path / ".git").exists():
             return Worktree(path, branch)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._run(self.repo, "worktree", "prune")
-        exists = branch in {h.name for h in self.repo.heads}
-        args = ["worktree", "add", str(path), branch] if exists else ["worktree", "add", "-b", branch, str(path), start_point]
-        self._run(self.repo, *args)
+        with self._lock():  # units start in parallel: one `git worktree add` at a time
+            if (path / ".git").exists():
+                return Worktree(path, branch)
+            self._run(self.repo, "worktree", "prune")
+            exists = branch in {h.name for h in Repo(self.repo_root).heads}
+            add = ["worktree", "add", str(path), branch] if exists else ["worktree", "add", "-b", branch, str(path), start_point]
+            self._run(self.repo, *add)
         return Worktree(path, branch)
 
     # -- changes -------------------------------------------------------------------------------
@@ -117,7 +136,7 @@ class Worktrees:
         repo = integration.repo
         branch = self.branch(unit_id)
         try:
-            with self._merge_lock(), repo.git.custom_environment(**IDENTITY):
+            with self._lock(), repo.git.custom_environment(**IDENTITY):
                 repo.git.merge("--no-ff", "-m", message or f"graphlemon: merge {unit_id}", branch)
         except GitCommandError as exc:
             conflicted = sorted(repo.index.unmerged_blobs())
@@ -156,10 +175,10 @@ class Worktrees:
         return main.head.commit.hexsha
 
     @contextmanager
-    def _merge_lock(self) -> Iterator[None]:
-        """Units finishing at once (threads or processes) merge one at a time."""
+    def _lock(self) -> Iterator[None]:
+        """Units working at once (threads or processes) change the repository's worktrees and refs one at a time."""
         self.base.mkdir(parents=True, exist_ok=True)
-        with open(self.base / ".merge.lock", "w") as fh:
+        with open(self.base / ".lock", "w") as fh:
             fcntl.flock(fh, fcntl.LOCK_EX)
             yield
 

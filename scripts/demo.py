@@ -1,48 +1,50 @@
-"""`make demo`: copy examples/snake into a temp folder, make it a git repo, run GraphLemon on it."""
+"""`make demo`: the DevLoop on a temp copy of examples/snake, offline, with the scripted executor.
+
+The scripted executor replays examples/snake/playbook.yaml: the demo shows GraphLemon's
+plumbing and decisions (worktrees, real pytest runs, bugs, root-cause routing, Prefect,
+the ledger), not a model's work. With ANTHROPIC_API_KEY set, `graphlemon run` without
+--playbook uses the real model instead.
+"""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-BIN = Path(sys.executable).parent
+GRAPHLEMON = str(Path(sys.executable).parent / "graphlemon")
+GIT = ["git", "-c", "user.name=GraphLemon demo", "-c", "user.email=demo@graphlemon.local"]
 
 
-def sh(*args: str, cwd: Path) -> None:
-    print("$", " ".join(args), flush=True)
-    subprocess.run(args, cwd=cwd, check=True)
+def sh(*args: str, cwd: Path, check: bool = True) -> int:
+    print(f"\n$ {' '.join(args)}", flush=True)
+    return subprocess.run(args, cwd=cwd, check=check, env={**os.environ, "COLUMNS": os.environ.get("COLUMNS", "150")}).returncode
 
 
 def main() -> int:
+    started = time.monotonic()
     work = Path(tempfile.mkdtemp(prefix="graphlemon-demo-"))
     repo = work / "snake"
-    shutil.copytree(ROOT / "examples" / "snake", repo)
-    sh("git", "init", "-q", cwd=repo)
-    sh("git", "-c", "user.name=demo", "-c", "user.email=demo@localhost", "add", "-A", cwd=repo)
-    sh(
-        "git",
-        "-c",
-        "user.name=demo",
-        "-c",
-        "user.email=demo@localhost",
-        "commit",
-        "-q",
-        "-m",
-        "initial snake repo",
-        cwd=repo,
-    )
-    gl = str(BIN / "graphlemon")
-    sh(gl, "init", str(repo), cwd=work)
-    sh(gl, "bugs", "report", "--title", "demo: snake passes through the wall",
-       "--description", "moving right at x=9 on a 10-wide board wraps to x=0 instead of ending the game", cwd=repo)  # fmt: skip
-    sh(gl, "bugs", "list", cwd=repo)
-    sh(gl, "status", cwd=repo)
-    print(f"\ndemo project left in {repo}")
-    return 0
+    shutil.copytree(ROOT / "examples" / "snake" / "repo", repo)
+    subprocess.run([*GIT, "init", "-q", "-b", "main"], cwd=repo, check=True)
+    subprocess.run([*GIT, "add", "-A"], cwd=repo, check=True)
+    subprocess.run([*GIT, "commit", "-q", "-m", "empty snake package"], cwd=repo, check=True)
+    print("GraphLemon demo — SCRIPTED EXECUTOR (a replayed playbook, no model is called)")
+    print(f"target repository: {repo}")
+    sh(GRAPHLEMON, "init", str(repo), cwd=work)
+    playbook = str(ROOT / "examples" / "snake" / "playbook.yaml")
+    rc = sh(GRAPHLEMON, "run", "Implement a snake game", "--project", str(repo), "--playbook", playbook,
+            "--max-unit-attempts", "2", cwd=repo, check=False)  # fmt: skip
+    sh("git", "log", "--oneline", "--graph", "-12", cwd=repo)
+    sh(GRAPHLEMON, "bugs", "list", "--project", str(repo), cwd=repo)
+    print(f"\ndemo finished in {time.monotonic() - started:.1f} s; the project is left in {repo}")
+    print(f"try: cd {repo} && graphlemon status && graphlemon report convergence")
+    return rc
 
 
 if __name__ == "__main__":

@@ -50,7 +50,10 @@ def transient_only(task, task_run, state) -> bool:
     return False
 
 
-def result_storage(project: str) -> LocalFileSystem:
+def result_storage(project: str, project_id: str) -> LocalFileSystem:
+    """Task results of this project under its .graphlemon/ (a saved block: Prefect resolves results by reference)."""
     path = Path(project).resolve() / ".graphlemon" / "prefect-results"
     path.mkdir(parents=True, exist_ok=True)
-    return LocalFileSystem(basepath=str(path))
+    block = LocalFileSystem(basepath=str(path))
+    block.save(f"graphlemon-results-{project_id}", overwrite=True)
+    return block

@@ -63,7 +63,7 @@ def run_unit_loop(
         if stored is not None:
             return stored
     first = prior_attempts(session, unit_id, nid) + 1
-    worktree = session.worktrees.unit(unit_id, reset_to_integration=node is None)
+    worktree = session.worktrees.unit(unit_id, sync=node is None)
     if node is None:
         attempt = first
         session.nodes.transition(
@@ -161,7 +161,7 @@ def test_unit(
     if done is not None:
         return done
     worktree = session.worktrees.unit(unit_id)
-    mode = "test" if attempt == first and loop_round == 0 else "retry"
+    mode = "test" if attempt == 1 else "retry"  # the unit's first attempt writes the tests; later ones re-run them
     out = run_tester(
         session.project, unit_id, executor=session.executor, mode=mode, workdir=worktree.path,
         task_id=session.task_id, node_exec_id=f"{nid}-tester-a{attempt}", attempt=attempt,

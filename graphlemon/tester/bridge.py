@@ -28,6 +28,17 @@ def guess_severity(failure: TesterFailure) -> Severity:
     return "medium"
 
 
+def bug_title(failure: TesterFailure) -> str:
+    """`test_name: expected X got Y`, or the assertion with pytest's `where` line when there is no expected/got."""
+    short = failure.test.rsplit("::", 1)[-1]
+    if failure.expected is not None or failure.got is not None:
+        return f"{short}: expected {failure.expected} got {failure.got}"[:300]
+    lines = [line.strip() for line in failure.message.splitlines() if line.strip()]
+    where = next((line.lstrip("+ ").strip() for line in lines[1:] if "where" in line), None)
+    text = (lines[0] if lines else "failed") + (f" ({where})" if where else "")
+    return f"{short}: {text}"[:300]
+
+
 def bridge_failures(
     tracker: BugTracker,
     failures: list[TesterFailure],
@@ -40,9 +51,8 @@ def bridge_failures(
     """Open (or reuse) a bug per failure; sets `failure.bug_id`. -> ids of newly opened bugs."""
     opened = []
     for f in failures:
-        expectation = f" expected {f.expected} got {f.got}" if f.expected is not None or f.got is not None else ""
         bug_id, created = tracker.open(
-            title=f"{f.test}:{expectation or ' ' + (f.message.splitlines() or ['failed'])[0]}"[:300],
+            title=bug_title(f),
             source=source,
             unit_id=unit_id,
             test_name=f.test,

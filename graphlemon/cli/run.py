@@ -1,0 +1,155 @@
+"""`graphlemon run GOAL` and `graphlemon resume TASK_ID`: the DevLoop from the command line.
+
+These are the commands that orchestrate, so they import Prefect (seconds), and only
+after the input has been checked.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ._common import JsonOpt, ProjectOpt, console, emit_json, open_project
+
+ExecutorOpt = Annotated[
+    str | None,
+    typer.Option(help="scripted (needs --playbook), anthropic or claude_code; default: anthropic when "
+                 "ANTHROPIC_API_KEY is set, else scripted"),
+]  # fmt: skip
+PlaybookOpt = Annotated[Path | None, typer.Option(help="Playbook for the scripted executor.")]
+EngineOpt = Annotated[str, typer.Option(help="prefect (a flow run, the default) or direct (no Prefect, for quick local runs)")]
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def run(
+        goal: Annotated[str, typer.Argument(help='What to build, e.g. "Implement a snake game".')],
+        executor: ExecutorOpt = None,
+        playbook: PlaybookOpt = None,
+        max_unit_attempts: Annotated[int, typer.Option(min=1, max=20, help="L1 attempts per unit per round.")] = 3,
+        max_rounds: Annotated[int, typer.Option(min=1, max=50, help="Org-loop rounds before escalating.")] = 5,
+        engine: EngineOpt = "prefect",
+        quiet: Annotated[bool, typer.Option(help="No live timeline.")] = False,
+        project: ProjectOpt = None,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Create a task for GOAL and run the DevLoop until it is done or needs a human (REQ-01)."""
+        from ..errors import invalid_param
+        from ..taskboard import TaskBoard
+
+        handle = open_project(project)
+        if not goal.strip():
+            raise invalid_param("goal_text is empty; say what the loop should build")
+        backend = _backend(executor, playbook)
+        config = {"max_unit_attempts": max_unit_attempts, "max_loop_rounds": max_rounds}
+        task = TaskBoard(handle.ledger).create(goal)
+        _drive(handle, task.task_id, backend, playbook, config, engine, quiet, as_json)
+
+    @app.command()
+    def resume(
+        task_id: Annotated[str, typer.Argument(help="The task to continue.")],
+        note: Annotated[str | None, typer.Option(help="For a blocked task: what the human decided (the coder sees it).")] = None,
+        executor: ExecutorOpt = None,
+        playbook: PlaybookOpt = None,
+        engine: EngineOpt = "prefect",
+        quiet: Annotated[bool, typer.Option(help="No live timeline.")] = False,
+        project: ProjectOpt = None,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Continue a task: after a crash (from the persisted nodes), or manual_resume of a blocked task (REQ-06 / REQ-09)."""
+        from ..taskboard import TaskBoard
+
+        handle = open_project(project)
+        board = TaskBoard(handle.ledger)
+        task = board.get(task_id)
+        if task.status in ("blocked_pending_human", "paused") or task.terminal:
+            board.manual_resume(task_id, note=note)  # a done task is a clear error and changes nothing
+        backend = _backend(executor, playbook)
+        _drive(handle, task_id, backend, playbook, {}, engine, quiet, as_json)
+
+
+def _backend(executor: str | None, playbook: Path | None) -> str:
+    from ..agents import EXECUTORS
+    from ..errors import invalid_param
+
+    backend = executor or ("anthropic" if os.environ.get("ANTHROPIC_API_KEY") else "scripted")
+    if backend not in EXECUTORS:
+        raise invalid_param(f"unknown executor {backend!r}; choose one of: {', '.join(EXECUTORS)}")
+    if backend == "scripted" and playbook is None:
+        raise invalid_param("the scripted executor needs --playbook FILE (or set ANTHROPIC_API_KEY to use the model)")
+    if playbook is not None and not playbook.is_file():
+        raise invalid_param(f"playbook {playbook} does not exist")
+    return backend
+
+
+def _drive(handle, task_id: str, backend: str, playbook: Path | None, config: dict, engine: str, quiet: bool, as_json: bool):
+    from ..errors import invalid_param
+    from ..taskboard import TaskBoard
+
+    if engine not in ("prefect", "direct"):
+        raise invalid_param(f"unknown engine {engine!r}; choose prefect or direct")
+    out = console()
+    if backend == "scripted" and not as_json:
+        out.print(f"[yellow]executor: scripted[/yellow] — replaying {playbook}; this shows the loop's plumbing, "
+                  "not a model's work", highlight=False)  # fmt: skip
+    follower = None if quiet or as_json else _Follower(handle, task_id, out)
+    started = time.monotonic()
+    try:
+        if engine == "prefect":
+            from flows.devloop import devloop
+
+            devloop(project=str(handle.root), executor=backend, playbook=str(playbook) if playbook else None,
+                    task_id=task_id, config=config)  # fmt: skip
+        else:
+            from ..devloop.loop import DirectStages, run_devloop
+            from ..devloop.session import LoopConfig, LoopSession
+
+            session = LoopSession(handle, task_id, LoopConfig(executor=backend, playbook=playbook, **config))
+            run_devloop(session, DirectStages(session))
+    finally:
+        if follower:
+            follower.stop()
+    task = TaskBoard(handle.ledger).get(task_id)
+    if as_json:
+        emit_json({**task.model_dump(mode="json"), "duration_s": round(time.monotonic() - started, 2)})
+    else:
+        from .show import show_task
+
+        show_task(handle, task_id, out)
+        out.print(f"({time.monotonic() - started:.1f} s)")
+    raise typer.Exit(0 if task.status == "done" else 1)
+
+
+class _Follower:
+    """Prints timeline events as the loop appends them (a live view from the ledger)."""
+
+    def __init__(self, handle, task_id: str, out) -> None:
+        from ..ledger import Ledger
+
+        self.ledger, self.task_id, self.out = Ledger(handle.state_dir), task_id, out
+        self.seen = len(self.ledger.read("timeline"))
+        self._stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.3):
+            self.flush()
+
+    def flush(self) -> None:
+        events = self.ledger.read("timeline")
+        for e in events[self.seen :]:
+            if e.task_id in (self.task_id, None):
+                unit = f" [{e.unit_id}]" if e.unit_id else ""
+                self.out.print(f"  {e.ts:%H:%M:%S} {e.event:<13}{unit} {e.summary}", highlight=False, markup=False)
+        self.seen = len(events)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.thread.join(timeout=2)
+        self.flush()

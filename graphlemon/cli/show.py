@@ -1,0 +1,64 @@
+"""Rendering a task for people: status, timeline, bugs, and a short convergence summary."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+
+def task_summary(handle, task_id: str) -> dict:
+    """The numbers `graphlemon status` and the demo print (pure reads of the ledger)."""
+    from ..bugs import BugTracker
+    from ..models import RunRecord, UsageRecord
+    from ..taskboard import TaskBoard
+
+    task = TaskBoard(handle.ledger).get(task_id)
+    bugs = BugTracker(handle.ledger).list(task_id=task_id)
+    runs = [r for r in handle.ledger.read_as("run", RunRecord) if r.task_id == task_id]
+    usage = [u for u in handle.ledger.read_as("usage", UsageRecord) if u.task_id == task_id]
+    return {
+        "task": task,
+        "bugs": bugs,
+        "bug_status": Counter(b.status for b in bugs),
+        "unit_runs": sum(r.scope == "unit" for r in runs),
+        "red_unit_runs": sum(r.scope == "unit" and not r.ok for r in runs),
+        "tokens": sum(u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens for u in usage),
+        "cost_usd": sum(u.cost_usd for u in usage),
+        "calls": len(usage),
+        "executors": sorted({u.executor for u in usage}),
+    }
+
+
+def show_task(handle, task_id: str, out) -> None:
+    from rich.table import Table
+
+    from ..models import TimelineEvent
+
+    s = task_summary(handle, task_id)
+    task = s["task"]
+    colour = "green" if task.status == "done" else "red" if task.status == "blocked_pending_human" else "yellow"
+    reason = f" ({task.blocked_reason})" if task.blocked_reason else ""
+    out.print(f"\n[bold]{task.task_id}[/bold]: [{colour}]{task.status}{reason}[/{colour}] — {task.goal_text}")
+    if task.note:
+        out.print(f"  {task.note}", markup=False)
+    timeline = Table(title="timeline", show_lines=False)
+    for column in ("time", "event", "unit", "summary"):
+        timeline.add_column(column, overflow="fold")
+    for e in handle.ledger.read_as("timeline", TimelineEvent):
+        if e.task_id == task_id:
+            timeline.add_row(f"{e.ts:%H:%M:%S}", e.event, e.unit_id or "", e.summary)
+    out.print(timeline)
+    if s["bugs"]:
+        bugs = Table(title="bugs")
+        for column in ("bug_id", "unit", "status", "root cause", "route", "title"):
+            bugs.add_column(column, overflow="fold", no_wrap=column == "bug_id")
+        for b in s["bugs"]:
+            bugs.add_row(b.bug_id, b.unit_id or "", b.status, b.root_cause_category or "", b.suggested_route or "", b.title)
+        out.print(bugs)
+    statuses = ", ".join(f"{k} {v}" for k, v in sorted(s["bug_status"].items())) or "none"
+    executors = ", ".join(s["executors"]) or "none"
+    out.print(
+        f"convergence: {task.loop_round + 1} round(s); {s['unit_runs']} unit test runs ({s['red_unit_runs']} red); "
+        f"bugs: {statuses}; usage: {s['tokens']:,} tokens, ${s['cost_usd']:.4f} in {s['calls']} call(s) "
+        f"(executor: {executors})",
+        highlight=False,
+    )
