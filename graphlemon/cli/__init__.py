@@ -15,7 +15,7 @@ import click
 import typer
 
 from ..errors import GraphLemonError
-from . import agent, bugs, init_cmd, report, sql, status, test_cmd
+from . import agent, bugs, init_cmd, report, run, sql, status, test_cmd, tester, triage
 
 app = typer.Typer(
     name="graphlemon",
@@ -26,10 +26,13 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 init_cmd.register(app)
+run.register(app)
 status.register(app)
 test_cmd.register(app)
+triage.register(app)
 app.add_typer(bugs.app, name="bugs")
 app.add_typer(agent.app, name="agent")
+app.add_typer(tester.app, name="tester")
 app.add_typer(report.app, name="report")
 sql.register(app)
 
