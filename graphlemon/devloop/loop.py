@@ -22,7 +22,8 @@ from pydantic import BaseModel, Field
 
 from ..errors import ClassifierBlocked, ErrorCode, GraphLemonError, invalid_param
 from ..lifecycle import ACTIVE_BUG
-from ..models import BlockedReason, RunRecord, SddPatch, TaskStatus, TimelineEvent
+from ..models import BlockedReason, SddPatch, TaskStatus, TimelineEvent
+from ..nodes import node_exec_id
 from ..taskboard import DECISION_REASONS, Task
 from ..tester import TesterOutput
 from .evidence import write_evidence_pack
@@ -112,6 +113,8 @@ def run_devloop(session: LoopSession, stages: Stages, *, flow_run_id: str | None
     except GraphLemonError as exc:
         if exc.code == ErrorCode.BUDGET_EXCEEDED:
             return block(session, "budget_exceeded", exc.message)
+        if exc.code == ErrorCode.QUOTA_EXCEEDED:  # the usage-limit wait gave up (REQ-14 failure)
+            return block(session, "usage_limit_wait_timeout", exc.message)
         if exc.code == ErrorCode.LEDGER_CORRUPT:
             return block(session, "state_corrupt", exc.message)
         raise
@@ -240,19 +243,17 @@ def _patch(session: LoopSession, patch: SddPatch, loop_round: int, attempt: int)
 
 
 def check_convergence(session: LoopSession, loop_round: int) -> None:
-    """The same failure in the validator's runs of `non_convergence_rounds` consecutive rounds -> blocked (REQ-05)."""
+    """The same bug attributed by the validator in `non_convergence_rounds` rounds in a row -> blocked (REQ-05)."""
     limit = session.config.non_convergence_rounds
-    window = set(range(loop_round - limit + 1, loop_round + 1))
-    if min(window) < 0:
+    if loop_round + 1 < limit:
         return
-    seen: dict[str, set[int]] = {}
-    for run in session.ledger.read_as("run", RunRecord):
-        if run.scope == "validation" and run.task_id == session.task_id:
-            for failure in run.failures:
-                seen.setdefault(failure.test, set()).add(run.loop_round)
-    stuck = sorted(test for test, rounds in seen.items() if window <= rounds)
+    per_round = []
+    for r in range(loop_round - limit + 1, loop_round + 1):
+        stored = session.load_outcome(node_exec_id(session.task_id, "validator", loop_round=r), ValidationOutcome)
+        per_round.append({a.bug_id for a in stored.attributions} if stored else set())
+    stuck = sorted(set.intersection(*per_round))
     if stuck:
-        raise Blocked("not_converging", f"the same failure in {limit} rounds in a row: {', '.join(stuck[:5])}")
+        raise Blocked("not_converging", f"the same bug for {limit} rounds in a row: {', '.join(stuck[:5])}")
 
 
 def finish(session: LoopSession, loop_round: int) -> None:
