@@ -6,8 +6,8 @@ from datetime import timedelta
 
 import analytics_oracle as oracle
 import pytest
+from analytics_helpers import SEEDS, close, keyed, rows
 from analytics_synthetic import T0
-from conftest import SEEDS, close, keyed, rows
 
 from analytics.budget import budget_report
 from analytics.bug_history import bug_history_report

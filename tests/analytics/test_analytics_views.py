@@ -9,7 +9,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from conftest import plain, rows
+from analytics_helpers import plain, rows
 
 import analytics
 from analytics import LedgerDB
