@@ -74,6 +74,14 @@ def self_check(
         )
     verdict = _validate(raw, output_error, out)
     report = None
+    if verdict is not None and verdict.run_id != run_id:
+        out.append(
+            Violation(
+                item=1,
+                check="triage.json matches the schema",
+                detail=f"run_id is {verdict.run_id!r}, this run is {run_id!r}",
+            )
+        )
     if verdict is not None:
         out += _root_cause(verdict.root_cause)
         report = verify_all(root, verdict.evidence)
