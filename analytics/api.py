@@ -21,12 +21,12 @@ from graphlemon.errors import invalid_param
 from graphlemon.models import BugCategory
 from graphlemon.project import open_project
 
-from .budget import budget_report
-from .bug_history import bug_history_report
-from .convergence import convergence_report
 from .db import LedgerDB, shell_init_sql
 from .render import to_json, to_markdown
 from .report import Report, ReportFilters, parse_when
+from .reports.budget import budget_report
+from .reports.bug_history import bug_history_report
+from .reports.convergence import convergence_report
 
 REPORTS: dict[str, Callable[[LedgerDB, ReportFilters], Report]] = {
     "convergence": convergence_report,

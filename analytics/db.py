@@ -57,13 +57,17 @@ class LedgerDB:
     def __init__(self, state_dir: Path | str) -> None:
         self.state_dir = Path(state_dir)
         self.con = duckdb.connect(":memory:")
-        self.con.execute("SET TimeZone = 'UTC'")
-        for kind in LEDGER_FILES:
-            self._load(kind)
-        for ddl in derived_ddl("TABLE"):  # computed once: several reports read each of them
-            self.con.execute(ddl)
-        self.con.execute("SET enable_external_access = false")
-        self.con.execute("SET lock_configuration = true")
+        try:
+            self.con.execute("SET TimeZone = 'UTC'")
+            for kind in LEDGER_FILES:
+                self._load(kind)
+            for ddl in derived_ddl("TABLE"):  # computed once: several reports read each of them
+                self.con.execute(ddl)
+            self.con.execute("SET enable_external_access = false")
+            self.con.execute("SET lock_configuration = true")
+        except BaseException:
+            self.con.close()
+            raise
 
     def __enter__(self) -> LedgerDB:
         return self
@@ -75,11 +79,13 @@ class LedgerDB:
         self.con.close()
 
     # -- querying ----------------------------------------------------------------------------
-    def frame(self, sql: str, params: dict[str, Any] | None = None) -> pd.DataFrame:
+    def execute(self, sql: str, params: dict[str, Any] | None = None) -> duckdb.DuckDBPyConnection:
         """Run trusted SQL (ours) with named `$params`; only the parameters the SQL uses are bound."""
         used = set(_PARAM.findall(sql))
-        bound = {k: v for k, v in (params or {}).items() if k in used}
-        return self.con.execute(sql, bound).df()
+        return self.con.execute(sql, {k: v for k, v in (params or {}).items() if k in used})
+
+    def frame(self, sql: str, params: dict[str, Any] | None = None) -> pd.DataFrame:
+        return self.execute(sql, params).df()
 
     def user_query(self, sql: str) -> pd.DataFrame:
         """Run a user's SQL: a DuckDB error is INVALID_PARAM with DuckDB's message."""
@@ -87,9 +93,9 @@ class LedgerDB:
             raise invalid_param("the SQL query is empty")
         try:
             rel = self.con.sql(sql)
+            return rel.df() if rel is not None else pd.DataFrame()  # a relation runs when read
         except duckdb.Error as exc:
             raise invalid_param(f"SQL error: {exc}") from None
-        return rel.df() if rel is not None else pd.DataFrame()
 
     # -- loading -----------------------------------------------------------------------------
     def _load(self, kind: str) -> None:

@@ -76,7 +76,10 @@ def parse_when(text: str | None, *, now: datetime | None = None) -> datetime | N
     match = _RELATIVE.match(value)
     if match:
         seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
-        return (now or datetime.now(UTC)) - timedelta(seconds=seconds)
+        try:
+            return (now or datetime.now(UTC)) - timedelta(seconds=seconds)
+        except OverflowError:
+            raise invalid_param(f"{text!r} reaches before year 1") from None
     try:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
     except ValueError:

@@ -38,9 +38,9 @@ def peak_mb() -> float:
 
 def run_duckdb(state: Path) -> dict:
     from analytics import LedgerDB
-    from analytics.budget import budget_report
-    from analytics.bug_history import bug_history_report
-    from analytics.convergence import convergence_report
+    from analytics.reports.budget import budget_report
+    from analytics.reports.bug_history import bug_history_report
+    from analytics.reports.convergence import convergence_report
 
     base = peak_mb()
     start = time.perf_counter()

@@ -56,7 +56,8 @@ def purge_expired_logs(
     remove: Callable[[Path], None] = os.unlink,
 ) -> RetentionResult:
     """Delete log files last modified before now - retention_days and record each one in the ledger."""
-    if not isinstance(retention_days, int | float) or not math.isfinite(retention_days) or retention_days <= 0:
+    number = isinstance(retention_days, int | float) and not isinstance(retention_days, bool)
+    if not number or not math.isfinite(retention_days) or retention_days <= 0:
         raise invalid_param(f"retention_days must be a positive number of days, not {retention_days!r}")
     cutoff = (now or datetime.now(UTC)) - timedelta(days=retention_days)
     purged, failed, kept = [], [], 0

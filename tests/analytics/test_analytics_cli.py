@@ -90,6 +90,7 @@ def run_main(args, cwd, monkeypatch, capsys) -> tuple[int, str, str]:
     [
         ("report", "bugs", "--json", "--csv"),
         ("report", "bugs", "--since", "last tuesday"),
+        ("report", "bugs", "--since", "99999999999999999999w"),
         ("report", "bugs", "--since", "2026-03-02", "--until", "2026-03-01"),
         ("report", "bugs", "--category", "gremlins"),
         ("report", "budget", "--section", "nope"),

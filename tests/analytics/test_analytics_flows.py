@@ -105,7 +105,7 @@ def test_a_failed_removal_is_recorded_and_retried_next_run(project, logs):
     assert kinds.count("log_purge_failed") == 1 and kinds.count("log_purged") == 3
 
 
-@pytest.mark.parametrize("days", [0, -1, float("nan"), float("inf"), "7"])
+@pytest.mark.parametrize("days", [0, -1, float("nan"), float("inf"), "7", True])
 def test_retention_must_be_a_positive_number(project, days):
     from flows.log_retention import purge_expired_logs
 

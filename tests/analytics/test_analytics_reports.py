@@ -9,10 +9,10 @@ import pytest
 from analytics_helpers import SEEDS, close, keyed, rows
 from analytics_synthetic import T0
 
-from analytics.budget import budget_report
-from analytics.bug_history import bug_history_report
-from analytics.convergence import convergence_report
 from analytics.report import ReportFilters
+from analytics.reports.budget import budget_report
+from analytics.reports.bug_history import bug_history_report
+from analytics.reports.convergence import convergence_report
 
 FILTERS = {
     "all": {},

@@ -192,6 +192,7 @@ def test_user_sql_is_read_only_and_errors_are_invalid_param(tmp_path):
             "SELECT * FROM read_text('/etc/passwd')",
             "SELEC 1",
             "SELECT * FROM nope",
+            "SELECT 'x'::INTEGER",  # fails when run, not when planned
             "  ",
         ):
             with pytest.raises(GraphLemonError) as err:

@@ -20,8 +20,8 @@ Definitions (docs/analytics.md):
 
 from __future__ import annotations
 
-from .db import LedgerDB
-from .report import Report, ReportFilters
+from ..db import LedgerDB
+from ..report import Report, ReportFilters
 
 _IN_RANGE = "($since IS NULL OR ts >= $since) AND ($until IS NULL OR ts < $until)"
 _TASK = "($task IS NULL OR task_id = $task)"

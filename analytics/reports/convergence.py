@@ -19,8 +19,8 @@ Definitions (docs/analytics.md):
 
 from __future__ import annotations
 
-from .db import LedgerDB
-from .report import Report, ReportFilters
+from ..db import LedgerDB
+from ..report import Report, ReportFilters
 
 _IN_RANGE = "($since IS NULL OR __TS__ >= $since) AND ($until IS NULL OR __TS__ < $until)"
 
@@ -29,48 +29,63 @@ def _in_range(ts: str) -> str:
     return _IN_RANGE.replace("__TS__", ts)
 
 
-# bug, triage and route facts grouped by __KEYS__ ("tk, unit_id" or "tk"); tk = task_id or ''
-_FACTS = f"""
-bk AS (
-    SELECT *, COALESCE(task_id, '') AS tk FROM bug_state
-    WHERE ($task IS NULL OR task_id = $task) AND ($unit IS NULL OR unit_id = $unit) AND __BUG_SCOPE__
+# Per-bug facts, computed once and grouped by both levels: one row per bug of the filtered
+# set with its key (tk = task_id or ''), its event counts in range and its stuck rounds.
+BUG_FACTS_SQL = f"""
+WITH bk AS (
+    SELECT bug_id, COALESCE(task_id, '') AS tk, unit_id, opened_at, first_fixed_at FROM bug_state
+    WHERE ($task IS NULL OR task_id = $task) AND ($unit IS NULL OR unit_id = $unit)
 ),
 ev AS (
-    SELECT bk.tk, bk.unit_id, bk.bug_id, e.event, e.status, e.suggested_route
-    FROM bugs e JOIN bk USING (bug_id) WHERE {_in_range("e.ts")}
-),
-bug_counts AS (
-    SELECT __KEYS__,
-           count(*) FILTER (WHERE event = 'open') AS bugs_opened,
-           count(*) FILTER (WHERE event = 'transition' AND status = 'fixed') AS bugs_fixed,
-           count(*) FILTER (WHERE event = 'transition' AND status = 'reopened') AS bugs_reopened
-    FROM ev GROUP BY ALL
-),
-mttf AS (
-    SELECT __KEYS__, avg(epoch(first_fixed_at) - epoch(opened_at)) / 3600.0 AS mean_hours_to_fix
-    FROM bk WHERE first_fixed_at IS NOT NULL AND {_in_range("opened_at")} GROUP BY ALL
-),
-routes AS (
-    SELECT __KEYS__, string_agg(suggested_route || '=' || n, ' ' ORDER BY suggested_route) AS routes
-    FROM (SELECT __KEYS__, suggested_route, count(*) AS n FROM ev WHERE suggested_route IS NOT NULL GROUP BY ALL)
-    GROUP BY ALL
+    SELECT bug_id, count(*) AS events,
+           count(*) FILTER (WHERE event = 'open') AS opened,
+           count(*) FILTER (WHERE event = 'transition' AND status = 'fixed') AS fixed,
+           count(*) FILTER (WHERE event = 'transition' AND status = 'reopened') AS reopened
+    FROM bugs WHERE {_in_range("ts")} GROUP BY bug_id
 ),
 bug_rounds AS (
-    SELECT bug_id, count(DISTINCT (loop_round, attempt)) AS n
+    SELECT bug_id, count(DISTINCT (loop_round, attempt)) AS rounds
     FROM run_failures WHERE bug_id IS NOT NULL AND {_in_range("ts")} GROUP BY bug_id
+)
+SELECT bk.bug_id, bk.tk, bk.unit_id, ev.events, ev.opened, ev.fixed, ev.reopened, bug_rounds.rounds,
+       CASE WHEN first_fixed_at IS NOT NULL AND {_in_range("opened_at")}
+            THEN (epoch(first_fixed_at) - epoch(opened_at)) / 3600.0 END AS hours_to_fix
+FROM bk LEFT JOIN ev USING (bug_id) LEFT JOIN bug_rounds USING (bug_id)
+"""
+
+BUG_ROUTES_SQL = f"""
+SELECT b.tk, b.unit_id, e.suggested_route AS route, count(*) AS n
+FROM bugs e JOIN _convergence_bugs b USING (bug_id)
+WHERE e.suggested_route IS NOT NULL AND {_in_range("e.ts")}
+GROUP BY ALL
+"""
+
+TRIAGE_SQL = f"""
+SELECT COALESCE(t.task_id, rt.task_id, '') AS tk, t.affected_units, t.category
+FROM triage t LEFT JOIN (SELECT run_id, any_value(task_id) AS task_id FROM runs GROUP BY run_id) rt USING (run_id)
+WHERE {_in_range("t.ts")}
+"""
+
+# grouped by __KEYS__ ("tk, unit_id" or "tk") over the bugs in __BUGS__ and triage rows __TRIAGE__
+_FACTS = """
+b AS (SELECT * FROM _convergence_bugs WHERE __BUGS__),
+bug_counts AS (
+    SELECT __KEYS__, sum(opened)::BIGINT AS bugs_opened, sum(fixed)::BIGINT AS bugs_fixed,
+           sum(reopened)::BIGINT AS bugs_reopened
+    FROM b WHERE events > 0 GROUP BY ALL
 ),
+mttf AS (SELECT __KEYS__, avg(hours_to_fix) AS mean_hours_to_fix FROM b WHERE hours_to_fix IS NOT NULL GROUP BY ALL),
 stuck AS (
-    SELECT __KEYS__, max(n) AS max_rounds_same_bug, list(bug_id ORDER BY bug_id) FILTER (WHERE n >= 3) AS stuck_bugs
-    FROM bk JOIN bug_rounds USING (bug_id) GROUP BY ALL
+    SELECT __KEYS__, max(rounds) AS max_rounds_same_bug,
+           list(bug_id ORDER BY bug_id) FILTER (WHERE rounds >= 3) AS stuck_bugs
+    FROM b WHERE rounds IS NOT NULL GROUP BY ALL
 ),
-tri AS (
-    SELECT COALESCE(t.task_id, rt.task_id, '') AS tk, t.affected_units, t.category
-    FROM triage t LEFT JOIN (SELECT run_id, any_value(task_id) AS task_id FROM runs GROUP BY run_id) rt USING (run_id)
-    WHERE {_in_range("t.ts")}
+routes AS (
+    SELECT __KEYS__, string_agg(route || '=' || n, ' ' ORDER BY route) AS routes
+    FROM (SELECT __KEYS__, route, sum(n)::BIGINT AS n FROM _convergence_routes WHERE __BUGS__ GROUP BY ALL)
+    GROUP BY ALL
 ),
-tri_rows AS (
-    __TRIAGE_ROWS__
-),
+tri_rows AS (__TRIAGE__),
 triage_mix AS (
     SELECT __KEYS__, string_agg(category || '=' || n, ' ' ORDER BY category) AS triage_mix
     FROM (SELECT __KEYS__, category, count(*) AS n FROM tri_rows GROUP BY ALL) GROUP BY ALL
@@ -133,10 +148,10 @@ SELECT NULLIF(tk, '') AS task_id, unit_id,
 FROM keys{_FACT_JOINS}
 ORDER BY task_id NULLS FIRST, unit_id
 """.replace("__KEYS__", "tk, unit_id")
-    .replace("__BUG_SCOPE__", "unit_id IS NOT NULL")
+    .replace("__BUGS__", "unit_id IS NOT NULL")
     .replace(
-        "__TRIAGE_ROWS__",
-        "SELECT * FROM (SELECT tk, unnest(affected_units) AS unit_id, category FROM tri)"
+        "__TRIAGE__",
+        "SELECT * FROM (SELECT tk, unnest(affected_units) AS unit_id, category FROM _convergence_triage)"
         " WHERE ($task IS NULL OR tk = $task) AND ($unit IS NULL OR unit_id = $unit)",
     )
 )
@@ -174,20 +189,30 @@ LEFT JOIN unit_flags USING (tk)
 LEFT JOIN st USING (tk)
 ORDER BY task_id NULLS FIRST
 """.replace("__KEYS__", "tk")
-    .replace("__BUG_SCOPE__", "true")
-    .replace("__TRIAGE_ROWS__", "SELECT tk, category FROM tri WHERE $task IS NULL OR tk = $task")
+    .replace("__BUGS__", "true")
+    .replace("__TRIAGE__", "SELECT tk, category FROM _convergence_triage WHERE $task IS NULL OR tk = $task")
+)
+
+# temp tables, in order: each step's SQL may read the ones before it
+_STEPS = (
+    ("_convergence_bugs", BUG_FACTS_SQL),
+    ("_convergence_routes", BUG_ROUTES_SQL),
+    ("_convergence_triage", TRIAGE_SQL),
+    ("_convergence_units", UNITS_SQL),
 )
 
 
 def convergence_report(db: LedgerDB, filters: ReportFilters | None = None) -> Report:
     filters = filters or ReportFilters()
     params = filters.sql_params()
-    units = db.frame(UNITS_SQL, params)
-    db.con.register("_convergence_units", units)
     try:
+        for name, sql in _STEPS:
+            db.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {sql}", params)
+        units = db.frame("SELECT * FROM _convergence_units")
         tasks = db.frame(TASKS_SQL, params)
     finally:
-        db.con.unregister("_convergence_units")
+        for name, _ in _STEPS:
+            db.execute(f"DROP TABLE IF EXISTS {name}")
     return Report("convergence", "Convergence", {"units": units, "tasks": tasks}, filters, BRIEF)
 
 

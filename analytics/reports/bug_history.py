@@ -15,8 +15,8 @@ Definitions (docs/analytics.md):
 
 from __future__ import annotations
 
-from .db import LedgerDB
-from .report import Report, ReportFilters
+from ..db import LedgerDB
+from ..report import Report, ReportFilters
 
 _BUGS = """(
     SELECT *, (epoch($as_of) - epoch(opened_at)) / 3600.0 AS age_hours FROM bug_state
@@ -60,12 +60,15 @@ WITH r AS (
       AND ($task IS NULL OR task_id = $task) AND ($unit IS NULL OR unit_id = $unit)
       AND ($since IS NULL OR ts >= $since) AND ($until IS NULL OR ts < $until)
 ),
-fails AS (SELECT run_id, scope, uk, code_ref, unnest(failures).test AS test FROM r),
-per_test AS (
-    SELECT scope, uk, code_ref, test, count(DISTINCT run_id) AS failed_runs
-    FROM fails WHERE $test IS NULL OR test = $test GROUP BY ALL
+per_code AS (SELECT scope, uk, code_ref, count(*) AS runs FROM r GROUP BY ALL HAVING count(*) >= 2),
+fails AS (  -- only code that ran more than once can be flaky
+    SELECT DISTINCT run_id, scope, uk, code_ref, unnest(failures).test AS test
+    FROM r SEMI JOIN per_code USING (scope, uk, code_ref)
 ),
-per_code AS (SELECT scope, uk, code_ref, count(*) AS runs FROM r GROUP BY ALL)
+per_test AS (
+    SELECT scope, uk, code_ref, test, count(*) AS failed_runs
+    FROM fails WHERE $test IS NULL OR test = $test GROUP BY ALL
+)
 SELECT scope, NULLIF(uk, '') AS unit_id, test, code_ref, failed_runs, runs - failed_runs AS passed_runs
 FROM per_test JOIN per_code USING (scope, uk, code_ref)
 WHERE runs > failed_runs
