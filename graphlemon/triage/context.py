@@ -100,8 +100,11 @@ class RunContext:
         return self._diffs[unit_id]
 
 
-def load_run(project: ProjectHandle, run_id: str) -> RunContext:
+def load_run(project: ProjectHandle, run_id: str, *, code_root: Path | str | None = None) -> RunContext:
+    """`code_root`: where the units' code was integrated (e.g. the integration worktree under .graphlemon/worktrees/);
+    it must be inside the project so that evidence can cite it. Default: the project root."""
     root = Path(os.path.realpath(project.root))
+    code_prefix = _code_prefix(root, code_root)
     if not isinstance(run_id, str) or not RUN_ID_RE.match(run_id):
         raise invalid_param(f"run id {run_id!r} must be letters, digits, '.', '_' or '-' (at most 100)", run_id=run_id)
     run_dir = runs_dir(root / STATE_DIR) / run_id
@@ -150,11 +153,23 @@ def load_run(project: ProjectHandle, run_id: str) -> RunContext:
         if (unit_dir / "coder.log").is_file():
             ctx.coder_logs[unit.unit_id] = _source(root, unit_dir / "coder.log")
         ctx.tester_runs[unit.unit_id] = _read_tester_runs(root, unit_dir / "runs", notes)
-        ctx.code[unit.unit_id] = _read_code(root, unit.code, notes)
+        ctx.code[unit.unit_id] = _read_code(root, [f"{code_prefix}{p}" for p in unit.code], notes)
     return ctx
 
 
 # -- readers -------------------------------------------------------------------------------
+
+
+def _code_prefix(root: Path, code_root: Path | str | None) -> str:
+    if code_root is None:
+        return ""
+    real = Path(os.path.realpath(code_root))
+    if not real.is_relative_to(root) or not real.is_dir():
+        raise invalid_param(
+            f"code root {code_root} must be a folder inside the project {root}", code_root=str(code_root)
+        )
+    rel = real.relative_to(root).as_posix()
+    return "" if rel == "." else rel + "/"
 
 
 def _read_result(run_dir: Path, run_id: str) -> IntegrationResult:
@@ -284,29 +299,23 @@ def _inside(root: Path, path: Path) -> bool:
 
 
 def _read_code(root: Path, patterns: list[str], notes: list[str]) -> list[SourceFile]:
+    """Source files under each units.json path (file, folder or glob), skipping dependencies and build output."""
     files: dict[str, SourceFile] = {}
     for pattern in patterns:
+        literal = pattern.split("*", 1)[0].rstrip("/") or "."
         try:
-            base = (
-                resolve_in_project(root, pattern.split("*", 1)[0] or ".")
-                if "*" in pattern
-                else resolve_in_project(root, pattern)
-            )
+            base = resolve_in_project(root, literal)
         except GraphLemonError as exc:
             notes.append(f"units.json code path {pattern!r} skipped: {exc.message}")
             continue
-        if "*" in pattern:
-            candidates = root.glob(pattern)
-        elif base.is_dir():
-            candidates = base.rglob("*")
-        else:
-            candidates = [base]
+        folder = base if base.is_dir() else base.parent
+        candidates = root.glob(pattern) if "*" in pattern else base.rglob("*") if base.is_dir() else [base]
         for path in candidates:
             if len(files) >= MAX_FILES_PER_UNIT:
                 notes.append(f"more than {MAX_FILES_PER_UNIT} source files under {pattern!r}; the rest were not read")
                 break
-            rel_parts = path.relative_to(root).parts if path.is_relative_to(root) else ("..",)
-            if path.suffix not in SOURCE_SUFFIXES or SKIP_DIRS.intersection(rel_parts[:-1]) or not path.is_file():
+            inner = path.relative_to(folder).parts[:-1] if path.is_relative_to(folder) else ()
+            if path.suffix not in SOURCE_SUFFIXES or SKIP_DIRS.intersection(inner) or not path.is_file():
                 continue
             if not _inside(root, path) or path.stat().st_size > MAX_SOURCE_BYTES:
                 continue

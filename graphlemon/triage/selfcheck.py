@@ -41,9 +41,8 @@ FILLER = re.compile(
 )
 CATEGORIES = get_args(TriageCategory)
 SNAPSHOT_SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".pytest_cache", ".ruff_cache"})
-SYSTEM_WRITES = re.compile(
-    r"^\.graphlemon/(?:[^/]+\.ndjson|logs/|agent-state/|memory/)"
-)  # ledger, transcripts, todo state
+# written by the system around a turn, not by the agent: ledger, transcripts, todo state, memory, Prefect results
+SYSTEM_WRITES = re.compile(r"^\.graphlemon/(?:[^/]+\.ndjson|logs/|agent-state/|memory/|prefect-results/)")
 
 
 def triage_json_rel(run_id: str) -> str:

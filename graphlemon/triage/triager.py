@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..bugs import Bug
-from ..models import ExecutorName, TriageRecord, utcnow
+from ..models import ExecutorName, SddPatch, TriageRecord, utcnow
 from ..project import ProjectHandle
 from .cite import Citer
 from .classifier import classify, describe
@@ -59,6 +59,35 @@ class TriageOutcome:
     hints: list[str]
     rejected: list[list[Violation]]
 
+    # the verdict's fields, for callers that route on it (the L2 loop)
+    @property
+    def category(self) -> str:
+        return self.record.category
+
+    @property
+    def confidence(self) -> float:
+        return self.record.confidence
+
+    @property
+    def affected_units(self) -> list[str]:
+        return self.record.affected_units
+
+    @property
+    def will_auto_apply(self) -> bool:
+        return self.record.will_auto_apply
+
+    @property
+    def proposed_sdd_patch(self) -> SddPatch | None:
+        return self.record.proposed_sdd_patch
+
+    @property
+    def root_cause(self) -> str:
+        return self.record.root_cause
+
+    @property
+    def l3_question(self) -> str | None:
+        return self.record.l3_question
+
     def merged(self) -> dict[str, Any]:
         """What `graphlemon triage --json` prints: triage.json's fields with the TriagerOutput on top."""
         record = self.record.model_dump(mode="json", exclude={"kind", "schema_version"})
@@ -72,10 +101,14 @@ def triage_run(
     executor: Any | None = None,
     task_id: str | None = None,
     node_exec_id: str | None = None,
+    code_root: Path | str | None = None,
 ) -> TriageOutcome:
-    """Triage integration run `run_id`: deterministic without an executor, the bug-triager role with one."""
+    """Triage integration run `run_id`: deterministic without an executor, the bug-triager role with one.
+
+    `code_root`: where the units' code was merged for this run (the integration worktree), if not the project root.
+    """
     started = time.monotonic()
-    ctx = load_run(project, run_id)
+    ctx = load_run(project, run_id, code_root=code_root)
     signature = failure_signature(ctx.result.failures[0])
     if executor is None:
         proposal = deterministic_proposal(ctx)
@@ -218,3 +251,23 @@ def write_triage(project: ProjectHandle, ctx: RunContext, record: TriageRecord) 
 
 def _done() -> list[TodoItem]:
     return [TodoItem(id=i, title=t, status="done") for i, t in WORKFLOW]
+
+
+def markdown(record: TriageRecord) -> str:
+    """The verdict as markdown (the Prefect UI artifact and escalation notes)."""
+    lines = [
+        f"# Triage of {record.run_id}: {record.category} ({record.confidence:.2f})",
+        "",
+        f"**Root cause.** {record.root_cause}",
+        "",
+        f"- affected units: {', '.join(record.affected_units) or '-'}",
+        f"- will_auto_apply: {str(record.will_auto_apply).lower()}; evidence_verified: {str(record.evidence_verified).lower()}",
+        f"- executor: {record.executor}{' (fallback: ' + (record.fallback_reason or '') + ')' if record.fallback else ''}",
+    ]
+    if record.proposed_sdd_patch:
+        p = record.proposed_sdd_patch
+        lines += ["", f"**Proposed SDD patch** (`{p.op}` `{p.target_section}`): {p.text}"]
+    if record.l3_question:
+        lines += ["", f"**Question for a person.** {record.l3_question}"]
+    lines += ["", "**Evidence**", "", *(f"- `{e}`" for e in record.evidence)]
+    return "\n".join(lines) + "\n"

@@ -201,3 +201,20 @@ def test_symlinked_run_dir_leaving_the_project_is_refused(scenario, tmp_path):
     with pytest.raises(GraphLemonError) as err:
         triage_run(s.project, s.run_id)
     assert err.value.code == "SANDBOX_VIOLATION"
+
+
+def test_code_is_read_from_the_integration_worktree(scenario):
+    s = scenario("ib06_bff_turns_404_into_500")
+    worktree = s.root / ".graphlemon" / "worktrees" / "t-1" / "_integration"
+    worktree.mkdir(parents=True)
+    for folder in ("bff", "users_api"):
+        shutil.move(str(s.root / folder), worktree / folder)
+    outcome = triage_run(s.project, s.run_id, code_root=worktree)
+    assert (outcome.category, outcome.affected_units) == ("impl_bug", ["web-bff"])
+    assert any(
+        e.startswith(".graphlemon/worktrees/t-1/_integration/bff/dashboard.js:") for e in outcome.record.evidence
+    )
+    assert outcome.record.evidence_verified
+    with pytest.raises(GraphLemonError) as err:
+        triage_run(s.project, s.run_id, code_root=s.root.parent)
+    assert err.value.code == "INVALID_PARAM"

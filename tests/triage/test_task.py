@@ -1,0 +1,31 @@
+"""The thin Prefect task `triage-run` in a real flow run (session Prefect harness)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+
+@pytest.mark.slow
+def test_triage_run_task_writes_the_verdict_and_an_artifact(prefect_harness, scenario):
+    from prefect import flow
+    from prefect.client.orchestration import get_client
+
+    from tasks.triage import triage_run
+
+    s = scenario("if02_port_clash_500")
+
+    @flow
+    def triage_flow():
+        return triage_run(str(s.root), s.run_id)
+
+    record = triage_flow()
+    assert record.category == "infra_flake" and record.will_auto_apply and (s.run_dir / "triage.json").is_file()
+
+    async def artifacts():
+        async with get_client() as client:
+            return await client.read_artifacts()
+
+    found = [a for a in asyncio.run(artifacts()) if a.key == "triage-run-int-0625-0905"]
+    assert found and "EADDRINUSE" in found[0].data
