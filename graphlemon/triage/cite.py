@@ -95,12 +95,6 @@ class Citer:
                     return self.line(rel, at, f'"{ep.path}"'), at
         return self.line(rel, 1), 1
 
-    def contract_key(self, unit_id: str, after_line: int, key: str) -> str | None:
-        """The first contract.json line at or after `after_line` with `"key"` (a status or a body field)."""
-        rel = self.ctx.contract_rel(unit_id)
-        at = self.find(rel, f'"{key}"', after_line)
-        return self.line(rel, at, f'"{key}"') if at else None
-
     def log(self, line: LogLine) -> str | None:
         return self.line(f"{self.ctx.run_rel}/process.log", line.lineno, _anchor(line.text))
 

@@ -120,7 +120,7 @@ def load_run(project: ProjectHandle, run_id: str, *, code_root: Path | str | Non
         )
     resolve_in_project(root, f"{STATE_DIR}/integration/runs/{run_id}")  # a symlinked run dir may not leave the project
     result = _read_result(run_dir, run_id)
-    units = _read_model(
+    units = read_model(
         root / STATE_DIR / "units.json",
         UnitsFile,
         "the project has no .graphlemon/units.json (the planner writes it); triage needs the unit list",
@@ -149,11 +149,11 @@ def load_run(project: ProjectHandle, run_id: str, *, code_root: Path | str | Non
         unit_dir = root / STATE_DIR / "units" / unit.unit_id
         contract = unit_dir / "contract.json"
         if contract.is_file():
-            ctx.contracts[unit.unit_id] = _read_model(contract, Contract, "")
+            ctx.contracts[unit.unit_id] = read_model(contract, Contract, "")
         if (unit_dir / "coder.log").is_file():
             ctx.coder_logs[unit.unit_id] = _source(root, unit_dir / "coder.log")
         ctx.tester_runs[unit.unit_id] = _read_tester_runs(root, unit_dir / "runs", notes)
-        ctx.code[unit.unit_id] = _read_code(root, [f"{code_prefix}{p}" for p in unit.code], notes)
+        ctx.code[unit.unit_id] = read_code(root, [f"{code_prefix}{p}" for p in unit.code], notes)
     return ctx
 
 
@@ -180,7 +180,7 @@ def _read_result(run_dir: Path, run_id: str) -> IntegrationResult:
             f"integration run {run_id!r} has no result.json ({path}); the Integrator writes it when the run ends",
             run_id=run_id,
         )
-    result = _read_model(path, IntegrationResult, "")
+    result = read_model(path, IntegrationResult, "")
     if result.run_id != run_id:
         raise invalid_param(f"{path}: run_id is {result.run_id!r}, expected {run_id!r}", path=str(path))
     if not result.failures:
@@ -190,7 +190,7 @@ def _read_result(run_dir: Path, run_id: str) -> IntegrationResult:
     return result
 
 
-def _read_model(path: Path, model, missing: str):
+def read_model(path: Path, model, missing: str):
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -298,7 +298,7 @@ def _inside(root: Path, path: Path) -> bool:
     return Path(os.path.realpath(path)).is_relative_to(root)
 
 
-def _read_code(root: Path, patterns: list[str], notes: list[str]) -> list[SourceFile]:
+def read_code(root: Path, patterns: list[str], notes: list[str]) -> list[SourceFile]:
     """Source files under each units.json path (file, folder or glob), skipping dependencies and build output."""
     files: dict[str, SourceFile] = {}
     for pattern in patterns:

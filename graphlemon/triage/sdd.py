@@ -9,7 +9,6 @@ of the file starting on `line`, so a clause can be cited as evidence as it is.
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -128,14 +127,8 @@ class Sdd:
         """1 / (number of clauses using the term): rare words say more about a specific situation."""
         return 1.0 / max(self.df.get(term, 0), 1)
 
-    def score(self, clause: Clause, case_terms: frozenset[str]) -> float:
-        return sum(self.weight(t) for t in clause.terms & case_terms)
-
     def mentions(self, term: str) -> bool:
         return self.df.get(term, 0) > 0
-
-    def idf(self, term: str) -> float:
-        return math.log((1 + len(self.clauses)) / (1 + self.df.get(term, 0)))
 
 
 # -- parsing -------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from ..errors import ErrorCode, GraphLemonError
 from ..models import TriageCategory
 from ..project import STATE_DIR, ProjectHandle
 from .codescan import ContractDiff, diff_sources
-from .context import _read_code, _read_model, load_run
+from .context import load_run, read_code, read_model
 from .history import find_similar_bug
 from .rundir import Contract, UnitsFile
 
@@ -33,13 +33,13 @@ class ClassifierHint(BaseModel):
 def diff_contract_vs_impl(project: ProjectHandle, unit_id: str) -> ContractDiff:
     """Routes and status codes in the unit's code vs its contract.json (FastAPI, Flask, Express)."""
     root = project.root
-    units = _read_model(root / STATE_DIR / "units.json", UnitsFile, "the project has no .graphlemon/units.json")
+    units = read_model(root / STATE_DIR / "units.json", UnitsFile, "the project has no .graphlemon/units.json")
     entry = units.get(unit_id)
     if entry is None:
         raise GraphLemonError(ErrorCode.UNIT_NOT_FOUND, f"unit {unit_id!r} is not in units.json", unit_id=unit_id)
     contract_path = root / STATE_DIR / "units" / unit_id / "contract.json"
-    contract = _read_model(contract_path, Contract, "") if contract_path.is_file() else None
-    return diff_sources(unit_id, _read_code(root.resolve(), entry.code, []), contract, entry.framework)
+    contract = read_model(contract_path, Contract, "") if contract_path.is_file() else None
+    return diff_sources(unit_id, read_code(root.resolve(), entry.code, []), contract, entry.framework)
 
 
 def category_classifier(project: ProjectHandle, run_id: str) -> ClassifierHint:

@@ -23,10 +23,11 @@ from ..bugs import Bug
 from ..models import ExecutorName, SddPatch, TriageRecord, utcnow
 from ..project import ProjectHandle
 from .cite import Citer
-from .classifier import classify, describe
+from .classifier import classify
 from .context import RunContext, load_run
 from .history import earlier_triage, failure_signature
 from .selfcheck import self_check, triage_json_rel
+from .values import describe
 from .verdict import FALLBACK_CONFIDENCE, TodoItem, TriagerOutput, TriageVerdict, Violation, will_auto_apply
 
 WORKFLOW = (

@@ -218,3 +218,16 @@ def test_code_is_read_from_the_integration_worktree(scenario):
     with pytest.raises(GraphLemonError) as err:
         triage_run(s.project, s.run_id, code_root=s.root.parent)
     assert err.value.code == "INVALID_PARAM"
+
+
+def test_history_shows_up_as_hints_and_coder_log_as_evidence(scenario):
+    s = scenario("ib01_missing_user_500")
+    BugTracker(s.project.ledger).open(
+        title="unknown user id answers 500", source="unit_test", unit_id="users-be", test_name="t-404"
+    )
+    outcome = triage_run(s.project, s.run_id)
+    assert any(h.startswith("similar bug bug-") and "unknown user id answers 500" in h for h in outcome.hints)
+    assert "users-be's last unit-test run (run-20260513-1301) was green" in outcome.hints
+    cm = scenario("cm01_expired_token_accepted")
+    evidence = triage_run(cm.project, cm.run_id).record.evidence
+    assert any(e.startswith(".graphlemon/units/profile-be/coder.log:1:") for e in evidence)
