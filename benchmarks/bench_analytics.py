@@ -159,12 +159,12 @@ def run_pandas(state: Path) -> dict:
 
 
 def ledger_for(events: int, seed: int = 7) -> Path:
-    root = OUT / f"ledger-{events}-{seed}"
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from gen_ledger import VERSION, generate
+
+    root = OUT / f"ledger-v{VERSION}-{events}-{seed}"
     marker = root / ".complete"
     if not marker.exists():
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-        from gen_ledger import generate
-
         print(f"generating a {events:,}-event ledger in {root} (cached for the next run) ...", flush=True)
         counts = generate(root, events, seed)
         marker.write_text(json.dumps(counts))

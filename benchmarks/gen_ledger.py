@@ -26,6 +26,8 @@ from pathlib import Path
 from graphlemon.ledger import decode_line
 from graphlemon.models import LEDGER_FILES, SCHEMA_VERSION, Project
 
+VERSION = 2  # bump when the generated ledger changes: benchmarks cache it by version
+
 MODELS = {"claude-opus-4": (15.0, 75.0), "claude-sonnet-4": (3.0, 15.0), "claude-haiku-4": (0.8, 4.0)}
 STAGE_ROLE = [
     ("coder", "coder"),
@@ -165,9 +167,18 @@ class Generator:
             self.w.put("task", self.tick(5), task_id=task_id, status="coding", loop_round=loop_round)
             for unit_id in units:
                 self.unit_loop(task_id, unit_id, loop_round, active[unit_id])
-            if self.rng.random() < 0.1:
+            if self.rng.random() < 0.1:  # a usage-limit wait, seen by the task and by the node that hit it
+                node = self.next_id("node")
                 self.w.put("task", self.tick(5), task_id=task_id, status="waiting_for_quota", loop_round=loop_round)
-                self.w.put("task", self.tick(1800), task_id=task_id, status="coding", loop_round=loop_round)
+                started = self.now
+                for status in ("running", "waiting_for_quota", "running", "done"):
+                    self.w.put(
+                        "node", self.tick(1800 if status == "running" else 5), node_exec_id=node, task_id=task_id,
+                        stage="coder", attempt=1, loop_round=loop_round, status=status,
+                        quota_wait_started_at=iso(started) if status == "waiting_for_quota" else None,
+                        quota_limit_type="session" if status == "waiting_for_quota" else None,
+                    )  # fmt: skip
+                self.w.put("task", self.tick(5), task_id=task_id, status="coding", loop_round=loop_round)
             self.w.put("task", self.tick(5), task_id=task_id, status="integrating", loop_round=loop_round)
             self.integration(task_id, loop_round)
         final = self.rng.choices(["done", "blocked_pending_human", "coding"], [0.7, 0.1, 0.2])[0]
