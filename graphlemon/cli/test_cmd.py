@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from ._common import JsonOpt, console, emit_json
+from ._common import JsonOpt, console
 
 
 def register(app: typer.Typer) -> None:
@@ -51,8 +51,8 @@ def register(app: typer.Typer) -> None:
                 project, targets or (), framework=framework, last_failed=last_failed,
                 command=command, timeout=timeout, cancel=cancel,
             )  # fmt: skip
-        if as_json:
-            emit_json(result)
+        if as_json:  # one compact JSON object: exactly the contract (cases and details are excluded)
+            typer.echo(result.model_dump_json())
         else:
             _print_result(result)
         raise typer.Exit(0 if result.ok else 1)

@@ -28,6 +28,8 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str, str], ...] = (
     ),
     # node:assert: "500 !== 401" / "Expected values to be strictly equal:\n\n500 !== 401"
     (re.compile(r"^(?!.*\bassert )\s*(?P<g>\S.*?) !==? (?P<e>\S.*?)\s*$", re.M), "e", "g"),
+    # pytest: "assert True is False", "assert x is None"
+    (re.compile(r"^(?:AssertionError: )?assert (?P<g>.+?) is (?P<e>True|False|None)$", re.M), "e", "g"),
     # pytest: "assert 500 == 401"
     (re.compile(r"assert (?P<g>.+?) == (?P<e>.+?)$", re.M), "e", "g"),
     # rust: "  left: 500\n right: 401" (and the older "left: `500`,\n right: `401`")

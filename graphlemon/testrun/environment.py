@@ -26,7 +26,6 @@ def child_env(extra: Mapping[str, str] | None = None, base: Mapping[str, str] | 
     env = {k: v for k, v in source.items() if not is_secret_name(k)}
     env.pop("FORCE_COLOR", None)
     env["NO_COLOR"] = "1"
-    env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
     if extra:
         env.update({str(k): str(v) for k, v in extra.items()})
     return env

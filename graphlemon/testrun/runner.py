@@ -188,9 +188,10 @@ def _drop_filtered(parsed: ParsedRun, name_filter: str | None) -> ParsedRun:
 
 def _relativise(result: TestRunResult, root: Path, run_dir: Path) -> None:
     """File paths relative to the project root (selectors: to the run folder), whatever the framework printed."""
+    seen: dict[str, str] = {}
     for item in (*result.failures, *result.cases):
         if item.file:
-            relative = _relative_file(item.file, root, run_dir)
+            relative = seen.get(item.file) or seen.setdefault(item.file, _relative_file(item.file, root, run_dir))
             if item.name == item.file:  # a file-level failure is named after its file
                 item.name = relative
             item.file = relative

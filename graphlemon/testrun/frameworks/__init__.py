@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import re
+from importlib import import_module
 
 from ..models import FrameworkName
 from .base import Framework, Invocation, RunRequest
-from .js import Jest, Mocha, Vitest
-from .native import CargoTest, GoTest
-from .node import NodeTest, NpmTest
-from .pytest import Pytest
 
-_VARIANTS: dict[str, type[Framework]] = {
-    cls.name: cls for cls in (Pytest, Vitest, Jest, Mocha, NodeTest, NpmTest, GoTest, CargoTest)
+# name → (module, class); imported on first use so one run loads only its own parsers
+_VARIANTS: dict[str, tuple[str, str]] = {
+    "pytest": ("pytest", "Pytest"),
+    "vitest": ("js", "Vitest"),
+    "jest": ("js", "Jest"),
+    "mocha": ("js", "Mocha"),
+    "node": ("node", "NodeTest"),
+    "npm-test": ("node", "NpmTest"),
+    "go": ("native", "GoTest"),
+    "cargo": ("native", "CargoTest"),
 }
 
 # a custom command names its runner; checked in this order
@@ -29,7 +34,8 @@ _COMMAND_HINTS: tuple[tuple[re.Pattern[str], FrameworkName], ...] = (
 
 
 def get_framework(name: FrameworkName) -> Framework:
-    return _VARIANTS[name]()
+    module, cls = _VARIANTS[name]
+    return getattr(import_module(f"{__name__}.{module}"), cls)()
 
 
 def framework_of_command(command: str) -> FrameworkName | None:

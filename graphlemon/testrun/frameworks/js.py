@@ -49,7 +49,7 @@ class Vitest(Framework):
         report = request.report_dir / "vitest.json"
         paths, names = selection(request)
         argv = [*node_bin(request.run_dir, "vitest"), "run", "--reporter=default", "--reporter=json",
-                f"--outputFile.json={report}", "--includeTaskLocation", *paths]  # fmt: skip
+                f"--outputFile.json={report}", *paths]  # fmt: skip
         if names:
             argv += ["-t", names]
         return Invocation(argv, report=report, name_filter=names)

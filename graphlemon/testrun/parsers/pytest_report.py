@@ -61,7 +61,7 @@ def _add_case(run: ParsedRun, nodeid: str, phases: dict[str, dict[str, Any]]) ->
     first = failed[0]
     detail = "\n\n".join(_phase_text(r) for r in failed)
     crash = first.get("crash") if isinstance(first.get("crash"), dict) else {}
-    message = to_str(crash.get("message")) or error_summary(to_str(first.get("longrepr")))
+    message = _without_pytest_advice(to_str(crash.get("message"))) or error_summary(to_str(first.get("longrepr")))
     if first.get("when") != "call":
         message = f"error in {first.get('when')}: {message}"
     line = _last_line_in(to_str(first.get("longrepr")), file) or _crash_line(crash, file) or def_line
@@ -77,6 +77,15 @@ def _add_collect_error(run: ParsedRun, nodeid: str, record: dict[str, Any]) -> N
     message = "collection error: " + error_summary(longrepr)
     run.cases.append(TestCase(name=name, file=file, line=line, status="failed", selector=nodeid or file))
     run.failures.append(make_failure(name, file=file, line=line, message=message, detail=longrepr))
+
+
+_ADVICE = re.compile(r"^\s*(?:Use -v+ to get (?:more|the full) diff|Omitting \d+ identical items, use -vv to show|Full diff:)\s*$")
+
+
+def _without_pytest_advice(message: str) -> str:
+    """pytest's assertion text without its own advice lines and blank padding."""
+    lines = [ln for ln in message.splitlines() if ln.strip() and not _ADVICE.match(ln)]
+    return "\n".join(lines)
 
 
 def _phase_text(record: dict[str, Any]) -> str:
