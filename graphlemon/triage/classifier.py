@@ -111,7 +111,7 @@ class _Triage(FindingBuilder):
                     f"{unit} expects {declared} from {ep} but {call.provider} returns {call.status} as its contract.json "
                     f"declares, so {unit} answers {describe(self.failure.got)} instead of {describe(self.failure.expected)}"
                 )
-                cited, line = self.cite.contract(unit, call.method, call.path)
+                cited, _ = self.cite.contract(unit, call.method, call.path)
                 provider_cited, _ = self.cite.contract(call.provider, call.method, call.path)
                 evidence = [self.cite.trace(call.trace_line) if call.trace_line else None, cited, provider_cited]
                 patch = SddPatch(
@@ -137,7 +137,7 @@ class _Triage(FindingBuilder):
         if req_e is not None and refused_success and not req_e.specific:
             req_e = None  # a generic "→ 200" does not say that this refused situation must succeed
         if req_e is None:
-            return self.unspecified(call, reqs)
+            return self.unspecified(call)
         if got is not None:
             rivals = [
                 r for r in reqs if got in r.statuses and expected not in r.statuses and r.clause is not req_e.clause

@@ -105,7 +105,7 @@ class FindingBuilder:
         ep = exported(self.ctx, unit, call.method, call.path)
         label = self._label(call)
         sdd_cite = self.cite.clause(req.clause)
-        cited, line = self.cite.contract(unit, call.method, call.path)
+        cited, _ = self.cite.contract(unit, call.method, call.path)
         got = describe_call(call)
         trace = self.cite.trace(call.trace_line) if call.trace_line else None
         prose = next((s.prose for s in req.clause.statuses if s.code == required), False)
@@ -134,7 +134,7 @@ class FindingBuilder:
         key = "impl_upstream" if upstream else "impl_failing"
         stack_hit = self._stack_points_to(unit)
         confidence = adjust(CONFIDENCE[key], prose=prose, code_confirms=code_confirms, stack=stack_hit)
-        if not upstream and got is not None and call.status in req.statuses:
+        if not upstream and call.status in req.statuses:
             confidence -= 0.15  # the clause allows the answer it got too: which branch applies is inferred
         evidence = [trace, sdd_cite, cited, code_cite, self._coder_note(unit, call)]
         return Finding("impl_bug", [unit], confidence, root, evidence, f"impl:{'upstream' if upstream else 'failing'}")
@@ -145,7 +145,7 @@ class FindingBuilder:
         label = self._label(call)
         declared = ep.responses.get(call.status) if ep and call.status is not None else None
         declared_keys = set(top_keys(declared.body)) if declared else set()
-        cited, line = self.cite.contract(unit, call.method, call.path)
+        cited, _ = self.cite.contract(unit, call.method, call.path)
         evidence = [self.cite.trace(call.trace_line) if call.trace_line else None, self.cite.clause(req.clause), cited]
         fields = ", ".join(missing)
         if unit in self.ctx.contracts and declared is not None and declared_keys and not set(missing) <= declared_keys:
@@ -174,7 +174,7 @@ class FindingBuilder:
             "impl:body",
         )
 
-    def unspecified(self, call: Call, reqs: list[Requirement]) -> Finding:
+    def unspecified(self, call: Call) -> Finding:
         f = self.failure
         label = self._label(call)
         near = [r for r in self.matcher.clauses(call) if r.relevance >= 1][:1]
