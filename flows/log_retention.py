@@ -62,7 +62,10 @@ def purge_expired_logs(
     cutoff = (now or datetime.now(UTC)) - timedelta(days=retention_days)
     purged, failed, kept = [], [], 0
     for path in _log_files(handle.state_dir / LOGS_DIR):
-        st = path.lstat()
+        try:
+            st = path.lstat()
+        except FileNotFoundError:  # removed by someone else meanwhile
+            continue
         modified = datetime.fromtimestamp(st.st_mtime, UTC)
         if modified >= cutoff:
             kept += 1
@@ -70,6 +73,8 @@ def purge_expired_logs(
         rel = path.relative_to(handle.state_dir).as_posix()
         try:
             remove(path)
+        except FileNotFoundError:
+            continue
         except OSError as exc:
             failed.append(PurgeFailure(path=rel, error=f"{type(exc).__name__}: {exc}"))
         else:
