@@ -18,9 +18,10 @@ from prefect.artifacts import create_markdown_artifact, create_progress_artifact
 from prefect.concurrency.sync import concurrency
 from prefect.context import get_run_context
 
-from graphlemon.devloop.loop import run_devloop
+from graphlemon.devloop import runmarker
+from graphlemon.devloop.loop import prepare_run, run_devloop
 from graphlemon.devloop.session import LoopConfig, LoopSession
-from graphlemon.models import EscalationRecord
+from graphlemon.models import EscalationRecord, utcnow
 from graphlemon.project import open_project
 from graphlemon.taskboard import TaskBoard
 from tasks._common import result_storage
@@ -78,6 +79,24 @@ def ensure_goal_slots(project_id: str, limit: int) -> str:
     return name
 
 
+def close_dead_run(stale: runmarker.RunMarker, slots: str) -> None:
+    """A killed run stays RUNNING in the API and keeps its goal slot (PREFECT_NOTES.md): mark it Crashed, free the slot."""
+    from prefect.client.orchestration import get_client
+    from prefect.states import Crashed
+
+    with get_client(sync_client=True) as client:
+        if stale.flow_run_id:
+            try:
+                client.set_flow_run_state(
+                    stale.flow_run_id, Crashed(message="process killed; resumed by graphlemon"), force=True
+                )
+            except Exception:  # the run may be gone from this API (another server): nothing to close
+                pass
+        if stale.holds_goal_slot:
+            occupied = max(1.0, (utcnow() - stale.started).total_seconds())
+            client.release_concurrency_slots(names=[slots], slots=1, occupancy_seconds=occupied)
+
+
 @flow(name="devloop", flow_run_name="devloop-{task_id}", log_prints=True, persist_result=False)
 def devloop(
     goal: str = "",
@@ -91,19 +110,31 @@ def devloop(
     handle = open_project(project)
     board = TaskBoard(handle.ledger)
     task = board.get(task_id) if task_id else board.create(goal)
-    settings = LoopConfig.model_validate(
-        {**(config or {}), "executor": executor, "playbook": str(Path(playbook).resolve()) if playbook else None}
-    ).model_dump(mode="json")
+    chosen = {**(config or {}), "executor": executor, "playbook": str(Path(playbook).resolve()) if playbook else None}
+    loop_config = LoopConfig.load(handle.state_dir, task.task_id, **chosen)  # a resumed task keeps its settings
+    loop_config.save(handle.state_dir, task.task_id)
+    settings = loop_config.model_dump(mode="json")
     logger = get_run_logger()
+    flow_run_id = str(get_run_context().flow_run.id)
+    session = LoopSession(handle, task.task_id, LoopConfig.model_validate(settings))
     slots = ensure_goal_slots(handle.project_id, handle.meta.settings.max_concurrent_goals)
+    stale = prepare_run(session, flow_run_id)
+    if stale is not None:
+        close_dead_run(stale, slots)
     logger.info("task %s queued for a goal slot (%s)", task.task_id, slots)
-    with concurrency(slots, occupy=1, strict=True):
-        session = LoopSession(handle, task.task_id, LoopConfig.model_validate(settings))
-        progress = create_progress_artifact(progress=0.0, description=f"{task.task_id}: rounds used of the limit")
-        final = run_devloop(
-            session, PrefectStages(str(handle.root), task.task_id, settings), flow_run_id=str(get_run_context().flow_run.id)
-        )
-        update_progress_artifact(progress, progress=100.0 * (final.loop_round + 1) / session.config.max_loop_rounds)
+    try:
+        with concurrency(slots, occupy=1, strict=True):
+            runmarker.write_marker(
+                handle.state_dir,
+                runmarker.read_marker(handle.state_dir, task.task_id).model_copy(update={"holds_goal_slot": True}),
+            )
+            progress = create_progress_artifact(progress=0.0, description=f"{task.task_id}: rounds used of the limit")
+            final = run_devloop(
+                session, PrefectStages(str(handle.root), task.task_id, settings), flow_run_id=flow_run_id
+            )
+            update_progress_artifact(progress, progress=100.0 * (final.loop_round + 1) / session.config.max_loop_rounds)
+    finally:
+        runmarker.release(handle.state_dir, task.task_id)
     if final.status == "blocked_pending_human":
         packs = [e for e in handle.ledger.read_as("escalation", EscalationRecord) if e.task_id == task.task_id]
         if packs:
@@ -111,4 +142,3 @@ def devloop(
                                      description=f"{task.task_id} needs a human: {final.blocked_reason}")  # fmt: skip
     logger.info("task %s: %s (round %s)", task.task_id, final.status, final.loop_round)
     return final.model_dump(mode="json")
-

@@ -72,7 +72,8 @@ class ArtifactStore:
         title: str | None = None,
         suffix: str = ".md",
     ) -> ArtifactRecord:
-        """c_artifact_write: a new version of an artifact; refuses unknown dependencies."""
+        """c_artifact_write: a new version of an artifact; refuses unknown dependencies. Writing the same content
+        as the latest version again returns that version (stages re-run after a crash stay idempotent)."""
         if not content.strip():
             raise invalid_param(f"{artifact_type} artifact is empty")
         with self.ledger.transaction("artifact") as tx:
@@ -85,9 +86,12 @@ class ArtifactStore:
                     f"cannot write {artifact_type}: depends_on_artifact_ids names unknown artifact(s) {', '.join(missing)}",
                     missing=missing,
                 )
-            version = 1 + max(
-                (r.version for r in existing if r.artifact_type == artifact_type and r.unit_id == unit_id), default=0
-            )
+            same = [r for r in existing if r.artifact_type == artifact_type and r.unit_id == unit_id]
+            digest = hashlib.sha256(content.encode()).hexdigest()
+            latest = max(same, key=lambda r: r.version, default=None)
+            if latest is not None and latest.sha256 == digest and latest.task_id == task_id and latest.depends_on_artifact_ids == list(depends_on):
+                return latest  # the same content again (a resumed stage): no new version
+            version = 1 + (latest.version if latest else 0)
             name = f"{artifact_type}-{unit_id}-v{version}{suffix}" if unit_id else f"{artifact_type}-v{version}{suffix}"
             rel = Path(ARTIFACTS_DIR) / artifact_type / name
             _atomic_write(self.ledger.state_dir / rel, content)
@@ -96,7 +100,7 @@ class ArtifactStore:
                 artifact_type=artifact_type,
                 version=version,
                 path=str(rel),
-                sha256=hashlib.sha256(content.encode()).hexdigest(),
+                sha256=digest,
                 task_id=task_id,
                 unit_id=unit_id,
                 depends_on_artifact_ids=list(depends_on),

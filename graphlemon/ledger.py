@@ -172,6 +172,15 @@ class Ledger:
             if handle.pending:
                 _write_all(fd, b"".join(encode(r) for r in handle.pending))
 
+    def append_unique(self, record: Record, key: Callable[[Record], object]) -> bool:
+        """Append unless a record of the same kind with the same `key` exists (idempotent re-runs). -> appended?"""
+        with self.transaction(record.kind) as tx:
+            wanted = key(record)
+            if any(key(r) == wanted for r in tx.records()):
+                return False
+            tx.append(record)
+            return True
+
     # -- reading ---------------------------------------------------------------------------
     def read(self, kind: str) -> list[Record]:
         """All valid records of one kind, oldest first (incremental, validated)."""

@@ -182,6 +182,28 @@ class Worktrees:
             fcntl.flock(fh, fcntl.LOCK_EX)
             yield
 
+    def recover(self) -> list[str]:
+        """After a killed run: in every worktree of the task drop a stale index.lock, abort a half-done merge and
+        discard uncommitted leftovers of the interrupted turn (finished work is always committed). -> what it did."""
+        done = []
+        for path in sorted(self.base.glob("*")):
+            if not (path / ".git").exists():
+                continue
+            repo = Repo(path)
+            git_dir = Path(repo.git.rev_parse("--git-dir"))
+            git_dir = git_dir if git_dir.is_absolute() else path / git_dir
+            if (git_dir / "index.lock").exists():
+                (git_dir / "index.lock").unlink()
+                done.append(f"{path.name}: removed a stale index.lock")
+            if (git_dir / "MERGE_HEAD").exists():
+                self._abort_merge(repo)
+                done.append(f"{path.name}: aborted an unfinished merge")
+            if repo.is_dirty(untracked_files=True):
+                self._run(repo, "reset", "-q", "--hard")
+                self._run(repo, "clean", "-fdq")
+                done.append(f"{path.name}: discarded the interrupted turn's uncommitted changes")
+        return done
+
     def remove(self, unit_id: str) -> None:
         path = self.base / unit_id
         if path.exists():

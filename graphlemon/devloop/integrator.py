@@ -130,7 +130,7 @@ def _run_cases(session, spec, workdir: Path, run_id: str, loop_round: int, nid: 
     (run_dir / "result.json").write_text(result.model_dump_json(indent=2, exclude_none=True))
     (run_dir / "process.log").write_text(log.text())
     (run_dir / "http-trace.ndjson").touch()
-    session.ledger.append(
+    session.ledger.append_unique(
         RunRecord(
             run_id=run_id, scope="integration", task_id=session.task_id, node_exec_id=nid, loop_round=loop_round,
             code_ref=result.code_ref, ok=run.ok, crashed=run.crashed, timed_out=run.timed_out,
@@ -138,7 +138,8 @@ def _run_cases(session, spec, workdir: Path, run_id: str, loop_round: int, nid: 
             failures=[RunFailure(test=f.case, message=f.message, expected=f.expected.value, got=f.got.value,
                                  hint=f.description, stack=f.stack) for f in failures],
             result_ref=str((run_dir / "result.json").relative_to(session.project.root)),
-        )  # fmt: skip
+        ),  # fmt: skip
+        key=lambda r: r.run_id,
     )
     if run.ok:
         return IntegrationOutcome(ok=True, run_id=run_id, action="pass")

@@ -26,10 +26,12 @@ from ..models import BlockedReason, SddPatch, TaskStatus, TimelineEvent
 from ..nodes import node_exec_id
 from ..taskboard import DECISION_REASONS, Task
 from ..tester import TesterOutput
+from . import runmarker
 from .evidence import write_evidence_pack
 from .integrator import run_integration
 from .outcomes import IntegrationOutcome, PlanOutcome, UnitOutcome, ValidationOutcome
 from .planner import apply_sdd_patch, run_planner, waves
+from .runmarker import RunMarker
 from .session import LoopSession
 from .unit_loop import CoderTurn, coder_turn, red_units, run_unit_loop, test_unit
 from .validator import run_validator
@@ -88,6 +90,17 @@ class Blocked(Exception):
     def __init__(self, reason: BlockedReason, note: str) -> None:
         super().__init__(note)
         self.reason, self.note = reason, note
+
+
+def prepare_run(session: LoopSession, flow_run_id: str | None = None) -> RunMarker | None:
+    """Claim the task for this process. If a killed run left it (REQ-06), clean its worktrees and say so;
+    returns that dead run's marker (the Prefect layer then closes its flow run and goal slot)."""
+    stale = runmarker.claim(session.project.state_dir, session.task_id, flow_run_id)
+    if stale is not None:
+        repaired = session.worktrees.recover() if session.worktrees.base.exists() else []
+        note = f"resumed after an interrupted run (pid {stale.pid})" + (f"; {'; '.join(repaired)}" if repaired else "")
+        session.timeline("resumed", note)
+    return stale
 
 
 def run_devloop(session: LoopSession, stages: Stages, *, flow_run_id: str | None = None) -> Task:

@@ -78,7 +78,6 @@ def run_unit_loop(
         coder = stages.coder_turn(nid, unit_id, attempt, loop_round, hints)
         tested = stages.test_unit(nid, unit_id, attempt, first, loop_round, coder.commit)
         if tested.ok:
-            session.worktrees.commit_all(worktree, f"tester: {unit_id} tests (attempt {attempt})")
             merged = session.worktrees.merge_into_integration(unit_id, f"graphlemon: {unit_id} green in round {loop_round}")
             outcome = UnitOutcome(
                 unit_id=unit_id, green=True, attempts=attempt - first + 1, last_attempt=attempt, run_id=tested.run_id,
@@ -91,7 +90,6 @@ def run_unit_loop(
         hints = _feedback(tested)
         session.nodes.transition(nid, "reflecting", attempt=attempt, error=hints[:2000])
         if attempt - first + 1 >= session.config.max_unit_attempts:
-            session.worktrees.commit_all(worktree, f"tester: {unit_id} tests (attempt {attempt}, still red)")
             outcome = UnitOutcome(
                 unit_id=unit_id, green=False, attempts=attempt - first + 1, last_attempt=attempt, run_id=tested.run_id,
                 open_bug_ids=sorted({f.bug_id for f in tested.failures if f.bug_id} | set(tested.bugs_opened)),
@@ -141,8 +139,10 @@ def coder_turn(session: LoopSession, nid: str, unit_id: str, attempt: int, loop_
     commit = session.worktrees.commit_all(worktree, f"coder: {unit_id} attempt {attempt}: {answer.summary[:60]}")
     log = files.unit_dir(unit_id) / "coder.log"
     log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("a", encoding="utf-8") as fh:
-        fh.write(f"[round {loop_round} attempt {attempt}] {answer.summary}\n")
+    line = f"[round {loop_round} attempt {attempt}] {answer.summary}\n"
+    if line not in (log.read_text(encoding="utf-8") if log.exists() else ""):  # a resumed turn logs once
+        with log.open("a", encoding="utf-8") as fh:
+            fh.write(line)
     turn = CoderTurn(attempt=attempt, commit=commit, files_changed=answer.files, summary=answer.summary)
     session.save_outcome(nid, turn, name=f"a{attempt}-coder")
     if commit:
@@ -166,15 +166,16 @@ def test_unit(
         session.project, unit_id, executor=session.executor, mode=mode, workdir=worktree.path,
         task_id=session.task_id, node_exec_id=f"{nid}-tester-a{attempt}", attempt=attempt,
         max_attempts=first + session.config.max_unit_attempts - 1, loop_round=loop_round,
-        timeout_s=session.config.test_timeout_s, code_ref=code_ref,
+        timeout_s=session.config.test_timeout_s, code_ref=code_ref, run_id=f"run-{nid}-a{attempt}",
     )  # fmt: skip
     if out.next_action == "retry_tester":  # the suite crashed: the tester gets one more run before the coder
         out = run_tester(
             session.project, unit_id, executor=None, mode="retry", workdir=worktree.path, task_id=session.task_id,
             node_exec_id=f"{nid}-tester-a{attempt}-rerun", attempt=attempt, loop_round=loop_round,
             max_attempts=first + session.config.max_unit_attempts - 1, timeout_s=session.config.test_timeout_s,
-            code_ref=code_ref,
+            code_ref=code_ref, run_id=f"run-{nid}-a{attempt}-rerun",
         )  # fmt: skip
+    session.worktrees.commit_all(worktree, f"tester: {unit_id} tests (attempt {attempt})")
     session.save_outcome(nid, out, name=f"a{attempt}-tester")
     session.artifacts.write(
         "test_report", _report(out), task_id=session.task_id, unit_id=unit_id, title=f"{unit_id} attempt {attempt}"

@@ -186,13 +186,14 @@ def _record_run(session, run_id, nid, loop_round, tests, failed_checks, workdir)
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "result.json").write_text(tests.model_dump_json(indent=2))
     code_ref = session.worktrees.integration().head()
-    session.ledger.append(
+    session.ledger.append_unique(
         RunRecord(
             run_id=run_id, scope="validation", task_id=session.task_id, node_exec_id=nid, loop_round=loop_round,
             code_ref=code_ref, ok=tests.ok and not failed_checks, crashed=tests.crashed, timed_out=tests.timed_out,
             framework=tests.framework, summary=summary, failures=failures, duration_ms=tests.duration_ms,
             result_ref=str((run_dir / "result.json").relative_to(session.project.root)),
-        )  # fmt: skip
+        ),  # fmt: skip
+        key=lambda r: r.run_id,
     )
 
 
@@ -224,10 +225,10 @@ def _attribute(session: LoopSession, nid: str, loop_round: int, bugs, workdir: P
     for bug in bugs:
         verdict = next((v for v in answer.verdicts if _covers(v, bug)), None)
         attribution = decide_bug(bug.bug_id, bug.unit_id, verdict, sdd, roots)
-        session.bugs.update(
-            bug.bug_id, by="validator", root_cause_category=attribution.root_cause_category,
-            root_cause_detail=attribution.root_cause_detail, suggested_route=attribution.suggested_route,
-        )  # fmt: skip
+        fields = {"root_cause_category": attribution.root_cause_category, "root_cause_detail": attribution.root_cause_detail,
+                  "suggested_route": attribution.suggested_route}  # fmt: skip
+        if any(getattr(bug, k) != v for k, v in fields.items()):  # a re-run after a crash records it once
+            session.bugs.update(bug.bug_id, by="validator", **fields)
         out.append(attribution)
     return out
 

@@ -58,21 +58,27 @@ def run_tester(
     resume_token: str | None = None,
     timeout_s: float = TEST_TIMEOUT_S,
     code_ref: str | None = None,
+    run_id: str | None = None,
 ) -> TesterOutput:
+    """`run_id` (the loop passes one per node and attempt) makes a finished run final: calling again returns it."""
     files = UnitFiles(project.state_dir)
     unit, spec, contract = files.unit(unit_id), files.spec(unit_id), files.contract(unit_id)
     workdir = Path(workdir or project.root)
-    if mode == "resume":
-        done = _resumed(project, files, unit_id, resume_token)
+    if mode == "resume" and not resume_token:
+        raise invalid_param("mode resume needs a resume token (the run_id of the interrupted run)")
+    token = resume_token if mode == "resume" else run_id
+    if token:
+        done = _resumed(files, unit_id, token, project)
         if done is not None:
+            done.mode = mode
             return done
     node_id = node_exec_id or f"ne-{task_id or 'adhoc'}-tester-{unit_id}-{secrets.token_hex(3)}"
     ctx = _Attempt(project, files, unit, spec, contract, workdir=workdir, mode=mode, task_id=task_id,
                    node_id=node_id, attempt=attempt, max_attempts=max_attempts, timeout_s=timeout_s)  # fmt: skip
     feedback: list[str] = []
     for turn in (1, 2):
-        run_id = resume_token if mode == "resume" and resume_token and turn == 1 else new_run_id()
-        output = ctx.run(executor, run_id, feedback)
+        this_run = token if token and turn == 1 else f"{token}-t2" if token else new_run_id()
+        output = ctx.run(executor, this_run, feedback)
         agent_violations = [v for v in ctx.check(output) if not v.startswith(STAGE_ITEMS)]
         if agent_violations and turn == 1 and ctx.agent is not None:
             feedback = agent_violations
@@ -261,11 +267,11 @@ def _record(project, result: TesterResult, output: TesterOutput, *, task_id, nod
             output.failures = result.failures
     run_dir = UnitFiles(project.state_dir).unit_dir(result.unit_id) / "runs" / result.run_id
     run_dir.mkdir(parents=True, exist_ok=True)
-    _write(run_dir / "result.json", result.model_dump_json(indent=2))
     _write(run_dir / "stdout.txt", result.stdout_tail)
     if result.crashed:
         _write(run_dir / "stderr.txt", (result.crash_reason or "") + "\n\n" + result.stdout_tail)
-    project.ledger.append(
+    ledger = project.ledger
+    ledger.append_unique(
         RunRecord(
             run_id=result.run_id, scope="unit", task_id=task_id, unit_id=result.unit_id, node_exec_id=node_id,
             attempt=result.attempt, loop_round=loop_round, code_ref=code_ref, ok=result.ok, crashed=result.crashed,
@@ -275,11 +281,17 @@ def _record(project, result: TesterResult, output: TesterOutput, *, task_id, nod
             next_action=result.next_action, duration_ms=int((time.monotonic() - started) * 1000),
             result_ref=output.result_ref,
         ),  # fmt: skip
-        TimelineEvent(event="unit_tested", task_id=task_id, unit_id=result.unit_id, ref=result.run_id,
-                      summary=f"{result.summary.passed}/{result.summary.total} passed ({result.mode}, attempt {result.attempt})"),
-        TimelineEvent(event="test_passed" if result.ok else "test_failed", task_id=task_id, unit_id=result.unit_id,
-                      ref=result.run_id, summary=_headline(result)),
-    )  # fmt: skip
+        key=lambda r: r.run_id,
+    )
+    for event, summary in (
+        ("unit_tested", f"{result.summary.passed}/{result.summary.total} passed ({result.mode}, attempt {result.attempt})"),
+        ("test_passed" if result.ok else "test_failed", _headline(result)),
+    ):
+        ledger.append_unique(
+            TimelineEvent(event=event, task_id=task_id, unit_id=result.unit_id, ref=result.run_id, summary=summary),
+            key=lambda e: (e.event, e.ref),
+        )
+    _write(run_dir / "result.json", result.model_dump_json(indent=2))  # last: its presence means the run is recorded
 
 
 def _crash_failure(result: TesterResult) -> TesterFailure:
@@ -306,14 +318,13 @@ def _write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def _resumed(project: ProjectHandle, files: UnitFiles, unit_id: str, resume_token: str | None) -> TesterOutput | None:
-    """Resume: a finished run (result.json present) is returned as it is; otherwise the run is redone."""
-    if not resume_token:
-        raise invalid_param("mode resume needs a resume token (the run_id of the interrupted run)")
-    path = files.unit_dir(unit_id) / "runs" / resume_token / "result.json"
+def _resumed(files: UnitFiles, unit_id: str, run_id: str, project: ProjectHandle) -> TesterOutput | None:
+    """A finished run (its result.json is written last) is returned as it is; otherwise None: run it."""
+    path = files.unit_dir(unit_id) / "runs" / run_id / "result.json"
     if not path.exists():
         return None
     result = TesterResult.model_validate_json(path.read_text(encoding="utf-8"))
     out = _output(result, files.unit_dir(unit_id), project, None)
-    out.mode = "resume"
+    bugs = BugTracker(project.ledger).all().values()
+    out.bugs_opened = sorted(b.bug_id for b in bugs if b.run_id == run_id and b.unit_id == unit_id)
     return out
