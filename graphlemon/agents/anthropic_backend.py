@@ -11,7 +11,9 @@
 * 429 / 529 / 5xx / connection errors are retried with backoff honouring
   `retry-after`; after the last retry (or on any other API error) the turn fails
   with a clear EXECUTOR_ERROR. The SDK's own retries are off, so this is the one
-  retry policy.
+  retry policy;
+* `probe(model)` is the cheap check of REQ-14's usage-limit wait: one request
+  with `max_tokens=1`; False while the API answers 429 / 529 / 5xx.
 """
 
 from __future__ import annotations
@@ -127,6 +129,21 @@ class AnthropicExecutor:
         outcome = call_tool(ctx, use.name, use.input, allowed=request.tools)
         rec.event("tool_result", tool=use.name, ok=outcome.ok, content=outcome.content)
         return _tool_result(use.id, outcome.as_text(), not outcome.ok), None, None
+
+    def probe(self, model: str) -> bool:
+        """True when a minimal request on `model` is answered; False while the API is rate-limited or overloaded."""
+        try:
+            self.client.messages.create(
+                model=model, max_tokens=1, messages=[{"role": "user", "content": "ok"}],
+                timeout=min(self.settings.request_timeout_s, 60.0),
+            )  # fmt: skip
+        except anthropic.APIStatusError as exc:
+            if exc.status_code in RETRYABLE_STATUS or exc.status_code >= 500:
+                return False
+            raise self._error(f"anthropic quota probe: {_describe(exc)}", status=exc.status_code) from None
+        except anthropic.APIConnectionError:
+            return False
+        return True
 
     # -- one API call, with retries ------------------------------------------------------------
     def _create(self, params: dict[str, Any], rec: TurnRecorder, *, deadline: float) -> Any:

@@ -6,18 +6,26 @@ token_count | cost_usd); what is used is the sum of the task's `UsageRecord`s
 executor estimates the request (input tokens from the text, plus the most output
 it allows) and calls `preflight`, which either raises `BudgetExceeded` or returns
 the largest `max_tokens` that still fits, so the reply itself cannot overshoot.
+
+`update_budget` is c_budget_config_update: it appends a new `BudgetConfig`, and a
+task blocked for `budget_exceeded` that now has room again goes back to `queued`
+(schedulable; `graphlemon resume` or the scheduler continues it).
 """
 
 from __future__ import annotations
 
+import math
+
 from pydantic import BaseModel
 
-from ..errors import BudgetExceeded
+from ..errors import BudgetExceeded, invalid_param
 from ..ledger import Ledger
 from ..models import BudgetConfig, BudgetLimitType, UsageRecord
+from ..taskboard import TaskBoard
 from .pricing import price_for
 
 MIN_OUTPUT_TOKENS = 16
+MAX_LIMIT = {"token_count": 10**12, "cost_usd": 1_000_000.0}
 
 
 class BudgetStatus(BaseModel):
@@ -36,6 +44,25 @@ class BudgetStatus(BaseModel):
         return self.limit_value - self.used
 
 
+class BudgetUpdate(BaseModel):
+    """What c_budget_config_update did."""
+
+    config: BudgetConfig
+    status: BudgetStatus
+    task_status: str
+    requeued: bool
+
+
+def task_usage(ledger: Ledger, task_id: str) -> tuple[int, float]:
+    """-> (tokens, cost in USD) the task's model calls used so far."""
+    tokens, cost = 0, 0.0
+    for u in ledger.read_as("usage", UsageRecord):
+        if u.task_id == task_id:
+            tokens += u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens
+            cost += u.cost_usd
+    return tokens, round(cost, 6)
+
+
 def budget_status(ledger: Ledger, task_id: str | None) -> BudgetStatus | None:
     if not task_id:
         return None
@@ -43,18 +70,51 @@ def budget_status(ledger: Ledger, task_id: str | None) -> BudgetStatus | None:
     if not configs:
         return None
     latest = configs[-1]
-    tokens, cost = 0, 0.0
-    for u in ledger.read_as("usage", UsageRecord):
-        if u.task_id == task_id:
-            tokens += u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens
-            cost += u.cost_usd
+    tokens, cost = task_usage(ledger, task_id)
     return BudgetStatus(
         task_id=task_id,
         limit_type=latest.limit_type,
         limit_value=latest.limit_value,
         used_tokens=tokens,
-        used_cost_usd=round(cost, 6),
+        used_cost_usd=cost,
     )
+
+
+def check_budget(limit_value: float, limit_type: str) -> None:
+    """INVALID_PARAM unless `limit_value` is a usable `limit_type` budget."""
+    if limit_type not in MAX_LIMIT:
+        raise invalid_param(f"unknown limit type {limit_type!r}; choose token_count or cost_usd")
+    if isinstance(limit_value, bool) or not isinstance(limit_value, int | float) or not math.isfinite(limit_value):
+        raise invalid_param(f"the budget limit must be a finite number, got {limit_value!r}")
+    if limit_value <= 0:
+        raise invalid_param(f"the budget limit must be above 0, got {limit_value:g}")
+    if limit_type == "token_count" and not float(limit_value).is_integer():
+        raise invalid_param(f"a token_count limit is a whole number of tokens, got {limit_value:g}")
+    if limit_value > MAX_LIMIT[limit_type]:
+        raise invalid_param(f"a {limit_type} limit above {MAX_LIMIT[limit_type]:g} is not a guardrail")
+
+
+def update_budget(
+    ledger: Ledger, task_id: str, limit_value: float, limit_type: str = "token_count", *, by: str = "human"
+) -> BudgetUpdate:
+    """c_budget_config_update: set the task's budget; a task blocked by its budget with room again is re-queued."""
+    check_budget(limit_value, limit_type)
+    board = TaskBoard(ledger)
+    task = board.get(task_id)  # TASK_NOT_FOUND
+    if task.terminal:
+        raise invalid_param(f"task {task_id} is {task.status}; a budget can no longer change anything", task_id=task_id)
+    config = BudgetConfig(task_id=task_id, limit_type=limit_type, limit_value=limit_value, by=by)  # type: ignore[arg-type]
+    ledger.append(config)
+    status = budget_status(ledger, task_id)
+    assert status is not None
+    requeued = (
+        task.status == "blocked_pending_human" and task.blocked_reason == "budget_exceeded" and status.remaining > 0
+    )
+    if requeued:
+        task = board.transition(
+            task_id, "queued", by=by, note=f"budget raised to {limit_value:g} {limit_type} (used {status.used:g})"
+        )
+    return BudgetUpdate(config=config, status=status, task_status=task.status, requeued=requeued)
 
 
 def preflight(

@@ -10,12 +10,17 @@ plan usage limits become `QuotaExceeded`, auto-mode classifier denials are
 counted per task (`ClassifierBlocked` at 3 in a row or 20 in total). After the
 turn, every change in the work tree outside the sandbox allow-list is reverted
 and recorded as a violation.
+
+`probe(model)` asks whether the plan can be used again after a usage limit: a
+minimal one-turn `claude -p` in an empty folder (REQ-14's cheap probe).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
+import tempfile
 
 from ..errors import ErrorCode, GraphLemonError
 from ..models import ExecutorName
@@ -25,11 +30,14 @@ from .budget import budget_status, estimate_tokens, preflight
 from .classifier import ClassifierGuard
 from .claude_stream import ClaudeStream
 from .context import ToolContext
+from .quota import from_rate_limit_event, parse_usage_limit
 from .roles import role_spec
 from .settings import AgentSettings
 from .turn import TurnRecorder
 
 WRITE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
+PROBE_PROMPT = "Reply with the single word: ok"
+PROBE_TIMEOUT_S = 120.0
 
 
 class ClaudeCodeExecutor:
@@ -81,6 +89,20 @@ class ClaudeCodeExecutor:
             argv += ["--max-budget-usd", f"{max(status.remaining, 0):.4f}"]
         return argv
 
+    def probe(self, model: str) -> bool:
+        """True when a minimal turn on `model` completes; False while a usage limit (or any failure) persists."""
+        argv = [self.settings.claude_bin, "-p", "--output-format", "stream-json", "--verbose", "--model", model]
+        argv += ["--max-turns", "1", "--disallowedTools", "Bash,Write,Edit,MultiEdit,WebFetch,WebSearch"]
+        with tempfile.TemporaryDirectory(prefix="graphlemon-probe-") as cwd:
+            try:
+                proc = subprocess.run(
+                    argv, input=PROBE_PROMPT, cwd=cwd, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S,
+                    start_new_session=True,
+                )  # fmt: skip
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                raise GraphLemonError(ErrorCode.EXECUTOR_ERROR, f"quota probe: {exc}", executor="claude_code") from None
+        return probe_succeeded(proc.stdout)
+
     def _enforce_sandbox(self, before: worktree.Snapshot, ctx: ToolContext, rec: TurnRecorder) -> list[str]:
         """Revert every change outside the allow-list; each one is a recorded violation."""
         reverted = []
@@ -99,9 +121,29 @@ class ClaudeCodeExecutor:
         return reverted
 
 
+def probe_succeeded(stream_json: str) -> bool:
+    """A probe's stdout: a successful result event and no usage-limit signal."""
+    ok = False
+    for line in stream_json.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(event, dict):
+            continue
+        if event.get("type") == "rate_limit_event" and from_rate_limit_event(event) is not None:
+            return False
+        if event.get("type") == "result":
+            if event.get("is_error") or parse_usage_limit(str(event.get("result") or "")):
+                return False
+            ok = True
+    return ok
+
+
 def claude_allowed_tools(role: str, writable: list[str]) -> list[str]:
-    """The role's Claude Code tools; file-writing tools are narrowed to the sandbox globs."""
-    tools = []
+    """The role's Claude Code tools; file-writing tools are narrowed to the sandbox globs. TodoWrite is always
+    allowed: its list becomes the role's todo list."""
+    tools = ["TodoWrite"]
     for name in role_spec(role).claude_tools:
         if name in WRITE_TOOLS:
             tools += [f"{name}({glob})" for glob in writable]

@@ -2,7 +2,9 @@
 
 Usage is recorded per assistant message id; a rejected `rate_limit_event` or a
 usage-limit message becomes `QuotaExceeded`; classifier denials go to the
-`ClassifierGuard`; a token budget crossed mid-stream stops the process.
+`ClassifierGuard`; a token budget crossed mid-stream stops the process; Claude
+Code's `TodoWrite` list becomes the role's todo list (what `write_todolist`
+writes for the other backends, read by the tester's self-check).
 """
 
 from __future__ import annotations
@@ -22,7 +24,10 @@ from .budget import budget_status
 from .classifier import ClassifierGuard, is_classifier_denial
 from .context import ToolContext
 from .quota import QuotaHit, from_rate_limit_event, merge_quota, parse_usage_limit
+from .tools.state import TodoItem, save_todolist
 from .turn import TurnRecorder, json_in_text
+
+CLAUDE_TODO_STATUS = {"pending": "pending", "in_progress": "in_progress", "completed": "done"}
 
 
 class ClaudeStream:
@@ -142,6 +147,8 @@ class ClaudeStream:
         for block in message.get("content") or []:
             if block.get("type") == "tool_use":
                 self.tool_names[block.get("id", "")] = block.get("name", "?")
+                if block.get("name") == "TodoWrite":
+                    self.on_todos(block.get("input") or {})
             elif block.get("type") == "text" and (message.get("model") == "<synthetic>" or event.get("error")):
                 self.quota_text = self.quota_text or parse_usage_limit(block.get("text", ""))
 
@@ -156,6 +163,19 @@ class ClaudeStream:
                 self.guard.denied(tool, text, ref=block.get("tool_use_id"))  # may raise ClassifierBlocked
             elif not block.get("is_error"):
                 self.guard.allowed()
+
+    def on_todos(self, data: dict[str, Any]) -> None:
+        try:
+            items = [
+                TodoItem(title=str(t.get("content") or t.get("activeForm") or "?")[:500],
+                         status=CLAUDE_TODO_STATUS.get(str(t.get("status")), "pending"))
+                for t in data.get("todos") or []
+            ]  # fmt: skip
+        except (AttributeError, ValueError) as exc:
+            self.rec.event("todo_unreadable", error=str(exc)[:500])
+            return
+        if items:
+            save_todolist(self.ctx, items)
 
     def flush_usage(self) -> None:
         for msg_id, item in list(self._pending_usage.items()):

@@ -284,3 +284,16 @@ def test_the_api_key_never_reaches_the_ledger_transcripts_or_logs(
     assert proc.returncode == 0, proc.stderr
     assert API_KEY not in proc.stdout + proc.stderr
     assert json.loads(proc.stdout)["executor"] == "anthropic"
+
+
+def test_the_quota_probe_is_one_tiny_request_false_while_limited(messages_server, anthropic_settings):
+    messages_server.queue(
+        rate_limited(), overloaded(), server_error(503), text("ok"), error(401, "authentication_error", "bad key")
+    )
+    executor = build_executor("anthropic", settings=anthropic_settings)
+    assert [executor.probe("claude-sonnet-4-5") for _ in range(4)] == [False, False, False, True]
+    bodies = [r.body for r in messages_server.messages_requests]
+    assert all(b["max_tokens"] == 1 and b["model"] == "claude-sonnet-4-5" and "tools" not in b for b in bodies)
+    with pytest.raises(GraphLemonError) as info:  # a probe cannot fix a bad key: that is a clear error
+        executor.probe("claude-sonnet-4-5")
+    assert info.value.code == ErrorCode.EXECUTOR_ERROR and API_KEY not in info.value.message

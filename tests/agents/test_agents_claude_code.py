@@ -257,3 +257,69 @@ def test_claude_code_needs_a_git_work_tree(project, claude_settings, turn):
     shutil.rmtree(project.root / ".git")
     with pytest.raises(GraphLemonError, match="not a git work tree"):
         turn(build_executor("claude_code", settings=claude_settings), "coder")
+
+
+# -- REQ-14 probe, TodoWrite, behaviour matching ---------------------------------------------------
+
+
+def test_the_quota_probe_is_a_minimal_claude_run_false_while_the_limit_holds(project, fake_claude, claude_settings):
+    from fakes.claude import when
+
+    from graphlemon.agents.claude_code import PROBE_PROMPT
+
+    fake_claude.queue(
+        when(usage_limit("weekly"), stdin=PROBE_PROMPT),
+        when(crash(), stdin=PROBE_PROMPT),
+        when(success(result="ok"), stdin=PROBE_PROMPT),
+    )
+    executor = build_executor("claude_code", settings=claude_settings)
+    assert [executor.probe("claude-sonnet-4-5") for _ in range(3)] == [False, False, True]
+    for call in fake_claude.calls:
+        argv = call["argv"]
+        assert argv[argv.index("--model") + 1] == "claude-sonnet-4-5" and argv[argv.index("--max-turns") + 1] == "1"
+        assert call["cwd"] != str(project.root) and "--bare" not in argv  # an empty temp folder, a normal start
+    assert project.ledger.read("usage") == []  # probes are not task turns
+
+
+def test_a_probe_that_cannot_start_claude_is_an_executor_error(claude_settings, tmp_path):
+    executor = build_executor(
+        "claude_code", settings=claude_settings.model_copy(update={"claude_bin": str(tmp_path / "x")})
+    )
+    with pytest.raises(GraphLemonError) as info:
+        executor.probe("claude-sonnet-4-5")
+    assert info.value.code == ErrorCode.EXECUTOR_ERROR
+
+
+def test_todowrite_becomes_the_roles_todo_list(project, fake_claude, claude_settings, turn):
+    todos = [
+        {"content": "tests for AC1", "status": "completed", "activeForm": "Writing tests for AC1"},
+        {"content": "tests for AC2", "status": "in_progress", "activeForm": "Writing tests for AC2"},
+        {"content": "", "status": "weird", "activeForm": "Checking"},
+    ]
+    fake_claude.queue(success(structured_output={"ok": True}, todos=todos))
+    result = turn(build_executor("claude_code", settings=claude_settings), "tester", unit_id="u1", task_id="t1",
+                  node_exec_id="ne-t1-tester-u1", output_model=Verdict)  # fmt: skip
+    assert result.ok
+    saved = json.loads((project.state_dir / "agent-state" / "ne-t1-tester-u1" / "tester-todo.json").read_text())
+    assert [(i["title"], i["status"]) for i in saved] == [
+        ("tests for AC1", "done"),
+        ("tests for AC2", "in_progress"),
+        ("Checking", "pending"),
+    ]
+    argv = fake_claude.calls[0]["argv"]
+    assert "TodoWrite" in argv[argv.index("--allowedTools") + 1].split(",")
+
+
+def test_the_fake_gives_each_call_the_first_behaviour_that_fits(project, fake_claude, claude_settings, turn):
+    from fakes.claude import when
+
+    fake_claude.queue(
+        when(success(structured_output={"ok": False}), system="You are the Coder agent"),
+        when(success(structured_output={"ok": True}), system=["You are the Tester agent", "unit `u2`"]),
+        success(structured_output={"ok": False}),
+    )
+    executor = build_executor("claude_code", settings=claude_settings)
+    result = turn(executor, "tester", unit_id="u2", output_model=Verdict)
+    assert result.output == {"ok": True} and fake_claude.pending == 2  # the skill wraps "unit\n`u2`": still fits
+    assert turn(executor, "tester", unit_id="u3", output_model=Verdict).output == {"ok": False}  # the catch-all
+    assert fake_claude.pending == 1

@@ -10,9 +10,11 @@
     ...
     claude.calls[0]["argv"]  # what our executor passed
 
-Each run of the executable consumes one behaviour (see fake_claude.py for the
-step vocabulary); the queue and the call log live in files, so behaviours
-survive across processes (a CLI subprocess, a Prefect worker).
+Each run of the executable consumes one behaviour: the first queued one whose
+`match` fits the call (see fake_claude.py for the match keys and the step
+vocabulary), so `when(success(...), system="You are the Coder agent")` scripts
+turns that run in parallel. The queue and the call log live in files, so
+behaviours survive across processes (a CLI subprocess, a Prefect worker).
 """
 
 from __future__ import annotations
@@ -57,6 +59,11 @@ class FakeClaude:
 # -- behaviours ---------------------------------------------------------------------------------
 
 
+def when(behaviour: dict[str, Any], **match: str | list[str]) -> dict[str, Any]:
+    """`behaviour`, taken only by a call that fits `match` (system= / stdin= / cwd= / argv= substrings)."""
+    return {**behaviour, "match": match}
+
+
 def success(
     *,
     result: str = "done",
@@ -64,10 +71,14 @@ def success(
     writes: dict[str, str] | None = None,
     deletes: list[str] | None = None,
     texts: list[str] | None = None,
+    todos: list[dict[str, str]] | None = None,
     usage: dict[str, int] | None = None,
     exit_code: int = 0,
 ) -> dict[str, Any]:
+    """A turn that ends well. `writes` paths are relative to the call's cwd (the worktree)."""
     steps: list[dict[str, Any]] = [{"text": t} for t in texts or []]
+    if todos is not None:
+        steps.append({"todo": todos})
     for path, content in (writes or {}).items():
         steps.append(
             {

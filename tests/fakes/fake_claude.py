@@ -2,14 +2,20 @@
 """A fake `claude` CLI: emits Claude Code's stream-json events from a scripted queue.
 
 Installed on PATH as `claude` by `tests/fakes/claude.py::FakeClaude`. Each run
-pops the next behaviour from `$FAKE_CLAUDE_DIR/queue.json` (under a file lock)
-and records its argv, cwd and stdin in `$FAKE_CLAUDE_DIR/calls.ndjson`. A
-behaviour is `{"steps": [...], "exit_code": 0}`; steps run in order:
+takes a behaviour from `$FAKE_CLAUDE_DIR/queue.json` (under a file lock): the
+first one whose `match` fits the call (a behaviour without `match` fits any), so
+turns that run in parallel threads still get their own behaviour. `match` maps
+`system` (the --append-system-prompt text), `stdin`, `cwd` or `argv` (joined by
+spaces) to a substring or a list of substrings that must all occur (any run of
+whitespace matches any other). The run's
+argv, cwd and stdin are recorded in `$FAKE_CLAUDE_DIR/calls.ndjson`. A behaviour
+is `{"steps": [...], "exit_code": 0, "match": {...}}`; steps run in order:
 
   {"text": "..."}                                       assistant text (one model call)
   {"tool": {"name": "Write", "input": {...}, "write": {"path": p, "content": c},
             "delete": p, "result": "...", "is_error": false}}  tool_use + tool_result
   {"deny": {"name": "Bash", "input": {...}, "reason": "..."}}  classifier denial
+  {"todo": [{"content": "...", "status": "completed"}]}   a TodoWrite tool call
   {"limit": {"text": "...", "rate_limit_type": "five_hour", "resets_at": 1760004000}}
   {"sleep": 0.5}   {"stderr": "..."}   {"raw": "not json"}
   {"result": {"result": "...", "structured_output": {...}, "is_error": false, "subtype": "success"}}
@@ -33,11 +39,19 @@ DENIAL = "Permission for this action was denied by the Claude Code auto mode cla
 def main() -> int:
     folder = Path(os.environ["FAKE_CLAUDE_DIR"])
     prompt = sys.stdin.read()
-    behaviour = _pop(folder / "queue.json")
+    behaviour = _pop(
+        folder / "queue.json",
+        {
+            "system": _arg("--append-system-prompt") or "",
+            "stdin": prompt,
+            "cwd": os.getcwd(),
+            "argv": " ".join(sys.argv[1:]),
+        },
+    )
     with (folder / "calls.ndjson").open("a", encoding="utf-8") as fh:
         fh.write(json.dumps({"argv": sys.argv[1:], "cwd": os.getcwd(), "stdin": prompt}) + "\n")
     if behaviour is None:
-        print("fake claude: no scripted behaviour left", file=sys.stderr)
+        print("fake claude: no scripted behaviour left for this call", file=sys.stderr)
         return 3
     session = str(uuid.uuid4())
     model = _arg("--model") or "claude-sonnet-4-5"
@@ -64,9 +78,15 @@ def main() -> int:
         if kind == "text":
             calls += 1
             emit(assistant(session, model, [{"type": "text", "text": spec}], usage))
-        elif kind in ("tool", "deny"):
+        elif kind in ("tool", "deny", "todo"):
             calls += 1
             tool_id = f"toolu_{uuid.uuid4().hex[:12]}"
+            if kind == "todo":
+                spec = {
+                    "name": "TodoWrite",
+                    "input": {"todos": spec},
+                    "result": "Todos have been modified successfully",
+                }
             emit(
                 assistant(
                     session,
@@ -172,14 +192,24 @@ def _arg(name: str) -> str | None:
     return args[args.index(name) + 1] if name in args and args.index(name) + 1 < len(args) else None
 
 
-def _pop(queue_file: Path) -> dict | None:
+def _fits(match: dict | None, call: dict) -> bool:
+    """Every wanted substring occurs (whitespace runs compare equal: skills wrap their lines)."""
+    for key, wanted in (match or {}).items():
+        text = " ".join(call[key].split())
+        if not all(" ".join(part.split()) in text for part in ([wanted] if isinstance(wanted, str) else wanted)):
+            return False
+    return True
+
+
+def _pop(queue_file: Path, call: dict) -> dict | None:
     with open(queue_file.with_suffix(".lock"), "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         items = json.loads(queue_file.read_text()) if queue_file.exists() else []
-        if not items:
+        index = next((i for i, item in enumerate(items) if _fits(item.get("match"), call)), None)
+        if index is None:
             return None
-        queue_file.write_text(json.dumps(items[1:]))
-        return items[0]
+        queue_file.write_text(json.dumps(items[:index] + items[index + 1 :]))
+        return items[index]
 
 
 if __name__ == "__main__":

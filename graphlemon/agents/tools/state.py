@@ -42,7 +42,9 @@ def read_todolist(ctx: ToolContext) -> list[TodoItem]:
     return [TodoItem.model_validate(i) for i in json.loads(path.read_text(encoding="utf-8"))]
 
 
-def _save(ctx: ToolContext, items: list[TodoItem]) -> None:
+def save_todolist(ctx: ToolContext, items: list[TodoItem]) -> None:
+    """Replace the turn's todo list (ids assigned when empty)."""
+    items = [i.model_copy(update={"id": i.id or f"step-{n:03d}"}) for n, i in enumerate(items, 1)]
     path = todo_path(ctx)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
@@ -56,7 +58,7 @@ def write_todolist(ctx: ToolContext, args: WriteTodolistArgs) -> dict:
     ids = [i.id for i in items]
     if len(set(ids)) != len(ids):
         raise invalid_param("write_todolist: item ids must be unique")
-    _save(ctx, items)
+    save_todolist(ctx, items)
     return {"items": [i.model_dump() for i in items]}
 
 
@@ -75,7 +77,7 @@ def update_todo_item(ctx: ToolContext, args: UpdateTodoArgs) -> dict:
     for i, item in enumerate(items):
         if item.id == args.id:
             items[i] = item.model_copy(update={"status": args.status})
-            _save(ctx, items)
+            save_todolist(ctx, items)
             return {"id": args.id, "status": args.status, "remaining": sum(x.status == "pending" for x in items)}
     raise invalid_param(f"update_todo_item: no item {args.id!r}; ids: {', '.join(x.id for x in items)}")
 
