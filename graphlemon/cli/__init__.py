@@ -15,7 +15,7 @@ import click
 import typer
 
 from ..errors import GraphLemonError
-from . import agent, bugs, init_cmd, report, run, sql, status, test_cmd, tester, triage
+from . import agent, budget, bugs, init_cmd, report, run, sql, status, test_cmd, tester, triage
 
 app = typer.Typer(
     name="graphlemon",
@@ -31,6 +31,7 @@ status.register(app)
 test_cmd.register(app)
 triage.register(app)
 app.add_typer(bugs.app, name="bugs")
+app.add_typer(budget.app, name="budget")
 app.add_typer(agent.app, name="agent")
 app.add_typer(tester.app, name="tester")
 app.add_typer(report.app, name="report")
