@@ -27,6 +27,7 @@ from .text import TAIL_CHARS, head_and_tail, strip_ansi
 log = logging.getLogger(__name__)
 MAX_TIMEOUT = 24 * 3600.0
 MAX_OUTPUT_BYTES = 64 * 1024 * 1024  # parsed from the head and the tail beyond this
+MAX_REPORT_BYTES = 256 * 1024 * 1024
 
 
 def run_tests(
@@ -50,7 +51,10 @@ def run_tests(
     `cancel`: set it to stop the run; the process group is killed, partial results kept.
     """
     root = _project_root(project_dir)
-    _check_limits(timeout, command, tail_chars)
+    _check_limits(timeout, command, tail_chars, env)
+    targets = () if targets is None else targets
+    if command is not None and (targets or last_failed):
+        raise invalid_param("--command runs as given: put the targets in the command (no targets or --last-failed)")
     name: FrameworkName | None = normalise_framework(framework) if framework else None
     if command is not None:
         name = name or framework_of_command(command)
@@ -96,7 +100,7 @@ def _project_root(project_dir: Path | str) -> Path:
     return root.resolve()
 
 
-def _check_limits(timeout: float, command: str | None, tail_chars: int) -> None:
+def _check_limits(timeout: float, command: str | None, tail_chars: int, env: Mapping[str, str] | None) -> None:
     if (
         isinstance(timeout, bool)
         or not isinstance(timeout, int | float)
@@ -104,8 +108,11 @@ def _check_limits(timeout: float, command: str | None, tail_chars: int) -> None:
         or not 0 < timeout <= MAX_TIMEOUT
     ):
         raise invalid_param(f"timeout must be a number of seconds in (0, {MAX_TIMEOUT:.0f}], got {timeout!r}")
-    if command is not None and (not command.strip() or "\x00" in command):
+    if command is not None and (not isinstance(command, str) or not command.strip() or "\x00" in command):
         raise invalid_param("--command must be a non-empty shell command")
+    for key, value in (env or {}).items():
+        if not isinstance(key, str) or not key or "=" in key or "\x00" in key or "\x00" in str(value):
+            raise invalid_param(f"env: invalid variable {key!r} (a non-empty name without '=' or NUL)")
     if isinstance(tail_chars, bool) or not isinstance(tail_chars, int) or tail_chars < 0:
         raise invalid_param(f"tail_chars must be a non-negative int, got {tail_chars!r}")
 
@@ -151,12 +158,15 @@ def _read_output(path: Path) -> str:
 
 
 def _read_report(path: Path | None) -> str | None:
+    """The report's text; beyond MAX_REPORT_BYTES only its start (a report that size is not parsed whole)."""
     if path is None:
         return None
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_REPORT_BYTES)
     except OSError:
         return None
+    return data.decode("utf-8", errors="replace")
 
 
 def _parse(variant: Framework | None, report: str | None, output: str) -> ParsedRun:

@@ -46,10 +46,6 @@ def clip(text: str | None, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def first_lines(text: str, count: int) -> str:
-    return "\n".join(text.strip().splitlines()[:count])
-
-
 def to_int(value: object) -> int | None:
     """An int from a report field, or None for anything else (garbled reports never raise)."""
     if isinstance(value, bool):

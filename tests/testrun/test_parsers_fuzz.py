@@ -78,7 +78,11 @@ def test_truncated_and_garbled_samples_never_raise(name, data):
     text = text[:cut]
     for _ in range(data.draw(st.integers(0, 6))):
         at = data.draw(st.integers(0, len(text)))
-        junk = data.draw(st.sampled_from(['"', "{", "}", "\n", "\x1b[31m", "::", "\t", "ok 1 - ", "---- ", "✓ ", "\\", "null", "[", "1e999"]))
+        junk = data.draw(
+            st.sampled_from(
+                ['"', "{", "}", "\n", "\x1b[31m", "::", "\t", "ok 1 - ", "---- ", "✓ ", "\\", "null", "[", "1e999"]
+            )
+        )
         if data.draw(st.booleans()):
             text = text[:at] + junk + text[at:]
         else:
@@ -135,6 +139,8 @@ def test_helpers_never_raise(text):
 @given(message=st.text(max_size=300), detail=st.text(max_size=300), expected=st.none() | st.text(max_size=40),
        got=st.none() | st.text(max_size=40), line=st.none() | st.integers(1, 10_000))  # fmt: skip
 def test_hints_for_any_failure_are_short_and_never_generic(message, detail, expected, got, line):
-    hint = build_hint(TestFailure(name="t", file="tests/t.py", line=line, message=message, detail=detail, expected=expected, got=got))
+    hint = build_hint(
+        TestFailure(name="t", file="tests/t.py", line=line, message=message, detail=detail, expected=expected, got=got)
+    )
     assert hint and "fix the bug" not in hint.lower()
     assert hint.count(". ") <= 2  # one or two sentences

@@ -109,10 +109,10 @@ def test_last_failed_reruns_only_the_failures(fixture_project):
     # fix one failure: it drops out of the store, the rest stays
     test_file = project / MIXED
     test_file.write_text(test_file.read_text().replace("response_status = 500", "response_status = 401"))
-    run_tests(project, last_failed=True)
-    again = run_tests(project, last_failed=True)
-    assert f"{MIXED}::test_status_code" not in statuses(again)
-    assert again.summary.failed == first.summary.failed - 1
+    fixed = run_tests(project, last_failed=True)
+    assert statuses(fixed)[f"{MIXED}::test_status_code"] == "passed"
+    stored = json.loads(store.read_text())["frameworks"]["pytest"]["."]
+    assert f"{MIXED}::test_status_code" not in stored and len(stored) == first.summary.failed - 1
 
 
 def test_last_failed_with_nothing_failed_runs_everything(fixture_project):
@@ -219,6 +219,10 @@ def test_secrets_are_removed_from_the_child_environment(fixture_project, monkeyp
         ({"targets": ["tests/missing_test.py"]}, ErrorCode.INVALID_PARAM),
         ({"targets": [""]}, ErrorCode.INVALID_PARAM),
         ({"targets": ["name with space"]}, ErrorCode.INVALID_PARAM),  # not a valid pytest -k term
+        ({"command": "pytest", "targets": ["tests"]}, ErrorCode.INVALID_PARAM),
+        ({"command": "pytest", "last_failed": True}, ErrorCode.INVALID_PARAM),
+        ({"env": {"A=B": "x"}}, ErrorCode.INVALID_PARAM),
+        ({"env": {"OK": "nul\x00"}}, ErrorCode.INVALID_PARAM),
     ],
 )
 def test_bad_input_is_refused_before_anything_runs(fixture_project, kwargs, code):

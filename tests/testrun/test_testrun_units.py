@@ -51,7 +51,10 @@ def write(path: Path, text: str = "") -> Path:
         ({"package.json": '{"devDependencies": {"jest": "29"}}'}, "jest"),
         ({"package.json": '{"dependencies": {"mocha": "10"}}'}, "mocha"),
         ({"package.json": '{"scripts": {"test": "tap test/*.js"}}'}, "npm-test"),
-        ({"package.json": '{"scripts": {"test": "echo \\"Error: no test specified\\" && exit 1"}}', "test/a.js": ""}, "node"),
+        (
+            {"package.json": '{"scripts": {"test": "echo \\"Error: no test specified\\" && exit 1"}}', "test/a.js": ""},
+            "node",
+        ),
         ({"pyproject.toml": ""}, "pytest"),
         ({"tox.ini": ""}, "pytest"),
         ({"tests/test_x.py": ""}, "pytest"),
@@ -91,14 +94,18 @@ def test_framework_names_and_aliases():
 def test_targets_are_split_into_paths_and_name_patterns(tmp_path):
     write(tmp_path / "tests" / "test_a.py")
     write(tmp_path / "web" / "a.test.js")
-    targets = split_targets(["tests/test_a.py::TestX::test_y[a b]", "tests", "login works", "./..."], tmp_path, tmp_path)
+    targets = split_targets(
+        ["tests/test_a.py::TestX::test_y[a b]", "tests", "login works", "./..."], tmp_path, tmp_path
+    )
     assert targets.paths == ["tests/test_a.py::TestX::test_y[a b]", "tests"]
     assert targets.patterns == ["login works", "./..."]
     from_sub = split_targets(["web/a.test.js", str(tmp_path / "web")], tmp_path, tmp_path / "web")
     assert from_sub.paths == ["a.test.js", "."]
 
 
-@pytest.mark.parametrize("bad", ["", "  ", "-k", "--rootdir=/", "../x", "/etc/passwd", "a\x00b", "x\ny", "nope.py", "gone.py::t"])
+@pytest.mark.parametrize(
+    "bad", ["", "  ", "-k", "--rootdir=/", "../x", "/etc/passwd", "a\x00b", "x\ny", "nope.py", "gone.py::t"]
+)
 def test_hostile_targets_are_refused(tmp_path, bad):
     with pytest.raises(GraphLemonError) as err:
         split_targets([bad], tmp_path, tmp_path)
@@ -142,7 +149,9 @@ def test_timeout_kills_grandchildren_even_when_they_start_their_own_session(tmp_
 def test_cancel_event_stops_the_run(tmp_path):
     cancel = threading.Event()
     threading.Timer(0.5, cancel.set).start()
-    outcome = run_process(["sleep", "30"], cwd=tmp_path, env=dict(os.environ), output_path=tmp_path / "out", timeout=60, cancel=cancel)
+    outcome = run_process(
+        ["sleep", "30"], cwd=tmp_path, env=dict(os.environ), output_path=tmp_path / "out", timeout=60, cancel=cancel
+    )
     assert outcome.cancelled and not outcome.timed_out and outcome.exit_code is not None and outcome.exit_code < 0
     assert outcome.duration_ms < 10_000
 
@@ -163,7 +172,10 @@ def test_missing_executable_is_reported_not_raised(tmp_path):
 
 
 def test_ansi_carriage_returns_and_control_chars_are_stripped():
-    assert strip_ansi("\x1b[1;31mred\x1b[0m \x1b]8;;http://x\x07link\x1b]8;;\x07\n50%\r100%\r\n\x07ok") == "red link\n100%\nok"
+    assert (
+        strip_ansi("\x1b[1;31mred\x1b[0m \x1b]8;;http://x\x07link\x1b]8;;\x07\n50%\r100%\r\n\x07ok")
+        == "red link\n100%\nok"
+    )
 
 
 def test_head_and_tail_keeps_both_ends_with_a_marker():
@@ -210,7 +222,9 @@ def test_text_fallback_finds_the_same_failing_tests_as_the_report(report_parser,
     def leaf(name: str) -> str:
         return name.replace(" > ", " ").split(" ")[-1].split("/")[-1]
 
-    assert {leaf(f.name) for f in from_text.failures} >= {leaf(f.name) for f in from_report.failures if "/" not in f.name[:1]}
+    assert {leaf(f.name) for f in from_text.failures} >= {
+        leaf(f.name) for f in from_report.failures if "/" not in f.name[:1]
+    }
     counts = from_text.counts
     if counts is not None:
         assert counts.failed >= len([c for c in from_report.cases if c.status == "failed"]) - 1
@@ -222,7 +236,13 @@ def test_text_fallback_finds_the_same_failing_tests_as_the_report(report_parser,
 @pytest.mark.parametrize(
     ("message", "detail", "expected", "got", "must"),
     [
-        ("TypeError: Cannot read properties of undefined (reading 'title')", "    at h (/p/src/server.js:12:5)", None, None, ["`title`", "src/server.js:12"]),
+        (
+            "TypeError: Cannot read properties of undefined (reading 'title')",
+            "    at h (/p/src/server.js:12:5)",
+            None,
+            None,
+            ["`title`", "src/server.js:12"],
+        ),
         ("AttributeError: 'NoneType' object has no attribute 'id'", "", None, None, ["None", "`id`"]),
         ("Error: expect(received).toBe(expected)", "", "401", "500", ["401", "500", "auth"]),
         ("status", "", "400", "500", ["400", "validate"]),
@@ -240,7 +260,13 @@ def test_text_fallback_finds_the_same_failing_tests_as_the_report(report_parser,
         ("ReferenceError: fetchUser is not defined", "", None, None, ["`fetchUser`"]),
         ("TypeError: api.get is not a function", "", None, None, ["`api.get`", "named"]),
         ("KeyError: 'email'", "", None, None, ["'email'", ".get()"]),
-        ("TypeError: create() missing 1 required positional argument: 'name'", "", None, None, ["`create`", "signature"]),
+        (
+            "TypeError: create() missing 1 required positional argument: 'name'",
+            "",
+            None,
+            None,
+            ["`create`", "signature"],
+        ),
         ("connect ECONNREFUSED 127.0.0.1:5432", "", None, None, ["127.0.0.1:5432"]),
         ("assert 0.30000000000000004 == 0.3", "", "0.3", "0.30000000000000004", ["tolerance"]),
         ("assert 9 == 10", "", "10", "9", ["Off by one"]),
@@ -252,7 +278,13 @@ def test_text_fallback_finds_the_same_failing_tests_as_the_report(report_parser,
         ("x", "", "True", "False", ["other way"]),
         ("x", "", "5", "'5'", ["wrong type"]),
         ("ValueError: invalid literal for int() with base 10: 'abc'", "", None, None, ["'abc'"]),
-        ("ZeroDivisionError: division by zero", 'File "/p/src/stats.py", line 4, in mean', None, None, ["src/stats.py:4"]),
+        (
+            "ZeroDivisionError: division by zero",
+            'File "/p/src/stats.py", line 4, in mean',
+            None,
+            None,
+            ["src/stats.py:4"],
+        ),
         ("panic: runtime error: invalid memory address or nil pointer dereference", "", None, None, ["nil pointer"]),
         ("error in setup: RuntimeError: db down", "", None, None, ["setup", "never ran", "RuntimeError"]),
         ("fixture 'client' not found", "", None, None, ["`client`", "conftest.py"]),
@@ -260,7 +292,9 @@ def test_text_fallback_finds_the_same_failing_tests_as_the_report(report_parser,
     ],
 )
 def test_hint_rules_are_specific(message, detail, expected, got, must):
-    failure = TestFailure(name="t", file="tests/t.py", line=7, message=message, detail=detail, expected=expected, got=got)
+    failure = TestFailure(
+        name="t", file="tests/t.py", line=7, message=message, detail=detail, expected=expected, got=got
+    )
     hint = build_hint(failure, Path("/p"))
     for fragment in must:
         assert fragment in hint, f"{fragment!r} not in hint {hint!r}"
@@ -272,7 +306,14 @@ def test_hint_rules_are_specific(message, detail, expected, got, must):
 
 def test_store_adds_failures_drops_passes_and_survives_a_corrupt_file(tmp_path, caplog):
     store = LastFailedStore(tmp_path)
-    store.record("pytest", ".", [TestCase(name="a", status="failed", selector="t.py::a"), TestCase(name="b", status="failed", selector="t.py::b")])
+    store.record(
+        "pytest",
+        ".",
+        [
+            TestCase(name="a", status="failed", selector="t.py::a"),
+            TestCase(name="b", status="failed", selector="t.py::b"),
+        ],
+    )
     store.record("pytest", ".", [TestCase(name="a", status="passed", selector="t.py::a")])
     assert store.failed("pytest", ".") == ["t.py::b"]
     assert store.failed("vitest", ".") == [] and store.failed("pytest", "sub") == []

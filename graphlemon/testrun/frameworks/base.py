@@ -50,12 +50,9 @@ class Framework(ABC):
         """A user's `--command`, run by the shell, with whatever report hooks work through the environment."""
         return Invocation(["/bin/sh", "-c", command])
 
+    @abstractmethod
     def parse(self, report: str | None, output: str) -> ParsedRun:
-        """The report when there is one, else the human output."""
-        return self.parse_text(output)
-
-    def parse_text(self, output: str) -> ParsedRun:
-        return ParsedRun()
+        """The report when there is one, else the human output (never raises on garbled input)."""
 
     def human_output(self, report: str | None, output: str) -> str:
         """The text a person would have read (for the output tail); the raw output for most frameworks."""

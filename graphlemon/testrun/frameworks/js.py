@@ -63,9 +63,6 @@ class Vitest(Framework):
             parsed.cases.append(_failed_case(failure))
         return parsed
 
-    def parse_text(self, output: str) -> ParsedRun:
-        return self.parse(None, output)
-
 
 class Jest(Framework):
     name = "jest"
@@ -83,9 +80,6 @@ class Jest(Framework):
     def parse(self, report: str | None, output: str) -> ParsedRun:
         parsed = parse_jest_json(report) if report else ParsedRun()
         return parsed if parsed.found else parse_jest_text(output)
-
-    def parse_text(self, output: str) -> ParsedRun:
-        return parse_jest_text(output)
 
 
 class Mocha(Framework):
@@ -110,9 +104,6 @@ class Mocha(Framework):
     def parse(self, report: str | None, output: str) -> ParsedRun:
         parsed = parse_mocha_json(report) if report else ParsedRun()
         return parsed if parsed.found else parse_mocha_text(output)
-
-    def parse_text(self, output: str) -> ParsedRun:
-        return parse_mocha_text(output)
 
     def runner_error(self, output: str, exit_code: int | None) -> TestFailure:
         required = re.search(r"Require stack:\n- (\S+)|imported from (\S+)", output)

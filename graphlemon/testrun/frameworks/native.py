@@ -45,9 +45,6 @@ class GoTest(Framework):
         from_output = parse_go_json(output, output, self.module)  # a custom `go test -json` writes to the output
         return from_output if from_output.found else parse_go_text(output)
 
-    def parse_text(self, output: str) -> ParsedRun:
-        return parse_go_text(output)
-
     def _selection(self, request: RunRequest) -> tuple[list[str], str | None]:
         if request.rerun:
             folders = [file_and_name(s)[0] for s in request.rerun]
@@ -65,6 +62,7 @@ class GoTest(Framework):
 
 class CargoTest(Framework):
     name = "cargo"
+    no_tests_pattern = re.compile(r"no test target|no library targets found", re.I)
 
     def invocation(self, request: RunRequest) -> Invocation:
         argv = ["cargo", "test", "--no-fail-fast"]
@@ -84,12 +82,6 @@ class CargoTest(Framework):
 
     def parse(self, report: str | None, output: str) -> ParsedRun:
         return parse_cargo_text(output)
-
-    def parse_text(self, output: str) -> ParsedRun:
-        return parse_cargo_text(output)
-
-    def no_tests(self, output: str, exit_code: int | None) -> bool:
-        return exit_code == 0 or "no test target" in output
 
     def runner_error(self, output: str, exit_code: int | None) -> TestFailure:
         return compile_failure(output) or super().runner_error(output, exit_code)

@@ -36,9 +36,6 @@ class NodeTest(Framework):
         text.running = parsed.running
         return text
 
-    def parse_text(self, output: str) -> ParsedRun:
-        return parse_node_text(output)
-
     def no_tests(self, output: str, exit_code: int | None) -> bool:
         return re.search(r"^(?:ℹ|#) tests 0$", output, re.M) is not None
 
@@ -80,9 +77,6 @@ class NpmTest(Framework):
         return Invocation(["npm", "test", *(["--", *paths] if paths else [])])
 
     def parse(self, report: str | None, output: str) -> ParsedRun:
-        return parse_any_text(output)
-
-    def parse_text(self, output: str) -> ParsedRun:
         return parse_any_text(output)
 
     def no_tests(self, output: str, exit_code: int | None) -> bool:

@@ -44,9 +44,6 @@ class Pytest(Framework):
         text.running = parsed.running
         return text
 
-    def parse_text(self, output: str) -> ParsedRun:
-        return parse_pytest_text(output)
-
     def no_tests(self, output: str, exit_code: int | None) -> bool:
         return exit_code == 5 or super().no_tests(output, exit_code)
 

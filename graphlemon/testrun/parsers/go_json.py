@@ -75,7 +75,9 @@ def parse_go_json(report: str, stderr: str = "", module: str | None = None) -> P
     if running:
         package, test = running[-1]
         folder = package_dir(package, module)
-        run.running = TestCase(name=test, file=folder, status="failed", selector=f"{folder}\t{test}")
+        run.running = TestCase(
+            name=test, file=None if folder == "." else folder, status="failed", selector=f"{folder}\t{test}"
+        )
     return run
 
 

@@ -79,7 +79,9 @@ def _add_collect_error(run: ParsedRun, nodeid: str, record: dict[str, Any]) -> N
     run.failures.append(make_failure(name, file=file, line=line, message=message, detail=longrepr))
 
 
-_ADVICE = re.compile(r"^\s*(?:Use -v+ to get (?:more|the full) diff|Omitting \d+ identical items, use -vv to show|Full diff:)\s*$")
+_ADVICE = re.compile(
+    r"^\s*(?:Use -v+ to get (?:more|the full) diff|Omitting \d+ identical items, use -vv to show|Full diff:)\s*$"
+)
 
 
 def _without_pytest_advice(message: str) -> str:
