@@ -158,3 +158,27 @@ def test_a_tool_the_role_was_not_given_is_refused(ctx):
     assert not outcome.ok and "not available to the tester role" in outcome.content
     assert "unknown tool" in call_tool(ctx, "rm_rf", {}).content
     assert "must be a JSON object" in call_tool(ctx, "read_file", ["src/app.py"]).content
+
+
+def test_the_first_tool_lookups_from_parallel_threads_all_see_every_tool():
+    """Parallel units start their first turns together: nobody may see a half-loaded registry."""
+    import subprocess
+    import sys
+
+    script = """
+import threading
+from graphlemon.agents.tools import tool_specs
+barrier, errors = threading.Barrier(8), []
+def look():
+    barrier.wait()
+    try:
+        tool_specs(["read_file", "write_todolist", "bug_open", "run_tests", "extract_evidence"])
+    except Exception as exc:
+        errors.append(repr(exc))
+threads = [threading.Thread(target=look) for _ in range(8)]
+[t.start() for t in threads]
+[t.join() for t in threads]
+print(errors)
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr

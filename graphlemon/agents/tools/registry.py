@@ -10,6 +10,7 @@ recorded in `ctx.tool_errors` (and a sandbox refusal as a node event).
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, get_type_hints
@@ -133,10 +134,16 @@ def _first_errors(exc: ValidationError, limit: int = 3) -> str:
 
 
 _loaded = False
+_load_lock = threading.Lock()
 
 
 def _load_builtin_tools() -> None:
+    """Import the built-in tool modules once; threads (parallel units) wait until they are all registered."""
     global _loaded
-    if not _loaded:
-        _loaded = True
-        from . import bugs, evidence, files, state, testing  # noqa: F401  (registration side effects)
+    if _loaded:
+        return
+    with _load_lock:
+        if not _loaded:
+            from . import bugs, evidence, files, state, testing  # noqa: F401  (registration side effects)
+
+            _loaded = True
