@@ -11,12 +11,14 @@ default 1) is free, so a second goal waits in `queued` while the first runs.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact, create_progress_artifact, update_progress_artifact
 from prefect.concurrency.sync import concurrency
 from prefect.context import get_run_context
+from prefect.flow_runs import suspend_flow_run
+from prefect.input import RunInput
 
 from graphlemon.devloop import runmarker
 from graphlemon.devloop.loop import prepare_run, run_devloop
@@ -97,7 +99,17 @@ def close_dead_run(stale: runmarker.RunMarker, slots: str) -> None:
             client.release_concurrency_slots(names=[slots], slots=1, occupancy_seconds=occupied)
 
 
-@flow(name="devloop", flow_run_name="devloop-{task_id}", log_prints=True, persist_result=False)
+class HumanDecision(RunInput):
+    """The form a person fills in the Prefect UI when a deployed run waits for them (REQ-09)."""
+
+    action: Literal["resume", "abandon"] = "resume"
+    note: str = ""
+
+
+HUMAN_WAIT_S = 7 * 24 * 3600  # a suspended run waits up to a week for its person
+
+
+@flow(name="devloop", flow_run_name="devloop-{task_id}", log_prints=True, persist_result=True)
 def devloop(
     goal: str = "",
     project: str = ".",
@@ -106,39 +118,67 @@ def devloop(
     task_id: str | None = None,
     config: dict[str, Any] | None = None,
 ) -> dict:
-    """Run one goal (or resume `task_id`) through planner -> coder -> integrator -> validator until done or blocked."""
+    """Run one goal (or resume `task_id`) through planner -> coder -> integrator -> validator until done or blocked.
+
+    Started from a deployment, a blocked task suspends the flow run with a form (resume / resume with a note /
+    abandon) and carries on when a person submits it; started from the CLI, the run ends with the task blocked
+    and `graphlemon resume` continues it."""
     handle = open_project(project)
     board = TaskBoard(handle.ledger)
     task = board.get(task_id) if task_id else board.create(goal)
     chosen = {**(config or {}), "executor": executor, "playbook": str(Path(playbook).resolve()) if playbook else None}
     loop_config = LoopConfig.load(handle.state_dir, task.task_id, **chosen)  # a resumed task keeps its settings
     loop_config.save(handle.state_dir, task.task_id)
-    settings = loop_config.model_dump(mode="json")
-    logger = get_run_logger()
+    session = LoopSession(handle, task.task_id, loop_config)
+    final = board.get(task.task_id)
+    if final.status != "blocked_pending_human":  # a suspended run that was resumed starts over here: skip to the wait
+        final = _run_with_slot(handle, session, loop_config.model_dump(mode="json"))
+    while final.status == "blocked_pending_human" and _from_deployment():
+        _publish_evidence(handle, final)
+        rounds = sum(e.task_id == task.task_id for e in handle.ledger.read_as("escalation", EscalationRecord))
+        decision = suspend_flow_run(
+            wait_for_input=HumanDecision, timeout=HUMAN_WAIT_S, key=f"human-{task.task_id}-{rounds}"
+        )
+        if decision.action == "abandon":
+            final = board.transition(
+                task.task_id, "abandoned", note=decision.note or "abandoned in the Prefect UI", by="human"
+            )
+            break
+        board.manual_resume(task.task_id, note=decision.note or None, by="human (Prefect UI)")
+        final = _run_with_slot(handle, session, loop_config.model_dump(mode="json"))
+    if final.status == "blocked_pending_human":
+        _publish_evidence(handle, final)
+    get_run_logger().info("task %s: %s (round %s)", task.task_id, final.status, final.loop_round)
+    return final.model_dump(mode="json")
+
+
+def _run_with_slot(handle, session: LoopSession, settings: dict):
+    """Wait for a goal slot (the task stays queued), run the loop, give the slot back (also while a human decides)."""
+    task_id = session.task_id
     flow_run_id = str(get_run_context().flow_run.id)
-    session = LoopSession(handle, task.task_id, LoopConfig.model_validate(settings))
     slots = ensure_goal_slots(handle.project_id, handle.meta.settings.max_concurrent_goals)
     stale = prepare_run(session, flow_run_id)
     if stale is not None:
         close_dead_run(stale, slots)
-    logger.info("task %s queued for a goal slot (%s)", task.task_id, slots)
+    get_run_logger().info("task %s waits for a goal slot (%s)", task_id, slots)
     try:
         with concurrency(slots, occupy=1, strict=True):
-            runmarker.write_marker(
-                handle.state_dir,
-                runmarker.read_marker(handle.state_dir, task.task_id).model_copy(update={"holds_goal_slot": True}),
-            )
-            progress = create_progress_artifact(progress=0.0, description=f"{task.task_id}: rounds used of the limit")
-            final = run_devloop(
-                session, PrefectStages(str(handle.root), task.task_id, settings), flow_run_id=flow_run_id
-            )
+            marker = runmarker.read_marker(handle.state_dir, task_id)
+            runmarker.write_marker(handle.state_dir, marker.model_copy(update={"holds_goal_slot": True}))
+            progress = create_progress_artifact(progress=0.0, description=f"{task_id}: rounds used of the limit")
+            final = run_devloop(session, PrefectStages(str(handle.root), task_id, settings), flow_run_id=flow_run_id)
             update_progress_artifact(progress, progress=100.0 * (final.loop_round + 1) / session.config.max_loop_rounds)
     finally:
-        runmarker.release(handle.state_dir, task.task_id)
-    if final.status == "blocked_pending_human":
-        packs = [e for e in handle.ledger.read_as("escalation", EscalationRecord) if e.task_id == task.task_id]
-        if packs:
-            create_markdown_artifact(key=f"escalation-{task.task_id}".lower(), markdown=packs[-1].summary_md,
-                                     description=f"{task.task_id} needs a human: {final.blocked_reason}")  # fmt: skip
-    logger.info("task %s: %s (round %s)", task.task_id, final.status, final.loop_round)
-    return final.model_dump(mode="json")
+        runmarker.release(handle.state_dir, task_id)
+    return final
+
+
+def _from_deployment() -> bool:
+    return get_run_context().flow_run.deployment_id is not None
+
+
+def _publish_evidence(handle, task) -> None:
+    packs = [e for e in handle.ledger.read_as("escalation", EscalationRecord) if e.task_id == task.task_id]
+    if packs:
+        create_markdown_artifact(key=f"escalation-{task.task_id}".lower(), markdown=packs[-1].summary_md,
+                                 description=f"{task.task_id} needs a human: {task.blocked_reason}")  # fmt: skip

@@ -1,8 +1,9 @@
-"""`graphlemon status`: the project, its ledger and what needs attention."""
+"""`graphlemon status [TASK_ID]`: the project's tasks, and for a blocked task why and the evidence (REQ-09)."""
 
 from __future__ import annotations
 
 from collections import Counter
+from typing import Annotated
 
 import typer
 
@@ -11,25 +12,70 @@ from ._common import JsonOpt, ProjectOpt, console, emit_json, open_project
 
 def register(app: typer.Typer) -> None:
     @app.command()
-    def status(project: ProjectOpt = None, as_json: JsonOpt = False) -> None:
-        """Show the project, ledger sizes and bug counts."""
+    def status(
+        task_id: Annotated[str | None, typer.Argument(help="One task in detail (timeline, bugs, evidence).")] = None,
+        project: ProjectOpt = None,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """The project's tasks, blocked ones first with their reason and evidence pack; or one task in detail."""
         from ..bugs import BugTracker
-        from ..models import LEDGER_FILES
+        from ..models import LEDGER_FILES, EscalationRecord
+        from ..taskboard import TaskBoard
 
         handle = open_project(project)
         ledger = handle.ledger
-        counts = {kind: len(ledger.read(kind)) for kind in LEDGER_FILES}
-        bugs = Counter(b.status for b in BugTracker(ledger).all().values())
-        data = {
-            "project_id": handle.project_id,
-            "root": str(handle.root),
-            "records": counts,
-            "bugs": dict(bugs),
-        }
+        tasks = sorted(TaskBoard(ledger).all().values(), key=lambda t: (t.status != "blocked_pending_human", t.created_at))
+        if task_id is not None:
+            TaskBoard(ledger).get(task_id)  # TASK_NOT_FOUND for an unknown id
+            tasks = [t for t in tasks if t.task_id == task_id]
+        packs: dict[str, EscalationRecord] = {e.task_id: e for e in ledger.read_as("escalation", EscalationRecord)}
+        blocked = [t for t in tasks if t.status == "blocked_pending_human"]
         if as_json:
-            emit_json(data)
+            emit_json(
+                {
+                    "project_id": handle.project_id,
+                    "root": str(handle.root),
+                    "tasks": [t.model_dump(mode="json") for t in tasks],
+                    "blocked": [
+                        {"task_id": t.task_id, "blocked_reason": t.blocked_reason,
+                         "evidence": packs[t.task_id].summary_md if t.task_id in packs else None}
+                        for t in blocked
+                    ],  # fmt: skip
+                    "bugs": dict(Counter(b.status for b in BugTracker(ledger).all().values())),
+                    "records": {kind: len(ledger.read(kind)) for kind in LEDGER_FILES},
+                }
+            )
             return
         out = console()
-        out.print(f"[bold]project[/bold] {handle.project_id}  {handle.root}")
-        out.print("ledger: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
-        out.print("bugs:   " + (", ".join(f"{k}={v}" for k, v in sorted(bugs.items())) or "none"))
+        if task_id is not None:
+            from .show import show_task
+
+            show_task(handle, task_id, out)
+        else:
+            _tasks_table(handle, tasks, out)
+        for task in blocked:
+            if task.task_id in packs:
+                from rich.markdown import Markdown
+                from rich.panel import Panel
+
+                out.print(Panel(Markdown(packs[task.task_id].summary_md), title=f"{task.task_id} needs a human"))
+
+
+def _tasks_table(handle, tasks, out) -> None:
+    from rich.table import Table
+
+    from ..bugs import BugTracker
+
+    bugs = Counter(b.status for b in BugTracker(handle.ledger).all().values())
+    out.print(f"[bold]project[/bold] {handle.project_id}  {handle.root}")
+    out.print("bugs: " + (", ".join(f"{k} {v}" for k, v in sorted(bugs.items())) or "none"), highlight=False)
+    if not tasks:
+        out.print('no tasks yet: `graphlemon run "GOAL"`')
+        return
+    table = Table(title=f"{len(tasks)} task(s)")
+    for column in ("task_id", "status", "round", "reason / note", "goal"):
+        table.add_column(column, overflow="fold", no_wrap=column == "task_id")
+    for t in tasks:
+        colour = {"done": "green", "blocked_pending_human": "red"}.get(t.status, "yellow")
+        table.add_row(t.task_id, f"[{colour}]{t.status}[/{colour}]", str(t.loop_round), t.blocked_reason or t.note or "", t.goal_text)
+    out.print(table)
