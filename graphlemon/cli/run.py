@@ -34,11 +34,14 @@ def register(app: typer.Typer) -> None:
         max_unit_attempts: Annotated[int, typer.Option(min=1, max=20, help="L1 attempts per unit per round.")] = 3,
         max_rounds: Annotated[int, typer.Option(min=1, max=50, help="Org-loop rounds before escalating.")] = 5,
         engine: EngineOpt = "prefect",
+        budget_tokens: Annotated[int | None, typer.Option(help="Budget guardrail: at most this many tokens (REQ-10).")] = None,
+        budget_usd: Annotated[float | None, typer.Option(help="Budget guardrail: at most this many US dollars.")] = None,
         quiet: Annotated[bool, typer.Option(help="No live timeline.")] = False,
         project: ProjectOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
         """Create a task for GOAL and run the DevLoop until it is done or needs a human (REQ-01)."""
+        from ..agents.budget import check_budget, update_budget
         from ..errors import invalid_param
         from ..taskboard import TaskBoard
 
@@ -46,8 +49,15 @@ def register(app: typer.Typer) -> None:
         if not goal.strip():
             raise invalid_param("goal_text is empty; say what the loop should build")
         backend = _backend(executor, playbook)
+        if budget_tokens is not None and budget_usd is not None:
+            raise invalid_param("give one budget: --budget-tokens or --budget-usd")
+        budget = (budget_tokens, "token_count") if budget_tokens is not None else (budget_usd, "cost_usd")
+        if budget[0] is not None:
+            check_budget(*budget)
         config = {"max_unit_attempts": max_unit_attempts, "max_loop_rounds": max_rounds}
         task = TaskBoard(handle.ledger).create(goal)
+        if budget[0] is not None:
+            update_budget(handle.ledger, task.task_id, *budget, by="graphlemon run")
         _drive(handle, task.task_id, backend, playbook, config, engine, quiet, as_json)
 
     @app.command()
@@ -62,6 +72,7 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOpt = False,
     ) -> None:
         """Continue a task: after a crash (from the persisted nodes), or manual_resume of a blocked task (REQ-06 / REQ-09)."""
+        from ..agents.classifier import reset_classifier_counts
         from ..taskboard import TaskBoard
 
         handle = open_project(project)
@@ -69,6 +80,12 @@ def register(app: typer.Typer) -> None:
         task = board.get(task_id)
         if task.status in ("blocked_pending_human", "paused") or task.terminal:
             board.manual_resume(task_id, note=note)  # a done task is a clear error and changes nothing
+            reset_classifier_counts(handle.ledger, task_id, note or "manual resume")  # REQ-07: a person resumed
+        from ..devloop.session import LoopConfig
+
+        if LoopConfig.path(handle.state_dir, task_id).exists():  # by default the task's own executor and playbook
+            saved = LoopConfig.load(handle.state_dir, task_id)
+            executor, playbook = executor or saved.executor, playbook or saved.playbook
         backend = _backend(executor, playbook)
         _drive(handle, task_id, backend, playbook, {}, engine, quiet, as_json)
 
@@ -99,6 +116,8 @@ def _drive(handle, task_id: str, backend: str, playbook: Path | None, config: di
                   "not a model's work", highlight=False)  # fmt: skip
     follower = None if quiet or as_json else _Follower(handle, task_id, out)
     started = time.monotonic()
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")  # the live timeline is the progress view
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")  # offline by default
     try:
         if engine == "prefect":
             from flows.devloop import devloop
@@ -106,11 +125,18 @@ def _drive(handle, task_id: str, backend: str, playbook: Path | None, config: di
             devloop(project=str(handle.root), executor=backend, playbook=str(playbook) if playbook else None,
                     task_id=task_id, config=config)  # fmt: skip
         else:
-            from ..devloop.loop import DirectStages, run_devloop
+            from ..devloop import runmarker
+            from ..devloop.loop import DirectStages, prepare_run, run_devloop
             from ..devloop.session import LoopConfig, LoopSession
 
-            session = LoopSession(handle, task_id, LoopConfig(executor=backend, playbook=playbook, **config))
-            run_devloop(session, DirectStages(session))
+            loop_config = LoopConfig.load(handle.state_dir, task_id, executor=backend, playbook=playbook, **config)
+            loop_config.save(handle.state_dir, task_id)
+            session = LoopSession(handle, task_id, loop_config)
+            prepare_run(session)
+            try:
+                run_devloop(session, DirectStages(session))
+            finally:
+                runmarker.release(handle.state_dir, task_id)
     finally:
         if follower:
             follower.stop()

@@ -17,7 +17,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..artifacts import ArtifactStore
 from ..bugs import BugTracker
@@ -46,6 +46,37 @@ class LoopConfig(BaseModel):
     non_convergence_rounds: int = Field(default=3, ge=2, le=20)  # same bug unresolved this many rounds -> block
     test_timeout_s: float = Field(default=60.0, gt=0, le=3600)
     merge_into_main: bool = True
+    # usage-limit wait (REQ-14, devloop/quota.py): how long to wait for a plan limit to reset, how often to poll
+    quota_session_timeout_s: float = Field(default=8 * 3600, gt=0)
+    quota_weekly_timeout_s: float = Field(default=9 * 86400, gt=0)
+    quota_poll_initial_s: float = Field(default=60.0, gt=0)  # first back-off, and the margin after a reset time
+    quota_poll_max_s: float = Field(default=1800.0, gt=0)
+    fallback_model: str = Field(default="claude-sonnet-4-5", min_length=1)  # an Opus limit -> retry on this one
+
+    @field_validator("fallback_model")
+    @classmethod
+    def _not_opus(cls, value: str) -> str:
+        if "opus" in value.lower():
+            raise ValueError("fallback_model must not be an Opus model (it is where Opus turns go at an Opus limit)")
+        return value
+
+    @staticmethod
+    def path(state_dir: Path, task_id: str) -> Path:
+        return Path(state_dir) / "tasks" / f"{task_id}.config.json"
+
+    def save(self, state_dir: Path, task_id: str) -> None:
+        """The task's settings, so a resume (after a crash or a block) runs with the same ones."""
+        path = self.path(state_dir, task_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(self.model_dump_json(indent=2))
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, state_dir: Path, task_id: str, **overrides: object) -> LoopConfig:
+        path = cls.path(state_dir, task_id)
+        saved = json.loads(path.read_text()) if path.exists() else {}
+        return cls.model_validate({**saved, **{k: v for k, v in overrides.items() if v is not None}})
 
 
 class LoopSession:
@@ -86,9 +117,11 @@ class LoopSession:
 
     @cached_property
     def executor(self):
+        """The backend, wrapped in the usage-limit wait (every turn of the task, tester turns included)."""
         from ..agents import build_executor
+        from .quota import QuotaAwareExecutor
 
-        return build_executor(self.config.executor, playbook=self.config.playbook)
+        return QuotaAwareExecutor(build_executor(self.config.executor, playbook=self.config.playbook), self)
 
     # -- helpers -------------------------------------------------------------------------------
     def turn(
