@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import get_args
 
@@ -57,14 +57,18 @@ def make_filters(
             raise invalid_param(f"--{name} is empty")
     if category is not None and category not in get_args(BugCategory):
         raise invalid_param(f"unknown category {category!r}; choose one of: {', '.join(get_args(BugCategory))}")
-    since_t, until_t, as_of_t = (
-        v if isinstance(v, datetime) or v is None else parse_when(v) for v in (since, until, as_of)
-    )
+    since_t, until_t, as_of_t = (_when(v) for v in (since, until, as_of))
     if since_t and until_t and since_t >= until_t:
         raise invalid_param(f"--since ({since}) must be before --until ({until})")
     return ReportFilters(
         task=task, unit=unit, test=test, category=category, since=since_t, until=until_t, as_of=as_of_t
     )
+
+
+def _when(value: str | datetime | None) -> datetime | None:
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)  # naive = UTC, as on the command line
+    return parse_when(value)
 
 
 def build_report(
