@@ -126,3 +126,20 @@ def test_known_answers_on_a_hand_checked_seed(ledgers):
     # the burn uses the latest budget limit of the task
     latest = max((b for b in records.budget if b.task_id == "t-1"), key=lambda b: b.ts)
     assert budget["t-1"]["limit_value"] == latest.limit_value
+
+
+def test_api_filters_read_text_and_naive_datetimes_as_utc():
+    from datetime import UTC, datetime
+
+    import analytics
+    from graphlemon.errors import ErrorCode, GraphLemonError
+
+    f = analytics.make_filters(since=datetime(2026, 3, 1), until="2026-03-02T00:00+01:00", as_of="2026-03-03")
+    assert (f.since, f.until, f.as_of) == (
+        datetime(2026, 3, 1, tzinfo=UTC),
+        datetime(2026, 3, 1, 23, tzinfo=UTC),
+        datetime(2026, 3, 3, tzinfo=UTC),
+    )
+    with pytest.raises(GraphLemonError) as err:
+        analytics.make_filters(since="2026-03-02", until=datetime(2026, 3, 1))
+    assert err.value.code == ErrorCode.INVALID_PARAM
