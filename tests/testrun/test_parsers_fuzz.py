@@ -66,6 +66,7 @@ def test_each_parser_reads_its_real_sample(name):
     parsed = parser((SAMPLES / sample).read_text())
     check(parsed)
     assert parsed.found, f"{name} found nothing in {sample}"
+    assert parsed.source == ("report" if "report" in sample else "text")
 
 
 @pytest.mark.parametrize("name", sorted(PARSERS))
