@@ -183,8 +183,9 @@ class Worktrees:
             yield
 
     def recover(self) -> list[str]:
-        """After a killed run: in every worktree of the task drop a stale index.lock, abort a half-done merge and
-        discard uncommitted leftovers of the interrupted turn (finished work is always committed). -> what it did."""
+        """After a killed run: in every worktree of the task drop a stale index.lock and abort a half-done merge.
+        Uncommitted files stay: they are whole files of finished tool calls (writes are atomic), and a turn whose
+        answer was saved is not run again, so its files are still needed. -> what it did."""
         done = []
         for path in sorted(self.base.glob("*")):
             if not (path / ".git").exists():
@@ -198,10 +199,6 @@ class Worktrees:
             if (git_dir / "MERGE_HEAD").exists():
                 self._abort_merge(repo)
                 done.append(f"{path.name}: aborted an unfinished merge")
-            if repo.is_dirty(untracked_files=True):
-                self._run(repo, "reset", "-q", "--hard")
-                self._run(repo, "clean", "-fdq")
-                done.append(f"{path.name}: discarded the interrupted turn's uncommitted changes")
         return done
 
     def remove(self, unit_id: str) -> None:

@@ -56,6 +56,9 @@ def register(app: typer.Typer) -> None:
             check_budget(*budget)
         config = {"max_unit_attempts": max_unit_attempts, "max_loop_rounds": max_rounds}
         task = TaskBoard(handle.ledger).create(goal)
+        from ..devloop.session import LoopConfig
+
+        LoopConfig(executor=backend, playbook=playbook, **config).save(handle.state_dir, task.task_id)  # for a resume
         if budget[0] is not None:
             update_budget(handle.ledger, task.task_id, *budget, by="graphlemon run")
         _drive(handle, task.task_id, backend, playbook, config, engine, quiet, as_json)

@@ -157,7 +157,7 @@ def _case_failure(spec: IntegrationSpec, f) -> IntegrationFailure:
 
 def _triage(session: LoopSession, run_id: str, failures: list[IntegrationFailure], workdir: Path) -> IntegrationOutcome:
     """The BugTriager's verdict becomes the L2 action."""
-    from ..triage import triage_run
+    from ..triage import failure_signature, triage_run
 
     verdict = triage_run(
         session.project, run_id, executor=session.executor if session.config.executor != "scripted" else None,
@@ -177,7 +177,7 @@ def _triage(session: LoopSession, run_id: str, failures: list[IntegrationFailure
             title=f"integration case {f.case} failed: {f.message.splitlines()[0][:200] if f.message else category}",
             source="integration", unit_id=(verdict.affected_units or f.involves or [None])[0], test_name=f"case:{f.case}",
             run_id=run_id, task_id=session.task_id, detail=verdict.root_cause, category=category, severity="high",
-            affected_units=verdict.affected_units, by="integrator",
+            affected_units=verdict.affected_units, signature=failure_signature(f), by="integrator",
         )  # fmt: skip
     return IntegrationOutcome(
         ok=False, run_id=run_id, action=action, category=category, confidence=verdict.confidence,  # type: ignore[arg-type]

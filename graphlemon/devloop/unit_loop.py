@@ -132,10 +132,13 @@ def coder_turn(session: LoopSession, nid: str, unit_id: str, attempt: int, loop_
     }
     if hints:
         context["Fix these (from the tester / validator)"] = hints
-    _, answer = session.turn(
-        "coder", context, output_model=CoderOutput, node_exec_id=nid, workdir=worktree.path,
-        writable=_globs(unit.code), unit_id=unit_id, attempt=attempt,
-    )  # fmt: skip
+    answer = session.load_outcome(nid, CoderOutput, name=f"a{attempt}-coder-answer")  # turn done, commit not yet
+    if answer is None:
+        _, answer = session.turn(
+            "coder", context, output_model=CoderOutput, node_exec_id=nid, workdir=worktree.path,
+            writable=_globs(unit.code), unit_id=unit_id, attempt=attempt,
+        )  # fmt: skip
+        session.save_outcome(nid, answer, name=f"a{attempt}-coder-answer")
     commit = session.worktrees.commit_all(worktree, f"coder: {unit_id} attempt {attempt}: {answer.summary[:60]}")
     log = files.unit_dir(unit_id) / "coder.log"
     log.parent.mkdir(parents=True, exist_ok=True)

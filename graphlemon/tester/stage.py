@@ -139,10 +139,16 @@ class _Attempt:
 
 
 def _tester_turn(project, executor, unit, spec, contract, *, workdir, mode, task_id, node_id, run_id, attempt, feedback):
-    """One tester turn; `executor=None` runs the existing tests without an agent (retry / resume)."""
+    """One tester turn; `executor=None` runs the existing tests without an agent (retry / resume).
+    The turn is memoised in its run folder: a run interrupted after the turn does not pay for it twice."""
     if executor is None:
         return None, TesterAgentOutput()
-    from ..agents import build_request, run_turn
+    from ..agents import AgentResult, build_request, run_turn
+
+    memo = UnitFiles(project.state_dir).unit_dir(unit.unit_id) / "runs" / run_id / "agent-turn.json"
+    if memo.exists():
+        saved = json.loads(memo.read_text(encoding="utf-8"))
+        return AgentResult.model_validate(saved["result"]), TesterAgentOutput.model_validate(saved["answer"])
 
     context = {
         "Unit": f"{unit.unit_id}: {unit.title}\ncode: {', '.join(unit.code)}\ntests (you may write only here): {', '.join(unit.tests)}",
@@ -166,7 +172,10 @@ def _tester_turn(project, executor, unit, spec, contract, *, workdir, mode, task
             f"tester turn for {unit.unit_id} stopped with {result.stop_reason}: {result.output_error or 'no output'}",
             transcript=result.transcript_path,
         )
-    return result, TesterAgentOutput.model_validate(result.output)
+    answer = TesterAgentOutput.model_validate(result.output)
+    memo.parent.mkdir(parents=True, exist_ok=True)
+    _write(memo, json.dumps({"result": result.model_dump(mode="json"), "answer": answer.model_dump(mode="json")}))
+    return result, answer
 
 
 def _writable(test_paths: list[str]) -> list[str]:

@@ -1,0 +1,39 @@
+"""Loop L2 (issue 7 item 4): an integration case fails on the merged code, the BugTriager's verdict routes it
+(impl_bug -> the affected unit is re-coded), and the rerun passes."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import CALC, playbook_variant, run_flow, turn
+
+from graphlemon.models import TimelineEvent, TriageRecord
+from graphlemon.nodes import NodeTracker
+
+
+def with_integration_case(data: dict) -> None:
+    planner = turn(data, role="planner")
+    planner["actions"][4] = {"write_file": {"path": ".graphlemon/plan/drafts/plan.json", "from_file": "files/plan/plan_with_integration.json"}}
+    data["turns"].insert(0, {"match": {"role": "coder", "unit": "mul", "attempt": 1},
+                             "actions": [{"write_file": {"path": "calc/mul.py", "from_file": "files/code/mul_sign_bug.py"}}],
+                             "output": {"summary": "mul", "files": ["calc/mul.py"]}})  # fmt: skip
+    data["turns"].append({"match": {"role": "integrator"},
+                          "actions": [{"write_file": {"path": "tests/integration/test_integration.py", "from_file": "files/tests/test_integration.py"}}],
+                          "output": {"tests": ["tests/integration/test_integration.py"]}})  # fmt: skip
+
+
+def test_integration_failure_is_triaged_and_the_affected_unit_is_recoded(calc, tmp_path, prefect_harness):
+    final = run_flow(calc, "Build calc", playbook_variant(tmp_path, CALC, with_integration_case))
+    assert final["status"] == "done", final
+    [verdict] = [t for t in calc.ledger.read_as("triage", TriageRecord)]
+    assert verdict.category == "impl_bug" and verdict.affected_units == ["mul"] and verdict.will_auto_apply
+    run_dir = calc.state_dir / "integration" / "runs" / verdict.run_id
+    result = json.loads((run_dir / "result.json").read_text())
+    assert result["failures"][0]["case"] == "dot-product" and result["failures"][0]["involves"] == ["add", "mul"]
+    assert (run_dir / "process.log").read_text().strip() and (run_dir / "triage.json").is_file()
+    integrations = [n for n in NodeTracker(calc.ledger).for_task(final["task_id"]) if n.stage == "integrator"]
+    assert sorted(n.attempt for n in integrations) == [1, 2]
+    recoded = [n for n in NodeTracker(calc.ledger).for_task(final["task_id"]) if n.stage == "coder" and n.unit_id == "mul"]
+    assert len(recoded) == 2 and recoded[-1].status == "done"  # mul reset and coded again inside round 0
+    events = [e.summary for e in calc.ledger.read_as("timeline", TimelineEvent) if e.event == "integrated"]
+    assert events == ["round 0 attempt 1: reset_units", "round 0 attempt 2: pass"]
