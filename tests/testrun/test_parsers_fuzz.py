@@ -54,9 +54,9 @@ FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthChe
 def check(parsed: ParsedRun) -> None:
     assert isinstance(parsed, ParsedRun)
     for case in parsed.cases:
-        assert case.status in ("passed", "failed", "skipped") and case.name
+        assert case.status in ("passed", "failed", "skipped") and case.name.strip()
     for failure in parsed.failures:
-        assert failure.name and len(failure.message) <= 600
+        assert failure.name.strip() and len(failure.message) <= 600
         assert build_hint(failure)  # every failure gets a non-empty hint, whatever its text
 
 

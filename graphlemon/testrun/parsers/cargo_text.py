@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from ..models import ParsedRun, TestCase, TestFailure
-from .common import make_failure
+from .common import UNNAMED, make_failure
 
 _BINARY = re.compile(r"^\s+(?:Running (?:unittests )?|Doc-tests )(?P<source>\S+)", re.M)
 _TEST = re.compile(r"^test (?P<name>.+?)(?P<panic> - should panic)? \.\.\. (?P<status>ok|FAILED|ignored\b.*)$", re.M)
@@ -29,7 +29,7 @@ def parse_cargo_text(output: str) -> ParsedRun:
     binaries = [(m.start(), m["source"]) for m in _BINARY.finditer(output)]
     sections = _sections(output)
     for match in _TEST.finditer(output):
-        name = match["name"].strip()
+        name = match["name"].strip() or UNNAMED
         source = next((src for start, src in reversed(binaries) if start < match.start()), None)
         status = "passed" if match["status"] == "ok" else "failed" if match["status"] == "FAILED" else "skipped"
         file = source if source and source.endswith(".rs") else None

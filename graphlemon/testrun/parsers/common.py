@@ -13,6 +13,7 @@ from ..models import TestFailure
 from ..text import clip
 
 MESSAGE_CHARS = 600
+UNNAMED = "(unnamed test)"
 DETAIL_CHARS = 8000
 
 
@@ -54,7 +55,7 @@ def make_failure(
     if expected is None and got is None:
         expected, got = extract_expected_got(message or detail)
     return TestFailure(
-        name=name or "(unnamed test)",
+        name=name.strip() or UNNAMED,
         file=file or None,
         line=line if isinstance(line, int) and line > 0 else None,
         message=clip(message or detail or "failed (no message)", MESSAGE_CHARS),

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..models import ParsedRun, TestCase
 from ..text import to_int, to_str
-from .common import first_paragraph, load_json, make_failure
+from .common import UNNAMED, first_paragraph, load_json, make_failure
 from .js_common import line_in_file, message_of, value_text
 
 _STATUS = {"passed": "passed", "failed": "failed"}  # pending, skipped, todo, disabled, focused → skipped
@@ -58,7 +58,7 @@ def _parse_file(run: ParsedRun, file_result: dict[str, Any]) -> None:
 def _parse_assertion(run: ParsedRun, assertion: dict[str, Any], file: str | None) -> None:
     titles = assertion.get("ancestorTitles")
     titles = [to_str(t) for t in titles] if isinstance(titles, list) else []
-    title = to_str(assertion.get("title")) or to_str(assertion.get("fullName")) or "(unnamed test)"
+    title = (to_str(assertion.get("title")) or to_str(assertion.get("fullName"))).strip() or UNNAMED
     name = " > ".join([*titles, title])
     full_name = to_str(assertion.get("fullName")) or " ".join([*titles, title])
     location = assertion.get("location") if isinstance(assertion.get("location"), dict) else {}

@@ -6,7 +6,7 @@ import re
 
 from ...models import TestSummary
 from ..models import ParsedRun, TestCase
-from .common import error_summary, first_paragraph, make_failure, summary_from_words
+from .common import UNNAMED, error_summary, first_paragraph, make_failure, summary_from_words
 
 _FILE = re.compile(r"^(?P<status>PASS|FAIL) (?P<file>\S+)", re.M)
 _BULLET = re.compile(r"^  ● (?P<name>.+)$", re.M)
@@ -27,7 +27,7 @@ def parse_jest_text(output: str) -> ParsedRun:
             + [len(output)]
         )
         body = output[bullet.end() : end]
-        name = bullet["name"].strip().replace(" › ", " > ")
+        name = bullet["name"].strip().replace(" › ", " > ") or UNNAMED
         line = re.search(rf"{re.escape(file)}:(\d+)", body) if file else None
         if name == "Test suite failed to run":
             name, message = file or "(test file)", "suite failed to run: " + first_paragraph(body)
@@ -43,7 +43,7 @@ def parse_jest_text(output: str) -> ParsedRun:
     for match in _VERBOSE.finditer(output):
         status = _MARKS[match["mark"]]
         if status != "failed" and match["name"] not in named:
-            run.cases.append(TestCase(name=match["name"], status=status))  # type: ignore[arg-type]
+            run.cases.append(TestCase(name=match["name"].strip() or UNNAMED, status=status))  # type: ignore[arg-type]
     run.counts = _totals(output)
     return run
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..models import ParsedRun, TestCase
 from ..text import clip, to_str
-from .common import load_json, make_failure
+from .common import UNNAMED, load_json, make_failure
 from .js_common import VALUE_CHARS, line_in_file, message_of, value_text
 
 _HOOK = re.compile(r'"(before|after) (?:each|all)" hook')
@@ -38,7 +38,7 @@ def parse_mocha_json(text: str) -> ParsedRun:
 
 
 def _add(run: ParsedRun, entry: dict[str, Any], status: str) -> None:
-    name = to_str(entry.get("fullTitle")) or to_str(entry.get("title")) or "(unnamed test)"
+    name = (to_str(entry.get("fullTitle")) or to_str(entry.get("title"))).strip() or UNNAMED
     file = to_str(entry.get("file")) or None
     err = entry.get("err") if isinstance(entry.get("err"), dict) else {}
     stack = to_str(err.get("stack"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ..models import ParsedRun, TestCase
-from .common import error_summary, make_failure, summary_from_words
+from .common import UNNAMED, error_summary, make_failure, summary_from_words
 
 _COUNTS = re.compile(r"^\s+(\d+) (passing|failing|pending)\b", re.M)
 _NUMBERED = re.compile(r"^  \d+\) (.*)$")
@@ -22,7 +22,7 @@ def parse_mocha_text(output: str) -> ParsedRun:
     if failing_at < 0:
         return run
     for title_lines, body in _blocks(output[failing_at:].splitlines()[1:]):
-        name = " ".join(part.strip() for part in title_lines).rstrip(":")
+        name = " ".join(part.strip() for part in title_lines).rstrip(":").strip() or UNNAMED
         location = _FILE_LINE.search(body)
         file = location.group(1) if location else None
         line = int(location.group(2)) if location else None

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..models import ParsedRun, TestCase
 from ..text import to_int, to_str
-from .common import error_summary, json_lines, make_failure
+from .common import UNNAMED, error_summary, json_lines, make_failure
 from .js_common import line_in_file, message_of
 
 FILTERED_OUT = "test name does not match pattern"  # node's skip reason under --test-name-pattern
@@ -78,7 +78,7 @@ def _tree(events: list[dict[str, Any]]) -> list[_Node]:
 
 def _walk(run: ParsedRun, node: _Node, ancestors: list[str], stderr: str) -> None:
     event = node.event
-    name = to_str(event.get("name")) or "(unnamed test)"
+    name = to_str(event.get("name")).strip() or UNNAMED
     for child in node.children:
         _walk(run, child, [*ancestors, name], stderr)
     error = event.get("error") if isinstance(event.get("error"), dict) else None

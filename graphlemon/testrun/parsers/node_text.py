@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ...models import TestSummary
 from ..models import ParsedRun, TestCase
-from .common import make_failure
+from .common import UNNAMED, make_failure
 
 _TAP_TEST = re.compile(r"^(?P<indent> *)(?P<mark>not ok|ok) \d+ - (?P<name>.*?)(?: # (?P<directive>SKIP|TODO)\b.*)?$")
 _SPEC_TEST = re.compile(
@@ -61,9 +61,9 @@ def _tap_lines(output: str) -> list[_Line]:
     for text in output.splitlines():
         match = _TAP_TEST.match(text)
         if match and not text.endswith("# SKIP test name does not match pattern"):
-            lines.append(
-                _Line(len(match["indent"]) // 4, match["mark"] == "ok", match["name"], bool(match["directive"]))
-            )
+            name = match["name"].strip() or UNNAMED
+            lines.append(_Line(len(match["indent"]) // 4, match["mark"] == "ok", name, bool(match["directive"])))
+            collecting = None
         elif lines:
             current = lines[-1]
             key = _YAML_KEY.match(text)
@@ -72,7 +72,7 @@ def _tap_lines(output: str) -> list[_Line]:
                 current.info[key["key"]] = "" if block else key["value"].strip().strip("'")
                 collecting = key["key"] if block else None
             elif collecting and text.strip() not in ("...", "---") and not re.match(r"^\s+\w+: ", text):
-                current.info[collecting] = (current.info[collecting] + "\n" + text.strip()).strip()
+                current.info[collecting] = (current.info.get(collecting, "") + "\n" + text.strip()).strip()
             else:
                 collecting = None
             current.body.append(text)
@@ -86,7 +86,9 @@ def _spec_lines(output: str) -> list[_Line]:
         match = _SPEC_TEST.match(text)
         if match:
             skipped = match["mark"] == "﹣" or bool(match["directive"])
-            lines.append(_Line(len(match["indent"]) // 2, match["mark"] != "✖", match["name"], skipped))
+            lines.append(
+                _Line(len(match["indent"]) // 2, match["mark"] != "✖", match["name"].strip() or UNNAMED, skipped)
+            )
         elif lines and not lines[-1].ok:
             lines[-1].body.append(text)
     return lines

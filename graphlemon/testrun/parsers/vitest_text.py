@@ -10,7 +10,7 @@ import re
 
 from ...models import TestSummary
 from ..models import ParsedRun, TestCase, TestFailure
-from .common import error_summary, make_failure, summary_from_words
+from .common import UNNAMED, error_summary, make_failure, summary_from_words
 
 _FILE = re.compile(r"^ (?P<mark>[✓❯×↓]) (?P<file>\S+) \((?P<body>\d+ tests?[^)]*)\)", re.M)
 _TEST = re.compile(r"^   (?P<mark>[✓×↓]) (?P<name>.+?)(?: \d+ms)?$", re.M)
@@ -30,7 +30,7 @@ def parse_vitest_text(output: str) -> ParsedRun:
     details = _failure_details(output)
     for match in _TEST.finditer(output):
         current_file = next((f for start, f in reversed(files) if start < match.start()), None)
-        name = match["name"].strip()
+        name = match["name"].strip() or UNNAMED
         status = _MARKS[match["mark"]]
         run.cases.append(
             TestCase(
