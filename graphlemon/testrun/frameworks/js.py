@@ -25,7 +25,7 @@ def node_bin(run_dir: Path, name: str) -> list[str]:
     return ["npx", "--no", name]
 
 
-def selection(request: RunRequest, anchored_names: bool = True) -> tuple[list[str], str | None]:
+def selection(request: RunRequest) -> tuple[list[str], str | None]:
     """(paths, name regex) for targets, or for the last failures (files + their exact names)."""
     if request.rerun:
         files, names = [], []
@@ -36,7 +36,7 @@ def selection(request: RunRequest, anchored_names: bool = True) -> tuple[list[st
         unique_files = list(dict.fromkeys(f for f in files if f))
         if not all(names):  # a whole file failed (it did not load): rerun those files whole
             return unique_files, None
-        return unique_files, name_regex(list(dict.fromkeys(names)), anchored=anchored_names)
+        return unique_files, name_regex(list(dict.fromkeys(names)), anchored=True)
     patterns = request.targets.patterns
     return list(request.targets.paths), name_regex(patterns, anchored=False) if patterns else None
 
