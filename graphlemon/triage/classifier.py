@@ -10,6 +10,9 @@
                          the SDD specifies it in two contradicting places            → spec_ambiguous
                          the provider's contract disagrees with the SDD              → contract_mismatch
                          the contract agrees, the code does not                      → impl_bug
+       a function-level step (a library's pytest case, no HTTP) is read call by call first:
+       a call that does not fit its function (signature / type)  → fitfindings.py
+       an observed call value that contradicts the SDD           → callfindings.py
     5. anything else                                                                 → spec_ambiguous (≤ 0.4)
 
 Every branch writes a root cause naming the unit, the behaviour and the expected
@@ -22,8 +25,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..models import SddPatch
+from .callfindings import CallFindings
 from .context import RunContext
-from .findings import CONFIDENCE, Finding, FindingBuilder
+from .findings import CONFIDENCE, Finding
 from .matching import Call, consumed, contrary, explicit_success, exported, step_calls, supporting
 from .signals import infra_signals, local_module_names, startup_crash
 from .values import describe, mismatches, missing_fields, pick_status, rounding_like, values_text
@@ -44,8 +48,8 @@ def classify(ctx: RunContext) -> Finding:
     return finding
 
 
-class _Triage(FindingBuilder):
-    """The decision flow; the verdicts themselves are built by `FindingBuilder`."""
+class _Triage(CallFindings):
+    """The decision flow; the verdicts themselves are built by `FindingBuilder` and `CallFindings`."""
 
     def run(self) -> Finding:
         local = local_module_names(self.ctx)
@@ -189,13 +193,14 @@ class _Triage(FindingBuilder):
         )
 
     def value_level(self, call: Call) -> Finding:
-        """A non-HTTP step (a function-level integration case, e.g. the snake game)."""
+        """A non-HTTP step (a function-level integration case: a library's pytest test, the snake game)."""
+        found = self.call_level()
+        if found is not None:
+            return found
         expected, got = self.failure.expected, self.failure.got
-        mismatched = mismatches(
-            expected.value if expected.value is not None else expected.body,
-            got.value if got.value is not None else got.body,
-        )
-        names = frozenset(mismatched)
+        want = expected.value if expected.value is not None else expected.body
+        mismatched = mismatches(want, got.value if got.value is not None else got.body)
+        names = frozenset(mismatched) if isinstance(want, dict) else frozenset()  # a scalar's "value" is no field
         case_terms = self.matcher.case_terms(call)
         unmatched = self.matcher.unmatched_terms(call)
         coverage = 1 - len(unmatched) / max(len(case_terms), 1)
@@ -206,6 +211,9 @@ class _Triage(FindingBuilder):
                 "How should the value be rounded?",
                 call,
             )
+        found = self.call_unspecified()
+        if found is not None:
+            return found
         if len(unmatched) >= 2 and coverage < 0.75:
             near = max(
                 (

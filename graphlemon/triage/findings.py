@@ -24,6 +24,9 @@ CONFIDENCE = {
     "crash": 0.85, "contract_upstream": 0.85, "contract_consumer": 0.82, "contract_failing": 0.82,
     "impl_upstream": 0.8, "impl_failing": 0.76, "impl_value": 0.72,
     "spec_unspecified": 0.55, "spec_contradiction": 0.55, "spec_rounding": 0.5, "spec_value": 0.45, "spec_unknown": 0.35,
+    # function-level (library) failures read call by call (callfindings.py, fitfindings.py)
+    "contract_call": 0.8, "contract_signature": 0.8, "contract_types": 0.8, "contract_types_consumer": 0.6,
+    "impl_call": 0.8, "impl_call_formula": 0.76, "impl_signature": 0.78, "spec_call": 0.55, "spec_case_vs_sdd": 0.5,
 }  # fmt: skip
 _INFRA_WORDS = {
     "port_in_use": "could not bind its port (EADDRINUSE: another process held it)",
@@ -80,7 +83,16 @@ class FindingBuilder:
         key = "infra_step" if top.on_failing_step and top.strong else "infra_log" if top.strong else "infra_weak"
         evidence = [self._cite_signal(s) for s in signals[:3]]
         kinds = sorted({s.kind for s in signals})
-        root = f"{who} {_INFRA_WORDS[top.kind]}, so {self._what()} received {describe(f.got)} instead of {describe(f.expected)}; the environment failed, not the code — rerun"
+        words = _INFRA_WORDS[top.kind]
+        package = re.search(r"(?:No module named|Cannot find module) '([^']+)'", top.text)
+        if top.kind == "missing_dependency" and package:
+            words = f"needs the package {package.group(1)!r}, which is not installed in the integration environment"
+        outcome = (
+            f"received {describe(f.got)} instead of {describe(f.expected)}"
+            if describe(f.got) != describe(f.expected)
+            else "could not run"
+        )
+        root = f"{who} {words}, so {self._what()} {outcome}; the environment failed, not the code — rerun"
         confidence = CONFIDENCE[key] + (0.03 if len(kinds) > 1 and top.strong else 0.0)
         return Finding(
             "infra_flake",

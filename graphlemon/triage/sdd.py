@@ -82,6 +82,7 @@ class Clause:
     statuses: tuple[StatusMention, ...]
     fields: tuple[str, ...]
     terms: frozenset[str]
+    section: str = ""  # the innermost heading above the clause, as written ("3 Integration")
 
     @property
     def status_codes(self) -> frozenset[int]:
@@ -139,6 +140,7 @@ class _Section:
     level: int
     units: frozenset[str]
     endpoints: tuple[Endpoint, ...]
+    title: str = ""
     last_endpoints: tuple[Endpoint, ...] = ()
 
 
@@ -183,7 +185,7 @@ def _parse_doc(rel: str, text: str, unit_ids: list[str]) -> list[Clause]:
                 while stack and stack[-1].level >= level:
                     stack.pop()
                 eps, _ = endpoints_in(heading.group(2))
-                stack.append(_Section(level, _heading_units(heading.group(2), unit_ids), eps))
+                stack.append(_Section(level, _heading_units(heading.group(2), unit_ids), eps, _title(heading.group(2))))
             if opened:
                 html_units.append(frozenset({opened.group(1)}))
             if closed and html_units:
@@ -206,6 +208,11 @@ def _parse_doc(rel: str, text: str, unit_ids: list[str]) -> list[Clause]:
         statements.append((start, "\n".join(current), False))
     flush()
     return out
+
+
+def _title(heading: str) -> str:
+    """A heading without its anchor (`{#unit-x}`) and markup."""
+    return " ".join(re.sub(r"\{#[^}]*\}|[`*]", "", heading).split())
 
 
 def _is_paragraph_break(current: list[str], line: str) -> bool:
@@ -240,6 +247,7 @@ def _clauses(rel: str, line: int, raw: str, is_row: bool, stack: list[_Section],
                     statuses=statuses,
                     fields=tuple(identifiers(piece[statuses[0].start :] if statuses else piece)),
                     terms=terms(piece),
+                    section=section.title if section else "",
                 )
             )
         if statement_eps and section is not None:

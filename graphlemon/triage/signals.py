@@ -27,15 +27,15 @@ InfraKind = Literal[
 _INFRA: tuple[tuple[InfraKind, re.Pattern[str], bool, bool], ...] = tuple(
     (kind, re.compile(p, re.IGNORECASE), strong, startup)
     for kind, p, strong, startup in (
-        ("port_in_use", r"EADDRINUSE|address already in use|port is already allocated|port \d+ (?:is )?already in use", True, True),
-        ("disk_full", r"ENOSPC|No space left on device|disk (?:is )?full", True, False),
-        ("dns", r"EAI_AGAIN|ENOTFOUND|Temporary failure in name resolution|Name or service not known", True, False),
+        ("port_in_use", r"\bEADDRINUSE\b|address already in use|port is already allocated|port \d+ (?:is )?already in use", True, True),
+        ("disk_full", r"\bENOSPC\b|No space left on device|disk (?:is )?full", True, False),
+        ("dns", r"\bEAI_AGAIN\b|\bENOTFOUND\b|Temporary failure in name resolution|Name or service not known", True, False),
         ("health_check", r"health[- ]?check (?:timeout|timed out|failed)|did not become healthy|did not answer GET \S+ within", True, True),
         ("killed", r"SIGKILL|oom[- ]?kill\w*|OOMKilled|Out of memory: Kill|Killed process \d+", True, True),
-        ("timeout", r"ETIMEDOUT|ESOCKETTIMEDOUT|Connection timed out|connect timeout|ConnectTimeout|upstream timed out", True, False),
+        ("timeout", r"\bE(?:SOCKET)?TIMEDOUT\b|Connection timed out|connect timeout|ConnectTimeout|upstream timed out", True, False),
         ("missing_dependency", r"Cannot find module '(?![./])[^']+'|No module named '[^']+'", True, True),
-        ("connection_refused", r"ECONNREFUSED|Connection refused", False, False),
-        ("connection_reset", r"ECONNRESET|socket hang up|Connection reset by peer|EPIPE", False, False),
+        ("connection_refused", r"\bECONNREFUSED\b|Connection refused", False, False),
+        ("connection_reset", r"\bECONNRESET\b|socket hang up|Connection reset by peer|\bEPIPE\b", False, False),
     )
 )  # fmt: skip
 _RETRY_NOISE = re.compile(r"waiting for|attempt \d+\s*/\s*\d+|retrying|retry \d+", re.IGNORECASE)

@@ -1,0 +1,236 @@
+"""Verdicts for function-level (library) failures read call by call: observed values against the SDD.
+
+    an observed call (`where 6 = mul(-2, 3)`) contradicts an SDD statement (`mul(-2, 3) returns -6`, or
+    `mul(a, b)` returns `a * b` evaluated on the observed arguments):
+        the unit's contract.json states the observed value             → contract_mismatch (that unit)
+        otherwise                                                      → impl_bug (the unit whose code
+                                                                         defines the function; every such unit)
+    two SDD statements give the same call different values           → spec_ambiguous (contradiction)
+    the SDD states nothing checkable about the asserted call         → spec_ambiguous (`call_unspecified`)
+    the code returns what the SDD states, the case expects otherwise → spec_ambiguous (`case_vs_sdd`)
+
+Formulas are evaluated on the *observed* arguments, so each unit is judged on its own inputs: a
+wrong inner value does not make the outer call look wrong. Signature and type disagreements
+(a call that does not fit the function) are `FitFindings`, checked first.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from ..models import SddPatch
+from .calls import ObservedCall, Statement, observed_calls, statements, statements_in
+from .evidence import cite
+from .findings import CONFIDENCE, Finding
+from .fitfindings import FitFindings
+from .functions import Definition, owner
+from .matching import Call, step_calls
+from .pyexpr import MISSING, Undefined, same_value, show
+from .values import describe, squash
+
+
+@dataclass(frozen=True)
+class Check:
+    """What one statement says about one observed call."""
+
+    observed: ObservedCall
+    statement: Statement
+    definition: Definition
+    want: Any
+
+    @property
+    def agrees(self) -> bool:
+        return same_value(self.want, self.observed.value)
+
+
+class CallFindings(FitFindings):
+    """The call-level branches of the decision flow (see the module docstring)."""
+
+    def call_level(self) -> Finding | None:
+        return self.signature_mismatch() or self.type_mismatch() or self.contradicted_calls()
+
+    # -- facts ------------------------------------------------------------------------------
+
+    @cached_property
+    def observed(self) -> list[ObservedCall]:
+        return observed_calls(self.failure)
+
+    @cached_property
+    def sdd_statements(self) -> list[Statement]:
+        return statements(self.ctx.sdd.clauses, [(d.rel, d.text) for d in self.ctx.sdd_docs])
+
+    @cached_property
+    def contract_statements(self) -> list[Statement]:
+        out = []
+        for unit, contract in self.ctx.contracts.items():
+            rel = self.ctx.contract_rel(unit)
+            for fn in contract.exports.functions:
+                line = self.cite.find(rel, json.dumps(fn.description)[1:-1]) if fn.description else None
+                if line:
+                    out += statements_in(fn.description, rel, line, units=frozenset({unit}), source="contract")
+        return out
+
+    @cached_property
+    def checks(self) -> list[Check]:
+        out = []
+        for o in self.observed:
+            definition = self._owner(o) if o.value is not MISSING else None
+            for s in self.sdd_statements if definition else []:
+                try:
+                    want = s.expected(o.call)
+                except Undefined:
+                    continue
+                if want is not MISSING:
+                    out.append(Check(o, s, definition, want))
+        return out
+
+    # -- branches ---------------------------------------------------------------------------
+
+    def contradicted_calls(self) -> Finding | None:
+        by_call: dict[str, list[Check]] = {}
+        for c in self.checks:
+            by_call.setdefault(c.observed.call.text, []).append(c)
+        for checks in by_call.values():
+            values = {show(c.want) for c in checks}
+            if len(values) > 1:
+                return self._sdd_contradiction(checks)
+        wrong: dict[str, Check] = {}
+        for c in sorted(self.checks, key=lambda c: (-c.observed.depth, c.statement.formula)):
+            if not c.agrees:
+                wrong.setdefault(c.definition.unit_id, c)
+        if not wrong:
+            return None
+        first = next(iter(wrong.values()))
+        contract = self._contract_agrees_with_code(first)
+        if contract is not None:
+            return self._contract_call(first, contract)
+        units = list(wrong)
+        causes = [self._wrong_value(c) for c in wrong.values()]
+        root = (
+            "; ".join(causes)
+            + f", so {self._what()} received {describe(self.failure.got)} instead of {describe(self.failure.expected)}"
+        )
+        evidence = [e for c in wrong.values() for e in self._check_evidence(c)]
+        key = "impl_call_formula" if first.statement.formula else "impl_call"
+        confidence = CONFIDENCE[key] - (0.1 if first.definition.unit_id not in self.failure.involves else 0.0)
+        return Finding("impl_bug", units, confidence, root, evidence, key.replace("_", ":", 1))
+
+    def call_unspecified(self) -> Finding | None:
+        """The asserted call is one of the units' functions and the SDD says nothing checkable about it."""
+        top = next((o for o in self.observed if o.value is not MISSING and self._owner(o)), None)
+        if top is None:
+            return None
+        unit = self._owner(top).unit_id  # type: ignore[union-attr]
+        f = self.failure
+        stated = [c for c in self.checks if c.observed is top]
+        if stated and all(c.agrees for c in stated) and top.depth == 0:
+            s = stated[0].statement
+            root = f"{unit} returns {top.value_text} for {top.call.text} as the SDD ({s.where()}) states, but {self._what()} expects {describe(f.expected)}: the case and the SDD disagree"
+            finding = self.spec(
+                "spec_case_vs_sdd",
+                root,
+                f"Is {top.call.text} {top.value_text} (as the SDD says) or does the case's {describe(f.expected)} reflect a new rule?",
+                self._step_call(),
+            )
+            finding.evidence += [self._cite_statement(s), self._cite_failure_text(top.quote)]
+            return finding
+        if stated:
+            return None
+        near = self._clauses_naming(top.call.name)[:1]
+        said = (
+            f'; the SDD only says "{squash(near[0].raw)[:120]}"'
+            if near
+            else f"; the SDD never mentions {top.call.name}"
+        )
+        root = f"The SDD does not state what {top.call.text} returns: {self._what()} expects {describe(f.expected)}, {unit} returns {top.value_text}{said}"
+        finding = self.spec(
+            "spec_call",
+            root,
+            f"What should {top.call.text} return: {describe(f.expected)} (as the case expects) or {top.value_text} (what {unit} returns)?",
+            self._step_call(),
+        )
+        finding.evidence += [self.cite.clause(c) for c in near] + [self._cite_failure_text(top.quote)]
+        return finding
+
+    # -- builders ---------------------------------------------------------------------------
+
+    def _wrong_value(self, c: Check) -> str:
+        s, o = c.statement, c.observed
+        said = f"{s.call.text} returns {s.text}, i.e. {show(c.want)}" if s.formula else show(c.want)
+        text = (
+            f"{c.definition.unit_id} returns {o.value_text} for {o.call.text} where the SDD ({s.where()}) says {said}"
+        )
+        returns = c.definition.returns
+        if len(returns) == 1:
+            line = self.cite.lines(c.definition.rel)[returns[0] - 1].strip()
+            text += f" ({c.definition.rel}:{returns[0]}: `{line[:80]}`)"
+        return text
+
+    def _check_evidence(self, c: Check) -> list[str | None]:
+        d = c.definition
+        code = [self.cite.code(d.rel, d.line)] + ([self.cite.code(d.rel, d.returns[0])] if len(d.returns) == 1 else [])
+        return [self._cite_statement(c.statement), *code, self._cite_failure_text(c.observed.quote)]
+
+    def _contract_agrees_with_code(self, c: Check) -> Statement | None:
+        for s in self.contract_statements:
+            if c.definition.unit_id not in s.units:
+                continue
+            try:
+                want = s.expected(c.observed.call)
+            except Undefined:
+                continue
+            if want is not MISSING and same_value(want, c.observed.value):
+                return s
+        return None
+
+    def _contract_call(self, c: Check, contract: Statement) -> Finding:
+        unit, o, s = c.definition.unit_id, c.observed, c.statement
+        root = f"{unit} returns {o.value_text} for {o.call.text} as its contract.json states ({contract.quote}), but the SDD ({s.where()}) says {show(c.want)}: the contract and the SDD disagree"
+        patch = SddPatch(
+            target_section=f"#unit-{unit}",
+            op="update_contract",
+            text=f'{o.call.text} returns {show(c.want)} as the SDD says ("{squash(s.quote)[:140]}"); the contract.json of {unit} must say the same.',
+        )
+        evidence = [self._cite_statement(s), self._cite_statement(contract), self._cite_failure_text(o.quote)]
+        return Finding(
+            "contract_mismatch", [unit], CONFIDENCE["contract_call"], root, evidence, "contract:call", patch=patch
+        )
+
+    def _sdd_contradiction(self, checks: list[Check]) -> Finding:
+        a, b = checks[0], next(c for c in checks if show(c.want) != show(checks[0].want))
+        call = a.observed.call.text
+        root = f"The SDD contradicts itself about {call}: {a.statement.where()} gives {show(a.want)}, {b.statement.where()} gives {show(b.want)}; {a.definition.unit_id} returns {a.observed.value_text}"
+        finding = self.spec(
+            "spec_contradiction",
+            root,
+            f"Which is right for {call}: {show(a.want)} or {show(b.want)}?",
+            self._step_call(),
+        )
+        finding.evidence += [
+            self._cite_statement(a.statement),
+            self._cite_statement(b.statement),
+            self._cite_failure_text(a.observed.quote),
+        ]
+        return finding
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _owner(self, o: ObservedCall) -> Definition | None:
+        if o.call.name not in self._owners:
+            self._owners[o.call.name] = owner(self.ctx, o.call.name, self.failure.involves)
+        return self._owners[o.call.name]
+
+    @cached_property
+    def _owners(self) -> dict[str, Definition | None]:
+        return {}
+
+    def _step_call(self) -> Call:
+        return step_calls(self.ctx, self.failure)[-1]
+
+    def _cite_statement(self, s: Statement) -> str | None:
+        if s.source == "contract" or not s.quote:
+            return self.cite.line(s.doc, s.line, s.quote[:30] or None)
+        return cite(s.doc, s.line, s.quote)

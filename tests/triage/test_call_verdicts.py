@@ -1,0 +1,172 @@
+"""Verdicts on a Python library's integration failure (pytest, no HTTP), code in the integration worktree.
+
+The failure is the one the L2 acceptance test produces (calc: add(mul(-2, 3), mul(3, 4)) == 6 with a
+sign bug in mul), in pytest's own words; the SDD, the contracts and the code vary per test.
+"""
+
+from __future__ import annotations
+
+import json
+
+from graphlemon.triage import triage_run
+from graphlemon.triage.evidence import verify_all
+from graphlemon.triage.rundir import IntegrationFailure, IntegrationResult, Observation
+
+RUN = "int-t1-r0-a1"
+WORKTREE = ".graphlemon/worktrees/t1/_integration"
+MESSAGE = "assert 18 == 6\n +  where 18 = add(6, 12)\n +    where 6 = mul(-2, 3)\n +    and   12 = mul(3, 4)"
+STACK = (
+    "[call]\ndef test_dot_product_of_two_vectors():\n>       assert add(mul(-2, 3), mul(3, 4)) == 6\n"
+    + "\n".join(f"E       {line}" for line in MESSAGE.splitlines())
+    + "\n\ntests/integration/test_integration.py:6: AssertionError"
+)
+SIGN_RULE = "\n## 3 Integration\nThe dot product is add(mul(x1, y1), mul(x2, y2)); mul follows the usual sign\nrules, so mul(-2, 3) returns -6.\n"
+FORMULAS = "## 2.1 Addition (unit add)\n`add(a, b)` returns a + b.\n\n## 2.2 Multiplication (unit mul)\n`mul(a, b)` returns a * b.\n"
+PROSE = "## 2.1 Addition (unit add)\n`add(a, b)` adds two integers.\n\n## 2.2 Multiplication (unit mul)\n`mul(a, b)` multiplies two integers.\n"
+MUL = "def mul(a: int, b: int) -> int:\n    if not isinstance(a, int):\n        raise TypeError('mul takes integers')\n    return abs(a) * b\n"
+ADD = "def add(a: int, b: int) -> int:\n    return a + b\n"
+
+
+def calc(
+    project,
+    sdd: str,
+    *,
+    mul: str = MUL,
+    add: str = ADD,
+    message: str = MESSAGE,
+    stack: str | None = None,
+    contracts: dict | None = None,
+):
+    state = project.root / ".graphlemon"
+    units = [{"unit_id": u, "code": [f"calc/{u}.py"], "tests": [f"tests/{u}"]} for u in ("add", "mul")]
+    (state / "units.json").write_text(json.dumps({"units": units}))
+    (state / "artifacts" / "sdd").mkdir(parents=True, exist_ok=True)
+    (state / "artifacts" / "sdd" / "sdd-v1.md").write_text("# SDD: calc\n\n" + sdd)
+    for unit, functions in (contracts or {}).items():
+        (state / "units" / unit).mkdir(parents=True, exist_ok=True)
+        contract = {"unit_id": unit, "exports": {"functions": functions}}
+        (state / "units" / unit / "contract.json").write_text(json.dumps(contract, indent=1))
+    code = project.root / WORKTREE / "calc"
+    code.mkdir(parents=True, exist_ok=True)
+    (code / "mul.py").write_text(mul)
+    (code / "add.py").write_text(add)
+    failure = IntegrationFailure(
+        case="dot-product",
+        description="the dot product of (-2, 3) and (3, 4) is 6",
+        involves=["add", "mul"],
+        expected=Observation(value="6"),
+        got=Observation(value="18"),
+        message=message,
+        stack=stack if stack is not None else STACK.replace(MESSAGE.splitlines()[1], message.splitlines()[1]),
+    )
+    result = IntegrationResult(run_id=RUN, ok=False, failures=[failure])
+    run_dir = state / "integration" / "runs" / RUN
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "result.json").write_text(result.model_dump_json(indent=2))
+    return triage_run(project, RUN, code_root=project.root / WORKTREE)
+
+
+def test_a_call_that_contradicts_an_sdd_example_is_the_defining_units_bug(project):
+    outcome = calc(project, FORMULAS + SIGN_RULE)
+    assert (outcome.category, outcome.affected_units, outcome.will_auto_apply) == ("impl_bug", ["mul"], True)
+    assert outcome.confidence >= 0.5 and outcome.rule == "impl:call"
+    assert outcome.root_cause.startswith('mul returns 6 for mul(-2, 3) where the SDD ("3 Integration", sdd-v1.md:')
+    assert "says -6" in outcome.root_cause and "`return abs(a) * b`" in outcome.root_cause
+    evidence = outcome.record.evidence
+    assert verify_all(project.root, evidence).ok and outcome.record.evidence_verified
+    assert ".graphlemon/artifacts/sdd/sdd-v1.md:11: mul(-2, 3) returns -6" in evidence
+    assert f"{WORKTREE}/calc/mul.py:4: return abs(a) * b" in evidence
+    assert any(
+        e.startswith(f".graphlemon/integration/runs/{RUN}/result.json:") and e.endswith("where 6 = mul(-2, 3)")
+        for e in evidence
+    )
+
+
+def test_a_formula_is_evaluated_on_the_observed_arguments(project):
+    outcome = calc(project, FORMULAS)  # no example: `mul(a, b)` returns a * b → mul(-2, 3) should be -6
+    assert (outcome.category, outcome.affected_units, outcome.rule) == ("impl_bug", ["mul"], "impl:call_formula")
+    assert "mul(a, b) returns a * b, i.e. -6" in outcome.root_cause and outcome.will_auto_apply
+    # add(6, 12) = 18 is what `a + b` gives for its own inputs: add is not blamed for mul's wrong value
+
+
+def test_every_unit_whose_call_contradicts_the_sdd_is_affected(project):
+    message = MESSAGE.replace("18 == 6", "19 == 6").replace("where 18 = add", "where 19 = add")
+    outcome = calc(project, FORMULAS, add="def add(a, b):\n    return a + b + 1\n", message=message)
+    assert (outcome.category, outcome.affected_units) == ("impl_bug", ["mul", "add"])
+    assert "add returns 19 for add(6, 12)" in outcome.root_cause
+
+
+def test_an_sdd_silent_about_the_calls_is_spec_ambiguous(project):
+    outcome = calc(project, PROSE)
+    assert (outcome.category, outcome.affected_units, outcome.rule) == ("spec_ambiguous", [], "spec:call")
+    assert outcome.root_cause.startswith("The SDD does not state what add(6, 12) returns")
+    assert "What should add(6, 12) return" in outcome.l3_question and not outcome.will_auto_apply
+
+
+def test_an_sdd_that_contradicts_itself_is_spec_ambiguous(project):
+    outcome = calc(project, FORMULAS + "\n## 4 Notes\nFor speed, mul(-2, 3) returns 6.\n")
+    assert (outcome.category, outcome.rule) == ("spec_ambiguous", "spec:contradiction")
+    assert "The SDD contradicts itself about mul(-2, 3)" in outcome.root_cause
+
+
+def test_code_that_follows_the_sdd_against_the_case_is_spec_ambiguous(project):
+    outcome = calc(project, "## 2.1 Addition (unit add)\n`add(a, b)` returns a + b.\n", mul=MUL)
+    assert (outcome.category, outcome.rule) == ("spec_ambiguous", "spec:case_vs_sdd")
+    assert "add returns 18 for add(6, 12) as the SDD" in outcome.root_cause
+
+
+def test_a_contract_that_states_what_the_code_does_is_a_contract_mismatch(project):
+    contracts = {
+        "mul": [
+            {"name": "mul", "signature": "mul(a: int, b: int) -> int", "description": "mul(a, b) returns abs(a) * b"}
+        ]
+    }
+    outcome = calc(project, FORMULAS + SIGN_RULE, contracts=contracts)
+    assert (outcome.category, outcome.affected_units, outcome.rule) == ("contract_mismatch", ["mul"], "contract:call")
+    assert outcome.proposed_sdd_patch.target_section == "#unit-mul" and "returns -6" in outcome.proposed_sdd_patch.text
+    assert outcome.record.evidence_verified
+
+
+def test_a_function_two_units_define_is_not_attributed(project):
+    outcome = calc(project, FORMULAS + SIGN_RULE, add=ADD + "\n\ndef mul(a, b):\n    return a * b\n")
+    assert outcome.category == "spec_ambiguous" and outcome.affected_units == []
+
+
+ARITY = "TypeError: mul() takes 1 positional argument but 2 were given"
+MUL_CONTRACT = {"mul": [{"name": "mul", "signature": "mul(a: int, b: int) -> int", "description": "the product"}]}
+
+
+def arity_failure(
+    project, sdd: str, *, mul: str, contracts: dict, frame: str = "tests/integration/test_integration.py:6"
+):
+    stack = f"[call]\n>       assert add(mul(-2, 3), mul(3, 4)) == 6\nE       {ARITY}\n\n{frame}: TypeError"
+    return calc(project, sdd, mul=mul, message=ARITY, stack=stack, contracts=contracts)
+
+
+def test_code_that_does_not_take_the_declared_parameters_is_its_units_bug(project):
+    outcome = arity_failure(project, FORMULAS + SIGN_RULE, mul="def mul(a):\n    return a\n", contracts=MUL_CONTRACT)
+    assert (outcome.category, outcome.affected_units, outcome.rule) == ("impl_bug", ["mul"], "impl:signature")
+    assert "mul defines mul(a)" in outcome.root_cause and "declare mul(a: int, b: int) -> int" in outcome.root_cause
+    assert outcome.record.evidence_verified
+
+
+def test_a_contract_signature_that_differs_from_the_sdd_is_a_contract_mismatch(project):
+    contracts = {"mul": [{"name": "mul", "signature": "mul(a: int) -> int"}]}
+    outcome = arity_failure(project, FORMULAS, mul="def mul(a):\n    return a\n", contracts=contracts)
+    assert (outcome.category, outcome.affected_units, outcome.rule) == (
+        "contract_mismatch",
+        ["mul"],
+        "contract:signature",
+    )
+    assert "mul takes (a, b) as the SDD says" in outcome.proposed_sdd_patch.text
+
+
+def test_a_call_the_definition_cannot_take_is_the_callers_bug(project):
+    outcome = arity_failure(project, FORMULAS, mul=MUL, contracts=MUL_CONTRACT, frame="calc/add.py:2")
+    assert (outcome.category, outcome.affected_units, outcome.rule) == ("impl_bug", ["add"], "impl:caller_signature")
+
+
+def test_a_mention_outside_the_units_section_is_not_its_signature(project):
+    # section 3 writes mul(x1, y1): the caller's variables, not a second signature that disagrees with (a, b)
+    outcome = arity_failure(project, SIGN_RULE, mul="def mul(a):\n    return a\n", contracts=MUL_CONTRACT)
+    assert (outcome.category, outcome.rule) == ("impl_bug", "impl:signature")
