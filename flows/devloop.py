@@ -20,6 +20,7 @@ from prefect.context import get_run_context
 from prefect.flow_runs import suspend_flow_run
 from prefect.input import RunInput
 
+from graphlemon.agents.classifier import reset_classifier_counts
 from graphlemon.devloop import runmarker
 from graphlemon.devloop.loop import prepare_run, run_devloop
 from graphlemon.devloop.session import LoopConfig, LoopSession
@@ -145,6 +146,7 @@ def devloop(
             )
             break
         board.manual_resume(task.task_id, note=decision.note or None, by="human (Prefect UI)")
+        reset_classifier_counts(handle.ledger, task.task_id, decision.note or "resumed in the Prefect UI")
         final = _run_with_slot(handle, session, loop_config.model_dump(mode="json"))
     if final.status == "blocked_pending_human":
         _publish_evidence(handle, final)

@@ -41,10 +41,10 @@ NODE: dict[str, frozenset[str]] = {
     "_initial": frozenset({"pending", "running"}),
     "pending": frozenset({"running", "cancelled"}),
     "running": frozenset({"verifying", "reflecting", "waiting_for_quota", "done", "failed", "blocked", "cancelled"}),
-    "verifying": frozenset({"done", "reflecting", "failed", "blocked"}),
+    "verifying": frozenset({"done", "reflecting", "failed", "blocked", "waiting_for_quota"}),
     "reflecting": frozenset({"retrying", "blocked", "failed"}),
     "retrying": frozenset({"running", "waiting_for_quota", "blocked", "failed"}),
-    "waiting_for_quota": frozenset({"running", "retrying", "blocked"}),
+    "waiting_for_quota": frozenset({"running", "verifying", "retrying", "blocked"}),
     "failed": frozenset({"retrying", "blocked"}),
     "blocked": frozenset({"retrying", "running", "cancelled"}),  # a human resumes a blocked node
     "done": frozenset(),

@@ -27,6 +27,15 @@ DECISIONS: dict[str, str] = {
 }
 
 
+def _budget_line(session: LoopSession) -> str:
+    from ..agents.budget import budget_status
+
+    status = budget_status(session.ledger, session.task_id)
+    if status is None:
+        return "**Budget limit:** none set"
+    return f"**Budget limit:** {status.limit_value:g} ({status.limit_type}), used {status.used:g}, remaining {status.remaining:g}"
+
+
 def evidence_markdown(session: LoopSession, reason: BlockedReason, note: str) -> tuple[str, list[str]]:
     task = session.board.get(session.task_id)
     bugs = [b for b in session.bugs.list(task_id=session.task_id) if b.status in ACTIVE_BUG]
@@ -43,6 +52,7 @@ def evidence_markdown(session: LoopSession, reason: BlockedReason, note: str) ->
         f"**Rounds so far:** {task.loop_round + 1} (loop_round {task.loop_round})",
         f"**Budget used:** {tokens:,} tokens, ${cost:.4f} over {len(usage)} call(s)"
         + (f" (executor: {', '.join(executors)})" if executors else ""),
+        _budget_line(session),
         "",
         "## Open bugs",
     ]

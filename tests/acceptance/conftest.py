@@ -70,7 +70,8 @@ def calc(tmp_path):
 
 def broken_mul(data: dict, attempts=(1, 2)) -> None:
     """The mul coder writes `a + b` on the given attempts (every attempt when `attempts` is None)."""
-    broken = {"match": {"role": "coder", "unit": "mul"}, "actions": [{"write_file": {"path": "calc/mul.py", "from_file": "files/code/mul_broken.py"}}],
+    broken = {"match": {"role": "coder", "unit": "mul"}, "usage": {"input_tokens": 500, "output_tokens": 200},
+              "actions": [{"write_file": {"path": "calc/mul.py", "from_file": "files/code/mul_broken.py"}}],
               "output": {"summary": "mul", "files": ["calc/mul.py"]}}  # fmt: skip
     if attempts is not None:
         broken["match"]["attempt"] = list(attempts)
