@@ -25,6 +25,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..lifecycle import ACTIVE_BUG
 from ..models import RunFailure, RunRecord, utcnow
 from ..nodes import node_exec_id
 from ..triage.rundir import IntegrationFailure, IntegrationResult, Observation
@@ -47,15 +48,9 @@ def case_token(case_id: str) -> re.Pattern[str]:
 
 def run_integration(session: LoopSession, loop_round: int, attempt: int) -> IntegrationOutcome:
     nid = node_exec_id(session.task_id, "integrator", loop_round=loop_round, attempt=attempt)
-    node = session.nodes.find(nid)
-    if node is not None and node.status == "done":
-        stored = session.load_outcome(nid, IntegrationOutcome)
-        if stored is not None:
-            return stored
-    if node is None:
-        session.nodes.transition(nid, "running", task_id=session.task_id, stage="integrator", attempt=attempt, loop_round=loop_round)
-    elif node.status in ("retrying", "waiting_for_quota"):
-        session.nodes.transition(nid, "running")
+    stored = session.enter_node(nid, IntegrationOutcome, stage="integrator", loop_round=loop_round, attempt=attempt)
+    if stored is not None:
+        return stored
     run_id = f"int-{session.task_id}-r{loop_round}-a{attempt}"
     spec = session.unit_files.integration_spec()
     worktree = session.worktrees.integration()
@@ -132,16 +127,36 @@ def _run_cases(session, spec, workdir: Path, run_id: str, loop_round: int, nid: 
     (run_dir / "http-trace.ndjson").touch()
     session.ledger.append_unique(
         RunRecord(
-            run_id=run_id, scope="integration", task_id=session.task_id, node_exec_id=nid, loop_round=loop_round,
-            code_ref=result.code_ref, ok=run.ok, crashed=run.crashed, timed_out=run.timed_out,
-            framework=run.framework, summary=run.summary, duration_ms=result.duration_ms,
-            failures=[RunFailure(test=f.case, message=f.message, expected=f.expected.value, got=f.got.value,
-                                 hint=f.description, stack=f.stack) for f in failures],
+            run_id=run_id,
+            scope="integration",
+            task_id=session.task_id,
+            node_exec_id=nid,
+            loop_round=loop_round,
+            code_ref=result.code_ref,
+            ok=run.ok,
+            crashed=run.crashed,
+            timed_out=run.timed_out,
+            framework=run.framework,
+            summary=run.summary,
+            duration_ms=result.duration_ms,
+            failures=[
+                RunFailure(
+                    test=f.case,
+                    message=f.message,
+                    expected=f.expected.value,
+                    got=f.got.value,
+                    hint=f.description,
+                    stack=f.stack,
+                )
+                for f in failures
+            ],
             result_ref=str((run_dir / "result.json").relative_to(session.project.root)),
         ),  # fmt: skip
         key=lambda r: r.run_id,
     )
-    if run.ok:
+    if run.ok:  # the cases pass now: the integration bugs of this task are fixed by this run
+        for bug in session.bugs.list(task_id=session.task_id, source="integration", status=sorted(ACTIVE_BUG)):
+            session.bugs.transition(bug.bug_id, "fixed", by="integrator", fix_refs=[run_id])
         return IntegrationOutcome(ok=True, run_id=run_id, action="pass")
     return _triage(session, run_id, failures, workdir)
 

@@ -115,7 +115,11 @@ def run_devloop(session: LoopSession, stages: Stages, *, flow_run_id: str | None
         )
     if task.status == "queued":  # a slot is free: start (or continue where a human resumed it)
         session.board.transition(
-            task.task_id, task.resume_status or "planning", loop_round=task.loop_round, by="scheduler", flow_run_id=flow_run_id
+            task.task_id,
+            task.resume_status or "planning",
+            loop_round=task.loop_round,
+            by="scheduler",
+            flow_run_id=flow_run_id,
         )
     try:
         _loop(session, stages)
@@ -192,7 +196,9 @@ def _round(session: LoopSession, stages: Stages, plan: RoundPlan) -> RoundPlan |
         feedback={} if replan else result.feedback,
         plan_feedback="\n".join(a.root_cause_detail for a in result.attributions) if replan else None,
     )
-    _route_once(session, r, f"{result.route} -> round {r + 1}" + (f" ({', '.join(nxt.units or [])})" if nxt.units else ""))
+    _route_once(
+        session, r, f"{result.route} -> round {r + 1}" + (f" ({', '.join(nxt.units or [])})" if nxt.units else "")
+    )
     return nxt
 
 
@@ -201,7 +207,9 @@ def _after_human(session: LoopSession, plan: RoundPlan, stop: Blocked, note: str
     r = plan.loop_round + 1
     if stop.reason == "plan_inconsistent":
         return RoundPlan(loop_round=r, need_plan=True, plan_feedback=note or stop.note)
-    active = sorted({b.unit_id for b in session.bugs.list(task_id=session.task_id) if b.status in ACTIVE_BUG and b.unit_id})
+    active = sorted(
+        {b.unit_id for b in session.bugs.list(task_id=session.task_id) if b.status in ACTIVE_BUG and b.unit_id}
+    )
     units = active or session.unit_files.units().ids()
     text = f"A human resumed the task after: {stop.note}" + (f"\nTheir note: {note}" if note else "")
     _route_once(session, plan.loop_round, f"human resume -> round {r} ({', '.join(units)})")
@@ -211,11 +219,15 @@ def _after_human(session: LoopSession, plan: RoundPlan, stop: Blocked, note: str
 def _route_once(session: LoopSession, loop_round: int, summary: str) -> None:
     """A `routed` timeline event per round, not repeated when a resumed run replays the round."""
     ref = f"route-r{loop_round}"
-    if not any(e.ref == ref and e.task_id == session.task_id for e in session.ledger.read_as("timeline", TimelineEvent)):
+    if not any(
+        e.ref == ref and e.task_id == session.task_id for e in session.ledger.read_as("timeline", TimelineEvent)
+    ):
         session.timeline("routed", summary, ref=ref)
 
 
-def code_in_waves(session, stages: Stages, loop_round: int, only: list[str] | None, feedback: dict[str, str]) -> list[UnitOutcome]:
+def code_in_waves(
+    session, stages: Stages, loop_round: int, only: list[str] | None, feedback: dict[str, str]
+) -> list[UnitOutcome]:
     units = session.unit_files.units()
     wanted = None if only is None else set(only) | set(red_units(session))  # plus units not yet green (a later wave)
     outcomes: list[UnitOutcome] = []
@@ -244,7 +256,9 @@ def integrate(session: LoopSession, stages: Stages, loop_round: int) -> None:
             )
             if not all(o.green for o in outcomes):
                 return  # the validator attributes the red unit
-    raise Blocked("not_converging", f"integration still failing after {session.config.max_integration_attempts} attempts")
+    raise Blocked(
+        "not_converging", f"integration still failing after {session.config.max_integration_attempts} attempts"
+    )
 
 
 def _patch(session: LoopSession, patch: SddPatch, loop_round: int, attempt: int) -> None:
@@ -273,7 +287,11 @@ def finish(session: LoopSession, loop_round: int) -> None:
     merged = None
     if session.config.merge_into_main:
         merged = session.worktrees.merge_into(session.project.root)
-    where = f"merged into the main worktree ({merged[:10]})" if merged else f"on branch {session.worktrees.branch('_integration')}"
+    where = (
+        f"merged into the main worktree ({merged[:10]})"
+        if merged
+        else f"on branch {session.worktrees.branch('_integration')}"
+    )
     session.board.transition(session.task_id, "done", loop_round=loop_round, note=f"validated; {where}")
     session.timeline("done", f"task done in round {loop_round}; {where}")
 
@@ -281,7 +299,9 @@ def finish(session: LoopSession, loop_round: int) -> None:
 def block(session: LoopSession, reason: BlockedReason, note: str) -> Task:
     task = session.board.get(session.task_id)
     if task.status != "blocked_pending_human":
-        task = session.board.transition(session.task_id, "blocked_pending_human", blocked_reason=reason, note=note[:2000])
+        task = session.board.transition(
+            session.task_id, "blocked_pending_human", blocked_reason=reason, note=note[:2000]
+        )
     write_evidence_pack(session, reason, note)
     session.timeline("escalated", f"blocked_pending_human ({reason}): {note[:200]}")
     return task
@@ -299,4 +319,3 @@ def advance(session: LoopSession, status: TaskStatus, loop_round: int) -> None:
 def _attribution_note(result: ValidationOutcome) -> str:
     parts = [f"{a.bug_id}: {a.root_cause_category} — {a.root_cause_detail}" for a in result.attributions[:5]]
     return "validator: " + ("; ".join(parts) or "no attribution")
-

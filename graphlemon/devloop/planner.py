@@ -66,7 +66,7 @@ def run_planner(session: LoopSession, loop_round: int, feedback: str | None = No
     """Plan (or re-plan) the task; returns the artifact ids, or ok=False with the violations."""
     nid = node_exec_id(session.task_id, "planner", loop_round=loop_round)
     node = session.nodes.find(nid)
-    if node is not None and node.status == "done":
+    if node is not None and node.status in ("done", "blocked"):  # finished (either way) before: replay it
         done = session.load_outcome(nid, PlanOutcome)
         if done is not None:
             return done
@@ -74,8 +74,7 @@ def run_planner(session: LoopSession, loop_round: int, feedback: str | None = No
     attempt = node.attempt if node is not None else 1
     violations: list[str] = []
     while True:
-        _enter_running(session, nid, node_status=node.status if node else None, attempt=attempt, loop_round=loop_round)
-        node = None
+        session.enter_node(nid, PlanOutcome, stage="planner", loop_round=loop_round, attempt=attempt)
         drafts_dir = _reset_drafts(session)
         context = _context(task.goal_text, loop_round, feedback, violations)
         session.turn(
@@ -95,31 +94,26 @@ def run_planner(session: LoopSession, loop_round: int, feedback: str | None = No
             outcome = _write_plan(session, drafts, attempt)  # type: ignore[arg-type]
             ref = session.save_outcome(nid, outcome)
             session.nodes.transition(nid, "done", attempt=attempt, output_ref=ref)
-            session.timeline("planned", f"round {loop_round}: {len(outcome.unit_ids)} units, attempt {attempt}", ref=nid)
+            session.timeline(
+                "planned", f"round {loop_round}: {len(outcome.unit_ids)} units, attempt {attempt}", ref=nid
+            )
             return outcome
         session.nodes.transition(nid, "reflecting", attempt=attempt, error="; ".join(violations)[:2000])
         session.timeline("plan_rejected", f"consistency check: {violations[0]}", ref=nid)
         if attempt >= session.config.max_plan_attempts:
-            session.nodes.transition(nid, "blocked", attempt=attempt, error_code="PLAN_INCONSISTENT", error="; ".join(violations)[:2000])
             outcome = PlanOutcome(ok=False, attempts=attempt, violations=violations)
+            ref = session.save_outcome(nid, outcome)
+            session.nodes.transition(
+                nid,
+                "blocked",
+                attempt=attempt,
+                error_code="PLAN_INCONSISTENT",
+                error="; ".join(violations)[:2000],
+                output_ref=ref,
+            )
             return outcome
         attempt += 1
         session.nodes.transition(nid, "retrying", attempt=attempt)
-        node = session.nodes.find(nid)
-
-
-def _enter_running(session: LoopSession, nid: str, *, node_status: str | None, attempt: int, loop_round: int) -> None:
-    if node_status in (None, "retrying", "waiting_for_quota", "blocked", "failed"):
-        if node_status in ("blocked", "failed"):
-            session.nodes.transition(nid, "retrying", attempt=attempt)
-        session.nodes.transition(
-            nid, "running", task_id=session.task_id, stage="planner", attempt=attempt, loop_round=loop_round
-        )
-    elif node_status in ("verifying", "reflecting"):  # interrupted after the turn: redo the attempt from the top
-        if node_status == "verifying":
-            session.nodes.transition(nid, "reflecting", attempt=attempt, error="interrupted while verifying")
-        session.nodes.transition(nid, "retrying", attempt=attempt)
-        session.nodes.transition(nid, "running", attempt=attempt)
 
 
 def _reset_drafts(session: LoopSession) -> Path:
@@ -191,7 +185,9 @@ def check_plan(drafts: Drafts) -> list[str]:
     for key, values in assumptions(drafts.docs["prd"]).items():
         distinct = sorted({v.lower().rstrip(".") for v in values})
         if len(distinct) > 1:
-            problems.append(f"PRD assumptions contradict each other on '{key}': " + " vs ".join(repr(v) for v in distinct))
+            problems.append(
+                f"PRD assumptions contradict each other on '{key}': " + " vs ".join(repr(v) for v in distinct)
+            )
     units = drafts.plan.units
     ids = [u.unit_id for u in units]
     problems += [f"unit id {i!r} is declared twice" for i in sorted({i for i in ids if ids.count(i) > 1})]
@@ -207,7 +203,9 @@ def check_plan(drafts: Drafts) -> list[str]:
     problems += _cycles(units)
     problems += _overlaps(units)
     for case in drafts.plan.integration.cases:
-        problems += [f"integration case {case.case} involves unknown unit {i!r}" for i in case.involves if i not in known]
+        problems += [
+            f"integration case {case.case} involves unknown unit {i!r}" for i in case.involves if i not in known
+        ]
     return problems
 
 
@@ -234,7 +232,9 @@ def _overlaps(units: list[PlannedUnit]) -> list[str]:
         for path in u.code:
             norm = path.rstrip("/")
             if norm in owners and owners[norm] != u.unit_id:
-                problems.append(f"units {owners[norm]} and {u.unit_id} both own {path} (their worktrees would conflict)")
+                problems.append(
+                    f"units {owners[norm]} and {u.unit_id} both own {path} (their worktrees would conflict)"
+                )
             owners.setdefault(norm, u.unit_id)
     return problems
 
@@ -247,7 +247,9 @@ def waves(units: UnitsFile, only: set[str] | None = None) -> list[list[str]]:
     while len(done) < len(deps):
         ready = sorted(u for u, d in deps.items() if u not in done and d <= done)
         if not ready:
-            raise GraphLemonError(ErrorCode.INVALID_PARAM, f"units.json has a dependency cycle among {sorted(set(deps) - done)}")
+            raise GraphLemonError(
+                ErrorCode.INVALID_PARAM, f"units.json has a dependency cycle among {sorted(set(deps) - done)}"
+            )
         out.append(ready)
         done |= set(ready)
     return out
@@ -256,9 +258,13 @@ def waves(units: UnitsFile, only: set[str] | None = None) -> list[list[str]]:
 def _write_plan(session: LoopSession, drafts: Drafts, attempt: int) -> PlanOutcome:
     store, files, task_id = session.artifacts, session.unit_files, session.task_id
     brd = store.write("brd", drafts.docs["brd"], task_id=task_id, title="Business requirements")
-    prd = store.write("prd", drafts.docs["prd"], task_id=task_id, depends_on=[brd.artifact_id], title="Product requirements")
+    prd = store.write(
+        "prd", drafts.docs["prd"], task_id=task_id, depends_on=[brd.artifact_id], title="Product requirements"
+    )
     sdd = store.write("sdd", drafts.docs["sdd"], task_id=task_id, depends_on=[prd.artifact_id], title="Software design")
-    bench = store.write("benchmark", drafts.docs["benchmark"], task_id=task_id, depends_on=[sdd.artifact_id], title="Benchmark")
+    bench = store.write(
+        "benchmark", drafts.docs["benchmark"], task_id=task_id, depends_on=[sdd.artifact_id], title="Benchmark"
+    )
     plan = drafts.plan
     files.write_units(
         UnitsFile(
@@ -285,7 +291,11 @@ def apply_sdd_patch(session: LoopSession, patch: SddPatch, *, reason: str) -> st
     text = store.read_text(current)
     new_text = patch_markdown(text, patch)
     record = store.write(
-        "sdd", new_text, task_id=session.task_id, depends_on=current.depends_on_artifact_ids, title=f"Software design ({reason})"
+        "sdd",
+        new_text,
+        task_id=session.task_id,
+        depends_on=current.depends_on_artifact_ids,
+        title=f"Software design ({reason})",
     )
     return record.artifact_id
 
@@ -302,7 +312,11 @@ def patch_markdown(text: str, patch: SddPatch) -> str:
         )
     level = len(lines[start]) - len(lines[start].lstrip("#"))
     end = next(
-        (i for i in range(start + 1, len(lines)) if lines[i].startswith("#") and len(lines[i]) - len(lines[i].lstrip("#")) <= level),
+        (
+            i
+            for i in range(start + 1, len(lines))
+            if lines[i].startswith("#") and len(lines[i]) - len(lines[i].lstrip("#")) <= level
+        ),
         len(lines),
     )
     return "\n".join([*lines[:end], "", note, "", *lines[end:]]).rstrip() + "\n"

@@ -69,7 +69,9 @@ def claim(state_dir: Path, task_id: str, flow_run_id: str | None = None) -> RunM
             task_id=task_id,
             pid=previous.pid,
         )
-    write_marker(state_dir, RunMarker(task_id=task_id, pid=os.getpid(), host=socket.gethostname(), flow_run_id=flow_run_id))
+    write_marker(
+        state_dir, RunMarker(task_id=task_id, pid=os.getpid(), host=socket.gethostname(), flow_run_id=flow_run_id)
+    )
     return previous if previous is not None and previous.pid != os.getpid() else None
 
 

@@ -169,6 +169,30 @@ class LoopSession:
     def timeline(self, event: str, summary: str, *, unit_id: str | None = None, ref: str | None = None) -> None:
         self.ledger.append(TimelineEvent(event=event, task_id=self.task_id, unit_id=unit_id, ref=ref, summary=summary))
 
+    # -- node executions and their persisted outcomes (resume) ------------------------------------
+    def enter_node(
+        self, nid: str, outcome: type[M], *, stage: str, loop_round: int, attempt: int | None = None
+    ) -> M | None:
+        """A finished node returns its stored outcome; otherwise the node is (back) in `running`, whatever state an
+        interrupted run left it in, and None says: run the stage."""
+        node = self.nodes.find(nid)
+        if node is not None and node.status == "done":
+            stored = self.load_outcome(nid, outcome)
+            if stored is not None:
+                return stored
+        if node is None:
+            self.nodes.transition(
+                nid, "running", task_id=self.task_id, stage=stage, loop_round=loop_round, attempt=attempt
+            )  # type: ignore[arg-type]
+            return None
+        path = {"verifying": ["reflecting", "retrying"], "reflecting": ["retrying"], "failed": ["retrying"],
+                "blocked": ["retrying"], "retrying": [], "waiting_for_quota": []}.get(node.status)  # fmt: skip
+        for status in [*(path or []), "running"] if path is not None else []:
+            self.nodes.transition(
+                nid, status, error="resumed after an interruption" if status == "reflecting" else None
+            )  # type: ignore[arg-type]
+        return None
+
     # -- persisted stage outcomes (resume) -------------------------------------------------------
     def outcome_path(self, node_exec_id: str, name: str = "outcome") -> Path:
         return self.project.state_dir / "nodes" / node_exec_id / f"{name}.json"

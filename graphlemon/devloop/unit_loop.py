@@ -37,7 +37,9 @@ class CoderTurn(BaseModel):
 def prior_attempts(session: LoopSession, unit_id: str, nid: str) -> int:
     """Coder attempts this unit used in its earlier node executions (the unit's counter runs across rounds)."""
     nodes = session.nodes.for_task(session.task_id)
-    return max((n.attempt for n in nodes if n.stage == "coder" and n.unit_id == unit_id and n.node_exec_id != nid), default=0)
+    return max(
+        (n.attempt for n in nodes if n.stage == "coder" and n.unit_id == unit_id and n.node_exec_id != nid), default=0
+    )
 
 
 def red_units(session: LoopSession) -> list[str]:
@@ -56,7 +58,9 @@ def run_unit_loop(
 ) -> UnitOutcome:
     """L1 for one unit through `stages.coder_turn` / `stages.test_unit` (domain calls or Prefect tasks);
     `pass_tag` distinguishes an L2 reset of the unit within the same round."""
-    nid = node_exec_id(session.task_id, "coder", unit_id=unit_id, loop_round=loop_round) + (f"-{pass_tag}" if pass_tag else "")
+    nid = node_exec_id(session.task_id, "coder", unit_id=unit_id, loop_round=loop_round) + (
+        f"-{pass_tag}" if pass_tag else ""
+    )
     node = session.nodes.find(nid)
     if node is not None and node.status in ("done", "blocked"):
         stored = session.load_outcome(nid, UnitOutcome)
@@ -72,20 +76,24 @@ def run_unit_loop(
         )  # fmt: skip
     else:
         attempt = node.attempt
-        _resume_running(session, nid, node.status, attempt)
+        session.enter_node(nid, UnitOutcome, stage="coder", loop_round=loop_round)  # back to running, attempt kept
     hints = feedback
     while True:
         coder = stages.coder_turn(nid, unit_id, attempt, loop_round, hints)
         tested = stages.test_unit(nid, unit_id, attempt, first, loop_round, coder.commit)
         if tested.ok:
-            merged = session.worktrees.merge_into_integration(unit_id, f"graphlemon: {unit_id} green in round {loop_round}")
+            merged = session.worktrees.merge_into_integration(
+                unit_id, f"graphlemon: {unit_id} green in round {loop_round}"
+            )
             outcome = UnitOutcome(
                 unit_id=unit_id, green=True, attempts=attempt - first + 1, last_attempt=attempt, run_id=tested.run_id,
                 commit=merged,
             )  # fmt: skip
             ref = session.save_outcome(nid, outcome)
             session.nodes.transition(nid, "done", attempt=attempt, output_ref=ref)
-            session.timeline("unit_green", f"{unit_id}: green after {outcome.attempts} attempt(s)", unit_id=unit_id, ref=nid)
+            session.timeline(
+                "unit_green", f"{unit_id}: green after {outcome.attempts} attempt(s)", unit_id=unit_id, ref=nid
+            )
             return outcome
         hints = _feedback(tested)
         session.nodes.transition(nid, "reflecting", attempt=attempt, error=hints[:2000])
@@ -96,25 +104,21 @@ def run_unit_loop(
                 hints=[f.hint for f in tested.failures], error="retry limit reached",
             )  # fmt: skip
             ref = session.save_outcome(nid, outcome)
-            session.nodes.transition(nid, "blocked", attempt=attempt, error_code="RETRY_LIMIT", error=hints[:2000], output_ref=ref)
-            session.timeline("unit_blocked", f"{unit_id}: still red after {outcome.attempts} attempts", unit_id=unit_id, ref=nid)
+            session.nodes.transition(
+                nid, "blocked", attempt=attempt, error_code="RETRY_LIMIT", error=hints[:2000], output_ref=ref
+            )
+            session.timeline(
+                "unit_blocked", f"{unit_id}: still red after {outcome.attempts} attempts", unit_id=unit_id, ref=nid
+            )
             return outcome
         attempt += 1
         session.nodes.transition(nid, "retrying", attempt=attempt)
         session.nodes.transition(nid, "running", attempt=attempt)
 
 
-def _resume_running(session: LoopSession, nid: str, status: str, attempt: int) -> None:
-    """Bring an interrupted node back to running without losing its attempt count (REQ-06 boundary)."""
-    if status == "running":
-        return
-    if status == "reflecting":
-        session.nodes.transition(nid, "retrying", attempt=attempt)
-    if status in ("reflecting", "retrying", "waiting_for_quota"):
-        session.nodes.transition(nid, "running", attempt=attempt)
-
-
-def coder_turn(session: LoopSession, nid: str, unit_id: str, attempt: int, loop_round: int, hints: str | None) -> CoderTurn:
+def coder_turn(
+    session: LoopSession, nid: str, unit_id: str, attempt: int, loop_round: int, hints: str | None
+) -> CoderTurn:
     """One coder turn in the unit's worktree, committed; memoised per attempt."""
     done = session.load_outcome(nid, CoderTurn, name=f"a{attempt}-coder")
     if done is not None:
@@ -126,7 +130,10 @@ def coder_turn(session: LoopSession, nid: str, unit_id: str, attempt: int, loop_
     sdd = session.artifacts.latest("sdd", task_id=session.task_id)
     context = {
         "Unit": f"{unit_id}: {unit.title}\ncode (you may write only here): {', '.join(unit.code)}",
-        "Acceptance criteria": "\n".join(f"- {c.id}: {c.text}" + (f" (SDD {c.sdd_section})" if c.sdd_section else "") for c in spec.acceptance_criteria),
+        "Acceptance criteria": "\n".join(
+            f"- {c.id}: {c.text}" + (f" (SDD {c.sdd_section})" if c.sdd_section else "")
+            for c in spec.acceptance_criteria
+        ),
         "Contract": contract.model_dump_json(indent=1, exclude_none=True) if contract else "(none)",
         "SDD": session.artifacts.read_text(sdd) if sdd else "(no SDD)",
     }
@@ -207,4 +214,3 @@ def _report(out: TesterOutput) -> str:
 
 def _globs(paths: list[str]) -> list[str]:
     return [p if any(ch in p for ch in "*?[") or "." in p.rsplit("/", 1)[-1] else p.rstrip("/") + "/**" for p in paths]
-

@@ -105,7 +105,11 @@ def run_check(check: Check, workdir: Path) -> Check:
             timeout=CHECK_TIMEOUT_S, start_new_session=True,
         )  # fmt: skip
         return check.model_copy(
-            update={"ok": proc.returncode == 0, "exit_code": proc.returncode, "output_tail": (proc.stdout + proc.stderr)[-1500:]}
+            update={
+                "ok": proc.returncode == 0,
+                "exit_code": proc.returncode,
+                "output_tail": (proc.stdout + proc.stderr)[-1500:],
+            }
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return check.model_copy(update={"ok": False, "output_tail": f"{type(exc).__name__}: {exc}"})
@@ -113,15 +117,9 @@ def run_check(check: Check, workdir: Path) -> Check:
 
 def run_validator(session: LoopSession, loop_round: int) -> ValidationOutcome:
     nid = node_exec_id(session.task_id, "validator", loop_round=loop_round)
-    node = session.nodes.find(nid)
-    if node is not None and node.status == "done":
-        stored = session.load_outcome(nid, ValidationOutcome)
-        if stored is not None:
-            return stored
-    if node is None:
-        session.nodes.transition(nid, "running", task_id=session.task_id, stage="validator", loop_round=loop_round)
-    elif node.status in ("retrying", "waiting_for_quota"):
-        session.nodes.transition(nid, "running")
+    stored = session.enter_node(nid, ValidationOutcome, stage="validator", loop_round=loop_round)
+    if stored is not None:
+        return stored
     workdir = session.worktrees.integration().path
     run_id = f"val-{session.task_id}-r{loop_round}"
     from ..testrun import run_tests
@@ -129,7 +127,9 @@ def run_validator(session: LoopSession, loop_round: int) -> ValidationOutcome:
     tests = run_tests(workdir, timeout=session.config.test_timeout_s * 3)
     complete = not red_units(session)
     bench = session.artifacts.latest("benchmark", task_id=session.task_id)
-    checks = [run_check(c, workdir) for c in parse_checks(session.artifacts.read_text(bench))] if bench and complete else []
+    checks = (
+        [run_check(c, workdir) for c in parse_checks(session.artifacts.read_text(bench))] if bench and complete else []
+    )
     failed_checks = [c for c in checks if not c.ok]
     if complete:  # with a red unit the product is unfinished: attribute that unit's bugs, don't pile up symptoms
         _open_validation_bugs(session, tests, failed_checks, run_id)
@@ -188,9 +188,19 @@ def _record_run(session, run_id, nid, loop_round, tests, failed_checks, workdir)
     code_ref = session.worktrees.integration().head()
     session.ledger.append_unique(
         RunRecord(
-            run_id=run_id, scope="validation", task_id=session.task_id, node_exec_id=nid, loop_round=loop_round,
-            code_ref=code_ref, ok=tests.ok and not failed_checks, crashed=tests.crashed, timed_out=tests.timed_out,
-            framework=tests.framework, summary=summary, failures=failures, duration_ms=tests.duration_ms,
+            run_id=run_id,
+            scope="validation",
+            task_id=session.task_id,
+            node_exec_id=nid,
+            loop_round=loop_round,
+            code_ref=code_ref,
+            ok=tests.ok and not failed_checks,
+            crashed=tests.crashed,
+            timed_out=tests.timed_out,
+            framework=tests.framework,
+            summary=summary,
+            failures=failures,
+            duration_ms=tests.duration_ms,
             result_ref=str((run_dir / "result.json").relative_to(session.project.root)),
         ),  # fmt: skip
         key=lambda r: r.run_id,
@@ -241,7 +251,9 @@ def _covers(verdict: BugVerdict, bug) -> bool:
     return verdict.test is None or verdict.test in (bug.test_name or "")
 
 
-def decide_bug(bug_id: str, unit_id: str | None, verdict: BugVerdict | None, sdd: str, roots: list[Path]) -> Attribution:
+def decide_bug(
+    bug_id: str, unit_id: str | None, verdict: BugVerdict | None, sdd: str, roots: list[Path]
+) -> Attribution:
     """Three perspectives must agree and a coder verdict must cite real places; otherwise inconclusive_escalate."""
     if verdict is None:
         return Attribution(
@@ -253,7 +265,10 @@ def decide_bug(bug_id: str, unit_id: str | None, verdict: BugVerdict | None, sdd
     detail = verdict.root_cause_detail
     cited = citations_ok(verdict, sdd, roots)
     if category == "coder" and not cited:
-        category, detail = "inconclusive_escalate", f"{detail} (citations did not verify: {verdict.sdd_section} / {verdict.code_location})"
+        category, detail = (
+            "inconclusive_escalate",
+            f"{detail} (citations did not verify: {verdict.sdd_section} / {verdict.code_location})",
+        )
     elif category == "inconclusive_escalate":
         detail = f"perspectives disagree ({', '.join(f'{k}={v}' for k, v in views.items())}): {detail}"
     return Attribution(
@@ -281,7 +296,9 @@ def _line_exists(location: str | None, root: Path) -> bool:
     return 1 <= int(line) <= len(target.read_text(encoding="utf-8", errors="replace").splitlines())
 
 
-def _decide(run_id: str, failed_tests: int, failed_checks: list[Check], attributions: list[Attribution]) -> ValidationOutcome:
+def _decide(
+    run_id: str, failed_tests: int, failed_checks: list[Check], attributions: list[Attribution]
+) -> ValidationOutcome:
     routes = {a.suggested_route for a in attributions}
     if "escalate" in routes or not attributions:
         skill = any(a.root_cause_category == "skill_defect" for a in attributions)
@@ -300,4 +317,3 @@ def _decide(run_id: str, failed_tests: int, failed_checks: list[Check], attribut
         checks_failed=[c.name for c in failed_checks], attributions=attributions, units_to_fix=fix,
         feedback=feedback, blocked_reason=reason,  # type: ignore[arg-type]
     )  # fmt: skip
-
