@@ -31,8 +31,12 @@ from .coverage import criteria_without_negative
 from .models import TesterOutput, TesterResult
 
 _TEST_FN = re.compile(r"^\s*(?:async\s+)?def\s+test\w*\s*\(|\b(?:it|test)\s*\(\s*['\"`]", re.MULTILINE)
-_REMOTE_URL = re.compile(r"https?://(?!localhost\b|127\.0\.0\.1\b|0\.0\.0\.0\b|\[::1\]|testserver\b|example\.invalid\b)[\w.-]+")
-_NETWORK_CALL = re.compile(r"\b(?:requests|httpx|urllib\.request|aiohttp)\.(?:get|post|put|delete|urlopen|request)\s*\(|\bsocket\.create_connection\(")
+_REMOTE_URL = re.compile(
+    r"https?://(?!localhost\b|127\.0\.0\.1\b|0\.0\.0\.0\b|\[::1\]|testserver\b|example\.invalid\b)[\w.-]+"
+)
+_NETWORK_CALL = re.compile(
+    r"\b(?:requests|httpx|urllib\.request|aiohttp)\.(?:get|post|put|delete|urlopen|request)\s*\(|\bsocket\.create_connection\("
+)
 
 
 def unit_modules(root: Path, code_paths: Iterable[str]) -> list[str]:
@@ -130,12 +134,16 @@ def self_check(
     }
     if "unit_tested" not in timeline or not timeline & {"test_failed", "test_passed"}:  # 8
         violations.append("8: the timeline lacks unit_tested / test_failed / test_passed for this run")
-    if (isinstance(result, TesterResult) and result.timed_out) or output.duration_ms >= 60_000 and not output.crashed:  # 9
+    if (
+        (isinstance(result, TesterResult) and result.timed_out) or output.duration_ms >= 60_000 and not output.crashed
+    ):  # 9
         violations.append(f"9: the run took {output.duration_ms} ms (cap 60000)")
     if output.acceptance_coverage < 1.0 and not output.crashed:  # 10
         violations.append(f"10: acceptance_coverage is {output.acceptance_coverage:.2f}, not 1.0")
     if not output.crashed:
-        violations += [f"negative: criterion {c} has no negative case" for c in criteria_without_negative(spec, test_names)]
+        violations += [
+            f"negative: criterion {c} has no negative case" for c in criteria_without_negative(spec, test_names)
+        ]
     return violations
 
 

@@ -138,7 +138,9 @@ class _Attempt:
 # -- the turn -------------------------------------------------------------------------------------
 
 
-def _tester_turn(project, executor, unit, spec, contract, *, workdir, mode, task_id, node_id, run_id, attempt, feedback):
+def _tester_turn(
+    project, executor, unit, spec, contract, *, workdir, mode, task_id, node_id, run_id, attempt, feedback
+):
     """One tester turn; `executor=None` runs the existing tests without an agent (retry / resume).
     The turn is memoised in its run folder: a run interrupted after the turn does not pay for it twice."""
     if executor is None:
@@ -208,8 +210,14 @@ def _failures(run, answer: TesterAgentOutput) -> list[TesterFailure]:
             hint = f"{f.name} fails with: {(f.message or 'no message').splitlines()[0][:200]} — read that line of the code under test first."
         out.append(
             TesterFailure(
-                test=f.name, file=f.file, line=f.line, message=f.message, expected=f.expected, got=f.got,
-                stack=_ADDRESS.sub(" at 0x…", f.detail or f.message)[:8000], hint=hint,
+                test=f.name,
+                file=f.file,
+                line=f.line,
+                message=f.message,
+                expected=f.expected,
+                got=f.got,
+                stack=_ADDRESS.sub(" at 0x…", f.detail or f.message)[:8000],
+                hint=hint,
             )  # fmt: skip
         )
     return out
@@ -222,13 +230,27 @@ def _crash(run, timeout_s: float) -> tuple[bool, str | None]:
         first = run.failures[0].message if run.failures else run.output_tail[-500:]
         return True, f"the test suite could not run: {first}"
     if not run.ok and run.summary.passed == 0 and run.failures and all(_is_load_error(f) for f in run.failures):
-        return True, f"the test suite could not load: {run.failures[0].message.splitlines()[0] if run.failures[0].message else run.failures[0].name}"
+        return (
+            True,
+            f"the test suite could not load: {run.failures[0].message.splitlines()[0] if run.failures[0].message else run.failures[0].name}",
+        )
     return False, None
 
 
 def _is_load_error(failure) -> bool:
     text = f"{failure.name} {failure.message}".lower()
-    return any(w in text for w in ("collection error", "error collecting", "syntaxerror", "importerror", "modulenotfounderror", "failed to load", "cannot find module"))
+    return any(
+        w in text
+        for w in (
+            "collection error",
+            "error collecting",
+            "syntaxerror",
+            "importerror",
+            "modulenotfounderror",
+            "failed to load",
+            "cannot find module",
+        )
+    )
 
 
 def _next_action(project: ProjectHandle, unit_id: str, *, crashed: bool, ok: bool) -> str:
@@ -282,18 +304,33 @@ def _record(project, result: TesterResult, output: TesterOutput, *, task_id, nod
     ledger = project.ledger
     ledger.append_unique(
         RunRecord(
-            run_id=result.run_id, scope="unit", task_id=task_id, unit_id=result.unit_id, node_exec_id=node_id,
-            attempt=result.attempt, loop_round=loop_round, code_ref=code_ref, ok=result.ok, crashed=result.crashed,
-            timed_out=result.timed_out, framework=result.framework, summary=result.summary,
+            run_id=result.run_id,
+            scope="unit",
+            task_id=task_id,
+            unit_id=result.unit_id,
+            node_exec_id=node_id,
+            attempt=result.attempt,
+            loop_round=loop_round,
+            code_ref=code_ref,
+            ok=result.ok,
+            crashed=result.crashed,
+            timed_out=result.timed_out,
+            framework=result.framework,
+            summary=result.summary,
             failures=[RunFailure(**f.model_dump()) for f in result.failures],
-            acceptance_coverage=result.acceptance_coverage, contract_coverage=result.contract_coverage,
-            next_action=result.next_action, duration_ms=int((time.monotonic() - started) * 1000),
+            acceptance_coverage=result.acceptance_coverage,
+            contract_coverage=result.contract_coverage,
+            next_action=result.next_action,
+            duration_ms=int((time.monotonic() - started) * 1000),
             result_ref=output.result_ref,
         ),  # fmt: skip
         key=lambda r: r.run_id,
     )
     for event, summary in (
-        ("unit_tested", f"{result.summary.passed}/{result.summary.total} passed ({result.mode}, attempt {result.attempt})"),
+        (
+            "unit_tested",
+            f"{result.summary.passed}/{result.summary.total} passed ({result.mode}, attempt {result.attempt})",
+        ),
         ("test_passed" if result.ok else "test_failed", _headline(result)),
     ):
         ledger.append_unique(
