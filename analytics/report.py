@@ -56,6 +56,9 @@ class Report:
     brief: dict[str, list[str]] = field(default_factory=dict)  # columns of the terminal table, per section
     generated_at: datetime = field(default_factory=lambda: datetime.now(UTC))
 
+    def __post_init__(self) -> None:
+        self.sections = {name: _settle_floats(frame) for name, frame in self.sections.items()}
+
     def section(self, name: str | None = None) -> pd.DataFrame:
         if name is None:
             return next(iter(self.sections.values()))
@@ -64,6 +67,24 @@ class Report:
                 f"report {self.name!r} has no section {name!r}; choose one of: {', '.join(self.sections)}"
             )
         return self.sections[name]
+
+
+FLOAT_DECIMALS = 9
+
+
+def _settle_floats(frame: pd.DataFrame) -> pd.DataFrame:
+    """Round float columns so a report is the same on every run.
+
+    DuckDB aggregates in parallel threads, so `avg`/`sum`/`regr_slope` can differ in the last bit
+    from one run to the next (0.3148827557828692 vs ...691), and a zero slope can come out as
+    -3.9e-18. Nine decimals is far below anything a report shows; `+ 0.0` turns -0.0 into 0.0.
+    """
+    floats = frame.select_dtypes(include="float").columns
+    if len(floats) == 0:
+        return frame
+    frame = frame.copy()
+    frame[floats] = frame[floats].round(FLOAT_DECIMALS) + 0.0
+    return frame
 
 
 def parse_when(text: str | None, *, now: datetime | None = None) -> datetime | None:

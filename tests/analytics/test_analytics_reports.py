@@ -5,11 +5,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 import analytics_oracle as oracle
+import pandas as pd
 import pytest
 from analytics_helpers import SEEDS, close, keyed, rows
 from analytics_synthetic import T0
 
-from analytics.report import ReportFilters
+from analytics.report import Report, ReportFilters
 from analytics.reports.budget import budget_report
 from analytics.reports.bug_history import bug_history_report
 from analytics.reports.convergence import convergence_report
@@ -143,3 +144,17 @@ def test_api_filters_read_text_and_naive_datetimes_as_utc():
     with pytest.raises(GraphLemonError) as err:
         analytics.make_filters(since="2026-03-02", until=datetime(2026, 3, 1))
     assert err.value.code == ErrorCode.INVALID_PARAM
+
+
+def test_report_floats_are_settled_so_runs_agree():
+    """DuckDB's parallel aggregates differ in the last bit between runs; a report must not."""
+
+    def build(mean: float, slope: float) -> pd.DataFrame:
+        frame = pd.DataFrame({"unit_id": ["u0"], "mean_hours_to_fix": [mean], "failure_trend": [slope], "rounds": [3]})
+        return Report("convergence", "t", {"units": frame}, ReportFilters()).section()
+
+    first = build(0.3148827557828692, -3.96508223080413e-18)
+    second = build(0.3148827557828691, 0.0)
+    pd.testing.assert_frame_equal(first, second)
+    assert str(first.at[0, "failure_trend"]) == "0.0"  # not -0.0
+    assert first["rounds"].dtype.kind == "i"
