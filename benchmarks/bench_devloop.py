@@ -20,7 +20,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SNAKE = ROOT / "examples" / "snake"
 REPEAT = int(os.environ.get("BENCH_DEVLOOP_REPEAT", "2"))
-GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "b@b"}
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "b@b",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "b@b",
+}
 
 
 def fresh_repo(tmp: Path) -> Path:
@@ -35,7 +40,12 @@ def fresh_repo(tmp: Path) -> Path:
 
 def run(engine: str, tmp: Path) -> tuple[float, dict, int]:
     repo = fresh_repo(tmp)
-    env = {**os.environ, **GIT_ENV, "PREFECT_HOME": str(tmp / "prefect-home"), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
+    env = {
+        **os.environ,
+        **GIT_ENV,
+        "PREFECT_HOME": str(tmp / "prefect-home"),
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    }
     started = time.perf_counter()
     out = subprocess.run(
         [sys.executable, "-m", "graphlemon", "run", "Implement a snake game", "--project", str(repo), "--playbook",
@@ -44,7 +54,9 @@ def run(engine: str, tmp: Path) -> tuple[float, dict, int]:
     )  # fmt: skip
     elapsed = time.perf_counter() - started
     task = json.loads(out.stdout) if out.stdout.strip() else {"status": f"error: {out.stderr[-300:]}"}
-    stage_runs = sum(1 for line in (repo / ".graphlemon" / "nodes.ndjson").read_text().splitlines() if '"running"' in line)
+    stage_runs = sum(
+        1 for line in (repo / ".graphlemon" / "nodes.ndjson").read_text().splitlines() if '"running"' in line
+    )
     return elapsed, task, stage_runs
 
 

@@ -39,7 +39,12 @@ def graphlemon(*args: str, env: dict) -> subprocess.CompletedProcess:
 
 def one(tmp: Path, delay: float) -> dict:
     repo = fresh_repo(tmp)
-    env = {**os.environ, **GIT_ENV, "PREFECT_HOME": str(tmp / "prefect-home"), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
+    env = {
+        **os.environ,
+        **GIT_ENV,
+        "PREFECT_HOME": str(tmp / "prefect-home"),
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    }
     proc = subprocess.Popen(
         [sys.executable, "-m", "graphlemon", "run", "Implement a snake game", "--project", str(repo), "--playbook",
          str(SNAKE / "playbook.yaml"), "--max-unit-attempts", "2", "--engine", ENGINE, "--quiet"],  # fmt: skip
@@ -59,7 +64,9 @@ def one(tmp: Path, delay: float) -> dict:
         out = graphlemon("run", "Implement a snake game", "--project", str(repo), "--playbook", str(SNAKE / "playbook.yaml"),
                          "--max-unit-attempts", "2", "--engine", ENGINE, "--quiet", "--json", env=env)  # fmt: skip
     else:
-        status = json.loads(graphlemon("status", "--project", str(repo), "--json", env=env).stdout)["tasks"][0]["status"]
+        status = json.loads(graphlemon("status", "--project", str(repo), "--json", env=env).stdout)["tasks"][0][
+            "status"
+        ]
         out = graphlemon("resume", tasks[0]["task_id"], "--project", str(repo), "--engine", ENGINE, "--quiet", "--json", env=env) \
             if status != "done" else subprocess.CompletedProcess([], 0, json.dumps({"status": "done"}), "")  # fmt: skip
     final = json.loads(out.stdout) if out.stdout.strip() else {"status": "error", "stderr": out.stderr[-500:]}
