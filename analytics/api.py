@@ -36,9 +36,9 @@ REPORTS: dict[str, Callable[[LedgerDB, ReportFilters], Report]] = {
 ProjectArg = Path | str | None
 
 
-def open_db(project: ProjectArg = None) -> LedgerDB:
-    """The project's ledger in an in-memory DuckDB (validated); close it or use `with`."""
-    return LedgerDB(open_project(project).state_dir)
+def open_db(project: ProjectArg = None, *, cache: bool = True) -> LedgerDB:
+    """The project's ledger in an in-memory DuckDB (validated, cached as Parquet); close it or use `with`."""
+    return LedgerDB(open_project(project).state_dir, cache=cache)
 
 
 def make_filters(

@@ -20,7 +20,9 @@ never skipped) without paying for pydantic on the fast path:
    schema_version are migrated by the ledger's numbered migrations and the
    canonical records are loaded instead.
 
-Analytics only reads the ledger.
+Loaded tables are cached as Parquet under `.graphlemon/cache/analytics/` (`analytics.cache`):
+an unchanged file is read from the cache, an appended one parses only its new lines. Analytics
+writes nothing else under `.graphlemon/`, and never the ledger.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from graphlemon.errors import ErrorCode, GraphLemonError, invalid_param
 from graphlemon.ledger import Ledger, encode
 from graphlemon.models import LEDGER_FILES
 
+from .cache import Coverage, TableCache, copy_range, crc_of, whole_lines_end
 from .schema import (
     VIEW_NAMES,
     derived_ddl,
@@ -54,8 +57,9 @@ _PARAM = re.compile(r"\$([a-z_]+)")
 class LedgerDB:
     """An in-memory DuckDB holding one project's ledger (validated), closed with `close()` or `with`."""
 
-    def __init__(self, state_dir: Path | str) -> None:
+    def __init__(self, state_dir: Path | str, *, cache: bool = True) -> None:
         self.state_dir = Path(state_dir)
+        self.use_cache = cache
         self.con = duckdb.connect(":memory:")
         try:
             self.con.execute("SET TimeZone = 'UTC'")
@@ -101,18 +105,62 @@ class LedgerDB:
     def _load(self, kind: str) -> None:
         path = self.state_dir / LEDGER_FILES[kind]
         table = q(VIEW_NAMES[kind])
+        self.con.execute(f"CREATE TABLE {table} AS {view_select_sql(kind, empty_source_sql(kind))}")
         if not path.is_file() or path.stat().st_size == 0:
-            self.con.execute(f"CREATE TABLE {table} AS {view_select_sql(kind, empty_source_sql(kind))}")
             return
         if not _ends_with_newline(path):
             Ledger(self.state_dir).read(kind)  # repairs a torn tail under the lock, or raises LEDGER_CORRUPT
+        cache = TableCache(self.state_dir, kind) if self.use_cache else None
+        if cache is not None and self._load_cached(kind, path, table, cache):
+            return
+        before = path.stat()
+        self._load_file(kind, path, table)
+        after = path.stat()
+        if cache is not None and (after.st_ino, after.st_size) == (before.st_ino, before.st_size):
+            if _ends_with_newline(path):  # no writer appended while DuckDB read it: the table is exactly the file
+                crc = crc_of(path, before.st_size)
+                cache.store(self.con, table, Coverage(before.st_ino, before.st_size, crc, before.st_ctime_ns))
+
+    def _load_file(self, kind: str, path: Path, table: str) -> None:
         try:
             self.con.execute(f"CREATE OR REPLACE TABLE {table} AS {view_select_sql(kind, read_json_sql(kind, path))}")
-            bad = self.con.execute(violations_sql(kind, table)).fetchone()[0]  # type: ignore[index]
+            bad = self._violations(kind, table)
         except duckdb.Error:
             bad = -1
         if bad:
             self._load_canonical(kind, path, table)
+
+    def _load_cached(self, kind: str, path: Path, table: str, cache: TableCache) -> bool:
+        """Fill `table` from the cache plus the lines appended since; False when the cache does not apply."""
+        cov = cache.coverage(self.con)
+        if cov is None or not cache.still_covers(path, cov) or not cache.load_into(self.con, table):
+            return False
+        now = path.stat()
+        end = whole_lines_end(path, cov.size, now.st_size)
+        if end == cov.size:
+            return True
+        delta = q(f"_new_{VIEW_NAMES[kind]}")
+        fd, tmp = tempfile.mkstemp(prefix=f"graphlemon-{kind}-", suffix=".ndjson")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                crc = copy_range(path, cov.size, end, out, cov.crc)
+            self.con.execute(f"CREATE TEMP TABLE {delta} AS {view_select_sql(kind, read_json_sql(kind, tmp))}")
+            bad = self._violations(kind, delta)
+        except (OSError, duckdb.Error):
+            bad = -1
+        finally:
+            os.unlink(tmp)
+        if not bad:
+            self.con.execute(f"INSERT INTO {table} SELECT * FROM {delta}")
+        self.con.execute(f"DROP TABLE IF EXISTS {delta}")
+        if bad:
+            self.con.execute(f"DELETE FROM {table}")
+            return False  # the new lines need the validating path: load the whole file
+        cache.store(self.con, table, Coverage(cov.inode, end, crc, now.st_ctime_ns))
+        return True
+
+    def _violations(self, kind: str, table: str) -> int:
+        return self.con.execute(violations_sql(kind, table)).fetchone()[0]  # type: ignore[index]
 
     def _load_canonical(self, kind: str, path: Path, table: str) -> None:
         """Slow path: validate (and migrate) every line through the ledger, load the canonical records."""
@@ -122,7 +170,7 @@ class LedgerDB:
             with os.fdopen(fd, "wb") as fh:
                 fh.writelines(encode(r) for r in records)
             self.con.execute(f"CREATE OR REPLACE TABLE {table} AS {view_select_sql(kind, read_json_sql(kind, tmp))}")
-            bad = self.con.execute(violations_sql(kind, table)).fetchone()[0]  # type: ignore[index]
+            bad = self._violations(kind, table)
         except duckdb.Error as exc:
             raise GraphLemonError(
                 ErrorCode.LEDGER_CORRUPT, f"{path}: DuckDB cannot read the validated records: {exc}", file=str(path)
