@@ -126,7 +126,8 @@ def devloop(
     and `graphlemon resume` continues it."""
     handle = open_project(project)
     board = TaskBoard(handle.ledger)
-    task = board.get(task_id) if task_id else board.create(goal)
+    flow_run_id = str(get_run_context().flow_run.id)
+    task = board.get(task_id) if task_id else board.create(goal, flow_run_id=flow_run_id)  # a re-run finds its task
     chosen = {**(config or {}), "executor": executor, "playbook": str(Path(playbook).resolve()) if playbook else None}
     loop_config = LoopConfig.load(handle.state_dir, task.task_id, **chosen)  # a resumed task keeps its settings
     loop_config.save(handle.state_dir, task.task_id)

@@ -93,18 +93,26 @@ class TaskBoard:
         wanted = {status} if isinstance(status, str) else set(status or ())
         return [t for t in self.all().values() if not wanted or t.status in wanted]
 
-    def create(self, goal_text: str, *, by: str = "human") -> Task:
-        """c_task_create: a new task, `created` then `queued` (the scheduler starts it when a slot frees)."""
+    def create(self, goal_text: str, *, by: str = "human", flow_run_id: str | None = None) -> Task:
+        """c_task_create: a new task, `created` then `queued` (the scheduler starts it when a slot frees).
+
+        With a `flow_run_id`, creating is idempotent per flow run: Prefect runs a resumed (suspended) or
+        retried flow run from the top again, and that run must find the task it created, not start another."""
         goal = (goal_text or "").strip()
         if not goal:
             raise invalid_param("goal_text is empty; say what the loop should build")
         if len(goal) > MAX_GOAL_CHARS:
             raise invalid_param(f"goal_text is {len(goal)} characters; the limit is {MAX_GOAL_CHARS}")
-        task_id = f"task-{utcnow():%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
-        self.ledger.append(
-            TaskEvent(task_id=task_id, status="created", goal_text=goal, loop_round=0, by=by),
-            TaskEvent(task_id=task_id, status="queued", by="scheduler"),
-        )
+        with self.ledger.transaction("task") as tx:
+            events = tx.records()
+            if flow_run_id is not None:
+                mine = [e.task_id for e in events if e.status == "created" and e.flow_run_id == flow_run_id]
+                if mine:
+                    return fold(events)[mine[0]]
+            task_id = f"task-{utcnow():%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+            tx.append(TaskEvent(task_id=task_id, status="created", goal_text=goal, loop_round=0, by=by,
+                                flow_run_id=flow_run_id))  # fmt: skip
+            tx.append(TaskEvent(task_id=task_id, status="queued", by="scheduler"))
         return self.get(task_id)
 
     def transition(

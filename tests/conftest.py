@@ -101,3 +101,13 @@ def prefect_harness():
 
     with prefect_test_harness(server_startup_timeout=180):
         yield
+
+
+@pytest.fixture(scope="session")
+def prefect_stack(tmp_path_factory):
+    """A real Prefect server, the work pool `graphlemon`, the `devloop` and `reports` deployments from
+    prefect.yaml and a process worker (≈15 s once, tests/prefect_stack.py). For @pytest.mark.slow tests."""
+    from prefect_stack import running_stack
+
+    with running_stack(tmp_path_factory.mktemp("prefect-stack"), ("devloop", "reports")) as stack:
+        yield stack

@@ -64,3 +64,44 @@ def test_failure_manual_resume_of_a_done_task_is_refused_and_changes_nothing(cal
     assert out.returncode == 1 and out.stderr.startswith("error[INVALID_TRANSITION]")
     assert len(calc.ledger.read("task")) == events
     assert TaskBoard(calc.ledger).get(final["task_id"]).status == "done"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("action", "note", "ends", "by"),
+    [
+        ("resume", "mul must multiply; the SDD is right", "done", "human (Prefect UI)"),
+        ("abandon", "not worth it", "abandoned", "human"),
+    ],
+)
+def test_happy_a_deployed_run_suspends_for_a_person_and_goes_on_as_the_form_says(
+    calc, tmp_path, prefect_stack, action, note, ends, by
+):
+    """The deployment path: a real server and worker; the run suspends with the evidence as an artifact, and
+    the form's answer resumes it (Prefect re-runs the flow from the top) with the same task, or abandons it."""
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
+    from prefect.flow_runs import resume_flow_run
+
+    def edit(data):
+        broken_mul(data, attempts=(1,))
+        verdict(data, "coder", "planning", "coder")
+
+    playbook = playbook_variant(tmp_path, CALC, edit)
+    params = {"goal": "Build calc", "project": str(calc.root), "executor": "scripted", "playbook": str(playbook),
+              "config": {"max_unit_attempts": 1}}  # fmt: skip
+    with prefect_stack.client() as client:
+        deployment = client.read_deployment_by_name("devloop/devloop")
+        run = client.create_flow_run_from_deployment(deployment.id, parameters=params)
+        prefect_stack.wait(client, run.id, done=lambda s: s.name == "Suspended")
+        (task,) = TaskBoard(calc.ledger).all().values()
+        assert (task.status, task.blocked_reason) == ("blocked_pending_human", "validator_inconclusive")
+        artifacts = client.read_artifacts(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[run.id])))
+        evidence = {a.key: a.data for a in artifacts}[f"escalation-{task.task_id}".lower()]
+        assert "What to decide" in evidence and "validator_inconclusive" in evidence
+        resume_flow_run(run.id, run_input={"action": action, "note": note})
+        state = prefect_stack.wait(client, run.id)
+        assert state.type.value == "COMPLETED", f"{state.message}\n{prefect_stack.tail()}"
+    (task,) = TaskBoard(calc.ledger).all().values()  # the re-run found its task, it did not start a new one
+    assert task.status == ends
+    answered = [e for e in calc.ledger.read_as("task", TaskEvent) if e.note == note]
+    assert [e.by for e in answered] == [by]
