@@ -1,6 +1,7 @@
 """Expected / got from an assertion message, in the dialects of the frameworks we parse.
 
-Returns (expected, got) as short strings, or None where the message does not say.
+Returns (expected, got) as short strings, or None where the message does not say. A pattern's
+expected group may be a fixed value (`"=True"`) where the dialect implies it (`assert not x`).
 """
 
 from __future__ import annotations
@@ -26,12 +27,20 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str, str], ...] = (
         "e",
         "g",
     ),
-    # node:assert: "500 !== 401" / "Expected values to be strictly equal:\n\n500 !== 401"
-    (re.compile(r"^(?!.*\bassert )\s*(?P<g>\S.*?) !==? (?P<e>\S.*?)\s*$", re.M), "e", "g"),
+    # node:assert: "500 !== 401" / "Expected values to be strictly equal:\n\n500 !== 401";
+    # unittest assertEqual(actual, expected): "AssertionError: 4 != 3"
+    (re.compile(r"^(?!.*\bassert )\s*(?:AssertionError: )?(?P<g>\S.*?) !==? (?P<e>\S.*?)\s*$", re.M), "e", "g"),
+    # unittest assertTrue / assertFalse: "AssertionError: False is not true"
+    (re.compile(r"^(?:AssertionError: )?(?P<g>.+?) is not true$", re.M), "=True", "g"),
+    (re.compile(r"^(?:AssertionError: )?(?P<g>.+?) is not false$", re.M), "=False", "g"),
     # pytest: "assert True is False", "assert x is None"
     (re.compile(r"^(?:AssertionError: )?assert (?P<g>.+?) is (?P<e>True|False|None)$", re.M), "e", "g"),
     # pytest: "assert 500 == 401"
     (re.compile(r"assert (?P<g>.+?) == (?P<e>.+?)$", re.M), "e", "g"),
+    # pytest, a bare check: "assert False\n +  where False = is_even(4)" (a truthy value expected), and
+    # "assert not True\n +  where True = is_even(3)" (a falsy one)
+    (re.compile(r"^(?:AssertionError: )?assert (?P<g>False|None|0|''|\[\]|\{\})\s*$", re.M), "=True", "g"),
+    (re.compile(r"^(?:AssertionError: )?assert not (?P<g>.+?)\s*$", re.M), "=False", "g"),
     # rust: "  left: 500\n right: 401" (and the older "left: `500`,\n right: `401`")
     (re.compile(r"^\s*left:\s*`?(?P<g>.*?)`?,?\s*\n\s*right:\s*`?(?P<e>.*?)`?\s*$", re.M), "e", "g"),
     # testify: "expected: 401\n actual  : 500"
@@ -50,7 +59,8 @@ def extract_expected_got(text: str) -> tuple[str | None, str | None]:
     for pattern, expected_group, got_group in _PATTERNS:
         match = pattern.search(text[:20000])
         if match:
-            expected = clip(match.group(expected_group), VALUE_CHARS)
+            fixed = expected_group.startswith("=")  # the dialect implies the expected value
+            expected = expected_group[1:] if fixed else clip(match.group(expected_group), VALUE_CHARS)
             got = clip(match.group(got_group), VALUE_CHARS)
             if expected and got and expected != got:
                 return expected, got

@@ -195,6 +195,11 @@ def test_head_and_tail_keeps_both_ends_with_a_marker():
         ("assertion `left == right` failed\n  left: 3\n right: 6", "6", "3"),
         ("calc_test.go:13: Sum = 3; got 3, want 6", "6", "3"),
         ("expected 4, got 2", "4", "2"),
+        ("AssertionError: 4 != 3", "3", "4"),  # unittest assertEqual(actual, expected)
+        ("AssertionError: False is not true", "True", "False"),  # unittest assertTrue
+        ("AssertionError: 0 is not false", "False", "0"),  # unittest assertFalse
+        ("assert False\n +  where False = is_even(4)", "True", "False"),  # pytest, a bare check
+        ("assert not True\n +  where True = is_even(3)", "False", "True"),
         ("assert '[x]' != '[x]'", None, None),
         ("no values here", None, None),
     ],
@@ -289,6 +294,15 @@ def test_text_fallback_finds_the_same_failing_tests_as_the_report(report_parser,
         ("error in setup: RuntimeError: db down", "", None, None, ["setup", "never ran", "RuntimeError"]),
         ("fixture 'client' not found", "", None, None, ["`client`", "conftest.py"]),
         ("AssertionError", "", None, None, ["tests/t.py:7"]),
+        (
+            "assert False\n +  where False = is_even(4)",
+            "",
+            "True",
+            "False",
+            ["`is_even(4)` returned False", "other way"],
+        ),
+        ("assert 5 == 6\n +  where 5 = add(2, 2)", "", "6", "5", ["`add(2, 2)` returned 5", "expects 6", "Off by one"]),
+        ("assert [] == [1]\n +  where [] = parse('x')", "", None, None, ["`parse('x')` returned []", "`parse`"]),
     ],
 )
 def test_hint_rules_are_specific(message, detail, expected, got, must):
