@@ -15,16 +15,20 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import ErrorCode, GraphLemonError
-from .triage.rundir import UNIT_ID_RE, Contract, UnitEntry, UnitsFile
 
 __all__ = [
+    "UNIT_ID_RE",
     "AcceptanceCriterion",
     "Contract",
+    "ContractExports",
+    "ContractResponse",
+    "FunctionExport",
+    "HttpEndpoint",
     "IntegrationCase",
     "IntegrationSpec",
     "UnitEntry",
@@ -35,7 +39,107 @@ __all__ = [
 ]
 
 M = TypeVar("M", bound=BaseModel)
+UNIT_ID_RE = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
+HttpMethod = Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 _CRITERION_ID = r"^AC\d{1,3}$"
+
+
+class UnitEntry(BaseModel):
+    """One unit in `units.json`: where its code and tests live in the repository."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    unit_id: str = Field(pattern=UNIT_ID_RE)
+    title: str = ""
+    code: list[str] = Field(default_factory=list)  # files, folders or globs, relative to the repository
+    tests: list[str] = Field(default_factory=list)
+    depends_on: list[str] = Field(default_factory=list)
+    framework: Literal["fastapi", "flask", "express", "python", "node"] | None = None  # None: detect
+
+
+class UnitsFile(BaseModel):
+    """`.graphlemon/units.json` (a bare list of units is accepted too)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    units: list[UnitEntry] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_list(cls, data: Any) -> Any:
+        return {"units": data} if isinstance(data, list) else data
+
+    @model_validator(mode="after")
+    def _unique(self) -> UnitsFile:
+        ids = [u.unit_id for u in self.units]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ValueError(f"duplicate unit_id in units.json: {', '.join(dupes)}")
+        return self
+
+    def ids(self) -> list[str]:
+        return [u.unit_id for u in self.units]
+
+    def get(self, unit_id: str) -> UnitEntry | None:
+        return next((u for u in self.units if u.unit_id == unit_id), None)
+
+
+class ContractResponse(BaseModel):
+    """A declared response; a bare string is its description."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    description: str = ""
+    body: Any = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _wrap_text(cls, data: Any) -> Any:
+        return {"description": data} if isinstance(data, str) else data
+
+
+class HttpEndpoint(BaseModel):
+    """An endpoint with its responses per status code (`{"200": ..., "404": ...}`)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    method: HttpMethod
+    path: str
+    unit_id: str | None = None  # in `consumes`: the unit that provides it
+    description: str = ""
+    responses: dict[int, ContractResponse] = Field(default_factory=dict)
+
+    @field_validator("method", mode="before")
+    @classmethod
+    def _upper(cls, v: Any) -> Any:
+        return v.upper() if isinstance(v, str) else v
+
+
+class FunctionExport(BaseModel):
+    """A function a non-HTTP unit exports (e.g. `step(state, direction) -> State`)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    name: str
+    signature: str = ""
+    description: str = ""
+
+
+class ContractExports(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    http: list[HttpEndpoint] = Field(default_factory=list)
+    functions: list[FunctionExport] = Field(default_factory=list)
+
+
+class Contract(BaseModel):
+    """`.graphlemon/units/<unit_id>/contract.json`: what a unit provides (`exports`) and calls (`consumes`)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    unit_id: str
+    exports: ContractExports = Field(default_factory=ContractExports)
+    consumes: list[HttpEndpoint] = Field(default_factory=list)
 
 
 class AcceptanceCriterion(BaseModel):
@@ -137,7 +241,9 @@ class UnitFiles:
 
     def integration_spec(self) -> IntegrationSpec:
         path = self.integration_spec_path
-        return self._read(path, IntegrationSpec, missing=ErrorCode.UNIT_NOT_FOUND) if path.exists() else IntegrationSpec()
+        return (
+            self._read(path, IntegrationSpec, missing=ErrorCode.UNIT_NOT_FOUND) if path.exists() else IntegrationSpec()
+        )
 
     # writes
     def write_units(self, units: UnitsFile) -> Path:

@@ -19,8 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..errors import ErrorCode, GraphLemonError
 from ..models import SddPatch
 from ..nodes import node_exec_id
-from ..triage.rundir import ContractExports
-from ..units import AcceptanceCriterion, Contract, IntegrationSpec, UnitEntry, UnitsFile, UnitSpec
+from ..units import AcceptanceCriterion, Contract, ContractExports, IntegrationSpec, UnitEntry, UnitsFile, UnitSpec
 from .outcomes import PlanOutcome
 from .session import LoopSession
 

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..triage.rundir import Contract
-from ..units import UnitSpec, criterion_token, status_token
+from ..units import Contract, UnitSpec, criterion_token, status_token
 
 NEGATIVE_WORDS = ("neg", "negative", "invalid", "reject", "rejects", "rejected", "not", "no", "never", "error",
                   "fails", "wrong", "bad", "missing", "empty", "outside", "beyond", "over", "off")  # fmt: skip

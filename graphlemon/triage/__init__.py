@@ -13,20 +13,10 @@ Run-directory models the Integrator writes: IntegrationResult, IntegrationFailur
 Observation, HttpRequest, HttpTraceEntry; and UnitsFile / UnitEntry / Contract.
 """
 
+from ..units import Contract, ContractResponse, HttpEndpoint, UnitEntry, UnitsFile
 from .evidence import EvidenceCheck, EvidenceReport, resolve_in_project, verify_all, verify_one
 from .history import failure_signature, find_similar_bug
-from .rundir import (
-    Contract,
-    ContractResponse,
-    HttpEndpoint,
-    HttpRequest,
-    HttpTraceEntry,
-    IntegrationFailure,
-    IntegrationResult,
-    Observation,
-    UnitEntry,
-    UnitsFile,
-)
+from .rundir import HttpRequest, HttpTraceEntry, IntegrationFailure, IntegrationResult, Observation
 from .selfcheck import self_check
 from .tools import diff_contract_vs_impl
 from .triager import TriageOutcome, triage_run

@@ -19,7 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from .rundir import Contract
+from ..units import Contract
 from .sdd import normalize_path, path_matches
 
 Framework = Literal["fastapi", "flask", "express", "python", "node"]

@@ -26,9 +26,10 @@ from ..bugs import Bug, BugTracker
 from ..errors import ErrorCode, GraphLemonError, invalid_param
 from ..models import ArtifactRecord, TriageRecord
 from ..project import STATE_DIR, ProjectHandle
+from ..units import Contract, UnitsFile
 from .codescan import ContractDiff, SourceFile, diff_sources
 from .evidence import resolve_in_project
-from .rundir import RUN_ID_RE, Contract, HttpTraceEntry, IntegrationResult, UnitsFile, UnitTestResult
+from .rundir import RUN_ID_RE, HttpTraceEntry, IntegrationResult, UnitTestResult
 from .sdd import Sdd
 
 LOG_LIMIT_BYTES = 10 * 1024 * 1024

@@ -15,9 +15,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..units import FunctionExport
 from .codescan import SourceFile
 from .context import RunContext
-from .rundir import FunctionExport
 
 _JS_DEF = (
     r"\bfunction\s*\*?\s+{name}\s*\(([^)]*)\)",

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from ..units import HttpEndpoint
 from .context import RunContext
-from .rundir import HttpEndpoint, IntegrationFailure
+from .rundir import IntegrationFailure
 from .sdd import Clause, path_matches
 from .text import terms
 

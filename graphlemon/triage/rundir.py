@@ -1,10 +1,9 @@
 """The files the triager reads: the integration run directory and the unit files around it.
 
 The Integrator writes these (see docs/triage.md for the layout); the models are
-exported so it builds them with the same classes the triager validates with:
+exported so it builds them with the same classes the triager validates with (the unit
+files, `UnitsFile` and `Contract`, are in `graphlemon.units`):
 
-    .graphlemon/units.json                              UnitsFile
-    .graphlemon/units/<unit_id>/contract.json           Contract
     .graphlemon/integration/runs/<run_id>/result.json   IntegrationResult
     .graphlemon/integration/runs/<run_id>/http-trace.ndjson   one HttpTraceEntry per line
     .graphlemon/integration/runs/<run_id>/process.log   plain text (ISO timestamps optional)
@@ -17,15 +16,14 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..models import TestSummary
+from ..units import UNIT_ID_RE, HttpMethod
 
-UNIT_ID_RE = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
 RUN_ID_RE = re.compile(UNIT_ID_RE)
-HttpMethod = Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 
 
 class Observation(BaseModel):
@@ -109,104 +107,6 @@ class HttpTraceEntry(BaseModel):
     response_body: Any = None
     duration_ms: int | None = None
     error: str | None = None
-
-
-class UnitEntry(BaseModel):
-    """One unit in `units.json`: where its code and tests live in the repository."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    unit_id: str = Field(pattern=UNIT_ID_RE)
-    title: str = ""
-    code: list[str] = Field(default_factory=list)  # files, folders or globs, relative to the repository
-    tests: list[str] = Field(default_factory=list)
-    depends_on: list[str] = Field(default_factory=list)
-    framework: Literal["fastapi", "flask", "express", "python", "node"] | None = None  # None: detect
-
-
-class UnitsFile(BaseModel):
-    """`.graphlemon/units.json` (a bare list of units is accepted too)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    units: list[UnitEntry] = Field(default_factory=list)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _accept_list(cls, data: Any) -> Any:
-        return {"units": data} if isinstance(data, list) else data
-
-    @model_validator(mode="after")
-    def _unique(self) -> UnitsFile:
-        ids = [u.unit_id for u in self.units]
-        dupes = sorted({i for i in ids if ids.count(i) > 1})
-        if dupes:
-            raise ValueError(f"duplicate unit_id in units.json: {', '.join(dupes)}")
-        return self
-
-    def ids(self) -> list[str]:
-        return [u.unit_id for u in self.units]
-
-    def get(self, unit_id: str) -> UnitEntry | None:
-        return next((u for u in self.units if u.unit_id == unit_id), None)
-
-
-class ContractResponse(BaseModel):
-    """A declared response; a bare string is its description."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    description: str = ""
-    body: Any = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _wrap_text(cls, data: Any) -> Any:
-        return {"description": data} if isinstance(data, str) else data
-
-
-class HttpEndpoint(BaseModel):
-    """An endpoint with its responses per status code (`{"200": ..., "404": ...}`)."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    method: HttpMethod
-    path: str
-    unit_id: str | None = None  # in `consumes`: the unit that provides it
-    description: str = ""
-    responses: dict[int, ContractResponse] = Field(default_factory=dict)
-
-    @field_validator("method", mode="before")
-    @classmethod
-    def _upper(cls, v: Any) -> Any:
-        return v.upper() if isinstance(v, str) else v
-
-
-class FunctionExport(BaseModel):
-    """A function a non-HTTP unit exports (e.g. `step(state, direction) -> State`)."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    name: str
-    signature: str = ""
-    description: str = ""
-
-
-class ContractExports(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    http: list[HttpEndpoint] = Field(default_factory=list)
-    functions: list[FunctionExport] = Field(default_factory=list)
-
-
-class Contract(BaseModel):
-    """`.graphlemon/units/<unit_id>/contract.json`: what a unit provides (`exports`) and calls (`consumes`)."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    unit_id: str
-    exports: ContractExports = Field(default_factory=ContractExports)
-    consumes: list[HttpEndpoint] = Field(default_factory=list)
 
 
 class UnitTestFailure(BaseModel):

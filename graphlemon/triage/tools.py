@@ -13,10 +13,10 @@ from ..bugs import Bug, BugTracker
 from ..errors import ErrorCode, GraphLemonError
 from ..models import TriageCategory
 from ..project import STATE_DIR, ProjectHandle
+from ..units import Contract, UnitsFile
 from .codescan import ContractDiff, diff_sources
 from .context import load_run, read_code, read_model
 from .history import find_similar_bug
-from .rundir import Contract, UnitsFile
 
 
 class ClassifierHint(BaseModel):
