@@ -6,7 +6,6 @@ import re
 from collections.abc import Callable
 
 from .hint_context import HintContext, error_type, short_path
-from .hint_values import value_hint
 
 Rule = tuple[re.Pattern[str], Callable[[re.Match[str], HintContext], str]]
 
@@ -170,23 +169,6 @@ def _fixture(m: re.Match[str], ctx: HintContext) -> str:
     return f"The test asks for fixture `{m.group('name')}`, which no conftest.py or plugin defines: define it or fix the name."
 
 
-def _returned(m: re.Match[str], ctx: HintContext) -> str:
-    """pytest's `+  where 5 = add(2, 2)`: name the call and its value, then what kind of difference it is."""
-    call, value, f = m.group("call"), m.group("value").strip(), ctx.failure
-    function = call.split("(", 1)[0]
-    lead = f"`{_clip(call)}` returned {_clip(value)}"
-    if f.expected is not None and f.got is not None and f.got.strip() == value:
-        lead += f" where the test expects {_clip(f.expected)}"
-        detail = value_hint(f.expected, f.got)
-        if detail:
-            return f"{lead}. {detail}"
-    return f"{lead}: check what `{function}` computes for these arguments (a condition, an operator, a missing case)."
-
-
-def _clip(text: str, limit: int = 80) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def _snapshot(m: re.Match[str], ctx: HintContext) -> str:
     return "The output no longer matches the stored snapshot: if the change is intended update the snapshot (-u), otherwise find what changed the rendering."
 
@@ -275,7 +257,6 @@ RULES: tuple[Rule, ...] = (
     ),
     (re.compile(r"fixture '(?P<name>[^']+)' not found"), _fixture),
     (re.compile(r"Snapshot .* mismatched|toMatchSnapshot|snapshot.*(?:obsolete|failed)", _I), _snapshot),
-    (re.compile(r"^\s*\+\s+where (?P<value>[^\n]+?) = (?P<call>[\w.]+\([^\n]*\))\s*$", re.M), _returned),
 )
 
 

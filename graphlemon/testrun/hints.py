@@ -29,7 +29,7 @@ _PHASES = (
 
 def build_hint(failure: TestFailure, root: Path | None = None) -> str:
     ctx = HintContext(failure, root)
-    hint = _first_rule(ctx) or _status_hint(ctx) or _value_hint(failure)
+    hint = _first_rule(ctx) or _with_call(ctx, _status_hint(ctx) or _value_hint(failure))
     for phase, consequence, advice in _PHASES:
         if failure.message.startswith(f"error in {phase}"):
             error = error_type(ctx) or "an error"
@@ -46,6 +46,29 @@ def _first_rule(ctx: HintContext) -> str | None:
             if match:
                 return make(match, ctx)
     return None
+
+
+# pytest's assertion explanation: "assert 6 == 11\n +  where 6 = total([1, 2, 3, 4])"
+_RETURNED = re.compile(r"^\s*\+\s+where (?P<value>[^\n]+?) = (?P<call>[\w.]+\([^\n]*\))\s*$", re.M)
+
+
+def _with_call(ctx: HintContext, hint: str | None) -> str | None:
+    """Lead with the call pytest shows and what it returned, then the kind of difference."""
+    f = ctx.failure
+    match = _RETURNED.search(f.message) or _RETURNED.search(f.detail)
+    if match is None:
+        return hint
+    call, value = match.group("call"), match.group("value").strip()
+    lead = f"`{_clip(call)}` returned {_clip(value)}"
+    if f.expected is not None and f.got is not None and f.got.strip() == value:
+        lead += f" where the test expects {_clip(f.expected)}"
+    if hint:
+        return f"{lead}. {hint}"
+    return f"{lead}: check what `{call.split('(', 1)[0]}` computes for these arguments (a condition, an operator, a missing case)."
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 _STATUS_PAIRS: dict[tuple[int, int], str] = {

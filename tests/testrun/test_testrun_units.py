@@ -303,6 +303,7 @@ def test_text_fallback_finds_the_same_failing_tests_as_the_report(report_parser,
         ),
         ("assert 5 == 6\n +  where 5 = add(2, 2)", "", "6", "5", ["`add(2, 2)` returned 5", "expects 6", "Off by one"]),
         ("assert [] == [1]\n +  where [] = parse('x')", "", None, None, ["`parse('x')` returned []", "`parse`"]),
+        ("assert 500 == 401\n +  where 500 = status_for(None)", "", "401", "500", ["returned 500", "401", "auth"]),
     ],
 )
 def test_hint_rules_are_specific(message, detail, expected, got, must):
