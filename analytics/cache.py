@@ -3,8 +3,10 @@
 `<state_dir>/cache/analytics/<view>.parquet` holds the validated table loaded from one ledger
 file; its Parquet key-value metadata says which bytes of that file it covers: the file's inode,
 the covered length and the crc32 of those bytes, plus the cache format and a hash of the view's
-columns. One file, replaced atomically, so a reader never pairs a table with another table's
-description. The ledger is append-only, so on the next load:
+columns. One file, replaced atomically by its writer and read through a private hard link, so a
+reader never pairs a table with another version's description (readers and the DevLoop's
+appends race freely; tests/analytics/test_analytics_cache.py races them). The ledger is
+append-only, so on the next load:
 
 * the file is unchanged (same inode and length, and either the same status-change time or the
   same crc32): the table is read from Parquet;
@@ -25,8 +27,10 @@ import contextlib
 import dataclasses
 import hashlib
 import os
+import secrets
 import time
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -86,6 +90,19 @@ def whole_lines_end(path: Path, start: int, size: int) -> int:
     return start
 
 
+def _still_covers(ledger_file: Path, cov: Coverage) -> bool:
+    """The ledger file still starts with exactly the bytes the cache was made from."""
+    try:
+        st = ledger_file.stat()
+        if st.st_ino != cov.inode or st.st_size < cov.size:
+            return False
+        if st.st_size == cov.size and st.st_ctime_ns == cov.ctime_ns:
+            return True  # not written since (a write always moves ctime), as git trusts its index
+        return crc_of(ledger_file, cov.size) == cov.crc
+    except OSError:
+        return False
+
+
 class TableCache:
     """The cached table of one ledger kind."""
 
@@ -94,13 +111,26 @@ class TableCache:
         self.path = state_dir / "cache" / "analytics" / f"{VIEW_NAMES[kind]}.parquet"
         self.schema = hashlib.sha256(view_select_sql(kind, "src").encode()).hexdigest()[:16]
 
-    def coverage(self, con: duckdb.DuckDBPyConnection) -> Coverage | None:
-        """What the cache covers, or None when there is no usable cache."""
-        if not self.path.is_file():
-            return None
+    def load_into(self, con: duckdb.DuckDBPyConnection, table: str, ledger_file: Path) -> Coverage | None:
+        """Fill `table` (created empty with the view's types) from the cache if the cache still describes the
+        start of `ledger_file`; returns what it covers, or None (and `table` left empty) when it cannot be used."""
+        with self._pinned() as cached:
+            cov = self.coverage(con, cached) if cached is not None else None
+            if cov is None or not _still_covers(ledger_file, cov):
+                return None
+            try:
+                con.execute(f"INSERT INTO {table} SELECT * FROM read_parquet({sql_string(str(cached))})")
+            except duckdb.Error:
+                con.execute(f"DELETE FROM {table}")
+                return None
+            return cov
+
+    def coverage(self, con: duckdb.DuckDBPyConnection, cached: Path | None = None) -> Coverage | None:
+        """What the cache file (default: the current one) covers, or None when it is missing or unusable."""
+        cached = cached or self.path
         try:
             rows = con.execute(
-                f"SELECT key::VARCHAR, value::VARCHAR FROM parquet_kv_metadata({sql_string(str(self.path))})"
+                f"SELECT key::VARCHAR, value::VARCHAR FROM parquet_kv_metadata({sql_string(str(cached))})"
             ).fetchall()
         except duckdb.Error:
             return None
@@ -112,30 +142,33 @@ class TableCache:
         except (KeyError, ValueError):
             return None
 
-    def still_covers(self, ledger_file: Path, cov: Coverage) -> bool:
-        """The ledger file still starts with exactly the bytes the cache was made from."""
+    @contextlib.contextmanager
+    def _pinned(self) -> Iterator[Path | None]:
+        """A private hard link to the current cache file: its description and its rows are then read from one
+        version, even if another process replaces the cache in between."""
+        link = self.path.with_name(f".{self.path.name}.{os.getpid()}.{secrets.token_hex(4)}.read")
         try:
-            st = ledger_file.stat()
-            if st.st_ino != cov.inode or st.st_size < cov.size:
-                return False
-            if st.st_size == cov.size and st.st_ctime_ns == cov.ctime_ns:
-                return True  # not written since (a write always moves ctime), as git trusts its index
-            return crc_of(ledger_file, cov.size) == cov.crc
-        except OSError:
-            return False
+            os.link(self.path, link)
+        except OSError:  # no cache yet, or a file system without hard links
+            yield None
+            return
+        try:
+            yield link
+        finally:
+            with contextlib.suppress(OSError):
+                link.unlink()
 
-    def load_into(self, con: duckdb.DuckDBPyConnection, table: str) -> bool:
-        """Append the cached rows to `table` (created empty with the view's types); False if unreadable."""
-        try:
-            con.execute(f"INSERT INTO {table} SELECT * FROM read_parquet({sql_string(str(self.path))})")
-            return True
-        except duckdb.Error:
-            con.execute(f"DELETE FROM {table}")
-            return False
+    def _sweep(self) -> None:
+        """Remove what killed readers and writers left behind (linked or written over an hour ago)."""
+        cutoff = time.time() - 3600
+        for leftover in self.path.parent.glob(f".{self.path.name}.*"):
+            with contextlib.suppress(OSError):
+                if leftover.stat().st_ctime < cutoff:
+                    leftover.unlink()
 
     def store(self, con: duckdb.DuckDBPyConnection, table: str, cov: Coverage) -> None:
         """Write `table` as the cache for `cov`; best effort (a read-only project keeps no cache)."""
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")  # one per writer
         if time.time_ns() - cov.ctime_ns < _RACY_NS:  # a write in the same clock tick would not move ctime
             cov = dataclasses.replace(cov, ctime_ns=-1)  # so check the bytes next time ("racy git")
         meta = {"format": CACHE_FORMAT, "schema": self.schema, **dataclasses.asdict(cov)}
@@ -146,6 +179,7 @@ class TableCache:
                 f"COPY {table} TO {sql_string(str(tmp))} (FORMAT parquet, COMPRESSION zstd, KV_METADATA {{{kv}}})"
             )
             os.replace(tmp, self.path)
+            self._sweep()
         except (OSError, duckdb.Error):
             with contextlib.suppress(OSError):
                 tmp.unlink(missing_ok=True)

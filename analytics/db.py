@@ -132,8 +132,8 @@ class LedgerDB:
 
     def _load_cached(self, kind: str, path: Path, table: str, cache: TableCache) -> bool:
         """Fill `table` from the cache plus the lines appended since; False when the cache does not apply."""
-        cov = cache.coverage(self.con)
-        if cov is None or not cache.still_covers(path, cov) or not cache.load_into(self.con, table):
+        cov = cache.load_into(self.con, table, path)
+        if cov is None:
             return False
         now = path.stat()
         end = whole_lines_end(path, cov.size, now.st_size)

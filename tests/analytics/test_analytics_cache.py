@@ -3,6 +3,7 @@ up, and a changed, replaced or corrupt ledger never hidden behind it."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import duckdb
@@ -162,3 +163,55 @@ def test_a_project_where_the_cache_cannot_be_written_still_reports(tmp_path):
     assert run_ids(tmp_path) == ["r1"]
     assert run_ids(tmp_path) == ["r1"]
     assert not list(tmp_path.glob("cache*/**/*.tmp"))
+
+
+def test_readers_racing_a_writer_never_see_a_line_twice_or_out_of_order(tmp_path):
+    """Loads (building, reusing and extending the cache) while the DevLoop appends: each load sees a
+    prefix of what was written, each line once."""
+    ledger = Ledger(tmp_path)
+    ledger.append(*(RunRecord(run_id=f"r{i:04d}", scope="unit", ok=True) for i in range(50)))
+    written = [f"r{i:04d}" for i in range(400)]
+    seen: list[list[str]] = []
+    errors: list[BaseException] = []
+
+    def write() -> None:
+        for start in range(50, 400, 10):
+            ledger.append(*(RunRecord(run_id=r, scope="unit", ok=True) for r in written[start : start + 10]))
+            time.sleep(0.02)  # let loads land between appends (and extend the cache)
+
+    def read() -> None:
+        try:
+            for _ in range(8):
+                seen.append(run_ids(tmp_path))
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=write), *(threading.Thread(target=read) for _ in range(3))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert len(seen) == 24
+    for ids in seen:
+        assert ids == written[: len(ids)]
+    assert run_ids(tmp_path) == written
+
+
+def test_what_killed_readers_left_behind_is_swept_after_an_hour(tmp_path, monkeypatch):
+    runs = tmp_path / LEDGER_FILES["run"]
+    runs.write_text(_runs("r1"))
+    run_ids(tmp_path)
+    folder = tmp_path / "cache" / "analytics"
+    leftover = folder / ".runs.parquet.4242.0badcafe.read"
+    leftover.write_bytes(b"x")
+    with open(runs, "a") as fh:
+        fh.write(_runs("r2"))
+    run_ids(tmp_path)  # stores the cache again: a fresh leftover may belong to a live reader
+    assert leftover.exists()
+    later = time.time() + 3601
+    monkeypatch.setattr(cache.time, "time", lambda: later)
+    with open(runs, "a") as fh:
+        fh.write(_runs("r3"))
+    assert run_ids(tmp_path) == ["r1", "r2", "r3"]
+    assert not leftover.exists() and (folder / "runs.parquet").exists()
