@@ -11,10 +11,10 @@ from __future__ import annotations
 import logging
 import sys
 
-import click
 import typer
+from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError  # typer vendors click
 
-from ..errors import GraphLemonError
+from ..errors import ErrorCode, GraphLemonError
 from . import agent, budget, bugs, init_cmd, report, run, sql, status, test_cmd, tester, triage
 
 app = typer.Typer(
@@ -43,12 +43,22 @@ def main(argv: list[str] | None = None) -> None:
     try:
         rc = app(args=argv, standalone_mode=False, prog_name="graphlemon")
     except GraphLemonError as exc:
-        click.echo(f"error[{exc.code}]: {exc.message}", err=True)
+        _fail(exc.code, exc.message, exc.exit_code)
+    except typer.Abort:
+        _fail("ABORTED", "aborted", 1)
+    except NoArgsIsHelpError as exc:  # `graphlemon` or a group alone: its help, as click does
+        typer.echo(exc.format_message(), err=True)
         sys.exit(exc.exit_code)
-    except click.exceptions.Abort:
-        click.echo("error[ABORTED]: aborted", err=True)
-        sys.exit(1)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
+    except UsageError as exc:  # a bad option or argument: the usage line, then our error format
+        if exc.ctx is not None:
+            typer.echo(exc.ctx.get_usage(), err=True)
+            typer.echo(f"Try '{exc.ctx.command_path} --help' for help.", err=True)
+        _fail(ErrorCode.INVALID_PARAM, exc.format_message(), exc.exit_code)
+    except ClickException as exc:
+        _fail(ErrorCode.INVALID_PARAM, exc.format_message(), exc.exit_code)
     sys.exit(rc if isinstance(rc, int) else 0)
+
+
+def _fail(code: str, message: str, exit_code: int) -> None:
+    typer.echo(f"error[{code}]: {message}", err=True)
+    sys.exit(exit_code)

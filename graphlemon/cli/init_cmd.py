@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
-import click
 import typer
 
 from ._common import JsonOpt, emit_json
@@ -14,12 +13,12 @@ from ._common import JsonOpt, emit_json
 
 def _ask(question: str) -> bool:
     try:
-        return click.confirm(question, default=False, err=True)
-    except click.exceptions.Abort:
+        return typer.confirm(question, default=False, err=True)
+    except typer.Abort:
         return False
     finally:
         if not sys.stdin.isatty():  # piped answers are not echoed: end the prompt line
-            click.echo("", err=True)
+            typer.echo("", err=True)
 
 
 def register(app: typer.Typer) -> None:

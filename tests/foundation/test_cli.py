@@ -91,3 +91,24 @@ def test_corrupt_ledger_is_reported_not_skipped(cli, project):
     (project.state_dir / "bugs.ndjson").write_text("{oops\n")
     out = cli("bugs", "list", "--project", str(project.root))
     assert out.returncode == 1 and out.stderr.startswith("error[LEDGER_CORRUPT]:") and "bugs.ndjson:1" in out.stderr
+
+
+def test_usage_errors_use_the_error_format_without_a_traceback(cli, project):
+    root = str(project.root)
+    cases = [
+        (("budget", "set", "t-1", "--limit", "abc", "--project", root), "Invalid value for '--limit'"),
+        (("bugs", "list", "--project", root, "--status"), "'--status' requires an argument"),
+        (("nosuch",), "No such command 'nosuch'"),
+        (("test", "--timeout", "soon", "--project", root), "Invalid value for '--timeout'"),
+    ]
+    for argv, says in cases:
+        out = cli(*argv)
+        assert out.returncode == 2, (argv, out.stderr)
+        last = out.stderr.strip().splitlines()[-1]
+        assert last.startswith("error[INVALID_PARAM]:") and says in last, (argv, out.stderr)
+        assert "Traceback" not in out.stderr
+
+
+def test_a_group_alone_prints_its_help(cli):
+    out = cli("bugs")
+    assert out.returncode == 2 and "Usage: graphlemon bugs" in out.stderr and "Traceback" not in out.stderr
