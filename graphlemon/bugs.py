@@ -46,6 +46,8 @@ _FIELDS = (
 
 
 _FIELD_SET = frozenset(_FIELDS)
+TITLE_MAX = 200  # characters: a title is one line a person reads in `bugs list`
+DESCRIPTION_MAX = 20_000  # characters: a human report is prose, not a pasted log
 
 
 class Bug(BaseModel):
@@ -162,8 +164,7 @@ class BugTracker:
         by: str = "system",
     ) -> tuple[str, bool]:
         """Open a bug, or return the id of the active bug with the same unit:test. -> (bug_id, created)."""
-        if not title.strip():
-            raise invalid_param("bug title is empty")
+        title = _one_line(title)
         key = dedup_key(unit_id, test_name)
         with self.ledger.transaction("bug") as tx:
             bugs = self._fold(tx.records())
@@ -207,6 +208,14 @@ class BugTracker:
         """A human-reported bug (REQ-11 v_bug_feedback): title and description are required."""
         if not description or not description.strip():
             raise invalid_param("bug description is empty; describe what you saw and what you expected")
+        if len(title.strip()) > TITLE_MAX:
+            raise invalid_param(
+                f"bug title is {len(title.strip()):,} characters; keep it under {TITLE_MAX} and put the rest in the description"
+            )
+        if len(description) > DESCRIPTION_MAX:
+            raise invalid_param(
+                f"bug description is {len(description):,} characters (limit {DESCRIPTION_MAX:,}); attach long logs as a file and cite its path"
+            )
         bug_id, _ = self.open(
             title=title, source="human_reported", unit_id=unit_id, detail=description.strip(), severity=severity, by=by
         )
@@ -262,3 +271,11 @@ def _new_bug_id(existing: dict[str, Bug]) -> str:
         bug_id = f"bug-{stamp}-{secrets.token_hex(2)}"
         if bug_id not in existing:
             return bug_id
+
+
+def _one_line(title: str) -> str:
+    """A title as `bugs list` shows it: whitespace collapsed, at most TITLE_MAX characters. INVALID_PARAM if empty."""
+    text = " ".join(title.split())
+    if not text:
+        raise invalid_param("bug title is empty")
+    return text if len(text) <= TITLE_MAX else text[: TITLE_MAX - 1] + "…"

@@ -83,6 +83,24 @@ def test_human_report_with_empty_description_is_refused(tracker, description):
     assert tracker.all() == {}
 
 
+@pytest.mark.parametrize(
+    ("title", "description"),
+    [("x" * 201, "seen"), ("wall", "y" * 20_001), ("  \n ", "seen")],
+    ids=["title-too-long", "description-too-long", "blank-title"],
+)
+def test_human_report_out_of_bounds_is_refused(tracker, title, description):
+    with pytest.raises(GraphLemonError) as info:
+        tracker.report(title=title, description=description)
+    assert info.value.code == ErrorCode.INVALID_PARAM
+    assert tracker.all() == {}
+
+
+def test_system_titles_are_one_line_and_bounded(tracker):
+    bug_id, _ = tracker.open(title="first line\n  second\tline " + "z" * 300, source="unit_test")
+    title = tracker.get(bug_id).title
+    assert title.startswith("first line second line z") and len(title) == 200 and title.endswith("…")
+
+
 def test_human_report(tracker):
     bug_id = tracker.report(title="wall does not end the game", description="at x=9 moving right it wraps")
     bug = tracker.get(bug_id)
