@@ -25,7 +25,7 @@ class ExecutorSettings(Block):
 
     backend: Literal["scripted", "anthropic", "claude_code"] = "scripted"
     playbook: str | None = Field(default=None, description="Playbook YAML for the scripted backend.")
-    default_model: str = "claude-sonnet-4-5"
+    default_model: str = "claude-sonnet-5-5"
     models: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_MODELS), description="Model per role.")
     max_turns: int = Field(default=20, ge=1, le=500)
     turn_timeout_s: float = Field(default=600.0, gt=0)

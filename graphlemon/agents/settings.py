@@ -31,12 +31,12 @@ from ..errors import invalid_param
 Backend = Literal["scripted", "anthropic", "claude_code"]
 
 DEFAULT_MODELS: dict[str, str] = {
-    "planner": "claude-opus-4-5",
-    "coder": "claude-sonnet-4-5",
-    "tester": "claude-sonnet-4-5",
-    "integrator": "claude-sonnet-4-5",
-    "bug-triager": "claude-opus-4-5",
-    "validator": "claude-opus-4-5",
+    "planner": "claude-opus-5-5",
+    "coder": "claude-sonnet-5-5",
+    "tester": "claude-sonnet-5-5",
+    "integrator": "claude-sonnet-5-5",
+    "bug-triager": "claude-opus-5-5",
+    "validator": "claude-opus-5-5",
 }
 
 
@@ -45,7 +45,7 @@ class AgentSettings(BaseModel):
 
     backend: Backend = "scripted"
     playbook: Path | None = None
-    default_model: str = "claude-sonnet-4-5"
+    default_model: str = "claude-sonnet-5-5"
     models: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_MODELS))
     max_turns: int = Field(default=20, ge=1, le=500)
     turn_timeout_s: float = Field(default=600.0, gt=0)

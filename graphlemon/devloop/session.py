@@ -51,7 +51,7 @@ class LoopConfig(BaseModel):
     quota_weekly_timeout_s: float = Field(default=9 * 86400, gt=0)
     quota_poll_initial_s: float = Field(default=60.0, gt=0)  # first back-off, and the margin after a reset time
     quota_poll_max_s: float = Field(default=1800.0, gt=0)
-    fallback_model: str = Field(default="claude-sonnet-4-5", min_length=1)  # an Opus limit -> retry on this one
+    fallback_model: str = Field(default="claude-sonnet-5-5", min_length=1)  # an Opus limit -> retry on this one
 
     @field_validator("fallback_model")
     @classmethod

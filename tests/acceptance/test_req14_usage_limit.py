@@ -99,7 +99,7 @@ def test_happy_session_limit_waits_until_the_reset_probes_and_resumes_without_bl
     # back-off polling: first until the announced reset (+ the 60 s margin), then 2 x 60 s
     assert 7200 < clock.sleeps[0] <= 7260 and clock.sleeps[1:] == [120.0]
     probes = [c for c in fake_claude.calls if c["stdin"].startswith(PROBE)]
-    assert len(probes) == 2 and all("claude-sonnet-4-5" in c["argv"] for c in probes)  # the coder's model
+    assert len(probes) == 2 and all("claude-sonnet-5-5" in c["argv"] for c in probes)  # the coder's model
     assert [e.event for e in timeline(session)] == ["quota_wait", "quota_resumed"]
     assert fake_claude.pending == 0
 
@@ -115,7 +115,7 @@ def test_boundary_opus_limit_retries_at_once_on_the_configured_non_opus_model(ca
     assert clock.sleeps == []  # no back-off at all
     planner_calls = [c["argv"] for c in fake_claude.calls if "Planner agent" in " ".join(c["argv"])]
     models = [argv[argv.index("--model") + 1] for argv in planner_calls]
-    assert models == ["claude-opus-4-5", "claude-haiku-4-5"]
+    assert models == ["claude-opus-5-5", "claude-haiku-4-5"]
     assert not any(e.status == "waiting_for_quota" for e in session.ledger.read_as("node", NodeEvent))
     assert "waiting_for_quota" not in [e.status for e in task_events(session)]
     [fallback] = timeline(session)

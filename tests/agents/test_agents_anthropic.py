@@ -52,10 +52,10 @@ def test_multi_turn_tool_use_records_usage_exactly_and_marks_the_cache(
         (90, 20, 0, 3300),
     ]
     for record, usage in zip(records, (u1, u2, u3), strict=True):
-        assert record.model == "claude-sonnet-4-5" and record.executor == "anthropic" and record.role == "tester"
+        assert record.model == "claude-sonnet-5-5" and record.executor == "anthropic" and record.role == "tester"
         assert (record.task_id, record.node_exec_id, record.stage, record.unit_id) == ("task-1", "ne-7", "tester", "u1")
         assert record.cost_usd == cost_usd(
-            "claude-sonnet-4-5",
+            "claude-sonnet-5-5",
             input_tokens=usage["input_tokens"],
             output_tokens=usage["output_tokens"],
             cache_read_tokens=usage.get("cache_read_input_tokens", 0),

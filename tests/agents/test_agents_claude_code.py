@@ -57,7 +57,7 @@ def test_a_successful_turn_parses_events_output_and_usage(project, fake_claude, 
         (r.input_tokens, r.output_tokens, r.cache_read_tokens, r.cache_write_tokens) == (100, 40, 2000, 500)
         for r in records
     )
-    assert all(r.executor == "claude_code" and r.task_id == "t1" and r.model == "claude-sonnet-4-5" for r in records)
+    assert all(r.executor == "claude_code" and r.task_id == "t1" and r.model == "claude-sonnet-5-5" for r in records)
 
     [call] = fake_claude.calls
     argv = call["argv"]

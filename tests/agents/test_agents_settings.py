@@ -9,6 +9,7 @@ import pytest
 from graphlemon.agents import AgentSettings
 from graphlemon.agents.budget import budget_status, estimate_tokens, preflight
 from graphlemon.agents.pricing import FALLBACK, cost_usd, price_for
+from graphlemon.agents.settings import DEFAULT_MODELS
 from graphlemon.errors import BudgetExceeded, ClassifierBlocked, GraphLemonError, QuotaExceeded
 from graphlemon.models import BudgetConfig, UsageRecord
 
@@ -24,7 +25,7 @@ def test_settings_from_env():
     }
     s = AgentSettings.from_env(env)
     assert (s.backend, s.max_turns, s.base_url, s.retry_base_delay_s) == ("anthropic", 7, "http://127.0.0.1:9", 0.01)
-    assert s.model_for("bug-triager") == "claude-opus-4-1" and s.model_for("tester") == "claude-sonnet-4-5"
+    assert s.model_for("bug-triager") == "claude-opus-4-1" and s.model_for("tester") == "claude-sonnet-5-5"
     assert "sk-ant-env" not in repr(s) and s.api_key.get_secret_value() == "sk-ant-env-key-123456"
     one = AgentSettings.from_env({"GRAPHLEMON_MODEL": "claude-haiku-4-5"})
     assert {one.model_for(r) for r in ("planner", "coder", "validator")} == {"claude-haiku-4-5"}
@@ -42,6 +43,11 @@ def test_one_price_table():
     assert cost_usd("claude-sonnet-4-5", input_tokens=1_000_000, output_tokens=1_000_000) == 18.0
     assert cost_usd("claude-sonnet-4-5", cache_write_tokens=1_000_000, cache_read_tokens=1_000_000) == 3.75 + 0.3
     assert cost_usd("scripted", input_tokens=10**9) == 0.0
+    # the current lineup (the defaults): Opus 5.5 reads its cache at $0.20, not 0.1x its $4 input
+    assert price_for("claude-opus-5-5") == (4.0, 20.0, 0.2) and price_for("claude-opus-5-20260724").input == 5.0
+    assert cost_usd("claude-opus-5-5", cache_write_tokens=1_000_000, cache_read_tokens=1_000_000) == 5.0 + 0.2
+    assert cost_usd("claude-sonnet-5-5", input_tokens=1_000_000, output_tokens=1_000_000) == 12.0
+    assert all(price_for(model) != FALLBACK for model in DEFAULT_MODELS.values())
 
 
 def test_budget_fold_and_preflight(project):

@@ -54,7 +54,7 @@ def main() -> int:
         print("fake claude: no scripted behaviour left for this call", file=sys.stderr)
         return 3
     session = str(uuid.uuid4())
-    model = _arg("--model") or "claude-sonnet-4-5"
+    model = _arg("--model") or "claude-sonnet-5-5"
     usage = behaviour.get("usage") or {
         "input_tokens": 10,
         "output_tokens": 5,

@@ -117,7 +117,7 @@ def server_error(status: int = 500) -> Reply:
 
 
 class FakeMessagesServer:
-    def __init__(self, *, api_key: str | None = None, default_model: str = "claude-sonnet-4-5") -> None:
+    def __init__(self, *, api_key: str | None = None, default_model: str = "claude-sonnet-5-5") -> None:
         self.api_key = api_key
         self.default_model = default_model
         self.requests: list[RecordedRequest] = []
