@@ -45,6 +45,7 @@ BlockedReason = Literal[
     "state_corrupt",
     "rollback_failed",
     "human_requested",
+    "stage_failed",
 ]
 Stage = Literal["planner", "coder", "tester", "integrator", "triager", "validator"]
 Role = Literal["planner", "coder", "tester", "integrator", "bug-triager", "validator"]

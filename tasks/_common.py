@@ -17,6 +17,7 @@ from pathlib import Path
 from prefect.cache_policies import INPUTS, TASK_SOURCE
 from prefect.filesystems import LocalFileSystem
 
+from blocks.agents import load_agent_settings
 from graphlemon.devloop.session import LoopConfig, LoopSession
 from graphlemon.errors import GraphLemonError
 
@@ -29,11 +30,13 @@ _lock = threading.Lock()
 
 
 def session_for(project: str, task_id: str, config: dict) -> LoopSession:
-    """One LoopSession (and executor) per process and task, shared by the stage tasks' threads."""
+    """One LoopSession (and executor) per process and task, shared by the stage tasks' threads; the agents'
+    settings come from the Prefect blocks when a Prefect API is configured (blocks/agents.py)."""
     key = (str(Path(project).resolve()), task_id, json.dumps(config, sort_keys=True, default=str))
     with _lock:
         if key not in _sessions:
-            _sessions[key] = LoopSession(Path(project), task_id, LoopConfig.model_validate(config))
+            settings = load_agent_settings()  # the AnthropicCredentials / ExecutorSettings blocks, else the environment
+            _sessions[key] = LoopSession(Path(project), task_id, LoopConfig.model_validate(config), settings)
         return _sessions[key]
 
 

@@ -21,9 +21,11 @@ def triage_run(
     project: str, run_id: str, executor: str = "none", playbook: str | None = None, task_id: str | None = None
 ) -> TriageRecord:
     """triage.json + one ledger record for the run; the verdict as a markdown artifact in the UI."""
+    from blocks.agents import load_agent_settings
     from graphlemon.agents import build_executor
 
-    backend = None if executor == "none" else build_executor(executor, playbook=playbook)
+    settings = None if executor == "none" else load_agent_settings()  # blocks when a Prefect API is set, else env
+    backend = None if settings is None else build_executor(executor, playbook=playbook, settings=settings)
     outcome = triage(open_project(project), run_id, executor=backend, task_id=task_id)
     key = re.sub(r"[^a-z0-9-]+", "-", f"triage-{run_id}".lower())
     create_markdown_artifact(key=key, markdown=markdown(outcome.record), description=f"{outcome.category} for {run_id}")

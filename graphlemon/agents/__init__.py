@@ -6,7 +6,7 @@ Entry points: `build_executor(name, playbook=, settings=)`, `build_request(proje
 
 from .base import AgentRequest, AgentResult, Executor, Limits, SandboxPolicy, StopReason, ToolError, UsageTotals
 from .context import ToolContext
-from .factory import EXECUTORS, build_executor, build_request, run_turn
+from .factory import EXECUTORS, build_executor, build_request, check_executor, run_turn
 from .sandbox import Sandbox
 from .settings import AgentSettings
 
@@ -24,6 +24,7 @@ __all__ = [
     "ToolError",
     "UsageTotals",
     "build_executor",
+    "check_executor",
     "build_request",
     "run_turn",
 ]

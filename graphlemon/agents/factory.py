@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -40,6 +41,18 @@ def build_executor(name: str, *, playbook: Path | str | None = None, settings: A
 
         return ClaudeCodeExecutor(settings)
     raise invalid_param(f"unknown executor {name!r}; choose one of: {', '.join(EXECUTORS)}")
+
+
+def check_executor(name: str, *, playbook: Path | str | None = None, settings: AgentSettings | None = None) -> None:
+    """Refuse (INVALID_PARAM) a backend that cannot run a turn: no playbook, no API key, no `claude` on PATH.
+    Called before a task is created, so a misconfigured run writes nothing."""
+    settings = settings or AgentSettings.from_env()
+    build_executor(name, playbook=playbook, settings=settings)
+    if name == "claude_code" and shutil.which(settings.claude_bin) is None:
+        raise invalid_param(
+            f"the claude_code executor needs the Claude Code CLI: {settings.claude_bin!r} is not on PATH "
+            "(install it, or set GRAPHLEMON_CLAUDE_BIN)"
+        )
 
 
 def build_request(

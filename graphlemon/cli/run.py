@@ -48,7 +48,7 @@ def register(app: typer.Typer) -> None:
         handle = open_project(project)
         if not goal.strip():
             raise invalid_param("goal_text is empty; say what the loop should build")
-        backend = _backend(executor, playbook)
+        backend = _backend(executor, playbook, engine)
         if budget_tokens is not None and budget_usd is not None:
             raise invalid_param("give one budget: --budget-tokens or --budget-usd")
         budget = (budget_tokens, "token_count") if budget_tokens is not None else (budget_usd, "cost_usd")
@@ -76,27 +76,28 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Continue a task: after a crash (from the persisted nodes), or manual_resume of a blocked task (REQ-06 / REQ-09)."""
         from ..agents.classifier import reset_classifier_counts
+        from ..devloop.session import LoopConfig
         from ..taskboard import TaskBoard
 
         handle = open_project(project)
         board = TaskBoard(handle.ledger)
         task = board.get(task_id)
-        if task.status in ("blocked_pending_human", "paused") or task.terminal:
-            board.manual_resume(task_id, note=note)  # a done task is a clear error and changes nothing
-            reset_classifier_counts(handle.ledger, task_id, note or "manual resume")  # REQ-07: a person resumed
-        from ..devloop.session import LoopConfig
-
         if LoopConfig.path(handle.state_dir, task_id).exists():  # by default the task's own executor and playbook
             saved = LoopConfig.load(handle.state_dir, task_id)
             executor, playbook = executor or saved.executor, playbook or saved.playbook
-        backend = _backend(executor, playbook)
+        backend = _backend(executor, playbook, engine)  # a backend that cannot run changes nothing
+        if task.status in ("blocked_pending_human", "paused") or task.terminal:
+            board.manual_resume(task_id, note=note)  # a done task is a clear error and changes nothing
+            reset_classifier_counts(handle.ledger, task_id, note or "manual resume")  # REQ-07: a person resumed
         _drive(handle, task_id, backend, playbook, {}, engine, quiet, as_json)
 
 
-def _backend(executor: str | None, playbook: Path | None) -> str:
-    from ..agents import EXECUTORS
+def _backend(executor: str | None, playbook: Path | None, engine: str) -> str:
+    from ..agents import EXECUTORS, check_executor
     from ..errors import invalid_param
 
+    if engine not in ("prefect", "direct"):
+        raise invalid_param(f"unknown engine {engine!r}; choose prefect or direct")
     backend = executor or ("anthropic" if os.environ.get("ANTHROPIC_API_KEY") else "scripted")
     if backend not in EXECUTORS:
         raise invalid_param(f"unknown executor {backend!r}; choose one of: {', '.join(EXECUTORS)}")
@@ -104,15 +105,24 @@ def _backend(executor: str | None, playbook: Path | None) -> str:
         raise invalid_param("the scripted executor needs --playbook FILE (or set ANTHROPIC_API_KEY to use the model)")
     if playbook is not None and not playbook.is_file():
         raise invalid_param(f"playbook {playbook} does not exist")
+    check_executor(backend, playbook=playbook, settings=_agent_settings(engine))  # before anything is written
     return backend
 
 
+def _agent_settings(engine: str):
+    """The settings the run's stages will use: Prefect blocks for a Prefect run with an API configured, else env."""
+    if engine == "prefect":
+        from blocks.agents import load_agent_settings
+
+        return load_agent_settings()
+    from ..agents import AgentSettings
+
+    return AgentSettings.from_env()
+
+
 def _drive(handle, task_id: str, backend: str, playbook: Path | None, config: dict, engine: str, quiet: bool, as_json: bool):
-    from ..errors import invalid_param
     from ..taskboard import TaskBoard
 
-    if engine not in ("prefect", "direct"):
-        raise invalid_param(f"unknown engine {engine!r}; choose prefect or direct")
     out = console()
     if backend == "scripted" and not as_json:
         out.print(f"[yellow]executor: scripted[/yellow] — replaying {playbook}; this shows the loop's plumbing, "

@@ -10,11 +10,13 @@ written when the task moves forward.
 Routing: validator fast_lane → the coder fixes the named units next round;
 full_replan → the planner re-plans; escalate / a plan that stays inconsistent / an L2
 that cannot converge / the same bug active for `non_convergence_rounds` rounds →
-`blocked_pending_human` with a reason and an evidence pack.
+`blocked_pending_human` with a reason and an evidence pack. So does a stage that fails with an
+error it cannot retry past (`stage_failed`): the task never stays "running" with nobody running it.
 """
 
 from __future__ import annotations
 
+import logging
 from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
@@ -36,6 +38,7 @@ from .session import LoopSession
 from .unit_loop import CoderTurn, coder_turn, red_units, run_unit_loop, test_unit
 from .validator import run_validator
 
+log = logging.getLogger(__name__)
 PHASES: dict[str, int] = {"planning": 0, "coding": 1, "integrating": 2, "validating": 3}
 
 
@@ -134,8 +137,18 @@ def run_devloop(session: LoopSession, stages: Stages, *, flow_run_id: str | None
             return block(session, "usage_limit_wait_timeout", exc.message)
         if exc.code == ErrorCode.LEDGER_CORRUPT:
             return block(session, "state_corrupt", exc.message)
-        raise
+        return _stage_failed(session, exc)
+    except Exception as exc:  # noqa: BLE001 - the task must not be left "running" with nobody running it
+        return _stage_failed(session, exc)
     return session.board.get(session.task_id)
+
+
+def _stage_failed(session: LoopSession, exc: Exception) -> Task:
+    """An error no stage could retry past: the task waits for a person with the error as evidence."""
+    known = isinstance(exc, GraphLemonError)
+    log.error("task %s: a stage failed: %s", session.task_id, exc, exc_info=None if known else exc)  # a bug: its trace
+    code, text = (exc.code, exc.message) if known else (type(exc).__name__, str(exc))
+    return block(session, "stage_failed", f"{code}: {text}")
 
 
 class RoundPlan(BaseModel):

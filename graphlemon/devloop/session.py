@@ -15,7 +15,7 @@ import threading
 from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -28,6 +28,9 @@ from ..project import ProjectHandle, open_project
 from ..taskboard import TaskBoard
 from ..units import UnitFiles
 from ..worktrees import Worktrees
+
+if TYPE_CHECKING:
+    from ..agents.settings import AgentSettings
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -80,10 +83,17 @@ class LoopConfig(BaseModel):
 
 
 class LoopSession:
-    def __init__(self, project: ProjectHandle | Path | str, task_id: str, config: LoopConfig | None = None) -> None:
+    def __init__(
+        self,
+        project: ProjectHandle | Path | str,
+        task_id: str,
+        config: LoopConfig | None = None,
+        agent_settings: AgentSettings | None = None,
+    ) -> None:
         self.project = project if isinstance(project, ProjectHandle) else open_project(project)
         self.task_id = task_id
         self.config = config or LoopConfig()
+        self.agent_settings = agent_settings  # None: from the environment (the Prefect layer passes its blocks)
         self._lock = threading.Lock()
 
     # -- trackers ------------------------------------------------------------------------------
@@ -121,7 +131,8 @@ class LoopSession:
         from ..agents import build_executor
         from .quota import QuotaAwareExecutor
 
-        return QuotaAwareExecutor(build_executor(self.config.executor, playbook=self.config.playbook), self)
+        executor = build_executor(self.config.executor, playbook=self.config.playbook, settings=self.agent_settings)
+        return QuotaAwareExecutor(executor, self)
 
     # -- helpers -------------------------------------------------------------------------------
     def turn(
