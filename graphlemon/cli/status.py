@@ -19,6 +19,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """The project's tasks, blocked ones first with their reason and evidence pack; or one task in detail."""
         from ..bugs import BugTracker
+        from ..devloop.runmarker import run_state
         from ..models import LEDGER_FILES, EscalationRecord
         from ..taskboard import TaskBoard
 
@@ -30,12 +31,13 @@ def register(app: typer.Typer) -> None:
             tasks = [t for t in tasks if t.task_id == task_id]
         packs: dict[str, EscalationRecord] = {e.task_id: e for e in ledger.read_as("escalation", EscalationRecord)}
         blocked = [t for t in tasks if t.status == "blocked_pending_human"]
+        runs = {t.task_id: run_state(handle.state_dir, t.task_id, t.status) for t in tasks}
         if as_json:
             emit_json(
                 {
                     "project_id": handle.project_id,
                     "root": str(handle.root),
-                    "tasks": [t.model_dump(mode="json") for t in tasks],
+                    "tasks": [{**t.model_dump(mode="json"), "run": runs[t.task_id]} for t in tasks],
                     "blocked": [
                         {"task_id": t.task_id, "blocked_reason": t.blocked_reason,
                          "evidence": packs[t.task_id].summary_md if t.task_id in packs else None}
@@ -52,7 +54,7 @@ def register(app: typer.Typer) -> None:
 
             show_task(handle, task_id, out)
         else:
-            _tasks_table(handle, tasks, out)
+            _tasks_table(handle, tasks, runs, out)
         for task in blocked:
             if task.task_id in packs:
                 from rich.markdown import Markdown
@@ -61,7 +63,7 @@ def register(app: typer.Typer) -> None:
                 out.print(Panel(Markdown(packs[task.task_id].summary_md), title=f"{task.task_id} needs a human"))
 
 
-def _tasks_table(handle, tasks, out) -> None:
+def _tasks_table(handle, tasks, runs, out) -> None:
     from rich.table import Table
 
     from ..bugs import BugTracker
@@ -77,5 +79,13 @@ def _tasks_table(handle, tasks, out) -> None:
         table.add_column(column, overflow="fold", no_wrap=column == "task_id")
     for t in tasks:
         colour = {"done": "green", "blocked_pending_human": "red"}.get(t.status, "yellow")
-        table.add_row(t.task_id, f"[{colour}]{t.status}[/{colour}]", str(t.loop_round), t.blocked_reason or t.note or "", t.goal_text)
+        status = f"[{colour}]{t.status}[/{colour}]"
+        note = t.blocked_reason or t.note or ""
+        if runs[t.task_id] == "interrupted":  # nobody is running it
+            status += " [red](interrupted)[/red]"
+        table.add_row(t.task_id, status, str(t.loop_round), note, t.goal_text)
     out.print(table)
+    stopped = [t.task_id for t in tasks if runs[t.task_id] == "interrupted"]
+    if stopped:
+        out.print(f"{len(stopped)} task(s) interrupted (their run was stopped before the task ended): "
+                  f"`graphlemon resume {stopped[0]}` continues one from where it stopped.", highlight=False)  # fmt: skip

@@ -13,6 +13,7 @@ import os
 import socket
 from datetime import datetime
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -52,11 +53,15 @@ def is_alive(marker: RunMarker) -> bool:
         return False
     except PermissionError:
         return True
-    try:  # a reused pid that is not a python process is not our run
+    try:
+        state = Path(f"/proc/{marker.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
         cmdline = Path(f"/proc/{marker.pid}/cmdline").read_bytes()
-        return b"python" in cmdline or b"graphlemon" in cmdline or b"prefect" in cmdline
-    except OSError:
+    except (OSError, IndexError):
         return True
+    if state in ("Z", "X"):  # a zombie: the run is over, only its exit status is left
+        return False
+    # a reused pid that is not a python process is not our run (an empty cmdline: mid-exec, give it the benefit)
+    return not cmdline or b"python" in cmdline or b"graphlemon" in cmdline or b"prefect" in cmdline
 
 
 def claim(state_dir: Path, task_id: str, flow_run_id: str | None = None) -> RunMarker | None:
@@ -87,3 +92,16 @@ def release(state_dir: Path, task_id: str) -> None:
     marker = read_marker(state_dir, task_id)
     if marker is not None and marker.pid == os.getpid():
         marker_path(state_dir, task_id).unlink(missing_ok=True)
+
+
+RunState = Literal["running", "interrupted"]
+_NEEDS_A_RUN = frozenset({"planning", "coding", "integrating", "validating", "waiting_for_quota"})
+
+
+def run_state(state_dir: Path, task_id: str, status: str) -> RunState | None:
+    """Is a process working on the task? `running` (a live marker), `interrupted` (its run was killed:
+    `graphlemon resume` continues it), or None (nothing should be running: queued, blocked, done...)."""
+    marker = read_marker(state_dir, task_id)
+    if marker is not None:
+        return "running" if is_alive(marker) else "interrupted"
+    return "interrupted" if status in _NEEDS_A_RUN else None

@@ -56,14 +56,19 @@ def task_id_of(project) -> str:
     return TaskBoard(project.ledger).list()[0].task_id
 
 
-def test_happy_killed_mid_run_resumes_without_redoing_finished_nodes(calc, tmp_path):
+def run_of(cli, project) -> list:
+    return [t["run"] for t in json.loads(cli("status", "--json", "--project", str(project.root)).stdout)["tasks"]]
+
+
+def test_happy_killed_mid_run_resumes_without_redoing_finished_nodes(calc, tmp_path, cli):
     proc = start(calc, CALC / "playbook.yaml", "prefect", tmp_path)
     kill_when(proc, lambda: any(e.get("event") == "unit_green" for e in lines(calc.state_dir / "timeline.ndjson")))
+    assert run_of(cli, calc) == ["interrupted"]  # `graphlemon status` tells a killed run from a live one
     before = calc.ledger.read_as("node", NodeEvent)
     finished = {e.node_exec_id for e in before if e.status == "done"}
     usage_before = len(calc.ledger.read_as("usage", UsageRecord))
     final = resume(calc, task_id_of(calc), "prefect", tmp_path)
-    assert final["status"] == "done"
+    assert final["status"] == "done" and run_of(cli, calc) == [None]
     after = calc.ledger.read_as("node", NodeEvent)[len(before):]
     assert not [e for e in after if e.node_exec_id in finished], "a finished node ran again"
     usage = calc.ledger.read_as("usage", UsageRecord)
