@@ -81,9 +81,9 @@ def cell_text(value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
-        return f"{value:,.0f}" if abs(value) >= 10_000 else f"{value:.4g}"
+        return f"{value:,.0f}" if abs(value) >= 1_000 else f"{value:.4g}"
     if isinstance(value, int):
-        return f"{value:,}" if abs(value) >= 10_000 else str(value)
+        return f"{value:,}" if abs(value) >= 1_000 else str(value)
     return str(value)
 
 

@@ -178,3 +178,11 @@ def test_every_command_has_help(cli):
     ):
         proc = cli(*args)
         assert proc.returncode == 0 and "Usage" in proc.stdout
+
+
+def test_numbers_in_tables_group_thousands_the_same_way():
+    from analytics.render import cell_text
+
+    assert [cell_text(v) for v in (999, 3130, 31_700, -2000)] == ["999", "3,130", "31,700", "-2,000"]
+    assert [cell_text(v) for v in (0.002159, 12.5, 1234.0, 98_765.4)] == ["0.002159", "12.5", "1,234", "98,765"]
+    assert cell_text([2, 1, 0]) == "2 → 1 → 0" and cell_text(None) == "-" and cell_text(True) == "yes"
