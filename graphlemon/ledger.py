@@ -24,6 +24,7 @@ import gc
 import json
 import logging
 import os
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -144,6 +145,9 @@ class Ledger:
         self.state_dir = Path(state_dir)
         self.repairs: list[Repair] = []
         self._state: dict[str, _FileState] = {}
+        # threads of one process share a Ledger (parallel units): parsing and advancing a file's offset is
+        # one step. Never held while waiting for a file lock (a transaction's thread may need it to read).
+        self._mutex = threading.Lock()
 
     # -- paths -----------------------------------------------------------------------------
     def path(self, kind: str) -> Path:
@@ -184,7 +188,7 @@ class Ledger:
     # -- reading ---------------------------------------------------------------------------
     def read(self, kind: str) -> list[Record]:
         """All valid records of one kind, oldest first (incremental, validated)."""
-        return list(self._refresh(kind, locked=False))
+        return self._refresh(kind, locked=False)
 
     def read_as(self, kind: str, model: type[R]) -> list[R]:
         return [r for r in self.read(kind) if isinstance(r, model)]
@@ -229,32 +233,42 @@ class Ledger:
         log.warning("%s", repair)
 
     def _refresh(self, kind: str, *, locked: bool) -> list[Record]:
+        """The file's records (a copy), parsing only the bytes appended since the last call."""
+        with self._mutex:
+            records = self._parse_new(kind, partial_ok=locked)
+        if records is not None:
+            return records
+        with self._locked(kind):  # a partial last line: wait for its live writer, or repair a dead one's tail
+            pass
+        return self._refresh(kind, locked=True)
+
+    def _parse_new(self, kind: str, *, partial_ok: bool) -> list[Record] | None:
+        """Under the mutex. None when the file ends mid-line and that is not `partial_ok` (the caller has waited
+        on the file lock, so a partial line now belongs to a live writer: only whole lines are taken)."""
         path = self.path(kind)
         state = self._state.setdefault(kind, _FileState())
         try:
             st = path.stat()
         except FileNotFoundError:
             self._state[kind] = _FileState()
-            return self._state[kind].records
+            return []
         if st.st_ino != state.inode or st.st_size < state.offset:
             state = self._state[kind] = _FileState(inode=st.st_ino)
-        if st.st_size == state.offset:
-            return state.records
-        with open(path, "rb") as fh:
-            fh.seek(state.offset)
-            chunk = fh.read(st.st_size - state.offset)
-        if not chunk.endswith(b"\n") and not locked:
-            with self._locked(kind):  # waits for any live writer; repairs a dead one's tail
-                pass
-            return self._refresh(kind, locked=True)
-        cut = chunk.rfind(b"\n") + 1
-        with _gc_paused():  # parsing many records at once: generational GC passes would triple the time
-            for raw in chunk[:cut].split(b"\n")[:-1]:
-                state.lines += 1
-                if raw.strip():
-                    state.records.append(decode_line(raw, path, state.lines))
-        state.offset += cut
-        return state.records
+        if st.st_size > state.offset:
+            with open(path, "rb") as fh:
+                fh.seek(state.offset)
+                chunk = fh.read(st.st_size - state.offset)
+            if not chunk.endswith(b"\n") and not partial_ok:
+                return None
+            cut, lines, parsed = chunk.rfind(b"\n") + 1, state.lines, []
+            with _gc_paused():  # parsing many records at once: generational GC passes would triple the time
+                for raw in chunk[:cut].split(b"\n")[:-1]:
+                    lines += 1
+                    if raw.strip():
+                        parsed.append(decode_line(raw, path, lines))
+            state.records += parsed  # all or nothing: a corrupt line leaves the state where it was
+            state.lines, state.offset = lines, state.offset + cut
+        return list(state.records)
 
 
 @contextmanager
