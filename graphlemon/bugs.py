@@ -8,6 +8,7 @@ ledger transaction, so two processes reporting the same failure get one bug.
 from __future__ import annotations
 
 import secrets
+import threading
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
@@ -114,7 +115,8 @@ class BugTracker:
     def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
         self._bugs: dict[str, Bug] = {}
-        self._folded = 0
+        self._events: list = []  # the ledger records folded so far (the same objects the ledger holds)
+        self._mutex = threading.Lock()  # parallel units share one tracker: each event is folded once
 
     # -- queries -----------------------------------------------------------------------------
     def all(self) -> dict[str, Bug]:
@@ -256,13 +258,16 @@ class BugTracker:
 
     # -- internals ---------------------------------------------------------------------------
     def _fold(self, records: list) -> dict[str, Bug]:
-        """Incremental fold: the ledger's record list only grows, so apply the new tail."""
-        if len(records) < self._folded:
-            self._bugs, self._folded = {}, 0
-        for ev in records[self._folded :]:
-            apply_event(self._bugs, ev)
-        self._folded = len(records)
-        return self._bugs
+        """Incremental fold: the ledger's record list only grows, so apply the new tail. -> a copy of the map."""
+        with self._mutex:
+            if len(records) < len(self._events):
+                if records and records[-1] is self._events[len(records) - 1]:
+                    return dict(self._bugs)  # an older read of the same ledger (another thread folded further)
+                self._bugs, self._events = {}, []  # the file was replaced: fold it from the start
+            for ev in records[len(self._events) :]:
+                apply_event(self._bugs, ev)
+            self._events = records
+            return dict(self._bugs)
 
 
 def _new_bug_id(existing: dict[str, Bug]) -> str:

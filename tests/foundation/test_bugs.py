@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import threading
 import sys
 
 import pytest
@@ -146,3 +147,48 @@ def test_concurrent_processes_open_one_bug_for_one_failure(project):
     ids = {p.communicate(timeout=60)[0].strip() for p in procs}
     assert len(ids) == 1
     assert len(BugTracker(project.ledger).all()) == 1
+
+
+def test_threads_sharing_one_tracker_fold_each_event_once(project):
+    """Parallel units share the session's tracker: concurrent folds must not apply an event twice."""
+    from graphlemon.bugs import fold
+    from graphlemon.ledger import Ledger
+
+    tracker, problems = BugTracker(project.ledger), []
+
+    def unit(u: int) -> None:
+        try:
+            for t in range(15):
+                bug_id, _ = tracker.open(title=f"t{t} fails", source="unit_test", unit_id=f"u{u}", test_name=f"t{t}")
+                tracker.transition(bug_id, "fixing")
+                tracker.transition(bug_id, "fixed", fix_refs=[f"run-{u}-{t}"])
+                assert tracker.get(bug_id).status == "fixed"
+                tracker.list(unit_id=f"u{u}")
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            problems.append(exc)
+
+    def watch() -> None:
+        try:
+            while any(t.is_alive() for t in pool[:6]):
+                tracker.all()
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            problems.append(exc)
+
+    pool = [threading.Thread(target=unit, args=(u,)) for u in range(6)]
+    pool += [threading.Thread(target=watch) for _ in range(4)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # switch threads often: the race needs two folds interleaved
+    try:
+        for t in pool:
+            t.start()
+        for t in pool:
+            t.join(timeout=120)
+    finally:
+        sys.setswitchinterval(interval)
+    assert not problems, problems[:3]
+    fresh = fold(Ledger(project.state_dir).read("bug"))
+    shared = tracker.all()
+    assert len(shared) == 90 and {b.bug_id: (b.status, b.events) for b in shared.values()} == {
+        b.bug_id: (b.status, b.events) for b in fresh.values()
+    }
+    assert all(b.events == 3 and b.fix_refs == [b.fix_refs[0]] for b in shared.values())
