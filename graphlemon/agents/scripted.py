@@ -7,6 +7,7 @@ a model's work.
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -29,14 +30,18 @@ class ScriptedExecutor:
     def __init__(self, playbook: Playbook) -> None:
         self.playbook = playbook
         self._used: dict[int, int] = {}  # turn index -> times used (for `times:`)
+        self._mutex = threading.Lock()  # parallel units share the executor: a `times: 1` turn is used once
 
     @classmethod
     def from_file(cls, path: Path | str) -> ScriptedExecutor:
         return cls(Playbook.load(path))
 
     def run(self, request: AgentRequest, ctx: ToolContext) -> AgentResult:
-        index, turn = self.playbook.select(request.role, request.unit_id, request.attempt, request.task_id, self._used)
-        self._used[index] = self._used.get(index, 0) + 1
+        with self._mutex:
+            index, turn = self.playbook.select(
+                request.role, request.unit_id, request.attempt, request.task_id, self._used
+            )
+            self._used[index] = self._used.get(index, 0) + 1
         label = turn.label(index)
         rec = TurnRecorder(self.name, request, ctx)
         rec.event("playbook_turn", playbook=self.playbook.source, turn=label)

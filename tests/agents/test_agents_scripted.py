@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import pickle
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from pydantic import BaseModel, Field
@@ -201,6 +203,31 @@ def test_the_most_specific_turn_wins_and_times_are_consumed(project, write_playb
     assert pickle.loads(pickle.dumps(err.value)).limit_type == "session"
     assert turn(executor, "coder", unit_id="u1").output == {"which": "unit"}
     assert turn(executor, "coder", unit_id="u2").output == {"which": "any"}
+
+
+def test_a_times_1_turn_is_used_once_by_parallel_units(project, write_playbook, turn, monkeypatch):
+    book = write_playbook(
+        """
+        turns:
+          - match: {role: coder}
+            output: {which: once}
+            times: 1
+          - match: {role: coder}
+            output: {which: any}
+        """
+    )
+    executor = build_executor("scripted", playbook=book)
+    select = Playbook.select
+
+    def slow_select(*args):  # widen the window between choosing a turn and counting its use
+        chosen = select(*args)
+        time.sleep(0.01)
+        return chosen
+
+    monkeypatch.setattr(Playbook, "select", slow_select)
+    with ThreadPoolExecutor(8) as pool:
+        outputs = list(pool.map(lambda u: turn(executor, "coder", unit_id=f"u{u}").output["which"], range(16)))
+    assert sorted(outputs) == ["any"] * 15 + ["once"]
 
 
 def test_simulated_classifier_block_and_executor_error(project, write_playbook, turn):
