@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import subprocess
-import threading
 import sys
+import threading
 
 import pytest
 
