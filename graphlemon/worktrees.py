@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import fcntl
 import re
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from git import GitCommandError, Repo
+from git import GitCommandError, InvalidGitRepositoryError, NoSuchPathError, Repo
 
 from .errors import ErrorCode, GraphLemonError, invalid_param
 
@@ -190,8 +191,13 @@ class Worktrees:
         for path in sorted(self.base.glob("*")):
             if not (path / ".git").exists():
                 continue
-            repo = Repo(path)
-            git_dir = Path(repo.git.rev_parse("--git-dir"))
+            try:
+                repo = Repo(path)
+                git_dir = Path(repo.git.rev_parse("--git-dir"))
+            except (InvalidGitRepositoryError, NoSuchPathError, GitCommandError):
+                self._discard_half_made(path)  # killed inside `git worktree add`: made again on first use
+                done.append(f"{path.name}: removed a worktree that `git worktree add` had not finished")
+                continue
             git_dir = git_dir if git_dir.is_absolute() else path / git_dir
             if (git_dir / "index.lock").exists():
                 (git_dir / "index.lock").unlink()
@@ -200,6 +206,16 @@ class Worktrees:
                 self._abort_merge(repo)
                 done.append(f"{path.name}: aborted an unfinished merge")
         return done
+
+    def _discard_half_made(self, path: Path) -> None:
+        """A worktree whose checkout never finished holds no work of its own (no turn runs before it exists):
+        drop the folder and its admin dir in the main repository (git keeps that one locked as 'initializing')."""
+        pointer = (path / ".git").read_text(encoding="utf-8", errors="replace").strip() if (path / ".git").is_file() else ""
+        admin = Path(pointer.removeprefix("gitdir:").strip()) if pointer.startswith("gitdir:") else None
+        shutil.rmtree(path)
+        if admin is not None and admin.resolve().parent == Path(self.repo.git_dir).resolve() / "worktrees":
+            shutil.rmtree(admin, ignore_errors=True)
+        self._run(self.repo, "worktree", "prune")
 
     def remove(self, unit_id: str) -> None:
         path = self.base / unit_id

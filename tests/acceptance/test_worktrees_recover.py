@@ -1,0 +1,41 @@
+"""A run killed inside `git worktree add` leaves a half-made worktree: the next run removes it and makes it again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import CALC, make_repo
+from git import Repo
+
+from graphlemon.worktrees import Worktrees
+
+
+def half_made(wt_path: Path) -> Path:
+    """What SIGKILL inside `git worktree add` leaves: the .git pointer written, the admin dir still locked as
+    'initializing' and without HEAD / commondir."""
+    admin = Path((wt_path / ".git").read_text().removeprefix("gitdir:").strip())
+    for name in ("HEAD", "commondir", "ORIG_HEAD", "index"):
+        (admin / name).unlink(missing_ok=True)
+    (admin / "locked").write_text("initializing\n")
+    return admin
+
+
+@pytest.mark.parametrize("unit", ["add", "integration"])
+def test_recover_removes_a_half_made_worktree_and_the_unit_gets_a_fresh_one(tmp_path, unit):
+    project = make_repo(tmp_path / "calc", CALC / "repo")
+    trees = Worktrees(project.root, "task-1", project.state_dir)
+    made = trees.integration() if unit == "integration" else trees.unit(unit)
+    (made.path / "kept.txt").write_text("committed work\n")
+    trees.commit_all(made, "work before the crash")
+    admin = half_made(made.path)
+
+    repaired = Worktrees(project.root, "task-1", project.state_dir).recover()
+    assert repaired == [f"{made.path.name}: removed a worktree that `git worktree add` had not finished"]
+    assert not made.path.exists() and not admin.exists()
+
+    again = trees.integration() if unit == "integration" else trees.unit(unit)
+    assert (again.path / "kept.txt").read_text() == "committed work\n"  # the branch and its commits survive
+    assert again.repo.active_branch.name == trees.branch(unit) and not again.repo.is_dirty()
+    assert Worktrees(project.root, "task-1", project.state_dir).recover() == []  # nothing left to repair
+    assert "initializing" not in Repo(project.root).git.worktree("list", "--porcelain")
