@@ -191,13 +191,18 @@ class Worktrees:
         for path in sorted(self.base.glob("*")):
             if not (path / ".git").exists():
                 continue
+            admin = self._admin_dir(path)
+            if admin is not None and self._half_made(admin):  # killed inside `git worktree add`
+                self._discard_half_made(path, admin)  # made again on first use, from its branch
+                done.append(f"{path.name}: removed a worktree that `git worktree add` had not finished")
+                continue
             try:
                 repo = Repo(path)
                 git_dir = Path(repo.git.rev_parse("--git-dir"))
-            except (InvalidGitRepositoryError, NoSuchPathError, GitCommandError):
-                self._discard_half_made(path)  # killed inside `git worktree add`: made again on first use
-                done.append(f"{path.name}: removed a worktree that `git worktree add` had not finished")
-                continue
+            except (InvalidGitRepositoryError, NoSuchPathError, GitCommandError) as exc:
+                raise GraphLemonError(
+                    ErrorCode.GIT_ERROR, f"worktree {path} cannot be opened ({exc}); repair or remove it, then resume"
+                ) from None
             git_dir = git_dir if git_dir.is_absolute() else path / git_dir
             if (git_dir / "index.lock").exists():
                 (git_dir / "index.lock").unlink()
@@ -207,14 +212,25 @@ class Worktrees:
                 done.append(f"{path.name}: aborted an unfinished merge")
         return done
 
-    def _discard_half_made(self, path: Path) -> None:
-        """A worktree whose checkout never finished holds no work of its own (no turn runs before it exists):
-        drop the folder and its admin dir in the main repository (git keeps that one locked as 'initializing')."""
-        pointer = (path / ".git").read_text(encoding="utf-8", errors="replace").strip() if (path / ".git").is_file() else ""
-        admin = Path(pointer.removeprefix("gitdir:").strip()) if pointer.startswith("gitdir:") else None
+    def _admin_dir(self, path: Path) -> Path | None:
+        """The worktree's admin dir in the main repository (from its `.git` pointer), if it lies there."""
+        pointer = (path / ".git").read_text(encoding="utf-8", errors="replace") if (path / ".git").is_file() else ""
+        if not pointer.startswith("gitdir:"):
+            return None
+        admin = Path(pointer.removeprefix("gitdir:").strip())
+        return admin if admin.resolve().parent == Path(self.repo.git_dir).resolve() / "worktrees" else None
+
+    @staticmethod
+    def _half_made(admin: Path) -> bool:
+        """git writes the admin dir, locks it as 'initializing', checks out, then unlocks: a kill leaves one of those."""
+        locked = admin / "locked"
+        initializing = locked.is_file() and locked.read_text(errors="replace").startswith("initializing")
+        return not (admin / "HEAD").is_file() or not (admin / "commondir").is_file() or initializing
+
+    def _discard_half_made(self, path: Path, admin: Path) -> None:
+        """Such a worktree holds no work of its own (no turn runs before it exists): drop it and its admin dir."""
         shutil.rmtree(path)
-        if admin is not None and admin.resolve().parent == Path(self.repo.git_dir).resolve() / "worktrees":
-            shutil.rmtree(admin, ignore_errors=True)
+        shutil.rmtree(admin, ignore_errors=True)
         self._run(self.repo, "worktree", "prune")
 
     def remove(self, unit_id: str) -> None:

@@ -8,6 +8,7 @@ import pytest
 from conftest import CALC, make_repo
 from git import Repo
 
+from graphlemon.errors import ErrorCode, GraphLemonError
 from graphlemon.worktrees import Worktrees
 
 
@@ -39,3 +40,16 @@ def test_recover_removes_a_half_made_worktree_and_the_unit_gets_a_fresh_one(tmp_
     assert again.repo.active_branch.name == trees.branch(unit) and not again.repo.is_dirty()
     assert Worktrees(project.root, "task-1", project.state_dir).recover() == []  # nothing left to repair
     assert "initializing" not in Repo(project.root).git.worktree("list", "--porcelain")
+
+
+def test_a_damaged_worktree_that_git_did_finish_is_reported_not_deleted(tmp_path):
+    project = make_repo(tmp_path / "calc", CALC / "repo")
+    trees = Worktrees(project.root, "task-1", project.state_dir)
+    made = trees.unit("add")
+    (made.path / "draft.py").write_text("uncommitted work\n")
+    admin = Path((made.path / ".git").read_text().removeprefix("gitdir:").strip())
+    (admin / "HEAD").write_text("garbage\n")  # damaged after the fact: not a half-made worktree
+    with pytest.raises(GraphLemonError) as info:
+        Worktrees(project.root, "task-1", project.state_dir).recover()
+    assert info.value.code == ErrorCode.GIT_ERROR and str(made.path) in info.value.message
+    assert (made.path / "draft.py").read_text() == "uncommitted work\n"  # nothing deleted
