@@ -39,6 +39,12 @@ def test_nothing_should_run_and_nothing_does(tmp_path, status):
     assert run_state(tmp_path, "t1", status) is None
 
 
+@pytest.mark.parametrize("status", ["blocked_pending_human", "done", "abandoned"])
+def test_a_task_waiting_for_a_person_is_never_called_interrupted(tmp_path, status):
+    write_marker(tmp_path, RunMarker(task_id="t1", pid=dead_pid(), host=socket.gethostname()))
+    assert run_state(tmp_path, "t1", status) is None
+
+
 @pytest.mark.parametrize("status", ["planning", "coding", "integrating", "validating", "waiting_for_quota"])
 def test_a_working_status_with_no_run_is_interrupted(tmp_path, status):
     assert run_state(tmp_path, "t1", status) == "interrupted"
