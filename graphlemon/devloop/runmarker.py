@@ -96,14 +96,14 @@ def release(state_dir: Path, task_id: str) -> None:
 
 RunState = Literal["running", "interrupted"]
 _NEEDS_A_RUN = frozenset({"planning", "coding", "integrating", "validating", "waiting_for_quota"})
-_WAITS_FOR_A_PERSON = frozenset({"blocked_pending_human", "paused", "done", "abandoned"})
+_SETTLED = frozenset({"blocked_pending_human", "paused", "done", "abandoned"})
 
 
 def run_state(state_dir: Path, task_id: str, status: str) -> RunState | None:
     """Is a process working on the task? `running` (a live marker), `interrupted` (its run was killed:
     `graphlemon resume` continues it), or None (nothing should be running: queued, blocked, done...)."""
-    if status in _WAITS_FOR_A_PERSON:
-        return None  # a person decides next, whatever process was last seen on it
+    if status in _SETTLED:
+        return None  # a person decides next, or it has ended: whatever process was last seen on it
     marker = read_marker(state_dir, task_id)
     if marker is not None:
         return "running" if is_alive(marker) else "interrupted"
