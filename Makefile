@@ -24,6 +24,7 @@ fixtures: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-cache
 
 test: $(STAMP) fixtures lint
 	@set +e; $(BIN)/python -m pytest -q $(PYTEST_ARGS); rc=$$?; \

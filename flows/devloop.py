@@ -20,52 +20,17 @@ from prefect.context import get_run_context
 from prefect.flow_runs import suspend_flow_run
 from prefect.input import RunInput
 
+from blocks.agents import load_agent_settings
 from graphlemon.agents.classifier import reset_classifier_counts
 from graphlemon.devloop import runmarker
 from graphlemon.devloop.loop import prepare_run, run_devloop
-from graphlemon.devloop.session import LoopConfig, LoopSession
+from graphlemon.devloop.session import LoopSession
 from graphlemon.models import EscalationRecord, utcnow
 from graphlemon.project import open_project
 from graphlemon.taskboard import TaskBoard
-from tasks._common import result_storage
-from tasks.code import coder_turn_task, unit_loop_task
-from tasks.integrate import integrate
-from tasks.plan import plan
-from tasks.test import tester_task
-from tasks.validate import validate
+from tasks._common import adopt_session
 
-
-class PrefectStages:
-    """The `Stages` seam backed by Prefect tasks (results persisted under the project's .graphlemon/)."""
-
-    def __init__(self, project: str, task_id: str, config: dict) -> None:
-        self.args = (project, task_id, config)
-        storage = result_storage(project, open_project(project).project_id)
-        self._plan = plan.with_options(result_storage=storage)
-        self._unit = unit_loop_task.with_options(result_storage=storage)
-        self._coder = coder_turn_task.with_options(result_storage=storage)
-        self._tester = tester_task.with_options(result_storage=storage)
-        self._integrate = integrate.with_options(result_storage=storage)
-        self._validate = validate.with_options(result_storage=storage)
-
-    def plan(self, loop_round, feedback):
-        return self._plan(*self.args, loop_round, feedback)
-
-    def code_units(self, unit_ids, loop_round, feedback, pass_tag=""):
-        futures = [self._unit.submit(*self.args, u, loop_round, feedback.get(u), pass_tag) for u in unit_ids]
-        return [f.result() for f in futures]
-
-    def coder_turn(self, nid, unit_id, attempt, loop_round, hints):
-        return self._coder(*self.args, nid, unit_id, attempt, loop_round, hints)
-
-    def test_unit(self, nid, unit_id, attempt, first, loop_round, code_ref):
-        return self._tester(*self.args, nid, unit_id, attempt, first, loop_round, code_ref)
-
-    def integrate(self, loop_round, attempt):
-        return self._integrate(*self.args, loop_round, attempt)
-
-    def validate(self, loop_round):
-        return self._validate(*self.args, loop_round)
+from .stages import PrefectStages
 
 
 def goals_limit_name(project_id: str) -> str:
@@ -110,7 +75,7 @@ class HumanDecision(RunInput):
 HUMAN_WAIT_S = 7 * 24 * 3600  # a suspended run waits up to a week for its person
 
 
-@flow(name="devloop", flow_run_name="devloop-{task_id}", log_prints=True, persist_result=True)
+@flow(name="devloop", flow_run_name="devloop", log_prints=True, persist_result=False)
 def devloop(
     goal: str = "",
     project: str = ".",
@@ -128,13 +93,12 @@ def devloop(
     board = TaskBoard(handle.ledger)
     flow_run_id = str(get_run_context().flow_run.id)
     task = board.get(task_id) if task_id else board.create(goal, flow_run_id=flow_run_id)  # a re-run finds its task
+    _name_run(flow_run_id, task)
     chosen = {**(config or {}), "executor": executor, "playbook": str(Path(playbook).resolve()) if playbook else None}
-    loop_config = LoopConfig.load(handle.state_dir, task.task_id, **chosen)  # a resumed task keeps its settings
-    loop_config.save(handle.state_dir, task.task_id)
-    session = LoopSession(handle, task.task_id, loop_config)
+    session = adopt_session(LoopSession.start(handle, task.task_id, load_agent_settings(), **chosen))
     final = board.get(task.task_id)
     if final.status != "blocked_pending_human":  # a suspended run that was resumed starts over here: skip to the wait
-        final = _run_with_slot(handle, session, loop_config.model_dump(mode="json"))
+        final = _run_with_slot(handle, session)
     while final.status == "blocked_pending_human" and _from_deployment():
         _publish_evidence(handle, final)
         rounds = sum(e.task_id == task.task_id for e in handle.ledger.read_as("escalation", EscalationRecord))
@@ -148,14 +112,14 @@ def devloop(
             break
         board.manual_resume(task.task_id, note=decision.note or None, by="human (Prefect UI)")
         reset_classifier_counts(handle.ledger, task.task_id, decision.note or "resumed in the Prefect UI")
-        final = _run_with_slot(handle, session, loop_config.model_dump(mode="json"))
+        final = _run_with_slot(handle, session)
     if final.status == "blocked_pending_human":
         _publish_evidence(handle, final)
     get_run_logger().info("task %s: %s (round %s)", task.task_id, final.status, final.loop_round)
     return final.model_dump(mode="json")
 
 
-def _run_with_slot(handle, session: LoopSession, settings: dict):
+def _run_with_slot(handle, session: LoopSession):
     """Wait for a goal slot (the task stays queued), run the loop, give the slot back (also while a human decides)."""
     task_id = session.task_id
     flow_run_id = str(get_run_context().flow_run.id)
@@ -169,11 +133,21 @@ def _run_with_slot(handle, session: LoopSession, settings: dict):
             marker = runmarker.read_marker(handle.state_dir, task_id)
             runmarker.write_marker(handle.state_dir, marker.model_copy(update={"holds_goal_slot": True}))
             progress = create_progress_artifact(progress=0.0, description=f"{task_id}: rounds used of the limit")
-            final = run_devloop(session, PrefectStages(str(handle.root), task_id, settings), flow_run_id=flow_run_id)
+            final = run_devloop(session, PrefectStages(session), flow_run_id=flow_run_id)
             update_progress_artifact(progress, progress=100.0 * (final.loop_round + 1) / session.config.max_loop_rounds)
     finally:
         runmarker.release(handle.state_dir, task_id)
     return final
+
+
+def _name_run(flow_run_id: str, task) -> None:
+    """Name the run after its task and goal (`devloop · snake game · task-…`), for CLI and deployment runs alike."""
+    from prefect.client.orchestration import get_client
+
+    goal = " ".join(task.goal_text.split())
+    goal = goal if len(goal) <= 48 else goal[:47] + "…"
+    with get_client(sync_client=True) as client:
+        client.update_flow_run(flow_run_id, name=f"devloop · {goal} · {task.task_id}")
 
 
 def _from_deployment() -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
 SCHEMA_VERSION = 1
 
@@ -47,7 +47,8 @@ BlockedReason = Literal[
     "human_requested",
     "stage_failed",
 ]
-Stage = Literal["planner", "coder", "tester", "integrator", "triager", "validator"]
+# a stage is named after the role that runs it ("triager" in ledgers written before 0.2 reads as "bug-triager")
+Stage = Literal["planner", "coder", "tester", "integrator", "bug-triager", "validator"]
 Role = Literal["planner", "coder", "tester", "integrator", "bug-triager", "validator"]
 NodeStatus = Literal[
     "pending",
@@ -136,6 +137,11 @@ class NodeEvent(Record):
     quota_limit_type: QuotaLimitType | None = None
     git_worktree_ref: str | None = None
     output_ref: str | None = None
+
+    @field_validator("stage", mode="before")
+    @classmethod
+    def _stage_name(cls, value: object) -> object:
+        return "bug-triager" if value == "triager" else value
 
 
 class RunFailure(BaseModel):
@@ -296,6 +302,20 @@ class BudgetConfig(Record):
     by: str = "system"
 
 
+class OutcomeRecord(Record):
+    """A finished step of a node execution: the stage's return value, appended once (resume reads it back).
+
+    `name` says which step: `outcome` for the node's result, `a<N>-coder` / `a<N>-tester` /
+    `a<N>-coder-answer` for the turns inside an L1 node."""
+
+    kind: Literal["outcome"] = "outcome"
+    node_exec_id: str
+    name: str = "outcome"
+    task_id: str | None = None
+    model: str  # the pydantic model of `value` (read back with the same model)
+    value: Any  # the model's JSON (a DuckDB JSON column)
+
+
 class EscalationRecord(Record):
     """The evidence pack that comes with every blocked_pending_human."""
 
@@ -316,7 +336,8 @@ LedgerRecord = Annotated[
     | ArtifactRecord
     | TimelineEvent
     | BudgetConfig
-    | EscalationRecord,
+    | EscalationRecord
+    | OutcomeRecord,
     Field(discriminator="kind"),
 ]
 RECORD_ADAPTER: TypeAdapter[Any] = TypeAdapter(LedgerRecord)
@@ -333,6 +354,7 @@ LEDGER_FILES: dict[str, str] = {
     "timeline": "timeline.ndjson",
     "budget": "budget.ndjson",
     "escalation": "escalations.ndjson",
+    "outcome": "outcomes.ndjson",
 }
 RECORD_TYPES: dict[str, type[Record]] = {
     "task": TaskEvent,
@@ -345,6 +367,7 @@ RECORD_TYPES: dict[str, type[Record]] = {
     "timeline": TimelineEvent,
     "budget": BudgetConfig,
     "escalation": EscalationRecord,
+    "outcome": OutcomeRecord,
 }
 
 

@@ -1,43 +1,28 @@
-"""What every stage task shares: the per-process LoopSession, the retry rule, the cache policy, result storage.
+"""What every stage task shares: the task's LoopSession in this process, the retry rule, the stage options.
 
+* The ledger is the one record of progress: a stage that finished is found there
+  (`LoopSession.load_outcome`) and never runs again, so the tasks keep no Prefect
+  result cache and persist no results (`NO_CACHE`, `persist_result=False`).
 * Retries are for transient trouble only (a model API that kept failing, a git lock,
   the test runner dying, I/O): a real test failure is a result, and a budget stop, a
   usage-limit wait, a classifier block or a corrupt ledger must never be retried.
-* Cache keys are the stage's real inputs (project, task, config, round, unit, attempt,
-  feedback) plus the task's source: a resumed flow run gets the finished stages back
-  from results persisted under `.graphlemon/prefect-results/` (PREFECT_NOTES.md).
 """
 
 from __future__ import annotations
 
-import json
 import threading
 from pathlib import Path
 
-from prefect.cache_policies import INPUTS, TASK_SOURCE
-from prefect.filesystems import LocalFileSystem
+from prefect.cache_policies import NO_CACHE
 
-from blocks.agents import load_agent_settings
 from graphlemon.devloop.session import LoopConfig, LoopSession
 from graphlemon.errors import GraphLemonError
 
 TRANSIENT_CODES = frozenset({"EXECUTOR_ERROR", "GIT_ERROR", "TEST_RUNNER_ERROR"})
-STAGE_CACHE = INPUTS + TASK_SOURCE
 RETRY_DELAYS = [2, 10]
 
-_sessions: dict[tuple[str, str, str], LoopSession] = {}
+_sessions: dict[tuple[str, str], LoopSession] = {}
 _lock = threading.Lock()
-
-
-def session_for(project: str, task_id: str, config: dict) -> LoopSession:
-    """One LoopSession (and executor) per process and task, shared by the stage tasks' threads; the agents'
-    settings come from the Prefect blocks when a Prefect API is configured (blocks/agents.py)."""
-    key = (str(Path(project).resolve()), task_id, json.dumps(config, sort_keys=True, default=str))
-    with _lock:
-        if key not in _sessions:
-            settings = load_agent_settings()  # the AnthropicCredentials / ExecutorSettings blocks, else the environment
-            _sessions[key] = LoopSession(Path(project), task_id, LoopConfig.model_validate(config), settings)
-        return _sessions[key]
 
 
 def transient_only(task, task_run, state) -> bool:
@@ -53,10 +38,29 @@ def transient_only(task, task_run, state) -> bool:
     return False
 
 
-def result_storage(project: str, project_id: str) -> LocalFileSystem:
-    """Task results of this project under its .graphlemon/ (a saved block: Prefect resolves results by reference)."""
-    path = Path(project).resolve() / ".graphlemon" / "prefect-results"
-    path.mkdir(parents=True, exist_ok=True)
-    block = LocalFileSystem(basepath=str(path))
-    block.save(f"graphlemon-results-{project_id}", overwrite=True)
-    return block
+STAGE_OPTIONS = dict(
+    retries=2,
+    retry_delay_seconds=RETRY_DELAYS,
+    retry_condition_fn=transient_only,
+    cache_policy=NO_CACHE,
+    persist_result=False,
+)
+
+
+def adopt_session(session: LoopSession) -> LoopSession:
+    """The flow that built the task's session shares it with its stage tasks (one session per process and task)."""
+    with _lock:
+        return _sessions.setdefault((str(session.project.root), session.task_id), session)
+
+
+def session_for(project: str, task_id: str) -> LoopSession:
+    """This process's session of the task; a worker that runs only part of the task (a unit-loop deployment run)
+    builds it from the task's recorded settings and the agents' Prefect blocks (blocks/agents.py)."""
+    root = str(Path(project).resolve())
+    with _lock:
+        if (root, task_id) not in _sessions:
+            from blocks.agents import load_agent_settings
+
+            handle_config = LoopConfig.load(Path(root) / ".graphlemon", task_id)
+            _sessions[(root, task_id)] = LoopSession(Path(root), task_id, handle_config, load_agent_settings())
+        return _sessions[(root, task_id)]

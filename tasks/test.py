@@ -12,7 +12,7 @@ from graphlemon.devloop.unit_loop import test_unit
 from graphlemon.tester import TesterOutput
 from graphlemon.testrun import TestRunResult
 
-from ._common import STAGE_CACHE, session_for, transient_only
+from ._common import STAGE_OPTIONS, session_for
 
 
 @task(name="run-tests", retries=0)
@@ -32,14 +32,12 @@ def run_tests(
     return result
 
 
-@task(name="tester", task_run_name="tester-{unit_id}-attempt-{attempt}", retries=2, retry_delay_seconds=[2, 10],
-      retry_condition_fn=transient_only, cache_policy=STAGE_CACHE, persist_result=True)  # fmt: skip
+@task(name="tester", task_run_name="tester {unit_id} · attempt {attempt}", **STAGE_OPTIONS)
 def tester_task(
-    project: str, task_id: str, config: dict, nid: str, unit_id: str, attempt: int, first: int, loop_round: int,
-    code_ref: str | None,
-) -> TesterOutput:  # fmt: skip
+    project: str, task_id: str, nid: str, unit_id: str, attempt: int, first: int, loop_round: int, code_ref: str | None
+) -> TesterOutput:
     """The Tester stage of one L1 attempt (tests written, run, hints, bugs), with a table artifact for the UI."""
-    out = test_unit(session_for(project, task_id, config), nid, unit_id, attempt, first, loop_round, code_ref)
+    out = test_unit(session_for(project, task_id), nid, unit_id, attempt, first, loop_round, code_ref)
     rows = [{"test": f.test, "expected": str(f.expected), "got": str(f.got), "hint": f.hint, "bug": f.bug_id or ""}
             for f in out.failures] or [{"test": f"all {out.summary.total} passed", "expected": "", "got": "", "hint": "", "bug": ""}]  # fmt: skip
     create_table_artifact(

@@ -1,4 +1,4 @@
-"""Prefect task of the BugTriager stage (loop L2): triage one failed integration run."""
+"""Prefect tasks of the BugTriager: the DevLoop's L2 stage (`bug-triager`), and triage of any one run (`triage-run`)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,14 @@ import re
 from prefect import task
 from prefect.artifacts import create_markdown_artifact
 
+from graphlemon.devloop.integrator import triage_integration
+from graphlemon.devloop.outcomes import IntegrationOutcome
 from graphlemon.models import TriageRecord
 from graphlemon.project import open_project
 from graphlemon.triage import triage_run as triage
 from graphlemon.triage.triager import markdown
 
-from ._common import RETRY_DELAYS, transient_only
+from ._common import RETRY_DELAYS, STAGE_OPTIONS, session_for, transient_only
 
 
 @task(name="triage-run", task_run_name="triage-{run_id}", retries=2, retry_delay_seconds=RETRY_DELAYS,
@@ -30,3 +32,15 @@ def triage_run(
     key = re.sub(r"[^a-z0-9-]+", "-", f"triage-{run_id}".lower())
     create_markdown_artifact(key=key, markdown=markdown(outcome.record), description=f"{outcome.category} for {run_id}")
     return outcome.record
+
+
+@task(name="bug-triager", task_run_name="bug-triager · round {loop_round} · attempt {attempt}", **STAGE_OPTIONS)
+def bug_triager_task(project: str, task_id: str, loop_round: int, attempt: int, run_id: str) -> IntegrationOutcome:
+    """The DevLoop's BugTriager stage: judge the failed integration run; the verdict becomes the L2 action."""
+    outcome = triage_integration(session_for(project, task_id), loop_round, attempt, run_id)
+    create_markdown_artifact(
+        key=re.sub(r"[^a-z0-9-]+", "-", f"triage-{run_id}".lower()),
+        markdown=f"**{outcome.category}** (confidence {outcome.confidence}) → {outcome.action}\n\n{outcome.root_cause or ''}",
+        description=f"{outcome.category} for {run_id}",
+    )
+    return outcome

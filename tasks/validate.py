@@ -8,14 +8,13 @@ from prefect.artifacts import create_table_artifact
 from graphlemon.devloop.outcomes import ValidationOutcome
 from graphlemon.devloop.validator import run_validator
 
-from ._common import RETRY_DELAYS, STAGE_CACHE, session_for, transient_only
+from ._common import STAGE_OPTIONS, session_for
 
 
-@task(name="validate", task_run_name="validator-round-{loop_round}", retries=2, retry_delay_seconds=RETRY_DELAYS,
-      retry_condition_fn=transient_only, cache_policy=STAGE_CACHE, persist_result=True)  # fmt: skip
-def validate(project: str, task_id: str, config: dict, loop_round: int) -> ValidationOutcome:
+@task(name="validator", task_run_name="validator · round {loop_round}", **STAGE_OPTIONS)
+def validator_task(project: str, task_id: str, loop_round: int) -> ValidationOutcome:
     """All tests + benchmark checks; root cause per bug; the route."""
-    session = session_for(project, task_id, config)
+    session = session_for(project, task_id)
     outcome = run_validator(session, loop_round)
     rows = [
         {"bug": b.bug_id, "unit": b.unit_id or "", "status": b.status, "root_cause": b.root_cause_category or "",
@@ -23,5 +22,7 @@ def validate(project: str, task_id: str, config: dict, loop_round: int) -> Valid
         for b in session.bugs.list(task_id=task_id)
     ]  # fmt: skip
     if rows:
-        create_table_artifact(key=f"bugs-{task_id}".lower(), table=rows, description=f"bugs after validator round {loop_round}")
+        create_table_artifact(
+            key=f"bugs-{task_id}".lower(), table=rows, description=f"bugs after validator round {loop_round}"
+        )
     return outcome

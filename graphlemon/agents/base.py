@@ -31,7 +31,7 @@ ROLE_STAGE: dict[str, Stage] = {
     "coder": "coder",
     "tester": "tester",
     "integrator": "integrator",
-    "bug-triager": "triager",
+    "bug-triager": "bug-triager",
     "validator": "validator",
 }
 

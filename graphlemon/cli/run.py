@@ -56,9 +56,6 @@ def register(app: typer.Typer) -> None:
             check_budget(*budget)
         config = {"max_unit_attempts": max_unit_attempts, "max_loop_rounds": max_rounds}
         task = TaskBoard(handle.ledger).create(goal)
-        from ..devloop.session import LoopConfig
-
-        LoopConfig(executor=backend, playbook=playbook, **config).save(handle.state_dir, task.task_id)  # for a resume
         if budget[0] is not None:
             update_budget(handle.ledger, task.task_id, *budget, by="graphlemon run")
         _drive(handle, task.task_id, backend, playbook, config, engine, quiet, as_json)
@@ -140,11 +137,9 @@ def _drive(handle, task_id: str, backend: str, playbook: Path | None, config: di
         else:
             from ..devloop import runmarker
             from ..devloop.loop import DirectStages, prepare_run, run_devloop
-            from ..devloop.session import LoopConfig, LoopSession
+            from ..devloop.session import LoopSession
 
-            loop_config = LoopConfig.load(handle.state_dir, task_id, executor=backend, playbook=playbook, **config)
-            loop_config.save(handle.state_dir, task_id)
-            session = LoopSession(handle, task_id, loop_config)
+            session = LoopSession.start(handle, task_id, executor=backend, playbook=playbook, **config)
             prepare_run(session)
             try:
                 run_devloop(session, DirectStages(session))

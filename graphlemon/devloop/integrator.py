@@ -10,10 +10,11 @@ directory the BugTriager reads (docs/triage.md):
     .graphlemon/integration/runs/<run_id>/process.log       timestamped runner log
     .graphlemon/integration/runs/<run_id>/http-trace.ndjson (empty for library projects)
 
-A failing run goes to the triager; its verdict becomes the L2 action:
-infra_flake → rerun, contract_mismatch + will_auto_apply → patch the SDD and reset
-the affected units, impl_bug → reset the affected units, spec_ambiguous or low
-confidence → escalate.
+A failing run ends the integrator node with `action="triage"`; the BugTriager is a
+node (and a Prefect task) of its own, `triage_integration`, whose verdict becomes the
+L2 action (`routing.triage_action`: infra_flake → rerun, contract_mismatch +
+will_auto_apply → patch the SDD and reset the affected units, impl_bug → reset the
+affected units, spec_ambiguous or low confidence → escalate).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from ..nodes import node_exec_id
 from ..triage.rundir import IntegrationFailure, IntegrationResult, Observation
 from ..units import IntegrationSpec
 from .outcomes import IntegrationOutcome
+from .routing import triage_action
 from .session import LoopSession
 
 
@@ -63,7 +65,26 @@ def run_integration(session: LoopSession, loop_round: int, attempt: int) -> Inte
         outcome = _run_cases(session, spec, worktree.path, run_id, loop_round, nid, log)
     ref = session.save_outcome(nid, outcome)
     session.nodes.transition(nid, "done", output_ref=ref)
-    session.timeline("integrated", f"round {loop_round} attempt {attempt}: {outcome.action}", ref=run_id)
+    summary = "pass" if outcome.ok else f"{outcome.failures} case(s) failed"
+    session.timeline("integrated", f"round {loop_round} attempt {attempt}: {summary}", ref=run_id)
+    return outcome
+
+
+def triage_integration(session: LoopSession, loop_round: int, attempt: int, run_id: str) -> IntegrationOutcome:
+    """The BugTriager node of a failed integration run: its verdict, the bugs it opens, and the L2 action."""
+    nid = node_exec_id(session.task_id, "bug-triager", loop_round=loop_round, attempt=attempt)
+    stored = session.enter_node(nid, IntegrationOutcome, stage="bug-triager", loop_round=loop_round, attempt=attempt)
+    if stored is not None:
+        return stored
+    result = IntegrationResult.model_validate_json(
+        (session.project.state_dir / "integration" / "runs" / run_id / "result.json").read_text(encoding="utf-8")
+    )
+    outcome = _triage(session, run_id, result.failures, session.worktrees.integration().path, nid)
+    ref = session.save_outcome(nid, outcome)
+    session.nodes.transition(nid, "done", output_ref=ref)
+    session.timeline(
+        "triaged", f"round {loop_round} attempt {attempt}: {outcome.category} -> {outcome.action}", ref=run_id
+    )
     return outcome
 
 
@@ -158,7 +179,7 @@ def _run_cases(session, spec, workdir: Path, run_id: str, loop_round: int, nid: 
         for bug in session.bugs.list(task_id=session.task_id, source="integration", status=sorted(ACTIVE_BUG)):
             session.bugs.transition(bug.bug_id, "fixed", by="integrator", fix_refs=[run_id])
         return IntegrationOutcome(ok=True, run_id=run_id, action="pass")
-    return _triage(session, run_id, failures, workdir)
+    return IntegrationOutcome(ok=False, run_id=run_id, action="triage", failures=len(failures))
 
 
 def _case_failure(spec: IntegrationSpec, f) -> IntegrationFailure:
@@ -170,23 +191,18 @@ def _case_failure(spec: IntegrationSpec, f) -> IntegrationFailure:
     )  # fmt: skip
 
 
-def _triage(session: LoopSession, run_id: str, failures: list[IntegrationFailure], workdir: Path) -> IntegrationOutcome:
-    """The BugTriager's verdict becomes the L2 action."""
+def _triage(
+    session: LoopSession, run_id: str, failures: list[IntegrationFailure], workdir: Path, nid: str
+) -> IntegrationOutcome:
+    """The BugTriager's verdict becomes the L2 action (`routing.triage_action`)."""
     from ..triage import failure_signature, triage_run
 
     verdict = triage_run(
         session.project, run_id, executor=session.executor if session.config.executor != "scripted" else None,
-        task_id=session.task_id, code_root=workdir,
+        task_id=session.task_id, node_exec_id=nid, code_root=workdir,
     )  # fmt: skip
     category = verdict.category
-    if category == "infra_flake":
-        action = "rerun"
-    elif not verdict.will_auto_apply or category == "spec_ambiguous":
-        action = "escalate"
-    elif category == "contract_mismatch":
-        action = "patch_sdd"
-    else:
-        action = "reset_units"
+    action = triage_action(category, verdict.will_auto_apply)
     for f in failures:
         session.bugs.open(
             title=f"integration case {f.case} failed: {f.message.splitlines()[0][:200] if f.message else category}",

@@ -20,8 +20,6 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
-from pydantic import BaseModel, Field
-
 from ..errors import ClassifierBlocked, ErrorCode, GraphLemonError, invalid_param
 from ..lifecycle import ACTIVE_BUG
 from ..models import BlockedReason, SddPatch, TaskStatus, TimelineEvent
@@ -30,9 +28,10 @@ from ..taskboard import DECISION_REASONS, Task
 from ..tester import TesterOutput
 from . import runmarker
 from .evidence import write_evidence_pack
-from .integrator import run_integration
+from .integrator import run_integration, triage_integration
 from .outcomes import IntegrationOutcome, PlanOutcome, UnitOutcome, ValidationOutcome
 from .planner import apply_sdd_patch, run_planner, waves
+from .routing import RoundPlan, Step, after_human, after_integration, after_validation, stuck_bugs
 from .runmarker import RunMarker
 from .session import LoopSession
 from .unit_loop import CoderTurn, coder_turn, red_units, run_unit_loop, test_unit
@@ -43,7 +42,7 @@ PHASES: dict[str, int] = {"planning": 0, "coding": 1, "integrating": 2, "validat
 
 
 class Stages(Protocol):
-    """How each stage runs: `DirectStages` (plain calls) or `flows.devloop.PrefectStages` (Prefect tasks)."""
+    """How each stage runs: `DirectStages` (plain calls) or `flows.stages.PrefectStages` (Prefect tasks and subflows)."""
 
     def plan(self, loop_round: int, feedback: str | None) -> PlanOutcome: ...
     def code_units(
@@ -54,6 +53,7 @@ class Stages(Protocol):
         self, nid: str, unit_id: str, attempt: int, first: int, loop_round: int, code_ref: str | None
     ) -> TesterOutput: ...
     def integrate(self, loop_round: int, attempt: int) -> IntegrationOutcome: ...
+    def triage(self, loop_round: int, attempt: int, run_id: str) -> IntegrationOutcome: ...
     def validate(self, loop_round: int) -> ValidationOutcome: ...
 
 
@@ -82,6 +82,9 @@ class DirectStages:
 
     def integrate(self, loop_round, attempt):
         return run_integration(self.session, loop_round, attempt)
+
+    def triage(self, loop_round, attempt, run_id):
+        return triage_integration(self.session, loop_round, attempt, run_id)
 
     def validate(self, loop_round):
         return run_validator(self.session, loop_round)
@@ -151,16 +154,6 @@ def _stage_failed(session: LoopSession, exc: Exception) -> Task:
     return block(session, "stage_failed", f"{code}: {text}")
 
 
-class RoundPlan(BaseModel):
-    """What a round does: re-plan or not, which units to code, with what feedback."""
-
-    loop_round: int = 0
-    need_plan: bool = True
-    units: list[str] | None = None  # None: every unit
-    feedback: dict[str, str] = Field(default_factory=dict)
-    plan_feedback: str | None = None
-
-
 def _loop(session: LoopSession, stages: Stages) -> None:
     """Rounds until done. A block a human already resumed (replayed after a restart) continues instead."""
     notes = session.board.get(session.task_id).decision_resumes
@@ -168,18 +161,24 @@ def _loop(session: LoopSession, stages: Stages) -> None:
     plan = RoundPlan()
     while True:
         try:
-            after = _round(session, stages, plan)
+            step = _round(session, stages, plan)
         except Blocked as stop:
             if stop.reason not in DECISION_REASONS or used >= len(notes):
                 raise
-            after = _after_human(session, plan, stop, notes[used])
+            active = sorted(
+                {b.unit_id for b in session.bugs.list(task_id=session.task_id) if b.status in ACTIVE_BUG and b.unit_id}
+            )
+            step = after_human(
+                stop.reason, stop.note, notes[used], plan.loop_round, active, session.unit_files.units().ids()
+            )
             used += 1
-        if after is None:
+        if step.action == "done":
             return
-        plan = after
+        _route_once(session, plan.loop_round, step.summary)
+        plan = step.plan
 
 
-def _round(session: LoopSession, stages: Stages, plan: RoundPlan) -> RoundPlan | None:
+def _round(session: LoopSession, stages: Stages, plan: RoundPlan) -> Step:
     r = plan.loop_round
     if plan.need_plan:
         advance(session, "planning", r)
@@ -193,40 +192,13 @@ def _round(session: LoopSession, stages: Stages, plan: RoundPlan) -> RoundPlan |
         integrate(session, stages, r)
     advance(session, "validating", r)
     result = stages.validate(r)
-    if result.ok:
+    limit = session.config.non_convergence_rounds
+    step = after_validation(result, r, session.config.max_loop_rounds, attributed_in_a_row(session, r, limit), limit)
+    if step.action == "block":
+        raise Blocked(step.reason, step.summary)
+    if step.action == "done":
         finish(session, r)
-        return None
-    check_convergence(session, r)
-    if result.route == "escalate":
-        raise Blocked(result.blocked_reason or "validator_inconclusive", _attribution_note(result))
-    if r + 1 >= session.config.max_loop_rounds:
-        raise Blocked("not_converging", f"still failing after {session.config.max_loop_rounds} rounds")
-    replan = result.route == "full_replan"
-    nxt = RoundPlan(
-        loop_round=r + 1,
-        need_plan=replan,
-        units=None if replan else result.units_to_fix,
-        feedback={} if replan else result.feedback,
-        plan_feedback="\n".join(a.root_cause_detail for a in result.attributions) if replan else None,
-    )
-    _route_once(
-        session, r, f"{result.route} -> round {r + 1}" + (f" ({', '.join(nxt.units or [])})" if nxt.units else "")
-    )
-    return nxt
-
-
-def _after_human(session: LoopSession, plan: RoundPlan, stop: Blocked, note: str) -> RoundPlan:
-    """A human resumed this block: the next round carries their note (re-plan if the plan was the problem)."""
-    r = plan.loop_round + 1
-    if stop.reason == "plan_inconsistent":
-        return RoundPlan(loop_round=r, need_plan=True, plan_feedback=note or stop.note)
-    active = sorted(
-        {b.unit_id for b in session.bugs.list(task_id=session.task_id) if b.status in ACTIVE_BUG and b.unit_id}
-    )
-    units = active or session.unit_files.units().ids()
-    text = f"A human resumed the task after: {stop.note}" + (f"\nTheir note: {note}" if note else "")
-    _route_once(session, plan.loop_round, f"human resume -> round {r} ({', '.join(units)})")
-    return RoundPlan(loop_round=r, need_plan=False, units=units, feedback=dict.fromkeys(units, text))
+    return step
 
 
 def _route_once(session: LoopSession, loop_round: int, summary: str) -> None:
@@ -252,26 +224,27 @@ def code_in_waves(
 
 
 def integrate(session: LoopSession, stages: Stages, loop_round: int) -> None:
-    """L2: integration runs until they pass, triage-routed, at most max_integration_attempts times."""
+    """L2: integration runs until they pass, each failure judged by the BugTriager and routed (`after_integration`)."""
+    reruns = 0
     for attempt in range(1, session.config.max_integration_attempts + 1):
         result = stages.integrate(loop_round, attempt)
-        if result.action == "pass":
+        if result.action == "triage":
+            result = stages.triage(loop_round, attempt, result.run_id)
+        step = after_integration(result, attempt, session.config.max_integration_attempts, reruns)
+        if step.action == "pass":
             return
-        if result.action == "escalate":
-            reason = "spec_ambiguous" if result.category == "spec_ambiguous" else "low_confidence_triage"
-            raise Blocked(reason, f"triage {result.category} (confidence {result.confidence}): {result.root_cause}")
-        if result.action == "patch_sdd" and result.sdd_patch is not None:
+        if step.action == "block":
+            raise Blocked(step.reason, step.note)
+        reruns += step.action == "rerun"
+        if step.action == "patch_sdd" and result.sdd_patch is not None:
             _patch(session, result.sdd_patch, loop_round, attempt)
-        if result.action in ("patch_sdd", "reset_units") and result.affected_units:
+        if step.action in ("patch_sdd", "reset_units") and result.affected_units:
             note = f"integration {result.run_id}: {result.root_cause}"
             outcomes = stages.code_units(
                 result.affected_units, loop_round, dict.fromkeys(result.affected_units, note), pass_tag=f"l2a{attempt}"
             )
             if not all(o.green for o in outcomes):
                 return  # the validator attributes the red unit
-    raise Blocked(
-        "not_converging", f"integration still failing after {session.config.max_integration_attempts} attempts"
-    )
 
 
 def _patch(session: LoopSession, patch: SddPatch, loop_round: int, attempt: int) -> None:
@@ -282,18 +255,16 @@ def _patch(session: LoopSession, patch: SddPatch, loop_round: int, attempt: int)
     session.timeline("sdd_patched", f"{patch.target_section}: {patch.text[:120]} ({artifact_id})", ref=marker)
 
 
-def check_convergence(session: LoopSession, loop_round: int) -> None:
-    """The same bug attributed by the validator in `non_convergence_rounds` rounds in a row -> blocked (REQ-05)."""
-    limit = session.config.non_convergence_rounds
-    if loop_round + 1 < limit:
-        return
+def attributed_in_a_row(session: LoopSession, loop_round: int, limit: int) -> list[str]:
+    """Bugs the validator attributed in each of the last `limit` rounds (REQ-05), from the recorded outcomes."""
+    first = loop_round - limit + 1
+    if first < 0:
+        return []
     per_round = []
-    for r in range(loop_round - limit + 1, loop_round + 1):
+    for r in range(first, loop_round + 1):
         stored = session.load_outcome(node_exec_id(session.task_id, "validator", loop_round=r), ValidationOutcome)
         per_round.append({a.bug_id for a in stored.attributions} if stored else set())
-    stuck = sorted(set.intersection(*per_round))
-    if stuck:
-        raise Blocked("not_converging", f"the same bug for {limit} rounds in a row: {', '.join(stuck[:5])}")
+    return stuck_bugs(per_round, limit)
 
 
 def finish(session: LoopSession, loop_round: int) -> None:
@@ -327,8 +298,3 @@ def advance(session: LoopSession, status: TaskStatus, loop_round: int) -> None:
     if task.status in PHASES and current >= (loop_round, PHASES[status]):
         return
     session.board.transition(session.task_id, status, loop_round=loop_round)
-
-
-def _attribution_note(result: ValidationOutcome) -> str:
-    parts = [f"{a.bug_id}: {a.root_cause_category} — {a.root_cause_detail}" for a in result.attributions[:5]]
-    return "validator: " + ("; ".join(parts) or "no attribution")

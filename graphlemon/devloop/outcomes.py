@@ -10,7 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..models import BlockedReason, RootCauseCategory, SddPatch, TriageCategory
 
 Route = Literal["done", "fast_lane", "full_replan", "escalate"]
-IntegrationAction = Literal["pass", "patch_sdd", "reset_units", "rerun", "escalate"]
+# "triage": the run failed and the BugTriager has not judged it yet (the integrator's own result)
+IntegrationAction = Literal["pass", "triage", "patch_sdd", "reset_units", "rerun", "escalate"]
 
 
 class _Outcome(BaseModel):

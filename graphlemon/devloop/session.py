@@ -3,8 +3,8 @@
 The project and its trackers (tasks, nodes, bugs, artifacts, unit files,
 worktrees), the loop's limits (`LoopConfig`), the executor, and two helpers every
 stage uses: `turn()` (one role turn through the Executor) and `timeline()`.
-Stage outcomes are persisted under `.graphlemon/nodes/<node_exec_id>/` so a
-resumed flow returns a finished stage's outcome instead of running it again.
+Stage outcomes are appended to the ledger (`outcomes.ndjson`, one record per finished
+step), so a resumed run returns a finished stage's outcome instead of running it again.
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ import threading
 from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..artifacts import ArtifactStore
 from ..bugs import BugTracker
 from ..errors import ErrorCode, GraphLemonError
-from ..models import TimelineEvent
+from ..models import OutcomeRecord, TimelineEvent
 from ..nodes import NodeTracker
 from ..project import ProjectHandle, open_project
 from ..taskboard import TaskBoard
@@ -55,6 +55,9 @@ class LoopConfig(BaseModel):
     quota_poll_initial_s: float = Field(default=60.0, gt=0)  # first back-off, and the margin after a reset time
     quota_poll_max_s: float = Field(default=1800.0, gt=0)
     fallback_model: str = Field(default="claude-sonnet-5-5", min_length=1)  # an Opus limit -> retry on this one
+    # where unit loops run under Prefect: in this process (subflows), or as runs of a deployment on a work pool
+    unit_runner: Literal["in_process", "work_pool"] = "in_process"
+    unit_deployment: str = Field(default="unit-loop/unit-loop", min_length=3)
 
     @field_validator("fallback_model")
     @classmethod
@@ -95,6 +98,16 @@ class LoopSession:
         self.config = config or LoopConfig()
         self.agent_settings = agent_settings  # None: from the environment (the Prefect layer passes its blocks)
         self._lock = threading.Lock()
+
+    @classmethod
+    def start(
+        cls, project: ProjectHandle, task_id: str, agent_settings: AgentSettings | None = None, **overrides: object
+    ) -> LoopSession:
+        """The session of a run: the task's recorded settings with this run's overrides, recorded again (the one
+        place a task's LoopConfig is written, so a resume runs with the same settings)."""
+        config = LoopConfig.load(project.state_dir, task_id, **overrides)
+        config.save(project.state_dir, task_id)
+        return cls(project, task_id, config, agent_settings)
 
     # -- trackers ------------------------------------------------------------------------------
     @property
@@ -204,29 +217,33 @@ class LoopSession:
             )  # type: ignore[arg-type]
         return None
 
-    # -- persisted stage outcomes (resume) -------------------------------------------------------
-    def outcome_path(self, node_exec_id: str, name: str = "outcome") -> Path:
-        return self.project.state_dir / "nodes" / node_exec_id / f"{name}.json"
-
+    # -- stage outcomes: append-only ledger records (resume) ------------------------------------
     def save_outcome(self, node_exec_id: str, outcome: BaseModel, name: str = "outcome") -> str:
-        path = self.outcome_path(node_exec_id, name)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(outcome.model_dump_json(indent=2))
-        os.replace(tmp, path)
-        return str(path.relative_to(self.project.state_dir))
+        """Append the step's result to outcomes.ndjson (once: a replayed step finds it and never writes again)."""
+        self.ledger.append(
+            OutcomeRecord(
+                node_exec_id=node_exec_id, name=name, task_id=self.task_id, model=type(outcome).__name__,
+                value=outcome.model_dump(mode="json"),
+            )
+        )  # fmt: skip
+        return f"outcomes.ndjson#{node_exec_id}/{name}"
 
     def load_outcome(self, node_exec_id: str, model: type[M], name: str = "outcome") -> M | None:
-        path = self.outcome_path(node_exec_id, name)
-        if not path.exists():
+        """The latest recorded result of this step, or None: run it. A record the model cannot read is LEDGER_CORRUPT."""
+        found = next(
+            (r for r in reversed(self.ledger.read_as("outcome", OutcomeRecord))
+             if r.node_exec_id == node_exec_id and r.name == name),
+            None,
+        )  # fmt: skip
+        if found is None:
             return None
         try:
-            return model.model_validate(json.loads(path.read_text()))
+            return model.model_validate(found.value)
         except (ValueError, TypeError) as exc:
             raise GraphLemonError(
                 ErrorCode.LEDGER_CORRUPT,
-                f"{path}: persisted outcome of {node_exec_id} is unreadable ({exc.__class__.__name__}); refusing to "
-                "silently redo the stage",
-                file=str(path),
+                f"outcomes.ndjson: the recorded {name} of {node_exec_id} is not a {model.__name__} "
+                f"({exc.__class__.__name__}); refusing to silently redo the stage",
+                file="outcomes.ndjson",
                 node_exec_id=node_exec_id,
             ) from None

@@ -53,14 +53,17 @@ def red_units(session: LoopSession) -> list[str]:
     return [u for u in session.unit_files.units().ids() if latest.get(u, (None, "missing"))[1] != "done"]
 
 
+def unit_node_id(task_id: str, unit_id: str, loop_round: int, pass_tag: str = "") -> str:
+    """The L1 node of a unit in a round (`pass_tag`: an L2 reset of the unit within the round)."""
+    return node_exec_id(task_id, "coder", unit_id=unit_id, loop_round=loop_round) + (f"-{pass_tag}" if pass_tag else "")
+
+
 def run_unit_loop(
     session: LoopSession, stages, unit_id: str, loop_round: int, feedback: str | None = None, pass_tag: str = ""
 ) -> UnitOutcome:
     """L1 for one unit through `stages.coder_turn` / `stages.test_unit` (domain calls or Prefect tasks);
     `pass_tag` distinguishes an L2 reset of the unit within the same round."""
-    nid = node_exec_id(session.task_id, "coder", unit_id=unit_id, loop_round=loop_round) + (
-        f"-{pass_tag}" if pass_tag else ""
-    )
+    nid = unit_node_id(session.task_id, unit_id, loop_round, pass_tag)
     node = session.nodes.find(nid)
     if node is not None and node.status in ("done", "blocked"):
         stored = session.load_outcome(nid, UnitOutcome)

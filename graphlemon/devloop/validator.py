@@ -29,19 +29,13 @@ from ..lifecycle import ACTIVE_BUG
 from ..models import RootCauseCategory, RunFailure, RunRecord, TestSummary
 from ..nodes import node_exec_id
 from .outcomes import Attribution, ValidationOutcome
+from .routing import ROOT_CAUSE_ROUTES, validator_route
 from .session import LoopSession
 from .unit_loop import red_units
 
 CHECK_TIMEOUT_S = 120
 _CHECK_LINE = re.compile(r"^\s*(?P<name>[\w.-]+)(?:\s*\((?P<unit>[\w.-]+)\))?\s*:\s*(?P<cmd>.+?)\s*$")
 _SECRET_ENV = re.compile(r"(^ANTHROPIC_API_KEY$|_TOKEN$|_SECRET$|_KEY$)")
-ROUTES: dict[str, str] = {
-    "coder": "fast_lane",
-    "planning": "full_replan",
-    "skill_defect": "escalate",
-    "inconclusive_escalate": "escalate",
-    "core_engine": "escalate",
-}
 
 
 class Perspective(BaseModel):
@@ -273,7 +267,7 @@ def decide_bug(
         detail = f"perspectives disagree ({', '.join(f'{k}={v}' for k, v in views.items())}): {detail}"
     return Attribution(
         bug_id=bug_id, unit_id=unit_id, root_cause_category=category, root_cause_detail=detail,
-        suggested_route=ROUTES[category], perspectives=views, citations_verified=cited,  # type: ignore[arg-type]
+        suggested_route=ROOT_CAUSE_ROUTES[category], perspectives=views, citations_verified=cited,  # type: ignore[arg-type]
     )  # fmt: skip
 
 
@@ -299,14 +293,7 @@ def _line_exists(location: str | None, root: Path) -> bool:
 def _decide(
     run_id: str, failed_tests: int, failed_checks: list[Check], attributions: list[Attribution]
 ) -> ValidationOutcome:
-    routes = {a.suggested_route for a in attributions}
-    if "escalate" in routes or not attributions:
-        skill = any(a.root_cause_category == "skill_defect" for a in attributions)
-        route, reason = "escalate", "skill_defect" if skill else "validator_inconclusive"
-    elif "full_replan" in routes:
-        route, reason = "full_replan", None
-    else:
-        route, reason = "fast_lane", None
+    route, reason = validator_route(attributions)
     fix = sorted({a.unit_id for a in attributions if a.suggested_route == "fast_lane" and a.unit_id})
     feedback: dict[str, str] = {}
     for a in attributions:

@@ -73,7 +73,7 @@ class _Builder:
     def usage(self, task_id: str | None, unit_id: str | None, calls: int) -> None:
         for _ in range(calls):
             stage, role = self.rng.choice(
-                [("coder", "coder"), ("tester", "tester"), ("planner", "planner"), ("triager", "bug-triager")]
+                [("coder", "coder"), ("tester", "tester"), ("planner", "planner"), ("bug-triager", "bug-triager")]
             )
             self.out.usage.append(
                 UsageRecord(

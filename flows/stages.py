@@ -1,0 +1,93 @@
+"""`PrefectStages`: the DevLoop's `Stages` seam as Prefect runs, so the UI shows the loop as it happens.
+
+    devloop flow run
+    ├── planner · round 0                 (task)
+    ├── unit collision · round 0          (subflow, one per unit and round)
+    │   ├── coder collision · attempt 1   (task)
+    │   └── tester collision · attempt 1  (task)
+    ├── integrator · round 0 · attempt 1  (task)
+    ├── bug-triager · round 0 · attempt 1 (task, only when the integration run failed)
+    └── validator · round 0               (task)
+
+Unit loops of one wave run side by side: in this process (threads, each a subflow run),
+or — with `unit_runner: work_pool` in the task's settings — as runs of the `unit-loop`
+deployment on a work pool, which write their outcome to the shared ledger where this
+flow reads it back (docs/scale.md).
+"""
+
+from __future__ import annotations
+
+import contextvars
+from concurrent.futures import ThreadPoolExecutor
+
+from graphlemon.devloop.outcomes import UnitOutcome
+from graphlemon.devloop.session import LoopSession
+from graphlemon.devloop.unit_loop import unit_node_id
+from graphlemon.errors import ErrorCode, GraphLemonError
+from tasks.code import coder_task
+from tasks.integrate import integrator_task
+from tasks.plan import planner_task
+from tasks.test import tester_task
+from tasks.triage import bug_triager_task
+from tasks.validate import validator_task
+
+
+class PrefectStages:
+    """Each stage a Prefect task run (unit loops: subflow runs, in process or on a work pool)."""
+
+    def __init__(self, session: LoopSession, max_parallel_units: int = 4) -> None:
+        self.session = session
+        self.args = (str(session.project.root), session.task_id)
+        self.max_parallel_units = max_parallel_units
+
+    def plan(self, loop_round, feedback):
+        return planner_task(*self.args, loop_round, feedback)
+
+    def code_units(self, unit_ids, loop_round, feedback, pass_tag=""):
+        run = self._unit_on_pool if self.session.config.unit_runner == "work_pool" else self._unit_in_process
+        with ThreadPoolExecutor(max_workers=min(self.max_parallel_units, max(1, len(unit_ids)))) as pool:
+            futures = [
+                pool.submit(contextvars.copy_context().run, run, u, loop_round, feedback.get(u), pass_tag)
+                for u in unit_ids
+            ]
+            return [f.result() for f in futures]
+
+    def coder_turn(self, nid, unit_id, attempt, loop_round, hints):
+        return coder_task(*self.args, nid, unit_id, attempt, loop_round, hints)
+
+    def test_unit(self, nid, unit_id, attempt, first, loop_round, code_ref):
+        return tester_task(*self.args, nid, unit_id, attempt, first, loop_round, code_ref)
+
+    def integrate(self, loop_round, attempt):
+        return integrator_task(*self.args, loop_round, attempt)
+
+    def triage(self, loop_round, attempt, run_id):
+        return bug_triager_task(*self.args, loop_round, attempt, run_id)
+
+    def validate(self, loop_round):
+        return validator_task(*self.args, loop_round)
+
+    # -- unit loops -------------------------------------------------------------------------------
+    def _unit_in_process(self, unit_id: str, loop_round: int, feedback: str | None, pass_tag: str) -> UnitOutcome:
+        from .unit_loop import unit_loop
+
+        return unit_loop(*self.args, unit_id, loop_round, feedback, pass_tag)
+
+    def _unit_on_pool(self, unit_id: str, loop_round: int, feedback: str | None, pass_tag: str) -> UnitOutcome:
+        """A run of the unit-loop deployment (any worker of its pool); its outcome is read from the shared ledger."""
+        from prefect.deployments import run_deployment
+
+        name = self.session.config.unit_deployment
+        params = {"project": self.args[0], "task_id": self.args[1], "unit_id": unit_id, "loop_round": loop_round,
+                  "feedback": feedback, "pass_tag": pass_tag}  # fmt: skip
+        flow_run = run_deployment(name, parameters=params, timeout=None)
+        outcome = self.session.load_outcome(unit_node_id(self.args[1], unit_id, loop_round, pass_tag), UnitOutcome)
+        if outcome is None:
+            state = flow_run.state.name if flow_run.state else "unknown"
+            raise GraphLemonError(
+                ErrorCode.EXECUTOR_ERROR,
+                f"unit {unit_id} (round {loop_round}) ran on the work pool as flow run {flow_run.name} and ended "
+                f"{state} without recording an outcome in the ledger",
+                flow_run_id=str(flow_run.id),
+            )
+        return outcome

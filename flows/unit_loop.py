@@ -1,0 +1,34 @@
+"""The `unit-loop` flow: loop L1 for one unit in one round (coder turn → tester → hints → coder ...).
+
+The devloop flow runs it as a subflow per unit and round; deployed (prefect.yaml
+`unit-loop`), any worker of a work pool can run it for a devloop whose task settings
+say `unit_runner: work_pool` (docs/scale.md). Its result is the unit's outcome record
+in the ledger.
+"""
+
+from __future__ import annotations
+
+from prefect import flow
+
+from graphlemon.devloop.outcomes import UnitOutcome
+from graphlemon.devloop.unit_loop import run_unit_loop
+from tasks._common import session_for
+
+
+def _run_name() -> str:
+    from prefect.runtime import flow_run
+
+    p = flow_run.parameters
+    tag = p.get("pass_tag") or ""
+    return f"unit {p['unit_id']} · round {p['loop_round']}" + (f" · L2 reset {tag.removeprefix('l2a')}" if tag else "")
+
+
+@flow(name="unit-loop", flow_run_name=_run_name, persist_result=False)
+def unit_loop(
+    project: str, task_id: str, unit_id: str, loop_round: int, feedback: str | None = None, pass_tag: str = ""
+) -> UnitOutcome:
+    """L1 for one unit: coder turn -> tester stage -> retry with hints until green or the retry limit."""
+    from .stages import PrefectStages
+
+    session = session_for(project, task_id)
+    return run_unit_loop(session, PrefectStages(session), unit_id, loop_round, feedback, pass_tag)

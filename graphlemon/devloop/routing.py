@@ -1,0 +1,166 @@
+"""Where the loop goes next: every routing decision of the DevLoop as a pure function over records.
+
+No I/O here: the loop (`loop.py`) reads the ledger, calls these, and acts. Each
+function is a table (tests/devloop/test_routing.py covers every row):
+
+* `triage_action` — a BugTriager verdict → the L2 action (seed 001: infra_flake →
+  rerun, contract_mismatch auto-applied → patch the SDD, impl_bug → reset the units,
+  spec_ambiguous or an unconfident verdict → a human);
+* `after_integration` — an L2 attempt's outcome → pass / act and try again / block;
+* `validator_route` — the validator's attributions → fast_lane / full_replan / escalate
+  (seed 004 REQ-04 / REQ-05: coder → Coder, planning → Planner, anything else → a human);
+* `stuck_bugs` — the same bug attributed in N rounds in a row → not converging (REQ-05);
+* `after_validation` — a validator outcome × round × history → done / next round / block;
+* `after_human` — a person resumed a block → what the next round does (REQ-09).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from ..models import BlockedReason, TriageCategory
+from .outcomes import Attribution, IntegrationAction, IntegrationOutcome, Route, ValidationOutcome
+
+ROOT_CAUSE_ROUTES: dict[str, Route] = {
+    "coder": "fast_lane",
+    "planning": "full_replan",
+    "skill_defect": "escalate",
+    "inconclusive_escalate": "escalate",
+    "core_engine": "escalate",
+}
+INFRA_RERUNS = 1  # an infra_flake verdict reruns the integration once; the same again needs a person
+
+
+class RoundPlan(BaseModel):
+    """What a round does: re-plan or not, which units to code, with what feedback."""
+
+    loop_round: int = 0
+    need_plan: bool = True
+    units: list[str] | None = None  # None: every unit
+    feedback: dict[str, str] = Field(default_factory=dict)
+    plan_feedback: str | None = None
+
+
+class Step(BaseModel):
+    """The loop's next move: finish, run `plan` (with a `routed` summary), or block for a person."""
+
+    action: Literal["done", "next_round", "block"]
+    plan: RoundPlan | None = None
+    summary: str = ""
+    reason: BlockedReason | None = None
+
+
+class L2Step(BaseModel):
+    """After one integration attempt: pass, act on the verdict (`patch_sdd` / `reset_units` / `rerun`), or block."""
+
+    action: Literal["pass", "patch_sdd", "reset_units", "rerun", "block"]
+    reason: BlockedReason | None = None
+    note: str = ""
+
+
+def triage_action(category: TriageCategory, will_auto_apply: bool) -> IntegrationAction:
+    """A verdict → what L2 does with it. Only a confident verdict (`will_auto_apply`) changes code or the SDD."""
+    if category == "infra_flake":
+        return "rerun"
+    if category == "spec_ambiguous" or not will_auto_apply:
+        return "escalate"
+    return "patch_sdd" if category == "contract_mismatch" else "reset_units"
+
+
+def after_integration(result: IntegrationOutcome, attempt: int, max_attempts: int, reruns: int) -> L2Step:
+    """One L2 attempt's outcome → the next move; `reruns` counts the infra reruns already made in this round."""
+    if result.action == "pass":
+        return L2Step(action="pass")
+    if result.action == "escalate":
+        reason = "spec_ambiguous" if result.category == "spec_ambiguous" else "low_confidence_triage"
+        return L2Step(
+            action="block",
+            reason=reason,
+            note=f"triage {result.category} (confidence {result.confidence}): {result.root_cause}",
+        )
+    if result.action == "rerun" and reruns >= INFRA_RERUNS:
+        return L2Step(
+            action="block",
+            reason="not_converging",
+            note=f"the integration run failed for infrastructure reasons again after {reruns} rerun(s): "
+            f"{result.root_cause}",
+        )
+    if attempt >= max_attempts:
+        return L2Step(
+            action="block", reason="not_converging", note=f"integration still failing after {max_attempts} attempts"
+        )
+    return L2Step(action=result.action)  # type: ignore[arg-type]
+
+
+def validator_route(attributions: list[Attribution]) -> tuple[Route, BlockedReason | None]:
+    """Any bug that needs a person escalates the round; else any planning bug re-plans; else the coder fixes."""
+    routes = {a.suggested_route for a in attributions}
+    if "escalate" in routes or not attributions:
+        skill = any(a.root_cause_category == "skill_defect" for a in attributions)
+        return "escalate", "skill_defect" if skill else "validator_inconclusive"
+    if "full_replan" in routes:
+        return "full_replan", None
+    return "fast_lane", None
+
+
+def stuck_bugs(attributed_per_round: list[set[str]], limit: int) -> list[str]:
+    """Bugs attributed in each of the last `limit` rounds (REQ-05: the same bug that long is not converging)."""
+    if limit < 1 or len(attributed_per_round) < limit:
+        return []
+    return sorted(set.intersection(*attributed_per_round[-limit:]))
+
+
+def after_validation(
+    result: ValidationOutcome, loop_round: int, max_rounds: int, stuck: list[str], stuck_rounds: int = 3
+) -> Step:
+    """A validator outcome → done, the next round (fast lane or re-plan), or a block with its reason."""
+    if result.ok:
+        return Step(action="done", summary=f"validated in round {loop_round}")
+    if stuck:
+        return Step(
+            action="block",
+            reason="not_converging",
+            summary=f"the same bug for {stuck_rounds} rounds in a row: {', '.join(stuck[:5])}",
+        )
+    if result.route == "escalate":
+        return Step(
+            action="block", reason=result.blocked_reason or "validator_inconclusive", summary=_attribution_note(result)
+        )
+    if loop_round + 1 >= max_rounds:
+        return Step(action="block", reason="not_converging", summary=f"still failing after {max_rounds} rounds")
+    replan = result.route == "full_replan"
+    plan = RoundPlan(
+        loop_round=loop_round + 1,
+        need_plan=replan,
+        units=None if replan else result.units_to_fix,
+        feedback={} if replan else result.feedback,
+        plan_feedback="\n".join(a.root_cause_detail for a in result.attributions) if replan else None,
+    )
+    units = f" ({', '.join(plan.units)})" if plan.units else ""
+    return Step(action="next_round", plan=plan, summary=f"{result.route} -> round {loop_round + 1}{units}")
+
+
+def after_human(
+    reason: BlockedReason,
+    block_note: str,
+    human_note: str,
+    loop_round: int,
+    active_units: list[str],
+    all_units: list[str],
+) -> Step:
+    """A person resumed a block: a plan problem re-plans with their note; anything else codes the units still red."""
+    nxt = loop_round + 1
+    if reason == "plan_inconsistent":
+        plan = RoundPlan(loop_round=nxt, need_plan=True, plan_feedback=human_note or block_note)
+        return Step(action="next_round", plan=plan, summary=f"human resume -> round {nxt} (re-plan)")
+    units = active_units or all_units
+    text = f"A human resumed the task after: {block_note}" + (f"\nTheir note: {human_note}" if human_note else "")
+    plan = RoundPlan(loop_round=nxt, need_plan=False, units=units, feedback=dict.fromkeys(units, text))
+    return Step(action="next_round", plan=plan, summary=f"human resume -> round {nxt} ({', '.join(units)})")
+
+
+def _attribution_note(result: ValidationOutcome) -> str:
+    parts = [f"{a.bug_id}: {a.root_cause_category} — {a.root_cause_detail}" for a in result.attributions[:5]]
+    return "validator: " + ("; ".join(parts) or "no attribution")

@@ -1,0 +1,164 @@
+"""Every routing decision of the DevLoop as a table (graphlemon/devloop/routing.py): pure functions, no I/O."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphlemon.devloop.outcomes import Attribution, IntegrationOutcome, ValidationOutcome
+from graphlemon.devloop.routing import (
+    INFRA_RERUNS,
+    after_human,
+    after_integration,
+    after_validation,
+    stuck_bugs,
+    triage_action,
+    validator_route,
+)
+
+
+@pytest.mark.parametrize(
+    ("category", "auto", "action"),
+    [
+        ("infra_flake", False, "rerun"),  # seed 001: environment trouble is rerun, whatever the confidence
+        ("infra_flake", True, "rerun"),
+        ("contract_mismatch", True, "patch_sdd"),
+        ("contract_mismatch", False, "escalate"),  # low confidence -> a person
+        ("impl_bug", True, "reset_units"),
+        ("impl_bug", False, "escalate"),
+        ("spec_ambiguous", True, "escalate"),  # only a person can settle the spec
+        ("spec_ambiguous", False, "escalate"),
+    ],
+)
+def test_triage_verdict_to_l2_action(category, auto, action):
+    assert triage_action(category, auto) == action
+
+
+def _l2(action, category=None, **kw) -> IntegrationOutcome:
+    return IntegrationOutcome(ok=action == "pass", run_id="int-1", action=action, category=category, **kw)
+
+
+@pytest.mark.parametrize(
+    ("result", "attempt", "reruns", "expected"),
+    [
+        (_l2("pass"), 1, 0, ("pass", None)),
+        (_l2("pass"), 3, 1, ("pass", None)),
+        (_l2("rerun", "infra_flake"), 1, 0, ("rerun", None)),  # infra: rerun once ...
+        (_l2("rerun", "infra_flake"), 2, INFRA_RERUNS, ("block", "not_converging")),  # ... not twice
+        (_l2("escalate", "spec_ambiguous"), 1, 0, ("block", "spec_ambiguous")),
+        (_l2("escalate", "impl_bug", confidence=0.4), 1, 0, ("block", "low_confidence_triage")),
+        (_l2("escalate", "contract_mismatch", confidence=0.5), 2, 0, ("block", "low_confidence_triage")),
+        (_l2("patch_sdd", "contract_mismatch"), 1, 0, ("patch_sdd", None)),
+        (_l2("reset_units", "impl_bug"), 2, 0, ("reset_units", None)),
+        (_l2("reset_units", "impl_bug"), 3, 0, ("block", "not_converging")),  # the last attempt failed again
+        (_l2("patch_sdd", "contract_mismatch"), 3, 1, ("block", "not_converging")),
+    ],
+)
+def test_integration_attempt_to_next_move(result, attempt, reruns, expected):
+    step = after_integration(result, attempt, max_attempts=3, reruns=reruns)
+    assert (step.action, step.reason) == expected
+    assert step.action != "block" or step.note  # a block always says why
+
+
+def _attr(bug_id, category, route, unit="u1") -> Attribution:
+    return Attribution(
+        bug_id=bug_id, unit_id=unit, root_cause_category=category, root_cause_detail="x" * 20, suggested_route=route
+    )
+
+
+CODER = _attr("b1", "coder", "fast_lane")
+PLANNING = _attr("b2", "planning", "full_replan", unit="u2")
+SKILL = _attr("b3", "skill_defect", "escalate")
+UNSURE = _attr("b4", "inconclusive_escalate", "escalate")
+
+
+@pytest.mark.parametrize(
+    ("attributions", "expected"),
+    [
+        ([CODER], ("fast_lane", None)),
+        ([PLANNING], ("full_replan", None)),
+        ([CODER, PLANNING], ("full_replan", None)),  # a plan problem outranks a coding one
+        ([SKILL], ("escalate", "skill_defect")),
+        ([UNSURE], ("escalate", "validator_inconclusive")),
+        ([CODER, UNSURE], ("escalate", "validator_inconclusive")),  # any bug that needs a person stops the round
+        ([PLANNING, SKILL], ("escalate", "skill_defect")),
+        ([], ("escalate", "validator_inconclusive")),  # red without any attribution: a person looks
+    ],
+)
+def test_attributions_to_route(attributions, expected):
+    assert validator_route(attributions) == expected
+
+
+@pytest.mark.parametrize(
+    ("per_round", "limit", "stuck"),
+    [
+        ([{"b1"}, {"b1"}, {"b1"}], 3, ["b1"]),  # REQ-05 failure: the same bug 3 rounds in a row
+        ([{"b1"}, {"b1"}], 3, []),  # not yet 3 rounds
+        ([{"b1"}, {"b2"}, {"b1"}], 3, []),  # not in a row
+        ([{"b1", "b2"}, {"b1", "b2"}, {"b2"}], 3, ["b2"]),
+        ([{"b9"}, {"b1"}, {"b1"}, {"b1"}], 3, ["b1"]),  # only the last `limit` rounds count
+        ([set(), set(), set()], 3, []),
+        ([{"b1"}, {"b1"}], 2, ["b1"]),
+    ],
+)
+def test_same_bug_rounds_in_a_row(per_round, limit, stuck):
+    assert stuck_bugs(per_round, limit) == stuck
+
+
+def _validated(route, attributions=(), **kw) -> ValidationOutcome:
+    return ValidationOutcome(ok=route == "done", run_id="val-1", route=route, attributions=list(attributions), **kw)
+
+
+FAST = _validated("fast_lane", [CODER], units_to_fix=["u1"], feedback={"u1": "fix the wall check"})
+REPLAN = _validated("full_replan", [PLANNING])
+ESCALATE = _validated("escalate", [SKILL], blocked_reason="skill_defect")
+
+
+@pytest.mark.parametrize(
+    ("result", "loop_round", "stuck", "expected"),
+    [
+        (_validated("done"), 0, [], ("done", None)),
+        (_validated("done"), 4, ["b1"], ("done", None)),  # green is green, whatever came before
+        (FAST, 0, [], ("next_round", None)),  # REQ-05 happy: fast lane -> the coder, round 0 -> 1
+        (REPLAN, 0, [], ("next_round", None)),  # REQ-05 boundary: full_replan -> the planner
+        (ESCALATE, 0, [], ("block", "skill_defect")),
+        (_validated("escalate", [UNSURE]), 1, [], ("block", "validator_inconclusive")),
+        (FAST, 4, [], ("block", "not_converging")),  # the last allowed round failed
+        (FAST, 2, ["b1"], ("block", "not_converging")),  # REQ-05 failure: the same bug 3 rounds
+        (ESCALATE, 2, ["b3"], ("block", "not_converging")),  # non-convergence is reported first
+    ],
+)
+def test_validation_to_next_step(result, loop_round, stuck, expected):
+    step = after_validation(result, loop_round, max_rounds=5, stuck=stuck)
+    assert (step.action, step.reason) == expected
+
+
+def test_fast_lane_sends_only_the_named_units_with_their_feedback_to_the_coder():
+    step = after_validation(FAST, 0, max_rounds=5, stuck=[])
+    plan = step.plan
+    assert (plan.loop_round, plan.need_plan, plan.units) == (1, False, ["u1"])
+    assert plan.feedback == {"u1": "fix the wall check"}
+    assert step.summary == "fast_lane -> round 1 (u1)"
+
+
+def test_full_replan_goes_to_the_planner_with_the_root_causes():
+    plan = after_validation(REPLAN, 1, max_rounds=5, stuck=[]).plan
+    assert (plan.loop_round, plan.need_plan, plan.units, plan.feedback) == (2, True, None, {})
+    assert plan.plan_feedback == PLANNING.root_cause_detail
+
+
+@pytest.mark.parametrize(
+    ("reason", "active", "need_plan", "units"),
+    [
+        ("plan_inconsistent", ["u1"], True, None),  # a plan problem: re-plan with the person's note
+        ("not_converging", ["u2"], False, ["u2"]),  # otherwise the units with active bugs
+        ("validator_inconclusive", [], False, ["u1", "u2"]),  # none active: every unit
+    ],
+)
+def test_human_resume_to_next_round(reason, active, need_plan, units):
+    step = after_human(reason, "stuck on b1", "use a set", 1, active, ["u1", "u2"])
+    assert step.action == "next_round"
+    assert (step.plan.loop_round, step.plan.need_plan, step.plan.units) == (2, need_plan, units)
+    if need_plan:
+        assert step.plan.plan_feedback == "use a set"
+    else:
+        assert all("use a set" in text and "stuck on b1" in text for text in step.plan.feedback.values())
