@@ -1,1 +1,2 @@
-"""Prefect flows composing the tasks: devloop, unit_loop, integration_loop, reports, log_retention."""
+"""Prefect flows composing the tasks: devloop (the org loop), unit_loop (L1, a subflow or a deployment run),
+reports, log_retention; stages.py is the `Stages` seam as Prefect runs."""

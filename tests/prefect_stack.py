@@ -101,7 +101,9 @@ class PrefectStack:
 
 
 @contextmanager
-def running_stack(tmp: Path, deployments: tuple[str, ...]) -> Iterator[PrefectStack]:
+def running_stack(tmp: Path, deployments: tuple[str, ...], workers: int = 1, limit: int | None = None) -> Iterator[PrefectStack]:
+    """The server, the pool, the deployments and `workers` process workers named worker-1.. (logs worker-N.log;
+    `limit`: flow runs each worker runs at once)."""
     url = f"http://127.0.0.1:{_free_port()}/api"
     env = {
         **os.environ,
@@ -112,7 +114,7 @@ def running_stack(tmp: Path, deployments: tuple[str, ...]) -> Iterator[PrefectSt
         "PREFECT_WORKER_PREFETCH_SECONDS": "5",
         "PREFECT_UI_ENABLED": "false",
     }
-    server_log, worker_log = tmp / "server.log", tmp / "worker.log"
+    server_log, worker_log = tmp / "server.log", tmp / "worker-1.log"
     stack = PrefectStack(url, env, worker_log)
     with ExitStack() as running:
         port = url.split(":")[-1].split("/")[0]
@@ -122,5 +124,7 @@ def running_stack(tmp: Path, deployments: tuple[str, ...]) -> Iterator[PrefectSt
         _wait_healthy(url, server, server_log)
         stack.cli("work-pool", "create", "graphlemon", "--type", "process")
         stack.cli("--no-prompt", "deploy", *(arg for name in deployments for arg in ("-n", name)))
-        running.enter_context(_started([*PREFECT, "worker", "start", "--pool", "graphlemon", "--type", "process"], env, worker_log))  # fmt: skip
+        for n in range(1, workers + 1):
+            args = [*PREFECT, "worker", "start", "--pool", "graphlemon", "--type", "process", "--name", f"worker-{n}"]
+            running.enter_context(_started(args + (["--limit", str(limit)] if limit else []), env, tmp / f"worker-{n}.log"))
         yield stack

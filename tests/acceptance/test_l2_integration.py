@@ -35,5 +35,12 @@ def test_integration_failure_is_triaged_and_the_affected_unit_is_recoded(calc, t
     assert sorted(n.attempt for n in integrations) == [1, 2]
     recoded = [n for n in NodeTracker(calc.ledger).for_task(final["task_id"]) if n.stage == "coder" and n.unit_id == "mul"]
     assert len(recoded) == 2 and recoded[-1].status == "done"  # mul reset and coded again inside round 0
-    events = [e.summary for e in calc.ledger.read_as("timeline", TimelineEvent) if e.event == "integrated"]
-    assert events == ["round 0 attempt 1: reset_units", "round 0 attempt 2: pass"]
+    events = [(e.event, e.summary) for e in calc.ledger.read_as("timeline", TimelineEvent)
+              if e.event in ("integrated", "triaged")]  # fmt: skip
+    assert events == [
+        ("integrated", "round 0 attempt 1: 1 case(s) failed"),
+        ("triaged", "round 0 attempt 1: impl_bug -> reset_units"),  # the bug-triager: a node and a task of its own
+        ("integrated", "round 0 attempt 2: pass"),
+    ]
+    triagers = [n for n in NodeTracker(calc.ledger).for_task(final["task_id"]) if n.stage == "bug-triager"]
+    assert [(n.attempt, n.status) for n in triagers] == [(1, "done")]
