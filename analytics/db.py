@@ -95,6 +95,7 @@ class LedgerDB:
         """Run a user's SQL: a DuckDB error is INVALID_PARAM with DuckDB's message."""
         if not sql.strip():
             raise invalid_param("the SQL query is empty")
+        _only_reads(sql)
         try:
             rel = self.con.sql(sql)
             return rel.df() if rel is not None else pd.DataFrame()  # a relation runs when read
@@ -208,3 +209,21 @@ def shell_init_sql(state_dir: Path | str) -> str:
         lines.append(f"CREATE OR REPLACE VIEW {q(VIEW_NAMES[kind])} AS {view_select_sql(kind, source)};")
     lines.extend(f"{ddl};" for ddl in derived_ddl("VIEW"))
     return "\n".join(lines) + "\n"
+
+
+READ_STATEMENTS = frozenset({"SELECT", "EXPLAIN"})  # SELECT covers WITH, DESCRIBE, SHOW and SUMMARIZE
+
+
+def _only_reads(sql: str) -> None:
+    """The ledger views are read-only: any statement that writes, loads or configures is INVALID_PARAM (DuckDB's
+    own parser says what each statement is)."""
+    try:
+        kinds = [statement.type.name for statement in duckdb.extract_statements(sql)]
+    except duckdb.Error as exc:
+        raise invalid_param(f"SQL error: {exc}") from None
+    refused = [kind for kind in kinds if kind not in READ_STATEMENTS]
+    if refused:
+        raise invalid_param(
+            f"graphlemon sql only reads the ledger; refused {', '.join(sorted(set(refused)))} "
+            "(the ledger changes only through graphlemon's own commands)"
+        )

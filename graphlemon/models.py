@@ -118,11 +118,9 @@ class TaskEvent(Record):
     flow_run_id: str | None = None
 
 
-class NodeEvent(Record):
-    """A work-node execution changed status (or recorded a sandbox violation)."""
+class NodeFields(BaseModel):
+    """What a work-node execution is and where it stands: the fields of a node event and of the folded node state."""
 
-    kind: Literal["node"] = "node"
-    event: Literal["transition", "violation"] = "transition"
     node_exec_id: str
     task_id: str | None = None
     stage: Stage
@@ -130,7 +128,6 @@ class NodeEvent(Record):
     attempt: int = 1
     loop_round: int = 0
     status: NodeStatus
-    duration_ms: int | None = None
     error_code: str | None = None
     error: str | None = None
     quota_wait_started_at: datetime | None = None
@@ -144,8 +141,18 @@ class NodeEvent(Record):
         return "bug-triager" if value == "triager" else value
 
 
+class NodeEvent(Record, NodeFields):
+    """A work-node execution changed status (or recorded a sandbox violation)."""
+
+    kind: Literal["node"] = "node"
+    event: Literal["transition", "violation"] = "transition"
+    duration_ms: int | None = None
+
+
 class RunFailure(BaseModel):
-    """One failing test as recorded in result.json (seed 000 §④) plus location."""
+    """One failing test as recorded in the ledger and in result.json (seed 000 §④) plus location: the one failure
+    record of the tester, validation and integration runs (the test runner's `TestFailure` becomes one through
+    `from_test`; an integration step's richer `IntegrationFailure` is kept beside it in the run directory)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -158,6 +165,13 @@ class RunFailure(BaseModel):
     stack: str = ""
     hint: str = ""
     bug_id: str | None = None
+
+    @classmethod
+    def from_test(cls, f: Any, **overrides: Any) -> RunFailure:
+        """From the test runner's `TestFailure` (its `name` is our `test`, its `detail` our `stack`)."""
+        fields = dict(test=f.name, file=f.file, line=f.line, message=f.message, expected=f.expected, got=f.got,
+                      stack=f.detail, hint=f.hint)  # fmt: skip
+        return cls(**{**fields, **overrides})
 
 
 class RunRecord(Record):

@@ -12,30 +12,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
-from pydantic import BaseModel
-
 from . import lifecycle
 from .errors import ErrorCode, GraphLemonError
 from .ledger import Ledger
-from .models import NodeEvent, NodeStatus, QuotaLimitType, Stage
+from .models import NodeEvent, NodeFields, NodeStatus, QuotaLimitType, Stage
 
 TERMINAL_NODE = frozenset({"done", "cancelled"})
 
 
-class NodeExec(BaseModel):
-    node_exec_id: str
+class NodeExec(NodeFields):
+    """A node execution's current state: the fold of its events (`apply_event`)."""
+
     task_id: str | None
-    stage: Stage
-    unit_id: str | None = None
-    attempt: int = 1
-    loop_round: int = 0
-    status: NodeStatus
-    error_code: str | None = None
-    error: str | None = None
-    quota_wait_started_at: datetime | None = None
-    quota_limit_type: QuotaLimitType | None = None
-    git_worktree_ref: str | None = None
-    output_ref: str | None = None
     started_at: datetime
     updated_at: datetime
     violations: int = 0
@@ -128,7 +116,9 @@ class NodeTracker:
             node = nodes.get(node_id)
             lifecycle.check("node", node.status if node else None, to)
             if node is None and stage is None:
-                raise GraphLemonError(ErrorCode.NODE_EXEC_NOT_FOUND, f"no node execution {node_id!r}", node_exec_id=node_id)
+                raise GraphLemonError(
+                    ErrorCode.NODE_EXEC_NOT_FOUND, f"no node execution {node_id!r}", node_exec_id=node_id
+                )
             event = NodeEvent(
                 node_exec_id=node_id,
                 task_id=node.task_id if node else task_id,

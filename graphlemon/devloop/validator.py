@@ -169,8 +169,7 @@ def _unit_of(units, path: str) -> str | None:
 
 
 def _record_run(session, run_id, nid, loop_round, tests, failed_checks, workdir) -> None:
-    failures = [RunFailure(test=f.name, file=f.file, line=f.line, message=f.message, expected=f.expected, got=f.got, hint=f.hint)
-                for f in tests.failures]  # fmt: skip
+    failures = [RunFailure.from_test(f, stack="") for f in tests.failures]
     failures += [RunFailure(test=f"check:{c.name}", message=c.output_tail[-300:], hint=f"run `{c.command}` in the repository")
                  for c in failed_checks]  # fmt: skip
     summary = TestSummary(**tests.summary.model_dump())

@@ -2,30 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..models import ExecutorName, NextAction, TestSummary
+from ..models import ExecutorName, NextAction, RunFailure, TestSummary
 
 TesterMode = Literal["test", "retry", "resume"]
 
 
-class TesterFailure(BaseModel):
-    """One failure in result.json: seed fields (test, expected, got, stack, hint, bug_id) plus location."""
+class TesterFailure(RunFailure):
+    """One failure in result.json: the ledger's failure record, whose hint the Tester must always give."""
 
-    model_config = ConfigDict(extra="forbid")
     __test__ = False
 
-    test: str
-    file: str | None = None
-    line: int | None = None
-    message: str = ""
-    expected: Any = None
-    got: Any = None
-    stack: str = ""
     hint: str = Field(min_length=1)
-    bug_id: str | None = None
 
 
 class TesterResult(BaseModel):

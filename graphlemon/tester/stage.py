@@ -208,18 +208,7 @@ def _failures(run, answer: TesterAgentOutput) -> list[TesterFailure]:
         hint = (answer.hints.get(f.name) or answer.hints.get(short) or f.hint or "").strip()
         if not hint:
             hint = f"{f.name} fails with: {(f.message or 'no message').splitlines()[0][:200]} — read that line of the code under test first."
-        out.append(
-            TesterFailure(
-                test=f.name,
-                file=f.file,
-                line=f.line,
-                message=f.message,
-                expected=f.expected,
-                got=f.got,
-                stack=_ADDRESS.sub(" at 0x…", f.detail or f.message)[:8000],
-                hint=hint,
-            )  # fmt: skip
-        )
+        out.append(TesterFailure.from_test(f, stack=_ADDRESS.sub(" at 0x…", f.detail or f.message)[:8000], hint=hint))
     return out
 
 

@@ -104,11 +104,14 @@ def test_boundary_killed_while_retrying_resumes_the_retry_with_its_attempt_count
 def test_failure_corrupt_persisted_state_blocks_the_task_instead_of_restarting(calc, tmp_path):
     proc = start(calc, CALC / "playbook.yaml", "direct", tmp_path)
     kill_when(proc, lambda: any(e.get("event") == "planned" for e in lines(calc.state_dir / "timeline.ndjson")))
-    [outcome] = list((calc.state_dir / "nodes").glob("*planner*/outcome.json"))
-    outcome.write_text('{"ok": tru')  # damaged on disk
+    outcomes = calc.state_dir / "outcomes.ndjson"
+    lines_ = outcomes.read_bytes().splitlines(keepends=True)
+    [at] = [i for i, line in enumerate(lines_) if b"-planner-" in line]
+    lines_[at] = b'{"ok": tru\n'  # the planner's outcome record damaged on disk (a whole line, not a torn tail)
+    outcomes.write_bytes(b"".join(lines_))
     final = resume(calc, task_id_of(calc), "direct", tmp_path)
     assert final["status"] == "blocked_pending_human" and final["blocked_reason"] == "state_corrupt"
-    assert str(outcome) in final["note"] and "unreadable" in final["note"]
+    assert f"{outcomes}:{at + 1}: not JSON" in final["note"]
     planner_runs = [e for e in calc.ledger.read_as("node", NodeEvent) if e.stage == "planner" and e.status == "running"]
     assert len(planner_runs) == 1  # never silently planned again
     blocked = [e for e in calc.ledger.read_as("task", TaskEvent) if e.status == "blocked_pending_human"]

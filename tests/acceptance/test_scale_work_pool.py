@@ -14,10 +14,9 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from conftest import SNAKE, SNAKE_GOAL, make_repo, run_flow
 
 from graphlemon.nodes import NodeTracker
-
-from .conftest import SNAKE, SNAKE_GOAL, make_repo, run_flow
 
 pytestmark = pytest.mark.slow
 

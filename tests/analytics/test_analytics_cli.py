@@ -152,6 +152,20 @@ def test_sql_query_and_shell_init(cli, filled):
     assert con.execute("SELECT count(*) FROM runs").fetchone() == (len(synthetic.runs),)
 
 
+@pytest.mark.parametrize(
+    "statement",
+    ["delete from bugs", "DROP TABLE runs", "select 1; insert into bugs select * from bugs", "create table t(a int)",
+     "copy (select 1) to 'out.csv'", "attach 'other.db'", "pragma threads=1", "install httpfs"],
+)  # fmt: skip
+def test_sql_refuses_every_statement_that_is_not_a_read(cli, filled, statement):
+    project, _ = filled
+    before = {p.name: p.read_bytes() for p in project.state_dir.glob("*.ndjson")}
+    proc = cli("sql", statement, cwd=project.root)
+    assert proc.returncode == 2 and proc.stderr.startswith("error[INVALID_PARAM]: graphlemon sql only reads the ledger")
+    assert "Traceback" not in proc.stderr and not (project.root / "out.csv").exists()
+    assert {p.name: p.read_bytes() for p in project.state_dir.glob("*.ndjson")} == before
+
+
 def test_report_and_sql_never_import_prefect(filled):
     project, _ = filled
     code = (

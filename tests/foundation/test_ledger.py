@@ -94,8 +94,13 @@ def test_writer_killed_mid_append_leaves_a_torn_tail_that_is_repaired(tmp_path: 
 def test_random_sigkill_during_appends_never_corrupts(tmp_path: Path):
     rng = random.Random(7)
     for round_ in range(6):
+        path = tmp_path / "timeline.ndjson"
+        size = path.stat().st_size if path.exists() else 0
         proc = _spawn(str(tmp_path), f"r{round_}", "100000")
-        time.sleep(0.3 + rng.random() * 0.5)
+        deadline = time.monotonic() + 60  # a loaded machine may take seconds to start the writer
+        while (path.stat().st_size if path.exists() else 0) <= size and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(rng.random() * 0.5)  # then kill it at a random point of its appends
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         records = Ledger(tmp_path).read("timeline")  # repairs whatever was left
