@@ -89,7 +89,8 @@ def test_boundary_killed_while_retrying_resumes_the_retry_with_its_attempt_count
     proc = start(calc, playbook, "direct", tmp_path)
     kill_when(proc, retrying)
     paid_before = [u for u in calc.ledger.read_as("usage", UsageRecord) if u.role == "coder" and u.unit_id == "mul"]
-    answered = list(calc.state_dir.glob("nodes/*-coder-mul-r0/a2-coder-answer.json"))
+    answered = [o for o in lines(calc.state_dir / "outcomes.ndjson")
+                if o.get("name") == "a2-coder-answer" and o["node_exec_id"].endswith("-coder-mul-r0")]  # fmt: skip
     in_flight = len(paid_before) == 2 and not answered  # the kill landed inside attempt 2's call: its answer is lost
     final = resume(calc, task_id_of(calc), "direct", tmp_path)
     assert final["status"] == "done"

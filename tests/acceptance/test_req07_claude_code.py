@@ -20,7 +20,7 @@ from fakes.claude import FakeClaude, denials, when
 from graphlemon.agents import AgentSettings
 from graphlemon.agents.classifier import classifier_counts
 from graphlemon.agents.claude_code import ClaudeCodeExecutor
-from graphlemon.models import TaskEvent, UsageRecord
+from graphlemon.models import OutcomeRecord, TaskEvent, UsageRecord
 from graphlemon.nodes import NodeTracker
 from graphlemon.taskboard import TaskBoard
 
@@ -76,7 +76,8 @@ def test_happy_the_calc_loop_runs_end_to_end_on_claude_code_through_prefect(clau
     bugs = BugTracker(project.ledger).list(task_id=task_id)
     assert bugs and {b.status for b in bugs} == {"verified"}
     # the tester's TodoWrite list became its todo list, so the self-check accepted the turn
-    tester_out = json.loads((project.state_dir / "nodes" / mul.node_exec_id / "a1-tester.json").read_text())
+    [tester_out] = [o.value for o in project.ledger.read_as("outcome", OutcomeRecord)
+                    if o.node_exec_id == mul.node_exec_id and o.name == "a1-tester"]  # fmt: skip
     assert tester_out["accepted"] is True and tester_out["executor"] == "claude_code"
 
 
