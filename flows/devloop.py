@@ -1,7 +1,8 @@
-"""The `devloop` flow: one goal = one flow run (REQ-01). The loop's logic is `graphlemon.devloop.loop`;
-this module only says how each stage runs — as a Prefect task.
+"""The `devloop` flow: one goal = one flow run (REQ-01), named `devloop · <goal> · <task>`. The loop's logic
+is `graphlemon.devloop.loop`; flows/stages.py says how each stage runs (Prefect tasks, unit loops as subflows).
 
-    devloop(goal="Implement a snake game", project=".", executor="scripted", playbook="...")
+    devloop(goal="Implement a snake game", project="/path/to/repo", executor="scripted", playbook="...",
+            config={"max_unit_attempts": 2})
 
 A new task is created `queued`; it starts when a slot of the project's global
 concurrency limit `graphlemon-goals-<project_id>` (size `max_concurrent_goals`,
@@ -11,24 +12,27 @@ default 1) is free, so a second goal waits in `queued` while the first runs.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from prefect import flow, get_run_logger
-from prefect.artifacts import create_markdown_artifact, create_progress_artifact, update_progress_artifact
+from prefect.artifacts import create_markdown_artifact, create_progress_artifact
 from prefect.concurrency.sync import concurrency
 from prefect.context import get_run_context
 from prefect.flow_runs import suspend_flow_run
 from prefect.input import RunInput
+from prefect.states import Completed
+from pydantic import Field
 
 from blocks.agents import load_agent_settings
 from graphlemon.agents.classifier import reset_classifier_counts
 from graphlemon.devloop import runmarker
 from graphlemon.devloop.loop import prepare_run, run_devloop
-from graphlemon.devloop.session import LoopSession
+from graphlemon.devloop.session import LoopSession, LoopSettings
+from graphlemon.errors import invalid_param
 from graphlemon.models import EscalationRecord, utcnow
 from graphlemon.project import open_project
 from graphlemon.taskboard import TaskBoard
-from tasks._common import adopt_session
+from tasks._common import adopt_session, log_timeline, task_key
 
 from .stages import PrefectStages
 
@@ -68,43 +72,70 @@ def close_dead_run(stale: runmarker.RunMarker, slots: str) -> None:
 class HumanDecision(RunInput):
     """The form a person fills in the Prefect UI when a deployed run waits for them (REQ-09)."""
 
-    action: Literal["resume", "abandon"] = "resume"
-    note: str = ""
+    action: Literal["resume", "abandon"] = Field(
+        default="resume",
+        description="resume: the loop continues where it stopped (with your note); abandon: the task ends here.",
+    )
+    note: str = Field(
+        default="",
+        max_length=20_000,
+        description="What you decided. It reaches the coder (and the planner when the plan was the problem) as "
+        "feedback in the next round, and is kept in the task's history.",
+    )
 
 
 HUMAN_WAIT_S = 7 * 24 * 3600  # a suspended run waits up to a week for its person
+Executor = Literal["scripted", "anthropic", "claude_code"]
 
 
 @flow(name="devloop", flow_run_name="devloop", log_prints=True, persist_result=False)
 def devloop(
     goal: str = "",
-    project: str = ".",
-    executor: str = "scripted",
+    project: str | None = None,
+    executor: Executor = "scripted",
     playbook: str | None = None,
     task_id: str | None = None,
-    config: dict[str, Any] | None = None,
+    config: LoopSettings | None = None,
+    budget_block: str | None = "default",
 ) -> dict:
-    """Run one goal (or resume `task_id`) through planner -> coder -> integrator -> validator until done or blocked.
+    """Run one goal (or resume `task_id`) through planner, coder, tester, integrator, bug-triager and validator
+    until it is done or needs a person.
 
-    Started from a deployment, a blocked task suspends the flow run with a form (resume / resume with a note /
-    abandon) and carries on when a person submits it; started from the CLI, the run ends with the task blocked
-    and `graphlemon resume` continues it."""
-    handle = open_project(project)
+    Started from a deployment, a blocked task suspends the flow run with a form (resume with a note, or abandon)
+    and carries on when a person submits it; started from the CLI, the run ends with the task blocked and
+    `graphlemon resume` continues it.
+
+    Args:
+        goal: What to build, e.g. "Implement a snake game" (ignored when task_id is given).
+        project: The target git repository (`graphlemon init` once); empty: the worker's $GRAPHLEMON_PROJECT.
+        executor: Who runs the agents: scripted (replays `playbook`, no model), anthropic, or claude_code.
+        playbook: The scripted executor's playbook (a YAML path on the worker).
+        task_id: Continue this task instead of creating one (after a crash or a block).
+        config: The loop's limits (attempts, rounds, timeouts, where unit loops run); a resumed task keeps its own.
+        budget_block: The GraphLemon Budget Guardrail block a new task starts with, if that block exists.
+    """
+    handle = open_project(_project(project))
     board = TaskBoard(handle.ledger)
     flow_run_id = str(get_run_context().flow_run.id)
     task = board.get(task_id) if task_id else board.create(goal, flow_run_id=flow_run_id)  # a re-run finds its task
     _name_run(flow_run_id, task)
-    chosen = {**(config or {}), "executor": executor, "playbook": str(Path(playbook).resolve()) if playbook else None}
+    if not task_id:
+        _apply_budget_block(handle, task.task_id, budget_block)
+    overrides = config.model_dump(exclude_unset=True) if config else {}
+    chosen = {**overrides, "executor": executor, "playbook": str(Path(playbook).resolve()) if playbook else None}
     session = adopt_session(LoopSession.start(handle, task.task_id, load_agent_settings(), **chosen))
+    session.human_step = "prefect_ui" if _from_deployment() else "cli"
     final = board.get(task.task_id)
     if final.status != "blocked_pending_human":  # a suspended run that was resumed starts over here: skip to the wait
         final = _run_with_slot(handle, session)
     while final.status == "blocked_pending_human" and _from_deployment():
-        _publish_evidence(handle, final)
+        _publish_evidence(session, final)
         rounds = sum(e.task_id == task.task_id for e in handle.ledger.read_as("escalation", EscalationRecord))
-        decision = suspend_flow_run(
-            wait_for_input=HumanDecision, timeout=HUMAN_WAIT_S, key=f"human-{task.task_id}-{rounds}"
-        )
+        form = HumanDecision.with_initial_data(description=_form_description(session, final))
+        decision = suspend_flow_run(wait_for_input=form, timeout=HUMAN_WAIT_S, key=f"human-{task.task_id}-{rounds}")
+        now = board.get(task.task_id)
+        if now.status != "blocked_pending_human":  # decided meanwhile (`graphlemon resume` / abandon from the CLI)
+            return _settled(now, f"task {now.task_id} was already {now.status} when this form was submitted")
         if decision.action == "abandon":
             final = board.transition(
                 task.task_id, "abandoned", note=decision.note or "abandoned in the Prefect UI", by="human"
@@ -114,9 +145,55 @@ def devloop(
         reset_classifier_counts(handle.ledger, task.task_id, decision.note or "resumed in the Prefect UI")
         final = _run_with_slot(handle, session)
     if final.status == "blocked_pending_human":
-        _publish_evidence(handle, final)
+        _publish_evidence(session, final)
     get_run_logger().info("task %s: %s (round %s)", task.task_id, final.status, final.loop_round)
-    return final.model_dump(mode="json")
+    if final.status == "blocked_pending_human":
+        return Completed(
+            name="Blocked", message=f"{final.blocked_reason}: {final.note or ''}"[:500], data=_summary(final)
+        )
+    return _summary(final)
+
+
+def _project(project: str | None) -> str:
+    import os
+
+    chosen = project or os.environ.get("GRAPHLEMON_PROJECT")
+    if not chosen:
+        raise invalid_param("no project: pass the `project` parameter or set GRAPHLEMON_PROJECT for the worker")
+    return chosen
+
+
+def _summary(task) -> dict:
+    return task.model_dump(mode="json")
+
+
+def _settled(task, message: str):
+    get_run_logger().info(message)
+    return Completed(message=message, data=_summary(task))
+
+
+def _apply_budget_block(handle, task_id: str, name: str | None) -> None:
+    """A new task starts with the BudgetGuardrail block `name`'s limit, when that block exists (blocks/budget.py)."""
+    from blocks.budget import load_budget_guardrail
+    from graphlemon.agents.budget import update_budget
+
+    block = load_budget_guardrail(name)
+    if block is not None:
+        update_budget(
+            handle.ledger, task_id, block.limit_value, block.limit_type, by=f"budget guardrail block {name!r}"
+        )
+        get_run_logger().info(
+            "task %s: budget %g (%s) from block %r", task_id, block.limit_value, block.limit_type, name
+        )
+
+
+def _form_description(session: LoopSession, task) -> str:
+    return (
+        f"**{task.task_id} is blocked: {task.blocked_reason}.** {task.note or ''}\n\n"
+        f"The evidence (open bugs, rounds, budget, what to decide) is the artifact "
+        f"`{task_key(session, 'escalation')}` of this run. **Resume** continues the loop with your note as "
+        f"feedback for the coder; **abandon** ends the task."
+    )
 
 
 def _run_with_slot(handle, session: LoopSession):
@@ -128,16 +205,28 @@ def _run_with_slot(handle, session: LoopSession):
     if stale is not None:
         close_dead_run(stale, slots)
     get_run_logger().info("task %s waits for a goal slot (%s)", task_id, slots)
+    since = len(session.ledger.read("timeline"))
     try:
         with concurrency(slots, occupy=1, strict=True):
             marker = runmarker.read_marker(handle.state_dir, task_id)
             runmarker.write_marker(handle.state_dir, marker.model_copy(update={"holds_goal_slot": True}))
-            progress = create_progress_artifact(progress=0.0, description=f"{task_id}: rounds used of the limit")
-            final = run_devloop(session, PrefectStages(session), flow_run_id=flow_run_id)
-            update_progress_artifact(progress, progress=100.0 * (final.loop_round + 1) / session.config.max_loop_rounds)
+            stages = PrefectStages(session, progress=_progress(session))
+            final = run_devloop(session, stages, flow_run_id=flow_run_id)
+            stages.report_progress(final.loop_round, done=final.status == "done")
     finally:
         runmarker.release(handle.state_dir, task_id)
+        log_timeline(session, since)
     return final
+
+
+def _progress(session: LoopSession):
+    """The task's progress artifact (rounds used of the limit), keyed per task, updated each round."""
+    task = session.board.get(session.task_id)
+    return create_progress_artifact(
+        progress=min(100.0, 100.0 * task.loop_round / session.config.max_loop_rounds),
+        key=task_key(session, "progress"),
+        description=f"{session.task_id}: rounds used of {session.config.max_loop_rounds} (100 % when done)",
+    )
 
 
 def _name_run(flow_run_id: str, task) -> None:
@@ -154,8 +243,29 @@ def _from_deployment() -> bool:
     return get_run_context().flow_run.deployment_id is not None
 
 
-def _publish_evidence(handle, task) -> None:
-    packs = [e for e in handle.ledger.read_as("escalation", EscalationRecord) if e.task_id == task.task_id]
+def _publish_evidence(session: LoopSession, task) -> None:
+    packs = [e for e in session.ledger.read_as("escalation", EscalationRecord) if e.task_id == task.task_id]
     if packs:
-        create_markdown_artifact(key=f"escalation-{task.task_id}".lower(), markdown=packs[-1].summary_md,
+        create_markdown_artifact(key=task_key(session, "escalation"), markdown=packs[-1].summary_md,
                                  description=f"{task.task_id} needs a human: {task.blocked_reason}")  # fmt: skip
+
+
+def resume_suspended_run(flow_run_id: str, note: str | None, action: str = "resume") -> str | None:
+    """`graphlemon resume` on a task whose deployed run waits in the Prefect UI: answer that run's form, so the two
+    paths are one. Returns the run's name, or None when no Prefect API is set or that run is not waiting."""
+    from prefect.client.orchestration import get_client
+    from prefect.flow_runs import resume_flow_run
+
+    from blocks.agents import prefect_api_configured
+
+    if not prefect_api_configured():
+        return None
+    with get_client(sync_client=True) as client:
+        try:
+            run = client.read_flow_run(flow_run_id)
+        except Exception:  # noqa: BLE001 - a run of another server, or deleted: nothing waits
+            return None
+    if run.state is None or not run.state.is_paused():
+        return None
+    resume_flow_run(flow_run_id, run_input={"action": action, "note": note or ""})
+    return run.name

@@ -8,7 +8,6 @@ and one markdown artifact (every section) per report, keyed `<project-id>-<repor
 from __future__ import annotations
 
 import os
-import re
 
 from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
@@ -16,6 +15,7 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 import analytics
 from analytics.render import records, to_markdown
 from graphlemon.errors import invalid_param
+from tasks._common import artifact_key
 
 ARTIFACT_ROWS = 200  # rows of a table artifact; the markdown file and artifact say how many there are
 
@@ -28,17 +28,12 @@ def project_dir(project: str | None) -> str:
     return chosen
 
 
-def artifact_key(*parts: str) -> str:
-    """An artifact key Prefect accepts (^[a-z0-9-]*$)."""
-    return re.sub(r"[^a-z0-9]+", "-", "-".join(parts).lower()).strip("-")
-
-
-@task(name="write-reports")
+@task(name="write-reports", task_run_name="write reports · {project}")
 def write_reports(project: str, task_id: str | None, since: str | None) -> analytics.ReportBundle:
     return analytics.write_reports(project, filters=analytics.make_filters(task=task_id, since=since))
 
 
-@task(name="publish-report-artifacts")
+@task(name="publish-report-artifacts", task_run_name="publish report artifacts · {bundle.project_id}")
 def publish_report_artifacts(bundle: analytics.ReportBundle) -> list[str]:
     keys = []
     for report in bundle.reports:

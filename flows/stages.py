@@ -22,8 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 from graphlemon.devloop.outcomes import UnitOutcome
 from graphlemon.devloop.session import LoopSession
-from graphlemon.devloop.unit_loop import unit_node_id
+from graphlemon.devloop.unit_loop import prior_attempts, unit_node_id
 from graphlemon.errors import ErrorCode, GraphLemonError
+from tasks._common import stage_result
 from tasks.code import coder_task
 from tasks.integrate import integrator_task
 from tasks.plan import planner_task
@@ -35,13 +36,23 @@ from tasks.validate import validator_task
 class PrefectStages:
     """Each stage a Prefect task run (unit loops: subflow runs, in process or on a work pool)."""
 
-    def __init__(self, session: LoopSession, max_parallel_units: int = 4) -> None:
+    def __init__(self, session: LoopSession, max_parallel_units: int = 4, progress=None) -> None:
         self.session = session
         self.args = (str(session.project.root), session.task_id)
         self.max_parallel_units = max_parallel_units
+        self.progress = progress  # the task's progress artifact id (flows/devloop.py), updated after each round
+
+    def report_progress(self, loop_round: int, *, done: bool = False) -> None:
+        """Rounds used of the limit after `loop_round`; 100 % when the task is done."""
+        if self.progress is None:
+            return
+        from prefect.artifacts import update_progress_artifact
+
+        used = 100.0 if done else 100.0 * (loop_round + 1) / self.session.config.max_loop_rounds
+        update_progress_artifact(self.progress, progress=min(100.0, used))
 
     def plan(self, loop_round, feedback):
-        return planner_task(*self.args, loop_round, feedback)
+        return stage_result(planner_task(*self.args, loop_round, feedback))
 
     def code_units(self, unit_ids, loop_round, feedback, pass_tag=""):
         run = self._unit_on_pool if self.session.config.unit_runner == "work_pool" else self._unit_in_process
@@ -53,25 +64,28 @@ class PrefectStages:
             return [f.result() for f in futures]
 
     def coder_turn(self, nid, unit_id, attempt, loop_round, hints):
-        return coder_task(*self.args, nid, unit_id, attempt, loop_round, hints)
+        first = prior_attempts(self.session, unit_id, nid) + 1  # names the turn by its attempt within the round
+        return stage_result(coder_task(*self.args, nid, unit_id, attempt, loop_round, hints, first))
 
     def test_unit(self, nid, unit_id, attempt, first, loop_round, code_ref):
-        return tester_task(*self.args, nid, unit_id, attempt, first, loop_round, code_ref)
+        return stage_result(tester_task(*self.args, nid, unit_id, attempt, first, loop_round, code_ref))
 
     def integrate(self, loop_round, attempt):
-        return integrator_task(*self.args, loop_round, attempt)
+        return stage_result(integrator_task(*self.args, loop_round, attempt))
 
     def triage(self, loop_round, attempt, run_id):
-        return bug_triager_task(*self.args, loop_round, attempt, run_id)
+        return stage_result(bug_triager_task(*self.args, loop_round, attempt, run_id))
 
     def validate(self, loop_round):
-        return validator_task(*self.args, loop_round)
+        outcome = stage_result(validator_task(*self.args, loop_round))
+        self.report_progress(loop_round, done=outcome.ok)
+        return outcome
 
     # -- unit loops -------------------------------------------------------------------------------
     def _unit_in_process(self, unit_id: str, loop_round: int, feedback: str | None, pass_tag: str) -> UnitOutcome:
         from .unit_loop import unit_loop
 
-        return unit_loop(*self.args, unit_id, loop_round, feedback, pass_tag)
+        return stage_result(unit_loop(*self.args, unit_id, loop_round, feedback, pass_tag))
 
     def _unit_on_pool(self, unit_id: str, loop_round: int, feedback: str | None, pass_tag: str) -> UnitOutcome:
         """A run of the unit-loop deployment (any worker of its pool); its outcome is read from the shared ledger."""

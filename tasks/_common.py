@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from pathlib import Path
 
@@ -64,3 +65,60 @@ def session_for(project: str, task_id: str) -> LoopSession:
             handle_config = LoopConfig.load(Path(root) / ".graphlemon", task_id)
             _sessions[(root, task_id)] = LoopSession(Path(root), task_id, handle_config, load_agent_settings())
         return _sessions[(root, task_id)]
+
+
+def finished(out, *, red: bool, name: str, message: str):
+    """A stage that ran but did not succeed (tests red, unit blocked, validator routed back) ends in a named
+    Completed state (`Red`, `Blocked`, `Routed`) with a one-line reason, so the UI never shows it as a plain
+    success; the caller gets `out` back through `stage_result`."""
+    if not red:
+        return out
+    from prefect.states import Completed
+
+    return Completed(name=name, message=message[:500], data=out)
+
+
+def stage_result(value):
+    """A stage's return value, whether the task returned it or a named state holding it."""
+    from prefect.states import State
+
+    return value.result() if isinstance(value, State) else value
+
+
+def log_timeline(session: LoopSession, since: int) -> int:
+    """Log the task's timeline events appended since `since` (a count) to this run's Prefect logs; returns the
+    new count. The ledger's story (test_failed with its first hint, unit_blocked, routed, escalated, done) is
+    then in the run's logs beside Prefect's own lines."""
+    from prefect import get_run_logger
+
+    events = session.ledger.read("timeline")
+    logger = get_run_logger()
+    for event in events[since:]:
+        if event.task_id in (session.task_id, None):
+            unit = f" [{event.unit_id}]" if event.unit_id else ""
+            logger.info("%s%s %s", event.event, unit, event.summary)
+    return len(events)
+
+
+class timeline_logged:
+    """`with timeline_logged(session):` logs the ledger events the block appended."""
+
+    def __init__(self, session: LoopSession) -> None:
+        self.session = session
+
+    def __enter__(self) -> LoopSession:
+        self.since = len(self.session.ledger.read("timeline"))
+        return self.session
+
+    def __exit__(self, *exc) -> None:
+        log_timeline(self.session, self.since)
+
+
+def artifact_key(*parts: str) -> str:
+    """An artifact key Prefect accepts (^[a-z0-9-]*$), scoped by the parts given (project, task, ...)."""
+    return re.sub(r"[^a-z0-9]+", "-", "-".join(parts).lower()).strip("-")
+
+
+def task_key(session: LoopSession, *parts: str) -> str:
+    """A key scoped to this project and task: one key's history is one task's story, never several projects'."""
+    return artifact_key(session.project.project_id, session.task_id, *parts)

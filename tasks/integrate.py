@@ -7,10 +7,14 @@ from prefect import task
 from graphlemon.devloop.integrator import run_integration
 from graphlemon.devloop.outcomes import IntegrationOutcome
 
-from ._common import STAGE_OPTIONS, session_for
+from ._common import STAGE_OPTIONS, finished, session_for, timeline_logged
 
 
 @task(name="integrator", task_run_name="integrator · round {loop_round} · attempt {attempt}", **STAGE_OPTIONS)
 def integrator_task(project: str, task_id: str, loop_round: int, attempt: int) -> IntegrationOutcome:
     """Run the integration cases on the merged code (a failed run goes to the bug-triager task)."""
-    return run_integration(session_for(project, task_id), loop_round, attempt)
+    with timeline_logged(session_for(project, task_id)) as session:
+        out = run_integration(session, loop_round, attempt)
+    return finished(
+        out, red=not out.ok, name="Red", message=f"{out.failures} integration case(s) failed ({out.run_id})"
+    )

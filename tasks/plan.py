@@ -8,14 +8,14 @@ from prefect.artifacts import create_markdown_artifact
 from graphlemon.devloop.outcomes import PlanOutcome
 from graphlemon.devloop.planner import run_planner
 
-from ._common import STAGE_OPTIONS, session_for
+from ._common import STAGE_OPTIONS, finished, session_for, timeline_logged
 
 
 @task(name="planner", task_run_name="planner · round {loop_round}", **STAGE_OPTIONS)
 def planner_task(project: str, task_id: str, loop_round: int, feedback: str | None) -> PlanOutcome:
     """Plan (or re-plan) the task: BRD / PRD / SDD / benchmark, units, specs, contracts."""
-    session = session_for(project, task_id)
-    outcome = run_planner(session, loop_round, feedback)
+    with timeline_logged(session_for(project, task_id)) as session:
+        outcome = run_planner(session, loop_round, feedback)
     if outcome.ok:
         store = session.artifacts
         for kind, artifact_id in outcome.artifact_ids.items():
@@ -25,4 +25,4 @@ def planner_task(project: str, task_id: str, loop_round: int, feedback: str | No
                 markdown=store.read_text(record),
                 description=f"{kind} v{record.version}",
             )
-    return outcome
+    return finished(outcome, red=not outcome.ok, name="Blocked", message="; ".join(outcome.violations[:3]))

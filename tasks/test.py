@@ -12,7 +12,7 @@ from graphlemon.devloop.unit_loop import test_unit
 from graphlemon.tester import TesterOutput
 from graphlemon.testrun import TestRunResult
 
-from ._common import STAGE_OPTIONS, session_for
+from ._common import STAGE_OPTIONS, artifact_key, finished, session_for, task_key, timeline_logged
 
 
 @task(name="run-tests", retries=0)
@@ -28,19 +28,37 @@ def run_tests(
     result = testrun.run_tests(
         Path(project_dir), targets or (), framework=framework, last_failed=last_failed, command=command, timeout=timeout
     )
-    create_markdown_artifact(key="test-run", markdown=testrun.markdown_summary(result), description="graphlemon test")
+    key = artifact_key("test-run", Path(project_dir).resolve().name)
+    create_markdown_artifact(
+        key=key, markdown=testrun.markdown_summary(result), description=f"graphlemon test {project_dir}"
+    )
     return result
 
 
-@task(name="tester", task_run_name="tester {unit_id} · attempt {attempt}", **STAGE_OPTIONS)
+def _tester_name() -> str:
+    from prefect.runtime import task_run
+
+    p = task_run.parameters
+    return f"tester {p['unit_id']} · attempt {p['attempt'] - p['first'] + 1}"
+
+
+@task(name="tester", task_run_name=_tester_name, **STAGE_OPTIONS)
 def tester_task(
     project: str, task_id: str, nid: str, unit_id: str, attempt: int, first: int, loop_round: int, code_ref: str | None
 ) -> TesterOutput:
-    """The Tester stage of one L1 attempt (tests written, run, hints, bugs), with a table artifact for the UI."""
-    out = test_unit(session_for(project, task_id), nid, unit_id, attempt, first, loop_round, code_ref)
+    """The Tester stage of one L1 attempt (tests written, run, hints, bugs), with a table artifact for the UI;
+    red tests end the task run in the state `Red` with the first failure and its hint."""
+    with timeline_logged(session_for(project, task_id)) as session:
+        out = test_unit(session, nid, unit_id, attempt, first, loop_round, code_ref)
     rows = [{"test": f.test, "expected": str(f.expected), "got": str(f.got), "hint": f.hint, "bug": f.bug_id or ""}
             for f in out.failures] or [{"test": f"all {out.summary.total} passed", "expected": "", "got": "", "hint": "", "bug": ""}]  # fmt: skip
     create_table_artifact(
-        key=f"tests-{unit_id}".lower(), table=rows, description=f"{unit_id} attempt {attempt}: {out.run_id}"
+        key=task_key(session, "tests", unit_id), table=rows, description=f"{unit_id} attempt {attempt}: {out.run_id}"
     )
-    return out
+    first_failure = out.failures[0] if out.failures else None
+    why = (
+        f"{out.summary.failed} of {out.summary.total} failed; first: {first_failure.test}: {first_failure.hint}"
+        if first_failure
+        else "the test suite crashed"
+    )
+    return finished(out, red=not out.ok, name="Red", message=why)

@@ -14,7 +14,7 @@ from graphlemon.project import open_project
 from graphlemon.triage import triage_run as triage
 from graphlemon.triage.triager import markdown
 
-from ._common import RETRY_DELAYS, STAGE_OPTIONS, session_for, transient_only
+from ._common import RETRY_DELAYS, STAGE_OPTIONS, session_for, task_key, timeline_logged, transient_only
 
 
 @task(name="triage-run", task_run_name="triage-{run_id}", retries=2, retry_delay_seconds=RETRY_DELAYS,
@@ -37,9 +37,10 @@ def triage_run(
 @task(name="bug-triager", task_run_name="bug-triager · round {loop_round} · attempt {attempt}", **STAGE_OPTIONS)
 def bug_triager_task(project: str, task_id: str, loop_round: int, attempt: int, run_id: str) -> IntegrationOutcome:
     """The DevLoop's BugTriager stage: judge the failed integration run; the verdict becomes the L2 action."""
-    outcome = triage_integration(session_for(project, task_id), loop_round, attempt, run_id)
+    with timeline_logged(session_for(project, task_id)) as session:
+        outcome = triage_integration(session, loop_round, attempt, run_id)
     create_markdown_artifact(
-        key=re.sub(r"[^a-z0-9-]+", "-", f"triage-{run_id}".lower()),
+        key=task_key(session, "triage", run_id),
         markdown=f"**{outcome.category}** (confidence {outcome.confidence}) → {outcome.action}\n\n{outcome.root_cause or ''}",
         description=f"{outcome.category} for {run_id}",
     )

@@ -8,14 +8,14 @@ from prefect.artifacts import create_table_artifact
 from graphlemon.devloop.outcomes import ValidationOutcome
 from graphlemon.devloop.validator import run_validator
 
-from ._common import STAGE_OPTIONS, session_for
+from ._common import STAGE_OPTIONS, session_for, timeline_logged
 
 
 @task(name="validator", task_run_name="validator · round {loop_round}", **STAGE_OPTIONS)
 def validator_task(project: str, task_id: str, loop_round: int) -> ValidationOutcome:
     """All tests + benchmark checks; root cause per bug; the route."""
-    session = session_for(project, task_id)
-    outcome = run_validator(session, loop_round)
+    with timeline_logged(session_for(project, task_id)) as session:
+        outcome = run_validator(session, loop_round)
     rows = [
         {"bug": b.bug_id, "unit": b.unit_id or "", "status": b.status, "root_cause": b.root_cause_category or "",
          "route": b.suggested_route or "", "title": b.title}

@@ -112,7 +112,7 @@ def running_stack(tmp: Path, deployments: tuple[str, ...], workers: int = 1, lim
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
         "PREFECT_WORKER_QUERY_SECONDS": "1",
         "PREFECT_WORKER_PREFETCH_SECONDS": "5",
-        "PREFECT_UI_ENABLED": "false",
+        "PREFECT_UI_API_URL": url,  # the UI (served by the same server) talks to this API
     }
     server_log, worker_log = tmp / "server.log", tmp / "worker-1.log"
     stack = PrefectStack(url, env, worker_log)

@@ -22,7 +22,9 @@ ExecutorOpt = Annotated[
                  "ANTHROPIC_API_KEY is set, else scripted"),
 ]  # fmt: skip
 PlaybookOpt = Annotated[Path | None, typer.Option(help="Playbook for the scripted executor.")]
-EngineOpt = Annotated[str, typer.Option(help="prefect (a flow run, the default) or direct (no Prefect, for quick local runs)")]
+EngineOpt = Annotated[
+    str, typer.Option(help="prefect (a flow run, the default) or direct (no Prefect, for quick local runs)")
+]
 
 
 def register(app: typer.Typer) -> None:
@@ -34,8 +36,12 @@ def register(app: typer.Typer) -> None:
         max_unit_attempts: Annotated[int, typer.Option(min=1, max=20, help="L1 attempts per unit per round.")] = 3,
         max_rounds: Annotated[int, typer.Option(min=1, max=50, help="Org-loop rounds before escalating.")] = 5,
         engine: EngineOpt = "prefect",
-        budget_tokens: Annotated[int | None, typer.Option(help="Budget guardrail: at most this many tokens (REQ-10).")] = None,
-        budget_usd: Annotated[float | None, typer.Option(help="Budget guardrail: at most this many US dollars.")] = None,
+        budget_tokens: Annotated[
+            int | None, typer.Option(help="Budget guardrail: at most this many tokens (REQ-10).")
+        ] = None,
+        budget_usd: Annotated[
+            float | None, typer.Option(help="Budget guardrail: at most this many US dollars.")
+        ] = None,
         quiet: Annotated[bool, typer.Option(help="No live timeline.")] = False,
         project: ProjectOpt = None,
         as_json: JsonOpt = False,
@@ -63,7 +69,9 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def resume(
         task_id: Annotated[str, typer.Argument(help="The task to continue.")],
-        note: Annotated[str | None, typer.Option(help="For a blocked task: what the human decided (the coder sees it).")] = None,
+        note: Annotated[
+            str | None, typer.Option(help="For a blocked task: what the human decided (the coder sees it).")
+        ] = None,
         executor: ExecutorOpt = None,
         playbook: PlaybookOpt = None,
         engine: EngineOpt = "prefect",
@@ -83,10 +91,34 @@ def register(app: typer.Typer) -> None:
             saved = LoopConfig.load(handle.state_dir, task_id)
             executor, playbook = executor or saved.executor, playbook or saved.playbook
         backend = _backend(executor, playbook, engine)  # a backend that cannot run changes nothing
+        if (
+            task.status == "blocked_pending_human"
+            and engine == "prefect"
+            and _answer_waiting_run(handle, task_id, note)
+        ):
+            return
         if task.status in ("blocked_pending_human", "paused") or task.terminal:
             board.manual_resume(task_id, note=note)  # a done task is a clear error and changes nothing
             reset_classifier_counts(handle.ledger, task_id, note or "manual resume")  # REQ-07: a person resumed
         _drive(handle, task_id, backend, playbook, {}, engine, quiet, as_json)
+
+
+def _answer_waiting_run(handle, task_id: str, note: str | None) -> bool:
+    """A deployed run of this task waits in the Prefect UI for a person: resume *that* run (its worker carries on)
+    instead of starting a second one here, so no suspended run is left behind."""
+    from ..models import TaskEvent
+
+    runs = [e.flow_run_id for e in handle.ledger.read_as("task", TaskEvent) if e.task_id == task_id and e.flow_run_id]
+    if not runs:
+        return False
+    from flows.devloop import resume_suspended_run
+
+    name = resume_suspended_run(runs[-1], note)
+    if name is None:
+        return False
+    console().print(f"resumed the waiting Prefect flow run {name!r} ({runs[-1]}); it continues on its worker",
+                    markup=False, highlight=False)  # fmt: skip
+    return True
 
 
 def _backend(executor: str | None, playbook: Path | None, engine: str) -> str:
@@ -117,7 +149,9 @@ def _agent_settings(engine: str):
     return AgentSettings.from_env()
 
 
-def _drive(handle, task_id: str, backend: str, playbook: Path | None, config: dict, engine: str, quiet: bool, as_json: bool):
+def _drive(
+    handle, task_id: str, backend: str, playbook: Path | None, config: dict, engine: str, quiet: bool, as_json: bool
+):
     from ..taskboard import TaskBoard
 
     out = console()

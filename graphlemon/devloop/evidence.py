@@ -67,7 +67,11 @@ def evidence_markdown(session: LoopSession, reason: BlockedReason, note: str) ->
         last = triage[-1]
         lines += ["", "## Last triage", f"- {last.category} (confidence {last.confidence:.2f}): {last.root_cause}"]
     lines += ["", "## What to decide", DECISIONS.get(reason, "Decide how to continue, then resume.")]
-    lines += ["", f"Resume: `graphlemon resume {task.task_id} [--note TEXT]`"]
+    if session.human_step == "prefect_ui":
+        lines += ["", "Resume: click **Resume** on this flow run in the Prefect UI (your note reaches the coder), "
+                  f"or run `graphlemon resume {task.task_id} --note TEXT`."]  # fmt: skip
+    else:
+        lines += ["", f"Resume: `graphlemon resume {task.task_id} [--note TEXT]`"]
     return "\n".join(lines) + "\n", [b.bug_id for b in bugs]
 
 

@@ -35,29 +35,45 @@ if TYPE_CHECKING:
 M = TypeVar("M", bound=BaseModel)
 
 
-class LoopConfig(BaseModel):
-    """Limits and choices of one DevLoop run (flow parameters; defaults are the product defaults)."""
+class LoopSettings(BaseModel):
+    """The loop's limits a person chooses (the `config` of a devloop run; each field is a field of its Prefect form)."""
 
     model_config = ConfigDict(extra="forbid")
 
+    max_unit_attempts: int = Field(default=3, ge=1, le=20, description="Coder/tester attempts per unit per round (L1).")
+    max_plan_attempts: int = Field(default=2, ge=1, le=10, description="Planner re-plans after a rejected plan.")
+    max_integration_attempts: int = Field(
+        default=3, ge=1, le=10, description="Integration runs per round (L2) before asking a person."
+    )
+    max_loop_rounds: int = Field(default=5, ge=1, le=50, description="Org-loop rounds before asking a person.")
+    non_convergence_rounds: int = Field(
+        default=3, ge=2, le=20, description="The same bug this many rounds in a row stops the task (not_converging)."
+    )
+    test_timeout_s: float = Field(default=60.0, gt=0, le=3600, description="Seconds one test run may take.")
+    merge_into_main: bool = Field(default=True, description="Merge the finished work into the repository's branch.")
+    quota_session_timeout_s: float = Field(
+        default=8 * 3600, gt=0, description="How long to wait for a Claude plan's session limit to reset (REQ-14)."
+    )
+    quota_weekly_timeout_s: float = Field(default=9 * 86400, gt=0, description="... and for its weekly limit.")
+    quota_poll_initial_s: float = Field(
+        default=60.0, gt=0, description="First back-off, and the margin after a reset time."
+    )
+    quota_poll_max_s: float = Field(default=1800.0, gt=0, description="Longest back-off between usage-limit probes.")
+    fallback_model: str = Field(
+        default="claude-sonnet-5-5", min_length=1, description="Where Opus turns go when the Opus limit is hit."
+    )
+    unit_runner: Literal["in_process", "work_pool"] = Field(
+        default="in_process",
+        description="Run unit loops in this flow run's process, or as runs of the unit-loop deployment on a work pool.",
+    )
+    unit_deployment: str = Field(default="unit-loop/unit-loop", min_length=3, description="The unit-loop deployment.")
+
+
+class LoopConfig(LoopSettings):
+    """A task's settings: the loop's limits plus the executor that runs its agents (recorded per task)."""
+
     executor: str = "scripted"
     playbook: Path | None = None
-    max_unit_attempts: int = Field(default=3, ge=1, le=20)  # L1 coder/tester attempts per unit per round
-    max_plan_attempts: int = Field(default=2, ge=1, le=10)  # planner reflect -> re-plan attempts
-    max_integration_attempts: int = Field(default=3, ge=1, le=10)  # L2 rounds per org round
-    max_loop_rounds: int = Field(default=5, ge=1, le=50)  # org rounds (loop_round 0 .. max-1)
-    non_convergence_rounds: int = Field(default=3, ge=2, le=20)  # same bug unresolved this many rounds -> block
-    test_timeout_s: float = Field(default=60.0, gt=0, le=3600)
-    merge_into_main: bool = True
-    # usage-limit wait (REQ-14, devloop/quota.py): how long to wait for a plan limit to reset, how often to poll
-    quota_session_timeout_s: float = Field(default=8 * 3600, gt=0)
-    quota_weekly_timeout_s: float = Field(default=9 * 86400, gt=0)
-    quota_poll_initial_s: float = Field(default=60.0, gt=0)  # first back-off, and the margin after a reset time
-    quota_poll_max_s: float = Field(default=1800.0, gt=0)
-    fallback_model: str = Field(default="claude-sonnet-5-5", min_length=1)  # an Opus limit -> retry on this one
-    # where unit loops run under Prefect: in this process (subflows), or as runs of a deployment on a work pool
-    unit_runner: Literal["in_process", "work_pool"] = "in_process"
-    unit_deployment: str = Field(default="unit-loop/unit-loop", min_length=3)
 
     @field_validator("fallback_model")
     @classmethod
@@ -97,6 +113,7 @@ class LoopSession:
         self.task_id = task_id
         self.config = config or LoopConfig()
         self.agent_settings = agent_settings  # None: from the environment (the Prefect layer passes its blocks)
+        self.human_step: Literal["cli", "prefect_ui"] = "cli"  # where a person resumes a block (the evidence says)
         self._lock = threading.Lock()
 
     @classmethod

@@ -3,7 +3,9 @@
 * every failure -> `bug_open` (dedup on unit:test: an active bug of the same test is
   reused, not reopened twice) and the failure carries the `bug_id`;
 * a green run -> every open / fixing / reopened unit-test bug of the unit -> `fixed`,
-  with `fix_refs=[run_id]`. Bugs found by the integrator or validator stay open: green
+  with `fix_refs=[run_id]`; a red run that ran the unit's tests (not a crash) fixes the
+  unit-test bugs whose test no longer fails (`except_tests`), so a bug never stays open
+  after its test passed. Bugs found by the integrator or validator stay open: green
   unit tests do not prove them fixed; the stage that found them closes them.
 """
 
@@ -69,11 +71,13 @@ def bridge_failures(
     return opened
 
 
-def bridge_pass(tracker: BugTracker, *, unit_id: str, run_id: str) -> list[BugTransitionRef]:
-    """A green run fixes every active unit-test bug of the unit."""
+def bridge_pass(
+    tracker: BugTracker, *, unit_id: str, run_id: str, except_tests: frozenset[str] = frozenset()
+) -> list[BugTransitionRef]:
+    """A run of the unit's tests fixes every active unit-test bug of the unit whose test did not fail in it."""
     moved = []
     for bug in tracker.list(unit_id=unit_id, status=sorted(ACTIVE_BUG)):
-        if bug.source not in UNIT_TEST_SOURCES:
+        if bug.source not in UNIT_TEST_SOURCES or bug.test_name in except_tests:
             continue
         before, after = tracker.transition(bug.bug_id, "fixed", by="tester", fix_refs=[run_id])
         moved.append(BugTransitionRef(id=bug.bug_id, from_=before, to=after))

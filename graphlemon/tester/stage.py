@@ -283,6 +283,11 @@ def _record(project, result: TesterResult, output: TesterOutput, *, task_id, nod
         output.bugs_opened = bridge_failures(
             tracker, failures, unit_id=result.unit_id, run_id=result.run_id, task_id=task_id, source=source
         )
+        if not result.crashed:  # the tests ran: a bug whose test passed this time is fixed
+            failing = frozenset(f.test for f in failures)
+            output.bugs_transitioned = bridge_pass(
+                tracker, unit_id=result.unit_id, run_id=result.run_id, except_tests=failing
+            )
         if result.failures:
             output.failures = result.failures
     run_dir = UnitFiles(project.state_dir).unit_dir(result.unit_id) / "runs" / result.run_id

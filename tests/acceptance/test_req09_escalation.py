@@ -4,6 +4,9 @@ other goals keep running, manual_resume on a done task is a clear error that cha
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from conftest import CALC, broken_mul, playbook_variant, run_flow, verdict
@@ -96,8 +99,13 @@ def test_happy_a_deployed_run_suspends_for_a_person_and_goes_on_as_the_form_says
         (task,) = TaskBoard(calc.ledger).all().values()
         assert (task.status, task.blocked_reason) == ("blocked_pending_human", "validator_inconclusive")
         artifacts = client.read_artifacts(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[run.id])))
-        evidence = {a.key: a.data for a in artifacts}[f"escalation-{task.task_id}".lower()]
+        evidence = {a.key: a.data for a in artifacts}[f"{calc.project_id}-{task.task_id}-escalation".lower()]
         assert "What to decide" in evidence and "validator_inconclusive" in evidence
+        assert "click **Resume** on this flow run" in evidence  # a deployed run is resumed in the UI
+        suspended = client.read_flow_run(run.id)
+        assert suspended.name == f"devloop · Build calc · {task.task_id}"  # named after its task, not devloop-None
+        if action == "resume":
+            shoot_ui(prefect_stack.url, run.id, tmp_path)
         resume_flow_run(run.id, run_input={"action": action, "note": note})
         state = prefect_stack.wait(client, run.id)
         assert state.type.value == "COMPLETED", f"{state.message}\n{prefect_stack.tail()}"
@@ -105,3 +113,47 @@ def test_happy_a_deployed_run_suspends_for_a_person_and_goes_on_as_the_form_says
     assert task.status == ends
     answered = [e for e in calc.ledger.read_as("task", TaskEvent) if e.note == note]
     assert [e.by for e in answered] == [by]
+
+
+def shoot_ui(api_url: str, run_id, tmp_path: Path) -> None:
+    """Headless Chromium screenshots of the runs list and the suspended run's page (tests/.screenshots/, look at
+    them); each page is rendered by the real Prefect UI of the stack's server."""
+    ui = api_url.removesuffix("/api")
+    out = Path(__file__).resolve().parents[1] / ".screenshots"
+    out.mkdir(exist_ok=True)
+    for name, url in (("prefect-runs", f"{ui}/runs"), ("prefect-flow-run", f"{ui}/runs/flow-run/{run_id}")):
+        shot = out / f"{name}.png"
+        subprocess.run(
+            ["chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+             "--window-size=1500,1100", "--virtual-time-budget=20000", f"--screenshot={shot}", url],
+            check=True, capture_output=True, timeout=120, cwd=tmp_path,
+        )  # fmt: skip
+        assert shot.stat().st_size > 20_000, f"{name}: an empty page?"
+
+
+def test_cli_resume_answers_the_waiting_deployed_run(calc, tmp_path, prefect_stack):
+    """`graphlemon resume` on a task whose deployed run is suspended resumes that run (no second run, nothing left
+    Suspended); its worker finishes the task."""
+
+    def edit(data):
+        broken_mul(data, attempts=(1,))
+        verdict(data, "coder", "planning", "coder")
+
+    playbook = playbook_variant(tmp_path, CALC, edit)
+    params = {"goal": "Build calc", "project": str(calc.root), "executor": "scripted", "playbook": str(playbook),
+              "config": {"max_unit_attempts": 1}}  # fmt: skip
+    with prefect_stack.client() as client:
+        deployment = client.read_deployment_by_name("devloop/devloop")
+        run = client.create_flow_run_from_deployment(deployment.id, parameters=params)
+        prefect_stack.wait(client, run.id, done=lambda s: s.name == "Suspended")
+        (task,) = TaskBoard(calc.ledger).all().values()
+        proc = subprocess.run(
+            [sys.executable, "-m", "graphlemon", "resume", task.task_id, "--note", "mul must multiply",
+             "--project", str(calc.root)],
+            env={**prefect_stack.env}, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert "resumed the waiting Prefect flow run" in proc.stdout
+        state = prefect_stack.wait(client, run.id)
+        assert state.type.value == "COMPLETED", f"{state.message}\n{prefect_stack.tail()}"
+    assert TaskBoard(calc.ledger).get(task.task_id).status == "done"
