@@ -143,14 +143,22 @@ def test_flows_need_a_project(monkeypatch):
 # -- prefect.yaml ----------------------------------------------------------------------------
 
 
-def test_prefect_yaml_declares_the_three_deployments():
+def test_prefect_yaml_declares_the_four_deployments():
+    import inspect
+
     from prefect.client.schemas.schedules import CronSchedule
+
+    from flows.devloop import devloop
+    from flows.pull_steps import code_root
 
     spec = yaml.safe_load((ROOT / "prefect.yaml").read_text())
     deployments = {d["name"]: d for d in spec["deployments"]}
-    assert set(deployments) == {"devloop", "reports", "log-retention"}
+    assert set(deployments) == {"devloop", "unit-loop", "reports", "log-retention"}
     assert deployments["devloop"]["entrypoint"] == "flows/devloop.py:devloop"
-    assert set(deployments["devloop"]["parameters"]) == {"goal", "project", "executor", "playbook"}
+    assert deployments["unit-loop"]["entrypoint"] == "flows/unit_loop.py:unit_loop"
+    # every parameter the deployment sets is one of the flow's, and nothing machine-specific is baked in
+    assert set(deployments["devloop"]["parameters"]) <= set(inspect.signature(devloop.fn).parameters)
+    assert "{{" not in yaml.safe_dump(deployments["devloop"]["parameters"])
     for name, entry in (
         ("reports", "flows/reports.py:reports"),
         ("log-retention", "flows/log_retention.py:log_retention"),
@@ -160,5 +168,9 @@ def test_prefect_yaml_declares_the_three_deployments():
         CronSchedule(cron=schedule["cron"], timezone=schedule["timezone"])  # valid cron
         assert (ROOT / entry.split(":")[0]).is_file()
     assert {d["work_pool"]["name"] for d in deployments.values()} == {"graphlemon"}
-    (pull,) = spec["pull"]
-    assert pull["prefect.deployments.steps.set_working_directory"]["directory"] == "{{ repo-root.stdout }}"
+    # the pull step finds the worker's own GraphLemon at run time: no build step, no path from the deploying machine
+    assert spec.get("build") is None
+    locate, workdir = spec["pull"]
+    assert "flows.pull_steps.code_root" in locate
+    assert workdir["prefect.deployments.steps.set_working_directory"]["directory"] == "{{ code-root.directory }}"
+    assert code_root() == {"directory": str(ROOT)}
