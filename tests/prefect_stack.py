@@ -111,6 +111,7 @@ def running_stack(tmp: Path, deployments: tuple[str, ...], workers: int = 1, lim
         "PREFECT_API_URL": url,
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
         "PREFECT_WORKER_QUERY_SECONDS": "1",
+        "PREFECT_LOGGING_LEVEL": "INFO",  # the workers log each flow run they submit (whatever this process set)
         "PREFECT_WORKER_PREFETCH_SECONDS": "5",
         "PREFECT_UI_API_URL": url,  # the UI (served by the same server) talks to this API
     }
