@@ -156,7 +156,9 @@ def _register() -> None:
     def _verify(ctx: ToolContext, args: _EvidenceArgs) -> dict:
         return verify_evidence(ctx.project, args.evidence)
 
-    @tool("find_sdd_clause", "SDD clauses about an endpoint in this run's failing case, best first, each as a citation.")
+    @tool(
+        "find_sdd_clause", "SDD clauses about an endpoint in this run's failing case, best first, each as a citation."
+    )
     def _clauses(ctx: ToolContext, args: _EndpointArgs) -> dict:
         return find_sdd_clause(ctx.project, args.run_id, args.method.upper(), args.path)
 
@@ -176,7 +178,9 @@ def _register() -> None:
                 return {"found": False, "error": exc.message}
             raise
 
-    @tool("read_assertion", "The failing step's assertion: expected vs got, the message, and stack frames in units' code.")
+    @tool(
+        "read_assertion", "The failing step's assertion: expected vs got, the message, and stack frames in units' code."
+    )
     def _assertion(ctx: ToolContext, args: _RunArgs) -> dict:
         return read_assertion(ctx.project, args.run_id)
 

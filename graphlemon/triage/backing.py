@@ -29,7 +29,9 @@ _ADDRESS = re.compile(
     r"|\bport (\d{2,5})\b|\(['\"][\w.-]+['\"],\s*(\d{2,5})\)",
     re.IGNORECASE,
 )
-_LISTENING = re.compile(r"\b(?:listening|running|serving|started)\b.*?(?::|\bport\s+|\bon\s+)(\d{2,5})\b", re.IGNORECASE)
+_LISTENING = re.compile(
+    r"\b(?:listening|running|serving|started)\b.*?(?::|\bport\s+|\bon\s+)(\d{2,5})\b", re.IGNORECASE
+)
 
 
 def unit_ports(ctx: RunContext) -> dict[int, str]:

@@ -88,11 +88,7 @@ class _Triage(CallFindings):
     def uncaught(self, raised: Uncaught) -> Finding:
         """A refusal the case required became a 5xx because the serving unit's own code raised."""
         f = self.failure
-        trace = (
-            self.cite.line(raised.where, raised.where_line, raised.text[:40])
-            if raised.where_line
-            else None
-        )
+        trace = self.cite.line(raised.where, raised.where_line, raised.text[:40]) if raised.where_line else None
         root = (
             f"{raised.unit_id} raises an uncaught exception in its own code ({raised.file}:{raised.line}) for "
             f"{self._what()}, so it answers {describe(f.got)} where the case requires the request to be refused "

@@ -12,13 +12,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from ..units import Contract
-from .sdd import normalize_path, path_matches
+from .sdd import path_matches
 
 Framework = Literal["fastapi", "flask", "express", "python", "node"]
 DivergenceKind = Literal[

@@ -242,7 +242,9 @@ def _js_route(call, source: bytes, receivers: set[str], functions: dict[str, Any
     if path is None or not path.startswith("/"):
         return None
     last = values[-1]
-    handler = last if last.type in _FUNCTIONS else functions.get(_text(last, source)) if last.type == "identifier" else None
+    handler = (
+        last if last.type in _FUNCTIONS else functions.get(_text(last, source)) if last.type == "identifier" else None
+    )
     receiver = _root_name(fn.child_by_field_name("object"), source)
     if receiver in receivers and handler is not None:
         return verb, path, handler
@@ -286,9 +288,11 @@ def _js_statuses(handler, source: bytes) -> tuple[dict[int, int], int | None]:
 
 def _chain_has_status(call, source: bytes) -> bool:
     fn = call.child_by_field_name("function")
-    return fn is not None and fn.type == "member_expression" and _text(
-        fn.child_by_field_name("property"), source
-    ) in ("status", "sendStatus")
+    return (
+        fn is not None
+        and fn.type == "member_expression"
+        and _text(fn.child_by_field_name("property"), source) in ("status", "sendStatus")
+    )
 
 
 def _js_app_names(root, source: bytes) -> set[str]:
@@ -359,7 +363,11 @@ def _js_imports(root, source: bytes) -> dict[str, str]:
 
 
 def _require_target(node, source: bytes) -> str | None:
-    if node is None or node.type != "call_expression" or _text(node.child_by_field_name("function"), source) != "require":
+    if (
+        node is None
+        or node.type != "call_expression"
+        or _text(node.child_by_field_name("function"), source) != "require"
+    ):
         return None
     args = node.child_by_field_name("arguments")
     first = next(iter(args.named_children), None) if args is not None else None

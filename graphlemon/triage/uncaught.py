@@ -36,7 +36,9 @@ def refused_became_error(failure: IntegrationFailure) -> bool:
 def uncaught_in_provider(ctx: RunContext, failure: IntegrationFailure, calls: list[Call]) -> Uncaught | None:
     """The innermost own frame of a trace on this step that lies in a unit which answered it with a 5xx."""
     serving = {c.provider for c in calls if c.provider and (c.status is None or c.status >= 500)}
-    serving |= {e.unit_id for _l, e in ctx.trace if (e.case, e.step) == (failure.case, failure.step) and (e.status or 0) >= 500}
+    serving |= {
+        e.unit_id for _l, e in ctx.trace if (e.case, e.step) == (failure.case, failure.step) and (e.status or 0) >= 500
+    }
     if len(failure.involves) == 1:
         serving.add(failure.involves[0])
     result_rel = f"{ctx.run_rel}/result.json"
