@@ -26,7 +26,7 @@ CONFIDENCE = {
     "spec_unspecified": 0.55, "spec_contradiction": 0.55, "spec_rounding": 0.5, "spec_value": 0.45, "spec_unknown": 0.35,
     # function-level (library) failures read call by call (callfindings.py, fitfindings.py)
     "contract_call": 0.8, "contract_signature": 0.8, "contract_types": 0.8, "contract_types_consumer": 0.6,
-    "impl_call": 0.8, "impl_call_formula": 0.76, "impl_signature": 0.78, "spec_call": 0.55, "spec_case_vs_sdd": 0.5,
+    "impl_call": 0.8, "impl_call_formula": 0.8, "impl_signature": 0.78, "spec_call": 0.55, "spec_case_vs_sdd": 0.5,
 }  # fmt: skip
 _INFRA_WORDS = {
     "port_in_use": "could not bind its port (EADDRINUSE: another process held it)",
