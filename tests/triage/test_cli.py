@@ -9,6 +9,10 @@ import pytest
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "triage"
 SCENARIOS = sorted(p.name for p in CORPUS.iterdir() if (p / "expected.json").is_file())
+# Dev scenarios whose verdict rested on a word-list entry that existed for that scenario alone and was
+# removed (issue 17). The miss stays visible here instead of being hidden by a new entry; if a general rule
+# gets it right again, this assertion fails and the entry goes.
+KNOWN_MISSES = {"ib03_unknown_book_prose": "matched the SDD only through the phrase 'not in the' (→ c:missing)"}
 HOLDOUT = {n for n in SCENARIOS if json.loads((CORPUS / n / "expected.json").read_text()).get("split") == "holdout"}
 
 
@@ -19,9 +23,8 @@ def test_cli_triages_every_scenario(scenario, cli, name):
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     if name not in HOLDOUT:  # held-out scenarios are scored together below, not one by one
-        assert (out["category"], sorted(out["affected_units"])) == (s.category, sorted(s.affected_units)), out[
-            "root_cause"
-        ]
+        right = (out["category"], sorted(out["affected_units"])) == (s.category, sorted(s.affected_units))
+        assert right == (name not in KNOWN_MISSES), out["root_cause"]
     # the rules every verdict obeys
     assert out["ok"] and out["evidence_verified"] and not out["fallback"]
     assert (out["proposed_sdd_patch"] is not None) == (out["category"] == "contract_mismatch")
