@@ -275,3 +275,24 @@ def b():
         ("PUT", "/a/{}"): ([200, 404], None),
         ("POST", "/b"): ([], 14),
     }
+
+
+def test_javascript_function_definitions_are_parsed_not_pattern_matched():
+    from graphlemon.triage.functions import _js_defs
+
+    src = """const memo = new Map();
+const mul = (a, b = 1) => memo.get('mul') ?? a * b;
+function outer() {
+  function mul(z) { return z; }
+  return mul(2);
+}
+exports.add = function (a, ...rest) { return a; };
+const text = "function add(x) {}";
+"""
+    defs = {
+        (d.line, d.signature.names() if d.signature else None, d.top_level)
+        for d in _js_defs("u", SourceFile("u/m.js", src), "mul")
+    }
+    assert defs == {(2, ("a", "b"), True), (4, ("z",), False)}
+    adds = _js_defs("u", SourceFile("u/m.js", src), "add")
+    assert [(d.line, d.signature.names()) for d in adds] == [(7, ("a", "rest"))]  # not the string on line 8
