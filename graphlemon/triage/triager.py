@@ -160,6 +160,7 @@ def triage_run(
         l3_question=verdict.l3_question,
         duration_ms=int((time.monotonic() - started) * 1000),
         tokens_used=proposal.tokens_used,
+        method="rules" if executor is None else "agent",
     )
     write_triage(project, ctx, record)
     output = TriagerOutput(
@@ -175,7 +176,7 @@ def triage_run(
         tokens_used=record.tokens_used,
         executor=record.executor,
         fallback=is_fallback,
-        method="rules" if executor is None else "agent",
+        method=record.method,
     )
     return TriageOutcome(output, record, proposal.rule, proposal.hints, proposal.rejected)
 
@@ -269,7 +270,7 @@ def markdown(record: TriageRecord) -> str:
         "",
         f"- affected units: {', '.join(record.affected_units) or '-'}",
         f"- will_auto_apply: {str(record.will_auto_apply).lower()}; evidence_verified: {str(record.evidence_verified).lower()}",
-        f"- executor: {record.executor}{' (fallback: ' + (record.fallback_reason or '') + ')' if record.fallback else ''}",
+        f"- method: {record.method}; executor: {record.executor}{' (fallback: ' + (record.fallback_reason or '') + ')' if record.fallback else ''}",
     ]
     if record.proposed_sdd_patch:
         p = record.proposed_sdd_patch
