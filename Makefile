@@ -1,4 +1,4 @@
-# GraphLemon — `make demo`, `make test`, `make bench`, `make lint`.
+# GraphLemon — `make demo`, `make test`, `make bench`, `make bench-live`, `make lint`.
 # Every target creates .venv on first use (Python 3.11) and installs the project into it.
 
 SHELL := /bin/bash
@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 120
 
-.PHONY: install fixtures lint test demo bench clean
+.PHONY: install fixtures lint test demo bench bench-live clean
 
 install: $(STAMP)
 
@@ -36,6 +36,10 @@ demo: $(STAMP)
 
 bench: $(STAMP) fixtures
 	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit $$?; echo; done
+
+# The model path against the real API (costs money; skipped with a message without ANTHROPIC_API_KEY or in CI).
+bench-live: $(STAMP)
+	@$(BIN)/python benchmarks/live.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -223,5 +223,32 @@ def _mean(values: list[float]) -> str:
     return f"{statistics.mean(values):.2f}" if values else "-"
 
 
+def paths() -> None:
+    """The rule path through triage_run (calibrated, as written to triage.json), and the agent path against the
+    fake Messages server: plumbing only (the fake model submits the rules' opinion citing only the failure, so
+    calibration must cap it below the auto-apply bar; its accuracy says nothing about a model)."""
+    import os
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    sys.path.insert(0, str(ROOT / "tests"))
+    from fakes.messages_server import FakeMessagesServer
+    from triage_paths import fake_triager, run_path, scenario_names, score
+
+    from graphlemon.agents import AgentSettings, build_executor
+
+    names = scenario_names()
+    print()
+    print("== calibration by path (triage_run: confidence after calibration, will_auto_apply)")
+    score("rules (offline path)", run_path(names, None))
+    sample = names[:: max(1, len(names) // int(os.environ.get("BENCH_TRIAGE_AGENT_SCENARIOS", "10")))]
+    key = "sk-ant-bench-000000000000"
+    with FakeMessagesServer(api_key=key) as server:
+        server.responder = fake_triager
+        settings = AgentSettings(api_key=key, base_url=server.base_url, retry_max=0)
+        rows = run_path(sample, lambda: build_executor("anthropic", settings=settings))
+    score(f"agent path, fake server, plumbing only ({len(sample)} scenarios)", rows)
+
+
 if __name__ == "__main__":
     main()
+    paths()

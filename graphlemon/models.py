@@ -278,6 +278,7 @@ class TriageRecord(Record):
     l3_question: str | None = None
     duration_ms: int = 0  # TriagerOutput.duration_ms
     tokens_used: int = 0  # TriagerOutput.tokens_used (0 for the deterministic triager)
+    method: Literal["agent", "rules"] = "rules"  # the bug-triager agent (rules as its tools), or the rules alone
 
 
 class ArtifactRecord(Record):

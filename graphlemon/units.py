@@ -264,6 +264,12 @@ class UnitFiles:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             raise GraphLemonError(missing, f"{path} does not exist (has the planner run?)", path=str(path)) from None
+        except UnicodeDecodeError as exc:
+            raise GraphLemonError(
+                ErrorCode.INVALID_PARAM,
+                f"{path}: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})",
+                path=str(path),
+            ) from None
         try:
             return model.model_validate_json(text)
         except ValidationError as exc:

@@ -9,7 +9,8 @@ import typer
 
 from ._common import JsonOpt, ProjectOpt, console, emit_json, open_project
 
-EXECUTOR_CHOICES = ("none", "scripted", "anthropic", "claude_code")
+EXECUTOR_CHOICES = ("auto", "none", "scripted", "anthropic", "claude_code")
+MODEL_BACKENDS = ("anthropic", "claude_code")
 
 
 def register(app: typer.Typer) -> None:
@@ -21,9 +22,9 @@ def register(app: typer.Typer) -> None:
         executor: Annotated[
             str,
             typer.Option(
-                help="none: the deterministic triager (default, no model); scripted / anthropic / claude_code: the bug-triager role proposes, the self-check verifies."
+                help="auto (default): the bug-triager agent when GRAPHLEMON_EXECUTOR names a model backend (anthropic / claude_code), else the rules; none: the rules (no model); scripted / anthropic / claude_code: the agent proposes, the self-check verifies."
             ),
-        ] = "none",
+        ] = "auto",
         playbook: Annotated[Path | None, typer.Option(help="Playbook YAML for --executor scripted.")] = None,
         project: ProjectOpt = None,
         as_json: JsonOpt = False,
@@ -41,6 +42,11 @@ def register(app: typer.Typer) -> None:
         if playbook is not None and executor != "scripted":
             raise invalid_param("--playbook is only for --executor scripted")
         handle = open_project(project)
+        if executor == "auto":
+            from ..agents.settings import AgentSettings
+
+            configured = AgentSettings.from_env().backend
+            executor = configured if configured in MODEL_BACKENDS else "none"
         backend = None
         if executor != "none":
             from ..agents import build_executor
@@ -62,7 +68,7 @@ def _print(outcome) -> None:
     out.print(f"root cause: {r.root_cause}", markup=False, highlight=False)
     out.print(f"affected units: {', '.join(r.affected_units) or '-'}", markup=False)
     out.print(
-        f"will_auto_apply: {str(r.will_auto_apply).lower()}   evidence_verified: {str(r.evidence_verified).lower()}   executor: {r.executor}",
+        f"will_auto_apply: {str(r.will_auto_apply).lower()}   evidence_verified: {str(r.evidence_verified).lower()}   executor: {r.executor}   method: {o.method}",
         markup=False,
     )
     if r.proposed_sdd_patch:

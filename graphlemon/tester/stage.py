@@ -149,7 +149,7 @@ def _tester_turn(
 
     memo = UnitFiles(project.state_dir).unit_dir(unit.unit_id) / "runs" / run_id / "agent-turn.json"
     if memo.exists():
-        saved = json.loads(memo.read_text(encoding="utf-8"))
+        saved = json.loads(_read_json_text(memo))
         return AgentResult.model_validate(saved["result"]), TesterAgentOutput.model_validate(saved["answer"])
 
     context = {
@@ -267,7 +267,17 @@ def _todo_statuses(project: ProjectHandle, node_id: str) -> list[str] | None:
     path = project.state_dir / "agent-state" / node_id / "tester-todo.json"
     if not path.exists():
         return []
-    return [item.get("status", "pending") for item in json.loads(path.read_text(encoding="utf-8"))]
+    return [item.get("status", "pending") for item in json.loads(_read_json_text(path))]
+
+
+def _read_json_text(path: Path) -> str:
+    """A JSON file the Tester reads back: not UTF-8 is INVALID_PARAM naming the file, never a traceback."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise invalid_param(
+            f"{path}: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})", path=str(path)
+        ) from None
 
 
 # -- recording ------------------------------------------------------------------------------------
@@ -363,7 +373,7 @@ def _resumed(files: UnitFiles, unit_id: str, run_id: str, project: ProjectHandle
     path = files.unit_dir(unit_id) / "runs" / run_id / "result.json"
     if not path.exists():
         return None
-    result = TesterResult.model_validate_json(path.read_text(encoding="utf-8"))
+    result = TesterResult.model_validate_json(_read_json_text(path))
     out = _output(result, files.unit_dir(unit_id), project, None)
     bugs = BugTracker(project.ledger).all().values()
     out.bugs_opened = sorted(b.bug_id for b in bugs if b.run_id == run_id and b.unit_id == unit_id)

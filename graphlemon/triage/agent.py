@@ -23,13 +23,14 @@ from ..agents.context import ToolContext
 from ..agents.roles import role_spec
 from ..agents.tools.registry import REGISTRY, tool
 from ..project import ProjectHandle
+from .agenttools import AGENT_TOOLS
 from .context import RunContext
 from .selfcheck import changed_since, self_check, snapshot
 from .tools import category_classifier, diff_contract_vs_impl, similar_bugs
 from .verdict import TodoItem, TriageVerdict, Violation
 
 ATTEMPTS = 2
-TRIAGE_TOOLS = ["category_classifier", "diff_contract_vs_impl", "find_similar_bug"]
+TRIAGE_TOOLS = ["category_classifier", "diff_contract_vs_impl", "find_similar_bug", *AGENT_TOOLS]
 
 
 def agent_proposal(

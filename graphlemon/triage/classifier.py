@@ -25,11 +25,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..models import SddPatch
+from .backing import backing_service_signals
 from .callfindings import CallFindings
 from .context import RunContext
 from .findings import CONFIDENCE, Finding
 from .matching import Call, consumed, contrary, explicit_success, exported, step_calls, supporting
 from .signals import infra_signals, local_module_names, startup_crash
+from .uncaught import Uncaught, refused_became_error, uncaught_in_provider
 from .values import describe, mismatches, missing_fields, pick_status, rounding_like, values_text
 
 
@@ -56,8 +58,9 @@ class _Triage(CallFindings):
         signals = infra_signals(self.ctx, self.failure, local)
         crash = startup_crash(self.ctx, local)
         strong = [s for s in signals if s.strong]
-        if strong:
-            return self.infra(strong)
+        backing = backing_service_signals(self.ctx, self.failure)
+        if strong or backing:
+            return self.infra([*strong, *backing])
         if crash is not None:
             return self.crashed(crash)
         if self.failure.got.error is not None:
@@ -70,6 +73,10 @@ class _Triage(CallFindings):
         found = self.consumers(calls)
         if found:
             return found
+        if refused_became_error(self.failure):
+            raised = uncaught_in_provider(self.ctx, self.failure, calls)
+            if raised is not None:
+                return self.uncaught(raised)
         failing = calls[-1]
         if failing.path is None:
             return self.value_level(failing)
@@ -77,6 +84,18 @@ class _Triage(CallFindings):
         if expected is None or expected == got:
             return self.body_level(failing)
         return self.status_level(failing, expected, got)
+
+    def uncaught(self, raised: Uncaught) -> Finding:
+        """A refusal the case required became a 5xx because the serving unit's own code raised."""
+        f = self.failure
+        trace = self.cite.line(raised.where, raised.where_line, raised.text[:40]) if raised.where_line else None
+        root = (
+            f"{raised.unit_id} raises an uncaught exception in its own code ({raised.file}:{raised.line}) for "
+            f"{self._what()}, so it answers {describe(f.got)} where the case requires the request to be refused "
+            f"with {describe(f.expected)}"
+        )
+        evidence = [trace, self.cite.code(raised.file, raised.line)]
+        return Finding("impl_bug", [raised.unit_id], CONFIDENCE["impl_uncaught"], root, evidence, "impl:uncaught")
 
     def upstream(self, call: Call) -> Finding | None:
         if call.status is None or call.provider is None:

@@ -196,12 +196,19 @@ def read_model(path: Path, model, missing: str):
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise invalid_param(missing or f"{path} does not exist", path=str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise invalid_param(not_utf8(path, exc), path=str(path)) from None
     try:
         return model.model_validate_json(text)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ())) or "(root)"
         raise invalid_param(f"{path}: {where}: {first.get('msg')}", path=str(path)) from None
+
+
+def not_utf8(path: Path, exc: UnicodeDecodeError) -> str:
+    """The message for a file that is not UTF-8 (JSON files the triager reads must be)."""
+    return f"{path}: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); the file must be UTF-8 JSON"
 
 
 def _read_trace(path: Path) -> list[tuple[int, HttpTraceEntry]]:

@@ -22,11 +22,11 @@ from .values import adjust, describe, describe_call, squash, top_keys
 CONFIDENCE = {
     "infra_step": 0.92, "infra_log": 0.86, "infra_weak": 0.75, "infra_no_response": 0.6,
     "crash": 0.85, "contract_upstream": 0.85, "contract_consumer": 0.82, "contract_failing": 0.82,
-    "impl_upstream": 0.8, "impl_failing": 0.76, "impl_value": 0.72,
+    "impl_upstream": 0.8, "impl_failing": 0.76, "impl_uncaught": 0.84, "impl_value": 0.72,
     "spec_unspecified": 0.55, "spec_contradiction": 0.55, "spec_rounding": 0.5, "spec_value": 0.45, "spec_unknown": 0.35,
     # function-level (library) failures read call by call (callfindings.py, fitfindings.py)
     "contract_call": 0.8, "contract_signature": 0.8, "contract_types": 0.8, "contract_types_consumer": 0.6,
-    "impl_call": 0.8, "impl_call_formula": 0.76, "impl_signature": 0.78, "spec_call": 0.55, "spec_case_vs_sdd": 0.5,
+    "impl_call": 0.8, "impl_call_formula": 0.8, "impl_signature": 0.78, "spec_call": 0.55, "spec_case_vs_sdd": 0.5,
 }  # fmt: skip
 _INFRA_WORDS = {
     "port_in_use": "could not bind its port (EADDRINUSE: another process held it)",
@@ -38,6 +38,7 @@ _INFRA_WORDS = {
     "missing_dependency": "could not start because a package is not installed",
     "connection_refused": "refused the connection (ECONNREFUSED: nothing was listening)",
     "connection_reset": "dropped the connection (socket hang up / ECONNRESET)",
+    "backing_service": "could not reach a backing service (an address no unit of the project serves)",
 }
 
 

@@ -19,11 +19,6 @@ from ..units import FunctionExport
 from .codescan import SourceFile
 from .context import RunContext
 
-_JS_DEF = (
-    r"\bfunction\s*\*?\s+{name}\s*\(([^)]*)\)",
-    r"\b(?:export\s+)?(?:const|let|var)\s+{name}\s*=\s*(?:async\s+)?(?:function\b[^(]*)?\(?([^)=]*)\)?\s*=?>?",
-    r"\b(?:module\.)?exports\.{name}\s*=",
-)
 _CONTAINERS = frozenset(
     "list dict set frozenset tuple type Optional Union Sequence Iterable Iterator Mapping MutableMapping "
     "Collection Callable Generator Any None NoneType typing collections abc".split()
@@ -205,18 +200,16 @@ def _own(fn: ast.AST, ret: ast.Return) -> bool:
 
 
 def _js_defs(unit_id: str, src: SourceFile, name: str) -> list[Definition]:
-    if name not in src.text:
-        return []
-    out = []
-    for i, line in enumerate(src.lines, 1):
-        for pattern in _JS_DEF:
-            m = re.search(pattern.format(name=re.escape(name)), line)
-            if m:
-                raw = m.group(1) if m.groups() else None
-                params = None
-                if raw is not None:
-                    names = [p.strip().split("=")[0].strip() for p in raw.split(",") if p.strip()]
-                    params = Signature(name, tuple(Param(n) for n in names if re.fullmatch(r"[\w$.]+", n)))
-                out.append(Definition(unit_id, src.rel, i, params, top_level=not line[:1].isspace()))
-                break
-    return out
+    """Definitions found by tree-sitter (handlers.js_function_defs), not by a line pattern."""
+    from .handlers import js_function_defs
+
+    return [
+        Definition(
+            unit_id,
+            src.rel,
+            line,
+            Signature(name, tuple(Param(n) for n in params)) if params is not None else None,
+            top_level=top,
+        )  # fmt: skip
+        for line, params, top in js_function_defs(src, name)
+    ]

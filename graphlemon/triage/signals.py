@@ -20,7 +20,7 @@ from .rundir import IntegrationFailure
 
 InfraKind = Literal[
     "port_in_use", "disk_full", "dns", "health_check", "killed", "timeout", "missing_dependency",
-    "connection_refused", "connection_reset",
+    "connection_refused", "connection_reset", "backing_service",
 ]  # fmt: skip
 
 # (kind, pattern, strong, start-up class: counts wherever it is in the log)
@@ -30,7 +30,7 @@ _INFRA: tuple[tuple[InfraKind, re.Pattern[str], bool, bool], ...] = tuple(
         ("port_in_use", r"\bEADDRINUSE\b|address already in use|port is already allocated|port \d+ (?:is )?already in use", True, True),
         ("disk_full", r"\bENOSPC\b|No space left on device|disk (?:is )?full", True, False),
         ("dns", r"\bEAI_AGAIN\b|\bENOTFOUND\b|Temporary failure in name resolution|Name or service not known", True, False),
-        ("health_check", r"health[- ]?check (?:timeout|timed out|failed)|did not become healthy|did not answer GET \S+ within", True, True),
+        ("health_check", r"health[- ]?check (?:timeout|timed out|failed)|did not become healthy", True, True),
         ("killed", r"SIGKILL|oom[- ]?kill\w*|OOMKilled|Out of memory: Kill|Killed process \d+", True, True),
         ("timeout", r"\bE(?:SOCKET)?TIMEDOUT\b|Connection timed out|connect timeout|ConnectTimeout|upstream timed out", True, False),
         ("missing_dependency", r"Cannot find module '(?![./])[^']+'|No module named '[^']+'", True, True),
@@ -103,9 +103,9 @@ def infra_signals(ctx: RunContext, failure: IntegrationFailure, local_modules: s
             continue
         kind, strong = hit
         startup = next(s for k, _p, _st, s in _INFRA if k == kind)
-        if not startup and not _in_window(line, failure.ts):
+        if not startup and not in_window(line, failure.ts):
             continue
-        if _RETRY_NOISE.search(line.text) and _recovered(ctx.log[i + 1 :], line.text):
+        if startup_noise(ctx.log, i):
             continue
         if not strong and not _about_failing_step(line.text, failure):
             continue
@@ -183,7 +183,12 @@ def _is_local_module(text: str, local: set[str]) -> bool:
     return bool(m and m.group(1).split(".")[0] in local)
 
 
-def _in_window(line: LogLine, failed_at: datetime | None) -> bool:
+def startup_noise(log: list[LogLine], i: int) -> bool:
+    """A retried connection at start-up ("waiting for X ... attempt 2/30") that later succeeded is not a failure."""
+    return bool(_RETRY_NOISE.search(log[i].text)) and _recovered(log[i + 1 :], log[i].text)
+
+
+def in_window(line: LogLine, failed_at: datetime | None) -> bool:
     ts = parse_log_ts(line.text)
     return failed_at is None or ts is None or abs(ts - failed_at) <= LOG_WINDOW * 2
 

@@ -22,13 +22,14 @@ from typing import Any
 from ..bugs import Bug
 from ..models import ExecutorName, SddPatch, TriageRecord, utcnow
 from ..project import ProjectHandle
+from .calibration import calibrate, may_auto_apply
 from .cite import Citer
 from .classifier import classify
 from .context import RunContext, load_run
 from .history import earlier_triage, failure_signature
 from .selfcheck import self_check, triage_json_rel
 from .values import describe
-from .verdict import FALLBACK_CONFIDENCE, TodoItem, TriagerOutput, TriageVerdict, Violation, will_auto_apply
+from .verdict import FALLBACK_CONFIDENCE, TodoItem, TriagerOutput, TriageVerdict, Violation
 
 WORKFLOW = (
     ("step-001", "collect the four kinds of evidence (Integrator output, SDD, code, history)"),
@@ -135,6 +136,10 @@ def triage_run(
             verdict, root=ctx.root, run_id=run_id, unit_ids=ctx.units.ids(), todolist=_done()
         )
     is_fallback = proposal.fallback_reason is not None
+    calibration = calibrate(verdict.confidence, report, ctx.run_rel)
+    if calibration.reason:
+        proposal.hints.append(f"confidence lowered to {calibration.confidence}: {calibration.reason}")
+    verdict = verdict.model_copy(update={"confidence": calibration.confidence})
     verified = report is not None and report.ok
     record = TriageRecord(
         run_id=run_id,
@@ -145,7 +150,7 @@ def triage_run(
         proposed_sdd_patch=verdict.proposed_sdd_patch,
         confidence=verdict.confidence,
         evidence=verdict.evidence,
-        will_auto_apply=will_auto_apply(verdict.category, verdict.confidence, verified, is_fallback),
+        will_auto_apply=may_auto_apply(verdict.category, calibration, is_fallback),
         evidence_verified=verified,
         failure_signature=signature,
         fallback=is_fallback,
@@ -155,6 +160,7 @@ def triage_run(
         l3_question=verdict.l3_question,
         duration_ms=int((time.monotonic() - started) * 1000),
         tokens_used=proposal.tokens_used,
+        method="rules" if executor is None else "agent",
     )
     write_triage(project, ctx, record)
     output = TriagerOutput(
@@ -170,6 +176,7 @@ def triage_run(
         tokens_used=record.tokens_used,
         executor=record.executor,
         fallback=is_fallback,
+        method=record.method,
     )
     return TriageOutcome(output, record, proposal.rule, proposal.hints, proposal.rejected)
 
@@ -263,7 +270,7 @@ def markdown(record: TriageRecord) -> str:
         "",
         f"- affected units: {', '.join(record.affected_units) or '-'}",
         f"- will_auto_apply: {str(record.will_auto_apply).lower()}; evidence_verified: {str(record.evidence_verified).lower()}",
-        f"- executor: {record.executor}{' (fallback: ' + (record.fallback_reason or '') + ')' if record.fallback else ''}",
+        f"- method: {record.method}; executor: {record.executor}{' (fallback: ' + (record.fallback_reason or '') + ')' if record.fallback else ''}",
     ]
     if record.proposed_sdd_patch:
         p = record.proposed_sdd_patch

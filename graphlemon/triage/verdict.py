@@ -8,10 +8,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..models import ExecutorName, SddPatch, TriageCategory
 
-AUTO_APPLY_MIN_CONFIDENCE = 0.5
+AUTO_APPLY_MIN_CONFIDENCE = 0.8
 AUTO_APPLY_CATEGORIES = frozenset({"contract_mismatch", "impl_bug", "infra_flake"})
 FALLBACK_CONFIDENCE = 0.3
 TodoStatus = Literal["pending", "in_progress", "done", "skipped"]
+# how the verdict was reached: the bug-triager agent (rules as its tools), or the rules alone (offline)
+TriageMethod = Literal["agent", "rules"]
 
 
 class TriageVerdict(BaseModel):
@@ -64,10 +66,11 @@ class TriagerOutput(BaseModel):
     tokens_used: int
     executor: ExecutorName = "none"
     fallback: bool = False
+    method: TriageMethod = "rules"
 
 
 def will_auto_apply(category: str, confidence: float, evidence_verified: bool, fallback: bool) -> bool:
-    """True when the LoopController may act without a person: confidence ≥ 0.5, a category it can act on, verified evidence."""
+    """True when the LoopController may act without a person: confidence ≥ 0.8, a category it can act on, verified evidence."""
     return (
         not fallback
         and evidence_verified

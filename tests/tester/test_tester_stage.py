@@ -143,6 +143,26 @@ def test_resume_returns_a_finished_run_without_rerunning(todo):
     assert len(todo.ledger.read_as("run", RunRecord)) == runs_before
 
 
+@pytest.mark.parametrize("rel", ["units.json", "units/todo-be/contract.json"])
+def test_a_unit_file_that_is_not_utf8_is_invalid_param(todo, cli, rel):
+    path = todo.state_dir / rel
+    path.write_bytes(path.read_bytes().replace(b"{", b"{\xff", 1))
+    proc = cli("tester", "run", "--unit", "todo-be", "--executor", "none", "--project", str(todo.root))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith("error[INVALID_PARAM]: ") and f"{path.name}: not UTF-8" in proc.stderr
+
+
+def test_resuming_a_run_whose_result_json_is_not_utf8_is_invalid_param(todo):
+    from graphlemon.errors import ErrorCode, GraphLemonError
+
+    first = run_tester(todo, "todo-be", executor=scripted(), mode="test", attempt=1)
+    result = todo.state_dir / "units" / "todo-be" / "runs" / first.run_id / "result.json"
+    result.write_bytes(b"\xff" + result.read_bytes())
+    with pytest.raises(GraphLemonError) as err:
+        run_tester(todo, "todo-be", executor=None, mode="resume", resume_token=first.run_id)
+    assert err.value.code is ErrorCode.INVALID_PARAM and "result.json: not UTF-8 (byte 0xff" in err.value.message
+
+
 def test_cli_runs_the_three_samples(todo, cli):
     root = str(todo.root)
     playbook = str(FIXTURE / "playbook.yaml")

@@ -9,6 +9,10 @@ import pytest
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "triage"
 SCENARIOS = sorted(p.name for p in CORPUS.iterdir() if (p / "expected.json").is_file())
+# Dev scenarios whose verdict rested on a word-list entry that existed for that scenario alone and was
+# removed (issue 17). The miss stays visible here instead of being hidden by a new entry; if a general rule
+# gets it right again, this assertion fails and the entry goes.
+KNOWN_MISSES = {"ib03_unknown_book_prose": "matched the SDD only through the phrase 'not in the' (→ c:missing)"}
 HOLDOUT = {n for n in SCENARIOS if json.loads((CORPUS / n / "expected.json").read_text()).get("split") == "holdout"}
 
 
@@ -19,13 +23,13 @@ def test_cli_triages_every_scenario(scenario, cli, name):
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     if name not in HOLDOUT:  # held-out scenarios are scored together below, not one by one
-        assert (out["category"], sorted(out["affected_units"])) == (s.category, sorted(s.affected_units)), out[
-            "root_cause"
-        ]
+        right = (out["category"], sorted(out["affected_units"])) == (s.category, sorted(s.affected_units))
+        assert right == (name not in KNOWN_MISSES), out["root_cause"]
     # the rules every verdict obeys
     assert out["ok"] and out["evidence_verified"] and not out["fallback"]
     assert (out["proposed_sdd_patch"] is not None) == (out["category"] == "contract_mismatch")
-    assert out["will_auto_apply"] == (out["confidence"] >= 0.5 and out["category"] != "spec_ambiguous")
+    assert out["will_auto_apply"] == (out["confidence"] >= 0.8 and out["category"] != "spec_ambiguous")
+    assert out["method"] == "rules"
     assert len(out["root_cause"]) >= 20 and out["tokens_used"] == 0 and out["executor"] == "none"
     if out["category"] == "spec_ambiguous":
         assert out["confidence"] < 0.6 and out["l3_question"]
@@ -95,3 +99,35 @@ def test_bad_arguments(scenario, cli, args, words):
 def test_help(cli):
     proc = cli("triage", "--help")
     assert proc.returncode == 0 and "--run" in proc.stdout and "--executor" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "rel",
+    [
+        ".graphlemon/integration/runs/{run}/result.json",
+        ".graphlemon/units/profile-fe/contract.json",
+        ".graphlemon/units.json",
+    ],
+)
+def test_a_file_that_is_not_utf8_is_invalid_param_and_nothing_is_written(scenario, cli, rel):
+    s = scenario("ib01_missing_user_500")
+    path = s.root / rel.format(run=s.run_id)
+    path.write_bytes(path.read_bytes().replace(b"{", b"{\xff", 1))
+    ledger = {p.name: p.read_bytes() for p in (s.root / ".graphlemon").glob("*.ndjson")}
+    proc = cli("triage", "--project", str(s.root), "--run", s.run_id, "--json")
+    assert proc.returncode == 2 and proc.stdout == "" and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("error[INVALID_PARAM]: ") and path.name in proc.stderr and "not UTF-8" in proc.stderr
+    assert not (s.run_dir / "triage.json").exists()
+    assert {p.name: p.read_bytes() for p in (s.root / ".graphlemon").glob("*.ndjson")} == ledger
+
+
+def test_the_tester_reads_units_json_the_same_way(tmp_path):
+    from graphlemon.errors import ErrorCode, GraphLemonError
+    from graphlemon.units import UnitFiles
+
+    state = tmp_path / ".graphlemon"
+    state.mkdir()
+    (state / "units.json").write_bytes(b'{"units": [{"unit_id": "caf\xe9"}]}')
+    with pytest.raises(GraphLemonError) as err:
+        UnitFiles(state).units()
+    assert err.value.code is ErrorCode.INVALID_PARAM and "units.json: not UTF-8 (byte 0xe9" in err.value.message
