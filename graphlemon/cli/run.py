@@ -18,8 +18,8 @@ from ._common import JsonOpt, ProjectOpt, console, emit_json, open_project
 
 ExecutorOpt = Annotated[
     str | None,
-    typer.Option(help="scripted (needs --playbook), anthropic or claude_code; default: anthropic when "
-                 "ANTHROPIC_API_KEY is set, else scripted"),
+    typer.Option(help="scripted (needs --playbook), anthropic or claude_code; default: scripted with --playbook, "
+                 "else anthropic when ANTHROPIC_API_KEY is set"),
 ]  # fmt: skip
 PlaybookOpt = Annotated[Path | None, typer.Option(help="Playbook for the scripted executor.")]
 EngineOpt = Annotated[str, typer.Option(help="prefect (a flow run, the default) or direct (no Prefect, for quick local runs)")]
@@ -43,11 +43,13 @@ def register(app: typer.Typer) -> None:
         """Create a task for GOAL and run the DevLoop until it is done or needs a human (REQ-01)."""
         from ..agents.budget import check_budget, update_budget
         from ..errors import invalid_param
+        from ..project import require_commit
         from ..taskboard import TaskBoard
 
         handle = open_project(project)
         if not goal.strip():
             raise invalid_param("goal_text is empty; say what the loop should build")
+        require_commit(handle)  # before a task exists: the loop branches from HEAD
         backend = _backend(executor, playbook, engine)
         if budget_tokens is not None and budget_usd is not None:
             raise invalid_param("give one budget: --budget-tokens or --budget-usd")
@@ -98,9 +100,13 @@ def _backend(executor: str | None, playbook: Path | None, engine: str) -> str:
 
     if engine not in ("prefect", "direct"):
         raise invalid_param(f"unknown engine {engine!r}; choose prefect or direct")
-    backend = executor or ("anthropic" if os.environ.get("ANTHROPIC_API_KEY") else "scripted")
+    # a playbook means scripted, whatever keys are set: a replayed demo never calls (or pays for) a model
+    keyed = bool(os.environ.get("ANTHROPIC_API_KEY"))
+    backend = executor or ("anthropic" if keyed and playbook is None else "scripted")
     if backend not in EXECUTORS:
         raise invalid_param(f"unknown executor {backend!r}; choose one of: {', '.join(EXECUTORS)}")
+    if backend != "scripted" and playbook is not None:
+        raise invalid_param(f"--playbook is for the scripted executor; {backend} does not replay a playbook")
     if backend == "scripted" and playbook is None:
         raise invalid_param("the scripted executor needs --playbook FILE (or set ANTHROPIC_API_KEY to use the model)")
     if playbook is not None and not playbook.is_file():
@@ -139,17 +145,20 @@ def _drive(handle, task_id: str, backend: str, playbook: Path | None, config: di
                     task_id=task_id, config=config)  # fmt: skip
         else:
             from ..devloop import runmarker
+            from ..devloop.goal_slots import goal_slot
             from ..devloop.loop import DirectStages, prepare_run, run_devloop
             from ..devloop.session import LoopConfig, LoopSession
 
             loop_config = LoopConfig.load(handle.state_dir, task_id, executor=backend, playbook=playbook, **config)
             loop_config.save(handle.state_dir, task_id)
             session = LoopSession(handle, task_id, loop_config)
-            prepare_run(session)
-            try:
-                run_devloop(session, DirectStages(session))
-            finally:
-                runmarker.release(handle.state_dir, task_id)
+            limit = handle.meta.settings.max_concurrent_goals
+            with goal_slot(handle.state_dir, task_id, limit, on_wait=lambda msg: typer.echo(msg, err=True)):
+                prepare_run(session)
+                try:
+                    run_devloop(session, DirectStages(session))
+                finally:
+                    runmarker.release(handle.state_dir, task_id)
     finally:
         if follower:
             follower.stop()
@@ -177,8 +186,11 @@ class _Follower:
         self.thread.start()
 
     def _run(self) -> None:
-        while not self._stop.wait(0.3):
-            self.flush()
+        try:
+            while not self._stop.wait(0.3):
+                self.flush()
+        except Exception:  # noqa: BLE001 - the live view is a convenience: a ledger the run cannot read ends it quietly
+            return  # (the run itself reports the error)
 
     def flush(self) -> None:
         events = self.ledger.read("timeline")
