@@ -56,6 +56,9 @@ def main(argv: list[str] | None = None) -> None:
         _fail(ErrorCode.INVALID_PARAM, exc.format_message(), exc.exit_code)
     except ClickException as exc:
         _fail(ErrorCode.INVALID_PARAM, exc.format_message(), exc.exit_code)
+    except OSError as exc:  # a file the command needed (disk full, read-only, gone): its name and reason, no traceback
+        where = f"{exc.filename}: " if exc.filename else ""
+        _fail(ErrorCode.IO_ERROR, f"{where}{exc.strerror or exc}", 1)
     sys.exit(rc if isinstance(rc, int) else 0)
 
 
