@@ -128,7 +128,9 @@ def _agent_settings(engine: str):
 
 def _drive(handle, task_id: str, backend: str, playbook: Path | None, config: dict, engine: str, quiet: bool, as_json: bool):
     from ..taskboard import TaskBoard
+    from ..testrun.scratch import sweep_stale
 
+    sweep_stale()  # scratch folders of killed runs (only those whose process has ended)
     out = console()
     if backend == "scripted" and not as_json:
         out.print(f"[yellow]executor: scripted[/yellow] — replaying {playbook}; this shows the loop's plumbing, "
