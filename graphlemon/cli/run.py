@@ -86,7 +86,8 @@ def register(app: typer.Typer) -> None:
         task = board.get(task_id)
         if LoopConfig.path(handle.state_dir, task_id).exists():  # by default the task's own executor and playbook
             saved = LoopConfig.load(handle.state_dir, task_id)
-            executor, playbook = executor or saved.executor, playbook or saved.playbook
+            executor = executor or saved.executor
+            playbook = playbook or (saved.playbook if executor == "scripted" else None)  # a switched backend: none
         backend = _backend(executor, playbook, engine)  # a backend that cannot run changes nothing
         if task.status in ("blocked_pending_human", "paused") or task.terminal:
             board.manual_resume(task_id, note=note)  # a done task is a clear error and changes nothing

@@ -42,6 +42,9 @@ def test_a_playbook_means_the_scripted_executor_even_with_an_api_key_set(cli, pr
     both = cli("run", "a goal", "--executor", "anthropic", "--playbook", str(book), "--project", str(project.root),
                env=env)  # fmt: skip
     assert both.returncode == 2 and both.stderr.startswith("error[INVALID_PARAM]: --playbook is for the scripted")
+    switched = cli("resume", task.task_id, "--executor", "anthropic", "--engine", "direct", "--project",
+                   str(project.root), env={"ANTHROPIC_API_KEY": ""})  # fmt: skip
+    assert switched.returncode == 2 and "--playbook" not in switched.stderr  # the saved playbook is not inherited
 
 
 def test_the_demo_names_the_scripted_executor():
