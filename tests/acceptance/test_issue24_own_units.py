@@ -73,21 +73,23 @@ def test_two_direct_runs_started_together_take_turns_and_neither_is_done_while_r
                              stderr=subprocess.PIPE, text=True)  # fmt: skip
     time.sleep(0.3)
     second = subprocess.Popen([*base, "Goal B"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    out_a, err_a = first.communicate(timeout=300)
-    out_b, err_b = second.communicate(timeout=300)
+    out_a, err_a = first.communicate(timeout=600)
+    out_b, err_b = second.communicate(timeout=600)
     assert "Traceback" not in err_a + err_b
-    assert "waits for a goal slot" in err_b
+    assert ("waits for a goal slot" in err_a) != ("waits for a goal slot" in err_b)  # whichever came second waited
 
-    board = TaskBoard(project.ledger)
-    tasks = sorted(board.all().values(), key=lambda t: t.created_at)
-    assert len(tasks) == 2
+    by_goal = {t.goal_text: t for t in TaskBoard(project.ledger).all().values()}
+    a, b = by_goal[SNAKE_GOAL], by_goal["Goal B"]
     events = project.ledger.read_as("task", TaskEvent)
-    a_end = max(e.ts for e in events if e.task_id == tasks[0].task_id)
-    b_start = min(e.ts for e in events if e.task_id == tasks[1].task_id and e.status == "planning")
-    assert a_end <= b_start  # one goal at a time on the project (max_concurrent_goals = 1)
-    assert tasks[0].status == "blocked_pending_human" and first.returncode == 1
-    for task in tasks:
-        session = LoopSession(project, task.task_id, LoopConfig(playbook=PLAYBOOK))
-        _assert_never_done_while_red(project, session)
-    timeline = [e for e in project.ledger.read_as("timeline", TimelineEvent) if e.task_id == tasks[1].task_id]
+
+    def span(task_id: str) -> tuple:  # from leaving the queue to its last status
+        times = [e.ts for e in events if e.task_id == task_id and e.status not in ("created", "queued")]
+        return min(times), max(times)
+
+    (a_start, a_end), (b_start, b_end) = span(a.task_id), span(b.task_id)
+    assert a_end <= b_start or b_end <= a_start  # one goal at a time on the project (max_concurrent_goals = 1)
+    assert a.status == "blocked_pending_human" and first.returncode == 1
+    for task in (a, b):
+        _assert_never_done_while_red(project, LoopSession(project, task.task_id, LoopConfig(playbook=PLAYBOOK)))
+    timeline = [e for e in project.ledger.read_as("timeline", TimelineEvent) if e.task_id == b.task_id]
     assert [e.event for e in timeline].count("validated") >= 2  # B's own red unit sent it round again
