@@ -25,6 +25,8 @@ class ErrorCode(StrEnum):
     # failed operations (exit 1)
     INVALID_TRANSITION = "INVALID_TRANSITION"
     LEDGER_CORRUPT = "LEDGER_CORRUPT"
+    LEDGER_WRITE_FAILED = "LEDGER_WRITE_FAILED"  # the state folder cannot be written (disk full, read-only)
+    IO_ERROR = "IO_ERROR"  # any other file the command needed could not be read or written
     SANDBOX_VIOLATION = "SANDBOX_VIOLATION"
     EVIDENCE_NOT_VERIFIED = "EVIDENCE_NOT_VERIFIED"
     CLASSIFIER_BLOCKED = "CLASSIFIER_BLOCKED"
@@ -88,6 +90,14 @@ def _jsonable(context: dict[str, Any]) -> dict[str, Any]:
 
 def invalid_param(message: str, **context: Any) -> GraphLemonError:
     return GraphLemonError(ErrorCode.INVALID_PARAM, message, **context)
+
+
+def write_failed(path: Any, exc: OSError) -> GraphLemonError:
+    """LEDGER_WRITE_FAILED naming the file and the system's reason (`No space left on device`, ...)."""
+    reason = exc.strerror or type(exc).__name__
+    return GraphLemonError(
+        ErrorCode.LEDGER_WRITE_FAILED, f"cannot write {path}: {reason}", path=str(path), errno=exc.errno
+    )
 
 
 # -- typed errors the agents raise (their fields live in `context`, so pickling keeps them) --

@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from .errors import ErrorCode, GraphLemonError
+from .errors import ErrorCode, GraphLemonError, write_failed
 from .models import LEDGER_FILES, RECORD_ADAPTER, RECORD_TYPES, SCHEMA_VERSION, Record
 
 log = logging.getLogger("graphlemon.ledger")
@@ -165,7 +165,7 @@ class Ledger:
             by_kind.setdefault(record.kind, []).append(record)
         for kind in sorted(by_kind):
             with self._locked(kind) as fd:
-                _write_all(fd, b"".join(encode(r) for r in by_kind[kind]))
+                _write_all(fd, b"".join(encode(r) for r in by_kind[kind]), self.path(kind))
 
     @contextmanager
     def transaction(self, kind: str) -> Iterator[LockedFile]:
@@ -174,7 +174,7 @@ class Ledger:
             handle = LockedFile(self, kind, fd)
             yield handle
             if handle.pending:
-                _write_all(fd, b"".join(encode(r) for r in handle.pending))
+                _write_all(fd, b"".join(encode(r) for r in handle.pending), self.path(kind))
 
     def append_unique(self, record: Record, key: Callable[[Record], object]) -> bool:
         """Append unless a record of the same kind with the same `key` exists (idempotent re-runs). -> appended?"""
@@ -203,13 +203,22 @@ class Ledger:
     @contextmanager
     def _locked(self, kind: str) -> Iterator[int]:
         path = self.path(kind)
-        self.state_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            self.state_dir.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as exc:  # a read-only file or folder, a full disk: the path and the reason, not a traceback
+            raise write_failed(path, exc) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
-            self._repair_tail(fd, path)
+            try:
+                self._repair_tail(fd, path)
+            except OSError as exc:
+                raise write_failed(path, exc) from None
             yield fd
-            os.fsync(fd)
+            try:
+                os.fsync(fd)
+            except OSError as exc:
+                raise write_failed(path, exc) from None
         finally:
             os.close(fd)  # closing releases the lock
 
@@ -226,7 +235,7 @@ class Ledger:
             os.ftruncate(fd, start)
             repair = Repair(str(path), size - start, "truncated")
         else:
-            _write_all(fd, b"\n")
+            _write_all(fd, b"\n", path)
             repair = Repair(str(path), 0, "completed")
         os.fsync(fd)
         self.repairs.append(repair)
@@ -294,8 +303,18 @@ def _last_newline_end(fd: int, size: int) -> int:
     return 0
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: bytes, path: Path) -> None:
+    """Write whole lines under the lock; a failed write (ENOSPC, EFBIG, EIO) takes back what it wrote, so the
+    file keeps only whole records, and is LEDGER_WRITE_FAILED naming the file."""
+    start = os.fstat(fd).st_size
     view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
+    try:
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+    except OSError as exc:
+        try:
+            os.ftruncate(fd, start)
+        except OSError:
+            pass  # the next access repairs the torn tail
+        raise write_failed(path, exc) from None

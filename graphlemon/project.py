@@ -62,6 +62,7 @@ def init_project(path: Path | str, confirm_git_init: Callable[[str], bool] | Non
         _ensure_excluded(root)
         return InitResult(ProjectHandle(root, existing, Ledger(root / STATE_DIR)), created=False, git_initialised=False)
     git_initialised = False
+    _refuse_git_dir(root)
     top = _git_toplevel(root)
     if top is None:
         question = f"{root} is not a git repository. Run `git init` there?"
@@ -160,6 +161,35 @@ def _git(cwd: Path, *args: str) -> str:
     proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise GraphLemonError(ErrorCode.GIT_ERROR, f"git {' '.join(args)} failed: {proc.stderr.strip()}", cwd=str(cwd))
+    return proc.stdout.strip()
+
+
+def _refuse_git_dir(root: Path) -> None:
+    """A bare repository (or the inside of a .git folder) has no work tree for the loop: INVALID_PARAM, nothing written."""
+    proc = subprocess.run(
+        ["git", "rev-parse", "--is-bare-repository", "--is-inside-git-dir"], cwd=root, capture_output=True, text=True
+    )
+    if proc.returncode == 0 and "true" in proc.stdout.split():
+        raise GraphLemonError(
+            ErrorCode.INVALID_PARAM,
+            f"{root} is a bare repository or a git folder, not a work tree; clone it (`git clone {root} DIR`) and "
+            "initialise the clone; nothing was written",
+            path=str(root),
+        )
+
+
+def require_commit(handle: ProjectHandle) -> str:
+    """The commit HEAD points at; a repository without commits (an unborn HEAD) is INVALID_PARAM."""
+    proc = subprocess.run(
+        ["git", "rev-parse", "--verify", "--quiet", "HEAD^{commit}"], cwd=handle.root, capture_output=True, text=True
+    )
+    if proc.returncode != 0:
+        raise GraphLemonError(
+            ErrorCode.INVALID_PARAM,
+            f"{handle.root} has no commits yet (HEAD is unborn); commit the starting code first, the loop branches "
+            "from HEAD",
+            path=str(handle.root),
+        )
     return proc.stdout.strip()
 
 

@@ -2,8 +2,8 @@
 
 The scripted executor replays examples/snake/playbook.yaml: the demo shows GraphLemon's
 plumbing and decisions (worktrees, real pytest runs, bugs, root-cause routing, Prefect,
-the ledger), not a model's work. With ANTHROPIC_API_KEY set, `graphlemon run` without
---playbook uses the real model instead.
+the ledger), not a model's work. It passes `--executor scripted`, so it never calls a model,
+even with ANTHROPIC_API_KEY set (`graphlemon run` without --playbook would use the model then).
 """
 
 from __future__ import annotations
@@ -26,6 +26,14 @@ def sh(*args: str, cwd: Path, check: bool = True) -> int:
     return subprocess.run(args, cwd=cwd, check=check, env={**os.environ, "COLUMNS": os.environ.get("COLUMNS", "150")}).returncode
 
 
+def run_command(repo: Path) -> list[str]:
+    """`graphlemon run` for the demo: the scripted executor named explicitly, so a key in the environment
+    never turns the demo into paid model calls."""
+    playbook = str(ROOT / "examples" / "snake" / "playbook.yaml")
+    return [GRAPHLEMON, "run", "Implement a snake game", "--project", str(repo), "--executor", "scripted",
+            "--playbook", playbook, "--max-unit-attempts", "2"]  # fmt: skip
+
+
 def main() -> int:
     started = time.monotonic()
     work = Path(tempfile.mkdtemp(prefix="graphlemon-demo-"))
@@ -37,9 +45,7 @@ def main() -> int:
     print("GraphLemon demo — SCRIPTED EXECUTOR (a replayed playbook, no model is called)")
     print(f"target repository: {repo}")
     sh(GRAPHLEMON, "init", str(repo), cwd=work)
-    playbook = str(ROOT / "examples" / "snake" / "playbook.yaml")
-    rc = sh(GRAPHLEMON, "run", "Implement a snake game", "--project", str(repo), "--playbook", playbook,
-            "--max-unit-attempts", "2", cwd=repo, check=False)  # fmt: skip
+    rc = sh(*run_command(repo), cwd=repo, check=False)
     sh("git", "log", "--oneline", "--graph", "-12", cwd=repo)
     sh(GRAPHLEMON, "bugs", "list", "--project", str(repo), cwd=repo)
     print(f"\ndemo finished in {time.monotonic() - started:.1f} s; the project is left in {repo}")

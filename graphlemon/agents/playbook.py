@@ -39,6 +39,43 @@ from ..errors import ErrorCode, GraphLemonError, invalid_param
 from ..models import QuotaLimitType, Role
 
 ACTION_TOOLS = {"write_file": "write_file", "edit_file": "edit_file", "patch": "apply_patch"}
+MAX_PLAYBOOK_BYTES = 10_000_000
+MAX_EXPANDED_BYTES = 20_000_000  # the playbook with every YAML alias written out (a text measure, roughly JSON size)
+
+
+def check_expanded_size(data: Any, source: str, limit: int = MAX_EXPANDED_BYTES) -> int:
+    """The size of `data` with its YAML aliases expanded (shared nodes counted once per use, in O(nodes)).
+    Nested aliases can make a few hundred bytes of YAML expand to gigabytes ("billion laughs") in every
+    transcript and output that copies them: over `limit`, or a recursive alias, is INVALID_PARAM."""
+    sizes: dict[int, int] = {}
+    open_ids: set[int] = set()
+
+    def size(node: Any) -> int:
+        if isinstance(node, dict | list):
+            key = id(node)
+            if key in sizes:
+                return sizes[key]
+            if key in open_ids:
+                raise invalid_param(f"playbook {source}: a YAML alias refers to itself (a recursive structure)")
+            open_ids.add(key)
+            items = [*node.keys(), *node.values()] if isinstance(node, dict) else node
+            total = 2
+            for item in items:
+                total += size(item) + 2
+                if total > limit:
+                    break
+            open_ids.discard(key)
+            sizes[key] = total
+            return total
+        return len(node) if isinstance(node, str | bytes) else 8
+
+    total = size(data)
+    if total > limit:
+        raise invalid_param(
+            f"playbook {source}: with its YAML aliases expanded it is over {limit} bytes; write the content out "
+            "(or use from_file) instead of nesting aliases"
+        )
+    return total
 
 
 class TurnMatch(BaseModel):
@@ -150,10 +187,15 @@ class Playbook(BaseModel):
         path = Path(path)
         if not path.is_file():
             raise invalid_param(f"playbook {path} does not exist", path=str(path))
+        if path.stat().st_size > MAX_PLAYBOOK_BYTES:
+            raise invalid_param(f"playbook {path} is larger than {MAX_PLAYBOOK_BYTES} bytes", path=str(path))
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            check_expanded_size(data, str(path))
         except yaml.YAMLError as exc:
             raise invalid_param(f"playbook {path}: not valid YAML: {exc}", path=str(path)) from None
+        except RecursionError:
+            raise invalid_param(f"playbook {path}: nested too deeply", path=str(path)) from None
         return cls.from_data(data, base_dir=path.resolve().parent, source=str(path))
 
     @classmethod

@@ -21,6 +21,10 @@ from .base import AgentRequest, AgentResult, StopReason, UsageTotals
 from .context import ToolContext
 from .pricing import cost_usd
 
+EVENT_MAX_CHARS = 1_000_000  # one transcript line (a tool result, an answer)
+EVENT_HEAD_CHARS = 20_000  # what a cut line keeps
+TRANSCRIPT_MAX_CHARS = 20_000_000  # one turn's transcript
+
 
 class TurnRecorder:
     def __init__(self, executor: ExecutorName, request: AgentRequest, ctx: ToolContext) -> None:
@@ -29,6 +33,7 @@ class TurnRecorder:
         self.usage = UsageTotals()
         self.turns = 0
         self.model: str | None = None
+        self.written, self.capped = 0, False
         folder = ctx.state_dir / "logs" / ctx.node_exec_id
         folder.mkdir(parents=True, exist_ok=True)
         name = f"{request.role}-a{request.attempt}-{executor}-{utcnow():%Y%m%dT%H%M%S}-{secrets.token_hex(2)}.ndjson"
@@ -38,9 +43,22 @@ class TurnRecorder:
         )
 
     def event(self, kind: str, **data: Any) -> None:
-        line = {"ts": utcnow().isoformat(), "event": kind, **self.ctx.redactor.value(_jsonable(data))}
+        """One transcript line; a line over EVENT_MAX_CHARS keeps its head, and past TRANSCRIPT_MAX_CHARS the
+        transcript says it was cut and takes no more lines (a runaway turn must not fill the disk)."""
+        if self.capped:
+            return
+        ts = utcnow().isoformat()
+        text = json.dumps({"ts": ts, "event": kind, **self.ctx.redactor.value(_jsonable(data))}, ensure_ascii=False,
+                          default=str)  # fmt: skip
+        if len(text) > EVENT_MAX_CHARS:
+            text = json.dumps({"ts": ts, "event": kind, "truncated_chars": len(text), "head": text[:EVENT_HEAD_CHARS]},
+                              ensure_ascii=False)  # fmt: skip
+        if self.written + len(text) > TRANSCRIPT_MAX_CHARS:
+            self.capped = True
+            text = json.dumps({"ts": ts, "event": "transcript_capped", "after_chars": self.written})
+        self.written += len(text) + 1
         with self.transcript.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
+            fh.write(text + "\n")
 
     def record_usage(
         self,

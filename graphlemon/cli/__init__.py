@@ -15,7 +15,7 @@ import typer
 from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError  # typer vendors click
 
 from ..errors import ErrorCode, GraphLemonError
-from . import agent, budget, bugs, init_cmd, report, run, sql, status, test_cmd, tester, triage
+from . import agent, budget, bugs, gc_cmd, init_cmd, report, run, sql, status, test_cmd, tester, triage
 
 app = typer.Typer(
     name="graphlemon",
@@ -36,6 +36,7 @@ app.add_typer(agent.app, name="agent")
 app.add_typer(tester.app, name="tester")
 app.add_typer(report.app, name="report")
 sql.register(app)
+gc_cmd.register(app)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -56,6 +57,9 @@ def main(argv: list[str] | None = None) -> None:
         _fail(ErrorCode.INVALID_PARAM, exc.format_message(), exc.exit_code)
     except ClickException as exc:
         _fail(ErrorCode.INVALID_PARAM, exc.format_message(), exc.exit_code)
+    except OSError as exc:  # a file the command needed (disk full, read-only, gone): its name and reason, no traceback
+        where = f"{exc.filename}: " if exc.filename else ""
+        _fail(ErrorCode.IO_ERROR, f"{where}{exc.strerror or exc}", 1)
     sys.exit(rc if isinstance(rc, int) else 0)
 
 

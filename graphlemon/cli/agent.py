@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import json
 from pathlib import Path
 from typing import Annotated
 
@@ -10,6 +11,8 @@ import typer
 
 from ..errors import invalid_param
 from ._common import JsonOpt, ProjectOpt, console, emit_json, open_project
+
+PRINT_MAX_CHARS = 100_000  # the printed structured output (--json prints it whole)
 
 app = typer.Typer(help="Agent role turns (scripted, anthropic, claude_code executors).", no_args_is_help=True)
 
@@ -146,5 +149,11 @@ def _print(result) -> None:
     out.print(
         f"usage: {u.calls} call(s), in {u.input_tokens}, out {u.output_tokens}, cache read {u.cache_read_tokens}, cache write {u.cache_write_tokens}, ${u.cost_usd:.4f}"
     )
-    out.print_json(data=result.output) if result.output is not None else None
+    if result.output is not None:
+        text = json.dumps(result.output, ensure_ascii=False, indent=2, default=str)
+        if len(text) <= PRINT_MAX_CHARS:
+            out.print_json(text)
+        else:  # a printed answer is for reading: its head, the whole of it is in the transcript
+            out.print(text[:PRINT_MAX_CHARS], markup=False, highlight=False)
+            out.print(f"... output cut at {PRINT_MAX_CHARS} of {len(text)} characters", markup=False)
     out.print(f"transcript: {result.transcript_path}")

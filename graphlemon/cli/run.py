@@ -18,8 +18,8 @@ from ._common import JsonOpt, ProjectOpt, console, emit_json, open_project
 
 ExecutorOpt = Annotated[
     str | None,
-    typer.Option(help="scripted (needs --playbook), anthropic or claude_code; default: anthropic when "
-                 "ANTHROPIC_API_KEY is set, else scripted"),
+    typer.Option(help="scripted (needs --playbook), anthropic or claude_code; default: scripted with --playbook, "
+                 "else anthropic when ANTHROPIC_API_KEY is set"),
 ]  # fmt: skip
 PlaybookOpt = Annotated[Path | None, typer.Option(help="Playbook for the scripted executor.")]
 EngineOpt = Annotated[
@@ -49,11 +49,13 @@ def register(app: typer.Typer) -> None:
         """Create a task for GOAL and run the DevLoop until it is done or needs a human (REQ-01)."""
         from ..agents.budget import check_budget, update_budget
         from ..errors import invalid_param
+        from ..project import require_commit
         from ..taskboard import TaskBoard
 
         handle = open_project(project)
         if not goal.strip():
             raise invalid_param("goal_text is empty; say what the loop should build")
+        require_commit(handle)  # before a task exists: the loop branches from HEAD
         backend = _backend(executor, playbook, engine)
         if budget_tokens is not None and budget_usd is not None:
             raise invalid_param("give one budget: --budget-tokens or --budget-usd")
@@ -89,7 +91,8 @@ def register(app: typer.Typer) -> None:
         task = board.get(task_id)
         if LoopConfig.path(handle.state_dir, task_id).exists():  # by default the task's own executor and playbook
             saved = LoopConfig.load(handle.state_dir, task_id)
-            executor, playbook = executor or saved.executor, playbook or saved.playbook
+            executor = executor or saved.executor
+            playbook = playbook or (saved.playbook if executor == "scripted" else None)  # a switched backend: none
         backend = _backend(executor, playbook, engine)  # a backend that cannot run changes nothing
         if (
             task.status == "blocked_pending_human"
@@ -127,9 +130,13 @@ def _backend(executor: str | None, playbook: Path | None, engine: str) -> str:
 
     if engine not in ("prefect", "direct"):
         raise invalid_param(f"unknown engine {engine!r}; choose prefect or direct")
-    backend = executor or ("anthropic" if os.environ.get("ANTHROPIC_API_KEY") else "scripted")
+    # a playbook means scripted, whatever keys are set: a replayed demo never calls (or pays for) a model
+    keyed = bool(os.environ.get("ANTHROPIC_API_KEY"))
+    backend = executor or ("anthropic" if keyed and playbook is None else "scripted")
     if backend not in EXECUTORS:
         raise invalid_param(f"unknown executor {backend!r}; choose one of: {', '.join(EXECUTORS)}")
+    if backend != "scripted" and playbook is not None:
+        raise invalid_param(f"--playbook is for the scripted executor; {backend} does not replay a playbook")
     if backend == "scripted" and playbook is None:
         raise invalid_param("the scripted executor needs --playbook FILE (or set ANTHROPIC_API_KEY to use the model)")
     if playbook is not None and not playbook.is_file():
@@ -153,7 +160,9 @@ def _drive(
     handle, task_id: str, backend: str, playbook: Path | None, config: dict, engine: str, quiet: bool, as_json: bool
 ):
     from ..taskboard import TaskBoard
+    from ..testrun.scratch import sweep_stale
 
+    sweep_stale()  # scratch folders of killed runs (only those whose process has ended)
     out = console()
     if backend == "scripted" and not as_json:
         out.print(f"[yellow]executor: scripted[/yellow] — replaying {playbook}; this shows the loop's plumbing, "
@@ -170,15 +179,18 @@ def _drive(
                     task_id=task_id, config=config)  # fmt: skip
         else:
             from ..devloop import runmarker
+            from ..devloop.goal_slots import goal_slot
             from ..devloop.loop import DirectStages, prepare_run, run_devloop
             from ..devloop.session import LoopSession
 
             session = LoopSession.start(handle, task_id, executor=backend, playbook=playbook, **config)
-            prepare_run(session)
-            try:
-                run_devloop(session, DirectStages(session))
-            finally:
-                runmarker.release(handle.state_dir, task_id)
+            limit = handle.meta.settings.max_concurrent_goals
+            with goal_slot(handle.state_dir, task_id, limit, on_wait=lambda msg: typer.echo(msg, err=True)):
+                prepare_run(session)
+                try:
+                    run_devloop(session, DirectStages(session))
+                finally:
+                    runmarker.release(handle.state_dir, task_id)
     finally:
         if follower:
             follower.stop()
@@ -206,8 +218,11 @@ class _Follower:
         self.thread.start()
 
     def _run(self) -> None:
-        while not self._stop.wait(0.3):
-            self.flush()
+        try:
+            while not self._stop.wait(0.3):
+                self.flush()
+        except Exception:  # noqa: BLE001 - the live view is a convenience: a ledger the run cannot read ends it quietly
+            return  # (the run itself reports the error)
 
     def flush(self) -> None:
         events = self.ledger.read("timeline")

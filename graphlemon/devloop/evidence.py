@@ -3,6 +3,7 @@ open bugs with hints, the last triage, budget used, and what a human should deci
 
 from __future__ import annotations
 
+from ..errors import write_failed
 from ..lifecycle import ACTIVE_BUG
 from ..models import BlockedReason, EscalationRecord, TriageRecord, UsageRecord
 from .session import LoopSession
@@ -80,6 +81,9 @@ def write_evidence_pack(session: LoopSession, reason: BlockedReason, note: str) 
     record = EscalationRecord(task_id=session.task_id, blocked_reason=reason, summary_md=summary, open_bug_ids=bug_ids)
     session.ledger.append(record)
     path = session.project.state_dir / "escalations" / f"{session.task_id}-{record.ts:%Y%m%dT%H%M%S}.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(summary, encoding="utf-8")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(summary, encoding="utf-8")
+    except OSError as exc:
+        raise write_failed(path, exc) from None
     return record

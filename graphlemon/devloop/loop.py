@@ -281,13 +281,26 @@ def finish(session: LoopSession, loop_round: int) -> None:
 
 
 def block(session: LoopSession, reason: BlockedReason, note: str) -> Task:
+    """Block the task with its reason and an evidence pack. When the state folder cannot take the block (a full
+    disk, a read-only ledger) the error says so plainly: what was recorded, why, and that resume continues."""
     task = session.board.get(session.task_id)
-    if task.status != "blocked_pending_human":
-        task = session.board.transition(
-            session.task_id, "blocked_pending_human", blocked_reason=reason, note=note[:2000]
-        )
-    write_evidence_pack(session, reason, note)
-    session.timeline("escalated", f"blocked_pending_human ({reason}): {note[:200]}")
+    try:
+        if task.status != "blocked_pending_human":
+            task = session.board.transition(
+                session.task_id, "blocked_pending_human", blocked_reason=reason, note=note[:2000]
+            )
+        write_evidence_pack(session, reason, note)
+        session.timeline("escalated", f"blocked_pending_human ({reason}): {note[:200]}")
+    except GraphLemonError as exc:
+        if exc.code != ErrorCode.LEDGER_WRITE_FAILED:
+            raise
+        done = "is blocked but its evidence pack is missing" if task.status == "blocked_pending_human" else (
+            f"could not be marked blocked and stays {task.status}")  # fmt: skip
+        raise GraphLemonError(
+            exc.code, f"{exc.message}. Task {session.task_id} {done} ({reason}: {note[:300]}). The ledger keeps "
+            f"whole records only: free the space or make it writable, then `graphlemon resume {session.task_id}`",
+            task_id=session.task_id, **exc.context,
+        ) from None  # fmt: skip
     return task
 
 

@@ -29,9 +29,9 @@ from ..lifecycle import ACTIVE_BUG
 from ..models import RootCauseCategory, RunFailure, RunRecord, TestSummary
 from ..nodes import node_exec_id
 from .outcomes import Attribution, ValidationOutcome
+from .own_state import own_state
 from .routing import ROOT_CAUSE_ROUTES, validator_route
 from .session import LoopSession
-from .unit_loop import red_units
 
 CHECK_TIMEOUT_S = 120
 _CHECK_LINE = re.compile(r"^\s*(?P<name>[\w.-]+)(?:\s*\((?P<unit>[\w.-]+)\))?\s*:\s*(?P<cmd>.+?)\s*$")
@@ -119,7 +119,8 @@ def run_validator(session: LoopSession, loop_round: int) -> ValidationOutcome:
     from ..testrun import run_tests
 
     tests = run_tests(workdir, timeout=session.config.test_timeout_s * 3)
-    complete = not red_units(session)
+    own = own_state(session)  # this task's units, never another task's bug states (issue 24)
+    complete = own.green
     bench = session.artifacts.latest("benchmark", task_id=session.task_id)
     checks = (
         [run_check(c, workdir) for c in parse_checks(session.artifacts.read_text(bench))] if bench and complete else []
@@ -127,10 +128,10 @@ def run_validator(session: LoopSession, loop_round: int) -> ValidationOutcome:
     failed_checks = [c for c in checks if not c.ok]
     if complete:  # with a red unit the product is unfinished: attribute that unit's bugs, don't pile up symptoms
         _open_validation_bugs(session, tests, failed_checks, run_id)
-    active = [b for b in session.bugs.list(task_id=session.task_id) if b.status in ACTIVE_BUG]
+    active = _bugs_to_attribute(session, own.bug_ids)
     _record_run(session, run_id, nid, loop_round, tests, failed_checks, workdir)
     session.nodes.transition(nid, "verifying")
-    if tests.ok and not failed_checks and not active:
+    if complete and tests.ok and not failed_checks and not active:
         for bug in session.bugs.list(task_id=session.task_id, status="fixed"):
             session.bugs.transition(bug.bug_id, "verified", by="validator", fix_refs=[run_id])
         outcome = ValidationOutcome(ok=True, run_id=run_id, route="done")
@@ -141,6 +142,15 @@ def run_validator(session: LoopSession, loop_round: int) -> ValidationOutcome:
     session.nodes.transition(nid, "done", output_ref=ref)
     session.timeline("validated", f"round {loop_round}: {'all green' if outcome.ok else outcome.route}", ref=run_id)
     return outcome
+
+
+def _bugs_to_attribute(session: LoopSession, red_unit_bugs: list[str]) -> list:
+    """This task's active bugs, plus the bugs its red units reported (de-duplication may file them under another
+    task, in any state: the unit is red here, so they are this task's to attribute)."""
+    every = session.bugs.all()
+    bugs = [b for b in every.values() if b.task_id == session.task_id and b.status in ACTIVE_BUG]
+    seen = {b.bug_id for b in bugs}
+    return bugs + [every[i] for i in red_unit_bugs if i in every and i not in seen]
 
 
 def _open_validation_bugs(session: LoopSession, tests, failed_checks: list[Check], run_id: str) -> None:

@@ -6,7 +6,6 @@ import logging
 import math
 import os
 import re
-import tempfile
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -21,6 +20,7 @@ from .lastfailed import LastFailedStore
 from .models import FrameworkName, ParsedRun, TestRunResult
 from .process import ProcessOutcome, run_process
 from .reconcile import reconcile
+from .scratch import scratch_dir
 from .targets import Targets, split_targets
 from .text import TAIL_CHARS, head_and_tail, strip_ansi
 
@@ -65,7 +65,7 @@ def run_tests(
     wanted = split_targets(targets, root, run_dir)
     store = LastFailedStore(root)
     run_key = os.path.relpath(run_dir, root)
-    with tempfile.TemporaryDirectory(prefix="graphlemon-testrun-") as tmp:
+    with scratch_dir() as tmp:  # named after this pid: a killed run's folder is swept later
         report_dir = Path(tmp)
         invocation = _invocation(variant, command, wanted, run_dir, report_dir, store, name, run_key, last_failed)
         outcome = run_process(
