@@ -34,6 +34,7 @@ class ErrorCode(StrEnum):
     OUTPUT_INVALID = "OUTPUT_INVALID"
     TEST_RUNNER_ERROR = "TEST_RUNNER_ERROR"
     GIT_ERROR = "GIT_ERROR"
+    PERMISSION_DENIED = "PERMISSION_DENIED"
     MERGE_CONFLICT = "MERGE_CONFLICT"
     ABORTED = "ABORTED"
 
@@ -88,6 +89,16 @@ def _jsonable(context: dict[str, Any]) -> dict[str, Any]:
 
 def invalid_param(message: str, **context: Any) -> GraphLemonError:
     return GraphLemonError(ErrorCode.INVALID_PARAM, message, **context)
+
+
+def permission_denied(path: Any, need: str, fix: str | None = None) -> GraphLemonError:
+    """PERMISSION_DENIED naming the path and the permission that is missing (`need`: "write", "read", ...)."""
+    remedy = (
+        fix or f"give your user {need} permission on it (e.g. `chmod u+{need[0]} {path}`) and run the command again"
+    )
+    return GraphLemonError(
+        ErrorCode.PERMISSION_DENIED, f"{path}: {need} permission denied; {remedy}", path=str(path), need=need
+    )
 
 
 # -- typed errors the agents raise (their fields live in `context`, so pickling keeps them) --

@@ -10,6 +10,7 @@ Rules (DESIGN.md, "The ledger"):
   mid-append: the next writer or reader (holding the lock) repairs it by
   truncation (or completes it if it is a whole valid record missing only its
   newline) and reports it;
+* every line is redacted on its way out (`graphlemon.redact`: environment secrets, key shapes);
 * any other line that does not parse is `LEDGER_CORRUPT` naming file and line,
   never skipped; nothing is rewritten.
 
@@ -33,8 +34,9 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from .errors import ErrorCode, GraphLemonError
+from .errors import ErrorCode, GraphLemonError, permission_denied
 from .models import LEDGER_FILES, RECORD_ADAPTER, RECORD_TYPES, SCHEMA_VERSION, Record
+from .redact import DEFAULT as DEFAULT_REDACTOR
 
 log = logging.getLogger("graphlemon.ledger")
 
@@ -69,7 +71,8 @@ class _FileState:
 
 
 def encode(record: Record) -> bytes:
-    return record.model_dump_json(exclude_none=True).encode() + b"\n"
+    """One ledger line, secrets masked: every record goes through here, whatever wrote it (test output included)."""
+    return DEFAULT_REDACTOR.text(record.model_dump_json(exclude_none=True)).encode() + b"\n"
 
 
 def decode_line(raw: bytes, file: Path, lineno: int) -> Record:
@@ -203,8 +206,11 @@ class Ledger:
     @contextmanager
     def _locked(self, kind: str) -> Iterator[int]:
         path = self.path(kind)
-        self.state_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            self.state_dir.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        except PermissionError as exc:
+            raise permission_denied(exc.filename or path, "write", "the ledger is append-only and needs it") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             self._repair_tail(fd, path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..lifecycle import ACTIVE_BUG
 from ..models import BlockedReason, EscalationRecord, TriageRecord, UsageRecord
+from ..redact import write_redacted
 from .session import LoopSession
 
 DECISIONS: dict[str, str] = {
@@ -77,5 +78,5 @@ def write_evidence_pack(session: LoopSession, reason: BlockedReason, note: str) 
     session.ledger.append(record)
     path = session.project.state_dir / "escalations" / f"{session.task_id}-{record.ts:%Y%m%dT%H%M%S}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(summary, encoding="utf-8")
+    write_redacted(path, summary)
     return record

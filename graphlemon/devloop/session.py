@@ -25,6 +25,7 @@ from ..errors import ErrorCode, GraphLemonError
 from ..models import TimelineEvent
 from ..nodes import NodeTracker
 from ..project import ProjectHandle, open_project
+from ..redact import write_redacted
 from ..taskboard import TaskBoard
 from ..units import UnitFiles
 from ..worktrees import Worktrees
@@ -212,7 +213,7 @@ class LoopSession:
         path = self.outcome_path(node_exec_id, name)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(outcome.model_dump_json(indent=2))
+        write_redacted(tmp, outcome.model_dump_json(indent=2))
         os.replace(tmp, path)
         return str(path.relative_to(self.project.state_dir))
 

@@ -22,6 +22,7 @@ from typing import Any
 from ..bugs import Bug
 from ..models import ExecutorName, SddPatch, TriageRecord, utcnow
 from ..project import ProjectHandle
+from ..redact import write_redacted
 from .cite import Citer
 from .classifier import classify
 from .context import RunContext, load_run
@@ -244,7 +245,7 @@ def write_triage(project: ProjectHandle, ctx: RunContext, record: TriageRecord) 
         os.replace(path, history / f"triage-{stamp}.json")
     tmp = ctx.run_dir / f".triage.json.{os.getpid()}.tmp"
     body = record.model_dump(mode="json", exclude={"kind", "schema_version"})
-    tmp.write_text(json.dumps(body, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_redacted(tmp, json.dumps(body, indent=2, ensure_ascii=False) + "\n")
     os.replace(tmp, path)
     project.ledger.append(record)
     return path
