@@ -152,8 +152,8 @@ def _check_can_create(root: Path) -> None:
 
 
 def _existing_dir(path: Path | str) -> Path:
-    if str(path).strip() == "":
-        raise GraphLemonError(ErrorCode.INVALID_PARAM, "project path is empty")
+    if str(path).strip() == "" or "\x00" in str(path):
+        raise GraphLemonError(ErrorCode.INVALID_PARAM, f"project path {str(path)!r} is empty or not a file name")
     p = Path(path).expanduser()
     if not p.exists():
         raise GraphLemonError(ErrorCode.PROJECT_NOT_FOUND, f"folder {p} does not exist", path=str(p))

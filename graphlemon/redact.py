@@ -23,16 +23,18 @@ MASK = "[REDACTED]"
 MIN_SECRET_LEN = 8  # shorter values ("1", "true", a port) are not secrets and would mask ordinary text
 
 _SHAPES = re.compile(
-    "|".join(
+    r"(?<![A-Za-z0-9_\-])(?:"  # a key starts a word: `task-2026...` is an id, not an `sk-` key
+    + "|".join(
         (
             r"sk-ant-[A-Za-z0-9_\-]{8,}",  # Anthropic
-            r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}",  # OpenAI
+            r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{32,}",  # OpenAI
             r"gh[pousr]_[A-Za-z0-9]{20,}",  # GitHub tokens
             r"github_pat_[A-Za-z0-9_]{20,}",  # GitHub fine-grained tokens
             r"(?:AKIA|ASIA)[0-9A-Z]{16}",  # AWS access key ids
             r"xox[abposr]-[A-Za-z0-9\-]{10,}",  # Slack
         )
     )
+    + ")"
 )
 _ASSIGNED = re.compile(
     r"(?i)(x-api-key|authorization|api[_-]?key)(\\?\"?\s*[:=]\s*\\?\"?)(Bearer\s+)?[A-Za-z0-9_\-\.]{8,}"
