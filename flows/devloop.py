@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from prefect import flow, get_run_logger
-from prefect.artifacts import create_markdown_artifact, create_progress_artifact, update_progress_artifact
 from prefect.concurrency.sync import concurrency
 from prefect.context import get_run_context
 from prefect.flow_runs import suspend_flow_run
@@ -28,6 +27,7 @@ from graphlemon.models import EscalationRecord, utcnow
 from graphlemon.project import open_project
 from graphlemon.taskboard import TaskBoard
 from tasks._common import result_storage
+from tasks._redacted_artifacts import create_markdown_artifact, create_progress_artifact, update_progress_artifact
 from tasks.code import coder_turn_task, unit_loop_task
 from tasks.integrate import integrate
 from tasks.plan import plan

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from prefect import task
-from prefect.artifacts import create_markdown_artifact
 
 from graphlemon.devloop.outcomes import PlanOutcome
 from graphlemon.devloop.planner import run_planner
 
 from ._common import RETRY_DELAYS, STAGE_CACHE, session_for, transient_only
+from ._redacted_artifacts import create_markdown_artifact
 
 
 @task(name="plan", task_run_name="planner-round-{loop_round}", retries=2, retry_delay_seconds=RETRY_DELAYS,

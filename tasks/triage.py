@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 from prefect import task
-from prefect.artifacts import create_markdown_artifact
 
 from graphlemon.models import TriageRecord
 from graphlemon.project import open_project
@@ -13,6 +12,7 @@ from graphlemon.triage import triage_run as triage
 from graphlemon.triage.triager import markdown
 
 from ._common import RETRY_DELAYS, transient_only
+from ._redacted_artifacts import create_markdown_artifact
 
 
 @task(name="triage-run", task_run_name="triage-{run_id}", retries=2, retry_delay_seconds=RETRY_DELAYS,

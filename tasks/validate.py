@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from prefect import task
-from prefect.artifacts import create_table_artifact
 
 from graphlemon.devloop.outcomes import ValidationOutcome
 from graphlemon.devloop.validator import run_validator
 
 from ._common import RETRY_DELAYS, STAGE_CACHE, session_for, transient_only
+from ._redacted_artifacts import create_table_artifact
 
 
 @task(name="validate", task_run_name="validator-round-{loop_round}", retries=2, retry_delay_seconds=RETRY_DELAYS,

@@ -107,3 +107,27 @@ def test_a_test_printing_its_parents_environment_leaves_no_canary_under_graphlem
     assert leaks == [], f"canary secrets written under .graphlemon/: {leaks}"
     committed = subprocess.run(["git", "grep", "-I", "CANARY", "HEAD"], cwd=leaky_project, capture_output=True)
     assert committed.stdout == b""
+
+
+def test_prefect_artifacts_carry_no_canary(prefect_harness, monkeypatch):
+    from prefect import flow
+    from prefect.client.orchestration import get_client
+
+    from tasks._redacted_artifacts import create_markdown_artifact, create_table_artifact
+
+    for name, value in CANARIES.items():
+        monkeypatch.setenv(name, value)
+    leaked = " ".join(CANARIES.values())
+
+    @flow
+    def publish() -> None:
+        create_markdown_artifact(markdown=f"test output: {leaked}", key="canary-md", description=leaked)
+        create_table_artifact(table=[{"message": leaked, "n": 1}], key="canary-table")
+
+    publish()
+    with get_client(sync_client=True) as client:
+        stored = [a for a in client.read_artifacts() if a.key in ("canary-md", "canary-table")]
+    assert len(stored) == 2
+    text = json.dumps([a.model_dump(mode="json") for a in stored])
+    assert MASK in text
+    assert not any(value in text or json.dumps(value)[1:-1] in text for value in CANARIES.values())
