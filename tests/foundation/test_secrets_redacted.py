@@ -28,7 +28,7 @@ CANARIES = {
     "ACME_DEPLOY_SECRET": 'CANARY-generic "quoted" \\ value 42',
 }
 
-LEAKY_TEST = '''
+LEAKY_TEST = """
 import os
 
 
@@ -51,7 +51,7 @@ def test_prints_every_environment_it_can_read():
     print(dict(os.environ))
     print("\\n".join(_parents()))
     assert os.environ == {}, "own: " + repr(dict(os.environ)) + "\\nparents:\\n" + "\\n".join(_parents())
-'''
+"""
 
 
 def test_redactor_masks_environment_secrets_and_key_shapes(monkeypatch):
