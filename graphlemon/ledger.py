@@ -99,6 +99,8 @@ def decode_line(raw: bytes, file: Path, lineno: int) -> Record:
 def _migrate_or_raise(raw: bytes, file: Path, lineno: int, exc: ValidationError | None) -> Record:
     try:
         data = json.loads(raw)
+    except UnicodeDecodeError as err:
+        raise _corrupt(file, lineno, f"not UTF-8 (byte 0x{raw[err.start]:02x} at column {err.start + 1})") from None
     except ValueError as err:
         raise _corrupt(file, lineno, f"not JSON ({err.msg})") from None
     if not isinstance(data, dict):

@@ -168,6 +168,12 @@ def _load_meta(root: Path) -> Project | None:
         text = file.read_text(encoding="utf-8")
     except (FileNotFoundError, NotADirectoryError):
         return None
+    except UnicodeDecodeError as exc:
+        raise GraphLemonError(
+            ErrorCode.LEDGER_CORRUPT, f"{file}: not UTF-8 (byte at offset {exc.start})", file=str(file)
+        ) from None
+    except PermissionError:
+        raise permission_denied(file, "read") from None
     try:
         return Project.model_validate_json(text)
     except ValidationError as exc:

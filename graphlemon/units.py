@@ -19,7 +19,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .errors import ErrorCode, GraphLemonError
+from .errors import ErrorCode, GraphLemonError, invalid_param
 
 __all__ = [
     "UNIT_ID_RE",
@@ -264,6 +264,8 @@ class UnitFiles:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             raise GraphLemonError(missing, f"{path} does not exist (has the planner run?)", path=str(path)) from None
+        except UnicodeDecodeError as exc:
+            raise invalid_param(f"{path} is not UTF-8 text (byte at offset {exc.start})", path=str(path)) from None
         try:
             return model.model_validate_json(text)
         except ValidationError as exc:

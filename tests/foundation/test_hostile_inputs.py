@@ -347,3 +347,35 @@ def test_run_on_a_read_only_ledger_names_the_file_and_writes_nothing(shared_tmp)
     assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
     assert ".graphlemon" in error_line(out.stderr, "PERMISSION_DENIED")
     assert snapshot(repo) == before
+
+
+# -- files GraphLemon reads back that a person, an agent or a crash may have broken -----------------------------
+
+BROKEN_STATE = [
+    ("project-json-non-utf8", "project.json", b"\xff\xfe", ["status"], 1, "LEDGER_CORRUPT"),
+    ("ledger-line-non-utf8", "bugs.ndjson", b'{"kind":"bug","title":"\xff"}\n', ["bugs", "list"], 1, "LEDGER_CORRUPT"),
+    ("units-json-non-utf8", "units.json", b'{"units": [\xff]}', ["tester", "run", "--unit", "u", "--executor", "none"],
+     2, "INVALID_PARAM"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "argv", "exit_code", "error_code"), [c[1:] for c in BROKEN_STATE], ids=[c[0] for c in BROKEN_STATE]
+)
+def test_a_broken_state_file_is_a_clean_error(tmp_path, capsys, name, data, argv, exit_code, error_code):
+    from graphlemon.bugs import BugTracker
+    from graphlemon.project import init_project
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    handle = init_project(repo).project
+    BugTracker(handle.ledger).report(title="a bug", description="d")
+    with open(handle.state_dir / name, "ab") as fh:
+        fh.write(data)
+    before = snapshot(tmp_path)
+    code, _out, err = call([*argv, "-p", str(repo)], capsys)
+    assert "Traceback" not in err
+    assert str(handle.state_dir / name) in error_line(err, error_code)
+    assert code == exit_code
+    assert snapshot(tmp_path) == before
