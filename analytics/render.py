@@ -132,17 +132,18 @@ def print_frame(
 ) -> None:
     """One DataFrame as a rich table (at most `limit` rows, 0 = all; only `columns` if given)."""
     from rich.table import Table
+    from rich.text import Text
 
     if frame.empty:
-        console.print(f"{title}: no rows", highlight=False)
+        console.print(Text(f"{title}: no rows"), highlight=False)
         return
     hidden = len(frame.columns) - len(columns) if columns else 0
     shown, more = _shown(frame[columns] if columns else frame, limit)
-    table = Table(title=title, title_justify="left")
+    table = Table(title=Text(title), title_justify="left")  # Text: a value or a column name is never markup
     for column in shown.columns:
-        table.add_column(str(column), overflow="fold")
+        table.add_column(Text(str(column)), overflow="fold")
     for row in shown.itertuples(index=False, name=None):
-        table.add_row(*(cell_text(v) for v in row))
+        table.add_row(*(Text(cell_text(v)) for v in row))
     console.print(table)
     notes = [f"{more} more row(s) (--limit 0 shows all)"] if more else []
     notes += [f"{hidden} more column(s) (--md, --json or --csv show all)"] if hidden else []
@@ -151,7 +152,11 @@ def print_frame(
 
 
 def print_rich(report: Report, console: Any, section: str | None = None, limit: int = DEFAULT_LIMIT) -> None:
-    console.print(f"[bold]{report.title} report[/bold]  filters: {_filters_line(report)}", highlight=False)
+    from rich.text import Text
+
+    console.print(
+        Text.assemble((f"{report.title} report", "bold"), f"  filters: {_filters_line(report)}"), highlight=False
+    )
     for name in [section] if section else report.sections:
         frame = report.section(name)
         print_frame(console, frame, f"{name} ({len(frame)})", limit, report.brief.get(name))

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Literal
 
 from prefect import flow, get_run_logger
-from prefect.artifacts import create_markdown_artifact, create_progress_artifact
 from prefect.concurrency.sync import concurrency
 from prefect.context import get_run_context
 from prefect.flow_runs import suspend_flow_run
@@ -33,6 +32,7 @@ from graphlemon.models import EscalationRecord, utcnow
 from graphlemon.project import open_project
 from graphlemon.taskboard import TaskBoard
 from tasks._common import adopt_session, log_timeline, task_key
+from tasks._redacted_artifacts import create_markdown_artifact, create_progress_artifact
 
 from .stages import PrefectStages
 

@@ -17,13 +17,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from prefect import flow, task
-from prefect.artifacts import create_markdown_artifact
 from pydantic import BaseModel
 
 from flows.reports import artifact_key, project_dir
 from graphlemon.errors import invalid_param
 from graphlemon.models import TimelineEvent
 from graphlemon.project import ProjectHandle, open_project
+from tasks._redacted_artifacts import create_markdown_artifact
 
 LOGS_DIR = "logs"
 DEFAULT_RETENTION_DAYS = 14.0

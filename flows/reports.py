@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 
 from prefect import flow, task
-from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
 import analytics
 from analytics.render import records, to_markdown
 from graphlemon.errors import invalid_param
 from tasks._common import artifact_key
+from tasks._redacted_artifacts import create_markdown_artifact, create_table_artifact
 
 ARTIFACT_ROWS = 200  # rows of a table artifact; the markdown file and artifact say how many there are
 

@@ -46,7 +46,7 @@ class PrefectStages:
         """Rounds used of the limit after `loop_round`; 100 % when the task is done."""
         if self.progress is None:
             return
-        from prefect.artifacts import update_progress_artifact
+        from tasks._redacted_artifacts import update_progress_artifact
 
         used = 100.0 if done else 100.0 * (loop_round + 1) / self.session.config.max_loop_rounds
         update_progress_artifact(self.progress, progress=min(100.0, used))

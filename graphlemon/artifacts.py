@@ -17,6 +17,7 @@ from pathlib import Path
 from .errors import ErrorCode, GraphLemonError, invalid_param
 from .ledger import Ledger
 from .models import ArtifactRecord, ArtifactType
+from .redact import write_redacted
 
 ARTIFACTS_DIR = "artifacts"
 
@@ -113,5 +114,5 @@ class ArtifactStore:
 def _atomic_write(path: Path, content: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(content, encoding="utf-8")
+    write_redacted(tmp, content)
     os.replace(tmp, path)

@@ -36,6 +36,7 @@ class ErrorCode(StrEnum):
     OUTPUT_INVALID = "OUTPUT_INVALID"
     TEST_RUNNER_ERROR = "TEST_RUNNER_ERROR"
     GIT_ERROR = "GIT_ERROR"
+    PERMISSION_DENIED = "PERMISSION_DENIED"
     MERGE_CONFLICT = "MERGE_CONFLICT"
     ABORTED = "ABORTED"
 
@@ -97,6 +98,16 @@ def write_failed(path: Any, exc: OSError) -> GraphLemonError:
     reason = exc.strerror or type(exc).__name__
     return GraphLemonError(
         ErrorCode.LEDGER_WRITE_FAILED, f"cannot write {path}: {reason}", path=str(path), errno=exc.errno
+    )
+
+
+def permission_denied(path: Any, need: str, fix: str | None = None) -> GraphLemonError:
+    """PERMISSION_DENIED naming the path and the permission that is missing (`need`: "write", "read", ...)."""
+    remedy = (
+        fix or f"give your user {need} permission on it (e.g. `chmod u+{need[0]} {path}`) and run the command again"
+    )
+    return GraphLemonError(
+        ErrorCode.PERMISSION_DENIED, f"{path}: {need} permission denied; {remedy}", path=str(path), need=need
     )
 
 

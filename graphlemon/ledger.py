@@ -10,6 +10,7 @@ Rules (DESIGN.md, "The ledger"):
   mid-append: the next writer or reader (holding the lock) repairs it by
   truncation (or completes it if it is a whole valid record missing only its
   newline) and reports it;
+* every line is redacted on its way out (`graphlemon.redact`: environment secrets, key shapes);
 * any other line that does not parse is `LEDGER_CORRUPT` naming file and line,
   never skipped; nothing is rewritten.
 
@@ -33,8 +34,9 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from .errors import ErrorCode, GraphLemonError, write_failed
+from .errors import ErrorCode, GraphLemonError, permission_denied, write_failed
 from .models import LEDGER_FILES, RECORD_ADAPTER, RECORD_TYPES, SCHEMA_VERSION, Record
+from .redact import DEFAULT as DEFAULT_REDACTOR
 
 log = logging.getLogger("graphlemon.ledger")
 
@@ -69,7 +71,8 @@ class _FileState:
 
 
 def encode(record: Record) -> bytes:
-    return record.model_dump_json(exclude_none=True).encode() + b"\n"
+    """One ledger line, secrets masked: every record goes through here, whatever wrote it (test output included)."""
+    return DEFAULT_REDACTOR.text(record.model_dump_json(exclude_none=True)).encode() + b"\n"
 
 
 def decode_line(raw: bytes, file: Path, lineno: int) -> Record:
@@ -96,6 +99,8 @@ def decode_line(raw: bytes, file: Path, lineno: int) -> Record:
 def _migrate_or_raise(raw: bytes, file: Path, lineno: int, exc: ValidationError | None) -> Record:
     try:
         data = json.loads(raw)
+    except UnicodeDecodeError as err:
+        raise _corrupt(file, lineno, f"not UTF-8 (byte 0x{raw[err.start]:02x} at column {err.start + 1})") from None
     except ValueError as err:
         raise _corrupt(file, lineno, f"not JSON ({err.msg})") from None
     if not isinstance(data, dict):
@@ -206,6 +211,8 @@ class Ledger:
         try:
             self.state_dir.mkdir(parents=True, exist_ok=True)
             fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        except PermissionError as exc:
+            raise permission_denied(exc.filename or path, "write", "the ledger is append-only and needs it") from None
         except OSError as exc:  # a read-only file or folder, a full disk: the path and the reason, not a traceback
             raise write_failed(path, exc) from None
         try:

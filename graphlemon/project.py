@@ -17,9 +17,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from .errors import ErrorCode, GraphLemonError
+from .errors import ErrorCode, GraphLemonError, permission_denied
 from .ledger import Ledger
-from .models import Project
+from .models import LEDGER_FILES, Project
 
 STATE_DIR = ".graphlemon"
 PROJECT_FILE = "project.json"
@@ -58,6 +58,8 @@ def init_project(path: Path | str, confirm_git_init: Callable[[str], bool] | Non
     """
     root = _existing_dir(path)
     existing = _load_meta(root)
+    if existing is None:
+        _check_can_create(root)  # before `git init` or any file: nothing is half-written
     if existing is not None:
         _ensure_excluded(root)
         return InitResult(ProjectHandle(root, existing, Ledger(root / STATE_DIR)), created=False, git_initialised=False)
@@ -112,12 +114,47 @@ def open_project(path: Path | str | None = None) -> ProjectHandle:
     )
 
 
+def require_git(handle: ProjectHandle) -> None:
+    """GIT_ERROR unless the project's root is still the top of a git work tree (the loop needs git)."""
+    top = _git_toplevel(handle.root)
+    if top == handle.root:
+        return
+    where = (
+        f"is now inside the git repository {top}"
+        if top
+        else "is no longer a git repository (.git is missing or broken)"
+    )
+    raise GraphLemonError(
+        ErrorCode.GIT_ERROR,
+        f"{handle.root} has {STATE_DIR}/ but {where}; restore its .git folder, or run `git init` there and "
+        f"`graphlemon init {handle.root}` again",
+        path=str(handle.root),
+    )
+
+
+def require_writable(handle: ProjectHandle) -> None:
+    """PERMISSION_DENIED naming the first part of the state directory this user cannot write (checked before a
+    command writes anything, so a refused command leaves nothing half-written)."""
+    state = handle.state_dir
+    files = [state / name for name in sorted(set(LEDGER_FILES.values()))]
+    for path in [state, *(f for f in files if f.exists())]:
+        if not os.access(path, os.W_OK):
+            raise permission_denied(path, "write", f"GraphLemon appends its ledger there: `chmod -R u+w {state}`")
+
+
 # -- helpers -------------------------------------------------------------------------------
 
 
+def _check_can_create(root: Path) -> None:
+    state = root / STATE_DIR
+    target = state if state.is_dir() else root
+    if not os.access(target, os.W_OK | os.X_OK):
+        raise permission_denied(target, "write", f"`graphlemon init` creates {state} there; nothing was written")
+
+
 def _existing_dir(path: Path | str) -> Path:
-    if str(path).strip() == "":
-        raise GraphLemonError(ErrorCode.INVALID_PARAM, "project path is empty")
+    if str(path).strip() == "" or "\x00" in str(path):
+        raise GraphLemonError(ErrorCode.INVALID_PARAM, f"project path {str(path)!r} is empty or not a file name")
     p = Path(path).expanduser()
     if not p.exists():
         raise GraphLemonError(ErrorCode.PROJECT_NOT_FOUND, f"folder {p} does not exist", path=str(p))
@@ -132,6 +169,12 @@ def _load_meta(root: Path) -> Project | None:
         text = file.read_text(encoding="utf-8")
     except (FileNotFoundError, NotADirectoryError):
         return None
+    except UnicodeDecodeError as exc:
+        raise GraphLemonError(
+            ErrorCode.LEDGER_CORRUPT, f"{file}: not UTF-8 (byte at offset {exc.start})", file=str(file)
+        ) from None
+    except PermissionError:
+        raise permission_denied(file, "read") from None
     try:
         return Project.model_validate_json(text)
     except ValidationError as exc:
@@ -143,10 +186,13 @@ def _load_meta(root: Path) -> Project | None:
 def _create_meta(root: Path) -> tuple[Project, bool]:
     """Write project.json atomically; if another process won the race, use its project."""
     state = root / STATE_DIR
-    state.mkdir(exist_ok=True)
     meta = Project(project_id=f"p-{secrets.token_hex(4)}", target_path=str(root))
     tmp = state / f".{PROJECT_FILE}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(meta.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
+    try:
+        state.mkdir(exist_ok=True)
+        tmp.write_text(json.dumps(meta.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
+    except PermissionError as exc:
+        raise permission_denied(exc.filename or state, "write") from None
     try:
         os.link(tmp, state / PROJECT_FILE)  # fails if it exists: no duplicate project
         created = True

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from prefect import task
-from prefect.artifacts import create_markdown_artifact
 
 from graphlemon.devloop.outcomes import PlanOutcome
 from graphlemon.devloop.planner import run_planner
 
 from ._common import STAGE_OPTIONS, finished, session_for, timeline_logged
+from ._redacted_artifacts import create_markdown_artifact
 
 
 @task(name="planner", task_run_name="planner · round {loop_round}", **STAGE_OPTIONS)

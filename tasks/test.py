@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from prefect import task
-from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
 from graphlemon import testrun
 from graphlemon.devloop.unit_loop import test_unit
@@ -13,6 +12,7 @@ from graphlemon.tester import TesterOutput
 from graphlemon.testrun import TestRunResult
 
 from ._common import STAGE_OPTIONS, artifact_key, finished, session_for, task_key, timeline_logged
+from ._redacted_artifacts import create_markdown_artifact, create_table_artifact
 
 
 @task(name="run-tests", retries=0)

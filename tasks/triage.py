@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 from prefect import task
-from prefect.artifacts import create_markdown_artifact
 
 from graphlemon.devloop.integrator import triage_integration
 from graphlemon.devloop.outcomes import IntegrationOutcome
@@ -15,6 +14,7 @@ from graphlemon.triage import triage_run as triage
 from graphlemon.triage.triager import markdown
 
 from ._common import RETRY_DELAYS, STAGE_OPTIONS, session_for, task_key, timeline_logged, transient_only
+from ._redacted_artifacts import create_markdown_artifact
 
 
 @task(name="triage-run", task_run_name="triage-{run_id}", retries=2, retry_delay_seconds=RETRY_DELAYS,

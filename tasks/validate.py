@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from prefect import task
-from prefect.artifacts import create_table_artifact
 
 from graphlemon.devloop.outcomes import ValidationOutcome
 from graphlemon.devloop.validator import run_validator
 
 from ._common import STAGE_OPTIONS, session_for, timeline_logged
+from ._redacted_artifacts import create_table_artifact
 
 
 @task(name="validator", task_run_name="validator · round {loop_round}", **STAGE_OPTIONS)

@@ -36,6 +36,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..errors import ErrorCode, GraphLemonError, invalid_param
+from ..inputs import read_text_input
 from ..models import QuotaLimitType, Role
 
 ACTION_TOOLS = {"write_file": "write_file", "edit_file": "edit_file", "patch": "apply_patch"}
@@ -185,12 +186,11 @@ class Playbook(BaseModel):
     @classmethod
     def load(cls, path: Path | str) -> Playbook:
         path = Path(path)
-        if not path.is_file():
-            raise invalid_param(f"playbook {path} does not exist", path=str(path))
-        if path.stat().st_size > MAX_PLAYBOOK_BYTES:
+        if path.is_file() and path.stat().st_size > MAX_PLAYBOOK_BYTES:
             raise invalid_param(f"playbook {path} is larger than {MAX_PLAYBOOK_BYTES} bytes", path=str(path))
+        text = read_text_input(path, "playbook")  # INVALID_PARAM: missing, a folder, unreadable, not UTF-8
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            data = yaml.safe_load(text)
             check_expanded_size(data, str(path))
         except yaml.YAMLError as exc:
             raise invalid_param(f"playbook {path}: not valid YAML: {exc}", path=str(path)) from None
@@ -244,10 +244,7 @@ def _inline_source(action: Action, base_dir: Path | None, source: str) -> None:
         raise invalid_param(f"playbook {source}: {action.tool} has both 'from_file' and '{key}'")
     if base_dir is None or Path(str(ref)).is_absolute() or ".." in Path(str(ref)).parts:
         raise invalid_param(f"playbook {source}: from_file {ref!r} must be a path relative to the playbook")
-    file = base_dir / str(ref)
-    if not file.is_file():
-        raise invalid_param(f"playbook {source}: from_file {file} does not exist")
-    action.args[key] = file.read_text(encoding="utf-8")
+    action.args[key] = read_text_input(base_dir / str(ref), f"playbook {source}: from_file")
 
 
 # -- ${...} references -------------------------------------------------------------------------

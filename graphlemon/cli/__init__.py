@@ -12,9 +12,10 @@ import logging
 import sys
 
 import typer
+from pydantic import ValidationError
 from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError  # typer vendors click
 
-from ..errors import ErrorCode, GraphLemonError
+from ..errors import ErrorCode, GraphLemonError, permission_denied
 from . import agent, budget, bugs, gc_cmd, init_cmd, report, run, sql, status, test_cmd, tester, triage
 
 app = typer.Typer(
@@ -57,10 +58,27 @@ def main(argv: list[str] | None = None) -> None:
         _fail(ErrorCode.INVALID_PARAM, exc.format_message(), exc.exit_code)
     except ClickException as exc:
         _fail(ErrorCode.INVALID_PARAM, exc.format_message(), exc.exit_code)
+    except ValidationError as exc:  # a value the options let through but a model refuses: still bad input
+        _fail(ErrorCode.INVALID_PARAM, _validation_message(exc), 2)
+    except PermissionError as exc:  # a place this user cannot read or write, wherever it was met
+        err = permission_denied(exc.filename or "a file", "read/write" if exc.filename is None else _need(exc))
+        _fail(err.code, err.message, err.exit_code)
     except OSError as exc:  # a file the command needed (disk full, read-only, gone): its name and reason, no traceback
         where = f"{exc.filename}: " if exc.filename else ""
         _fail(ErrorCode.IO_ERROR, f"{where}{exc.strerror or exc}", 1)
     sys.exit(rc if isinstance(rc, int) else 0)
+
+
+def _validation_message(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first.get("loc", ())) or exc.title
+    return f"{where}: {first.get('msg')} (got {first.get('input')!r})"
+
+
+def _need(exc: PermissionError) -> str:
+    import os
+
+    return "write" if os.path.exists(exc.filename) and os.access(exc.filename, os.R_OK) else "read/write"
 
 
 def _fail(code: str, message: str, exit_code: int) -> None:

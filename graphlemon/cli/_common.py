@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -13,6 +14,18 @@ ProjectOpt = Annotated[
     typer.Option("--project", "-p", help="Project folder (default: found from the current directory, like git)."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
+
+
+def seconds(limit: float):
+    """A typer callback for a duration option: a finite number of seconds in (0, limit] (nan, inf, 0 and negative
+    values are a usage error, so INVALID_PARAM with exit 2, before anything runs)."""
+
+    def check(value: float | None) -> float | None:
+        if value is not None and not (math.isfinite(value) and 0 < value <= limit):
+            raise typer.BadParameter(f"must be a number of seconds above 0 and at most {limit:g}, got {value}")
+        return value
+
+    return check
 
 
 def open_project(path: Path | None):
@@ -29,6 +42,16 @@ def emit_json(data: Any) -> None:
 
 
 def console():
+    """The CLI's rich console. It never parses markup: a goal, a bug title, a test's output or an agent's answer
+    prints exactly as written (`[/bold]` in a title is text, not a closing tag). Style our own words with
+    `line(...)` / rich `Text`, never with `[tags]` inside a string."""
     from rich.console import Console
 
-    return Console()
+    return Console(markup=False, emoji=False)
+
+
+def line(*parts: str | tuple[str, str]):
+    """One printable line from plain strings and `(text, style)` pairs; no part is parsed as markup."""
+    from rich.text import Text
+
+    return Text.assemble(*parts)

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from ..errors import invalid_param
-from ._common import JsonOpt, ProjectOpt, console, emit_json, open_project
+from ._common import JsonOpt, ProjectOpt, console, emit_json, line, open_project, seconds
 
 PRINT_MAX_CHARS = 100_000  # the printed structured output (--json prints it whole)
 
@@ -46,9 +46,11 @@ def run(
     ] = None,
     model: Annotated[str | None, typer.Option("--model", help="Model for LLM executors (default: per role).")] = None,
     max_turns: Annotated[
-        int | None, typer.Option("--max-turns", min=1, help="Model calls (or playbook actions) allowed.")
+        int | None, typer.Option("--max-turns", min=1, max=500, help="Model calls (or playbook actions) allowed.")
     ] = None,
-    timeout: Annotated[float | None, typer.Option("--timeout", help="Seconds for the whole turn.")] = None,
+    timeout: Annotated[
+        float | None, typer.Option("--timeout", callback=seconds(86_400), help="Seconds for the whole turn.")
+    ] = None,
     project: ProjectOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -109,9 +111,9 @@ def _context(
     if prompt is not None and prompt_file is not None:
         raise invalid_param("give --prompt or --prompt-file, not both")
     if prompt_file is not None:
-        if not prompt_file.is_file():
-            raise invalid_param(f"prompt file {prompt_file} does not exist")
-        return prompt_file.read_text(encoding="utf-8")
+        from ..inputs import read_text_input
+
+        return read_text_input(prompt_file, "prompt file")
     if prompt is not None:
         return prompt
     return f"Run your {role} turn. Task: {task or '-'}. Unit: {unit or '-'}. Attempt: {attempt}."
@@ -134,17 +136,18 @@ def _load_model(spec: str):
 
 def _print(result) -> None:
     out = console()
-    status = "[green]completed[/]" if result.ok else f"[red]{result.stop_reason}[/]"
+    status = ("completed", "green") if result.ok else (str(result.stop_reason), "red")
     out.print(
-        f"{result.role} turn via [bold]{result.executor}[/] ({result.model or '-'}): {status} in {result.duration_ms} ms"
-    )
+        line(f"{result.role} turn via ", (result.executor, "bold"), f" ({result.model or '-'}): ", status,
+             f" in {result.duration_ms} ms")
+    )  # fmt: skip
     if result.output_error:
         out.print(f"output error: {result.output_error}")
     out.print(f"files changed: {', '.join(result.files_changed) or '-'}")
     if result.reverted_paths:
         out.print(f"reverted: {', '.join(result.reverted_paths)}")
     for err in result.tool_errors:
-        out.print(f"[yellow]tool error[/] {err.tool} {err.code}: {err.message}")
+        out.print(line(("tool error", "yellow"), f" {err.tool} {err.code}: {err.message}"))
     u = result.usage
     out.print(
         f"usage: {u.calls} call(s), in {u.input_tokens}, out {u.output_tokens}, cache read {u.cache_read_tokens}, cache write {u.cache_write_tokens}, ${u.cost_usd:.4f}"

@@ -39,7 +39,7 @@ def set_(
             f"the task was blocked by its budget and is queued again: graphlemon resume {task_id}", highlight=False
         )
     elif update.task_status == "blocked_pending_human" and s.remaining <= 0:
-        out.print("[yellow]the task stays blocked: the new limit is not above what it already used[/yellow]")
+        out.print("the task stays blocked: the new limit is not above what it already used", style="yellow")
 
 
 @app.command()

@@ -7,7 +7,7 @@ from typing import Annotated, get_args
 import typer
 
 from ..errors import invalid_param
-from ._common import JsonOpt, ProjectOpt, console, emit_json, open_project
+from ._common import JsonOpt, ProjectOpt, console, emit_json, line, open_project
 
 app = typer.Typer(help="Bugs found by the loop or reported by people.", no_args_is_help=True)
 
@@ -73,7 +73,7 @@ def show(
         )
         return
     out = console()
-    out.print(f"[bold]{bug.bug_id}[/bold]  {bug.status}  ({bug.severity}, {bug.category})")
+    out.print(line((bug.bug_id, "bold"), f"  {bug.status}  ({bug.severity}, {bug.category})"))
     out.print(f"title:  {bug.title}")
     for name in (
         "source",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -24,7 +23,7 @@ def _ask(question: str) -> bool:
 def register(app: typer.Typer) -> None:
     @app.command()
     def init(
-        path: Annotated[Path, typer.Argument(help="Folder of the target repository.")],
+        path: Annotated[str, typer.Argument(help="Folder of the target repository.")],
         yes: Annotated[
             bool, typer.Option("--yes", "-y", help="Agree to `git init` if the folder is not a git repository.")
         ] = False,

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from ._common import JsonOpt, ProjectOpt, console, emit_json, open_project
+from ._common import JsonOpt, ProjectOpt, console, emit_json, line, open_project
 
 ExecutorOpt = Annotated[
     str | None,
@@ -49,12 +49,14 @@ def register(app: typer.Typer) -> None:
         """Create a task for GOAL and run the DevLoop until it is done or needs a human (REQ-01)."""
         from ..agents.budget import check_budget, update_budget
         from ..errors import invalid_param
-        from ..project import require_commit
+        from ..project import require_commit, require_git, require_writable
         from ..taskboard import TaskBoard
 
         handle = open_project(project)
         if not goal.strip():
             raise invalid_param("goal_text is empty; say what the loop should build")
+        require_git(handle)
+        require_writable(handle)
         require_commit(handle)  # before a task exists: the loop branches from HEAD
         backend = _backend(executor, playbook, engine)
         if budget_tokens is not None and budget_usd is not None:
@@ -84,11 +86,14 @@ def register(app: typer.Typer) -> None:
         """Continue a task: after a crash (from the persisted nodes), or manual_resume of a blocked task (REQ-06 / REQ-09)."""
         from ..agents.classifier import reset_classifier_counts
         from ..devloop.session import LoopConfig
+        from ..project import require_git, require_writable
         from ..taskboard import TaskBoard
 
         handle = open_project(project)
         board = TaskBoard(handle.ledger)
         task = board.get(task_id)
+        require_git(handle)
+        require_writable(handle)
         if LoopConfig.path(handle.state_dir, task_id).exists():  # by default the task's own executor and playbook
             saved = LoopConfig.load(handle.state_dir, task_id)
             executor = executor or saved.executor
@@ -165,8 +170,8 @@ def _drive(
     sweep_stale()  # scratch folders of killed runs (only those whose process has ended)
     out = console()
     if backend == "scripted" and not as_json:
-        out.print(f"[yellow]executor: scripted[/yellow] — replaying {playbook}; this shows the loop's plumbing, "
-                  "not a model's work", highlight=False)  # fmt: skip
+        out.print(line(("executor: scripted", "yellow"), f" — replaying {playbook}; this shows the loop's plumbing, "
+                       "not a model's work"), highlight=False)  # fmt: skip
     follower = None if quiet or as_json else _Follower(handle, task_id, out)
     started = time.monotonic()
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")  # the live timeline is the progress view

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ._common import line
+
 
 def task_summary(handle, task_id: str) -> dict:
     """The numbers `graphlemon status` and the demo print (pure reads of the ledger)."""
@@ -37,7 +39,7 @@ def show_task(handle, task_id: str, out) -> None:
     task = s["task"]
     colour = "green" if task.status == "done" else "red" if task.status == "blocked_pending_human" else "yellow"
     reason = f" ({task.blocked_reason})" if task.blocked_reason else ""
-    out.print(f"\n[bold]{task.task_id}[/bold]: [{colour}]{task.status}{reason}[/{colour}] — {task.goal_text}")
+    out.print(line("\n", (task.task_id, "bold"), ": ", (f"{task.status}{reason}", colour), f" — {task.goal_text}"))
     if task.note:
         out.print(f"  {task.note}", markup=False)
     timeline = Table(title="timeline", show_lines=False)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ._common import JsonOpt, ProjectOpt, console, emit_json, open_project
+from ._common import JsonOpt, ProjectOpt, console, emit_json, line, open_project
 
 
 def register(app: typer.Typer) -> None:
@@ -60,7 +60,7 @@ def register(app: typer.Typer) -> None:
                 from rich.markdown import Markdown
                 from rich.panel import Panel
 
-                out.print(Panel(Markdown(packs[task.task_id].summary_md), title=f"{task.task_id} needs a human"))
+                out.print(Panel(Markdown(packs[task.task_id].summary_md), title=line(f"{task.task_id} needs a human")))
 
 
 def _tasks_table(handle, tasks, runs, out) -> None:
@@ -69,7 +69,7 @@ def _tasks_table(handle, tasks, runs, out) -> None:
     from ..bugs import BugTracker
 
     bugs = Counter(b.status for b in BugTracker(handle.ledger).all().values())
-    out.print(f"[bold]project[/bold] {handle.project_id}  {handle.root}")
+    out.print(line(("project", "bold"), f" {handle.project_id}  {handle.root}"))
     out.print("bugs: " + (", ".join(f"{k} {v}" for k, v in sorted(bugs.items())) or "none"), highlight=False)
     if not tasks:
         out.print('no tasks yet: `graphlemon run "GOAL"`')
@@ -79,10 +79,10 @@ def _tasks_table(handle, tasks, runs, out) -> None:
         table.add_column(column, overflow="fold", no_wrap=column == "task_id")
     for t in tasks:
         colour = {"done": "green", "blocked_pending_human": "red"}.get(t.status, "yellow")
-        status = f"[{colour}]{t.status}[/{colour}]"
+        status = line((t.status, colour))
         note = t.blocked_reason or t.note or ""
         if runs[t.task_id] == "interrupted":  # nobody is running it
-            status += " [red](interrupted)[/red]"
+            status.append(" (interrupted)", style="red")
         table.add_row(t.task_id, status, str(t.loop_round), note, t.goal_text)
     out.print(table)
     stopped = [t.task_id for t in tasks if runs[t.task_id] == "interrupted"]

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from ._common import JsonOpt, console
+from ._common import JsonOpt, console, line, seconds
 
 
 def register(app: typer.Typer) -> None:
@@ -35,7 +35,9 @@ def register(app: typer.Typer) -> None:
         command: Annotated[
             str | None, typer.Option(help="Shell command to run as given instead of the framework's own.")
         ] = None,
-        timeout: Annotated[float, typer.Option(help="Seconds before the whole process group is killed.")] = 120.0,
+        timeout: Annotated[
+            float, typer.Option(callback=seconds(86_400), help="Seconds before the whole process group is killed.")
+        ] = 120.0,
         as_json: JsonOpt = False,
     ) -> None:
         """Run the tests in one call: counts, each failure with location, expected/got and a hint.
@@ -75,22 +77,23 @@ def _forward_signals(cancel: threading.Event):
 
 
 def _print_result(result) -> None:
-    from rich.markup import escape
     from rich.table import Table
 
     out = console()
     s = result.summary
-    verdict = "[green]ok[/green]" if result.ok else "[red]NOT ok[/red]"
-    flags = "".join(
-        f"  [yellow]{flag}[/yellow]"
-        for flag, on in (("timed out", result.timed_out), ("crashed", result.crashed))
-        if on
-    )
+    verdict = ("ok", "green") if result.ok else ("NOT ok", "red")
+    flags = [
+        (f"  {flag}", "yellow") for flag, on in (("timed out", result.timed_out), ("crashed", result.crashed)) if on
+    ]
     out.print(
-        f"{verdict}  {result.framework or 'unknown framework'}  exit {result.exit_code}  {result.duration_ms} ms{flags}"
+        line(
+            verdict,
+            f"  {result.framework or 'unknown framework'}  exit {result.exit_code}  {result.duration_ms} ms",
+            *flags,
+        )
     )
     out.print(f"{s.total} tests: {s.passed} passed, {s.failed} failed, {s.skipped} skipped")
-    out.print(f"[dim]$ {escape(result.command)}[/dim]")
+    out.print(line((f"$ {result.command}", "dim")))
     if result.failures:
         table = Table(title=f"{len(result.failures)} failure(s)", show_lines=True)
         for column in ("test", "where", "message", "hint"):
@@ -98,8 +101,8 @@ def _print_result(result) -> None:
         for f in result.failures:
             where = f"{f.file}:{f.line}" if f.file and f.line else (f.file or "-")
             message = f.message if f.expected is None else f"{f.message}\nexpected: {f.expected}\ngot: {f.got}"
-            table.add_row(escape(f.name), escape(where), escape(message), escape(f.hint))
+            table.add_row(f.name, where, message, f.hint)
         out.print(table)
     if result.crashed or (not result.ok and not result.failures):
-        out.print("[bold]output tail[/bold]")
-        out.print(escape(result.output_tail), highlight=False)
+        out.print(line(("output tail", "bold")))
+        out.print(result.output_tail, highlight=False)

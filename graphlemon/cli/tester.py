@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ._common import JsonOpt, ProjectOpt, console, emit_json, open_project
+from ._common import JsonOpt, ProjectOpt, console, emit_json, line, open_project, seconds
 
 app = typer.Typer(help="The Tester stage (loop L1): write tests, run them, hints, bugs.", no_args_is_help=True)
 
@@ -20,7 +20,7 @@ def run(
     playbook: Annotated[Path | None, typer.Option(help="Playbook for the scripted executor.")] = None,
     attempt: Annotated[int, typer.Option(min=1, help="Attempt number (the playbook is keyed by it).")] = 1,
     resume_token: Annotated[str | None, typer.Option(help="resume: the run_id of the interrupted run")] = None,
-    timeout: Annotated[float, typer.Option(min=1, help="Test run cap in seconds (seed: 60).")] = 60.0,
+    timeout: Annotated[float, typer.Option(min=1, callback=seconds(86_400), help="Test run cap in seconds (seed: 60).")] = 60.0,
     project: ProjectOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -50,9 +50,9 @@ def _show(out) -> None:
     from rich.table import Table
 
     c = console()
-    verdict = "[green]green[/green]" if out.ok else ("[red]crashed[/red]" if out.crashed else "[red]red[/red]")
+    verdict = ("green", "green") if out.ok else (("crashed", "red") if out.crashed else ("red", "red"))
     label = f" ({out.executor} executor)" if out.executor != "none" else ""
-    c.print(f"{out.unit_id} {out.run_id}: {verdict}  {out.summary.passed}/{out.summary.total} passed{label}")
+    c.print(line(f"{out.unit_id} {out.run_id}: ", verdict, f"  {out.summary.passed}/{out.summary.total} passed{label}"))
     c.print(f"coverage: acceptance {out.acceptance_coverage:.0%}, contract {out.contract_coverage:.0%}; next: {out.next_action}")
     if out.failures:
         table = Table("test", "expected", "got", "hint", "bug")
@@ -62,5 +62,5 @@ def _show(out) -> None:
     for b in out.bugs_transitioned:
         c.print(f"bug {b.id}: {b.from_} -> {b.to}")
     for v in out.self_check_violations:
-        c.print(f"[yellow]self-check:[/yellow] {v}", markup=True)
+        c.print(line(("self-check:", "yellow"), f" {v}"))
     c.print(f"result: {out.result_ref}")

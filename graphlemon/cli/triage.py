@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ._common import JsonOpt, ProjectOpt, console, emit_json, open_project
+from ._common import JsonOpt, ProjectOpt, console, emit_json, line, open_project
 
 EXECUTOR_CHOICES = ("auto", "none", "scripted", "anthropic", "claude_code")
 MODEL_BACKENDS = ("anthropic", "claude_code")
@@ -64,7 +64,7 @@ def _print(outcome) -> None:
     out.soft_wrap = True
     r, o = outcome.record, outcome.output
     flag = "" if o.ok else "  (fallback: the proposal failed its self-check)"
-    out.print(f"[bold]{r.category}[/bold]  confidence {r.confidence:.2f}  run {r.run_id}{flag}", highlight=False)
+    out.print(line((r.category, "bold"), f"  confidence {r.confidence:.2f}  run {r.run_id}{flag}"), highlight=False)
     out.print(f"root cause: {r.root_cause}", markup=False, highlight=False)
     out.print(f"affected units: {', '.join(r.affected_units) or '-'}", markup=False)
     out.print(

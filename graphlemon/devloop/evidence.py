@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..errors import write_failed
 from ..lifecycle import ACTIVE_BUG
 from ..models import BlockedReason, EscalationRecord, TriageRecord, UsageRecord
+from ..redact import write_redacted
 from .session import LoopSession
 
 DECISIONS: dict[str, str] = {
@@ -83,7 +84,7 @@ def write_evidence_pack(session: LoopSession, reason: BlockedReason, note: str) 
     path = session.project.state_dir / "escalations" / f"{session.task_id}-{record.ts:%Y%m%dT%H%M%S}.md"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(summary, encoding="utf-8")
+        write_redacted(path, summary)
     except OSError as exc:
         raise write_failed(path, exc) from None
     return record

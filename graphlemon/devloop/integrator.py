@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..lifecycle import ACTIVE_BUG
 from ..models import RunFailure, RunRecord, utcnow
 from ..nodes import node_exec_id
+from ..redact import write_redacted
 from ..triage.rundir import IntegrationFailure, IntegrationResult, Observation
 from ..units import IntegrationSpec
 from .outcomes import IntegrationOutcome
@@ -143,8 +144,8 @@ def _run_cases(session, spec, workdir: Path, run_id: str, loop_round: int, nid: 
     )  # fmt: skip
     run_dir = session.project.state_dir / "integration" / "runs" / run_id
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "result.json").write_text(result.model_dump_json(indent=2, exclude_none=True))
-    (run_dir / "process.log").write_text(log.text())
+    write_redacted(run_dir / "result.json", result.model_dump_json(indent=2, exclude_none=True))
+    write_redacted(run_dir / "process.log", log.text())
     (run_dir / "http-trace.ndjson").touch()
     session.ledger.append_unique(
         RunRecord(

@@ -28,6 +28,7 @@ from ..errors import GraphLemonError
 from ..lifecycle import ACTIVE_BUG
 from ..models import RootCauseCategory, RunFailure, RunRecord, TestSummary
 from ..nodes import node_exec_id
+from ..redact import write_redacted
 from .outcomes import Attribution, ValidationOutcome
 from .own_state import own_state
 from .routing import ROOT_CAUSE_ROUTES, validator_route
@@ -187,7 +188,7 @@ def _record_run(session, run_id, nid, loop_round, tests, failed_checks, workdir)
     summary.failed += len(failed_checks)
     run_dir = session.project.state_dir / "validation" / "runs" / run_id
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "result.json").write_text(tests.model_dump_json(indent=2))
+    write_redacted(run_dir / "result.json", tests.model_dump_json(indent=2))
     code_ref = session.worktrees.integration().head()
     session.ledger.append_unique(
         RunRecord(

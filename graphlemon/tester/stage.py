@@ -27,6 +27,7 @@ from ..bugs import BugTracker
 from ..errors import ErrorCode, GraphLemonError, invalid_param
 from ..models import RunFailure, RunRecord, TimelineEvent, utcnow
 from ..project import ProjectHandle
+from ..redact import write_redacted
 from ..units import UnitFiles
 from . import coverage
 from .bridge import bridge_failures, bridge_pass
@@ -364,7 +365,7 @@ def _headline(result: TesterResult) -> str:
 
 def _write(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
+    write_redacted(tmp, text)
     os.replace(tmp, path)
 
 

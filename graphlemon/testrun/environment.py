@@ -3,18 +3,11 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 
-# ANTHROPIC_API_KEY, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD, ... (case-insensitive)
-_SECRET_NAME = re.compile(
-    r"(?:^|_)(?:TOKEN|SECRET|KEY|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?|API_?KEY)$|SECRET|PRIVATE_KEY",
-    re.IGNORECASE,
-)
+from ..redact import is_secret_name  # the one definition of a secret's name
 
-
-def is_secret_name(name: str) -> bool:
-    return bool(_SECRET_NAME.search(name))
+__all__ = ["child_env", "is_secret_name"]
 
 
 def child_env(extra: Mapping[str, str] | None = None, base: Mapping[str, str] | None = None) -> dict[str, str]:

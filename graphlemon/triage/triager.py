@@ -22,6 +22,7 @@ from typing import Any
 from ..bugs import Bug
 from ..models import ExecutorName, SddPatch, TriageRecord, utcnow
 from ..project import ProjectHandle
+from ..redact import write_redacted
 from .calibration import calibrate, may_auto_apply
 from .cite import Citer
 from .classifier import classify
@@ -251,7 +252,7 @@ def write_triage(project: ProjectHandle, ctx: RunContext, record: TriageRecord) 
         os.replace(path, history / f"triage-{stamp}.json")
     tmp = ctx.run_dir / f".triage.json.{os.getpid()}.tmp"
     body = record.model_dump(mode="json", exclude={"kind", "schema_version"})
-    tmp.write_text(json.dumps(body, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_redacted(tmp, json.dumps(body, indent=2, ensure_ascii=False) + "\n")
     os.replace(tmp, path)
     project.ledger.append(record)
     return path
