@@ -69,8 +69,32 @@ def pytest_runtest_logstart(nodeid, location):
         _writer.write(event="start", nodeid=nodeid, location=list(location))
 
 
+def _subtest(report):
+    """The parameters of a subtest report (pytest 9's subtests, pytest-subtests, unittest subTest), else None."""
+    context = getattr(report, "context", None)
+    if context is None or not hasattr(context, "kwargs"):
+        return None
+    for name in ("_sub_test_description", "sub_test_description"):
+        describe = getattr(report, name, None)
+        if callable(describe):
+            try:
+                return str(describe())
+            except Exception:
+                break
+    parts = [f"[{context.msg}]"] if getattr(context, "msg", None) is not None else []
+    if context.kwargs:
+        parts.append("({})".format(", ".join(f"{k}={v}" for k, v in context.kwargs.items())))
+    return " ".join(parts) or "(<subtest>)"
+
+
 def pytest_runtest_logreport(report):
     if _writer is None:
+        return
+    subtest = _subtest(report)
+    if subtest is not None:
+        _writer.write(event="subtest", nodeid=report.nodeid, outcome=report.outcome, subtest=subtest,
+                      longrepr=_text(report.longrepr) if report.failed else "",
+                      crash=_crash(report.longrepr) if report.failed else None)  # fmt: skip
         return
     longrepr = report.longrepr
     skip_reason = None
