@@ -83,13 +83,17 @@ def _print_result(result) -> None:
     verdict = "[green]ok[/green]" if result.ok else "[red]NOT ok[/red]"
     flags = "".join(
         f"  [yellow]{flag}[/yellow]"
-        for flag, on in (("timed out", result.timed_out), ("crashed", result.crashed))
+        for flag, on in (("timed out", result.timed_out), ("crashed", result.crashed), ("unparsed", result.unparsed))
         if on
     )
     out.print(
         f"{verdict}  {result.framework or 'unknown framework'}  exit {result.exit_code}  {result.duration_ms} ms{flags}"
     )
     out.print(f"{s.total} tests: {s.passed} passed, {s.failed} failed, {s.skipped} skipped")
+    if result.subtests is not None:
+        out.print(f"subtests: {result.subtests.passed} passed, {result.subtests.failed} failed")
+    for warning in result.warnings:
+        out.print(f"[yellow]warning:[/yellow] {escape(warning)}")
     out.print(f"[dim]$ {escape(result.command)}[/dim]")
     if result.failures:
         table = Table(title=f"{len(result.failures)} failure(s)", show_lines=True)
@@ -98,7 +102,8 @@ def _print_result(result) -> None:
         for f in result.failures:
             where = f"{f.file}:{f.line}" if f.file and f.line else (f.file or "-")
             message = f.message if f.expected is None else f"{f.message}\nexpected: {f.expected}\ngot: {f.got}"
-            table.add_row(escape(f.name), escape(where), escape(message), escape(f.hint))
+            name = f"{f.name} {f.subtest}" if f.subtest else f.name
+            table.add_row(escape(name), escape(where), escape(message), escape(f.hint))
         out.print(table)
     if result.crashed or (not result.ok and not result.failures):
         out.print("[bold]output tail[/bold]")

@@ -10,7 +10,7 @@ import re
 
 from .text import clip
 
-VALUE_CHARS = 300
+VALUE_CHARS = 1_000_000  # compared whole (bounded); shortened for display after the hint (values.py)
 _PATTERNS: tuple[tuple[re.Pattern[str], str, str], ...] = (
     # jest / vitest expect(): "Expected: 401\nReceived: 500"
     (

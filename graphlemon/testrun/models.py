@@ -58,6 +58,9 @@ class TestFailure(BaseModel):
     expected: str | None = None
     got: str | None = None
     hint: str = ""
+    # 1-based position of the first character where expected and got differ (compared whole, before
+    # they were shortened for display to a window around it); None when they are not both known
+    difference_at: int | None = None
     subtest: str | None = None  # a failing subtest's parameters (`(i=1)`, `[msg] (i=2)`); name is its test
     detail: str = Field(default="", exclude=True)  # full error text / stack, for hints and triage
 

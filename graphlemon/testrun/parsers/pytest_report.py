@@ -83,7 +83,22 @@ def _failure_of(
     if first.get("when") not in ("call", None):
         message = f"error in {first.get('when')}: {message}"
     line = _last_line_in(to_str(first.get("longrepr")), file) or _crash_line(crash, file) or def_line
-    return make_failure(nodeid, file=file, line=line, message=message, detail=detail)
+    expected, got = _compared(first.get("values"))
+    return make_failure(nodeid, file=file, line=line, message=message, detail=detail, expected=expected, got=got)
+
+
+def _compared(values: Any) -> tuple[str | None, str | None]:
+    """(expected, got) from the operands our plugin recorded for `assert got == expected` (whole values)."""
+    if not isinstance(values, dict) or values.get("op") != "==":
+        return None, None
+    left, right = to_str(values.get("left")), to_str(values.get("right"))
+    if not (left and right):
+        return None, None
+    names = values.get("names") if isinstance(values.get("names"), list) else []
+    left_name, right_name = (to_str(n).lower() for n in (names + ["", ""])[:2])
+    if _EXPECTED_NAME.search(left_name) or _ACTUAL_NAME.search(right_name):  # `assert expected == result`
+        return left, right
+    return right, left  # pytest's convention: `assert got == expected`
 
 
 def _add_collect_error(run: ParsedRun, nodeid: str, record: dict[str, Any]) -> None:
@@ -97,6 +112,8 @@ def _add_collect_error(run: ParsedRun, nodeid: str, record: dict[str, Any]) -> N
     run.failures.append(make_failure(name, file=file, line=line, message=message, detail=longrepr))
 
 
+_EXPECTED_NAME = re.compile(r"expect|want|wanted|desired|correct")
+_ACTUAL_NAME = re.compile(r"actual|result|got|received|output|observed")
 _ADVICE = re.compile(
     r"^\s*(?:Use -v+ to get (?:more|the full) diff|Omitting \d+ identical items, use -vv to show|Full diff:)\s*$"
 )
