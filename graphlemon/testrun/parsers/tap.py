@@ -2,7 +2,7 @@
 
 Parsed by tap.py's parser (the `tap` package), not by a regex of our own: one case per
 `ok` / `not ok` result line (what tape and tap count as tests: assertions), named after the
-`# test name` comment above it; `# SKIP` and `# TODO` directives are skipped. A failing
+`# test name` comment above it, its description and its number (`nums > should be equal (#58)`); `# SKIP` and `# TODO` directives are skipped. A failing
 result's YAML block gives expected/actual and the `at:` location. The producer's closing
 comments (`# tests N`, `# pass N`, `# fail N`, `# skip N`, `# todo N`) are its own totals.
 Lines that are not TAP (npm's banners, coverage tables) are ignored.
@@ -72,6 +72,8 @@ def tap_totals(output: str) -> TestSummary | None:
 def _add_result(run: ParsedRun, result: Any, group: str) -> None:
     description = (result.description or "").lstrip("- ").strip()
     name = f"{group} > {description}" if group and description else group or description or UNNAMED
+    if result.number:  # TAP numbers its results: assertions with the same text stay apart
+        name = f"{name} (#{result.number})"
     directive = result.directive
     skipped = bool(directive and (directive.skip or directive.todo))
     status = "skipped" if skipped else "passed" if result.ok else "failed"
