@@ -101,7 +101,8 @@ class NpmTest(Framework):
             parsed = parse_mocha_run(report, output)
             if parsed.found:
                 return parsed
-        if has_tap(output) and ({"tape", "tap", "node:test"} & set(self.runners) or not self.runners):
+        # node:test's TAP nests subtests, which its own parser reads; tape and tap print flat TAP
+        if has_tap(output) and ({"tape", "tap"} & set(self.runners) or not self.runners):
             parsed = parse_tap(output)
             if parsed.found:
                 return parsed

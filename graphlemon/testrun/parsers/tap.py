@@ -41,10 +41,12 @@ def parse_tap(output: str) -> ParsedRun:
     for line in lines:
         if line.category == "diagnostic":
             text = line.text.lstrip("#").strip()
-            if text and not _TOTAL.match(line.text.strip()) and text != "ok":
+            # `# Subtest: NAME` (node:test, tap) announces the result line that follows, not a group
+            if text and not _TOTAL.match(line.text.strip()) and text != "ok" and not text.startswith("Subtest:"):
                 group = text
         elif line.category == "test":
             _add_result(run, line, group)
+    _number_repeated_names(run, [line.number for line in lines if line.category == "test"])
     run.summary_counts = tap_totals(output)
     run.summary_label = "the TAP producer's closing totals"
     return run
@@ -72,8 +74,6 @@ def tap_totals(output: str) -> TestSummary | None:
 def _add_result(run: ParsedRun, result: Any, group: str) -> None:
     description = (result.description or "").lstrip("- ").strip()
     name = f"{group} > {description}" if group and description else group or description or UNNAMED
-    if result.number:  # TAP numbers its results: assertions with the same text stay apart
-        name = f"{name} (#{result.number})"
     directive = result.directive
     skipped = bool(directive and (directive.skip or directive.todo))
     status = "skipped" if skipped else "passed" if result.ok else "failed"
@@ -97,6 +97,23 @@ def _add_result(run: ParsedRun, result: Any, group: str) -> None:
             got=_text(block.get("actual")) if has_values else None,
         )
     )  # fmt: skip
+
+
+def _number_repeated_names(run: ParsedRun, numbers: list[int | None]) -> None:
+    """Assertions with the same text (`should be equal`) stay apart by their TAP number: `... (#58)`."""
+    counts: dict[str, int] = {}
+    for case in run.cases:
+        counts[case.name] = counts.get(case.name, 0) + 1
+    renamed: dict[int, str] = {}
+    for i, (case, number) in enumerate(zip(run.cases, numbers, strict=False)):
+        if counts[case.name] > 1 and number:
+            renamed[i] = f"{case.name} (#{number})"
+    failing = [i for i, case in enumerate(run.cases) if case.status == "failed"]
+    for failure, i in zip(run.failures, failing, strict=False):
+        if i in renamed:
+            failure.name = renamed[i]
+    for i, name in renamed.items():
+        run.cases[i].name = name
 
 
 def _text(value: Any) -> str | None:
