@@ -27,3 +27,33 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "fixtures: missing ${missing[*]} and apt-get is not usable: install them to run those tests" >&2
   fi
 fi
+
+# The real-suite corpus (tests/testrun/test_real_suites.py): pinned packages from the npm registry and PyPI,
+# unpacked once into tests/testrun/corpus/.cache/NAME-VERSION (a stamp file marks a finished install).
+corpus=tests/testrun/corpus
+cache=$corpus/.cache
+mkdir -p "$cache"
+python3 - "$corpus/corpus.json" <<'PY' | while read -r registry name version; do
+import json, sys
+for p in json.load(open(sys.argv[1]))["packages"]:
+    print(p["registry"], p["name"], p["version"])
+PY
+  dest="$cache/$name-$version"
+  if [ -f "$dest/.graphlemon-corpus-ok" ]; then continue; fi
+  echo "fixtures: corpus $registry $name@$version"
+  rm -rf "$dest" "$cache/tmp" && mkdir -p "$dest" "$cache/tmp"
+  case "$registry" in
+    npm)
+      (cd "$cache/tmp" && npm pack "$name@$version" --silent >/dev/null)
+      tar xzf "$cache"/tmp/*.tgz -C "$dest" --strip-components=1
+      # the package's own devDependencies (its test runner); no install scripts, no audit
+      (cd "$dest" && npm install --no-audit --no-fund --ignore-scripts --no-package-lock --loglevel=error)
+      ;;
+    pypi)
+      .venv/bin/python -m pip download -q --no-deps --no-binary :all: -d "$cache/tmp" "$name==$version" 2>/dev/null
+      tar xzf "$cache"/tmp/*.tar.gz -C "$dest" --strip-components=1
+      ;;
+  esac
+  rm -rf "$cache/tmp"
+  touch "$dest/.graphlemon-corpus-ok"
+done

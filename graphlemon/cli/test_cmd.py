@@ -83,7 +83,9 @@ def _print_result(result) -> None:
     s = result.summary
     verdict = ("ok", "green") if result.ok else ("NOT ok", "red")
     flags = [
-        (f"  {flag}", "yellow") for flag, on in (("timed out", result.timed_out), ("crashed", result.crashed)) if on
+        (f"  {flag}", "yellow")
+        for flag, on in (("timed out", result.timed_out), ("crashed", result.crashed), ("unparsed", result.unparsed))
+        if on
     ]
     out.print(
         line(
@@ -93,6 +95,10 @@ def _print_result(result) -> None:
         )
     )
     out.print(f"{s.total} tests: {s.passed} passed, {s.failed} failed, {s.skipped} skipped")
+    if result.subtests is not None:
+        out.print(f"subtests: {result.subtests.passed} passed, {result.subtests.failed} failed")
+    for warning in result.warnings:
+        out.print(line(("warning: ", "yellow"), warning))
     out.print(line((f"$ {result.command}", "dim")))
     if result.failures:
         table = Table(title=f"{len(result.failures)} failure(s)", show_lines=True)
@@ -101,7 +107,8 @@ def _print_result(result) -> None:
         for f in result.failures:
             where = f"{f.file}:{f.line}" if f.file and f.line else (f.file or "-")
             message = f.message if f.expected is None else f"{f.message}\nexpected: {f.expected}\ngot: {f.got}"
-            table.add_row(f.name, where, message, f.hint)
+            name = f"{f.name} {f.subtest}" if f.subtest else f.name
+            table.add_row(name, where, message, f.hint)
         out.print(table)
     if result.crashed or (not result.ok and not result.failures):
         out.print(line(("output tail", "bold")))

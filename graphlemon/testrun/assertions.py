@@ -10,7 +10,7 @@ import re
 
 from .text import clip
 
-VALUE_CHARS = 300
+VALUE_CHARS = 1_000_000  # compared whole (bounded); shortened for display after the hint (values.py)
 _PATTERNS: tuple[tuple[re.Pattern[str], str, str], ...] = (
     # jest / vitest expect(): "Expected: 401\nReceived: 500"
     (
@@ -29,7 +29,15 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str, str], ...] = (
     ),
     # node:assert: "500 !== 401" / "Expected values to be strictly equal:\n\n500 !== 401";
     # unittest assertEqual(actual, expected): "AssertionError: 4 != 3"
-    (re.compile(r"^(?!.*\bassert )\s*(?:AssertionError: )?(?P<g>\S.*?) !==? (?P<e>\S.*?)\s*$", re.M), "e", "g"),
+    (
+        re.compile(
+            r"^(?!.*\bassert )\s*(?:AssertionError: )?(?:(?:Lists|Tuples|Sets|Sequences|Dicts|Strings|Items) differ: )?"
+            r"(?P<g>\S.*?) !==? (?P<e>\S.*?)\s*$",
+            re.M,
+        ),
+        "e",
+        "g",
+    ),
     # unittest assertTrue / assertFalse: "AssertionError: False is not true"
     (re.compile(r"^(?:AssertionError: )?(?P<g>.+?) is not true$", re.M), "=True", "g"),
     (re.compile(r"^(?:AssertionError: )?(?P<g>.+?) is not false$", re.M), "=False", "g"),

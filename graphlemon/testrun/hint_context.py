@@ -17,7 +17,8 @@ _OTHER_FRAME = re.compile(r"(?P<p>(?:/|\.{1,2}/|\b[\w.-]+/)?[\w./@+-]+\.(?:[cm]?
 class HintContext:
     def __init__(self, failure: TestFailure, root: Path | None) -> None:
         self.failure = failure
-        self.text = f"{failure.message}\n{failure.detail}"
+        self.evidence = without_source(failure.detail)
+        self.text = f"{failure.message}\n{self.evidence}"
         self.root = root
 
     @property
@@ -29,11 +30,41 @@ class HintContext:
 
 def error_type(ctx: HintContext) -> str | None:
     """The exception class named in the message (else the detail), AssertionError aside."""
-    for text in (ctx.failure.message, ctx.failure.detail):
+    for text in (ctx.failure.message, ctx.evidence):
         for error in re.findall(r"\b([A-Z]\w*(?:Error|Exception))\b", text):
             if error != "AssertionError":
                 return error
     return None
+
+
+# pytest's long traceback: `>` marks the failing line, `E ` the exception, `path:N: Type` the location;
+# every other indented line is quoted source code
+_PYTEST_KEPT = re.compile(r"^(?:E\s|\S+:\d+: |_{3,}|\[\w+\]$|-{3,})")
+_PY_FILE_LINE = re.compile(r'^\s*File "[^"]+", line \d+')
+
+
+def without_source(detail: str) -> str:
+    """The error text without the source code that tracebacks quote.
+
+    Hints are derived from what happened (the raised exception, its message, the frames), never from a
+    test's source text: `except ImportError:` quoted from a guard does not mean an ImportError was raised.
+    Python tracebacks quote one source line under each `File "...", line N`; pytest's long format quotes
+    whole functions (kept: `E ` lines, `path:N:` locations, section rules).
+    """
+    if not detail:
+        return ""
+    lines = detail.splitlines()
+    if any(line.startswith("E ") for line in lines):
+        return "\n".join(line for line in lines if _PYTEST_KEPT.match(line))
+    kept: list[str] = []
+    after_file = False
+    for line in lines:
+        if after_file and line.startswith("    ") and not _PY_FILE_LINE.match(line):
+            after_file = False
+            continue  # the quoted source line of the frame above
+        after_file = bool(_PY_FILE_LINE.match(line))
+        kept.append(line)
+    return "\n".join(kept)
 
 
 def source_frame(text: str, test_file: str | None, root: Path | None) -> str | None:

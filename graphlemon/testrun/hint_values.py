@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 _NOTHING = {"none", "undefined", "null", "nil", "<nil>"}
-_MAX_LITERAL = 5000
+_MAX_LITERAL = 200_000  # longer values are compared as text
 
 
 def value_hint(expected: str, got: str) -> str | None:

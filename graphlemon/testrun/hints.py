@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .hint_context import HintContext, error_type, short_path
+from .hint_context import HintContext, error_type, short_path, source_frame
 from .hint_rules import RULES, panic_hint
 from .hint_values import value_hint
 from .models import TestFailure
@@ -40,7 +40,7 @@ def build_hint(failure: TestFailure, root: Path | None = None) -> str:
 
 def _first_rule(ctx: HintContext) -> str | None:
     """Rules on the message first, then on the detail (which may quote source code)."""
-    for text in (ctx.failure.message, ctx.failure.detail):
+    for text in (ctx.failure.message, ctx.evidence):
         for pattern, make in RULES:
             match = pattern.search(text)
             if match:
@@ -55,7 +55,7 @@ _RETURNED = re.compile(r"^\s*\+\s+where (?P<value>[^\n]+?) = (?P<call>[\w.]+\([^
 def _with_call(ctx: HintContext, hint: str | None) -> str | None:
     """Lead with the call pytest shows and what it returned, then the kind of difference."""
     f = ctx.failure
-    match = _RETURNED.search(f.message) or _RETURNED.search(f.detail)
+    match = _RETURNED.search(f.message) or _RETURNED.search(ctx.evidence)
     if match is None:
         return hint
     call, value = match.group("call"), match.group("value").strip()
@@ -146,5 +146,18 @@ def _fallback(ctx: HintContext) -> str:
         if ctx.failure.file and ctx.failure.line
         else ""
     )
+    statement = _failing_statement(ctx.failure.detail)
+    if statement and ctx.failure.expected is None and ctx.failure.got is None:
+        frame = source_frame(ctx.evidence, None, ctx.root)
+        where = f" at {frame}" if frame else location
+        return (f"`{_clip(statement)}`{where} does not hold and the values it checks were not reported: print them "
+                "(or assert a comparison, `a == b`, so the runner shows both) and trace back to the code that "
+                "computes them for this test's input.")  # fmt: skip
     return (f"The check{location} does not hold: print the value it inspects and trace back to the code that "
             "computes it for this test's input.")  # fmt: skip
+
+
+def _failing_statement(detail: str) -> str | None:
+    """The innermost line pytest marks with `>` (the statement that raised), if any."""
+    found = re.findall(r"^>\s+(\S.*)$", detail, re.M)
+    return found[-1].strip() if found else None

@@ -17,8 +17,19 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..models import TestSummary
 
 CaseStatus = Literal["passed", "failed", "skipped"]
-FrameworkName = Literal["pytest", "vitest", "jest", "mocha", "node", "npm-test", "go", "cargo"]
-FRAMEWORKS: tuple[FrameworkName, ...] = ("pytest", "vitest", "jest", "mocha", "node", "npm-test", "go", "cargo")
+CountsSource = Literal["report", "text", "summary", "none"]
+FrameworkName = Literal["pytest", "unittest", "vitest", "jest", "mocha", "node", "npm-test", "go", "cargo"]
+FRAMEWORKS: tuple[FrameworkName, ...] = (
+    "pytest",
+    "unittest",
+    "vitest",
+    "jest",
+    "mocha",
+    "node",
+    "npm-test",
+    "go",
+    "cargo",
+)
 
 
 class TestCase(BaseModel):
@@ -47,7 +58,18 @@ class TestFailure(BaseModel):
     expected: str | None = None
     got: str | None = None
     hint: str = ""
+    # 1-based position of the first character where expected and got differ (compared whole, before
+    # they were shortened for display to a window around it); None when they are not both known
+    difference_at: int | None = None
+    subtest: str | None = None  # a failing subtest's parameters (`(i=1)`, `[msg] (i=2)`); name is its test
     detail: str = Field(default="", exclude=True)  # full error text / stack, for hints and triage
+
+
+class SubtestCounts(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    passed: int = 0
+    failed: int = 0
 
 
 class TestRunResult(BaseModel):
@@ -66,6 +88,13 @@ class TestRunResult(BaseModel):
     summary: TestSummary = Field(default_factory=TestSummary)
     failures: list[TestFailure] = Field(default_factory=list)
     output_tail: str = ""
+    # where the summary's numbers come from: the machine-readable report, the runner's text, its own
+    # closing summary (when it disagreed with the report or was all there was), or nowhere
+    counts_source: CountsSource = "none"
+    unparsed: bool = False  # the command ran but no test result could be read from it (see output_tail)
+    warnings: list[str] = Field(default_factory=list)
+    # subtests (unittest subTest, pytest's subtests fixture) counted apart: the summary counts tests
+    subtests: SubtestCounts | None = None
     cases: list[TestCase] = Field(default_factory=list, exclude=True)
 
 
@@ -79,6 +108,11 @@ class ParsedRun(BaseModel):
     counts: TestSummary | None = None  # from a summary line, when the output names only some tests
     running: TestCase | None = None  # a test that started and never finished (the hang, on timeout)
     source: Literal["report", "text", "none"] = "none"
+    # the runner's own totals (its closing summary or run statistics), reconciled with the cases
+    summary_counts: TestSummary | None = None
+    summary_label: str = ""  # where they were read, for the warning when they disagree
+    subtests_passed: int = 0
+    subtests_failed: int = 0
 
     @property
     def found(self) -> bool:

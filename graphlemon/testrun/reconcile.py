@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..models import TestSummary
 from .frameworks import Framework
-from .models import FrameworkName, ParsedRun, TestCase, TestFailure, TestRunResult
+from .models import CountsSource, FrameworkName, ParsedRun, SubtestCounts, TestCase, TestFailure, TestRunResult
 from .parsers.common import error_summary, make_failure
 from .process import ProcessOutcome
 
@@ -29,7 +29,16 @@ def reconcile(
 ) -> TestRunResult:
     cases = list(parsed.cases)
     failures = list(parsed.failures)
-    summary = _summary(cases, parsed.counts, len(failures))
+    summary = _summary(cases, parsed.counts, failures)
+    warnings: list[str] = []
+    counts_source: CountsSource = parsed.source if summary.total > 0 else "none"
+    if parsed.summary_counts is not None and parsed.summary_counts.total > 0:
+        settled = _settle(summary, parsed.summary_counts, failures)
+        if settled != summary:
+            if summary.total:
+                warnings.append(_disagreement(summary, settled, parsed.summary_label))
+            counts_source = "summary"
+        summary = settled
     ran_something = summary.total > 0
     crashed = False
     if outcome.start_error is not None:
@@ -44,21 +53,56 @@ def reconcile(
         if not (summary.total == 0 and variant is not None and variant.no_tests(output, outcome.exit_code)):
             crashed = not ran_something
             _add(cases, failures, _runner_failure(variant, output, outcome.exit_code))
-    summary = _summary(cases, parsed.counts, len(failures))
+    added = len(failures) - len(parsed.failures)  # synthetic failures: each one more failed case
+    if added:
+        summary = TestSummary(total=summary.total + added, passed=summary.passed, failed=summary.failed + added,
+                              skipped=summary.skipped)  # fmt: skip
+    unparsed = (
+        not ran_something and outcome.start_error is None and not outcome.timed_out and not outcome.cancelled
+        and outcome.exit_code == 0 and not (variant is not None and variant.no_tests(output, outcome.exit_code))
+    )  # fmt: skip
+    if unparsed:
+        warnings.append("the command succeeded but no test result could be read from its output: the counts are "
+                        "unknown, not zero (see output_tail); pass --framework or a --command whose runner is known")  # fmt: skip
     ok = outcome.exit_code == 0 and summary.failed == 0 and summary.total > 0 and not outcome.timed_out
+    subtests = None
+    if parsed.subtests_failed or parsed.subtests_passed:
+        subtests = SubtestCounts(passed=parsed.subtests_passed, failed=parsed.subtests_failed)
     return TestRunResult(
         ok=ok, framework=framework, command=command, exit_code=outcome.exit_code, duration_ms=outcome.duration_ms,
         timed_out=outcome.timed_out, crashed=crashed, summary=summary, failures=failures, cases=cases,
+        counts_source=counts_source, unparsed=unparsed, warnings=warnings, subtests=subtests,
     )  # fmt: skip
 
 
-def _summary(cases: list[TestCase], counts: TestSummary | None, failure_count: int) -> TestSummary:
+def _settle(counted: TestSummary, printed: TestSummary, failures: list[TestFailure]) -> TestSummary:
+    """The runner's own totals (printed last) win over what was counted, but never fewer failures than
+    the failing tests named, and never a total of 0 when tests were counted."""
+    if counted == printed or printed.total == 0:
+        return counted
+    failed = max(printed.failed, len(_failing_names(failures)))
+    passed, skipped = printed.passed, printed.skipped
+    return TestSummary(total=passed + failed + skipped, passed=passed, failed=failed, skipped=skipped)
+
+
+def _disagreement(counted: TestSummary, settled: TestSummary, label: str) -> str:
+    def show(s: TestSummary) -> str:
+        return f"{s.total} total ({s.passed} passed, {s.failed} failed, {s.skipped} skipped)"
+
+    return f"the test report counted {show(counted)} but {label or 'the runner'} says {show(settled)}: using the runner's totals"
+
+
+def _failing_names(failures: list[TestFailure]) -> set[str]:
+    return {f.name for f in failures}
+
+
+def _summary(cases: list[TestCase], counts: TestSummary | None, failures: list[TestFailure]) -> TestSummary:
     passed = sum(c.status == "passed" for c in cases)
     failed = sum(c.status == "failed" for c in cases)
     skipped = sum(c.status == "skipped" for c in cases)
     if counts is not None:  # a summary line counts tests the output did not name one by one
         passed, failed, skipped = max(passed, counts.passed), max(failed, counts.failed), max(skipped, counts.skipped)
-    failed = max(failed, failure_count)
+    failed = max(failed, len(_failing_names(failures)))  # failing subtests of one test count once
     return TestSummary(total=passed + failed + skipped, passed=passed, failed=failed, skipped=skipped)
 
 

@@ -23,6 +23,7 @@ from .reconcile import reconcile
 from .scratch import scratch_dir
 from .targets import Targets, split_targets
 from .text import TAIL_CHARS, head_and_tail, strip_ansi
+from .values import shorten_values
 
 log = logging.getLogger(__name__)
 MAX_TIMEOUT = 24 * 3600.0
@@ -84,7 +85,8 @@ def run_tests(
     )  # fmt: skip
     _relativise(result, root, run_dir)
     for failure in result.failures:
-        failure.hint = build_hint(failure, root)
+        failure.hint = build_hint(failure, root)  # on the whole values
+        shorten_values(failure)
     result.output_tail = head_and_tail(output + _marker(outcome, timeout), tail_chars)
     if name and outcome.start_error is None:
         store.record(name, run_key, result.cases)

@@ -77,9 +77,12 @@ def test_json_is_exactly_the_contract(mixed):
     _, result = mixed
     data = json.loads(result.model_dump_json())
     assert list(data) == ["ok", "framework", "command", "exit_code", "duration_ms", "timed_out", "crashed",
-                          "summary", "failures", "output_tail"]  # fmt: skip
+                          "summary", "failures", "output_tail", "counts_source", "unparsed", "warnings",
+                          "subtests"]  # fmt: skip
     assert list(data["summary"]) == ["total", "passed", "failed", "skipped"]
-    assert all(list(f) == ["name", "file", "line", "message", "expected", "got", "hint"] for f in data["failures"])
+    assert all(list(f) == ["name", "file", "line", "message", "expected", "got", "hint", "difference_at", "subtest"]
+               for f in data["failures"])  # fmt: skip
+    assert data["counts_source"] == "report" and data["unparsed"] is False and data["subtests"] is None
     assert len(data["output_tail"]) <= 3100
 
 

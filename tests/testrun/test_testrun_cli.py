@@ -22,6 +22,10 @@ CONTRACT = [
     "summary",
     "failures",
     "output_tail",
+    "counts_source",
+    "unparsed",
+    "warnings",
+    "subtests",
 ]
 
 

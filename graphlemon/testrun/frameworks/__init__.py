@@ -11,6 +11,7 @@ from .base import Framework, Invocation, RunRequest
 # name → (module, class); imported on first use so one run loads only its own parsers
 _VARIANTS: dict[str, tuple[str, str]] = {
     "pytest": ("pytest", "Pytest"),
+    "unittest": ("pyunittest", "Unittest"),
     "vitest": ("js", "Vitest"),
     "jest": ("js", "Jest"),
     "mocha": ("js", "Mocha"),
@@ -23,13 +24,14 @@ _VARIANTS: dict[str, tuple[str, str]] = {
 # a custom command names its runner; checked in this order
 _COMMAND_HINTS: tuple[tuple[re.Pattern[str], FrameworkName], ...] = (
     (re.compile(r"\bpytest\b|\bpy\.test\b"), "pytest"),
+    (re.compile(r"\bpython[\d.]*\s+(?:-\S+\s+)*-m\s+unittest\b"), "unittest"),
     (re.compile(r"\bvitest\b"), "vitest"),
     (re.compile(r"\bjest\b"), "jest"),
     (re.compile(r"\bmocha\b"), "mocha"),
     (re.compile(r"\bnode\b.*--test\b"), "node"),
     (re.compile(r"\bgo\s+test\b"), "go"),
     (re.compile(r"\bcargo\s+(?:test|t)\b"), "cargo"),
-    (re.compile(r"\bnpm\s+(?:run\s+)?test\b|\bnpm\s+t\b"), "npm-test"),
+    (re.compile(r"\bnpm\s+(?:test|t|run(?:-script)?\s+[\w:.-]+)\b|\bnpm\s+t\b"), "npm-test"),
 )
 
 

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 from ..models import ParsedRun, TestCase, TestFailure
+from ..npm_scripts import script_runners
 from ..parsers.common import error_summary, make_failure
 from ..parsers.jest_json import parse_jest_json
 from ..parsers.jest_text import parse_jest_text
 from ..parsers.js_common import name_regex
+from ..parsers.mocha_events import parse_mocha_events
 from ..parsers.mocha_json import parse_mocha_json
-from ..parsers.mocha_text import parse_mocha_text
+from ..parsers.mocha_text import mocha_text_counts, parse_mocha_text
 from ..parsers.vitest_text import parse_vitest_text, unhandled_errors
 from .base import Framework, Invocation, RunRequest, file_and_name
 
@@ -83,27 +86,31 @@ class Jest(Framework):
 
 
 class Mocha(Framework):
+    """mocha as the project runs it: `npm test` when its test script starts mocha (through `npm run`
+    chains, `nyc`, lint steps), else the project's `mocha` with the targets. Our hook (NODE_OPTIONS
+    --require) records mocha's runner events whatever the reporter and arguments; a JSON reporter's
+    output on stdout (mocha < 10 ignores `--reporter-option output=`) and the spec text are fallbacks.
+    """
+
     name = "mocha"
     no_tests_pattern = re.compile(r"No test files found", re.I)
 
     def invocation(self, request: RunRequest) -> Invocation:
-        report = request.report_dir / "mocha.json"
+        report = request.report_dir / "mocha-events.jsonl"
         paths, names = selection(request)
-        argv = [
-            *node_bin(request.run_dir, "mocha"),
-            "--reporter",
-            "json",
-            "--reporter-option",
-            f"output={report}",
-            *paths,
-        ]
+        if not paths and not names and "mocha" in script_runners(request.run_dir, "test"):
+            return Invocation(["npm", "test"], env=mocha_hook_env(report), report=report)
+        argv = [*node_bin(request.run_dir, "mocha"), *paths]
         if names:
             argv += ["--grep", names]
-        return Invocation(argv, report=report, name_filter=names)
+        return Invocation(argv, env=mocha_hook_env(report), report=report, name_filter=names)
+
+    def custom_invocation(self, command: str, run_dir: Path, report_dir: Path) -> Invocation:
+        report = report_dir / "mocha-events.jsonl"
+        return Invocation(["/bin/sh", "-c", command], env=mocha_hook_env(report), report=report)
 
     def parse(self, report: str | None, output: str) -> ParsedRun:
-        parsed = parse_mocha_json(report) if report else ParsedRun()
-        return parsed if parsed.found else parse_mocha_text(output)
+        return parse_mocha_run(report, output)
 
     def runner_error(self, output: str, exit_code: int | None) -> TestFailure:
         required = re.search(r"Require stack:\n- (\S+)|imported from (\S+)", output)
@@ -112,6 +119,41 @@ class Mocha(Framework):
             f"mocha: {file or 'run'} failed to load" if file else "mocha: run failed", file=file,
             message=error_summary(output) or f"mocha exited with code {exit_code}", detail=output[-8000:],
         )  # fmt: skip
+
+
+MOCHA_HOOK = Path(__file__).resolve().parent.parent / "mocha_hook.js"
+MOCHA_EVENTS_ENV = "GRAPHLEMON_MOCHA_EVENTS"
+
+
+def mocha_hook_env(report: Path) -> dict[str, str]:
+    """NODE_OPTIONS that preload our mocha event hook in every node process of the run (inert elsewhere)."""
+    hook = str(MOCHA_HOOK)
+    require = f'--require "{hook}"' if " " in hook else f"--require {hook}"
+    options = " ".join(p for p in (os.environ.get("NODE_OPTIONS", ""), require) if p)
+    return {"NODE_OPTIONS": options, MOCHA_EVENTS_ENV: str(report)}
+
+
+def parse_mocha_run(report: str | None, output: str) -> ParsedRun:
+    """The hook's events, else a JSON report printed on stdout, else the spec text; the closing
+    `N passing / N failing / N pending` lines are mocha's own totals (for reconciliation)."""
+    parsed = parse_mocha_events(report) if report else ParsedRun()
+    if not parsed.found:
+        parsed = _stdout_json(output)
+    if not parsed.found:
+        parsed = parse_mocha_text(output)
+    text_counts = mocha_text_counts(output)
+    if text_counts is not None:
+        parsed.summary_counts, parsed.summary_label = text_counts, "mocha's closing summary (N passing / failing)"
+    return parsed
+
+
+def _stdout_json(output: str) -> ParsedRun:
+    """mocha's JSON reporter written to stdout: the object that holds `stats` and `tests`."""
+    start = output.find('{\n  "stats"')
+    if start < 0:
+        return ParsedRun()
+    end = output.rfind("\n}")
+    return parse_mocha_json(output[start : end + 2]) if end > start else ParsedRun()
 
 
 def _failed_case(failure: TestFailure) -> TestCase:

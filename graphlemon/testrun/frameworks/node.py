@@ -7,11 +7,14 @@ from pathlib import Path
 
 from ...errors import invalid_param
 from ..models import ParsedRun
+from ..npm_scripts import script_of_command, script_runners
 from ..parsers.generic import parse_any_text
 from ..parsers.js_common import name_regex
 from ..parsers.node_events import parse_node_events
 from ..parsers.node_text import parse_node_text
+from ..parsers.tap import has_tap, parse_tap
 from .base import Framework, Invocation, RunRequest, file_and_name
+from .js import mocha_hook_env, parse_mocha_run
 
 REPORTER = Path(__file__).resolve().parent.parent / "node_reporter.js"
 
@@ -59,9 +62,17 @@ class NodeTest(Framework):
 
 
 class NpmTest(Framework):
-    """`npm test`: whatever runner the script starts; its output is read by every text parser in turn."""
+    """`npm test` / `npm run NAME`: what the project's script runs, as it runs it.
+
+    The parser follows the runner the script actually starts (its `npm run` chain resolved):
+    mocha's runner events through our preloaded hook, TAP (tape, tap, node:test), then the other
+    text parsers. A step that fails before any test ran (a lint step) is a failure of the run.
+    """
 
     name = "npm-test"
+
+    def __init__(self) -> None:
+        self.runners: list[str] = []
 
     def invocation(self, request: RunRequest) -> Invocation:
         if request.targets.patterns:
@@ -70,14 +81,32 @@ class NpmTest(Framework):
                 "or use --framework / --command with the runner's own filter",
                 patterns=request.targets.patterns,
             )
+        self.runners = script_runners(request.run_dir, "test")
         paths = (
             list(dict.fromkeys(file_and_name(s)[0] for s in request.rerun)) if request.rerun else request.targets.paths
         )
         paths = [p for p in paths if p]
-        return Invocation(["npm", "test", *(["--", *paths] if paths else [])])
+        report = request.report_dir / "mocha-events.jsonl"
+        argv = ["npm", "test", *(["--", *paths] if paths else [])]
+        return Invocation(argv, env=mocha_hook_env(report), report=report)
+
+    def custom_invocation(self, command: str, run_dir: Path, report_dir: Path) -> Invocation:
+        script = script_of_command(command)
+        self.runners = script_runners(run_dir, script) if script else []
+        report = report_dir / "mocha-events.jsonl"
+        return Invocation(["/bin/sh", "-c", command], env=mocha_hook_env(report), report=report)
 
     def parse(self, report: str | None, output: str) -> ParsedRun:
-        return parse_any_text(output)
+        if "mocha" in self.runners or report:
+            parsed = parse_mocha_run(report, output)
+            if parsed.found:
+                return parsed
+        # node:test's TAP nests subtests, which its own parser reads; tape and tap print flat TAP
+        if has_tap(output) and ({"tape", "tap"} & set(self.runners) or not self.runners):
+            parsed = parse_tap(output)
+            if parsed.found:
+                return parsed
+        return parse_any_text(output, prefer=self.runners)
 
     def no_tests(self, output: str, exit_code: int | None) -> bool:
         return "Missing script" in output

@@ -13,6 +13,8 @@ from .jest_text import parse_jest_text
 from .mocha_text import parse_mocha_text
 from .node_text import parse_node_text
 from .pytest_text import parse_pytest_text
+from .tap import parse_tap
+from .unittest_text import parse_unittest_text
 from .vitest_text import parse_vitest_text
 
 _PLAIN = re.compile(
@@ -32,19 +34,27 @@ def parse_plain_counts(output: str) -> ParsedRun:
     )
 
 
-# most specific markers first: vitest's and jest's summaries, mocha's `passing`, node's TAP/spec, pytest's `====`
+# most specific markers first: vitest's and jest's summaries, mocha's `passing`, TAP, node's spec,
+# unittest's `Ran N tests`, pytest's `====`
 TEXT_PARSERS = (
-    parse_vitest_text,
-    parse_jest_text,
-    parse_mocha_text,
-    parse_node_text,
-    parse_pytest_text,
-    parse_plain_counts,
+    ("vitest", parse_vitest_text),
+    ("jest", parse_jest_text),
+    ("mocha", parse_mocha_text),
+    ("tap", parse_tap),
+    ("node:test", parse_node_text),
+    ("unittest", parse_unittest_text),
+    ("pytest", parse_pytest_text),
+    ("plain", parse_plain_counts),
 )
+_SAME_PARSER = {"tape": "tap"}
 
 
-def parse_any_text(output: str) -> ParsedRun:
-    for parser in TEXT_PARSERS:
+def parse_any_text(output: str, prefer: list[str] | None = None) -> ParsedRun:
+    """The first parser that finds tests; those of the runners in `prefer` (the ones actually
+    invoked) first, so another runner's look-alike lines (jest's and mocha's `✓`) cannot claim them."""
+    wanted = [_SAME_PARSER.get(r, r) for r in prefer or []]
+    ordered = sorted(TEXT_PARSERS, key=lambda item: wanted.index(item[0]) if item[0] in wanted else len(wanted))
+    for _name, parser in ordered:
         parsed = parser(output)
         if parsed.found:
             return parsed

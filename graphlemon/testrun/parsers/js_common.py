@@ -10,7 +10,7 @@ from ..text import clip
 
 _STACK_LINE = re.compile(r"^\s+at |^\s*❯ ")
 _FRAME = re.compile(r"(?P<path>[^\s()'\"]+?):(?P<line>\d+)(?::\d+)?")
-VALUE_CHARS = 300
+VALUE_CHARS = 1_000_000  # compared whole (bounded); shortened for display after the hint (values.py)
 
 
 def message_of(error_text: str) -> str:

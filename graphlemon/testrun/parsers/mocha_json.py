@@ -29,15 +29,16 @@ def parse_mocha_json(text: str) -> ParsedRun:
     for entry in tests:
         key = _key(entry)
         status = "failed" if key in failed else "skipped" if key in pending else "passed"
-        _add(run, entry, status)
+        add_entry(run, entry, status)
     known = {_key(e) for e in tests}
     for entry in failures:
         if _key(entry) not in known:  # a failing hook
-            _add(run, entry, "failed")
+            add_entry(run, entry, "failed")
     return run
 
 
-def _add(run: ParsedRun, entry: dict[str, Any], status: str) -> None:
+def add_entry(run: ParsedRun, entry: dict[str, Any], status: str) -> None:
+    """One test (or failing hook) of mocha's JSON shape as a case, and a failure when it failed."""
     name = (to_str(entry.get("fullTitle")) or to_str(entry.get("title"))).strip() or UNNAMED
     file = to_str(entry.get("file")) or None
     err = entry.get("err") if isinstance(entry.get("err"), dict) else {}

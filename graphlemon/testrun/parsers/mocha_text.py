@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import re
 
+from ...models import TestSummary
 from ..models import ParsedRun, TestCase
 from .common import UNNAMED, error_summary, make_failure, summary_from_words
 
 _COUNTS = re.compile(r"^\s+(\d+) (passing|failing|pending)\b", re.M)
+_NOT_PROJECT = re.compile(r"node_modules|^node:|^internal/")
 _NUMBERED = re.compile(r"^  \d+\) (.*)$")
-_FILE_LINE = re.compile(r"(?:file://)?(/[^\s():]+\.[cm]?[jt]s):(\d+)")
+# absolute or relative (`test/traverse.js:18`); not a frame inside node_modules or node's internals
+_FILE_LINE = re.compile(r"(?:file://)?(?<![\w.-])((?:\.{0,2}/)?(?:[\w@.+-]+/)*[\w@.+-]+\.[cm]?[jt]sx?):(\d+)")
 
 
 def parse_mocha_text(output: str) -> ParsedRun:
@@ -23,12 +26,18 @@ def parse_mocha_text(output: str) -> ParsedRun:
         return run
     for title_lines, body in _blocks(output[failing_at:].splitlines()[1:]):
         name = " ".join(part.strip() for part in title_lines).rstrip(":").strip() or UNNAMED
-        location = _FILE_LINE.search(body)
+        location = next((m for m in _FILE_LINE.finditer(body) if not _NOT_PROJECT.search(m.group(1))), None)
         file = location.group(1) if location else None
         line = int(location.group(2)) if location else None
-        run.cases.append(TestCase(name=name, file=file, status="failed", selector=f"{file}\t{name}"))
+        run.cases.append(TestCase(name=name, file=file, line=line, status="failed", selector=f"{file}\t{name}"))
         run.failures.append(make_failure(name, file=file, line=line, message=error_summary(body, 4), detail=body))
     return run
+
+
+def mocha_text_counts(output: str) -> TestSummary | None:
+    """The totals of mocha's closing summary (summed over the mocha runs in the output)."""
+    counts = _COUNTS.findall(output)
+    return summary_from_words(" ".join(f"{n} {w}" for n, w in counts)) if counts else None
 
 
 def _blocks(lines: list[str]) -> list[tuple[list[str], str]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..models import ParsedRun, TestCase
+from ..models import ParsedRun, TestCase, TestFailure
 from ..text import to_int, to_str
 from .common import error_summary, json_lines, make_failure
 
@@ -21,6 +21,7 @@ def parse_pytest_report(text: str) -> ParsedRun:
     phases: dict[str, dict[str, dict[str, Any]]] = {}
     order: list[str] = []
     started: dict[str, Any] = {}
+    subtests: dict[str, list[dict[str, Any]]] = {}
     for record in json_lines(text):
         event = record.get("event")
         nodeid = to_str(record.get("nodeid"))
@@ -33,6 +34,8 @@ def parse_pytest_report(text: str) -> ParsedRun:
             phases[nodeid][record["when"]] = record
         elif event == "collect_error":
             _add_collect_error(run, nodeid, record)
+        elif event == "subtest" and nodeid:
+            subtests.setdefault(nodeid, []).append(record)
     unfinished = [n for n in started if "teardown" not in phases.get(n, {})]
     if unfinished:  # the test that was running when the run was killed
         nodeid = unfinished[-1]
@@ -42,30 +45,60 @@ def parse_pytest_report(text: str) -> ParsedRun:
                                status="failed", selector=nodeid)  # fmt: skip
     for nodeid in order:
         if run.running is None or nodeid != run.running.name:
-            _add_case(run, nodeid, phases[nodeid])
+            _add_case(run, nodeid, phases[nodeid], subtests.get(nodeid, []))
     return run
 
 
-def _add_case(run: ParsedRun, nodeid: str, phases: dict[str, dict[str, Any]]) -> None:
+def _add_case(run: ParsedRun, nodeid: str, phases: dict[str, dict[str, Any]], subtests: list[dict[str, Any]]) -> None:
+    """One test; its failing subtests are failures of their own (with their parameters), and make it failed."""
     records = [phases[p] for p in _PHASE_ORDER if p in phases]
+    failed_subtests = [r for r in subtests if r.get("outcome") == "failed"]
+    run.subtests_passed += sum(r.get("outcome") == "passed" for r in subtests)
+    run.subtests_failed += len(failed_subtests)
     failed = [r for r in records if r.get("outcome") == "failed"]
+    if failed_subtests:  # pytest's own "contains N failed subtest" failure says nothing more
+        failed = [r for r in failed if "failed subtest" not in to_str(r.get("longrepr"))[-200:]]
     skipped = any(r.get("outcome") == "skipped" for r in records)
     location = records[0].get("location") if isinstance(records[0].get("location"), list) else None
     file = to_str(location[0]) if location else _file_of(nodeid)
     def_line = to_int(location[1]) if location and len(location) > 1 else None
     def_line = def_line + 1 if def_line is not None else None  # pytest locations are 0-based
-    status = "failed" if failed else "skipped" if skipped else "passed"
+    status = "failed" if failed or failed_subtests else "skipped" if skipped else "passed"
     run.cases.append(TestCase(name=nodeid, file=file or None, line=def_line, status=status, selector=nodeid))
-    if not failed:
-        return
-    first = failed[0]
-    detail = "\n\n".join(_phase_text(r) for r in failed)
+    for record in failed_subtests:
+        failure = _failure_of(nodeid, record, file, def_line)
+        failure.subtest = to_str(record.get("subtest")) or None
+        run.failures.append(failure)
+    if failed:
+        run.failures.append(_failure_of(nodeid, failed[0], file, def_line, "\n\n".join(_phase_text(r) for r in failed)))
+
+
+def _failure_of(
+    nodeid: str, first: dict[str, Any], file: str | None, def_line: int | None, detail: str = ""
+) -> TestFailure:
+    """The failure a phase (or subtest) record describes: crash message, line in the test file."""
+    detail = detail or to_str(first.get("longrepr"))
     crash = first.get("crash") if isinstance(first.get("crash"), dict) else {}
     message = _without_pytest_advice(to_str(crash.get("message"))) or error_summary(to_str(first.get("longrepr")))
-    if first.get("when") != "call":
+    if first.get("when") not in ("call", None):
         message = f"error in {first.get('when')}: {message}"
     line = _last_line_in(to_str(first.get("longrepr")), file) or _crash_line(crash, file) or def_line
-    run.failures.append(make_failure(nodeid, file=file, line=line, message=message, detail=detail))
+    expected, got = _compared(first.get("values"))
+    return make_failure(nodeid, file=file, line=line, message=message, detail=detail, expected=expected, got=got)
+
+
+def _compared(values: Any) -> tuple[str | None, str | None]:
+    """(expected, got) from the operands our plugin recorded for `assert got == expected` (whole values)."""
+    if not isinstance(values, dict) or values.get("op") != "==":
+        return None, None
+    left, right = to_str(values.get("left")), to_str(values.get("right"))
+    if not (left and right):
+        return None, None
+    names = values.get("names") if isinstance(values.get("names"), list) else []
+    left_name, right_name = (to_str(n).lower() for n in (names + ["", ""])[:2])
+    if _EXPECTED_NAME.search(left_name) or _ACTUAL_NAME.search(right_name):  # `assert expected == result`
+        return left, right
+    return right, left  # pytest's convention: `assert got == expected`
 
 
 def _add_collect_error(run: ParsedRun, nodeid: str, record: dict[str, Any]) -> None:
@@ -79,6 +112,8 @@ def _add_collect_error(run: ParsedRun, nodeid: str, record: dict[str, Any]) -> N
     run.failures.append(make_failure(name, file=file, line=line, message=message, detail=longrepr))
 
 
+_EXPECTED_NAME = re.compile(r"expect|want|wanted|desired|correct")
+_ACTUAL_NAME = re.compile(r"actual|result|got|received|output|observed")
 _ADVICE = re.compile(
     r"^\s*(?:Use -v+ to get (?:more|the full) diff|Omitting \d+ identical items, use -vv to show|Full diff:)\s*$"
 )

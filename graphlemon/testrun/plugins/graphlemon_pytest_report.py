@@ -7,11 +7,13 @@ test that started last without finishing is the one that hung. Standalone on
 purpose (runs in the project's interpreter): stdlib only, Python 3.8+.
 """
 
+import ast
 import json
 import os
 
 _REPORT_ENV = "GRAPHLEMON_PYTEST_REPORT"
 _MAX_TEXT = 20000
+_MAX_VALUE = 1024 * 1024  # compared values are kept whole up to this size
 
 
 class _Writer:
@@ -27,6 +29,8 @@ class _Writer:
 
 
 _writer = None
+_current = None  # the nodeid of the test that is running
+_values = {}  # nodeid -> the last failing comparison's operands (op, left, right), as full reprs
 
 
 def _text(longrepr):
@@ -64,13 +68,114 @@ def pytest_unconfigure(config):
         _writer = None
 
 
+_current = None  # the nodeid of the test that is running
+_values = {}  # nodeid -> the last failing comparison's operands (op, left, right), as full reprs
+
+
+def _repr(value):
+    try:
+        text = repr(value)
+    except Exception as exc:  # a broken __repr__ in user code
+        text = f"<unprintable {type(value).__name__}: {exc!r}>"
+    return text[:_MAX_VALUE]
+
+
+def pytest_assertrepr_compare(config, op, left, right):
+    """Called by pytest's rewritten asserts with the real operands of a failing comparison: keep them
+    whole (pytest's own message shortens long values before they could be compared)."""
+    if _writer is not None and _current is not None:
+        _values[_current] = {"op": op, "left": _repr(left), "right": _repr(right), "source": "assertrepr"}
+    return None
+
+
+def _helper_values(call):
+    """For an assert pytest did not rewrite (a helper module): `assert a == b` evaluated from the
+    failing frame's own variables (names and attributes only, never a call)."""
+    excinfo = getattr(call, "excinfo", None)
+    if excinfo is None or not excinfo.errisinstance(AssertionError) or not excinfo.traceback:
+        return None
+    entry = excinfo.traceback[-1]
+    try:
+        statement = str(entry.statement).strip()
+        node = ast.parse(statement).body[0]
+    except Exception:
+        return None
+    if not (isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1):
+        return None
+    op = {ast.Eq: "==", ast.NotEq: "!="}.get(type(node.test.ops[0]))
+    if op is None:
+        return None
+    frame = entry.frame
+    try:
+        left = _lookup(node.test.left, frame.f_locals, frame.f_globals)
+        right = _lookup(node.test.comparators[0], frame.f_locals, frame.f_globals)
+    except LookupError:
+        return None
+    names = [getattr(n, "id", None) or getattr(n, "attr", None) for n in (node.test.left, node.test.comparators[0])]
+    return {"op": op, "left": _repr(left), "right": _repr(right), "source": "frame", "names": names}
+
+
+def _lookup(node, local_vars, global_vars):
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        for scope in (local_vars, global_vars):
+            if node.id in scope:
+                return scope[node.id]
+        raise LookupError(node.id)
+    if isinstance(node, ast.Attribute):
+        owner = _lookup(node.value, local_vars, global_vars)
+        try:
+            return object.__getattribute__(owner, node.attr)
+        except AttributeError as exc:
+            raise LookupError(node.attr) from exc
+    raise LookupError(type(node).__name__)
+
+
+def pytest_runtest_makereport(item, call):
+    if _writer is not None and call.excinfo is not None and item.nodeid not in _values:
+        try:
+            found = _helper_values(call)
+        except Exception:
+            found = None
+        if found is not None:
+            _values[item.nodeid] = found
+
+
 def pytest_runtest_logstart(nodeid, location):
+    global _current
+    _current = nodeid
     if _writer is not None:
         _writer.write(event="start", nodeid=nodeid, location=list(location))
 
 
+def _subtest(report):
+    """The parameters of a subtest report (pytest 9's subtests, pytest-subtests, unittest subTest), else None."""
+    context = getattr(report, "context", None)
+    if context is None or not hasattr(context, "kwargs"):
+        return None
+    for name in ("_sub_test_description", "sub_test_description"):
+        describe = getattr(report, name, None)
+        if callable(describe):
+            try:
+                return str(describe())
+            except Exception:
+                break
+    parts = [f"[{context.msg}]"] if getattr(context, "msg", None) is not None else []
+    if context.kwargs:
+        parts.append("({})".format(", ".join(f"{k}={v}" for k, v in context.kwargs.items())))
+    return " ".join(parts) or "(<subtest>)"
+
+
 def pytest_runtest_logreport(report):
     if _writer is None:
+        return
+    values = _values.pop(report.nodeid, None) if report.failed else None
+    subtest = _subtest(report)
+    if subtest is not None:
+        _writer.write(event="subtest", nodeid=report.nodeid, outcome=report.outcome, subtest=subtest,
+                      longrepr=_text(report.longrepr) if report.failed else "",
+                      crash=_crash(report.longrepr) if report.failed else None, values=values)  # fmt: skip
         return
     longrepr = report.longrepr
     skip_reason = None
@@ -86,6 +191,7 @@ def pytest_runtest_logreport(report):
         longrepr="" if skip_reason is not None else _text(longrepr),
         crash=_crash(longrepr),
         skip_reason=skip_reason,
+        values=values,
     )
 
 

@@ -1,0 +1,81 @@
+"""`graphlemon test` beside the raw runner on real suites of the corpus (tests/testrun/corpus, `make fixtures`).
+
+Prints per suite, measured side by side in this run (interleaved pairs, medians of REPETITIONS):
+  overhead    = time(`graphlemon test --json`) / time(raw command)            (goal <= 1.05)
+  compactness = bytes(JSON result) / bytes(raw verbose output), planted bug    (goal <= 1/20)
+  named       = every failing test's name is in the JSON
+Each suite runs in a temp copy with its planted bug (the one of tests/testrun/test_real_suites.py).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from tests.testrun.test_real_suites import SUITES, Suite  # noqa: E402
+
+CACHE = ROOT / "tests" / "testrun" / "corpus" / ".cache"
+REPETITIONS = 3
+# the raw command a person would run, and its verbose form (for the bytes a reader would otherwise get)
+RAW = {
+    "mocha-nyc-npm-chain": ("npm test", "npm test"),
+    "tape-tap13": ("npm run tests-only", "npm run tests-only"),
+    "unittest": (
+        f"{sys.executable} -m unittest tests.test_more.SplitAtTests tests.test_more.LastTests tests.test_more.WindowedTests",
+        f"{sys.executable} -m unittest -v tests.test_more.SplitAtTests tests.test_more.LastTests tests.test_more.WindowedTests",
+    ),
+}
+
+
+def _copy(suite: Suite, dest: Path) -> Path:
+    source = CACHE / suite.package
+    target = dest / suite.package
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("node_modules", ".nyc_output"))
+    if (source / "node_modules").is_dir():
+        (target / "node_modules").symlink_to(source / "node_modules", target_is_directory=True)
+    path = target / suite.bug_file
+    path.write_text(path.read_text().replace(suite.bug_from, suite.bug_to))
+    return target
+
+
+def _timed(argv: list[str], cwd: Path) -> tuple[float, bytes]:
+    start = time.perf_counter()
+    proc = subprocess.run(argv, cwd=cwd, capture_output=True, stdin=subprocess.DEVNULL)
+    return time.perf_counter() - start, proc.stdout + proc.stderr
+
+
+def main() -> None:
+    missing = [s.package for s in SUITES if not (CACHE / s.package / ".graphlemon-corpus-ok").is_file()]
+    if missing:
+        sys.exit(f"error[INVALID_PARAM]: the corpus is not installed ({', '.join(missing)}): run `make fixtures`")
+    print(f"{'suite':<22} {'raw s':>7} {'ours s':>7} {'overhead':>9} {'json B':>8} {'raw -v B':>9} {'ratio':>7} named")
+    for suite in (s for s in SUITES if s.id in RAW):
+        raw_cmd, verbose_cmd = RAW[suite.id]
+        with tempfile.TemporaryDirectory() as tmp:
+            project = _copy(suite, Path(tmp))
+            ours_cmd = [sys.executable, "-m", "graphlemon", "test", "--json", "--project", str(project)]
+            ours_cmd += ["--command", suite.command or raw_cmd]
+            raw_times, our_times, result = [], [], b""
+            for _ in range(REPETITIONS):
+                raw_times.append(_timed(["/bin/sh", "-c", raw_cmd], project)[0])
+                elapsed, result = _timed(ours_cmd, project)
+                our_times.append(elapsed)
+            verbose = _timed(["/bin/sh", "-c", verbose_cmd], project)[1]
+        data = json.loads(result.decode())
+        named = all(f["name"] and f["name"] in result.decode() for f in data["failures"]) and bool(data["failures"])
+        raw_s, our_s = statistics.median(raw_times), statistics.median(our_times)
+        json_bytes = len(json.dumps(data).encode())
+        print(f"{suite.id:<22} {raw_s:7.2f} {our_s:7.2f} {our_s / raw_s:9.2f} {json_bytes:8d} {len(verbose):9d} "
+              f"{'1/%.1f' % (len(verbose) / json_bytes):>7} {named}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,32 @@
+"""unittest: `python -m unittest` (discovery, or the given modules / names); its text is the report."""
+
+from __future__ import annotations
+
+import re
+
+from ..models import ParsedRun
+from ..parsers.unittest_text import parse_unittest_text
+from .base import Framework, Invocation, RunRequest
+from .pytest import python_for
+
+
+class Unittest(Framework):
+    name = "unittest"
+    no_tests_pattern = re.compile(r"^Ran 0 tests", re.M)
+
+    def invocation(self, request: RunRequest) -> Invocation:
+        argv = [python_for(request.run_dir), "-m", "unittest"]
+        selected = request.rerun or [_module_of(p) for p in request.targets.paths]
+        if request.targets.patterns and not request.rerun:
+            argv += [arg for pattern in request.targets.patterns for arg in ("-k", pattern)]
+        return Invocation(argv + selected if selected else [*argv, "discover"])
+
+    def parse(self, report: str | None, output: str) -> ParsedRun:
+        return parse_unittest_text(output)
+
+
+def _module_of(path: str) -> str:
+    """`tests/test_x.py` → `tests.test_x` (unittest takes dotted names; folders are discovered)."""
+    if path.endswith(".py"):
+        return path[:-3].replace("/", ".")
+    return path

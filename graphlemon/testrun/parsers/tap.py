@@ -1,0 +1,122 @@
+"""TAP 13/14 from a test stream (tape, tap, node:test's TAP reporter) → cases, failures and totals.
+
+Parsed by tap.py's parser (the `tap` package), not by a regex of our own: one case per
+`ok` / `not ok` result line (what tape and tap count as tests: assertions), named after the
+`# test name` comment above it, its description and its number (`nums > should be equal (#58)`); `# SKIP` and `# TODO` directives are skipped. A failing
+result's YAML block gives expected/actual and the `at:` location. The producer's closing
+comments (`# tests N`, `# pass N`, `# fail N`, `# skip N`, `# todo N`) are its own totals.
+Lines that are not TAP (npm's banners, coverage tables) are ignored.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ...models import TestSummary
+from ..models import ParsedRun, TestCase
+from .common import UNNAMED, make_failure
+from .js_common import value_text
+
+_TAP_START = re.compile(r"^TAP version 1[34]\s*$|^1\.\.\d+\s*$", re.M)
+_TOTAL = re.compile(r"^# (?P<word>tests|pass|fail|skip|skipped|todo)\s+(?P<n>\d+)\s*$", re.M)
+_AT = re.compile(r"\(?(?P<file>(?:file://)?[^\s():]+\.[cm]?[jt]sx?):(?P<line>\d+)(?::\d+)?\)?")
+
+
+def has_tap(output: str) -> bool:
+    return _TAP_START.search(output) is not None and re.search(r"^(?:not )?ok\b", output, re.M) is not None
+
+
+def parse_tap(output: str) -> ParsedRun:
+    run = ParsedRun(source="text")
+    if not has_tap(output):
+        return run
+    from tap.parser import Parser  # imported on use: only TAP runs need it
+
+    group = ""
+    try:
+        lines = list(Parser().parse_text(output[output.find(_TAP_START.search(output).group(0)) :]))  # type: ignore[union-attr]
+    except Exception:  # a stream tap.py cannot read is reported as unparsed, never as a crash of ours
+        return run
+    for line in lines:
+        if line.category == "diagnostic":
+            text = line.text.lstrip("#").strip()
+            # `# Subtest: NAME` (node:test, tap) announces the result line that follows, not a group
+            if text and not _TOTAL.match(line.text.strip()) and text != "ok" and not text.startswith("Subtest:"):
+                group = text
+        elif line.category == "test":
+            _add_result(run, line, group)
+    _number_repeated_names(run, [line.number for line in lines if line.category == "test"])
+    run.summary_counts = tap_totals(output)
+    run.summary_label = "the TAP producer's closing totals"
+    return run
+
+
+def tap_totals(output: str) -> TestSummary | None:
+    """`# tests 153 / # pass 150 / # fail 3` (the last block in the output); None without one."""
+    words: dict[str, int] = {}
+    for match in _TOTAL.finditer(output):
+        if match["word"] == "tests":
+            words = {}
+        words[match["word"]] = int(match["n"])
+    if "tests" not in words and "pass" not in words:
+        return None
+    failed = words.get("fail", 0)
+    skipped = words.get("skip", 0) + words.get("skipped", 0) + words.get("todo", 0)
+    total = words.get("tests", words.get("pass", 0) + failed + skipped)
+    passed = words.get("pass", total - failed - skipped)
+    # tape counts a skipped or todo assertion under pass as well; node:test does not
+    if passed + failed + skipped > total:
+        passed = max(0, total - failed - skipped)
+    return TestSummary(total=passed + failed + skipped, passed=passed, failed=failed, skipped=skipped)
+
+
+def _add_result(run: ParsedRun, result: Any, group: str) -> None:
+    description = (result.description or "").lstrip("- ").strip()
+    name = f"{group} > {description}" if group and description else group or description or UNNAMED
+    directive = result.directive
+    skipped = bool(directive and (directive.skip or directive.todo))
+    status = "skipped" if skipped else "passed" if result.ok else "failed"
+    block = result.yaml_block if isinstance(result.yaml_block, dict) else {}
+    where = _AT.search(str(block.get("at") or block.get("stack") or ""))
+    file = where["file"].removeprefix("file://") if where else None
+    line = int(where["line"]) if where else None
+    run.cases.append(TestCase(name=name, file=file, line=line, status=status))  # type: ignore[arg-type]
+    if status != "failed":
+        return
+    has_values = "expected" in block or "actual" in block
+    operator = str(block.get("operator") or "")
+    message = description or "not ok"
+    if operator:
+        message = f"{message} ({operator})"
+    detail = "\n".join(f"{k}: {v}" for k, v in block.items()) or message
+    run.failures.append(
+        make_failure(
+            name, file=file, line=line, message=message, detail=detail,
+            expected=_text(block.get("expected")) if has_values else None,
+            got=_text(block.get("actual")) if has_values else None,
+        )
+    )  # fmt: skip
+
+
+def _number_repeated_names(run: ParsedRun, numbers: list[int | None]) -> None:
+    """Assertions with the same text (`should be equal`) stay apart by their TAP number: `... (#58)`."""
+    counts: dict[str, int] = {}
+    for case in run.cases:
+        counts[case.name] = counts.get(case.name, 0) + 1
+    renamed: dict[int, str] = {}
+    for i, (case, number) in enumerate(zip(run.cases, numbers, strict=False)):
+        if counts[case.name] > 1 and number:
+            renamed[i] = f"{case.name} (#{number})"
+    failing = [i for i, case in enumerate(run.cases) if case.status == "failed"]
+    for failure, i in zip(run.failures, failing, strict=False):
+        if i in renamed:
+            failure.name = renamed[i]
+    for i, name in renamed.items():
+        run.cases[i].name = name
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    return value if isinstance(value, str) else value_text(value)

@@ -1,0 +1,139 @@
+"""The real-suite corpus: pinned packages' own test suites, green and with a planted bug, counted exactly.
+
+The packages (tests/testrun/corpus/corpus.json) are installed once by `make fixtures` into
+tests/testrun/corpus/.cache. Each suite runs in a temp copy (node_modules linked); the planted bug
+is a one-line replacement in the package's code. The expected numbers are what the project's own
+runner prints (mocha's `N passing / N failing`, tape's `# tests / # pass / # fail`, unittest's `Ran N
+tests`, pytest's summary), with our documented counting of subtests (a test with failing subtests is
+one failed test; the failing subtests are listed with their parameters and counted apart).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from graphlemon.testrun import run_tests
+from graphlemon.testrun.hint_context import without_source
+
+CACHE = Path(__file__).resolve().parent / "corpus" / ".cache"
+MORE_ITERTOOLS_CLASSES = ["SplitAtTests", "LastTests", "WindowedTests"]
+
+
+@dataclass(frozen=True)
+class Suite:
+    id: str
+    package: str
+    green: tuple[int, int, int]  # passed, failed, skipped
+    bug: tuple[int, int, int]
+    bug_file: str
+    bug_from: str
+    bug_to: str
+    framework: str
+    targets: list[str] = field(default_factory=list)
+    command: str | None = None
+    failing: set[str] = field(default_factory=set)  # names of the failing tests with the bug (when few)
+    subtests: tuple[int, int] | None = None  # with the bug: (passed, failed) subtests
+
+
+SUITES = [
+    # mocha 8 behind `npm test` = `npm run eslint && nyc npm run test-spec` (`mocha spec -R spec`)
+    Suite("mocha-nyc-npm-chain", "json-schema-traverse-1.0.0", (10, 0, 0), (7, 3, 0), "index.js",
+          "jsonPtr + '/' + key + '/' + i, rootSchema", "jsonPtr + '/' + key + '/' + (i+1), rootSchema", "mocha"),
+    # tape through `npm run tests-only` = `nyc tape 'test/**/*.js'` (TAP 13)
+    Suite("tape-tap13", "minimist-1.2.8", (153, 0, 0), (151, 2, 0), "index.js",
+          "if ((/^0x[0-9a-f]+$/i).test(x)) { return true; }", "if ((/^0x[0-9a-f]+$/i).test(x)) { return false; }",
+          "npm-test", command="npm run tests-only"),
+    # unittest subTest under pytest 9
+    Suite("pytest-subtests", "more-itertools-10.8.0", (15, 0, 0), (13, 2, 0), "more_itertools/more.py",
+          "                yield [item]\n            if maxsplit == 1:",
+          "                yield [item]\n            if maxsplit == 2:", "pytest",
+          targets=[f"tests/test_more.py::{c}" for c in MORE_ITERTOOLS_CLASSES],
+          failing={"tests/test_more.py::SplitAtTests::test_combination", "tests/test_more.py::SplitAtTests::test_maxsplit"},
+          subtests=(39, 3)),  # `pytest -q` prints "4 failed, 14 passed, 39 subtests passed" (3 SUBFAILED + 1)
+    # the same tests under `python -m unittest`
+    Suite("unittest", "more-itertools-10.8.0", (15, 0, 0), (13, 2, 0), "more_itertools/more.py",
+          "                yield [item]\n            if maxsplit == 1:",
+          "                yield [item]\n            if maxsplit == 2:", "unittest",
+          command=f"{sys.executable} -m unittest " + " ".join(f"tests.test_more.{c}" for c in MORE_ITERTOOLS_CLASSES),
+          failing={"tests.test_more.SplitAtTests.test_combination", "tests.test_more.SplitAtTests.test_maxsplit"},
+          subtests=(0, 3)),
+    # pytest with assertions in a helper module pytest does not rewrite (test/common.py: assert_equal)
+    Suite("pytest-helper-asserts", "tabulate-0.10.0", (10, 0, 1), (3, 7, 1), "tabulate/__init__.py",
+          "MIN_PADDING = 2", "MIN_PADDING = 3", "pytest", targets=["test/test_output.py", "test_plain"]),
+]  # fmt: skip
+
+
+def _copy(suite: Suite, dest: Path) -> Path:
+    source = CACHE / suite.package
+    if not (source / ".graphlemon-corpus-ok").is_file():
+        pytest.fail(f"the real-suite corpus is not installed ({source}): run `make fixtures`")
+    target = dest / suite.package
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("node_modules", ".nyc_output", ".pytest_cache"))
+    if (source / "node_modules").is_dir():
+        (target / "node_modules").symlink_to(source / "node_modules", target_is_directory=True)
+    return target
+
+
+def _plant(project: Path, suite: Suite) -> None:
+    path = project / suite.bug_file
+    text = path.read_text(encoding="utf-8")
+    assert text.count(suite.bug_from) == 1, f"the planted bug no longer applies to {suite.bug_file}"
+    path.write_text(text.replace(suite.bug_from, suite.bug_to), encoding="utf-8")
+
+
+def _run(project: Path, suite: Suite):
+    return run_tests(project, suite.targets, command=suite.command, timeout=300)
+
+
+def _counts(result) -> tuple[int, int, int]:
+    s = result.summary
+    assert s.total == s.passed + s.failed + s.skipped
+    return s.passed, s.failed, s.skipped
+
+
+@pytest.mark.parametrize("suite", SUITES, ids=[s.id for s in SUITES])
+def test_real_suite_counts_green_and_with_a_planted_bug(suite: Suite, tmp_path: Path):
+    project = _copy(suite, tmp_path)
+    green = _run(project, suite)
+    assert green.framework == suite.framework
+    assert _counts(green) == suite.green, green.output_tail
+    assert green.ok and not green.unparsed and not green.crashed and green.failures == []
+
+    _plant(project, suite)
+    broken = _run(project, suite)
+    assert _counts(broken) == suite.bug, broken.output_tail
+    assert not broken.ok and not broken.crashed and not broken.unparsed
+    assert broken.counts_source in ("report", "text")
+    failing = {f.name for f in broken.failures}
+    assert len(failing) == suite.bug[1]
+    if suite.failing:
+        assert failing == suite.failing
+    if suite.subtests is not None:
+        assert broken.subtests is not None
+        assert (broken.subtests.passed, broken.subtests.failed) == suite.subtests
+        assert all(f.subtest for f in broken.failures if f.name.endswith("test_maxsplit"))
+    for failure in broken.failures:
+        assert failure.file and failure.line, failure  # located in the project, with a line
+        assert not failure.file.startswith("/"), failure.file
+        assert failure.hint and "ImportError" not in failure.hint
+        if failure.expected is not None:
+            assert failure.expected != failure.got or failure.difference_at is None
+
+
+def test_helper_asserts_get_their_values_from_the_failing_frame(tmp_path: Path):
+    """tabulate's `assert_equal(expected, result)` lives in test/common.py, which pytest does not rewrite:
+    expected/got come from that frame's variables (by their names), and the hint names the real difference."""
+    suite = SUITES[4]
+    project = _copy(suite, tmp_path)
+    _plant(project, suite)
+    result = _run(project, suite)
+    plain = next(f for f in result.failures if f.name == "test/test_output.py::test_plain")
+    assert plain.expected is not None and plain.got is not None
+    assert plain.expected.startswith("'strings      numbers") and plain.got.startswith("'strings        numbers")
+    assert "whitespace" in plain.hint
+    assert without_source(plain.detail).count("assert_equal") == 0  # the quoted helper source is not evidence
