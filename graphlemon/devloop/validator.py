@@ -123,8 +123,10 @@ def run_validator(session: LoopSession, loop_round: int) -> ValidationOutcome:
     workdir = session.worktrees.integration().path
     run_id = f"val-{session.task_id}-r{loop_round}"
     from ..testrun import run_tests
+    from ..testrun.confine import for_workdir
 
-    tests = run_tests(workdir, timeout=session.config.test_timeout_s * 3)
+    confinement = for_workdir(workdir, session.project.state_dir)
+    tests = run_tests(workdir, timeout=session.config.test_timeout_s * 3, confinement=confinement)
     complete = not red_units(session)
     bench = session.artifacts.latest("benchmark", task_id=session.task_id)
     checks = (
@@ -202,6 +204,7 @@ def _record_run(session, run_id, nid, loop_round, tests, failed_checks, workdir)
             failures=failures,
             duration_ms=tests.duration_ms,
             result_ref=str((run_dir / "result.json").relative_to(session.project.root)),
+            confinement=tests.confinement,
         ),  # fmt: skip
         key=lambda r: r.run_id,
     )

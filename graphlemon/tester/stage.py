@@ -106,7 +106,7 @@ class _Attempt:
             self.project, executor, unit, spec, self.contract, workdir=self.workdir, mode=o["mode"],
             task_id=o["task_id"], node_id=o["node_id"], run_id=run_id, attempt=o["attempt"], feedback=feedback,
         )  # fmt: skip
-        run = _run_tests(self.workdir, unit.tests, o["timeout_s"])
+        run = _run_tests(self.workdir, unit.tests, o["timeout_s"], self.project.state_dir)
         self.names = [c.name for c in run.cases] or _static_names(read_test_files(self.workdir, unit.tests))
         acc, uncovered = coverage.acceptance(spec, self.names)
         con, missing_codes = coverage.contract(self.contract, self.names)
@@ -118,6 +118,7 @@ class _Attempt:
             retry_budget_left=max(0, o["max_attempts"] - o["attempt"]), acceptance_coverage=acc,
             contract_coverage=con, uncovered_criteria=uncovered, uncovered_statuses=missing_codes, crashed=crashed,
             crash_reason=crash_reason, timed_out=run.timed_out, framework=run.framework, command=run.command,
+            confinement=run.confinement,
             exit_code=run.exit_code, stdout_tail=run.output_tail, duration_ms=run.duration_ms,
             tokens_used=self.agent.usage.total_tokens if self.agent else 0,
         )  # fmt: skip
@@ -187,10 +188,12 @@ def _writable(test_paths: list[str]) -> list[str]:
     return out
 
 
-def _run_tests(workdir: Path, targets: list[str], timeout_s: float):
+def _run_tests(workdir: Path, targets: list[str], timeout_s: float, state_dir: Path):
     from ..testrun import run_tests
+    from ..testrun.confine import for_workdir
 
-    return run_tests(workdir, [t for t in targets if (workdir / t).exists()] or targets, timeout=timeout_s)
+    chosen = [t for t in targets if (workdir / t).exists()] or targets
+    return run_tests(workdir, chosen, timeout=timeout_s, confinement=for_workdir(workdir, state_dir))
 
 
 def _static_names(test_files: dict[str, str]) -> list[str]:
@@ -323,6 +326,7 @@ def _record(project, result: TesterResult, output: TesterOutput, *, task_id, nod
             next_action=result.next_action,
             duration_ms=int((time.monotonic() - started) * 1000),
             result_ref=output.result_ref,
+            confinement=result.confinement,
         ),  # fmt: skip
         key=lambda r: r.run_id,
     )
