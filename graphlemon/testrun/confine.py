@@ -2,8 +2,9 @@
 
 Inside: the work tree (and the runner's report folder) writable; the rest of the
 filesystem read-only; a private `/tmp`; no network (loopback only) unless asked;
-the project's `.graphlemon/` folder (the ledger) and the user's home replaced by
-empty folders. From home only the tool folders the run needs are shown again,
+the project's `.graphlemon/` folder (the ledger) replaced by an empty read-only
+folder (the work tree inside it, as the loop makes them, shown again), the user's
+home by an empty private one. From home only the tool folders the run needs are shown again,
 read-only: the PATH entries, the running Python's prefixes, and the language
 toolchains' homes (`~/go`, `~/.cargo`, `~/.rustup`, and GOPATH / CARGO_HOME /
 RUSTUP_HOME when set). A private pid namespace ends every process with the run.
@@ -135,6 +136,9 @@ def bwrap_args(
     args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     for path, op in sorted(_unique(mounts), key=lambda m: len(m[0].parts)):
         args += [op, str(path)] if op == "--tmpfs" else [op, str(path), str(path)]
+    for path in conf.hidden:  # after the mounts inside it exist: an empty, read-only folder
+        if path.exists():
+            args += ["--remount-ro", os.path.realpath(path)]
     args += ["--setenv", "TMPDIR", "/tmp", "--chdir", str(cwd)]
     return args
 
