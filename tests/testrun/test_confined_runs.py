@@ -94,7 +94,9 @@ def test_required_confinement_refuses_when_bwrap_cannot_run(hostile, monkeypatch
     empty.mkdir()
     monkeypatch.setenv("PATH", f"{empty}{os.pathsep}{Path(sys.executable).parent}")
     with pytest.raises(GraphLemonError) as err:
-        run_tests(work, ["tests"], framework="pytest", timeout=60, confinement=for_workdir(work, state, mode="required"))
+        run_tests(
+            work, ["tests"], framework="pytest", timeout=60, confinement=for_workdir(work, state, mode="required")
+        )
     assert err.value.code == ErrorCode.TEST_RUNNER_ERROR and "bwrap" in err.value.message
     assert not (work / "seen.json").exists()  # nothing ran
     (work / "tests" / "conftest.py").write_text("")  # what follows runs unconfined
