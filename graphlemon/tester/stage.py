@@ -106,7 +106,7 @@ class _Attempt:
             self.project, executor, unit, spec, self.contract, workdir=self.workdir, mode=o["mode"],
             task_id=o["task_id"], node_id=o["node_id"], run_id=run_id, attempt=o["attempt"], feedback=feedback,
         )  # fmt: skip
-        run = _run_tests(self.workdir, unit.tests, o["timeout_s"], self.project.state_dir)
+        run = self._guarded_run(unit)
         self.names = [c.name for c in run.cases] or _static_names(read_test_files(self.workdir, unit.tests))
         acc, uncovered = coverage.acceptance(spec, self.names)
         con, missing_codes = coverage.contract(self.contract, self.names)
@@ -134,6 +134,27 @@ class _Attempt:
             sandbox_violations=[e.message for e in agent.violations] if agent else [],
             todo_statuses=_todo_statuses(self.project, self.opts["node_id"]) if agent else None, test_names=self.names,
         )  # fmt: skip
+
+    def _guarded_run(self, unit):
+        """The unit's tests, confined; afterwards any change the tests made outside the tester's writable paths
+        (a conftest rewriting the code, a symlink, a mode change) is reverted and recorded as a violation."""
+        from ..agents.base import SandboxPolicy
+        from ..agents.effects import TreeGuard
+        from ..agents.sandbox import Sandbox
+        from ..models import NodeEvent
+
+        o = self.opts
+        guard = TreeGuard(Sandbox(SandboxPolicy(root=self.workdir, writable=_writable(unit.tests))))
+        run = _run_tests(self.workdir, unit.tests, o["timeout_s"], self.project.state_dir)
+        for refusal in guard.judge():
+            self.project.ledger.append(
+                NodeEvent(
+                    event="violation", node_exec_id=o["node_id"], task_id=o["task_id"], stage="tester",
+                    unit_id=unit.unit_id, attempt=o["attempt"], status="running", error_code="SANDBOX_VIOLATION",
+                    error=f"test run: {refusal.why}; the change was reverted",
+                )
+            )  # fmt: skip
+        return run
 
 
 # -- the turn -------------------------------------------------------------------------------------

@@ -4,7 +4,8 @@ Inside: the work tree (and the runner's report folder) writable; the rest of the
 filesystem read-only; a private `/tmp`; no network (loopback only) unless asked;
 the project's `.graphlemon/` folder (the ledger) replaced by an empty read-only
 folder (the work tree inside it, as the loop makes them, shown again), the user's
-home by an empty private one. From home only the tool folders the run needs are shown again,
+home by an empty private one (the project's repository, when it lives there, shown
+again read-only, its `.graphlemon/` still hidden). From home only the tool folders the run needs are shown again,
 read-only: the PATH entries, the running Python's prefixes, and the language
 toolchains' homes (`~/go`, `~/.cargo`, `~/.rustup`, and GOPATH / CARGO_HOME /
 RUSTUP_HOME when set). A private pid namespace ends every process with the run.
@@ -44,6 +45,7 @@ class Confinement:
 
     workdir: Path
     hidden: tuple[Path, ...] = ()
+    readable: tuple[Path, ...] = ()  # shown read-only even under home (the project's repository)
     network: bool = False
     mode: Mode | None = None  # None: read GRAPHLEMON_TEST_CONFINEMENT
 
@@ -68,8 +70,10 @@ _probe = _Probe()
 
 def for_workdir(workdir: Path, state_dir: Path | None = None, *, mode: Mode | None = None) -> Confinement:
     """The confinement of an agent stage's test run in `workdir`; `state_dir` (the ledger folder) is hidden."""
-    hidden = (Path(state_dir),) if state_dir is not None else ()
-    return Confinement(workdir=Path(workdir), hidden=hidden, mode=mode)
+    if state_dir is None:
+        return Confinement(workdir=Path(workdir), mode=mode)
+    repository = Path(state_dir).parent  # its .git (which a worktree's .git file names) and its tools, read-only
+    return Confinement(workdir=Path(workdir), hidden=(Path(state_dir),), readable=(repository,), mode=mode)
 
 
 def bwrap_available() -> tuple[str | None, str]:
@@ -128,6 +132,7 @@ def bwrap_args(
     if home.resolve() != Path("/"):
         mounts.append((home, "--tmpfs"))
         mounts += [(p, "--ro-bind") for p in _tool_dirs(home, env) if _under(p, home)]
+    mounts += [(Path(p), "--ro-bind") for p in conf.readable if _under(Path(p).resolve(), home)]
     mounts += [(p, "--tmpfs") for p in conf.hidden if p.exists()]
     mounts += [(Path(conf.workdir), "--bind"), *[(Path(p), "--bind") for p in writable]]
     args = ["--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]

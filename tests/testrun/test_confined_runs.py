@@ -119,3 +119,15 @@ def test_mounts_come_parent_first_so_the_work_tree_inside_a_hidden_folder_stays_
     args = bwrap_args(Confinement(workdir=work, hidden=(state,)), cwd=work, environ={"HOME": str(tmp_path / "h")})
     assert args.index(str(state)) < args.index(str(work))
     assert "--unshare-net" in args and args[args.index("--bind") + 1] == str(work)
+
+
+def test_a_repository_under_home_is_shown_read_only_with_its_ledger_still_hidden(tmp_path):
+    home = tmp_path / "home"
+    state = home / "code" / "repo" / ".graphlemon"
+    work = state / "worktrees" / "t" / "u"
+    work.mkdir(parents=True)
+    args = bwrap_args(for_workdir(work, state), cwd=work, environ={"HOME": str(home), "PATH": "/usr/bin"})
+    order = [args.index(str(p)) for p in (home, state.parent, state, work)]
+    assert order == sorted(order)
+    assert args[args.index(str(state.parent)) - 1] == "--ro-bind"
+    assert args[args.index(str(state)) - 1] == "--tmpfs"
