@@ -182,7 +182,10 @@ def test_a_hidden_binary_patch_is_refused(tester, repo, tmp_path, target):
 
 
 def test_a_mode_change_is_refused(coder, tester, repo):
-    diff = "diff --git a/snake/__init__.py b/snake/__init__.py\nold mode 100644\nnew mode 100755\n"
+    diff = (
+        "diff --git a/snake/__init__.py b/snake/__init__.py\nold mode 100644\nnew mode 100755\n"
+        "--- a/snake/__init__.py\n+++ b/snake/__init__.py\n@@ -1 +1 @@\n-SPEED = 1\n+SPEED = 2\n"
+    )
     assert "mode" in refused(coder, "apply_patch", diff=diff)
     diff = "diff --git a/tests/test_app.py b/tests/test_app.py\nold mode 100644\nnew mode 100755\n"
     assert "mode" in refused(tester, "apply_patch", diff=diff)
