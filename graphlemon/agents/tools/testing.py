@@ -5,7 +5,7 @@ secrets removed from its environment) and returns a compact summary. Agents
 choose targets, framework, last-failed and a timeout; they cannot pass an
 arbitrary shell command (`--command` is for people). The run is confined
 (testrun/confine.py), and whatever it changed that the role may not change is
-reverted and fails the call (agents/effects.py).
+reverted, recorded as a violation and listed in the result (agents/effects.py).
 """
 
 from __future__ import annotations
@@ -41,7 +41,10 @@ def run_tests(ctx: ToolContext, args: RunTestsArgs) -> dict:
         ctx.sandbox.root, args.targets, framework=args.framework, last_failed=args.last_failed, timeout=args.timeout_s,
         confinement=for_workdir(ctx.sandbox.root, ctx.state_dir),
     )  # fmt: skip
+    out = result.model_dump(mode="json")
     refusals = guard.judge()
+    for refusal in refusals:  # the run stands; each forbidden change it made is reverted and recorded
+        ctx.record_tool_error("run_tests", violation("run_tests", [refusal]))
     if refusals:
-        raise violation("run_tests", refusals)
-    return result.model_dump(mode="json")
+        out["reverted"] = [r.path for r in refusals]
+    return out
