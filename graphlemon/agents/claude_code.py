@@ -67,13 +67,13 @@ class ClaudeCodeExecutor:
             max_output_tokens=self.settings.max_output_tokens,
         )
         before = worktree.snapshot(ctx.sandbox.root)
-        guard = TreeGuard(ctx.sandbox)
+        effects = TreeGuard(ctx.sandbox)
         stream = ClaudeStream(request, ctx, rec, guard, model)
         try:
             stream.run(self.argv(request, ctx, model))
         finally:
             reverted = self._enforce_sandbox(before, ctx, rec)
-            reverted += self._enforce_effects(guard, ctx, rec)
+            reverted += self._enforce_effects(effects, ctx, rec)
             stream.flush_usage()
         allowed_changes = set(worktree.changed_since(before)) | ctx.files_changed
         return stream.outcome(files_changed=allowed_changes, reverted=reverted)

@@ -66,7 +66,7 @@ class TestRunResult(BaseModel):
     summary: TestSummary = Field(default_factory=TestSummary)
     failures: list[TestFailure] = Field(default_factory=list)
     output_tail: str = ""
-    confinement: Literal["bwrap", "none"] = "none"  # how the run was confined (testrun/confine.py)
+    confinement: Literal["bwrap", "none"] = Field(default="none", exclude=True)  # how it ran (testrun/confine.py)
     cases: list[TestCase] = Field(default_factory=list, exclude=True)
 
 
