@@ -10,7 +10,9 @@ not create one), or when it changes a file's mode (unless the policy allows it).
 What git does not see is not judged here: ignored paths (`.graphlemon/`, the
 ledger, is one) and anything outside the work tree. Those are guarded by the
 tools' own path checks and, for test runs, by the confinement (testrun/confine.py).
-A folder that is not a git work tree is not observed (`judge()` returns nothing).
+A folder that is not a git work tree is not observed (`judge()` returns nothing), and
+`.git/` / `.graphlemon/` are never undone here (the loop writes its own state there
+while a tool runs; agents cannot reach them through the tools' path checks).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..errors import ErrorCode, GraphLemonError
-from .sandbox import Sandbox
+from .sandbox import PROTECTED_TOP, Sandbox
 
 MAX_KEPT_BYTES = 20_000_000
 Kind = Literal["file", "link", "absent", "other"]
@@ -68,6 +70,8 @@ class TreeGuard:
         now = dirty_paths(root)
         out: dict[str, tuple[PathState, PathState]] = {}
         for rel in sorted(now | set(self.before)):
+            if rel.split("/", 1)[0] in PROTECTED_TOP:  # the loop's own state: guarded by the path checks, never undone
+                continue
             current = path_state(root / rel)
             if rel in self.before:
                 if not current.same_as(self.before[rel]):
