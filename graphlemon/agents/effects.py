@@ -201,3 +201,26 @@ def _prune_empty_dirs(folder: Path, root: Path) -> None:
         except OSError:
             return
         folder = folder.parent
+
+
+def guard_run(root: Path, writable: list[str]) -> TreeGuard:
+    """A guard for a run of agent-written code (a test run) in `root`: it may change only `writable`."""
+    from .base import SandboxPolicy
+
+    return TreeGuard(Sandbox(SandboxPolicy(root=root, writable=writable)))
+
+
+def record_run_refusals(guard: TreeGuard, ledger, *, what: str, **node: object) -> list[Refusal]:
+    """Revert what the run changed that it may not, and record each as a violation node event (`node`: its
+    node_exec_id, task_id, stage, unit_id, attempt)."""
+    from ..models import NodeEvent
+
+    refusals = guard.judge()
+    for refusal in refusals:
+        ledger.append(
+            NodeEvent(
+                event="violation", status="running", error_code="SANDBOX_VIOLATION",
+                error=f"{what}: {refusal.why}; the change was reverted", **node,
+            )
+        )  # fmt: skip
+    return refusals

@@ -122,11 +122,16 @@ def run_validator(session: LoopSession, loop_round: int) -> ValidationOutcome:
         return stored
     workdir = session.worktrees.integration().path
     run_id = f"val-{session.task_id}-r{loop_round}"
+    from ..agents.effects import guard_run, record_run_refusals
     from ..testrun import run_tests
     from ..testrun.confine import for_workdir
 
     confinement = for_workdir(workdir, session.project.state_dir)
+    guard = guard_run(workdir, [])  # the validator writes nothing: whatever its run changed is undone
     tests = run_tests(workdir, timeout=session.config.test_timeout_s * 3, confinement=confinement)
+    record_run_refusals(
+        guard, session.ledger, what="validation run", node_exec_id=nid, task_id=session.task_id, stage="validator"
+    )
     complete = not red_units(session)
     bench = session.artifacts.latest("benchmark", task_id=session.task_id)
     checks = (

@@ -138,22 +138,15 @@ class _Attempt:
     def _guarded_run(self, unit):
         """The unit's tests, confined; afterwards any change the tests made outside the tester's writable paths
         (a conftest rewriting the code, a symlink, a mode change) is reverted and recorded as a violation."""
-        from ..agents.base import SandboxPolicy
-        from ..agents.effects import TreeGuard
-        from ..agents.sandbox import Sandbox
-        from ..models import NodeEvent
+        from ..agents.effects import guard_run, record_run_refusals
 
         o = self.opts
-        guard = TreeGuard(Sandbox(SandboxPolicy(root=self.workdir, writable=_writable(unit.tests))))
+        guard = guard_run(self.workdir, _writable(unit.tests))
         run = _run_tests(self.workdir, unit.tests, o["timeout_s"], self.project.state_dir)
-        for refusal in guard.judge():
-            self.project.ledger.append(
-                NodeEvent(
-                    event="violation", node_exec_id=o["node_id"], task_id=o["task_id"], stage="tester",
-                    unit_id=unit.unit_id, attempt=o["attempt"], status="running", error_code="SANDBOX_VIOLATION",
-                    error=f"test run: {refusal.why}; the change was reverted",
-                )
-            )  # fmt: skip
+        record_run_refusals(
+            guard, self.project.ledger, what="test run", node_exec_id=o["node_id"], task_id=o["task_id"],
+            stage="tester", unit_id=unit.unit_id, attempt=o["attempt"],
+        )  # fmt: skip
         return run
 
 
