@@ -197,6 +197,7 @@ class RunRecord(Record):
     next_action: NextAction | None = None
     duration_ms: int = 0
     result_ref: str | None = None
+    confinement: Literal["bwrap", "none"] | None = None  # how the tests ran (None: not recorded)
 
 
 class BugEvent(Record):

@@ -22,6 +22,7 @@ from pathlib import Path
 from git import GitCommandError, InvalidGitRepositoryError, NoSuchPathError, Repo
 
 from .errors import ErrorCode, GraphLemonError, invalid_param
+from .staged_links import drop_outward_links
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "GraphLemon",
@@ -65,6 +66,7 @@ class Worktrees:
         self.task_id = _safe(task_id, "task id")
         self.base = (state_dir or self.repo_root / ".graphlemon") / "worktrees" / task_id
         self.repo = Repo(self.repo_root)
+        self.refused_links: list[str] = []  # symlinks leaving the repository the commit step dropped
 
     def branch(self, unit_id: str) -> str:
         return f"graphlemon/{self.task_id}/{'integration' if unit_id == INTEGRATION else _safe(unit_id, 'unit id')}"
@@ -118,6 +120,7 @@ class Worktrees:
         """Commit everything in the worktree; returns the new commit, or None if nothing changed."""
         repo = wt.repo
         self._run(repo, "add", "-A")
+        self.refused_links += drop_outward_links(wt.path)  # never commit a symlink that leaves the repository
         if not repo.is_dirty(index=True, working_tree=False, untracked_files=False):
             return None
         self._run(repo, "commit", "-q", "-m", message)

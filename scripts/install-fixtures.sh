@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install what the test fixtures need: the JavaScript dependencies of the fixture projects from their
-# committed lockfiles, and the Go / Rust toolchains (Debian's golang-go, cargo) where missing.
+# committed lockfiles, the Go / Rust toolchains (Debian's golang-go, cargo) and bubblewrap where missing.
 # Idempotent: skips a fixture whose node_modules is newer than its lockfile, and a present toolchain.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,9 +15,11 @@ done
 
 # go test / cargo test fixtures (tests/testrun): Debian's toolchains where missing and apt is usable
 # (CI runs as root). Tests of a framework whose toolchain is missing fail with a clear message.
+# bubblewrap: the agents' test runs are confined in bwrap (graphlemon/testrun/confine.py, issue 20).
 missing=()
 command -v go >/dev/null 2>&1 || missing+=(golang-go)
 command -v cargo >/dev/null 2>&1 || missing+=(cargo)
+command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 if [ ${#missing[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
     echo "fixtures: apt-get install ${missing[*]}"

@@ -50,6 +50,8 @@ class SandboxPolicy(BaseModel):
 
     root: Path
     writable: list[str] = Field(default_factory=list)
+    allow_mode_change: bool = False  # may the role's patches set or clear a file's executable bit?
+    allow_binary: bool = False  # may the role's patches carry binary (GIT binary patch) changes?
 
 
 class AgentRequest(BaseModel):

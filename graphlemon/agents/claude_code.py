@@ -30,6 +30,7 @@ from .budget import budget_status, estimate_tokens, preflight
 from .classifier import ClassifierGuard
 from .claude_stream import ClaudeStream
 from .context import ToolContext
+from .effects import TreeGuard
 from .quota import from_rate_limit_event, parse_usage_limit
 from .roles import role_spec
 from .settings import AgentSettings
@@ -66,11 +67,13 @@ class ClaudeCodeExecutor:
             max_output_tokens=self.settings.max_output_tokens,
         )
         before = worktree.snapshot(ctx.sandbox.root)
+        effects = TreeGuard(ctx.sandbox)
         stream = ClaudeStream(request, ctx, rec, guard, model)
         try:
             stream.run(self.argv(request, ctx, model))
         finally:
             reverted = self._enforce_sandbox(before, ctx, rec)
+            reverted += self._enforce_effects(effects, ctx, rec)
             stream.flush_usage()
         allowed_changes = set(worktree.changed_since(before)) | ctx.files_changed
         return stream.outcome(files_changed=allowed_changes, reverted=reverted)
@@ -119,6 +122,20 @@ class ClaudeCodeExecutor:
             ctx.record_tool_error("claude_code", err)
             rec.event("reverted", path=rel)
         return reverted
+
+    @staticmethod
+    def _enforce_effects(guard: TreeGuard, ctx: ToolContext, rec: TurnRecorder) -> list[str]:
+        """Inside the allow-list too: a symlink or a mode change is reverted and recorded (effects.py)."""
+        refusals = guard.judge()
+        for refusal in refusals:
+            err = GraphLemonError(
+                ErrorCode.SANDBOX_VIOLATION,
+                f"sandbox: claude: {refusal.why}; the change was reverted",
+                path=refusal.path,
+            )
+            ctx.record_tool_error("claude_code", err)
+            rec.event("reverted", path=refusal.path)
+        return [r.path for r in refusals]
 
 
 def probe_succeeded(stream_json: str) -> bool:

@@ -7,7 +7,9 @@ Rules (DESIGN.md "Agents and executors"):
 * the fully resolved path (symlinks followed) must stay inside the root, for
   reads and writes alike;
 * a write must match the role's glob allow-list, both as written and as resolved
-  (a symlink inside `tests/` that points at `src/` is refused);
+  (a symlink inside `tests/` that points at `src/` is refused), and never goes
+  through a symlink at all: an existing link in the repository is treated as a
+  path that leaves the sandbox;
 * `**` and `*` never reach `.git/` or `.graphlemon/`; only a glob that starts with
   that folder name can (the tester's `.graphlemon/units/<unit>/runs/<run>/**`).
 
@@ -47,10 +49,12 @@ class Sandbox:
         rel = self._lexical(path)
         real = self._inside(rel, path)
         real_rel = real.relative_to(self.root).as_posix()
-        for candidate in {rel.as_posix(), real_rel}:
+        for candidate in sorted({rel.as_posix(), real_rel}):
             if not self.is_writable(candidate):
                 allowed = ", ".join(self.policy.writable) or "nothing"
                 raise self._violation(path, f"{candidate!r} is outside this role's writable paths ({allowed})")
+        if real_rel != rel.as_posix() and rel.as_posix() != ".":
+            raise self._violation(path, f"goes through a symlink (to {real_rel!r}); writes never follow symlinks")
         return real
 
     def is_writable(self, rel_path: str) -> bool:

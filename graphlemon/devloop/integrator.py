@@ -129,12 +129,18 @@ def _integrator_turn(session, nid, spec: IntegrationSpec, workdir: Path, run_id:
 
 
 def _run_cases(session, spec, workdir: Path, run_id: str, loop_round: int, nid: str, log) -> IntegrationOutcome:
+    from ..agents.effects import guard_run, record_run_refusals
     from ..testrun import run_tests
+    from ..testrun.confine import for_workdir
 
     started = utcnow()
     t0 = time.monotonic()
     log(f"integrator: running the integration cases in {workdir.name} ({', '.join(spec.test_paths)})")
-    run = run_tests(workdir, spec.test_paths, timeout=session.config.test_timeout_s * 2)
+    guard = guard_run(workdir, [p.rstrip("/") + "/**" if not Path(p).suffix else p for p in spec.test_paths])
+    run = run_tests(workdir, spec.test_paths, timeout=session.config.test_timeout_s * 2,
+                    confinement=for_workdir(workdir, session.project.state_dir))  # fmt: skip
+    record_run_refusals(guard, session.ledger, what="integration run", node_exec_id=nid, task_id=session.task_id,
+                        stage="integrator")  # fmt: skip
     log(f"$ {run.command}\n{run.output_tail}\nexit code {run.exit_code}{' (timed out)' if run.timed_out else ''}")
     failures = [_case_failure(spec, f) for f in run.failures]
     result = IntegrationResult(
@@ -161,6 +167,7 @@ def _run_cases(session, spec, workdir: Path, run_id: str, loop_round: int, nid: 
             framework=run.framework,
             summary=run.summary,
             duration_ms=result.duration_ms,
+            confinement=run.confinement,
             failures=[
                 RunFailure(
                     test=f.case,

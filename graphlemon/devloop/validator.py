@@ -117,9 +117,16 @@ def run_validator(session: LoopSession, loop_round: int) -> ValidationOutcome:
         return stored
     workdir = session.worktrees.integration().path
     run_id = f"val-{session.task_id}-r{loop_round}"
+    from ..agents.effects import guard_run, record_run_refusals
     from ..testrun import run_tests
+    from ..testrun.confine import for_workdir
 
-    tests = run_tests(workdir, timeout=session.config.test_timeout_s * 3)
+    confinement = for_workdir(workdir, session.project.state_dir)
+    guard = guard_run(workdir, [])  # the validator writes nothing: whatever its run changed is undone
+    tests = run_tests(workdir, timeout=session.config.test_timeout_s * 3, confinement=confinement)
+    record_run_refusals(
+        guard, session.ledger, what="validation run", node_exec_id=nid, task_id=session.task_id, stage="validator"
+    )
     own = own_state(session)  # this task's units, never another task's bug states (issue 24)
     complete = own.green
     bench = session.artifacts.latest("benchmark", task_id=session.task_id)
@@ -206,6 +213,7 @@ def _record_run(session, run_id, nid, loop_round, tests, failed_checks, workdir)
             failures=failures,
             duration_ms=tests.duration_ms,
             result_ref=str((run_dir / "result.json").relative_to(session.project.root)),
+            confinement=tests.confinement,
         ),  # fmt: skip
         key=lambda r: r.run_id,
     )

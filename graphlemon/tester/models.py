@@ -45,6 +45,7 @@ class TesterResult(BaseModel):
     timed_out: bool = False
     framework: str | None = None
     command: str = ""
+    confinement: Literal["bwrap", "none"] = "none"  # how the tests ran (testrun/confine.py)
     exit_code: int | None = None
     stdout_tail: str = ""
     duration_ms: int = 0

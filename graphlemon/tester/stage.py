@@ -107,7 +107,7 @@ class _Attempt:
             self.project, executor, unit, spec, self.contract, workdir=self.workdir, mode=o["mode"],
             task_id=o["task_id"], node_id=o["node_id"], run_id=run_id, attempt=o["attempt"], feedback=feedback,
         )  # fmt: skip
-        run = _run_tests(self.workdir, unit.tests, o["timeout_s"])
+        run = self._guarded_run(unit)
         self.names = [c.name for c in run.cases] or _static_names(read_test_files(self.workdir, unit.tests))
         acc, uncovered = coverage.acceptance(spec, self.names)
         con, missing_codes = coverage.contract(self.contract, self.names)
@@ -119,6 +119,7 @@ class _Attempt:
             retry_budget_left=max(0, o["max_attempts"] - o["attempt"]), acceptance_coverage=acc,
             contract_coverage=con, uncovered_criteria=uncovered, uncovered_statuses=missing_codes, crashed=crashed,
             crash_reason=crash_reason, timed_out=run.timed_out, framework=run.framework, command=run.command,
+            confinement=run.confinement,
             exit_code=run.exit_code, stdout_tail=run.output_tail, duration_ms=run.duration_ms,
             tokens_used=self.agent.usage.total_tokens if self.agent else 0,
         )  # fmt: skip
@@ -134,6 +135,20 @@ class _Attempt:
             sandbox_violations=[e.message for e in agent.violations] if agent else [],
             todo_statuses=_todo_statuses(self.project, self.opts["node_id"]) if agent else None, test_names=self.names,
         )  # fmt: skip
+
+    def _guarded_run(self, unit):
+        """The unit's tests, confined; afterwards any change the tests made outside the tester's writable paths
+        (a conftest rewriting the code, a symlink, a mode change) is reverted and recorded as a violation."""
+        from ..agents.effects import guard_run, record_run_refusals
+
+        o = self.opts
+        guard = guard_run(self.workdir, _writable(unit.tests))
+        run = _run_tests(self.workdir, unit.tests, o["timeout_s"], self.project.state_dir)
+        record_run_refusals(
+            guard, self.project.ledger, what="test run", node_exec_id=o["node_id"], task_id=o["task_id"],
+            stage="tester", unit_id=unit.unit_id, attempt=o["attempt"],
+        )  # fmt: skip
+        return run
 
 
 # -- the turn -------------------------------------------------------------------------------------
@@ -188,10 +203,12 @@ def _writable(test_paths: list[str]) -> list[str]:
     return out
 
 
-def _run_tests(workdir: Path, targets: list[str], timeout_s: float):
+def _run_tests(workdir: Path, targets: list[str], timeout_s: float, state_dir: Path):
     from ..testrun import run_tests
+    from ..testrun.confine import for_workdir
 
-    return run_tests(workdir, [t for t in targets if (workdir / t).exists()] or targets, timeout=timeout_s)
+    chosen = [t for t in targets if (workdir / t).exists()] or targets
+    return run_tests(workdir, chosen, timeout=timeout_s, confinement=for_workdir(workdir, state_dir))
 
 
 def _static_names(test_files: dict[str, str]) -> list[str]:
@@ -328,6 +345,7 @@ def _record(project, result: TesterResult, output: TesterOutput, *, task_id, nod
             next_action=result.next_action,
             duration_ms=int((time.monotonic() - started) * 1000),
             result_ref=output.result_ref,
+            confinement=result.confinement,
         ),  # fmt: skip
         key=lambda r: r.run_id,
     )

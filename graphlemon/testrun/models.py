@@ -95,6 +95,7 @@ class TestRunResult(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     # subtests (unittest subTest, pytest's subtests fixture) counted apart: the summary counts tests
     subtests: SubtestCounts | None = None
+    confinement: Literal["bwrap", "none"] = Field(default="none", exclude=True)  # how it ran (testrun/confine.py)
     cases: list[TestCase] = Field(default_factory=list, exclude=True)
 
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..errors import ErrorCode, GraphLemonError, invalid_param
+from .confine import Confinement, wrap
 from .detect import detect_framework, normalise_framework
 from .environment import child_env
 from .frameworks import Framework, Invocation, RunRequest, framework_of_command, get_framework
@@ -42,6 +43,7 @@ def run_tests(
     env: Mapping[str, str] | None = None,
     cancel: threading.Event | None = None,
     tail_chars: int = TAIL_CHARS,
+    confinement: Confinement | None = None,
 ) -> TestRunResult:
     """Run a project's tests in one call and return the structured summary.
 
@@ -50,6 +52,7 @@ def run_tests(
     did). `command`: run this shell command as given, parsed when the framework is
     known. `env`: added to the child's environment (inherited secrets are removed).
     `cancel`: set it to stop the run; the process group is killed, partial results kept.
+    `confinement`: run inside a bubblewrap sandbox (agent-written tests; see confine.py).
     """
     root = _project_root(project_dir)
     _check_limits(timeout, command, tail_chars, env)
@@ -69,8 +72,9 @@ def run_tests(
     with scratch_dir() as tmp:  # named after this pid: a killed run's folder is swept later
         report_dir = Path(tmp)
         invocation = _invocation(variant, command, wanted, run_dir, report_dir, store, name, run_key, last_failed)
+        argv, confined = wrap(invocation.argv, confinement, cwd=run_dir, writable=[report_dir])
         outcome = run_process(
-            invocation.argv, cwd=run_dir, env=child_env({**invocation.env, **(env or {})}),
+            argv, cwd=run_dir, env=child_env({**invocation.env, **(env or {})}),
             output_path=report_dir / "output.log", timeout=timeout, cancel=cancel,
             stdout_path=invocation.report if invocation.stdout_is_report else None,
         )  # fmt: skip
@@ -88,6 +92,7 @@ def run_tests(
         failure.hint = build_hint(failure, root)  # on the whole values
         shorten_values(failure)
     result.output_tail = head_and_tail(output + _marker(outcome, timeout), tail_chars)
+    result.confinement = confined
     if name and outcome.start_error is None:
         store.record(name, run_key, result.cases)
     return result

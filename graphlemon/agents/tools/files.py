@@ -5,12 +5,17 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...errors import ErrorCode, GraphLemonError, invalid_param
 from ..context import ToolContext
+from ..effects import TreeGuard, violation
 from ..sandbox import glob_match
 from .registry import tool
 
@@ -120,8 +125,9 @@ def write_file(ctx: ToolContext, args: WriteFileArgs) -> dict:
     real = ctx.sandbox.resolve_write(args.path)
     if real.is_dir():
         raise invalid_param(f"{args.path}: is a folder", path=args.path)
-    real.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write(real, data)
+    with _judged(ctx, "write_file"):
+        _make_parents(real, ctx.sandbox.root)
+        _atomic_write(real, data, ctx.sandbox.root)
     rel = ctx.sandbox.relative(real)
     ctx.files_changed.add(rel)
     return {"path": rel, "bytes": len(data)}
@@ -148,7 +154,8 @@ def edit_file(ctx: ToolContext, args: EditFileArgs) -> dict:
             f"edit_file: the text occurs {count} times in {args.path}; give more context or set replace_all",
             path=args.path,
         )
-    _atomic_write(real, text.replace(args.old, args.new).encode("utf-8"))
+    with _judged(ctx, "edit_file"):
+        _atomic_write(real, text.replace(args.old, args.new).encode("utf-8"), ctx.sandbox.root)
     rel = ctx.sandbox.relative(real)
     ctx.files_changed.add(rel)
     return {"path": rel, "replacements": count}
@@ -160,42 +167,97 @@ class ApplyPatchArgs(_Args):
 
 @tool("apply_patch", "Apply a unified diff; every file it touches must be writable for this role.")
 def apply_patch(ctx: ToolContext, args: ApplyPatchArgs) -> dict:
-    paths = patch_paths(args.diff)
-    if not paths:
-        raise invalid_param("apply_patch: no file headers found in the diff")
-    if re.search(r"^(new file mode|new mode|old mode|deleted file mode) 120000", args.diff, re.M):
-        raise GraphLemonError(ErrorCode.SANDBOX_VIOLATION, "sandbox: patches may not create or change symlinks")
-    for path in paths:
+    diff = args.diff if args.diff.endswith("\n") else args.diff + "\n"
+    touched = patch_effects(diff, ctx.sandbox.root)
+    if not touched.paths:
+        raise invalid_param("apply_patch: the diff changes no file")
+    _check_patch(ctx, touched)
+    with _judged(ctx, "apply_patch"):
+        _git_apply(ctx.sandbox.root, diff)
+    ctx.files_changed.update(touched.paths)
+    return {"files": touched.paths}
+
+
+@dataclass
+class PatchEffects:
+    """What `git apply` itself says a diff would do (never a header parser of ours)."""
+
+    paths: list[str] = field(default_factory=list)  # every path created, changed, renamed from/to or deleted
+    binary: list[str] = field(default_factory=list)
+    modes: list[str] = field(default_factory=list)  # git's summary lines that set a mode ("create mode 100755 x")
+
+
+def patch_effects(diff: str, root: Path) -> PatchEffects:
+    """Ask `git apply --numstat --summary` which paths the diff touches, which are binary, which modes it sets."""
+    numstat = _git_apply(root, diff, "--numstat", "-z").split("\0")
+    out, i = PatchEffects(), 0
+    while i < len(numstat):
+        entry = numstat[i]
+        i += 1
+        if not entry.strip():
+            continue
+        added, deleted, path = (entry.split("\t", 2) + ["", ""])[:3]
+        names = [path] if path else numstat[i : i + 2]  # a rename/copy: the two names follow
+        i += 0 if path else 2
+        for name in names:
+            if name and name not in out.paths:
+                out.paths.append(name)
+            if added == "-" and deleted == "-" and name and name not in out.binary:
+                out.binary.append(name)
+    for line in _git_apply(root, diff, "--summary").splitlines():
+        line = line.strip()
+        if line.startswith(("create mode", "delete mode", "mode change")):
+            out.modes.append(line)
+    return out
+
+
+def _check_patch(ctx: ToolContext, touched: PatchEffects) -> None:
+    policy = ctx.sandbox.policy
+    for path in touched.paths:
         ctx.sandbox.resolve_write(path)
-    root = ctx.sandbox.root
+        if os.path.islink(ctx.sandbox.root / path):
+            raise _refused(path, "is a symlink; an existing link is treated as a path that leaves the sandbox")
+    for line in touched.modes:
+        if " 120000 " in f" {line} ":
+            raise _refused(line.rsplit(" ", 1)[-1], f"patches may not create or change symlinks ({line})")
+        if line.startswith("mode change") and not policy.allow_mode_change:
+            raise _refused(line.rsplit(" ", 1)[-1], f"this role may not change file modes ({line})")
+        if line.startswith("create mode 100755") and not policy.allow_mode_change:
+            raise _refused(line.rsplit(" ", 1)[-1], f"this role may not create executable files ({line})")
+    if touched.binary and not policy.allow_binary:
+        raise _refused(touched.binary[0], f"binary patches are not allowed for this role ({', '.join(touched.binary)})")
+
+
+def _refused(path: str, why: str) -> GraphLemonError:
+    return GraphLemonError(ErrorCode.SANDBOX_VIOLATION, f"sandbox: apply_patch refused: {path!r} {why}", path=path)
+
+
+def _git_apply(root: Path, diff: str, *options: str) -> str:
+    """`git apply` in the sandbox root (never a repository above it); options like --numstat only report."""
     env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(root.parent)}  # paths are relative to the sandbox root
-    env.pop("GIT_DIR", None)
-    env.pop("GIT_WORK_TREE", None)
+    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+        env.pop(name, None)
     proc = subprocess.run(
-        ["git", "apply", "--whitespace=nowarn", "-"],
-        cwd=root,
-        input=args.diff if args.diff.endswith("\n") else args.diff + "\n",
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+        ["git", "apply", "--whitespace=nowarn", *options, "-"],
+        cwd=root, input=diff.encode("utf-8"), capture_output=True, env=env, timeout=60,
+    )  # fmt: skip
     if proc.returncode != 0:
-        raise invalid_param(f"apply_patch: the diff does not apply: {proc.stderr.strip()[:2000]}")
-    ctx.files_changed.update(paths)
-    return {"files": paths}
+        detail = proc.stderr.decode("utf-8", errors="replace").strip()[:2000]
+        raise invalid_param(f"apply_patch: the diff does not apply: {detail}")
+    return proc.stdout.decode("utf-8", errors="surrogateescape")
 
 
-def patch_paths(diff: str) -> list[str]:
-    """Every path a unified diff creates, changes, renames or deletes (without a/ b/ prefixes)."""
-    found: list[str] = []
-    for line in diff.splitlines():
-        m = re.match(r"^(?:---|\+\+\+) (?:[ab]/)?(.+?)(?:\t.*)?$", line) or re.match(
-            r"^(?:rename|copy) (?:from|to) (.+)$", line
-        )
-        if m and m.group(1) != "/dev/null" and m.group(1) not in found:
-            found.append(m.group(1).strip())
-    return found
+@contextmanager
+def _judged(ctx: ToolContext, tool_name: str) -> Iterator[None]:
+    """Run a change, then compare the work tree with git's eyes: anything this role may not change is reverted
+    and the call fails with SANDBOX_VIOLATION (recorded by the registry)."""
+    guard = TreeGuard(ctx.sandbox)
+    try:
+        yield
+    finally:
+        refusals = guard.judge()
+    if refusals:
+        raise violation(tool_name, refusals)
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -219,9 +281,54 @@ def _read_text(real: Path, shown: str) -> str:
         raise invalid_param(f"{shown}: not a UTF-8 text file", path=shown) from None
 
 
-def _atomic_write(real: Path, data: bytes) -> None:
-    tmp = real.with_name(f".{real.name}.graphlemon-tmp")
-    tmp.write_bytes(data)
-    if real.exists():
-        os.chmod(tmp, real.stat().st_mode & 0o7777)
-    os.replace(tmp, real)
+def _make_parents(real: Path, root: Path) -> None:
+    """Create the missing folders of `real`, never through a symlink, never outside `root`."""
+    folder = real.parent
+    missing = []
+    while not folder.exists() and not folder.is_symlink() and folder != root:
+        missing.append(folder)
+        folder = folder.parent
+    for part in reversed(missing):
+        os.mkdir(part)
+    _check_parent(real, root)
+
+
+def _check_parent(real: Path, root: Path) -> None:
+    """The folder of `real` is a real folder inside `root` (no symlink anywhere on the way)."""
+    parent = real.parent
+    if os.path.realpath(parent) != str(parent) or (parent != root and root not in parent.parents):
+        raise GraphLemonError(
+            ErrorCode.SANDBOX_VIOLATION, f"sandbox: the folder of {real.name!r} leaves the sandbox", path=str(real)
+        )
+
+
+def _atomic_write(real: Path, data: bytes, root: Path) -> None:
+    """Write through an unpredictable temporary file (O_EXCL | O_NOFOLLOW, via mkstemp) beside `real`, then
+    rename it over `real` (a rename replaces a symlink, it never writes through one)."""
+    _check_parent(real, root)
+    mode = os.lstat(real).st_mode & 0o7777 if real.is_file() and not real.is_symlink() else None
+    fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".graphlemon-tmp", dir=real.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        else:
+            os.chmod(tmp, 0o666 & ~_umask())
+        _check_parent(real, root)
+        os.replace(tmp, real)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _umask() -> int:
+    """The process umask, read without changing it (os.umask would race with other threads)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022

@@ -3,7 +3,9 @@
 The runner owns the child process (its own process group, killed on timeout,
 secrets removed from its environment) and returns a compact summary. Agents
 choose targets, framework, last-failed and a timeout; they cannot pass an
-arbitrary shell command (`--command` is for people).
+arbitrary shell command (`--command` is for people). The run is confined
+(testrun/confine.py), and whatever it changed that the role may not change is
+reverted, recorded as a violation and listed in the result (agents/effects.py).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...errors import invalid_param
 from ..context import ToolContext
+from ..effects import TreeGuard, violation
 from .registry import tool
 
 
@@ -27,12 +30,21 @@ class RunTestsArgs(BaseModel):
 @tool("run_tests", "Run the project's tests once and get a structured summary (counts, failures with hints).")
 def run_tests(ctx: ToolContext, args: RunTestsArgs) -> dict:
     from ...testrun import run_tests as run
+    from ...testrun.confine import for_workdir
 
     for target in args.targets:
         if target.startswith("-"):
             raise invalid_param(f"run_tests: target {target!r} looks like an option")
         ctx.sandbox.resolve_read(target.split("::", 1)[0])
+    guard = TreeGuard(ctx.sandbox)  # what the tests change is judged like any tool's effect
     result = run(
-        ctx.sandbox.root, args.targets, framework=args.framework, last_failed=args.last_failed, timeout=args.timeout_s
-    )
-    return result.model_dump(mode="json")
+        ctx.sandbox.root, args.targets, framework=args.framework, last_failed=args.last_failed, timeout=args.timeout_s,
+        confinement=for_workdir(ctx.sandbox.root, ctx.state_dir),
+    )  # fmt: skip
+    out = result.model_dump(mode="json")
+    refusals = guard.judge()
+    for refusal in refusals:  # the run stands; each forbidden change it made is reverted and recorded
+        ctx.record_tool_error("run_tests", violation("run_tests", [refusal]))
+    if refusals:
+        out["reverted"] = [r.path for r in refusals]
+    return out

@@ -1,0 +1,133 @@
+"""Issue 20: agent-written tests run confined (bubblewrap): a conftest cannot reach outside the work tree.
+
+Real bwrap, real pytest, a real git work tree. Skipped only where bwrap cannot
+run (it is installed by `make test`; the kernel must allow user namespaces).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from graphlemon.errors import ErrorCode, GraphLemonError
+from graphlemon.testrun import run_tests
+from graphlemon.testrun.confine import Confinement, bwrap_args, bwrap_available, for_workdir
+
+needs_bwrap = pytest.mark.skipif(bwrap_available()[0] is None, reason=f"no working bwrap: {bwrap_available()[1]}")
+
+HOSTILE_CONFTEST = """
+import json, os, socket, pathlib
+
+seen = {}
+def attempt(name, fn):
+    try:
+        fn()
+        seen[name] = "done"
+    except Exception as exc:
+        seen[name] = type(exc).__name__
+
+attempt("outside", lambda: pathlib.Path(os.environ["TARGET_OUTSIDE"]).write_text("pwned"))
+attempt("ledger", lambda: open(os.environ["TARGET_LEDGER"], "a").write('{"kind": "evil"}\\n'))
+attempt("home", lambda: pathlib.Path(os.environ["HOME"], "pwned").write_text("pwned"))
+attempt("tmp", lambda: pathlib.Path("/tmp/graphlemon-confine-probe").write_text("pwned"))
+attempt("net", lambda: socket.create_connection(("1.1.1.1", 53), timeout=2))
+seen["ledger_visible"] = os.path.exists(os.environ["TARGET_LEDGER"])
+seen["home_listing"] = sorted(os.listdir(os.environ["HOME"]))
+pathlib.Path("seen.json").write_text(json.dumps(seen))
+"""
+
+
+@pytest.fixture
+def hostile(tmp_path, monkeypatch):
+    """A worktree under the project's .graphlemon/ (as the loop makes them) with a conftest that tries to escape."""
+    repo = tmp_path / "repo"
+    state = repo / ".graphlemon"
+    work = state / "worktrees" / "task-1" / "u1"
+    (work / "tests").mkdir(parents=True)
+    (state / "timeline.ndjson").write_text('{"kind": "ok"}\n')
+    (work / "tests" / "conftest.py").write_text(HOSTILE_CONFTEST)
+    (work / "tests" / "test_a.py").write_text("def test_a():\n    assert True\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_rsa").write_text("secret")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("TARGET_OUTSIDE", str(outside / "pwned.txt"))
+    monkeypatch.setenv("TARGET_LEDGER", str(state / "timeline.ndjson"))
+    return work, state, outside, home
+
+
+@needs_bwrap
+def test_a_conftest_cannot_write_outside_the_work_tree_nor_see_the_ledger_or_home(hostile):
+    work, state, outside, home = hostile
+    result = run_tests(work, ["tests"], framework="pytest", timeout=120, confinement=for_workdir(work, state))
+    assert result.ok, result.output_tail
+    assert result.confinement == "bwrap"
+    seen = json.loads((work / "seen.json").read_text())  # the work tree stays writable
+    assert seen["outside"] != "done" and not list(outside.iterdir())
+    assert seen["ledger"] != "done" and not seen["ledger_visible"]
+    assert (state / "timeline.ndjson").read_text() == '{"kind": "ok"}\n'
+    assert ".ssh" not in seen["home_listing"] and not (home / "pwned").exists()  # home: empty and private
+    assert seen["tmp"] == "done" and not Path("/tmp/graphlemon-confine-probe").exists()  # a private /tmp
+    assert seen["net"] != "done"
+
+
+def test_unconfined_runs_say_so_in_the_result(hostile):
+    work, _state, outside, _home = hostile
+    (work / "tests" / "conftest.py").write_text("")
+    result = run_tests(work, ["tests"], framework="pytest", timeout=120)
+    assert result.ok and result.confinement == "none"
+
+
+def test_required_confinement_refuses_when_bwrap_cannot_run(hostile, monkeypatch, tmp_path):
+    from graphlemon.testrun import confine
+
+    work, state, _outside, _home = hostile
+    monkeypatch.setattr(confine, "_probe", confine._Probe())  # forget the cached probe: PATH changes below
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", f"{empty}{os.pathsep}{Path(sys.executable).parent}")
+    with pytest.raises(GraphLemonError) as err:
+        run_tests(
+            work, ["tests"], framework="pytest", timeout=60, confinement=for_workdir(work, state, mode="required")
+        )
+    assert err.value.code == ErrorCode.TEST_RUNNER_ERROR and "bwrap" in err.value.message
+    assert not (work / "seen.json").exists()  # nothing ran
+    (work / "tests" / "conftest.py").write_text("")  # what follows runs unconfined
+    result = run_tests(work, ["tests"], framework="pytest", timeout=120, confinement=for_workdir(work, state))
+    assert result.confinement == "none"  # auto: runs, loudly, and records it
+
+
+def test_the_setting_is_validated(hostile, monkeypatch):
+    work, state, *_ = hostile
+    monkeypatch.setenv("GRAPHLEMON_TEST_CONFINEMENT", "sometimes")
+    with pytest.raises(GraphLemonError) as err:
+        run_tests(work, ["tests"], framework="pytest", timeout=60, confinement=for_workdir(work, state))
+    assert err.value.code == ErrorCode.INVALID_PARAM
+
+
+def test_mounts_come_parent_first_so_the_work_tree_inside_a_hidden_folder_stays_visible(tmp_path):
+    state = tmp_path / "repo" / ".graphlemon"
+    work = state / "worktrees" / "t" / "u"
+    work.mkdir(parents=True)
+    args = bwrap_args(Confinement(workdir=work, hidden=(state,)), cwd=work, environ={"HOME": str(tmp_path / "h")})
+    assert args.index(str(state)) < args.index(str(work))
+    assert "--unshare-net" in args and args[args.index("--bind") + 1] == str(work)
+
+
+def test_a_repository_under_home_is_shown_read_only_with_its_ledger_still_hidden(tmp_path):
+    home = tmp_path / "home"
+    state = home / "code" / "repo" / ".graphlemon"
+    work = state / "worktrees" / "t" / "u"
+    work.mkdir(parents=True)
+    args = bwrap_args(for_workdir(work, state), cwd=work, environ={"HOME": str(home), "PATH": "/usr/bin"})
+    order = [args.index(str(p)) for p in (home, state.parent, state, work)]
+    assert order == sorted(order)
+    assert args[args.index(str(state.parent)) - 1] == "--ro-bind"
+    assert args[args.index(str(state)) - 1] == "--tmpfs"
