@@ -15,7 +15,7 @@ import typer
 from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError  # typer vendors click
 
 from ..errors import ErrorCode, GraphLemonError
-from . import agent, budget, bugs, init_cmd, report, run, sql, status, test_cmd, tester, triage
+from . import agent, budget, bugs, init_cmd, report, run, skills_cmd, sql, status, test_cmd, tester, triage
 
 app = typer.Typer(
     name="graphlemon",
@@ -35,6 +35,7 @@ app.add_typer(budget.app, name="budget")
 app.add_typer(agent.app, name="agent")
 app.add_typer(tester.app, name="tester")
 app.add_typer(report.app, name="report")
+app.add_typer(skills_cmd.app, name="skills")
 sql.register(app)
 
 
