@@ -1,6 +1,7 @@
 """`make demo`: the DevLoop on a temp copy of examples/snake, offline, with the scripted executor.
 
-The scripted executor replays examples/snake/playbook.yaml: the demo shows GraphLemon's
+The scripted executor replays examples/snake/playbook.yaml (`make demo-skill`: playbook-skill.yaml,
+a skill iteration end to end, REQ-08): the demo shows GraphLemon's
 plumbing and decisions (worktrees, real pytest runs, bugs, root-cause routing, Prefect,
 the ledger), not a model's work. With ANTHROPIC_API_KEY set, `graphlemon run` without
 --playbook uses the real model instead.
@@ -26,7 +27,8 @@ def sh(*args: str, cwd: Path, check: bool = True) -> int:
     return subprocess.run(args, cwd=cwd, check=check, env={**os.environ, "COLUMNS": os.environ.get("COLUMNS", "150")}).returncode
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
+    name = argv[0] if argv else "playbook.yaml"
     started = time.monotonic()
     work = Path(tempfile.mkdtemp(prefix="graphlemon-demo-"))
     repo = work / "snake"
@@ -37,15 +39,18 @@ def main() -> int:
     print("GraphLemon demo — SCRIPTED EXECUTOR (a replayed playbook, no model is called)")
     print(f"target repository: {repo}")
     sh(GRAPHLEMON, "init", str(repo), cwd=work)
-    playbook = str(ROOT / "examples" / "snake" / "playbook.yaml")
+    playbook = str(ROOT / "examples" / "snake" / name)
     rc = sh(GRAPHLEMON, "run", "Implement a snake game", "--project", str(repo), "--playbook", playbook,
             "--max-unit-attempts", "2", cwd=repo, check=False)  # fmt: skip
     sh("git", "log", "--oneline", "--graph", "-12", cwd=repo)
     sh(GRAPHLEMON, "bugs", "list", "--project", str(repo), cwd=repo)
+    if name != "playbook.yaml":  # the skill demo: the audit log and the skills report
+        sh(GRAPHLEMON, "skills", "log", "--project", str(repo), cwd=repo)
+        sh(GRAPHLEMON, "report", "skills", "--project", str(repo), cwd=repo)
     print(f"\ndemo finished in {time.monotonic() - started:.1f} s; the project is left in {repo}")
     print(f"try: cd {repo} && graphlemon status && graphlemon report convergence")
     return rc
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
