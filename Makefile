@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 120
 
-.PHONY: install fixtures lint test demo bench bench-live clean
+.PHONY: install fixtures lint test demo demo-skill bench bench-live clean
 
 install: $(STAMP)
 
@@ -33,6 +33,9 @@ test: $(STAMP) fixtures lint
 
 demo: $(STAMP)
 	$(BIN)/python scripts/demo.py
+
+demo-skill: $(STAMP)  # REQ-08: a skill_defect bug -> a gated skill iteration -> done
+	$(BIN)/python scripts/demo.py playbook-skill.yaml
 
 bench: $(STAMP) fixtures
 	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit $$?; echo; done

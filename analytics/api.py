@@ -27,11 +27,13 @@ from .report import Report, ReportFilters, parse_when
 from .reports.budget import budget_report
 from .reports.bug_history import bug_history_report
 from .reports.convergence import convergence_report
+from .reports.skills import skills_report
 
 REPORTS: dict[str, Callable[[LedgerDB, ReportFilters], Report]] = {
     "convergence": convergence_report,
     "budget": budget_report,
     "bugs": bug_history_report,
+    "skills": skills_report,
 }
 ProjectArg = Path | str | None
 
@@ -121,7 +123,7 @@ class ReportBundle:
 def write_reports(
     project: ProjectArg = None, *, out_dir: Path | None = None, filters: ReportFilters | None = None
 ) -> ReportBundle:
-    """All three reports as markdown + JSON, and the two PNG plots, under `.graphlemon/reports/` (overwritten)."""
+    """All reports as markdown + JSON, and the two PNG plots, under `.graphlemon/reports/` (overwritten)."""
     handle = open_project(project)
     out = Path(out_dir) if out_dir is not None else handle.state_dir / "reports"
     out.mkdir(parents=True, exist_ok=True)

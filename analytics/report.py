@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict
 
 from graphlemon.errors import invalid_param
 
-ReportName = Literal["convergence", "budget", "bugs"]
+ReportName = Literal["convergence", "budget", "bugs", "skills"]
 
 _RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)\s*([mhdw])$")
 _UNIT_SECONDS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}

@@ -233,6 +233,24 @@ SELECT task_id,
 FROM tasks
 GROUP BY task_id
 """,
+    # each skill iteration's current state (REQ-08): the proposal's fields, the latest status and gate verdict
+    "skill_iteration_state": """
+SELECT p.iteration_id, p.skill, p.parent_commit, p.commit, p.triggered_by_bug_id, p.task_id, p.author,
+       p.rationale, p.diff_stat, p.ts AS proposed_at, l.status, l.updated_at, l.gate_ok
+FROM (SELECT * FROM skill_iterations WHERE status = 'proposed') p
+JOIN (SELECT iteration_id, arg_max(status, ts) AS status, max(ts) AS updated_at,
+             arg_max(gate.ok, ts) FILTER (WHERE gate IS NOT NULL) AS gate_ok
+      FROM skill_iterations GROUP BY iteration_id) l USING (iteration_id)
+""",
+    # the skills commit each bug was found under (REQ-08): the skill_commit of the task's latest turn for the same
+    # unit (or a unit-less turn, for a unit-less bug) before the bug opened
+    "bug_skill_commits": """
+SELECT b.bug_id, b.task_id, b.unit_id, b.opened_at, b.active, u.skill_commit
+FROM bug_state b
+ASOF LEFT JOIN (SELECT task_id, COALESCE(unit_id, '') AS uk, ts, skill_commit FROM usage
+                WHERE skill_commit IS NOT NULL) u
+  ON b.task_id = u.task_id AND COALESCE(b.unit_id, '') = u.uk AND b.opened_at >= u.ts
+""",
     # each task's current budget guardrail (the latest BudgetConfig)
     "budget_limits": """
 SELECT task_id, arg_max(limit_type, ts) AS limit_type, arg_max(limit_value, ts) AS limit_value, max(ts) AS set_at

@@ -7,7 +7,8 @@
     │   └── tester collision · attempt 1  (task)
     ├── integrator · round 0 · attempt 1  (task)
     ├── bug-triager · round 0 · attempt 1 (task, only when the integration run failed)
-    └── validator · round 0               (task)
+    ├── validator · round 0               (task)
+    └── skill-editor · round 0            (task, only when the validator blamed a skill)
 
 Unit loops of one wave run side by side: in this process (threads, each a subflow run),
 or — with `unit_runner: work_pool` in the task's settings — as runs of the `unit-loop`
@@ -28,6 +29,7 @@ from tasks._common import stage_result
 from tasks.code import coder_task
 from tasks.integrate import integrator_task
 from tasks.plan import planner_task
+from tasks.skill_update import skill_editor_task
 from tasks.test import tester_task
 from tasks.triage import bug_triager_task
 from tasks.validate import validator_task
@@ -80,6 +82,9 @@ class PrefectStages:
         outcome = stage_result(validator_task(*self.args, loop_round))
         self.report_progress(loop_round, done=outcome.ok)
         return outcome
+
+    def update_skill(self, loop_round):
+        return skill_editor_task(*self.args, loop_round)
 
     # -- unit loops -------------------------------------------------------------------------------
     def _unit_in_process(self, unit_id: str, loop_round: int, feedback: str | None, pass_tag: str) -> UnitOutcome:

@@ -43,6 +43,7 @@ _FIELDS = (
     "root_cause_category",
     "root_cause_detail",
     "suggested_route",
+    "skill_role",
 )
 
 
@@ -70,6 +71,7 @@ class Bug(BaseModel):
     root_cause_category: RootCauseCategory | None = None
     root_cause_detail: str | None = None
     suggested_route: SuggestedRoute | None = None
+    skill_role: str | None = None  # a skill_defect: whose skill the validator blamed (REQ-08)
     fix_refs: list[str] = Field(default_factory=list)
     opened_at: datetime
     updated_at: datetime

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import get_args
 
 from .errors import ErrorCode, GraphLemonError
-from .models import BugStatus, NodeStatus, TaskStatus
+from .models import BugStatus, NodeStatus, SkillIterationStatus, TaskStatus
 
 _ACTIVE_TASK = ("planning", "coding", "integrating", "validating")
 
@@ -62,10 +62,21 @@ BUG: dict[str, frozenset[str]] = {
     "wontfix": frozenset({"reopened"}),
 }
 
+# skill_iteration.status (REQ-08): a proposal is gated before it applies; an applied one can be rolled back
+SKILL_ITERATION: dict[str, frozenset[str]] = {
+    "_initial": frozenset({"proposed"}),
+    "proposed": frozenset({"gating", "rejected"}),
+    "gating": frozenset({"applied", "rejected"}),
+    "applied": frozenset({"rolled_back"}),
+    "rejected": frozenset(),
+    "rolled_back": frozenset(),
+}
+
 TABLES: dict[str, tuple[dict[str, frozenset[str]], tuple[str, ...]]] = {
     "task": (TASK, get_args(TaskStatus)),
     "node": (NODE, get_args(NodeStatus)),
     "bug": (BUG, get_args(BugStatus)),
+    "skill_iteration": (SKILL_ITERATION, get_args(SkillIterationStatus)),
 }
 
 TERMINAL_TASK = frozenset({"done", "abandoned"})

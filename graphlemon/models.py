@@ -48,8 +48,10 @@ BlockedReason = Literal[
     "stage_failed",
 ]
 # a stage is named after the role that runs it ("triager" in ledgers written before 0.2 reads as "bug-triager")
-Stage = Literal["planner", "coder", "tester", "integrator", "bug-triager", "validator"]
-Role = Literal["planner", "coder", "tester", "integrator", "bug-triager", "validator"]
+Stage = Literal["planner", "coder", "tester", "integrator", "bug-triager", "validator", "skill-editor"]
+Role = Literal["planner", "coder", "tester", "integrator", "bug-triager", "validator", "skill-editor"]
+# a skill iteration (REQ-08): proposed -> gating -> applied | rejected; applied -> rolled_back
+SkillIterationStatus = Literal["proposed", "gating", "applied", "rejected", "rolled_back"]
 NodeStatus = Literal[
     "pending",
     "running",
@@ -226,6 +228,7 @@ class BugEvent(Record):
     root_cause_category: RootCauseCategory | None = None
     root_cause_detail: str | None = None
     suggested_route: SuggestedRoute | None = None
+    skill_role: Role | None = None  # a skill_defect: whose skill (REQ-08)
 
 
 class UsageRecord(Record):
@@ -247,6 +250,7 @@ class UsageRecord(Record):
     cost_usd: float = 0.0
     latency_ms: int = 0
     stop_reason: str | None = None
+    skill_commit: str | None = None  # the skills-repo commit the role's skill was rendered from (REQ-08)
 
 
 class SddPatch(BaseModel):
@@ -342,6 +346,59 @@ class EscalationRecord(Record):
     open_bug_ids: list[str] = Field(default_factory=list)
 
 
+class SkillRecord(Record):
+    """A project's skills repository (.graphlemon/skills/, REQ-08): `seeded` once, `pinned` per task.
+
+    A task renders every skill from the commit it pinned when it started (moved on by an applied iteration),
+    so an outcome can be traced to the skill text that produced it."""
+
+    kind: Literal["skill"] = "skill"
+    event: Literal["seeded", "pinned"]
+    commit: str
+    task_id: str | None = None
+    iteration_id: str | None = None  # the applied iteration that moved the pin
+    roles: list[str] = Field(default_factory=list)
+
+
+class SkillGateResult(BaseModel):
+    """The regression gate of one skill iteration: the node that showed the bug, replayed with the new skill."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ok: bool
+    replayed_node: str | None = None
+    bug_test: str | None = None
+    bug_test_passed: bool = False
+    green_before: list[str] = Field(default_factory=list)  # units green with the old skill
+    newly_red: list[str] = Field(default_factory=list)  # of those, red with the new skill
+    failed_before: list[str] = Field(default_factory=list)  # test names
+    failed_after: list[str] = Field(default_factory=list)
+    note: str = ""
+
+
+class SkillIterationEvent(Record):
+    """One change of a role's skill (REQ-08): a commit in the skills repository, triggered by a bug."""
+
+    kind: Literal["skill_iteration"] = "skill_iteration"
+    iteration_id: str
+    status: SkillIterationStatus
+    from_status: SkillIterationStatus | None = None
+    by: str = "system"
+    note: str | None = None
+    # set when proposed
+    skill: Role | None = None
+    parent_commit: str | None = None
+    commit: str | None = None
+    triggered_by_bug_id: str | None = None
+    task_id: str | None = None
+    author: str | None = None  # an agent role, or "human"
+    rationale: str | None = None
+    diff_stat: str | None = None
+    # set later
+    gate: SkillGateResult | None = None
+    revert_commit: str | None = None  # the commit that undid it (rejected, rolled_back)
+
+
 LedgerRecord = Annotated[
     TaskEvent
     | NodeEvent
@@ -353,7 +410,9 @@ LedgerRecord = Annotated[
     | TimelineEvent
     | BudgetConfig
     | EscalationRecord
-    | OutcomeRecord,
+    | OutcomeRecord
+    | SkillRecord
+    | SkillIterationEvent,
     Field(discriminator="kind"),
 ]
 RECORD_ADAPTER: TypeAdapter[Any] = TypeAdapter(LedgerRecord)
@@ -371,6 +430,8 @@ LEDGER_FILES: dict[str, str] = {
     "budget": "budget.ndjson",
     "escalation": "escalations.ndjson",
     "outcome": "outcomes.ndjson",
+    "skill": "skills.ndjson",
+    "skill_iteration": "skill_iterations.ndjson",
 }
 RECORD_TYPES: dict[str, type[Record]] = {
     "task": TaskEvent,
@@ -384,6 +445,8 @@ RECORD_TYPES: dict[str, type[Record]] = {
     "budget": BudgetConfig,
     "escalation": EscalationRecord,
     "outcome": OutcomeRecord,
+    "skill": SkillRecord,
+    "skill_iteration": SkillIterationEvent,
 }
 
 

@@ -85,9 +85,11 @@ def init_project(path: Path | str, confirm_git_init: Callable[[str], bool] | Non
         )
     meta, created = _create_meta(root)
     _ensure_excluded(root)
-    return InitResult(
-        ProjectHandle(root, meta, Ledger(root / STATE_DIR)), created=created, git_initialised=git_initialised
-    )
+    ledger = Ledger(root / STATE_DIR)
+    from .skills.repo import SkillRepo  # the project's own skills repository, seeded from the built-ins (REQ-08)
+
+    SkillRepo(root / STATE_DIR).ensure(ledger)
+    return InitResult(ProjectHandle(root, meta, ledger), created=created, git_initialised=git_initialised)
 
 
 def open_project(path: Path | str | None = None) -> ProjectHandle:

@@ -33,6 +33,7 @@ ROLE_STAGE: dict[str, Stage] = {
     "integrator": "integrator",
     "bug-triager": "bug-triager",
     "validator": "validator",
+    "skill-editor": "skill-editor",
 }
 
 
@@ -72,6 +73,7 @@ class AgentRequest(BaseModel):
     unit_id: str | None = Field(default=None, pattern=ID_PATTERN)  # fills sandbox globs
     run_id: str | None = Field(default=None, pattern=ID_PATTERN)
     attempt: int = Field(default=1, ge=1)
+    skill_commit: str | None = None  # the skills-repo commit `system` was rendered from (None: the built-in skill)
     limits: Limits = Field(default_factory=Limits)
 
     @field_validator("prompt", "system")

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from ..errors import invalid_param
 from ..project import ProjectHandle
-from ..skills import render_skill
+from ..skills import render_skill, render_text
 from .base import ID_PATTERN, AgentRequest, AgentResult, Executor, Limits, SandboxPolicy
 from .context import ToolContext
 from .memory import render_memory
@@ -73,8 +73,10 @@ def build_request(
     limits: Limits | None = None,
     skill_vars: Mapping[str, object] | None = None,
     settings: AgentSettings | None = None,
+    skill_commit: str | None = None,
 ) -> AgentRequest:
-    """A role turn with the role's skill (+ memory), default tools and sandbox, ready for any executor."""
+    """A role turn with the role's skill (+ memory), default tools and sandbox, ready for any executor.
+    `skill_commit`: render the skill from the project's skills repository at that commit (REQ-08)."""
     spec = role_spec(role)
     for label, value in (
         ("unit_id", unit_id),
@@ -95,7 +97,17 @@ def build_request(
         "attempt": attempt,
         **(skill_vars or {}),
     }
-    system = render_skill(role, variables, memory=render_memory(project.state_dir, role))
+    memory = render_memory(project.state_dir, role)
+    if skill_commit is None and task_id is not None:  # a task's turns render the skills its task pinned (REQ-08)
+        from ..skills.repo import pinned_commit
+
+        skill_commit = pinned_commit(project.ledger, task_id)
+    if skill_commit is None:
+        system = render_skill(role, variables, memory=memory)
+    else:
+        from ..skills.repo import SkillRepo
+
+        system = render_text(SkillRepo(project.state_dir).text_at(role, skill_commit), variables, memory=memory)
     prompt = context if isinstance(context, str) else "\n\n".join(f"## {k}\n\n{v.strip()}" for k, v in context.items())
     if not prompt.strip():
         raise invalid_param("the turn's context (prompt) is empty")
@@ -117,6 +129,7 @@ def build_request(
         unit_id=unit_id,
         run_id=run_id,
         attempt=attempt,
+        skill_commit=skill_commit,
         limits=limits or Limits(max_turns=settings.max_turns, timeout_s=settings.turn_timeout_s),
     )
 

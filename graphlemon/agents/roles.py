@@ -71,6 +71,12 @@ ROLES: dict[str, RoleSpec] = {
             writable=(".graphlemon/validation/runs/{run_id}/**",),
             claude_tools=("Read", "Glob", "Grep", "Write", "Bash"),
         ),
+        RoleSpec(  # REQ-08: reads the bug's evidence and the skill, answers with the new text (it writes nothing)
+            role="skill-editor",
+            tools=tuple(READ_TOOLS),
+            writable=(),
+            claude_tools=("Read", "Glob", "Grep"),
+        ),
     )
 }
 

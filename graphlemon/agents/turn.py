@@ -39,7 +39,12 @@ class TurnRecorder:
         name = f"{request.role}-a{request.attempt}-{executor}-{utcnow():%Y%m%dT%H%M%S}-{secrets.token_hex(2)}.ndjson"
         self.transcript: Path = folder / name
         self.event(
-            "turn_start", role=request.role, unit_id=request.unit_id, attempt=request.attempt, tools=request.tools
+            "turn_start",
+            role=request.role,
+            unit_id=request.unit_id,
+            attempt=request.attempt,
+            tools=request.tools,
+            skill_commit=request.skill_commit,
         )
 
     def event(self, kind: str, **data: Any) -> None:
@@ -94,6 +99,7 @@ class TurnRecorder:
             ),
             latency_ms=latency_ms,
             stop_reason=stop_reason,
+            skill_commit=self.request.skill_commit,
         )
         self.ctx.ledger.append(record)
         self.usage.add(record)

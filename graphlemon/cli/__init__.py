@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError  # typer vendors click
 
 from ..errors import ErrorCode, GraphLemonError, permission_denied
-from . import agent, budget, bugs, gc_cmd, init_cmd, report, run, sql, status, test_cmd, tester, triage
+from . import agent, budget, bugs, gc_cmd, init_cmd, report, run, skills_cmd, sql, status, test_cmd, tester, triage
 
 app = typer.Typer(
     name="graphlemon",
@@ -36,6 +36,7 @@ app.add_typer(budget.app, name="budget")
 app.add_typer(agent.app, name="agent")
 app.add_typer(tester.app, name="tester")
 app.add_typer(report.app, name="report")
+app.add_typer(skills_cmd.app, name="skills")
 sql.register(app)
 gc_cmd.register(app)
 

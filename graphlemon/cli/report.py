@@ -1,4 +1,4 @@
-"""`graphlemon report convergence|budget|bugs`: the analytics reports over the ledger (no Prefect)."""
+"""`graphlemon report convergence|budget|bugs|skills`: the analytics reports over the ledger (no Prefect)."""
 
 from __future__ import annotations
 
@@ -141,3 +141,22 @@ def bugs(
     """
     filters = {"task": task, "unit": unit, "test": test, "category": category, "since": since, "until": until}
     _emit("bugs", project, filters, section, as_json, as_csv, as_md, limit)
+
+
+@app.command()
+def skills(
+    task: TaskOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    section: SectionOpt = None,
+    as_json: JsonOut = False,
+    as_csv: CsvOut = False,
+    as_md: MdOut = False,
+    limit: LimitOpt = 50,
+    project: ProjectOpt = None,
+) -> None:
+    """Are the skills getting better? Iterations per role, applied vs rejected, bugs per skill version (REQ-08).
+
+    Sections: by_role, iterations, bugs_per_version.
+    """
+    _emit("skills", project, {"task": task, "since": since, "until": until}, section, as_json, as_csv, as_md, limit)

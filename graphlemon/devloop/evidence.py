@@ -21,7 +21,9 @@ DECISIONS: dict[str, str] = {
     "low_confidence_triage": "The triager is not sure why integration fails: confirm the category and resume.",
     "validator_inconclusive": "The validator's perspectives disagree on the root cause: decide coder / planning / "
     "skill and resume with a note.",
-    "skill_defect": "A role's skill (prompt) caused the bug: update the skill, then resume.",
+    "skill_defect": "A role's skill (prompt) caused the bug and the proposed change failed its regression gate: "
+    "edit the skill (`graphlemon skills update ROLE --bug BUG_ID --file NEW.md`), or decide it is not the skill, "
+    "then resume.",
     "plan_inconsistent": "The planner could not produce a consistent plan: clarify the goal and resume.",
     "state_corrupt": "Persisted state is damaged (see the error): repair or remove the named file, then resume.",
     "rollback_failed": "The automatic rollback itself failed: the recovery mechanism needs attention, not the code.",
@@ -68,6 +70,10 @@ def evidence_markdown(session: LoopSession, reason: BlockedReason, note: str) ->
     if triage:
         last = triage[-1]
         lines += ["", "## Last triage", f"- {last.category} (confidence {last.confidence:.2f}): {last.root_cause}"]
+    if reason == "skill_defect":  # REQ-08: the rejected skill iteration, both versions and the gate's results
+        from ..skills.iteration import evidence_section
+
+        lines += evidence_section(session.project.state_dir, session.ledger, session.task_id)
     lines += ["", "## What to decide", DECISIONS.get(reason, "Decide how to continue, then resume.")]
     if session.human_step == "prefect_ui":
         lines += ["", "Resume: click **Resume** on this flow run in the Prefect UI (your note reaches the coder), "

@@ -29,11 +29,20 @@ from ..tester import TesterOutput
 from . import runmarker
 from .evidence import write_evidence_pack
 from .integrator import run_integration, triage_integration
-from .outcomes import IntegrationOutcome, PlanOutcome, UnitOutcome, ValidationOutcome
+from .outcomes import IntegrationOutcome, PlanOutcome, SkillUpdateOutcome, UnitOutcome, ValidationOutcome
 from .planner import apply_sdd_patch, run_planner, waves
-from .routing import RoundPlan, Step, after_human, after_integration, after_validation, stuck_bugs
+from .routing import (
+    RoundPlan,
+    Step,
+    after_human,
+    after_integration,
+    after_skill_update,
+    after_validation,
+    stuck_bugs,
+)
 from .runmarker import RunMarker
 from .session import LoopSession
+from .skill_update import run_skill_update
 from .unit_loop import CoderTurn, coder_turn, red_units, run_unit_loop, test_unit
 from .validator import run_validator
 
@@ -55,6 +64,7 @@ class Stages(Protocol):
     def integrate(self, loop_round: int, attempt: int) -> IntegrationOutcome: ...
     def triage(self, loop_round: int, attempt: int, run_id: str) -> IntegrationOutcome: ...
     def validate(self, loop_round: int) -> ValidationOutcome: ...
+    def update_skill(self, loop_round: int) -> SkillUpdateOutcome: ...
 
 
 class DirectStages:
@@ -88,6 +98,9 @@ class DirectStages:
 
     def validate(self, loop_round):
         return run_validator(self.session, loop_round)
+
+    def update_skill(self, loop_round):
+        return run_skill_update(self.session, loop_round)
 
 
 class Blocked(Exception):
@@ -194,6 +207,8 @@ def _round(session: LoopSession, stages: Stages, plan: RoundPlan) -> Step:
     result = stages.validate(r)
     limit = session.config.non_convergence_rounds
     step = after_validation(result, r, session.config.max_loop_rounds, attributed_in_a_row(session, r, limit), limit)
+    if step.action == "skill_update":  # REQ-08: the SkillEditor changes the blamed skill, the gate decides
+        step = after_skill_update(stages.update_skill(r), result, r, session.config.max_loop_rounds)
     if step.action == "block":
         raise Blocked(step.reason, step.summary)
     if step.action == "done":

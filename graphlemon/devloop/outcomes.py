@@ -7,9 +7,17 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..models import BlockedReason, RootCauseCategory, SddPatch, TriageCategory
+from ..models import (
+    BlockedReason,
+    Role,
+    RootCauseCategory,
+    SddPatch,
+    SkillGateResult,
+    SkillIterationStatus,
+    TriageCategory,
+)
 
-Route = Literal["done", "fast_lane", "full_replan", "escalate"]
+Route = Literal["done", "fast_lane", "full_replan", "skill_update", "escalate"]
 # "triage": the run failed and the BugTriager has not judged it yet (the integrator's own result)
 IntegrationAction = Literal["pass", "triage", "patch_sdd", "reset_units", "rerun", "escalate"]
 
@@ -60,6 +68,7 @@ class Attribution(_Outcome):
     suggested_route: Literal["fast_lane", "full_replan", "escalate"]
     perspectives: dict[str, RootCauseCategory] = Field(default_factory=dict)  # spec / code / skill
     citations_verified: bool = False
+    skill_role: Role | None = None  # a skill_defect: whose skill the validator named
 
 
 class ValidationOutcome(_Outcome):
@@ -72,3 +81,17 @@ class ValidationOutcome(_Outcome):
     units_to_fix: list[str] = Field(default_factory=list)
     feedback: dict[str, str] = Field(default_factory=dict)  # unit_id -> root cause for the coder
     blocked_reason: BlockedReason | None = None
+
+
+class SkillUpdateOutcome(_Outcome):
+    """A skill_defect attribution turned into a skill iteration and its regression gate (REQ-08)."""
+
+    ok: bool  # the iteration was applied: the task continues with the new skill
+    bug_id: str
+    unit_id: str | None = None
+    skill: Role | None = None
+    iteration_id: str | None = None
+    status: SkillIterationStatus | None = None
+    commit: str | None = None
+    gate: SkillGateResult | None = None
+    note: str = ""

@@ -7,10 +7,12 @@ function is a table (tests/devloop/test_routing.py covers every row):
   rerun, contract_mismatch auto-applied → patch the SDD, impl_bug → reset the units,
   spec_ambiguous or an unconfident verdict → a human);
 * `after_integration` — an L2 attempt's outcome → pass / act and try again / block;
-* `validator_route` — the validator's attributions → fast_lane / full_replan / escalate
-  (seed 004 REQ-04 / REQ-05: coder → Coder, planning → Planner, anything else → a human);
+* `validator_route` — the validator's attributions → fast_lane / full_replan / skill_update / escalate
+  (seed 004 REQ-04 / REQ-05: coder → Coder, planning → Planner, REQ-08: skill_defect → the
+  SkillEditor, anything else → a human);
 * `stuck_bugs` — the same bug attributed in N rounds in a row → not converging (REQ-05);
-* `after_validation` — a validator outcome × round × history → done / next round / block;
+* `after_validation` — a validator outcome × round × history → done / next round / skill update / block;
+* `after_skill_update` — a skill iteration's gate → the next round with the new skill, or a block (REQ-08);
 * `after_human` — a person resumed a block → what the next round does (REQ-09).
 """
 
@@ -21,7 +23,14 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from ..models import BlockedReason, TriageCategory
-from .outcomes import Attribution, IntegrationAction, IntegrationOutcome, Route, ValidationOutcome
+from .outcomes import (
+    Attribution,
+    IntegrationAction,
+    IntegrationOutcome,
+    Route,
+    SkillUpdateOutcome,
+    ValidationOutcome,
+)
 
 ROOT_CAUSE_ROUTES: dict[str, Route] = {
     "coder": "fast_lane",
@@ -46,7 +55,7 @@ class RoundPlan(BaseModel):
 class Step(BaseModel):
     """The loop's next move: finish, run `plan` (with a `routed` summary), or block for a person."""
 
-    action: Literal["done", "next_round", "block"]
+    action: Literal["done", "next_round", "skill_update", "block"]
     plan: RoundPlan | None = None
     summary: str = ""
     reason: BlockedReason | None = None
@@ -95,11 +104,14 @@ def after_integration(result: IntegrationOutcome, attempt: int, max_attempts: in
 
 
 def validator_route(attributions: list[Attribution]) -> tuple[Route, BlockedReason | None]:
-    """Any bug that needs a person escalates the round; else any planning bug re-plans; else the coder fixes."""
+    """A bug that needs a person escalates the round; else a skill defect changes the skill (REQ-08); else any
+    planning bug re-plans; else the coder fixes."""
     routes = {a.suggested_route for a in attributions}
-    if "escalate" in routes or not attributions:
-        skill = any(a.root_cause_category == "skill_defect" for a in attributions)
-        return "escalate", "skill_defect" if skill else "validator_inconclusive"
+    unsure = [a for a in attributions if a.suggested_route == "escalate" and a.root_cause_category != "skill_defect"]
+    if unsure or not attributions:
+        return "escalate", "validator_inconclusive"
+    if "escalate" in routes:  # only skill defects escalate: the SkillEditor proposes, the gate decides
+        return "skill_update", None
     if "full_replan" in routes:
         return "full_replan", None
     return "fast_lane", None
@@ -124,6 +136,9 @@ def after_validation(
             reason="not_converging",
             summary=f"the same bug for {stuck_rounds} rounds in a row: {', '.join(stuck[:5])}",
         )
+    if result.route == "skill_update":
+        bugs = [a.bug_id for a in result.attributions if a.root_cause_category == "skill_defect"]
+        return Step(action="skill_update", summary=f"skill_defect ({', '.join(bugs)}) -> skill update")
     if result.route == "escalate":
         return Step(
             action="block", reason=result.blocked_reason or "validator_inconclusive", summary=_attribution_note(result)
@@ -140,6 +155,26 @@ def after_validation(
     )
     units = f" ({', '.join(plan.units)})" if plan.units else ""
     return Step(action="next_round", plan=plan, summary=f"{result.route} -> round {loop_round + 1}{units}")
+
+
+def after_skill_update(update: SkillUpdateOutcome, result: ValidationOutcome, loop_round: int, max_rounds: int) -> Step:
+    """The gate applied the new skill → the next round recodes every attributed unit with it (re-planning if a
+    planning bug came with it); the gate rejected it → a person decides, with both versions in the evidence."""
+    if not update.ok:
+        return Step(action="block", reason="skill_defect", summary=f"skill update for {update.bug_id}: {update.note}")
+    if loop_round + 1 >= max_rounds:
+        return Step(action="block", reason="not_converging", summary=f"still failing after {max_rounds} rounds")
+    replan = any(a.root_cause_category == "planning" for a in result.attributions)
+    units = sorted({a.unit_id for a in result.attributions if a.unit_id})
+    plan = RoundPlan(
+        loop_round=loop_round + 1,
+        need_plan=replan,
+        units=None if replan or not units else units,
+        feedback={} if replan else {u: result.feedback[u] for u in units if u in result.feedback},
+        plan_feedback="\n".join(a.root_cause_detail for a in result.attributions) if replan else None,
+    )
+    summary = f"skill {update.skill} updated ({update.iteration_id}) -> round {loop_round + 1}"
+    return Step(action="next_round", plan=plan, summary=summary + (f" ({', '.join(units)})" if units else ""))
 
 
 def after_human(

@@ -178,8 +178,10 @@ class LoopSession:
         run_id: str | None = None,
         attempt: int = 1,
         skill_vars: Mapping[str, object] | None = None,
+        skill_commit: str | None = None,
     ):
-        """One role turn; an unusable result (no valid output) is EXECUTOR_ERROR / OUTPUT_INVALID."""
+        """One role turn; an unusable result (no valid output) is EXECUTOR_ERROR / OUTPUT_INVALID.
+        The skill is rendered from the task's pinned skills commit unless `skill_commit` names another."""
         from ..agents import build_request, run_turn
 
         request = build_request(
@@ -195,6 +197,7 @@ class LoopSession:
             writable=writable,
             output_model=output_model,
             skill_vars=skill_vars,
+            skill_commit=skill_commit or self.skill_commit,
         )
         result = run_turn(self.project, request, self.executor)
         if not result.ok or result.output is None:
@@ -206,6 +209,14 @@ class LoopSession:
                 transcript=result.transcript_path,
             )
         return result, output_model.model_validate(result.output)
+
+    @property
+    def skill_commit(self) -> str:
+        """The skills-repository commit this task renders skills from (pinned on first use, REQ-08)."""
+        from ..skills.repo import pin_for_task
+
+        with self._lock:
+            return pin_for_task(self.project.state_dir, self.ledger, self.task_id)
 
     def timeline(self, event: str, summary: str, *, unit_id: str | None = None, ref: str | None = None) -> None:
         self.ledger.append(TimelineEvent(event=event, task_id=self.task_id, unit_id=unit_id, ref=ref, summary=summary))

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import GraphLemonError
 from ..lifecycle import ACTIVE_BUG
-from ..models import RootCauseCategory, RunFailure, RunRecord, TestSummary
+from ..models import Role, RootCauseCategory, RunFailure, RunRecord, TestSummary
 from ..nodes import node_exec_id
 from ..redact import write_redacted
 from .outcomes import Attribution, ValidationOutcome
@@ -60,6 +60,7 @@ class BugVerdict(BaseModel):
     root_cause_detail: str = Field(min_length=20)
     sdd_section: str | None = None
     code_location: str | None = None  # "path:line"
+    skill_role: Role | None = None  # a skill_defect: whose skill (default: the coder's, REQ-08)
 
 
 class ValidatorOutput(BaseModel):
@@ -249,6 +250,8 @@ def _attribute(session: LoopSession, nid: str, loop_round: int, bugs, workdir: P
         attribution = decide_bug(bug.bug_id, bug.unit_id, verdict, sdd, roots)
         fields = {"root_cause_category": attribution.root_cause_category, "root_cause_detail": attribution.root_cause_detail,
                   "suggested_route": attribution.suggested_route}  # fmt: skip
+        if attribution.skill_role:
+            fields["skill_role"] = attribution.skill_role
         if any(getattr(bug, k) != v for k, v in fields.items()):  # a re-run after a crash records it once
             session.bugs.update(bug.bug_id, by="validator", **fields)
         out.append(attribution)
@@ -286,6 +289,7 @@ def decide_bug(
     return Attribution(
         bug_id=bug_id, unit_id=unit_id, root_cause_category=category, root_cause_detail=detail,
         suggested_route=ROOT_CAUSE_ROUTES[category], perspectives=views, citations_verified=cited,  # type: ignore[arg-type]
+        skill_role=verdict.skill_role if category == "skill_defect" else None,
     )  # fmt: skip
 
 

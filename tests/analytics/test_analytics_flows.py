@@ -28,7 +28,7 @@ def test_write_reports_writes_markdown_json_and_plots(project):
     assert names == sorted(p.name for p in out.iterdir())
     assert names == [
         "budget.json", "budget.md", "bugs.json", "bugs.md", "convergence.json", "convergence.md",
-        "failures-per-round.png", "spend-over-time.png",
+        "failures-per-round.png", "skills.json", "skills.md", "spend-over-time.png",
     ]  # fmt: skip
     for png in out.glob("*.png"):
         assert png.read_bytes().startswith(PNG) and png.stat().st_size > 10_000

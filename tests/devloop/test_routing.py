@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from graphlemon.devloop.outcomes import Attribution, IntegrationOutcome, ValidationOutcome
+from graphlemon.devloop.outcomes import Attribution, IntegrationOutcome, SkillUpdateOutcome, ValidationOutcome
 from graphlemon.devloop.routing import (
     INFRA_RERUNS,
     after_human,
     after_integration,
+    after_skill_update,
     after_validation,
     stuck_bugs,
     triage_action,
@@ -77,10 +78,11 @@ UNSURE = _attr("b4", "inconclusive_escalate", "escalate")
         ([CODER], ("fast_lane", None)),
         ([PLANNING], ("full_replan", None)),
         ([CODER, PLANNING], ("full_replan", None)),  # a plan problem outranks a coding one
-        ([SKILL], ("escalate", "skill_defect")),
+        ([SKILL], ("skill_update", None)),  # REQ-08: the SkillEditor proposes, the gate decides
         ([UNSURE], ("escalate", "validator_inconclusive")),
         ([CODER, UNSURE], ("escalate", "validator_inconclusive")),  # any bug that needs a person stops the round
-        ([PLANNING, SKILL], ("escalate", "skill_defect")),
+        ([PLANNING, SKILL], ("skill_update", None)),  # the skill first; the next round re-plans
+        ([SKILL, UNSURE], ("escalate", "validator_inconclusive")),  # a bug nobody can attribute stops the round
         ([], ("escalate", "validator_inconclusive")),  # red without any attribution: a person looks
     ],
 )
@@ -110,7 +112,8 @@ def _validated(route, attributions=(), **kw) -> ValidationOutcome:
 
 FAST = _validated("fast_lane", [CODER], units_to_fix=["u1"], feedback={"u1": "fix the wall check"})
 REPLAN = _validated("full_replan", [PLANNING])
-ESCALATE = _validated("escalate", [SKILL], blocked_reason="skill_defect")
+ESCALATE = _validated("escalate", [UNSURE], blocked_reason="validator_inconclusive")
+SKILL_UPDATE = _validated("skill_update", [SKILL], feedback={"u1": "the skill forgot the wall"})
 
 
 @pytest.mark.parametrize(
@@ -120,11 +123,13 @@ ESCALATE = _validated("escalate", [SKILL], blocked_reason="skill_defect")
         (_validated("done"), 4, ["b1"], ("done", None)),  # green is green, whatever came before
         (FAST, 0, [], ("next_round", None)),  # REQ-05 happy: fast lane -> the coder, round 0 -> 1
         (REPLAN, 0, [], ("next_round", None)),  # REQ-05 boundary: full_replan -> the planner
-        (ESCALATE, 0, [], ("block", "skill_defect")),
+        (ESCALATE, 0, [], ("block", "validator_inconclusive")),
+        (SKILL_UPDATE, 0, [], ("skill_update", None)),  # REQ-08: a skill defect goes to the SkillEditor
+        (SKILL_UPDATE, 2, ["b3"], ("block", "not_converging")),  # the same bug again: the skill did not fix it
         (_validated("escalate", [UNSURE]), 1, [], ("block", "validator_inconclusive")),
         (FAST, 4, [], ("block", "not_converging")),  # the last allowed round failed
         (FAST, 2, ["b1"], ("block", "not_converging")),  # REQ-05 failure: the same bug 3 rounds
-        (ESCALATE, 2, ["b3"], ("block", "not_converging")),  # non-convergence is reported first
+        (ESCALATE, 2, ["b4"], ("block", "not_converging")),  # non-convergence is reported first
     ],
 )
 def test_validation_to_next_step(result, loop_round, stuck, expected):
@@ -162,3 +167,30 @@ def test_human_resume_to_next_round(reason, active, need_plan, units):
         assert step.plan.plan_feedback == "use a set"
     else:
         assert all("use a set" in text and "stuck on b1" in text for text in step.plan.feedback.values())
+
+
+def _update(ok: bool) -> SkillUpdateOutcome:
+    note = "the gate passed" if ok else "unit u2 turned red with the new skill"
+    return SkillUpdateOutcome(ok=ok, bug_id="b3", unit_id="u1", skill="coder", iteration_id="si-1", note=note)
+
+
+@pytest.mark.parametrize(
+    ("update", "result", "loop_round", "expected"),
+    [
+        (_update(True), SKILL_UPDATE, 0, ("next_round", None)),  # applied: recode with the new skill
+        (_update(False), SKILL_UPDATE, 0, ("block", "skill_defect")),  # rejected: a person decides
+        (_update(True), SKILL_UPDATE, 4, ("block", "not_converging")),  # no round left to use it
+        (_update(False), SKILL_UPDATE, 4, ("block", "skill_defect")),  # the rejection is the news
+    ],
+)
+def test_skill_update_to_next_step(update, result, loop_round, expected):
+    step = after_skill_update(update, result, loop_round, max_rounds=5)
+    assert (step.action, step.reason) == expected
+
+
+def test_applied_skill_recodes_the_attributed_units_with_their_feedback():
+    step = after_skill_update(_update(True), SKILL_UPDATE, 0, max_rounds=5)
+    assert (step.plan.loop_round, step.plan.need_plan, step.plan.units) == (1, False, ["u1"])
+    assert step.plan.feedback == {"u1": "the skill forgot the wall"}
+    replan = after_skill_update(_update(True), _validated("skill_update", [SKILL, PLANNING]), 0, max_rounds=5)
+    assert replan.plan.need_plan and replan.plan.units is None

@@ -1,0 +1,148 @@
+"""`graphlemon skills update|rollback|log|show`: a project's skills, changed only through gated iterations (REQ-08)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..errors import invalid_param
+from ._common import JsonOpt, ProjectOpt, console, emit_json, open_project
+
+app = typer.Typer(
+    help="Role skills in the project's skills repository (.graphlemon/skills/): update, roll back, audit log.",
+    no_args_is_help=True,
+)
+
+
+def _iterations(handle):
+    from ..skills.iteration import SkillIterations
+
+    return SkillIterations(handle.state_dir, handle.ledger)
+
+
+@app.command()
+def update(
+    role: Annotated[str, typer.Argument(help="The role whose skill changes: coder, tester, planner, ...")],
+    bug: Annotated[
+        str | None, typer.Option("--bug", help="The skill_defect bug that triggers the change (required).")
+    ] = None,
+    file: Annotated[Path | None, typer.Option("--file", help="The new skill text (markdown).")] = None,
+    edit: Annotated[bool, typer.Option("--edit", help="Edit the current text in $EDITOR.")] = False,
+    rationale: Annotated[
+        str | None, typer.Option("--rationale", help="Why (default: asks for the bug's root cause).")
+    ] = None,
+    project: ProjectOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Propose a new skill text for ROLE, triggered by a skill_defect bug; the regression gate replays the bug's
+    node with it (its task's executor) and applies or rejects it. One commit in the skills repository."""
+    handle = open_project(project)
+    iterations = _iterations(handle)
+    found = iterations.check_trigger(role, bug)  # refused before anything is read or written
+    if (file is None) == (not edit):
+        raise invalid_param("give the new text with exactly one of --file NEW.md or --edit")
+    iterations.repo.ensure(handle.ledger)
+    if file is not None:
+        if not file.is_file():
+            raise invalid_param(f"{file} is not a file")
+        text = file.read_text(encoding="utf-8")
+    else:
+        text = typer.edit(iterations.repo.text_at(role, iterations.repo.head()), extension=".md") or ""
+    it = iterations.propose(
+        role,
+        found.bug_id,
+        text,
+        author="human",
+        rationale=rationale or f"fixes {found.bug_id}: {found.root_cause_detail}",
+    )
+    from ..devloop.skill_update import gate_for_person
+
+    it = gate_for_person(handle, iterations, it, found)
+    if as_json:
+        emit_json(it)
+        return
+    typer.echo(
+        f"{it.iteration_id}: {it.skill} skill {it.status} (commit {it.commit[:12]}, bug {it.triggered_by_bug_id})"
+    )
+    if it.gate is not None:
+        typer.echo(f"gate: {it.gate.note}")
+
+
+@app.command()
+def rollback(
+    iteration_id: Annotated[str, typer.Argument(help="e.g. si-20261203140501-ab12")],
+    project: ProjectOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Revert an applied iteration as a new commit (history is kept). Refused while a later applied iteration of
+    the same skill builds on it: roll that one back first."""
+    handle = open_project(project)
+    it = _iterations(handle).rollback(iteration_id, by="human")
+    if as_json:
+        emit_json(it)
+    else:
+        typer.echo(f"{it.iteration_id}: rolled back by commit {(it.revert_commit or '')[:12]}")
+
+
+@app.command("log")
+def log_(
+    role: Annotated[str | None, typer.Argument(help="Only this role's skill.")] = None,
+    project: ProjectOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The audit log: every iteration, oldest first, with its bug, author, status and gate."""
+    from ..skills.iteration import skill_log
+
+    handle = open_project(project)
+    items = skill_log(handle.state_dir, handle.ledger, role)
+    if as_json:
+        emit_json([it.model_dump(mode="json") for it in items])
+        return
+    from rich.table import Table
+
+    table = Table(title=f"{len(items)} skill iteration(s)")
+    for column in ("iteration", "skill", "status", "bug", "author", "commit", "diff", "gate"):
+        table.add_column(column, no_wrap=column in ("iteration", "bug"))
+    for it in items:
+        gate = "-" if it.gate is None else ("passed" if it.gate.ok else "failed")
+        table.add_row(
+            it.iteration_id, it.skill, it.status, it.triggered_by_bug_id, it.author, it.commit[:10], it.diff_stat, gate
+        )
+    console().print(table)
+
+
+@app.command()
+def show(
+    iteration_id: Annotated[str, typer.Argument()],
+    project: ProjectOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """One iteration: its diff, the bug, the rationale, the gate's results and its history."""
+    from ..skills.iteration import iteration_detail
+
+    handle = open_project(project)
+    detail = iteration_detail(handle.state_dir, handle.ledger, iteration_id)
+    if as_json:
+        emit_json(detail)
+        return
+    it = detail.iteration
+    lines = [
+        f"{it.iteration_id}  {it.skill} skill  {it.status}",
+        f"bug:       {it.triggered_by_bug_id}"
+        + (f" ({detail.bug_status}) {detail.bug_title}" if detail.bug_title else ""),
+        f"author:    {it.author}",
+        f"commits:   {it.parent_commit[:12]} -> {it.commit[:12]}"
+        + (f" (reverted by {it.revert_commit[:12]})" if it.revert_commit else ""),
+        f"rationale: {it.rationale}",
+    ]
+    if it.gate is not None:
+        g = it.gate
+        lines += [
+            f"gate:      {'passed' if g.ok else 'failed'}: {g.note}",
+            f"  replayed {g.replayed_node or '-'}; bug test {g.bug_test or '-'}: {'passes' if g.bug_test_passed else 'fails'}",
+            f"  green before: {', '.join(g.green_before) or '-'}; newly red: {', '.join(g.newly_red) or '-'}",
+        ]
+    lines += ["history:", *(f"  {h}" for h in it.history), "", detail.diff]
+    typer.echo("\n".join(lines))  # plain text: a diff must not be wrapped or read as markup
