@@ -156,12 +156,23 @@ CASES: list[tuple[str, list[str], int, str]] = [
     ("report-negative-limit", ["report", "bugs", "--limit", "-1", "-p", "{p}"], 2, "INVALID_PARAM"),
     ("report-unknown-section", ["report", "budget", "--section", "nope", "-p", "{p}"], 2, "INVALID_PARAM"),
     ("report-two-formats", ["report", "convergence", "--json", "--csv", "-p", "{p}"], 2, "INVALID_PARAM"),
+    ("report-skills-unknown-section", ["report", "skills", "--section", "[/x]", "-p", "{p}"], 2, "INVALID_PARAM"),
     # sql
     ("sql-reads-a-file", ["sql", "SELECT * FROM read_text('/etc/passwd')", "-p", "{p}"], 2, "INVALID_PARAM"),
     ("sql-writes-a-file", ["sql", "COPY (SELECT 1) TO '{missing}.csv'", "-p", "{p}"], 2, "INVALID_PARAM"),
     ("sql-garbage", ["sql", "SELEC [/bold] FROM", "-p", "{p}"], 2, "INVALID_PARAM"),
     ("sql-no-query", ["sql", "-p", "{p}"], 2, "INVALID_PARAM"),
     ("sql-shell-init-and-query", ["sql", "--shell-init", "SELECT 1", "-p", "{p}"], 2, "INVALID_PARAM"),
+    # gc
+    ("gc-not-a-project", ["gc", "--dry-run", "-p", "{missing}"], 2, "PROJECT_NOT_FOUND"),
+    ("gc-unknown-option", ["gc", "--all-of-it", "-p", "{p}"], 2, "INVALID_PARAM"),
+    # skills
+    ("skills-update-unknown-role", ["skills", "update", "[/bold]", "--bug", "b", "--file", "{pb}", "-p", "{p}"], 2,
+     "INVALID_PARAM"),
+    ("skills-update-no-bug", ["skills", "update", "coder", "--file", "{pb}", "-p", "{p}"], 2, "INVALID_PARAM"),
+    ("skills-rollback-unknown", ["skills", "rollback", "si-[/red]", "-p", "{p}"], 2, "ITERATION_NOT_FOUND"),
+    ("skills-show-unknown", ["skills", "show", "../../etc", "-p", "{p}"], 2, "ITERATION_NOT_FOUND"),
+    ("skills-log-unknown-role", ["skills", "log", "[/bold]", "-p", "{p}"], 2, "INVALID_PARAM"),
     # unknown commands and options
     ("unknown-command", ["frobnicate"], 2, "INVALID_PARAM"),
     ("unknown-option", ["status", "--frob", "-p", "{p}"], 2, "INVALID_PARAM"),
@@ -252,7 +263,7 @@ def test_the_table_covers_every_command():
         assert command in covered, f"no hostile-input case for `graphlemon {' '.join(command)}`"
 
 
-_GROUPS = ("bugs", "budget", "agent", "tester", "report")
+_GROUPS = ("bugs", "budget", "agent", "tester", "report", "skills")
 
 
 def _commands(app) -> list[tuple[str, ...]]:
