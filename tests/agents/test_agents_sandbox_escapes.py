@@ -12,13 +12,18 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import git
 
 from graphlemon.agents import SandboxPolicy, ToolContext
 from graphlemon.agents.effects import TreeGuard
 from graphlemon.agents.sandbox import Sandbox
 from graphlemon.agents.tools import call_tool
 from graphlemon.models import NodeEvent
+
+
+def git(cwd: Path, *args: str) -> str:
+    """git in `cwd` (checked); its stdout."""
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
 
 
 @pytest.fixture
