@@ -30,8 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from graphlemon.project import init_project  # noqa: E402
-from graphlemon.triage.classifier import classify  # noqa: E402
-from graphlemon.triage.context import load_run  # noqa: E402
+from graphlemon.triage.rule_classifier import classify  # noqa: E402
+from graphlemon.triage.run_context import load_run  # noqa: E402
 
 CORPUS = ROOT / "tests" / "fixtures" / "triage"
 CATEGORIES = ("contract_mismatch", "impl_bug", "spec_ambiguous", "infra_flake")

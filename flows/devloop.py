@@ -23,7 +23,7 @@ from prefect.states import Completed
 from pydantic import Field
 
 from blocks.agents import load_agent_settings
-from graphlemon.agents.classifier import reset_classifier_counts
+from graphlemon.agents.automode_denials import reset_classifier_counts
 from graphlemon.devloop import runmarker
 from graphlemon.devloop.loop import prepare_run, run_devloop
 from graphlemon.devloop.session import LoopSession, LoopSettings

@@ -4,11 +4,20 @@ Entry points: `build_executor(name, playbook=, settings=)`, `build_request(proje
 `run_turn(project, request, executor) -> AgentResult`. See docs/agents.md.
 """
 
-from .base import AgentRequest, AgentResult, Executor, Limits, SandboxPolicy, StopReason, ToolError, UsageTotals
-from .context import ToolContext
+from .executor_seam import (
+    AgentRequest,
+    AgentResult,
+    Executor,
+    Limits,
+    SandboxPolicy,
+    StopReason,
+    ToolError,
+    UsageTotals,
+)
 from .factory import EXECUTORS, build_executor, build_request, check_executor, run_turn
 from .sandbox import Sandbox
 from .settings import AgentSettings
+from .tool_context import ToolContext
 
 __all__ = [
     "EXECUTORS",

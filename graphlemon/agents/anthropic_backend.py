@@ -28,10 +28,10 @@ import anthropic
 
 from ..errors import ErrorCode, GraphLemonError, invalid_param
 from ..models import ExecutorName
-from .base import AgentRequest, AgentResult, ToolError
 from .budget import estimate_tokens, preflight
-from .context import ToolContext
+from .executor_seam import AgentRequest, AgentResult, ToolError
 from .settings import AgentSettings
+from .tool_context import ToolContext
 from .tools import call_tool, tool_specs
 from .turn import TurnRecorder, json_in_text
 

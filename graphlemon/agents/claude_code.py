@@ -25,16 +25,16 @@ import tempfile
 from ..errors import ErrorCode, GraphLemonError
 from ..models import ExecutorName
 from . import worktree
-from .base import AgentRequest, AgentResult
+from .automode_denials import ClassifierGuard
 from .budget import budget_status, estimate_tokens, preflight
-from .classifier import ClassifierGuard
 from .claude_stream import ClaudeStream
-from .context import ToolContext
 from .effects import TreeGuard
-from .quota import from_rate_limit_event, parse_usage_limit
+from .executor_seam import AgentRequest, AgentResult
 from .roles import role_spec
 from .settings import AgentSettings
+from .tool_context import ToolContext
 from .turn import TurnRecorder
+from .usage_limit_signals import from_rate_limit_event, parse_usage_limit
 
 WRITE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 PROBE_PROMPT = "Reply with the single word: ok"

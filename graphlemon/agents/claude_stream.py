@@ -19,13 +19,13 @@ import time
 from typing import Any
 
 from ..errors import BudgetExceeded, ErrorCode, GraphLemonError
-from .base import AgentRequest, AgentResult
+from .automode_denials import ClassifierGuard, is_classifier_denial
 from .budget import budget_status
-from .classifier import ClassifierGuard, is_classifier_denial
-from .context import ToolContext
-from .quota import QuotaHit, from_rate_limit_event, merge_quota, parse_usage_limit
+from .executor_seam import AgentRequest, AgentResult
+from .tool_context import ToolContext
 from .tools.state import TodoItem, save_todolist
 from .turn import TurnRecorder, json_in_text
+from .usage_limit_signals import QuotaHit, from_rate_limit_event, merge_quota, parse_usage_limit
 
 CLAUDE_TODO_STATUS = {"pending": "pending", "in_progress": "in_progress", "completed": "done"}
 

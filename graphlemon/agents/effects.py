@@ -205,7 +205,7 @@ def _prune_empty_dirs(folder: Path, root: Path) -> None:
 
 def guard_run(root: Path, writable: list[str]) -> TreeGuard:
     """A guard for a run of agent-written code (a test run) in `root`: it may change only `writable`."""
-    from .base import SandboxPolicy
+    from .executor_seam import SandboxPolicy
 
     return TreeGuard(Sandbox(SandboxPolicy(root=root, writable=writable)))
 

@@ -12,12 +12,12 @@ from pydantic import BaseModel
 from ..errors import invalid_param
 from ..project import ProjectHandle
 from ..skills import render_skill, render_text
-from .base import ID_PATTERN, AgentRequest, AgentResult, Executor, Limits, SandboxPolicy
-from .context import ToolContext
+from .executor_seam import ID_PATTERN, AgentRequest, AgentResult, Executor, Limits, SandboxPolicy
 from .memory import render_memory
-from .redact import Redactor
+from ..redact import Redactor
 from .roles import role_spec, writable_globs
 from .settings import AgentSettings
+from .tool_context import ToolContext
 
 EXECUTORS = ("scripted", "anthropic", "claude_code")
 

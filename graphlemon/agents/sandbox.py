@@ -25,7 +25,7 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 from ..errors import ErrorCode, GraphLemonError
-from .base import SandboxPolicy
+from .executor_seam import SandboxPolicy
 
 PROTECTED_TOP = (".git", ".graphlemon")
 

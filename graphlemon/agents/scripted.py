@@ -14,10 +14,10 @@ from typing import Any
 
 from ..errors import ClassifierBlocked, ErrorCode, GraphLemonError, QuotaExceeded
 from ..models import ExecutorName, utcnow
-from .base import AgentRequest, AgentResult
 from .budget import preflight
-from .context import ToolContext
+from .executor_seam import AgentRequest, AgentResult
 from .playbook import Playbook, RaiseSpec, Turn, substitute
+from .tool_context import ToolContext
 from .tools import call_tool
 from .turn import TurnRecorder
 

@@ -17,9 +17,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..models import ExecutorName, UsageRecord, utcnow
-from .base import AgentRequest, AgentResult, StopReason, UsageTotals
-from .context import ToolContext
+from .executor_seam import AgentRequest, AgentResult, StopReason, UsageTotals
 from .pricing import cost_usd
+from .tool_context import ToolContext
 
 EVENT_MAX_CHARS = 1_000_000  # one transcript line (a tool result, an answer)
 EVENT_HEAD_CHARS = 20_000  # what a cut line keeps

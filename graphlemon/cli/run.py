@@ -84,7 +84,7 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOpt = False,
     ) -> None:
         """Continue a task: after a crash (from the persisted nodes), or manual_resume of a blocked task (REQ-06 / REQ-09)."""
-        from ..agents.classifier import reset_classifier_counts
+        from ..agents.automode_denials import reset_classifier_counts
         from ..devloop.session import LoopConfig
         from ..project import require_git, require_writable
         from ..taskboard import TaskBoard

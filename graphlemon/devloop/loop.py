@@ -27,7 +27,7 @@ from ..nodes import node_exec_id
 from ..taskboard import DECISION_REASONS, Task
 from ..tester import TesterOutput
 from . import runmarker
-from .evidence import write_evidence_pack
+from .escalation_pack import write_evidence_pack
 from .integrator import run_integration, triage_integration
 from .outcomes import IntegrationOutcome, PlanOutcome, SkillUpdateOutcome, UnitOutcome, ValidationOutcome
 from .planner import apply_sdd_patch, run_planner, waves

@@ -159,7 +159,7 @@ class LoopSession:
     def executor(self):
         """The backend, wrapped in the usage-limit wait (every turn of the task, tester turns included)."""
         from ..agents import build_executor
-        from .quota import QuotaAwareExecutor
+        from .usage_limit_wait import QuotaAwareExecutor
 
         executor = build_executor(self.config.executor, playbook=self.config.playbook, settings=self.agent_settings)
         return QuotaAwareExecutor(executor, self)

@@ -29,7 +29,7 @@ from ..models import SkillGateResult
 from ..nodes import node_exec_id
 from ..skills.iteration import SkillIteration, SkillIterations, blamed_skill
 from ..skills.repo import SkillRepo, repin
-from ..testrun.models import TestRunResult
+from ..testrun.result_models import TestRunResult
 from ..worktrees import IDENTITY
 from .outcomes import SkillUpdateOutcome, ValidationOutcome
 from .session import LoopSession

@@ -16,7 +16,7 @@ import re
 from ..bugs import BugTracker
 from ..lifecycle import ACTIVE_BUG
 from ..models import BugSource, Severity
-from .models import BugTransitionRef, TesterFailure
+from .tester_models import BugTransitionRef, TesterFailure
 
 UNIT_TEST_SOURCES = ("unit_test", "unit_test_infra")
 

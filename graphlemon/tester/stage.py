@@ -31,8 +31,8 @@ from ..redact import write_redacted
 from ..units import UnitFiles
 from . import coverage
 from .bridge import bridge_failures, bridge_pass
-from .models import TesterAgentOutput, TesterFailure, TesterMode, TesterOutput, TesterResult
-from .selfcheck import read_test_files, self_check, unit_modules
+from .tester_models import TesterAgentOutput, TesterFailure, TesterMode, TesterOutput, TesterResult
+from .tester_selfcheck import read_test_files, self_check, unit_modules
 
 TEST_TIMEOUT_S = 60.0
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")  # object addresses differ per run: masked so results are repeatable

@@ -8,7 +8,7 @@ Frameworks: pytest, vitest, jest, mocha, node (node:test), npm-test, go, cargo.
 """
 
 from .detect import detect_framework, normalise_framework
-from .models import FRAMEWORKS, TestCase, TestFailure, TestRunResult
+from .result_models import FRAMEWORKS, TestCase, TestFailure, TestRunResult
 from .runner import run_tests
 from .summary import markdown_summary
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from .text import clip
+from .output_text import clip
 
 VALUE_CHARS = 1_000_000  # compared whole (bounded); shortened for display after the hint (values.py)
 _PATTERNS: tuple[tuple[re.Pattern[str], str, str], ...] = (

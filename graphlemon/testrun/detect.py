@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ErrorCode, GraphLemonError
-from .models import FRAMEWORKS, FrameworkName
+from .result_models import FRAMEWORKS, FrameworkName
 
 MAX_DEPTH = 3
 SKIP_DIRS = {"node_modules", ".git", ".venv", "venv", "target", "vendor", "dist", "build", "__pycache__", ".graphlemon"}

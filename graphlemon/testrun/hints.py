@@ -15,7 +15,7 @@ from pathlib import Path
 from .hint_context import HintContext, error_type, short_path, source_frame
 from .hint_rules import RULES, panic_hint
 from .hint_values import value_hint
-from .models import TestFailure
+from .result_models import TestFailure
 
 _PHASES = (
     ("setup", "so the test body never ran", "make that fixture work for this test before looking at the test body."),

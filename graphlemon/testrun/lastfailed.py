@@ -15,8 +15,8 @@ import tempfile
 from pathlib import Path
 
 from ..project import STATE_DIR
-from .frameworks.base import selector_file
-from .models import TestCase
+from .frameworks.framework import selector_file
+from .result_models import TestCase
 
 log = logging.getLogger(__name__)
 STORE_FILE = Path(STATE_DIR) / "testrun" / "last_failed.json"

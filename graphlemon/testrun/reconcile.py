@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from ..models import TestSummary
 from .frameworks import Framework
-from .models import CountsSource, FrameworkName, ParsedRun, SubtestCounts, TestCase, TestFailure, TestRunResult
 from .parsers.common import error_summary, make_failure
 from .process import ProcessOutcome
+from .result_models import CountsSource, FrameworkName, ParsedRun, SubtestCounts, TestCase, TestFailure, TestRunResult
 
 
 def reconcile(

@@ -15,16 +15,16 @@ from .confine import Confinement, wrap
 from .detect import detect_framework, normalise_framework
 from .environment import child_env
 from .frameworks import Framework, Invocation, RunRequest, framework_of_command, get_framework
-from .frameworks.base import selector_file
+from .frameworks.framework import selector_file
 from .hints import build_hint
 from .lastfailed import LastFailedStore
-from .models import FrameworkName, ParsedRun, TestRunResult
+from .output_text import TAIL_CHARS, head_and_tail, strip_ansi
 from .process import ProcessOutcome, run_process
 from .reconcile import reconcile
+from .result_models import FrameworkName, ParsedRun, TestRunResult
 from .scratch import scratch_dir
 from .targets import Targets, split_targets
-from .text import TAIL_CHARS, head_and_tail, strip_ansi
-from .values import shorten_values
+from .value_window import shorten_values
 
 log = logging.getLogger(__name__)
 MAX_TIMEOUT = 24 * 3600.0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .models import TestRunResult
+from .result_models import TestRunResult
 
 MAX_ROWS = 50
 

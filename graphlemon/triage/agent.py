@@ -19,15 +19,15 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..agents import build_request, run_turn
-from ..agents.context import ToolContext
 from ..agents.roles import role_spec
+from ..agents.tool_context import ToolContext
 from ..agents.tools.registry import REGISTRY, tool
 from ..project import ProjectHandle
 from .agenttools import AGENT_TOOLS
-from .context import RunContext
-from .selfcheck import changed_since, self_check, snapshot
+from .run_context import RunContext
 from .tools import category_classifier, diff_contract_vs_impl, similar_bugs
 from .verdict import TodoItem, TriageVerdict, Violation
+from .verdict_selfcheck import changed_since, self_check, snapshot
 
 ATTEMPTS = 2
 TRIAGE_TOOLS = ["category_classifier", "diff_contract_vs_impl", "find_similar_bug", *AGENT_TOOLS]

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..agents.context import ToolContext
+from ..agents.tool_context import ToolContext
 from ..agents.tools.registry import REGISTRY, tool
 from ..errors import ErrorCode, GraphLemonError
 from ..project import ProjectHandle
 from .backing import backing_service_signals, unit_ports
-from .context import load_run
-from .evidence import verify_all
+from .evidence_check import verify_all
 from .matching import Call, Matcher, step_calls
+from .run_context import load_run
 from .signals import infra_signals, local_module_names, stack_frames, startup_crash, unit_of_path
 from .uncaught import refused_became_error, uncaught_in_provider
 

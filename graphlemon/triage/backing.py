@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
-from .context import RunContext
+from .run_context import RunContext
 from .rundir import IntegrationFailure
 from .signals import Signal, in_window, startup_noise, units_in_prefix
 

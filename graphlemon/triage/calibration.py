@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .evidence import EvidenceReport
+from .evidence_check import EvidenceReport
 from .verdict import AUTO_APPLY_MIN_CONFIDENCE, will_auto_apply
 
 UNSUPPORTED_CAP = 0.6

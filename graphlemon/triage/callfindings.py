@@ -23,13 +23,13 @@ from typing import Any
 
 from ..models import SddPatch
 from .calls import ObservedCall, Statement, observed_calls, statements, statements_in
-from .evidence import cite
+from .evidence_check import cite
 from .findings import CONFIDENCE, Finding
 from .fitfindings import FitFindings
 from .functions import Definition, owner
 from .matching import Call, step_calls
 from .pyexpr import MISSING, Undefined, same_value, show
-from .values import describe, squash
+from .verdict_helpers import describe, squash
 
 
 @dataclass(frozen=True)

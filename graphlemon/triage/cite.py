@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from .context import LogLine, RunContext
-from .evidence import MIN_LINE_QUOTE_CHARS, cite
+from .evidence_check import MIN_LINE_QUOTE_CHARS, cite
+from .run_context import LogLine, RunContext
 from .rundir import IntegrationFailure
 from .sdd import Clause, path_matches
 

@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 
 from ..models import SddPatch, TriageCategory
 from .cite import Citer
-from .context import RunContext
 from .history import failure_signature, find_similar_bug
 from .matching import Call, Matcher, Requirement, exported, step_calls
+from .run_context import RunContext
 from .rundir import IntegrationFailure
 from .signals import Crash, Signal, stack_frames, unit_of_path, units_in_text
-from .values import adjust, describe, describe_call, squash, top_keys
+from .verdict_helpers import adjust, describe, describe_call, squash, top_keys
 
 CONFIDENCE = {
     "infra_step": 0.92, "infra_log": 0.86, "infra_weak": 0.75, "infra_no_response": 0.6,

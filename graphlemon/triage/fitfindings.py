@@ -20,7 +20,7 @@ import re
 
 from ..models import SddPatch
 from .calls import failing_source
-from .evidence import cite
+from .evidence_check import cite
 from .findings import CONFIDENCE, Finding, FindingBuilder
 from .functions import (
     Param,
@@ -35,7 +35,7 @@ from .functions import (
 from .pyexpr import CALL_START, MISSING, call_of, matching_paren, parse_call
 from .sdd import Clause
 from .signals import stack_frames, unit_of_path
-from .values import squash
+from .verdict_helpers import squash
 
 _SIGNATURE_ERROR = re.compile(
     r"(?P<name>[A-Za-z_][\w.]*)\(\) (?:takes (?:from )?\d+ (?:to \d+ )?positional arguments? but \d+ (?:was|were) given"

@@ -17,7 +17,7 @@ from functools import lru_cache
 
 from ..units import FunctionExport
 from .codescan import SourceFile
-from .context import RunContext
+from .run_context import RunContext
 
 _CONTAINERS = frozenset(
     "list dict set frozenset tuple type Optional Union Sequence Iterable Iterator Mapping MutableMapping "

@@ -16,7 +16,7 @@ from ..bugs import Bug
 from ..models import TriageRecord
 from .rundir import IntegrationFailure
 from .sdd import normalize_path
-from .text import terms
+from .sdd_terms import terms
 
 ACTIVE_OR_DONE = ("open", "fixing", "reopened", "fixed", "verified")
 

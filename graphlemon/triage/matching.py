@@ -17,10 +17,10 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from ..units import HttpEndpoint
-from .context import RunContext
+from .run_context import RunContext
 from .rundir import IntegrationFailure
 from .sdd import Clause, path_matches
-from .text import terms
+from .sdd_terms import terms
 
 MIN_SCORE = 0.5
 EXPLICIT_BONUS = 0.5

@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .text import StatusMention, identifiers, status_mentions, terms
+from .sdd_terms import StatusMention, identifiers, status_mentions, terms
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 _ENDPOINT = re.compile(r"\b(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)\b[\s`|*]*(/[^\s`|,;)*\"']*)?")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from .context import LOG_WINDOW, LogLine, RunContext, parse_log_ts
+from .run_context import LOG_WINDOW, LogLine, RunContext, parse_log_ts
 from .rundir import IntegrationFailure
 
 InfraKind = Literal[

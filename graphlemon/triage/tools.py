@@ -15,8 +15,8 @@ from ..models import TriageCategory
 from ..project import STATE_DIR, ProjectHandle
 from ..units import Contract, UnitsFile
 from .codescan import ContractDiff, diff_sources
-from .context import load_run, read_code, read_model
 from .history import find_similar_bug
+from .run_context import load_run, read_code, read_model
 
 
 class ClassifierHint(BaseModel):
@@ -43,7 +43,7 @@ def diff_contract_vs_impl(project: ProjectHandle, unit_id: str) -> ContractDiff:
 
 
 def category_classifier(project: ProjectHandle, run_id: str) -> ClassifierHint:
-    from .classifier import classify
+    from .rule_classifier import classify
 
     finding = classify(load_run(project, run_id))
     return ClassifierHint(

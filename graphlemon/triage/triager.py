@@ -25,12 +25,12 @@ from ..project import ProjectHandle
 from ..redact import write_redacted
 from .calibration import calibrate, may_auto_apply
 from .cite import Citer
-from .classifier import classify
-from .context import RunContext, load_run
 from .history import earlier_triage, failure_signature
-from .selfcheck import self_check, triage_json_rel
-from .values import describe
+from .rule_classifier import classify
+from .run_context import RunContext, load_run
 from .verdict import FALLBACK_CONFIDENCE, TodoItem, TriagerOutput, TriageVerdict, Violation
+from .verdict_helpers import describe
+from .verdict_selfcheck import self_check, triage_json_rel
 
 WORKFLOW = (
     ("step-001", "collect the four kinds of evidence (Integrator output, SDD, code, history)"),

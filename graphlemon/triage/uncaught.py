@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .context import RunContext
 from .matching import Call
+from .run_context import RunContext
 from .rundir import IntegrationFailure
 from .signals import in_window, stack_frames, unit_of_path
 

@@ -18,7 +18,7 @@ from conftest import make_repo
 from fakes.claude import FakeClaude, denials, when
 
 from graphlemon.agents import AgentSettings
-from graphlemon.agents.classifier import classifier_counts
+from graphlemon.agents.automode_denials import classifier_counts
 from graphlemon.agents.claude_code import ClaudeCodeExecutor
 from graphlemon.models import OutcomeRecord, TaskEvent, UsageRecord
 from graphlemon.nodes import NodeTracker

@@ -19,8 +19,8 @@ from fakes.claude import FakeClaude, usage_limit, when
 
 from graphlemon.agents import build_request, run_turn
 from graphlemon.devloop.loop import DirectStages, run_devloop
-from graphlemon.devloop.quota import SimulatedClock
 from graphlemon.devloop.session import LoopConfig, LoopSession
+from graphlemon.devloop.usage_limit_wait import SimulatedClock
 from graphlemon.models import NodeEvent, TaskEvent, TimelineEvent, UsageRecord
 from graphlemon.taskboard import TaskBoard
 

@@ -12,7 +12,7 @@ from fakes.claude import crash, denials, hang, session_limit, success, usage_lim
 from pydantic import BaseModel
 
 from graphlemon.agents import Limits, build_executor
-from graphlemon.agents.classifier import classifier_counts, reset_classifier_counts
+from graphlemon.agents.automode_denials import classifier_counts, reset_classifier_counts
 from graphlemon.errors import BudgetExceeded, ClassifierBlocked, ErrorCode, GraphLemonError, QuotaExceeded
 from graphlemon.models import BudgetConfig, NodeEvent, TimelineEvent, UsageRecord
 

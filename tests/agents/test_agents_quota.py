@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from graphlemon.agents.quota import from_rate_limit_event, merge_quota, parse_usage_limit
+from graphlemon.agents.usage_limit_signals import from_rate_limit_event, merge_quota, parse_usage_limit
 
 NOW = datetime(2026, 7, 20, 12, 0, tzinfo=UTC)
 

@@ -16,7 +16,7 @@ from graphlemon.models import SkillGateResult, UsageRecord
 from graphlemon.skills import ROLES, load_skill
 from graphlemon.skills.iteration import SkillIterations, skill_log
 from graphlemon.skills.repo import SkillRepo, pin_for_task
-from graphlemon.testrun.models import TestCase, TestFailure, TestRunResult
+from graphlemon.testrun.result_models import TestCase, TestFailure, TestRunResult
 
 PASSED = SkillGateResult(ok=True, note="the gate passed")
 

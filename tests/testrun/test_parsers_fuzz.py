@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from graphlemon.testrun.assertions import extract_expected_got
 from graphlemon.testrun.hints import build_hint
-from graphlemon.testrun.models import ParsedRun, TestFailure
+from graphlemon.testrun.output_text import head_and_tail, strip_ansi
 from graphlemon.testrun.parsers.cargo_text import compile_failure, parse_cargo_text
 from graphlemon.testrun.parsers.generic import parse_any_text
 from graphlemon.testrun.parsers.go_json import parse_go_json
@@ -25,7 +25,7 @@ from graphlemon.testrun.parsers.node_text import parse_node_text
 from graphlemon.testrun.parsers.pytest_report import parse_pytest_report
 from graphlemon.testrun.parsers.pytest_text import parse_pytest_text
 from graphlemon.testrun.parsers.vitest_text import parse_vitest_text, unhandled_errors
-from graphlemon.testrun.text import head_and_tail, strip_ansi
+from graphlemon.testrun.result_models import ParsedRun, TestFailure
 
 from .helpers import FIXTURES
 

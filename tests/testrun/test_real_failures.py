@@ -11,7 +11,7 @@ from graphlemon.testrun import run_tests
 from graphlemon.testrun.npm_scripts import script_of_command, script_runners
 from graphlemon.testrun.parsers.mocha_text import parse_mocha_text
 from graphlemon.testrun.parsers.tap import parse_tap
-from graphlemon.testrun.values import first_difference, window
+from graphlemon.testrun.value_window import first_difference, window
 
 from .helpers import by_name
 

@@ -18,7 +18,7 @@ from graphlemon.testrun.detect import detect_framework, normalise_framework
 from graphlemon.testrun.environment import child_env
 from graphlemon.testrun.hints import build_hint
 from graphlemon.testrun.lastfailed import LastFailedStore
-from graphlemon.testrun.models import TestCase, TestFailure
+from graphlemon.testrun.output_text import head_and_tail, strip_ansi
 from graphlemon.testrun.parsers.jest_json import parse_jest_json
 from graphlemon.testrun.parsers.jest_text import parse_jest_text
 from graphlemon.testrun.parsers.node_events import parse_node_events
@@ -27,8 +27,8 @@ from graphlemon.testrun.parsers.pytest_report import parse_pytest_report
 from graphlemon.testrun.parsers.pytest_text import parse_pytest_text
 from graphlemon.testrun.parsers.vitest_text import parse_vitest_text
 from graphlemon.testrun.process import run_process
+from graphlemon.testrun.result_models import TestCase, TestFailure
 from graphlemon.testrun.targets import split_targets
-from graphlemon.testrun.text import head_and_tail, strip_ansi
 
 from .helpers import FIXTURES, alive
 

@@ -10,7 +10,7 @@ from graphlemon.agents import build_executor
 from graphlemon.models import UsageRecord
 from graphlemon.triage import triage_run
 from graphlemon.triage.agent import failure_context
-from graphlemon.triage.context import load_run
+from graphlemon.triage.run_context import load_run
 
 PLAYBOOKS = Path(__file__).resolve().parents[1] / "fixtures" / "triage" / "playbooks"
 SCENARIO = "cm01_expired_token_accepted"

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from graphlemon.agents import build_executor
 from graphlemon.triage import triage_run
 from graphlemon.triage.calibration import REFUTED_CAP, UNSUPPORTED_CAP, calibrate, may_auto_apply
-from graphlemon.triage.evidence import EvidenceCheck, EvidenceReport
+from graphlemon.triage.evidence_check import EvidenceCheck, EvidenceReport
 from graphlemon.triage.verdict import AUTO_APPLY_MIN_CONFIDENCE
 
 RUN = ".graphlemon/integration/runs/r1"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from graphlemon.triage import triage_run
-from graphlemon.triage.evidence import verify_all
+from graphlemon.triage.evidence_check import verify_all
 from graphlemon.triage.rundir import IntegrationFailure, IntegrationResult, Observation
 
 RUN = "int-t1-r0-a1"

@@ -49,8 +49,8 @@ def _batch(name: str) -> str:
 
 
 def test_holdout_accuracy_does_not_regress(scenario):
-    from graphlemon.triage.classifier import classify
-    from graphlemon.triage.context import load_run
+    from graphlemon.triage.rule_classifier import classify
+    from graphlemon.triage.run_context import load_run
 
     right: dict[str, list[bool]] = {"http": [], "python-library": []}
     for name in sorted(HOLDOUT):

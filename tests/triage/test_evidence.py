@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from graphlemon.triage.evidence import resolve_in_project, verify_all, verify_one
+from graphlemon.triage.evidence_check import resolve_in_project, verify_all, verify_one
 
 
 @pytest.fixture

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from graphlemon.triage import triage_run, verify_all
 from graphlemon.triage.backing import backing_service_signals, unit_ports
-from graphlemon.triage.classifier import classify
 from graphlemon.triage.codescan import SourceFile, scan_routes
-from graphlemon.triage.context import load_run
+from graphlemon.triage.rule_classifier import classify
+from graphlemon.triage.run_context import load_run
 
 from .runbuilder import RUN_ID, build_project
 

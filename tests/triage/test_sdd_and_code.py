@@ -9,7 +9,7 @@ import pytest
 from graphlemon.triage import diff_contract_vs_impl
 from graphlemon.triage.codescan import SourceFile, diff_sources
 from graphlemon.triage.sdd import Sdd, normalize_path, path_matches
-from graphlemon.triage.text import status_mentions, terms
+from graphlemon.triage.sdd_terms import status_mentions, terms
 from graphlemon.units import Contract
 
 SDD = """# Shop

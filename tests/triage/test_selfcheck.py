@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from graphlemon.triage.selfcheck import changed_since, self_check, snapshot
 from graphlemon.triage.verdict import TodoItem
+from graphlemon.triage.verdict_selfcheck import changed_since, self_check, snapshot
 
 RUN = "run-int-20260513-1230"
 EVIDENCE = [

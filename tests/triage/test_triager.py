@@ -11,9 +11,9 @@ from graphlemon.bugs import BugTracker
 from graphlemon.errors import GraphLemonError
 from graphlemon.models import TriageRecord
 from graphlemon.triage import failure_signature, find_similar_bug, triage_run, verify_all
-from graphlemon.triage.context import load_run
+from graphlemon.triage.run_context import load_run
 from graphlemon.triage.rundir import IntegrationFailure
-from graphlemon.triage.selfcheck import snapshot
+from graphlemon.triage.verdict_selfcheck import snapshot
 
 
 def ledger_sizes(root):

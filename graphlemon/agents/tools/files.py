@@ -14,9 +14,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...errors import ErrorCode, GraphLemonError, invalid_param
-from ..context import ToolContext
 from ..effects import TreeGuard, violation
 from ..sandbox import glob_match
+from ..tool_context import ToolContext
 from .registry import tool
 
 MAX_READ_CHARS = 100_000

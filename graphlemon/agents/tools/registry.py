@@ -18,8 +18,8 @@ from typing import Any, get_type_hints
 from pydantic import BaseModel, ValidationError
 
 from ...errors import ErrorCode, GraphLemonError, invalid_param
-from ..base import ToolError
-from ..context import ToolContext
+from ..executor_seam import ToolError
+from ..tool_context import ToolContext
 
 ToolFn = Callable[[ToolContext, Any], Any]
 
@@ -144,6 +144,6 @@ def _load_builtin_tools() -> None:
         return
     with _load_lock:
         if not _loaded:
-            from . import bugs, evidence, files, state, testing  # noqa: F401  (registration side effects)
+            from . import bug_tools as bugs  # noqa: F401  (registration side effects)
 
             _loaded = True

@@ -10,8 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...errors import invalid_param
 from ...models import TimelineEvent
-from ..context import ToolContext
 from ..memory import MemoryEntry, append_memory
+from ..tool_context import ToolContext
 from .registry import tool
 
 TodoStatus = Literal["pending", "in_progress", "done", "skipped"]

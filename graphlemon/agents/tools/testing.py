@@ -13,8 +13,8 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...errors import invalid_param
-from ..context import ToolContext
 from ..effects import TreeGuard, violation
+from ..tool_context import ToolContext
 from .registry import tool
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from importlib import import_module
 
-from ..models import FrameworkName
-from .base import Framework, Invocation, RunRequest
+from ..result_models import FrameworkName
+from .framework import Framework, Invocation, RunRequest
 
 # name → (module, class); imported on first use so one run loads only its own parsers
 _VARIANTS: dict[str, tuple[str, str]] = {

@@ -6,7 +6,6 @@ import os
 import re
 from pathlib import Path
 
-from ..models import ParsedRun, TestCase, TestFailure
 from ..npm_scripts import script_runners
 from ..parsers.common import error_summary, make_failure
 from ..parsers.jest_json import parse_jest_json
@@ -16,7 +15,8 @@ from ..parsers.mocha_events import parse_mocha_events
 from ..parsers.mocha_json import parse_mocha_json
 from ..parsers.mocha_text import mocha_text_counts, parse_mocha_text
 from ..parsers.vitest_text import parse_vitest_text, unhandled_errors
-from .base import Framework, Invocation, RunRequest, file_and_name
+from ..result_models import ParsedRun, TestCase, TestFailure
+from .framework import Framework, Invocation, RunRequest, file_and_name
 
 
 def node_bin(run_dir: Path, name: str) -> list[str]:

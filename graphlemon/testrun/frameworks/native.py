@@ -6,13 +6,13 @@ import re
 from pathlib import Path
 
 from ...errors import invalid_param
-from ..models import ParsedRun, TestFailure
+from ..output_text import strip_ansi
 from ..parsers.cargo_text import compile_failure, parse_cargo_text
 from ..parsers.go_json import human_text, parse_go_json
 from ..parsers.go_text import parse_go_text
 from ..parsers.js_common import name_regex
-from ..text import strip_ansi
-from .base import Framework, Invocation, RunRequest, file_and_name
+from ..result_models import ParsedRun, TestFailure
+from .framework import Framework, Invocation, RunRequest, file_and_name
 
 
 class GoTest(Framework):

@@ -6,14 +6,14 @@ import re
 from pathlib import Path
 
 from ...errors import invalid_param
-from ..models import ParsedRun
 from ..npm_scripts import script_of_command, script_runners
 from ..parsers.generic import parse_any_text
 from ..parsers.js_common import name_regex
 from ..parsers.node_events import parse_node_events
 from ..parsers.node_text import parse_node_text
 from ..parsers.tap import has_tap, parse_tap
-from .base import Framework, Invocation, RunRequest, file_and_name
+from ..result_models import ParsedRun
+from .framework import Framework, Invocation, RunRequest, file_and_name
 from .js import mocha_hook_env, parse_mocha_run
 
 REPORTER = Path(__file__).resolve().parent.parent / "node_reporter.js"

@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 
 from ...errors import invalid_param
-from ..models import ParsedRun, TestFailure
 from ..parsers.common import error_summary, make_failure
 from ..parsers.pytest_report import parse_pytest_report
 from ..parsers.pytest_text import parse_pytest_text
-from .base import Framework, Invocation, RunRequest
+from ..result_models import ParsedRun, TestFailure
+from .framework import Framework, Invocation, RunRequest
 
 PLUGIN_DIR = Path(__file__).resolve().parent.parent / "plugins"
 PLUGIN_MODULE = "graphlemon_pytest_report"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from ..models import ParsedRun
 from ..parsers.unittest_text import parse_unittest_text
-from .base import Framework, Invocation, RunRequest
+from ..result_models import ParsedRun
+from .framework import Framework, Invocation, RunRequest
 from .pytest import python_for
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ..models import ParsedRun, TestCase, TestFailure
+from ..result_models import ParsedRun, TestCase, TestFailure
 from .common import UNNAMED, make_failure
 
 _BINARY = re.compile(r"^\s+(?:Running (?:unittests )?|Doc-tests )(?P<source>\S+)", re.M)

@@ -9,8 +9,8 @@ from typing import Any
 
 from ...models import TestSummary
 from ..assertions import extract_expected_got
-from ..models import TestFailure
-from ..text import clip
+from ..output_text import clip
+from ..result_models import TestFailure
 
 MESSAGE_CHARS = 600
 UNNAMED = "(unnamed test)"

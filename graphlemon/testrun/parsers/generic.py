@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from ...models import TestSummary
-from ..models import ParsedRun
+from ..result_models import ParsedRun
 from .jest_text import parse_jest_text
 from .mocha_text import parse_mocha_text
 from .node_text import parse_node_text

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from ..models import ParsedRun, TestCase
-from ..text import to_str
+from ..output_text import to_str
+from ..result_models import ParsedRun, TestCase
 from .common import json_lines, make_failure
 
 _LOCATION = re.compile(r"^\s+(?P<file>[\w./-]+\.go):(?P<line>\d+): (?P<message>.*)$")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..models import ParsedRun, TestCase
+from ..result_models import ParsedRun, TestCase
 from .common import make_failure
 
 _RESULT = re.compile(r"^(?P<indent>\s*)--- (?P<status>PASS|FAIL|SKIP): (?P<name>\S+) \([\d.]+s\)$", re.M)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..models import ParsedRun, TestCase
-from ..text import to_int, to_str
+from ..output_text import to_int, to_str
+from ..result_models import ParsedRun, TestCase
 from .common import UNNAMED, first_paragraph, load_json, make_failure
 from .js_common import line_in_file, message_of, value_text
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ...models import TestSummary
-from ..models import ParsedRun, TestCase
+from ..result_models import ParsedRun, TestCase
 from .common import UNNAMED, error_summary, first_paragraph, make_failure, summary_from_words
 
 _FILE = re.compile(r"^(?P<status>PASS|FAIL) (?P<file>\S+)", re.M)

@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any
 
-from ..text import clip
+from ..output_text import clip
 
 _STACK_LINE = re.compile(r"^\s+at |^\s*❯ ")
 _FRAME = re.compile(r"(?P<path>[^\s()'\"]+?):(?P<line>\d+)(?::\d+)?")

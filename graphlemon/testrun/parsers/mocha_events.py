@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...models import TestSummary
-from ..models import ParsedRun
-from ..text import to_int, to_str
+from ..output_text import to_int, to_str
+from ..result_models import ParsedRun
 from .common import json_lines
 from .mocha_json import add_entry
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..models import ParsedRun, TestCase
-from ..text import clip, to_str
+from ..output_text import clip, to_str
+from ..result_models import ParsedRun, TestCase
 from .common import UNNAMED, load_json, make_failure
 from .js_common import VALUE_CHARS, line_in_file, message_of, value_text
 

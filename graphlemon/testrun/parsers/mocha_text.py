@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ...models import TestSummary
-from ..models import ParsedRun, TestCase
+from ..result_models import ParsedRun, TestCase
 from .common import UNNAMED, error_summary, make_failure, summary_from_words
 
 _COUNTS = re.compile(r"^\s+(\d+) (passing|failing|pending)\b", re.M)

@@ -13,8 +13,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..models import ParsedRun, TestCase
-from ..text import to_int, to_str
+from ..output_text import to_int, to_str
+from ..result_models import ParsedRun, TestCase
 from .common import UNNAMED, error_summary, json_lines, make_failure
 from .js_common import line_in_file, message_of
 

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from ...models import TestSummary
-from ..models import ParsedRun, TestCase
+from ..result_models import ParsedRun, TestCase
 from .common import UNNAMED, make_failure
 
 _TAP_TEST = re.compile(r"^(?P<indent> *)(?P<mark>not ok|ok) \d+ - (?P<name>.*?)(?: # (?P<directive>SKIP|TODO)\b.*)?$")

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..models import ParsedRun, TestCase, TestFailure
-from ..text import to_int, to_str
+from ..output_text import to_int, to_str
+from ..result_models import ParsedRun, TestCase, TestFailure
 from .common import error_summary, json_lines, make_failure
 
 _PHASE_ORDER = ("setup", "call", "teardown")

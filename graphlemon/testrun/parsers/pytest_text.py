@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ...models import TestSummary
-from ..models import ParsedRun, TestCase
+from ..result_models import ParsedRun, TestCase
 from .common import error_summary, make_failure
 
 _VERBOSE = re.compile(r"^(?P<id>\S+::\S.*?) (?P<status>PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b", re.M)

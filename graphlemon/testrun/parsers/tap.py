@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from ...models import TestSummary
-from ..models import ParsedRun, TestCase
+from ..result_models import ParsedRun, TestCase
 from .common import UNNAMED, make_failure
 from .js_common import value_text
 

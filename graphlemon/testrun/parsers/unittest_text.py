@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from ...models import TestSummary
-from ..models import ParsedRun, TestCase
+from ..result_models import ParsedRun, TestCase
 from .common import error_summary, make_failure
 
 _RAN = re.compile(r"^Ran (?P<n>\d+) tests? in [\d.]+s\s*$", re.M)

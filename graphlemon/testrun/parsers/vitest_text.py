@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from ...models import TestSummary
-from ..models import ParsedRun, TestCase, TestFailure
+from ..result_models import ParsedRun, TestCase, TestFailure
 from .common import UNNAMED, error_summary, make_failure, summary_from_words
 
 _FILE = re.compile(r"^ (?P<mark>[✓❯×↓]) (?P<file>\S+) \((?P<body>\d+ tests?[^)]*)\)", re.M)

@@ -27,12 +27,12 @@ from dataclasses import replace
 from ..models import SddPatch
 from .backing import backing_service_signals
 from .callfindings import CallFindings
-from .context import RunContext
 from .findings import CONFIDENCE, Finding
 from .matching import Call, consumed, contrary, explicit_success, exported, step_calls, supporting
+from .run_context import RunContext
 from .signals import infra_signals, local_module_names, startup_crash
 from .uncaught import Uncaught, refused_became_error, uncaught_in_provider
-from .values import describe, mismatches, missing_fields, pick_status, rounding_like, values_text
+from .verdict_helpers import describe, mismatches, missing_fields, pick_status, rounding_like, values_text
 
 
 def classify(ctx: RunContext) -> Finding:

@@ -8,7 +8,7 @@ differ near their end look equal (or differ "at character 28").
 
 from __future__ import annotations
 
-from .models import TestFailure
+from .result_models import TestFailure
 
 SHOWN_CHARS = 300
 _BEFORE = 100  # characters kept before the first difference

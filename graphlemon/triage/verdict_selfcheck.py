@@ -18,7 +18,7 @@ from typing import Any, get_args
 from pydantic import ValidationError
 
 from ..models import TriageCategory
-from .evidence import EvidenceReport, verify_all
+from .evidence_check import EvidenceReport, verify_all
 from .verdict import TodoItem, TriageVerdict, Violation
 
 MIN_ROOT_CAUSE = 20

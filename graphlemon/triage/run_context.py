@@ -28,7 +28,7 @@ from ..models import ArtifactRecord, TriageRecord
 from ..project import STATE_DIR, ProjectHandle
 from ..units import Contract, UnitsFile
 from .codescan import ContractDiff, SourceFile, diff_sources
-from .evidence import resolve_in_project
+from .evidence_check import resolve_in_project
 from .rundir import RUN_ID_RE, HttpTraceEntry, IntegrationResult, UnitTestResult
 from .sdd import Sdd
 

@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...bugs import BugTracker
 from ...models import BugCategory, BugSource, BugStatus, Severity
-from ..context import ToolContext
+from ..tool_context import ToolContext
 from .registry import tool
 
 

@@ -28,7 +28,7 @@ from ..ledger import Ledger
 from ..models import BugEvent, TimelineEvent
 from ..units import UnitSpec
 from .coverage import criteria_without_negative
-from .models import TesterOutput, TesterResult
+from .tester_models import TesterOutput, TesterResult
 
 _TEST_FN = re.compile(r"^\s*(?:async\s+)?def\s+test\w*\s*\(|\b(?:it|test)\s*\(\s*['\"`]", re.MULTILINE)
 _REMOTE_URL = re.compile(

@@ -1,4 +1,4 @@
-"""extract_evidence (seed 001 §7.1) as an agent tool, over `graphlemon.triage.evidence.verify_all`.
+"""extract_evidence (seed 001 §7.1) as an agent tool, over `graphlemon.triage.evidence_check.verify_all`.
 
 One verifier serves the agent and the triager's self-check, so an agent never
 sees a quote pass that the self-check would reject. A path that tries to leave
@@ -13,7 +13,7 @@ import re
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...errors import ErrorCode, GraphLemonError
-from ..context import ToolContext
+from ..tool_context import ToolContext
 from .registry import tool
 
 _PATH = re.compile(r"^(?P<path>[^:\n]+?)(?::\d+)?: ")
@@ -27,7 +27,7 @@ class ExtractEvidenceArgs(BaseModel):
 
 @tool("extract_evidence", 'Verify evidence strings ("path: quote") by finding each quote in its file.')
 def extract_evidence(ctx: ToolContext, args: ExtractEvidenceArgs) -> dict:
-    from ...triage.evidence import resolve_in_project, verify_all
+    from ...triage.evidence_check import resolve_in_project, verify_all
 
     for item in args.evidence:
         m = _PATH.match(item.strip())

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from ..models import FrameworkName, ParsedRun, TestFailure
 from ..parsers.common import error_summary, make_failure
+from ..result_models import FrameworkName, ParsedRun, TestFailure
 from ..targets import Targets
 
 

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ..models import ExecutorName, Role, Stage
 
 if TYPE_CHECKING:
-    from .context import ToolContext
+    from .tool_context import ToolContext
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"  # ids become path parts and globs: no '/', '..', '*'
 StopReason = Literal["completed", "max_turns", "timeout", "output_invalid"]
