@@ -1,9 +1,10 @@
 """DevLoop benchmark: wall time of the snake demo, and Prefect's orchestration overhead.
 
 The same loop (examples/snake, scripted executor) runs side by side in one session:
-once with the domain functions called directly (`--engine direct`) and once through
-the Prefect flow and tasks (`--engine prefect`, an ephemeral API server included).
-Printed, never asserted.
+with the domain functions called directly (`--engine direct`), through the Prefect flow,
+subflows and tasks with an ephemeral API server (`--engine prefect`, its start-up
+included), and through Prefect against an already running `prefect server start` (the
+per-stage orchestration cost alone). Printed, never asserted.
 """
 
 from __future__ import annotations
@@ -11,10 +12,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,7 +43,7 @@ def fresh_repo(tmp: Path) -> Path:
     return repo
 
 
-def run(engine: str, tmp: Path) -> tuple[float, dict, int]:
+def run(engine: str, tmp: Path, api_url: str | None = None) -> tuple[float, dict, int]:
     repo = fresh_repo(tmp)
     env = {
         **os.environ,
@@ -46,6 +51,8 @@ def run(engine: str, tmp: Path) -> tuple[float, dict, int]:
         "PREFECT_HOME": str(tmp / "prefect-home"),
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
     }
+    if api_url:
+        env["PREFECT_API_URL"] = api_url
     started = time.perf_counter()
     out = subprocess.run(
         [sys.executable, "-m", "graphlemon", "run", "Implement a snake game", "--project", str(repo), "--playbook",
@@ -54,29 +61,71 @@ def run(engine: str, tmp: Path) -> tuple[float, dict, int]:
     )  # fmt: skip
     elapsed = time.perf_counter() - started
     task = json.loads(out.stdout) if out.stdout.strip() else {"status": f"error: {out.stderr[-300:]}"}
-    stage_runs = sum(
-        1 for line in (repo / ".graphlemon" / "nodes.ndjson").read_text().splitlines() if '"running"' in line
-    )
+    nodes = (repo / ".graphlemon" / "nodes.ndjson").read_text().splitlines()
+    stage_runs = sum(1 for line in nodes if '"running"' in line)
     return elapsed, task, stage_runs
 
 
+def prefect_runs(tmp: Path, api_url: str) -> int:
+    """Task runs plus subflow runs the running server recorded (what the orchestration paid for)."""
+    code = (
+        "from prefect.client.orchestration import get_client\n"
+        "with get_client(sync_client=True) as c:\n"
+        "    print(len(c.read_task_runs(limit=10000)) + len(c.read_flow_runs(limit=10000)))\n"
+    )
+    env = {**os.environ, "PREFECT_API_URL": api_url, "PREFECT_HOME": str(tmp / "prefect-home")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    return int(out.stdout.strip() or 0)
+
+
+@contextmanager
+def running_server(tmp: Path):
+    """`prefect server start` on a free port (its own PREFECT_HOME), stopped with its process group."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/api"
+    env = {**os.environ, "PREFECT_HOME": str(tmp / "server-home"), "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+           "PREFECT_UI_ENABLED": "false"}  # fmt: skip
+    proc = subprocess.Popen([sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port",
+                             str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"{url}/health", timeout=2):
+                    break
+            except OSError:
+                time.sleep(0.5)
+        yield url
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(30)
+
+
 def main() -> None:
-    with tempfile.TemporaryDirectory(prefix="bench-devloop-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="bench-devloop-") as tmp, running_server(Path(tmp)) as api_url:
         tmp_path = Path(tmp)
-        results: dict[str, list[float]] = {"direct": [], "prefect": []}
+        results: dict[str, list[float]] = {"direct": [], "prefect": [], "server": []}
         stage_runs = 0
-        for _ in range(REPEAT):  # interleaved, so both see the same machine load
-            for engine in ("direct", "prefect"):
-                elapsed, task, stage_runs = run(engine, tmp_path)
+        for _ in range(REPEAT):  # interleaved, so all three see the same machine load
+            for variant in ("direct", "prefect", "server"):
+                engine = "direct" if variant == "direct" else "prefect"
+                elapsed, task, stage_runs = run(engine, tmp_path, api_url if variant == "server" else None)
                 assert task.get("status") == "done", task
-                results[engine].append(elapsed)
-        direct, prefect = min(results["direct"]), min(results["prefect"])
+                results[variant].append(elapsed)
+        orchestrated = prefect_runs(tmp_path, api_url) // REPEAT
+        direct, prefect, served = min(results["direct"]), min(results["prefect"]), min(results["server"])
         print(f"snake demo loop (scripted executor, {stage_runs} stage executions, best of {REPEAT}):")
         print(f"  domain functions called directly : {direct:6.1f} s")
         print(f"  through the Prefect flow and tasks: {prefect:6.1f} s   (ephemeral API server start-up included)")
         print(f"  ratio prefect / direct            : {prefect / direct:.2f}")
         print(f"  orchestration overhead per stage  : {(prefect - direct) / stage_runs * 1000:.0f} ms "
               f"(start-up spread over the {stage_runs} stage executions)")  # fmt: skip
+        print(f"  against a running Prefect server  : {served:6.1f} s   ratio {served / direct:.2f}")
+        print(f"  per Prefect run (task or subflow) : {(served - direct) / max(1, orchestrated) * 1000:.0f} ms "
+              f"over {orchestrated} task and subflow runs")  # fmt: skip
 
 
 if __name__ == "__main__":
