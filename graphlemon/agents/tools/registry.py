@@ -144,6 +144,6 @@ def _load_builtin_tools() -> None:
         return
     with _load_lock:
         if not _loaded:
-            from . import bug_tools as bugs  # noqa: F401  (registration side effects)
+            from . import bug_tools, evidence_tool, files, state, testing  # noqa: F401  (registration side effects)
 
             _loaded = True
