@@ -15,7 +15,7 @@ import typer
 from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError  # typer vendors click
 
 from ..errors import ErrorCode, GraphLemonError
-from . import agent, budget, bugs, init_cmd, report, run, sql, status, test_cmd, tester, triage
+from . import agent, budget, bugs, console_cmd, init_cmd, report, run, sql, status, test_cmd, tester, triage
 
 app = typer.Typer(
     name="graphlemon",
@@ -36,6 +36,7 @@ app.add_typer(agent.app, name="agent")
 app.add_typer(tester.app, name="tester")
 app.add_typer(report.app, name="report")
 sql.register(app)
+console_cmd.register(app)
 
 
 def main(argv: list[str] | None = None) -> None:
