@@ -68,4 +68,52 @@ def serve(binding: Binding, *, force_polling: bool | None = None) -> None:
     from .app import ConsoleSettings, create_app
 
     app = create_app(ConsoleSettings(token=binding.token, loopback=binding.loopback, force_polling=force_polling))
-    uvicorn.run(app, host=binding.host, port=binding.port, log_level="warning", ws="websockets", lifespan="on")
+    uvicorn.run(app, host=binding.host, port=binding.port, log_level="warning", ws="websockets-sansio", lifespan="on")
+
+
+class BackgroundServer:
+    """The console served by uvicorn in a thread of this process (tests, benchmarks): start, stop, start again."""
+
+    def __init__(self, settings, host: str = DEFAULT_HOST, port: int = 0) -> None:
+        self.settings, self.host = settings, host
+        self.port = port or free_port(host)
+        self._server = None
+        self._thread = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def start(self, timeout: float = 30.0) -> BackgroundServer:
+        import threading
+        import time
+
+        import uvicorn
+
+        from .app import create_app
+
+        config = uvicorn.Config(create_app(self.settings), host=self.host, port=self.port, log_level="warning",
+                                ws="websockets-sansio", lifespan="on")  # fmt: skip
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError(f"the console did not start on {self.url}")
+            time.sleep(0.02)
+        return self
+
+    def stop(self) -> None:
+        """Close the listening socket and every open WebSocket (as a killed server would)."""
+        if self._server is None:
+            return
+        self._server.should_exit = True  # uvicorn closes the listener and every WebSocket (close code 1012)
+        self._thread.join(timeout=15)
+        self._server = None
+
+
+def free_port(host: str = DEFAULT_HOST) -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]

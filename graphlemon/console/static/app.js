@@ -227,11 +227,12 @@ function pageTask(pid, tid) {
   const graph = h("div", { class: "graph-wrap", id: "graph" });
   const legend = h("div", { class: "legend" }, NODE_STATUSES.map((st) => h("span", {}, h("i", { class: `lg-${st}` }), st)));
   const rest = h("div", { id: "task-rest" });
-  main().replaceChildren(head, h("h2", {}, "DevLoop graph"), legend, graph, rest);
+  const acts = h("div", { id: "task-actions" });
+  main().replaceChildren(head, h("h2", {}, "DevLoop graph"), legend, graph, acts, rest);
   for (const i of legend.querySelectorAll("i")) i.style.background = getLegendColour(i.className.slice(3));
   const nodes = new Map();
   let detail = null; let refetch = null;
-  const drawAll = () => { drawHead(head, pid, detail); drawGraph(graph, nodes); drawRest(rest, pid, detail); };
+  const drawAll = () => { drawHead(head, pid, detail); drawGraph(graph, nodes); acts.replaceChildren(actions(pid, detail)); drawRest(rest, pid, detail); };
   current = new Live(pid, tid, {
     snapshot: (state) => {
       detail = state; nodes.clear();
@@ -245,11 +246,16 @@ function pageTask(pid, tid) {
         if (known) { Object.assign(known, { status: r.status, attempt: r.attempt }); recolour(graph, known); }
         else { nodes.set(r.node_exec_id, { ...r, node_exec_id: r.node_exec_id }); drawGraph(graph, nodes); }
       }
-      if (ev.kind === "task" && detail) { detail.task.status = ev.record.status; drawHead(head, pid, detail); }
+      if (ev.kind === "task" && detail) { detail.task.status = ev.record.status; detail.task.blocked_reason = ev.record.blocked_reason || null; drawHead(head, pid, detail); }
       if (ev.kind !== "node") { // timeline, bugs, usage, artifacts: re-read the task's view (debounced)
         clearTimeout(refetch);
         refetch = setTimeout(async () => {
-          try { detail = await api("GET", `/api/projects/${encodeURIComponent(pid)}/tasks/${encodeURIComponent(tid)}`); drawHead(head, pid, detail); drawRest(rest, pid, detail); }
+          try {
+            const fresh = await api("GET", `/api/projects/${encodeURIComponent(pid)}/tasks/${encodeURIComponent(tid)}`);
+            const changed = !detail || fresh.task.status !== detail.task.status || JSON.stringify(fresh.escalation) !== JSON.stringify(detail.escalation);
+            detail = fresh; drawHead(head, pid, detail); drawRest(rest, pid, detail);
+            if (changed) acts.replaceChildren(actions(pid, detail)); // keeps a note being typed
+          }
           catch (e) { console.error(e); }
         }, 150);
       }
@@ -268,8 +274,7 @@ function drawHead(head, pid, d) {
     h("p", {}, t.goal_text),
     h("p", { class: "muted" }, `round ${t.loop_round} · ${d.usage.tokens.toLocaleString()} tokens · $${d.usage.cost_usd.toFixed(4)} in ${d.usage.calls} call(s) · `,
       h("a", { href: `#/p/${pidq}/t/${tidq}/budget`, id: "budget-link" }, "budget")),
-    t.note ? h("p", {}, h("b", {}, "note: "), t.note) : null,
-    actions(pid, d));
+    t.note ? h("p", {}, h("b", {}, "note: "), t.note) : null);
 }
 
 function actions(pid, d) {
@@ -282,11 +287,13 @@ function actions(pid, d) {
       message(msg, null, what === "resume" ? `Resumed: the task is ${res.task.status}. Continue it with: ${res.next}` : `The task is ${res.task.status}.`);
     } catch (err) { message(msg, err); }
   };
-  const box = h("div", { class: "card", id: "actions" },
+  const open = t.status === "blocked_pending_human" || t.status === "paused";
+  const box = h("div", { class: open ? "card" : "card quiet", id: "actions", dataset: { open: open ? "1" : "" } },
     d.escalation ? h("div", { id: "evidence" }, h("h2", {}, `Evidence pack (${d.escalation.blocked_reason})`), markdown(d.escalation.summary_md),
       d.escalation.open_bug_ids.length ? h("p", {}, "open bugs: ", d.escalation.open_bug_ids.join(", ")) : null) : null,
     h("h2", {}, "Human actions"),
-    h("label", { for: "resume-note" }, "Note"), note, h("br"),
+    open ? null : h("p", { class: "muted" }, `The task is ${t.status}: the loop needs no decision now (the server refuses what does not apply).`),
+    h("label", { for: "resume-note", class: "block" }, "Note"), note, h("br"),
     h("button", { id: "resume", type: "button", onclick: () => post("resume", { note: note.value }) }, "manual_resume"), " ",
     h("button", { id: "abandon", type: "button", class: "danger", onclick: () => { if (window.confirm(`Abandon ${t.task_id}?`)) post("abandon", { note: note.value }); } }, "abandon"),
     msg);
