@@ -291,6 +291,8 @@ def test_goal_composer_runs_the_scripted_snake_demo_to_done(page, server, tmp_pa
     page.click("#budget-link")
     page.wait_for_selector("#budget-info .kv")
     page.shot("budget")
+    page.go_back()
+    page.wait_for_selector("#artifacts a")
     page.click("#artifacts a >> nth=0")
     page.wait_for_selector("#artifact-view .md")
     page.shot("artifact")

@@ -232,7 +232,12 @@ function pageTask(pid, tid) {
   for (const i of legend.querySelectorAll("i")) i.style.background = getLegendColour(i.className.slice(3));
   const nodes = new Map();
   let detail = null; let refetch = null;
-  const drawAll = () => { drawHead(head, pid, detail); drawGraph(graph, nodes); acts.replaceChildren(actions(pid, detail)); drawRest(rest, pid, detail); };
+  let actsKey = null; // the actions box is redrawn only when what it offers changes (a note being typed stays)
+  const drawActs = () => {
+    const key = JSON.stringify([detail.task.status, detail.escalation]);
+    if (key !== actsKey) { actsKey = key; acts.replaceChildren(actions(pid, detail)); }
+  };
+  const drawAll = () => { drawHead(head, pid, detail); drawGraph(graph, nodes); drawActs(); drawRest(rest, pid, detail); };
   current = new Live(pid, tid, {
     snapshot: (state) => {
       detail = state; nodes.clear();
@@ -251,10 +256,8 @@ function pageTask(pid, tid) {
         clearTimeout(refetch);
         refetch = setTimeout(async () => {
           try {
-            const fresh = await api("GET", `/api/projects/${encodeURIComponent(pid)}/tasks/${encodeURIComponent(tid)}`);
-            const changed = !detail || fresh.task.status !== detail.task.status || JSON.stringify(fresh.escalation) !== JSON.stringify(detail.escalation);
-            detail = fresh; drawHead(head, pid, detail); drawRest(rest, pid, detail);
-            if (changed) acts.replaceChildren(actions(pid, detail)); // keeps a note being typed
+            detail = await api("GET", `/api/projects/${encodeURIComponent(pid)}/tasks/${encodeURIComponent(tid)}`);
+            drawHead(head, pid, detail); drawActs(); drawRest(rest, pid, detail);
           }
           catch (e) { console.error(e); }
         }, 150);
@@ -269,12 +272,12 @@ const getLegendColour = (st) => LEGEND[st] || "#f3f4f6";
 function drawHead(head, pid, d) {
   const t = d.task;
   const pidq = encodeURIComponent(pid); const tidq = encodeURIComponent(t.task_id);
-  head.replaceChildren(
+  head.replaceChildren(...[
     h("h1", {}, `${t.task_id} `, pill(t.status), t.blocked_reason ? h("span", { class: "muted" }, ` ${t.blocked_reason}`) : null),
     h("p", {}, t.goal_text),
     h("p", { class: "muted" }, `round ${t.loop_round} · ${d.usage.tokens.toLocaleString()} tokens · $${d.usage.cost_usd.toFixed(4)} in ${d.usage.calls} call(s) · `,
       h("a", { href: `#/p/${pidq}/t/${tidq}/budget`, id: "budget-link" }, "budget")),
-    t.note ? h("p", {}, h("b", {}, "note: "), t.note) : null);
+    t.note ? h("p", {}, h("b", {}, "note: "), t.note) : null].filter(Boolean));
 }
 
 function actions(pid, d) {
