@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -269,3 +271,48 @@ def test_feed_takes_only_whole_lines_and_voids_cursors_of_a_replaced_file(projec
     assert feed.since({**feed.cursors(), ev.file: ev.offset}) is None
     assert feed.since({**feed.cursors(), ev.file: 0})[0].record.node_exec_id == "n"
     assert [e.record.kind for e in first] == ["task", "task"]
+
+
+# -- the command ----------------------------------------------------------------------------------------
+
+
+def test_starting_the_console_never_imports_prefect():
+    probe = (
+        "import sys, graphlemon.cli; from graphlemon.console import app, feed, hub, registry, server, views; "
+        "app.create_app(); print('prefect' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_console_command_token_rules_and_bad_input(cli, tmp_path):
+    from graphlemon.console.server import free_port
+
+    short = cli("console", "--token", "abc", "--port", str(free_port()))
+    assert short.returncode == 2 and short.stderr.startswith("error[INVALID_PARAM]") and "Traceback" not in short.stderr
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = cli("console", "--port", str(taken.getsockname()[1]))
+    assert busy.returncode == 2 and "cannot listen" in busy.stderr
+    missing = cli("console", "--project", str(tmp_path / "nope"), "--port", str(free_port()))
+    assert missing.returncode == 2 and missing.stderr.startswith("error[PROJECT_NOT_FOUND]")
+
+    port = free_port("0.0.0.0")
+    proc = subprocess.Popen([sys.executable, "-m", "graphlemon", "console", "--host", "0.0.0.0", "--port", str(port)],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        url, token = proc.stdout.readline().strip(), proc.stdout.readline().strip()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert url.startswith(f"GraphLemon console: http://0.0.0.0:{port}/?token=")
+    assert token.startswith("token (generated): ") and url.endswith(token.split(": ", 1)[1])
+
+
+def test_init_registers_the_project_for_the_console(cli, git_repo, tmp_path):
+    env = {"GRAPHLEMON_CONFIG_DIR": str(tmp_path / "cfg")}
+    res = cli("init", str(git_repo), "--json", env=env)
+    assert res.returncode == 0, res.stderr
+    pid = json.loads(res.stdout)["project_id"]
+    assert [p.project_id for p in ProjectRegistry(tmp_path / "cfg").list()] == [pid]
