@@ -126,8 +126,12 @@ def bench_recolour(work: Path, browser, n: int = 200) -> None:
             seen = page.evaluate("window.__changes.length")
             t0 = time.time() * 1000
             nodes.transition(node_id, status)
-            page.wait_for_function(f"window.__changes.length > {seen}", polling="raf", timeout=10_000)
-            changed_at = page.evaluate(f"window.__changes[{seen}]")
+            deadline = time.monotonic() + 10
+            while page.evaluate("window.__changes.length") <= seen:  # the page's CSP forbids wait_for_function's eval
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"transition {i} ({status}) never reached the page")
+                time.sleep(0.005)
+            changed_at = page.evaluate("n => window.__changes[n]", seen)
             assert changed_at[0] == status, changed_at
             latencies.append((changed_at[1] - t0) / 1000)
         page.close()
@@ -202,7 +206,7 @@ def bench_subscribers(work: Path, n: int = 100) -> None:
 
     events = sum(len((repo / ".graphlemon" / f).read_bytes().splitlines()) for f in FOLLOWED_FILES
                  if (repo / ".graphlemon" / f).exists())  # fmt: skip
-    task_events = events - 0  # the project was empty before the run
+    task_events = events  # the project was empty before the run
     complete = sum(c == task_events for c in counts)
     print(f"{n} subscribers during the scripted snake demo ({wall:.0f} s, {task_events} ledger events): "
           f"{complete}/{n} clients received every event (min {min(counts)}, max {max(counts)}) | "

@@ -18,11 +18,14 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
+from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from ..errors import BAD_INPUT_CODES, ErrorCode, GraphLemonError, invalid_param
 from . import views
@@ -83,32 +86,36 @@ class BudgetBody(BaseModel):
 # -- the app -------------------------------------------------------------------------------------------
 
 
-def create_app(settings: ConsoleSettings | None = None) -> FastAPI:
+def create_app(settings: ConsoleSettings | None = None) -> Starlette:
+    """Starlette (not Starlette: no OpenAPI models to build, so the console starts in well under a second)."""
     settings = settings or ConsoleSettings()
-    app = FastAPI(title="GraphLemon console", docs_url=None, redoc_url=None, openapi_url=None, lifespan=_lifespan)
-    app.state.settings = settings
-    app.state.hubs = {}
     static = resources.files("graphlemon.console") / "static"
+    routes: list = []
 
-    @app.exception_handler(GraphLemonError)
-    async def _domain_error(_request: Request, exc: GraphLemonError) -> JSONResponse:
-        return error_response(exc)
+    def route(method: str, path: str, body: type[BaseModel] | None = None):
+        """A JSON endpoint: path parameters and the validated body as arguments; domain errors as `error` JSON."""
 
-    @app.exception_handler(RequestValidationError)
-    async def _bad_body(_request: Request, exc: RequestValidationError) -> JSONResponse:
-        first = exc.errors()[0] if exc.errors() else {}
-        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
-        return error_response(invalid_param(f"{where or 'request'}: {first.get('msg', 'invalid')}"))
+        def register(handler):
+            async def endpoint(request: Request) -> Response:
+                try:
+                    kwargs = dict(request.path_params)
+                    if body is not None:
+                        kwargs["body"] = body.model_validate(await _json(request))
+                    result = await handler(**kwargs)
+                except GraphLemonError as exc:
+                    return error_response(exc)
+                except ValidationError as exc:
+                    first = exc.errors()[0]
+                    where = ".".join(str(p) for p in first.get("loc", ())) or "request"
+                    return error_response(invalid_param(f"{where}: {first.get('msg', 'invalid')}"))
+                return result if isinstance(result, Response) else JSONResponse(result)
 
-    @app.middleware("http")
-    async def _guard(request: Request, call_next):
-        refusal = _check_request(request, settings)
-        if refusal is not None:
-            return refusal
-        return await call_next(request)
+            routes.append(Route(path, endpoint, methods=[method]))
+            return handler
+
+        return register
 
     # -- page --------------------------------------------------------------------------------------
-    @app.get("/", response_class=HTMLResponse)
     async def index(request: Request) -> Response:
         given = request.query_params.get("token")
         if given is not None:  # opening the printed URL: keep the token in an HttpOnly cookie, drop it from the URL
@@ -120,14 +127,12 @@ def create_app(settings: ConsoleSettings | None = None) -> FastAPI:
         html = (static / "index.html").read_text(encoding="utf-8")
         return HTMLResponse(html.replace("{{TOKEN}}", settings.token), headers=_page_headers())
 
-    app.mount("/static", StaticFiles(directory=str(static)), name="static")
-
     # -- projects (v_project_setup) ----------------------------------------------------------------
-    @app.get("/api/projects")
+    @route("GET", "/api/projects")
     async def list_projects() -> Any:
         return [p.model_dump() for p in await asyncio.to_thread(settings.registry.list)]
 
-    @app.post("/api/projects")
+    @route("POST", "/api/projects", AddProject)
     async def add_project(body: AddProject) -> Any:
         asked: list[str] = []
 
@@ -145,19 +150,19 @@ def create_app(settings: ConsoleSettings | None = None) -> FastAPI:
                 "created": result.created, "git_initialised": result.git_initialised}  # fmt: skip
 
     # -- reads (dashboard, task detail, artifacts) -------------------------------------------------
-    @app.get("/api/projects/{project_id}/tasks")
+    @route("GET", "/api/projects/{project_id}/tasks")
     async def tasks(project_id: str) -> Any:
         hub = await _hub(app, project_id)
         _cursors, records = hub.feed.snapshot()
         return {"project_id": project_id, "tasks": views.dashboard(records)}
 
-    @app.get("/api/projects/{project_id}/tasks/{task_id}")
+    @route("GET", "/api/projects/{project_id}/tasks/{task_id}")
     async def task(project_id: str, task_id: str) -> Any:
         hub = await _hub(app, project_id)
         _cursors, records = hub.feed.snapshot()
         return _task_or_404(records, task_id)
 
-    @app.get("/api/projects/{project_id}/artifacts/{artifact_id}", response_class=PlainTextResponse)
+    @route("GET", "/api/projects/{project_id}/artifacts/{artifact_id}")
     async def artifact(project_id: str, artifact_id: str) -> Response:
         from ..artifacts import ARTIFACTS_DIR, ArtifactStore
 
@@ -171,7 +176,7 @@ def create_app(settings: ConsoleSettings | None = None) -> FastAPI:
                                  headers={"X-Content-Type-Options": "nosniff"})  # fmt: skip
 
     # -- actions -----------------------------------------------------------------------------------
-    @app.post("/api/projects/{project_id}/tasks/{task_id}/resume")
+    @route("POST", "/api/projects/{project_id}/tasks/{task_id}/resume", ResumeBody)
     async def resume(project_id: str, task_id: str, body: ResumeBody) -> Any:
         from ..agents.classifier import reset_classifier_counts
         from ..taskboard import TaskBoard
@@ -183,7 +188,7 @@ def create_app(settings: ConsoleSettings | None = None) -> FastAPI:
         return {"task": task.model_dump(mode="json"),
                 "next": f"graphlemon resume {task_id} --project {handle.root}"}  # fmt: skip
 
-    @app.post("/api/projects/{project_id}/tasks/{task_id}/abandon")
+    @route("POST", "/api/projects/{project_id}/tasks/{task_id}/abandon", AbandonBody)
     async def abandon(project_id: str, task_id: str, body: AbandonBody) -> Any:
         from ..taskboard import TaskBoard
 
@@ -193,7 +198,7 @@ def create_app(settings: ConsoleSettings | None = None) -> FastAPI:
                                        by="console")  # fmt: skip
         return {"task": task.model_dump(mode="json")}
 
-    @app.post("/api/projects/{project_id}/tasks/{task_id}/budget")
+    @route("POST", "/api/projects/{project_id}/tasks/{task_id}/budget", BudgetBody)
     async def budget(project_id: str, task_id: str, body: BudgetBody) -> Any:
         from ..agents.budget import update_budget
 
@@ -204,7 +209,7 @@ def create_app(settings: ConsoleSettings | None = None) -> FastAPI:
                 "limit_type": update.status.limit_type, "used": update.status.used,
                 "remaining": update.status.remaining}  # fmt: skip
 
-    @app.post("/api/projects/{project_id}/goals")
+    @route("POST", "/api/projects/{project_id}/goals", GoalBody)
     async def goal(project_id: str, body: GoalBody) -> Any:
         from .launch import check_goal, start_goal
 
@@ -213,7 +218,7 @@ def create_app(settings: ConsoleSettings | None = None) -> FastAPI:
         started = await asyncio.to_thread(start_goal, handle, request)
         return {"mode": started.mode, "ref": started.ref, "log": started.log}
 
-    @app.post("/api/projects/{project_id}/bugs")
+    @route("POST", "/api/projects/{project_id}/bugs", BugBody)
     async def bug(project_id: str, body: BugBody) -> Any:
         from typing import get_args
 
@@ -231,18 +236,47 @@ def create_app(settings: ConsoleSettings | None = None) -> FastAPI:
         return {"bug_id": bug_id}
 
     # -- live (REQ-12) -----------------------------------------------------------------------------
-    @app.websocket("/ws")
     async def live(ws: WebSocket) -> None:
-        await _serve_subscription(app, ws)
+        await _serve_subscription(ws.app, ws)
 
+    app = Starlette(
+        routes=[Route("/", index), Mount("/static", StaticFiles(directory=str(static))), *routes,
+                WebSocketRoute("/ws", live)],
+        middleware=[Middleware(_Guard, settings=settings)],
+        lifespan=_lifespan,
+    )  # fmt: skip
+    app.state.settings = settings
+    app.state.hubs = {}
     return app
 
 
 # -- helpers -------------------------------------------------------------------------------------------
 
 
+async def _json(request: Request) -> Any:
+    try:
+        return await request.json()
+    except ValueError:
+        raise invalid_param("the request body is not JSON") from None
+
+
+class _Guard:
+    """ASGI middleware: every HTTP request passes `_check_request` first (WebSockets check in their handler)."""
+
+    def __init__(self, app, settings: ConsoleSettings) -> None:
+        self.app, self.settings = app, settings
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http":
+            refusal = _check_request(Request(scope), self.settings)
+            if refusal is not None:
+                await refusal(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 @contextlib.asynccontextmanager
-async def _lifespan(app: FastAPI):
+async def _lifespan(app: Starlette):
     yield
     for hub in list(app.state.hubs.values()):
         await hub.close()
@@ -305,7 +339,7 @@ def _check_request(request: Request, settings: ConsoleSettings) -> Response | No
     return None
 
 
-async def _hub(app: FastAPI, project_id: str) -> ProjectHub:
+async def _hub(app: Starlette, project_id: str) -> ProjectHub:
     settings: ConsoleSettings = app.state.settings
     handle = await asyncio.to_thread(settings.registry.get, project_id)  # PROJECT_NOT_FOUND
     hub = app.state.hubs.get(project_id)
@@ -336,7 +370,7 @@ def _ws_authorised(ws: WebSocket, settings: ConsoleSettings) -> bool:
     return _same(ws.cookies.get(TOKEN_COOKIE), settings.token) or _same(ws.query_params.get("token"), settings.token)
 
 
-async def _serve_subscription(app: FastAPI, ws: WebSocket) -> None:
+async def _serve_subscription(app: Starlette, ws: WebSocket) -> None:
     """Protocol: the client sends {"project", "task"?, "cursors"?}; the server answers with a `snapshot` (state
     and cursors) or, for valid cursors, `events` with exactly what was missed, then `events` as they come."""
     settings: ConsoleSettings = app.state.settings
