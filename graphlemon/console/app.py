@@ -153,14 +153,14 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
     @route("GET", "/api/projects/{project_id}/tasks")
     async def tasks(project_id: str) -> Any:
         hub = await _hub(app, project_id)
-        _cursors, records = hub.feed.snapshot()
+        _cursors, records, _nodes = hub.feed.snapshot()
         return {"project_id": project_id, "tasks": views.dashboard(records)}
 
     @route("GET", "/api/projects/{project_id}/tasks/{task_id}")
     async def task(project_id: str, task_id: str) -> Any:
         hub = await _hub(app, project_id)
-        _cursors, records = hub.feed.snapshot()
-        return _task_or_404(records, task_id)
+        _cursors, records, nodes = hub.feed.snapshot(task_id)
+        return _task_or_404(records, task_id, nodes)
 
     @route("GET", "/api/projects/{project_id}/artifacts/{artifact_id}")
     async def artifact(project_id: str, artifact_id: str) -> Response:
@@ -351,8 +351,8 @@ async def _hub(app: Starlette, project_id: str) -> ProjectHub:
     return hub
 
 
-def _task_or_404(records: dict, task_id: str) -> dict:
-    detail = views.task_detail(records, task_id)
+def _task_or_404(records: dict, task_id: str, nodes: list[dict]) -> dict:
+    detail = views.task_detail(records, task_id, nodes)
     if detail is None:
         raise GraphLemonError(ErrorCode.TASK_NOT_FOUND, f"no task {task_id!r} in this project", task_id=task_id)
     return detail
@@ -400,9 +400,9 @@ async def _serve_subscription(app: Starlette, ws: WebSocket) -> None:
     try:
         missed = hub.feed.since(cursors) if cursors else None
         if missed is None:
-            snap_cursors, records = hub.feed.snapshot()
+            snap_cursors, records, nodes = hub.feed.snapshot(task_id)
             if task_id is not None:
-                detail = views.task_detail(records, task_id)
+                detail = views.task_detail(records, task_id, nodes)
                 if detail is None:
                     await _refuse(ws, 4404, "TASK_NOT_FOUND", f"no task {task_id!r} in project {project_id}")
                     return

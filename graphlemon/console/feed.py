@@ -10,14 +10,16 @@ Only whole lines are taken: a line still being written is read on the next poll.
 
 from __future__ import annotations
 
+import heapq
 import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import nodes as nodefold
 from ..errors import GraphLemonError
 from ..ledger import decode_line
-from ..models import LEDGER_FILES, Record
+from ..models import LEDGER_FILES, NodeEvent, Record
 
 # what the console shows; outcomes (stage return values) and triage verdicts are read on demand
 FOLLOWED_KINDS = ("task", "node", "bug", "usage", "budget", "timeline", "escalation", "artifact", "run")
@@ -66,22 +68,23 @@ class LedgerFeed:
         self.state_dir = Path(state_dir)
         self._files: dict[str, _FileFeed] = {name: _FileFeed() for name in FOLLOWED_FILES}
         self._seq = 0
+        self._nodes: dict[str | None, dict[str, nodefold.NodeExec]] = {}  # task -> node id -> folded node
         self._lock = threading.Lock()
         self.generation = 0  # bumped when a file was replaced or truncated (every cursor into it is void)
 
     def poll(self) -> list[FeedEvent]:
         """Parse the whole lines appended since the last poll -> the new events, oldest first."""
         with self._lock:
-            parsed: list[tuple[str, int, Record]] = []
-            for name in FOLLOWED_FILES:
-                parsed += self._poll_file(name)
-            parsed.sort(key=lambda p: p[2].ts)  # across files, the order the writers wrote them (stable per file)
+            per_file = [self._poll_file(name) for name in FOLLOWED_FILES]
             new = []
-            for name, offset, record in parsed:
+            # across files, the order the writers wrote them; within a file, always the file's order
+            for name, offset, record in heapq.merge(*per_file, key=lambda p: p[2].ts):
                 self._seq += 1
                 event = FeedEvent(self._seq, name, offset, record)
                 self._files[name].events.append(event)
                 new.append(event)
+                if isinstance(record, NodeEvent):  # the graph's state, folded as lines arrive (not per page open)
+                    nodefold.apply_event(self._nodes.setdefault(record.task_id, {}), record)
             return new
 
     def cursors(self) -> dict[str, int]:
@@ -92,12 +95,13 @@ class LedgerFeed:
         with self._lock:
             return [e.record for e in self._files[LEDGER_FILES[kind]].events]
 
-    def snapshot(self) -> tuple[dict[str, int], dict[str, list[Record]]]:
-        """Consistent cursors and records (everything up to those cursors), by kind."""
+    def snapshot(self, task_id: str | None = None) -> tuple[dict[str, int], dict[str, list[Record]], list[dict]]:
+        """Consistent cursors, records (everything up to those cursors) by kind, and the task's folded nodes."""
         with self._lock:
             cursors = {name: f.offset for name, f in self._files.items()}
             records = {FILE_KIND[name]: [e.record for e in f.events] for name, f in self._files.items()}
-            return cursors, records
+            nodes = [n.model_dump(mode="json") for n in self._nodes.get(task_id, {}).values()] if task_id else []
+            return cursors, records, nodes
 
     def since(self, cursors: dict[str, int]) -> list[FeedEvent] | None:
         """The events after `cursors` (file -> offset; a file left out means from its start), in ingestion order;
@@ -119,6 +123,14 @@ class LedgerFeed:
             return sum(len(f.events) for f in self._files.values())
 
     # -- internals ------------------------------------------------------------------------------
+    def _reset(self, name: str) -> _FileFeed:
+        """A file was replaced or truncated: forget it (its cursors are void) and fold its nodes again."""
+        self.generation += 1
+        self._files[name] = _FileFeed()
+        if FILE_KIND[name] == "node":
+            self._nodes = {}
+        return self._files[name]
+
     def _poll_file(self, name: str) -> list[tuple[str, int, Record]]:
         path = self.state_dir / name
         feed = self._files[name]
@@ -126,12 +138,10 @@ class LedgerFeed:
             st = os.stat(path)
         except FileNotFoundError:
             if feed.offset:
-                self._files[name] = _FileFeed()
-                self.generation += 1
+                self._reset(name)
             return []
         if feed.inode not in (-1, st.st_ino) or st.st_size < feed.offset:
-            feed = self._files[name] = _FileFeed()
-            self.generation += 1
+            feed = self._reset(name)
         feed.inode = st.st_ino
         if st.st_size == feed.offset:
             return []

@@ -29,6 +29,7 @@ STATUS_ORDER = {
     "abandoned": 6,
 }
 OPEN_BUG = frozenset({"open", "fixing", "reopened"})
+TIMELINE_LIMIT = 500  # the task page shows the latest milestones; `graphlemon status TASK` has them all
 
 Records = dict[str, list]
 
@@ -59,12 +60,17 @@ def dashboard(records: Records) -> list[dict[str, Any]]:
     return rows
 
 
-def task_detail(records: Records, task_id: str) -> dict[str, Any] | None:
-    """Everything the task page shows; None if the task is not in the records."""
+def task_detail(records: Records, task_id: str, nodes: list[dict] | None = None) -> dict[str, Any] | None:
+    """Everything the task page shows; None if the task is not in the records. `nodes`: the task's node
+    executions already folded (the feed keeps them), else they are folded here."""
     task = taskboard.fold(e for e in records.get("task", []) if e.task_id == task_id).get(task_id)
     if task is None:
         return None
-    nodes = nodefold.fold(e for e in records.get("node", []) if e.task_id == task_id)
+    if nodes is None:
+        nodes = [
+            n.model_dump(mode="json")
+            for n in nodefold.fold(e for e in records.get("node", []) if e.task_id == task_id).values()
+        ]
     bugs = [b for b in bugfold.fold(records.get("bug", [])).values() if b.task_id == task_id]
     tokens, cost = _spend(records.get("usage", [])).get(task_id, (0, 0.0))
     usage = [u for u in records.get("usage", []) if isinstance(u, UsageRecord) and u.task_id == task_id]
@@ -74,17 +80,18 @@ def task_detail(records: Records, task_id: str) -> dict[str, Any] | None:
         row["calls"] += 1
         row["tokens"] += _tokens(u)
         row["cost_usd"] = round(row["cost_usd"] + u.cost_usd, 6)
+    timeline = [e for e in records.get("timeline", []) if isinstance(e, TimelineEvent) and e.task_id == task_id]
     escalations = [e for e in records.get("escalation", []) if isinstance(e, EscalationRecord) and e.task_id == task_id]
     budgets = _budgets(records.get("budget", []))
     history = [b for b in records.get("budget", []) if isinstance(b, BudgetConfig) and b.task_id == task_id]
     return {
         "task": task.model_dump(mode="json"),
-        "nodes": [n.model_dump(mode="json") for n in nodes.values()],
+        "nodes": nodes,
         "timeline": [
             e.model_dump(mode="json", include={"ts", "event", "unit_id", "summary", "ref"})
-            for e in records.get("timeline", [])
-            if isinstance(e, TimelineEvent) and e.task_id == task_id
+            for e in timeline[-TIMELINE_LIMIT:]
         ],
+        "timeline_total": len(timeline),
         "bugs": [b.model_dump(mode="json") for b in sorted(bugs, key=lambda b: b.opened_at, reverse=True)],
         "artifacts": [
             a.model_dump(mode="json", include={"artifact_id", "artifact_type", "version", "unit_id", "title", "ts"})

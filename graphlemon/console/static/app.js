@@ -237,13 +237,13 @@ function pageTask(pid, tid) {
     const key = JSON.stringify([detail.task.status, detail.escalation]);
     if (key !== actsKey) { actsKey = key; acts.replaceChildren(actions(pid, detail)); }
   };
-  const drawAll = () => { drawHead(head, pid, detail); drawGraph(graph, nodes); drawActs(); drawRest(rest, pid, detail); };
   current = new Live(pid, tid, {
     snapshot: (state) => {
       detail = state; nodes.clear();
       for (const n of state.nodes) nodes.set(n.node_exec_id, n);
-      drawAll();
-      document.body.dataset.painted = String(performance.now());
+      drawHead(head, pid, detail); drawGraph(graph, nodes);
+      document.body.dataset.painted = String(performance.now()); // the graph is on the page
+      actsKey = null; drawActs(); drawRest(rest, pid, detail);
     },
     event: (ev) => {
       if (ev.kind === "node" && ev.record.event !== "violation") {
@@ -320,7 +320,8 @@ function drawRest(rest, pid, d) {
     Object.entries(d.usage.by_role).map(([role, u]) => h("tr", {}, h("td", {}, role), h("td", {}, String(u.calls)), h("td", {}, u.tokens.toLocaleString()), h("td", {}, `$${u.cost_usd.toFixed(4)}`))));
   rest.replaceChildren(
     h("div", { class: "grid2" },
-      h("div", {}, h("h2", {}, "Timeline"), tl),
+      h("div", {}, h("h2", {}, "Timeline"),
+        d.timeline_total > d.timeline.length ? h("p", { class: "muted", id: "timeline-more" }, `the latest ${d.timeline.length} of ${d.timeline_total} milestones (graphlemon status ${d.task.task_id} shows all)`) : null, tl),
       h("div", {}, h("h2", {}, "Bugs"), bugs, h("h2", {}, "Usage"), usage,
         h("p", { class: "muted" }, `executor: ${d.usage.executors.join(", ") || "none"}`),
         h("h2", {}, "Artifacts"), arts, view)));
