@@ -71,6 +71,7 @@ class Live {
   }
   connect() {
     if (this.closed) return;
+    window.glStats.connectAt = window.glStats.connectAt || performance.now();
     const proto = location.protocol === "https:" ? "wss" : "ws";
     const ws = new WebSocket(`${proto}://${location.host}/ws`);
     this.ws = ws;
@@ -82,6 +83,7 @@ class Live {
   receive(msg) {
     if (msg.type === "error") { this.refused = msg.error; return; }
     if (msg.type === "snapshot") {
+      window.glStats.snapshotAt = performance.now();
       this.cursors = msg.cursors; window.glStats.snapshots++;
       this.live(); this.handlers.snapshot(msg.state);
       return;
