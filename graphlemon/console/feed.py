@@ -10,7 +10,9 @@ Only whole lines are taken: a line still being written is read on the next poll.
 
 from __future__ import annotations
 
+import functools
 import heapq
+import json
 import os
 import threading
 from dataclasses import dataclass, field
@@ -27,7 +29,7 @@ FOLLOWED_FILES = tuple(LEDGER_FILES[k] for k in FOLLOWED_KINDS)
 FILE_KIND = {LEDGER_FILES[k]: k for k in FOLLOWED_KINDS}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class FeedEvent:
     seq: int  # order of ingestion across files
     file: str
@@ -41,6 +43,11 @@ class FeedEvent:
     @property
     def task_id(self) -> str | None:
         return getattr(self.record, "task_id", None)
+
+    @functools.cached_property
+    def text(self) -> str:
+        """The event as JSON text, encoded once however many subscribers it goes to."""
+        return json.dumps(self.to_json(), separators=(",", ":"), ensure_ascii=False)
 
     def to_json(self) -> dict:
         return {
