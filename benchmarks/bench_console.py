@@ -149,7 +149,7 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def subscribe_all(url: str, project_id: str, n: int, done: asyncio.Event) -> list[int]:
+async def subscribe_all(url: str, project_id: str, n: int, done: asyncio.Event, ready: list) -> list[int]:
     import websockets
 
     counts = [0] * n
@@ -159,6 +159,7 @@ async def subscribe_all(url: str, project_id: str, n: int, done: asyncio.Event) 
             await ws.send(json.dumps({"project": project_id}))
             first = json.loads(await ws.recv())
             assert first["type"] == "snapshot", first
+            ready.append(i)
             while True:
                 try:
                     msg = json.loads(await asyncio.wait_for(ws.recv(), timeout=0.5))
@@ -185,8 +186,11 @@ def bench_subscribers(work: Path, n: int = 100) -> None:
 
         async def run() -> tuple[list[int], float, float]:
             done = asyncio.Event()
-            subs = asyncio.ensure_future(subscribe_all(f"ws://127.0.0.1:{port}/ws", project_id, n, done))
-            await asyncio.sleep(2.0)  # everyone subscribed
+            ready: list[int] = []
+            subs = asyncio.ensure_future(subscribe_all(f"ws://127.0.0.1:{port}/ws", project_id, n, done, ready))
+            while len(ready) < n:  # everyone subscribed and has its snapshot
+                await asyncio.sleep(0.1)
+            await asyncio.sleep(1.0)
             idle0 = cpu_seconds(console.pid)
             await asyncio.sleep(10.0)
             idle_rate = (cpu_seconds(console.pid) - idle0) / 10.0  # CPU seconds per second with 100 idle sockets
