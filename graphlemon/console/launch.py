@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import invalid_param
+from ..errors import ErrorCode, GraphLemonError, invalid_param
 from ..models import utcnow
 from ..project import ProjectHandle
 from ..taskboard import MAX_GOAL_CHARS
@@ -86,6 +86,12 @@ def _deployment_exists() -> bool:
         return True
     except ObjectNotFound:
         return False
+    except Exception as exc:  # a configured API that does not answer is an error, not a silent local run
+        raise GraphLemonError(
+            ErrorCode.EXECUTOR_ERROR,
+            f"the Prefect API at {os.environ.get('PREFECT_API_URL')} did not answer ({exc}); start it, or unset "
+            "PREFECT_API_URL to run goals as local processes",
+        ) from None
 
 
 def _start_deployment(handle: ProjectHandle, request: GoalRequest) -> Started:

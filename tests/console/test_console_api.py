@@ -316,3 +316,14 @@ def test_init_registers_the_project_for_the_console(cli, git_repo, tmp_path):
     assert res.returncode == 0, res.stderr
     pid = json.loads(res.stdout)["project_id"]
     assert [p.project_id for p in ProjectRegistry(tmp_path / "cfg").list()] == [pid]
+
+
+def test_goal_with_an_unreachable_prefect_api_is_a_clear_error_and_starts_nothing(client, project, monkeypatch):
+    from graphlemon.console.server import free_port
+
+    monkeypatch.setenv("PREFECT_API_URL", f"http://127.0.0.1:{free_port()}/api")  # nothing listens there
+    playbook = Path(__file__).resolve().parents[2] / "examples" / "snake" / "playbook.yaml"
+    res = post(client, f"/api/projects/{project.project_id}/goals",
+               {"goal": "build", "executor": "scripted", "playbook": str(playbook)})  # fmt: skip
+    assert res.status_code == 409 and res.json()["error"]["code"] == "EXECUTOR_ERROR"
+    assert not (project.state_dir / "tasks.ndjson").exists()
