@@ -247,6 +247,7 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
     )  # fmt: skip
     app.state.settings = settings
     app.state.hubs = {}
+    app.state.hubs_lock = asyncio.Lock()
     return app
 
 
@@ -342,13 +343,16 @@ def _check_request(request: Request, settings: ConsoleSettings) -> Response | No
 async def _hub(app: Starlette, project_id: str) -> ProjectHub:
     settings: ConsoleSettings = app.state.settings
     handle = await asyncio.to_thread(settings.registry.get, project_id)  # PROJECT_NOT_FOUND
-    hub = app.state.hubs.get(project_id)
-    if hub is None or hub.feed.state_dir != handle.state_dir:
+    async with app.state.hubs_lock:  # one hub (one parse, one watcher) per project, however many arrive at once
+        hub = app.state.hubs.get(project_id)
+        if hub is not None and hub.feed.state_dir == handle.state_dir:
+            await hub.refresh()
+            return hub
+        if hub is not None:
+            await hub.close()
         hub = await asyncio.to_thread(ProjectHub, handle.state_dir, force_polling=settings.force_polling)
         app.state.hubs[project_id] = hub
-    else:
-        await hub.refresh()
-    return hub
+        return hub
 
 
 def _task_or_404(records: dict, task_id: str, nodes: list[dict]) -> dict:
