@@ -244,8 +244,11 @@ function pageTask(pid, tid) {
       detail = state; nodes.clear();
       for (const n of state.nodes) nodes.set(n.node_exec_id, n);
       drawHead(head, pid, detail); drawGraph(graph, nodes);
-      document.body.dataset.painted = String(performance.now()); // the graph is on the page
-      actsKey = null; drawActs(); drawRest(rest, pid, detail);
+      // the browser paints the graph first; the rest (timeline, bugs, artifacts) comes in the next task
+      requestAnimationFrame(() => setTimeout(() => {
+        document.body.dataset.painted = String(performance.now()); // after the frame that showed the graph
+        actsKey = null; drawActs(); drawRest(rest, pid, detail);
+      }, 0));
     },
     event: (ev) => {
       if (ev.kind === "node" && ev.record.event !== "violation") {
@@ -353,11 +356,15 @@ function nodeLabel(n, hasTester) {
   const stage = n.stage === "coder" && !hasTester ? "coder ⇄ tester" : n.stage;
   return [n.unit_id ? `${stage} · ${n.unit_id}` : stage, `attempt ${n.attempt} · ${n.status}`];
 }
+const ROUNDS_SHOWN = 12; // a long task opens on its latest rounds; the button shows them all
 function drawGraph(wrap, nodes) {
-  const all = [...nodes.values()];
-  const hasTester = all.some((n) => n.stage === "tester");
+  const every = [...nodes.values()];
+  const hasTester = every.some((n) => n.stage === "tester");
   const cols = STAGE_COLUMNS.filter((st) => st !== "tester" || hasTester);
-  const rounds = [...new Set(all.map((n) => n.loop_round || 0))].sort((a, b) => a - b);
+  const allRounds = [...new Set(every.map((n) => n.loop_round || 0))].sort((a, b) => a - b);
+  const rounds = wrap.dataset.allRounds === "1" ? allRounds : allRounds.slice(-ROUNDS_SHOWN);
+  const shown = new Set(rounds);
+  const all = every.filter((n) => shown.has(n.loop_round || 0));
   const svg = s("svg", { class: "graph", id: "graph-svg" });
   const pos = new Map(); let y = 12; const lanes = [];
   for (const r of rounds) {
@@ -393,15 +400,17 @@ function drawGraph(wrap, nodes) {
   svg.append(edges, boxes);
   svg.setAttribute("width", LEFT + cols.length * COL_W + 20);
   svg.setAttribute("height", Math.max(y, 80));
-  if (!all.length) wrap.replaceChildren(h("p", { class: "muted pad" }, "No node has run yet."));
-  else wrap.replaceChildren(svg);
+  const hidden = allRounds.length - rounds.length;
+  const more = hidden > 0 ? h("p", { class: "muted pad", id: "graph-more" }, `${hidden} earlier round(s) not drawn `,
+    h("button", { type: "button", class: "secondary", onclick: () => { wrap.dataset.allRounds = "1"; drawGraph(wrap, nodes); } }, "show all rounds")) : null;
+  if (!every.length) wrap.replaceChildren(h("p", { class: "muted pad" }, "No node has run yet."));
+  else wrap.replaceChildren(...[more, svg].filter(Boolean));
 }
 function nodeBox(p, hasTester) {
   const [l1, l2] = nodeLabel(p.n, hasTester);
   const g = s("g", { class: "node", "data-node-id": p.n.node_exec_id, "data-status": p.n.status, "data-stage": p.n.stage, transform: `translate(${p.x},${p.y})` },
     s("rect", { width: NODE_W, height: NODE_H, rx: 6 }),
-    s("text", { x: 8, y: 19, class: "l1" }, l1), s("text", { x: 8, y: 36, class: "l2" }, l2),
-    s("title", {}, p.n.node_exec_id));
+    s("text", { x: 8, y: 19, class: "l1" }, l1), s("text", { x: 8, y: 36, class: "l2" }, l2));
   g.dataset.hasTester = hasTester ? "1" : "";
   return g;
 }
