@@ -13,13 +13,15 @@ for lock in tests/fixtures/*/package-lock.json tests/fixtures/*/*/package-lock.j
   touch "$dir/node_modules"
 done
 
-# go test / cargo test fixtures (tests/testrun): Debian's toolchains where missing and apt is usable
+# go test / cargo test fixtures (tests/testrun) and the console's Chromium: Debian's packages where missing and apt is usable
 # (CI runs as root). Tests of a framework whose toolchain is missing fail with a clear message.
 # bubblewrap: the agents' test runs are confined in bwrap (graphlemon/testrun/confine.py, issue 20).
 missing=()
 command -v go >/dev/null 2>&1 || missing+=(golang-go)
 command -v cargo >/dev/null 2>&1 || missing+=(cargo)
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+# the console's browser tests and benchmark drive Debian's chromium with Playwright (never a downloaded browser)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
     echo "fixtures: apt-get install ${missing[*]}"

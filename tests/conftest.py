@@ -22,6 +22,7 @@ os.environ.update(
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
         "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180",
         "PREFECT_LOGGING_LEVEL": "WARNING",
+        "GRAPHLEMON_CONFIG_DIR": tempfile.mkdtemp(prefix="graphlemon-config-"),  # the project registry
         "GIT_AUTHOR_NAME": "GraphLemon Test",
         "GIT_AUTHOR_EMAIL": "test@graphlemon.local",
         "GIT_COMMITTER_NAME": "GraphLemon Test",

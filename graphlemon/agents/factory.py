@@ -11,10 +11,10 @@ from pydantic import BaseModel
 
 from ..errors import invalid_param
 from ..project import ProjectHandle
+from ..redact import Redactor
 from ..skills import render_skill, render_text
 from .executor_seam import ID_PATTERN, AgentRequest, AgentResult, Executor, Limits, SandboxPolicy
 from .memory import render_memory
-from ..redact import Redactor
 from .roles import role_spec, writable_globs
 from .settings import AgentSettings
 from .tool_context import ToolContext

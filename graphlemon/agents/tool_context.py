@@ -10,8 +10,8 @@ from ..errors import GraphLemonError
 from ..ledger import Ledger
 from ..models import NodeEvent, Stage
 from ..project import ProjectHandle
-from .executor_seam import ROLE_STAGE, AgentRequest, ToolError
 from ..redact import Redactor
+from .executor_seam import ROLE_STAGE, AgentRequest, ToolError
 from .sandbox import Sandbox
 
 

@@ -16,7 +16,22 @@ from pydantic import ValidationError
 from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError  # typer vendors click
 
 from ..errors import ErrorCode, GraphLemonError, permission_denied
-from . import agent, budget, bugs, gc_cmd, init_cmd, report, run, skills_cmd, sql, status, test_cmd, tester, triage
+from . import (
+    agent,
+    budget,
+    bugs,
+    console_cmd,
+    gc_cmd,
+    init_cmd,
+    report,
+    run,
+    skills_cmd,
+    sql,
+    status,
+    test_cmd,
+    tester,
+    triage,
+)
 
 app = typer.Typer(
     name="graphlemon",
@@ -39,6 +54,7 @@ app.add_typer(report.app, name="report")
 app.add_typer(skills_cmd.app, name="skills")
 sql.register(app)
 gc_cmd.register(app)
+console_cmd.register(app)
 
 
 def main(argv: list[str] | None = None) -> None:

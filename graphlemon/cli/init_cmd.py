@@ -33,6 +33,9 @@ def register(app: typer.Typer) -> None:
         from ..project import init_project
 
         result = init_project(path, confirm_git_init=(lambda _q: True) if yes else _ask)
+        from ..console.registry import ProjectRegistry
+
+        ProjectRegistry().register(result.project)  # the console's list of known projects
         handle = result.project
         if as_json:
             emit_json(

@@ -1,0 +1,470 @@
+"""The console's web app: REST reads and actions, one WebSocket per live subscription, the page's static files.
+
+Security (REQ-12): a state-changing request needs the console token in the `X-GraphLemon-Token` header
+(a cross-site page can neither read the token nor set the header, so this is also the CSRF guard) and,
+when it sends an Origin, the console's own origin. Bound beyond loopback, every request needs the token
+(header, or the HttpOnly cookie set by opening `/?token=...`); on loopback the Host header must name
+the loopback (no DNS rebinding). Files are served only from a project's `.graphlemon/artifacts/`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+import secrets
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from ..errors import BAD_INPUT_CODES, ErrorCode, GraphLemonError, invalid_param
+from . import views
+from .hub import ProjectHub
+from .registry import ProjectRegistry
+
+TOKEN_HEADER = "X-GraphLemon-Token"
+TOKEN_COOKIE = "graphlemon_console"
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+WS_CLOSE_PROJECT_NOT_FOUND = 4404
+WS_CLOSE_UNAUTHORISED = 4401
+WS_CLOSE_BAD_REQUEST = 4400
+
+
+@dataclass
+class ConsoleSettings:
+    token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    loopback: bool = True  # bound to 127.0.0.1 / ::1 only
+    registry: ProjectRegistry = field(default_factory=ProjectRegistry)
+    force_polling: bool | None = None  # None: watchfiles decides (inotify, polling where it is not available)
+
+
+# -- request bodies ------------------------------------------------------------------------------------
+
+
+class AddProject(BaseModel):
+    path: str
+    git_init: bool = False
+
+
+class ResumeBody(BaseModel):
+    note: str | None = Field(default=None, max_length=20_000)
+
+
+class AbandonBody(BaseModel):
+    note: str | None = Field(default=None, max_length=20_000)
+
+
+class GoalBody(BaseModel):
+    goal: str = ""
+    executor: str = "scripted"
+    playbook: str | None = None
+    engine: str = "prefect"
+
+
+class BugBody(BaseModel):
+    title: str = ""
+    description: str = ""
+    unit_id: str | None = None
+    severity: str = "medium"
+
+
+class BudgetBody(BaseModel):
+    limit: float
+    limit_type: str = "token_count"
+
+
+# -- the app -------------------------------------------------------------------------------------------
+
+
+def create_app(settings: ConsoleSettings | None = None) -> Starlette:
+    """Starlette (not Starlette: no OpenAPI models to build, so the console starts in well under a second)."""
+    settings = settings or ConsoleSettings()
+    static = resources.files("graphlemon.console") / "static"
+    routes: list = []
+
+    def route(method: str, path: str, body: type[BaseModel] | None = None):
+        """A JSON endpoint: path parameters and the validated body as arguments; domain errors as `error` JSON."""
+
+        def register(handler):
+            async def endpoint(request: Request) -> Response:
+                try:
+                    kwargs = dict(request.path_params)
+                    if body is not None:
+                        kwargs["body"] = body.model_validate(await _json(request))
+                    result = await handler(**kwargs)
+                except GraphLemonError as exc:
+                    return error_response(exc)
+                except ValidationError as exc:
+                    first = exc.errors()[0]
+                    where = ".".join(str(p) for p in first.get("loc", ())) or "request"
+                    return error_response(invalid_param(f"{where}: {first.get('msg', 'invalid')}"))
+                return result if isinstance(result, Response) else JSONResponse(result)
+
+            routes.append(Route(path, endpoint, methods=[method]))
+            return handler
+
+        return register
+
+    # -- page --------------------------------------------------------------------------------------
+    async def index(request: Request) -> Response:
+        given = request.query_params.get("token")
+        if given is not None:  # opening the printed URL: keep the token in an HttpOnly cookie, drop it from the URL
+            if not _same(given, settings.token):
+                return error_response(GraphLemonError(ErrorCode.INVALID_PARAM, "wrong console token"), status=401)
+            response = RedirectResponse("/", status_code=303)
+            response.set_cookie(TOKEN_COOKIE, settings.token, httponly=True, samesite="strict")
+            return response
+        html = (static / "index.html").read_text(encoding="utf-8")
+        return HTMLResponse(html.replace("{{TOKEN}}", settings.token), headers=_page_headers())
+
+    # -- projects (v_project_setup) ----------------------------------------------------------------
+    @route("GET", "/api/projects")
+    async def list_projects() -> Any:
+        return [p.model_dump() for p in await asyncio.to_thread(settings.registry.list)]
+
+    @route("POST", "/api/projects", AddProject)
+    async def add_project(body: AddProject) -> Any:
+        asked: list[str] = []
+
+        def consent(question: str) -> bool:
+            asked.append(question)
+            return body.git_init
+
+        try:
+            result = await asyncio.to_thread(settings.registry.add, body.path, consent)
+        except GraphLemonError as exc:
+            if exc.code == ErrorCode.ABORTED and asked:
+                return error_response(exc, extra={"question": asked[0], "needs_git_init": True})
+            raise
+        return {"project_id": result.project.project_id, "root": str(result.project.root),
+                "created": result.created, "git_initialised": result.git_initialised}  # fmt: skip
+
+    # -- reads (dashboard, task detail, artifacts) -------------------------------------------------
+    @route("GET", "/api/projects/{project_id}/tasks")
+    async def tasks(project_id: str) -> Any:
+        hub = await _hub(app, project_id)
+        _cursors, records, _nodes = hub.feed.snapshot()
+        return {"project_id": project_id, "tasks": views.dashboard(records)}
+
+    @route("GET", "/api/projects/{project_id}/tasks/{task_id}")
+    async def task(project_id: str, task_id: str) -> Any:
+        hub = await _hub(app, project_id)
+        _cursors, records, nodes = hub.feed.snapshot(task_id)
+        return _task_or_404(records, task_id, nodes)
+
+    @route("GET", "/api/projects/{project_id}/artifacts/{artifact_id}")
+    async def artifact(project_id: str, artifact_id: str) -> Response:
+        from ..artifacts import ARTIFACTS_DIR, ArtifactStore
+
+        handle = settings.registry.get(project_id)
+        record = ArtifactStore(handle.ledger).get(artifact_id)
+        root = (handle.state_dir / ARTIFACTS_DIR).resolve()
+        path = (handle.state_dir / record.path).resolve()
+        if not path.is_relative_to(root) or not path.is_file():
+            raise GraphLemonError(ErrorCode.SANDBOX_VIOLATION, f"artifact {artifact_id} is not a file under {root}")
+        return PlainTextResponse(path.read_text(encoding="utf-8", errors="replace"),
+                                 headers={"X-Content-Type-Options": "nosniff"})  # fmt: skip
+
+    # -- actions -----------------------------------------------------------------------------------
+    @route("POST", "/api/projects/{project_id}/tasks/{task_id}/resume", ResumeBody)
+    async def resume(project_id: str, task_id: str, body: ResumeBody) -> Any:
+        from ..agents.classifier import reset_classifier_counts
+        from ..taskboard import TaskBoard
+
+        handle = settings.registry.get(project_id)
+        note = (body.note or "").strip() or None
+        task = await asyncio.to_thread(TaskBoard(handle.ledger).manual_resume, task_id, note=note, by="console")
+        await asyncio.to_thread(reset_classifier_counts, handle.ledger, task_id, note or "manual resume")
+        return {"task": task.model_dump(mode="json"),
+                "next": f"graphlemon resume {task_id} --project {handle.root}"}  # fmt: skip
+
+    @route("POST", "/api/projects/{project_id}/tasks/{task_id}/abandon", AbandonBody)
+    async def abandon(project_id: str, task_id: str, body: AbandonBody) -> Any:
+        from ..taskboard import TaskBoard
+
+        handle = settings.registry.get(project_id)
+        note = (body.note or "").strip() or "abandoned from the console"
+        task = await asyncio.to_thread(TaskBoard(handle.ledger).transition, task_id, "abandoned", note=note,
+                                       by="console")  # fmt: skip
+        return {"task": task.model_dump(mode="json")}
+
+    @route("POST", "/api/projects/{project_id}/tasks/{task_id}/budget", BudgetBody)
+    async def budget(project_id: str, task_id: str, body: BudgetBody) -> Any:
+        from ..agents.budget import update_budget
+
+        handle = settings.registry.get(project_id)
+        update = await asyncio.to_thread(update_budget, handle.ledger, task_id, body.limit, body.limit_type,
+                                         by="console")  # fmt: skip
+        return {"task_status": update.task_status, "requeued": update.requeued, "limit": update.status.limit_value,
+                "limit_type": update.status.limit_type, "used": update.status.used,
+                "remaining": update.status.remaining}  # fmt: skip
+
+    @route("POST", "/api/projects/{project_id}/goals", GoalBody)
+    async def goal(project_id: str, body: GoalBody) -> Any:
+        from .launch import check_goal, start_goal
+
+        handle = settings.registry.get(project_id)
+        request = check_goal(body.goal, body.executor, body.playbook, body.engine)
+        started = await asyncio.to_thread(start_goal, handle, request)
+        return {"mode": started.mode, "ref": started.ref, "log": started.log}
+
+    @route("POST", "/api/projects/{project_id}/bugs", BugBody)
+    async def bug(project_id: str, body: BugBody) -> Any:
+        from typing import get_args
+
+        from ..bugs import BugTracker
+        from ..models import Severity
+
+        handle = settings.registry.get(project_id)
+        if body.severity not in get_args(Severity):
+            raise invalid_param(f"unknown severity {body.severity!r}; choose one of: {', '.join(get_args(Severity))}")
+        description = body.description.strip()
+        title = body.title.strip() or (description.splitlines()[0][:120] if description else "")
+        bug_id = await asyncio.to_thread(BugTracker(handle.ledger).report, title=title, description=body.description,
+                                         unit_id=(body.unit_id or "").strip() or None, severity=body.severity,
+                                         by="console")  # fmt: skip
+        return {"bug_id": bug_id}
+
+    # -- live (REQ-12) -----------------------------------------------------------------------------
+    async def live(ws: WebSocket) -> None:
+        await _serve_subscription(ws.app, ws)
+
+    app = Starlette(
+        routes=[Route("/", index), Mount("/static", StaticFiles(directory=str(static))), *routes,
+                WebSocketRoute("/ws", live)],
+        middleware=[Middleware(_Guard, settings=settings)],
+        lifespan=_lifespan,
+    )  # fmt: skip
+    app.state.settings = settings
+    app.state.hubs = {}
+    app.state.hubs_lock = asyncio.Lock()
+    return app
+
+
+# -- helpers -------------------------------------------------------------------------------------------
+
+
+async def _json(request: Request) -> Any:
+    try:
+        return await request.json()
+    except ValueError:
+        raise invalid_param("the request body is not JSON") from None
+
+
+class _Guard:
+    """ASGI middleware: every HTTP request passes `_check_request` first (WebSockets check in their handler)."""
+
+    def __init__(self, app, settings: ConsoleSettings) -> None:
+        self.app, self.settings = app, settings
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http":
+            refusal = _check_request(Request(scope), self.settings)
+            if refusal is not None:
+                await refusal(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+@contextlib.asynccontextmanager
+async def _lifespan(app: Starlette):
+    yield
+    for hub in list(app.state.hubs.values()):
+        await hub.close()
+
+
+def error_response(exc: GraphLemonError, *, status: int | None = None, extra: dict | None = None) -> JSONResponse:
+    if status is None:
+        if exc.code.endswith("_NOT_FOUND"):
+            status = 404
+        elif exc.code in BAD_INPUT_CODES:
+            status = 400
+        elif exc.code == ErrorCode.LEDGER_CORRUPT:
+            status = 500
+        elif exc.code == ErrorCode.SANDBOX_VIOLATION:
+            status = 403
+        else:
+            status = 409
+    body = {"error": {"code": str(exc.code), "message": exc.message, **(extra or {})}}
+    return JSONResponse(body, status_code=status)
+
+
+def _page_headers() -> dict[str, str]:
+    return {
+        "Content-Security-Policy": "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; "
+        "style-src 'self'; script-src 'self'; frame-ancestors 'none'",
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
+        "Cache-Control": "no-store",
+    }
+
+
+def _same(given: str | None, token: str) -> bool:
+    return given is not None and hmac.compare_digest(given.encode(), token.encode())
+
+
+def _host_name(host_header: str) -> str:
+    if host_header.startswith("["):
+        return host_header.split("]")[0] + "]"
+    return host_header.rsplit(":", 1)[0] if host_header.count(":") == 1 else host_header
+
+
+def _check_request(request: Request, settings: ConsoleSettings) -> Response | None:
+    """None when the request may go on; otherwise the refusal."""
+    host = request.headers.get("host", "")
+    if settings.loopback and _host_name(host) not in LOOPBACK_HOSTS:
+        return error_response(invalid_param(f"host {host!r} is not this console's"), status=421)
+    authorised = _same(request.headers.get(TOKEN_HEADER), settings.token)
+    if not settings.loopback and not authorised and not _same(request.cookies.get(TOKEN_COOKIE), settings.token):
+        if request.url.path == "/" and "token" in request.query_params:
+            return None  # the token login (checked by the page handler)
+        return error_response(invalid_param("this console needs its token: open the URL it printed"), status=401)
+    if request.method not in ("GET", "HEAD", "OPTIONS"):
+        origin = request.headers.get("origin")
+        if origin is not None and origin.split("://", 1)[-1] != host:
+            return error_response(invalid_param(f"cross-origin request from {origin!r} refused"), status=403)
+        if not authorised:
+            return error_response(
+                invalid_param(f"a state-changing request needs the {TOKEN_HEADER} header"), status=403
+            )
+    return None
+
+
+async def _hub(app: Starlette, project_id: str) -> ProjectHub:
+    settings: ConsoleSettings = app.state.settings
+    handle = await asyncio.to_thread(settings.registry.get, project_id)  # PROJECT_NOT_FOUND
+    async with app.state.hubs_lock:  # one hub (one parse, one watcher) per project, however many arrive at once
+        hub = app.state.hubs.get(project_id)
+        if hub is not None and hub.feed.state_dir == handle.state_dir:
+            await hub.refresh()
+            return hub
+        if hub is not None:
+            await hub.close()
+        hub = await asyncio.to_thread(ProjectHub, handle.state_dir, force_polling=settings.force_polling)
+        app.state.hubs[project_id] = hub
+        return hub
+
+
+def _task_or_404(records: dict, task_id: str, nodes: list[dict]) -> dict:
+    detail = views.task_detail(records, task_id, nodes)
+    if detail is None:
+        raise GraphLemonError(ErrorCode.TASK_NOT_FOUND, f"no task {task_id!r} in this project", task_id=task_id)
+    return detail
+
+
+def _ws_authorised(ws: WebSocket, settings: ConsoleSettings) -> bool:
+    host = ws.headers.get("host", "")
+    if settings.loopback and _host_name(host) not in LOOPBACK_HOSTS:
+        return False
+    origin = ws.headers.get("origin")
+    if origin is not None and origin.split("://", 1)[-1] != host:  # cross-site WebSocket hijacking
+        return False
+    if settings.loopback:
+        return True
+    return _same(ws.cookies.get(TOKEN_COOKIE), settings.token) or _same(ws.query_params.get("token"), settings.token)
+
+
+async def _serve_subscription(app: Starlette, ws: WebSocket) -> None:
+    """Protocol: the client sends {"project", "task"?, "cursors"?}; the server answers with a `snapshot` (state
+    and cursors) or, for valid cursors, `events` with exactly what was missed, then `events` as they come."""
+    settings: ConsoleSettings = app.state.settings
+    await ws.accept()
+    if not _ws_authorised(ws, settings):
+        await _refuse(ws, WS_CLOSE_UNAUTHORISED, "INVALID_PARAM", "this console needs its token")
+        return
+    try:
+        hello = json.loads(await asyncio.wait_for(ws.receive_text(), timeout=10))
+        project_id, task_id, cursors = hello["project"], hello.get("task"), hello.get("cursors")
+        if not isinstance(project_id, str) or not (task_id is None or isinstance(task_id, str)):
+            raise ValueError("project and task are strings")
+        if cursors is not None and not isinstance(cursors, dict):
+            raise ValueError("cursors is an object of file -> offset")
+    except (TimeoutError, ValueError, KeyError, TypeError) as exc:
+        await _refuse(ws, WS_CLOSE_BAD_REQUEST, "INVALID_PARAM", f"bad subscription: {exc}")
+        return
+    except WebSocketDisconnect:
+        return
+    try:
+        hub = await _hub(app, project_id)
+    except GraphLemonError as exc:
+        await _refuse(ws, WS_CLOSE_PROJECT_NOT_FOUND if exc.code == ErrorCode.PROJECT_NOT_FOUND else 4400,
+                      str(exc.code), exc.message)  # fmt: skip
+        return
+    sub = hub.subscribe(task_id)
+    try:
+        missed = hub.feed.since(cursors) if cursors else None
+        if missed is None:
+            snap_cursors, records, nodes = hub.feed.snapshot(task_id)
+            if task_id is not None:
+                detail = views.task_detail(records, task_id, nodes)
+                if detail is None:
+                    await _refuse(ws, 4404, "TASK_NOT_FOUND", f"no task {task_id!r} in project {project_id}")
+                    return
+                state: Any = detail
+            else:
+                state = {"tasks": views.dashboard(records)}
+            # events already queued for this subscriber but covered by the snapshot are skipped by cursor
+            await ws.send_json({"type": "snapshot", "cursors": snap_cursors, "state": state})
+            floor = snap_cursors
+        else:
+            await ws.send_text(_events_message("resumed", [e for e in missed if sub.wants(e)]))
+            floor = _max_cursors(cursors, missed)
+        await _pump(ws, sub, floor)
+    except WebSocketDisconnect:
+        pass
+    finally:
+        hub.unsubscribe(sub)
+
+
+def _max_cursors(cursors: dict[str, int], events: list) -> dict[str, int]:
+    out = dict(cursors)
+    for e in events:
+        out[e.file] = max(out.get(e.file, 0), e.offset)
+    return out
+
+
+async def _pump(ws: WebSocket, sub, floor: dict[str, int]) -> None:
+    """Forward the subscriber's events, each once: anything at or below `floor` was already sent."""
+    receiver = asyncio.ensure_future(ws.receive_text())  # notices the client leaving
+    try:
+        while True:
+            getter = asyncio.ensure_future(sub.queue.get())
+            done, _ = await asyncio.wait({getter, receiver}, return_when=asyncio.FIRST_COMPLETED)
+            if receiver in done:
+                getter.cancel()
+                receiver.result()  # raises WebSocketDisconnect when the client left
+                receiver = asyncio.ensure_future(ws.receive_text())  # a ping from the client: ignore
+                continue
+            batch = [e for e in getter.result() if e.offset > floor.get(e.file, 0)]
+            while not sub.queue.empty():
+                batch += [e for e in sub.queue.get_nowait() if e.offset > floor.get(e.file, 0)]
+            if batch:
+                for e in batch:
+                    floor[e.file] = max(floor.get(e.file, 0), e.offset)
+                await ws.send_text(_events_message("events", batch))
+    finally:
+        receiver.cancel()
+        with contextlib.suppress(BaseException):
+            await receiver
+
+
+def _events_message(kind: str, events: list) -> str:
+    body = ",".join(e.text for e in events)  # each event encoded once, whatever the number of subscribers
+    return f'{{"type":"{kind}","events":[{body}]}}'
+
+
+async def _refuse(ws: WebSocket, close_code: int, code: str, message: str) -> None:
+    """Say why, then close with a code the page shows (never an open socket that sends nothing)."""
+    with contextlib.suppress(Exception):
+        await ws.send_json({"type": "error", "error": {"code": code, "message": message}})
+        await ws.close(code=close_code, reason=f"{code}: {message}"[:120])

@@ -1,0 +1,115 @@
+"""The registry of known projects (REQ-11 v_project_setup): one JSON file in the user's config dir.
+
+`graphlemon init` and the console's "add a project" both register a project here; the
+project itself (its `.graphlemon/project.json`) stays the truth, the registry only
+remembers where it is. The file lives in `$GRAPHLEMON_CONFIG_DIR`, else
+`$XDG_CONFIG_HOME/graphlemon`, else `~/.config/graphlemon`.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from collections.abc import Callable
+from contextlib import contextmanager
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from ..errors import ErrorCode, GraphLemonError
+from ..project import InitResult, ProjectHandle, init_project, open_project
+
+REGISTRY_FILE = "projects.json"
+
+
+class RegisteredProject(BaseModel):
+    project_id: str
+    root: str
+    available: bool = True  # False: the folder or its project.json is gone
+
+
+def config_dir() -> Path:
+    explicit = os.environ.get("GRAPHLEMON_CONFIG_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base).expanduser() / "graphlemon"
+
+
+class ProjectRegistry:
+    def __init__(self, directory: Path | None = None) -> None:
+        self.directory = Path(directory) if directory is not None else config_dir()
+
+    @property
+    def path(self) -> Path:
+        return self.directory / REGISTRY_FILE
+
+    def list(self) -> list[RegisteredProject]:
+        out = []
+        for entry in self._read():
+            try:
+                handle = open_project(entry["root"])
+                available = handle.project_id == entry["project_id"]
+            except GraphLemonError:
+                available = False
+            out.append(RegisteredProject(project_id=entry["project_id"], root=entry["root"], available=available))
+        return out
+
+    def get(self, project_id: str) -> ProjectHandle:
+        """The registered project with this id, opened; PROJECT_NOT_FOUND otherwise."""
+        for entry in self._read():
+            if entry["project_id"] == project_id:
+                try:
+                    handle = open_project(entry["root"])
+                except GraphLemonError as exc:
+                    raise GraphLemonError(ErrorCode.PROJECT_NOT_FOUND, f"project {project_id}: {exc.message}",
+                                          project_id=project_id) from None  # fmt: skip
+                if handle.project_id == project_id:
+                    return handle
+        raise GraphLemonError(ErrorCode.PROJECT_NOT_FOUND, f"no project {project_id!r} is registered",
+                              project_id=project_id)  # fmt: skip
+
+    def register(self, handle: ProjectHandle) -> None:
+        """Remember a project (idempotent; a folder re-initialised with a new id replaces its old entry)."""
+        root = str(handle.root)
+        with self._locked():
+            entries = [e for e in self._read() if e["root"] != root and e["project_id"] != handle.project_id]
+            entries.append({"project_id": handle.project_id, "root": root})
+            self._write(entries)
+
+    def add(self, path: Path | str, confirm_git_init: Callable[[str], bool] | None = None) -> InitResult:
+        """The CLI's `init` rules (same errors), then registered."""
+        result = init_project(path, confirm_git_init=confirm_git_init)
+        self.register(result.project)
+        return result
+
+    # -- file ---------------------------------------------------------------------------------
+    def _read(self) -> list[dict]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return []
+        except ValueError as exc:
+            raise GraphLemonError(
+                ErrorCode.LEDGER_CORRUPT, f"{self.path}: not JSON ({exc})", file=str(self.path)
+            ) from None
+        projects = data.get("projects") if isinstance(data, dict) else None
+        if not isinstance(projects, list):
+            raise GraphLemonError(ErrorCode.LEDGER_CORRUPT, f"{self.path}: no 'projects' list", file=str(self.path))
+        return [p for p in projects if isinstance(p, dict) and {"project_id", "root"} <= p.keys()]
+
+    def _write(self, entries: list[dict]) -> None:
+        tmp = self.path.with_name(f".{REGISTRY_FILE}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"projects": entries}, indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, self.path)
+
+    @contextmanager
+    def _locked(self):
+        self.directory.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.directory / f".{REGISTRY_FILE}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)

@@ -1,0 +1,514 @@
+// GraphLemon console: a small page script, no build step, no library.
+// Every piece of ledger / user text goes into the page as text (textContent / text nodes), never as HTML.
+"use strict";
+
+const TOKEN = document.querySelector('meta[name="graphlemon-token"]').content;
+const STAGE_COLUMNS = ["planner", "coder", "tester", "integrator", "bug-triager", "validator"];
+const NODE_STATUSES = ["running", "verifying", "reflecting", "retrying", "waiting_for_quota", "blocked", "done", "failed"];
+const SEVERITIES = ["low", "medium", "high", "critical"];
+const EXECUTORS = ["scripted", "anthropic", "claude_code"];
+
+// -- small DOM helpers ------------------------------------------------------------------------------
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else if (k === "dataset") Object.assign(el.dataset, v);
+    else el.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+const SVG = "http://www.w3.org/2000/svg";
+function s(tag, attrs, ...children) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) el.setAttribute(k, String(v));
+  for (const c of children) el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return el;
+}
+const pill = (status) => h("span", { class: `pill s-${status}`, dataset: { status } }, status);
+const fmtTime = (iso) => (iso ? new Date(iso).toLocaleTimeString() : "");
+const main = () => document.getElementById("main");
+
+// -- API ----------------------------------------------------------------------------------------------
+class ApiError extends Error {
+  constructor(status, error) { super(`error[${error.code}]: ${error.message}`); this.status = status; this.error = error; }
+}
+async function api(method, path, body) {
+  const opts = { method, headers: { "Accept": "application/json" }, credentials: "same-origin" };
+  if (method !== "GET") {
+    opts.headers["Content-Type"] = "application/json";
+    opts.headers["X-GraphLemon-Token"] = TOKEN;
+    opts.body = JSON.stringify(body || {});
+  }
+  const resp = await fetch(path, opts);
+  const type = resp.headers.get("content-type") || "";
+  const data = type.includes("json") ? await resp.json() : await resp.text();
+  if (!resp.ok) throw new ApiError(resp.status, (data && data.error) || { code: "ERROR", message: String(data) });
+  return data;
+}
+function message(el, err, okText) {
+  el.replaceChildren();
+  el.hidden = false;
+  if (err) { el.className = "msg error"; el.dataset.code = err.error ? err.error.code : "ERROR"; el.textContent = err.message; }
+  else { el.className = "msg ok"; delete el.dataset.code; el.textContent = okText; }
+}
+
+// -- live connection (REQ-12) ---------------------------------------------------------------------------
+// One WebSocket per page subscription. Every event carries its ledger file and byte offset; the page keeps
+// the last offset per file, applies an event only if it is past that (so each is applied once), and sends
+// those cursors when it reconnects: the server answers with exactly the missed events, or a fresh snapshot.
+window.glStats = { applied: 0, snapshots: 0, resumed: 0, byKind: {} };
+class Live {
+  constructor(project, task, handlers) {
+    this.project = project; this.task = task; this.handlers = handlers;
+    this.cursors = null; this.delay = 250; this.closed = false; this.ws = null;
+    this.connect();
+  }
+  connect() {
+    if (this.closed) return;
+    window.glStats.connectAt = window.glStats.connectAt || performance.now();
+    const proto = location.protocol === "https:" ? "wss" : "ws";
+    const ws = new WebSocket(`${proto}://${location.host}/ws`);
+    this.ws = ws;
+    ws.onopen = () => ws.send(JSON.stringify({ project: this.project, task: this.task, cursors: this.cursors }));
+    ws.onmessage = (m) => { try { this.receive(JSON.parse(m.data)); } catch (e) { console.error(e); } };
+    ws.onclose = (ev) => this.dropped(ev);
+    ws.onerror = () => {};
+  }
+  receive(msg) {
+    if (msg.type === "error") { this.refused = msg.error; return; }
+    if (msg.type === "snapshot") {
+      window.glStats.snapshotAt = performance.now();
+      this.cursors = msg.cursors; window.glStats.snapshots++;
+      this.live(); this.handlers.snapshot(msg.state);
+      return;
+    }
+    if (msg.type === "resumed") { window.glStats.resumed++; this.live(); }
+    for (const ev of msg.events || []) {
+      const seen = this.cursors[ev.file] || 0;
+      if (ev.offset <= seen) continue; // applied once
+      this.cursors[ev.file] = ev.offset;
+      window.glStats.applied++;
+      window.glStats.byKind[ev.kind] = (window.glStats.byKind[ev.kind] || 0) + 1;
+      this.handlers.event(ev);
+    }
+  }
+  live() { this.delay = 250; setBanner(null); document.body.dataset.live = "open"; }
+  dropped(ev) {
+    if (this.closed) return;
+    if (ev.code >= 4400 && ev.code < 4500) {
+      const err = this.refused || { code: "ERROR", message: ev.reason || "refused" };
+      document.body.dataset.live = "refused";
+      setBanner(`error[${err.code}]: ${err.message}`, "error", err.code);
+      if (this.handlers.refused) this.handlers.refused(err);
+      return;
+    }
+    document.body.dataset.live = "lost";
+    setBanner("Live connection lost — reconnecting…", "lost");
+    setTimeout(() => this.connect(), this.delay);
+    this.delay = Math.min(this.delay * 2, 5000);
+  }
+  close() { this.closed = true; if (this.ws) this.ws.close(); }
+}
+function setBanner(text, kind, code) {
+  const b = document.getElementById("banner");
+  if (!text) { b.hidden = true; b.textContent = ""; delete b.dataset.code; return; }
+  b.hidden = false; b.className = kind; b.textContent = text;
+  if (code) b.dataset.code = code; else delete b.dataset.code;
+}
+
+// -- router ---------------------------------------------------------------------------------------------
+let current = null; // the page's Live, closed on navigation
+function route() {
+  if (current) { current.close(); current = null; }
+  setBanner(null);
+  document.body.dataset.live = "idle";
+  const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
+  const [p, pid, t, tid, sub] = parts;
+  updateNav(p === "p" ? pid : null, p === "p" ? (t || "dashboard") : "projects");
+  if (p === "p" && pid && t === "t" && tid && sub === "budget") return pageBudget(pid, tid);
+  if (p === "p" && pid && t === "t" && tid) return pageTask(pid, tid);
+  if (p === "p" && pid && t === "goal") return pageGoal(pid);
+  if (p === "p" && pid && t === "bug") return pageBug(pid);
+  if (p === "p" && pid) return pageDashboard(pid);
+  return pageProjects();
+}
+function updateNav(pid, active) {
+  document.getElementById("project-label").textContent = pid ? `project ${pid}` : "";
+  for (const a of document.querySelectorAll("#nav a")) {
+    const nav = a.dataset.nav;
+    a.classList.toggle("active", nav === active || (nav === "dashboard" && active === "t"));
+    if (a.classList.contains("needs-project")) {
+      if (pid) { a.classList.remove("disabled"); a.href = nav === "dashboard" ? `#/p/${encodeURIComponent(pid)}` : `#/p/${encodeURIComponent(pid)}/${nav}`; }
+      else { a.classList.add("disabled"); a.removeAttribute("href"); }
+    }
+  }
+}
+window.addEventListener("hashchange", route);
+window.addEventListener("DOMContentLoaded", route);
+
+// -- v_project_setup ------------------------------------------------------------------------------------
+async function pageProjects() {
+  const list = h("div", { id: "projects" }, h("p", { class: "muted" }, "Loading…"));
+  const path = h("input", { type: "text", id: "project-path", placeholder: "/path/to/repository", required: true });
+  const msg = h("div", { id: "project-msg", hidden: true });
+  const form = h("form", { class: "stack card", id: "add-project" },
+    h("label", { for: "project-path" }, "Add a project: folder path"), path, h("br"),
+    h("button", { type: "submit" }, "Add project"), msg);
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const body = { path: path.value.trim(), git_init: false };
+    try {
+      let res;
+      try { res = await api("POST", "/api/projects", body); }
+      catch (err) {
+        if (!(err.error && err.error.needs_git_init)) throw err;
+        if (!window.confirm(err.error.question)) throw err; // declining writes nothing
+        res = await api("POST", "/api/projects", { ...body, git_init: true });
+      }
+      message(msg, null, `${res.created ? "Created" : "Already a project:"} ${res.project_id} at ${res.root}${res.git_initialised ? " (git init)" : ""}`);
+      loadProjects(list);
+    } catch (err) { message(msg, err); }
+  });
+  main().replaceChildren(h("h1", {}, "Projects"), list, form);
+  loadProjects(list);
+}
+async function loadProjects(list) {
+  try {
+    const projects = await api("GET", "/api/projects");
+    if (!projects.length) { list.replaceChildren(h("p", { class: "muted" }, "No projects yet: add one below, or run graphlemon init DIR.")); return; }
+    list.replaceChildren(h("table", {}, h("tr", {}, h("th", {}, "project"), h("th", {}, "folder"), h("th", {}, "")),
+      projects.map((p) => h("tr", { dataset: { project: p.project_id } },
+        h("td", {}, p.available ? h("a", { href: `#/p/${encodeURIComponent(p.project_id)}` }, p.project_id) : p.project_id),
+        h("td", {}, p.root), h("td", {}, p.available ? "" : "missing")))));
+  } catch (err) { list.replaceChildren(h("div", { class: "msg error" }, err.message)); }
+}
+
+// -- v_dashboard ------------------------------------------------------------------------------------------
+function pageDashboard(pid) {
+  const body = h("div", { id: "dashboard" }, h("p", { class: "muted" }, "Connecting…"));
+  main().replaceChildren(h("h1", {}, "Dashboard"), body);
+  let refetch = null;
+  const render = (tasks) => {
+    if (!tasks.length) { body.replaceChildren(h("p", { class: "muted" }, "No tasks yet: start one from New goal.")); return; }
+    body.replaceChildren(h("table", { id: "tasks" },
+      h("tr", {}, ["task", "status", "round", "spend / budget", "open bugs", "goal", "updated"].map((c) => h("th", {}, c))),
+      tasks.map((t) => h("tr", { dataset: { task: t.task_id, status: t.status } },
+        h("td", {}, h("a", { href: `#/p/${encodeURIComponent(pid)}/t/${encodeURIComponent(t.task_id)}` }, t.task_id)),
+        h("td", {}, pill(t.status), t.blocked_reason ? h("div", { class: "muted" }, t.blocked_reason) : null),
+        h("td", {}, String(t.loop_round)),
+        h("td", {}, spendText(t)),
+        h("td", {}, String(t.open_bugs)),
+        h("td", {}, t.goal_text),
+        h("td", {}, fmtTime(t.updated_at))))));
+  };
+  current = new Live(pid, null, {
+    snapshot: (state) => render(state.tasks),
+    event: () => { // every change re-reads the dashboard's rows (debounced): one fold on the server
+      clearTimeout(refetch);
+      refetch = setTimeout(async () => { try { render((await api("GET", `/api/projects/${encodeURIComponent(pid)}/tasks`)).tasks); } catch (e) { console.error(e); } }, 150);
+    },
+    refused: (err) => body.replaceChildren(h("div", { class: "msg error", dataset: { code: err.code } }, `error[${err.code}]: ${err.message}`)),
+  });
+}
+function spendText(t) {
+  const used = `${t.used_tokens.toLocaleString()} tok · $${t.used_cost_usd.toFixed(4)}`;
+  if (!t.budget) return used;
+  const b = t.budget;
+  return `${used} / ${b.limit_type === "token_count" ? `${b.limit.toLocaleString()} tok` : `$${b.limit}`}`;
+}
+
+// -- v_task_detail + v_graph_visualizer -----------------------------------------------------------------
+function pageTask(pid, tid) {
+  const head = h("div", { id: "task-head" });
+  const graph = h("div", { class: "graph-wrap", id: "graph" });
+  const legend = h("div", { class: "legend" }, NODE_STATUSES.map((st) => h("span", {}, h("i", { class: `lg-${st}` }), st)));
+  const rest = h("div", { id: "task-rest" });
+  const acts = h("div", { id: "task-actions" });
+  main().replaceChildren(head, h("h2", {}, "DevLoop graph"), legend, graph, acts, rest);
+  for (const i of legend.querySelectorAll("i")) i.style.background = getLegendColour(i.className.slice(3));
+  const nodes = new Map();
+  let detail = null; let refetch = null;
+  let actsKey = null; // the actions box is redrawn only when what it offers changes (a note being typed stays)
+  const drawActs = () => {
+    const key = JSON.stringify([detail.task.status, detail.escalation]);
+    if (key !== actsKey) { actsKey = key; acts.replaceChildren(actions(pid, detail)); }
+  };
+  current = new Live(pid, tid, {
+    snapshot: (state) => {
+      detail = state; nodes.clear();
+      for (const n of state.nodes) nodes.set(n.node_exec_id, n);
+      drawHead(head, pid, detail); drawGraph(graph, nodes);
+      // the browser paints the graph first; the rest (timeline, bugs, artifacts) comes in the next task
+      requestAnimationFrame(() => setTimeout(() => {
+        document.body.dataset.painted = String(performance.now()); // after the frame that showed the graph
+        actsKey = null; drawActs(); drawRest(rest, pid, detail);
+      }, 0));
+    },
+    event: (ev) => {
+      if (ev.kind === "node" && ev.record.event !== "violation") {
+        const r = ev.record; const known = nodes.get(r.node_exec_id);
+        if (known) { Object.assign(known, { status: r.status, attempt: r.attempt }); recolour(graph, known); }
+        else { nodes.set(r.node_exec_id, { ...r, node_exec_id: r.node_exec_id }); drawGraph(graph, nodes); }
+      }
+      if (ev.kind === "task" && detail) { detail.task.status = ev.record.status; detail.task.blocked_reason = ev.record.blocked_reason || null; drawHead(head, pid, detail); }
+      if (ev.kind !== "node") { // timeline, bugs, usage, artifacts: re-read the task's view (debounced)
+        clearTimeout(refetch);
+        refetch = setTimeout(async () => {
+          try {
+            detail = await api("GET", `/api/projects/${encodeURIComponent(pid)}/tasks/${encodeURIComponent(tid)}`);
+            drawHead(head, pid, detail); drawActs(); drawRest(rest, pid, detail);
+          }
+          catch (e) { console.error(e); }
+        }, 150);
+      }
+    },
+    refused: (err) => head.replaceChildren(h("div", { class: "msg error", dataset: { code: err.code } }, `error[${err.code}]: ${err.message}`)),
+  });
+}
+const LEGEND = { running: "#bfdbfe", verifying: "#c7d2fe", reflecting: "#e9d5ff", retrying: "#fed7aa", waiting_for_quota: "#fef08a", blocked: "#fecaca", done: "#bbf7d0", failed: "#f87171" };
+const getLegendColour = (st) => LEGEND[st] || "#f3f4f6";
+
+function drawHead(head, pid, d) {
+  const t = d.task;
+  const pidq = encodeURIComponent(pid); const tidq = encodeURIComponent(t.task_id);
+  head.replaceChildren(...[
+    h("h1", {}, `${t.task_id} `, pill(t.status), t.blocked_reason ? h("span", { class: "muted" }, ` ${t.blocked_reason}`) : null),
+    h("p", {}, t.goal_text),
+    h("p", { class: "muted" }, `round ${t.loop_round} · ${d.usage.tokens.toLocaleString()} tokens · $${d.usage.cost_usd.toFixed(4)} in ${d.usage.calls} call(s) · `,
+      h("a", { href: `#/p/${pidq}/t/${tidq}/budget`, id: "budget-link" }, "budget")),
+    t.note ? h("p", {}, h("b", {}, "note: "), t.note) : null].filter(Boolean));
+}
+
+function actions(pid, d) {
+  const t = d.task;
+  const note = h("textarea", { id: "resume-note", placeholder: "What you decided (the coder sees it)" });
+  const msg = h("div", { id: "action-msg", hidden: true });
+  const post = async (what, body) => {
+    try {
+      const res = await api("POST", `/api/projects/${encodeURIComponent(pid)}/tasks/${encodeURIComponent(t.task_id)}/${what}`, body);
+      message(msg, null, what === "resume" ? `Resumed: the task is ${res.task.status}. Continue it with: ${res.next}` : `The task is ${res.task.status}.`);
+    } catch (err) { message(msg, err); }
+  };
+  const open = t.status === "blocked_pending_human" || t.status === "paused";
+  const box = h("div", { class: open ? "card" : "card quiet", id: "actions", dataset: { open: open ? "1" : "" } },
+    d.escalation ? h("div", { id: "evidence" }, h("h2", {}, `Evidence pack (${d.escalation.blocked_reason})`), markdown(d.escalation.summary_md),
+      d.escalation.open_bug_ids.length ? h("p", {}, "open bugs: ", d.escalation.open_bug_ids.join(", ")) : null) : null,
+    h("h2", {}, "Human actions"),
+    open ? null : h("p", { class: "muted" }, `The task is ${t.status}: the loop needs no decision now (the server refuses what does not apply).`),
+    h("label", { for: "resume-note", class: "block" }, "Note"), note, h("br"),
+    h("button", { id: "resume", type: "button", onclick: () => post("resume", { note: note.value }) }, "manual_resume"), " ",
+    h("button", { id: "abandon", type: "button", class: "danger", onclick: () => { if (window.confirm(`Abandon ${t.task_id}?`)) post("abandon", { note: note.value }); } }, "abandon"),
+    msg);
+  return box;
+}
+
+function drawRest(rest, pid, d) {
+  const tl = h("table", { id: "timeline" }, h("tr", {}, ["time", "event", "unit", "summary"].map((c) => h("th", {}, c))),
+    d.timeline.map((e) => h("tr", {}, h("td", {}, fmtTime(e.ts)), h("td", {}, e.event), h("td", {}, e.unit_id || ""), h("td", {}, e.summary))));
+  const bugs = d.bugs.length ? h("table", { id: "bugs" }, h("tr", {}, ["bug", "unit", "status", "root cause", "route", "title"].map((c) => h("th", {}, c))),
+    d.bugs.map((b) => h("tr", { dataset: { bug: b.bug_id } }, h("td", {}, b.bug_id), h("td", {}, b.unit_id || ""), h("td", {}, pill(b.status)),
+      h("td", {}, b.root_cause_category || "", b.root_cause_detail ? h("div", { class: "muted" }, b.root_cause_detail) : null),
+      h("td", {}, b.suggested_route || ""), h("td", {}, b.title)))) : h("p", { class: "muted" }, "No bugs.");
+  const view = h("div", { id: "artifact-view" });
+  const arts = d.artifacts.length ? h("ul", { id: "artifacts" }, d.artifacts.map((a) => h("li", {},
+    h("a", { href: "javascript:void 0", onclick: async () => {
+      try { const text = await api("GET", `/api/projects/${encodeURIComponent(pid)}/artifacts/${encodeURIComponent(a.artifact_id)}`); view.replaceChildren(h("h3", {}, `${a.artifact_type} v${a.version}`), markdown(text)); }
+      catch (err) { view.replaceChildren(h("div", { class: "msg error" }, err.message)); }
+    } }, `${a.artifact_type} v${a.version}${a.unit_id ? ` (${a.unit_id})` : ""}`), a.title ? ` — ${a.title}` : ""))) : h("p", { class: "muted" }, "No artifacts.");
+  const usage = h("table", { id: "usage" }, h("tr", {}, ["role", "calls", "tokens", "cost"].map((c) => h("th", {}, c))),
+    Object.entries(d.usage.by_role).map(([role, u]) => h("tr", {}, h("td", {}, role), h("td", {}, String(u.calls)), h("td", {}, u.tokens.toLocaleString()), h("td", {}, `$${u.cost_usd.toFixed(4)}`))));
+  rest.replaceChildren(
+    h("div", { class: "grid2" },
+      h("div", {}, h("h2", {}, "Timeline"),
+        d.timeline_total > d.timeline.length ? h("p", { class: "muted", id: "timeline-more" }, `the latest ${d.timeline.length} of ${d.timeline_total} milestones (graphlemon status ${d.task.task_id} shows all)`) : null, tl),
+      h("div", {}, h("h2", {}, "Bugs"), bugs, h("h2", {}, "Usage"), usage,
+        h("p", { class: "muted" }, `executor: ${d.usage.executors.join(", ") || "none"}`),
+        h("h2", {}, "Artifacts"), arts, view)));
+}
+
+// a small, safe markdown view: headings, lists, code blocks, paragraphs (all text nodes)
+function markdown(text) {
+  const box = h("div", { class: "md" });
+  let list = null; let code = null;
+  for (const line of String(text).split("\n")) {
+    if (line.startsWith("```")) { if (code) { box.append(h("pre", {}, code.join("\n"))); code = null; } else { code = []; } continue; }
+    if (code) { code.push(line); continue; }
+    const m = /^(#{1,6})\s+(.*)$/.exec(line);
+    if (m) { list = null; box.append(h(`h${Math.min(6, m[1].length + 2)}`, {}, m[2])); continue; }
+    const li = /^\s*(?:[-*]|\d+\.)\s+(.*)$/.exec(line);
+    if (li) { if (!list) { list = h("ul"); box.append(list); } list.append(h("li", {}, li[1])); continue; }
+    list = null;
+    if (line.trim()) box.append(h("p", {}, line));
+  }
+  if (code) box.append(h("pre", {}, code.join("\n")));
+  return box;
+}
+
+// -- the graph: planner -> each unit's coder <-> tester -> integrator -> bug-triager -> validator, per round --
+const NODE_W = 170, NODE_H = 48, COL_W = 215, ROW_H = 64, LANE_PAD = 26, LEFT = 80;
+function nodeLabel(n, hasTester) {
+  const stage = n.stage === "coder" && !hasTester ? "coder ⇄ tester" : n.stage;
+  return [n.unit_id ? `${stage} · ${n.unit_id}` : stage, `attempt ${n.attempt} · ${n.status}`];
+}
+const ROUNDS_SHOWN = 12; // a long task opens on its latest rounds; the button shows them all
+function drawGraph(wrap, nodes) {
+  const every = [...nodes.values()];
+  const hasTester = every.some((n) => n.stage === "tester");
+  const cols = STAGE_COLUMNS.filter((st) => st !== "tester" || hasTester);
+  const allRounds = [...new Set(every.map((n) => n.loop_round || 0))].sort((a, b) => a - b);
+  const rounds = wrap.dataset.allRounds === "1" ? allRounds : allRounds.slice(-ROUNDS_SHOWN);
+  const shown = new Set(rounds);
+  const all = every.filter((n) => shown.has(n.loop_round || 0));
+  const svg = s("svg", { class: "graph", id: "graph-svg" });
+  const pos = new Map(); let y = 12; const lanes = [];
+  for (const r of rounds) {
+    const inRound = all.filter((n) => (n.loop_round || 0) === r);
+    let rows = 1; const byCol = cols.map((st) => inRound.filter((n) => n.stage === st).sort((a, b) => String(a.unit_id).localeCompare(String(b.unit_id))));
+    byCol.forEach((list) => { rows = Math.max(rows, list.length); });
+    byCol.forEach((list, ci) => list.forEach((n, i) => {
+      const off = (rows - list.length) * ROW_H / 2;
+      pos.set(n.node_exec_id, { x: LEFT + ci * COL_W, y: y + LANE_PAD + off + i * ROW_H, n });
+    }));
+    lanes.push({ r, y, height: rows * ROW_H + LANE_PAD, byCol });
+    y += rows * ROW_H + LANE_PAD + 14;
+  }
+  const edges = s("g", {}); const boxes = s("g", {});
+  let prevLast = null;
+  for (const lane of lanes) {
+    boxes.append(s("text", { class: "round", x: 8, y: lane.y + 16 }, `round ${lane.r}`));
+    if (lane.r !== rounds[0]) edges.append(s("line", { class: "lane", x1: 0, x2: LEFT + cols.length * COL_W, y1: lane.y - 7, y2: lane.y - 7 }));
+    const filled = lane.byCol.filter((l) => l.length);
+    for (let i = 0; i + 1 < filled.length; i++) {
+      for (const a of filled[i]) for (const b of filled[i + 1]) {
+        if (filled[i].length > 1 && filled[i + 1].length > 1 && a.unit_id !== b.unit_id) continue;
+        edges.append(arrow(pos.get(a.node_exec_id), pos.get(b.node_exec_id)));
+        if (a.stage === "coder" && b.stage === "tester") edges.append(arrow(pos.get(b.node_exec_id), pos.get(a.node_exec_id), true));
+      }
+    }
+    if (prevLast && filled.length) { // the loop goes back: last stage of one round -> first of the next
+      for (const a of prevLast) for (const b of filled[0]) edges.append(loopback(pos.get(a.node_exec_id), pos.get(b.node_exec_id)));
+    }
+    if (filled.length) prevLast = filled[filled.length - 1];
+  }
+  for (const p of pos.values()) boxes.append(nodeBox(p, hasTester));
+  svg.append(edges, boxes);
+  svg.setAttribute("width", LEFT + cols.length * COL_W + 20);
+  svg.setAttribute("height", Math.max(y, 80));
+  const hidden = allRounds.length - rounds.length;
+  const more = hidden > 0 ? h("p", { class: "muted pad", id: "graph-more" }, `${hidden} earlier round(s) not drawn `,
+    h("button", { type: "button", class: "secondary", onclick: () => { wrap.dataset.allRounds = "1"; drawGraph(wrap, nodes); } }, "show all rounds")) : null;
+  if (!every.length) wrap.replaceChildren(h("p", { class: "muted pad" }, "No node has run yet."));
+  else wrap.replaceChildren(...[more, svg].filter(Boolean));
+}
+function nodeBox(p, hasTester) {
+  const [l1, l2] = nodeLabel(p.n, hasTester);
+  const g = s("g", { class: "node", "data-node-id": p.n.node_exec_id, "data-status": p.n.status, "data-stage": p.n.stage, transform: `translate(${p.x},${p.y})` },
+    s("rect", { width: NODE_W, height: NODE_H, rx: 6 }),
+    s("text", { x: 8, y: 19, class: "l1" }, l1), s("text", { x: 8, y: 36, class: "l2" }, l2));
+  g.dataset.hasTester = hasTester ? "1" : "";
+  return g;
+}
+function recolour(wrap, n) {
+  const g = [...wrap.querySelectorAll("g.node")].find((el) => el.getAttribute("data-node-id") === n.node_exec_id);
+  if (!g) return;
+  g.setAttribute("data-status", n.status);
+  g.querySelector("text.l2").textContent = nodeLabel(n, g.dataset.hasTester === "1")[1];
+}
+function arrow(a, b, back) {
+  const dy = back ? 8 : -8;
+  return s("line", { x1: back ? a.x : a.x + NODE_W, y1: a.y + NODE_H / 2 + dy, x2: back ? b.x + NODE_W : b.x, y2: b.y + NODE_H / 2 + dy });
+}
+function loopback(a, b) {
+  const x1 = a.x + NODE_W / 2, y1 = a.y + NODE_H, x2 = b.x + NODE_W / 2, y2 = b.y;
+  return s("path", { class: "loopback", d: `M${x1},${y1} C${x1},${y1 + 40} ${x2},${y2 - 40} ${x2},${y2}` });
+}
+
+// -- v_goal_composer -------------------------------------------------------------------------------------
+function pageGoal(pid) {
+  const goal = h("textarea", { id: "goal-text", placeholder: "Implement a snake game" });
+  const executor = h("select", { id: "goal-executor" }, EXECUTORS.map((e) => h("option", { value: e }, e)));
+  const playbook = h("input", { type: "text", id: "goal-playbook", placeholder: "/abs/path/playbook.yaml (scripted executor)" });
+  const engine = h("select", { id: "goal-engine" }, h("option", { value: "prefect" }, "prefect (a flow run)"), h("option", { value: "direct" }, "direct (no Prefect)"));
+  const msg = h("div", { id: "goal-msg", hidden: true });
+  const pbRow = h("div", {}, h("label", { for: "goal-playbook" }, "Playbook"), playbook);
+  executor.addEventListener("change", () => { pbRow.hidden = executor.value !== "scripted"; });
+  const form = h("form", { class: "stack card", id: "goal-form" },
+    h("label", { for: "goal-text" }, "Goal"), goal, h("label", { for: "goal-executor" }, "Executor"), executor, pbRow,
+    h("label", { for: "goal-engine" }, "Engine (local run)"), engine, h("br"), h("button", { type: "submit" }, "Start"), msg);
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      const res = await api("POST", `/api/projects/${encodeURIComponent(pid)}/goals`,
+        { goal: goal.value, executor: executor.value, playbook: executor.value === "scripted" ? playbook.value : null, engine: engine.value });
+      message(msg, null, res.mode === "deployment" ? `Started the devloop deployment: flow run ${res.ref}` : `Started graphlemon run (process ${res.ref}; log .graphlemon/${res.log}). The task appears on the dashboard.`);
+      msg.append(" ", h("a", { href: `#/p/${encodeURIComponent(pid)}`, id: "to-dashboard" }, "Dashboard →"));
+    } catch (err) { message(msg, err); }
+  });
+  main().replaceChildren(h("h1", {}, "New goal"), form);
+}
+
+// -- v_bug_feedback ----------------------------------------------------------------------------------------
+function pageBug(pid) {
+  const title = h("input", { type: "text", id: "bug-title", maxlength: 200 });
+  const desc = h("textarea", { id: "bug-description", required: true });
+  const unit = h("input", { type: "text", id: "bug-unit", placeholder: "optional" });
+  const sev = h("select", { id: "bug-severity" }, SEVERITIES.map((v) => h("option", { value: v, selected: v === "medium" }, v)));
+  const msg = h("div", { id: "bug-msg", hidden: true });
+  const form = h("form", { class: "stack card", id: "bug-form" },
+    h("label", { for: "bug-title" }, "Title"), title, h("label", { for: "bug-description" }, "What you saw and what you expected"), desc,
+    h("label", { for: "bug-unit" }, "Unit"), unit, h("label", { for: "bug-severity" }, "Severity"), sev, h("br"),
+    h("button", { type: "submit" }, "Report bug"), msg);
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    if (!desc.value.trim()) { // the page refuses; the server refuses too (INVALID_PARAM), independently
+      message(msg, { message: "error[INVALID_PARAM]: the description is empty; describe what you saw and what you expected", error: { code: "INVALID_PARAM" } });
+      return;
+    }
+    try {
+      const res = await api("POST", `/api/projects/${encodeURIComponent(pid)}/bugs`, { title: title.value, description: desc.value, unit_id: unit.value || null, severity: sev.value });
+      message(msg, null, `Reported ${res.bug_id}.`);
+      form.reset();
+    } catch (err) { message(msg, err); }
+  });
+  main().replaceChildren(h("h1", {}, "Report a bug"), form);
+}
+
+// -- v_budget_settings -------------------------------------------------------------------------------------
+async function pageBudget(pid, tid) {
+  const info = h("div", { id: "budget-info", class: "card" }, "Loading…");
+  const limit = h("input", { type: "number", id: "budget-limit", min: "0", step: "any" });
+  const type = h("select", { id: "budget-type" }, h("option", { value: "token_count" }, "token_count"), h("option", { value: "cost_usd" }, "cost_usd"));
+  const msg = h("div", { id: "budget-msg", hidden: true });
+  const form = h("form", { class: "stack card", id: "budget-form" }, h("label", { for: "budget-limit" }, "New limit"), limit,
+    h("label", { for: "budget-type" }, "Type"), type, h("br"), h("button", { type: "submit" }, "Set budget"), msg);
+  const load = async () => {
+    try {
+      const d = await api("GET", `/api/projects/${encodeURIComponent(pid)}/tasks/${encodeURIComponent(tid)}`);
+      const b = d.budget;
+      info.replaceChildren(h("div", { class: "kv" },
+        h("b", {}, "task"), h("a", { href: `#/p/${encodeURIComponent(pid)}/t/${encodeURIComponent(tid)}` }, tid),
+        h("b", {}, "status"), h("span", {}, pill(d.task.status), d.task.blocked_reason ? ` ${d.task.blocked_reason}` : ""),
+        h("b", {}, "limit"), h("span", { id: "budget-limit-now" }, b ? `${b.limit} ${b.limit_type}` : "none"),
+        h("b", {}, "used"), h("span", {}, `${d.usage.tokens.toLocaleString()} tokens · $${d.usage.cost_usd.toFixed(4)}`),
+        h("b", {}, "remaining"), h("span", {}, b ? String(b.remaining) : "—"),
+        h("b", {}, "changes"), h("span", {}, String(d.budget_changes.length))));
+      if (b) type.value = b.limit_type;
+    } catch (err) { info.replaceChildren(h("div", { class: "msg error" }, err.message)); }
+  };
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      const res = await api("POST", `/api/projects/${encodeURIComponent(pid)}/tasks/${encodeURIComponent(tid)}/budget`, { limit: Number(limit.value), limit_type: type.value });
+      message(msg, null, `Budget set: ${res.limit} ${res.limit_type}; the task is ${res.task_status}${res.requeued ? " (queued again: it was paused for its budget)" : ""}.`);
+      load();
+    } catch (err) { message(msg, err); }
+  });
+  main().replaceChildren(h("h1", {}, "Budget"), info, form);
+  load();
+}

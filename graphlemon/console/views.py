@@ -1,0 +1,139 @@
+"""What the console's pages show, computed from ledger records (folds of the domain, no I/O).
+
+The same functions serve the REST answers and the WebSocket snapshots, so a page's first
+paint and its live updates come from one place.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from .. import bugs as bugfold
+from .. import nodes as nodefold
+from .. import taskboard
+from ..models import ArtifactRecord, BudgetConfig, EscalationRecord, RunRecord, TimelineEvent, UsageRecord
+
+# the dashboard's order: what needs a person or is moving first, finished last
+STATUS_ORDER = {
+    "blocked_pending_human": 0,
+    "waiting_for_quota": 1,
+    "planning": 2,
+    "coding": 2,
+    "integrating": 2,
+    "validating": 2,
+    "queued": 3,
+    "created": 3,
+    "paused": 4,
+    "done": 5,
+    "abandoned": 6,
+}
+OPEN_BUG = frozenset({"open", "fixing", "reopened"})
+TIMELINE_LIMIT = 500  # the task page shows the latest milestones; `graphlemon status TASK` has them all
+
+Records = dict[str, list]
+
+
+def dashboard(records: Records) -> list[dict[str, Any]]:
+    """One row per task: status, round, spend against budget, open bugs."""
+    tasks = taskboard.fold(records.get("task", []))
+    bugs = bugfold.fold(records.get("bug", []))
+    spend = _spend(records.get("usage", []))
+    budgets = _budgets(records.get("budget", []))
+    open_bugs = Counter(b.task_id for b in bugs.values() if b.status in OPEN_BUG)
+    rows = []
+    for task in tasks.values():
+        tokens, cost = spend.get(task.task_id, (0, 0.0))
+        rows.append({
+            "task_id": task.task_id,
+            "goal_text": task.goal_text,
+            "status": task.status,
+            "blocked_reason": task.blocked_reason,
+            "loop_round": task.loop_round,
+            "updated_at": task.updated_at.isoformat(),
+            "used_tokens": tokens,
+            "used_cost_usd": round(cost, 6),
+            "budget": _budget_view(budgets.get(task.task_id), tokens, cost),
+            "open_bugs": open_bugs.get(task.task_id, 0),
+        })  # fmt: skip
+    rows.sort(key=lambda r: (STATUS_ORDER.get(r["status"], 9), r["updated_at"]), reverse=False)
+    return rows
+
+
+def task_detail(records: Records, task_id: str, nodes: list[dict] | None = None) -> dict[str, Any] | None:
+    """Everything the task page shows; None if the task is not in the records. `nodes`: the task's node
+    executions already folded (the feed keeps them), else they are folded here."""
+    task = taskboard.fold(e for e in records.get("task", []) if e.task_id == task_id).get(task_id)
+    if task is None:
+        return None
+    if nodes is None:
+        nodes = [
+            n.model_dump(mode="json")
+            for n in nodefold.fold(e for e in records.get("node", []) if e.task_id == task_id).values()
+        ]
+    bugs = [b for b in bugfold.fold(records.get("bug", [])).values() if b.task_id == task_id]
+    tokens, cost = _spend(records.get("usage", [])).get(task_id, (0, 0.0))
+    usage = [u for u in records.get("usage", []) if isinstance(u, UsageRecord) and u.task_id == task_id]
+    by_role: dict[str, dict[str, float]] = {}
+    for u in usage:
+        row = by_role.setdefault(u.role, {"calls": 0, "tokens": 0, "cost_usd": 0.0})
+        row["calls"] += 1
+        row["tokens"] += _tokens(u)
+        row["cost_usd"] = round(row["cost_usd"] + u.cost_usd, 6)
+    timeline = [e for e in records.get("timeline", []) if isinstance(e, TimelineEvent) and e.task_id == task_id]
+    escalations = [e for e in records.get("escalation", []) if isinstance(e, EscalationRecord) and e.task_id == task_id]
+    budgets = _budgets(records.get("budget", []))
+    history = [b for b in records.get("budget", []) if isinstance(b, BudgetConfig) and b.task_id == task_id]
+    return {
+        "task": task.model_dump(mode="json"),
+        "nodes": nodes,
+        "timeline": [
+            e.model_dump(mode="json", include={"ts", "event", "unit_id", "summary", "ref"})
+            for e in timeline[-TIMELINE_LIMIT:]
+        ],
+        "timeline_total": len(timeline),
+        "bugs": [b.model_dump(mode="json") for b in sorted(bugs, key=lambda b: b.opened_at, reverse=True)],
+        "artifacts": [
+            a.model_dump(mode="json", include={"artifact_id", "artifact_type", "version", "unit_id", "title", "ts"})
+            for a in records.get("artifact", [])
+            if isinstance(a, ArtifactRecord) and a.task_id == task_id
+        ],
+        "runs": sum(1 for r in records.get("run", []) if isinstance(r, RunRecord) and r.task_id == task_id),
+        "usage": {
+            "tokens": tokens,
+            "cost_usd": round(cost, 6),
+            "calls": len(usage),
+            "by_role": by_role,
+            "executors": sorted({u.executor for u in usage}),
+        },  # fmt: skip
+        "budget": _budget_view(budgets.get(task_id), tokens, cost),
+        "budget_changes": [
+            b.model_dump(mode="json", include={"ts", "limit_type", "limit_value", "by"}) for b in history
+        ],
+        "escalation": escalations[-1].model_dump(mode="json") if escalations else None,
+    }
+
+
+def _tokens(u: UsageRecord) -> int:
+    return u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens
+
+
+def _spend(usage: list) -> dict[str, tuple[int, float]]:
+    out: dict[str, tuple[int, float]] = {}
+    for u in usage:
+        if isinstance(u, UsageRecord) and u.task_id:
+            tokens, cost = out.get(u.task_id, (0, 0.0))
+            out[u.task_id] = (tokens + _tokens(u), cost + u.cost_usd)
+    return out
+
+
+def _budgets(configs: list) -> dict[str, BudgetConfig]:
+    return {b.task_id: b for b in configs if isinstance(b, BudgetConfig)}  # the latest wins
+
+
+def _budget_view(config: BudgetConfig | None, tokens: int, cost: float) -> dict[str, Any] | None:
+    if config is None:
+        return None
+    used = tokens if config.limit_type == "token_count" else round(cost, 6)
+    return {"limit_type": config.limit_type, "limit": config.limit_value, "used": used,
+            "remaining": config.limit_value - used}  # fmt: skip
