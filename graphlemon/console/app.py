@@ -178,7 +178,7 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
     # -- actions -----------------------------------------------------------------------------------
     @route("POST", "/api/projects/{project_id}/tasks/{task_id}/resume", ResumeBody)
     async def resume(project_id: str, task_id: str, body: ResumeBody) -> Any:
-        from ..agents.classifier import reset_classifier_counts
+        from ..agents.automode_denials import reset_classifier_counts
         from ..taskboard import TaskBoard
 
         handle = settings.registry.get(project_id)
