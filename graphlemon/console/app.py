@@ -162,6 +162,23 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
         _cursors, records, nodes = hub.feed.snapshot(task_id)
         return _task_or_404(records, task_id, nodes)
 
+    # -- v_skill_audit_log: the same domain calls as `graphlemon skills log` / `skills show` ------------------
+    @route("GET", "/api/projects/{project_id}/skills")
+    async def skills(project_id: str) -> Any:
+        from ..skills.iteration import skill_log
+
+        handle = settings.registry.get(project_id)
+        log = await asyncio.to_thread(skill_log, handle.state_dir, handle.ledger)
+        return {"project_id": project_id, "iterations": [it.model_dump(mode="json") for it in log]}
+
+    @route("GET", "/api/projects/{project_id}/skills/{iteration_id}")
+    async def skill_iteration(project_id: str, iteration_id: str) -> Any:
+        from ..skills.iteration import iteration_detail
+
+        handle = settings.registry.get(project_id)
+        detail = await asyncio.to_thread(iteration_detail, handle.state_dir, handle.ledger, iteration_id)
+        return detail.model_dump(mode="json")
+
     @route("GET", "/api/projects/{project_id}/artifacts/{artifact_id}")
     async def artifact(project_id: str, artifact_id: str) -> Response:
         from ..artifacts import ARTIFACTS_DIR, ArtifactStore

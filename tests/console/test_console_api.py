@@ -327,3 +327,27 @@ def test_goal_with_an_unreachable_prefect_api_is_a_clear_error_and_starts_nothin
                {"goal": "build", "executor": "scripted", "playbook": str(playbook)})  # fmt: skip
     assert res.status_code == 409 and res.json()["error"]["code"] == "EXECUTOR_ERROR"
     assert not (project.state_dir / "tasks.ndjson").exists()
+
+
+def test_skills_audit_log_and_one_iteration_are_the_cli_s_domain_calls(client, project):
+    """v_skill_audit_log: the console shows what `graphlemon skills log` / `skills show` show (same functions)."""
+    from graphlemon.bugs import BugTracker
+    from graphlemon.models import SkillGateResult
+    from graphlemon.skills.iteration import SkillIterations, skill_log
+
+    pid = project.project_id
+    assert client.get(f"/api/projects/{pid}/skills").json() == {"project_id": pid, "iterations": []}
+    tracker = BugTracker(project.ledger)
+    bug_id, _ = tracker.open(title="<b>mul</b> [/red] failed", source="unit_test", unit_id="mul", test_name="t", task_id="t1")
+    tracker.update(bug_id, by="validator", root_cause_category="skill_defect", root_cause_detail="the skill is silent")
+    its = SkillIterations(project.state_dir, project.ledger)
+    it = its.propose("coder", bug_id, "You are the Coder agent. v2\n", author="human", rationale="<script>x</script>")
+    its.start_gate(it.iteration_id)
+    its.apply(it.iteration_id, SkillGateResult(ok=True, note="the gate passed"))
+    log = client.get(f"/api/projects/{pid}/skills").json()["iterations"]
+    assert [i["iteration_id"] for i in log] == [i.iteration_id for i in skill_log(project.state_dir, project.ledger)]
+    assert log[0]["status"] == "applied" and log[0]["triggered_by_bug_id"] == bug_id
+    detail = client.get(f"/api/projects/{pid}/skills/{it.iteration_id}").json()
+    assert detail["iteration"]["rationale"] == "<script>x</script>" and "v2" in detail["diff"]
+    missing = client.get(f"/api/projects/{pid}/skills/si-nope")
+    assert missing.json()["error"]["code"] == "ITERATION_NOT_FOUND"

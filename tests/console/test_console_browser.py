@@ -296,3 +296,31 @@ def test_goal_composer_runs_the_scripted_snake_demo_to_done(page, server, tmp_pa
     page.click("#artifacts a >> nth=0")
     page.wait_for_selector("#artifact-view .md")
     page.shot("artifact")
+
+
+# -- REQ-08 v_skill_audit_log --------------------------------------------------------------------------
+
+
+def test_req08_the_skills_page_lists_iterations_and_shows_one_as_text(page, server, tmp_path_factory, registry):
+    from graphlemon.bugs import BugTracker
+    from graphlemon.models import SkillGateResult
+    from graphlemon.skills.iteration import SkillIterations
+
+    handle = new_project(tmp_path_factory, registry, "skills")
+    tracker = BugTracker(handle.ledger)
+    bug_id, _ = tracker.open(title="mul <b>failed</b>", source="unit_test", unit_id="mul", test_name="t", task_id="t1")
+    tracker.update(bug_id, by="validator", root_cause_category="skill_defect", root_cause_detail="the skill is silent")
+    its = SkillIterations(handle.state_dir, handle.ledger)
+    it = its.propose("coder", bug_id, "You are the Coder agent.\nCheck operators.\n", author="skill-editor",
+                     rationale="<img src=x onerror=alert(1)> ask for operator checks")  # fmt: skip
+    its.start_gate(it.iteration_id)
+    its.apply(it.iteration_id, SkillGateResult(ok=True, note="the gate passed"))
+    page.goto(f"{server.url}/#/p/{handle.project_id}/skills")
+    page.wait_for_selector(f"#skills-log tr[data-iteration='{it.iteration_id}']")
+    assert "applied" in page.inner_text("#skills-log")
+    page.shot("log")
+    page.click(f"text={it.iteration_id}")
+    page.wait_for_selector("#skill-diff")
+    assert "<img src=x onerror=alert(1)>" in page.inner_text("#skill-rationale")  # shown as text, never as markup
+    assert "Check operators." in page.inner_text("#skill-diff")
+    page.shot("iteration")

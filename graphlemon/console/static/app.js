@@ -135,6 +135,8 @@ function route() {
   if (p === "p" && pid && t === "t" && tid) return pageTask(pid, tid);
   if (p === "p" && pid && t === "goal") return pageGoal(pid);
   if (p === "p" && pid && t === "bug") return pageBug(pid);
+  if (p === "p" && pid && t === "skills" && tid) return pageSkillIteration(pid, tid);
+  if (p === "p" && pid && t === "skills") return pageSkills(pid);
   if (p === "p" && pid) return pageDashboard(pid);
   return pageProjects();
 }
@@ -477,6 +479,40 @@ function pageBug(pid) {
     } catch (err) { message(msg, err); }
   });
   main().replaceChildren(h("h1", {}, "Report a bug"), form);
+}
+
+// -- v_skill_audit_log: every skill iteration (graphlemon skills log), one iteration (graphlemon skills show) -----
+async function pageSkills(pid) {
+  const box = h("div", { id: "skills", class: "card" }, "Loading…");
+  main().replaceChildren(h("h1", {}, "Skill iterations"), box);
+  try {
+    const { iterations } = await api("GET", `/api/projects/${encodeURIComponent(pid)}/skills`);
+    if (!iterations.length) { box.replaceChildren(h("p", { class: "muted" }, "No skill iteration yet: every role runs its seeded skill.")); return; }
+    box.replaceChildren(h("table", { id: "skills-log" },
+      h("tr", {}, ["iteration", "skill", "status", "bug", "author", "commit", "change", "gate"].map((c) => h("th", {}, c))),
+      iterations.map((it) => h("tr", { dataset: { iteration: it.iteration_id } },
+        h("td", {}, h("a", { href: `#/p/${encodeURIComponent(pid)}/skills/${encodeURIComponent(it.iteration_id)}` }, it.iteration_id)),
+        h("td", {}, it.skill), h("td", {}, pill(it.status)), h("td", {}, it.triggered_by_bug_id), h("td", {}, it.author),
+        h("td", {}, (it.commit || "").slice(0, 10)), h("td", {}, it.diff_stat),
+        h("td", {}, it.gate ? (it.gate.ok ? "passed" : "failed") : "")))));
+  } catch (err) { message(box, err); }
+}
+
+async function pageSkillIteration(pid, iid) {
+  const box = h("div", { id: "skill-iteration", class: "card" }, "Loading…");
+  main().replaceChildren(h("h1", {}, `Skill iteration ${iid}`), box);
+  try {
+    const d = await api("GET", `/api/projects/${encodeURIComponent(pid)}/skills/${encodeURIComponent(iid)}`);
+    const it = d.iteration;
+    box.replaceChildren(
+      h("p", {}, pill(it.status), " ", h("b", {}, it.skill), ` by ${it.author}, commit ${(it.commit || "").slice(0, 10)} (parent ${(it.parent_commit || "").slice(0, 10)})`),
+      h("p", {}, h("b", {}, "bug "), it.triggered_by_bug_id, d.bug_title ? ` — ${d.bug_title}` : "", d.bug_status ? ` (${d.bug_status})` : ""),
+      d.root_cause_detail ? h("p", {}, h("b", {}, "root cause "), d.root_cause_detail) : null,
+      h("h2", {}, "Rationale"), h("p", { id: "skill-rationale" }, it.rationale || "—"),
+      h("h2", {}, "Gate"), h("pre", { id: "skill-gate" }, it.gate ? JSON.stringify(it.gate, null, 2) : "not gated"),
+      h("h2", {}, "Diff"), h("pre", { id: "skill-diff" }, d.diff || "(no diff)"),
+      h("h2", {}, "History"), h("ul", {}, (it.history || []).map((line) => h("li", {}, line))));
+  } catch (err) { message(box, err); }
 }
 
 // -- v_budget_settings -------------------------------------------------------------------------------------
