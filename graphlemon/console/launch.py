@@ -79,9 +79,13 @@ def start_goal(handle: ProjectHandle, request: GoalRequest) -> Started:
 def _deployment_exists() -> bool:
     from prefect.client.orchestration import get_client
     from prefect.exceptions import ObjectNotFound
+    from prefect.settings import PREFECT_API_URL, temporary_settings
 
-    try:
-        with get_client(sync_client=True) as client:
+    try:  # the API the console was told about (its environment), whatever settings context this process is in
+        with (
+            temporary_settings(updates={PREFECT_API_URL: os.environ["PREFECT_API_URL"]}),
+            get_client(sync_client=True) as client,
+        ):
             client.read_deployment_by_name(DEPLOYMENT)
         return True
     except ObjectNotFound:

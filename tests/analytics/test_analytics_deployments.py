@@ -7,7 +7,6 @@ import json
 import time
 
 import pytest
-from analytics_helpers import ROOT
 from analytics_synthetic import build
 
 import analytics
@@ -21,7 +20,10 @@ def test_reports_deployment_runs_on_a_worker_and_publishes_artifacts(project, pr
     project.ledger.append(*build(3).all())
     with prefect_stack.client() as client:
         deployment = client.read_deployment_by_name("reports/reports")
-        assert deployment.pull_steps == [{"prefect.deployments.steps.set_working_directory": {"directory": str(ROOT)}}]
+        assert deployment.pull_steps == [  # nothing of the deploying checkout: the worker finds its own GraphLemon
+            {"flows.pull_steps.code_root": {"id": "code-root"}},
+            {"prefect.deployments.steps.set_working_directory": {"directory": "{{ code-root.directory }}"}},
+        ]
         assert [s.schedule.cron for s in deployment.schedules] == ["0 2 * * *"]
         run = client.create_flow_run_from_deployment(deployment.id, parameters={"project": str(project.root)})
         state = prefect_stack.wait(client, run.id)

@@ -163,6 +163,11 @@ CASES: list[tuple[str, list[str], int, str]] = [
     ("sql-garbage", ["sql", "SELEC [/bold] FROM", "-p", "{p}"], 2, "INVALID_PARAM"),
     ("sql-no-query", ["sql", "-p", "{p}"], 2, "INVALID_PARAM"),
     ("sql-shell-init-and-query", ["sql", "--shell-init", "SELECT 1", "-p", "{p}"], 2, "INVALID_PARAM"),
+    # console (each refused before anything listens)
+    ("console-port-zero", ["console", "--port", "0", "-p", "{p}"], 2, "INVALID_PARAM"),
+    ("console-port-too-big", ["console", "--port", "70000", "-p", "{p}"], 2, "INVALID_PARAM"),
+    ("console-short-token", ["console", "--token", "short", "-p", "{p}"], 2, "INVALID_PARAM"),
+    ("console-markup-host", ["console", "--host", "[/bold]", "-p", "{p}"], 2, "INVALID_PARAM"),
     # gc
     ("gc-not-a-project", ["gc", "--dry-run", "-p", "{missing}"], 2, "PROJECT_NOT_FOUND"),
     ("gc-unknown-option", ["gc", "--all-of-it", "-p", "{p}"], 2, "INVALID_PARAM"),

@@ -85,8 +85,11 @@ def leaky_project(tmp_path: Path) -> Path:
     return repo
 
 
-def test_a_test_printing_its_parents_environment_leaves_no_canary_under_graphlemon(leaky_project: Path):
-    env = {**os.environ, **CANARIES}
+@pytest.mark.parametrize("confinement", ["off", "required"])
+def test_a_test_printing_its_parents_environment_leaves_no_canary_under_graphlemon(leaky_project: Path, confinement):
+    """Unconfined, the test reads the canaries and the one redactor masks them before anything is written;
+    confined (bwrap: its own pid namespace and a clean environment), it cannot read them at all."""
+    env = {**os.environ, **CANARIES, "GRAPHLEMON_TEST_CONFINEMENT": confinement}
     out = subprocess.run(
         [sys.executable, "-m", "graphlemon", "tester", "run", "--unit", "todo-be", "--executor", "none", "--json",
          "-p", str(leaky_project)],
@@ -96,7 +99,10 @@ def test_a_test_printing_its_parents_environment_leaves_no_canary_under_graphlem
     state = leaky_project / ".graphlemon"
     records = (state / "runs.ndjson").read_text()
     assert "test_prints_every_environment_it_can_read" in records, "the leaky test did not run"
-    assert MASK in records, "the test's output carried no secret to redact: the probe proved nothing"
+    if confinement == "off":
+        assert MASK in records, "the test's output carried no secret to redact: the probe proved nothing"
+    else:
+        assert '"confinement":"bwrap"' in records and MASK not in records  # nothing to redact: nothing leaked
     leaks = [
         (str(path.relative_to(state)), name)
         for path in state.rglob("*")

@@ -29,5 +29,5 @@ def test_run_tests_task_returns_the_result_and_an_artifact(prefect_harness, tmp_
 
     import asyncio
 
-    found = [a for a in asyncio.run(artifacts()) if a.key == "test-run"]
+    found = [a for a in asyncio.run(artifacts()) if a.key == f"test-run-{project.name}".lower().replace("_", "-")]
     assert found and "test_status_code" in found[0].data
