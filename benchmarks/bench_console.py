@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 GRAPHLEMON = str(Path(sys.executable).parent / "graphlemon")
 
 from graphlemon.console.app import ConsoleSettings  # noqa: E402
-from graphlemon.console.registry import ProjectRegistry  # noqa: E402
+from graphlemon.console.project_registry import ProjectRegistry  # noqa: E402
 from graphlemon.console.server import BackgroundServer, free_port  # noqa: E402
 from graphlemon.models import NodeEvent, TimelineEvent  # noqa: E402
 from graphlemon.nodes import NodeTracker  # noqa: E402

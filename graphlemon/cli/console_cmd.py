@@ -23,7 +23,7 @@ def register(app: typer.Typer) -> None:
         project: ProjectOpt = None,
     ) -> None:
         """Serve the web console: projects, dashboard, live DevLoop graph, task detail, goals, bugs, budgets."""
-        from ..console.registry import ProjectRegistry
+        from ..console.project_registry import ProjectRegistry
         from ..console.server import plan_binding, serve
         from ..errors import GraphLemonError
         from ..project import open_project

@@ -33,7 +33,7 @@ def register(app: typer.Typer) -> None:
         from ..project import init_project
 
         result = init_project(path, confirm_git_init=(lambda _q: True) if yes else _ask)
-        from ..console.registry import ProjectRegistry
+        from ..console.project_registry import ProjectRegistry
 
         ProjectRegistry().register(result.project)  # the console's list of known projects
         handle = result.project

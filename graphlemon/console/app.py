@@ -30,7 +30,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from ..errors import BAD_INPUT_CODES, ErrorCode, GraphLemonError, invalid_param
 from . import views
 from .hub import ProjectHub
-from .registry import ProjectRegistry
+from .project_registry import ProjectRegistry
 
 TOKEN_HEADER = "X-GraphLemon-Token"
 TOKEN_COOKIE = "graphlemon_console"

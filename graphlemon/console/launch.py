@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ErrorCode, GraphLemonError, invalid_param
+from ..errors import invalid_param
 from ..models import utcnow
 from ..project import ProjectHandle
 from ..taskboard import MAX_GOAL_CHARS
@@ -77,34 +77,17 @@ def start_goal(handle: ProjectHandle, request: GoalRequest) -> Started:
 
 
 def _deployment_exists() -> bool:
-    from prefect.client.orchestration import get_client
-    from prefect.exceptions import ObjectNotFound
-    from prefect.settings import PREFECT_API_URL, temporary_settings
+    from flows.console_launch import deployment_exists  # the console starts deployment runs through the flows layer
 
-    try:  # the API the console was told about (its environment), whatever settings context this process is in
-        with (
-            temporary_settings(updates={PREFECT_API_URL: os.environ["PREFECT_API_URL"]}),
-            get_client(sync_client=True) as client,
-        ):
-            client.read_deployment_by_name(DEPLOYMENT)
-        return True
-    except ObjectNotFound:
-        return False
-    except Exception as exc:  # a configured API that does not answer is an error, not a silent local run
-        raise GraphLemonError(
-            ErrorCode.EXECUTOR_ERROR,
-            f"the Prefect API at {os.environ.get('PREFECT_API_URL')} did not answer ({exc}); start it, or unset "
-            "PREFECT_API_URL to run goals as local processes",
-        ) from None
+    return deployment_exists(DEPLOYMENT, os.environ["PREFECT_API_URL"])
 
 
 def _start_deployment(handle: ProjectHandle, request: GoalRequest) -> Started:
-    from prefect.deployments import run_deployment
+    from flows.console_launch import start_devloop_run
 
     params = {"goal": request.goal, "project": str(handle.root), "executor": request.executor,
               "playbook": str(request.playbook) if request.playbook else None}  # fmt: skip
-    flow_run = run_deployment(DEPLOYMENT, parameters=params, timeout=0)
-    return Started("deployment", str(flow_run.id))
+    return Started("deployment", start_devloop_run(DEPLOYMENT, params))
 
 
 def _start_local(handle: ProjectHandle, request: GoalRequest) -> Started:

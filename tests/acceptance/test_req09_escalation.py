@@ -77,13 +77,8 @@ def test_failure_manual_resume_of_a_done_task_is_refused_and_changes_nothing(cal
         ("abandon", "not worth it", "abandoned", "human"),
     ],
 )
-def test_happy_a_deployed_run_suspends_for_a_person_and_goes_on_as_the_form_says(
-    calc, tmp_path, prefect_stack, action, note, ends, by
-):
-    """The deployment path: a real server and worker; the run suspends with the evidence as an artifact, and
-    the form's answer resumes it (Prefect re-runs the flow from the top) with the same task, or abandons it."""
-    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
-    from prefect.flow_runs import resume_flow_run
+def suspended_deployed_run(calc, tmp_path, prefect_stack, client):
+    """A devloop deployment run of calc whose validator cannot decide: it suspends for a person; (run, task)."""
 
     def edit(data):
         broken_mul(data, attempts=(1,))
@@ -92,11 +87,23 @@ def test_happy_a_deployed_run_suspends_for_a_person_and_goes_on_as_the_form_says
     playbook = playbook_variant(tmp_path, CALC, edit)
     params = {"goal": "Build calc", "project": str(calc.root), "executor": "scripted", "playbook": str(playbook),
               "config": {"max_unit_attempts": 1}}  # fmt: skip
+    deployment = client.read_deployment_by_name("devloop/devloop")
+    run = client.create_flow_run_from_deployment(deployment.id, parameters=params)
+    prefect_stack.wait(client, run.id, done=lambda s: s.name == "Suspended")
+    (task,) = TaskBoard(calc.ledger).all().values()
+    return run, task
+
+
+def test_happy_a_deployed_run_suspends_for_a_person_and_goes_on_as_the_form_says(
+    calc, tmp_path, prefect_stack, action, note, ends, by
+):
+    """The deployment path: a real server and worker; the run suspends with the evidence as an artifact, and
+    the form's answer resumes it (Prefect re-runs the flow from the top) with the same task, or abandons it."""
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
+    from prefect.flow_runs import resume_flow_run
+
     with prefect_stack.client() as client:
-        deployment = client.read_deployment_by_name("devloop/devloop")
-        run = client.create_flow_run_from_deployment(deployment.id, parameters=params)
-        prefect_stack.wait(client, run.id, done=lambda s: s.name == "Suspended")
-        (task,) = TaskBoard(calc.ledger).all().values()
+        run, task = suspended_deployed_run(calc, tmp_path, prefect_stack, client)
         assert (task.status, task.blocked_reason) == ("blocked_pending_human", "validator_inconclusive")
         artifacts = client.read_artifacts(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[run.id])))
         evidence = {a.key: a.data for a in artifacts}[f"{calc.project_id}-{task.task_id}-escalation".lower()]
@@ -135,18 +142,8 @@ def test_cli_resume_answers_the_waiting_deployed_run(calc, tmp_path, prefect_sta
     """`graphlemon resume` on a task whose deployed run is suspended resumes that run (no second run, nothing left
     Suspended); its worker finishes the task."""
 
-    def edit(data):
-        broken_mul(data, attempts=(1,))
-        verdict(data, "coder", "planning", "coder")
-
-    playbook = playbook_variant(tmp_path, CALC, edit)
-    params = {"goal": "Build calc", "project": str(calc.root), "executor": "scripted", "playbook": str(playbook),
-              "config": {"max_unit_attempts": 1}}  # fmt: skip
     with prefect_stack.client() as client:
-        deployment = client.read_deployment_by_name("devloop/devloop")
-        run = client.create_flow_run_from_deployment(deployment.id, parameters=params)
-        prefect_stack.wait(client, run.id, done=lambda s: s.name == "Suspended")
-        (task,) = TaskBoard(calc.ledger).all().values()
+        run, task = suspended_deployed_run(calc, tmp_path, prefect_stack, client)
         proc = subprocess.run(
             [sys.executable, "-m", "graphlemon", "resume", task.task_id, "--note", "mul must multiply",
              "--project", str(calc.root)],

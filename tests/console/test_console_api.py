@@ -15,7 +15,7 @@ from starlette.websockets import WebSocketDisconnect
 from graphlemon.bugs import BugTracker
 from graphlemon.console.app import TOKEN_HEADER, ConsoleSettings, create_app
 from graphlemon.console.feed import LedgerFeed
-from graphlemon.console.registry import ProjectRegistry
+from graphlemon.console.project_registry import ProjectRegistry
 from graphlemon.models import BudgetConfig, NodeEvent
 from graphlemon.nodes import NodeTracker
 from graphlemon.taskboard import TaskBoard
@@ -278,7 +278,7 @@ def test_feed_takes_only_whole_lines_and_voids_cursors_of_a_replaced_file(projec
 
 def test_starting_the_console_never_imports_prefect():
     probe = (
-        "import sys, graphlemon.cli; from graphlemon.console import app, feed, hub, registry, server, views; "
+        "import sys, graphlemon.cli; from graphlemon.console import app, feed, hub, project_registry, server, views; "
         "app.create_app(); print('prefect' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

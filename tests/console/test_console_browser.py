@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from graphlemon.console.app import ConsoleSettings
-from graphlemon.console.registry import ProjectRegistry
+from graphlemon.console.project_registry import ProjectRegistry
 from graphlemon.console.server import BackgroundServer
 from graphlemon.models import EscalationRecord
 from graphlemon.nodes import NodeTracker
