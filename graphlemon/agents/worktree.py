@@ -11,11 +11,11 @@ folder `.graphlemon/`) are not seen; writes outside the work tree are not either
 from __future__ import annotations
 
 import os
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ErrorCode, GraphLemonError
+from .effects import _git, _prune_empty_dirs, _remove  # one git runner and one way to undo a file
 
 MAX_SNAPSHOT_BYTES = 20_000_000
 
@@ -24,16 +24,6 @@ MAX_SNAPSHOT_BYTES = 20_000_000
 class Snapshot:
     root: Path
     dirty: dict[str, bytes | None] = field(default_factory=dict)  # path -> bytes before the turn (None: absent)
-
-
-def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
-    proc = subprocess.run(["git", *args], cwd=root, capture_output=True, timeout=120)
-    if check and proc.returncode != 0:
-        raise GraphLemonError(
-            ErrorCode.GIT_ERROR,
-            f"git {' '.join(args)} failed in {root}: {proc.stderr.decode(errors='replace').strip()}",
-        )
-    return proc
 
 
 def dirty_paths(root: Path) -> set[str]:
@@ -83,17 +73,3 @@ def restore(snap: Snapshot, rel: str) -> None:
         return
     _remove(path)
     _prune_empty_dirs(path.parent, snap.root)
-
-
-def _remove(path: Path) -> None:
-    if path.is_symlink() or path.is_file():
-        path.unlink()
-
-
-def _prune_empty_dirs(folder: Path, root: Path) -> None:
-    while folder != root and root in folder.parents:
-        try:
-            folder.rmdir()
-        except OSError:
-            return
-        folder = folder.parent
