@@ -71,7 +71,10 @@ def prefect_runs(tmp: Path, api_url: str) -> int:
     code = (
         "from prefect.client.orchestration import get_client\n"
         "with get_client(sync_client=True) as c:\n"
-        "    print(len(c.read_task_runs(limit=10000)) + len(c.read_flow_runs(limit=10000)))\n"
+        "    n, offset = 0, 0\n"
+        "    while batch := c.read_task_runs(limit=200, offset=offset):\n"
+        "        n, offset = n + len(batch), offset + len(batch)\n"
+        "    print(n + c.count_flow_runs())\n"
     )
     env = {**os.environ, "PREFECT_API_URL": api_url, "PREFECT_HOME": str(tmp / "prefect-home")}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
