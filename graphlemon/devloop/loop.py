@@ -2,7 +2,7 @@
 
 `run_devloop(session, stages)` is the whole decision logic; *how* a stage runs is the
 `Stages` seam: `DirectStages` calls the domain functions (threads for independent
-units), `flows/devloop.py` supplies Prefect tasks. Every stage is memoised by its
+units), `flows/stages.py` supplies Prefect tasks and subflows. Every stage is memoised by its
 node execution, so a resumed run replays finished rounds from the ledger without
 running anything again and continues where it stopped; task status events are only
 written when the task moves forward.
