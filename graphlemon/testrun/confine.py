@@ -128,11 +128,11 @@ def bwrap_args(
     """The bwrap options: a parent's mount always comes before the mounts inside it."""
     env = os.environ if environ is None else environ
     home = Path(env.get("HOME") or Path.home())
-    mounts: list[tuple[Path, str]] = [(Path("/tmp"), "--tmpfs")]
-    if home.resolve() != Path("/"):
-        mounts.append((home, "--tmpfs"))
-        mounts += [(p, "--ro-bind") for p in _tool_dirs(home, env) if _under(p, home)]
-    mounts += [(Path(p), "--ro-bind") for p in conf.readable if _under(Path(p).resolve(), home)]
+    masked = [Path("/tmp")] + ([home] if home.resolve() != Path("/") else [])  # replaced by empty private folders
+    mounts: list[tuple[Path, str]] = [(m, "--tmpfs") for m in masked]
+    # what the run must still read inside them, read-only: tools and Python (a venv may live under /tmp too), the repo
+    shown = _tool_dirs(home, env) + [Path(p).resolve() for p in conf.readable]
+    mounts += [(p, "--ro-bind") for p in shown if any(_under(p, m) for m in masked)]
     mounts += [(p, "--tmpfs") for p in conf.hidden if p.exists()]
     mounts += [(Path(conf.workdir), "--bind"), *[(Path(p), "--bind") for p in writable]]
     args = ["--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
