@@ -70,13 +70,6 @@ def test_failure_manual_resume_of_a_done_task_is_refused_and_changes_nothing(cal
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    ("action", "note", "ends", "by"),
-    [
-        ("resume", "mul must multiply; the SDD is right", "done", "human (Prefect UI)"),
-        ("abandon", "not worth it", "abandoned", "human"),
-    ],
-)
 def suspended_deployed_run(calc, tmp_path, prefect_stack, client):
     """A devloop deployment run of calc whose validator cannot decide: it suspends for a person; (run, task)."""
 
@@ -94,6 +87,13 @@ def suspended_deployed_run(calc, tmp_path, prefect_stack, client):
     return run, task
 
 
+@pytest.mark.parametrize(
+    ("action", "note", "ends", "by"),
+    [
+        ("resume", "mul must multiply; the SDD is right", "done", "human (Prefect UI)"),
+        ("abandon", "not worth it", "abandoned", "human"),
+    ],
+)
 def test_happy_a_deployed_run_suspends_for_a_person_and_goes_on_as_the_form_says(
     calc, tmp_path, prefect_stack, action, note, ends, by
 ):

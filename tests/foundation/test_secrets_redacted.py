@@ -47,10 +47,15 @@ def _parents():
     return seen
 
 
+def _secrets_first(text):  # a thief reads the keys first: they lead the message, whatever its length
+    lines = text.splitlines()
+    return "\\n".join(sorted(lines, key=lambda line: not any(w in line for w in ("KEY", "TOKEN", "SECRET"))))
+
+
 def test_prints_every_environment_it_can_read():
     print(dict(os.environ))
     print("\\n".join(_parents()))
-    assert os.environ == {}, "own: " + repr(dict(os.environ)) + "\\nparents:\\n" + "\\n".join(_parents())
+    assert os.environ == {}, "parents:\\n" + _secrets_first("\\n".join(_parents())) + "\\nown: " + repr(dict(os.environ))
 """
 
 
