@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -43,7 +44,12 @@ def fresh_repo(tmp: Path) -> Path:
     return repo
 
 
-def run(engine: str, tmp: Path, api_url: str | None = None) -> tuple[float, dict, int]:
+def cpu_children() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run(engine: str, tmp: Path, api_url: str | None = None) -> tuple[float, float, dict, int]:
     repo = fresh_repo(tmp)
     env = {
         **os.environ,
@@ -53,17 +59,17 @@ def run(engine: str, tmp: Path, api_url: str | None = None) -> tuple[float, dict
     }
     if api_url:
         env["PREFECT_API_URL"] = api_url
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), cpu_children()
     out = subprocess.run(
         [sys.executable, "-m", "graphlemon", "run", "Implement a snake game", "--project", str(repo), "--playbook",
          str(SNAKE / "playbook.yaml"), "--max-unit-attempts", "2", "--engine", engine, "--json"],  # fmt: skip
         env=env, capture_output=True, text=True,
     )  # fmt: skip
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, cpu_children() - cpu
     task = json.loads(out.stdout) if out.stdout.strip() else {"status": f"error: {out.stderr[-300:]}"}
     nodes = (repo / ".graphlemon" / "nodes.ndjson").read_text().splitlines()
     stage_runs = sum(1 for line in nodes if '"running"' in line)
-    return elapsed, task, stage_runs
+    return elapsed, cpu, task, stage_runs
 
 
 def prefect_runs(tmp: Path, api_url: str) -> int:
@@ -111,13 +117,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-devloop-") as tmp, running_server(Path(tmp)) as api_url:
         tmp_path = Path(tmp)
         results: dict[str, list[float]] = {"direct": [], "prefect": [], "server": []}
+        cpu: dict[str, list[float]] = {"direct": [], "prefect": [], "server": []}
         stage_runs = 0
         for _ in range(REPEAT):  # interleaved, so all three see the same machine load
             for variant in ("direct", "prefect", "server"):
                 engine = "direct" if variant == "direct" else "prefect"
-                elapsed, task, stage_runs = run(engine, tmp_path, api_url if variant == "server" else None)
+                elapsed, used, task, stage_runs = run(engine, tmp_path, api_url if variant == "server" else None)
                 assert task.get("status") == "done", task
                 results[variant].append(elapsed)
+                cpu[variant].append(used)
         orchestrated = prefect_runs(tmp_path, api_url) // REPEAT
         direct, prefect, served = min(results["direct"]), min(results["prefect"]), min(results["server"])
         print(f"snake demo loop (scripted executor, {stage_runs} stage executions, best of {REPEAT}):")
@@ -129,6 +137,11 @@ def main() -> None:
         print(f"  against a running Prefect server  : {served:6.1f} s   ratio {served / direct:.2f}")
         print(f"  per Prefect run (task or subflow) : {(served - direct) / max(1, orchestrated) * 1000:.0f} ms "
               f"over {orchestrated} task and subflow runs")  # fmt: skip
+        direct_cpu = min(cpu["direct"])
+        print("  CPU seconds (the command and its children; the running server's own CPU not counted):")
+        print(f"    direct {direct_cpu:.1f} · prefect {min(cpu['prefect']):.1f} "
+              f"({min(cpu['prefect']) / direct_cpu:.2f}×) · server {min(cpu['server']):.1f} "
+              f"({min(cpu['server']) / direct_cpu:.2f}×)   (steadier than wall time on a busy machine)")  # fmt: skip
 
 
 if __name__ == "__main__":

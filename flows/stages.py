@@ -88,9 +88,15 @@ class PrefectStages:
 
     # -- unit loops -------------------------------------------------------------------------------
     def _unit_in_process(self, unit_id: str, loop_round: int, feedback: str | None, pass_tag: str) -> UnitOutcome:
+        """A subflow run in this process. It sends no heartbeats of its own: the devloop flow run's heartbeat
+        already says this process is alive, and Prefect's heartbeat thread costs a subflow up to a second at its
+        end (the thread sleeps in one-second steps and is joined)."""
+        from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+
         from .unit_loop import unit_loop
 
-        return stage_result(unit_loop(*self.args, unit_id, loop_round, feedback, pass_tag))
+        with temporary_settings({PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
+            return stage_result(unit_loop(*self.args, unit_id, loop_round, feedback, pass_tag))
 
     def _unit_on_pool(self, unit_id: str, loop_round: int, feedback: str | None, pass_tag: str) -> UnitOutcome:
         """A run of the unit-loop deployment (any worker of its pool); its outcome is read from the shared ledger."""

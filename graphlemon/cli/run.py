@@ -7,6 +7,7 @@ after the input has been checked.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from pathlib import Path
@@ -52,6 +53,7 @@ def register(app: typer.Typer) -> None:
         from ..project import require_commit, require_git, require_writable
         from ..taskboard import TaskBoard
 
+        _start_temporary_api(engine)
         handle = open_project(project)
         if not goal.strip():
             raise invalid_param("goal_text is empty; say what the loop should build")
@@ -89,6 +91,7 @@ def register(app: typer.Typer) -> None:
         from ..project import require_git, require_writable
         from ..taskboard import TaskBoard
 
+        _start_temporary_api(engine)
         handle = open_project(project)
         board = TaskBoard(handle.ledger)
         task = board.get(task_id)
@@ -150,9 +153,36 @@ def _backend(executor: str | None, playbook: Path | None, engine: str) -> str:
     return backend
 
 
+_temporary_api = None  # flows.temporary_api.TemporaryApi of this command, when it started one
+
+
+def _start_temporary_api(engine: str) -> None:
+    """A fresh `graphlemon` process about to run a flow starts Prefect's temporary server (when no API is
+    configured) in the background, so the server's start-up overlaps this command's own (flows/temporary_api.py).
+    Not when Prefect is already imported: a caller in this process (a test harness) chose its API already."""
+    global _temporary_api
+    if engine == "prefect" and "prefect" not in sys.modules:
+        from flows.temporary_api import start_in_background
+
+        _temporary_api = start_in_background()
+
+
+def _prefect_imported() -> None:
+    if _temporary_api is not None:
+        _temporary_api.imported.wait()  # one thread imports Prefect at a time
+
+
+def _prefect_api_ready() -> None:
+    global _temporary_api
+    if _temporary_api is not None:
+        api, _temporary_api = _temporary_api, None
+        api.wait()
+
+
 def _agent_settings(engine: str):
     """The settings the run's stages will use: Prefect blocks for a Prefect run with an API configured, else env."""
     if engine == "prefect":
+        _prefect_imported()
         from blocks.agents import load_agent_settings
 
         return load_agent_settings()
@@ -178,8 +208,10 @@ def _drive(
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")  # offline by default
     try:
         if engine == "prefect":
+            _prefect_imported()
             from flows.devloop import devloop
 
+            _prefect_api_ready()
             devloop(project=str(handle.root), executor=backend, playbook=str(playbook) if playbook else None,
                     task_id=task_id, config=config)  # fmt: skip
         else:
