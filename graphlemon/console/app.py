@@ -13,7 +13,9 @@ import asyncio
 import contextlib
 import hmac
 import json
+import os
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -46,6 +48,7 @@ class ConsoleSettings:
     loopback: bool = True  # bound to 127.0.0.1 / ::1 only
     registry: ProjectRegistry = field(default_factory=ProjectRegistry)
     force_polling: bool | None = None  # None: watchfiles decides (inotify, polling where it is not available)
+    health: Callable[[], dict] | None = None  # `graphlemon serve`: what GET /healthz reports (REQ-15)
 
 
 # -- request bodies ------------------------------------------------------------------------------------
@@ -126,6 +129,11 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
             return response
         html = (static / "index.html").read_text(encoding="utf-8")
         return HTMLResponse(html.replace("{{TOKEN}}", settings.token), headers=_page_headers())
+
+    # -- health (REQ-15: the deploy supervisor's health endpoint) -----------------------------------------
+    async def healthz(request: Request) -> Response:
+        body = {"status": "ok", "pid": os.getpid(), **(settings.health() if settings.health else {})}
+        return JSONResponse(body, status_code=200 if body["status"] == "ok" else 503, headers={"Cache-Control": "no-store"})
 
     # -- projects (v_project_setup) ----------------------------------------------------------------
     @route("GET", "/api/projects")
@@ -257,7 +265,7 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
         await _serve_subscription(ws.app, ws)
 
     app = Starlette(
-        routes=[Route("/", index), Mount("/static", StaticFiles(directory=str(static))), *routes,
+        routes=[Route("/", index), Route("/healthz", healthz), Mount("/static", StaticFiles(directory=str(static))), *routes,
                 WebSocketRoute("/ws", live)],
         middleware=[Middleware(_Guard, settings=settings)],
         lifespan=_lifespan,
