@@ -170,6 +170,21 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
         _cursors, records, nodes = hub.feed.snapshot(task_id)
         return _task_or_404(records, task_id, nodes)
 
+    # -- the deploy supervisor (REQ-15): deployments, one deployment's state machine, signals, timeline -------
+    @route("GET", "/api/projects/{project_id}/deployments")
+    async def deployments(project_id: str) -> Any:
+        from ..deploy.deploy_view import deployments_view
+
+        handle = settings.registry.get(project_id)
+        return await asyncio.to_thread(deployments_view, handle.ledger, handle.state_dir)
+
+    @route("GET", "/api/projects/{project_id}/deployments/{deployment_id}")
+    async def deployment(project_id: str, deployment_id: str) -> Any:
+        from ..deploy.deploy_view import deployments_view
+
+        handle = settings.registry.get(project_id)
+        return await asyncio.to_thread(deployments_view, handle.ledger, handle.state_dir, deployment_id)
+
     # -- v_skill_audit_log: the same domain calls as `graphlemon skills log` / `skills show` ------------------
     @route("GET", "/api/projects/{project_id}/skills")
     async def skills(project_id: str) -> Any:

@@ -65,9 +65,9 @@ class Deployment(BaseModel):
         if self.status in ("rollback_failed", "blocked_pending_human") and self.blocked_reason == "rollback_failed":
             return (
                 f"{ROLLBACK_FAILED_MESSAGE} The candidate {short(self.commit)} is still serving so the service stays "
-                f"up. To do: repair or recreate the previous instance directory {self.previous_instance_dir} "
-                f"(commit {short(self.previous_commit)}; e.g. `git worktree remove --force` it and run the rollback "
-                "again, which checks it out anew), then run `graphlemon deploy rollback`."
+                f"up. To do: repair the previous instance directory {self.previous_instance_dir} (commit "
+                f"{short(self.previous_commit)}) - or remove it (`git worktree remove --force <dir>`), and the "
+                "rollback checks it out anew - then run `graphlemon deploy rollback`."
             )
         return None
 

@@ -288,8 +288,11 @@ class Supervisor:
             instances.stop(standby)
         if not dep.previous_instance_dir or not dep.previous_commit:
             return None, "No previous instance is recorded."
+        previous_dir = Path(dep.previous_instance_dir)
         try:
-            inst = self._start_instance(dep.previous_commit, Path(dep.previous_instance_dir))
+            if not previous_dir.exists():  # removed (by a person repairing it): checked out anew from its commit
+                previous_dir = instances.checkout(self.repo, previous_dir.parent, dep.previous_commit)
+            inst = self._start_instance(dep.previous_commit, previous_dir)
         except GraphLemonError as exc:
             return None, f"Restarting it from {dep.previous_instance_dir} failed: {exc.message}"
         reading = instances.wait_healthy(inst, self.config.start_timeout_s)
