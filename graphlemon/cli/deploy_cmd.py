@@ -97,12 +97,17 @@ def status(project: ProjectOpt = None, root: RootOpt = None, as_json: JsonOpt = 
 @app.command()
 def rollback(
     deployment_id: Annotated[str | None, typer.Argument(help="Default: the latest deployment.")] = None,
+    start_timeout: Annotated[
+        float, typer.Option(help="Seconds a restarted previous instance has to answer /healthz.")
+    ] = 60,
     project: ProjectOpt = None,
     root: RootOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Put the previous instance back behind the proxy, stop the candidate, revert its commit, file a bug."""
-    sup = _supervisor(project, root, None)
+    from ..deploy.supervisor import DeployConfig
+
+    sup = _supervisor(project, root, DeployConfig(start_timeout_s=start_timeout))
     dep = sup.rollback(deployment_id, by="human")
     _show(sup, as_json)
     if dep.status != "rolled_back":

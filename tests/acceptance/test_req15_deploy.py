@@ -268,7 +268,8 @@ def test_failure_damaged_previous_instance_ends_blocked_with_rollback_failed(dep
     assert "review" not in cli.stdout.replace("not a request to review", "")
     # a person removes the damaged directory and runs the rollback again: it is checked out anew and served
     git(env.repo, "worktree", "remove", "--force", previous.dir)
-    cli = subprocess.run([sys.executable, "-m", "graphlemon", "deploy", "rollback", "-p", str(env.repo)],
+    cli = subprocess.run([sys.executable, "-m", "graphlemon", "deploy", "rollback", "-p", str(env.repo),
+                          "--start-timeout", "180"],
                          capture_output=True, text=True, env={**os.environ, "COLUMNS": "400"})  # fmt: skip
     assert cli.returncode == 0, cli.stdout + cli.stderr
     dep = env.sup.book.get(dep.deployment_id)
