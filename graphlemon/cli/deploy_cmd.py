@@ -75,6 +75,13 @@ def stage(
     """Deploy COMMIT: stage -> health check (endpoint + canary) -> cutover -> monitor -> finalize, or roll back."""
     config = _config(public_port, window, interval, threshold, canary_engine=canary_engine)
     sup = _supervisor(project, root, config)
+    from ..deploy.instances import resolve_commit
+
+    commit = resolve_commit(sup.repo, commit)  # an unknown commit is INVALID_PARAM before any flow starts
+    if sup.state().live is None:
+        from ..errors import invalid_param
+
+        raise invalid_param("no live instance: run `graphlemon deploy bootstrap COMMIT` first")
     if prefect:
         from flows.deploy_supervisor import deploy_supervisor
 

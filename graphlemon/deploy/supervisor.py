@@ -122,6 +122,8 @@ class Supervisor:
     # -- c_deploy_supervisor_stage -------------------------------------------------------------------
     def stage(self, ref: str, *, by: str = "supervisor") -> Deployment:
         commit = instances.resolve_commit(self.repo, ref)
+        if self.state().live is None:  # refused before anything is written
+            raise GraphLemonError(ErrorCode.INVALID_PARAM, "no live instance: run `graphlemon deploy bootstrap` first")
         with self._locked() as state:
             if state.live is None or state.proxy is None:
                 raise GraphLemonError(ErrorCode.INVALID_PARAM, "no live instance: run `graphlemon deploy bootstrap` first")
