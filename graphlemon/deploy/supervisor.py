@@ -12,6 +12,7 @@ from __future__ import annotations
 import fcntl
 import os
 import socket
+import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,6 +34,8 @@ from .health_signals import Thresholds
 from .instances import Instance
 
 PATH_B_FROM = frozenset({"anomaly_detected", "blocked_pending_human"})
+# a deployment left before its cutover (its supervisor stopped): a person's rollback fails its health check (path A)
+MANUAL_ABORT_FROM = frozenset({"staged", "candidate_starting", "health_check_running"})
 MANUAL_ROLLBACK_FROM = frozenset({"cutover_in_progress", "live", "monitoring", "monitoring_window_clean", "finalized"})
 
 
@@ -170,8 +173,12 @@ class Supervisor:
                         value=0, code_tree=tree, reused_from=old.deployment_id,
                         detail=f"same code tree {tree[:12]} passed in {old.deployment_id}: {old.detail}",
                     )  # fmt: skip
-        result = run_canary(Path(dep.instance_dir), env=self.config.env, timeout=self.config.canary_timeout_s,
-                            expect=self.config.canary_expect, engine=self.config.canary_engine)  # fmt: skip
+        try:
+            result = run_canary(Path(dep.instance_dir), env=self.config.env, timeout=self.config.canary_timeout_s,
+                                expect=self.config.canary_expect, engine=self.config.canary_engine)  # fmt: skip
+        except (OSError, subprocess.SubprocessError, GraphLemonError) as exc:  # e.g. no examples/snake in the commit
+            return DeployHealthSignal(deployment_id=dep.deployment_id, phase="health_check", signal="canary_task",
+                                      ok=False, detail=f"the canary could not run: {exc}", code_tree=tree)  # fmt: skip
         return DeployHealthSignal(deployment_id=dep.deployment_id, phase="health_check", signal="canary_task",
                                   ok=result.ok, value=result.duration_ms / 1000, detail=result.detail,
                                   code_tree=tree)  # fmt: skip
@@ -241,6 +248,9 @@ class Supervisor:
         dep = self.book.get(deployment_id) if deployment_id else self.book.latest()
         if dep is None:
             raise GraphLemonError(ErrorCode.INVALID_PARAM, "no deployment to roll back")
+        if dep.status in MANUAL_ABORT_FROM:
+            dep = self.book.move(dep.deployment_id, "health_check_failed", by=by,
+                                 note=f"stopped before cutover: rollback requested by {by}")  # fmt: skip
         if dep.status in MANUAL_ROLLBACK_FROM:
             dep = self.book.move(dep.deployment_id, "anomaly_detected", by=by, note=f"rollback requested by {by}")
         if dep.status == "health_check_failed":

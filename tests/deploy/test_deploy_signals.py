@@ -128,3 +128,38 @@ def test_book_folds_and_refuses_a_second_deployment(tmp_path):
     assert [e.status for e in folded.timeline][0] == "staged" and len(folded.timeline) == 5
     assert ROLLBACK_FAILED_MESSAGE in folded.what_to_do() and "/i/c0" in folded.what_to_do()
     assert book.active().deployment_id == dep.deployment_id  # blocked is not over
+
+
+def test_a_person_rolls_back_a_deployment_its_supervisor_left_before_cutover(tmp_path):
+    """The supervisor stopped during the health check: `deploy rollback` fails it (path A): candidate stopped,
+    commit reverted, core_engine bug filed; the live instance is not involved."""
+    import subprocess
+
+    from graphlemon.bugs import BugTracker
+    from graphlemon.deploy.supervisor import Supervisor
+    from graphlemon.project import init_project
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=repo, check=True)
+    (repo / "a.txt").write_text("1\n")
+    subprocess.run([*git, "add", "-A"], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "one"], cwd=repo, check=True)
+    (repo / "a.txt").write_text("2\n")
+    subprocess.run([*git, "commit", "-q", "-am", "two"], cwd=repo, check=True)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.strip()
+    handle = init_project(repo).project
+    sup = Supervisor(handle)
+    gone = subprocess.Popen(["true"], start_new_session=True)
+    gone.wait()
+    dep = sup.book.stage(commit=head)
+    sup.book.move(dep.deployment_id, "candidate_starting", pid=gone.pid, port=1)
+    sup.book.move(dep.deployment_id, "health_check_running")
+    dep = sup.rollback(by="human")
+    assert [e.status for e in dep.timeline][-2:] == ["health_check_failed", "rolled_back"]
+    assert (repo / "a.txt").read_text() == "1\n" and dep.revert_commit
+    assert BugTracker(handle.ledger).get(dep.bug_id).root_cause_category == "core_engine"
+    with pytest.raises(GraphLemonError) as err:
+        sup.rollback(dep.deployment_id)
+    assert err.value.code == "INVALID_TRANSITION"  # rolled back: nothing left to roll back
