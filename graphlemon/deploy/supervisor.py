@@ -146,7 +146,11 @@ class Supervisor:
         dep = self.book.get(deployment_id)
         started = time.monotonic()
         with self._locked():
-            inst = self._start_instance(dep.commit, Path(dep.instance_dir))
+            try:
+                inst = self._start_instance(dep.commit, Path(dep.instance_dir))
+            except GraphLemonError as exc:  # e.g. the checkout is not a GraphLemon: failed, never stuck in staged
+                return self.book.move(deployment_id, "health_check_failed", note=f"could not start: {exc.message}",
+                                      duration_ms=_ms(started))  # fmt: skip
             dep = self.book.move(deployment_id, "candidate_starting", port=inst.port, pid=inst.pid,
                                  note=f"graphlemon serve on 127.0.0.1:{inst.port}")  # fmt: skip
             reading = instances.wait_healthy(inst, self.config.start_timeout_s)
