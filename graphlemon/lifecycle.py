@@ -1,4 +1,4 @@
-"""Transition tables: task, node execution, bug. One table each, readable at a glance.
+"""Transition tables: task, node execution, bug, skill iteration, deployment. One table each, readable at a glance.
 
 `check(table, from_status, to_status)` raises INVALID_TRANSITION for a move the
 table does not list. A `None` from-status means "new": the table's `_initial` set.
@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import get_args
 
 from .errors import ErrorCode, GraphLemonError
-from .models import BugStatus, NodeStatus, SkillIterationStatus, TaskStatus
+from .models import BugStatus, DeploymentStatus, NodeStatus, SkillIterationStatus, TaskStatus
 
 _ACTIVE_TASK = ("planning", "coding", "integrating", "validating")
 
@@ -72,11 +72,33 @@ SKILL_ITERATION: dict[str, frozenset[str]] = {
     "rolled_back": frozenset(),
 }
 
+# deployment.status (REQ-15, blue-green): the happy path, path A (health check failed), path B (anomaly after
+# cutover), and a rollback that itself fails. A human's `deploy rollback` of a live deployment is an anomaly too.
+DEPLOYMENT: dict[str, frozenset[str]] = {
+    "_initial": frozenset({"staged"}),
+    "staged": frozenset({"candidate_starting", "health_check_failed"}),
+    "candidate_starting": frozenset({"health_check_running", "health_check_failed"}),
+    "health_check_running": frozenset({"health_check_passed", "health_check_failed"}),
+    "health_check_passed": frozenset({"cutover_in_progress"}),
+    "cutover_in_progress": frozenset({"live", "anomaly_detected"}),
+    "live": frozenset({"monitoring", "anomaly_detected"}),
+    "monitoring": frozenset({"monitoring_window_clean", "anomaly_detected"}),
+    "monitoring_window_clean": frozenset({"finalized", "anomaly_detected"}),
+    "finalized": frozenset({"anomaly_detected"}),
+    "health_check_failed": frozenset({"rolled_back", "rollback_failed"}),  # path A: no retry
+    "anomaly_detected": frozenset({"rolled_back", "rollback_failed"}),  # path B
+    "rollback_failed": frozenset({"blocked_pending_human"}),
+    # a person repaired what the rollback needed and runs `deploy rollback` again
+    "blocked_pending_human": frozenset({"rolled_back", "rollback_failed"}),
+    "rolled_back": frozenset(),
+}
+
 TABLES: dict[str, tuple[dict[str, frozenset[str]], tuple[str, ...]]] = {
     "task": (TASK, get_args(TaskStatus)),
     "node": (NODE, get_args(NodeStatus)),
     "bug": (BUG, get_args(BugStatus)),
     "skill_iteration": (SKILL_ITERATION, get_args(SkillIterationStatus)),
+    "deployment": (DEPLOYMENT, get_args(DeploymentStatus)),
 }
 
 TERMINAL_TASK = frozenset({"done", "abandoned"})

@@ -66,7 +66,7 @@ NodeStatus = Literal[
 ]
 QuotaLimitType = Literal["session", "weekly", "opus"]
 BugStatus = Literal["open", "fixing", "fixed", "verified", "reopened", "wontfix"]
-BugSource = Literal["unit_test", "unit_test_infra", "integration", "validator", "human_reported"]
+BugSource = Literal["unit_test", "unit_test_infra", "integration", "validator", "human_reported", "deploy_supervisor"]
 BugCategory = Literal["unknown", "contract_mismatch", "impl_bug", "spec_ambiguous", "infra_flake"]
 TriageCategory = Literal["contract_mismatch", "impl_bug", "spec_ambiguous", "infra_flake"]
 RootCauseCategory = Literal["coder", "planning", "skill_defect", "inconclusive_escalate", "core_engine"]
@@ -77,6 +77,27 @@ NextAction = Literal["pass", "retry_coder", "retry_tester"]
 ArtifactType = Literal["brd", "prd", "sdd", "benchmark", "code_diff", "test_report"]
 ExecutorName = Literal["scripted", "anthropic", "claude_code", "none"]
 BudgetLimitType = Literal["token_count", "cost_usd"]
+# a deployment of GraphLemon itself (REQ-15, blue-green): the seed's states, happy path then the failure paths
+DeploymentStatus = Literal[
+    "staged",
+    "candidate_starting",
+    "health_check_running",
+    "health_check_passed",
+    "cutover_in_progress",
+    "live",
+    "monitoring",
+    "monitoring_window_clean",
+    "finalized",
+    "health_check_failed",
+    "anomaly_detected",
+    "rolled_back",
+    "rollback_failed",
+    "blocked_pending_human",
+]
+DeploySignalName = Literal[
+    "health_endpoint", "canary_task", "process_restarts", "task_error_rate", "validator_approval_rate"
+]
+DeployPhase = Literal["health_check", "monitoring", "rollback"]
 
 
 def utcnow() -> datetime:
@@ -399,6 +420,46 @@ class SkillIterationEvent(Record):
     revert_commit: str | None = None  # the commit that undid it (rejected, rolled_back)
 
 
+class DeploymentEvent(Record):
+    """A deployment of GraphLemon itself changed state (REQ-15). The fields set once (commit, instance dirs,
+    ports, PIDs) come with the event that learnt them; the current deployment is the fold of its events."""
+
+    kind: Literal["deployment"] = "deployment"
+    deployment_id: str
+    status: DeploymentStatus
+    from_status: DeploymentStatus | None = None
+    by: str = "supervisor"
+    note: str | None = None
+    commit: str | None = None  # the candidate: a merged commit of GraphLemon's repository
+    instance_dir: str | None = None
+    port: int | None = None
+    pid: int | None = None
+    previous_commit: str | None = None
+    previous_instance_dir: str | None = None
+    previous_port: int | None = None
+    previous_pid: int | None = None
+    blocked_reason: BlockedReason | None = None
+    revert_commit: str | None = None  # path A / B: the `git revert` of the candidate's merge
+    bug_id: str | None = None  # the core_engine bug filed by a rollback
+    duration_ms: int | None = None  # how long the phase that ends with this event took
+
+
+class DeployHealthSignal(Record):
+    """One reading of one signal of a deployment's instance (REQ-15): health check or monitoring window."""
+
+    kind: Literal["deploy_health_signal"] = "deploy_health_signal"
+    deployment_id: str
+    phase: DeployPhase
+    signal: DeploySignalName
+    ok: bool
+    value: float | None = None  # the measured value (rate, restarts, HTTP status), None when there was nothing to measure
+    baseline: float | None = None
+    threshold: float | None = None
+    detail: str = ""
+    code_tree: str | None = None  # canary_task: the code it ran (graphlemon/, flows/, tasks/, examples/snake/)
+    reused_from: str | None = None  # canary_task: the deployment whose passing run of the same code tree is reused
+
+
 LedgerRecord = Annotated[
     TaskEvent
     | NodeEvent
@@ -412,7 +473,9 @@ LedgerRecord = Annotated[
     | EscalationRecord
     | OutcomeRecord
     | SkillRecord
-    | SkillIterationEvent,
+    | SkillIterationEvent
+    | DeploymentEvent
+    | DeployHealthSignal,
     Field(discriminator="kind"),
 ]
 RECORD_ADAPTER: TypeAdapter[Any] = TypeAdapter(LedgerRecord)
@@ -432,6 +495,8 @@ LEDGER_FILES: dict[str, str] = {
     "outcome": "outcomes.ndjson",
     "skill": "skills.ndjson",
     "skill_iteration": "skill_iterations.ndjson",
+    "deployment": "deployments.ndjson",
+    "deploy_health_signal": "deploy_health_signals.ndjson",
 }
 RECORD_TYPES: dict[str, type[Record]] = {
     "task": TaskEvent,
@@ -447,6 +512,8 @@ RECORD_TYPES: dict[str, type[Record]] = {
     "outcome": OutcomeRecord,
     "skill": SkillRecord,
     "skill_iteration": SkillIterationEvent,
+    "deployment": DeploymentEvent,
+    "deploy_health_signal": DeployHealthSignal,
 }
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install what the test fixtures need: the JavaScript dependencies of the fixture projects from their
-# committed lockfiles, the Go / Rust toolchains (Debian's golang-go, cargo) and bubblewrap where missing.
+# committed lockfiles, the Go / Rust toolchains (Debian's golang-go, cargo), bubblewrap and haproxy where missing.
 # Idempotent: skips a fixture whose node_modules is newer than its lockfile, and a present toolchain.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +22,8 @@ command -v cargo >/dev/null 2>&1 || missing+=(cargo)
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 # the console's browser tests and benchmark drive Debian's chromium with Playwright (never a downloaded browser)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+# the deploy supervisor's reverse proxy (REQ-15, docs/deploy.md): Debian's haproxy, started by the supervisor itself
+command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
 if [ ${#missing[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
     echo "fixtures: apt-get install ${missing[*]}"

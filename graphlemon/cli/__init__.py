@@ -21,10 +21,12 @@ from . import (
     budget,
     bugs,
     console_cmd,
+    deploy_cmd,
     gc_cmd,
     init_cmd,
     report,
     run,
+    serve_cmd,
     skills_cmd,
     sql,
     status,
@@ -55,6 +57,8 @@ app.add_typer(skills_cmd.app, name="skills")
 sql.register(app)
 gc_cmd.register(app)
 console_cmd.register(app)
+serve_cmd.register(app)
+app.add_typer(deploy_cmd.app, name="deploy")
 
 
 def main(argv: list[str] | None = None) -> None:

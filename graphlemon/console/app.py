@@ -13,7 +13,9 @@ import asyncio
 import contextlib
 import hmac
 import json
+import os
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -46,6 +48,7 @@ class ConsoleSettings:
     loopback: bool = True  # bound to 127.0.0.1 / ::1 only
     registry: ProjectRegistry = field(default_factory=ProjectRegistry)
     force_polling: bool | None = None  # None: watchfiles decides (inotify, polling where it is not available)
+    health: Callable[[], dict] | None = None  # `graphlemon serve`: what GET /healthz reports (REQ-15)
 
 
 # -- request bodies ------------------------------------------------------------------------------------
@@ -127,6 +130,11 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
         html = (static / "index.html").read_text(encoding="utf-8")
         return HTMLResponse(html.replace("{{TOKEN}}", settings.token), headers=_page_headers())
 
+    # -- health (REQ-15: the deploy supervisor's health endpoint) -----------------------------------------
+    async def healthz(request: Request) -> Response:
+        body = {"status": "ok", "pid": os.getpid(), **(settings.health() if settings.health else {})}
+        return JSONResponse(body, status_code=200 if body["status"] == "ok" else 503, headers={"Cache-Control": "no-store"})
+
     # -- projects (v_project_setup) ----------------------------------------------------------------
     @route("GET", "/api/projects")
     async def list_projects() -> Any:
@@ -161,6 +169,21 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
         hub = await _hub(app, project_id)
         _cursors, records, nodes = hub.feed.snapshot(task_id)
         return _task_or_404(records, task_id, nodes)
+
+    # -- the deploy supervisor (REQ-15): deployments, one deployment's state machine, signals, timeline -------
+    @route("GET", "/api/projects/{project_id}/deployments")
+    async def deployments(project_id: str) -> Any:
+        from ..deploy.deploy_view import deployments_view
+
+        handle = settings.registry.get(project_id)
+        return await asyncio.to_thread(deployments_view, handle.ledger, handle.state_dir)
+
+    @route("GET", "/api/projects/{project_id}/deployments/{deployment_id}")
+    async def deployment(project_id: str, deployment_id: str) -> Any:
+        from ..deploy.deploy_view import deployments_view
+
+        handle = settings.registry.get(project_id)
+        return await asyncio.to_thread(deployments_view, handle.ledger, handle.state_dir, deployment_id)
 
     # -- v_skill_audit_log: the same domain calls as `graphlemon skills log` / `skills show` ------------------
     @route("GET", "/api/projects/{project_id}/skills")
@@ -257,7 +280,7 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
         await _serve_subscription(ws.app, ws)
 
     app = Starlette(
-        routes=[Route("/", index), Mount("/static", StaticFiles(directory=str(static))), *routes,
+        routes=[Route("/", index), Route("/healthz", healthz), Mount("/static", StaticFiles(directory=str(static))), *routes,
                 WebSocketRoute("/ws", live)],
         middleware=[Middleware(_Guard, settings=settings)],
         lifespan=_lifespan,

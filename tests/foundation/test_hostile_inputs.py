@@ -178,6 +178,17 @@ CASES: list[tuple[str, list[str], int, str]] = [
     ("skills-rollback-unknown", ["skills", "rollback", "si-[/red]", "-p", "{p}"], 2, "ITERATION_NOT_FOUND"),
     ("skills-show-unknown", ["skills", "show", "../../etc", "-p", "{p}"], 2, "ITERATION_NOT_FOUND"),
     ("skills-log-unknown-role", ["skills", "log", "[/bold]", "-p", "{p}"], 2, "INVALID_PARAM"),
+    # serve / deploy (REQ-15)
+    ("serve-port-0", ["serve", "--port", "0", "-p", "{p}"], 2, "INVALID_PARAM"),
+    ("deploy-bootstrap-unknown-commit", ["deploy", "bootstrap", "[/bold]", "-p", "{p}"], 2, "INVALID_PARAM"),
+    ("deploy-stage-unknown-commit", ["deploy", "stage", "no-such-ref", "-p", "{p}"], 2, "INVALID_PARAM"),
+    ("deploy-stage-no-live-instance", ["deploy", "stage", "HEAD", "-p", "{p}"], 2, "INVALID_PARAM"),
+    ("deploy-stage-negative-threshold", ["deploy", "stage", "HEAD", "--threshold", "-1", "-p", "{p}"], 2,
+     "INVALID_PARAM"),
+    ("deploy-status-missing-project", ["deploy", "status", "-p", "{missing}"], 2, "PROJECT_NOT_FOUND"),
+    ("deploy-rollback-nothing-deployed", ["deploy", "rollback", "-p", "{p}"], 2, "INVALID_PARAM"),
+    ("deploy-rollback-unknown-id", ["deploy", "rollback", "dep-[/red]", "-p", "{p}"], 2, "INVALID_PARAM"),
+    ("deploy-down-missing-project", ["deploy", "down", "-p", "{missing}"], 2, "PROJECT_NOT_FOUND"),
     # unknown commands and options
     ("unknown-command", ["frobnicate"], 2, "INVALID_PARAM"),
     ("unknown-option", ["status", "--frob", "-p", "{p}"], 2, "INVALID_PARAM"),
@@ -268,7 +279,7 @@ def test_the_table_covers_every_command():
         assert command in covered, f"no hostile-input case for `graphlemon {' '.join(command)}`"
 
 
-_GROUPS = ("bugs", "budget", "agent", "tester", "report", "skills")
+_GROUPS = ("bugs", "budget", "agent", "tester", "report", "skills", "deploy")
 
 
 def _commands(app) -> list[tuple[str, ...]]:

@@ -135,6 +135,7 @@ function route() {
   if (p === "p" && pid && t === "t" && tid) return pageTask(pid, tid);
   if (p === "p" && pid && t === "goal") return pageGoal(pid);
   if (p === "p" && pid && t === "bug") return pageBug(pid);
+  if (p === "p" && pid && t === "deploy") return pageDeploy(pid, tid);
   if (p === "p" && pid && t === "skills" && tid) return pageSkillIteration(pid, tid);
   if (p === "p" && pid && t === "skills") return pageSkills(pid);
   if (p === "p" && pid) return pageDashboard(pid);
@@ -514,6 +515,62 @@ async function pageSkillIteration(pid, iid) {
       h("h2", {}, "History"), h("ul", {}, (it.history || []).map((line) => h("li", {}, line))));
   } catch (err) { message(box, err); }
 }
+
+// -- the deploy supervisor (REQ-15): one deployment's state machine, its signals and its timeline -------------
+async function pageDeploy(pid, did) {
+  const box = h("div", { id: "deploy" }, h("p", { class: "muted" }, "Loading…"));
+  main().replaceChildren(h("h1", {}, "Deployments of GraphLemon"), box);
+  try {
+    const base = `/api/projects/${encodeURIComponent(pid)}/deployments`;
+    const d = await api("GET", did ? `${base}/${encodeURIComponent(did)}` : base);
+    const live = d.live ? h("p", { id: "deploy-live" }, "live: ", h("b", {}, d.live.commit.slice(0, 12)),
+      ` on 127.0.0.1:${d.live.port} (PID ${d.live.pid})`, d.live.public_port ? `, public 127.0.0.1:${d.live.public_port}` : "")
+      : h("p", { class: "muted" }, "No live instance recorded.");
+    if (!d.deployment) { box.replaceChildren(live, h("p", { class: "muted" }, "No deployment yet: `graphlemon deploy stage COMMIT`.")); return; }
+    const dep = d.deployment;
+    const alert = dep.what_to_do ? h("div", { id: "deploy-alert", class: "msg error", dataset: { reason: dep.blocked_reason || "" } },
+      h("b", {}, "Automatic recovery failed — not a code review. "), dep.what_to_do) : null;
+    box.replaceChildren(
+      live,
+      h("div", { class: "card" },
+        h("p", {}, h("b", {}, dep.deployment_id), " of commit ", h("code", {}, (dep.commit || "").slice(0, 12)), " ", pill(dep.status),
+          dep.previous_commit ? ` (previous ${dep.previous_commit.slice(0, 12)})` : ""),
+        alert,
+        h("h2", {}, "State machine"), machine(d.machine, dep)),
+      h("div", { class: "grid2" },
+        h("div", { class: "card" }, h("h2", {}, "Signals"), signalsTable(dep.signals)),
+        h("div", { class: "card" }, h("h2", {}, "Timeline"), h("ol", { id: "deploy-timeline" }, dep.timeline.map((e) =>
+          h("li", { dataset: { status: e.status } }, h("span", { class: "muted" }, fmtTime(e.ts)), " ", pill(e.status),
+            ` ${e.by}`, e.duration_ms !== null && e.duration_ms !== undefined ? ` · ${e.duration_ms} ms` : "",
+            e.note ? h("div", { class: "note" }, e.note) : null))))),
+      h("h2", {}, "All deployments"),
+      h("table", { id: "deploy-list" }, h("tr", {}, ["deployment", "commit", "status", "started"].map((c) => h("th", {}, c))),
+        d.deployments.map((x) => h("tr", {}, h("td", {}, h("a", { href: `#/p/${encodeURIComponent(pid)}/deploy/${encodeURIComponent(x.deployment_id)}` }, x.deployment_id)),
+          h("td", {}, (x.commit || "").slice(0, 12)), h("td", {}, pill(x.status)), h("td", {}, fmtTime(x.started_at))))));
+  } catch (err) { message(box, err); }
+}
+function machine(m, dep) {
+  const visited = new Set(dep.visited);
+  const state = (name) => h("div", { class: "state", dataset: { state: name, visited: visited.has(name) ? "yes" : "no",
+    current: dep.status === name ? "yes" : "no" }, title: m.notes[name] || "" }, name);
+  const row = (names, label) => h("div", { class: "machine-row" }, h("span", { class: "machine-label" }, label),
+    names.flatMap((n, i) => (i ? [h("span", { class: "arrow" }, "→"), state(n)] : [state(n)])));
+  return h("div", { id: "deploy-machine" },
+    row(m.happy, "blue-green"),
+    row(["health_check_failed", "rolled_back"], "path A"),
+    row(["anomaly_detected", "rolled_back"], "path B"),
+    row(["anomaly_detected", "rollback_failed", "blocked_pending_human"], "rollback fails"));
+}
+function signalsTable(signals) {
+  if (!signals.length) return h("p", { class: "muted" }, "No signal read yet.");
+  return h("table", { id: "deploy-signals" },
+    h("tr", {}, ["phase", "signal", "last", "value", "baseline", "threshold", "readings", "detail"].map((c) => h("th", {}, c))),
+    signals.map((x) => h("tr", { dataset: { signal: x.signal, ok: x.ok ? "yes" : "no" } },
+      h("td", {}, x.phase), h("td", {}, x.signal), h("td", {}, h("span", { class: `pill ${x.ok ? "s-done" : "s-blocked_pending_human"}` }, x.ok ? "ok" : "anomaly")),
+      h("td", {}, num(x.value)), h("td", {}, num(x.baseline)), h("td", {}, num(x.threshold)),
+      h("td", {}, `${x.readings}${x.anomalies ? ` (${x.anomalies} bad)` : ""}`), h("td", {}, x.detail))));
+}
+const num = (v) => (v === null || v === undefined ? "—" : Number.isInteger(v) ? String(v) : v.toFixed(2));
 
 // -- v_budget_settings -------------------------------------------------------------------------------------
 async function pageBudget(pid, tid) {

@@ -1,0 +1,38 @@
+"""Prefect flow `deploy-supervisor` (REQ-15, p_deploy_supervisor_blue_green): deploy one merged commit of
+GraphLemon itself — stage, health check (endpoint + canary task), cutover, monitoring window, finalize — or roll
+back (path A before cutover, path B after). A thin wrapper: the decisions are in graphlemon/deploy/."""
+
+from __future__ import annotations
+
+from prefect import flow
+
+from flows.reports import project_dir
+from graphlemon.deploy.supervisor import DeployConfig
+from graphlemon.project import open_project
+from tasks._common import artifact_key
+from tasks._redacted_artifacts import create_markdown_artifact
+from tasks.deploy import cutover_task, health_check_task, monitor_task, rollback_task, stage_task
+
+
+@flow(name="deploy-supervisor", log_prints=True)
+def deploy_supervisor(commit: str, project: str | None = None, root: str | None = None,
+                      config: dict | None = None) -> dict:  # fmt: skip
+    """Blue-green deploy `commit` of GraphLemon's repository (`project`: that repository, GraphLemon's own)."""
+    chosen = project_dir(project)
+    handle = open_project(chosen)
+    root = root or str(handle.state_dir / "deploy")
+    config = DeployConfig.model_validate(config or {}).model_dump(mode="json")
+    dep = stage_task(chosen, root, config, commit)
+    dep = health_check_task(chosen, root, config, dep["deployment_id"])
+    if dep["status"] == "health_check_passed":
+        dep = cutover_task(chosen, root, config, dep["deployment_id"])
+        if dep["status"] == "live":
+            dep = monitor_task(chosen, root, config, dep["deployment_id"])
+    if dep["status"] in ("health_check_failed", "anomaly_detected"):
+        dep = rollback_task(chosen, root, config, dep["deployment_id"])
+    lines = [f"- `{e['status']}` {e.get('note') or ''}" for e in dep["timeline"]]
+    summary = f"Deployment {dep['deployment_id']} of {dep['commit'][:12]}: **{dep['status']}**"
+    create_markdown_artifact(markdown=summary + "\n\n" + "\n".join(lines),
+                             key=artifact_key(handle.project_id, "deploy"))  # fmt: skip
+    print(summary)
+    return dep
