@@ -9,7 +9,9 @@ While the stream runs: one usage record per model call (assistant message id),
 plan usage limits become `QuotaExceeded`, auto-mode classifier denials are
 counted per task (`ClassifierBlocked` at 3 in a row or 20 in total). After the
 turn, every change in the work tree outside the sandbox allow-list is reverted
-and recorded as a violation.
+and recorded as a violation; so is every change to git's own state (a commit,
+a ref, the index, config and hooks) and to files git ignores (git_guard.py), and
+Claude Code is told to refuse the git commands that make them (`GIT_DENY_RULES`).
 
 `probe(model)` asks whether the plan can be used again after a usage limit: a
 minimal one-turn `claude -p` in an empty folder (REQ-14's cheap probe).
@@ -24,7 +26,7 @@ import tempfile
 
 from ..errors import ErrorCode, GraphLemonError
 from ..models import ExecutorName
-from . import worktree
+from . import git_guard, worktree
 from .automode_denials import ClassifierGuard
 from .budget import budget_status, estimate_tokens, preflight
 from .claude_stream import ClaudeStream
@@ -39,6 +41,14 @@ from .usage_limit_signals import from_rate_limit_event, parse_usage_limit
 WRITE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 PROBE_PROMPT = "Reply with the single word: ok"
 PROBE_TIMEOUT_S = 120.0
+# git commands a turn may not run (Claude Code permission rules, passed with --settings): they move HEAD or refs,
+# hide changes (index flags, config) or reach another checkout. git_guard puts back whatever slips past them.
+GIT_DENY_COMMANDS = (
+    "commit", "push", "reset", "checkout", "switch", "rebase", "merge", "cherry-pick", "revert", "am", "pull",
+    "fetch", "tag", "branch", "update-ref", "symbolic-ref", "update-index", "stash", "worktree", "config",
+    "gc", "prune", "reflog", "filter-branch", "replace", "notes", "-C", "-c", "--git-dir", "--work-tree",
+)  # fmt: skip
+GIT_DENY_RULES = tuple(f"Bash(git {command}:*)" for command in GIT_DENY_COMMANDS)
 
 
 class ClaudeCodeExecutor:
@@ -67,13 +77,16 @@ class ClaudeCodeExecutor:
             max_output_tokens=self.settings.max_output_tokens,
         )
         before = worktree.snapshot(ctx.sandbox.root)
+        git_before = git_guard.capture(ctx.sandbox.root)
         effects = TreeGuard(ctx.sandbox)
         stream = ClaudeStream(request, ctx, rec, guard, model)
         try:
             stream.run(self.argv(request, ctx, model))
         finally:
-            reverted = self._enforce_sandbox(before, ctx, rec)
-            reverted += self._enforce_effects(effects, ctx, rec)
+            reverted = self._enforce_git(git_before, ctx, rec)
+            skip = set(git_before.ignored)  # judged by _enforce_git even when a changed rule shows them to git status
+            reverted += self._enforce_sandbox(before, ctx, rec, skip=skip)
+            reverted += self._enforce_effects(effects, ctx, rec, skip=skip)
             stream.flush_usage()
         allowed_changes = set(worktree.changed_since(before)) | ctx.files_changed
         return stream.outcome(files_changed=allowed_changes, reverted=reverted)
@@ -84,6 +97,7 @@ class ClaudeCodeExecutor:
         argv += ["--permission-mode", self.settings.claude_permission_mode]
         argv += ["--allowedTools", ",".join(claude_allowed_tools(request.role, request.sandbox.writable))]
         argv += ["--disallowedTools", "WebFetch,WebSearch"]
+        argv += ["--settings", json.dumps({"permissions": {"deny": list(GIT_DENY_RULES)}})]
         argv += ["--append-system-prompt", request.system]
         if request.output_model is not None:
             argv += ["--json-schema", json.dumps(request.output_model.model_json_schema())]
@@ -106,10 +120,36 @@ class ClaudeCodeExecutor:
                 raise GraphLemonError(ErrorCode.EXECUTOR_ERROR, f"quota probe: {exc}", executor="claude_code") from None
         return probe_succeeded(proc.stdout)
 
-    def _enforce_sandbox(self, before: worktree.Snapshot, ctx: ToolContext, rec: TurnRecorder) -> list[str]:
+    @staticmethod
+    def _enforce_git(before: git_guard.GitState, ctx: ToolContext, rec: TurnRecorder) -> list[str]:
+        """Put git's state back (HEAD, refs, index, config, hooks) and judge the files git ignores; each change
+        undone is a recorded violation named by its kind (git_commit, git_ref, ..., ignored_file)."""
+        findings = git_guard.restore_git(before)
+        verdict = git_guard.judge_ignored(before, ctx.sandbox)
+        if verdict.kept:
+            rec.event("ignored_kept", paths=verdict.kept[:200])  # writable, but git will not commit them
+        if verdict.caches:
+            rec.event("caches_dropped", paths=verdict.caches[:200])
+        reverted = []
+        for finding in findings + verdict.findings:
+            name = finding.name if finding.kind == "ignored_file" else f"{finding.kind}:{finding.name}"
+            err = GraphLemonError(
+                ErrorCode.SANDBOX_VIOLATION, f"sandbox: {finding.kind}: {finding.why}", path=finding.name,
+                kind=finding.kind,
+            )  # fmt: skip
+            ctx.record_tool_error("claude_code", err)
+            rec.event("reverted", path=name, finding=finding.kind)
+            reverted.append(name)
+        return reverted
+
+    def _enforce_sandbox(
+        self, before: worktree.Snapshot, ctx: ToolContext, rec: TurnRecorder, *, skip: set[str] = frozenset()
+    ) -> list[str]:
         """Revert every change outside the allow-list; each one is a recorded violation."""
         reverted = []
         for rel in worktree.changed_since(before):
+            if rel in skip:
+                continue
             if ctx.sandbox.is_writable(rel) and _resolves_inside(ctx, rel):
                 continue
             worktree.restore(before, rel)
@@ -124,9 +164,11 @@ class ClaudeCodeExecutor:
         return reverted
 
     @staticmethod
-    def _enforce_effects(guard: TreeGuard, ctx: ToolContext, rec: TurnRecorder) -> list[str]:
+    def _enforce_effects(
+        guard: TreeGuard, ctx: ToolContext, rec: TurnRecorder, *, skip: set[str] = frozenset()
+    ) -> list[str]:
         """Inside the allow-list too: a symlink or a mode change is reverted and recorded (effects.py)."""
-        refusals = guard.judge()
+        refusals = guard.judge(skip=skip)
         for refusal in refusals:
             err = GraphLemonError(
                 ErrorCode.SANDBOX_VIOLATION,
