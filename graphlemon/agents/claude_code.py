@@ -21,11 +21,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import tempfile
+from contextlib import AbstractContextManager, nullcontext
 
 from ..errors import ErrorCode, GraphLemonError
 from ..models import ExecutorName
+from ..worktrees import task_lock, task_lock_dir
 from . import git_guard, worktree
 from .automode_denials import ClassifierGuard
 from .budget import budget_status, estimate_tokens, preflight
@@ -124,7 +127,8 @@ class ClaudeCodeExecutor:
     def _enforce_git(before: git_guard.GitState, ctx: ToolContext, rec: TurnRecorder) -> list[str]:
         """Put git's state back (HEAD, refs, index, config, hooks) and judge the files git ignores; each change
         undone is a recorded violation named by its kind (git_commit, git_ref, ..., ignored_file)."""
-        findings = git_guard.restore_git(before)
+        with _task_lock(ctx):  # the loop adds this task's worktrees and merges under it: never judged half-done
+            findings = git_guard.restore_git(before)
         verdict = git_guard.judge_ignored(before, ctx.sandbox)
         if verdict.kept:
             rec.event("ignored_kept", paths=verdict.kept[:200])  # writable, but git will not commit them
@@ -209,6 +213,12 @@ def claude_allowed_tools(role: str, writable: list[str]) -> list[str]:
         else:
             tools.append(name)
     return tools
+
+
+def _task_lock(ctx: ToolContext) -> AbstractContextManager[None]:
+    if ctx.task_id is None or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", ctx.task_id):
+        return nullcontext()
+    return task_lock(task_lock_dir(ctx.state_dir, ctx.task_id))
 
 
 def _resolves_inside(ctx: ToolContext, rel: str) -> bool:
