@@ -23,6 +23,8 @@ state of an unfinished merge/rebase/cherry-pick, and every file git ignores
   role's writable paths (`ignored_file`): a new file is deleted, a changed or
   deleted one is written back when its bytes were kept. Caches that tools
   regenerate (`__pycache__/`, `.pytest_cache/`, ...) are deleted without a finding.
+  Inside the writable paths too, a `.gitignore` the turn wrote or changed that
+  hides files the turn wrote is put back (`ignore_rule`): they would never be committed.
 
 Not judged: branches checked out in another worktree (the other units and the
 person move those while this turn runs; git itself refuses `branch -f` on them)
@@ -36,6 +38,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -43,7 +46,9 @@ from typing import Literal
 from .effects import _git, _prune_empty_dirs, _read_nofollow, _remove
 from .sandbox import Sandbox
 
-FindingKind = Literal["git_commit", "git_ref", "git_index", "git_control", "git_operation", "ignored_file"]
+FindingKind = Literal[
+    "git_commit", "git_ref", "git_index", "git_control", "git_operation", "ignored_file", "ignore_rule"
+]  # fmt: skip
 OP_STATE = (
     "MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "AUTO_MERGE", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD",
     "BISECT_LOG", "BISECT_START", "BISECT_TERMS", "BISECT_NAMES", "BISECT_EXPECTED_REV", "BISECT_ANCESTORS_OK",
@@ -93,6 +98,7 @@ class GitState:
     control: dict[str, bytes | None]  # absolute path -> bytes (None: absent)
     op_state: set[str]
     ignored: dict[str, FileState] = field(default_factory=dict)
+    rules: dict[str, bytes] = field(default_factory=dict)  # the work tree's .gitignore files -> bytes
 
 
 # -- before -----------------------------------------------------------------------------------
@@ -103,6 +109,7 @@ def capture(root: Path) -> GitState:
     git_dir = _abs(root, _out(root, "rev-parse", "--absolute-git-dir"))
     common_dir = _abs(root, _out(root, "rev-parse", "--git-common-dir"))
     index = git_dir / "index"
+    ignored = ignored_paths(root)
     return GitState(
         root=root,
         git_dir=git_dir,
@@ -115,7 +122,8 @@ def capture(root: Path) -> GitState:
         entries=_entries(root),
         control=_control(git_dir, common_dir),
         op_state=_op_state(git_dir),
-        ignored=_ignored_states(root, ignored_paths(root)),
+        ignored=_ignored_states(root, ignored),
+        rules=_rules(root, ignored),
     )
 
 
@@ -274,7 +282,57 @@ def judge_ignored(before: GitState, sandbox: Sandbox) -> IgnoredVerdict:
             result = "it was deleted"
         why = f"claude {what} {rel!r}, a file git ignores, outside this role's writable paths; {result}"
         verdict.findings.append(GitFinding("ignored_file", rel, why))
+    verdict.findings += _drop_hiding_rules(before, verdict)
     return verdict
+
+
+def _drop_hiding_rules(before: GitState, verdict: IgnoredVerdict) -> list[GitFinding]:
+    """A .gitignore the turn wrote or changed that hides files the turn wrote (they would never be committed)
+    is put back; the files stay, now visible to git and to the path checks."""
+    root = before.root
+    hidden: dict[str, list[str]] = {}
+    for source, rel in _ignore_sources(root, verdict.kept):
+        if source.startswith(("/", ".git/")) or _rule_bytes(root / source) == before.rules.get(source):
+            continue  # info/exclude is put back by restore_git; an unchanged rule is the project's own
+        hidden.setdefault(source, []).append(rel)
+    findings = []
+    for source, paths in sorted(hidden.items()):
+        path = root / source
+        _remove(path)
+        if source in before.rules:
+            path.write_bytes(before.rules[source])
+        shown = ", ".join(p for p in paths if p != source)[:300] or source
+        why = (
+            f"claude's {source} makes git ignore what the turn wrote ({shown}), so it would never be committed; "
+            "the rule file was put back"
+        )
+        findings.append(GitFinding("ignore_rule", source, why))
+        verdict.kept = [p for p in verdict.kept if p != source]
+    return findings
+
+
+def _ignore_sources(root: Path, paths: list[str]) -> list[tuple[str, str]]:
+    """(the ignore file whose rule matches, path) for each ignored path (`git check-ignore -v`)."""
+    if not paths:
+        return []
+    env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
+    stdin = b"".join(os.fsencode(p) + b"\0" for p in paths)
+    raw = subprocess.run(
+        ["git", "check-ignore", "-v", "-z", "--stdin"], cwd=root, input=stdin, capture_output=True, timeout=120, env=env
+    ).stdout
+    fields = [os.fsdecode(f) for f in raw.split(b"\0")]
+    return [(fields[i], fields[i + 3]) for i in range(0, len(fields) - 3, 4)]
+
+
+def _rules(root: Path, ignored: set[str]) -> dict[str, bytes]:
+    args = ["ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", ":(glob)**/.gitignore"]
+    paths = {os.fsdecode(p) for p in _git(root, *args).stdout.split(b"\0") if p}
+    paths |= {p for p in ignored if p.rsplit("/", 1)[-1] == ".gitignore"}
+    return {p: data for p in sorted(paths) if (data := _rule_bytes(root / p)) is not None}
+
+
+def _rule_bytes(path: Path) -> bytes | None:
+    return _read_nofollow(path) if path.is_file() and not path.is_symlink() else None
 
 
 def _revert_file(root: Path, rel: str, old: FileState) -> bool:

@@ -210,3 +210,28 @@ def test_a_quiet_turn_records_nothing(project, fake_claude, claude_settings, tur
     result = _tester_turn(turn, claude_settings)
     assert result.reverted_paths == [] and _violations(project) == []
     assert (root / "old.log").read_text() == "old\n" and (root / ".gitignore").exists()
+
+
+def test_a_coder_may_write_anywhere_but_not_hide_its_own_work_from_the_commit(
+    project, fake_claude, claude_settings, turn
+):
+    root = project.root
+    (root / "build").mkdir()
+    (root / ".gitignore").write_text("build/\n")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "ignores")
+    fake_claude.queue(
+        bash(
+            "mkdir -p src && echo 'x = 1' > src/app.py && printf '*.py\\n' > src/.gitignore",
+            "printf 'build/\\nnotes.md\\n' > .gitignore && echo n > notes.md && echo out > build/out.txt",
+        )
+    )
+    result = turn(build_executor("claude_code", settings=claude_settings), "coder", unit_id="u1", node_exec_id="ne-c")
+
+    assert not (root / "src/.gitignore").exists() and (root / ".gitignore").read_text() == "build/\n"
+    assert (root / "src/app.py").read_text() == "x = 1\n" and (root / "notes.md").exists()
+    assert (root / "build/out.txt").exists()  # ignored by the project's own rule: kept, not a finding
+    assert _git(root, "status", "--porcelain", "--untracked-files=all").splitlines() == ["?? notes.md", "?? src/app.py"]
+    assert sorted(p for p in result.reverted_paths) == ["ignore_rule:.gitignore", "ignore_rule:src/.gitignore"]
+    assert result.files_changed == ["notes.md", "src/app.py"]
+    assert any("makes git ignore what the turn wrote (src/app.py)" in v for v in _violations(project))
