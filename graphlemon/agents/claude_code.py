@@ -24,7 +24,10 @@ import os
 import re
 import subprocess
 import tempfile
+import threading
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..errors import ErrorCode, GraphLemonError
 from ..models import ExecutorName
@@ -83,10 +86,14 @@ class ClaudeCodeExecutor:
         git_before = git_guard.capture(ctx.sandbox.root)
         effects = TreeGuard(ctx.sandbox)
         stream = ClaudeStream(request, ctx, rec, guard, model)
+        neighbours = _turns.enter(git_before.common_dir, ctx.node_exec_id)
         try:
             stream.run(self.argv(request, ctx, model))
         finally:
-            reverted = self._enforce_git(git_before, ctx, rec)
+            try:
+                reverted = self._enforce_git(git_before, ctx, rec, neighbours)
+            finally:
+                _turns.leave(git_before.common_dir, neighbours)
             skip = set(git_before.ignored)  # judged by _enforce_git even when a changed rule shows them to git status
             reverted += self._enforce_sandbox(before, ctx, rec, skip=skip)
             reverted += self._enforce_effects(effects, ctx, rec, skip=skip)
@@ -124,7 +131,9 @@ class ClaudeCodeExecutor:
         return probe_succeeded(proc.stdout)
 
     @staticmethod
-    def _enforce_git(before: git_guard.GitState, ctx: ToolContext, rec: TurnRecorder) -> list[str]:
+    def _enforce_git(
+        before: git_guard.GitState, ctx: ToolContext, rec: TurnRecorder, neighbours: _Neighbours
+    ) -> list[str]:
         """Put git's state back (HEAD, refs, index, config, hooks) and judge the files git ignores; each change
         undone is a recorded violation named by its kind (git_commit, git_ref, ..., ignored_file)."""
         with _task_lock(ctx):  # the loop adds this task's worktrees and merges under it: never judged half-done
@@ -137,8 +146,11 @@ class ClaudeCodeExecutor:
         reverted = []
         for finding in findings + verdict.findings:
             name = finding.name if finding.kind == "ignored_file" else f"{finding.kind}:{finding.name}"
+            why = finding.why
+            if finding.kind == "git_ref" and neighbours.others:  # refs are shared by every worktree of the repository
+                why += f" (by this turn or by one running at the same time: {', '.join(sorted(neighbours.others))})"
             err = GraphLemonError(
-                ErrorCode.SANDBOX_VIOLATION, f"sandbox: {finding.kind}: {finding.why}", path=finding.name,
+                ErrorCode.SANDBOX_VIOLATION, f"sandbox: {finding.kind}: {why}", path=finding.name,
                 kind=finding.kind,
             )  # fmt: skip
             ctx.record_tool_error("claude_code", err)
@@ -213,6 +225,41 @@ def claude_allowed_tools(role: str, writable: list[str]) -> list[str]:
         else:
             tools.append(name)
     return tools
+
+
+@dataclass(eq=False)
+class _Neighbours:
+    """One turn in the registry: the other turns in the same repository that ran while it did."""
+
+    me: str
+    others: set[str] = field(default_factory=set)
+
+
+class _TurnRegistry:
+    """The claude_code turns of this process that are running, per repository (its common git folder)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: dict[Path, list[_Neighbours]] = {}
+
+    def enter(self, repo: Path, name: str) -> _Neighbours:
+        me = _Neighbours(name)
+        with self._lock:
+            running = self._running.setdefault(repo, [])
+            for other in running:
+                other.others.add(name)
+                me.others.add(other.me)
+            running.append(me)
+        return me
+
+    def leave(self, repo: Path, me: _Neighbours) -> None:
+        with self._lock:
+            running = self._running.get(repo, [])
+            if me in running:
+                running.remove(me)
+
+
+_turns = _TurnRegistry()
 
 
 def _task_lock(ctx: ToolContext) -> AbstractContextManager[None]:
