@@ -42,8 +42,8 @@ def test_a_coder_that_commits_tags_and_hides_its_work_is_undone_and_recorded(tmp
     assert json.loads(run.stdout)["status"] == "done"
 
     root = project.root
-    authors = _git(root, "log", "--all", "--format=%an %s").splitlines()
-    assert not any(line.startswith("agent ") for line in authors), authors  # no agent commit on any ref
+    subjects = _git(root, "log", "--all", "--format=%s").splitlines()
+    assert "agent: sneaky" not in subjects, subjects  # the agent's commit is on no ref
     assert "agent-was-here" not in _git(root, "tag", "--list")
     assert "a + b" in (root / "calc" / "add.py").read_text()  # the work itself was committed by the loop and merged
     files = _git(root, "ls-files").splitlines()
