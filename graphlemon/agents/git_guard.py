@@ -59,6 +59,7 @@ CACHE_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_ca
 SKIPPED_TOP = (".git", ".graphlemon")
 MAX_KEPT_FILE = 1_000_000  # bytes of one ignored file kept to put it back
 MAX_KEPT_TOTAL = 32_000_000  # bytes of all ignored files kept per turn
+MAX_KEPT_TREE = 500  # ignored files under one top-level folder beyond which none of its bytes are kept
 
 
 @dataclass(frozen=True)
@@ -261,11 +262,13 @@ class IgnoredVerdict:
 def judge_ignored(before: GitState, sandbox: Sandbox) -> IgnoredVerdict:
     """Every ignored file (before or now) the turn created, changed or deleted: revert it outside the writable paths."""
     root = before.root
+    base = os.fspath(root) + os.sep
     verdict = IgnoredVerdict()
     now_paths = ignored_paths(root)
+    absent = FileState("absent")
     for rel in sorted(now_paths | set(before.ignored)):
-        old = before.ignored.get(rel, FileState("absent"))
-        new = _state(root / rel, keep=False)
+        old = before.ignored.get(rel, absent)
+        new = _state(base + rel, keep=False)
         if new.same_as(old) or (new.kind != "absent" and old.kind != "absent" and _same_bytes(root / rel, old)):
             continue
         if sandbox.is_writable(rel) and _inside(root, rel) and new.kind in ("file", "absent"):
@@ -277,7 +280,10 @@ def judge_ignored(before: GitState, sandbox: Sandbox) -> IgnoredVerdict:
             continue
         put_back = _revert_file(root, rel, old)
         what = "created" if old.kind == "absent" else "deleted" if new.kind == "absent" else "changed"
-        result = {True: "it was put back", False: "it was too large to keep, so it could not be put back"}[put_back]
+        result = {
+            True: "it was put back",
+            False: "its bytes were not kept (a large file or a big ignored tree), so it could not be put back",
+        }[put_back]
         if old.kind == "absent":
             result = "it was deleted"
         why = f"claude {what} {rel!r}, a file git ignores, outside this role's writable paths; {result}"
@@ -358,16 +364,24 @@ def _revert_file(root: Path, rel: str, old: FileState) -> bool:
 
 
 def _ignored_states(root: Path, paths: set[str]) -> dict[str, FileState]:
+    """The state of each ignored file; bytes only of small files outside big ignored trees (dependencies, builds:
+    regenerated, and too many to keep each turn), within MAX_KEPT_TOTAL."""
+    per_top: dict[str, int] = {}
+    for rel in paths:
+        top = rel.split("/", 1)[0]
+        per_top[top] = per_top.get(top, 0) + 1
     budget = MAX_KEPT_TOTAL
+    base = os.fspath(root) + os.sep
     out = {}
     for rel in sorted(paths):
-        state = _state(root / rel, keep=budget > 0)
+        keep = budget > 0 and per_top[rel.split("/", 1)[0]] <= MAX_KEPT_TREE
+        state = _state(base + rel, keep=keep)
         budget -= len(state.data or b"")
         out[rel] = state
     return out
 
 
-def _state(path: Path, *, keep: bool) -> FileState:
+def _state(path: str | Path, *, keep: bool) -> FileState:
     try:
         st = os.lstat(path)
     except OSError:
@@ -376,7 +390,7 @@ def _state(path: Path, *, keep: bool) -> FileState:
         return FileState("link", st.st_size, st.st_mtime_ns, 0, os.fsencode(os.readlink(path)))
     if not stat.S_ISREG(st.st_mode):
         return FileState("other", 0, 0, 0)
-    data = _read_nofollow(path) if keep and st.st_size <= MAX_KEPT_FILE else None
+    data = _read_nofollow(Path(path)) if keep and st.st_size <= MAX_KEPT_FILE else None
     return FileState("file", st.st_size, st.st_mtime_ns, stat.S_IMODE(st.st_mode), data)
 
 
