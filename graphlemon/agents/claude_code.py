@@ -54,6 +54,7 @@ GIT_DENY_COMMANDS = (
     "fetch", "tag", "branch", "update-ref", "symbolic-ref", "update-index", "stash", "worktree", "config",
     "gc", "prune", "reflog", "filter-branch", "replace", "notes", "-C", "-c", "--git-dir", "--work-tree",
 )  # fmt: skip
+SHARED_KINDS = ("git_ref", "git_control")  # git state every worktree of a repository shares
 GIT_DENY_RULES = tuple(f"Bash(git {command}:*)" for command in GIT_DENY_COMMANDS)
 
 
@@ -147,7 +148,7 @@ class ClaudeCodeExecutor:
         for finding in findings + verdict.findings:
             name = finding.name if finding.kind == "ignored_file" else f"{finding.kind}:{finding.name}"
             why = finding.why
-            if finding.kind == "git_ref" and neighbours.others:  # refs are shared by every worktree of the repository
+            if finding.kind in SHARED_KINDS and neighbours.others:  # shared by every worktree of the repository
                 why += f" (by this turn or by one running at the same time: {', '.join(sorted(neighbours.others))})"
             err = GraphLemonError(
                 ErrorCode.SANDBOX_VIOLATION, f"sandbox: {finding.kind}: {why}", path=finding.name,
