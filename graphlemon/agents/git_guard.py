@@ -24,7 +24,8 @@ state of an unfinished merge/rebase/cherry-pick, and every file git ignores
   deleted one is written back when its bytes were kept. Caches that tools
   regenerate (`__pycache__/`, `.pytest_cache/`, ...) are deleted without a finding.
   Inside the writable paths too, a `.gitignore` the turn wrote or changed that
-  hides files the turn wrote is put back (`ignore_rule`): they would never be committed.
+  hides files the turn wrote is put back (`ignore_rule`): they would never be committed; so is
+  one that shows files ignored before (a `.env`): the loop would commit them.
 
 Not judged: branches checked out in another worktree (the other units and the
 person move those while this turn runs; git itself refuses `branch -f` on them)
@@ -289,7 +290,31 @@ def judge_ignored(before: GitState, sandbox: Sandbox) -> IgnoredVerdict:
         why = f"claude {what} {rel!r}, a file git ignores, outside this role's writable paths; {result}"
         verdict.findings.append(GitFinding("ignored_file", rel, why))
     verdict.findings += _drop_hiding_rules(before, verdict)
+    verdict.findings += _drop_revealing_rules(before, now_paths)
     return verdict
+
+
+def _drop_revealing_rules(before: GitState, now_paths: set[str]) -> list[GitFinding]:
+    """A .gitignore the turn changed or deleted that shows files ignored before (a `.env`, a build output) to git
+    would let the loop commit them: every .gitignore the turn changed is put back."""
+    root = before.root
+    shown = [rel for rel in sorted(set(before.ignored) - now_paths) if os.path.lexists(os.path.join(root, rel))]
+    if not shown:
+        return []
+    findings = []
+    for source in sorted(set(_rules(root, now_paths)) | set(before.rules)):
+        if _rule_bytes(root / source) == before.rules.get(source):
+            continue
+        _remove(root / source)
+        if source in before.rules:
+            (root / source).parent.mkdir(parents=True, exist_ok=True)
+            (root / source).write_bytes(before.rules[source])
+        why = (
+            f"claude's {source} makes git see files it ignored before ({', '.join(shown)[:300]}), so the loop would "
+            "commit them; the rule file was put back"
+        )
+        findings.append(GitFinding("ignore_rule", source, why))
+    return findings
 
 
 def _drop_hiding_rules(before: GitState, verdict: IgnoredVerdict) -> list[GitFinding]:

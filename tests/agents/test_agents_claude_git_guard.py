@@ -154,10 +154,13 @@ def test_a_rule_removed_from_a_gitignore_does_not_cost_the_ignored_files(project
     _git(root, "add", "-A")
     _git(root, "commit", "-qm", "ignores")
     (root / ".env").write_text("TOKEN=mine\n")
-    fake_claude.queue(bash(": > .gitignore"))  # .env is no longer ignored: status now shows it as new
-    result = _tester_turn(turn, claude_settings)
-    assert (root / ".env").read_text() == "TOKEN=mine\n" and (root / ".gitignore").read_text() == ".env\n"
-    assert result.reverted_paths == [".gitignore"]
+    fake_claude.queue(bash(": > .gitignore"), bash("rm .gitignore"))  # .env is no longer ignored: status shows it
+    executor = build_executor("claude_code", settings=claude_settings)
+    for role in ("tester", "coder"):  # the coder may write .gitignore, but not to show a secret to the next commit
+        result = turn(executor, role, unit_id="u1")
+        assert (root / ".env").read_text() == "TOKEN=mine\n" and (root / ".gitignore").read_text() == ".env\n"
+        assert result.reverted_paths == ["ignore_rule:.gitignore"] and _git(root, "status", "--porcelain") == ""
+    assert all("makes git see files it ignored before (.env)" in v for v in _violations(project))
 
 
 def test_config_hooks_index_flags_and_merge_state_are_put_back(project, fake_claude, claude_settings, turn):
