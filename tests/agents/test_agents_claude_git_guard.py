@@ -238,3 +238,56 @@ def test_a_coder_may_write_anywhere_but_not_hide_its_own_work_from_the_commit(
     assert sorted(p for p in result.reverted_paths) == ["ignore_rule:.gitignore", "ignore_rule:src/.gitignore"]
     assert result.files_changed == ["notes.md", "src/app.py"]
     assert any("makes git ignore what the turn wrote (src/app.py)" in v for v in _violations(project))
+
+
+def test_a_ref_made_by_a_turn_running_alongside_is_undone_and_names_that_turn(
+    project, fake_claude, claude_settings, turn, tmp_path
+):
+    """Refs are shared by every worktree: the first turn to finish undoes a tag made by a turn still running
+    and names it. Each turn's Bash waits for a file the test creates, so the order is fixed."""
+    import threading
+
+    from fakes.claude import when
+
+    root = project.root
+    other = tmp_path / "other-unit"
+    _git(root, "worktree", "add", "-q", "-b", "graphlemon/t/other", str(other))
+    go_a, go_b = tmp_path / "go-a", tmp_path / "go-b"
+    wait = "while [ ! -f {} ]; do sleep 0.05; done"
+    fake_claude.queue(
+        when(bash(wait.format(go_b)), cwd=str(other)),  # B: started first, waits
+        when(bash("git tag made-by-a", wait.format(go_a)), cwd=str(root)),  # A: tags, then waits
+    )
+    executor = build_executor("claude_code", settings=claude_settings)
+    results: dict[str, object] = {}
+
+    def run(name, workdir, node):
+        results[name] = turn(executor, "tester", workdir=workdir, node_exec_id=node)
+
+    b = threading.Thread(target=run, args=("b", other, "ne-b"))
+    b.start()
+    try:
+        _wait_for(lambda: len(fake_claude.calls) == 1)
+        a = threading.Thread(target=run, args=("a", root, "ne-a"))
+        a.start()
+        _wait_for(lambda: "made-by-a" in _git(root, "tag", "--list"))
+    finally:
+        go_b.touch()
+        b.join(60)
+        go_a.touch()
+        a.join(60)
+    assert "made-by-a" not in _git(root, "tag", "--list")
+    assert results["b"].reverted_paths == ["git_ref:refs/tags/made-by-a"] and results["a"].reverted_paths == []
+    [violation] = [e for e in project.ledger.read_as("node", NodeEvent) if e.event == "violation"]
+    assert (
+        violation.node_exec_id == "ne-b" and "by this turn or by one running at the same time: ne-a" in violation.error
+    )
+
+
+def _wait_for(condition, timeout: float = 30.0) -> None:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
