@@ -15,7 +15,7 @@ import fcntl
 import re
 import shutil
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,6 +47,20 @@ class Worktree:
         return self.repo.head.commit.hexsha
 
 
+@contextmanager
+def task_lock(base: Path) -> Iterator[None]:
+    """The lock of one task's worktrees folder (`<state>/worktrees/<task>`): held while the loop adds a worktree or
+    merges, and while a claude_code turn's refs are put back (so a worktree being added is never judged)."""
+    base.mkdir(parents=True, exist_ok=True)
+    with open(base / ".lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        yield
+
+
+def task_lock_dir(state_dir: Path, task_id: str) -> Path:
+    return Path(state_dir) / "worktrees" / task_id
+
+
 def _safe(name: str, what: str) -> str:
     if not _SAFE.match(name):
         raise invalid_param(f"{what} {name!r} is not usable in a branch or folder name")
@@ -64,7 +78,7 @@ class Worktrees:
     def __init__(self, repo_root: Path, task_id: str, state_dir: Path | None = None) -> None:
         self.repo_root = Path(repo_root)
         self.task_id = _safe(task_id, "task id")
-        self.base = (state_dir or self.repo_root / ".graphlemon") / "worktrees" / task_id
+        self.base = task_lock_dir(state_dir or self.repo_root / ".graphlemon", task_id)
         self.repo = Repo(self.repo_root)
         self.refused_links: list[str] = []  # symlinks leaving the repository the commit step dropped
 
@@ -178,13 +192,9 @@ class Worktrees:
                 ) from exc
         return main.head.commit.hexsha
 
-    @contextmanager
-    def _lock(self) -> Iterator[None]:
+    def _lock(self) -> AbstractContextManager[None]:
         """Units working at once (threads or processes) change the repository's worktrees and refs one at a time."""
-        self.base.mkdir(parents=True, exist_ok=True)
-        with open(self.base / ".lock", "w") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            yield
+        return task_lock(self.base)
 
     def recover(self) -> list[str]:
         """After a killed run: in every worktree of the task drop a stale index.lock and abort a half-done merge.

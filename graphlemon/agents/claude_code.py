@@ -9,7 +9,9 @@ While the stream runs: one usage record per model call (assistant message id),
 plan usage limits become `QuotaExceeded`, auto-mode classifier denials are
 counted per task (`ClassifierBlocked` at 3 in a row or 20 in total). After the
 turn, every change in the work tree outside the sandbox allow-list is reverted
-and recorded as a violation.
+and recorded as a violation; so is every change to git's own state (a commit,
+a ref, the index, config and hooks) and to files git ignores (git_guard.py), and
+Claude Code is told to refuse the git commands that make them (`GIT_DENY_RULES`).
 
 `probe(model)` asks whether the plan can be used again after a usage limit: a
 minimal one-turn `claude -p` in an empty folder (REQ-14's cheap probe).
@@ -19,12 +21,18 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import tempfile
+import threading
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..errors import ErrorCode, GraphLemonError
 from ..models import ExecutorName
-from . import worktree
+from ..worktrees import task_lock, task_lock_dir
+from . import git_guard, worktree
 from .automode_denials import ClassifierGuard
 from .budget import budget_status, estimate_tokens, preflight
 from .claude_stream import ClaudeStream
@@ -39,6 +47,15 @@ from .usage_limit_signals import from_rate_limit_event, parse_usage_limit
 WRITE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 PROBE_PROMPT = "Reply with the single word: ok"
 PROBE_TIMEOUT_S = 120.0
+# git commands a turn may not run (Claude Code permission rules, passed with --settings): they move HEAD or refs,
+# hide changes (index flags, config) or reach another checkout. git_guard puts back whatever slips past them.
+GIT_DENY_COMMANDS = (
+    "commit", "push", "reset", "checkout", "switch", "rebase", "merge", "cherry-pick", "revert", "am", "pull",
+    "fetch", "tag", "branch", "update-ref", "symbolic-ref", "update-index", "stash", "worktree", "config",
+    "gc", "prune", "reflog", "filter-branch", "replace", "notes", "-C", "-c", "--git-dir", "--work-tree",
+)  # fmt: skip
+SHARED_KINDS = ("git_ref", "git_control")  # git state every worktree of a repository shares
+GIT_DENY_RULES = tuple(f"Bash(git {command}:*)" for command in GIT_DENY_COMMANDS)
 
 
 class ClaudeCodeExecutor:
@@ -67,13 +84,20 @@ class ClaudeCodeExecutor:
             max_output_tokens=self.settings.max_output_tokens,
         )
         before = worktree.snapshot(ctx.sandbox.root)
+        git_before = git_guard.capture(ctx.sandbox.root)
         effects = TreeGuard(ctx.sandbox)
         stream = ClaudeStream(request, ctx, rec, guard, model)
+        neighbours = _turns.enter(git_before.common_dir, ctx.node_exec_id)
         try:
             stream.run(self.argv(request, ctx, model))
         finally:
-            reverted = self._enforce_sandbox(before, ctx, rec)
-            reverted += self._enforce_effects(effects, ctx, rec)
+            try:
+                reverted = self._enforce_git(git_before, ctx, rec, neighbours)
+            finally:
+                _turns.leave(git_before.common_dir, neighbours)
+            skip = set(git_before.ignored)  # judged by _enforce_git even when a changed rule shows them to git status
+            reverted += self._enforce_sandbox(before, ctx, rec, skip=skip)
+            reverted += self._enforce_effects(effects, ctx, rec, skip=skip)
             stream.flush_usage()
         allowed_changes = set(worktree.changed_since(before)) | ctx.files_changed
         return stream.outcome(files_changed=allowed_changes, reverted=reverted)
@@ -84,6 +108,7 @@ class ClaudeCodeExecutor:
         argv += ["--permission-mode", self.settings.claude_permission_mode]
         argv += ["--allowedTools", ",".join(claude_allowed_tools(request.role, request.sandbox.writable))]
         argv += ["--disallowedTools", "WebFetch,WebSearch"]
+        argv += ["--settings", json.dumps({"permissions": {"deny": list(GIT_DENY_RULES)}})]
         argv += ["--append-system-prompt", request.system]
         if request.output_model is not None:
             argv += ["--json-schema", json.dumps(request.output_model.model_json_schema())]
@@ -106,10 +131,42 @@ class ClaudeCodeExecutor:
                 raise GraphLemonError(ErrorCode.EXECUTOR_ERROR, f"quota probe: {exc}", executor="claude_code") from None
         return probe_succeeded(proc.stdout)
 
-    def _enforce_sandbox(self, before: worktree.Snapshot, ctx: ToolContext, rec: TurnRecorder) -> list[str]:
+    @staticmethod
+    def _enforce_git(
+        before: git_guard.GitState, ctx: ToolContext, rec: TurnRecorder, neighbours: _Neighbours
+    ) -> list[str]:
+        """Put git's state back (HEAD, refs, index, config, hooks) and judge the files git ignores; each change
+        undone is a recorded violation named by its kind (git_commit, git_ref, ..., ignored_file)."""
+        with _task_lock(ctx):  # the loop adds this task's worktrees and merges under it: never judged half-done
+            findings = git_guard.restore_git(before)
+        verdict = git_guard.judge_ignored(before, ctx.sandbox)
+        if verdict.kept:
+            rec.event("ignored_kept", paths=verdict.kept[:200])  # writable, but git will not commit them
+        if verdict.caches:
+            rec.event("caches_dropped", paths=verdict.caches[:200])
+        reverted = []
+        for finding in findings + verdict.findings:
+            name = finding.name if finding.kind == "ignored_file" else f"{finding.kind}:{finding.name}"
+            why = finding.why
+            if finding.kind in SHARED_KINDS and neighbours.others:  # shared by every worktree of the repository
+                why += f" (by this turn or by one running at the same time: {', '.join(sorted(neighbours.others))})"
+            err = GraphLemonError(
+                ErrorCode.SANDBOX_VIOLATION, f"sandbox: {finding.kind}: {why}", path=finding.name,
+                kind=finding.kind,
+            )  # fmt: skip
+            ctx.record_tool_error("claude_code", err)
+            rec.event("reverted", path=name, finding=finding.kind)
+            reverted.append(name)
+        return reverted
+
+    def _enforce_sandbox(
+        self, before: worktree.Snapshot, ctx: ToolContext, rec: TurnRecorder, *, skip: set[str] = frozenset()
+    ) -> list[str]:
         """Revert every change outside the allow-list; each one is a recorded violation."""
         reverted = []
         for rel in worktree.changed_since(before):
+            if rel in skip:
+                continue
             if ctx.sandbox.is_writable(rel) and _resolves_inside(ctx, rel):
                 continue
             worktree.restore(before, rel)
@@ -124,9 +181,11 @@ class ClaudeCodeExecutor:
         return reverted
 
     @staticmethod
-    def _enforce_effects(guard: TreeGuard, ctx: ToolContext, rec: TurnRecorder) -> list[str]:
+    def _enforce_effects(
+        guard: TreeGuard, ctx: ToolContext, rec: TurnRecorder, *, skip: set[str] = frozenset()
+    ) -> list[str]:
         """Inside the allow-list too: a symlink or a mode change is reverted and recorded (effects.py)."""
-        refusals = guard.judge()
+        refusals = guard.judge(skip=skip)
         for refusal in refusals:
             err = GraphLemonError(
                 ErrorCode.SANDBOX_VIOLATION,
@@ -167,6 +226,47 @@ def claude_allowed_tools(role: str, writable: list[str]) -> list[str]:
         else:
             tools.append(name)
     return tools
+
+
+@dataclass(eq=False)
+class _Neighbours:
+    """One turn in the registry: the other turns in the same repository that ran while it did."""
+
+    me: str
+    others: set[str] = field(default_factory=set)
+
+
+class _TurnRegistry:
+    """The claude_code turns of this process that are running, per repository (its common git folder)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: dict[Path, list[_Neighbours]] = {}
+
+    def enter(self, repo: Path, name: str) -> _Neighbours:
+        me = _Neighbours(name)
+        with self._lock:
+            running = self._running.setdefault(repo, [])
+            for other in running:
+                other.others.add(name)
+                me.others.add(other.me)
+            running.append(me)
+        return me
+
+    def leave(self, repo: Path, me: _Neighbours) -> None:
+        with self._lock:
+            running = self._running.get(repo, [])
+            if me in running:
+                running.remove(me)
+
+
+_turns = _TurnRegistry()
+
+
+def _task_lock(ctx: ToolContext) -> AbstractContextManager[None]:
+    if ctx.task_id is None or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", ctx.task_id):
+        return nullcontext()
+    return task_lock(task_lock_dir(ctx.state_dir, ctx.task_id))
 
 
 def _resolves_inside(ctx: ToolContext, rel: str) -> bool:

@@ -62,15 +62,16 @@ class TreeGuard:
         root = self.sandbox.root
         self.before = {rel: path_state(root / rel) for rel in dirty_paths(root)} if is_work_tree(root) else None
 
-    def changed(self) -> dict[str, tuple[PathState, PathState]]:
-        """path -> (state before, state now) for every path git sees as changed since the guard was made."""
+    def changed(self, skip: set[str] = frozenset()) -> dict[str, tuple[PathState, PathState]]:
+        """path -> (state before, state now) for every path git sees as changed since the guard was made
+        (`skip`: paths judged elsewhere, e.g. files git ignored before a rule changed)."""
         if self.before is None:
             return {}
         root = self.sandbox.root
         now = dirty_paths(root)
         out: dict[str, tuple[PathState, PathState]] = {}
         for rel in sorted(now | set(self.before)):
-            if rel.split("/", 1)[0] in PROTECTED_TOP:  # the loop's own state: guarded by the path checks, never undone
+            if rel.split("/", 1)[0] in PROTECTED_TOP or rel in skip:  # the loop's own state: never undone here
                 continue
             current = path_state(root / rel)
             if rel in self.before:
@@ -80,10 +81,10 @@ class TreeGuard:
                 out[rel] = (index_state(root, rel), current)
         return out
 
-    def judge(self) -> list[Refusal]:
+    def judge(self, skip: set[str] = frozenset()) -> list[Refusal]:
         """Revert every change this role may not make; one Refusal per reverted path."""
         refusals = []
-        for rel, (before, now) in self.changed().items():
+        for rel, (before, now) in self.changed(skip).items():
             why = self.refusal(rel, before, now)
             if why is not None:
                 self.revert(rel)

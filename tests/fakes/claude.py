@@ -99,6 +99,14 @@ def success(
     return {"steps": steps, "usage": usage, "exit_code": exit_code}
 
 
+def bash(*commands: str, writes: dict[str, str] | None = None, result: str = "done") -> dict[str, Any]:
+    """A turn that writes `writes` (Write tool), then runs each shell command in the work tree (Bash tool, for real:
+    `git commit`, `git tag`, a `.gitignore` written by `printf`...), then ends well."""
+    turn = success(writes=writes, result=result)
+    turn["steps"][-1:-1] = [{"bash": command} for command in commands]
+    return turn
+
+
 LIMIT_TEXT = {
     "session": ("You've hit your session limit · resets 3pm (UTC)", "five_hour"),
     "weekly": ("You've hit your weekly limit · resets Jul 31, 2am (UTC)", "seven_day"),

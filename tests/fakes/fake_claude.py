@@ -15,6 +15,7 @@ is `{"steps": [...], "exit_code": 0, "match": {...}}`; steps run in order:
   {"tool": {"name": "Write", "input": {...}, "write": {"path": p, "content": c},
             "delete": p, "result": "...", "is_error": false}}  tool_use + tool_result
   {"deny": {"name": "Bash", "input": {...}, "reason": "..."}}  classifier denial
+  {"bash": "git commit -qam x"}   a Bash tool call really run by `sh -c` in the cwd (its output is the result)
   {"todo": [{"content": "...", "status": "completed"}]}   a TodoWrite tool call
   {"limit": {"text": "...", "rate_limit_type": "five_hour", "resets_at": 1760004000}}
   {"sleep": 0.5}   {"stderr": "..."}   {"raw": "not json"}
@@ -28,6 +29,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import subprocess
 import sys
 import time
 import uuid
@@ -78,9 +80,11 @@ def main() -> int:
         if kind == "text":
             calls += 1
             emit(assistant(session, model, [{"type": "text", "text": spec}], usage))
-        elif kind in ("tool", "deny", "todo"):
+        elif kind in ("tool", "deny", "todo", "bash"):
             calls += 1
             tool_id = f"toolu_{uuid.uuid4().hex[:12]}"
+            if kind == "bash":
+                spec = {"name": "Bash", "input": {"command": spec}, "run": spec}
             if kind == "todo":
                 spec = {
                     "name": "TodoWrite",
@@ -179,6 +183,10 @@ def emit(event: dict) -> None:
 
 
 def _apply(spec: dict) -> None:
+    if "run" in spec:
+        proc = subprocess.run(["sh", "-c", spec["run"]], capture_output=True, text=True)
+        spec["result"] = (proc.stdout + proc.stderr)[-4000:] or f"exit {proc.returncode}"
+        spec["is_error"] = proc.returncode != 0
     if "write" in spec:
         path = Path(spec["write"]["path"])
         path.parent.mkdir(parents=True, exist_ok=True)

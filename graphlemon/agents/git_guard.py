@@ -1,0 +1,526 @@
+"""What a Claude Code turn may change in git besides work-tree files, and how it is put back (issue 24, item 3).
+
+`git status` alone misses three kinds of change: a commit (HEAD moves, the work
+tree is clean again), a new ignore rule (a `.gitignore` with `*` hides every new
+file, itself included) and git's own control files (refs, the index, config,
+hooks). `capture(root)` records, before the turn: HEAD (the branch it names and
+its commit), every ref, the index (its bytes and its entries with their flags),
+git's control files (config, `info/exclude`, `info/attributes`, hooks), the
+state of an unfinished merge/rebase/cherry-pick, and every file git ignores
+(name, kind, size, mtime, and the bytes of small ones). After the turn:
+
+* `restore_git(before)` puts all of that back and returns one `GitFinding` per
+  thing that had changed: `git_control` (config/hooks/exclude; restored first,
+  so no planted fsmonitor or hook runs in the checks that follow),
+  `git_operation` (merge/rebase state left behind: removed), `git_commit` (HEAD
+  or its branch moved: both set back and the old index restored, so the commit's
+  changes become work-tree changes judged path by path, like `git reset --mixed`),
+  `git_ref` (a branch, tag, stash or other ref created, moved or deleted: deleted
+  or set back), `git_index` (assume-unchanged / skip-worktree flags or conflict
+  entries that would hide changes: the old index is restored).
+* `judge_ignored(before, sandbox)` compares the ignored files (before and now,
+  so files hidden by a new rule are seen) and reverts each change outside the
+  role's writable paths (`ignored_file`): a new file is deleted, a changed or
+  deleted one is written back when its bytes were kept. Caches that tools
+  regenerate (`__pycache__/`, `.pytest_cache/`, ...) are deleted without a finding.
+  Inside the writable paths too, a `.gitignore` the turn wrote or changed that
+  hides files the turn wrote is put back (`ignore_rule`): they would never be committed; so is
+  one that shows files ignored before (a `.env`): the loop would commit them.
+
+Not judged: branches checked out in another worktree (the other units and the
+person move those while this turn runs; git itself refuses `branch -f` on them)
+and `.graphlemon/` (the loop's own state). Claude Code is also told not to run
+`git commit`/`push`/`reset`/... (`claude_code.GIT_DENY_RULES`); this module is the
+guarantee when a command slips past those rules.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from .effects import _git, _prune_empty_dirs, _read_nofollow, _remove
+from .sandbox import Sandbox
+
+FindingKind = Literal[
+    "git_commit", "git_ref", "git_index", "git_control", "git_operation", "ignored_file", "ignore_rule"
+]  # fmt: skip
+OP_STATE = (
+    "MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "AUTO_MERGE", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD",
+    "BISECT_LOG", "BISECT_START", "BISECT_TERMS", "BISECT_NAMES", "BISECT_EXPECTED_REV", "BISECT_ANCESTORS_OK",
+    "rebase-merge", "rebase-apply", "sequencer", "index.lock", "HEAD.lock",
+)  # fmt: skip
+CONTROL_FILES = ("config", "config.worktree", "info/exclude", "info/attributes", "info/sparse-checkout")
+CACHE_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
+SKIPPED_TOP = (".git", ".graphlemon")
+MAX_KEPT_FILE = 1_000_000  # bytes of one ignored file kept to put it back
+MAX_KEPT_TOTAL = 32_000_000  # bytes of all ignored files kept per turn
+MAX_KEPT_TREE = 500  # ignored files under one top-level folder beyond which none of its bytes are kept
+
+
+@dataclass(frozen=True)
+class GitFinding:
+    kind: FindingKind
+    name: str  # a ref, a path under the git folder, or a work-tree path
+    why: str
+
+
+@dataclass(frozen=True)
+class FileState:
+    kind: Literal["file", "link", "absent", "other"]
+    size: int = 0
+    mtime_ns: int = 0
+    mode: int = 0
+    data: bytes | None = None  # bytes (or link target) when kept
+
+    def same_as(self, other: FileState) -> bool:
+        if (self.kind, self.size, self.mode) != (other.kind, other.size, other.mode):
+            return False
+        if self.data is not None and other.data is not None:
+            return self.data == other.data
+        return self.mtime_ns == other.mtime_ns
+
+
+@dataclass
+class GitState:
+    root: Path
+    git_dir: Path
+    common_dir: Path
+    head_ref: str | None  # "refs/heads/x"; None when detached or unborn
+    head: str | None  # HEAD's commit; None when unborn
+    refs: dict[str, str]  # refname -> commit, or "ref: <target>" for a symbolic ref
+    others: set[str]  # branches checked out in another worktree
+    index: bytes | None
+    entries: bytes  # `git ls-files -s -v`: entries with their flags
+    control: dict[str, bytes | None]  # absolute path -> bytes (None: absent)
+    op_state: set[str]
+    ignored: dict[str, FileState] = field(default_factory=dict)
+    rules: dict[str, bytes] = field(default_factory=dict)  # the work tree's .gitignore files -> bytes
+
+
+# -- before -----------------------------------------------------------------------------------
+
+
+def capture(root: Path) -> GitState:
+    root = Path(root)
+    git_dir = _abs(root, _out(root, "rev-parse", "--absolute-git-dir"))
+    common_dir = _abs(root, _out(root, "rev-parse", "--git-common-dir"))
+    index = git_dir / "index"
+    ignored = ignored_paths(root)
+    return GitState(
+        root=root,
+        git_dir=git_dir,
+        common_dir=common_dir,
+        head_ref=_head_ref(root),
+        head=_head(root),
+        refs=_refs(root),
+        others=_other_worktree_branches(root),
+        index=index.read_bytes() if index.is_file() else None,
+        entries=_entries(root),
+        control=_control(git_dir, common_dir),
+        op_state=_op_state(git_dir),
+        ignored=_ignored_states(root, ignored),
+        rules=_rules(root, ignored),
+    )
+
+
+def ignored_paths(root: Path) -> set[str]:
+    """Every untracked file git ignores in the work tree (outside `.git/` and `.graphlemon/`)."""
+    args = ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--", "."]
+    args += [f":(exclude){top}" for top in SKIPPED_TOP]
+    out = _git(root, *args).stdout
+    return {p for p in (os.fsdecode(e) for e in out.split(b"\0")) if p and not p.endswith("/")}
+
+
+# -- after: git's own state -------------------------------------------------------------------
+
+
+def restore_git(before: GitState) -> list[GitFinding]:
+    """Put git's control files, HEAD, refs and index back as they were; one finding per change."""
+    findings = _restore_control(before)  # first: no planted hook or fsmonitor runs in the git calls below
+    findings += _restore_op_state(before)
+    findings += _restore_head(before)
+    findings += _restore_refs(before)
+    findings += _restore_index(before, head_moved=any(f.kind == "git_commit" for f in findings))
+    return findings
+
+
+def _restore_control(before: GitState) -> list[GitFinding]:
+    findings = []
+    now = _control(before.git_dir, before.common_dir)
+    for path in sorted(set(now) | set(before.control)):
+        old, new = before.control.get(path), now.get(path)
+        if old == new:
+            continue
+        target = Path(path)
+        _remove(target)
+        if old is not None:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(old)
+            if "/hooks/" in path:
+                target.chmod(0o755)
+        what = "created" if old is None else "deleted" if new is None else "changed"
+        rel = _git_rel(before, target)
+        findings.append(GitFinding("git_control", rel, f"claude {what} git's {rel}; it was put back"))
+    return findings
+
+
+def _restore_op_state(before: GitState) -> list[GitFinding]:
+    findings = []
+    for name in sorted(_op_state(before.git_dir) - before.op_state):
+        path = before.git_dir / name
+        shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else _remove(path)
+        findings.append(
+            GitFinding(
+                "git_operation",
+                name,
+                f"claude left git's {name} (an unfinished merge, rebase or commit); it was removed",
+            )
+        )
+    return findings
+
+
+def _restore_head(before: GitState) -> list[GitFinding]:
+    root = before.root
+    head_ref, head = _head_ref(root), _head(root)
+    branch = _ref(root, before.head_ref) if before.head_ref else None
+    if head_ref == before.head_ref and head == before.head and (before.head_ref is None or branch == before.head):
+        return []
+    if before.head_ref is not None:
+        if before.head is not None and branch != before.head:
+            _git(root, "update-ref", "-m", "graphlemon: put back after a claude turn", before.head_ref, before.head)
+        _git(root, "symbolic-ref", "HEAD", before.head_ref)
+    elif before.head is not None:
+        _git(root, "update-ref", "--no-deref", "HEAD", before.head)
+    was = f"{_branch(before.head_ref)} at {_short(before.head)}"
+    now = f"{_branch(head_ref)} at {_short(head)}"
+    if head_ref == before.head_ref and head == before.head:
+        now = f"{_branch(before.head_ref)} at {_short(branch)}"
+    why = (
+        f"claude moved HEAD ({was} -> {now}: a commit, reset or checkout); HEAD was put back and what the move "
+        "changed is judged as work-tree changes"
+    )
+    return [GitFinding("git_commit", "HEAD", why)]
+
+
+def _restore_refs(before: GitState) -> list[GitFinding]:
+    root = before.root
+    now = _refs(root)
+    skipped = before.others | _other_worktree_branches(root) | ({before.head_ref} if before.head_ref else set())
+    findings = []
+    for name in sorted((set(now) | set(before.refs)) - skipped):
+        old, new = before.refs.get(name), now.get(name)
+        if old == new:
+            continue
+        if old is None:
+            _git(root, "update-ref", "--no-deref", "-d", name, check=False)
+            why = f"claude created {name}; it was deleted"
+        elif old.startswith("ref: "):
+            _git(root, "symbolic-ref", name, old.removeprefix("ref: "), check=False)
+            why = f"claude changed the symbolic ref {name}; it was put back"
+        else:
+            done = _git(root, "update-ref", "--no-deref", name, old, check=False).returncode == 0
+            what = "deleted" if new is None else f"moved ({_short(old)} -> {_short(new)})"
+            why = f"claude {what} {name}; " + ("it was put back" if done else "it could not be put back")
+        findings.append(GitFinding("git_ref", name, why))
+    return findings
+
+
+def _restore_index(before: GitState, *, head_moved: bool) -> list[GitFinding]:
+    entries = _entries(before.root)
+    if before.index is None or (entries == before.entries and not head_moved):
+        return []
+    path = before.git_dir / "index"
+    tmp = path.with_name("index.graphlemon-restore")
+    tmp.write_bytes(before.index)
+    os.replace(tmp, path)
+    hidden = _hiding_entries(entries) - _hiding_entries(before.entries)
+    if not hidden:
+        return []  # staged changes only: the work tree still shows them to the path checks
+    shown = ", ".join(sorted(hidden)[:10])
+    why = (
+        f"claude marked index entries that hide changes (assume-unchanged, skip-worktree or conflicts): {shown}; "
+        "the index was put back"
+    )
+    return [GitFinding("git_index", sorted(hidden)[0], why)]
+
+
+# -- after: ignored files ---------------------------------------------------------------------
+
+
+@dataclass
+class IgnoredVerdict:
+    findings: list[GitFinding] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)  # writable, ignored: kept (git will not commit them)
+    caches: list[str] = field(default_factory=list)  # regenerated caches deleted without a finding
+
+
+def judge_ignored(before: GitState, sandbox: Sandbox) -> IgnoredVerdict:
+    """Every ignored file (before or now) the turn created, changed or deleted: revert it outside the writable paths."""
+    root = before.root
+    base = os.fspath(root) + os.sep
+    verdict = IgnoredVerdict()
+    now_paths = ignored_paths(root)
+    absent = FileState("absent")
+    for rel in sorted(now_paths | set(before.ignored)):
+        old = before.ignored.get(rel, absent)
+        new = _state(base + rel, keep=False)
+        if new.same_as(old) or (new.kind != "absent" and old.kind != "absent" and _same_bytes(root / rel, old)):
+            continue
+        if sandbox.is_writable(rel) and _inside(root, rel) and new.kind in ("file", "absent"):
+            verdict.kept.append(rel)
+            continue
+        if CACHE_DIRS.intersection(rel.split("/")[:-1]):  # regenerated by the tools: dropped, never put back
+            _revert_file(root, rel, FileState("absent"))
+            verdict.caches.append(rel)
+            continue
+        put_back = _revert_file(root, rel, old)
+        what = "created" if old.kind == "absent" else "deleted" if new.kind == "absent" else "changed"
+        result = {
+            True: "it was put back",
+            False: "its bytes were not kept (a large file or a big ignored tree), so it could not be put back",
+        }[put_back]
+        if old.kind == "absent":
+            result = "it was deleted"
+        why = f"claude {what} {rel!r}, a file git ignores, outside this role's writable paths; {result}"
+        verdict.findings.append(GitFinding("ignored_file", rel, why))
+    verdict.findings += _drop_hiding_rules(before, verdict)
+    verdict.findings += _drop_revealing_rules(before, now_paths)
+    return verdict
+
+
+def _drop_revealing_rules(before: GitState, now_paths: set[str]) -> list[GitFinding]:
+    """A .gitignore the turn changed or deleted that shows files ignored before (a `.env`, a build output) to git
+    would let the loop commit them: every .gitignore the turn changed is put back."""
+    root = before.root
+    shown = [rel for rel in sorted(set(before.ignored) - now_paths) if os.path.lexists(os.path.join(root, rel))]
+    if not shown:
+        return []
+    findings = []
+    for source in sorted(set(_rules(root, now_paths)) | set(before.rules)):
+        if _rule_bytes(root / source) == before.rules.get(source):
+            continue
+        _remove(root / source)
+        if source in before.rules:
+            (root / source).parent.mkdir(parents=True, exist_ok=True)
+            (root / source).write_bytes(before.rules[source])
+        why = (
+            f"claude's {source} makes git see files it ignored before ({', '.join(shown)[:300]}), so the loop would "
+            "commit them; the rule file was put back"
+        )
+        findings.append(GitFinding("ignore_rule", source, why))
+    return findings
+
+
+def _drop_hiding_rules(before: GitState, verdict: IgnoredVerdict) -> list[GitFinding]:
+    """A .gitignore the turn wrote or changed that hides files the turn wrote (they would never be committed)
+    is put back; the files stay, now visible to git and to the path checks."""
+    root = before.root
+    hidden: dict[str, list[str]] = {}
+    for source, rel in _ignore_sources(root, verdict.kept):
+        if source.startswith(("/", ".git/")) or _rule_bytes(root / source) == before.rules.get(source):
+            continue  # info/exclude is put back by restore_git; an unchanged rule is the project's own
+        hidden.setdefault(source, []).append(rel)
+    findings = []
+    for source, paths in sorted(hidden.items()):
+        path = root / source
+        _remove(path)
+        if source in before.rules:
+            path.write_bytes(before.rules[source])
+        shown = ", ".join(p for p in paths if p != source)[:300] or source
+        why = (
+            f"claude's {source} makes git ignore what the turn wrote ({shown}), so it would never be committed; "
+            "the rule file was put back"
+        )
+        findings.append(GitFinding("ignore_rule", source, why))
+        verdict.kept = [p for p in verdict.kept if p != source]
+    return findings
+
+
+def _ignore_sources(root: Path, paths: list[str]) -> list[tuple[str, str]]:
+    """(the ignore file whose rule matches, path) for each ignored path (`git check-ignore -v`)."""
+    if not paths:
+        return []
+    env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
+    stdin = b"".join(os.fsencode(p) + b"\0" for p in paths)
+    raw = subprocess.run(
+        ["git", "check-ignore", "-v", "-z", "--stdin"], cwd=root, input=stdin, capture_output=True, timeout=120, env=env
+    ).stdout
+    fields = [os.fsdecode(f) for f in raw.split(b"\0")]
+    return [(fields[i], fields[i + 3]) for i in range(0, len(fields) - 3, 4)]
+
+
+def _rules(root: Path, ignored: set[str]) -> dict[str, bytes]:
+    args = ["ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", ":(glob)**/.gitignore"]
+    paths = {os.fsdecode(p) for p in _git(root, *args).stdout.split(b"\0") if p}
+    paths |= {p for p in ignored if p.rsplit("/", 1)[-1] == ".gitignore"}
+    return {p: data for p in sorted(paths) if (data := _rule_bytes(root / p)) is not None}
+
+
+def _rule_bytes(path: Path) -> bytes | None:
+    return _read_nofollow(path) if path.is_file() and not path.is_symlink() else None
+
+
+def _revert_file(root: Path, rel: str, old: FileState) -> bool:
+    path = root / rel
+    if path.is_dir() and not path.is_symlink():
+        return False
+    _remove(path)
+    if old.kind == "absent":
+        _prune_empty_dirs(path.parent, root)
+        return True
+    if old.data is None:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if old.kind == "link":
+        os.symlink(os.fsdecode(old.data), path)
+        return True
+    path.write_bytes(old.data)
+    os.chmod(path, old.mode)
+    return True
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def _ignored_states(root: Path, paths: set[str]) -> dict[str, FileState]:
+    """The state of each ignored file; bytes only of small files outside big ignored trees (dependencies, builds:
+    regenerated, and too many to keep each turn), within MAX_KEPT_TOTAL."""
+    per_top: dict[str, int] = {}
+    for rel in paths:
+        top = rel.split("/", 1)[0]
+        per_top[top] = per_top.get(top, 0) + 1
+    budget = MAX_KEPT_TOTAL
+    base = os.fspath(root) + os.sep
+    out = {}
+    for rel in sorted(paths):
+        keep = budget > 0 and per_top[rel.split("/", 1)[0]] <= MAX_KEPT_TREE
+        state = _state(base + rel, keep=keep)
+        budget -= len(state.data or b"")
+        out[rel] = state
+    return out
+
+
+def _state(path: str | Path, *, keep: bool) -> FileState:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return FileState("absent")
+    if stat.S_ISLNK(st.st_mode):
+        return FileState("link", st.st_size, st.st_mtime_ns, 0, os.fsencode(os.readlink(path)))
+    if not stat.S_ISREG(st.st_mode):
+        return FileState("other", 0, 0, 0)
+    data = _read_nofollow(Path(path)) if keep and st.st_size <= MAX_KEPT_FILE else None
+    return FileState("file", st.st_size, st.st_mtime_ns, stat.S_IMODE(st.st_mode), data)
+
+
+def _same_bytes(path: Path, old: FileState) -> bool:
+    """A touched file with the same bytes is unchanged (only when its bytes were kept)."""
+    if old.data is None or old.kind != "file":
+        return False
+    now = _state(path, keep=True)
+    return now.kind == "file" and now.mode == old.mode and now.data == old.data
+
+
+def _inside(root: Path, rel: str) -> bool:
+    real = os.path.realpath(root / rel)
+    return real.startswith(str(Path(os.path.realpath(root))) + os.sep)
+
+
+def _control(git_dir: Path, common_dir: Path) -> dict[str, bytes | None]:
+    paths = {common_dir / name for name in CONTROL_FILES} | {git_dir / "config.worktree"}
+    hooks = common_dir / "hooks"
+    if hooks.is_dir():
+        paths |= {p for p in hooks.iterdir() if not p.is_dir()}
+    out: dict[str, bytes | None] = {}
+    for path in paths:
+        out[str(path)] = path.read_bytes() if path.is_file() and not path.is_symlink() else None
+        if path.is_symlink():
+            out[str(path)] = b"symlink:" + os.fsencode(os.readlink(path))
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def _op_state(git_dir: Path) -> set[str]:
+    return {name for name in OP_STATE if os.path.lexists(git_dir / name)}
+
+
+def _refs(root: Path) -> dict[str, str]:
+    out = _git(root, "for-each-ref", "--format=%(refname)%00%(objectname)%00%(symref)").stdout
+    refs = {}
+    for line in out.decode(errors="surrogateescape").splitlines():
+        name, sha, symref = (line.split("\0") + ["", ""])[:3]
+        refs[name] = f"ref: {symref}" if symref else sha
+    return refs
+
+
+def _ref(root: Path, name: str) -> str | None:
+    proc = _git(root, "rev-parse", "--verify", "-q", f"{name}^{{commit}}", check=False)
+    return proc.stdout.decode().strip() or None
+
+
+def _head_ref(root: Path) -> str | None:
+    return _git(root, "symbolic-ref", "-q", "HEAD", check=False).stdout.decode().strip() or None
+
+
+def _head(root: Path) -> str | None:
+    return _ref(root, "HEAD")
+
+
+def _other_worktree_branches(root: Path) -> set[str]:
+    out = _git(root, "worktree", "list", "--porcelain", check=False).stdout.decode(errors="surrogateescape")
+    here = os.path.realpath(root)
+    branches, path = set(), None
+    for line in out.splitlines():
+        if line.startswith("worktree "):
+            path = os.path.realpath(line.removeprefix("worktree "))
+        elif line.startswith("branch ") and path != here:
+            branches.add(line.removeprefix("branch "))
+    return branches
+
+
+def _entries(root: Path) -> bytes:
+    return _git(root, "ls-files", "-z", "-s", "-v", check=False).stdout
+
+
+def _hiding_entries(entries: bytes) -> set[str]:
+    """Paths whose index entry hides work-tree changes: assume-unchanged (lower-case tag), skip-worktree (S),
+    or a conflict stage."""
+    hidden = set()
+    for entry in entries.split(b"\0"):
+        if not entry:
+            continue
+        meta, _, path = entry.partition(b"\t")
+        parts = meta.split(b" ")
+        tag, stage = parts[0], parts[-1] if len(parts) >= 4 else b"0"
+        if tag.islower() or tag == b"S" or stage != b"0":
+            hidden.add(os.fsdecode(path))
+    return hidden
+
+
+def _git_rel(before: GitState, path: Path) -> str:
+    for base in (before.common_dir, before.git_dir):
+        if path.is_relative_to(base):
+            return ".git/" + path.relative_to(base).as_posix()
+    return str(path)
+
+
+def _out(root: Path, *args: str) -> str:
+    return _git(root, *args).stdout.decode().strip()
+
+
+def _abs(root: Path, path: str) -> Path:
+    p = Path(path)
+    return Path(os.path.realpath(p if p.is_absolute() else root / p))
+
+
+def _branch(ref: str | None) -> str:
+    return ref.removeprefix("refs/heads/") if ref else "detached HEAD"
+
+
+def _short(sha: str | None) -> str:
+    return sha[:10] if sha else "nothing"

@@ -1,0 +1,62 @@
+"""Issue 24 item 3 through the whole loop: a claude_code coder that commits, tags and hides its work.
+
+The fake `claude` really runs the coder's Bash commands in the unit's worktree: it
+commits its change under its own name, tags it and writes a `.gitignore` with `*` (and a
+file it hides).
+The run must still end `done` with the code merged by GraphLemon's own commits,
+nothing authored by the agent reachable from any ref, no tag left, and each escape
+recorded as a violation.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from _loop_helpers import CALC, claude_behaviour, claude_calc, script_turn
+from conftest import make_repo
+from fakes.claude import FakeClaude
+
+from graphlemon.models import NodeEvent
+
+SNEAKY = (
+    "git add -A && git -c user.name=agent -c user.email=agent@example.invalid commit -qm 'agent: sneaky' "
+    "&& git tag agent-was-here && printf '*\\n' > .gitignore && echo 'x' > hidden_note.md"
+)
+
+
+def _git(root, *args):
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_a_coder_that_commits_tags_and_hides_its_work_is_undone_and_recorded(tmp_path, cli):
+    project = make_repo(tmp_path / "calc", CALC / "repo")
+    sneaky_add = claude_behaviour(script_turn("coder", "add"))
+    sneaky_add["steps"][-1:-1] = [{"bash": SNEAKY}]
+    fake = FakeClaude(tmp_path)
+    fake.queue(sneaky_add, *claude_calc())
+    env = {**fake.env(), "GRAPHLEMON_CLAUDE_BIN": str(fake.bin)}
+    run = cli("run", "Build calc", "--project", str(project.root), "--executor", "claude_code", "--engine", "direct",
+              "--json", env=env)  # fmt: skip
+    assert run.returncode == 0, run.stderr + run.stdout
+    assert json.loads(run.stdout)["status"] == "done"
+
+    root = project.root
+    subjects = _git(root, "log", "--all", "--format=%s").splitlines()
+    assert "agent: sneaky" not in subjects, subjects  # the agent's commit is on no ref
+    assert "agent-was-here" not in _git(root, "tag", "--list")
+    assert "a + b" in (root / "calc" / "add.py").read_text()  # the work itself was committed by the loop and merged
+    files = _git(root, "ls-files").splitlines()
+    assert ".gitignore" not in files and "hidden_note.md" not in files  # outside the unit's paths: deleted
+
+    violations = [e for e in project.ledger.read_as("node", NodeEvent) if e.event == "violation"]
+    assert {v.error_code for v in violations} == {"SANDBOX_VIOLATION"}
+    add = "\n".join(v.error or "" for v in violations if v.unit_id == "add" and v.stage == "coder")
+    assert "git_commit" in add and "claude moved HEAD" in add
+    assert "ignored_file: claude created '.gitignore'" in add and "created 'hidden_note.md'" in add
+    # the tag is shared by every worktree: the first turn to finish (add's or mul's, they run in parallel) deletes it
+    # and names the turns that ran at the same time
+    [tag] = [v for v in violations if "refs/tags/agent-was-here" in (v.error or "")]
+    assert "git_ref: claude created refs/tags/agent-was-here; it was deleted" in tag.error
+    if tag.unit_id != "add":
+        assert "by this turn or by one running at the same time" in tag.error and "coder-add" in tag.error
