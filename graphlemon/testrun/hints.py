@@ -15,6 +15,7 @@ from pathlib import Path
 from .hint_context import HintContext, error_type, short_path, source_frame
 from .hint_rules import RULES, panic_hint
 from .hint_values import value_hint
+from .parsers.go_messages import changed_lines
 from .result_models import TestFailure
 
 _PHASES = (
@@ -29,7 +30,7 @@ _PHASES = (
 
 def build_hint(failure: TestFailure, root: Path | None = None) -> str:
     ctx = HintContext(failure, root)
-    hint = _first_rule(ctx) or _with_call(ctx, _status_hint(ctx) or _value_hint(failure))
+    hint = _first_rule(ctx) or _with_call(ctx, _status_hint(ctx) or _diff_hint(failure) or _value_hint(failure))
     for phase, consequence, advice in _PHASES:
         if failure.message.startswith(f"error in {phase}"):
             error = error_type(ctx) or "an error"
@@ -124,6 +125,26 @@ def _status_pair(ctx: HintContext) -> tuple[int | None, int | None]:
     if in_context or ({e, g} <= _COMMON_STATUSES and max(e, g) >= 400):
         return e, g
     return None, None
+
+
+_FIELD = re.compile(r"^(?P<key>[\w.\[\]\"'-]+):\s+(?P<value>.+?),?$")
+
+
+def _diff_hint(failure: TestFailure) -> str | None:
+    """A `(-want +got)` diff (go-cmp): name the first changed line, or field, and what kind of change it is."""
+    want, got = changed_lines(failure.message)
+    if not want and not got:
+        return None
+    if not got:
+        return f"The result lacks what the diff marks as wanted, first `{_clip(want[0])}`: check the code that should produce it."
+    if not want:
+        return f"The result has extra content the diff marks, first `{_clip(got[0])}`: check the code that adds it."
+    w, g = _FIELD.match(want[0]), _FIELD.match(got[0])
+    if w and g and w["key"] == g["key"]:
+        kind = value_hint(w["value"], g["value"]) or ""
+        return f"Field `{w['key']}` differs ({_clip(w['value'])} wanted, {_clip(g['value'])} produced). {kind}".strip()
+    kind = value_hint(want[0], got[0]) or ""
+    return f"The diff's first change: `{_clip(want[0])}` wanted, `{_clip(got[0])}` produced. {kind}".strip()
 
 
 def _value_hint(failure: TestFailure) -> str | None:

@@ -1,0 +1,91 @@
+"""Issue 23 items 4 and 5 on minimal real projects: Go's message conventions and timeouts, cargo's assert vs panic."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from graphlemon.testrun import run_tests
+from graphlemon.testrun.parsers.go_json import parse_go_json
+
+from .helpers import by_name, copy_fixture, statuses
+
+
+def _require(tool: str) -> None:
+    if shutil.which(tool) is None:
+        pytest.fail(f"{tool} is not installed: run scripts/install-fixtures.sh (make test does)")
+
+
+@pytest.fixture(scope="module")
+def go_values(tmp_path_factory):
+    _require("go")
+    return copy_fixture("go_values", tmp_path_factory.mktemp("go-values"))
+
+
+def _check_go_values(result) -> None:
+    assert not result.ok and result.summary.failed == 6 and result.summary.passed == 0
+    multi = by_name(result, "TestDifferenceMultiLine")  # a multi-line t.Errorf is kept whole
+    assert multi.message == "Difference(a, b):\n\tgot  XXYZ\n\twant XXY"
+    assert (multi.expected, multi.got) == ("XXY", "XXYZ") and "extra content at the end" in multi.hint
+    length = by_name(result, "TestLenConvention")  # `Len() = 3, want 2`
+    assert (length.expected, length.got) == ("2", "3") and "Off by one" in length.hint
+    greet = by_name(result, "TestGotWantConvention")
+    assert (greet.expected, greet.got) == ('"Hello, Ada"', '"hello, Ada"') and "letter case" in greet.hint
+    blocks = by_name(result, "TestGotWantBlocks")  # `got:\n...\nwant:\n...`
+    assert (blocks.expected, blocks.got) == ("a;\nb", "a;\nb;") and "extra content" in blocks.hint
+    diff = by_name(result, "TestCmpStyleDiff")  # go-cmp's `(-want +got)`: both sides rebuilt from the diff
+    assert "Port:  8080," in diff.expected and "Port:  8081," in diff.got and "8081" not in diff.expected
+    assert diff.hint.startswith("Field `Port` differs (8080 wanted, 8081 produced)") and "Off by one" in diff.hint
+    hang = by_name(result, "TestWaitHangs")  # go's -timeout panic names the test, not the package folder
+    assert (hang.file, hang.line) == ("values_test.go", 46)
+    assert hang.message.startswith("panic: test timed out after 2s: TestWaitHangs was still running, in values.Wait at values.go:")
+    assert "`values.Wait`" in hang.hint and "-timeout (2s)" in hang.hint
+    assert not any("example.com" in f.name for f in result.failures)
+    for failure in result.failures:
+        assert "does not hold: print the value" not in failure.hint  # none generic
+
+
+def test_go_conventions_and_timeout_from_go_test_json(go_values):
+    result = run_tests(go_values, command="go test -json -timeout 2s ./...")
+    assert result.counts_source == "report"
+    _check_go_values(result)
+    assert statuses(result)["TestWaitHangs"] == "failed"
+
+
+def test_go_conventions_and_timeout_from_go_test_text(go_values):
+    result = run_tests(go_values, command="go test -timeout 2s ./...")
+    assert result.counts_source == "text"
+    _check_go_values(result)
+
+
+def _event(action: str, test: str = "", output: str = "") -> str:
+    event = {"Action": action, "Package": "example.com/m/pkg"}
+    if test:
+        event["Test"] = test
+    if output:
+        event["Output"] = output
+    return json.dumps(event)
+
+
+def test_go_120_timeout_lists_the_running_tests_under_the_package():
+    """go >= 1.20 prints `running tests:` and test2json puts the panic on the package: the leaf test is named."""
+    dump = (
+        "panic: test timed out after 1s\nrunning tests:\n\tTestOuter (1s)\n\tTestOuter/slow_case (1s)\n\n"
+        "goroutine 7 [sleep]:\nexample.com/m/pkg.block(...)\n\t/src/m/pkg/pkg.go:9\n"
+        "example.com/m/pkg.TestOuter.func1(0xc0)\n\t/src/m/pkg/pkg_test.go:12 +0x1d\n"
+        "example.com/m/pkg.TestOuter(0xc0)\n\t/src/m/pkg/pkg_test.go:14 +0x2f\n"
+    )
+    report = "\n".join([
+        _event("run", "TestFast"), _event("pass", "TestFast"),
+        _event("run", "TestOuter"), _event("run", "TestOuter/slow_case"),
+        *(_event("output", output=line + "\n") for line in dump.splitlines()),
+        _event("output", output="FAIL\texample.com/m/pkg\t1.012s\n"), _event("fail"),
+    ])  # fmt: skip
+    run = parse_go_json(report, module="example.com/m")
+    assert [(c.name, c.status) for c in run.cases] == [("TestFast", "passed"), ("TestOuter/slow_case", "failed")]
+    (failure,) = run.failures
+    assert failure.name == "TestOuter/slow_case" and (failure.file, failure.line) == ("pkg/pkg_test.go", 14)
+    assert "still running, in pkg.block at pkg.go:9" in failure.message
+    assert run.running is None
