@@ -47,10 +47,8 @@ def _body(output: str, result: re.Match[str], next_start: int) -> str:
     body = after[: end.start()] if end else after
     if log_messages(body.splitlines()):
         return body
-    run = None
-    for run in re.finditer(rf"^=== RUN\s+{re.escape(result['name'])}$", output[: result.start()], re.M):
-        pass
-    return output[run.end() : result.start()] if run else body
+    runs = list(re.finditer(rf"^=== RUN\s+{re.escape(result['name'])}$", output[: result.start()], re.M))
+    return output[runs[-1].end() : result.start()] if runs else body
 
 
 def _add_timed_out(run: ParsedRun, output: str, ended: set[str]) -> None:
