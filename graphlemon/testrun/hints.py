@@ -17,6 +17,7 @@ from .hint_rules import RULES, panic_hint
 from .hint_values import value_hint
 from .parsers.go_messages import changed_lines
 from .result_models import TestFailure
+from .rust_source import rust_place
 
 _PHASES = (
     ("setup", "so the test body never ran", "make that fixture work for this test before looking at the test body."),
@@ -153,7 +154,33 @@ def _value_hint(failure: TestFailure) -> str | None:
     return value_hint(failure.expected, failure.got)
 
 
+def _rust_panic(ctx: HintContext) -> str | None:
+    """A libtest panic: a failed assertion in test code (a test or its helper), or a panic in the code under test."""
+    f = ctx.failure
+    panic = re.search(r"panicked at [^\n]*\n?(?P<msg>[^\n]*)", ctx.text)
+    place = rust_place(ctx.root, f.file, f.line) if panic else None
+    if place is None or panic is None:
+        return None
+    at = f"{f.file}:{f.line}" if f.line else f.file
+    message = _clip(f.message.strip().splitlines()[0] if f.message.strip() else panic.group("msg").strip(), 140)
+    test_fn = f.name.rsplit("::", 1)[-1]
+    if place.in_test_code:
+        where = (f"in test helper `{place.function}` ({at})" if place.function and place.function != test_fn
+                 else f"in the test ({at})")  # fmt: skip
+        check = message.removeprefix("assertion failed: ")
+        what = f"The assertion `{check}`" if check != message else f"An assertion (message `{message}`)"
+        return (f"{what} {where} failed — a check of the test, not a panic in the code under test. Print the "
+                "values it checks (or use assert_eq! so both are shown) and trace them back to the code under test "
+                "that computes them for this input.")  # fmt: skip
+    inside = f" in `{place.function}`" if place.function else ""
+    return (f"The code under test panicked{inside} ({at}): {message} — handle that case instead of panicking, or "
+            "fix the state that leads to it.")  # fmt: skip
+
+
 def _fallback(ctx: HintContext) -> str:
+    rust = _rust_panic(ctx)
+    if rust:
+        return rust
     error = error_type(ctx)
     where = ctx.where
     if error:

@@ -89,3 +89,68 @@ def test_go_120_timeout_lists_the_running_tests_under_the_package():
     assert failure.name == "TestOuter/slow_case" and (failure.file, failure.line) == ("pkg/pkg_test.go", 14)
     assert "still running, in pkg.block at pkg.go:9" in failure.message
     assert run.running is None
+
+
+@pytest.fixture(scope="module")
+def cargo_asserts(tmp_path_factory):
+    _require("cargo")
+    root = tmp_path_factory.mktemp("cargo-asserts")
+    project = copy_fixture("cargo_asserts", root)
+    return run_tests(project, env={"CARGO_TARGET_DIR": str(root / "target")})
+
+
+def test_cargo_tells_a_failed_test_assertion_from_a_panic_in_the_code(cargo_asserts):
+    result = cargo_asserts
+    assert (result.summary.passed, result.summary.failed) == (2, 3)
+    helper = by_name(result, "tests::caret_accepts_a_newer_minor")  # assert! in a #[cfg(test)] helper
+    assert (helper.file, helper.line) == ("src/lib.rs", 40)
+    assert helper.hint.startswith("The assertion `caret_matches(&r, &v)` in test helper `assert_caret` (src/lib.rs:40)")
+    assert "not a panic in the code under test" in helper.hint and "handle that case" not in helper.hint
+    integration = by_name(result, "caret_matches_the_same_major")  # a helper in tests/common/mod.rs
+    assert (integration.file, integration.line) == ("tests/common/mod.rs", 6)
+    assert "message `did not match 1.4.0`" in integration.hint and "`assert_match_all`" in integration.hint
+    assert "handle that case" not in integration.hint
+    code = by_name(result, "tests::patch_component")  # panic!() in the code under test
+    assert (code.file, code.line) == ("src/lib.rs", 30)
+    assert code.hint.startswith("The code under test panicked in `component` (src/lib.rs:30)")
+    assert "handle that case instead of panicking" in code.hint
+
+
+RUST_SOURCE = """\
+pub fn f(x: u8) -> u8 {
+    assert!(x < 10, "{{not a block");
+    x
+}
+
+#[cfg(test)]
+mod tests;
+
+#[cfg(test)]
+mod more {
+    fn check(v: u8) {
+        assert!(v == 1);
+    }
+}
+
+pub fn after() { panic!("late") }
+
+#[test]
+fn loose_test() {
+    assert!(false);
+}
+"""
+
+
+def test_rust_place_reads_cfg_test_modules_and_test_functions(tmp_path):
+    from graphlemon.testrun.rust_source import rust_place
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "lib.rs").write_text(RUST_SOURCE)
+    place = lambda line: rust_place(tmp_path, "src/lib.rs", line)  # noqa: E731
+    assert place(2).in_test_code is False and place(2).function == "f"
+    assert place(12).in_test_code is True and place(12).function == "check"
+    assert place(16).in_test_code is False and place(16).function == "after"  # the cfg(test) module closed
+    assert place(20).in_test_code is True and place(20).function == "loose_test"
+    assert rust_place(tmp_path, "tests/common/mod.rs", 3).in_test_code is True  # unreadable, but under tests/
+    assert rust_place(tmp_path, "src/parser/tests.rs", 3).in_test_code is True
+    assert rust_place(tmp_path, "/rustc/abc/library/core/src/option.rs", 3) is None
