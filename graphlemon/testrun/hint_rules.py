@@ -122,6 +122,11 @@ def _go_timeout(m: re.Match[str], ctx: HintContext) -> str:
             "condition this input never reaches, or a channel send/receive, lock or WaitGroup with no partner.")  # fmt: skip
 
 
+def _not_installed(m: re.Match[str], ctx: HintContext) -> str:
+    return (f"`{m.group('cmd')}` is not installed where the test script runs it: install the project's dependencies "
+            "(devDependencies included), or run the script's test step without it.")  # fmt: skip
+
+
 def _unhandled(m: re.Match[str], ctx: HintContext) -> str:
     return ("A promise rejected (or an error was thrown) outside any test, so the run fails even though the tests "
             f"passed{ctx.where}: await that promise or add a .catch, and make sure timers/handlers end with the test.")  # fmt: skip
@@ -193,6 +198,7 @@ RULES: tuple[Rule, ...] = (
         ),
         _go_timeout,
     ),
+    (re.compile(r"^(?:(?:/bin/)?(?:ba)?sh: (?:line )?\d+: )(?P<cmd>[\w.@/+-]+): (?:command )?not found$", re.M), _not_installed),
     (re.compile(r"Unhandled (?:Rejection|Error|errors?)\b", _I), _unhandled),
     (re.compile(r"No module named '(?P<mod>[^']+)'"), _module_missing),
     (re.compile(r"cannot import name '(?P<name>[^']+)' from '(?P<mod>[^']+)'"), _cannot_import),

@@ -154,3 +154,19 @@ def test_rust_place_reads_cfg_test_modules_and_test_functions(tmp_path):
     assert rust_place(tmp_path, "tests/common/mod.rs", 3).in_test_code is True  # unreadable, but under tests/
     assert rust_place(tmp_path, "src/parser/tests.rs", 3).in_test_code is True
     assert rust_place(tmp_path, "/rustc/abc/library/core/src/option.rs", 3) is None
+
+
+def test_node_assert_diff_gives_both_values_when_node_leaves_them_out():
+    """node:test's TAP has no `expected`/`actual` when one side is undefined or a function: its diff has both."""
+    from graphlemon.testrun.assertions import node_assert_diff
+    from graphlemon.testrun.hints import build_hint
+    from graphlemon.testrun.parsers.common import make_failure
+
+    error = ("Expected values to be strictly equal:\n+ actual - expected\n\n+ undefined\n- <ref *1> [Function] {\n"
+             "-   name: 'hello-world'\n- }")  # fmt: skip
+    assert node_assert_diff(error) == ("<ref *1> [Function] {\n  name: 'hello-world'\n}", "undefined")
+    assert node_assert_diff("+ actual - expected\n\n+ 'ab'\n- 'aB'\n   ^\n") == ("'aB'", "'ab'")
+    failure = make_failure("t", message=error)
+    assert failure.got == "undefined" and "produced nothing" in build_hint(failure)
+    missing = make_failure("npm-test: run failed", message="> pkg@1.0.0 test:typescript\n> tsd\nsh: 1: tsd: not found")
+    assert build_hint(missing).startswith("`tsd` is not installed where the test script runs it")
