@@ -8,8 +8,9 @@ planted bug, and print per suite and in total:
               that code handles the input", "… the values it checks were not reported")
   contra    = hints a check below finds contradicted by the failure's own values (goal: 0), e.g.
               "differs only in letter case" for values that differ otherwise, "Off by one" for numbers
-              two apart, "first differs at character N" where they differ elsewhere, or any value hint
-              for expected == got
+              two apart, "first differs at character N" where they differ elsewhere, any value hint
+              for expected == got, or "handle that case instead of panicking" (advice for a panic of
+              the code under test) for a failed assertion located in the test code (tests/)
 `--code DIR` runs another checkout's graphlemon (e.g. main's, for the before/after figures) on the
 same suites: `python benchmarks/bench_hint_quality.py --code /path/to/main`.
 """
@@ -48,6 +49,8 @@ def contradictions(failure) -> list[str]:
     """What the hint claims that the failure's own (whole) expected/got refute."""
     hint, exp, got = failure.hint, failure.expected, failure.got
     found: list[str] = []
+    if "handle that case instead of panicking" in hint and failure.file and "tests" in Path(failure.file).parts:
+        found.append("panic advice for an assertion in test code")
     if exp is None or got is None:
         return found
     e, g = _unquote(exp), _unquote(got)
@@ -63,10 +66,10 @@ def contradictions(failure) -> list[str]:
     if "stayed at zero" in hint and ng != 0:
         found.append("zero")
     position = re.search(r"first differs at character (\d+)", hint)
-    if position and "Field `" not in hint and "diff's first change" not in hint:
-        at = int(position.group(1)) - 1
-        if not (at <= min(len(e), len(g)) and e[:at] == g[:at] and e[at : at + 1] != g[at : at + 1]):
-            found.append(f"position {at + 1}")
+    shown_at = failure.difference_at  # where the whole values first differ (1-based, in the shown text)
+    if position and "Field `" not in hint and "diff's first change" not in hint and shown_at is not None:
+        if int(position.group(1)) not in (shown_at, shown_at - 1):  # the hint counts inside the quotes
+            found.append(f"position {position.group(1)}, values differ at {shown_at}")
     field = re.match(r"Field `[^`]+` differs \((.+?) wanted, (.+?) produced\)", hint)
     if field and (field.group(1).rstrip("…") not in exp or field.group(2).rstrip("…") not in got):
         found.append("field values")
