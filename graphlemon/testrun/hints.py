@@ -144,7 +144,7 @@ def _diff_hint(failure: TestFailure) -> str | None:
     if w and g and w["key"] == g["key"]:
         kind = value_hint(w["value"], g["value"]) or ""
         return f"Field `{w['key']}` differs ({_clip(w['value'])} wanted, {_clip(g['value'])} produced). {kind}".strip()
-    kind = value_hint(want[0], got[0]) or ""
+    kind = value_hint(want[0].rstrip(","), got[0].rstrip(",")) or ""
     return f"The diff's first change: `{_clip(want[0])}` wanted, `{_clip(got[0])}` produced. {kind}".strip()
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -170,3 +171,53 @@ def test_node_assert_diff_gives_both_values_when_node_leaves_them_out():
     assert failure.got == "undefined" and "produced nothing" in build_hint(failure)
     missing = make_failure("npm-test: run failed", message="> pkg@1.0.0 test:typescript\n> tsd\nsh: 1: tsd: not found")
     assert build_hint(missing).startswith("`tsd` is not installed where the test script runs it")
+
+
+GO_CMP = Path(__file__).resolve().parent / "corpus" / ".cache" / "go-cmp-0.5.9"
+GO_CMP_TEST = """\
+package gcd
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+type Config struct {
+	Name string
+	Port int
+	Tags []string
+}
+
+func TestConfig(t *testing.T) {
+	want, got := Config{"web", 8080, []string{"a"}}, Config{"web", 8081, []string{"a"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Parse() mismatch (-want +got):\\n%s", diff)
+	}
+}
+
+func TestSlice(t *testing.T) {
+	if diff := cmp.Diff([]string{"a", "b"}, []string{"a", "c"}); diff != "" {
+		t.Errorf("Values (-want +got):\\n%s", diff)
+	}
+}
+"""
+
+
+def test_real_go_cmp_diffs_give_both_sides_and_the_changed_field(tmp_path):
+    """cmp.Diff itself (Debian's go-cmp from the corpus, offline), with its randomised non-breaking spaces."""
+    _require("go")
+    if not (GO_CMP / ".graphlemon-corpus-ok").is_file():
+        pytest.fail("the real-suite corpus is not installed: run `make fixtures`")
+    (tmp_path / "go.mod").write_text(
+        f"module example.com/gcd\n\ngo 1.19\n\nrequire github.com/google/go-cmp v0.5.9\n\n"
+        f"replace github.com/google/go-cmp => {GO_CMP}\n"
+    )
+    (tmp_path / "x_test.go").write_text(GO_CMP_TEST)
+    result = run_tests(tmp_path, env={"GOFLAGS": "-mod=mod", "GOPROXY": "off"})
+    assert result.summary.failed == 2, result.output_tail
+    config = by_name(result, "TestConfig")
+    assert "Port: 8080," in config.expected and "Port: 8081," in config.got
+    assert config.hint.startswith("Field `Port` differs (8080 wanted, 8081 produced)")
+    values = by_name(result, "TestSlice")
+    assert values.hint.startswith('The diff\'s first change: `"b",` wanted, `"c",` produced.')
