@@ -10,6 +10,7 @@ Each suite runs in a temp copy with its planted bug (the one of tests/testrun/te
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -20,12 +21,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from tests.testrun.test_real_suites import SUITES, Suite  # noqa: E402
+from tests.testrun.test_real_suites import ENV, SUITES, Suite  # noqa: E402
 
 CACHE = ROOT / "tests" / "testrun" / "corpus" / ".cache"
 REPETITIONS = 3
-# the raw command a person would run, and its verbose form (for the bytes a reader would otherwise get)
-RAW = {
+# the raw command a person would run, its verbose form (for the bytes a reader would otherwise get), and
+# graphlemon's arguments when they are not `--command RAW` (go: its own `go test -json` on the same packages)
+GO_PACKAGES = "./cmp/cmpopts/... ./cmp/internal/..."
+RAW: dict[str, tuple[str, str] | tuple[str, str, list[str]]] = {
+    "node-test-c8": ("npm run test:unit", "npm run test:unit"),
+    "go-cmp": (f"go test {GO_PACKAGES}", f"go test -v {GO_PACKAGES}", GO_PACKAGES.split()),
+    "cargo-semver": ("cargo test --no-fail-fast", "cargo test --no-fail-fast", []),
     "mocha-nyc-npm-chain": ("npm test", "npm test"),
     "tape-tap13": ("npm run tests-only", "npm run tests-only"),
     "unittest": (
@@ -38,7 +44,7 @@ RAW = {
 def _copy(suite: Suite, dest: Path) -> Path:
     source = CACHE / suite.package
     target = dest / suite.package
-    shutil.copytree(source, target, ignore=shutil.ignore_patterns("node_modules", ".nyc_output"))
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("node_modules", ".nyc_output", "target"))
     if (source / "node_modules").is_dir():
         (target / "node_modules").symlink_to(source / "node_modules", target_is_directory=True)
     path = target / suite.bug_file
@@ -47,8 +53,9 @@ def _copy(suite: Suite, dest: Path) -> Path:
 
 
 def _timed(argv: list[str], cwd: Path) -> tuple[float, bytes]:
+    env = {**os.environ, **ENV, "CARGO_TARGET_DIR": str(cwd.parent / "cargo-target")}  # shared: built once
     start = time.perf_counter()
-    proc = subprocess.run(argv, cwd=cwd, capture_output=True, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(argv, cwd=cwd, capture_output=True, stdin=subprocess.DEVNULL, env=env)
     return time.perf_counter() - start, proc.stdout + proc.stderr
 
 
@@ -58,11 +65,12 @@ def main() -> None:
         sys.exit(f"error[INVALID_PARAM]: the corpus is not installed ({', '.join(missing)}): run `make fixtures`")
     print(f"{'suite':<22} {'raw s':>7} {'ours s':>7} {'overhead':>9} {'json B':>8} {'raw -v B':>9} {'ratio':>7} named")
     for suite in (s for s in SUITES if s.id in RAW):
-        raw_cmd, verbose_cmd = RAW[suite.id]
+        raw_cmd, verbose_cmd, *ours_args = RAW[suite.id]
         with tempfile.TemporaryDirectory() as tmp:
             project = _copy(suite, Path(tmp))
             ours_cmd = [sys.executable, "-m", "graphlemon", "test", "--json", "--project", str(project)]
-            ours_cmd += ["--command", suite.command or raw_cmd]
+            ours_cmd += ours_args[0] if ours_args else ["--command", suite.command or raw_cmd]
+            _timed(["/bin/sh", "-c", raw_cmd], project)  # warm-up: builds (go, cargo) and caches, untimed
             raw_times, our_times, result = [], [], b""
             for _ in range(REPETITIONS):
                 raw_times.append(_timed(["/bin/sh", "-c", raw_cmd], project)[0])

@@ -34,15 +34,19 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
-# The real-suite corpus (tests/testrun/test_real_suites.py): pinned packages from the npm registry and PyPI,
+# The real-suite corpus (tests/testrun/test_real_suites.py): pinned packages from the npm registry, PyPI and
+# Debian (Go and Rust library sources as Debian ships them: golang-*-dev, librust-*-dev, built offline),
 # unpacked once into tests/testrun/corpus/.cache/NAME-VERSION (a stamp file marks a finished install).
+# `dev` (npm) installs only those devDependencies (the test runner), not linters and type checkers;
+# `drop_dependencies` (cargo) removes optional dependencies Debian's copy cannot resolve offline.
 corpus=tests/testrun/corpus
 cache=$corpus/.cache
 mkdir -p "$cache"
-python3 - "$corpus/corpus.json" <<'PY' | while read -r registry name version; do
+python3 - "$corpus/corpus.json" <<'PY' | while IFS=$'\t' read -r registry name version source dev drop; do
 import json, sys
 for p in json.load(open(sys.argv[1]))["packages"]:
-    print(p["registry"], p["name"], p["version"])
+    print("\t".join([p["registry"], p["name"], p["version"], p.get("source", "-"),
+                     " ".join(p.get("dev", [])) or "-", " ".join(p.get("drop_dependencies", [])) or "-"]))
 PY
   dest="$cache/$name-$version"
   if [ -f "$dest/.graphlemon-corpus-ok" ]; then continue; fi
@@ -52,12 +56,44 @@ PY
     npm)
       (cd "$cache/tmp" && npm pack "$name@$version" --silent >/dev/null)
       tar xzf "$cache"/tmp/*.tgz -C "$dest" --strip-components=1
-      # the package's own devDependencies (its test runner); no install scripts, no audit
-      (cd "$dest" && npm install --no-audit --no-fund --ignore-scripts --no-package-lock --loglevel=error)
+      if [ "$dev" = "-" ]; then
+        # the package's own devDependencies (its test runner); no install scripts, no audit
+        (cd "$dest" && npm install --no-audit --no-fund --ignore-scripts --no-package-lock --loglevel=error)
+      else
+        # only the named devDependencies, at the ranges the package asks for (package.json moved aside so
+        # npm installs just these)
+        specs=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); dev={**d.get("dependencies",{}), **d.get("devDependencies",{})}
+print(" ".join(f"{n}@{dev[n]}" for n in sys.argv[2].split()))' "$dest/package.json" "$dev")
+        mv "$dest/package.json" "$cache/tmp/package.json"
+        (cd "$dest" && npm install --no-audit --no-fund --ignore-scripts --no-save --no-package-lock --loglevel=error $specs)
+        mv "$cache/tmp/package.json" "$dest/package.json"
+      fi
       ;;
     pypi)
       .venv/bin/python -m pip download -q --no-deps --no-binary :all: -d "$cache/tmp" "$name==$version" 2>/dev/null
       tar xzf "$cache"/tmp/*.tar.gz -C "$dest" --strip-components=1
+      ;;
+    debian-go|debian-cargo)
+      # source = "DEBIAN_PACKAGE:/path/it/installs"; the pinned version is checked against dpkg's
+      deb=${source%%:*}; path=${source#*:}
+      if [ ! -d "$path" ] && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$deb" >/dev/null
+      fi
+      have=$(dpkg-query -W -f='${Version}' "$deb" 2>/dev/null || true)
+      if [ "${have%%-*}" != "$version" ]; then
+        echo "fixtures: corpus $name wants Debian's $deb $version, found '${have:-none}'" >&2; rm -rf "$dest"; continue
+      fi
+      cp -r "$path/." "$dest/"
+      if [ "$drop" != "-" ]; then
+        python3 - "$dest/Cargo.toml" $drop <<'PY'
+import re, sys
+path, names = sys.argv[1], sys.argv[2:]
+text = open(path).read()
+for name in names:
+    text = re.sub(rf"\[dependencies\.{re.escape(name)}\]\n(?:[^\[\n].*\n|\n)*", "", text)
+open(path, "w").write(text)
+PY
+      fi
       ;;
   esac
   rm -rf "$cache/tmp"

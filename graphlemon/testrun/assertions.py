@@ -60,10 +60,43 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str, str], ...] = (
 )
 
 
+_NODE_DIFF = re.compile(r"^\s*\+ actual - expected[^\n]*\n", re.M)
+_NODE_DIFF_LINE = re.compile(r"^\s*(?P<mark>[-+ ]) (?P<text>.*)$")
+
+
+def node_assert_diff(text: str) -> tuple[str | None, str | None]:
+    """node:assert's `+ actual - expected` diff: `-` (and common) lines are expected, `+` (and common) lines got.
+
+    Node prints it when a value has no short form (`undefined` against an object, multi-line values) and
+    then leaves `expected` / `actual` out of its TAP YAML.
+    """
+    header = _NODE_DIFF.search(text or "")
+    if header is None:
+        return None, None
+    expected: list[str] = []
+    got: list[str] = []
+    for line in text[header.end() :].splitlines():
+        if not line.strip() or re.fullmatch(r"\s*\^|\s*\.\.\.", line):
+            continue
+        match = _NODE_DIFF_LINE.match(line)
+        if match is None:
+            break
+        if match["mark"] != "+":
+            expected.append(match["text"])
+        if match["mark"] != "-":
+            got.append(match["text"])
+    if not expected or not got or expected == got:
+        return None, None
+    return clip("\n".join(expected), VALUE_CHARS), clip("\n".join(got), VALUE_CHARS)
+
+
 def extract_expected_got(text: str) -> tuple[str | None, str | None]:
     """The first (expected, got) pair any known dialect finds in `text`."""
     if not text:
         return None, None
+    diff = node_assert_diff(text[:20000])
+    if diff[0] is not None:
+        return diff
     for pattern, expected_group, got_group in _PATTERNS:
         match = pattern.search(text[:20000])
         if match:

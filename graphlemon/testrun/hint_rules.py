@@ -116,6 +116,17 @@ def _hang(m: re.Match[str], ctx: HintContext) -> str:
             "an infinite loop, a blocking read or input(), or a server / subprocess the test never stops.")  # fmt: skip
 
 
+def _go_timeout(m: re.Match[str], ctx: HintContext) -> str:
+    place = f" while in `{m.group('func')}` ({m.group('at')})" if m.group("func") else ""
+    return (f"go test's -timeout ({m.group('after')}) stopped `{m.group('test')}`{place}: look for a loop whose exit "
+            "condition this input never reaches, or a channel send/receive, lock or WaitGroup with no partner.")  # fmt: skip
+
+
+def _not_installed(m: re.Match[str], ctx: HintContext) -> str:
+    return (f"`{m.group('cmd')}` is not installed where the test script runs it: install the project's dependencies "
+            "(devDependencies included), or run the script's test step without it.")  # fmt: skip
+
+
 def _unhandled(m: re.Match[str], ctx: HintContext) -> str:
     return ("A promise rejected (or an error was thrown) outside any test, so the run fails even though the tests "
             f"passed{ctx.where}: await that promise or add a .catch, and make sure timers/handlers end with the test.")  # fmt: skip
@@ -180,6 +191,14 @@ def panic_hint(m: re.Match[str], ctx: HintContext) -> str:
 _I = re.IGNORECASE
 RULES: tuple[Rule, ...] = (
     (re.compile(r"did not finish within [\d.]+ ?s"), _hang),
+    (
+        re.compile(
+            r"^panic: test timed out after (?P<after>\S+): (?P<test>\S+) was still running(?:, in (?P<func>\S+) at (?P<at>\S+))?",
+            re.M,
+        ),
+        _go_timeout,
+    ),
+    (re.compile(r"^(?:(?:/bin/)?(?:ba)?sh: (?:line )?\d+: )(?P<cmd>[\w.@/+-]+): (?:command )?not found$", re.M), _not_installed),
     (re.compile(r"Unhandled (?:Rejection|Error|errors?)\b", _I), _unhandled),
     (re.compile(r"No module named '(?P<mod>[^']+)'"), _module_missing),
     (re.compile(r"cannot import name '(?P<name>[^']+)' from '(?P<mod>[^']+)'"), _cannot_import),

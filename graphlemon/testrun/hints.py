@@ -15,7 +15,9 @@ from pathlib import Path
 from .hint_context import HintContext, error_type, short_path, source_frame
 from .hint_rules import RULES, panic_hint
 from .hint_values import value_hint
+from .parsers.go_messages import changed_lines
 from .result_models import TestFailure
+from .rust_source import rust_place
 
 _PHASES = (
     ("setup", "so the test body never ran", "make that fixture work for this test before looking at the test body."),
@@ -29,7 +31,7 @@ _PHASES = (
 
 def build_hint(failure: TestFailure, root: Path | None = None) -> str:
     ctx = HintContext(failure, root)
-    hint = _first_rule(ctx) or _with_call(ctx, _status_hint(ctx) or _value_hint(failure))
+    hint = _first_rule(ctx) or _with_call(ctx, _status_hint(ctx) or _diff_hint(failure) or _value_hint(failure))
     for phase, consequence, advice in _PHASES:
         if failure.message.startswith(f"error in {phase}"):
             error = error_type(ctx) or "an error"
@@ -126,13 +128,59 @@ def _status_pair(ctx: HintContext) -> tuple[int | None, int | None]:
     return None, None
 
 
+_FIELD = re.compile(r"^(?P<key>[\w.\[\]\"'-]+):\s+(?P<value>.+?),?$")
+
+
+def _diff_hint(failure: TestFailure) -> str | None:
+    """A `(-want +got)` diff (go-cmp): name the first changed line, or field, and what kind of change it is."""
+    want, got = changed_lines(failure.message)
+    if not want and not got:
+        return None
+    if not got:
+        return f"The result lacks what the diff marks as wanted, first `{_clip(want[0])}`: check the code that should produce it."
+    if not want:
+        return f"The result has extra content the diff marks, first `{_clip(got[0])}`: check the code that adds it."
+    w, g = _FIELD.match(want[0]), _FIELD.match(got[0])
+    if w and g and w["key"] == g["key"]:
+        kind = value_hint(w["value"], g["value"]) or ""
+        return f"Field `{w['key']}` differs ({_clip(w['value'])} wanted, {_clip(g['value'])} produced). {kind}".strip()
+    kind = value_hint(want[0].rstrip(","), got[0].rstrip(",")) or ""
+    return f"The diff's first change: `{_clip(want[0])}` wanted, `{_clip(got[0])}` produced. {kind}".strip()
+
+
 def _value_hint(failure: TestFailure) -> str | None:
     if failure.expected is None or failure.got is None:
         return None
     return value_hint(failure.expected, failure.got)
 
 
+def _rust_panic(ctx: HintContext) -> str | None:
+    """A libtest panic: a failed assertion in test code (a test or its helper), or a panic in the code under test."""
+    f = ctx.failure
+    panic = re.search(r"panicked at [^\n]*\n?(?P<msg>[^\n]*)", ctx.text)
+    place = rust_place(ctx.root, f.file, f.line) if panic else None
+    if place is None or panic is None:
+        return None
+    at = f"{f.file}:{f.line}" if f.line else f.file
+    message = _clip(f.message.strip().splitlines()[0] if f.message.strip() else panic.group("msg").strip(), 140)
+    test_fn = f.name.rsplit("::", 1)[-1]
+    if place.in_test_code:
+        where = (f"in test helper `{place.function}` ({at})" if place.function and place.function != test_fn
+                 else f"in the test ({at})")  # fmt: skip
+        check = message.removeprefix("assertion failed: ")
+        what = f"The assertion `{check}`" if check != message else f"An assertion (message `{message}`)"
+        return (f"{what} {where} failed — a check of the test, not a panic in the code under test. Print the "
+                "values it checks (or use assert_eq! so both are shown) and trace them back to the code under test "
+                "that computes them for this input.")  # fmt: skip
+    inside = f" in `{place.function}`" if place.function else ""
+    return (f"The code under test panicked{inside} ({at}): {message} — handle that case instead of panicking, or "
+            "fix the state that leads to it.")  # fmt: skip
+
+
 def _fallback(ctx: HintContext) -> str:
+    rust = _rust_panic(ctx)
+    if rust:
+        return rust
     error = error_type(ctx)
     where = ctx.where
     if error:

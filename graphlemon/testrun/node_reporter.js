@@ -6,7 +6,7 @@
 const util = require("node:util");
 
 function value(v) {
-  if (v === undefined) return undefined;
+  if (v === undefined) return "undefined"; // assert.strictEqual(undefined, x): a value, not a missing one
   try {
     const text = JSON.stringify(v);
     if (text !== undefined) return text;

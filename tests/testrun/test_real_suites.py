@@ -65,7 +65,23 @@ SUITES = [
     # pytest with assertions in a helper module pytest does not rewrite (test/common.py: assert_equal)
     Suite("pytest-helper-asserts", "tabulate-0.10.0", (10, 0, 1), (3, 7, 1), "tabulate/__init__.py",
           "MIN_PADDING = 2", "MIN_PADDING = 3", "pytest", targets=["test/test_output.py", "test_plain"]),
+    # node:test under c8 through `npm run test:unit` = `c8 --100 node --test` (TAP from node's test runner)
+    Suite("node-test-c8", "fastify-plugin-5.0.1", (43, 0, 0), (35, 8, 0), "lib/toCamelCase.js",
+          "return g1.toUpperCase()", "return g1.toLowerCase()", "npm-test", command="npm run test:unit"),
+    # go test -json on Debian's go-cmp source (offline: no dependencies); leaf tests counted, parents not.
+    # The cmpopts and internal packages (388 tests; all of ./... is 686, with the slow cmp package)
+    Suite("go-cmp", "go-cmp-0.5.9", (388, 0, 0), (385, 3, 0), "cmp/cmpopts/equate.go",
+          "return math.Abs(x-y) <= math.Max(a.marg, relMarg)", "return math.Abs(x-y) < math.Max(a.marg, relMarg)",
+          "go", targets=["./cmp/cmpopts/...", "./cmp/internal/..."], failing={"TestOptions/EquateApprox#12", "TestOptions/EquateApprox+EquateNaNs",
+                         "TestOptions/EquateApprox+EquateNaNs+Transform"}),
+    # cargo test on Debian's semver crate (unit, integration and doc tests; asserts in #[track_caller] helpers)
+    Suite("cargo-semver", "semver-1.0.14", (35, 0, 0), (33, 2, 0), "src/eval.rs",
+          "        if ver.minor != minor {\n            return ver.minor > minor;",
+          "        if ver.minor != minor {\n            return ver.minor < minor;", "cargo",
+          failing={"test_basic", "test_caret"}),
 ]  # fmt: skip
+# offline go and cargo builds, each run's cargo target inside its temp folder
+ENV = {"GOFLAGS": "-mod=mod", "GOPROXY": "off", "CARGO_NET_OFFLINE": "true"}
 
 
 def _copy(suite: Suite, dest: Path) -> Path:
@@ -73,7 +89,7 @@ def _copy(suite: Suite, dest: Path) -> Path:
     if not (source / ".graphlemon-corpus-ok").is_file():
         pytest.fail(f"the real-suite corpus is not installed ({source}): run `make fixtures`")
     target = dest / suite.package
-    shutil.copytree(source, target, ignore=shutil.ignore_patterns("node_modules", ".nyc_output", ".pytest_cache"))
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("node_modules", ".nyc_output", ".pytest_cache", "target"))
     if (source / "node_modules").is_dir():
         (target / "node_modules").symlink_to(source / "node_modules", target_is_directory=True)
     return target
@@ -87,7 +103,8 @@ def _plant(project: Path, suite: Suite) -> None:
 
 
 def _run(project: Path, suite: Suite):
-    return run_tests(project, suite.targets, command=suite.command, timeout=300)
+    env = {**ENV, "CARGO_TARGET_DIR": str(project.parent / "cargo-target")}
+    return run_tests(project, suite.targets, command=suite.command, timeout=300, env=env)
 
 
 def _counts(result) -> tuple[int, int, int]:
@@ -110,7 +127,7 @@ def test_real_suite_counts_green_and_with_a_planted_bug(suite: Suite, tmp_path: 
     assert not broken.ok and not broken.crashed and not broken.unparsed
     assert broken.counts_source in ("report", "text")
     failing = {f.name for f in broken.failures}
-    assert len(failing) == suite.bug[1]
+    assert len({(f.file, f.name) for f in broken.failures}) == suite.bug[1]  # same-named tests in two files
     if suite.failing:
         assert failing == suite.failing
     if suite.subtests is not None:

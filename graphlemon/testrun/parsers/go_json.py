@@ -3,7 +3,9 @@
 A test with subtests is a parent: only leaves are cases, unless the parent failed
 while none of its subtests did. A package that failed with no failing test (a
 panic in init, TestMain, a build failure) becomes one failure named after it.
-`module` (from go.mod) turns import paths into folders.
+`module` (from go.mod) turns import paths into folders. A t.Errorf message is kept whole (its
+continuation lines too) and read by the Go conventions (go_messages.py); a `-timeout` panic fails
+the tests it stopped, by name, not their package.
 """
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ from collections import defaultdict
 from ..output_text import to_str
 from ..result_models import ParsedRun, TestCase
 from .common import json_lines, make_failure
+from .go_messages import Timeout, go_expected_got, go_timeout, log_messages, timeout_message
 
-_LOCATION = re.compile(r"^\s+(?P<file>[\w./-]+\.go):(?P<line>\d+): (?P<message>.*)$")
 _TEST_FRAME = re.compile(r"^\t(?P<file>\S+_test\.go):(?P<line>\d+)", re.M)
 _NOISE = re.compile(r"^(?:=== (?:RUN|PAUSE|CONT|NAME)|\s*--- (?:PASS|FAIL|SKIP):|PASS$|FAIL$|ok\s|FAIL\s)")
 _BUILD_FAILED = re.compile(r"^FAIL\s+(?P<pkg>\S+) \[(?:build failed|setup failed)\]", re.M)
@@ -64,6 +66,8 @@ def parse_go_json(report: str, stderr: str = "", module: str | None = None) -> P
         if key in parents and not (outcome[key] == "fail" and key not in failing_parents):
             continue  # a parent is not a case, unless it failed while none of its subtests did
         _add_test(run, key, outcome[key], output[key], module)
+    for package in {pkg for pkg, failed in package_failed.items() if failed}:
+        _fail_timed_out(run, package, order, outcome, output, module)
     failing_packages = {pkg for (pkg, _t), c in ((k, outcome[k]) for k in order) if c == "fail"}
     for package, failed in package_failed.items():
         if failed and package not in failing_packages:
@@ -87,10 +91,10 @@ def _add_test(run: ParsedRun, key: tuple[str, str], status: str, output: list[st
         return
     folder = package_dir(package, module)
     lines = [ln.rstrip("\n") for ln in output]
-    located = [m for m in (_LOCATION.match(ln) for ln in lines) if m]
+    located = log_messages(lines)
     file, line = None, None
     if located:
-        file, line = f"{folder}/{located[0]['file']}".removeprefix("./"), int(located[0]["line"])
+        file, line = f"{folder}/{located[0].file}".removeprefix("./"), located[0].line
     else:  # a panic: the test file's frame in the goroutine trace
         frame = _TEST_FRAME.search("".join(output))
         if frame:
@@ -100,8 +104,44 @@ def _add_test(run: ParsedRun, key: tuple[str, str], status: str, output: list[st
     if case_status == "failed":
         detail = "".join(output)
         body = [ln for ln in lines if ln.strip() and not _NOISE.match(ln.strip())]
-        message = "\n".join(m["message"] for m in located) or "\n".join(body[:4]) or "failed"
-        run.failures.append(make_failure(test, file=file, line=line, message=message, detail=detail))
+        message = "\n".join(m.text for m in located) or "\n".join(body[:4]) or "failed"
+        expected, got = go_expected_got(message)
+        run.failures.append(make_failure(test, file=file, line=line, message=message, detail=detail,
+                                         expected=expected, got=got))  # fmt: skip
+
+
+def _fail_timed_out(
+    run: ParsedRun,
+    package: str,
+    order: list[tuple[str, str]],
+    outcome: dict[tuple[str, str], str],
+    output: dict[tuple[str, str], list[str]],
+    module: str | None,
+) -> None:
+    """`panic: test timed out after 3s`: the tests it stopped fail by name (with their frame), not the package."""
+    texts = {key: "".join(output[key]) for key in order if key[0] == package}
+    texts[(package, "")] = "".join(output[(package, "")])
+    timeout = next((t for t in map(go_timeout, texts.values()) if t is not None), None)
+    if timeout is None:
+        return
+    stopped = timeout.tests or [t for (pkg, t) in order if pkg == package and outcome[(pkg, t)] == "running"]
+    for test in stopped:
+        if outcome.get((package, test), "running") != "running":
+            continue  # it ended before the alarm
+        if (package, test) not in outcome:
+            order.append((package, test))
+        outcome[(package, test)] = "fail"
+        if not any(other.startswith(test + "/") for other in stopped):  # a parent is not a case
+            _add_timed_out(run, package, test, timeout, "".join(texts.values()), module)
+
+
+def _add_timed_out(run: ParsedRun, package: str, test: str, timeout: Timeout, text: str, module: str | None) -> None:
+    folder = package_dir(package, module)
+    frame = timeout.frames.get(test.split("/")[0])
+    file = f"{folder}/{frame[0].rsplit('/', 1)[-1]}".removeprefix("./") if frame else None
+    line = frame[1] if frame else None
+    run.cases.append(TestCase(name=test, file=file, line=line, status="failed", selector=f"{folder}\t{test}"))
+    run.failures.append(make_failure(test, file=file, line=line, message=timeout_message(timeout, test), detail=text))
 
 
 def _add_package_failure(run: ParsedRun, package: str, text: str, module: str | None) -> None:

@@ -1,4 +1,8 @@
-"""`go test` without -json (a custom command): `--- FAIL/PASS/SKIP:` lines and package verdicts."""
+"""`go test` without -json (a custom command): `--- FAIL/PASS/SKIP:` lines and package verdicts.
+
+Messages are kept whole and read by the Go conventions (go_messages.py); a `-timeout` panic fails
+the tests it stopped, by name.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +10,10 @@ import re
 
 from ..result_models import ParsedRun, TestCase
 from .common import make_failure
+from .go_messages import go_expected_got, go_timeout, log_messages, timeout_message
 
 _RESULT = re.compile(r"^(?P<indent>\s*)--- (?P<status>PASS|FAIL|SKIP): (?P<name>\S+) \([\d.]+s\)$", re.M)
-_LOCATION = re.compile(r"^\s+(?P<file>[\w./-]+\.go):(?P<line>\d+): (?P<message>.*)$", re.M)
+_BODY_END = re.compile(r"^(?:=== (?:RUN|CONT|PAUSE|NAME)|panic: |FAIL\s|ok\s|PASS$|FAIL$)", re.M)
 _STATUS = {"PASS": "passed", "FAIL": "failed", "SKIP": "skipped"}
 
 
@@ -23,11 +28,38 @@ def parse_go_text(output: str) -> ParsedRun:
         status = _STATUS[match["status"]]
         run.cases.append(TestCase(name=name, status=status, selector=f".\t{name}"))  # type: ignore[arg-type]
         if status == "failed":
-            start = match.end()
-            end = results[i + 1].start() if i + 1 < len(results) else len(output)
-            body = output[start:end]
-            located = _LOCATION.search(body)
-            message = located["message"] if located else "failed"
-            run.failures.append(make_failure(name, file=located["file"] if located else None,
-                                             line=int(located["line"]) if located else None, message=message, detail=body))  # fmt: skip
+            body = _body(output, match, results[i + 1].start() if i + 1 < len(results) else len(output))
+            located = log_messages(body.splitlines())
+            message = "\n".join(m.text for m in located) or "failed"
+            expected, got = go_expected_got(message)
+            first = located[0] if located else None
+            run.failures.append(make_failure(name, file=first.file if first else None,
+                                             line=first.line if first else None, message=message, detail=body,
+                                             expected=expected, got=got))  # fmt: skip
+    _add_timed_out(run, output, names)
     return run
+
+
+def _body(output: str, result: re.Match[str], next_start: int) -> str:
+    """The test's log lines: after its `--- FAIL` line (plain `go test`), else after its `=== RUN` line (`-v`)."""
+    after = output[result.end() : next_start]
+    end = _BODY_END.search(after)
+    body = after[: end.start()] if end else after
+    if log_messages(body.splitlines()):
+        return body
+    runs = list(re.finditer(rf"^=== RUN\s+{re.escape(result['name'])}$", output[: result.start()], re.M))
+    return output[runs[-1].end() : result.start()] if runs else body
+
+
+def _add_timed_out(run: ParsedRun, output: str, ended: set[str]) -> None:
+    """Without -json a test stopped by `-timeout` has no `--- FAIL` line: name it from the panic."""
+    timeout = go_timeout(output)
+    if timeout is None:
+        return
+    stopped = timeout.tests or [name for name in timeout.frames if name not in ended]
+    for test in (t for t in stopped if t not in ended and not any(o.startswith(t + "/") for o in stopped)):
+        frame = timeout.frames.get(test.split("/")[0])
+        file, line = (frame[0].rsplit("/", 1)[-1], frame[1]) if frame else (None, None)
+        run.cases.append(TestCase(name=test, file=file, line=line, status="failed", selector=f".\t{test}"))
+        run.failures.append(make_failure(test, file=file, line=line, message=timeout_message(timeout, test),
+                                         detail=output[-8000:]))  # fmt: skip

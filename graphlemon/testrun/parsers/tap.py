@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from ...models import TestSummary
+from ..assertions import node_assert_diff
 from ..result_models import ParsedRun, TestCase
 from .common import UNNAMED, make_failure
 from .js_common import value_text
@@ -90,13 +91,10 @@ def _add_result(run: ParsedRun, result: Any, group: str) -> None:
     if operator:
         message = f"{message} ({operator})"
     detail = "\n".join(f"{k}: {v}" for k, v in block.items()) or message
-    run.failures.append(
-        make_failure(
-            name, file=file, line=line, message=message, detail=detail,
-            expected=_text(block.get("expected")) if has_values else None,
-            got=_text(block.get("actual")) if has_values else None,
-        )
-    )  # fmt: skip
+    expected, got = (_text(block.get("expected")), _text(block.get("actual"))) if has_values else (None, None)
+    if not has_values:  # node:test leaves them out when a side is undefined or a function: its diff has both
+        expected, got = node_assert_diff(str(block.get("error") or ""))
+    run.failures.append(make_failure(name, file=file, line=line, message=message, detail=detail, expected=expected, got=got))
 
 
 def _number_repeated_names(run: ParsedRun, numbers: list[int | None]) -> None:

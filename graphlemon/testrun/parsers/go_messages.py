@@ -1,0 +1,154 @@
+"""What a failing Go test said: whole t.Errorf messages, Go's got/want conventions, and timeouts.
+
+`go test` prints a t.Errorf/t.Fatalf message as `    file_test.go:12: first line` followed by its
+other lines indented four more spaces; all of them are the message. Expected/got follow the Go
+conventions (https://go.dev/wiki/CodeReviewComments#useful-test-failures):
+`F(x) = 3, want 4`, `got X, want Y`, `got:\\n...\\nwant:\\n...` blocks, and go-cmp's
+`(-want +got)` diffs (whose want and got sides are rebuilt from the diff's lines). A
+`panic: test timed out after 3s` names the tests it stopped: go ≥ 1.20 lists them under
+`running tests:`, older versions leave them started and never ended, with their frame in the
+goroutine dump.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..assertions import VALUE_CHARS, extract_expected_got
+from ..output_text import clip
+
+_LOCATION = re.compile(r"^(?P<indent>\s+)(?P<file>[\w./-]+\.go):(?P<line>\d+): (?P<message>.*)$")
+
+
+@dataclass(frozen=True)
+class LogMessage:
+    file: str
+    line: int
+    text: str  # the whole message, its lines joined by "\n"
+
+
+def log_messages(lines: list[str]) -> list[LogMessage]:
+    """Each `file.go:N: message` of a test's output with the lines that continue it."""
+    found: list[LogMessage] = []
+    current: tuple[str, str, int, list[str]] | None = None  # indent, file, line, message lines
+    for raw in lines:
+        match = _LOCATION.match(raw)
+        if match:
+            if current:
+                found.append(LogMessage(current[1], current[2], "\n".join(current[3])))
+            current = (match["indent"] + "    ", match["file"], int(match["line"]), [match["message"]])
+        elif current and raw.startswith(current[0]):
+            current[3].append(raw[len(current[0]) :])
+        elif current:
+            found.append(LogMessage(current[1], current[2], "\n".join(current[3])))
+            current = None
+    if current:
+        found.append(LogMessage(current[1], current[2], "\n".join(current[3])))
+    return found
+
+
+# `got 500, want 401`, `Sum(x) = 3; got 3, want 6`
+_GOT_WANT = re.compile(r"\bgot:?\s+(?P<g>\S.*?)[,;]?\s+want(?:ed)?:?\s+(?P<e>\S.*?)\s*$", re.M)
+# `Len() = 3, want 4`, `Sum([1 2]) = 3; want 4` (the call is the first part of the message)
+_CALL_EQUALS = re.compile(r"^(?P<call>.*?\S) = (?P<g>.+?)[,;] want:? (?P<e>.+?)\s*$", re.M)
+# `want MX` above `got  XXY` (got above want is _GOT_WANT), as a multi-line t.Errorf writes them
+_LINE_PAIR_WANT_FIRST = re.compile(r"^\s*want:?[ \t]+(?P<e>\S.*?)\s*\n\s*got:?[ \t]+(?P<g>\S.*?)\s*$", re.M)
+# `got:\n<block>\nwant:\n<block>` (either order): the blocks run to the next label or the end
+_BLOCKS = re.compile(r"^\s*got:\s*\n(?P<g>(?:.*\n)*?)\s*want:\s*\n(?P<e>(?:.*\n?)*)", re.M)
+_BLOCKS_WANT_FIRST = re.compile(r"^\s*want:\s*\n(?P<e>(?:.*\n)*?)\s*got:\s*\n(?P<g>(?:.*\n?)*)", re.M)
+_DIFF_HEADER = re.compile(r"\((?P<first>[-+])(?P<a>want|got|expected|actual) (?P<second>[-+])(?P<b>want|got|expected|actual)\)")
+_DIFF_LINE = re.compile(r"^(?P<mark>[-+ ])[ \u00a0](?P<text>.*)$")
+
+
+def go_expected_got(message: str) -> tuple[str | None, str | None]:
+    """(expected, got) from a Go test's message, by the conventions above, else the shared dialects."""
+    diff = diff_sides(message)
+    if diff is not None:
+        return diff
+    for pattern in (_BLOCKS, _BLOCKS_WANT_FIRST, _GOT_WANT, _CALL_EQUALS, _LINE_PAIR_WANT_FIRST):
+        match = pattern.search(message)
+        if match:
+            expected, got = match["e"].rstrip("\n"), match["g"].rstrip("\n")
+            if expected.strip() and got.strip() and expected != got:
+                return clip(expected, VALUE_CHARS), clip(got, VALUE_CHARS)
+    return extract_expected_got(message)
+
+
+def diff_sides(message: str) -> tuple[str, str] | None:
+    """A `(-want +got)` diff's two sides: the want side is its ` ` and `-` lines, the got side its ` ` and `+` lines."""
+    lines = _diff_lines(message)
+    if lines is None:
+        return None
+    want = [text for mark, text in lines if mark != "got"]
+    got = [text for mark, text in lines if mark != "want"]
+    if want == got:
+        return None
+    return clip("\n".join(want), VALUE_CHARS), clip("\n".join(got), VALUE_CHARS)
+
+
+def changed_lines(message: str) -> tuple[list[str], list[str]]:
+    """A diff's lines only on the want side and only on the got side (marks dropped), for a hint that names them."""
+    lines = _diff_lines(message) or []
+    return [t.strip() for m, t in lines if m == "want"], [t.strip() for m, t in lines if m == "got"]
+
+
+def _diff_lines(message: str) -> list[tuple[str, str]] | None:
+    """The diff after a `(-want +got)` header as (side, text): side is `want`, `got` or `both`."""
+    header = _DIFF_HEADER.search(message)
+    if header is None:
+        return None
+    minus_label = header["a"] if header["first"] == "-" else header["b"]
+    minus, plus = ("want", "got") if minus_label in ("want", "expected") else ("got", "want")
+    side = {"-": minus, "+": plus, " ": "both"}
+    return [(side[m["mark"]], m["text"]) for m in map(_DIFF_LINE.match, message[header.end() :].splitlines()) if m]
+
+
+_TIMED_OUT = re.compile(r"^panic: test timed out after (?P<after>\S+)", re.M)
+_RUNNING_LIST = re.compile(r"^running tests:\n(?P<list>(?:\t.+\n?)+)", re.M)
+_RUNNING_ENTRY = re.compile(r"^\t(?P<name>\S+) \([^)]*\)", re.M)
+# a goroutine frame of a test function: `example.com/pkg.TestWait(0xc0…)` then `\t/path/x_test.go:46 +0xf`
+_TEST_FRAME = re.compile(r"^(?:[\w./-]+\.)(?P<name>Test\w*)\([^)\n]*\)\n\t(?P<file>\S+_test\.go):(?P<line>\d+)", re.M)
+
+
+_FRAME = re.compile(r"^(?P<func>\S+)\([^\n]*\)\n\t(?P<path>\S+\.go):(?P<line>\d+)", re.M)
+_GO_ROOT = re.compile(r"/usr/(?:local/)?lib/go|/usr/local/go/|/go/src/(?:runtime|testing|sync|time)/|^_testmain\.go")
+
+
+@dataclass(frozen=True)
+class Timeout:
+    after: str  # as go printed it: `3s`, `10m0s`
+    tests: list[str]  # the tests it stopped, when named (`running tests:` or the running ones)
+    frames: dict[str, tuple[str, int]]  # test function → its file and line in the goroutine dump
+    innermost: dict[str, tuple[str, str, int]]  # test function → (func, file, line) its goroutine was in
+
+
+def go_timeout(text: str) -> Timeout | None:
+    match = _TIMED_OUT.search(text)
+    if match is None:
+        return None
+    listed = _RUNNING_LIST.search(text, match.end())
+    tests = [m["name"] for m in _RUNNING_ENTRY.finditer(listed["list"])] if listed else []
+    frames = {m["name"]: (m["file"], int(m["line"])) for m in _TEST_FRAME.finditer(text, match.end())}
+    return Timeout(after=match["after"], tests=tests, frames=frames, innermost=_innermost(text[match.end() :]))
+
+
+def _innermost(dump: str) -> dict[str, tuple[str, str, int]]:
+    """For each test function's goroutine, its innermost frame outside Go's own packages."""
+    found: dict[str, tuple[str, str, int]] = {}
+    for block in re.split(r"\n\s*\ngoroutine ", dump):
+        frames = [(m["func"], m["path"], int(m["line"])) for m in _FRAME.finditer(block)]
+        tests = [f for f in frames if f[1].endswith("_test.go") and re.search(r"\.Test\w*$", f[0])]
+        own = [f for f in frames if not _GO_ROOT.search(f[1])]
+        if tests and own:
+            name = tests[0][0].rsplit(".", 1)[-1]
+            func, path, line = own[0]
+            found.setdefault(name, (func.rsplit("/", 1)[-1], path.rsplit("/", 1)[-1], line))
+    return found
+
+
+def timeout_message(timeout: Timeout, test: str) -> str:
+    where = timeout.innermost.get(test.split("/")[0])
+    inside = f", in {where[0]} at {where[1]}:{where[2]}" if where else ""
+    return (f"panic: test timed out after {timeout.after}: {test} was still running{inside} "
+            "(go test's -timeout stopped the whole test binary)")  # fmt: skip

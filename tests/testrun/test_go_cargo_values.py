@@ -1,0 +1,223 @@
+"""Issue 23 items 4 and 5 on minimal real projects: Go's message conventions and timeouts, cargo's assert vs panic."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from graphlemon.testrun import run_tests
+from graphlemon.testrun.parsers.go_json import parse_go_json
+
+from .helpers import by_name, copy_fixture, statuses
+
+
+def _require(tool: str) -> None:
+    if shutil.which(tool) is None:
+        pytest.fail(f"{tool} is not installed: run scripts/install-fixtures.sh (make test does)")
+
+
+@pytest.fixture(scope="module")
+def go_values(tmp_path_factory):
+    _require("go")
+    return copy_fixture("go_values", tmp_path_factory.mktemp("go-values"))
+
+
+def _check_go_values(result) -> None:
+    assert not result.ok and result.summary.failed == 6 and result.summary.passed == 0
+    multi = by_name(result, "TestDifferenceMultiLine")  # a multi-line t.Errorf is kept whole
+    assert multi.message == "Difference(a, b):\n\tgot  XXYZ\n\twant XXY"
+    assert (multi.expected, multi.got) == ("XXY", "XXYZ") and "extra content at the end" in multi.hint
+    length = by_name(result, "TestLenConvention")  # `Len() = 3, want 2`
+    assert (length.expected, length.got) == ("2", "3") and "Off by one" in length.hint
+    greet = by_name(result, "TestGotWantConvention")
+    assert (greet.expected, greet.got) == ('"Hello, Ada"', '"hello, Ada"') and "letter case" in greet.hint
+    blocks = by_name(result, "TestGotWantBlocks")  # `got:\n...\nwant:\n...`
+    assert (blocks.expected, blocks.got) == ("a;\nb", "a;\nb;") and "extra content" in blocks.hint
+    diff = by_name(result, "TestCmpStyleDiff")  # go-cmp's `(-want +got)`: both sides rebuilt from the diff
+    assert "Port:  8080," in diff.expected and "Port:  8081," in diff.got and "8081" not in diff.expected
+    assert diff.hint.startswith("Field `Port` differs (8080 wanted, 8081 produced)") and "Off by one" in diff.hint
+    hang = by_name(result, "TestWaitHangs")  # go's -timeout panic names the test, not the package folder
+    assert (hang.file, hang.line) == ("values_test.go", 46)
+    assert hang.message.startswith("panic: test timed out after 2s: TestWaitHangs was still running, in values.Wait at values.go:")
+    assert "`values.Wait`" in hang.hint and "-timeout (2s)" in hang.hint
+    assert not any("example.com" in f.name for f in result.failures)
+    for failure in result.failures:
+        assert "does not hold: print the value" not in failure.hint  # none generic
+
+
+def test_go_conventions_and_timeout_from_go_test_json(go_values):
+    result = run_tests(go_values, command="go test -json -timeout 2s ./...")
+    assert result.counts_source == "report"
+    _check_go_values(result)
+    assert statuses(result)["TestWaitHangs"] == "failed"
+
+
+def test_go_conventions_and_timeout_from_go_test_text(go_values):
+    result = run_tests(go_values, command="go test -timeout 2s ./...")
+    assert result.counts_source == "text"
+    _check_go_values(result)
+
+
+def _event(action: str, test: str = "", output: str = "") -> str:
+    event = {"Action": action, "Package": "example.com/m/pkg"}
+    if test:
+        event["Test"] = test
+    if output:
+        event["Output"] = output
+    return json.dumps(event)
+
+
+def test_go_120_timeout_lists_the_running_tests_under_the_package():
+    """go >= 1.20 prints `running tests:` and test2json puts the panic on the package: the leaf test is named."""
+    dump = (
+        "panic: test timed out after 1s\nrunning tests:\n\tTestOuter (1s)\n\tTestOuter/slow_case (1s)\n\n"
+        "goroutine 7 [sleep]:\nexample.com/m/pkg.block(...)\n\t/src/m/pkg/pkg.go:9\n"
+        "example.com/m/pkg.TestOuter.func1(0xc0)\n\t/src/m/pkg/pkg_test.go:12 +0x1d\n"
+        "example.com/m/pkg.TestOuter(0xc0)\n\t/src/m/pkg/pkg_test.go:14 +0x2f\n"
+    )
+    report = "\n".join([
+        _event("run", "TestFast"), _event("pass", "TestFast"),
+        _event("run", "TestOuter"), _event("run", "TestOuter/slow_case"),
+        *(_event("output", output=line + "\n") for line in dump.splitlines()),
+        _event("output", output="FAIL\texample.com/m/pkg\t1.012s\n"), _event("fail"),
+    ])  # fmt: skip
+    run = parse_go_json(report, module="example.com/m")
+    assert [(c.name, c.status) for c in run.cases] == [("TestFast", "passed"), ("TestOuter/slow_case", "failed")]
+    (failure,) = run.failures
+    assert failure.name == "TestOuter/slow_case" and (failure.file, failure.line) == ("pkg/pkg_test.go", 14)
+    assert "still running, in pkg.block at pkg.go:9" in failure.message
+    assert run.running is None
+
+
+@pytest.fixture(scope="module")
+def cargo_asserts(tmp_path_factory):
+    _require("cargo")
+    root = tmp_path_factory.mktemp("cargo-asserts")
+    project = copy_fixture("cargo_asserts", root)
+    return run_tests(project, env={"CARGO_TARGET_DIR": str(root / "target")})
+
+
+def test_cargo_tells_a_failed_test_assertion_from_a_panic_in_the_code(cargo_asserts):
+    result = cargo_asserts
+    assert (result.summary.passed, result.summary.failed) == (2, 3)
+    helper = by_name(result, "tests::caret_accepts_a_newer_minor")  # assert! in a #[cfg(test)] helper
+    assert (helper.file, helper.line) == ("src/lib.rs", 40)
+    assert helper.hint.startswith("The assertion `caret_matches(&r, &v)` in test helper `assert_caret` (src/lib.rs:40)")
+    assert "not a panic in the code under test" in helper.hint and "handle that case" not in helper.hint
+    integration = by_name(result, "caret_matches_the_same_major")  # a helper in tests/common/mod.rs
+    assert (integration.file, integration.line) == ("tests/common/mod.rs", 6)
+    assert "message `did not match 1.4.0`" in integration.hint and "`assert_match_all`" in integration.hint
+    assert "handle that case" not in integration.hint
+    code = by_name(result, "tests::patch_component")  # panic!() in the code under test
+    assert (code.file, code.line) == ("src/lib.rs", 30)
+    assert code.hint.startswith("The code under test panicked in `component` (src/lib.rs:30)")
+    assert "handle that case instead of panicking" in code.hint
+
+
+RUST_SOURCE = """\
+pub fn f(x: u8) -> u8 {
+    assert!(x < 10, "{{not a block");
+    x
+}
+
+#[cfg(test)]
+mod tests;
+
+#[cfg(test)]
+mod more {
+    fn check(v: u8) {
+        assert!(v == 1);
+    }
+}
+
+pub fn after() { panic!("late") }
+
+#[test]
+fn loose_test() {
+    assert!(false);
+}
+"""
+
+
+def test_rust_place_reads_cfg_test_modules_and_test_functions(tmp_path):
+    from graphlemon.testrun.rust_source import rust_place
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "lib.rs").write_text(RUST_SOURCE)
+    place = lambda line: rust_place(tmp_path, "src/lib.rs", line)  # noqa: E731
+    assert place(2).in_test_code is False and place(2).function == "f"
+    assert place(12).in_test_code is True and place(12).function == "check"
+    assert place(16).in_test_code is False and place(16).function == "after"  # the cfg(test) module closed
+    assert place(20).in_test_code is True and place(20).function == "loose_test"
+    assert rust_place(tmp_path, "tests/common/mod.rs", 3).in_test_code is True  # unreadable, but under tests/
+    assert rust_place(tmp_path, "src/parser/tests.rs", 3).in_test_code is True
+    assert rust_place(tmp_path, "/rustc/abc/library/core/src/option.rs", 3) is None
+
+
+def test_node_assert_diff_gives_both_values_when_node_leaves_them_out():
+    """node:test's TAP has no `expected`/`actual` when one side is undefined or a function: its diff has both."""
+    from graphlemon.testrun.assertions import node_assert_diff
+    from graphlemon.testrun.hints import build_hint
+    from graphlemon.testrun.parsers.common import make_failure
+
+    error = ("Expected values to be strictly equal:\n+ actual - expected\n\n+ undefined\n- <ref *1> [Function] {\n"
+             "-   name: 'hello-world'\n- }")  # fmt: skip
+    assert node_assert_diff(error) == ("<ref *1> [Function] {\n  name: 'hello-world'\n}", "undefined")
+    assert node_assert_diff("+ actual - expected\n\n+ 'ab'\n- 'aB'\n   ^\n") == ("'aB'", "'ab'")
+    failure = make_failure("t", message=error)
+    assert failure.got == "undefined" and "produced nothing" in build_hint(failure)
+    missing = make_failure("npm-test: run failed", message="> pkg@1.0.0 test:typescript\n> tsd\nsh: 1: tsd: not found")
+    assert build_hint(missing).startswith("`tsd` is not installed where the test script runs it")
+
+
+GO_CMP = Path(__file__).resolve().parent / "corpus" / ".cache" / "go-cmp-0.5.9"
+GO_CMP_TEST = """\
+package gcd
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+type Config struct {
+	Name string
+	Port int
+	Tags []string
+}
+
+func TestConfig(t *testing.T) {
+	want, got := Config{"web", 8080, []string{"a"}}, Config{"web", 8081, []string{"a"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Parse() mismatch (-want +got):\\n%s", diff)
+	}
+}
+
+func TestSlice(t *testing.T) {
+	if diff := cmp.Diff([]string{"a", "b"}, []string{"a", "c"}); diff != "" {
+		t.Errorf("Values (-want +got):\\n%s", diff)
+	}
+}
+"""
+
+
+def test_real_go_cmp_diffs_give_both_sides_and_the_changed_field(tmp_path):
+    """cmp.Diff itself (Debian's go-cmp from the corpus, offline), with its randomised non-breaking spaces."""
+    _require("go")
+    if not (GO_CMP / ".graphlemon-corpus-ok").is_file():
+        pytest.fail("the real-suite corpus is not installed: run `make fixtures`")
+    (tmp_path / "go.mod").write_text(
+        f"module example.com/gcd\n\ngo 1.19\n\nrequire github.com/google/go-cmp v0.5.9\n\n"
+        f"replace github.com/google/go-cmp => {GO_CMP}\n"
+    )
+    (tmp_path / "x_test.go").write_text(GO_CMP_TEST)
+    result = run_tests(tmp_path, env={"GOFLAGS": "-mod=mod", "GOPROXY": "off"})
+    assert result.summary.failed == 2, result.output_tail
+    config = by_name(result, "TestConfig")
+    assert "Port: 8080," in config.expected and "Port: 8081," in config.got
+    assert config.hint.startswith("Field `Port` differs (8080 wanted, 8081 produced)")
+    values = by_name(result, "TestSlice")
+    assert values.hint.startswith('The diff\'s first change: `"b",` wanted, `"c",` produced.')
