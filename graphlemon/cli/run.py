@@ -91,6 +91,7 @@ def register(app: typer.Typer) -> None:
 
         handle = open_project(project)
         board = TaskBoard(handle.ledger)
+        task_id = board.resolve(task_id)  # the full id, or a unique prefix of it as the tables show it
         task = board.get(task_id)
         require_git(handle)
         require_writable(handle)
