@@ -177,7 +177,10 @@ def _apply_budget_block(handle, task_id: str, name: str | None) -> None:
     """A new task starts with the BudgetGuardrail block `name`'s limit, when that block exists (blocks/budget.py)."""
     from blocks.budget import load_budget_guardrail
     from graphlemon.agents.budget import update_budget
+    from graphlemon.models import BudgetConfig
 
+    if any(b.task_id == task_id for b in handle.ledger.read_as("budget", BudgetConfig)):
+        return  # not new: a resumed (rescheduled) run passes here again and keeps the budget a person may have raised
     block = load_budget_guardrail(name)
     if block is not None:
         update_budget(

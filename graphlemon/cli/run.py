@@ -100,8 +100,8 @@ def register(app: typer.Typer) -> None:
             executor = executor or saved.executor
             playbook = playbook or (saved.playbook if executor == "scripted" else None)  # a switched backend: none
         backend = _backend(executor, playbook, engine)  # a backend that cannot run changes nothing
-        if (
-            task.status == "blocked_pending_human"
+        if (  # blocked, or queued again by a raised budget: a deployed run of it may wait in the Prefect UI
+            task.status in ("blocked_pending_human", "queued")
             and engine == "prefect"
             and _answer_waiting_run(handle, task_id, note)
         ):
