@@ -46,7 +46,12 @@ def _save_budget_block(stack) -> None:
 
 
 def test_happy_a_deployment_from_a_deleted_copy_runs_the_snake_goal_natively(tmp_path_factory):
-    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterState, FlowRunFilterStateType
+    from prefect.client.schemas.filters import (
+        FlowRunFilter,
+        FlowRunFilterName,
+        FlowRunFilterState,
+        FlowRunFilterStateType,
+    )
     from prefect_stack import running_stack
 
     tmp = tmp_path_factory.mktemp("issue14")
@@ -66,7 +71,7 @@ def test_happy_a_deployment_from_a_deleted_copy_runs_the_snake_goal_natively(tmp
         deployment = client.read_deployment_by_name("devloop/devloop")
         params = {"goal": SNAKE_GOAL, "project": str(project.root), "executor": "scripted",
                   "playbook": str(SNAKE / "playbook.yaml"), "budget_block": "tight",
-                  "config": {"max_unit_attempts": 2}}  # fmt: skip
+                  "config": {"max_unit_attempts": 3}}  # fmt: skip
         run = client.create_flow_run_from_deployment(deployment.id, parameters=params)
         stack.wait(client, run.id, done=lambda s: s.name == "Suspended", timeout=300)
         (task,) = TaskBoard(project.ledger).all().values()
@@ -88,7 +93,10 @@ def test_happy_a_deployment_from_a_deleted_copy_runs_the_snake_goal_natively(tmp
             assert "resumed the waiting Prefect flow run" in resumed.stdout, resumed.stdout
             state = stack.wait(client, run.id, timeout=600)
             assert (state.type.value, state.name) == ("COMPLETED", "Completed"), f"{state.message}\n{stack.tail()}"
-            ui.graph_and_list(run.id)
+            (unit,) = client.read_flow_runs(
+                flow_run_filter=FlowRunFilter(name=FlowRunFilterName(any_=["unit collision · round 0"]))
+            )
+            ui.graph_and_list(run.id, unit.id)
         finally:
             ui.close()
         waiting = client.read_flow_runs(
@@ -96,10 +104,16 @@ def test_happy_a_deployment_from_a_deleted_copy_runs_the_snake_goal_natively(tmp
         )
         assert waiting == [], [(r.name, r.state.name) for r in waiting]  # the CLI left no suspended run behind
         testers = [t for t in client.read_task_runs() if t.name.startswith("tester ")]
+        keys = {a.key for a in client.read_artifacts() if a.key}
+    scope = f"{project.project_id}-{task.task_id}-".lower()
+    assert {"brd", "sdd", "bugs", "progress", "escalation"} <= {k.removeprefix(scope) for k in keys}
+    assert all(k.startswith(scope) for k in keys), sorted(keys)  # every key names its project and task (point 14)
     task = TaskBoard(project.ledger).get(task.task_id)
     assert task.status == "done"
     red = sorted(t.name for t in testers if t.state.name == "Red")
-    assert red == ["tester collision · attempt 1"], [(t.name, t.state.name) for t in testers]
+    assert red == ["tester collision · attempt 1", "tester collision · attempt 2"], [
+        (t.name, t.state.name) for t in testers
+    ]
     assert all(t.state.type.value == "COMPLETED" for t in testers)
     assert {t.state.name for t in testers} == {"Red", "Completed"}
     data = json.loads(_graphlemon(stack, "budget", "show", task.task_id, "--json", "-p", str(project.root)).stdout)
@@ -120,10 +134,10 @@ class UiShots:
         self._browser = self._pw.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"])
         self.page = self._browser.new_page(viewport={"width": 1500, "height": 1000})
 
-    def shot(self, name: str) -> None:
+    def shot(self, name: str, full_page: bool = False) -> None:
         SHOTS.mkdir(parents=True, exist_ok=True)
         for folder in (self.tmp, SHOTS):
-            self.page.screenshot(path=str(folder / f"issue14-prefect-{name}.png"))
+            self.page.screenshot(path=str(folder / f"issue14-prefect-{name}.png"), full_page=full_page)
 
     def resume_form(self, run_id, task_id: str) -> None:
         """The suspended run's page, then its Resume form: the description says why, the note says where it goes."""
@@ -137,14 +151,17 @@ class UiShots:
         self.shot("resume-form")
         self.page.keyboard.press("Escape")
 
-    def graph_and_list(self, run_id) -> None:
-        self.page.goto(f"{self.ui}/runs/flow-run/{run_id}", wait_until="networkidle")
-        self.page.get_by_text("Completed").first.wait_for(timeout=60_000)
-        self.page.wait_for_timeout(3000)  # the graph canvas draws after the data arrives
-        self.shot("run-graph")
+    def graph_and_list(self, run_id, unit_run_id) -> None:
+        """The finished run's graph (planner, one subflow per unit and round, validator, integrator), the collision
+        unit's subflow (its coder/tester turns, the red ones named Red) and the runs list."""
+        for name, shown_id, text in (("run-graph", run_id, "Completed"), ("unit-subflow", unit_run_id, "tester")):
+            self.page.goto(f"{self.ui}/runs/flow-run/{shown_id}", wait_until="networkidle")
+            self.page.get_by_text(text).first.wait_for(timeout=60_000)
+            self.page.wait_for_timeout(3000)  # the graph canvas draws after the data arrives
+            self.shot(name)
         self.page.goto(f"{self.ui}/runs", wait_until="networkidle")
         self.page.get_by_text("devloop ·").first.wait_for(timeout=60_000)
-        self.shot("runs-list")
+        self.shot("runs-list", full_page=True)
 
     def close(self) -> None:
         self._browser.close()
