@@ -7,10 +7,12 @@ scripted executor and the Budget Guardrail block `tight` (1,000 tokens):
 * the run is named after its task (1) and, suspended, its state message says why (2);
 * `graphlemon budget set` + `graphlemon resume` answer the suspended run: it finishes on its worker and no run is
   left Suspended (6);
-* its red tester attempts end in a Completed state named `Red`, not a plain Completed (2).
+* its red tester attempts end in a Completed state named `Red`, not a plain Completed (2);
+* every artifact key of the run names the project and the task (14).
 
 Headless Chromium (Debian's chromium through Playwright) shoots the Prefect UI on the way: the Resume form of the
-suspended run, the finished run's graph and the runs list (tests/.screenshots/issue14-prefect-*.png).
+suspended run (and its Details tab with the State Message), the finished run's graph, the collision unit's subflow
+and the runs list (tests/.screenshots/issue14-prefect-*.png).
 """
 
 from __future__ import annotations
@@ -144,6 +146,10 @@ class UiShots:
         self.page.goto(f"{self.ui}/runs/flow-run/{run_id}", wait_until="networkidle")
         self.page.get_by_text("Suspended").first.wait_for(timeout=60_000)
         self.shot("suspended-run")
+        self.page.get_by_text("Details", exact=True).first.click()  # the Details tab shows the State Message
+        self.page.get_by_text("State Message").first.wait_for(timeout=30_000)
+        self.page.get_by_text(f"{task_id} blocked: budget_exceeded").first.wait_for(timeout=30_000)
+        self.shot("suspended-details")
         self.page.get_by_role("button", name="Resume").first.click()
         dialog = self.page.get_by_role("dialog")
         dialog.get_by_text(f"{task_id} is blocked: budget_exceeded").wait_for(timeout=30_000)
