@@ -12,7 +12,7 @@ scripted executor and the Budget Guardrail block `tight` (1,000 tokens):
 
 Headless Chromium (Debian's chromium through Playwright) shoots the Prefect UI on the way: the Resume form of the
 suspended run (and its Details tab with the State Message), the finished run's graph, the collision unit's subflow
-and the runs list (tests/.screenshots/issue14-prefect-*.png).
+and its Task Runs tab (the red turns named Red), and the runs list (tests/.screenshots/issue14-prefect-*.png).
 """
 
 from __future__ import annotations
@@ -53,6 +53,8 @@ def test_happy_a_deployment_from_a_deleted_copy_runs_the_snake_goal_natively(tmp
         FlowRunFilterName,
         FlowRunFilterState,
         FlowRunFilterStateType,
+        LogFilter,
+        LogFilterTaskRunId,
     )
     from prefect_stack import running_stack
 
@@ -106,6 +108,7 @@ def test_happy_a_deployment_from_a_deleted_copy_runs_the_snake_goal_natively(tmp
         )
         assert waiting == [], [(r.name, r.state.name) for r in waiting]  # the CLI left no suspended run behind
         testers = [t for t in client.read_task_runs() if t.name.startswith("tester ")]
+        logs = client.read_logs(log_filter=LogFilter(task_run_id=LogFilterTaskRunId(any_=[t.id for t in testers])))
         keys = {a.key for a in client.read_artifacts() if a.key}
     scope = f"{project.project_id}-{task.task_id}-".lower()
     assert {"brd", "sdd", "bugs", "progress", "escalation"} <= {k.removeprefix(scope) for k in keys}
@@ -118,6 +121,10 @@ def test_happy_a_deployment_from_a_deleted_copy_runs_the_snake_goal_natively(tmp
     ]
     assert all(t.state.type.value == "COMPLETED" for t in testers)
     assert {t.state.name for t in testers} == {"Red", "Completed"}
+    unit_of = {t.id: t.name.split()[1] for t in testers}  # a tester logs its own unit's timeline, no other unit's
+    story = [(unit_of[log.task_run_id], log.message) for log in logs if log.message.startswith(("unit_", "test_"))]
+    assert story and all(f"[{unit}]" in message for unit, message in story), story
+    assert any(m.startswith("test_failed [collision]") for _, m in story)
     data = json.loads(_graphlemon(stack, "budget", "show", task.task_id, "--json", "-p", str(project.root)).stdout)
     assert data["limit"] == 1_000_000 and data["used"] > 1000  # it ran on the raised budget, not the block's again
 
@@ -165,6 +172,9 @@ class UiShots:
             self.page.get_by_text(text).first.wait_for(timeout=60_000)
             self.page.wait_for_timeout(3000)  # the graph canvas draws after the data arrives
             self.shot(name)
+        self.page.get_by_text("Task Runs", exact=True).first.click()  # the unit's turns with their state names
+        self.page.get_by_text("Red").first.wait_for(timeout=30_000)
+        self.shot("unit-task-runs", full_page=True)
         self.page.goto(f"{self.ui}/runs", wait_until="networkidle")
         self.page.get_by_text("devloop ·").first.wait_for(timeout=60_000)
         self.shot("runs-list", full_page=True)
