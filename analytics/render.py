@@ -128,30 +128,55 @@ def to_markdown(report: Report, section: str | None = None, limit: int = DEFAULT
 
 
 def print_frame(
-    console: Any, frame: pd.DataFrame, title: str, limit: int = DEFAULT_LIMIT, columns: list[str] | None = None
+    console: Any,
+    frame: pd.DataFrame,
+    title: str,
+    limit: int = DEFAULT_LIMIT,
+    columns: list[str] | None = None,
+    wide: bool = False,
+    task_ids: Iterable[str] = (),
 ) -> None:
-    """One DataFrame as a rich table (at most `limit` rows, 0 = all; only `columns` if given)."""
-    from rich.table import Table
+    """One DataFrame as a rich table that fits the console (at most `limit` rows, 0 = all): `columns` first, then
+    the others while they fit (`wide`: all); task ids shortened to their unique prefix among `task_ids` and the
+    frame's own (graphlemon/cli/fit.py)."""
     from rich.text import Text
+
+    from graphlemon.cli.fit import Col, print_fitted, unique_prefixes
 
     if frame.empty:
         console.print(Text(f"{title}: no rows"), highlight=False)
         return
-    hidden = len(frame.columns) - len(columns) if columns else 0
-    shown, more = _shown(frame[columns] if columns else frame, limit)
-    table = Table(title=Text(title), title_justify="left")  # Text: a value or a column name is never markup
-    for column in shown.columns:
-        table.add_column(Text(str(column)), overflow="fold")
-    for row in shown.itertuples(index=False, name=None):
-        table.add_row(*(Text(cell_text(v)) for v in row))
-    console.print(table)
-    notes = [f"{more} more row(s) (--limit 0 shows all)"] if more else []
-    notes += [f"{hidden} more column(s) (--md, --json or --csv show all)"] if hidden else []
-    if notes:
-        console.print("… " + "; ".join(notes), highlight=False)
+    shown, more = _shown(frame, limit)
+    names = [str(c) for c in shown.columns]
+    ids = [*task_ids, *(v for v in shown["task_id"] if isinstance(v, str))] if "task_id" in names else []
+    short = unique_prefixes(ids)
+    rows = [
+        [Text(short.get(v, cell_text(v)) if n == "task_id" and isinstance(v, str) else cell_text(v))
+         for n, v in zip(names, row, strict=True)]
+        for row in shown.itertuples(index=False, name=None)
+    ]  # fmt: skip
+    cols = [Col(n, whole=_whole(n, shown[c])) for n, c in zip(names, shown.columns, strict=True)]
+    print_fitted(
+        console, title, cols, rows, wide, priority=columns or names, more="--wide, --md, --json or --csv show all"
+    )
+    if more:
+        console.print(f"… {more} more row(s) (--limit 0 shows all)", highlight=False)
 
 
-def print_rich(report: Report, console: Any, section: str | None = None, limit: int = DEFAULT_LIMIT) -> None:
+def _whole(name: str, column: pd.Series) -> bool:
+    """Numbers, times, flags and ids are never wrapped; text and lists wrap at spaces."""
+    kind = column.dtype.kind
+    return kind in "biufmM" or name.endswith("_id") or name in ("status", "stage", "role", "model", "unit", "task")
+
+
+def print_rich(
+    report: Report,
+    console: Any,
+    section: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+    wide: bool = False,
+    task_ids: Iterable[str] = (),
+) -> None:
     from rich.text import Text
 
     console.print(
@@ -159,4 +184,4 @@ def print_rich(report: Report, console: Any, section: str | None = None, limit: 
     )
     for name in [section] if section else report.sections:
         frame = report.section(name)
-        print_frame(console, frame, f"{name} ({len(frame)})", limit, report.brief.get(name))
+        print_frame(console, frame, f"{name} ({len(frame)})", limit, report.brief.get(name), wide, task_ids)

@@ -17,7 +17,6 @@ from typing import Literal
 from prefect import flow, get_run_logger
 from prefect.concurrency.sync import concurrency
 from prefect.context import get_run_context
-from prefect.flow_runs import suspend_flow_run
 from prefect.input import RunInput
 from prefect.states import Completed
 from pydantic import Field
@@ -25,11 +24,13 @@ from pydantic import Field
 from blocks.agents import load_agent_settings
 from graphlemon.agents.automode_denials import reset_classifier_counts
 from graphlemon.devloop import runmarker
+from graphlemon.devloop.escalation_pack import suspension_message
 from graphlemon.devloop.loop import prepare_run, run_devloop
 from graphlemon.devloop.session import LoopSession, LoopSettings
 from graphlemon.errors import invalid_param
 from graphlemon.models import EscalationRecord, utcnow
 from graphlemon.project import open_project
+from graphlemon.redact import DEFAULT as _REDACTOR
 from graphlemon.taskboard import TaskBoard
 from tasks._common import adopt_session, log_timeline, task_key
 from tasks._redacted_artifacts import create_markdown_artifact, create_progress_artifact
@@ -132,7 +133,7 @@ def devloop(
         _publish_evidence(session, final)
         rounds = sum(e.task_id == task.task_id for e in handle.ledger.read_as("escalation", EscalationRecord))
         form = HumanDecision.with_initial_data(description=_form_description(session, final))
-        decision = suspend_flow_run(wait_for_input=form, timeout=HUMAN_WAIT_S, key=f"human-{task.task_id}-{rounds}")
+        decision = suspend_with_message(form, f"human-{task.task_id}-{rounds}", _suspension_message(session, final))
         now = board.get(task.task_id)
         if now.status != "blocked_pending_human":  # decided meanwhile (`graphlemon resume` / abandon from the CLI)
             return _settled(now, f"task {now.task_id} was already {now.status} when this form was submitted")
@@ -176,7 +177,10 @@ def _apply_budget_block(handle, task_id: str, name: str | None) -> None:
     """A new task starts with the BudgetGuardrail block `name`'s limit, when that block exists (blocks/budget.py)."""
     from blocks.budget import load_budget_guardrail
     from graphlemon.agents.budget import update_budget
+    from graphlemon.models import BudgetConfig
 
+    if any(b.task_id == task_id for b in handle.ledger.read_as("budget", BudgetConfig)):
+        return  # not new: a resumed (rescheduled) run passes here again and keeps the budget a person may have raised
     block = load_budget_guardrail(name)
     if block is not None:
         update_budget(
@@ -194,6 +198,43 @@ def _form_description(session: LoopSession, task) -> str:
         f"`{task_key(session, 'escalation')}` of this run. **Resume** continues the loop with your note as "
         f"feedback for the coder; **abandon** ends the task."
     )
+
+
+def _suspension_message(session: LoopSession, task) -> str:
+    packs = [e for e in session.ledger.read_as("escalation", EscalationRecord) if e.task_id == task.task_id]
+    return suspension_message(task.task_id, packs[-1] if packs else None, task.note, task_key(session, "escalation"))
+
+
+def suspend_with_message(form: type[RunInput], key: str, message: str, timeout: int = HUMAN_WAIT_S) -> RunInput:
+    """`prefect.flow_runs.suspend_flow_run(wait_for_input=form, key=key, timeout=timeout)` for the current run, whose
+    Suspended state carries `message` (why it waits), shown in the UI and the API. Prefect's function takes no
+    message, so this proposes the same state it would, with the message, and then does what it does: save the form
+    and leave the process (the run is rescheduled when resumed), or return the submitted input when this suspension
+    has already been answered (the re-run of a resumed run passes here again with the same key)."""
+    from prefect._flow_run_suspension import mark_flow_run_suspension_requested
+    from prefect.client.orchestration import get_client
+    from prefect.exceptions import Abort, Pause
+    from prefect.input import keyset_from_paused_state
+    from prefect.states import Suspended
+    from prefect.utilities.engine import propose_state_sync
+
+    flow_run_id = get_run_context().flow_run.id
+    get_run_logger().info("Suspending flow run until a person answers its form: %s", message)
+    proposed = Suspended(timeout_seconds=timeout, pause_key=key, message=_REDACTOR.value(message))
+    keyset = keyset_from_paused_state(proposed)
+    proposed.state_details.run_input_keyset = keyset
+    with get_client(sync_client=True) as client:
+        try:
+            state = propose_state_sync(client=client, state=proposed, flow_run_id=flow_run_id)
+        except Abort as exc:
+            raise RuntimeError(f"Flow run cannot be suspended: {exc}") from exc
+        if state.is_running():  # this suspension was answered already: the rescheduled run reads the answer
+            return form.load(keyset)
+        if not state.is_paused():
+            raise RuntimeError(f"Flow run cannot be suspended. Received unexpected state from API: {state}")
+        form.save(keyset)
+    mark_flow_run_suspension_requested(flow_run_id, state)
+    raise Pause(state=state)
 
 
 def _run_with_slot(handle, session: LoopSession):

@@ -89,6 +89,22 @@ class TaskBoard:
             raise GraphLemonError(ErrorCode.TASK_NOT_FOUND, f"no task {task_id!r} in this project", task_id=task_id)
         return task
 
+    def resolve(self, task_id: str) -> str:
+        """The full id of the task `task_id` names: itself, or the one task id it is a prefix of (the CLI's tables
+        show ids shortened to their unique prefix). TASK_NOT_FOUND for none, INVALID_PARAM for several."""
+        tasks = self.all()
+        if task_id in tasks:
+            return task_id
+        matches = sorted(t for t in tasks if task_id and t.startswith(task_id))
+        if not matches:
+            raise GraphLemonError(ErrorCode.TASK_NOT_FOUND, f"no task {task_id!r} in this project", task_id=task_id)
+        if len(matches) > 1:
+            raise GraphLemonError(
+                ErrorCode.INVALID_PARAM,
+                f"{task_id!r} is the start of {len(matches)} task ids ({', '.join(matches[:3])}): give more of it",
+            )
+        return matches[0]
+
     def list(self, *, status: str | Iterable[str] | None = None) -> list[Task]:
         wanted = {status} if isinstance(status, str) else set(status or ())
         return [t for t in self.all().values() if not wanted or t.status in wanted]

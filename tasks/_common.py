@@ -85,16 +85,17 @@ def stage_result(value):
     return value.result() if isinstance(value, State) else value
 
 
-def log_timeline(session: LoopSession, since: int) -> int:
+def log_timeline(session: LoopSession, since: int, unit_id: str | None = None) -> int:
     """Log the task's timeline events appended since `since` (a count) to this run's Prefect logs; returns the
     new count. The ledger's story (test_failed with its first hint, unit_blocked, routed, escalated, done) is
-    then in the run's logs beside Prefect's own lines."""
+    then in the run's logs beside Prefect's own lines. With `unit_id`, only that unit's events (unit loops run
+    side by side: one unit's tester must not log another unit's results)."""
     from prefect import get_run_logger
 
     events = session.ledger.read("timeline")
     logger = get_run_logger()
     for event in events[since:]:
-        if event.task_id in (session.task_id, None):
+        if event.task_id in (session.task_id, None) and unit_id in (None, event.unit_id):
             unit = f" [{event.unit_id}]" if event.unit_id else ""
             logger.info("%s%s %s", event.event, unit, event.summary)
     return len(events)
@@ -103,15 +104,15 @@ def log_timeline(session: LoopSession, since: int) -> int:
 class timeline_logged:
     """`with timeline_logged(session):` logs the ledger events the block appended."""
 
-    def __init__(self, session: LoopSession) -> None:
-        self.session = session
+    def __init__(self, session: LoopSession, unit_id: str | None = None) -> None:
+        self.session, self.unit_id = session, unit_id
 
     def __enter__(self) -> LoopSession:
         self.since = len(self.session.ledger.read("timeline"))
         return self.session
 
     def __exit__(self, *exc) -> None:
-        log_timeline(self.session, self.since)
+        log_timeline(self.session, self.since, self.unit_id)
 
 
 def artifact_key(*parts: str) -> str:

@@ -7,7 +7,7 @@ from prefect import task
 from graphlemon.devloop.outcomes import PlanOutcome
 from graphlemon.devloop.planner import run_planner
 
-from ._common import STAGE_OPTIONS, finished, session_for, timeline_logged
+from ._common import STAGE_OPTIONS, finished, session_for, task_key, timeline_logged
 from ._redacted_artifacts import create_markdown_artifact
 
 
@@ -21,7 +21,7 @@ def planner_task(project: str, task_id: str, loop_round: int, feedback: str | No
         for kind, artifact_id in outcome.artifact_ids.items():
             record = store.get(artifact_id)
             create_markdown_artifact(
-                key=f"{kind}-{task_id}".lower(),
+                key=task_key(session, kind),
                 markdown=store.read_text(record),
                 description=f"{kind} v{record.version}",
             )

@@ -8,15 +8,16 @@ from prefect.artifacts import create_markdown_artifact
 from graphlemon.devloop.outcomes import SkillUpdateOutcome
 from graphlemon.devloop.skill_update import run_skill_update
 
-from ._common import STAGE_OPTIONS, session_for
+from ._common import STAGE_OPTIONS, session_for, task_key
 
 
 @task(name="skill-editor", task_run_name="skill-editor · round {loop_round}", **STAGE_OPTIONS)
 def skill_editor_task(project: str, task_id: str, loop_round: int) -> SkillUpdateOutcome:
     """A skill_defect bug → a gated iteration of the blamed role's skill (applied or rejected)."""
-    outcome = run_skill_update(session_for(project, task_id), loop_round)
+    session = session_for(project, task_id)
+    outcome = run_skill_update(session, loop_round)
     create_markdown_artifact(
-        key=f"skill-{task_id}-r{loop_round}".lower(),
+        key=task_key(session, "skill", f"r{loop_round}"),
         markdown=f"**{outcome.iteration_id}** ({outcome.skill}, bug `{outcome.bug_id}`): {outcome.status} — {outcome.note}",
         description=f"skill iteration, round {loop_round}",
     )

@@ -48,7 +48,7 @@ def tester_task(
 ) -> TesterOutput:
     """The Tester stage of one L1 attempt (tests written, run, hints, bugs), with a table artifact for the UI;
     red tests end the task run in the state `Red` with the first failure and its hint."""
-    with timeline_logged(session_for(project, task_id)) as session:
+    with timeline_logged(session_for(project, task_id), unit_id=unit_id) as session:
         out = test_unit(session, nid, unit_id, attempt, first, loop_round, code_ref)
     rows = [{"test": f.test, "expected": str(f.expected), "got": str(f.got), "hint": f.hint, "bug": f.bug_id or ""}
             for f in out.failures] or [{"test": f"all {out.summary.total} passed", "expected": "", "got": "", "hint": "", "bug": ""}]  # fmt: skip

@@ -7,7 +7,7 @@ from prefect import task
 from graphlemon.devloop.outcomes import ValidationOutcome
 from graphlemon.devloop.validator import run_validator
 
-from ._common import STAGE_OPTIONS, session_for, timeline_logged
+from ._common import STAGE_OPTIONS, session_for, task_key, timeline_logged
 from ._redacted_artifacts import create_table_artifact
 
 
@@ -23,6 +23,6 @@ def validator_task(project: str, task_id: str, loop_round: int) -> ValidationOut
     ]  # fmt: skip
     if rows:
         create_table_artifact(
-            key=f"bugs-{task_id}".lower(), table=rows, description=f"bugs after validator round {loop_round}"
+            key=task_key(session, "bugs"), table=rows, description=f"bugs after validator round {loop_round}"
         )
     return outcome

@@ -72,8 +72,8 @@ class PrefectStack:
     env: dict
     worker_log: Path
 
-    def cli(self, *args: str) -> str:
-        proc = subprocess.run([*PREFECT, *args], cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=180)
+    def cli(self, *args: str, cwd: Path = ROOT) -> str:
+        proc = subprocess.run([*PREFECT, *args], cwd=cwd, env=self.env, capture_output=True, text=True, timeout=180)
         assert proc.returncode == 0, f"prefect {' '.join(args)}: {proc.stdout[-2000:]}{proc.stderr[-2000:]}"
         return proc.stdout
 
@@ -101,9 +101,17 @@ class PrefectStack:
 
 
 @contextmanager
-def running_stack(tmp: Path, deployments: tuple[str, ...], workers: int = 1, limit: int | None = None) -> Iterator[PrefectStack]:
-    """The server, the pool, the deployments and `workers` process workers named worker-1.. (logs worker-N.log;
-    `limit`: flow runs each worker runs at once)."""
+def running_stack(
+    tmp: Path,
+    deployments: tuple[str, ...],
+    workers: int = 1,
+    limit: int | None = None,
+    deploy_from: Path = ROOT,
+    before_workers: Callable[[PrefectStack], None] | None = None,
+) -> Iterator[PrefectStack]:
+    """The server, the pool, the deployments (`prefect deploy` run in `deploy_from`, a checkout with prefect.yaml)
+    and `workers` process workers named worker-1.., started in this repository (logs worker-N.log; `limit`: flow
+    runs each worker runs at once; `before_workers(stack)` runs after the deploy, before any worker starts)."""
     url = f"http://127.0.0.1:{_free_port()}/api"
     env = {
         **os.environ,
@@ -124,8 +132,12 @@ def running_stack(tmp: Path, deployments: tuple[str, ...], workers: int = 1, lim
         )
         _wait_healthy(url, server, server_log)
         stack.cli("work-pool", "create", "graphlemon", "--type", "process")
-        stack.cli("--no-prompt", "deploy", *(arg for name in deployments for arg in ("-n", name)))
+        stack.cli("--no-prompt", "deploy", *(arg for name in deployments for arg in ("-n", name)), cwd=deploy_from)
+        if before_workers is not None:
+            before_workers(stack)
         for n in range(1, workers + 1):
             args = [*PREFECT, "worker", "start", "--pool", "graphlemon", "--type", "process", "--name", f"worker-{n}"]
-            running.enter_context(_started(args + (["--limit", str(limit)] if limit else []), env, tmp / f"worker-{n}.log"))
+            running.enter_context(
+                _started(args + (["--limit", str(limit)] if limit else []), env, tmp / f"worker-{n}.log")
+            )
         yield stack

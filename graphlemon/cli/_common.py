@@ -14,6 +14,7 @@ ProjectOpt = Annotated[
     typer.Option("--project", "-p", help="Project folder (default: found from the current directory, like git)."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
+WideOpt = Annotated[bool, typer.Option("--wide", help="Every column, even if the table gets wider than the terminal.")]
 
 
 def seconds(limit: float):

@@ -11,7 +11,7 @@ from ._common import JsonOpt, ProjectOpt, console, emit_json, open_project
 app = typer.Typer(help="Per-task budgets (token_count or cost_usd), checked before every model call.",
                   no_args_is_help=True)  # fmt: skip
 
-TaskArg = Annotated[str, typer.Argument(help="The task, e.g. task-20260101-120000-ab12.")]
+TaskArg = Annotated[str, typer.Argument(help="The task, e.g. task-20260101-120000-ab12 (or a unique prefix).")]
 
 
 @app.command("set")
@@ -25,8 +25,11 @@ def set_(
     """Set (raise or lower) a task's budget. A task blocked by its budget that now has room is queued again;
     `graphlemon resume TASK_ID` continues it."""
     from ..agents.budget import update_budget
+    from ..taskboard import TaskBoard
 
-    update = update_budget(open_project(project).ledger, task_id, limit, limit_type)
+    ledger = open_project(project).ledger
+    task_id = TaskBoard(ledger).resolve(task_id)  # a unique prefix names its task
+    update = update_budget(ledger, task_id, limit, limit_type)
     if as_json:
         emit_json(_view(update.status) | {"task_status": update.task_status, "requeued": update.requeued})
         return
@@ -50,7 +53,8 @@ def show(task_id: TaskArg, project: ProjectOpt = None, as_json: JsonOpt = False)
     from ..taskboard import TaskBoard
 
     ledger = open_project(project).ledger
-    task = TaskBoard(ledger).get(task_id)  # TASK_NOT_FOUND
+    task_id = TaskBoard(ledger).resolve(task_id)  # TASK_NOT_FOUND; a unique prefix names its task
+    task = TaskBoard(ledger).get(task_id)
     status = budget_status(ledger, task_id)
     tokens, cost = task_usage(ledger, task_id)
     history = [b for b in ledger.read_as("budget", BudgetConfig) if b.task_id == task_id]

@@ -7,7 +7,7 @@ from typing import Annotated, get_args
 import typer
 
 from ..errors import invalid_param
-from ._common import JsonOpt, ProjectOpt, console, emit_json, line, open_project
+from ._common import JsonOpt, ProjectOpt, WideOpt, console, emit_json, line, open_project
 
 app = typer.Typer(help="Bugs found by the loop or reported by people.", no_args_is_help=True)
 
@@ -34,8 +34,9 @@ def list_(
     ] = None,
     project: ProjectOpt = None,
     as_json: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
-    """List bugs (newest first)."""
+    """List bugs (newest first); the table fits the terminal (--wide: every column)."""
     from ..models import BugCategory, BugSource, BugStatus
 
     _check_choice(status, BugStatus, "status")
@@ -46,15 +47,12 @@ def list_(
     if as_json:
         emit_json([b.model_dump(mode="json") for b in bugs])
         return
-    from rich.table import Table
+    from .fit import Col, print_fitted
 
-    table = Table(title=f"{len(bugs)} bug(s)")
-    table.add_column("bug_id", no_wrap=True)
-    for column in ("status", "unit", "category", "severity", "title"):
-        table.add_column(column)
-    for b in bugs:
-        table.add_row(b.bug_id, b.status, b.unit_id or "-", b.category, b.severity, b.title)
-    console().print(table)
+    rows = [[b.bug_id, b.status, b.unit_id or "-", b.category, b.severity, b.title] for b in bugs]
+    cols = [Col("bug_id", whole=True), Col("status", whole=True), Col("unit", whole=True),
+            Col("category", whole=True), Col("severity", whole=True), Col("title")]  # fmt: skip
+    print_fitted(console(), f"{len(bugs)} bug(s)", cols, rows, wide, priority=["bug_id", "status", "title", "unit"])
 
 
 @app.command()

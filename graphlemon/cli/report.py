@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from ..errors import invalid_param
-from ._common import ProjectOpt, console
+from ._common import ProjectOpt, WideOpt, console
 
 app = typer.Typer(
     help="Reports over the ledger (DuckDB): convergence, budget, bug history. Default output: tables.",
@@ -41,12 +41,16 @@ def _emit(
     as_csv: bool,
     as_md: bool,
     limit: int,
+    wide: bool = False,
 ) -> None:
     if as_json + as_csv + as_md > 1:
         raise invalid_param("choose one of --json, --csv, --md")
     from analytics import build_report, make_filters
     from analytics.render import print_rich, to_csv, to_json, to_markdown
 
+    task_ids = _task_ids(project)
+    if filters.get("task"):  # a unique prefix (as the tables show ids) names its task
+        filters = {**filters, "task": _resolve(filters["task"], task_ids)}
     report = build_report(name, project, filters=make_filters(**filters))
     if section is not None:
         report.section(section)  # INVALID_PARAM for an unknown section
@@ -57,7 +61,7 @@ def _emit(
     elif as_md:
         typer.echo(to_markdown(report, section, limit))
     else:
-        print_rich(report, console(), section, limit)
+        print_rich(report, console(), section, limit, wide, task_ids)
 
 
 @app.command()
@@ -72,6 +76,7 @@ def convergence(
     as_md: MdOut = False,
     limit: LimitOpt = 50,
     project: ProjectOpt = None,
+    wide: WideOpt = False,
 ) -> None:
     """Is the loop converging? Per unit and per task: rounds, failures per round, rounds to green, bugs, stuck units.
 
@@ -86,6 +91,7 @@ def convergence(
         as_csv,
         as_md,
         limit,
+        wide,
     )
 
 
@@ -101,6 +107,7 @@ def budget(
     as_md: MdOut = False,
     limit: LimitOpt = 50,
     project: ProjectOpt = None,
+    wide: WideOpt = False,
 ) -> None:
     """What did it cost? Tokens and cost by task, stage, role, model; cache hit share; burn vs. limit; waits.
 
@@ -115,6 +122,7 @@ def budget(
         as_csv,
         as_md,
         limit,
+        wide,
     )
 
 
@@ -134,13 +142,14 @@ def bugs(
     as_md: MdOut = False,
     limit: LimitOpt = 50,
     project: ProjectOpt = None,
+    wide: WideOpt = False,
 ) -> None:
     """Which bugs keep coming back? Open bugs by age and severity, recurring signatures, flaky tests, root causes.
 
     Sections: open_bugs, open_by_age, signatures, flaky_tests, root_causes, categories.
     """
     filters = {"task": task, "unit": unit, "test": test, "category": category, "since": since, "until": until}
-    _emit("bugs", project, filters, section, as_json, as_csv, as_md, limit)
+    _emit("bugs", project, filters, section, as_json, as_csv, as_md, limit, wide)
 
 
 @app.command()
@@ -154,9 +163,28 @@ def skills(
     as_md: MdOut = False,
     limit: LimitOpt = 50,
     project: ProjectOpt = None,
+    wide: WideOpt = False,
 ) -> None:
     """Are the skills getting better? Iterations per role, applied vs rejected, bugs per skill version (REQ-08).
 
     Sections: by_role, iterations, bugs_per_version.
     """
-    _emit("skills", project, {"task": task, "since": since, "until": until}, section, as_json, as_csv, as_md, limit)
+    filters = {"task": task, "since": since, "until": until}
+    _emit("skills", project, filters, section, as_json, as_csv, as_md, limit, wide)
+
+
+def _task_ids(project: Path | None) -> list[str]:
+    from ..project import open_project
+    from ..taskboard import TaskBoard
+
+    return list(TaskBoard(open_project(project).ledger).all())
+
+
+def _resolve(task: str, task_ids: list[str]) -> str:
+    """The one task id `task` is a prefix of; unchanged when none (the report then has no rows)."""
+    if task in task_ids:
+        return task
+    matches = [t for t in task_ids if t.startswith(task)]
+    if len(matches) > 1:
+        raise invalid_param(f"--task {task!r} is the start of {len(matches)} task ids: give more of it")
+    return matches[0] if matches else task

@@ -94,6 +94,7 @@ def register(app: typer.Typer) -> None:
         _start_temporary_api(engine)
         handle = open_project(project)
         board = TaskBoard(handle.ledger)
+        task_id = board.resolve(task_id)  # the full id, or a unique prefix of it as the tables show it
         task = board.get(task_id)
         require_git(handle)
         require_writable(handle)
@@ -102,8 +103,8 @@ def register(app: typer.Typer) -> None:
             executor = executor or saved.executor
             playbook = playbook or (saved.playbook if executor == "scripted" else None)  # a switched backend: none
         backend = _backend(executor, playbook, engine)  # a backend that cannot run changes nothing
-        if (
-            task.status == "blocked_pending_human"
+        if (  # blocked, or queued again by a raised budget: a deployed run of it may wait in the Prefect UI
+            task.status in ("blocked_pending_human", "queued")
             and engine == "prefect"
             and _answer_waiting_run(handle, task_id, note)
         ):

@@ -30,10 +30,9 @@ def task_summary(handle, task_id: str) -> dict:
     }
 
 
-def show_task(handle, task_id: str, out) -> None:
-    from rich.table import Table
-
+def show_task(handle, task_id: str, out, wide: bool = False) -> None:
     from ..models import TimelineEvent
+    from .fit import Col, print_fitted
 
     s = task_summary(handle, task_id)
     task = s["task"]
@@ -42,20 +41,16 @@ def show_task(handle, task_id: str, out) -> None:
     out.print(line("\n", (task.task_id, "bold"), ": ", (f"{task.status}{reason}", colour), f" — {task.goal_text}"))
     if task.note:
         out.print(f"  {task.note}", markup=False)
-    timeline = Table(title="timeline", show_lines=False)
-    for column in ("time", "event", "unit", "summary"):
-        timeline.add_column(column, overflow="fold")
-    for e in handle.ledger.read_as("timeline", TimelineEvent):
-        if e.task_id == task_id:
-            timeline.add_row(f"{e.ts:%H:%M:%S}", e.event, e.unit_id or "", e.summary)
-    out.print(timeline)
+    events = [e for e in handle.ledger.read_as("timeline", TimelineEvent) if e.task_id == task_id]
+    rows = [[f"{e.ts:%H:%M:%S}", e.event, e.unit_id or "", e.summary] for e in events]
+    cols = [Col("time", whole=True), Col("event", whole=True), Col("unit", whole=True), Col("summary")]
+    print_fitted(out, "timeline", cols, rows, wide, priority=["time", "event", "summary", "unit"])
     if s["bugs"]:
-        bugs = Table(title="bugs")
-        for column in ("bug_id", "unit", "status", "root cause", "route", "title"):
-            bugs.add_column(column, overflow="fold", no_wrap=column == "bug_id")
-        for b in s["bugs"]:
-            bugs.add_row(b.bug_id, b.unit_id or "", b.status, b.root_cause_category or "", b.suggested_route or "", b.title)
-        out.print(bugs)
+        rows = [[b.bug_id, b.unit_id or "", b.status, b.root_cause_category or "", b.suggested_route or "", b.title]
+                for b in s["bugs"]]  # fmt: skip
+        cols = [Col("bug_id", whole=True), Col("unit", whole=True), Col("status", whole=True),
+                Col("root cause", whole=True), Col("route", whole=True), Col("title")]  # fmt: skip
+        print_fitted(out, "bugs", cols, rows, wide, priority=["bug_id", "status", "title", "unit"])
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(s["bug_status"].items())) or "none"
     executors = ", ".join(s["executors"]) or "none"
     out.print(

@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from ._common import JsonOpt, ProjectOpt, console, emit_json, line, open_project
+from ._common import JsonOpt, ProjectOpt, WideOpt, console, emit_json, line, open_project
+from .fit import Col, print_fitted, unique_prefixes
 
 
 def register(app: typer.Typer) -> None:
@@ -16,8 +17,10 @@ def register(app: typer.Typer) -> None:
         task_id: Annotated[str | None, typer.Argument(help="One task in detail (timeline, bugs, evidence).")] = None,
         project: ProjectOpt = None,
         as_json: JsonOpt = False,
+        wide: WideOpt = False,
     ) -> None:
-        """The project's tasks, blocked ones first with their reason and evidence pack; or one task in detail."""
+        """The project's tasks, blocked ones first with their reason and evidence pack; or one task in detail.
+        Tables fit the terminal (task ids as their shortest unique prefix; --wide: every column)."""
         from ..bugs import BugTracker
         from ..devloop.runmarker import run_state
         from ..models import LEDGER_FILES, EscalationRecord
@@ -25,9 +28,11 @@ def register(app: typer.Typer) -> None:
 
         handle = open_project(project)
         ledger = handle.ledger
-        tasks = sorted(TaskBoard(ledger).all().values(), key=lambda t: (t.status != "blocked_pending_human", t.created_at))
+        tasks = sorted(
+            TaskBoard(ledger).all().values(), key=lambda t: (t.status != "blocked_pending_human", t.created_at)
+        )
         if task_id is not None:
-            TaskBoard(ledger).get(task_id)  # TASK_NOT_FOUND for an unknown id
+            task_id = TaskBoard(ledger).resolve(task_id)  # TASK_NOT_FOUND for an unknown id; a unique prefix is enough
             tasks = [t for t in tasks if t.task_id == task_id]
         packs: dict[str, EscalationRecord] = {e.task_id: e for e in ledger.read_as("escalation", EscalationRecord)}
         blocked = [t for t in tasks if t.status == "blocked_pending_human"]
@@ -39,8 +44,11 @@ def register(app: typer.Typer) -> None:
                     "root": str(handle.root),
                     "tasks": [{**t.model_dump(mode="json"), "run": runs[t.task_id]} for t in tasks],
                     "blocked": [
-                        {"task_id": t.task_id, "blocked_reason": t.blocked_reason,
-                         "evidence": packs[t.task_id].summary_md if t.task_id in packs else None}
+                        {
+                            "task_id": t.task_id,
+                            "blocked_reason": t.blocked_reason,
+                            "evidence": packs[t.task_id].summary_md if t.task_id in packs else None,
+                        }
                         for t in blocked
                     ],  # fmt: skip
                     "bugs": dict(Counter(b.status for b in BugTracker(ledger).all().values())),
@@ -52,9 +60,9 @@ def register(app: typer.Typer) -> None:
         if task_id is not None:
             from .show import show_task
 
-            show_task(handle, task_id, out)
+            show_task(handle, task_id, out, wide)
         else:
-            _tasks_table(handle, tasks, runs, out)
+            _tasks_table(handle, tasks, runs, out, wide)
         for task in blocked:
             if task.task_id in packs:
                 from rich.markdown import Markdown
@@ -63,10 +71,9 @@ def register(app: typer.Typer) -> None:
                 out.print(Panel(Markdown(packs[task.task_id].summary_md), title=line(f"{task.task_id} needs a human")))
 
 
-def _tasks_table(handle, tasks, runs, out) -> None:
-    from rich.table import Table
-
+def _tasks_table(handle, tasks, runs, out, wide: bool = False) -> None:
     from ..bugs import BugTracker
+    from ..taskboard import TaskBoard
 
     bugs = Counter(b.status for b in BugTracker(handle.ledger).all().values())
     out.print(line(("project", "bold"), f" {handle.project_id}  {handle.root}"))
@@ -74,17 +81,17 @@ def _tasks_table(handle, tasks, runs, out) -> None:
     if not tasks:
         out.print('no tasks yet: `graphlemon run "GOAL"`')
         return
-    table = Table(title=f"{len(tasks)} task(s)")
-    for column in ("task_id", "status", "round", "reason / note", "goal"):
-        table.add_column(column, overflow="fold", no_wrap=column == "task_id")
+    short = unique_prefixes(TaskBoard(handle.ledger).all())  # unique among all the project's tasks
+    rows = []
     for t in tasks:
         colour = {"done": "green", "blocked_pending_human": "red"}.get(t.status, "yellow")
         status = line((t.status, colour))
-        note = t.blocked_reason or t.note or ""
         if runs[t.task_id] == "interrupted":  # nobody is running it
             status.append(" (interrupted)", style="red")
-        table.add_row(t.task_id, status, str(t.loop_round), note, t.goal_text)
-    out.print(table)
+        rows.append([short[t.task_id], status, str(t.loop_round), t.blocked_reason or t.note or "", t.goal_text])
+    cols = [Col("task_id", whole=True), Col("status", whole=True), Col("round", whole=True), Col("reason / note"),
+            Col("goal")]  # fmt: skip
+    print_fitted(out, f"{len(tasks)} task(s)", cols, rows, wide, priority=["task_id", "status", "goal", "round"])
     stopped = [t.task_id for t in tasks if runs[t.task_id] == "interrupted"]
     if stopped:
         out.print(f"{len(stopped)} task(s) interrupted (their run was stopped before the task ended): "

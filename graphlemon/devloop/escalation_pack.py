@@ -94,3 +94,15 @@ def write_evidence_pack(session: LoopSession, reason: BlockedReason, note: str) 
     except OSError as exc:
         raise write_failed(path, exc) from None
     return record
+
+
+def suspension_message(task_id: str, record: EscalationRecord | None, note: str | None, evidence_key: str) -> str:
+    """The one line a suspended deployed run shows as its state message: why it waits (the blocked reason and the
+    first line of the note), how many bugs are open, and where the evidence is. At most 500 characters."""
+    why = " ".join((note or "").split()) or "see the evidence"
+    reason = record.blocked_reason if record else "blocked"
+    bugs = f"{len(record.open_bug_ids)} open bug(s)" if record else "no evidence pack"
+    head = f"{task_id} blocked: {reason} — "
+    tail = f" · {bugs} · evidence: artifact {evidence_key} · Resume with a note, or abandon"
+    room = 500 - len(head) - len(tail)
+    return head + (why if len(why) <= room else why[: max(0, room - 1)] + "…") + tail

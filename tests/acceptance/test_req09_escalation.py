@@ -106,11 +106,17 @@ def test_happy_a_deployed_run_suspends_for_a_person_and_goes_on_as_the_form_says
         run, task = suspended_deployed_run(calc, tmp_path, prefect_stack, client)
         assert (task.status, task.blocked_reason) == ("blocked_pending_human", "validator_inconclusive")
         artifacts = client.read_artifacts(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[run.id])))
-        evidence = {a.key: a.data for a in artifacts}[f"{calc.project_id}-{task.task_id}-escalation".lower()]
+        key = f"{calc.project_id}-{task.task_id}-escalation".lower()
+        evidence = {a.key: a.data for a in artifacts}[key]
         assert "What to decide" in evidence and "validator_inconclusive" in evidence
         assert "click **Resume** on this flow run" in evidence  # a deployed run is resumed in the UI
         suspended = client.read_flow_run(run.id)
         assert suspended.name == f"devloop · Build calc · {task.task_id}"  # named after its task, not devloop-None
+        message = suspended.state.message  # the Suspended state says why it waits (UI and API)
+        assert suspended.state.name == "Suspended" and message.startswith(
+            f"{task.task_id} blocked: validator_inconclusive — "
+        )
+        assert " ".join(task.note.split())[:80] in message and f"evidence: artifact {key}" in message
         if action == "resume":
             shoot_ui(prefect_stack.url, run.id, tmp_path)
         resume_flow_run(run.id, run_input={"action": action, "note": note})
