@@ -77,6 +77,9 @@ NextAction = Literal["pass", "retry_coder", "retry_tester"]
 ArtifactType = Literal["brd", "prd", "sdd", "benchmark", "code_diff", "test_report"]
 ExecutorName = Literal["scripted", "anthropic", "claude_code", "none"]
 BudgetLimitType = Literal["token_count", "cost_usd"]
+# execution_log_file.status (REQ-13): open while its node runs, closed when it ends, then purged by retention
+LogStatus = Literal["open", "closed", "purged", "purge_failed"]
+MAX_RETENTION_DAYS = 3650  # ten years: a larger setting is a typo, not a policy
 
 
 def utcnow() -> datetime:
@@ -399,6 +402,35 @@ class SkillIterationEvent(Record):
     revert_commit: str | None = None  # the commit that undid it (rejected, rolled_back)
 
 
+class ExecutionLogEvent(Record):
+    """execution_log_file (REQ-13): the raw log of one work_node_execution changed state.
+
+    `path` is relative to `.graphlemon/`; `size_bytes` / `line_count` are set when it closes; `error` says why a
+    purge failed; `retention_days` is the setting a purge applied."""
+
+    kind: Literal["log"] = "log"
+    node_exec_id: str
+    status: LogStatus
+    from_status: LogStatus | None = None
+    task_id: str | None = None
+    stage: Stage | None = None
+    unit_id: str | None = None
+    path: str
+    size_bytes: int | None = None
+    line_count: int | None = None
+    error: str | None = None
+    retention_days: int | None = None
+    by: str = "system"
+
+
+class LogRetentionConfig(Record):
+    """log_retention_config (REQ-13, c_log_retention_config_update): how many days a closed log is kept."""
+
+    kind: Literal["log_retention"] = "log_retention"
+    retention_days: int = Field(ge=1, le=MAX_RETENTION_DAYS)
+    by: str = "system"
+
+
 LedgerRecord = Annotated[
     TaskEvent
     | NodeEvent
@@ -412,7 +444,9 @@ LedgerRecord = Annotated[
     | EscalationRecord
     | OutcomeRecord
     | SkillRecord
-    | SkillIterationEvent,
+    | SkillIterationEvent
+    | ExecutionLogEvent
+    | LogRetentionConfig,
     Field(discriminator="kind"),
 ]
 RECORD_ADAPTER: TypeAdapter[Any] = TypeAdapter(LedgerRecord)
@@ -432,6 +466,8 @@ LEDGER_FILES: dict[str, str] = {
     "outcome": "outcomes.ndjson",
     "skill": "skills.ndjson",
     "skill_iteration": "skill_iterations.ndjson",
+    "log": "execution_logs.ndjson",
+    "log_retention": "log_retention.ndjson",
 }
 RECORD_TYPES: dict[str, type[Record]] = {
     "task": TaskEvent,
@@ -447,6 +483,8 @@ RECORD_TYPES: dict[str, type[Record]] = {
     "outcome": OutcomeRecord,
     "skill": SkillRecord,
     "skill_iteration": SkillIterationEvent,
+    "log": ExecutionLogEvent,
+    "log_retention": LogRetentionConfig,
 }
 
 

@@ -23,6 +23,7 @@ from . import (
     console_cmd,
     gc_cmd,
     init_cmd,
+    logs_cmd,
     report,
     run,
     skills_cmd,
@@ -52,6 +53,7 @@ app.add_typer(agent.app, name="agent")
 app.add_typer(tester.app, name="tester")
 app.add_typer(report.app, name="report")
 app.add_typer(skills_cmd.app, name="skills")
+app.add_typer(logs_cmd.app, name="logs")
 sql.register(app)
 gc_cmd.register(app)
 console_cmd.register(app)
