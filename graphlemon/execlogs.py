@@ -20,7 +20,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -194,13 +194,13 @@ class NodeLogs:
         if not enabled() or event.event != "transition":
             return
         nid = event.node_exec_id
-        log = writer(self.state_dir, nid)
-        if log is None and event.status in CLOSING:
-            current = self.find(nid)
-            if current is None or current.status != "open":
+        current = self.find(nid)
+        if current is None or current.status != "open":
+            if event.status in CLOSING:
                 return  # nothing was opened (a node recorded as already ended)
-        if log is None:
             log = self._open(event)
+        else:
+            log = writer(self.state_dir, nid) or self._open(event)
         detail = f" ({': '.join(x for x in (event.error_code, event.error) if x)})" if event.error else ""
         quota = f" until the {event.quota_limit_type} limit resets" if event.status == "waiting_for_quota" else ""
         log.write("node", f"{event.stage} {nid} attempt {event.attempt}: {event.status}{quota}{detail}")

@@ -35,8 +35,8 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Protocol
 
 from .. import lifecycle
-from ..execlogs import write_line
 from ..errors import GraphLemonError, QuotaExceeded
+from ..execlogs import write_line
 from ..models import QuotaLimitType, TimelineEvent, utcnow
 from ..taskboard import ACTIVE_STAGES
 

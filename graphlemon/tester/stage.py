@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 
 from ..bugs import BugTracker
-from ..execlogs import log_test_run
 from ..errors import ErrorCode, GraphLemonError, invalid_param
+from ..execlogs import log_test_run
 from ..models import RunFailure, RunRecord, TimelineEvent, utcnow
 from ..project import ProjectHandle
 from ..redact import write_redacted
