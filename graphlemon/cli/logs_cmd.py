@@ -58,8 +58,9 @@ def _list_task(handle, task_id: str, as_json: bool) -> None:
     from ..execlogs import NodeLogs, file_stats_size
     from ..taskboard import TaskBoard
 
-    TaskBoard(handle.ledger).get(task_id)  # TASK_NOT_FOUND
     logs = NodeLogs(handle.ledger).for_task(task_id)
+    if not logs:
+        TaskBoard(handle.ledger).get(task_id)  # TASK_NOT_FOUND (a task with logs is known by them)
     rows = []
     for g in logs:
         size = g.size_bytes if g.status != "open" else file_stats_size(handle.state_dir / g.path)
