@@ -591,11 +591,11 @@ async function pageLogViewer(pid, nid) {
     const size = v.status === "open" ? `${fmtBytes(v.size_bytes)} so far` : v.status === "closed" ? `${fmtBytes(log.size_bytes || 0)}, ${log.line_count || 0} lines` : "";
     state.replaceChildren(pill(v.status || "none"), ` ${where}`, v.task_id ? " · task " : "",
       v.task_id ? h("a", { href: `#/p/${pidq}/t/${encodeURIComponent(v.task_id)}` }, v.task_id) : "",
-      size ? ` · ${size}` : "", ` · ${mode === "live" ? "live: new lines scroll in" : "static: the node has ended"}`);
+      size ? " · " : "", size ? h("span", { id: "log-size" }, size) : "", ` · ${mode === "live" ? "live: new lines scroll in" : "static: the node has ended"}`);
     state.dataset.status = v.status || "none";
   };
-  if (meta.notice) { notice.hidden = false; notice.className = meta.status === "purge_failed" ? "msg error" : "msg ok"; notice.dataset.kind = meta.status || "none"; notice.textContent = meta.notice; }
-  if (!meta.log || meta.status === "purged") { describe(meta, "static"); document.body.dataset.logMode = meta.status === "purged" ? "purged" : "static"; return; }
+  if (meta.notice) { notice.hidden = false; notice.className = meta.status === "purge_failed" ? "msg error" : "msg info"; notice.dataset.kind = meta.status || "none"; notice.textContent = meta.notice; }
+  if (!meta.log || meta.status === "purged") { describe(meta, "static"); box.hidden = true; document.body.dataset.logMode = meta.status === "purged" ? "purged" : "static"; return; }
   let first = 0, last = 0, total = 0, follow = true;
   const add = (chunk, atTop) => {
     if (!chunk.text) return;
@@ -635,7 +635,7 @@ async function pageLogViewer(pid, nid) {
   ws.onopen = () => ws.send(JSON.stringify({ project: pid, node: nid, from: last }));
   ws.onmessage = (m) => {
     const msg = JSON.parse(m.data);
-    if (msg.type === "lines" && msg.start === last) { last = msg.end; add(msg, false); }
+    if (msg.type === "lines" && msg.start === last) { last = msg.end; add(msg, false); const sz = document.getElementById("log-size"); if (sz) sz.textContent = `${fmtBytes(msg.size)} so far`; }
     else if (msg.type === "meta") describe(msg.view, msg.view.status === "open" ? "live" : "static");
     else if (msg.type === "end") { document.body.dataset.logMode = "static"; paused.hidden = true; describe(msg.view, "static"); }
     else if (msg.type === "error") { notice.hidden = false; notice.className = "msg error"; notice.dataset.code = msg.error.code; notice.textContent = `error[${msg.error.code}]: ${msg.error.message}`; }
