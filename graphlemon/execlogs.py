@@ -20,7 +20,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -460,6 +460,8 @@ class CleanupResult(BaseModel):
     failed: list[PurgeOutcome]
     kept_open: int
     kept_recent: int
+    untracked_purged: list[str] = []  # files under logs/ no record names (paths relative to .graphlemon/)
+    untracked_failed: list[str] = []
 
 
 def cleanup(
@@ -497,8 +499,52 @@ def cleanup(
             continue
         logs._record(log.node_exec_id, "purged", size_bytes=size, retention_days=days, by="retention")
         purged.append(PurgeOutcome(node_exec_id=log.node_exec_id, path=log.path, status="purged", size_bytes=size))
+    untracked, untracked_failed = _purge_untracked(ledger, set(logs.all()), cutoff, remove, days)
     return CleanupResult(retention_days=days, cutoff=cutoff, purged=purged, failed=failed, kept_open=kept_open,
-                         kept_recent=kept_recent)  # fmt: skip
+                         kept_recent=kept_recent, untracked_purged=untracked,
+                         untracked_failed=untracked_failed)  # fmt: skip
+
+
+def _purge_untracked(ledger: Ledger, known: set[str], cutoff: datetime, remove, days: int) -> tuple[list[str], list[str]]:
+    """Files under logs/ that no execution_log_file names (the console's run logs, an ad-hoc agent turn's
+    transcript, logs from before the records): removed once not written for the retention period, each a
+    `timeline` event (`log_purged` / `log_purge_failed`, retried next run). Symlinks are removed, never followed."""
+    from .models import TimelineEvent
+
+    root = ledger.state_dir / LOGS_DIR
+    if not root.is_dir() or root.is_symlink():
+        return [], []
+    done, failed, events = [], [], []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        here = Path(dirpath)
+        if here == root:
+            dirnames[:] = [d for d in dirnames if d not in known]
+        entries = [here / n for n in filenames] + [here / d for d in dirnames if (here / d).is_symlink()]
+        for path in entries:
+            try:
+                st = path.lstat()
+            except FileNotFoundError:
+                continue
+            if datetime.fromtimestamp(st.st_mtime, UTC) >= cutoff:
+                continue
+            rel = path.relative_to(ledger.state_dir).as_posix()
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                failed.append(rel)
+                events.append(TimelineEvent(event="log_purge_failed", ref=rel,
+                                            summary=f"{type(exc).__name__}: {exc}; retried next run"))  # fmt: skip
+                continue
+            done.append(rel)
+            events.append(TimelineEvent(event="log_purged", ref=rel,
+                                        summary=f"{st.st_size} bytes, not in any execution log record, "
+                                        f"last written {datetime.fromtimestamp(st.st_mtime, UTC):%Y-%m-%d %H:%M} UTC, "
+                                        f"retention {days} d"))  # fmt: skip
+    if events:
+        ledger.append(*events)
+    return done, failed
 
 
 def remove_log_folder(folder: Path) -> None:

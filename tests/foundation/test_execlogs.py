@@ -172,3 +172,20 @@ def test_cleanup_removes_a_symlinked_folder_not_its_target(project, tmp_path):
     result = cleanup(project.ledger, 1)
     assert [p.node_exec_id for p in result.purged] == [nid]
     assert not os.path.lexists(folder) and (outside / "node.log").read_text() == "not ours"
+
+
+def test_cleanup_also_ages_out_files_no_record_names(project):
+    import time
+
+    root = project.state_dir / "logs"
+    old, new = root / "console" / "run-1.log", root / "console" / "run-2.log"
+    for path, age in ((old, 3), (new, 0)):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("run log\n")
+        os.utime(path, (time.time() - age * 86400,) * 2)
+    _closed(project, "ne-t-coder-kept-r0", 0)  # a recent record's folder is not walked as untracked
+    os.utime(log_path(project.state_dir, "ne-t-coder-kept-r0"), (time.time() - 9 * 86400,) * 2)
+    result = cleanup(project.ledger, 1)
+    assert result.untracked_purged == ["logs/console/run-1.log"] and not old.exists() and new.exists()
+    assert log_path(project.state_dir, "ne-t-coder-kept-r0").exists() and result.purged == []
+    assert [e.ref for e in project.ledger.read("timeline") if e.event == "log_purged"] == ["logs/console/run-1.log"]

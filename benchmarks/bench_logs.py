@@ -1,0 +1,237 @@
+"""Execution logs benchmark (REQ-13): what full node logging costs the loop, and live viewers under load.
+
+1. The snake demo (scripted executor, `--engine direct`) with execution logs on and off
+   (GRAPHLEMON_EXEC_LOGS=off), runs interleaved in one session: wall time side by side and the overhead ratio.
+2. One node writing ~10 MB/s to its log, followed by 20 WebSocket viewers of a real `graphlemon console`
+   process: the lag from a line written to the line received (p50 / p95 / max, per message, measured on the
+   oldest line of each message) and the console's RSS before, during and after.
+
+Printed, never asserted. BENCH_LOGS_REPEAT (default 2) runs per mode; BENCH_LOGS_SECONDS (default 10) of writing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SNAKE = ROOT / "examples" / "snake"
+REPEAT = int(os.environ.get("BENCH_LOGS_REPEAT", "2"))
+SECONDS = float(os.environ.get("BENCH_LOGS_SECONDS", "10"))
+VIEWERS = 20
+RATE = 10 * 1024 * 1024  # bytes per second
+GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "bench",
+           "GIT_COMMITTER_EMAIL": "b@b"}  # fmt: skip
+
+
+def fresh_repo(tmp: Path, source: Path, env: dict) -> Path:
+    repo = tmp / f"repo-{time.monotonic_ns()}"
+    shutil.copytree(source, repo)
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "x"]):
+        subprocess.run(["git", *args], cwd=repo, check=True, env=env)
+    subprocess.run([sys.executable, "-m", "graphlemon", "init", str(repo)], check=True, env=env,
+                   stdout=subprocess.DEVNULL)  # fmt: skip
+    return repo
+
+
+# -- 1. the loop with logging on and off ----------------------------------------------------------------------
+
+
+def demo_run(tmp: Path, logging_on: bool) -> tuple[float, int, int]:
+    env = {**os.environ, **GIT_ENV, "GRAPHLEMON_EXEC_LOGS": "on" if logging_on else "off"}
+    repo = fresh_repo(tmp, SNAKE / "repo", env)
+    started = time.perf_counter()
+    out = subprocess.run(
+        [sys.executable, "-m", "graphlemon", "run", "Implement a snake game", "--project", str(repo), "--playbook",
+         str(SNAKE / "playbook.yaml"), "--max-unit-attempts", "2", "--engine", "direct", "--json"],
+        env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    elapsed = time.perf_counter() - started
+    if out.returncode not in (0, 1):
+        raise SystemExit(f"the demo failed ({out.returncode}): {out.stderr[-2000:]}")
+    logs = list((repo / ".graphlemon" / "logs").glob("*/node.log"))
+    return elapsed, len(logs), sum(p.stat().st_size for p in logs)
+
+
+def bench_loop(tmp: Path) -> None:
+    times: dict[bool, list[float]] = {True: [], False: []}
+    sizes = (0, 0)
+    for i in range(REPEAT):
+        for mode in ((True, False) if i % 2 == 0 else (False, True)):  # interleaved: drift hits both
+            elapsed, n, size = demo_run(tmp, mode)
+            times[mode].append(elapsed)
+            if mode:
+                sizes = (n, size)
+    on, off = statistics.median(times[True]), statistics.median(times[False])
+    print("== the snake demo (direct engine), execution logs on vs off ==")
+    print(f"  logs on : median {on:6.2f} s  runs {', '.join(f'{t:.2f}' for t in times[True])}"
+          f"  ({sizes[0]} node logs, {sizes[1] / 1024:.1f} KB)")  # fmt: skip
+    print(f"  logs off: median {off:6.2f} s  runs {', '.join(f'{t:.2f}' for t in times[False])}")
+    print(f"  overhead: {100 * (on / off - 1):+.1f} % (on / off = {on / off:.3f})")
+
+
+# -- 2. 10 MB/s and 20 viewers --------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rss_kb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def writer(handle, nid: str, stop: threading.Event, stats: dict) -> None:
+    """~RATE bytes/s: every 20 ms one write of the lines due, each line carrying its wall-clock send time."""
+    from graphlemon.execlogs import writer as open_writer
+
+    log = open_writer(handle.state_dir, nid)
+    pad = "x" * 150
+    tick, written, n = 0.02, 0, 0
+    next_at = time.monotonic()
+    while not stop.is_set():
+        due = int(RATE * tick)
+        lines = []
+        size = 0
+        now = time.time()
+        while size < due:
+            text = f"t={now:.6f} n={n} {pad}"
+            lines.append(text)
+            size += len(text) + 5
+            n += 1
+        log.write("bench", "\n".join(lines))
+        written += size
+        next_at += tick
+        time.sleep(max(0.0, next_at - time.monotonic()))
+    stats["bytes"], stats["lines"] = written, n
+
+
+async def viewer(url: str, project_id: str, nid: str, lags: list[float], counts: list[int], stop: asyncio.Event):
+    import websockets
+
+    async with websockets.connect(url, max_size=None, origin=None) as ws:
+        await ws.send(json.dumps({"project": project_id, "node": nid, "from": 0}))
+        got = 0
+        while not stop.is_set():
+            try:
+                raw = await asyncio.wait_for(ws.recv(), timeout=0.5)
+            except TimeoutError:
+                continue
+            except websockets.ConnectionClosed:
+                break
+            received = time.time()
+            msg = json.loads(raw)
+            if msg.get("type") != "lines":
+                continue
+            text = msg["text"]
+            at = text.find("t=")
+            if at >= 0:
+                lags.append(received - float(text[at + 2 : text.index(" ", at)]))
+            got += len(text)
+        counts.append(got)
+
+
+async def follow_all(port: int, project_id: str, nid: str, seconds: float) -> tuple[list[float], list[int]]:
+    lags: list[float] = []
+    counts: list[int] = []
+    stop = asyncio.Event()
+    url = f"ws://127.0.0.1:{port}/ws/logs"
+    tasks = [asyncio.create_task(viewer(url, project_id, nid, lags, counts, stop)) for _ in range(VIEWERS)]
+    await asyncio.sleep(seconds)
+    stop.set()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    return lags, counts
+
+
+def bench_viewers(tmp: Path) -> None:
+    sys.path.insert(0, str(ROOT / "tests"))
+    from logview_kit import RunningNode
+
+    from graphlemon.project import open_project
+
+    env = {**os.environ, **GIT_ENV, "GRAPHLEMON_CONFIG_DIR": str(tmp / "config")}
+    repo = fresh_repo(tmp, SNAKE / "repo", env)
+    handle = open_project(repo)
+    node = RunningNode(handle).start()
+    port = free_port()
+    console = subprocess.Popen([sys.executable, "-m", "graphlemon", "console", "--port", str(port), "--project",
+                                str(repo)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or console.poll() is not None:
+                    raise SystemExit("the console did not start") from None
+                time.sleep(0.1)
+        before = rss_kb(console.pid)
+        stop, stats = threading.Event(), {}
+        thread = threading.Thread(target=writer, args=(handle, node.nid, stop, stats), daemon=True)
+        samples: list[int] = []
+        sampling = threading.Event()
+
+        def sample() -> None:
+            while not sampling.is_set():
+                samples.append(rss_kb(console.pid))
+                time.sleep(0.5)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        thread.start()
+        sampler.start()
+        lags, counts = asyncio.run(follow_all(port, handle.project_id, node.nid, SECONDS))
+        stop.set()
+        thread.join()
+        sampling.set()
+        sampler.join()
+        node.finish()
+        time.sleep(1.0)
+        after = rss_kb(console.pid)
+    finally:
+        console.terminate()
+        try:
+            console.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            console.kill()
+            console.wait()
+    lags.sort()
+    pct = (lambda q: lags[min(len(lags) - 1, int(q * len(lags)))] if lags else float("nan"))  # noqa: E731
+    size = log_size = (handle.state_dir / "logs" / node.nid / "node.log").stat().st_size
+    print(f"== one node writing {RATE / 2**20:.0f} MB/s for {SECONDS:g} s, {VIEWERS} WebSocket viewers ==")
+    print(f"  written : {stats['bytes'] / 2**20:.1f} MB ({stats['bytes'] / 2**20 / SECONDS:.1f} MB/s), "
+          f"{stats['lines']:,} lines; log file {size / 2**20:.1f} MB")  # fmt: skip
+    print(f"  received: per viewer min {min(counts) / 2**20:.1f} MB, max {max(counts) / 2**20:.1f} MB "
+          f"({len(counts)} viewers)")  # fmt: skip
+    print(f"  lag (line written -> received), {len(lags):,} messages: p50 {pct(0.5) * 1000:.0f} ms, "
+          f"p95 {pct(0.95) * 1000:.0f} ms, max {lags[-1] * 1000 if lags else float('nan'):.0f} ms")  # fmt: skip
+    print(f"  console RSS: before {before / 1024:.1f} MB, peak during {max(samples) / 1024:.1f} MB, "
+          f"after {after / 1024:.1f} MB (log {log_size / 2**20:.1f} MB)")  # fmt: skip
+
+
+def main() -> None:
+    which = sys.argv[1:] or ["loop", "viewers"]
+    with tempfile.TemporaryDirectory(prefix="bench-logs-") as tmp:
+        if "viewers" in which:
+            bench_viewers(Path(tmp))
+        if "loop" in which:
+            bench_loop(Path(tmp))
+
+
+if __name__ == "__main__":
+    main()
