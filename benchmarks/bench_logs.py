@@ -114,7 +114,7 @@ def writer(handle, nid: str, stop: threading.Event, stats: dict) -> None:
             lines.append(text)
             size += len(text) + 5
             n += 1
-        log.write("bench", "\n".join(lines))
+        log.write_many("bench", lines)
         written += size
         next_at += tick
         time.sleep(max(0.0, next_at - time.monotonic()))

@@ -110,9 +110,7 @@ class NodeLog:
 
     def write(self, kind: str, text: str) -> None:
         """`<ts> [kind] text`; a multi-line text continues with indented lines; secrets masked; long text cut."""
-        text = DEFAULT_REDACTOR.text(str(text))
-        if len(text) > LINE_MAX_CHARS:
-            text = f"{text[:LINE_MAX_CHARS]} … [{len(text) - LINE_MAX_CHARS} more chars cut]"
+        text = _cut(DEFAULT_REDACTOR.text(str(text)))
         first, *rest = text.replace("\r\n", "\n").split("\n") or [""]
         ts = utcnow().strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
         body = "".join(f"\n    {line}" for line in rest)
@@ -120,9 +118,22 @@ class NodeLog:
             if not self._fh.closed:
                 self._fh.write(f"{ts} [{kind}] {first}{body}\n")
 
+    def write_many(self, kind: str, texts: list[str]) -> None:
+        """Many lines of one kind in one write (a chatty process's output): redacted together, each line cut."""
+        ts = utcnow().strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+        clean = DEFAULT_REDACTOR.text("\n".join(texts)).replace("\r\n", "\n").split("\n")
+        out = "".join(f"{ts} [{kind}] {_cut(line)}\n" for line in clean)
+        with self._lock:
+            if not self._fh.closed:
+                self._fh.write(out)
+
     def close(self) -> None:
         with self._lock:
             self._fh.close()
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= LINE_MAX_CHARS else f"{text[:LINE_MAX_CHARS]} … [{len(text) - LINE_MAX_CHARS} more chars cut]"
 
 
 _writers: dict[Path, NodeLog] = {}

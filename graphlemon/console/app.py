@@ -30,6 +30,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from ..errors import BAD_INPUT_CODES, ErrorCode, GraphLemonError, invalid_param
 from . import views
 from .hub import ProjectHub
+from .log_stream import LogTails
 from .project_registry import ProjectRegistry
 
 TOKEN_HEADER = "X-GraphLemon-Token"
@@ -320,6 +321,7 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
     )  # fmt: skip
     app.state.settings = settings
     app.state.hubs = {}
+    app.state.log_tails = LogTails()
     app.state.hubs_lock = asyncio.Lock()
     return app
 
@@ -354,6 +356,7 @@ async def _lifespan(app: Starlette):
     yield
     for hub in list(app.state.hubs.values()):
         await hub.close()
+    await app.state.log_tails.close()
 
 
 def error_response(exc: GraphLemonError, *, status: int | None = None, extra: dict | None = None) -> JSONResponse:
@@ -532,7 +535,7 @@ async def _serve_log_tail(app: Starlette, ws: WebSocket) -> None:
         hello = json.loads(await asyncio.wait_for(ws.receive_text(), timeout=10))
         if not isinstance(hello, dict):
             raise ValueError("the subscription is a JSON object")
-        await serve_log_tail(ws, settings.registry, hello)
+        await serve_log_tail(ws, settings.registry, app.state.log_tails, hello)
     except (TimeoutError, ValueError) as exc:
         await _refuse(ws, WS_CLOSE_BAD_REQUEST, "INVALID_PARAM", f"bad log subscription: {exc}")
     except GraphLemonError as exc:

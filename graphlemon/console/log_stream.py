@@ -1,16 +1,25 @@
-"""c_ws_log_tail (REQ-13): one WebSocket per viewer of a node's execution log.
+"""c_ws_log_tail (REQ-13): viewers of a node's execution log over WebSockets.
 
 Protocol: the client sends `{"project", "node", "from"}` (`from`: the byte offset it already has). The server
 answers `{"type": "meta", "view": ...}` (the record: open / closed / purged ...), then `{"type": "lines", "start",
-"end", "text"}` messages of whole lines (at most CHUNK_BYTES each, read by byte range: the file is never read
-whole), and when the log is no longer open and everything was sent, `{"type": "end", "view": ...}` and a normal
-close. An unknown node is refused with `NODE_EXEC_NOT_FOUND` (close code 4404), never an open silent socket.
+"end", "size", "text"}` messages of whole lines, and when the log is no longer open and everything was sent,
+`{"type": "end", "view": ...}` and a normal close. An unknown node is refused with `NODE_EXEC_NOT_FOUND` (close
+code 4404), never an open silent socket.
+
+Memory and work stay flat with many viewers: one `LogTail` per open log reads the file by byte range
+(CHUNK_BYTES at a time, never the whole file) and encodes each chunk once; every viewer gets the same message.
+A viewer that starts behind, or falls behind (its queue of QUEUE_MAX messages is full, so the tail drops
+messages for it), reads the bytes it misses by range itself, then takes the shared messages again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import time
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from starlette.websockets import WebSocket
 
@@ -18,11 +27,99 @@ from ..errors import ErrorCode, GraphLemonError
 from ..execlogs import NodeLogs, log_path, read_range, view
 
 CHUNK_BYTES = 256 * 1024
-POLL_S = 0.05  # how often a caught-up viewer looks for new bytes (a stat)
+POLL_S = 0.05  # how often the tail looks for new bytes (a stat and a read)
 STATE_EVERY_S = 0.25  # how often it re-reads whether the log is still open (a ledger read)
+QUEUE_MAX = 16  # messages a viewer may have waiting (16 x 256 KB); past that it catches up by reading itself
 
 
-async def serve_log_tail(ws: WebSocket, registry, hello: dict) -> None:
+@dataclass
+class Chunk:
+    start: int
+    end: int
+    message: str  # the `lines` message, encoded once
+
+
+@dataclass
+class LogTail:
+    """One reader of one open log, shared by its viewers."""
+
+    path: Path
+    logs: NodeLogs
+    nid: str
+    offset: int
+    subscribers: set[asyncio.Queue] = field(default_factory=set)
+    task: asyncio.Task | None = None
+    ended: bool = False
+
+    def subscribe(self) -> asyncio.Queue:
+        queue: asyncio.Queue = asyncio.Queue(maxsize=QUEUE_MAX)
+        self.subscribers.add(queue)
+        if self.ended:
+            queue.put_nowait(None)
+        return queue
+
+    def unsubscribe(self, queue: asyncio.Queue) -> None:
+        self.subscribers.discard(queue)
+
+    def _publish(self, item: Chunk | None) -> None:
+        for queue in list(self.subscribers):
+            try:
+                queue.put_nowait(item)
+            except asyncio.QueueFull:  # a slow viewer: it reads what it missed itself
+                if item is None:
+                    with contextlib.suppress(asyncio.QueueEmpty):
+                        queue.get_nowait()
+                    queue.put_nowait(None)
+
+    async def run(self) -> None:
+        is_open, checked = True, time.monotonic()
+        try:
+            while True:
+                chunk = await asyncio.to_thread(_read, self.path, self.offset)
+                if chunk is not None and chunk.end > self.offset:
+                    self.offset = chunk.end
+                    self._publish(Chunk(chunk.start, chunk.end, _lines_message(chunk)))
+                    continue
+                if not is_open:
+                    break
+                if time.monotonic() - checked >= STATE_EVERY_S:
+                    state = await asyncio.to_thread(self.logs.find, self.nid)
+                    is_open, checked = state is not None and state.status == "open", time.monotonic()
+                    continue  # one more read after it closed: the last lines
+                await asyncio.sleep(POLL_S)
+        finally:
+            self.ended = True
+            self._publish(None)
+
+
+class LogTails:
+    """The console's tails, one per (state folder, node); a tail ends when its log closes."""
+
+    def __init__(self) -> None:
+        self._tails: dict[Path, LogTail] = {}
+
+    def get(self, path: Path, logs: NodeLogs, nid: str) -> LogTail:
+        tail = self._tails.get(path)
+        if tail is None or tail.ended:
+            size = path.stat().st_size if path.exists() else 0
+            tail = self._tails[path] = LogTail(path, logs, nid, offset=_line_floor(path, size))
+            tail.task = asyncio.ensure_future(tail.run())
+            tail.task.add_done_callback(lambda _t, p=path, me=tail: self._drop(p, me))
+        return tail
+
+    def _drop(self, path: Path, tail: LogTail) -> None:
+        if self._tails.get(path) is tail:
+            del self._tails[path]
+
+    async def close(self) -> None:
+        for tail in list(self._tails.values()):
+            if tail.task is not None:
+                tail.task.cancel()
+                with contextlib.suppress(BaseException):
+                    await tail.task
+
+
+async def serve_log_tail(ws: WebSocket, registry, tails: LogTails, hello: dict) -> None:
     """Stream one node's log to one viewer until the log closes (or the viewer leaves)."""
     project_id, nid, start = hello.get("project"), hello.get("node"), hello.get("from", 0)
     if not isinstance(project_id, str) or not isinstance(nid, str) or not isinstance(start, int) or start < 0:
@@ -31,40 +128,86 @@ async def serve_log_tail(ws: WebSocket, registry, hello: dict) -> None:
     v = await asyncio.to_thread(view, handle.ledger, nid)  # NODE_EXEC_NOT_FOUND
     await ws.send_json({"type": "meta", "view": v.model_dump(mode="json")})
     if v.log is None or v.status == "purged":
-        await ws.send_json({"type": "end", "view": v.model_dump(mode="json")})
-        await ws.close()
+        await _end(ws, handle, nid)
         return
     path = log_path(handle.state_dir, nid)
-    logs = NodeLogs(handle.ledger)
-    offset, is_open, checked = start, v.status == "open", time.monotonic()
+    if v.status != "open":  # a closed log: everything from `start`, then the end
+        await _send_range(ws, path, start, None)
+        await _end(ws, handle, nid)
+        return
+    tail = tails.get(path, NodeLogs(handle.ledger), nid)
+    queue = tail.subscribe()
     leaving = asyncio.ensure_future(ws.receive_text())  # notices the viewer leaving
     try:
+        offset = await _send_range(ws, path, start, tail.offset)  # what was there before the tail started
         while True:
-            chunk = await asyncio.to_thread(_read, path, offset)
-            if chunk is not None and chunk.end > offset:
-                offset = chunk.end
-                await ws.send_json({"type": "lines", "start": chunk.start, "end": chunk.end, "size": chunk.size,
-                                    "text": chunk.text})  # fmt: skip
-                continue  # drain before looking at the state again
-            if not is_open:
-                final = await asyncio.to_thread(view, handle.ledger, nid)
-                await ws.send_json({"type": "end", "view": final.model_dump(mode="json")})
-                await ws.close()
-                return
-            if time.monotonic() - checked >= STATE_EVERY_S:
-                state = await asyncio.to_thread(logs.find, nid)
-                is_open, checked = state is not None and state.status == "open", time.monotonic()
-                continue  # one more read after it closed: the last lines
-            done, _ = await asyncio.wait({leaving}, timeout=POLL_S)
-            if done:
+            getter = asyncio.ensure_future(queue.get())
+            done, _ = await asyncio.wait({getter, leaving}, return_when=asyncio.FIRST_COMPLETED)
+            if leaving in done:
+                getter.cancel()
                 leaving.result()  # WebSocketDisconnect when the viewer left
                 leaving = asyncio.ensure_future(ws.receive_text())  # a ping: ignore
+                continue
+            item = getter.result()
+            if item is None:  # the log closed: what is left, then the end
+                await _send_range(ws, path, offset, None)
+                await _end(ws, handle, nid)
+                return
+            if item.end <= offset:
+                continue
+            if item.start != offset:  # started behind, or messages were dropped: read the gap
+                offset = await _send_range(ws, path, offset, item.end)
+                if offset >= item.end:
+                    continue
+            await ws.send_text(item.message)
+            offset = item.end
     finally:
         leaving.cancel()
+        tail.unsubscribe(queue)
 
 
-def _read(path, offset: int):
+async def _send_range(ws: WebSocket, path: Path, offset: int, until: int | None) -> int:
+    """Send whole lines from `offset` up to `until` (None: the end of the file); -> the new offset."""
+    while until is None or offset < until:
+        limit = CHUNK_BYTES if until is None else min(CHUNK_BYTES, until - offset)
+        chunk = await asyncio.to_thread(_read, path, offset, limit)
+        if chunk is None or chunk.end <= offset:
+            break
+        await ws.send_text(_lines_message(chunk))
+        offset = chunk.end
+    return offset
+
+
+async def _end(ws: WebSocket, handle, nid: str) -> None:
+    final = await asyncio.to_thread(view, handle.ledger, nid)
+    await ws.send_json({"type": "end", "view": final.model_dump(mode="json")})
+    await ws.close()
+
+
+def _lines_message(chunk) -> str:
+    return json.dumps({"type": "lines", "start": chunk.start, "end": chunk.end, "size": chunk.size,
+                       "text": chunk.text}, ensure_ascii=False)  # fmt: skip
+
+
+def _read(path: Path, offset: int, limit: int = CHUNK_BYTES):
     try:
-        return read_range(path, offset, CHUNK_BYTES)
+        return read_range(path, offset, limit)
     except FileNotFoundError:
         return None
+
+
+def _line_floor(path: Path, size: int) -> int:
+    """The start of the line `size` falls in (the tail starts at a line start: its chunks are whole lines)."""
+    if size == 0:
+        return 0
+    with open(path, "rb") as fh:
+        pos = size
+        while pos > 0:
+            lo = max(0, pos - 65536)
+            fh.seek(lo)
+            buf = fh.read(pos - lo)
+            idx = buf.rfind(b"\n")
+            if idx >= 0:
+                return lo + idx + 1
+            pos = lo
+    return 0

@@ -24,7 +24,8 @@ def test_every_node_of_the_demo_run_has_a_closed_log_that_says_what_it_did(snake
         assert log.status == "closed", (nid, node.status, log.status)  # every node of a finished run has ended
         text = log_path(project.state_dir, nid).read_text()
         assert (log.size_bytes, log.line_count) == (len(text.encode()), text.count("\n"))
-        assert f"{nid} attempt 1: running" in text.splitlines()[0]
+        first = text.splitlines()[0]
+        assert f"[node] {node.stage} {nid} attempt " in first and first.endswith(": running"), first
         assert text.splitlines()[-1].endswith(f": {node.status}") or f": {node.status} (" in text.splitlines()[-1]
         texts[nid] = text
     for nid, node in nodes.items():
