@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SNAKE = ROOT / "examples" / "snake"
 REPEAT = int(os.environ.get("BENCH_LOGS_REPEAT", "2"))
 SECONDS = float(os.environ.get("BENCH_LOGS_SECONDS", "10"))
-VIEWERS = 20
+VIEWERS = int(os.environ.get("BENCH_LOGS_VIEWERS", "20"))
 RATE = 10 * 1024 * 1024  # bytes per second
 GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "bench",
            "GIT_COMMITTER_EMAIL": "b@b"}  # fmt: skip

@@ -24,17 +24,19 @@ def test_every_node_of_the_demo_run_has_a_closed_log_that_says_what_it_did(snake
         assert log.status == "closed", (nid, node.status, log.status)  # every node of a finished run has ended
         text = log_path(project.state_dir, nid).read_text()
         assert (log.size_bytes, log.line_count) == (len(text.encode()), text.count("\n"))
-        first = text.splitlines()[0]
-        assert f"[node] {node.stage} {nid} attempt " in first and first.endswith(": running"), first
-        assert text.splitlines()[-1].endswith(f": {node.status}") or f": {node.status} (" in text.splitlines()[-1]
+        heads = [line for line in text.splitlines() if not line.startswith("    ")]  # not continuation lines
+        assert f"[node] {node.stage} {nid} attempt " in heads[0] and heads[0].endswith(": running"), heads[0]
+        assert heads[-1].endswith(f": {node.status}") or f": {node.status} (" in heads[-1], heads[-1]
         texts[nid] = text
     for nid, node in nodes.items():
-        if node.stage in ("planner", "coder", "validator"):
+        if node.stage in ("planner", "coder"):
             assert "[agent] " in texts[nid] and " turn_start " in texts[nid] and " turn_end " in texts[nid], nid
         if node.stage == "coder":  # the tester's turns and test runs inside the L1 node
             assert "[agent] tester " in texts[nid] and "[tests] unit tests: $ " in texts[nid], nid
         if node.stage == "validator":
             assert "[tests] validation run: " in texts[nid]
+        if node.stage == "integrator":
+            assert "[tests] integration cases: " in texts[nid]
     listed = subprocess.run([sys.executable, "-m", "graphlemon", "logs", "--task", final["task_id"], "--json",
                              "--project", str(project.root)], capture_output=True, text=True, check=True)  # fmt: skip
     rows = json.loads(listed.stdout)["logs"]
