@@ -12,7 +12,7 @@ from __future__ import annotations
 from prefect import flow, task
 
 from flows.reports import artifact_key, project_dir
-from graphlemon.execlogs import CleanupResult, cleanup
+from graphlemon.log_cleanup import CleanupResult, cleanup
 from graphlemon.models import TimelineEvent
 from graphlemon.project import open_project
 from tasks._redacted_artifacts import create_markdown_artifact

@@ -19,8 +19,8 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
-from datetime import UTC, datetime, timedelta
+from collections.abc import Iterable, Iterator
+from datetime import datetime
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -28,12 +28,11 @@ from pydantic import BaseModel
 from . import lifecycle
 from .errors import ErrorCode, GraphLemonError, invalid_param
 from .ledger import Ledger
-from .models import MAX_RETENTION_DAYS, ExecutionLogEvent, LogRetentionConfig, LogStatus, NodeEvent, utcnow
+from .models import ExecutionLogEvent, LogStatus, NodeEvent, utcnow
 from .redact import DEFAULT as DEFAULT_REDACTOR
 
 LOGS_DIR = "logs"
 LOG_NAME = "node.log"
-DEFAULT_RETENTION_DAYS = 14
 LINE_MAX_CHARS = 4000  # one log line (a tool result, a test's output tail) keeps its head
 PAGE_MAX_BYTES = 1 << 20  # the most one range read returns
 CLOSING = frozenset({"done", "failed", "blocked", "cancelled"})  # a node status that ends the node's run
@@ -221,7 +220,7 @@ class NodeLogs:
     def _open(self, event: NodeEvent) -> NodeLog:
         path = log_path(self.state_dir, event.node_exec_id)
         rel = path.relative_to(self.state_dir).as_posix()
-        self._record(event.node_exec_id, "open", path=rel, task_id=event.task_id, stage=event.stage,
+        self.transition(event.node_exec_id, "open", path=rel, task_id=event.task_id, stage=event.stage,
                      unit_id=event.unit_id)  # fmt: skip
         with _writers_lock:
             log = _writers.get(path)
@@ -233,9 +232,9 @@ class NodeLogs:
         path = log_path(self.state_dir, node_exec_id)
         _drop_writer(path)
         size, lines = file_stats(path)
-        return self._record(node_exec_id, "closed", size_bytes=size, line_count=lines)
+        return self.transition(node_exec_id, "closed", size_bytes=size, line_count=lines)
 
-    def _record(self, node_exec_id: str, to: LogStatus, **fields) -> ExecLog | None:
+    def transition(self, node_exec_id: str, to: LogStatus, **fields) -> ExecLog | None:
         """A validated status change of one log (INVALID_TRANSITION for a move the table does not list)."""
         with self.ledger.transaction("log") as tx:
             mine = [r for r in tx.records() if isinstance(r, ExecutionLogEvent) and r.node_exec_id == node_exec_id]
@@ -422,168 +421,6 @@ def file_stats_size(path: Path) -> int:
         return path.stat().st_size
     except FileNotFoundError:
         return 0
-
-
-# -- retention (log_retention_config, p_log_retention_cleanup) -------------------------------------------------
-
-
-def check_retention_days(value: object) -> int:
-    """A whole number of days in [1, MAX_RETENTION_DAYS], else INVALID_PARAM (a bool or float is not one)."""
-    if isinstance(value, str):
-        try:
-            value = int(value.strip())
-        except ValueError:
-            raise invalid_param(f"retention_days must be a whole number of days, not {value!r}") from None
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise invalid_param(f"retention_days must be a whole number of days, not {value!r}")
-    if not 1 <= value <= MAX_RETENTION_DAYS:
-        raise invalid_param(f"retention_days must be between 1 and {MAX_RETENTION_DAYS} days, not {value}")
-    return value
-
-
-def retention(ledger: Ledger) -> LogRetentionConfig:
-    """The current setting (the latest record), or the default when none was ever set."""
-    found = ledger.read_as("log_retention", LogRetentionConfig)
-    return found[-1] if found else LogRetentionConfig(retention_days=DEFAULT_RETENTION_DAYS, by="default")
-
-
-def set_retention(ledger: Ledger, days: object, *, by: str = "cli") -> LogRetentionConfig:
-    """c_log_retention_config_update: validated first; a bad value changes nothing."""
-    record = LogRetentionConfig(retention_days=check_retention_days(days), by=by)
-    ledger.append(record)
-    return record
-
-
-class PurgeOutcome(BaseModel):
-    node_exec_id: str
-    path: str
-    status: LogStatus  # purged | purge_failed
-    size_bytes: int = 0
-    error: str | None = None
-
-
-class CleanupResult(BaseModel):
-    retention_days: int
-    cutoff: datetime
-    purged: list[PurgeOutcome]
-    failed: list[PurgeOutcome]
-    kept_open: int
-    kept_recent: int
-    untracked_purged: list[str] = []  # files under logs/ no record names (paths relative to .graphlemon/)
-    untracked_failed: list[str] = []
-
-
-def cleanup(
-    ledger: Ledger,
-    retention_days: int | None = None,
-    *,
-    now: datetime | None = None,
-    remove: Callable[[Path], None] | None = None,
-) -> CleanupResult:
-    """p_log_retention_cleanup: every `closed` log closed before now - retention_days, and every earlier
-    `purge_failed` one, has its folder deleted and becomes `purged`; a deletion that fails is `purge_failed` with
-    the error and does not stop the others. An open log is never touched."""
-    days = check_retention_days(retention_days) if retention_days is not None else retention(ledger).retention_days
-    cutoff = (now or utcnow()) - timedelta(days=days)
-    remove = remove or remove_log_folder
-    logs = NodeLogs(ledger)
-    purged, failed, kept_open, kept_recent = [], [], 0, 0
-    for log in sorted(logs.all().values(), key=lambda g: g.created_at):
-        if log.status == "open":
-            kept_open += 1
-            continue
-        due = log.status == "purge_failed" or (log.status == "closed" and (log.closed_at or log.updated_at) < cutoff)
-        if not due:
-            kept_recent += log.status == "closed"
-            continue
-        path = ledger.state_dir / log.path
-        size = _folder_size(path.parent)
-        try:
-            remove(path.parent)
-        except OSError as exc:
-            error = f"{type(exc).__name__}: {exc}"
-            logs._record(log.node_exec_id, "purge_failed", error=error[:2000], retention_days=days, by="retention")
-            failed.append(PurgeOutcome(node_exec_id=log.node_exec_id, path=log.path, status="purge_failed",
-                                       error=error))  # fmt: skip
-            continue
-        logs._record(log.node_exec_id, "purged", size_bytes=size, retention_days=days, by="retention")
-        purged.append(PurgeOutcome(node_exec_id=log.node_exec_id, path=log.path, status="purged", size_bytes=size))
-    untracked, untracked_failed = _purge_untracked(ledger, set(logs.all()), cutoff, remove, days)
-    return CleanupResult(retention_days=days, cutoff=cutoff, purged=purged, failed=failed, kept_open=kept_open,
-                         kept_recent=kept_recent, untracked_purged=untracked,
-                         untracked_failed=untracked_failed)  # fmt: skip
-
-
-def _purge_untracked(ledger: Ledger, known: set[str], cutoff: datetime, remove, days: int) -> tuple[list[str], list[str]]:
-    """Files under logs/ that no execution_log_file names (the console's run logs, an ad-hoc agent turn's
-    transcript, logs from before the records): removed once not written for the retention period, each a
-    `timeline` event (`log_purged` / `log_purge_failed`, retried next run). Symlinks are removed, never followed."""
-    from .models import TimelineEvent
-
-    root = ledger.state_dir / LOGS_DIR
-    if not root.is_dir() or root.is_symlink():
-        return [], []
-    done, failed, events = [], [], []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        here = Path(dirpath)
-        if here == root:
-            dirnames[:] = [d for d in dirnames if d not in known]
-        entries = [here / n for n in filenames] + [here / d for d in dirnames if (here / d).is_symlink()]
-        for path in entries:
-            try:
-                st = path.lstat()
-            except FileNotFoundError:
-                continue
-            if datetime.fromtimestamp(st.st_mtime, UTC) >= cutoff:
-                continue
-            rel = path.relative_to(ledger.state_dir).as_posix()
-            try:
-                path.unlink()
-            except FileNotFoundError:
-                continue
-            except OSError as exc:
-                failed.append(rel)
-                events.append(TimelineEvent(event="log_purge_failed", ref=rel,
-                                            summary=f"{type(exc).__name__}: {exc}; retried next run"))  # fmt: skip
-                continue
-            done.append(rel)
-            events.append(TimelineEvent(event="log_purged", ref=rel,
-                                        summary=f"{st.st_size} bytes, not in any execution log record, "
-                                        f"last written {datetime.fromtimestamp(st.st_mtime, UTC):%Y-%m-%d %H:%M} UTC, "
-                                        f"retention {days} d"))  # fmt: skip
-    if events:
-        ledger.append(*events)
-    return done, failed
-
-
-def remove_log_folder(folder: Path) -> None:
-    """Delete a node's log folder (its node.log and transcripts), never following a symlink; a folder already gone
-    is fine, any other failure raises."""
-    if folder.is_symlink():
-        folder.unlink()
-        return
-    if not folder.exists():
-        return
-    for dirpath, dirnames, filenames in os.walk(folder, topdown=False, followlinks=False):
-        for name in filenames:
-            os.unlink(Path(dirpath) / name)
-        for name in dirnames:
-            sub = Path(dirpath) / name
-            sub.unlink() if sub.is_symlink() else sub.rmdir()
-    folder.rmdir()
-
-
-def _folder_size(folder: Path) -> int:
-    total = 0
-    for dirpath, _dirs, files in os.walk(folder, followlinks=False):
-        for name in files:
-            try:
-                total += (Path(dirpath) / name).lstat().st_size
-            except OSError:
-                pass
-    return total
 
 
 def log_test_run(state_dir: Path, node_exec_id: str | None, what: str, run) -> None:

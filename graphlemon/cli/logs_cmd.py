@@ -129,7 +129,8 @@ def _text(path, tail, read_range, tail_lines) -> str:
 @retention_app.command("show")
 def retention_show(project: ProjectOpt = None, as_json: JsonOpt = False) -> None:
     """The log retention setting (v_log_retention_settings)."""
-    from ..execlogs import NodeLogs, retention
+    from ..execlogs import NodeLogs
+    from ..log_cleanup import retention
 
     handle = open_project(project)
     cfg = retention(handle.ledger)
@@ -152,7 +153,7 @@ def retention_set(
     as_json: JsonOpt = False,
 ) -> None:
     """Change how many days closed logs are kept (c_log_retention_config_update); a bad value changes nothing."""
-    from ..execlogs import set_retention
+    from ..log_cleanup import set_retention
 
     cfg = set_retention(open_project(project).ledger, days, by="cli")  # INVALID_PARAM before anything is written
     if as_json:

@@ -300,7 +300,7 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
 
     @route("POST", "/api/projects/{project_id}/log-retention", RetentionBody)
     async def log_retention_update(project_id: str, body: RetentionBody) -> Any:
-        from ..execlogs import set_retention
+        from ..log_cleanup import set_retention
 
         handle = settings.registry.get(project_id)
         await asyncio.to_thread(set_retention, handle.ledger, body.retention_days, by="console")
@@ -513,7 +513,8 @@ def _int_param(request: Request, name: str, default: int) -> int:
 
 
 def _retention_view(ledger) -> dict:
-    from ..execlogs import NodeLogs, retention
+    from ..execlogs import NodeLogs
+    from ..log_cleanup import retention
 
     cfg = retention(ledger)
     counts: dict[str, int] = {}

@@ -24,7 +24,8 @@ from logview_kit import SHOTS, RunningNode, chromium_path
 from graphlemon.console.app import ConsoleSettings
 from graphlemon.console.project_registry import ProjectRegistry
 from graphlemon.console.server import BackgroundServer
-from graphlemon.execlogs import NodeLogs, cleanup, log_path, set_retention
+from graphlemon.execlogs import NodeLogs, log_path
+from graphlemon.log_cleanup import cleanup, set_retention
 from graphlemon.models import ExecutionLogEvent, utcnow
 from graphlemon.project import init_project
 

@@ -10,20 +10,8 @@ from logview_kit import RunningNode
 
 from graphlemon import lifecycle
 from graphlemon.errors import ErrorCode, GraphLemonError
-from graphlemon.execlogs import (
-    LINE_MAX_CHARS,
-    NodeLogs,
-    check_retention_days,
-    cleanup,
-    follow,
-    log_path,
-    read_range,
-    retention,
-    set_retention,
-    tail_lines,
-    view,
-    write_line,
-)
+from graphlemon.execlogs import LINE_MAX_CHARS, NodeLogs, follow, log_path, read_range, tail_lines, view, write_line
+from graphlemon.log_cleanup import check_retention_days, cleanup, retention, set_retention
 from graphlemon.models import ExecutionLogEvent, utcnow
 
 
