@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Annotated
 
@@ -37,7 +38,9 @@ app.add_typer(retention_app, name="retention")
 def show(
     node_exec_id: Annotated[str | None, typer.Argument(help="The node execution, e.g. ne-task-...-coder-u1-r0.")] = None,
     task: Annotated[str | None, typer.Option("--task", help="List this task's logs with state and size.")] = None,
-    follow: Annotated[bool, typer.Option("--follow", "-f", help="Stream new lines until the node ends.")] = False,
+    follow: Annotated[
+        bool, typer.Option("--follow", "-f", help="Stream new lines until the node ends (with --json: ndjson).")
+    ] = False,
     tail: Annotated[int | None, typer.Option("--tail", "-n", min=0, help="Only the last N lines.")] = None,
     project: ProjectOpt = None,
     as_json: JsonOpt = False,
@@ -104,7 +107,11 @@ def _show_node(handle, nid: str, *, follow: bool, tail: int | None, as_json: boo
     from ..execlogs import NodeLogs
 
     for chunk in follow_log(NodeLogs(handle.ledger), nid, start):
-        sys.stdout.write(chunk.text)
+        if as_json:  # one JSON object per line (ndjson), as they come
+            sys.stdout.write("".join(json.dumps({"node_exec_id": nid, "line": text}, ensure_ascii=False) + "\n"
+                                     for text in chunk.text.splitlines()))  # fmt: skip
+        else:
+            sys.stdout.write(chunk.text)
         sys.stdout.flush()
     final = NodeLogs(handle.ledger).find(nid)
     if final is not None:
