@@ -127,6 +127,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process so far (/proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def rss_kb(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -220,6 +226,7 @@ def bench_viewers(tmp: Path) -> None:
                     raise SystemExit("the console did not start") from None
                 time.sleep(0.1)
         before = rss_kb(console.pid)
+        console_cpu0, viewers_cpu0, wall0 = cpu_s(console.pid), time.process_time(), time.monotonic()
         write = subprocess.Popen([sys.executable, __file__, "--writer", str(handle.state_dir), node.nid,
                                   str(SECONDS)], env=env, stdout=subprocess.PIPE, text=True)  # fmt: skip
         samples: list[int] = []
@@ -233,6 +240,8 @@ def bench_viewers(tmp: Path) -> None:
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
         lags, counts = asyncio.run(follow_all(port, handle.project_id, node.nid, SECONDS + 1.0))
+        console_cpu, viewers_cpu = cpu_s(console.pid) - console_cpu0, time.process_time() - viewers_cpu0
+        wall = time.monotonic() - wall0
         stats = json.loads(write.communicate(timeout=60)[0].strip().splitlines()[-1])
         sampling.set()
         sampler.join()
@@ -256,6 +265,8 @@ def bench_viewers(tmp: Path) -> None:
           f"({len(counts)} viewers)")  # fmt: skip
     print(f"  lag (line written -> received), {len(lags):,} messages: p50 {pct(0.5) * 1000:.0f} ms, "
           f"p95 {pct(0.95) * 1000:.0f} ms, max {lags[-1] * 1000 if lags else float('nan'):.0f} ms")  # fmt: skip
+    print(f"  CPU over {wall:.1f} s: console {console_cpu:.1f} s, the {VIEWERS} viewers' process {viewers_cpu:.1f} s "
+          f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")  # fmt: skip
     print(f"  console RSS: before {before / 1024:.1f} MB, peak during {max(samples) / 1024:.1f} MB, "
           f"after {after / 1024:.1f} MB (log {log_size / 2**20:.1f} MB)")  # fmt: skip
 

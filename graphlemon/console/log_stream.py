@@ -8,8 +8,8 @@ code 4404), never an open silent socket.
 
 Memory and work stay flat with many viewers: one `LogTail` per open log reads the file by byte range
 (CHUNK_BYTES at a time, never the whole file) and encodes each chunk once; every viewer gets the same message.
-A viewer that starts behind, or falls behind (its queue of QUEUE_MAX messages is full, so the tail drops
-messages for it), reads the bytes it misses by range itself, then takes the shared messages again.
+The tail keeps the last RING_CHUNKS chunks; each viewer has only its byte offset. A viewer that starts behind,
+or falls behind the ring, reads the bytes it misses by range itself, then takes the shared messages again.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import json
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,7 +30,7 @@ from ..execlogs import NodeLogs, log_path, read_range, view
 CHUNK_BYTES = 256 * 1024
 POLL_S = 0.05  # how often the tail looks for new bytes (a stat and a read)
 STATE_EVERY_S = 0.25  # how often it re-reads whether the log is still open (a ledger read)
-QUEUE_MAX = 16  # messages a viewer may have waiting (16 x 256 KB); past that it catches up by reading itself
+RING_CHUNKS = 32  # the shared recent chunks (32 x 256 KB at most, whatever the number of viewers)
 
 
 @dataclass
@@ -41,35 +42,27 @@ class Chunk:
 
 @dataclass
 class LogTail:
-    """One reader of one open log, shared by its viewers."""
+    """One reader of one open log, shared by its viewers: the last RING_CHUNKS chunks, each encoded once."""
 
     path: Path
     logs: NodeLogs
     nid: str
     offset: int
-    subscribers: set[asyncio.Queue] = field(default_factory=set)
+    ring: deque = field(default_factory=lambda: deque(maxlen=RING_CHUNKS))
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task | None = None
     ended: bool = False
 
-    def subscribe(self) -> asyncio.Queue:
-        queue: asyncio.Queue = asyncio.Queue(maxsize=QUEUE_MAX)
-        self.subscribers.add(queue)
-        if self.ended:
-            queue.put_nowait(None)
-        return queue
+    def after(self, offset: int) -> Chunk | None:
+        """The first shared chunk that ends past `offset` (None: nothing new yet)."""
+        for chunk in self.ring:  # at most RING_CHUNKS, oldest first
+            if chunk.end > offset:
+                return chunk
+        return None
 
-    def unsubscribe(self, queue: asyncio.Queue) -> None:
-        self.subscribers.discard(queue)
-
-    def _publish(self, item: Chunk | None) -> None:
-        for queue in list(self.subscribers):
-            try:
-                queue.put_nowait(item)
-            except asyncio.QueueFull:  # a slow viewer: it reads what it missed itself
-                if item is None:
-                    with contextlib.suppress(asyncio.QueueEmpty):
-                        queue.get_nowait()
-                    queue.put_nowait(None)
+    def _publish(self) -> None:
+        changed, self.changed = self.changed, asyncio.Event()
+        changed.set()
 
     async def run(self) -> None:
         is_open, checked = True, time.monotonic()
@@ -78,7 +71,8 @@ class LogTail:
                 chunk = await asyncio.to_thread(_read, self.path, self.offset)
                 if chunk is not None and chunk.end > self.offset:
                     self.offset = chunk.end
-                    self._publish(Chunk(chunk.start, chunk.end, _lines_message(chunk)))
+                    self.ring.append(Chunk(chunk.start, chunk.end, _lines_message(chunk)))
+                    self._publish()
                     continue
                 if not is_open:
                     break
@@ -89,7 +83,7 @@ class LogTail:
                 await asyncio.sleep(POLL_S)
         finally:
             self.ended = True
-            self._publish(None)
+            self._publish()
 
 
 class LogTails:
@@ -136,34 +130,30 @@ async def serve_log_tail(ws: WebSocket, registry, tails: LogTails, hello: dict) 
         await _end(ws, handle, nid)
         return
     tail = tails.get(path, NodeLogs(handle.ledger), nid)
-    queue = tail.subscribe()
     leaving = asyncio.ensure_future(ws.receive_text())  # notices the viewer leaving
+    offset = start
     try:
-        offset = await _send_range(ws, path, start, tail.offset)  # what was there before the tail started
         while True:
-            getter = asyncio.ensure_future(queue.get())
-            done, _ = await asyncio.wait({getter, leaving}, return_when=asyncio.FIRST_COMPLETED)
-            if leaving in done:
-                getter.cancel()
-                leaving.result()  # WebSocketDisconnect when the viewer left
-                leaving = asyncio.ensure_future(ws.receive_text())  # a ping: ignore
+            item = tail.after(offset)
+            if item is None:
+                if tail.ended:  # the log closed: what is left, then the end
+                    await _send_range(ws, path, offset, None)
+                    await _end(ws, handle, nid)
+                    return
+                changed = asyncio.ensure_future(tail.changed.wait())
+                done, _ = await asyncio.wait({changed, leaving}, return_when=asyncio.FIRST_COMPLETED)
+                changed.cancel()
+                if leaving in done:
+                    leaving.result()  # WebSocketDisconnect when the viewer left
+                    leaving = asyncio.ensure_future(ws.receive_text())  # a ping: ignore
                 continue
-            item = getter.result()
-            if item is None:  # the log closed: what is left, then the end
-                await _send_range(ws, path, offset, None)
-                await _end(ws, handle, nid)
-                return
-            if item.end <= offset:
-                continue
-            if item.start != offset:  # started behind, or messages were dropped: read the gap
+            if item.start != offset:  # started behind, or fell behind the ring: read the gap itself
                 offset = await _send_range(ws, path, offset, item.end)
-                if offset >= item.end:
-                    continue
+                continue
             await ws.send_text(item.message)
             offset = item.end
     finally:
         leaving.cancel()
-        tail.unsubscribe(queue)
 
 
 async def _send_range(ws: WebSocket, path: Path, offset: int, until: int | None) -> int:
