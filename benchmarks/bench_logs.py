@@ -181,11 +181,11 @@ async def viewer(url: str, project_id: str, nid: str, lags: list[float], counts:
             except websockets.ConnectionClosed:
                 break
             received = time.time()
-            if not raw.startswith('{"type": "lines"'):
+            if not isinstance(raw, bytes) or not raw.startswith(b'{"type": "lines"'):
                 continue
-            at = raw.find("t=")  # the oldest line of the message: its worst lag (no full decode: 200 MB/s of JSON)
+            at = raw.find(b"t=")  # the oldest line of the message: its worst lag (no full decode: 200 MB/s of JSON)
             if at >= 0:
-                lags.append(received - float(raw[at + 2 : raw.index(" ", at)]))
+                lags.append(received - float(raw[at + 2 : raw.index(b" ", at)]))
             got += len(raw)
         counts.append(got)
 

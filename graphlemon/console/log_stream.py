@@ -2,7 +2,7 @@
 
 Protocol: the client sends `{"project", "node", "from"}` (`from`: the byte offset it already has). The server
 answers `{"type": "meta", "view": ...}` (the record: open / closed / purged ...), then `{"type": "lines", "start",
-"end", "size", "text"}` messages of whole lines, and when the log is no longer open and everything was sent,
+"end", "size", "text"}` messages of whole lines (UTF-8 JSON in binary frames: encoded once for all viewers), and when the log is no longer open and everything was sent,
 `{"type": "end", "view": ...}` and a normal close. An unknown node is refused with `NODE_EXEC_NOT_FOUND` (close
 code 4404), never an open silent socket.
 
@@ -37,7 +37,7 @@ RING_CHUNKS = 32  # the shared recent chunks (32 x 256 KB at most, whatever the 
 class Chunk:
     start: int
     end: int
-    message: str  # the `lines` message, encoded once
+    message: bytes  # the `lines` message, JSON encoded to UTF-8 once (sent as a binary frame to every viewer)
 
 
 @dataclass
@@ -150,7 +150,7 @@ async def serve_log_tail(ws: WebSocket, registry, tails: LogTails, hello: dict) 
             if item.start != offset:  # started behind, or fell behind the ring: read the gap itself
                 offset = await _send_range(ws, path, offset, item.end)
                 continue
-            await ws.send_text(item.message)
+            await ws.send_bytes(item.message)
             offset = item.end
     finally:
         leaving.cancel()
@@ -163,7 +163,7 @@ async def _send_range(ws: WebSocket, path: Path, offset: int, until: int | None)
         chunk = await asyncio.to_thread(_read, path, offset, limit)
         if chunk is None or chunk.end <= offset:
             break
-        await ws.send_text(_lines_message(chunk))
+        await ws.send_bytes(_lines_message(chunk))
         offset = chunk.end
     return offset
 
@@ -174,9 +174,9 @@ async def _end(ws: WebSocket, handle, nid: str) -> None:
     await ws.close()
 
 
-def _lines_message(chunk) -> str:
+def _lines_message(chunk) -> bytes:
     return json.dumps({"type": "lines", "start": chunk.start, "end": chunk.end, "size": chunk.size,
-                       "text": chunk.text}, ensure_ascii=False)  # fmt: skip
+                       "text": chunk.text}, ensure_ascii=False).encode()  # fmt: skip
 
 
 def _read(path: Path, offset: int, limit: int = CHUNK_BYTES):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import tracemalloc
 from pathlib import Path
@@ -33,7 +34,10 @@ def follow_ws(client, project, nid: str, start: int = 0) -> tuple[str, list[dict
     with client.websocket_connect("/ws/logs", headers=WS_HEADERS) as ws:
         ws.send_json({"project": project.project_id, "node": nid, "from": start})
         while True:
-            msg = ws.receive_json()
+            frame = ws.receive()
+            if frame["type"] == "websocket.close":
+                return "".join(text), messages
+            msg = json.loads(frame.get("text") or frame["bytes"].decode())
             messages.append(msg)
             if msg["type"] == "lines":
                 text.append(msg["text"])

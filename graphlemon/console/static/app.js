@@ -631,10 +631,12 @@ async function pageLogViewer(pid, nid) {
   document.body.dataset.logMode = mode; describe(meta, mode);
   const proto = location.protocol === "https:" ? "wss" : "ws";
   const ws = new WebSocket(`${proto}://${location.host}/ws/logs`);
+  ws.binaryType = "arraybuffer"; // `lines` come as UTF-8 JSON in binary frames (encoded once for every viewer)
+  const utf8 = new TextDecoder();
   const mine = { close: () => ws.close() }; current = mine;
   ws.onopen = () => ws.send(JSON.stringify({ project: pid, node: nid, from: last }));
   ws.onmessage = (m) => {
-    const msg = JSON.parse(m.data);
+    const msg = JSON.parse(typeof m.data === "string" ? m.data : utf8.decode(m.data));
     if (msg.type === "lines" && msg.start === last) { last = msg.end; add(msg, false); const sz = document.getElementById("log-size"); if (sz) sz.textContent = `${fmtBytes(msg.size)} so far`; }
     else if (msg.type === "meta") describe(msg.view, msg.view.status === "open" ? "live" : "static");
     else if (msg.type === "end") { document.body.dataset.logMode = "static"; paused.hidden = true; describe(msg.view, "static"); }
