@@ -317,8 +317,12 @@ function actions(pid, d) {
 
 function timelineLog(pid, d, e) { // a timeline line opens the log of its node (its ref, else the unit's latest node)
   const pidq = encodeURIComponent(pid);
-  const own = (d.nodes || []).filter((n) => e.unit_id ? n.unit_id === e.unit_id : !n.unit_id);
-  const nid = e.ref && String(e.ref).startsWith("ne-") ? e.ref : (own.length ? own[own.length - 1].node_exec_id : null);
+  // the node that was running then: the latest one of the line's unit (or of no unit) started at or before it
+  const own = (d.nodes || []).filter((n) => e.unit_id ? n.unit_id === e.unit_id : !n.unit_id)
+    .sort((a, b) => String(a.started_at).localeCompare(String(b.started_at)));
+  const before = own.filter((n) => new Date(n.started_at) <= new Date(e.ts));
+  const pick = before.length ? before[before.length - 1] : own[0];
+  const nid = e.ref && String(e.ref).startsWith("ne-") ? e.ref : (pick ? pick.node_exec_id : null);
   return nid ? h("a", { href: `#/p/${pidq}/logs/${encodeURIComponent(nid)}`, class: "log-link", dataset: { node: nid } }, "log")
     : h("a", { href: `#/p/${pidq}/t/${encodeURIComponent(d.task.task_id)}/logs`, class: "log-link" }, "logs");
 }
