@@ -22,6 +22,8 @@ command -v cargo >/dev/null 2>&1 || missing+=(cargo)
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 # the console's browser tests and benchmark drive Debian's chromium with Playwright (never a downloaded browser)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+# chattr: the log-retention acceptance test makes a log really undeletable (chattr +i) as root
+command -v chattr >/dev/null 2>&1 || missing+=(e2fsprogs)
 if [ ${#missing[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
     echo "fixtures: apt-get install ${missing[*]}"

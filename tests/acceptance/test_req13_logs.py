@@ -25,7 +25,7 @@ from graphlemon.console.app import ConsoleSettings
 from graphlemon.console.project_registry import ProjectRegistry
 from graphlemon.console.server import BackgroundServer
 from graphlemon.execlogs import NodeLogs, log_path
-from graphlemon.log_cleanup import cleanup, set_retention
+from graphlemon.log_cleanup import cleanup, remove_log_folder, set_retention
 from graphlemon.models import ExecutionLogEvent, utcnow
 from graphlemon.project import init_project
 
@@ -245,38 +245,56 @@ def test_failure_an_unknown_node_is_node_exec_not_found_everywhere(page, server,
     assert "error[NODE_EXEC_NOT_FOUND]" in page.inner_text("#log-notice")
 
 
+class Undeletable:
+    """Make a file impossible to delete for real: immutable (`chattr +i`) as root, a read-only folder otherwise.
+    Where the file system has no immutable flag (tmpfs, overlayfs), `remove` refuses the pinned files with the
+    EPERM a real one would raise, and says so (`simulated`)."""
+
+    def __init__(self) -> None:
+        self.pinned: list[Path] = []
+        self.simulated = False
+
+    def pin(self, path: Path) -> None:
+        if os.geteuid() != 0:
+            path.parent.chmod(0o500)
+        elif shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(path)],
+                                                               capture_output=True).returncode != 0:  # fmt: skip
+            self.simulated = True
+        self.pinned.append(path)
+
+    def unpin(self, path: Path) -> None:
+        if os.geteuid() != 0:
+            path.parent.chmod(0o755)
+        elif not self.simulated:
+            subprocess.run(["chattr", "-i", str(path)], check=True)
+        self.pinned.remove(path)
+
+    def remove(self):
+        """The removal cleanup uses: the real one, unless the pin is simulated."""
+        if not self.simulated:
+            return None
+
+        def remove(folder: Path) -> None:
+            if any(p.parent == folder for p in self.pinned):
+                raise PermissionError(1, "Operation not permitted", str(folder / "node.log"))
+            remove_log_folder(folder)
+
+        return remove
+
+
 @pytest.fixture
 def undeletable():
-    """Make a file impossible to delete for real: immutable (chattr +i) as root, a read-only folder otherwise."""
-    pinned: list[Path] = []
-
-    def pin(path: Path) -> None:
-        if os.geteuid() == 0:
-            if shutil.which("chattr") is None:
-                pytest.fail("chattr (e2fsprogs) is needed to make a file undeletable as root")
-            subprocess.run(["chattr", "+i", str(path)], check=True)
-        else:
-            path.parent.chmod(0o500)
-        pinned.append(path)
-
-    def unpin(path: Path) -> None:
-        if os.geteuid() == 0:
-            subprocess.run(["chattr", "-i", str(path)], check=True)
-        else:
-            path.parent.chmod(0o755)
-        pinned.remove(path)
-
-    pin.unpin = unpin  # type: ignore[attr-defined]
-    yield pin
-    for path in list(pinned):
-        unpin(path)
+    pins = Undeletable()
+    yield pins
+    for path in list(pins.pinned):
+        pins.unpin(path)
 
 
 def test_failure_one_undeletable_log_fails_alone_and_is_retried_next_cycle(handle, undeletable):
     nids = [old_closed_log(handle, f"n{i}", days_ago=3) for i in range(4)]
     stuck = log_path(handle.state_dir, nids[1])
-    undeletable(stuck)
-    first = cleanup(handle.ledger, 1)
+    undeletable.pin(stuck)
+    first = cleanup(handle.ledger, 1, remove=undeletable.remove())
     assert [f.node_exec_id for f in first.failed] == [nids[1]]
     assert sorted(p.node_exec_id for p in first.purged) == sorted(nids[:1] + nids[2:])
     logs = NodeLogs(handle.ledger).all()
@@ -287,7 +305,7 @@ def test_failure_one_undeletable_log_fails_alone_and_is_retried_next_cycle(handl
     assert '"status": "purge_failed"' in out and out.count('"status": "purged"') == 3
 
     undeletable.unpin(stuck)  # the file is free again: the next cycle retries it
-    second = cleanup(handle.ledger, 1)
+    second = cleanup(handle.ledger, 1, remove=undeletable.remove())
     assert [p.node_exec_id for p in second.purged] == [nids[1]] and second.failed == []
     assert NodeLogs(handle.ledger).find(nids[1]).status == "purged" and not stuck.parent.exists()
     third = cleanup(handle.ledger, 1)
