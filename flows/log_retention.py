@@ -1,128 +1,46 @@
-"""Prefect flow `log_retention`: purge execution logs older than the retention setting (REQ-13).
+"""Prefect flow `log_retention` (p_log_retention_cleanup, REQ-13): purge closed execution logs past retention.
 
-`purge_expired_logs` is plain Python (the flow is a thin wrapper around it). Until the logs
-issue brings its own log records, a log is any file under `.graphlemon/logs/` (walked
-without following symlinks; a symlink is removed, never its target), and it counts as closed
-once it has not been written for the retention period. Each removal is recorded in the
-ledger as a `timeline` event `log_purged` (ref = path under .graphlemon/), each failure as
-`log_purge_failed`; a failure does not stop the others and the file is retried next run.
+The work is `graphlemon.execlogs.cleanup` (plain Python, over the execution_log_file records): every `closed`
+log closed before now - retention_days becomes `purged` and its folder is deleted; a deletion that fails is
+`purge_failed` with the error, does not stop the others, and is retried on the next run; an `open` log is never
+touched. `retention_days` defaults to the project's setting (log_retention_config: `graphlemon logs retention set`
+or the console's settings page); the daily deployment in prefect.yaml passes none.
 """
 
 from __future__ import annotations
 
-import math
-import os
-from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
-
 from prefect import flow, task
-from pydantic import BaseModel
 
 from flows.reports import artifact_key, project_dir
-from graphlemon.errors import invalid_param
+from graphlemon.log_cleanup import CleanupResult, cleanup
 from graphlemon.models import TimelineEvent
-from graphlemon.project import ProjectHandle, open_project
+from graphlemon.project import open_project
 from tasks._redacted_artifacts import create_markdown_artifact
 
-LOGS_DIR = "logs"
-DEFAULT_RETENTION_DAYS = 14.0
+
+@task(name="log-retention-cleanup")
+def log_retention_cleanup(project: str, retention_days: int | None) -> CleanupResult:
+    handle = open_project(project)
+    result = cleanup(handle.ledger, retention_days)
+    handle.ledger.append(TimelineEvent(event="log_retention", summary=summary_line(result)))
+    return result
 
 
-class PurgedLog(BaseModel):
-    path: str  # relative to .graphlemon/
-    size_bytes: int
-    modified: datetime
-
-
-class PurgeFailure(BaseModel):
-    path: str
-    error: str
-
-
-class RetentionResult(BaseModel):
-    retention_days: float
-    cutoff: datetime
-    purged: list[PurgedLog]
-    failed: list[PurgeFailure]
-    kept: int
-
-
-def purge_expired_logs(
-    handle: ProjectHandle,
-    retention_days: float,
-    *,
-    now: datetime | None = None,
-    remove: Callable[[Path], None] = os.unlink,
-) -> RetentionResult:
-    """Delete log files last modified before now - retention_days and record each one in the ledger."""
-    number = isinstance(retention_days, int | float) and not isinstance(retention_days, bool)
-    if not number or not math.isfinite(retention_days) or retention_days <= 0:
-        raise invalid_param(f"retention_days must be a positive number of days, not {retention_days!r}")
-    cutoff = (now or datetime.now(UTC)) - timedelta(days=retention_days)
-    purged, failed, kept = [], [], 0
-    for path in _log_files(handle.state_dir / LOGS_DIR):
-        try:
-            st = path.lstat()
-        except FileNotFoundError:  # removed by someone else meanwhile
-            continue
-        modified = datetime.fromtimestamp(st.st_mtime, UTC)
-        if modified >= cutoff:
-            kept += 1
-            continue
-        rel = path.relative_to(handle.state_dir).as_posix()
-        try:
-            remove(path)
-        except FileNotFoundError:
-            continue
-        except OSError as exc:
-            failed.append(PurgeFailure(path=rel, error=f"{type(exc).__name__}: {exc}"))
-        else:
-            purged.append(PurgedLog(path=rel, size_bytes=st.st_size, modified=modified))
-    handle.ledger.append(*_events(purged, failed, retention_days))
-    return RetentionResult(retention_days=retention_days, cutoff=cutoff, purged=purged, failed=failed, kept=kept)
-
-
-def _log_files(root: Path) -> list[Path]:
-    if not root.is_dir() or root.is_symlink():
-        return []
-    found = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        found += [Path(dirpath) / name for name in filenames]
-        found += [Path(dirpath) / name for name in dirnames if (Path(dirpath) / name).is_symlink()]
-    return sorted(found)
-
-
-def _events(purged: list[PurgedLog], failed: list[PurgeFailure], days: float) -> list[TimelineEvent]:
-    events = [
-        TimelineEvent(
-            event="log_purged",
-            ref=p.path,
-            summary=f"{p.size_bytes} bytes, last written {p.modified:%Y-%m-%d %H:%M} UTC, retention {days:g} d",
-        )
-        for p in purged
-    ]
-    events += [
-        TimelineEvent(event="log_purge_failed", ref=f.path, summary=f"{f.error}; retried next run") for f in failed
-    ]
-    return events
-
-
-@task(name="purge-expired-logs")
-def purge_expired_logs_task(project: str, retention_days: float) -> RetentionResult:
-    return purge_expired_logs(open_project(project), retention_days)
+def summary_line(result: CleanupResult) -> str:
+    return (f"log retention ({result.retention_days} d): {len(result.purged)} purged, {len(result.failed)} failed, "
+            f"{result.kept_recent} kept (recent), {result.kept_open} open")  # fmt: skip
 
 
 @flow(name="log_retention", log_prints=True)
-def log_retention(project: str | None = None, retention_days: float = DEFAULT_RETENTION_DAYS) -> RetentionResult:
-    """Purge `.graphlemon/logs/` files older than `retention_days`; failures are recorded and retried next run."""
+def log_retention(project: str | None = None, retention_days: int | None = None) -> CleanupResult:
+    """Purge closed execution logs older than the retention setting; failures are recorded and retried next run."""
     chosen = project_dir(project)
-    result = purge_expired_logs_task(chosen, retention_days)
+    result = log_retention_cleanup(chosen, retention_days)
     lines = [f"- purged `{p.path}` ({p.size_bytes} bytes)" for p in result.purged]
     lines += [f"- **failed** `{f.path}`: {f.error}" for f in result.failed]
-    summary = f"Log retention ({retention_days:g} days): {len(result.purged)} purged, {len(result.failed)} failed, {result.kept} kept.\n\n"
     create_markdown_artifact(
-        markdown=summary + "\n".join(lines), key=artifact_key(open_project(chosen).project_id, "log-retention")
+        markdown=summary_line(result) + "\n\n" + "\n".join(lines),
+        key=artifact_key(open_project(chosen).project_id, "log-retention"),
     )
-    print(summary.strip())
+    print(summary_line(result))
     return result

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import get_args
 
 from .errors import ErrorCode, GraphLemonError
-from .models import BugStatus, DeploymentStatus, NodeStatus, SkillIterationStatus, TaskStatus
+from .models import BugStatus, DeploymentStatus, LogStatus, NodeStatus, SkillIterationStatus, TaskStatus
 
 _ACTIVE_TASK = ("planning", "coding", "integrating", "validating")
 
@@ -93,12 +93,23 @@ DEPLOYMENT: dict[str, frozenset[str]] = {
     "rolled_back": frozenset(),
 }
 
+# execution_log_file.status (REQ-13): a node that runs again (retry, resume) reopens its log and appends to it;
+# only a closed log is purged, and a failed purge is retried on the next cycle
+EXECUTION_LOG: dict[str, frozenset[str]] = {
+    "_initial": frozenset({"open"}),
+    "open": frozenset({"closed"}),
+    "closed": frozenset({"open", "purged", "purge_failed"}),
+    "purge_failed": frozenset({"purged", "purge_failed", "open"}),
+    "purged": frozenset({"open"}),  # a purged node resumed much later starts a new file
+}
+
 TABLES: dict[str, tuple[dict[str, frozenset[str]], tuple[str, ...]]] = {
     "task": (TASK, get_args(TaskStatus)),
     "node": (NODE, get_args(NodeStatus)),
     "bug": (BUG, get_args(BugStatus)),
     "skill_iteration": (SKILL_ITERATION, get_args(SkillIterationStatus)),
     "deployment": (DEPLOYMENT, get_args(DeploymentStatus)),
+    "execution_log": (EXECUTION_LOG, get_args(LogStatus)),
 }
 
 TERMINAL_TASK = frozenset({"done", "abandoned"})

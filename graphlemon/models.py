@@ -98,6 +98,9 @@ DeploySignalName = Literal[
     "health_endpoint", "canary_task", "process_restarts", "task_error_rate", "validator_approval_rate"
 ]
 DeployPhase = Literal["health_check", "monitoring", "rollback"]
+# execution_log_file.status (REQ-13): open while its node runs, closed when it ends, then purged by retention
+LogStatus = Literal["open", "closed", "purged", "purge_failed"]
+MAX_RETENTION_DAYS = 3650  # ten years: a larger setting is a typo, not a policy
 
 
 def utcnow() -> datetime:
@@ -460,6 +463,35 @@ class DeployHealthSignal(Record):
     reused_from: str | None = None  # canary_task: the deployment whose passing run of the same code tree is reused
 
 
+class ExecutionLogEvent(Record):
+    """execution_log_file (REQ-13): the raw log of one work_node_execution changed state.
+
+    `path` is relative to `.graphlemon/`; `size_bytes` / `line_count` are set when it closes; `error` says why a
+    purge failed; `retention_days` is the setting a purge applied."""
+
+    kind: Literal["log"] = "log"
+    node_exec_id: str
+    status: LogStatus
+    from_status: LogStatus | None = None
+    task_id: str | None = None
+    stage: Stage | None = None
+    unit_id: str | None = None
+    path: str
+    size_bytes: int | None = None
+    line_count: int | None = None
+    error: str | None = None
+    retention_days: int | None = None
+    by: str = "system"
+
+
+class LogRetentionConfig(Record):
+    """log_retention_config (REQ-13, c_log_retention_config_update): how many days a closed log is kept."""
+
+    kind: Literal["log_retention"] = "log_retention"
+    retention_days: int = Field(ge=1, le=MAX_RETENTION_DAYS)
+    by: str = "system"
+
+
 LedgerRecord = Annotated[
     TaskEvent
     | NodeEvent
@@ -475,7 +507,9 @@ LedgerRecord = Annotated[
     | SkillRecord
     | SkillIterationEvent
     | DeploymentEvent
-    | DeployHealthSignal,
+    | DeployHealthSignal
+    | ExecutionLogEvent
+    | LogRetentionConfig,
     Field(discriminator="kind"),
 ]
 RECORD_ADAPTER: TypeAdapter[Any] = TypeAdapter(LedgerRecord)
@@ -497,6 +531,8 @@ LEDGER_FILES: dict[str, str] = {
     "skill_iteration": "skill_iterations.ndjson",
     "deployment": "deployments.ndjson",
     "deploy_health_signal": "deploy_health_signals.ndjson",
+    "log": "execution_logs.ndjson",
+    "log_retention": "log_retention.ndjson",
 }
 RECORD_TYPES: dict[str, type[Record]] = {
     "task": TaskEvent,
@@ -514,6 +550,8 @@ RECORD_TYPES: dict[str, type[Record]] = {
     "skill_iteration": SkillIterationEvent,
     "deployment": DeploymentEvent,
     "deploy_health_signal": DeployHealthSignal,
+    "log": ExecutionLogEvent,
+    "log_retention": LogRetentionConfig,
 }
 
 

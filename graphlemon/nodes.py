@@ -14,6 +14,7 @@ from datetime import datetime
 
 from . import lifecycle
 from .errors import ErrorCode, GraphLemonError
+from .execlogs import NodeLogs
 from .ledger import Ledger
 from .models import NodeEvent, NodeFields, NodeStatus, QuotaLimitType, Stage
 
@@ -136,5 +137,6 @@ class NodeTracker:
                 output_ref=output_ref,
             )
             tx.append(event)
+        NodeLogs(self.ledger).on_transition(event)  # execution_log_file: open / a status line / closed (REQ-13)
         apply_event(nodes, event)
         return nodes[node_id]

@@ -24,6 +24,8 @@ command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 # the deploy supervisor's reverse proxy (REQ-15, docs/deploy.md): Debian's haproxy, started by the supervisor itself
 command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
+# chattr: the log-retention acceptance test makes a log really undeletable (chattr +i) as root
+command -v chattr >/dev/null 2>&1 || missing+=(e2fsprogs)
 if [ ${#missing[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
     echo "fixtures: apt-get install ${missing[*]}"

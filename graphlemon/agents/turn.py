@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from .. import execlogs
 from ..models import ExecutorName, UsageRecord, utcnow
 from .executor_seam import AgentRequest, AgentResult, StopReason, UsageTotals
 from .pricing import cost_usd
@@ -24,6 +25,7 @@ from .tool_context import ToolContext
 EVENT_MAX_CHARS = 1_000_000  # one transcript line (a tool result, an answer)
 EVENT_HEAD_CHARS = 20_000  # what a cut line keeps
 TRANSCRIPT_MAX_CHARS = 20_000_000  # one turn's transcript
+NODE_LOG_EVENT_CHARS = 1_500  # one event in the node's execution log (the transcript keeps it whole)
 
 
 class TurnRecorder:
@@ -34,6 +36,7 @@ class TurnRecorder:
         self.turns = 0
         self.model: str | None = None
         self.written, self.capped = 0, False
+        self.node_log = execlogs.writer(ctx.state_dir, ctx.node_exec_id)
         folder = ctx.state_dir / "logs" / ctx.node_exec_id
         folder.mkdir(parents=True, exist_ok=True)
         name = f"{request.role}-a{request.attempt}-{executor}-{utcnow():%Y%m%dT%H%M%S}-{secrets.token_hex(2)}.ndjson"
@@ -53,8 +56,9 @@ class TurnRecorder:
         if self.capped:
             return
         ts = utcnow().isoformat()
-        text = json.dumps({"ts": ts, "event": kind, **self.ctx.redactor.value(_jsonable(data))}, ensure_ascii=False,
-                          default=str)  # fmt: skip
+        clean = self.ctx.redactor.value(_jsonable(data))
+        self._node_log(kind, clean)
+        text = json.dumps({"ts": ts, "event": kind, **clean}, ensure_ascii=False, default=str)
         if len(text) > EVENT_MAX_CHARS:
             text = json.dumps({"ts": ts, "event": kind, "truncated_chars": len(text), "head": text[:EVENT_HEAD_CHARS]},
                               ensure_ascii=False)  # fmt: skip
@@ -64,6 +68,16 @@ class TurnRecorder:
         self.written += len(text) + 1
         with self.transcript.open("a", encoding="utf-8") as fh:
             fh.write(text + "\n")
+
+    def _node_log(self, kind: str, clean: dict[str, Any]) -> None:
+        """The same event, trimmed, as one line of the node's execution log (REQ-13)."""
+        if self.node_log is None:
+            return
+        summary = json.dumps(clean, ensure_ascii=False, default=str)
+        if len(summary) > NODE_LOG_EVENT_CHARS:
+            summary = f"{summary[:NODE_LOG_EVENT_CHARS]} … [{len(summary) - NODE_LOG_EVENT_CHARS} chars cut]"
+        model = f" model={self.model}" if self.model else ""
+        self.node_log.write("agent", f"{self.request.role} {self.executor}{model} {kind} {summary}")
 
     def record_usage(
         self,

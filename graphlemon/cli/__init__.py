@@ -24,6 +24,7 @@ from . import (
     deploy_cmd,
     gc_cmd,
     init_cmd,
+    logs_cmd,
     report,
     run,
     serve_cmd,
@@ -54,6 +55,7 @@ app.add_typer(agent.app, name="agent")
 app.add_typer(tester.app, name="tester")
 app.add_typer(report.app, name="report")
 app.add_typer(skills_cmd.app, name="skills")
+app.add_typer(logs_cmd.app, name="logs")
 sql.register(app)
 gc_cmd.register(app)
 console_cmd.register(app)

@@ -32,6 +32,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from ..errors import BAD_INPUT_CODES, ErrorCode, GraphLemonError, invalid_param
 from . import views
 from .hub import ProjectHub
+from .log_stream import LogTails
 from .project_registry import ProjectRegistry
 
 TOKEN_HEADER = "X-GraphLemon-Token"
@@ -79,6 +80,10 @@ class BugBody(BaseModel):
     description: str = ""
     unit_id: str | None = None
     severity: str = "medium"
+
+
+class RetentionBody(BaseModel):
+    retention_days: Any = None  # checked by the domain (INVALID_PARAM for 0, negatives, text, absurd values)
 
 
 class BudgetBody(BaseModel):
@@ -275,18 +280,71 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
                                          by="console")  # fmt: skip
         return {"bug_id": bug_id}
 
+    # -- execution logs (REQ-13): v_log_viewer, v_log_retention_settings ---------------------------------
+    @route("GET", "/api/projects/{project_id}/logs/{node_exec_id}")
+    async def log_meta(project_id: str, node_exec_id: str) -> Any:
+        from ..execlogs import view
+
+        handle = settings.registry.get(project_id)
+        return (await asyncio.to_thread(view, handle.ledger, node_exec_id)).model_dump(mode="json")
+
+    async def log_range(request: Request) -> Response:
+        """c_execution_log_get: bytes [start, start + max) of a node's log, whole lines (never the whole file)."""
+        from ..execlogs import log_path, read_range, view
+
+        try:
+            handle = settings.registry.get(request.path_params["project_id"])
+            nid = request.path_params["node_exec_id"]
+            v = await asyncio.to_thread(view, handle.ledger, nid)  # NODE_EXEC_NOT_FOUND
+            start, size = _int_param(request, "start", 0), _int_param(request, "max", 256 * 1024)
+            if v.log is None or v.status == "purged":
+                return JSONResponse({"start": 0, "end": 0, "size": 0, "text": "", "notice": v.notice})
+            chunk = await asyncio.to_thread(read_range, log_path(handle.state_dir, nid), start, size)
+        except GraphLemonError as exc:
+            return error_response(exc)
+        except FileNotFoundError:
+            return JSONResponse({"start": 0, "end": 0, "size": 0, "text": ""})
+        return JSONResponse(chunk.model_dump())
+
+    routes.append(Route("/api/projects/{project_id}/logs/{node_exec_id}/range", log_range, methods=["GET"]))
+
+    @route("GET", "/api/projects/{project_id}/tasks/{task_id}/logs")
+    async def task_logs(project_id: str, task_id: str) -> Any:
+        from ..execlogs import NodeLogs
+
+        handle = settings.registry.get(project_id)
+        logs = await asyncio.to_thread(NodeLogs(handle.ledger).for_task, task_id)
+        return {"task_id": task_id, "logs": [g.model_dump(mode="json") for g in logs]}
+
+    @route("GET", "/api/projects/{project_id}/log-retention")
+    async def log_retention(project_id: str) -> Any:
+        handle = settings.registry.get(project_id)
+        return await asyncio.to_thread(_retention_view, handle.ledger)
+
+    @route("POST", "/api/projects/{project_id}/log-retention", RetentionBody)
+    async def log_retention_update(project_id: str, body: RetentionBody) -> Any:
+        from ..log_cleanup import set_retention
+
+        handle = settings.registry.get(project_id)
+        await asyncio.to_thread(set_retention, handle.ledger, body.retention_days, by="console")
+        return await asyncio.to_thread(_retention_view, handle.ledger)
+
+    async def log_tail(ws: WebSocket) -> None:
+        await _serve_log_tail(ws.app, ws)
+
     # -- live (REQ-12) -----------------------------------------------------------------------------
     async def live(ws: WebSocket) -> None:
         await _serve_subscription(ws.app, ws)
 
     app = Starlette(
         routes=[Route("/", index), Route("/healthz", healthz), Mount("/static", StaticFiles(directory=str(static))), *routes,
-                WebSocketRoute("/ws", live)],
+                WebSocketRoute("/ws", live), WebSocketRoute("/ws/logs", log_tail)],
         middleware=[Middleware(_Guard, settings=settings)],
         lifespan=_lifespan,
     )  # fmt: skip
     app.state.settings = settings
     app.state.hubs = {}
+    app.state.log_tails = LogTails()
     app.state.hubs_lock = asyncio.Lock()
     return app
 
@@ -321,6 +379,7 @@ async def _lifespan(app: Starlette):
     yield
     for hub in list(app.state.hubs.values()):
         await hub.close()
+    await app.state.log_tails.close()
 
 
 def error_response(exc: GraphLemonError, *, status: int | None = None, extra: dict | None = None) -> JSONResponse:
@@ -464,6 +523,50 @@ async def _serve_subscription(app: Starlette, ws: WebSocket) -> None:
         pass
     finally:
         hub.unsubscribe(sub)
+
+
+def _int_param(request: Request, name: str, default: int) -> int:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise invalid_param(f"{name} must be a whole number of bytes, not {raw!r}") from None
+
+
+def _retention_view(ledger) -> dict:
+    from ..execlogs import NodeLogs
+    from ..log_cleanup import retention
+
+    cfg = retention(ledger)
+    counts: dict[str, int] = {}
+    for g in NodeLogs(ledger).all().values():
+        counts[g.status] = counts.get(g.status, 0) + 1
+    return {"retention_days": cfg.retention_days, "set_by": cfg.by, "set_at": cfg.ts.isoformat(), "logs": counts}
+
+
+async def _serve_log_tail(app: Starlette, ws: WebSocket) -> None:
+    """c_ws_log_tail: the hello, then `log_stream.serve_log_tail`; refusals say why (NODE_EXEC_NOT_FOUND, 4404)."""
+    from .log_stream import serve_log_tail
+
+    settings: ConsoleSettings = app.state.settings
+    await ws.accept()
+    if not _ws_authorised(ws, settings):
+        await _refuse(ws, WS_CLOSE_UNAUTHORISED, "INVALID_PARAM", "this console needs its token")
+        return
+    try:
+        hello = json.loads(await asyncio.wait_for(ws.receive_text(), timeout=10))
+        if not isinstance(hello, dict):
+            raise ValueError("the subscription is a JSON object")
+        await serve_log_tail(ws, settings.registry, app.state.log_tails, hello)
+    except (TimeoutError, ValueError) as exc:
+        await _refuse(ws, WS_CLOSE_BAD_REQUEST, "INVALID_PARAM", f"bad log subscription: {exc}")
+    except GraphLemonError as exc:
+        close = WS_CLOSE_PROJECT_NOT_FOUND if exc.code.endswith("_NOT_FOUND") else WS_CLOSE_BAD_REQUEST
+        await _refuse(ws, close, str(exc.code), exc.message)
+    except WebSocketDisconnect:
+        return
 
 
 def _max_cursors(cursors: dict[str, int], events: list) -> dict[str, int]:

@@ -14,6 +14,9 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8766
 TOKEN_ENV = "GRAPHLEMON_CONSOLE_TOKEN"
 MIN_TOKEN_CHARS = 16
+# no permessage-deflate: a followed execution log is megabytes a second per viewer, and deflating every message
+# for every viewer costs the console more CPU than the loopback or LAN link it saves (benchmarks/bench_logs.py)
+WS_DEFLATE = False
 
 
 @dataclass(frozen=True)
@@ -68,7 +71,8 @@ def serve(binding: Binding, *, force_polling: bool | None = None) -> None:
     from .app import ConsoleSettings, create_app
 
     app = create_app(ConsoleSettings(token=binding.token, loopback=binding.loopback, force_polling=force_polling))
-    uvicorn.run(app, host=binding.host, port=binding.port, log_level="warning", ws="websockets-sansio", lifespan="on")
+    uvicorn.run(app, host=binding.host, port=binding.port, log_level="warning", ws="websockets-sansio", lifespan="on",
+                ws_per_message_deflate=WS_DEFLATE)  # fmt: skip
 
 
 class BackgroundServer:
@@ -93,7 +97,7 @@ class BackgroundServer:
         from .app import create_app
 
         config = uvicorn.Config(create_app(self.settings), host=self.host, port=self.port, log_level="warning",
-                                ws="websockets-sansio", lifespan="on")  # fmt: skip
+                                ws="websockets-sansio", lifespan="on", ws_per_message_deflate=WS_DEFLATE)  # fmt: skip
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, daemon=True)
         self._thread.start()

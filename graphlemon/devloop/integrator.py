@@ -26,6 +26,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..execlogs import log_test_run
 from ..lifecycle import ACTIVE_BUG
 from ..models import RunFailure, RunRecord, utcnow
 from ..nodes import node_exec_id
@@ -139,6 +140,7 @@ def _run_cases(session, spec, workdir: Path, run_id: str, loop_round: int, nid: 
     guard = guard_run(workdir, [p.rstrip("/") + "/**" if not Path(p).suffix else p for p in spec.test_paths])
     run = run_tests(workdir, spec.test_paths, timeout=session.config.test_timeout_s * 2,
                     confinement=for_workdir(workdir, session.project.state_dir))  # fmt: skip
+    log_test_run(session.project.state_dir, nid, "integration cases", run)
     record_run_refusals(guard, session.ledger, what="integration run", node_exec_id=nid, task_id=session.task_id,
                         stage="integrator")  # fmt: skip
     log(f"$ {run.command}\n{run.output_tail}\nexit code {run.exit_code}{' (timed out)' if run.timed_out else ''}")

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from .. import lifecycle
 from ..errors import GraphLemonError, QuotaExceeded
+from ..execlogs import write_line
 from ..models import QuotaLimitType, TimelineEvent, utcnow
 from ..taskboard import ACTIVE_STAGES
 
@@ -237,7 +238,10 @@ class QuotaWait:
             now = self.clock.now()
             if now >= self.deadline:
                 raise self.give_up()
-            self.clock.sleep(self.next_delay(now))
+            delay = self.next_delay(now)
+            write_line(self.session.project.state_dir, self._ref(), "quota",
+                       f"{self.who}: {self.limit_type} usage limit; poll {self.polls + 1} after {_span(delay)}")  # fmt: skip
+            self.clock.sleep(delay)
             self.polls += 1
             if probe is None:
                 return

@@ -25,6 +25,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import GraphLemonError
+from ..execlogs import log_test_run
 from ..lifecycle import ACTIVE_BUG
 from ..models import Role, RootCauseCategory, RunFailure, RunRecord, TestSummary
 from ..nodes import node_exec_id
@@ -125,6 +126,7 @@ def run_validator(session: LoopSession, loop_round: int) -> ValidationOutcome:
     confinement = for_workdir(workdir, session.project.state_dir)
     guard = guard_run(workdir, [])  # the validator writes nothing: whatever its run changed is undone
     tests = run_tests(workdir, timeout=session.config.test_timeout_s * 3, confinement=confinement)
+    log_test_run(session.project.state_dir, nid, "validation run", tests)
     record_run_refusals(
         guard, session.ledger, what="validation run", node_exec_id=nid, task_id=session.task_id, stage="validator"
     )

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ..bugs import BugTracker
 from ..errors import ErrorCode, GraphLemonError, invalid_param
+from ..execlogs import log_test_run
 from ..models import RunFailure, RunRecord, TimelineEvent, utcnow
 from ..project import ProjectHandle
 from ..redact import write_redacted
@@ -144,6 +145,7 @@ class _Attempt:
         o = self.opts
         guard = guard_run(self.workdir, _writable(unit.tests))
         run = _run_tests(self.workdir, unit.tests, o["timeout_s"], self.project.state_dir)
+        log_test_run(self.project.state_dir, o["node_id"], "unit tests", run)
         record_run_refusals(
             guard, self.project.ledger, what="test run", node_exec_id=o["node_id"], task_id=o["task_id"],
             stage="tester", unit_id=unit.unit_id, attempt=o["attempt"],

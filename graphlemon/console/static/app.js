@@ -132,6 +132,9 @@ function route() {
   const [p, pid, t, tid, sub] = parts;
   updateNav(p === "p" ? pid : null, p === "p" ? (t || "dashboard") : "projects");
   if (p === "p" && pid && t === "t" && tid && sub === "budget") return pageBudget(pid, tid);
+  if (p === "p" && pid && t === "t" && tid && sub === "logs") return pageTaskLogs(pid, tid);
+  if (p === "p" && pid && t === "logs" && tid) return pageLogViewer(pid, tid);
+  if (p === "p" && pid && t === "logs") return pageLogRetention(pid);
   if (p === "p" && pid && t === "t" && tid) return pageTask(pid, tid);
   if (p === "p" && pid && t === "goal") return pageGoal(pid);
   if (p === "p" && pid && t === "bug") return pageBug(pid);
@@ -277,6 +280,7 @@ function pageTask(pid, tid) {
 const LEGEND = { running: "#bfdbfe", verifying: "#c7d2fe", reflecting: "#e9d5ff", retrying: "#fed7aa", waiting_for_quota: "#fef08a", blocked: "#fecaca", done: "#bbf7d0", failed: "#f87171" };
 const getLegendColour = (st) => LEGEND[st] || "#f3f4f6";
 
+function currentPid() { return location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent)[1]; }
 function drawHead(head, pid, d) {
   const t = d.task;
   const pidq = encodeURIComponent(pid); const tidq = encodeURIComponent(t.task_id);
@@ -284,7 +288,8 @@ function drawHead(head, pid, d) {
     h("h1", {}, `${t.task_id} `, pill(t.status), t.blocked_reason ? h("span", { class: "muted" }, ` ${t.blocked_reason}`) : null),
     h("p", {}, t.goal_text),
     h("p", { class: "muted" }, `round ${t.loop_round} · ${d.usage.tokens.toLocaleString()} tokens · $${d.usage.cost_usd.toFixed(4)} in ${d.usage.calls} call(s) · `,
-      h("a", { href: `#/p/${pidq}/t/${tidq}/budget`, id: "budget-link" }, "budget")),
+      h("a", { href: `#/p/${pidq}/t/${tidq}/budget`, id: "budget-link" }, "budget"), " · ",
+      h("a", { href: `#/p/${pidq}/t/${tidq}/logs`, id: "logs-link" }, "execution logs")),
     t.note ? h("p", {}, h("b", {}, "note: "), t.note) : null].filter(Boolean));
 }
 
@@ -311,9 +316,20 @@ function actions(pid, d) {
   return box;
 }
 
+function timelineLog(pid, d, e) { // a timeline line opens the log of its node (its ref, else the unit's latest node)
+  const pidq = encodeURIComponent(pid);
+  // the node that was running then: the latest one of the line's unit (or of no unit) started at or before it
+  const own = (d.nodes || []).filter((n) => e.unit_id ? n.unit_id === e.unit_id : !n.unit_id)
+    .sort((a, b) => String(a.started_at).localeCompare(String(b.started_at)));
+  const before = own.filter((n) => new Date(n.started_at) <= new Date(e.ts));
+  const pick = before.length ? before[before.length - 1] : own[0];
+  const nid = e.ref && String(e.ref).startsWith("ne-") ? e.ref : (pick ? pick.node_exec_id : null);
+  return nid ? h("a", { href: `#/p/${pidq}/logs/${encodeURIComponent(nid)}`, class: "log-link", dataset: { node: nid } }, "log")
+    : h("a", { href: `#/p/${pidq}/t/${encodeURIComponent(d.task.task_id)}/logs`, class: "log-link" }, "logs");
+}
 function drawRest(rest, pid, d) {
-  const tl = h("table", { id: "timeline" }, h("tr", {}, ["time", "event", "unit", "summary"].map((c) => h("th", {}, c))),
-    d.timeline.map((e) => h("tr", {}, h("td", {}, fmtTime(e.ts)), h("td", {}, e.event), h("td", {}, e.unit_id || ""), h("td", {}, e.summary))));
+  const tl = h("table", { id: "timeline" }, h("tr", {}, ["time", "event", "unit", "summary", ""].map((c) => h("th", {}, c))),
+    d.timeline.map((e) => h("tr", {}, h("td", {}, fmtTime(e.ts)), h("td", {}, e.event), h("td", {}, e.unit_id || ""), h("td", {}, e.summary), h("td", {}, timelineLog(pid, d, e)))));
   const bugs = d.bugs.length ? h("table", { id: "bugs" }, h("tr", {}, ["bug", "unit", "status", "root cause", "route", "title"].map((c) => h("th", {}, c))),
     d.bugs.map((b) => h("tr", { dataset: { bug: b.bug_id } }, h("td", {}, b.bug_id), h("td", {}, b.unit_id || ""), h("td", {}, pill(b.status)),
       h("td", {}, b.root_cause_category || "", b.root_cause_detail ? h("div", { class: "muted" }, b.root_cause_detail) : null),
@@ -412,9 +428,11 @@ function drawGraph(wrap, nodes) {
 function nodeBox(p, hasTester) {
   const [l1, l2] = nodeLabel(p.n, hasTester);
   const g = s("g", { class: "node", "data-node-id": p.n.node_exec_id, "data-status": p.n.status, "data-stage": p.n.stage, transform: `translate(${p.x},${p.y})` },
+    s("title", {}, "open this node's execution log"),
     s("rect", { width: NODE_W, height: NODE_H, rx: 6 }),
     s("text", { x: 8, y: 19, class: "l1" }, l1), s("text", { x: 8, y: 36, class: "l2" }, l2));
   g.dataset.hasTester = hasTester ? "1" : "";
+  g.addEventListener("click", () => { location.hash = `#/p/${encodeURIComponent(currentPid())}/logs/${encodeURIComponent(p.n.node_exec_id)}`; });
   return g;
 }
 function recolour(wrap, n) {
@@ -604,4 +622,136 @@ async function pageBudget(pid, tid) {
   });
   main().replaceChildren(h("h1", {}, "Budget"), info, form);
   load();
+}
+
+// -- v_log_viewer (c_execution_log_get by byte range, c_ws_log_tail) -----------------------------------------
+// The page holds at most LOG_DOM_BYTES of text: a large log opens on its last page; "earlier" pages back by byte
+// ranges, and a live tail drops its oldest lines from the page (they stay one click away).
+const LOG_PAGE = 256 * 1024, LOG_DOM_BYTES = 2 * 1024 * 1024;
+const fmtBytes = (n) => n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1048576).toFixed(1)} MB`;
+window.glLog = { lines: 0, chunks: 0, lastText: "" };
+async function pageLogViewer(pid, nid) {
+  const pidq = encodeURIComponent(pid); const nidq = encodeURIComponent(nid);
+  const state = h("div", { id: "log-state", class: "muted" }, "Loading…");
+  const notice = h("div", { id: "log-notice", hidden: true });
+  const earlier = h("button", { type: "button", class: "secondary", id: "log-earlier", hidden: true }, "Load earlier");
+  const paused = h("span", { id: "log-paused", class: "muted", hidden: true }, " auto-scroll paused (scroll to the bottom to resume)");
+  const box = h("pre", { id: "log-text", class: "log", tabindex: 0 });
+  main().replaceChildren(h("h1", {}, "Execution log ", h("code", {}, nid)), state, notice, earlier, paused, box);
+  document.body.dataset.logMode = "loading";
+  let meta;
+  try { meta = await api("GET", `/api/projects/${pidq}/logs/${nidq}`); }
+  catch (err) {
+    document.body.dataset.logMode = "error";
+    notice.hidden = false; notice.className = "msg error"; notice.dataset.code = err.error ? err.error.code : "ERROR";
+    notice.textContent = err.message; state.textContent = ""; return;
+  }
+  const describe = (v, mode) => {
+    const where = [v.stage, v.unit_id].filter(Boolean).join(" · ");
+    const log = v.log || {};
+    const size = v.status === "open" ? `${fmtBytes(v.size_bytes)} so far` : v.status === "closed" ? `${fmtBytes(log.size_bytes || 0)}, ${log.line_count || 0} lines` : "";
+    state.replaceChildren(pill(v.status || "none"), ` ${where}`, v.task_id ? " · task " : "",
+      v.task_id ? h("a", { href: `#/p/${pidq}/t/${encodeURIComponent(v.task_id)}` }, v.task_id) : "",
+      size ? " · " : "", size ? h("span", { id: "log-size" }, size) : "", ` · ${mode === "live" ? "live: new lines scroll in" : "static: the node has ended"}`);
+    state.dataset.status = v.status || "none";
+  };
+  if (meta.notice) { notice.hidden = false; notice.className = meta.status === "purge_failed" ? "msg error" : "msg info"; notice.dataset.kind = meta.status || "none"; notice.textContent = meta.notice; }
+  if (!meta.log || meta.status === "purged") { describe(meta, "static"); box.hidden = true; document.body.dataset.logMode = meta.status === "purged" ? "purged" : "static"; return; }
+  let first = 0, last = 0, total = 0, follow = true;
+  const add = (chunk, atTop) => {
+    if (!chunk.text) return;
+    const span = h("span", { dataset: { start: chunk.start, end: chunk.end } }, chunk.text);
+    if (atTop) box.prepend(span); else box.append(span);
+    total += chunk.end - chunk.start;
+    window.glLog.lines += (chunk.text.match(/\n/g) || []).length; window.glLog.chunks++; window.glLog.lastText = chunk.text.slice(-200);
+    while (!atTop && total > LOG_DOM_BYTES && box.firstChild && box.firstChild !== span) { // the page stays small
+      const old = box.firstChild; total -= Number(old.dataset.end) - Number(old.dataset.start); old.remove();
+      first = Number(box.firstChild.dataset.start);
+    }
+    earlier.hidden = first <= 0;
+    if (follow && !atTop) box.scrollTop = box.scrollHeight;
+  };
+  box.addEventListener("scroll", () => {
+    follow = box.scrollTop + box.clientHeight >= box.scrollHeight - 8;
+    paused.hidden = follow || document.body.dataset.logMode !== "live";
+  });
+  earlier.addEventListener("click", async () => {
+    const start = Math.max(0, first - LOG_PAGE);
+    try {
+      const chunk = await api("GET", `/api/projects/${pidq}/logs/${nidq}/range?start=${start}&max=${first - start}`);
+      const height = box.scrollHeight;
+      first = chunk.start; add(chunk, true); box.scrollTop += box.scrollHeight - height;
+    } catch (err) { message(notice, err); }
+  });
+  try { // the last page only: a 1 GB log is never loaded into the page
+    const from = Math.max(0, meta.size_bytes - LOG_PAGE);
+    const chunk = await api("GET", `/api/projects/${pidq}/logs/${nidq}/range?start=${from}&max=${LOG_PAGE}`);
+    first = chunk.start; last = chunk.end; add(chunk, false);
+  } catch (err) { message(notice, err); return; }
+  const mode = meta.status === "open" ? "live" : "static";
+  document.body.dataset.logMode = mode; describe(meta, mode);
+  const proto = location.protocol === "https:" ? "wss" : "ws";
+  const ws = new WebSocket(`${proto}://${location.host}/ws/logs`);
+  ws.binaryType = "arraybuffer"; // `lines` come as UTF-8 JSON in binary frames (encoded once for every viewer)
+  const utf8 = new TextDecoder();
+  const mine = { close: () => ws.close() }; current = mine;
+  ws.onopen = () => ws.send(JSON.stringify({ project: pid, node: nid, from: last }));
+  ws.onmessage = (m) => {
+    const msg = JSON.parse(typeof m.data === "string" ? m.data : utf8.decode(m.data));
+    if (msg.type === "lines" && msg.start === last) { last = msg.end; add(msg, false); const sz = document.getElementById("log-size"); if (sz) sz.textContent = `${fmtBytes(msg.size)} so far`; }
+    else if (msg.type === "meta") describe(msg.view, msg.view.status === "open" ? "live" : "static");
+    else if (msg.type === "end") { document.body.dataset.logMode = "static"; paused.hidden = true; describe(msg.view, "static"); }
+    else if (msg.type === "error") { notice.hidden = false; notice.className = "msg error"; notice.dataset.code = msg.error.code; notice.textContent = `error[${msg.error.code}]: ${msg.error.message}`; }
+  };
+  ws.onclose = (ev) => {
+    if (current !== mine || document.body.dataset.logMode === "static") return;
+    if (ev.code >= 4400 && ev.code < 4500) return;
+    setBanner("Log stream lost — reload to continue", "lost");
+  };
+}
+
+// a task's execution logs (graphlemon logs --task)
+async function pageTaskLogs(pid, tid) {
+  const pidq = encodeURIComponent(pid);
+  const box = h("div", { id: "task-logs", class: "card" }, "Loading…");
+  main().replaceChildren(h("h1", {}, `Execution logs of ${tid}`), box);
+  try {
+    const { logs } = await api("GET", `/api/projects/${pidq}/tasks/${encodeURIComponent(tid)}/logs`);
+    if (!logs.length) { box.replaceChildren(h("p", { class: "muted" }, "No execution log yet.")); return; }
+    box.replaceChildren(h("table", {}, h("tr", {}, ["node", "stage", "unit", "state", "size", "lines", "created"].map((c) => h("th", {}, c))),
+      logs.map((g) => h("tr", { dataset: { node: g.node_exec_id } },
+        h("td", {}, h("a", { href: `#/p/${pidq}/logs/${encodeURIComponent(g.node_exec_id)}` }, g.node_exec_id)),
+        h("td", {}, g.stage || ""), h("td", {}, g.unit_id || ""), h("td", {}, pill(g.status)),
+        h("td", {}, g.size_bytes == null ? "" : fmtBytes(g.size_bytes)), h("td", {}, g.line_count == null ? "" : String(g.line_count)),
+        h("td", {}, new Date(g.created_at).toLocaleString())))));
+  } catch (err) { message(box, err); }
+}
+
+// -- v_log_retention_settings (c_log_retention_config_update) ----------------------------------------------------
+async function pageLogRetention(pid) {
+  const pidq = encodeURIComponent(pid);
+  const info = h("div", { id: "retention-info", class: "card" }, "Loading…");
+  const days = h("input", { type: "number", id: "retention-days", min: "1", max: "3650", step: "1" });
+  const msg = h("div", { id: "retention-msg", hidden: true });
+  const form = h("form", { class: "stack card", id: "retention-form", novalidate: true },
+    h("label", { for: "retention-days" }, "Keep closed logs for (days)"), days,
+    h("p", { class: "muted" }, "The daily log-retention run deletes closed logs older than this; an open log is never touched."),
+    h("button", { type: "submit" }, "Save"), msg);
+  const show = (r) => {
+    info.replaceChildren(h("div", { class: "kv" },
+      h("b", {}, "retention"), h("span", { id: "retention-now" }, `${r.retention_days} day(s)`),
+      h("b", {}, "set by"), h("span", {}, r.set_by === "default" ? "default" : `${r.set_by}, ${new Date(r.set_at).toLocaleString()}`),
+      h("b", {}, "logs"), h("span", { id: "retention-counts" }, Object.entries(r.logs).map(([k, v]) => `${v} ${k}`).join(", ") || "none yet")));
+    days.value = r.retention_days;
+  };
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      const raw = days.value.trim();
+      const r = await api("POST", `/api/projects/${pidq}/log-retention`, { retention_days: /^-?\d+$/.test(raw) ? Number(raw) : raw });
+      show(r); message(msg, null, `Saved: closed logs are kept ${r.retention_days} day(s).`);
+    } catch (err) { message(msg, err); }
+  });
+  main().replaceChildren(h("h1", {}, "Log retention"), info, form);
+  try { show(await api("GET", `/api/projects/${pidq}/log-retention`)); } catch (err) { message(info, err); }
 }
