@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 from prefect import task
 
 from graphlemon.devloop.integrator import triage_integration
@@ -13,7 +11,7 @@ from graphlemon.project import open_project
 from graphlemon.triage import triage_run as triage
 from graphlemon.triage.triager import markdown
 
-from ._common import RETRY_DELAYS, STAGE_OPTIONS, session_for, task_key, timeline_logged, transient_only
+from ._common import RETRY_DELAYS, STAGE_OPTIONS, artifact_key, session_for, task_key, timeline_logged, transient_only
 from ._redacted_artifacts import create_markdown_artifact
 
 
@@ -28,8 +26,9 @@ def triage_run(
 
     settings = None if executor == "none" else load_agent_settings()  # blocks when a Prefect API is set, else env
     backend = None if settings is None else build_executor(executor, playbook=playbook, settings=settings)
-    outcome = triage(open_project(project), run_id, executor=backend, task_id=task_id)
-    key = re.sub(r"[^a-z0-9-]+", "-", f"triage-{run_id}".lower())
+    handle = open_project(project)
+    outcome = triage(handle, run_id, executor=backend, task_id=task_id)
+    key = artifact_key(handle.project_id, *([task_id] if task_id else []), "triage", run_id)
     create_markdown_artifact(key=key, markdown=markdown(outcome.record), description=f"{outcome.category} for {run_id}")
     return outcome.record
 

@@ -27,5 +27,8 @@ def test_triage_run_task_writes_the_verdict_and_an_artifact(prefect_harness, sce
         async with get_client() as client:
             return await client.read_artifacts()
 
-    found = [a for a in asyncio.run(artifacts()) if a.key == "triage-run-int-0625-0905"]
+    from graphlemon.project import open_project
+
+    key = f"{open_project(str(s.root)).project_id}-triage-run-int-0625-0905"  # scoped by project (issue 14)
+    found = [a for a in asyncio.run(artifacts()) if a.key == key]
     assert found and "EADDRINUSE" in found[0].data
