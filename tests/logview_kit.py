@@ -6,25 +6,12 @@ writes lines through the real `write_line` seam from a thread, and ends the node
 
 from __future__ import annotations
 
-import shutil
 import threading
 import time
-from pathlib import Path
 
 from graphlemon.execlogs import NodeLogs, write_line
 from graphlemon.nodes import NodeTracker
 from graphlemon.taskboard import TaskBoard
-
-ROOT = Path(__file__).resolve().parents[1]
-SHOTS = ROOT / "tests" / ".screenshots"
-
-
-def chromium_path() -> str:
-    for name in ("chromium", "chromium-browser"):
-        found = shutil.which(name)
-        if found:
-            return found
-    raise RuntimeError("Debian's chromium is not installed: `make fixtures` installs it (apt-get install chromium)")
 
 
 class RunningNode:

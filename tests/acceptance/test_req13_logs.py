@@ -19,7 +19,8 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from logview_kit import SHOTS, RunningNode, chromium_path
+from browser_kit import launched_chromium, shooting_page
+from logview_kit import RunningNode
 
 from graphlemon.console.app import ConsoleSettings
 from graphlemon.console.project_registry import ProjectRegistry
@@ -46,30 +47,12 @@ def server(registry):
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox", "--disable-gpu"])
-        yield chromium
-        chromium.close()
+    yield from launched_chromium()
 
 
 @pytest.fixture
 def page(browser, request, tmp_path):
-    context = browser.new_context(viewport={"width": 1300, "height": 900})
-    pg = context.new_page()
-    errors: list[str] = []
-    pg.on("pageerror", lambda exc: errors.append(str(exc)))
-
-    def shot(name: str) -> None:
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        for folder in (tmp_path, SHOTS):
-            pg.screenshot(path=str(folder / f"{request.node.name}-{name}.png"), full_page=True)
-
-    pg.shot = shot  # type: ignore[attr-defined]
-    yield pg
-    context.close()
-    assert not errors, f"the page threw: {errors}"
+    yield from shooting_page(browser, request, tmp_path)
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from browser_kit import launched_chromium, shooting_page
 
 from graphlemon.console.app import ConsoleSettings
 from graphlemon.console.project_registry import ProjectRegistry
@@ -23,15 +24,6 @@ from graphlemon.project import init_project
 from graphlemon.taskboard import TaskBoard
 
 ROOT = Path(__file__).resolve().parents[2]
-SHOTS = ROOT / "tests" / ".screenshots"
-
-
-def chromium_path() -> str:
-    for name in ("chromium", "chromium-browser"):
-        found = shutil.which(name)
-        if found:
-            return found
-    pytest.fail("Debian's chromium is not installed: `make fixtures` installs it (apt-get install chromium)")
 
 
 @pytest.fixture(scope="module")
@@ -48,31 +40,12 @@ def server(registry):
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox", "--disable-gpu"])
-        yield chromium
-        chromium.close()
+    yield from launched_chromium()
 
 
 @pytest.fixture
 def page(browser, request, tmp_path):
-    context = browser.new_context(viewport={"width": 1300, "height": 900})
-    pg = context.new_page()
-    errors: list[str] = []
-    pg.on("pageerror", lambda exc: errors.append(str(exc)))
-    pg.shots = []  # type: ignore[attr-defined]
-
-    def shot(name: str) -> None:
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        for folder in (tmp_path, SHOTS):
-            pg.screenshot(path=str(folder / f"{request.node.name}-{name}.png"), full_page=True)
-
-    pg.shot = shot  # type: ignore[attr-defined]
-    yield pg
-    context.close()
-    assert not errors, f"the page threw: {errors}"
+    yield from shooting_page(browser, request, tmp_path)
 
 
 def new_project(tmp_path_factory, registry, name="repo"):

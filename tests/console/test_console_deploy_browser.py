@@ -5,11 +5,11 @@ supervisor's own ledger calls (DeploymentBook), the same records a real deployme
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from browser_kit import SHOTS, chromium_path
 
 from graphlemon.console.app import ConsoleSettings
 from graphlemon.console.project_registry import ProjectRegistry
@@ -18,16 +18,7 @@ from graphlemon.deploy.deployments import ROLLBACK_FAILED_MESSAGE, DeploymentBoo
 from graphlemon.models import DeployHealthSignal
 from graphlemon.project import init_project
 
-ROOT = Path(__file__).resolve().parents[2]
-SHOTS = ROOT / "tests" / ".screenshots"
 PREVIOUS, CANDIDATE = "a" * 40, "b" * 40
-
-
-def _chromium() -> str:
-    for name in ("chromium", "chromium-browser"):
-        if shutil.which(name):
-            return shutil.which(name)
-    pytest.fail("Debian's chromium is not installed: `make fixtures` installs it (apt-get install chromium)")
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +68,7 @@ def test_deploy_page_shows_machine_signals_timeline_and_the_plain_rollback_failu
 
     handle, first_id, dep_id = project
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=_chromium(), args=["--no-sandbox", "--disable-gpu"])
+        browser = pw.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox", "--disable-gpu"])
         try:
             pg = browser.new_page(viewport={"width": 1400, "height": 1000})
             errors: list[str] = []
