@@ -308,7 +308,7 @@ def tail_lines(path: Path, n: int) -> LogChunk:
         end = size
         fh.seek(max(0, size - 1))
         if size and fh.read(1) != b"\n":  # a line being written: stop before it
-            end = _line_start(fh, size)
+            end = line_start(fh, size)
         pos, found, block = end, 0, 64 * 1024
         start = end
         while pos > 0 and found <= n:
@@ -334,7 +334,8 @@ def tail_lines(path: Path, n: int) -> LogChunk:
     return LogChunk(start=start, end=end, size=size, text=data.decode("utf-8", errors="replace"))
 
 
-def _line_start(fh, size: int) -> int:
+def line_start(fh, size: int) -> int:
+    """The offset where the line holding byte `size - 1` starts (read back in 64 KB steps, never the whole file)."""
     pos = size
     while pos > 0:
         lo = max(0, pos - 65536)

@@ -25,7 +25,7 @@ from pathlib import Path
 from starlette.websockets import WebSocket
 
 from ..errors import ErrorCode, GraphLemonError
-from ..execlogs import NodeLogs, log_path, read_range, view
+from ..execlogs import NodeLogs, line_start, log_path, read_range, view
 
 CHUNK_BYTES = 256 * 1024
 POLL_S = 0.05  # how often the tail looks for new bytes (a stat and a read)
@@ -188,8 +188,8 @@ def _read(path: Path, offset: int, limit: int = CHUNK_BYTES):
 
 def _line_floor(path: Path, size: int) -> int:
     """The start of the line `size` falls in (the tail starts at a line start: its chunks are whole lines)."""
-    if size == 0:
-        return 0
+    with open(path, "rb") as fh:
+        return line_start(fh, size)
     with open(path, "rb") as fh:
         pos = size
         while pos > 0:

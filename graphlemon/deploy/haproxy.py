@@ -20,6 +20,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from ..errors import ErrorCode, GraphLemonError
+from ..processes import pid_alive
 
 SLOTS = ("blue", "green")
 BACKEND = "live"
@@ -155,19 +156,6 @@ def switch_to(state: ProxyState, port: int) -> Slot:
 
 def alive(state: ProxyState) -> bool:
     return pid_alive(state.pid)
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie (exited, not yet reaped by its parent) is not alive
-        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][0] != "Z"
-    except (OSError, IndexError):
-        return True
 
 
 def stop(state: ProxyState) -> None:

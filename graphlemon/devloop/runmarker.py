@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from ..errors import ErrorCode, GraphLemonError
 from ..models import utcnow
+from ..processes import pid_alive
 
 
 class RunMarker(BaseModel):
@@ -47,19 +48,12 @@ def read_marker(state_dir: Path, task_id: str) -> RunMarker | None:
 def is_alive(marker: RunMarker) -> bool:
     if marker.host != socket.gethostname() or marker.pid <= 0:
         return marker.host not in (socket.gethostname(), "?")  # another host: assume alive (cannot check)
-    try:
-        os.kill(marker.pid, 0)
-    except ProcessLookupError:
+    if not pid_alive(marker.pid):
         return False
-    except PermissionError:
-        return True
     try:
-        state = Path(f"/proc/{marker.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
         cmdline = Path(f"/proc/{marker.pid}/cmdline").read_bytes()
-    except (OSError, IndexError):
+    except OSError:
         return True
-    if state in ("Z", "X"):  # a zombie: the run is over, only its exit status is left
-        return False
     # a reused pid that is not a python process is not our run (an empty cmdline: mid-exec, give it the benefit)
     return not cmdline or b"python" in cmdline or b"graphlemon" in cmdline or b"prefect" in cmdline
 

@@ -14,6 +14,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from ..processes import pid_alive
+
 PREFIX = "graphlemon-testrun-"
 _NAME = re.compile(rf"^{PREFIX}(?P<pid>\d+)-[A-Za-z0-9_]+$")
 
@@ -21,19 +23,6 @@ _NAME = re.compile(rf"^{PREFIX}(?P<pid>\d+)-[A-Za-z0-9_]+$")
 def scratch_dir() -> tempfile.TemporaryDirectory:
     """A scratch folder named after this process (removed when the context ends)."""
     return tempfile.TemporaryDirectory(prefix=f"{PREFIX}{os.getpid()}-")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie has finished: only its exit status is left
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except (OSError, IndexError):
-        return True
 
 
 def stale_dirs(tmp: Path | None = None) -> list[Path]:
@@ -53,7 +42,7 @@ def stale_dirs(tmp: Path | None = None) -> list[Path]:
                 continue
         except OSError:
             continue
-        if int(m["pid"]) != os.getpid() and not _alive(int(m["pid"])):
+        if int(m["pid"]) != os.getpid() and not pid_alive(int(m["pid"])):
             out.append(path)
     return sorted(out)
 
