@@ -189,6 +189,13 @@ CASES: list[tuple[str, list[str], int, str]] = [
     ("deploy-rollback-nothing-deployed", ["deploy", "rollback", "-p", "{p}"], 2, "INVALID_PARAM"),
     ("deploy-rollback-unknown-id", ["deploy", "rollback", "dep-[/red]", "-p", "{p}"], 2, "INVALID_PARAM"),
     ("deploy-down-missing-project", ["deploy", "down", "-p", "{missing}"], 2, "PROJECT_NOT_FOUND"),
+    # logs (REQ-13)
+    ("logs-unknown-node", ["logs", "show", "ne-[/bold]", "-p", "{p}"], 2, "NODE_EXEC_NOT_FOUND"),
+    ("logs-unknown-node-short-form", ["logs", "../../etc/passwd", "-p", "{p}"], 2, "NODE_EXEC_NOT_FOUND"),
+    ("logs-negative-tail", ["logs", "show", "ne-x", "--tail", "-1", "-p", "{p}"], 2, "INVALID_PARAM"),
+    ("logs-retention-zero", ["logs", "retention", "set", "--days", "0", "-p", "{p}"], 2, "INVALID_PARAM"),
+    ("logs-retention-not-a-number", ["logs", "retention", "set", "--days", "[/red]", "-p", "{p}"], 2,
+     "INVALID_PARAM"),
     # unknown commands and options
     ("unknown-command", ["frobnicate"], 2, "INVALID_PARAM"),
     ("unknown-option", ["status", "--frob", "-p", "{p}"], 2, "INVALID_PARAM"),
@@ -279,7 +286,7 @@ def test_the_table_covers_every_command():
         assert command in covered, f"no hostile-input case for `graphlemon {' '.join(command)}`"
 
 
-_GROUPS = ("bugs", "budget", "agent", "tester", "report", "skills", "deploy")
+_GROUPS = ("bugs", "budget", "agent", "tester", "report", "skills", "deploy", "logs")
 
 
 def _commands(app) -> list[tuple[str, ...]]:
