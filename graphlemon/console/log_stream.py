@@ -190,14 +190,3 @@ def _line_floor(path: Path, size: int) -> int:
     """The start of the line `size` falls in (the tail starts at a line start: its chunks are whole lines)."""
     with open(path, "rb") as fh:
         return line_start(fh, size)
-    with open(path, "rb") as fh:
-        pos = size
-        while pos > 0:
-            lo = max(0, pos - 65536)
-            fh.seek(lo)
-            buf = fh.read(pos - lo)
-            idx = buf.rfind(b"\n")
-            if idx >= 0:
-                return lo + idx + 1
-            pos = lo
-    return 0
