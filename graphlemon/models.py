@@ -423,16 +423,10 @@ class SkillIterationEvent(Record):
     revert_commit: str | None = None  # the commit that undid it (rejected, rolled_back)
 
 
-class DeploymentEvent(Record):
-    """A deployment of GraphLemon itself changed state (REQ-15). The fields set once (commit, instance dirs,
-    ports, PIDs) come with the event that learnt them; the current deployment is the fold of its events."""
+class DeploymentFields(BaseModel):
+    """What a deployment learns once and keeps (commit, instance dirs, ports, PIDs, the rollback's revert and bug):
+    carried by the event that learnt it, kept by the folded deployment (graphlemon/deploy/deployments.py)."""
 
-    kind: Literal["deployment"] = "deployment"
-    deployment_id: str
-    status: DeploymentStatus
-    from_status: DeploymentStatus | None = None
-    by: str = "supervisor"
-    note: str | None = None
     commit: str | None = None  # the candidate: a merged commit of GraphLemon's repository
     instance_dir: str | None = None
     port: int | None = None
@@ -444,6 +438,17 @@ class DeploymentEvent(Record):
     blocked_reason: BlockedReason | None = None
     revert_commit: str | None = None  # path A / B: the `git revert` of the candidate's merge
     bug_id: str | None = None  # the core_engine bug filed by a rollback
+
+
+class DeploymentEvent(Record, DeploymentFields):
+    """A deployment of GraphLemon itself changed state (REQ-15); the current deployment is the fold of its events."""
+
+    kind: Literal["deployment"] = "deployment"
+    deployment_id: str
+    status: DeploymentStatus
+    from_status: DeploymentStatus | None = None
+    by: str = "supervisor"
+    note: str | None = None
     duration_ms: int | None = None  # how long the phase that ends with this event took
 
 

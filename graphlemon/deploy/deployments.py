@@ -12,12 +12,9 @@ from pydantic import BaseModel, Field
 from .. import lifecycle
 from ..errors import ErrorCode, GraphLemonError
 from ..ledger import Ledger
-from ..models import DeployHealthSignal, DeploymentEvent, DeploymentStatus
+from ..models import DeployHealthSignal, DeploymentEvent, DeploymentFields, DeploymentStatus
 
-_CARRIED = (
-    "commit", "instance_dir", "port", "pid", "previous_commit", "previous_instance_dir", "previous_port",
-    "previous_pid", "blocked_reason", "revert_commit", "bug_id",
-)  # fmt: skip
+_CARRIED = tuple(DeploymentFields.model_fields)  # what an event learnt stays with the deployment
 
 TERMINAL = frozenset({"finalized", "rolled_back"})
 ROLLBACK_FAILED_MESSAGE = (
@@ -35,22 +32,11 @@ class TimelineEntry(BaseModel):
     duration_ms: int | None = None
 
 
-class Deployment(BaseModel):
+class Deployment(DeploymentFields):
     """The current state of one deployment (a fold of its events)."""
 
     deployment_id: str
     status: DeploymentStatus
-    commit: str | None = None
-    instance_dir: str | None = None
-    port: int | None = None
-    pid: int | None = None
-    previous_commit: str | None = None
-    previous_instance_dir: str | None = None
-    previous_port: int | None = None
-    previous_pid: int | None = None
-    blocked_reason: str | None = None
-    revert_commit: str | None = None
-    bug_id: str | None = None
     note: str | None = None
     started_at: datetime
     updated_at: datetime
