@@ -473,13 +473,20 @@ def _ws_authorised(ws: WebSocket, settings: ConsoleSettings) -> bool:
     return _same(ws.cookies.get(TOKEN_COOKIE), settings.token) or _same(ws.query_params.get("token"), settings.token)
 
 
+async def _accept_authorised(ws: WebSocket, settings: ConsoleSettings) -> bool:
+    """Accept the WebSocket; a client without the console's token is refused (and False returned)."""
+    await ws.accept()
+    if _ws_authorised(ws, settings):
+        return True
+    await _refuse(ws, WS_CLOSE_UNAUTHORISED, "INVALID_PARAM", "this console needs its token")
+    return False
+
+
 async def _serve_subscription(app: Starlette, ws: WebSocket) -> None:
     """Protocol: the client sends {"project", "task"?, "cursors"?}; the server answers with a `snapshot` (state
     and cursors) or, for valid cursors, `events` with exactly what was missed, then `events` as they come."""
     settings: ConsoleSettings = app.state.settings
-    await ws.accept()
-    if not _ws_authorised(ws, settings):
-        await _refuse(ws, WS_CLOSE_UNAUTHORISED, "INVALID_PARAM", "this console needs its token")
+    if not await _accept_authorised(ws, settings):
         return
     try:
         hello = json.loads(await asyncio.wait_for(ws.receive_text(), timeout=10))
@@ -551,9 +558,7 @@ async def _serve_log_tail(app: Starlette, ws: WebSocket) -> None:
     from .log_stream import serve_log_tail
 
     settings: ConsoleSettings = app.state.settings
-    await ws.accept()
-    if not _ws_authorised(ws, settings):
-        await _refuse(ws, WS_CLOSE_UNAUTHORISED, "INVALID_PARAM", "this console needs its token")
+    if not await _accept_authorised(ws, settings):
         return
     try:
         hello = json.loads(await asyncio.wait_for(ws.receive_text(), timeout=10))
