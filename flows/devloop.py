@@ -33,7 +33,7 @@ from graphlemon.project import open_project
 from graphlemon.redact import DEFAULT as _REDACTOR
 from graphlemon.taskboard import TaskBoard
 from tasks._common import adopt_session, log_timeline, task_key
-from tasks._redacted_artifacts import create_markdown_artifact, create_progress_artifact
+from tasks._redacted_artifacts import create_markdown_artifact, create_progress_artifact, sent_in_background
 
 from .stages import PrefectStages
 
@@ -248,7 +248,7 @@ def _run_with_slot(handle, session: LoopSession):
     get_run_logger().info("task %s waits for a goal slot (%s)", task_id, slots)
     since = len(session.ledger.read("timeline"))
     try:
-        with concurrency(slots, occupy=1, strict=True):
+        with concurrency(slots, occupy=1, strict=True), sent_in_background():  # stage artifacts: off the loop's path
             marker = runmarker.read_marker(handle.state_dir, task_id)
             runmarker.write_marker(handle.state_dir, marker.model_copy(update={"holds_goal_slot": True}))
             stages = PrefectStages(session, progress=_progress(session))

@@ -13,6 +13,7 @@ from prefect import flow
 from graphlemon.devloop.outcomes import UnitOutcome
 from graphlemon.devloop.unit_loop import run_unit_loop
 from tasks._common import finished, session_for, timeline_logged
+from tasks._redacted_artifacts import sent_in_background
 
 
 def _run_name() -> str:
@@ -30,7 +31,7 @@ def unit_loop(
     """L1 for one unit: coder turn -> tester stage -> retry with hints until green or the retry limit."""
     from .stages import PrefectStages
 
-    with timeline_logged(session_for(project, task_id)) as session:
+    with timeline_logged(session_for(project, task_id)) as session, sent_in_background():
         out = run_unit_loop(session, PrefectStages(session), unit_id, loop_round, feedback, pass_tag)
     why = (
         f"still red after {out.attempts} attempt(s): {out.error or ''}; open bugs {', '.join(out.open_bug_ids) or '-'}"

@@ -1,0 +1,100 @@
+"""Unit subflows run without a heartbeat of their own (settings derived once), and stage artifacts are sent in the
+background (flows/stages.py, tasks/_redacted_artifacts.py)."""
+
+from __future__ import annotations
+
+from prefect.settings import PREFECT_API_URL, get_current_settings, temporary_settings
+
+from flows.stages import _without_heartbeat
+
+
+def test_heartbeat_is_off_inside_and_untouched_outside():
+    with temporary_settings({"flows.heartbeat_frequency": 30}):
+        with _without_heartbeat():
+            assert get_current_settings().flows.heartbeat_frequency is None
+        assert get_current_settings().flows.heartbeat_frequency == 30
+
+
+def test_derived_once_per_settings_and_again_when_the_settings_change():
+    with temporary_settings({PREFECT_API_URL: "http://127.0.0.1:1/api"}):
+        with _without_heartbeat() as first:
+            pass
+        with _without_heartbeat() as second:
+            assert second.settings is first.settings  # no second copy of the settings model
+    with temporary_settings({PREFECT_API_URL: "http://127.0.0.1:2/api"}):
+        with _without_heartbeat() as third:
+            assert third.settings.api.url == "http://127.0.0.1:2/api"
+            assert third.settings.flows.heartbeat_frequency is None
+
+
+def _artifacts_keyed(prefix: str):
+    import asyncio
+
+    from prefect.client.orchestration import get_client
+
+    async def read():
+        async with get_client() as client:
+            return await client.read_artifacts()
+
+    return [a for a in asyncio.run(read()) if (a.key or "").startswith(prefix)]
+
+
+def test_stage_artifacts_are_sent_in_the_background_linked_to_their_task_run_and_all_there_at_the_end(
+    prefect_harness,
+):
+    from prefect import flow, task
+    from prefect.context import get_run_context
+
+    from tasks._redacted_artifacts import create_markdown_artifact, sent_in_background
+
+    @task
+    def stage(n: int) -> str:
+        assert create_markdown_artifact(markdown=f"stage {n}", key=f"bg-stage-{n}") is None  # queued, not sent
+        return str(get_run_context().task_run.id)
+
+    @flow
+    def loop() -> dict[str, str]:
+        with sent_in_background():
+            runs = {f"bg-stage-{n}": stage(n) for n in range(6)}
+        return runs  # every artifact was sent before the block ended
+
+    runs = loop()
+    found = {a.key: a for a in _artifacts_keyed("bg-stage-")}
+    assert set(found) == set(runs)
+    assert all(str(found[key].task_run_id) == run_id for key, run_id in runs.items())
+
+
+def test_an_artifact_that_cannot_be_sent_is_logged_and_never_fails_the_stage(prefect_harness, caplog):
+    from prefect import flow, task
+
+    from tasks._redacted_artifacts import create_markdown_artifact, sent_in_background
+
+    @task
+    def stage() -> str:
+        create_markdown_artifact(markdown="x", key="Not A Valid Key!")  # Prefect refuses it (lower-case, dashes)
+        return "stage done"
+
+    @flow
+    def loop() -> str:
+        with sent_in_background():
+            return stage()
+
+    assert loop() == "stage done"
+    assert "artifact Not A Valid Key! not sent" in caplog.text
+
+
+def test_outside_the_loop_an_artifact_is_sent_at_once(prefect_harness):
+    from prefect import flow, task
+
+    from tasks._redacted_artifacts import create_markdown_artifact
+
+    @task
+    def alone():
+        return create_markdown_artifact(markdown="now", key="bg-at-once")
+
+    @flow
+    def f():
+        return alone()
+
+    assert f() is not None  # the artifact's id: it was sent before the task returned
+    assert _artifacts_keyed("bg-at-once")
