@@ -1,1 +1,5 @@
 """Prefect @task wrappers, one module per DevLoop stage; each calls one domain function."""
+
+from ._prefect_tls import install as _share_one_tls_context
+
+_share_one_tls_context()

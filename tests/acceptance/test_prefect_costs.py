@@ -98,3 +98,32 @@ def test_outside_the_loop_an_artifact_is_sent_at_once(prefect_harness):
 
     assert f() is not None  # the artifact's id: it was sent before the task returned
     assert _artifacts_keyed("bg-at-once")
+
+
+def test_prefect_clients_share_one_verified_tls_context():
+    import ssl
+
+    from prefect.client.orchestration import PrefectClient, SyncPrefectClient
+
+    import tasks  # noqa: F401  (installs the shared context)
+
+    first = PrefectClient("https://prefect.example/api")
+    second = SyncPrefectClient("https://prefect.example/api")
+    ctx = first._client._transport._pool._ssl_context
+    assert ctx is second._client._transport._pool._ssl_context
+    assert ctx.verify_mode == ssl.CERT_REQUIRED and ctx.check_hostname
+
+
+def test_skip_verify_still_gets_its_own_context_and_leaves_the_shared_one_verified():
+    import ssl
+
+    from prefect.client.orchestration import PrefectClient
+    from prefect.settings import PREFECT_API_TLS_INSECURE_SKIP_VERIFY
+
+    import tasks  # noqa: F401
+
+    verified = PrefectClient("https://prefect.example/api")._client._transport._pool._ssl_context
+    with temporary_settings({PREFECT_API_TLS_INSECURE_SKIP_VERIFY: True}):
+        insecure = PrefectClient("https://prefect.example/api")._client._transport._pool._ssl_context
+    assert insecure is not verified and insecure.verify_mode == ssl.CERT_NONE
+    assert verified.verify_mode == ssl.CERT_REQUIRED and verified.check_hostname
