@@ -67,6 +67,8 @@ def run(engine: str, tmp: Path, api_url: str | None = None) -> tuple[float, floa
     )  # fmt: skip
     elapsed, cpu = time.perf_counter() - started, cpu_children() - cpu
     task = json.loads(out.stdout) if out.stdout.strip() else {"status": f"error: {out.stderr[-300:]}"}
+    if task.get("status") != "done":
+        raise SystemExit(f"{engine} run did not end done (exit {out.returncode}): {task}\n{out.stderr[-3000:]}")
     nodes = (repo / ".graphlemon" / "nodes.ndjson").read_text().splitlines()
     stage_runs = sum(1 for line in nodes if '"running"' in line)
     return elapsed, cpu, task, stage_runs

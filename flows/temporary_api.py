@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import threading
 
+STARTUP_S = 120
+
 
 class TemporaryApi:
     """The background start of Prefect's temporary server (nothing to do when an API is configured)."""
@@ -32,7 +34,8 @@ class TemporaryApi:
             from prefect.server.api.server import SubprocessASGIServer
 
             self.imported.set()
-            SubprocessASGIServer().start()
+            # Prefect's 20 s default is too short for a first start (it creates its database) on a busy machine
+            SubprocessASGIServer().start(timeout=max(settings.server.ephemeral.startup_timeout_seconds, STARTUP_S))
         except BaseException as exc:  # raised where the flow would have met it: in wait()
             self.error = exc
         finally:
