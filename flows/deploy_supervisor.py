@@ -16,13 +16,14 @@ from tasks.deploy import cutover_task, health_check_task, monitor_task, rollback
 
 @flow(name="deploy-supervisor", log_prints=True)
 def deploy_supervisor(commit: str, project: str | None = None, root: str | None = None,
-                      config: dict | None = None) -> dict:  # fmt: skip
-    """Blue-green deploy `commit` of GraphLemon's repository (`project`: that repository, GraphLemon's own)."""
+                      config: dict | None = None, task_id: str | None = None) -> dict:  # fmt: skip
+    """Blue-green deploy `commit` of GraphLemon's repository (`project`: that repository, GraphLemon's own;
+    `task_id`: the DevLoop task whose merge it is, when the devloop flow starts this one as its last step)."""
     chosen = project_dir(project)
     handle = open_project(chosen)
     root = root or str(handle.state_dir / "deploy")
     config = DeployConfig.model_validate(config or {}).model_dump(mode="json")
-    dep = stage_task(chosen, root, config, commit)
+    dep = stage_task(chosen, root, config, commit, task_id)
     dep = health_check_task(chosen, root, config, dep["deployment_id"])
     if dep["status"] == "health_check_passed":
         dep = cutover_task(chosen, root, config, dep["deployment_id"])
