@@ -149,6 +149,8 @@ def _show(sup, as_json: bool) -> None:
     style = {"finalized": "green", "rolled_back": "yellow", "blocked_pending_human": "red bold"}.get(dep["status"], "")
     out.print(line(("deployment ", "bold"), dep["deployment_id"], " of ", (dep["commit"] or "?")[:12], ": ",
                    (dep["status"], style)))  # fmt: skip
+    if dep.get("task_id"):
+        out.print(line("  the merge of DevLoop task ", dep["task_id"], ", deployed with no person (self-hosted)"))
     for entry in dep["timeline"]:
         took = f" ({entry['duration_ms']} ms)" if entry.get("duration_ms") is not None else ""
         out.print(line(f"  {entry['ts'][11:23]}  ", (f"{entry['status']:<24}", "cyan"), f"{entry['by']}{took}  ",

@@ -137,3 +137,16 @@ def test_the_task_timeline_says_what_became_of_its_merge(project):
     events = [e for e in project.ledger.read_as("timeline", TimelineEvent) if e.task_id == task_id][-2:]
     assert [(e.event, e.ref) for e in events] == [("deployed", dep.deployment_id), ("deploy_refused", "b" * 40)]
     assert "staged" in events[0].summary and "one deployment at a time" in events[1].summary
+
+
+def test_deploy_status_names_the_task_whose_merge_was_deployed(project):
+    import os
+    import sys
+
+    task_id = _done_task(project, "b" * 40)
+    DeploymentBook(project.ledger).stage(commit="b" * 40, task_id=task_id, note="[not markup]")
+    cli = subprocess.run([sys.executable, "-m", "graphlemon", "deploy", "status", "-p", str(project.root)],
+                         capture_output=True, text=True, env={**os.environ, "COLUMNS": "300"})  # fmt: skip
+    assert cli.returncode == 0, cli.stderr
+    assert f"the merge of DevLoop task {task_id}, deployed with no person" in cli.stdout
+    assert "[not markup]" in cli.stdout
