@@ -372,7 +372,7 @@ def status_report(sup: Supervisor) -> dict:
     """What `deploy status` and the console show: the latest deployment, its signals, the live instance."""
     dep = sup.book.latest()
     state = sup.state()
-    out: dict = {"state": state.model_dump(mode="json"), "deployment": None, "signals": [], "what_to_do": None,
+    out: dict = {"state": state.model_dump(mode="json", exclude={"config"}), "deployment": None, "signals": [], "what_to_do": None,
                  "proxy_alive": bool(state.proxy and haproxy.alive(state.proxy))}  # fmt: skip
     if dep is not None:
         out["deployment"] = dep.model_dump(mode="json")
