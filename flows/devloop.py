@@ -26,8 +26,7 @@ from pydantic import Field
 
 from blocks.agents import load_agent_settings
 from graphlemon.agents.automode_denials import reset_classifier_counts
-from graphlemon.deploy.deployments import DeploymentBook
-from graphlemon.deploy.self_deploy import pending_self_deploy, record_deploy
+from graphlemon.deploy.self_deploy import pending_self_deploy, spawn_deploy
 from graphlemon.devloop import runmarker
 from graphlemon.devloop.escalation_pack import suspension_message
 from graphlemon.devloop.loop import prepare_run, run_devloop
@@ -40,7 +39,7 @@ from graphlemon.taskboard import TaskBoard
 from tasks._common import adopt_session, log_timeline, task_key
 from tasks._redacted_artifacts import create_markdown_artifact, create_progress_artifact, sent_in_background
 
-from .deploy_supervisor import deploy_supervisor
+from .deploy_supervisor import deploy_merge
 from .stages import PrefectStages
 
 
@@ -155,7 +154,7 @@ def devloop(
         _publish_evidence(session, final)
     get_run_logger().info("task %s: %s (round %s)", task.task_id, final.status, final.loop_round)
     if final.status == "done":
-        deploy_merge(handle, task.task_id)
+        _deploy_merge(handle, task.task_id)
     if final.status == "blocked_pending_human":
         return Completed(
             name="Blocked", message=f"{final.blocked_reason}: {final.note or ''}"[:500], data=_summary(final)
@@ -163,23 +162,20 @@ def devloop(
     return _summary(final)
 
 
-def deploy_merge(handle, task_id: str) -> dict | None:
-    """GraphLemon's own repository (self-hosted): the merge the finished task left is deployed by the
-    `deploy-supervisor` flow, as a subflow of this run, with no person (REQ-15). Elsewhere: nothing."""
-    target = pending_self_deploy(handle, task_id)
-    if target is None:
-        return None
-    get_run_logger().info("task %s: deploying its merge %s (self-hosted)", task_id, target.commit[:12])
+def _deploy_merge(handle, task_id: str) -> None:
+    """GraphLemon's own repository (self-hosted): the merge the finished task left is deployed with no person
+    (REQ-15) — by the `deploy-supervisor` flow as a subflow of this run, or, when this run is a deployment's (a
+    worker, perhaps the live instance's own, which finalize stops), by a detached `graphlemon deploy merged`."""
+    if pending_self_deploy(handle, task_id) is None:
+        return
+    if _from_deployment():
+        pid, log = spawn_deploy(handle, task_id)
+        get_run_logger().info("task %s: deploying its merge in a detached process (PID %s, log %s)", task_id, pid, log)
+        return
     try:
-        result = deploy_supervisor(commit=target.commit, project=str(handle.root), root=target.root,
-                                   config=target.config.model_dump(mode="json"), task_id=task_id)  # fmt: skip
-    except GraphLemonError as exc:  # refused (e.g. another deployment still runs): the task stays done
-        record_deploy(handle.ledger, task_id, target.commit, None, f"{exc.code}: {exc.message}")
+        deploy_merge(handle, task_id)
+    except GraphLemonError as exc:  # refused (e.g. another deployment still runs): the task stays done, as recorded
         get_run_logger().error("task %s: its merge was not deployed: %s", task_id, exc.message)
-        return None
-    dep = DeploymentBook(handle.ledger).get(result["deployment_id"])
-    record_deploy(handle.ledger, task_id, target.commit, dep)
-    return result
 
 
 def _project(project: str | None) -> str:

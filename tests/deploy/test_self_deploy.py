@@ -14,7 +14,13 @@ import pytest
 
 from graphlemon.deploy.deployments import DeploymentBook
 from graphlemon.deploy.instances import Instance
-from graphlemon.deploy.self_deploy import merged_commit, pending_self_deploy, record_deploy
+from graphlemon.deploy.self_deploy import (
+    merged_commit,
+    pending_self_deploy,
+    record_deploy,
+    spawn_deploy,
+    why_no_deploy,
+)
 from graphlemon.deploy.supervisor import DeployConfig, SupervisorState
 from graphlemon.devloop.validator import BugVerdict, Perspective, decide_bug
 from graphlemon.errors import GraphLemonError
@@ -150,3 +156,38 @@ def test_deploy_status_names_the_task_whose_merge_was_deployed(project):
     assert cli.returncode == 0, cli.stderr
     assert f"the merge of DevLoop task {task_id}, deployed with no person" in cli.stdout
     assert "[not markup]" in cli.stdout
+
+
+def test_deploy_merged_says_why_nothing_is_deployed(project):
+    import os
+    import sys
+
+    task_id = _done_task(project, "b" * 40)
+    cli = subprocess.run([sys.executable, "-m", "graphlemon", "deploy", "merged", task_id, "-p", str(project.root)],
+                         capture_output=True, text=True, env={**os.environ, "COLUMNS": "300"})  # fmt: skip
+    assert cli.returncode == 0, cli.stderr
+    assert f"nothing to deploy for {task_id}: the project is not self-hosted" in cli.stdout
+    assert why_no_deploy(project, task_id).startswith("the project is not self-hosted")
+
+
+def test_spawned_deploy_runs_in_its_own_session_and_logs_what_it_did(project):
+    """What a deployment's devloop run does (a worker's process group may be an instance's that finalize stops)."""
+    import os
+    import time
+
+    from graphlemon.processes import pid_alive
+
+    task_id = _done_task(project, "b" * 40)
+    pid, log = spawn_deploy(project, task_id)
+    try:
+        assert os.getsid(pid) == pid != os.getsid(0)  # a session (and process group) of its own
+        deadline = time.monotonic() + 60
+        while pid_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not pid_alive(pid)
+    finally:
+        if pid_alive(pid):
+            os.killpg(pid, 9)
+    assert f"nothing to deploy for {task_id}: the project is not self-hosted" in log.read_text()
+    started = [e for e in project.ledger.read_as("timeline", TimelineEvent) if e.event == "deploy_started"]
+    assert [(e.task_id, e.ref) for e in started] == [(task_id, str(pid))]
