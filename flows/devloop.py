@@ -7,6 +7,9 @@ is `graphlemon.devloop.loop`; flows/stages.py says how each stage runs (Prefect 
 A new task is created `queued`; it starts when a slot of the project's global
 concurrency limit `graphlemon-goals-<project_id>` (size `max_concurrent_goals`,
 default 1) is free, so a second goal waits in `queued` while the first runs.
+
+In GraphLemon's own repository (a self-hosted project, `graphlemon deploy bootstrap`) a task that ends `done`
+and merged is deployed by the `deploy-supervisor` flow, a subflow of the same run, with no person (REQ-15).
 """
 
 from __future__ import annotations
@@ -23,11 +26,12 @@ from pydantic import Field
 
 from blocks.agents import load_agent_settings
 from graphlemon.agents.automode_denials import reset_classifier_counts
+from graphlemon.deploy.self_deploy import pending_self_deploy, spawn_deploy
 from graphlemon.devloop import runmarker
 from graphlemon.devloop.escalation_pack import suspension_message
 from graphlemon.devloop.loop import prepare_run, run_devloop
 from graphlemon.devloop.session import LoopSession, LoopSettings
-from graphlemon.errors import invalid_param
+from graphlemon.errors import GraphLemonError, invalid_param
 from graphlemon.models import EscalationRecord, utcnow
 from graphlemon.project import open_project
 from graphlemon.redact import DEFAULT as _REDACTOR
@@ -35,6 +39,7 @@ from graphlemon.taskboard import TaskBoard
 from tasks._common import adopt_session, log_timeline, task_key
 from tasks._redacted_artifacts import create_markdown_artifact, create_progress_artifact, sent_in_background
 
+from .deploy_supervisor import deploy_merge
 from .stages import PrefectStages
 
 
@@ -148,11 +153,29 @@ def devloop(
     if final.status == "blocked_pending_human":
         _publish_evidence(session, final)
     get_run_logger().info("task %s: %s (round %s)", task.task_id, final.status, final.loop_round)
+    if final.status == "done":
+        _deploy_merge(handle, task.task_id)
     if final.status == "blocked_pending_human":
         return Completed(
             name="Blocked", message=f"{final.blocked_reason}: {final.note or ''}"[:500], data=_summary(final)
         )
     return _summary(final)
+
+
+def _deploy_merge(handle, task_id: str) -> None:
+    """GraphLemon's own repository (self-hosted): the merge the finished task left is deployed with no person
+    (REQ-15) — by the `deploy-supervisor` flow as a subflow of this run, or, when this run is a deployment's (a
+    worker, perhaps the live instance's own, which finalize stops), by a detached `graphlemon deploy merged`."""
+    if pending_self_deploy(handle, task_id) is None:
+        return
+    if _from_deployment():
+        pid, log = spawn_deploy(handle, task_id)
+        get_run_logger().info("task %s: deploying its merge in a detached process (PID %s, log %s)", task_id, pid, log)
+        return
+    try:
+        deploy_merge(handle, task_id)
+    except GraphLemonError as exc:  # refused (e.g. another deployment still runs): the task stays done, as recorded
+        get_run_logger().error("task %s: its merge was not deployed: %s", task_id, exc.message)
 
 
 def _project(project: str | None) -> str:

@@ -438,6 +438,7 @@ class DeploymentFields(BaseModel):
     blocked_reason: BlockedReason | None = None
     revert_commit: str | None = None  # path A / B: the `git revert` of the candidate's merge
     bug_id: str | None = None  # the core_engine bug filed by a rollback
+    task_id: str | None = None  # the DevLoop task whose merge this deploys (a self-hosted project, no person)
 
 
 class DeploymentEvent(Record, DeploymentFields):
@@ -565,6 +566,10 @@ class ProjectSettings(BaseModel):
 
     max_concurrent_goals: int = Field(default=1, ge=1)
     default_branch: str | None = None
+    # GraphLemon's own repository, served by the deploy supervisor (set by `graphlemon deploy bootstrap`): a
+    # core_engine bug goes to the Coder, and a task merged into the branch is deployed with no person (REQ-15)
+    self_hosted: bool = False
+    deploy_root: str | None = None  # the supervisor's deploy folder (instances, proxy, supervisor.json)
 
 
 class Project(BaseModel):

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from .errors import ErrorCode, GraphLemonError, permission_denied
 from .ledger import Ledger
-from .models import LEDGER_FILES, Project
+from .models import LEDGER_FILES, Project, ProjectSettings
 
 STATE_DIR = ".graphlemon"
 PROJECT_FILE = "project.json"
@@ -114,6 +114,29 @@ def open_project(path: Path | str | None = None) -> ProjectHandle:
         f"no GraphLemon project in {here} or its parents; pass --project DIR or run `graphlemon init DIR`",
         path=str(here),
     )
+
+
+def update_settings(handle: ProjectHandle, **fields: object) -> ProjectHandle:
+    """Change the project's settings in project.json (atomically: a new file replaces the old one) and in `handle`.
+    An unknown setting or a bad value is INVALID_PARAM and changes nothing."""
+    current = _load_meta(handle.root) or handle.meta
+    try:
+        settings = ProjectSettings.model_validate({**current.settings.model_dump(), **fields})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise GraphLemonError(ErrorCode.INVALID_PARAM, f"project setting {'.'.join(map(str, first['loc']))}: "
+                              f"{first['msg']}", path=str(handle.root)) from None  # fmt: skip
+    meta = current.model_copy(update={"settings": settings})
+    file = handle.state_dir / PROJECT_FILE
+    tmp = handle.state_dir / f".{PROJECT_FILE}.{os.getpid()}.tmp"
+    try:
+        tmp.write_text(json.dumps(meta.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, file)
+    except PermissionError as exc:
+        tmp.unlink(missing_ok=True)
+        raise permission_denied(exc.filename or file, "write") from None
+    handle.meta = meta
+    return handle
 
 
 def require_git(handle: ProjectHandle) -> None:

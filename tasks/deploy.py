@@ -18,8 +18,8 @@ def supervisor(project: str, root: str, config: dict) -> Supervisor:
 
 
 @task(name="c-deploy-supervisor-stage", cache_policy=NO_CACHE, persist_result=False)
-def stage_task(project: str, root: str, config: dict, commit: str) -> dict:
-    return supervisor(project, root, config).stage(commit).model_dump(mode="json")
+def stage_task(project: str, root: str, config: dict, commit: str, task_id: str | None = None) -> dict:
+    return supervisor(project, root, config).stage(commit, task_id=task_id).model_dump(mode="json")
 
 
 @task(name="c-deploy-supervisor-health-check", cache_policy=NO_CACHE, persist_result=False)

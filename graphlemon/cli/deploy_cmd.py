@@ -1,7 +1,8 @@
-"""`graphlemon deploy bootstrap | stage | status | rollback | down` (REQ-15): blue-green deployment of GraphLemon
-itself. `stage COMMIT` runs the whole supervisor (stage, health check with the canary task, cutover, monitoring
+"""`graphlemon deploy bootstrap | stage | merged | status | rollback | down` (REQ-15): blue-green deployment of
+GraphLemon itself. `stage COMMIT` runs the whole supervisor (stage, health check with the canary task, cutover, monitoring
 window, finalize, or a rollback) as the Prefect flow `deploy-supervisor` (`--no-prefect`: the same domain calls
-in this process). `status` reads the ledger only and never imports Prefect."""
+in this process); `merged TASK` does the same for the merge a DevLoop task left in the self-hosted repository.
+`status` reads the ledger only and never imports Prefect."""
 
 from __future__ import annotations
 
@@ -96,6 +97,34 @@ def stage(
 
 
 @app.command()
+def merged(
+    task_id: Annotated[str, typer.Argument(help="A finished DevLoop task of this self-hosted repository.")],
+    prefect: Annotated[bool, typer.Option("--prefect/--no-prefect", help="Run as the deploy-supervisor flow.")] = True,
+    project: ProjectOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Deploy the merge TASK_ID left, with the bootstrap's settings (what the devloop does by itself when a task of
+    GraphLemon's own repository ends done and merged). Owed no deploy: says why, exit 0."""
+    from ..deploy.self_deploy import deploy_merged, pending_self_deploy, why_no_deploy
+
+    handle = open_project(project)
+    target = pending_self_deploy(handle, task_id)
+    if target is None:
+        typer.echo(f"nothing to deploy for {task_id}: {why_no_deploy(handle, task_id)}")
+        return
+    if prefect:
+        from flows.deploy_supervisor import deploy_merge
+
+        deploy_merge(handle, task_id)
+    else:
+        deploy_merged(handle, task_id)
+    sup = _supervisor(handle.root, Path(target.root), None)
+    _show(sup, as_json)
+    if sup.book.latest().status != "finalized":
+        raise typer.Exit(1)
+
+
+@app.command()
 def status(project: ProjectOpt = None, root: RootOpt = None, as_json: JsonOpt = False) -> None:
     """The latest deployment: its state, timeline, signals; the live instance; what a person must do, if anything."""
     _show(_supervisor(project, root, None), as_json)
@@ -149,6 +178,8 @@ def _show(sup, as_json: bool) -> None:
     style = {"finalized": "green", "rolled_back": "yellow", "blocked_pending_human": "red bold"}.get(dep["status"], "")
     out.print(line(("deployment ", "bold"), dep["deployment_id"], " of ", (dep["commit"] or "?")[:12], ": ",
                    (dep["status"], style)))  # fmt: skip
+    if dep.get("task_id"):
+        out.print(line("  the merge of DevLoop task ", dep["task_id"], ", deployed with no person (self-hosted)"))
     for entry in dep["timeline"]:
         took = f" ({entry['duration_ms']} ms)" if entry.get("duration_ms") is not None else ""
         out.print(line(f"  {entry['ts'][11:23]}  ", (f"{entry['status']:<24}", "cyan"), f"{entry['by']}{took}  ",

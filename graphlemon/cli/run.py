@@ -229,6 +229,9 @@ def _drive(
                     run_devloop(session, DirectStages(session))
                 finally:
                     runmarker.release(handle.state_dir, task_id)
+            from ..deploy.self_deploy import deploy_merged
+
+            deploy_merged(handle, task_id)  # GraphLemon's own repository: its merge is deployed (REQ-15)
     finally:
         if follower:
             follower.stop()

@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from ..bugs import BugTracker
 from ..errors import ErrorCode, GraphLemonError
 from ..models import DeployHealthSignal, NodeEvent, RunRecord
-from ..project import ProjectHandle
+from ..project import ProjectHandle, update_settings
 from . import haproxy, health_signals, instances
 from .canary import CODE_PATHS as CANARY_CODE_PATHS
 from .canary import CanaryEngine, CanaryExpectation, run_canary
@@ -55,6 +55,7 @@ class DeployConfig(BaseModel):
 
 
 class SupervisorState(BaseModel):
+    config: DeployConfig | None = None  # the bootstrap's settings: a deploy started by the DevLoop uses them
     proxy: ProxyState | None = None
     live: Instance | None = None
     standby: Instance | None = None  # the previous live instance, kept running until the window is clean
@@ -93,7 +94,8 @@ class Supervisor:
     # -- bootstrap / shutdown --------------------------------------------------------------------------
     def bootstrap(self, ref: str) -> SupervisorState:
         """Start the first live instance of `ref` and the proxy in front of it (no deployment record: nothing is
-        replaced)."""
+        replaced). The project becomes self-hosted: GraphLemon's own repository, served from it, so a core_engine
+        bug goes to the Coder and a task the DevLoop merges is deployed with these settings (REQ-15)."""
         commit = instances.resolve_commit(self.repo, ref)
         with self._locked() as state:
             if state.proxy is not None and haproxy.alive(state.proxy):
@@ -108,9 +110,10 @@ class Supervisor:
             except GraphLemonError:
                 instances.stop(inst)
                 raise
-            state = SupervisorState(proxy=proxy, live=inst)
+            state = SupervisorState(config=self.config, proxy=proxy, live=inst)
             self._save(state)
-            return state
+        update_settings(self.project, self_hosted=True, deploy_root=str(self.root))
+        return state
 
     def shutdown(self) -> None:
         """Stop the proxy and every instance this supervisor started (by PID)."""
@@ -123,7 +126,8 @@ class Supervisor:
             self._save(SupervisorState())
 
     # -- c_deploy_supervisor_stage -------------------------------------------------------------------
-    def stage(self, ref: str, *, by: str = "supervisor") -> Deployment:
+    def stage(self, ref: str, *, by: str = "supervisor", task_id: str | None = None) -> Deployment:
+        """Check out `ref` as a candidate instance; `task_id`: the DevLoop task whose merge this is."""
         commit = instances.resolve_commit(self.repo, ref)
         if self.state().live is None:  # refused before anything is written
             raise GraphLemonError(ErrorCode.INVALID_PARAM, "no live instance: run `graphlemon deploy bootstrap` first")
@@ -137,7 +141,7 @@ class Supervisor:
             return self.book.stage(
                 by=by, commit=commit, instance_dir=str(instance_dir), previous_commit=state.live.commit,
                 previous_instance_dir=state.live.dir, previous_port=state.live.port, previous_pid=state.live.pid,
-                duration_ms=_ms(started), note=f"instance {instance_dir} checked out",
+                duration_ms=_ms(started), note=f"instance {instance_dir} checked out", task_id=task_id,
             )  # fmt: skip
 
     # -- c_deploy_supervisor_health_check --------------------------------------------------------------
@@ -345,8 +349,8 @@ class Supervisor:
         return "; ".join(f"{s.signal}: {s.detail}" for s in failed[-4:])
 
     # -- the whole blue-green run (p_deploy_supervisor_blue_green) --------------------------------------
-    def deploy(self, ref: str) -> Deployment:
-        dep = self.stage(ref)
+    def deploy(self, ref: str, *, task_id: str | None = None) -> Deployment:
+        dep = self.stage(ref, task_id=task_id)
         dep = self.health_check(dep.deployment_id)
         if dep.status != "health_check_passed":
             return self.rollback(dep.deployment_id)
@@ -368,7 +372,7 @@ def status_report(sup: Supervisor) -> dict:
     """What `deploy status` and the console show: the latest deployment, its signals, the live instance."""
     dep = sup.book.latest()
     state = sup.state()
-    out: dict = {"state": state.model_dump(mode="json"), "deployment": None, "signals": [], "what_to_do": None,
+    out: dict = {"state": state.model_dump(mode="json", exclude={"config"}), "deployment": None, "signals": [], "what_to_do": None,
                  "proxy_alive": bool(state.proxy and haproxy.alive(state.proxy))}  # fmt: skip
     if dep is not None:
         out["deployment"] = dep.model_dump(mode="json")

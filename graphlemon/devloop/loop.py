@@ -292,7 +292,7 @@ def finish(session: LoopSession, loop_round: int) -> None:
         else f"on branch {session.worktrees.branch('_integration')}"
     )
     session.board.transition(session.task_id, "done", loop_round=loop_round, note=f"validated; {where}")
-    session.timeline("done", f"task done in round {loop_round}; {where}")
+    session.timeline("done", f"task done in round {loop_round}; {where}", ref=merged)  # ref: the merge commit
 
 
 def block(session: LoopSession, reason: BlockedReason, note: str) -> Task:

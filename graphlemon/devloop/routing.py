@@ -7,6 +7,8 @@ function is a table (tests/devloop/test_routing.py covers every row):
   rerun, contract_mismatch auto-applied → patch the SDD, impl_bug → reset the units,
   spec_ambiguous or an unconfident verdict → a human);
 * `after_integration` — an L2 attempt's outcome → pass / act and try again / block;
+* `root_cause_route` — one bug's root cause → its suggested route (core_engine: the Coder in GraphLemon's own
+  repository, a person anywhere else; REQ-15);
 * `validator_route` — the validator's attributions → fast_lane / full_replan / skill_update / escalate
   (seed 004 REQ-04 / REQ-05: coder → Coder, planning → Planner, REQ-08: skill_defect → the
   SkillEditor, anything else → a human);
@@ -22,7 +24,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ..models import BlockedReason, TriageCategory
+from ..models import BlockedReason, RootCauseCategory, TriageCategory
 from .outcomes import (
     Attribution,
     IntegrationAction,
@@ -39,6 +41,9 @@ ROOT_CAUSE_ROUTES: dict[str, Route] = {
     "inconclusive_escalate": "escalate",
     "core_engine": "escalate",
 }
+# GraphLemon developing its own repository (a self-hosted project): a core_engine bug is code of this very
+# repository, so the Coder fixes it like any coder bug; the deploy supervisor then ships the merge (REQ-15)
+SELF_HOSTED_ROUTES: dict[str, Route] = {**ROOT_CAUSE_ROUTES, "core_engine": "fast_lane"}
 INFRA_RERUNS = 1  # an infra_flake verdict reruns the integration once; the same again needs a person
 
 
@@ -101,6 +106,12 @@ def after_integration(result: IntegrationOutcome, attempt: int, max_attempts: in
             action="block", reason="not_converging", note=f"integration still failing after {max_attempts} attempts"
         )
     return L2Step(action=result.action)  # type: ignore[arg-type]
+
+
+def root_cause_route(category: RootCauseCategory, self_hosted: bool) -> Route:
+    """A root cause → the route its bug suggests. core_engine is a defect of GraphLemon itself: outside GraphLemon's
+    own repository it is not the project's code and a person takes it; in it, the Coder fixes it."""
+    return (SELF_HOSTED_ROUTES if self_hosted else ROOT_CAUSE_ROUTES)[category]
 
 
 def validator_route(attributions: list[Attribution]) -> tuple[Route, BlockedReason | None]:

@@ -8,7 +8,8 @@
 3. The decision is ours, not the model's: the three must agree, and a `coder` verdict
    must cite an SDD section that exists and a code line that exists, else the bug is
    `inconclusive_escalate`. Route: coder → fast_lane, planning → full_replan,
-   skill_defect / inconclusive → escalate to a human.
+   skill_defect / inconclusive → escalate to a human; core_engine (a defect of GraphLemon itself) → the Coder
+   in GraphLemon's own repository (a self-hosted project), a human anywhere else.
 4. Bug records get root_cause_category / root_cause_detail / suggested_route; when all
    is green the task's fixed bugs become `verified`.
 """
@@ -32,7 +33,7 @@ from ..nodes import node_exec_id
 from ..redact import write_redacted
 from .outcomes import Attribution, ValidationOutcome
 from .own_state import own_state
-from .routing import ROOT_CAUSE_ROUTES, validator_route
+from .routing import root_cause_route, validator_route
 from .session import LoopSession
 
 CHECK_TIMEOUT_S = 120
@@ -245,11 +246,12 @@ def _attribute(session: LoopSession, nid: str, loop_round: int, bugs, workdir: P
         if exc.code in ("BUDGET_EXCEEDED", "QUOTA_EXCEEDED", "CLASSIFIER_BLOCKED"):
             raise
         answer = ValidatorOutput()
+    self_hosted = session.project.meta.settings.self_hosted
     roots = [workdir, *(p for p in sorted(session.worktrees.base.glob("*")) if (p / ".git").exists())]
     out = []
     for bug in bugs:
         verdict = next((v for v in answer.verdicts if _covers(v, bug)), None)
-        attribution = decide_bug(bug.bug_id, bug.unit_id, verdict, sdd, roots)
+        attribution = decide_bug(bug.bug_id, bug.unit_id, verdict, sdd, roots, self_hosted=self_hosted)
         fields = {"root_cause_category": attribution.root_cause_category, "root_cause_detail": attribution.root_cause_detail,
                   "suggested_route": attribution.suggested_route}  # fmt: skip
         if attribution.skill_role:
@@ -269,9 +271,10 @@ def _covers(verdict: BugVerdict, bug) -> bool:
 
 
 def decide_bug(
-    bug_id: str, unit_id: str | None, verdict: BugVerdict | None, sdd: str, roots: list[Path]
+    bug_id: str, unit_id: str | None, verdict: BugVerdict | None, sdd: str, roots: list[Path], *, self_hosted: bool = False
 ) -> Attribution:
-    """Three perspectives must agree and a coder verdict must cite real places; otherwise inconclusive_escalate."""
+    """Three perspectives must agree and a coder verdict must cite real places; otherwise inconclusive_escalate.
+    `self_hosted`: the project is GraphLemon's own repository (a core_engine bug goes to the Coder there)."""
     if verdict is None:
         return Attribution(
             bug_id=bug_id, unit_id=unit_id, root_cause_category="inconclusive_escalate",
@@ -290,7 +293,7 @@ def decide_bug(
         detail = f"perspectives disagree ({', '.join(f'{k}={v}' for k, v in views.items())}): {detail}"
     return Attribution(
         bug_id=bug_id, unit_id=unit_id, root_cause_category=category, root_cause_detail=detail,
-        suggested_route=ROOT_CAUSE_ROUTES[category], perspectives=views, citations_verified=cited,  # type: ignore[arg-type]
+        suggested_route=root_cause_route(category, self_hosted), perspectives=views, citations_verified=cited,  # type: ignore[arg-type]
         skill_role=verdict.skill_role if category == "skill_defect" else None,
     )  # fmt: skip
 

@@ -17,6 +17,9 @@ GIT = ["git", "-c", "user.name=GraphLemon test", "-c", "user.email=test@graphlem
 GOOD_LINE = 'if u.unit_id not in drafts.docs["sdd"]:'
 PLANTED_LINE = 'if u.unit_id in drafts.docs["sdd"]:'
 PLANNER = "graphlemon/devloop/planner.py"
+# the DevLoop task that fixes it on a self-hosted copy (examples/selfdev: scripted, run with max_unit_attempts=1)
+SELFDEV_PLAYBOOK = ROOT / "examples" / "selfdev" / "playbook.yaml"
+SELFDEV_GOAL = "check_plan rejects every consistent plan (graphlemon/devloop/planner.py): find and fix it"
 
 
 def git(repo: Path, *args: str) -> str:

@@ -1,5 +1,11 @@
 """REQ-15: the deploy supervisor, blue-green, on a copy of GraphLemon's own repository.
 
+The happy path is self-development end to end: the copy carries a planted core_engine bug (check_plan inverted);
+the `devloop` flow runs on it with the scripted playbook examples/selfdev (the tester's real pytest run finds the
+bug, the validator attributes it to core_engine, the self-hosted project routes it to the Coder, round 1 fixes it,
+the validator passes it, the DevLoop merges it into main) and then starts the `deploy-supervisor` flow for that
+merge commit by itself: nobody picks the commit, reviews the code or presses a button.
+
 Real parts only: a git repository holding GraphLemon's code, instances checked out as git worktrees and served by
 `graphlemon serve` (their own code first on PYTHONPATH), Debian's HAProxy switched over its runtime API, the
 canary task (the scripted snake demo, run by the candidate's code), the `deploy-supervisor` Prefect flow under
@@ -28,6 +34,8 @@ from deploy_stack import (
     GOOD_LINE,
     PLANNER,
     PLANTED_LINE,
+    SELFDEV_GOAL,
+    SELFDEV_PLAYBOOK,
     LoadClient,
     copy_graphlemon,
     docs_commit,
@@ -39,9 +47,13 @@ from graphlemon.bugs import BugTracker
 from graphlemon.deploy import instances
 from graphlemon.deploy.deployments import ROLLBACK_FAILED_MESSAGE
 from graphlemon.deploy.haproxy import pid_alive, stop_group
+from graphlemon.deploy.self_deploy import deploy_merged, merged_commit
 from graphlemon.deploy.supervisor import DeployConfig, Supervisor
-from graphlemon.models import LEDGER_FILES, RunRecord, utcnow
-from graphlemon.project import init_project
+from graphlemon.devloop.loop import DirectStages, run_devloop
+from graphlemon.devloop.session import LoopSession, LoopSettings
+from graphlemon.models import LEDGER_FILES, RunRecord, TaskEvent, TimelineEvent, utcnow
+from graphlemon.project import init_project, open_project
+from graphlemon.taskboard import TaskBoard
 
 HAPPY = ["staged", "candidate_starting", "health_check_running", "health_check_passed", "cutover_in_progress",
          "live", "monitoring", "monitoring_window_clean", "finalized"]  # fmt: skip
@@ -75,9 +87,10 @@ def deploy_env(tmp_path_factory):
     handle = init_project(repo).project
     planted = edit_and_commit(repo, PLANNER, GOOD_LINE, PLANTED_LINE,
                               "planner: check_plan reports units the SDD mentions")  # the planted core_engine bug  # fmt: skip
-    # the validator's history before any deployment: 8 of 10 validations passed (the approval-rate baseline)
+    # the validator's history before any deployment: 7 of 8 validations passed; with the fixing devloop's two
+    # (round 0 red, round 1 green) the approval-rate baseline is 8 of 10
     past = utcnow() - timedelta(hours=1)
-    handle.ledger.append(*[RunRecord(run_id=f"val-{i}", scope="validation", ok=i < 8, ts=past) for i in range(10)])
+    handle.ledger.append(*[RunRecord(run_id=f"val-{i}", scope="validation", ok=i < 7, ts=past) for i in range(8)])
     config = DeployConfig(public_port=_free_port(), monitor_window_s=3, monitor_interval_s=0.5, start_timeout_s=120,
                           canary_engine="direct", canary_timeout_s=900)  # fmt: skip
     sup = Supervisor(handle, config)
@@ -93,19 +106,21 @@ def deploy_env(tmp_path_factory):
                 stop_group(pid)
 
 
-def _merge_fix(env: Env) -> str:
-    """The fix of the planted bug on a branch, merged into main (what the coder's worktree merge leaves)."""
-    git(env.repo, "checkout", "-q", "-b", "fix/check-plan")
-    edit_and_commit(env.repo, PLANNER, PLANTED_LINE, GOOD_LINE, "planner: check_plan flags units the SDD never mentions")
-    git(env.repo, "checkout", "-q", "main")
-    git(env.repo, "merge", "-q", "--no-ff", "fix/check-plan", "-m", "Merge fix/check-plan (bug: check_plan inverted)")
-    return git(env.repo, "rev-parse", "HEAD")
+def _fix_with_the_devloop_direct(env: Env) -> str:
+    """The happy path's fix without Prefect (for a later test run on its own): the DevLoop in this process, then
+    the direct engine's deploy step. Returns the task id."""
+    task = TaskBoard(env.ledger).create(SELFDEV_GOAL)
+    session = LoopSession.start(env.sup.project, task.task_id, executor="scripted", playbook=SELFDEV_PLAYBOOK,
+                                max_unit_attempts=1)  # fmt: skip
+    assert run_devloop(session, DirectStages(session)).status == "done"
+    assert deploy_merged(env.sup.project, task.task_id).status == "finalized"
+    return task.task_id
 
 
 def _ensure_fixed(env: Env) -> None:
     """The later tests start from a live instance without the planted bug (the happy test leaves it so)."""
     if PLANTED_LINE in (Path(env.sup.state().live.dir) / PLANNER).read_text():
-        assert env.sup.deploy(_merge_fix(env)).status == "finalized"
+        _fix_with_the_devloop_direct(env)
 
 
 def _push_validator_rate_when_monitoring(env: Env, deployment_id: str, failed: int = 5) -> threading.Thread:
@@ -134,26 +149,48 @@ def _ledger_lines(env: Env) -> dict[str, list[str]]:
 # -- happy -------------------------------------------------------------------------------------------------
 
 
-def test_happy_core_engine_fix_merged_goes_staged_to_finalized_with_no_human(deploy_env, prefect_harness):
-    from flows.deploy_supervisor import deploy_supervisor
+def test_happy_core_engine_bug_fixed_by_the_devloop_merged_then_staged_to_finalized_with_no_human(
+    deploy_env, prefect_harness
+):
+    from flows.devloop import devloop
 
     env = deploy_env
-    bugs = BugTracker(env.ledger)
-    bug_id, _ = bugs.open(title="check_plan rejects every plan whose SDD mentions its units", source="validator",
-                          detail=f"{PLANNER}: the condition is inverted", severity="high")  # fmt: skip
-    bugs.update(bug_id, root_cause_category="core_engine", root_cause_detail="graphlemon/devloop/planner.py check_plan")
-    merge = _merge_fix(env)
+    assert open_project(env.repo).meta.settings.self_hosted  # bootstrap marked GraphLemon's repository
     before = env.sup.state().live
     assert env.through_proxy() == env.planted
     load = LoadClient(env.port).start()
     try:
-        result = deploy_supervisor(commit=merge, project=str(env.repo), root=str(env.sup.root),
-                                   config=env.sup.config.model_dump(mode="json"))  # the Prefect flow  # fmt: skip
+        # one devloop flow run: the task, then (self-hosted, done, merged) the deploy-supervisor flow as a subflow
+        result = devloop(goal=SELFDEV_GOAL, project=str(env.repo), executor="scripted",
+                         playbook=str(SELFDEV_PLAYBOOK), config=LoopSettings(max_unit_attempts=1))  # fmt: skip
     finally:
         load.stop()
-    dep = env.sup.book.get(result["deployment_id"])
+    task = TaskBoard(env.ledger).get(result["task_id"])
+    assert (task.status, task.loop_round) == ("done", 1)
+    # the fix is the coder's, merged by the DevLoop: the merge's first parent is the planted commit
+    merge = merged_commit(env.ledger, task.task_id)
+    assert merge == git(env.repo, "rev-parse", "HEAD")
+    assert git(env.repo, "rev-list", "--parents", "-n", "1", merge).split()[1] == env.planted
+    assert GOOD_LINE in git(env.repo, "show", f"{merge}:{PLANNER}")
+    fixes = git(env.repo, "log", "--format=%s", f"{env.planted}..{merge}^2", "--", PLANNER).splitlines()
+    assert any(subject.startswith("coder: check-plan attempt 2") for subject in fixes), fixes
+    # the bug: found by the tester's real run, attributed core_engine, routed to the Coder, fixed and verified
+    bugs = BugTracker(env.ledger).list(task_id=task.task_id)
+    assert bugs and {(b.unit_id, b.root_cause_category, b.suggested_route, b.status) for b in bugs} == {
+        ("check-plan", "core_engine", "fast_lane", "verified")}  # fmt: skip
+    timeline = [e for e in env.ledger.read_as("timeline", TimelineEvent) if e.task_id == task.task_id]
+    assert [e.summary for e in timeline if e.event == "routed"] == ["fast_lane -> round 1 (check-plan)"]
+    assert all(r.ok for r in env.ledger.read_as("run", RunRecord) if r.run_id == f"val-{task.task_id}-r1")
+    # the supervisor deployed that merge: staged ... finalized
+    dep = next(d for d in env.sup.book.all().values() if d.commit == merge)
+    assert dep.task_id == task.task_id
     assert _statuses(dep) == HAPPY, dep.timeline
-    assert {e.by for e in dep.timeline} == {"supervisor"}  # no human step
+    assert [e.ref for e in timeline if e.event == "deployed"] == [dep.deployment_id]
+    # no human step anywhere: no person moved the task or the deployment, nothing was blocked
+    events = [e for e in env.ledger.read_as("task", TaskEvent) if e.task_id == task.task_id]
+    assert "blocked_pending_human" not in {e.status for e in events}
+    assert [e.status for e in events if "human" in e.by] == ["created"]  # filing the goal; no person after it
+    assert {e.by for e in dep.timeline} == {"supervisor"}
     signals = env.sup.book.signals(dep.deployment_id)
     canary = next(s for s in signals if s.signal == "canary_task")
     assert canary.ok and canary.reused_from is None and "task done" in canary.detail
@@ -162,6 +199,7 @@ def test_happy_core_engine_fix_merged_goes_staged_to_finalized_with_no_human(dep
     assert all(s.ok for s in signals)
     live = env.sup.state().live
     assert live.commit == merge and env.through_proxy() == merge and pid_alive(live.pid)
+    assert GOOD_LINE in (Path(live.dir) / PLANNER).read_text()  # the live instance runs the fixed check_plan
     assert not pid_alive(before.pid)  # finalize stopped the previous instance
     assert env.sup.state().standby is None
     assert load.failed == [] and load.commits() == [env.planted, merge]

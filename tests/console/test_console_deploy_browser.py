@@ -29,7 +29,8 @@ def project(tmp_path_factory):
     handle = init_project(repo).project
     book = DeploymentBook(handle.ledger)
     # one finalized deployment, then one whose rollback failed
-    first = book.stage(commit=PREVIOUS, instance_dir="/srv/instances/" + PREVIOUS, previous_commit="c" * 40)
+    first = book.stage(commit=PREVIOUS, instance_dir="/srv/instances/" + PREVIOUS, previous_commit="c" * 40,
+                       task_id="task-20260101-000000-ab12")  # the merge of a DevLoop task (self-hosted)
     for status in ("candidate_starting", "health_check_running", "health_check_passed", "cutover_in_progress",
                    "live", "monitoring", "monitoring_window_clean", "finalized"):  # fmt: skip
         book.move(first.deployment_id, status)
@@ -86,11 +87,15 @@ def test_deploy_page_shows_machine_signals_timeline_and_the_plain_rollback_failu
             assert pg.locator('#deploy-signals tr[data-signal=validator_approval_rate]').get_attribute("data-ok") == "no"
             assert "<b>not markup</b>" in pg.locator("#deploy-signals").inner_text()  # text, never HTML
             assert pg.locator("#deploy-timeline li").count() == 10
+            assert pg.locator("#deploy-task").count() == 0  # not a DevLoop merge: staged by a person
             _shot(pg, tmp_path, "blocked")
             # the earlier deployment, from the list: finalized, the happy path lit
             pg.click(f'#deploy-list a:text("{first_id}")')
             pg.wait_for_selector('#deploy-machine .state[data-current=yes][data-state=finalized]')
             assert pg.locator("#deploy-alert").count() == 0
+            task = pg.locator("#deploy-task")
+            assert "The merge of DevLoop task task-20260101-000000-ab12, deployed with no person" in task.inner_text()
+            assert task.locator("a").get_attribute("href").endswith("/t/task-20260101-000000-ab12")
             _shot(pg, tmp_path, "finalized")
             assert not errors, errors
         finally:

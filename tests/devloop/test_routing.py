@@ -7,10 +7,12 @@ import pytest
 from graphlemon.devloop.outcomes import Attribution, IntegrationOutcome, SkillUpdateOutcome, ValidationOutcome
 from graphlemon.devloop.routing import (
     INFRA_RERUNS,
+    ROOT_CAUSE_ROUTES,
     after_human,
     after_integration,
     after_skill_update,
     after_validation,
+    root_cause_route,
     stuck_bugs,
     triage_action,
     validator_route,
@@ -70,6 +72,36 @@ CODER = _attr("b1", "coder", "fast_lane")
 PLANNING = _attr("b2", "planning", "full_replan", unit="u2")
 SKILL = _attr("b3", "skill_defect", "escalate")
 UNSURE = _attr("b4", "inconclusive_escalate", "escalate")
+CORE = _attr("b5", "core_engine", "escalate")  # a defect of GraphLemon itself, in another project
+CORE_SELF = _attr("b6", "core_engine", "fast_lane")  # ... in GraphLemon's own repository (self-hosted)
+
+
+@pytest.mark.parametrize(
+    ("category", "self_hosted", "route"),
+    [
+        ("coder", False, "fast_lane"),
+        ("coder", True, "fast_lane"),
+        ("planning", False, "full_replan"),
+        ("planning", True, "full_replan"),
+        ("skill_defect", False, "escalate"),  # the SkillEditor's gate decides (validator_route: skill_update)
+        ("skill_defect", True, "escalate"),
+        ("inconclusive_escalate", False, "escalate"),
+        ("inconclusive_escalate", True, "escalate"),  # self-hosted or not, nobody knows what to fix: a person
+        ("core_engine", False, "escalate"),  # GraphLemon's code is not this project's code: a person takes it
+        ("core_engine", True, "fast_lane"),  # REQ-15: in GraphLemon's own repository the Coder fixes it
+    ],
+)
+def test_root_cause_to_route(category, self_hosted, route):
+    assert root_cause_route(category, self_hosted) == route
+
+
+def test_every_root_cause_has_a_route_either_way():
+    from typing import get_args
+
+    from graphlemon.models import RootCauseCategory
+
+    assert set(ROOT_CAUSE_ROUTES) == set(get_args(RootCauseCategory))
+    assert {c: root_cause_route(c, True) for c in ROOT_CAUSE_ROUTES} == {**ROOT_CAUSE_ROUTES, "core_engine": "fast_lane"}
 
 
 @pytest.mark.parametrize(
@@ -84,6 +116,10 @@ UNSURE = _attr("b4", "inconclusive_escalate", "escalate")
         ([PLANNING, SKILL], ("skill_update", None)),  # the skill first; the next round re-plans
         ([SKILL, UNSURE], ("escalate", "validator_inconclusive")),  # a bug nobody can attribute stops the round
         ([], ("escalate", "validator_inconclusive")),  # red without any attribution: a person looks
+        ([CORE], ("escalate", "validator_inconclusive")),  # core_engine outside GraphLemon's repository
+        ([CORE_SELF], ("fast_lane", None)),  # core_engine in GraphLemon's own repository -> the Coder
+        ([CORE_SELF, PLANNING], ("full_replan", None)),
+        ([CORE_SELF, UNSURE], ("escalate", "validator_inconclusive")),
     ],
 )
 def test_attributions_to_route(attributions, expected):
