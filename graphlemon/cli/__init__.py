@@ -73,7 +73,7 @@ def full_app() -> typer.Typer:
     return _APPS["full"]
 
 
-def test_only_app() -> typer.Typer:
+def lean_test_app() -> typer.Typer:
     """`graphlemon test …`, which the loop calls on every attempt: the same command on an app that holds only
     it, so no other command's modules are imported or built (about half of the CLI's start-up)."""
     if "test" not in _APPS:
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
     try:
         args = sys.argv[1:] if argv is None else argv
-        app = test_only_app() if args[:1] == ["test"] else full_app()
+        app = lean_test_app() if args[:1] == ["test"] else full_app()
         rc = app(args=args, standalone_mode=False, prog_name="graphlemon")
     except GraphLemonError as exc:
         _fail(exc.code, exc.message, exc.exit_code)
