@@ -112,11 +112,14 @@ class TestRunResult(BaseModel):
             or silent or bool(self.warnings)
         )  # fmt: skip
 
+    def contract(self) -> TestRunResult:
+        """What a reader gets (`--json`, the agents' run_tests tool): this result, its `output_tail`
+        emptied when not `tail_needed()` (it is most of the bytes of a run that names its failures;
+        the Python result, and so the ledger and the integrator's log, keep it)."""
+        return self if self.tail_needed() else self.model_copy(update={"output_tail": ""})
+
     def contract_json(self) -> str:
-        """The `--json` contract: this result, its `output_tail` emptied when not `tail_needed()` (it is
-        most of the bytes of a run that names its failures; the Python result and the ledger keep it)."""
-        shown = self if self.tail_needed() else self.model_copy(update={"output_tail": ""})
-        return shown.model_dump_json()
+        return self.contract().model_dump_json()
 
 
 class ParsedRun(BaseModel):
