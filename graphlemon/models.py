@@ -14,6 +14,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
+from .test_counts import TestSummary
+
 SCHEMA_VERSION = 1
 
 # --- status vocabularies (seed 004 names) -------------------------------------------------
@@ -115,16 +117,6 @@ class Record(BaseModel):
     kind: str
     schema_version: int = SCHEMA_VERSION
     ts: datetime = Field(default_factory=utcnow)
-
-
-class TestSummary(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    __test__ = False  # not a pytest class
-
-    total: int = 0
-    passed: int = 0
-    failed: int = 0
-    skipped: int = 0
 
 
 # --- the record kinds ---------------------------------------------------------------------

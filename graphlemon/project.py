@@ -20,8 +20,8 @@ from pydantic import ValidationError
 from .errors import ErrorCode, GraphLemonError, permission_denied
 from .ledger import Ledger
 from .models import LEDGER_FILES, Project, ProjectSettings
+from .test_counts import STATE_DIR
 
-STATE_DIR = ".graphlemon"
 PROJECT_FILE = "project.json"
 EXCLUDE_LINE = f"/{STATE_DIR}/"
 

@@ -40,7 +40,8 @@ fi
 # Debian (Go and Rust library sources as Debian ships them: golang-*-dev, librust-*-dev, built offline),
 # unpacked once into tests/testrun/corpus/.cache/NAME-VERSION (a stamp file marks a finished install).
 # `dev` (npm) installs only those devDependencies (the test runner), not linters and type checkers;
-# `drop_dependencies` (cargo) removes optional dependencies Debian's copy cannot resolve offline.
+# `drop_dependencies` (cargo) removes optional dependencies Debian's copy cannot resolve offline;
+# `files` are written into the package (the test config a monorepo keeps outside the published package).
 corpus=tests/testrun/corpus
 cache=$corpus/.cache
 mkdir -p "$cache"
@@ -50,7 +51,7 @@ for p in json.load(open(sys.argv[1]))["packages"]:
     print("\t".join([p["registry"], p["name"], p["version"], p.get("source", "-"),
                      " ".join(p.get("dev", [])) or "-", " ".join(p.get("drop_dependencies", [])) or "-"]))
 PY
-  dest="$cache/$name-$version"
+  slug=${name#@}; dest="$cache/${slug//\//-}-$version"  # @scope/name → scope-name-VERSION
   if [ -f "$dest/.graphlemon-corpus-ok" ]; then continue; fi
   echo "fixtures: corpus $registry $name@$version"
   rm -rf "$dest" "$cache/tmp" && mkdir -p "$dest" "$cache/tmp"
@@ -62,10 +63,10 @@ PY
         # the package's own devDependencies (its test runner); no install scripts, no audit
         (cd "$dest" && npm install --no-audit --no-fund --ignore-scripts --no-package-lock --loglevel=error)
       else
-        # only the named devDependencies, at the ranges the package asks for (package.json moved aside so
-        # npm installs just these)
+        # only the named devDependencies, at the ranges the package asks for, or pinned (`vitest@1.0.4`: a
+        # monorepo package publishes none; package.json moved aside so npm installs just these)
         specs=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); dev={**d.get("dependencies",{}), **d.get("devDependencies",{})}
-print(" ".join(f"{n}@{dev[n]}" for n in sys.argv[2].split()))' "$dest/package.json" "$dev")
+print(" ".join(n if "@" in n[1:] else f"{n}@{dev[n]}" for n in sys.argv[2].split()))' "$dest/package.json" "$dev")
         mv "$dest/package.json" "$cache/tmp/package.json"
         (cd "$dest" && npm install --no-audit --no-fund --ignore-scripts --no-save --no-package-lock --loglevel=error $specs)
         mv "$cache/tmp/package.json" "$dest/package.json"
@@ -98,6 +99,14 @@ PY
       fi
       ;;
   esac
+  # `files`: what the package's repository has beside it but the archive leaves out (a monorepo's test config)
+  python3 - "$corpus/corpus.json" "$name" "$dest" <<'PY'
+import json, pathlib, sys
+for p in json.load(open(sys.argv[1]))["packages"]:
+    if p["name"] == sys.argv[2]:
+        for rel, text in p.get("files", {}).items():
+            pathlib.Path(sys.argv[3], rel).write_text(text)
+PY
   rm -rf "$cache/tmp"
   touch "$dest/.graphlemon-corpus-ok"
 done

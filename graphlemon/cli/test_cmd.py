@@ -54,7 +54,7 @@ def register(app: typer.Typer) -> None:
                 command=command, timeout=timeout, cancel=cancel,
             )  # fmt: skip
         if as_json:  # one compact JSON object: exactly the contract (cases and details are excluded)
-            typer.echo(result.model_dump_json())
+            typer.echo(result.contract_json())
         else:
             _print_result(result)
         raise typer.Exit(0 if result.ok else 1)

@@ -14,7 +14,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from ..project import STATE_DIR
+from ..test_counts import STATE_DIR
 from .frameworks.framework import selector_file
 from .result_models import TestCase
 

@@ -10,7 +10,7 @@ no timeout.
 
 from __future__ import annotations
 
-from ..models import TestSummary
+from ..test_counts import TestSummary
 from .frameworks import Framework
 from .parsers.common import error_summary, make_failure
 from .process import ProcessOutcome

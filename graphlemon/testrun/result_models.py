@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..models import TestSummary
+from ..test_counts import TestSummary
 
 CaseStatus = Literal["passed", "failed", "skipped"]
 CountsSource = Literal["report", "text", "summary", "none"]
@@ -72,6 +72,9 @@ class SubtestCounts(BaseModel):
     failed: int = 0
 
 
+NO_MESSAGES = ("", "failed", "failed (no message)")  # a parser's placeholders when the runner printed no reason
+
+
 class TestRunResult(BaseModel):
     """One run of a project's tests, summarised."""
 
@@ -97,6 +100,26 @@ class TestRunResult(BaseModel):
     subtests: SubtestCounts | None = None
     confinement: Literal["bwrap", "none"] = Field(default="none", exclude=True)  # how it ran (testrun/confine.py)
     cases: list[TestCase] = Field(default_factory=list, exclude=True)
+
+    def tail_needed(self) -> bool:
+        """Whether a reader needs the raw output: the result does not explain itself (counts not read,
+        crashed, timed out, a failing run with no failure named, a failure without a message, or a
+        warning about the counts). Otherwise every failure already carries its message and values."""
+        unexplained = not self.ok and not self.failures
+        silent = any(f.message.strip() in NO_MESSAGES for f in self.failures)
+        return (
+            self.crashed or self.unparsed or self.timed_out or self.counts_source == "none" or unexplained
+            or silent or bool(self.warnings)
+        )  # fmt: skip
+
+    def contract(self) -> TestRunResult:
+        """What a reader gets (`--json`, the agents' run_tests tool): this result, its `output_tail`
+        emptied when not `tail_needed()` (it is most of the bytes of a run that names its failures;
+        the Python result, and so the ledger and the integrator's log, keep it)."""
+        return self if self.tail_needed() else self.model_copy(update={"output_tail": ""})
+
+    def contract_json(self) -> str:
+        return self.contract().model_dump_json()
 
 
 class ParsedRun(BaseModel):

@@ -16,7 +16,6 @@ from .detect import detect_framework, normalise_framework
 from .environment import child_env
 from .frameworks import Framework, Invocation, RunRequest, framework_of_command, get_framework
 from .frameworks.framework import selector_file
-from .hints import build_hint
 from .lastfailed import LastFailedStore
 from .output_text import TAIL_CHARS, head_and_tail, strip_ansi
 from .process import ProcessOutcome, run_process
@@ -88,9 +87,12 @@ def run_tests(
         command=command if command is not None else invocation.display, timeout=timeout,
     )  # fmt: skip
     _relativise(result, root, run_dir)
-    for failure in result.failures:
-        failure.hint = build_hint(failure, root)  # on the whole values
-        shorten_values(failure)
+    if result.failures:  # the hint rules (dozens of patterns) are loaded only for a run with failures
+        from .hints import build_hint
+
+        for failure in result.failures:
+            failure.hint = build_hint(failure, root)  # on the whole values
+            shorten_values(failure)
     result.output_tail = head_and_tail(output + _marker(outcome, timeout), tail_chars)
     result.confinement = confined
     if name and outcome.start_error is None:

@@ -8,10 +8,13 @@ differ near their end look equal (or differ "at character 28").
 
 from __future__ import annotations
 
+from .output_text import clip
 from .result_models import TestFailure
 
-SHOWN_CHARS = 300
-_BEFORE = 100  # characters kept before the first difference
+SHOWN_CHARS = 200
+_BEFORE = 60  # characters kept before the first difference
+# the message beside both values mostly repeats them (`expected X to equal Y`, a diff): shorter then
+MESSAGE_WITH_VALUES_CHARS = 300
 
 
 def first_difference(expected: str, got: str) -> int | None:
@@ -43,6 +46,7 @@ def shorten_values(failure: TestFailure) -> None:
         failure.difference_at = None if at is None else at + 1
         where = at or 0
         failure.expected, failure.got = window(exp, where), window(got, where)
+        failure.message = clip(failure.message, MESSAGE_WITH_VALUES_CHARS)
     else:
         failure.expected = window(exp, 0) if exp is not None else None
         failure.got = window(got, 0) if got is not None else None

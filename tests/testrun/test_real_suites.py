@@ -38,6 +38,7 @@ class Suite:
     command: str | None = None
     failing: set[str] = field(default_factory=set)  # names of the failing tests with the bug (when few)
     subtests: tuple[int, int] | None = None  # with the bug: (passed, failed) subtests
+    framework_arg: str | None = None  # --framework (a monorepo package declares no runner of its own)
 
 
 SUITES = [
@@ -68,6 +69,21 @@ SUITES = [
     # node:test under c8 through `npm run test:unit` = `c8 --100 node --test` (TAP from node's test runner)
     Suite("node-test-c8", "fastify-plugin-5.0.1", (43, 0, 0), (35, 8, 0), "lib/toCamelCase.js",
           "return g1.toUpperCase()", "return g1.toLowerCase()", "npm-test", command="npm run test:unit"),
+    # jest 27 from the package's own config (package.json "jest": coverage on, node environment)
+    Suite("jest", "jest-when-3.5.2", (85, 0, 0), (83, 2, 0), "src/when.js",
+          "return a.id - b.id", "return b.id - a.id", "jest",
+          failing={"When > mock implementation > mockReturnValueOnce: should return specified value only once",
+                   "When > mock implementation > `mockReset` on unused when calls"}),
+    # vitest 1.0 (its JSON report) on a monorepo package: no runner in its package.json, so --framework vitest
+    Suite("vitest", "tanstack-form-core-0.10.0", (56, 0, 0), (54, 2, 0), "src/utils.ts",
+          "...parent.slice(key + 1),", "...parent.slice(key),", "vitest", framework_arg="vitest",
+          failing={"field api > should swap a value from an array value correctly",
+                   "form api > should swap an array field's value"}),
+    # the same through the package's script `npm run test:lib` = `vitest run --coverage` (vitest's text)
+    Suite("vitest-npm-coverage", "tanstack-form-core-0.10.0", (56, 0, 0), (54, 2, 0), "src/utils.ts",
+          "...parent.slice(key + 1),", "...parent.slice(key),", "npm-test", command="npm run test:lib",
+          failing={"field api > should swap a value from an array value correctly",
+                   "form api > should swap an array field's value"}),
     # go test -json on Debian's go-cmp source (offline: no dependencies); leaf tests counted, parents not.
     # The cmpopts and internal packages (388 tests; all of ./... is 686, with the slow cmp package)
     Suite("go-cmp", "go-cmp-0.5.9", (388, 0, 0), (385, 3, 0), "cmp/cmpopts/equate.go",
@@ -104,7 +120,7 @@ def _plant(project: Path, suite: Suite) -> None:
 
 def _run(project: Path, suite: Suite):
     env = {**ENV, "CARGO_TARGET_DIR": str(project.parent / "cargo-target")}
-    return run_tests(project, suite.targets, command=suite.command, timeout=300, env=env)
+    return run_tests(project, suite.targets, framework=suite.framework_arg, command=suite.command, timeout=300, env=env)
 
 
 def _counts(result) -> tuple[int, int, int]:
@@ -145,7 +161,7 @@ def test_real_suite_counts_green_and_with_a_planted_bug(suite: Suite, tmp_path: 
 def test_helper_asserts_get_their_values_from_the_failing_frame(tmp_path: Path):
     """tabulate's `assert_equal(expected, result)` lives in test/common.py, which pytest does not rewrite:
     expected/got come from that frame's variables (by their names), and the hint names the real difference."""
-    suite = SUITES[4]
+    suite = next(s for s in SUITES if s.id == "pytest-helper-asserts")
     project = _copy(suite, tmp_path)
     _plant(project, suite)
     result = _run(project, suite)

@@ -41,7 +41,7 @@ def run_tests(ctx: ToolContext, args: RunTestsArgs) -> dict:
         ctx.sandbox.root, args.targets, framework=args.framework, last_failed=args.last_failed, timeout=args.timeout_s,
         confinement=for_workdir(ctx.sandbox.root, ctx.state_dir),
     )  # fmt: skip
-    out = result.model_dump(mode="json")
+    out = result.contract().model_dump(mode="json")  # as `graphlemon test --json` prints it
     refusals = guard.judge()
     for refusal in refusals:  # the run stands; each forbidden change it made is reverted and recorded
         ctx.record_tool_error("run_tests", violation("run_tests", [refusal]))

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ...models import TestSummary
+from ...test_counts import TestSummary
 from ..assertions import extract_expected_got
 from ..output_text import clip
 from ..result_models import TestFailure

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from ...models import TestSummary
+from ...test_counts import TestSummary
 from ..result_models import ParsedRun
 from .jest_text import parse_jest_text
 from .mocha_text import parse_mocha_text

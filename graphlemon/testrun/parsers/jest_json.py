@@ -57,7 +57,8 @@ def _parse_file(run: ParsedRun, file_result: dict[str, Any]) -> None:
 
 def _parse_assertion(run: ParsedRun, assertion: dict[str, Any], file: str | None) -> None:
     titles = assertion.get("ancestorTitles")
-    titles = [to_str(t) for t in titles] if isinstance(titles, list) else []
+    # vitest 1.0 puts the file's unnamed suite first: ['', 'describe', ...]
+    titles = [to_str(t) for t in titles if to_str(t).strip()] if isinstance(titles, list) else []
     title = (to_str(assertion.get("title")) or to_str(assertion.get("fullName"))).strip() or UNNAMED
     name = " > ".join([*titles, title])
     full_name = to_str(assertion.get("fullName")) or " ".join([*titles, title])

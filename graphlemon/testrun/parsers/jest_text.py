@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ...models import TestSummary
+from ...test_counts import TestSummary
 from ..result_models import ParsedRun, TestCase
 from .common import UNNAMED, error_summary, first_paragraph, make_failure, summary_from_words
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...models import TestSummary
+from ...test_counts import TestSummary
 from ..output_text import to_int, to_str
 from ..result_models import ParsedRun
 from .common import json_lines

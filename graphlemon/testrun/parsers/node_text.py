@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ...models import TestSummary
+from ...test_counts import TestSummary
 from ..result_models import ParsedRun, TestCase
 from .common import UNNAMED, make_failure
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ...models import TestSummary
+from ...test_counts import TestSummary
 from ..assertions import node_assert_diff
 from ..result_models import ParsedRun, TestCase
 from .common import UNNAMED, make_failure

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import re
 
-from ...models import TestSummary
+from ...test_counts import TestSummary
 from ..result_models import ParsedRun, TestCase, TestFailure
 from .common import UNNAMED, error_summary, make_failure, summary_from_words
 
-_FILE = re.compile(r"^ (?P<mark>[✓❯×↓]) (?P<file>\S+) \((?P<body>\d+ tests?[^)]*)\)", re.M)
+_FILE = re.compile(r"^ (?P<mark>[✓❯×↓]) (?P<file>\S+) +\((?P<body>\d+ tests?[^)]*)\)", re.M)  # 1.x: two spaces
 _TEST = re.compile(r"^   (?P<mark>[✓×↓]) (?P<name>.+?)(?: \d+ms)?$", re.M)
 _FAIL_HEAD = re.compile(r"^ FAIL  (?P<file>\S+) > (?P<name>.+)$", re.M)
 _RULE = re.compile(r"^⎯{3,}.*$", re.M)
@@ -32,26 +32,29 @@ def parse_vitest_text(output: str) -> ParsedRun:
         current_file = next((f for start, f in reversed(files) if start < match.start()), None)
         name = match["name"].strip() or UNNAMED
         status = _MARKS[match["mark"]]
-        run.cases.append(
-            TestCase(
-                name=name, file=current_file, status=status, selector=f"{current_file}\t{name.replace(' > ', ' ')}"
-            )
-        )  # type: ignore[arg-type]
+        run.cases.append(_case(name, current_file, status))
         if status == "failed":
-            body = details.get((current_file, name), "")
-            location = _LOCATION.search(body)
-            line = int(location["line"]) if location and location["file"] == current_file else None
-            run.failures.append(
-                make_failure(
-                    name,
-                    file=current_file,
-                    line=line,
-                    message=error_summary(body, 4) if body else "failed",
-                    detail=body,
-                )
-            )
+            run.failures.append(_failure(name, current_file, details.get((current_file, name), "")))
+    # vitest 1.x lists a failed test only as `   ❯ FILE > suite > name` under its file: its
+    # `FAIL  FILE > suite > name` section names it (and every failure has one)
+    listed = {(f.file, f.name) for f in run.failures}
+    for (file, name), body in details.items():
+        if (file, name) not in listed:
+            run.cases.append(_case(name, file, "failed"))
+            run.failures.append(_failure(name, file, body))
     run.counts = _totals(output)
     return run
+
+
+def _case(name: str, file: str | None, status: str) -> TestCase:
+    selector = f"{file}\t{name.replace(' > ', ' ')}"
+    return TestCase(name=name, file=file, status=status, selector=selector)  # type: ignore[arg-type]
+
+
+def _failure(name: str, file: str | None, body: str) -> TestFailure:
+    location = _LOCATION.search(body)
+    line = int(location["line"]) if location and location["file"] == file else None
+    return make_failure(name, file=file, line=line, message=error_summary(body, 4) if body else "failed", detail=body)
 
 
 def unhandled_errors(output: str) -> list[TestFailure]:
