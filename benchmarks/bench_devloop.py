@@ -116,6 +116,10 @@ def running_server(tmp: Path):
 
 
 def main() -> None:
+    # byte-compiled as an install leaves it (this machine sets PYTHONDONTWRITEBYTECODE: every run would compile)
+    code = [str(ROOT / d) for d in ("graphlemon", "flows", "tasks", "blocks")]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *code], check=True, stdout=subprocess.DEVNULL)
+    print(f"load average {os.getloadavg()[0]:.1f} (1 min), {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory(prefix="bench-devloop-") as tmp, running_server(Path(tmp)) as api_url:
         tmp_path = Path(tmp)
         results: dict[str, list[float]] = {"direct": [], "prefect": [], "server": []}
