@@ -49,6 +49,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Create a task for GOAL and run the DevLoop until it is done or needs a human (REQ-01)."""
         from ..agents.budget import check_budget, update_budget
+        from ..devloop.session import LoopConfig
         from ..errors import invalid_param
         from ..project import require_commit, require_git, require_writable
         from ..taskboard import TaskBoard
@@ -68,6 +69,9 @@ def register(app: typer.Typer) -> None:
             check_budget(*budget)
         config = {"max_unit_attempts": max_unit_attempts, "max_loop_rounds": max_rounds}
         task = TaskBoard(handle.ledger).create(goal)
+        # recorded at once: a run killed before the loop starts (Prefect still importing) resumes with them
+        LoopConfig.record(handle.state_dir, task.task_id, executor=backend,
+                          playbook=playbook.resolve() if playbook else None, **config)  # fmt: skip
         if budget[0] is not None:
             update_budget(handle.ledger, task.task_id, *budget, by="graphlemon run")
         _drive(handle, task.task_id, backend, playbook, config, engine, quiet, as_json)

@@ -100,6 +100,14 @@ class LoopConfig(LoopSettings):
         saved = json.loads(path.read_text()) if path.exists() else {}
         return cls.model_validate({**saved, **{k: v for k, v in overrides.items() if v is not None}})
 
+    @classmethod
+    def record(cls, state_dir: Path, task_id: str, **overrides: object) -> LoopConfig:
+        """The task's recorded settings with these overrides, recorded again (the one way a task's LoopConfig is
+        written: when its task is created, and by each run of it)."""
+        config = cls.load(state_dir, task_id, **overrides)
+        config.save(state_dir, task_id)
+        return config
+
 
 class LoopSession:
     def __init__(
@@ -120,11 +128,9 @@ class LoopSession:
     def start(
         cls, project: ProjectHandle, task_id: str, agent_settings: AgentSettings | None = None, **overrides: object
     ) -> LoopSession:
-        """The session of a run: the task's recorded settings with this run's overrides, recorded again (the one
-        place a task's LoopConfig is written, so a resume runs with the same settings)."""
-        config = LoopConfig.load(project.state_dir, task_id, **overrides)
-        config.save(project.state_dir, task_id)
-        return cls(project, task_id, config, agent_settings)
+        """The session of a run: the task's recorded settings with this run's overrides, recorded again, so a
+        resume runs with the same settings."""
+        return cls(project, task_id, LoopConfig.record(project.state_dir, task_id, **overrides), agent_settings)
 
     # -- trackers ------------------------------------------------------------------------------
     @property

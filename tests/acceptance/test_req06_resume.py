@@ -117,3 +117,13 @@ def test_failure_corrupt_persisted_state_blocks_the_task_instead_of_restarting(c
     assert len(planner_runs) == 1  # never silently planned again
     blocked = [e for e in calc.ledger.read_as("task", TaskEvent) if e.status == "blocked_pending_human"]
     assert blocked[-1].blocked_reason == "state_corrupt"
+
+
+def test_boundary_killed_before_the_loop_started_resumes_with_the_runs_settings(calc, tmp_path):
+    """Killed while Prefect still imports (the task is queued, no node ran): the task's executor, playbook and limits
+    were recorded with the task, so `resume` needs none of them again."""
+    proc = start(calc, CALC / "playbook.yaml", "prefect", tmp_path)
+    kill_when(proc, lambda: bool(calc.ledger.read_as("task", TaskEvent)))
+    assert not calc.ledger.read_as("node", NodeEvent)  # killed before any stage
+    final = resume(calc, task_id_of(calc), "direct", tmp_path)
+    assert final["status"] == "done"
