@@ -141,3 +141,15 @@ def running_stack(
                 _started(args + (["--limit", str(limit)] if limit else []), env, tmp / f"worker-{n}.log")
             )
         yield stack
+
+
+def artifacts_keyed(*keys: str, prefix: str | None = None) -> list:
+    """Artifacts with these keys (or keys starting with `prefix`) on the current API, filtered by the server:
+    an unfiltered `read_artifacts()` returns only the first page (200), too few for a session-wide harness."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    by_key = ArtifactFilterKey(like_=f"{prefix}%") if prefix is not None else ArtifactFilterKey(any_=list(keys))
+    with get_client(sync_client=True) as client:
+        found = client.read_artifacts(artifact_filter=ArtifactFilter(key=by_key))
+    return [a for a in found if prefix is None or (a.key or "").startswith(prefix)]

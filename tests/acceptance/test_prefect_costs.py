@@ -4,6 +4,7 @@ background (flows/stages.py, tasks/_redacted_artifacts.py)."""
 from __future__ import annotations
 
 from prefect.settings import PREFECT_API_URL, get_current_settings, temporary_settings
+from prefect_stack import artifacts_keyed
 
 from flows.stages import _without_heartbeat
 
@@ -27,18 +28,6 @@ def test_derived_once_per_settings_and_again_when_the_settings_change():
             assert third.settings.flows.heartbeat_frequency is None
 
 
-def _artifacts_keyed(prefix: str):
-    import asyncio
-
-    from prefect.client.orchestration import get_client
-
-    async def read():
-        async with get_client() as client:
-            return await client.read_artifacts()
-
-    return [a for a in asyncio.run(read()) if (a.key or "").startswith(prefix)]
-
-
 def test_stage_artifacts_are_sent_in_the_background_linked_to_their_task_run_and_all_there_at_the_end(
     prefect_harness,
 ):
@@ -59,7 +48,7 @@ def test_stage_artifacts_are_sent_in_the_background_linked_to_their_task_run_and
         return runs  # every artifact was sent before the block ended
 
     runs = loop()
-    found = {a.key: a for a in _artifacts_keyed("bg-stage-")}
+    found = {a.key: a for a in artifacts_keyed(prefix="bg-stage-")}
     assert set(found) == set(runs)
     assert all(str(found[key].task_run_id) == run_id for key, run_id in runs.items())
 
@@ -97,7 +86,7 @@ def test_outside_the_loop_an_artifact_is_sent_at_once(prefect_harness):
         return alone()
 
     assert f() is not None  # the artifact's id: it was sent before the task returned
-    assert _artifacts_keyed("bg-at-once")
+    assert artifacts_keyed(prefix="bg-at-once")
 
 
 def test_prefect_clients_share_one_verified_tls_context():

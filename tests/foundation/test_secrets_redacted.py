@@ -122,7 +122,7 @@ def test_a_test_printing_its_parents_environment_leaves_no_canary_under_graphlem
 
 def test_prefect_artifacts_carry_no_canary(prefect_harness, monkeypatch):
     from prefect import flow
-    from prefect.client.orchestration import get_client
+    from prefect_stack import artifacts_keyed
 
     from tasks._redacted_artifacts import create_markdown_artifact, create_table_artifact
 
@@ -136,8 +136,7 @@ def test_prefect_artifacts_carry_no_canary(prefect_harness, monkeypatch):
         create_table_artifact(table=[{"message": leaked, "n": 1}], key="canary-table")
 
     publish()
-    with get_client(sync_client=True) as client:
-        stored = [a for a in client.read_artifacts() if a.key in ("canary-md", "canary-table")]
+    stored = artifacts_keyed("canary-md", "canary-table")
     assert len(stored) == 2
     text = json.dumps([a.model_dump(mode="json") for a in stored])
     assert MASK in text

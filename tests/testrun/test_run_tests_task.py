@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from prefect_stack import artifacts_keyed
 
 from .helpers import copy_fixture
 
@@ -10,7 +11,6 @@ from .helpers import copy_fixture
 @pytest.mark.slow
 def test_run_tests_task_returns_the_result_and_an_artifact(prefect_harness, tmp_path):
     from prefect import flow
-    from prefect.client.orchestration import get_client
 
     from tasks.test import run_tests
 
@@ -23,11 +23,5 @@ def test_run_tests_task_returns_the_result_and_an_artifact(prefect_harness, tmp_
     result = one_run()
     assert result.summary.failed == 1 and result.failures[0].expected == "401"
 
-    async def artifacts():
-        async with get_client() as client:
-            return await client.read_artifacts()
-
-    import asyncio
-
-    found = [a for a in asyncio.run(artifacts()) if a.key == f"test-run-{project.name}".lower().replace("_", "-")]
+    found = artifacts_keyed(f"test-run-{project.name}".lower().replace("_", "-"))
     assert found and "test_status_code" in found[0].data

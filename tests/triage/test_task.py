@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
+from prefect_stack import artifacts_keyed
 
 
 @pytest.mark.slow
 def test_triage_run_task_writes_the_verdict_and_an_artifact(prefect_harness, scenario):
     from prefect import flow
-    from prefect.client.orchestration import get_client
 
     from tasks.triage import triage_run
 
@@ -23,12 +21,8 @@ def test_triage_run_task_writes_the_verdict_and_an_artifact(prefect_harness, sce
     record = triage_flow()
     assert record.category == "infra_flake" and record.will_auto_apply and (s.run_dir / "triage.json").is_file()
 
-    async def artifacts():
-        async with get_client() as client:
-            return await client.read_artifacts()
-
     from graphlemon.project import open_project
 
     key = f"{open_project(str(s.root)).project_id}-triage-run-int-0625-0905"  # scoped by project (issue 14)
-    found = [a for a in asyncio.run(artifacts()) if a.key == key]
+    found = artifacts_keyed(key)
     assert found and "EADDRINUSE" in found[0].data
