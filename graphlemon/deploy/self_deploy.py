@@ -56,10 +56,10 @@ def why_no_deploy(handle: ProjectHandle, task_id: str) -> str | None:
 
 
 def _decide(handle: ProjectHandle, task_id: str) -> tuple[SelfDeploy | None, str]:
+    task = TaskBoard(handle.ledger).get(task_id)  # an unknown id is TASK_NOT_FOUND, whatever the project
     settings = open_project(handle.root).meta.settings  # fresh: bootstrap may have run after the handle was opened
     if not settings.self_hosted:
         return None, "the project is not self-hosted (GraphLemon's own repository runs `graphlemon deploy bootstrap`)"
-    task = TaskBoard(handle.ledger).get(task_id)
     if task.status != "done":
         return None, f"task {task_id} is {task.status}, not done"
     commit = merged_commit(handle.ledger, task_id)

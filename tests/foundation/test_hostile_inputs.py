@@ -188,6 +188,9 @@ CASES: list[tuple[str, list[str], int, str]] = [
     ("deploy-status-missing-project", ["deploy", "status", "-p", "{missing}"], 2, "PROJECT_NOT_FOUND"),
     ("deploy-rollback-nothing-deployed", ["deploy", "rollback", "-p", "{p}"], 2, "INVALID_PARAM"),
     ("deploy-rollback-unknown-id", ["deploy", "rollback", "dep-[/red]", "-p", "{p}"], 2, "INVALID_PARAM"),
+    ("deploy-merged-unknown-task", ["deploy", "merged", "task-[/red]", "-p", "{p}"], 2, "TASK_NOT_FOUND"),
+    ("deploy-merged-empty-id", ["deploy", "merged", "", "--no-prefect", "-p", "{p}"], 2, "TASK_NOT_FOUND"),
+    ("deploy-merged-missing-project", ["deploy", "merged", "{task}", "-p", "{missing}"], 2, "PROJECT_NOT_FOUND"),
     ("deploy-down-missing-project", ["deploy", "down", "-p", "{missing}"], 2, "PROJECT_NOT_FOUND"),
     # logs (REQ-13)
     ("logs-unknown-node", ["logs", "show", "ne-[/bold]", "-p", "{p}"], 2, "NODE_EXEC_NOT_FOUND"),
