@@ -197,7 +197,7 @@ class Worktrees:
         return task_lock(self.base)
 
     def recover(self) -> list[str]:
-        """After a killed run: in every worktree of the task drop a stale index.lock and abort a half-done merge.
+        """After a killed run: in every worktree of the task drop stale git locks and abort a half-done merge.
         Uncommitted files stay: they are whole files of finished tool calls (writes are atomic), and a turn whose
         answer was saved is not run again, so its files are still needed. -> what it did."""
         done = []
@@ -217,13 +217,23 @@ class Worktrees:
                     ErrorCode.GIT_ERROR, f"worktree {path} cannot be opened ({exc}); repair or remove it, then resume"
                 ) from None
             git_dir = git_dir if git_dir.is_absolute() else path / git_dir
-            if (git_dir / "index.lock").exists():
-                (git_dir / "index.lock").unlink()
-                done.append(f"{path.name}: removed a stale index.lock")
+            done += [f"{path.name}: removed a stale {lock}" for lock in self._drop_stale_locks(repo, git_dir)]
             if (git_dir / "MERGE_HEAD").exists():
                 self._abort_merge(repo)
                 done.append(f"{path.name}: aborted an unfinished merge")
         return done
+
+    def _drop_stale_locks(self, repo: Repo, git_dir: Path) -> list[str]:
+        """A git command killed mid-write leaves `<file>.lock` beside what it was changing: index, HEAD, ORIG_HEAD in
+        the worktree's own git dir, and the ref of its branch. All belong to this task (its run is dead): drop them.
+        Locks shared with other tasks (packed-refs, the main worktree's) are left to git and the person."""
+        locks = {lock.name: lock for lock in sorted(git_dir.glob("*.lock"))}
+        ref = None if repo.head.is_detached else repo.head.reference.path
+        if ref and (Path(self.repo.git_dir) / f"{ref}.lock").is_file():
+            locks[f"lock on {ref}"] = Path(self.repo.git_dir) / f"{ref}.lock"
+        for lock in locks.values():
+            lock.unlink()
+        return list(locks)
 
     def _admin_dir(self, path: Path) -> Path | None:
         """The worktree's admin dir in the main repository (from its `.git` pointer), if it lies there."""

@@ -53,3 +53,25 @@ def test_a_damaged_worktree_that_git_did_finish_is_reported_not_deleted(tmp_path
         Worktrees(project.root, "task-1", project.state_dir).recover()
     assert info.value.code == ErrorCode.GIT_ERROR and str(made.path) in info.value.message
     assert (made.path / "draft.py").read_text() == "uncommitted work\n"  # nothing deleted
+
+
+def test_recover_drops_the_locks_a_git_command_killed_mid_commit_left(tmp_path):
+    """SIGKILL inside `git commit` in a worktree leaves HEAD.lock / index.lock in its git dir and the branch's ref
+    lock: the next commit fails ("cannot lock ref 'HEAD'") until recover drops them."""
+    project = make_repo(tmp_path / "calc", CALC / "repo")
+    trees = Worktrees(project.root, "task-1", project.state_dir)
+    made = trees.integration()
+    admin = Path((made.path / ".git").read_text().removeprefix("gitdir:").strip())
+    ref_lock = Path(Repo(project.root).git_dir) / "refs" / "heads" / f"{made.branch}.lock"
+    for lock in (admin / "HEAD.lock", admin / "index.lock", ref_lock):
+        lock.write_text("")
+    (made.path / "new.txt").write_text("work\n")
+    with pytest.raises(GraphLemonError):
+        trees.commit_all(made, "blocked by the stale locks")
+
+    repaired = Worktrees(project.root, "task-1", project.state_dir).recover()
+    name = made.path.name
+    assert repaired == [f"{name}: removed a stale HEAD.lock", f"{name}: removed a stale index.lock",
+                        f"{name}: removed a stale lock on refs/heads/{made.branch}"]  # fmt: skip
+    assert trees.commit_all(made, "after recover") and not made.repo.is_dirty()
+    assert Worktrees(project.root, "task-1", project.state_dir).recover() == []
