@@ -105,8 +105,9 @@ class ProcessLog:
 
 
 def _integrator_turn(session, nid, spec: IntegrationSpec, workdir: Path, run_id: str, attempt: int, log) -> None:
-    if attempt > 1 and all((workdir / p).exists() for p in spec.test_paths):
-        log("integrator: reusing the integration tests written earlier")
+    written = all((workdir / p).exists() for p in spec.test_paths)
+    if written and (attempt > 1 or session.load_outcome(nid, IntegratorOutput, name="integrator-answer")):
+        log("integrator: reusing the integration tests written earlier")  # a later attempt, or a resumed run
         return
     contracts = []
     for unit in session.unit_files.units().units:
@@ -121,11 +122,12 @@ def _integrator_turn(session, nid, spec: IntegrationSpec, workdir: Path, run_id:
         "Naming rule": "put the case id in each test's name (case eat-food -> test_eat_food_...)",
         "Unit contracts": "\n".join(contracts) or "(none)",
     }
-    session.turn(
+    _, answer = session.turn(
         "integrator", context, output_model=IntegratorOutput, node_exec_id=nid, workdir=workdir,
         writable=[p.rstrip("/") + "/**" if not Path(p).suffix else p for p in spec.test_paths], run_id=run_id,
         attempt=attempt,
     )  # fmt: skip
+    session.save_outcome(nid, answer, name="integrator-answer")  # a run killed from here on does not pay it again
     log("integrator: wrote the integration tests")
 
 

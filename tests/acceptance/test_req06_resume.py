@@ -12,7 +12,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from conftest import CALC, broken_mul, playbook_variant
+from conftest import CALC, broken_mul, playbook_variant, turn
 
 from graphlemon.models import NodeEvent, RunRecord, TaskEvent, TimelineEvent, UsageRecord
 from graphlemon.taskboard import TaskBoard
@@ -127,3 +127,30 @@ def test_boundary_killed_before_the_loop_started_resumes_with_the_runs_settings(
     assert not calc.ledger.read_as("node", NodeEvent)  # killed before any stage
     final = resume(calc, task_id_of(calc), "direct", tmp_path)
     assert final["status"] == "done"
+
+
+def with_integration_tests(data: dict) -> None:
+    """The plan has an integration case and the integrator writes its test (which passes)."""
+    turn(data, role="planner")["actions"][4] = {
+        "write_file": {"path": ".graphlemon/plan/drafts/plan.json", "from_file": "files/plan/plan_with_integration.json"}
+    }
+    data["turns"].append({"match": {"role": "integrator"}, "usage": {"input_tokens": 2000, "output_tokens": 500},
+                          "actions": [{"write_file": {"path": "tests/integration/test_integration.py", "from_file": "files/tests/test_integration.py"}}],
+                          "output": {"tests": ["tests/integration/test_integration.py"]}})  # fmt: skip
+
+
+def test_boundary_killed_while_the_integration_tests_run_resumes_without_asking_the_integrator_again(calc, tmp_path):
+    """Killed after the integrator wrote the integration tests, while they run: its answer is recorded, so the
+    resumed integration runs the tests it wrote and pays for no second integrator turn."""
+
+    def integrator_answered() -> bool:
+        return any(o.get("name") == "integrator-answer" for o in lines(calc.state_dir / "outcomes.ndjson"))
+
+    proc = start(calc, playbook_variant(tmp_path, CALC, with_integration_tests), "direct", tmp_path)
+    kill_when(proc, integrator_answered)
+    integrations = [e for e in calc.ledger.read_as("node", NodeEvent) if e.stage == "integrator"]
+    assert integrations[-1].status == "running"  # the kill landed inside the integration, after the answer
+    final = resume(calc, task_id_of(calc), "direct", tmp_path)
+    assert final["status"] == "done", final
+    integrator_calls = [u for u in calc.ledger.read_as("usage", UsageRecord) if u.role == "integrator"]
+    assert len(integrator_calls) == 1, [u.call_id for u in integrator_calls]
