@@ -5,7 +5,7 @@ group, SIGKILL the group after a random delay, `graphlemon resume` the task, and
   * finished stage executions repeated (a node that was `done` before the kill started again),
   * duplicate ledger records (the same run id, call id, artifact version or timeline event twice),
   * tokens re-spent (usage beyond what an uninterrupted run of the same playbook spends).
-Goal: every run ends `done`; 0 / 0 / 0. `BENCH_KILLS` (default 50) and `BENCH_ENGINE` (prefect) set the size.
+Goal: every run ends `done`; 0 / 0 / 0. A run that misses it is copied to $TMPDIR/bench-resume-kept-N. `BENCH_KILLS` (default 50) and `BENCH_ENGINE` (prefect) set the size.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -79,7 +80,8 @@ def one(tmp: Path, delay: float) -> dict:
         counts = Counter(tuple(r.get(k) for k in key) for r in records(repo, name))
         dup += sum(c - 1 for c in counts.values())
     tokens = sum(u["input_tokens"] + u["output_tokens"] for u in records(repo, "usage.ndjson"))
-    return {"status": final.get("status"), "killed": killed, "repeated": repeated, "duplicates": dup, "tokens": tokens}
+    return {"status": final.get("status"), "killed": killed, "repeated": repeated, "duplicates": dup, "tokens": tokens,
+            "repo": repo, "delay": delay}  # fmt: skip
 
 
 def main() -> None:
@@ -97,6 +99,10 @@ def main() -> None:
             results.append(r)
             print(f"  run {i + 1:2d}: {r['status']:<22} killed={r['killed']!s:<5} repeated={r['repeated']} "
                   f"duplicates={r['duplicates']} tokens re-spent={r['respent']}", flush=True)  # fmt: skip
+            if r["status"] != "done" or r["repeated"] or r["duplicates"] or r["respent"]:
+                kept = Path(tempfile.gettempdir()) / f"bench-resume-kept-{i + 1}"
+                shutil.copytree(r["repo"], kept, symlinks=True, dirs_exist_ok=True)
+                print(f"          kept for a look: {kept} (killed after {r['delay']:.1f} s)", flush=True)
         done = sum(r["status"] == "done" for r in results)
         print(f"\n{done}/{KILLS} finished done ({sum(r['killed'] for r in results)} were killed mid-run), "
               f"in {time.monotonic() - started:.0f} s")  # fmt: skip
