@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from prefect import flow
 
-from flows.reports import project_dir
+from flows._params import project_dir
 from graphlemon.deploy.deployments import DeploymentBook
 from graphlemon.deploy.self_deploy import pending_self_deploy, record_deploy
 from graphlemon.deploy.supervisor import DeployConfig

@@ -31,7 +31,7 @@ from graphlemon.devloop import runmarker
 from graphlemon.devloop.escalation_pack import suspension_message
 from graphlemon.devloop.loop import prepare_run, run_devloop
 from graphlemon.devloop.session import LoopSession, LoopSettings
-from graphlemon.errors import GraphLemonError, invalid_param
+from graphlemon.errors import GraphLemonError
 from graphlemon.models import EscalationRecord, utcnow
 from graphlemon.project import open_project
 from graphlemon.redact import DEFAULT as _REDACTOR
@@ -39,7 +39,7 @@ from graphlemon.taskboard import TaskBoard
 from tasks._common import adopt_session, log_timeline, task_key
 from tasks._redacted_artifacts import create_markdown_artifact, create_progress_artifact, sent_in_background
 
-from .deploy_supervisor import deploy_merge
+from ._params import project_dir
 from .stages import PrefectStages
 
 
@@ -120,7 +120,7 @@ def devloop(
         config: The loop's limits (attempts, rounds, timeouts, where unit loops run); a resumed task keeps its own.
         budget_block: The GraphLemon Budget Guardrail block a new task starts with, if that block exists.
     """
-    handle = open_project(_project(project))
+    handle = open_project(project_dir(project))
     board = TaskBoard(handle.ledger)
     flow_run_id = str(get_run_context().flow_run.id)
     task = board.get(task_id) if task_id else board.create(goal, flow_run_id=flow_run_id)  # a re-run finds its task
@@ -172,19 +172,12 @@ def _deploy_merge(handle, task_id: str) -> None:
         pid, log = spawn_deploy(handle, task_id)
         get_run_logger().info("task %s: deploying its merge in a detached process (PID %s, log %s)", task_id, pid, log)
         return
+    from .deploy_supervisor import deploy_merge  # only GraphLemon's own repository deploys: not at every start
+
     try:
         deploy_merge(handle, task_id)
     except GraphLemonError as exc:  # refused (e.g. another deployment still runs): the task stays done, as recorded
         get_run_logger().error("task %s: its merge was not deployed: %s", task_id, exc.message)
-
-
-def _project(project: str | None) -> str:
-    import os
-
-    chosen = project or os.environ.get("GRAPHLEMON_PROJECT")
-    if not chosen:
-        raise invalid_param("no project: pass the `project` parameter or set GRAPHLEMON_PROJECT for the worker")
-    return chosen
 
 
 def _summary(task) -> dict:

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from prefect import flow, task
 
-from flows.reports import artifact_key, project_dir
+from flows._params import project_dir
 from graphlemon.log_cleanup import CleanupResult, cleanup
 from graphlemon.models import TimelineEvent
 from graphlemon.project import open_project
+from tasks._common import artifact_key
 from tasks._redacted_artifacts import create_markdown_artifact
 
 

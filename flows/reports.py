@@ -7,25 +7,15 @@ and one markdown artifact (every section) per report, keyed `<project-id>-<repor
 
 from __future__ import annotations
 
-import os
-
 from prefect import flow, task
 
 import analytics
 from analytics.render import records, to_markdown
-from graphlemon.errors import invalid_param
+from flows._params import project_dir
 from tasks._common import artifact_key
 from tasks._redacted_artifacts import create_markdown_artifact, create_table_artifact
 
 ARTIFACT_ROWS = 200  # rows of a table artifact; the markdown file and artifact say how many there are
-
-
-def project_dir(project: str | None) -> str:
-    """The flow's project: the parameter, else $GRAPHLEMON_PROJECT (set it for scheduled runs)."""
-    chosen = project or os.environ.get("GRAPHLEMON_PROJECT")
-    if not chosen:
-        raise invalid_param("no project: pass the `project` parameter or set GRAPHLEMON_PROJECT for the worker")
-    return chosen
 
 
 @task(name="write-reports", task_run_name="write reports · {project}")
