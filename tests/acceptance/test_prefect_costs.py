@@ -116,3 +116,119 @@ def test_skip_verify_still_gets_its_own_context_and_leaves_the_shared_one_verifi
         insecure = PrefectClient("https://prefect.example/api")._client._transport._pool._ssl_context
     assert insecure is not verified and insecure.verify_mode == ssl.CERT_NONE
     assert verified.verify_mode == ssl.CERT_REQUIRED and verified.check_hostname
+
+
+class _LockedThenOk:
+    """A local HTTP server: its first `locked` POSTs get 503 (what Prefect's server answers when SQLite was
+    locked), later ones 201; `retry_after` adds the header a server in maintenance sends."""
+
+    def __init__(self, locked: int, retry_after: bool = False):
+        import http.server
+        import threading
+
+        outer = self
+        self.posts = 0
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                outer.posts += 1
+                busy = outer.posts <= locked
+                body = b'{"exception_message": "Service Unavailable"}' if busy else b'{"id": "r1"}'
+                self.send_response(503 if busy else 201)
+                if busy and retry_after:
+                    self.send_header("Retry-After", "0")
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/api"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _sleeps(monkeypatch) -> list[float]:
+    """Every sleep of the client's retry paths (ours and Prefect's), recorded instead of slept."""
+    import time
+
+    import prefect.client.base as base
+
+    import tasks._prefect_locked_retry as quick
+
+    slept: list[float] = []
+
+    async def asleep(seconds):
+        slept.append(seconds)
+
+    monkeypatch.setattr(quick, "_sleep", slept.append)
+    monkeypatch.setattr(quick, "_asleep", asleep)
+    monkeypatch.setattr(base, "time", type("T", (), {"sleep": staticmethod(slept.append), "time": time.time}))
+    monkeypatch.setattr(base.anyio, "sleep", asleep)
+    return slept
+
+
+def test_a_503_from_a_locked_sqlite_is_retried_within_milliseconds_not_seconds(monkeypatch):
+    """Prefect's clients sleep 2^n s after a 503; a SQLite lock lasts one write. Both clients retry it quickly."""
+    import asyncio
+
+    from prefect.client.base import PrefectHttpxAsyncClient, PrefectHttpxSyncClient
+
+    import tasks  # noqa: F401  (installs the quick retry)
+    from tasks._prefect_locked_retry import QUICK_S
+
+    slept = _sleeps(monkeypatch)
+    server = _LockedThenOk(locked=2)
+    try:
+        with PrefectHttpxSyncClient(base_url=server.url) as client:
+            assert client.post("/task_runs/", json={}).status_code == 201
+        assert server.posts == 3 and slept == list(QUICK_S[:2])  # Prefect's own 2 s back-off never ran
+
+        async def post():
+            async with PrefectHttpxAsyncClient(base_url=server.url) as client:
+                return await client.post("/flow_runs/", json={})
+
+        server.posts, slept[:] = 0, []
+        assert asyncio.run(post()).status_code == 201
+        assert server.posts == 3 and slept == list(QUICK_S[:2])
+    finally:
+        server.close()
+
+
+def test_a_lock_that_outlasts_the_quick_retries_falls_back_to_prefects_back_off(monkeypatch):
+    from prefect.client.base import PrefectHttpxSyncClient
+
+    import tasks  # noqa: F401
+    from tasks._prefect_locked_retry import QUICK_S
+
+    slept = _sleeps(monkeypatch)
+    server = _LockedThenOk(locked=len(QUICK_S) + 1)  # the first try and every quick retry: locked
+    try:
+        with PrefectHttpxSyncClient(base_url=server.url) as client:
+            assert client.post("/task_runs/", json={}).status_code == 201
+    finally:
+        server.close()
+    assert slept[: len(QUICK_S)] == list(QUICK_S) and len(slept) == len(QUICK_S) + 1
+    assert slept[-1] > 1.0  # then Prefect's own exponential back-off, as before
+
+
+def test_a_503_that_says_when_to_come_back_is_left_to_prefect(monkeypatch):
+    from prefect.client.base import PrefectHttpxSyncClient
+
+    import tasks  # noqa: F401
+
+    slept = _sleeps(monkeypatch)
+    server = _LockedThenOk(locked=1, retry_after=True)
+    try:
+        with PrefectHttpxSyncClient(base_url=server.url) as client:
+            assert client.post("/task_runs/", json={}).status_code == 201
+    finally:
+        server.close()
+    assert server.posts == 2 and len(slept) == 1  # Prefect's own wait on Retry-After, none of ours
