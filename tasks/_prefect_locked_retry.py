@@ -66,7 +66,10 @@ def install() -> None:
             continue
 
         def _send_with_retry(self, *args: Any, _original=original, _wrap=wrap, **kwargs: Any):
-            kwargs["send"] = _wrap(kwargs["send"])  # Prefect passes it by keyword (request=, send=, ...)
+            if "send" in kwargs:  # Prefect 3.9 passes it by keyword (request=, send=, ...)
+                kwargs["send"] = _wrap(kwargs["send"])
+            elif len(args) >= 2:
+                args = (args[0], _wrap(args[1]), *args[2:])
             return _original(self, *args, **kwargs)
 
         _send_with_retry.graphlemon_quick_retry = True  # type: ignore[attr-defined]
