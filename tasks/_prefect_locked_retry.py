@@ -10,8 +10,8 @@ demo run against a running server; a micro-benchmark of 3 parallel subflows lost
 
 `install()` wraps the `send` that Prefect's clients retry with: a 503 is tried again after 20, 50, 100, 200 and
 400 ms (0.77 s in all) before Prefect's own back-off takes over unchanged. A 503 that says when to come back
-(`Retry-After`: the server's maintenance) is left to Prefect at once. The lock lasts one short write, so the first
-quick retry almost always gets through.
+(`Retry-After`: the server's maintenance) is left to Prefect at once. The lock lasts one short write: in the
+micro-benchmark a request got through within 1–4 quick retries (≤ 0.4 s).
 """
 
 from __future__ import annotations
