@@ -61,8 +61,8 @@ def install() -> None:
     from prefect.client import base
 
     for cls, wrap in ((base.PrefectHttpxSyncClient, _quick), (base.PrefectHttpxAsyncClient, _aquick)):
-        original = cls._send_with_retry
-        if getattr(original, "graphlemon_quick_retry", False):
+        original = getattr(cls, "_send_with_retry", None)  # private: a Prefect without it keeps its own back-off
+        if original is None or getattr(original, "graphlemon_quick_retry", False):
             continue
 
         def _send_with_retry(self, *args: Any, _original=original, _wrap=wrap, **kwargs: Any):
