@@ -342,7 +342,7 @@ class OutcomeRecord(Record):
     """A finished step of a node execution: the stage's return value, appended once (resume reads it back).
 
     `name` says which step: `outcome` for the node's result, `a<N>-coder` / `a<N>-tester` /
-    `a<N>-coder-answer` for the turns inside an L1 node."""
+    `a<N>-coder-answer` for the turns inside an L1 node, `integrator-answer` for the integrator's turn."""
 
     kind: Literal["outcome"] = "outcome"
     node_exec_id: str

@@ -1,7 +1,8 @@
 """A real Prefect stack for the deployment tests: `prefect server start` on a free port, the
 process work pool `graphlemon`, `prefect deploy` from the repository's prefect.yaml and a
 process worker, all in a temp PREFECT_HOME. Every process started here is stopped by process
-group. Used through the session fixture `prefect_stack` (tests/conftest.py)."""
+group. Used through the session fixture `prefect_stack` (tests/conftest.py). `artifacts_keyed` reads artifacts
+by key from whichever API is current (this stack or the session harness)."""
 
 from __future__ import annotations
 
