@@ -35,6 +35,7 @@ def deployments_view(ledger: Ledger, state_dir: Path, deployment_id: str | None 
         "machine": {"happy": list(HAPPY_PATH), "failure": list(FAILURE_PATHS), "notes": PATH_NOTES,
                     "transitions": {k: sorted(v) for k, v in lifecycle.DEPLOYMENT.items() if k != "_initial"}},  # fmt: skip
         "live": _live(state_dir),
+        "needs_person": [d.person_summary() for d in book.needing_person()],
         "deployment": None,
     }
     assert set(HAPPY_PATH) | set(FAILURE_PATHS) == set(get_args(DeploymentStatus))
