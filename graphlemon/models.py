@@ -459,6 +459,7 @@ class DeployHealthSignal(Record):
     detail: str = ""
     code_tree: str | None = None  # canary_task: the code it ran (graphlemon/, flows/, tasks/, examples/snake/)
     reused_from: str | None = None  # canary_task: the deployment whose passing run of the same code tree is reused
+    judged: bool = True  # False: too few samples in the window to judge a rate (recorded, and not an anomaly)
 
 
 class ExecutionLogEvent(Record):

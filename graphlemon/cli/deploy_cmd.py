@@ -191,8 +191,13 @@ def _show(sup, as_json: bool, deployment_id: str | None = None) -> None:
     for sig in report["signals"]:
         latest[(sig["phase"], sig["signal"])] = sig
     for (phase, name), sig in latest.items():
-        out.print(line(f"  {phase:<12} {name:<24} ", ("ok" if sig["ok"] else "ANOMALY", "green" if sig["ok"] else "red"),
-                       f"  {sig['detail']}"))  # fmt: skip
+        verdict = ("ok", "green") if sig["ok"] else ("ANOMALY", "red")
+        if sig.get("judged") is False:
+            verdict = ("no data", "yellow")
+        out.print(line(f"  {phase:<12} {name:<24} ", verdict, f"  {sig['detail']}"))
+    if report.get("signals_lacking_data"):
+        out.print(line(("  not judged all window (too few samples, so they could not fire): ", "yellow"),
+                       ", ".join(report["signals_lacking_data"])))  # fmt: skip
     if report["what_to_do"]:
         out.print(line(("what to do: ", "red bold"), report["what_to_do"]))
     others = [d for d in report["needs_person"] if d["deployment_id"] != dep["deployment_id"]]

@@ -11,6 +11,7 @@ from .. import lifecycle
 from ..ledger import Ledger
 from ..models import DeploymentStatus
 from .deployments import DeploymentBook
+from .health_signals import lacking_data
 
 HAPPY_PATH = ("staged", "candidate_starting", "health_check_running", "health_check_passed", "cutover_in_progress",
               "live", "monitoring", "monitoring_window_clean", "finalized")  # fmt: skip
@@ -51,6 +52,7 @@ def deployments_view(ledger: Ledger, state_dir: Path, deployment_id: str | None 
             **chosen.model_dump(mode="json"),
             "visited": [e.status for e in chosen.timeline],
             "what_to_do": chosen.what_to_do(),
+            "signals_lacking_data": lacking_data(signals),
             "signals": [{**v, "readings": counts[k], "anomalies": sum(1 for s in signals
                          if (s.phase, s.signal) == k and not s.ok)} for k, v in latest.items()],  # fmt: skip
         }

@@ -406,10 +406,13 @@ def status_report(sup: Supervisor, deployment_id: str | None = None) -> dict:
     state = sup.state()
     out: dict = {"state": state.model_dump(mode="json", exclude={"config"}), "deployment": None, "signals": [], "what_to_do": None,
                  "proxy_alive": bool(state.proxy and haproxy.alive(state.proxy)),
-                 "needs_person": [d.person_summary() for d in sup.book.needing_person()]}  # fmt: skip
+                 "needs_person": [d.person_summary() for d in sup.book.needing_person()],
+                 "signals_lacking_data": []}  # fmt: skip
     if dep is not None:
         out["deployment"] = dep.model_dump(mode="json")
-        out["signals"] = [s.model_dump(mode="json") for s in sup.book.signals(dep.deployment_id)]
+        signals = sup.book.signals(dep.deployment_id)
+        out["signals"] = [s.model_dump(mode="json") for s in signals]
+        out["signals_lacking_data"] = health_signals.lacking_data(signals)
         out["what_to_do"] = dep.what_to_do()
     return out
 

@@ -15,9 +15,12 @@ import sys
 
 import pytest
 
+from graphlemon.deploy import health_signals as hs
 from graphlemon.deploy.deploy_view import deployments_view
+from graphlemon.deploy.health_signals import Thresholds
 from graphlemon.deploy.instances import Instance
 from graphlemon.deploy.supervisor import Supervisor, SupervisorState
+from graphlemon.models import NodeEvent, utcnow
 from graphlemon.project import init_project, update_settings
 
 HAPPY = ["candidate_starting", "health_check_running", "health_check_passed", "cutover_in_progress", "live",
@@ -114,3 +117,23 @@ def test_a_refused_stage_says_why_without_a_traceback_and_starts_nothing(two_fin
     assert len(handle.ledger.read("deployment")) == records
     live = _cli(handle.root, "deploy", "stage", commits[2])
     assert live.returncode == 2 and "is already live" in live.stderr and "prefect imported: False" in live.stderr
+
+
+def test_deploy_status_says_which_signals_lacked_data_all_window(two_finalized):
+    handle, sup, _, newer, commits = two_finalized
+    since, th = utcnow(), Thresholds()
+    dep = sup.book.get(newer)
+    for _ in range(3):  # three readings of a quiet window: nothing ran, so neither rate could be judged
+        sup.book.record(
+            hs.health_endpoint(newer, "monitoring", hs.HealthReading(status=200, commit=commits[2]), commits[2]),
+            hs.task_error_rate(newer, handle.ledger.read_as("node", NodeEvent), since, th),
+            hs.validator_approval_rate(newer, [], since, th),
+        )
+    assert dep.status == "finalized"
+    report = json.loads(_cli(handle.root, "deploy", "status", "--json").stdout)
+    assert report["signals_lacking_data"] == ["task_error_rate", "validator_approval_rate"]
+    text = _cli(handle.root, "deploy", "status").stdout
+    assert "not judged all window" in text and "task_error_rate, validator_approval_rate" in text
+    assert text.count("no data") == 2
+    view = deployments_view(handle.ledger, handle.state_dir, newer)
+    assert view["deployment"]["signals_lacking_data"] == ["task_error_rate", "validator_approval_rate"]
