@@ -8,7 +8,8 @@
 3. The decision is ours, not the model's: the three must agree, and a `coder` verdict
    must cite an SDD section that exists and a code line that exists, else the bug is
    `inconclusive_escalate`. Route: coder → fast_lane, planning → full_replan,
-   skill_defect / inconclusive → escalate to a human; core_engine (a defect of GraphLemon itself) → the Coder
+   skill_defect → skill_update (the SkillEditor, then the regression gate), inconclusive → escalate to a
+   human; core_engine (a defect of GraphLemon itself) → the Coder
    in GraphLemon's own repository (a self-hosted project), a human anywhere else.
 4. Bug records get root_cause_category / root_cause_detail / suggested_route; when all
    is green the task's fixed bugs become `verified`.

@@ -96,6 +96,7 @@ def test_the_gate_refuses_a_change_whose_bug_already_passes(calc, tmp_path, caps
     assert task.status == "done"
     [applied] = skill_log(calc.state_dir, calc.ledger)
     bug_id = applied.triggered_by_bug_id
+    assert BugTracker(calc.ledger).get(bug_id).suggested_route == "skill_update"  # where the round went
     bad = tmp_path / "bad.md"
     bad.write_text(BAD_SKILL)
 
