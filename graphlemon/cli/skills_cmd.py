@@ -48,9 +48,14 @@ def update(
     if file is not None:
         if not file.is_file():
             raise invalid_param(f"{file} is not a file")
-        text = file.read_text(encoding="utf-8")
+        try:
+            text = file.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise invalid_param(f"{file} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     else:
         text = typer.edit(iterations.repo.text_at(role, iterations.repo.head()), extension=".md") or ""
+    if not text.strip():
+        raise invalid_param(f"the new {role} skill is empty")
     from ..devloop.skill_update import gate_for_person
 
     why = rationale or f"fixes {found.bug_id}: {found.root_cause_detail}"

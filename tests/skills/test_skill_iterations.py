@@ -187,3 +187,17 @@ def test_skills_report_counts_iterations_and_bugs_per_skill_version(project, cli
     assert version["skill_commit"] == seed[:12] and version["bugs"] == 2  # both opened under the seed's coder turn
     out = cli("report", "skills", "--json", "-p", str(project.root))
     assert out.returncode == 0 and '"by_role"' in out.stdout
+
+
+def test_skills_update_refuses_unreadable_or_empty_text_and_a_bug_of_no_task_before_writing(project, cli, tmp_path):
+    tracker = BugTracker(project.ledger)
+    bug_id, _ = tracker.open(title="t failed", source="unit_test", unit_id="mul", test_name="tests/mul/t.py::t")
+    tracker.update(bug_id, by="validator", root_cause_category="skill_defect", root_cause_detail="d")
+    head = SkillRepo(project.state_dir).head()
+    files = {"bad.md": b"\xff\xfe not utf-8", "empty.md": b"  \n", "ok.md": b"You are the Coder. v2\n"}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    for name, says in (("bad.md", "is not UTF-8 text"), ("empty.md", "is empty"), ("ok.md", "belongs to no task")):
+        out = cli("skills", "update", "coder", "--bug", bug_id, "--file", str(tmp_path / name), "-p", str(project.root))
+        assert out.returncode == 2 and out.stderr.startswith("error[INVALID_PARAM]") and says in out.stderr, out.stderr
+    assert SkillRepo(project.state_dir).head() == head and not project.ledger.read("skill_iteration")
