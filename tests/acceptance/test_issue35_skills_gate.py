@@ -97,6 +97,8 @@ def test_the_gate_refuses_a_change_whose_bug_already_passes(calc, tmp_path, caps
     [applied] = skill_log(calc.state_dir, calc.ledger)
     bug_id = applied.triggered_by_bug_id
     assert BugTracker(calc.ledger).get(bug_id).suggested_route == "skill_update"  # where the round went
+    code, log, _ = _cli(capsys, calc, "logs", f"ne-{task.task_id}-skill-editor-r0")  # the loop's gate, in its log
+    assert code == 0 and "skill gate: before the replay" in log and "skill gate: after replaying" in log
     bad = tmp_path / "bad.md"
     bad.write_text(BAD_SKILL)
 
