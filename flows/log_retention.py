@@ -12,8 +12,7 @@ from __future__ import annotations
 from prefect import flow, task
 
 from flows._params import project_dir
-from graphlemon.log_cleanup import CleanupResult, cleanup
-from graphlemon.models import TimelineEvent
+from graphlemon.log_cleanup import CleanupResult, run_retention
 from graphlemon.project import open_project
 from tasks._common import artifact_key
 from tasks._redacted_artifacts import create_markdown_artifact
@@ -21,15 +20,7 @@ from tasks._redacted_artifacts import create_markdown_artifact
 
 @task(name="log-retention-cleanup")
 def log_retention_cleanup(project: str, retention_days: int | None) -> CleanupResult:
-    handle = open_project(project)
-    result = cleanup(handle.ledger, retention_days)
-    handle.ledger.append(TimelineEvent(event="log_retention", summary=summary_line(result)))
-    return result
-
-
-def summary_line(result: CleanupResult) -> str:
-    return (f"log retention ({result.retention_days} d): {len(result.purged)} purged, {len(result.failed)} failed, "
-            f"{result.kept_recent} kept (recent), {result.kept_open} open")  # fmt: skip
+    return run_retention(open_project(project).ledger, retention_days)
 
 
 @flow(name="log_retention", log_prints=True)
@@ -40,8 +31,8 @@ def log_retention(project: str | None = None, retention_days: int | None = None)
     lines = [f"- purged `{p.path}` ({p.size_bytes} bytes)" for p in result.purged]
     lines += [f"- **failed** `{f.path}`: {f.error}" for f in result.failed]
     create_markdown_artifact(
-        markdown=summary_line(result) + "\n\n" + "\n".join(lines),
+        markdown=result.summary() + "\n\n" + "\n".join(lines),
         key=artifact_key(open_project(chosen).project_id, "log-retention"),
     )
-    print(summary_line(result))
+    print(result.summary())
     return result

@@ -6,7 +6,9 @@ and its branches `graphlemon/<task>/*`. Nothing here loses work:
 * a worktree is removed only when git calls it clean (its commits stay on its branch);
 * a branch is deleted only when its tip is already in HEAD of the main worktree
   (for a done task: merged); any other branch is kept and reported;
-* the test runner's scratch folders are removed only when their owning process has ended.
+* the test runner's scratch folders are removed only when their owning process has ended;
+* an execution log a killed run left `open` (no live run holds its task, nothing written for 10 minutes) is closed,
+  so retention can purge it in time (a resumed node reopens it and appends; docs/logs.md).
 
 A task that is blocked, paused or running is never touched: a person or a run still needs it.
 """
@@ -25,7 +27,7 @@ from .project import ProjectHandle
 from .taskboard import TaskBoard
 from .testrun.scratch import sweep_stale
 
-Action = Literal["remove_worktree", "delete_branch", "keep", "remove_scratch"]
+Action = Literal["remove_worktree", "delete_branch", "keep", "remove_scratch", "close_log"]
 
 
 class GcItem(BaseModel):
@@ -78,6 +80,13 @@ def plan_gc(handle: ProjectHandle) -> list[GcItem]:
     items += [
         GcItem(action="remove_scratch", target=str(p), reason="its run has ended") for p in sweep_stale(dry_run=True)
     ]
+    from .log_cleanup import abandoned_logs
+
+    items += [
+        GcItem(action="close_log", target=log.node_exec_id, task_id=log.task_id,
+               reason=f"no live run of its task, {log.idle_s} s without a line")
+        for log in abandoned_logs(handle.ledger)
+    ]  # fmt: skip
     return items
 
 
@@ -93,6 +102,10 @@ def run_gc(handle: ProjectHandle, *, dry_run: bool = False) -> list[GcItem]:
             _git(root, "branch", "-D", item.target)  # -D: merged into HEAD, checked above, not only upstream
         elif item.action == "remove_scratch":
             shutil.rmtree(item.target, ignore_errors=True)
+    from .log_cleanup import abandoned_logs, close_abandoned
+
+    closing = {i.target for i in items if i.action == "close_log"}
+    close_abandoned(handle.ledger, [log for log in abandoned_logs(handle.ledger) if log.node_exec_id in closing])
     for task_id in {i.task_id for i in items if i.action == "remove_worktree"}:
         base = handle.state_dir / "worktrees" / str(task_id)
         if base.is_dir() and not any(p for p in base.iterdir() if p.name != ".lock"):

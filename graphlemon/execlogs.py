@@ -84,6 +84,7 @@ def fold(events: Iterable[ExecutionLogEvent]) -> dict[str, ExecLog]:
             log.purged_at, log.retention_days, log.error = ev.ts, ev.retention_days, None
         elif ev.status == "purge_failed":
             log.error, log.retention_days = ev.error, ev.retention_days
+            log.size_bytes = ev.size_bytes if ev.size_bytes is not None else log.size_bytes  # the bytes left
             log.purge_attempts += 1
     return logs
 

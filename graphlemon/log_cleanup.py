@@ -3,8 +3,13 @@
 * `retention` / `set_retention`: the setting (a whole number of days, 1..3650; 14 until set). A bad value is
   INVALID_PARAM and nothing is written.
 * `cleanup`: every `closed` log closed before now - retention_days, and every earlier `purge_failed` one, has its
-  folder deleted and becomes `purged`; a deletion that fails is `purge_failed` with the error and does not stop the
-  others; an `open` log is never touched. Files under logs/ that no record names age out by mtime.
+  folder deleted — with the folders of the turns that ran inside the node (`<node>-tester-a2/`, `<node>-replay-…/`:
+  their transcripts) — and becomes `purged`; a deletion that fails is `purge_failed` with the error and the bytes
+  still on disk, and does not stop the others; an `open` log is never touched. Files under logs/ that no record
+  names age out by mtime. `run_retention` is the same with its `timeline` record (the flow and `graphlemon gc
+  --retention`).
+* `close_abandoned`: an `open` log whose task no live run holds, not written for `ABANDONED_AFTER`, was left by a
+  killed run; `graphlemon gc` closes it (a resumed node reopens it and appends), so retention can purge it.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from .ledger import Ledger
 from .models import MAX_RETENTION_DAYS, LogRetentionConfig, LogStatus, TimelineEvent, utcnow
 
 DEFAULT_RETENTION_DAYS = 14
+ABANDONED_AFTER = timedelta(minutes=10)  # an open log not written for this long, its task's run gone: left by a kill
 
 
 def check_retention_days(value: object) -> int:
@@ -57,7 +63,8 @@ class PurgeOutcome(BaseModel):
     node_exec_id: str
     path: str
     status: LogStatus  # purged | purge_failed
-    size_bytes: int = 0
+    size_bytes: int = 0  # the bytes this run deleted (a failed purge may have deleted part of the folders)
+    left_bytes: int = 0  # the bytes still on disk (0 once purged)
     error: str | None = None
 
 
@@ -70,6 +77,10 @@ class CleanupResult(BaseModel):
     kept_recent: int
     untracked_purged: list[str] = []  # files under logs/ no record names (paths relative to .graphlemon/)
     untracked_failed: list[str] = []
+
+    def summary(self) -> str:
+        return (f"log retention ({self.retention_days} d): {len(self.purged)} purged, {len(self.failed)} failed, "
+                f"{self.kept_recent} kept (recent), {self.kept_open} open")  # fmt: skip
 
 
 def cleanup(
@@ -86,8 +97,10 @@ def cleanup(
     cutoff = (now or utcnow()) - timedelta(days=days)
     remove = remove or remove_log_folder
     logs = NodeLogs(ledger)
+    known = logs.all()
+    turns = turn_folders(ledger.state_dir / LOGS_DIR, set(known))
     purged, failed, kept_open, kept_recent = [], [], 0, 0
-    for log in sorted(logs.all().values(), key=lambda g: g.created_at):
+    for log in sorted(known.values(), key=lambda g: g.created_at):
         if log.status == "open":
             kept_open += 1
             continue
@@ -95,22 +108,99 @@ def cleanup(
         if not due:
             kept_recent += log.status == "closed"
             continue
-        path = ledger.state_dir / log.path
-        size = _folder_size(path.parent)
-        try:
-            remove(path.parent)
-        except OSError as exc:
-            error = f"{type(exc).__name__}: {exc}"
-            logs.transition(log.node_exec_id, "purge_failed", error=error[:2000], retention_days=days, by="retention")
-            failed.append(PurgeOutcome(node_exec_id=log.node_exec_id, path=log.path, status="purge_failed",
-                                       error=error))  # fmt: skip
-            continue
-        logs.transition(log.node_exec_id, "purged", size_bytes=size, retention_days=days, by="retention")
-        purged.append(PurgeOutcome(node_exec_id=log.node_exec_id, path=log.path, status="purged", size_bytes=size))
-    untracked, untracked_failed = _purge_untracked(ledger, set(logs.all()), cutoff, remove, days)
+        outcome = _purge(logs, log.node_exec_id, log.path, turns.get(log.node_exec_id, []), remove, days)
+        (purged if outcome.status == "purged" else failed).append(outcome)
+    untracked, untracked_failed = _purge_untracked(ledger, set(known) | {f.name for fs in turns.values() for f in fs},
+                                                   cutoff, remove, days)  # fmt: skip
     return CleanupResult(retention_days=days, cutoff=cutoff, purged=purged, failed=failed, kept_open=kept_open,
                          kept_recent=kept_recent, untracked_purged=untracked,
                          untracked_failed=untracked_failed)  # fmt: skip
+
+
+def _purge(logs: NodeLogs, nid: str, rel: str, turns: list[Path], remove, days: int) -> PurgeOutcome:
+    """Delete one node's log folder and its turns' folders; `purged`, or `purge_failed` with the bytes left."""
+    folders = [(logs.state_dir / rel).parent, *turns]
+    before = sum(_folder_size(f) for f in folders)
+    errors = []
+    for folder in folders:
+        try:
+            remove(folder)
+        except OSError as exc:
+            errors.append(f"{type(exc).__name__}: {exc}")
+    left = sum(_folder_size(f) for f in folders)
+    if errors:
+        error = "; ".join(errors)
+        logs.transition(nid, "purge_failed", error=error[:2000], retention_days=days, size_bytes=left, by="retention")
+        return PurgeOutcome(node_exec_id=nid, path=rel, status="purge_failed", size_bytes=before - left,
+                            left_bytes=left, error=error)  # fmt: skip
+    logs.transition(nid, "purged", size_bytes=before, retention_days=days, by="retention")
+    return PurgeOutcome(node_exec_id=nid, path=rel, status="purged", size_bytes=before)
+
+
+def turn_folders(root: Path, node_ids: set[str]) -> dict[str, list[Path]]:
+    """Folders under logs/ that belong to a node without being one: a turn that ran inside it (`<node>-tester-a2`,
+    `<node>-replay-<unit>-a3`) — the node with the longest id the folder's name starts with, then `-`."""
+    if not root.is_dir() or root.is_symlink():
+        return {}
+    out: dict[str, list[Path]] = {}
+    for entry in root.iterdir():
+        if entry.name in node_ids or not (entry.is_dir() or entry.is_symlink()):
+            continue
+        owners = [nid for nid in node_ids if entry.name.startswith(nid + "-")]
+        if owners:
+            out.setdefault(max(owners, key=len), []).append(entry)
+    return out
+
+
+def run_retention(ledger: Ledger, retention_days: int | None = None) -> CleanupResult:
+    """p_log_retention_cleanup as a whole: `cleanup`, then its `timeline` record (the flow and `gc --retention`)."""
+    result = cleanup(ledger, retention_days)
+    ledger.append(TimelineEvent(event="log_retention", summary=result.summary()))
+    return result
+
+
+class AbandonedLog(BaseModel):
+    node_exec_id: str
+    task_id: str | None = None
+    path: str
+    idle_s: int
+
+
+def abandoned_logs(ledger: Ledger, *, now: datetime | None = None) -> list[AbandonedLog]:
+    """Open logs a killed run left: no live run holds the task (its run marker is gone or its process dead) and the
+    file was not written for `ABANDONED_AFTER`."""
+    from .devloop.runmarker import is_alive, read_marker
+
+    now = now or utcnow()
+    found = []
+    for log in NodeLogs(ledger).all().values():
+        if log.status != "open":
+            continue
+        marker = read_marker(ledger.state_dir, log.task_id) if log.task_id else None
+        if marker is not None and is_alive(marker):
+            continue
+        path = ledger.state_dir / log.path
+        try:
+            written = datetime.fromtimestamp(path.stat().st_mtime, UTC)
+        except FileNotFoundError:
+            written = log.updated_at
+        if now - written >= ABANDONED_AFTER:
+            found.append(AbandonedLog(node_exec_id=log.node_exec_id, task_id=log.task_id, path=log.path,
+                                      idle_s=int((now - written).total_seconds())))  # fmt: skip
+    return sorted(found, key=lambda a: a.node_exec_id)
+
+
+def close_abandoned(ledger: Ledger, found: list[AbandonedLog]) -> None:
+    """Close each log with a last line saying why (its size and line count recorded); resuming the node reopens it."""
+    from .execlogs import NodeLog, log_path
+
+    logs = NodeLogs(ledger)
+    for log in found:
+        writer = NodeLog(log_path(ledger.state_dir, log.node_exec_id))
+        writer.write("node", f"closed by graphlemon gc: the run that wrote this log ended without closing it "
+                             f"(no live run of {log.task_id or 'its task'}, {log.idle_s} s without a line)")  # fmt: skip
+        writer.close()
+        logs.close(log.node_exec_id)
 
 
 def _purge_untracked(ledger: Ledger, known: set[str], cutoff: datetime, remove, days: int) -> tuple[list[str], list[str]]:

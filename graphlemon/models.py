@@ -72,7 +72,7 @@ BugSource = Literal["unit_test", "unit_test_infra", "integration", "validator", 
 BugCategory = Literal["unknown", "contract_mismatch", "impl_bug", "spec_ambiguous", "infra_flake"]
 TriageCategory = Literal["contract_mismatch", "impl_bug", "spec_ambiguous", "infra_flake"]
 RootCauseCategory = Literal["coder", "planning", "skill_defect", "inconclusive_escalate", "core_engine"]
-SuggestedRoute = Literal["fast_lane", "full_replan", "escalate"]
+SuggestedRoute = Literal["fast_lane", "full_replan", "skill_update", "escalate"]
 Severity = Literal["low", "medium", "high", "critical"]
 RunScope = Literal["unit", "integration", "validation"]
 NextAction = Literal["pass", "retry_coder", "retry_tester"]
@@ -459,6 +459,7 @@ class DeployHealthSignal(Record):
     detail: str = ""
     code_tree: str | None = None  # canary_task: the code it ran (graphlemon/, flows/, tasks/, examples/snake/)
     reused_from: str | None = None  # canary_task: the deployment whose passing run of the same code tree is reused
+    judged: bool = True  # False: too few samples in the window to judge a rate (recorded, and not an anomaly)
 
 
 class ExecutionLogEvent(Record):

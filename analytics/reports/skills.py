@@ -7,6 +7,8 @@ Definitions (docs/skills.md):
   version its task's turns ran with when it opened (`bug_skill_commits`: the latest usage
   record of the same task and unit before the bug opened). Versions made by an iteration
   are named by it; the others (the seed, reverts) by their commit;
+* `applied` counts the iterations applied now; `gate_passed` those the gate ever applied (applied now
+  or rolled back since), and `applied_share` is `gate_passed / iterations`;
 * the task / since / until filters narrow iterations by proposal time and bugs by opening time.
 """
 
@@ -27,6 +29,7 @@ SELECT skill, count(*) AS iterations,
        count(*) FILTER (WHERE status = 'rejected') AS rejected,
        count(*) FILTER (WHERE status = 'rolled_back') AS rolled_back,
        count(*) FILTER (WHERE status IN ('proposed', 'gating')) AS pending,
+       count(*) FILTER (WHERE status IN ('applied', 'rolled_back')) AS gate_passed,
        count(*) FILTER (WHERE status IN ('applied', 'rolled_back')) / count(*) AS applied_share
 FROM {_ITERATIONS} GROUP BY skill ORDER BY iterations DESC, skill
 """

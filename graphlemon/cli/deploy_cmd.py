@@ -37,9 +37,13 @@ def _config(public_port: int, window: float | None = None, interval: float | Non
 
 
 def _supervisor(project, root, config):
+    """The project's supervisor; its deploy folder is `--root`, else the one `deploy bootstrap` recorded, so a
+    command printed by `deploy status` works as printed."""
     from ..deploy.supervisor import Supervisor
 
-    return Supervisor(open_project(project), config, root)
+    handle = open_project(project)
+    recorded = handle.meta.settings.deploy_root
+    return Supervisor(handle, config, root if root is not None else Path(recorded) if recorded else None)
 
 
 @app.command()
@@ -76,13 +80,7 @@ def stage(
     """Deploy COMMIT: stage -> health check (endpoint + canary) -> cutover -> monitor -> finalize, or roll back."""
     config = _config(public_port, window, interval, threshold, canary_engine=canary_engine)
     sup = _supervisor(project, root, config)
-    from ..deploy.instances import resolve_commit
-
-    commit = resolve_commit(sup.repo, commit)  # an unknown commit is INVALID_PARAM before any flow starts
-    if sup.state().live is None:
-        from ..errors import invalid_param
-
-        raise invalid_param("no live instance: run `graphlemon deploy bootstrap COMMIT` first")
+    commit = sup.check_stage(commit)  # refused (unknown commit, no live instance, one running) before any flow starts
     if prefect:
         from flows.deploy_supervisor import deploy_supervisor
 
@@ -91,7 +89,7 @@ def stage(
         dep = sup.book.get(result["deployment_id"])
     else:
         dep = sup.deploy(commit)
-    _show(sup, as_json)
+    _show(sup, as_json, dep.deployment_id)
     if dep.status != "finalized":
         raise typer.Exit(1)
 
@@ -126,13 +124,16 @@ def merged(
 
 @app.command()
 def status(project: ProjectOpt = None, root: RootOpt = None, as_json: JsonOpt = False) -> None:
-    """The latest deployment: its state, timeline, signals; the live instance; what a person must do, if anything."""
+    """The latest deployment: its state, timeline, signals; the live instance; and every deployment that needs a
+    person (a failed rollback), with the command to run."""
     _show(_supervisor(project, root, None), as_json)
 
 
 @app.command()
 def rollback(
-    deployment_id: Annotated[str | None, typer.Argument(help="Default: the latest deployment.")] = None,
+    deployment_id: Annotated[
+        str | None, typer.Argument(help="Default: the deployment that needs a person, else the latest.")
+    ] = None,
     start_timeout: Annotated[
         float, typer.Option(help="Seconds a restarted previous instance has to answer /healthz.")
     ] = 60,
@@ -145,8 +146,10 @@ def rollback(
 
     sup = _supervisor(project, root, DeployConfig(start_timeout_s=start_timeout))
     dep = sup.rollback(deployment_id, by="human")
-    _show(sup, as_json)
+    _show(sup, as_json, dep.deployment_id)
     if dep.status != "rolled_back":
+        if not as_json:
+            typer.echo(f"error: the rollback of {dep.deployment_id} did not complete ({dep.status})", err=True)
         raise typer.Exit(1)
 
 
@@ -157,10 +160,10 @@ def down(project: ProjectOpt = None, root: RootOpt = None) -> None:
     typer.echo("proxy and instances stopped")
 
 
-def _show(sup, as_json: bool) -> None:
+def _show(sup, as_json: bool, deployment_id: str | None = None) -> None:
     from ..deploy.supervisor import status_report
 
-    report = status_report(sup)
+    report = status_report(sup, deployment_id)
     if as_json:
         emit_json(report)
         return
@@ -188,7 +191,16 @@ def _show(sup, as_json: bool) -> None:
     for sig in report["signals"]:
         latest[(sig["phase"], sig["signal"])] = sig
     for (phase, name), sig in latest.items():
-        out.print(line(f"  {phase:<12} {name:<24} ", ("ok" if sig["ok"] else "ANOMALY", "green" if sig["ok"] else "red"),
-                       f"  {sig['detail']}"))  # fmt: skip
+        verdict = ("ok", "green") if sig["ok"] else ("ANOMALY", "red")
+        if sig.get("judged") is False:
+            verdict = ("no data", "yellow")
+        out.print(line(f"  {phase:<12} {name:<24} ", verdict, f"  {sig['detail']}"))
+    if report.get("signals_lacking_data"):
+        out.print(line(("  not judged all window (too few samples, so they could not fire): ", "yellow"),
+                       ", ".join(report["signals_lacking_data"])))  # fmt: skip
     if report["what_to_do"]:
         out.print(line(("what to do: ", "red bold"), report["what_to_do"]))
+    others = [d for d in report["needs_person"] if d["deployment_id"] != dep["deployment_id"]]
+    for other in others:
+        out.print(line(("needs a person: ", "red bold"), other["deployment_id"], " of ", (other["commit"] or "?")[:12],
+                       " is ", (other["status"], "red bold"), f" - {other['what_to_do'] or ''}"))  # fmt: skip

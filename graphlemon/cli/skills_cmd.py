@@ -37,7 +37,8 @@ def update(
     as_json: JsonOpt = False,
 ) -> None:
     """Propose a new skill text for ROLE, triggered by a skill_defect bug; the regression gate replays the bug's
-    node with it (its task's executor) and applies or rejects it. One commit in the skills repository."""
+    node with it (its task's executor) and applies or rejects it. One commit in the skills repository. Refused
+    before anything is written when the bug's test already passes; exit 1 when the gate rejects the change."""
     handle = open_project(project)
     iterations = _iterations(handle)
     found = iterations.check_trigger(role, bug)  # refused before anything is read or written
@@ -47,27 +48,28 @@ def update(
     if file is not None:
         if not file.is_file():
             raise invalid_param(f"{file} is not a file")
-        text = file.read_text(encoding="utf-8")
+        try:
+            text = file.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise invalid_param(f"{file} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     else:
         text = typer.edit(iterations.repo.text_at(role, iterations.repo.head()), extension=".md") or ""
-    it = iterations.propose(
-        role,
-        found.bug_id,
-        text,
-        author="human",
-        rationale=rationale or f"fixes {found.bug_id}: {found.root_cause_detail}",
-    )
+    if not text.strip():
+        raise invalid_param(f"the new {role} skill is empty")
     from ..devloop.skill_update import gate_for_person
 
-    it = gate_for_person(handle, iterations, it, found)
+    why = rationale or f"fixes {found.bug_id}: {found.root_cause_detail}"
+    it = gate_for_person(handle, iterations, role, found, text, why)
     if as_json:
         emit_json(it)
-        return
-    typer.echo(
-        f"{it.iteration_id}: {it.skill} skill {it.status} (commit {it.commit[:12]}, bug {it.triggered_by_bug_id})"
-    )
-    if it.gate is not None:
-        typer.echo(f"gate: {it.gate.note}")
+    else:
+        typer.echo(
+            f"{it.iteration_id}: {it.skill} skill {it.status} (commit {it.commit[:12]}, bug {it.triggered_by_bug_id})"
+        )
+        if it.gate is not None:
+            typer.echo(f"gate: {it.gate.note}")
+    if it.status != "applied":  # rejected by the gate: reverted, and the command failed
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -83,7 +85,7 @@ def rollback(
     if as_json:
         emit_json(it)
     else:
-        typer.echo(f"{it.iteration_id}: rolled back by commit {(it.revert_commit or '')[:12]}")
+        typer.echo(f"{it.iteration_id}: rolled back ({it.history[-1]})")
 
 
 @app.command("log")

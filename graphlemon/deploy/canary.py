@@ -108,4 +108,19 @@ def judge(ledger: Ledger, expect: CanaryExpectation, work: Path, log_tail: str =
 
 
 def _tail(log: Path, chars: int = 400) -> str:
-    return log.read_text(errors="replace")[-chars:].strip() if log.exists() else ""
+    """What a note can carry from the canary's output: its `error[CODE]` lines if it printed any, else its last
+    lines of words — never the frames of a terminal table (box-drawing rows, padding) cut mid-row."""
+    if not log.exists():
+        return ""
+    return note_lines(log.read_text(errors="replace"), chars)
+
+
+def note_lines(output: str, chars: int = 400, last: int = 4) -> str:
+    lines = [" ".join("".join(c for c in raw if not _BOX <= ord(c) <= _BOX_END).split()) for raw in output.splitlines()]
+    words = [line for line in lines if any(c.isalnum() for c in line)]
+    errors = [line for line in words if line.startswith("error[")]
+    text = " | ".join(errors[-2:] if errors else words[-last:])
+    return text if len(text) <= chars else "…" + text[-chars:]
+
+
+_BOX, _BOX_END = 0x2500, 0x259F  # box drawing and block elements: the frames of a table

@@ -11,6 +11,7 @@ from .. import lifecycle
 from ..ledger import Ledger
 from ..models import DeploymentStatus
 from .deployments import DeploymentBook
+from .health_signals import lacking_data
 
 HAPPY_PATH = ("staged", "candidate_starting", "health_check_running", "health_check_passed", "cutover_in_progress",
               "live", "monitoring", "monitoring_window_clean", "finalized")  # fmt: skip
@@ -35,6 +36,7 @@ def deployments_view(ledger: Ledger, state_dir: Path, deployment_id: str | None 
         "machine": {"happy": list(HAPPY_PATH), "failure": list(FAILURE_PATHS), "notes": PATH_NOTES,
                     "transitions": {k: sorted(v) for k, v in lifecycle.DEPLOYMENT.items() if k != "_initial"}},  # fmt: skip
         "live": _live(state_dir),
+        "needs_person": [d.person_summary() for d in book.needing_person()],
         "deployment": None,
     }
     assert set(HAPPY_PATH) | set(FAILURE_PATHS) == set(get_args(DeploymentStatus))
@@ -50,6 +52,7 @@ def deployments_view(ledger: Ledger, state_dir: Path, deployment_id: str | None 
             **chosen.model_dump(mode="json"),
             "visited": [e.status for e in chosen.timeline],
             "what_to_do": chosen.what_to_do(),
+            "signals_lacking_data": lacking_data(signals),
             "signals": [{**v, "readings": counts[k], "anomalies": sum(1 for s in signals
                          if (s.phase, s.signal) == k and not s.ok)} for k, v in latest.items()],  # fmt: skip
         }

@@ -17,6 +17,7 @@ from ..models import DeployHealthSignal, DeploymentEvent, DeploymentFields, Depl
 _CARRIED = tuple(DeploymentFields.model_fields)  # what an event learnt stays with the deployment
 
 TERMINAL = frozenset({"finalized", "rolled_back"})
+NEEDS_PERSON = frozenset({"rollback_failed", "blocked_pending_human"})
 ROLLBACK_FAILED_MESSAGE = (
     "The automatic recovery itself failed: the previous instance could not be brought back to serve. "
     "This is not a request to review the candidate's code."
@@ -53,9 +54,17 @@ class Deployment(DeploymentFields):
                 f"{ROLLBACK_FAILED_MESSAGE} The candidate {short(self.commit)} is still serving so the service stays "
                 f"up. To do: repair the previous instance directory {self.previous_instance_dir} (commit "
                 f"{short(self.previous_commit)}) - or remove it (`git worktree remove --force <dir>`), and the "
-                "rollback checks it out anew - then run `graphlemon deploy rollback`."
+                f"rollback checks it out anew - then run `graphlemon deploy rollback {self.deployment_id}`."
             )
         return None
+
+    def person_summary(self) -> dict:
+        """One line of `deploy status`'s and the console's "needs a person" list."""
+        return {
+            "deployment_id": self.deployment_id, "commit": self.commit, "status": self.status,
+            "blocked_reason": self.blocked_reason, "updated_at": self.updated_at.isoformat(),
+            "what_to_do": self.what_to_do() or self.note,
+        }  # fmt: skip
 
 
 def short(commit: str | None) -> str:
@@ -100,6 +109,10 @@ class DeploymentBook:
     def latest(self) -> Deployment | None:
         deployments = sorted(self.all().values(), key=lambda d: d.started_at)
         return deployments[-1] if deployments else None
+
+    def needing_person(self) -> list[Deployment]:
+        """Every deployment a person must act on (a failed rollback, blocked), oldest first — whichever is latest."""
+        return sorted((d for d in self.all().values() if d.status in NEEDS_PERSON), key=lambda d: d.started_at)
 
     def active(self) -> Deployment | None:
         """The one deployment not yet finalized or rolled back (at most one runs at a time)."""

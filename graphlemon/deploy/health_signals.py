@@ -8,8 +8,8 @@
   `VALIDATOR_RATE_DEVIATION_THRESHOLD` of its historical baseline (the runs before the window);
 * canary_task (health check only): the scripted snake demo run by the candidate ended as expected.
 
-A rate with too few samples (fewer than `min_samples`) is reported with its value and judged ok: no evidence
-either way is not an anomaly.
+A rate with too few samples (fewer than `min_samples`) is reported with its value, `judged` false, and counted
+ok: no evidence either way is not an anomaly; `deploy status` lists the signals that lacked data all window.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def task_error_rate(dep_id: str, nodes: Iterable[NodeEvent], since: datetime, th
     if not judged:
         detail += f" (fewer than {th.min_samples}: not judged)"
     return DeployHealthSignal(deployment_id=dep_id, phase="monitoring", signal="task_error_rate", ok=ok, value=rate,
-                              threshold=th.task_error_rate_threshold, detail=detail)  # fmt: skip
+                              threshold=th.task_error_rate_threshold, detail=detail, judged=judged)  # fmt: skip
 
 
 def approval_rate(runs: Iterable[RunRecord]) -> tuple[float | None, int]:
@@ -97,8 +97,18 @@ def validator_approval_rate(dep_id: str, runs: list[RunRecord], since: datetime,
         detail = f"{n_window} validations in the window, {n_before} before it: not judged (needs a baseline and {th.min_samples})"
     return DeployHealthSignal(deployment_id=dep_id, phase="monitoring", signal="validator_approval_rate", ok=ok,
                               value=rate, baseline=baseline, threshold=th.validator_rate_deviation_threshold,
-                              detail=detail)  # fmt: skip
+                              detail=detail, judged=judged)  # fmt: skip
 
 
 def anomalies(signals: Iterable[DeployHealthSignal]) -> list[DeployHealthSignal]:
     return [s for s in signals if not s.ok]
+
+
+def lacking_data(signals: Iterable[DeployHealthSignal]) -> list[str]:
+    """The monitoring signals none of whose readings could be judged (too few samples every time): they could not
+    have fired, and `deploy status` says so rather than showing them as healthy."""
+    seen: dict[str, bool] = {}
+    for s in signals:
+        if s.phase == "monitoring":
+            seen[s.signal] = seen.get(s.signal, False) or s.judged
+    return sorted(name for name, judged in seen.items() if not judged)

@@ -105,12 +105,14 @@ def read_health(port: int, timeout: float = 2) -> HealthReading:
 
 
 def wait_healthy(instance: Instance, timeout: float) -> HealthReading:
-    """Poll /healthz until it answers 200 (or the process dies, or `timeout`): the last reading."""
+    """Poll /healthz until it answers 200 (or the process dies, or `timeout`): the last reading. An answer of 5xx
+    is definite — the server is up and says it is not healthy (`degraded`: its worker exited) — and is returned at
+    once rather than waited out."""
     deadline = time.monotonic() + timeout
     reading = HealthReading(error="not polled")
     while time.monotonic() < deadline:
         reading = read_health(instance.port)
-        if reading.status == 200:
+        if reading.status == 200 or (reading.status is not None and reading.status >= 500):
             return reading
         if not pid_alive(instance.pid):
             tail = Path(instance.log).read_text(errors="replace")[-600:] if Path(instance.log).exists() else ""

@@ -126,6 +126,25 @@ class Supervisor:
             self._save(SupervisorState())
 
     # -- c_deploy_supervisor_stage -------------------------------------------------------------------
+    def check_stage(self, ref: str) -> str:
+        """The commit `stage` would deploy, or why it is refused — read from the ledger and the state file only, so a
+        caller refuses before it starts anything (a flow, a Prefect server)."""
+        commit = instances.resolve_commit(self.repo, ref)
+        live = self.state().live
+        if live is None:
+            raise GraphLemonError(ErrorCode.INVALID_PARAM, "no live instance: run `graphlemon deploy bootstrap` first")
+        if live.commit == commit:
+            raise GraphLemonError(ErrorCode.INVALID_PARAM, f"{short(commit)} is already live")
+        running = self.book.active()
+        if running is not None:
+            raise GraphLemonError(
+                ErrorCode.INVALID_TRANSITION,
+                f"deployment {running.deployment_id} ({short(running.commit)}) is still {running.status}; one "
+                "deployment at a time" + (f". {running.what_to_do()}" if running.what_to_do() else ""),
+                deployment_id=running.deployment_id,
+            )
+        return commit
+
     def stage(self, ref: str, *, by: str = "supervisor", task_id: str | None = None) -> Deployment:
         """Check out `ref` as a candidate instance; `task_id`: the DevLoop task whose merge this is."""
         commit = instances.resolve_commit(self.repo, ref)
@@ -253,7 +272,9 @@ class Supervisor:
 
     # -- c_deploy_supervisor_rollback ----------------------------------------------------------------
     def rollback(self, deployment_id: str | None = None, *, by: str = "supervisor") -> Deployment:
-        dep = self.book.get(deployment_id) if deployment_id else self.book.latest()
+        """Roll back `deployment_id`; without one, the deployment that needs a person (a failed rollback), else the
+        latest. Two that need a person: INVALID_PARAM, naming them."""
+        dep = self.book.get(deployment_id) if deployment_id else self._default_rollback()
         if dep is None:
             raise GraphLemonError(ErrorCode.INVALID_PARAM, "no deployment to roll back")
         if dep.status in MANUAL_ABORT_FROM:
@@ -267,6 +288,16 @@ class Supervisor:
             return self._rollback_path_b(dep, by)
         raise GraphLemonError(ErrorCode.INVALID_TRANSITION,
                               f"deployment {dep.deployment_id} is {dep.status}: nothing to roll back")  # fmt: skip
+
+    def _default_rollback(self) -> Deployment | None:
+        blocked = self.book.needing_person()
+        if len(blocked) > 1:
+            raise GraphLemonError(
+                ErrorCode.INVALID_PARAM,
+                "several deployments need a person: " + ", ".join(d.deployment_id for d in blocked)
+                + "; name one: `graphlemon deploy rollback DEPLOYMENT_ID`",
+            )  # fmt: skip
+        return blocked[0] if blocked else self.book.latest()
 
     def _rollback_path_a(self, dep: Deployment, by: str) -> Deployment:
         """The health check failed: the live instance was never touched. Stop the candidate, revert, file a bug."""
@@ -368,15 +399,20 @@ class Supervisor:
                                env=self.config.env)  # fmt: skip
 
 
-def status_report(sup: Supervisor) -> dict:
-    """What `deploy status` and the console show: the latest deployment, its signals, the live instance."""
-    dep = sup.book.latest()
+def status_report(sup: Supervisor, deployment_id: str | None = None) -> dict:
+    """What `deploy status` and the console show: one deployment (default the latest), its signals, the live
+    instance, and every deployment that needs a person, whichever is latest."""
+    dep = sup.book.get(deployment_id) if deployment_id else sup.book.latest()
     state = sup.state()
     out: dict = {"state": state.model_dump(mode="json", exclude={"config"}), "deployment": None, "signals": [], "what_to_do": None,
-                 "proxy_alive": bool(state.proxy and haproxy.alive(state.proxy))}  # fmt: skip
+                 "proxy_alive": bool(state.proxy and haproxy.alive(state.proxy)),
+                 "needs_person": [d.person_summary() for d in sup.book.needing_person()],
+                 "signals_lacking_data": []}  # fmt: skip
     if dep is not None:
         out["deployment"] = dep.model_dump(mode="json")
-        out["signals"] = [s.model_dump(mode="json") for s in sup.book.signals(dep.deployment_id)]
+        signals = sup.book.signals(dep.deployment_id)
+        out["signals"] = [s.model_dump(mode="json") for s in signals]
+        out["signals_lacking_data"] = health_signals.lacking_data(signals)
         out["what_to_do"] = dep.what_to_do()
     return out
 

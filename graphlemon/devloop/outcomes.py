@@ -14,6 +14,7 @@ from ..models import (
     SddPatch,
     SkillGateResult,
     SkillIterationStatus,
+    SuggestedRoute,
     TriageCategory,
 )
 
@@ -65,7 +66,7 @@ class Attribution(_Outcome):
     unit_id: str | None = None
     root_cause_category: RootCauseCategory
     root_cause_detail: str
-    suggested_route: Literal["fast_lane", "full_replan", "escalate"]
+    suggested_route: SuggestedRoute
     perspectives: dict[str, RootCauseCategory] = Field(default_factory=dict)  # spec / code / skill
     citations_verified: bool = False
     skill_role: Role | None = None  # a skill_defect: whose skill the validator named

@@ -37,7 +37,7 @@ from .outcomes import (
 ROOT_CAUSE_ROUTES: dict[str, Route] = {
     "coder": "fast_lane",
     "planning": "full_replan",
-    "skill_defect": "escalate",
+    "skill_defect": "skill_update",  # the SkillEditor proposes, the regression gate decides (REQ-08)
     "inconclusive_escalate": "escalate",
     "core_engine": "escalate",
 }
@@ -118,10 +118,9 @@ def validator_route(attributions: list[Attribution]) -> tuple[Route, BlockedReas
     """A bug that needs a person escalates the round; else a skill defect changes the skill (REQ-08); else any
     planning bug re-plans; else the coder fixes."""
     routes = {a.suggested_route for a in attributions}
-    unsure = [a for a in attributions if a.suggested_route == "escalate" and a.root_cause_category != "skill_defect"]
-    if unsure or not attributions:
+    if "escalate" in routes or not attributions:
         return "escalate", "validator_inconclusive"
-    if "escalate" in routes:  # only skill defects escalate: the SkillEditor proposes, the gate decides
+    if "skill_update" in routes:
         return "skill_update", None
     if "full_replan" in routes:
         return "full_replan", None

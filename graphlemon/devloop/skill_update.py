@@ -46,7 +46,9 @@ class SkillEdit(BaseModel):
 
 
 def run_skill_update(session: LoopSession, loop_round: int) -> SkillUpdateOutcome:
-    """The round's first skill_defect bug → one gated skill iteration (memoised per round)."""
+    """The round's first skill_defect bug → one gated skill iteration (memoised per round). A bug that may not drive
+    another iteration (`SkillIterations.check_trigger`: one standing change per bug, at most
+    `MAX_ITERATIONS_PER_BUG` in all) is not edited again: the outcome says why and the task goes to a person."""
     nid = node_exec_id(session.task_id, "skill-editor", loop_round=loop_round)
     stored = session.enter_node(nid, SkillUpdateOutcome, stage="skill-editor", loop_round=loop_round)
     if stored is not None:
@@ -59,7 +61,21 @@ def run_skill_update(session: LoopSession, loop_round: int) -> SkillUpdateOutcom
         raise GraphLemonError(ErrorCode.INVALID_PARAM, f"round {loop_round} attributed no bug to a skill defect")
     bug = session.bugs.get(blamed[0].bug_id)
     iterations = SkillIterations(session.project.state_dir, session.ledger)
-    it = _resumable(iterations, session.task_id, bug.bug_id) or _propose(session, iterations, bug, nid, loop_round)
+    it = _resumable(iterations, session.task_id, bug.bug_id)
+    if it is None:
+        try:
+            iterations.check_trigger(blamed_skill(bug), bug.bug_id)
+        except GraphLemonError as exc:
+            outcome = SkillUpdateOutcome(
+                ok=False,
+                bug_id=bug.bug_id,
+                unit_id=bug.unit_id,
+                skill=blamed_skill(bug),  # type: ignore[arg-type]
+                note=exc.message,
+            )
+            session.nodes.transition(nid, "done", output_ref=session.save_outcome(nid, outcome))
+            return outcome
+        it = _propose(session, iterations, bug, nid, loop_round)
     outcome = finish_iteration(session, iterations, it, bug, nid)
     ref = session.save_outcome(nid, outcome)
     session.nodes.transition(nid, "done", output_ref=ref)
@@ -67,12 +83,17 @@ def run_skill_update(session: LoopSession, loop_round: int) -> SkillUpdateOutcom
 
 
 def finish_iteration(
-    session: LoopSession, iterations: SkillIterations, it: SkillIteration, bug: Bug, nid: str
+    session: LoopSession,
+    iterations: SkillIterations,
+    it: SkillIteration,
+    bug: Bug,
+    nid: str,
+    before: TestRunResult | None = None,
 ) -> SkillUpdateOutcome:
     """Gate a proposed iteration, then apply it (re-pinning the task) or reject it (reverted)."""
     if it.status == "proposed":
         it = iterations.start_gate(it.iteration_id)
-    gate = gate_iteration(session, it, bug, nid)
+    gate = gate_iteration(session, it, bug, nid, before)
     if gate.ok:
         it = iterations.apply(it.iteration_id, gate)
         repin(session.ledger, session.task_id, it.commit, it.iteration_id)
@@ -119,26 +140,27 @@ def _propose(session: LoopSession, iterations: SkillIterations, bug: Bug, nid: s
 # -- the regression gate --------------------------------------------------------------------------
 
 
-def gate_iteration(session: LoopSession, it: SkillIteration, bug: Bug, nid: str) -> SkillGateResult:
+def gate_iteration(
+    session: LoopSession, it: SkillIteration, bug: Bug, nid: str, before: TestRunResult | None = None
+) -> SkillGateResult:
     """Replay the node that showed the bug with the new skill, in a worktree of the integration branch with the
-    unit's branch merged: the bug's test must pass, and no unit green before may be red after."""
-    if it.skill != "coder" or not bug.unit_id:
-        return SkillGateResult(
-            ok=False, bug_test=bug.test_name,
-            note=f"the gate can replay Coder nodes only; a {it.skill} skill change needs a person to judge it",
-        )  # fmt: skip
-    unit_id = bug.unit_id
+    unit's branch merged: the bug's test must fail before the replay (the old skill's code) and pass after it, and
+    no unit green before may be red after. `before`: that first run, when the caller already made it."""
+    refused = replay_refusal(it.skill, bug)
+    if refused:
+        return SkillGateResult(ok=False, bug_test=bug.test_name, note=refused)
     path = session.worktrees.base / f"_skillgate-{it.iteration_id}"
+    replayed = None
     try:
-        _gate_worktree(session, unit_id, path)
-        timeout = session.config.test_timeout_s * 3
-        from ..testrun import run_tests
-
-        before = run_tests(path, timeout=timeout)
-        attempt = prior_attempts(session, unit_id, nid) + 1
-        replayed = f"{nid}-replay-{unit_id}-a{attempt}"
+        _gate_worktree(session, bug.unit_id or "", path)
+        if before is None:
+            before = _gate_run(session, path, nid, "skill gate: before the replay (old skill)")
+        if not failing(before, bug.test_name):
+            return judge(before, None, bug.test_name, _unit_tests(session), None)
+        attempt = prior_attempts(session, bug.unit_id or "", nid) + 1
+        replayed = f"{nid}-replay-{bug.unit_id}-a{attempt}"
         _replay_coder(session, it, bug, replayed, path, attempt)
-        after = run_tests(path, timeout=timeout)
+        after = _gate_run(session, path, nid, f"skill gate: after replaying {replayed} (new skill)")
     except GraphLemonError as exc:
         return SkillGateResult(ok=False, bug_test=bug.test_name, note=f"the replay failed: {exc.code}: {exc.message}")
     finally:
@@ -146,20 +168,71 @@ def gate_iteration(session: LoopSession, it: SkillIteration, bug: Bug, nid: str)
     return judge(before, after, bug.test_name, _unit_tests(session), replayed)
 
 
+def replay_refusal(skill: str, bug: Bug) -> str | None:
+    """Why the gate cannot prove anything for this bug and skill (None: it can)."""
+    if skill != "coder" or not bug.unit_id:
+        return f"the gate can replay Coder nodes only; a {skill} skill change needs a person to judge it"
+    if not bug.test_name:
+        return f"bug {bug.bug_id} names no failing test: the gate has no test to see fail before and pass after"
+    return None
+
+
+def reproduce(session: LoopSession, bug: Bug) -> TestRunResult:
+    """The gate's first run on its own: the tests of the integration branch with the bug's unit merged (the code the
+    old skill produced). `skills update` runs it before anything is written."""
+    path = session.worktrees.base / f"_skillgate-check-{bug.bug_id}"
+    try:
+        _gate_worktree(session, bug.unit_id or "", path)
+        return _gate_run(session, path, None, "")
+    finally:
+        _remove_worktree(session, path)
+
+
+def _gate_run(session: LoopSession, path: Path, nid: str | None, what: str) -> TestRunResult:
+    from ..execlogs import log_test_run
+    from ..testrun import run_tests
+
+    run = run_tests(path, timeout=session.config.test_timeout_s * 3)
+    log_test_run(session.project.state_dir, nid, what, run)
+    return run
+
+
+def failing(run: TestRunResult, bug_test: str | None) -> bool:
+    """The bug's test is red in this run."""
+    return bug_test is not None and (
+        any(_same_test(f.name, bug_test) for f in run.failures)
+        or any(c.status in ("failed", "error") and _same_test(c.name, bug_test) for c in run.cases)
+    )
+
+
 def judge(
-    before: TestRunResult, after: TestRunResult, bug_test: str | None, unit_tests: dict[str, list[str]], replayed: str
+    before: TestRunResult,
+    after: TestRunResult | None,
+    bug_test: str | None,
+    unit_tests: dict[str, list[str]],
+    replayed: str | None,
 ) -> SkillGateResult:
-    """The gate's verdict from the runs before and after the replay (pure)."""
-    red_before, red_after = _red_units(before, unit_tests), _red_units(after, unit_tests)
+    """The gate's verdict from the runs before and after the replay (pure). It passes only when the bug's test
+    fails before and passes after, no unit green before is red after, and the run did not crash. `after` None:
+    the bug's test did not fail before, so nothing was replayed (the change proves nothing)."""
+    red_before = _red_units(before, unit_tests)
     tested = {u for c in before.cases if (u := _unit_of(c.file or c.name, unit_tests))}
     green_before = sorted(tested - red_before)
-    newly_red = sorted(set(green_before) & red_after)
+    failed_before = failing(before, bug_test)
+    if after is None or not failed_before:
+        return SkillGateResult(
+            ok=False, bug_test=bug_test, green_before=green_before, failed_before=[f.name for f in before.failures],
+            note=f"refused: the bug's test {bug_test or '-'} already passes with the old skill's code, so the gate "
+            "cannot show that the new skill fixes anything",
+        )  # fmt: skip
+    newly_red = sorted(set(green_before) & _red_units(after, unit_tests))
     passed = bug_test is not None and any(
         c.status == "passed" and _same_test(c.name, bug_test) for c in after.cases
-    ) and not any(_same_test(f.name, bug_test) for f in after.failures)  # fmt: skip
+    ) and not failing(after, bug_test)  # fmt: skip
     ok = passed and not newly_red and not after.crashed
     why = (
-        "the gate passed: the bug's test passes and every unit green before is still green"
+        "the gate passed: the bug's test failed with the old skill and passes with the new one, and every unit "
+        "green before is still green"
         if ok
         else "; ".join(
             part
@@ -244,15 +317,40 @@ def _same_test(name: str, wanted: str) -> bool:
     return name == wanted or name.endswith("::" + wanted) or wanted.endswith("::" + name)
 
 
-def gate_for_person(project, iterations: SkillIterations, it: SkillIteration, bug: Bug) -> SkillIteration:
-    """`graphlemon skills update`: a person's proposal goes through the same gate, replayed in the bug's task with
-    the task's recorded settings (its executor); a bug of no task has no node to replay and is rejected."""
-    if not bug.task_id:
-        iterations.start_gate(it.iteration_id)
-        gate = SkillGateResult(ok=False, bug_test=bug.test_name, note="the bug belongs to no task: no node to replay")
-        return iterations.reject(it.iteration_id, gate)
+def gate_for_person(
+    project, iterations: SkillIterations, role: str, bug: Bug, text: str, rationale: str
+) -> SkillIteration:
+    """`graphlemon skills update`: whatever the gate can tell before the replay is checked before anything is
+    written — a bug of no task (nothing to replay), a skill the gate cannot replay, a bug whose test already
+    passes (INVALID_PARAM). Then the proposal goes through the same gate, replayed in the bug's task with the task's
+    recorded settings (its executor), as a node of that task (`ne-<task>-skill-editor-<iteration>`): its record and
+    log hold the gate's runs."""
+    from ..execlogs import log_test_run, write_line
     from .session import LoopConfig
 
+    if not bug.task_id:
+        raise GraphLemonError(
+            ErrorCode.INVALID_PARAM, f"bug {bug.bug_id} belongs to no task: the gate has no node to replay",
+            bug_id=bug.bug_id,
+        )  # fmt: skip
+    refused = replay_refusal(role, bug)
+    if refused:
+        raise GraphLemonError(ErrorCode.INVALID_PARAM, refused, bug_id=bug.bug_id)
     session = LoopSession(project, bug.task_id, LoopConfig.load(project.state_dir, bug.task_id))
-    finish_iteration(session, iterations, it, bug, f"ne-{bug.task_id}-skill-editor-{it.iteration_id}")
+    before = reproduce(session, bug)
+    if not failing(before, bug.test_name):
+        why = judge(before, None, bug.test_name, _unit_tests(session), None).note
+        raise GraphLemonError(ErrorCode.INVALID_PARAM, f"{why}; nothing was written", bug_id=bug.bug_id)
+    it = iterations.propose(role, bug.bug_id, text, author="human", rationale=rationale)
+    nid = f"ne-{bug.task_id}-skill-editor-{it.iteration_id}"
+    session.enter_node(
+        nid, SkillUpdateOutcome, stage="skill-editor", loop_round=session.board.get(bug.task_id).loop_round
+    )
+    state_dir = project.state_dir
+    write_line(
+        state_dir, nid, "node", f"a person's {role} skill change {it.iteration_id} (bug {bug.bug_id}): {rationale}"
+    )
+    log_test_run(state_dir, nid, "skill gate: before the replay (old skill)", before)
+    outcome = finish_iteration(session, iterations, it, bug, nid, before)
+    session.nodes.transition(nid, "done", output_ref=session.save_outcome(nid, outcome))
     return iterations.get(it.iteration_id)

@@ -8,7 +8,8 @@
 3. The decision is ours, not the model's: the three must agree, and a `coder` verdict
    must cite an SDD section that exists and a code line that exists, else the bug is
    `inconclusive_escalate`. Route: coder → fast_lane, planning → full_replan,
-   skill_defect / inconclusive → escalate to a human; core_engine (a defect of GraphLemon itself) → the Coder
+   skill_defect → skill_update (the SkillEditor, then the regression gate), inconclusive → escalate to a
+   human; core_engine (a defect of GraphLemon itself) → the Coder
    in GraphLemon's own repository (a self-hosted project), a human anywhere else.
 4. Bug records get root_cause_category / root_cause_detail / suggested_route; when all
    is green the task's fixed bugs become `verified`.
@@ -26,7 +27,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import GraphLemonError
-from ..execlogs import log_test_run
+from ..execlogs import log_test_run, write_line
 from ..lifecycle import ACTIVE_BUG
 from ..models import Role, RootCauseCategory, RunFailure, RunRecord, TestSummary
 from ..nodes import node_exec_id
@@ -123,10 +124,13 @@ def run_validator(session: LoopSession, loop_round: int) -> ValidationOutcome:
     from ..agents.effects import guard_run, record_run_refusals
     from ..testrun import run_tests
     from ..testrun.confine import for_workdir
+    from .validation_suite import declared_suite
 
     confinement = for_workdir(workdir, session.project.state_dir)
     guard = guard_run(workdir, [])  # the validator writes nothing: whatever its run changed is undone
-    tests = run_tests(workdir, timeout=session.config.test_timeout_s * 3, confinement=confinement)
+    suite = declared_suite(workdir, [t for u in session.unit_files.units().units for t in u.tests])
+    write_line(session.project.state_dir, nid, "tests", f"validation run: {suite.describe()}")
+    tests = run_tests(workdir, suite.targets, timeout=session.config.test_timeout_s * 3, confinement=confinement)
     log_test_run(session.project.state_dir, nid, "validation run", tests)
     record_run_refusals(
         guard, session.ledger, what="validation run", node_exec_id=nid, task_id=session.task_id, stage="validator"

@@ -28,8 +28,9 @@ from ..bugs import Bug, BugTracker
 from ..errors import ErrorCode, GraphLemonError, invalid_param
 from ..models import SkillGateResult, SkillIterationEvent, SkillIterationStatus, utcnow
 from . import ROLES
-from .repo import SkillRepo
+from .repo import SkillRepo, repin_reverted
 
+MAX_ITERATIONS_PER_BUG = 3  # one bug's evidence justifies a few attempts at a skill, then a person judges
 DEFAULT_SKILL_ROLE = "coder"  # the role whose output a bug is found in, when the validator names no skill
 _SET_ON_PROPOSE = (
     "skill",
@@ -149,7 +150,29 @@ class SkillIterations:
             raise invalid_param(
                 f"bug {bug_id} is attributed to the {blamed_skill(bug)} skill, not the {skill} skill", bug_id=bug_id
             )
+        self._check_bug_budget(skill, bug)
         return bug
+
+    def _check_bug_budget(self, skill: str, bug: Bug) -> None:
+        """One bug drives one standing change of a skill (applied, or still being gated: roll it back to try
+        another) and at most `MAX_ITERATIONS_PER_BUG` iterations in all."""
+        mine = [it for it in self.list(skill) if it.triggered_by_bug_id == bug.bug_id]
+        standing = [f"{it.iteration_id} ({it.status})" for it in mine if it.status in ("proposed", "gating", "applied")]
+        if standing:
+            raise GraphLemonError(
+                ErrorCode.INVALID_TRANSITION,
+                f"bug {bug.bug_id} already drives a change of the {skill} skill: {', '.join(standing)}; one bug "
+                "drives one standing change (roll it back first to try another)",
+                bug_id=bug.bug_id,
+            )
+        if len(mine) >= MAX_ITERATIONS_PER_BUG:
+            raise GraphLemonError(
+                ErrorCode.INVALID_TRANSITION,
+                f"bug {bug.bug_id} already drove {len(mine)} iterations of the {skill} skill "
+                f"({', '.join(it.iteration_id for it in mine)}), the most one bug may drive; a person judges the "
+                "skill from here",
+                bug_id=bug.bug_id,
+            )
 
     def propose(
         self, skill: str, bug_id: str | None, text: str, *, author: str, rationale: str, task_id: str | None = None
@@ -211,7 +234,9 @@ class SkillIterations:
             )
         with self.repo.lock():
             revert = self._revert(it, f"rollback {iteration_id}: {it.skill} skill (bug {it.triggered_by_bug_id})\n")
-            self._append(it, "rolled_back", by=by, revert_commit=revert, note=f"reverted by {revert[:12]}")
+            moved = repin_reverted(self.repo, self.ledger, it.commit, revert, iteration_id)
+            note = f"reverted by {revert[:12]}" + (f"; task(s) pinned to it now: {', '.join(moved)}" if moved else "")
+            self._append(it, "rolled_back", by=by, revert_commit=revert, note=note)
         return self.get(iteration_id)
 
     # -- internals -------------------------------------------------------------------------------

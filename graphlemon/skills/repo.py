@@ -100,6 +100,18 @@ class SkillRepo:
             raise invalid_param(f"the skills repository has no {role}.md at commit {commit[:12]}", role=role)
         return proc.stdout
 
+    def contains(self, commit: str, ancestor: str) -> bool:
+        """`ancestor` is `commit` or in its history."""
+        return (
+            self.exists()
+            and not subprocess.run(
+                ["git", "merge-base", "--is-ancestor", ancestor, commit],
+                cwd=self.path,
+                capture_output=True,
+                check=False,
+            ).returncode
+        )
+
     def diff(self, old: str, new: str) -> str:
         return self.git("diff", old, new)
 
@@ -144,3 +156,16 @@ def pin_for_task(state_dir: Path, ledger, task_id: str) -> str:
 
 def repin(ledger, task_id: str, commit: str, iteration_id: str) -> None:
     ledger.append(SkillRecord(event="pinned", commit=commit, task_id=task_id, iteration_id=iteration_id))
+
+
+def repin_reverted(repo: SkillRepo, ledger, commit: str, revert: str, iteration_id: str) -> list[str]:
+    """After `commit` was reverted by `revert`: every task whose pin contains `commit` is pinned to `revert`, so its
+    next turn (a resumed task included) renders the restored skill. Returns those tasks."""
+    latest: dict[str, str] = {}
+    for record in ledger.read_as("skill", SkillRecord):
+        if record.event == "pinned" and record.task_id:
+            latest[record.task_id] = record.commit
+    moved = [task for task, pinned in latest.items() if pinned != revert and repo.contains(pinned, commit)]
+    for task in moved:
+        repin(ledger, task, revert, iteration_id)
+    return moved

@@ -70,7 +70,7 @@ def _attr(bug_id, category, route, unit="u1") -> Attribution:
 
 CODER = _attr("b1", "coder", "fast_lane")
 PLANNING = _attr("b2", "planning", "full_replan", unit="u2")
-SKILL = _attr("b3", "skill_defect", "escalate")
+SKILL = _attr("b3", "skill_defect", "skill_update")
 UNSURE = _attr("b4", "inconclusive_escalate", "escalate")
 CORE = _attr("b5", "core_engine", "escalate")  # a defect of GraphLemon itself, in another project
 CORE_SELF = _attr("b6", "core_engine", "fast_lane")  # ... in GraphLemon's own repository (self-hosted)
@@ -83,8 +83,8 @@ CORE_SELF = _attr("b6", "core_engine", "fast_lane")  # ... in GraphLemon's own r
         ("coder", True, "fast_lane"),
         ("planning", False, "full_replan"),
         ("planning", True, "full_replan"),
-        ("skill_defect", False, "escalate"),  # the SkillEditor's gate decides (validator_route: skill_update)
-        ("skill_defect", True, "escalate"),
+        ("skill_defect", False, "skill_update"),  # the SkillEditor proposes, the gate decides
+        ("skill_defect", True, "skill_update"),
         ("inconclusive_escalate", False, "escalate"),
         ("inconclusive_escalate", True, "escalate"),  # self-hosted or not, nobody knows what to fix: a person
         ("core_engine", False, "escalate"),  # GraphLemon's code is not this project's code: a person takes it

@@ -15,7 +15,7 @@ from graphlemon.lifecycle import check
 from graphlemon.models import SkillGateResult, UsageRecord
 from graphlemon.skills import ROLES, load_skill
 from graphlemon.skills.iteration import SkillIterations, skill_log
-from graphlemon.skills.repo import SkillRepo, pin_for_task
+from graphlemon.skills.repo import SkillRepo, pin_for_task, repin
 from graphlemon.testrun.result_models import TestCase, TestFailure, TestRunResult
 
 PASSED = SkillGateResult(ok=True, note="the gate passed")
@@ -117,6 +117,54 @@ def test_gate_verdict(after, ok, newly_red):
     assert (gate.ok, gate.newly_red, gate.green_before) == (ok, newly_red, ["add"])
 
 
+def test_gate_refuses_when_the_bugs_test_already_passes_with_the_old_skill():
+    green = {"tests/add/test_add.py::test_sum": "passed", BUG: "passed"}
+    for after in (_run(green), None):  # replayed or not: a test green before proves nothing
+        gate = judge(_run(green), after, BUG, UNITS, "ne-x")
+        assert not gate.ok and gate.note.startswith("refused: the bug's test") and "already passes" in gate.note
+    assert not judge(BEFORE, _run(green), None, UNITS, "ne-x").ok  # no test named: nothing to show failing
+
+
+def test_one_bug_drives_one_standing_change_and_at_most_three_iterations(project):
+    its = SkillIterations(project.state_dir, project.ledger)
+    bug_id = _skill_bug(project)
+    first = its.propose("coder", bug_id, "You are the Coder agent. v2\n", author="human", rationale="r")
+    with pytest.raises(GraphLemonError) as exc:  # still proposed: a second change of the same bug waits for it
+        its.propose("coder", bug_id, "v3\n", author="human", rationale="r")
+    assert exc.value.code == ErrorCode.INVALID_TRANSITION and first.iteration_id in exc.value.message
+    its.start_gate(first.iteration_id)
+    its.apply(first.iteration_id, PASSED)
+    with pytest.raises(GraphLemonError) as exc:
+        its.propose("coder", bug_id, "v3\n", author="human", rationale="r")
+    assert "roll it back first" in exc.value.message
+    its.rollback(first.iteration_id)
+    for text in ("v3\n", "v4\n"):
+        it = its.propose("coder", bug_id, text, author="human", rationale="r")
+        its.start_gate(it.iteration_id)
+        its.reject(it.iteration_id, SkillGateResult(ok=False, note="still red"))
+    head = its.repo.head()
+    with pytest.raises(GraphLemonError) as exc:
+        its.propose("coder", bug_id, "v5\n", author="human", rationale="r")
+    assert exc.value.code == ErrorCode.INVALID_TRANSITION and "already drove 3 iterations" in exc.value.message
+    assert its.repo.head() == head and len(its.list()) == 3  # nothing written
+    its.check_trigger("coder", _skill_bug(project, test="tests/mul/test_mul.py::test_zero"))  # another bug may
+
+
+def test_a_rollback_moves_the_pin_of_every_task_that_ran_the_rolled_back_skill(project):
+    its = SkillIterations(project.state_dir, project.ledger)
+    seed = pin_for_task(project.state_dir, project.ledger, "t1")
+    assert pin_for_task(project.state_dir, project.ledger, "t-other") == seed
+    it = its.propose("coder", _skill_bug(project), "You are the Coder agent. v2\n", author="human", rationale="r")
+    its.start_gate(it.iteration_id)
+    its.apply(it.iteration_id, PASSED)
+    repin(project.ledger, "t1", it.commit, it.iteration_id)
+    rolled = its.rollback(it.iteration_id)
+    assert pin_for_task(project.state_dir, project.ledger, "t1") == rolled.revert_commit
+    assert its.repo.text_at("coder", rolled.revert_commit) == load_skill("coder")
+    assert pin_for_task(project.state_dir, project.ledger, "t-other") == seed  # never ran it: untouched
+    assert "t1" in rolled.history[-1] and "t-other" not in rolled.history[-1]
+
+
 def test_skills_report_counts_iterations_and_bugs_per_skill_version(project, cli):
     its = SkillIterations(project.state_dir, project.ledger)
     seed = pin_for_task(project.state_dir, project.ledger, "t1")
@@ -139,3 +187,17 @@ def test_skills_report_counts_iterations_and_bugs_per_skill_version(project, cli
     assert version["skill_commit"] == seed[:12] and version["bugs"] == 2  # both opened under the seed's coder turn
     out = cli("report", "skills", "--json", "-p", str(project.root))
     assert out.returncode == 0 and '"by_role"' in out.stdout
+
+
+def test_skills_update_refuses_unreadable_or_empty_text_and_a_bug_of_no_task_before_writing(project, cli, tmp_path):
+    tracker = BugTracker(project.ledger)
+    bug_id, _ = tracker.open(title="t failed", source="unit_test", unit_id="mul", test_name="tests/mul/t.py::t")
+    tracker.update(bug_id, by="validator", root_cause_category="skill_defect", root_cause_detail="d")
+    head = SkillRepo(project.state_dir).head()
+    files = {"bad.md": b"\xff\xfe not utf-8", "empty.md": b"  \n", "ok.md": b"You are the Coder. v2\n"}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    for name, says in (("bad.md", "is not UTF-8 text"), ("empty.md", "is empty"), ("ok.md", "belongs to no task")):
+        out = cli("skills", "update", "coder", "--bug", bug_id, "--file", str(tmp_path / name), "-p", str(project.root))
+        assert out.returncode == 2 and out.stderr.startswith("error[INVALID_PARAM]") and says in out.stderr, out.stderr
+    assert SkillRepo(project.state_dir).head() == head and not project.ledger.read("skill_iteration")

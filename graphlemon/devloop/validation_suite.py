@@ -1,0 +1,72 @@
+"""The validation suite a project declares: what the Validator runs instead of the whole test suite.
+
+A project declares it in its own configuration, in git (so a commit can change it), for a Python project in
+`pyproject.toml`:
+
+    [tool.graphlemon]
+    validate = ["tests/devloop/test_routing.py", "tests/foundation"]
+
+The Validator runs the declared targets plus the tests of the task's own units (what the run changed is always
+validated). Declared targets that do not exist in the checkout are left out (and said so); with none declared,
+or none left, the Validator runs the whole suite. GraphLemon's own repository declares a bounded suite (its unit
+tables: no browser, no Prefect server), so a self-hosted run validates in seconds, not the 35 minutes the whole
+suite takes on two cores (docs/deploy.md, "Self-development").
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from ..errors import ErrorCode, GraphLemonError
+
+CONFIG_FILE = "pyproject.toml"
+
+
+class ValidationSuite(BaseModel):
+    targets: list[str] = Field(default_factory=list)  # empty: the whole suite
+    missing: list[str] = Field(default_factory=list)
+    declared: bool = False
+
+    def describe(self) -> str:
+        if not self.declared:
+            return f"no validation suite declared ({CONFIG_FILE} [tool.graphlemon] validate): the whole suite"
+        gone = f"; declared but missing here: {', '.join(self.missing)}" if self.missing else ""
+        if not self.targets:
+            return f"the declared validation suite has no target in this checkout: the whole suite{gone}"
+        return f"the declared validation suite ({len(self.targets)} target(s)): {' '.join(self.targets)}{gone}"
+
+
+def declared_suite(workdir: Path, unit_tests: list[str] | tuple[str, ...] = ()) -> ValidationSuite:
+    """The suite `workdir`'s project declares, with `unit_tests` (the task's units' test paths) added to a declared
+    one. A malformed declaration is INVALID_PARAM (never a silent whole run)."""
+    config = Path(workdir) / CONFIG_FILE
+    if not config.is_file():
+        return ValidationSuite()
+    try:
+        data = tomllib.loads(config.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise GraphLemonError(ErrorCode.INVALID_PARAM, f"{config} is not valid TOML: {exc}") from None
+    declared = data.get("tool", {}).get("graphlemon", {}).get("validate")
+    if declared is None:
+        return ValidationSuite()
+    if not isinstance(declared, list) or not all(isinstance(t, str) and t.strip() for t in declared):
+        raise GraphLemonError(
+            ErrorCode.INVALID_PARAM, f"{config}: [tool.graphlemon] validate must be a list of test paths"
+        )
+    root = Path(workdir).resolve()
+    inside = [t for t in declared if _inside(root, t)]
+    present = [t for t in inside if (root / t.split("::", 1)[0]).exists()]
+    missing = [t for t in declared if t not in present]
+    if present:
+        own = [t.rstrip("*") for t in unit_tests if t.rstrip("*") and _inside(root, t.rstrip("*"))]
+        present += [t for t in own if (root / t).exists() and t not in present]
+    return ValidationSuite(targets=present, missing=missing, declared=True)
+
+
+def _inside(root: Path, target: str) -> bool:
+    """A relative path that stays in the checkout (an absolute or `..` target is left out)."""
+    path = Path(target.split("::", 1)[0])
+    return not path.is_absolute() and (root / path).resolve().is_relative_to(root)
