@@ -58,6 +58,7 @@ class ConsoleSettings:
 class AddProject(BaseModel):
     path: str
     git_init: bool = False
+    first_commit: bool = False  # a repository with no commit yet: commit what it holds (the person agreed)
 
 
 class ResumeBody(BaseModel):
@@ -73,6 +74,7 @@ class GoalBody(BaseModel):
     executor: str = "scripted"
     playbook: str | None = None
     engine: str = "prefect"
+    budget_tokens: int | None = None
 
 
 class BugBody(BaseModel):
@@ -138,7 +140,9 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
     # -- health (REQ-15: the deploy supervisor's health endpoint) -----------------------------------------
     async def healthz(request: Request) -> Response:
         body = {"status": "ok", "pid": os.getpid(), **(settings.health() if settings.health else {})}
-        return JSONResponse(body, status_code=200 if body["status"] == "ok" else 503, headers={"Cache-Control": "no-store"})
+        return JSONResponse(
+            body, status_code=200 if body["status"] == "ok" else 503, headers={"Cache-Control": "no-store"}
+        )
 
     # -- projects (v_project_setup) ----------------------------------------------------------------
     @route("GET", "/api/projects")
@@ -159,8 +163,14 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
             if exc.code == ErrorCode.ABORTED and asked:
                 return error_response(exc, extra={"question": asked[0], "needs_git_init": True})
             raise
+        from .project_registry import has_commit, make_first_commit
+
+        commit = None
+        if body.first_commit and not await asyncio.to_thread(has_commit, result.project.root):
+            commit = await asyncio.to_thread(make_first_commit, result.project.root)
         return {"project_id": result.project.project_id, "root": str(result.project.root),
-                "created": result.created, "git_initialised": result.git_initialised}  # fmt: skip
+                "created": result.created, "git_initialised": result.git_initialised, "first_commit": commit,
+                "has_commit": commit is not None or await asyncio.to_thread(has_commit, result.project.root)}  # fmt: skip
 
     # -- reads (dashboard, task detail, artifacts) -------------------------------------------------
     @route("GET", "/api/projects/{project_id}/tasks")
@@ -173,7 +183,8 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
     async def task(project_id: str, task_id: str) -> Any:
         hub = await _hub(app, project_id)
         _cursors, records, nodes = hub.feed.snapshot(task_id)
-        return _task_or_404(records, task_id, nodes)
+        detail = _task_or_404(records, task_id, nodes)
+        return await asyncio.to_thread(_with_run, settings.registry.get(project_id), detail)
 
     # -- the deploy supervisor (REQ-15): deployments, one deployment's state machine, signals, timeline -------
     @route("GET", "/api/projects/{project_id}/deployments")
@@ -223,6 +234,7 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
     # -- actions -----------------------------------------------------------------------------------
     @route("POST", "/api/projects/{project_id}/tasks/{task_id}/resume", ResumeBody)
     async def resume(project_id: str, task_id: str, body: ResumeBody) -> Any:
+        """manual_resume, then the run `graphlemon resume` would start, in the background."""
         from ..agents.automode_denials import reset_classifier_counts
         from ..taskboard import TaskBoard
 
@@ -230,8 +242,32 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
         note = (body.note or "").strip() or None
         task = await asyncio.to_thread(TaskBoard(handle.ledger).manual_resume, task_id, note=note, by="console")
         await asyncio.to_thread(reset_classifier_counts, handle.ledger, task_id, note or "manual resume")
-        return {"task": task.model_dump(mode="json"),
+        run = await _continue(handle, task.task_id, "manual_resume" + (f" with the note: {note}" if note else ""))
+        return {"task": task.model_dump(mode="json"), "run": run,
                 "next": f"graphlemon resume {task_id} --project {handle.root}"}  # fmt: skip
+
+    @route("POST", "/api/projects/{project_id}/tasks/{task_id}/run")
+    async def run_task(project_id: str, task_id: str) -> Any:
+        """Start the run a task needs (queued with nothing picking it up, or interrupted); refused otherwise."""
+        from ..taskboard import TaskBoard
+        from .launch import task_run
+
+        handle = settings.registry.get(project_id)
+        tasks = await asyncio.to_thread(lambda: TaskBoard(handle.ledger).all())
+        task = tasks.get(task_id)
+        if task is None:
+            raise GraphLemonError(ErrorCode.TASK_NOT_FOUND, f"no task {task_id!r} in this project", task_id=task_id)
+        state = (await asyncio.to_thread(task_run, handle, task, tasks)).state
+        if state not in ("idle", "interrupted"):
+            why = "a run of it is going on" if state == "running" else f"it is {task.status}: nothing to run"
+            raise GraphLemonError(ErrorCode.INVALID_TRANSITION, f"task {task_id} was not started: {why}",
+                                  task_id=task_id, status=task.status)  # fmt: skip
+        return {"run": await _continue(handle, task_id, f"run the {state} task")}
+
+    @route("GET", "/api/projects/{project_id}/tasks/{task_id}/run")
+    async def task_run_state(project_id: str, task_id: str) -> Any:
+        handle = settings.registry.get(project_id)
+        return await asyncio.to_thread(_run_view, handle, task_id)
 
     @route("POST", "/api/projects/{project_id}/tasks/{task_id}/abandon", AbandonBody)
     async def abandon(project_id: str, task_id: str, body: AbandonBody) -> Any:
@@ -241,27 +277,67 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
         note = (body.note or "").strip() or "abandoned from the console"
         task = await asyncio.to_thread(TaskBoard(handle.ledger).transition, task_id, "abandoned", note=note,
                                        by="console")  # fmt: skip
+        await asyncio.to_thread(_record_action, handle, task_id, f"abandoned: {note}")
         return {"task": task.model_dump(mode="json")}
 
     @route("POST", "/api/projects/{project_id}/tasks/{task_id}/budget", BudgetBody)
     async def budget(project_id: str, task_id: str, body: BudgetBody) -> Any:
+        """Set the limit; a task it re-queued is run at once (as `graphlemon resume` would)."""
         from ..agents.budget import update_budget
 
         handle = settings.registry.get(project_id)
         update = await asyncio.to_thread(update_budget, handle.ledger, task_id, body.limit, body.limit_type,
                                          by="console")  # fmt: skip
+        limit = f"{body.limit:,g} {body.limit_type}"
+        if update.requeued:
+            run = await _continue(handle, task_id, f"budget raised to {limit}")
+        else:
+            run = None
+            await asyncio.to_thread(_record_action, handle, task_id, f"budget set to {limit}")
         return {"task_status": update.task_status, "requeued": update.requeued, "limit": update.status.limit_value,
                 "limit_type": update.status.limit_type, "used": update.status.used,
-                "remaining": update.status.remaining}  # fmt: skip
+                "remaining": update.status.remaining, "run": run}  # fmt: skip
 
     @route("POST", "/api/projects/{project_id}/goals", GoalBody)
     async def goal(project_id: str, body: GoalBody) -> Any:
         from .launch import check_goal, start_goal
+        from .project_registry import has_commit
 
         handle = settings.registry.get(project_id)
-        request = check_goal(body.goal, body.executor, body.playbook, body.engine)
-        started = await asyncio.to_thread(start_goal, handle, request)
-        return {"mode": started.mode, "ref": started.ref, "log": started.log}
+        request = check_goal(body.goal, body.executor, body.playbook, body.engine, body.budget_tokens)
+        try:
+            started = await asyncio.to_thread(start_goal, handle, request)  # refused before anything starts
+        except GraphLemonError as exc:
+            if exc.code == ErrorCode.INVALID_PARAM and not await asyncio.to_thread(has_commit, handle.root):
+                return error_response(exc, extra={"fix": "first_commit"})  # the page offers to make it
+            raise
+        return {"mode": started.mode, "ref": started.ref, "log": started.log, "launch_id": started.launch_id}
+
+    @route("GET", "/api/projects/{project_id}/launches/{launch_id}")
+    async def launch(project_id: str, launch_id: str) -> Any:
+        from ..taskboard import TaskBoard
+        from .launch import get_launch, launch_view
+
+        handle = settings.registry.get(project_id)
+        record = await asyncio.to_thread(get_launch, handle.state_dir, launch_id)
+        tasks = await asyncio.to_thread(lambda: TaskBoard(handle.ledger).all())
+        return launch_view(handle.state_dir, record, tasks).model_dump(mode="json")
+
+    @route("POST", "/api/projects/{project_id}/first-commit")
+    async def first_commit(project_id: str) -> Any:
+        """A repository with no commit yet: commit what the folder holds, so a goal can branch from it."""
+        from .project_registry import make_first_commit
+
+        handle = settings.registry.get(project_id)
+        return {"commit": await asyncio.to_thread(make_first_commit, handle.root)}
+
+    async def _continue(handle, task_id: str, why: str) -> dict:
+        from .launch import start_resume
+
+        started = await asyncio.to_thread(start_resume, handle, task_id)
+        summary = f"{why}; started graphlemon resume (process {started.ref})"
+        await asyncio.to_thread(_record_action, handle, task_id, summary, started.launch_id)
+        return {"mode": started.mode, "ref": started.ref, "log": started.log, "launch_id": started.launch_id}
 
     @route("POST", "/api/projects/{project_id}/bugs", BugBody)
     async def bug(project_id: str, body: BugBody) -> Any:
@@ -516,7 +592,7 @@ async def _serve_subscription(app: Starlette, ws: WebSocket) -> None:
                 if detail is None:
                     await _refuse(ws, 4404, "TASK_NOT_FOUND", f"no task {task_id!r} in project {project_id}")
                     return
-                state: Any = detail
+                state: Any = await asyncio.to_thread(_with_run, settings.registry.get(project_id), detail)
             else:
                 state = {"tasks": views.dashboard(records)}
             # events already queued for this subscriber but covered by the snapshot are skipped by cursor
@@ -530,6 +606,36 @@ async def _serve_subscription(app: Starlette, ws: WebSocket) -> None:
         pass
     finally:
         hub.unsubscribe(sub)
+
+
+def _record_action(handle, task_id: str, summary: str, ref: str | None = None) -> None:
+    """What a person did from the console stays on the task's timeline (the page shows it after a reload)."""
+    from ..models import TimelineEvent
+
+    handle.ledger.append(TimelineEvent(event="human_action", task_id=task_id, summary=summary, ref=ref))
+
+
+def _run_view(handle, task_id: str) -> dict:
+    from ..taskboard import TaskBoard
+    from .launch import task_run
+
+    tasks = TaskBoard(handle.ledger).all()
+    task = tasks.get(task_id)
+    if task is None:
+        raise GraphLemonError(ErrorCode.TASK_NOT_FOUND, f"no task {task_id!r} in this project", task_id=task_id)
+    run = task_run(handle, task, tasks).model_dump(mode="json")
+    return {
+        "task_id": task_id,
+        "status": task.status,
+        **run,
+        "actions": views.allowed_actions(task.status, run["state"]),
+    }
+
+
+def _with_run(handle, detail: dict) -> dict:
+    """The task view plus whether anything runs it and which human actions its state allows."""
+    view = _run_view(handle, detail["task"]["task_id"])
+    return {**detail, "run": {"state": view["state"], "launch": view["launch"]}, "actions": view["actions"]}
 
 
 def _int_param(request: Request, name: str, default: int) -> int:

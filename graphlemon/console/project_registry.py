@@ -11,6 +11,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import subprocess
 from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
@@ -113,3 +114,30 @@ class ProjectRegistry:
             yield
         finally:
             os.close(fd)
+
+
+FIRST_COMMIT_ID = ["-c", "user.name=GraphLemon console", "-c", "user.email=console@graphlemon.local"]
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+
+
+def has_commit(root: Path) -> bool:
+    return _git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}").returncode == 0
+
+
+def make_first_commit(root: Path) -> str:
+    """Commit everything in a repository that has no commit yet (the person agreed in the console); the commit id.
+    The person's own git identity when they have one, else the console's. A repository with commits is refused."""
+    if has_commit(root):
+        raise GraphLemonError(ErrorCode.INVALID_PARAM, f"{root} already has commits; nothing was committed",
+                              path=str(root))  # fmt: skip
+    identity = [] if _git(root, "config", "user.email").stdout.strip() else FIRST_COMMIT_ID
+    message = "Initial commit (GraphLemon console)"
+    for args in (["add", "-A"], [*identity, "commit", "--quiet", "--allow-empty", "-m", message]):
+        proc = _git(root, *args)
+        if proc.returncode != 0:
+            raise GraphLemonError(ErrorCode.GIT_ERROR, f"git {' '.join(args)} in {root} failed: {proc.stderr.strip()}",
+                                  path=str(root))  # fmt: skip
+    return _git(root, "rev-parse", "HEAD").stdout.strip()

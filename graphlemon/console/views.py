@@ -114,6 +114,17 @@ def task_detail(records: Records, task_id: str, nodes: list[dict] | None = None)
     }
 
 
+def allowed_actions(status: str, run_state: str | None) -> list[str]:
+    """The human actions a task's state allows (the server refuses the others anyway): `run` a task nothing runs,
+    `resume` a blocked or paused one, `budget` and `abandon` until it has ended."""
+    if status in ("done", "abandoned"):
+        return []
+    actions = ["run"] if run_state in ("idle", "interrupted") else []
+    if status in ("blocked_pending_human", "paused"):
+        actions.append("resume")
+    return [*actions, "budget", "abandon"]
+
+
 def _tokens(u: UsageRecord) -> int:
     return u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens
 

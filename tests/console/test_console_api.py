@@ -338,7 +338,9 @@ def test_skills_audit_log_and_one_iteration_are_the_cli_s_domain_calls(client, p
     pid = project.project_id
     assert client.get(f"/api/projects/{pid}/skills").json() == {"project_id": pid, "iterations": []}
     tracker = BugTracker(project.ledger)
-    bug_id, _ = tracker.open(title="<b>mul</b> [/red] failed", source="unit_test", unit_id="mul", test_name="t", task_id="t1")
+    bug_id, _ = tracker.open(
+        title="<b>mul</b> [/red] failed", source="unit_test", unit_id="mul", test_name="t", task_id="t1"
+    )
     tracker.update(bug_id, by="validator", root_cause_category="skill_defect", root_cause_detail="the skill is silent")
     its = SkillIterations(project.state_dir, project.ledger)
     it = its.propose("coder", bug_id, "You are the Coder agent. v2\n", author="human", rationale="<script>x</script>")

@@ -32,6 +32,8 @@ function s(tag, attrs, ...children) {
 }
 const pill = (status) => h("span", { class: `pill s-${status}`, dataset: { status } }, status);
 const fmtTime = (iso) => (iso ? new Date(iso).toLocaleTimeString() : "");
+const fmtDateTime = (iso) => (iso ? new Date(iso).toLocaleString() : "");
+const fmtNum = (n) => (n === null || n === undefined ? "—" : Number(n).toLocaleString());
 const main = () => document.getElementById("main");
 
 // -- API ----------------------------------------------------------------------------------------------
@@ -177,7 +179,12 @@ async function pageProjects() {
         if (!window.confirm(err.error.question)) throw err; // declining writes nothing
         res = await api("POST", "/api/projects", { ...body, git_init: true });
       }
-      message(msg, null, `${res.created ? "Created" : "Already a project:"} ${res.project_id} at ${res.root}${res.git_initialised ? " (git init)" : ""}`);
+      let first = "";
+      if (res.has_commit === false && window.confirm(`${res.root} has no commit yet, and a goal branches from one. Commit every file it holds now, as its first commit?`)) {
+        const c = await api("POST", `/api/projects/${encodeURIComponent(res.project_id)}/first-commit`, {});
+        first = `; first commit ${c.commit.slice(0, 10)}`;
+      } else if (res.has_commit === false) first = "; no commit yet: commit the starting code before a goal";
+      message(msg, null, `${res.created ? "Created" : "Already a project:"} ${res.project_id} at ${res.root}${res.git_initialised ? " (git init)" : ""}${first}`);
       loadProjects(list);
     } catch (err) { message(msg, err); }
   });
@@ -236,20 +243,31 @@ function pageTask(pid, tid) {
   const legend = h("div", { class: "legend" }, NODE_STATUSES.map((st) => h("span", {}, h("i", { class: `lg-${st}` }), st)));
   const rest = h("div", { id: "task-rest" });
   const acts = h("div", { id: "task-actions" });
-  main().replaceChildren(head, h("h2", {}, "DevLoop graph"), legend, graph, acts, rest);
+  const actMsg = h("div", { id: "action-msg", hidden: true }); // outside the redrawn box: a result stays on the page
+  main().replaceChildren(head, h("h2", {}, "DevLoop graph"), legend, graph, acts, actMsg, rest);
   for (const i of legend.querySelectorAll("i")) i.style.background = getLegendColour(i.className.slice(3));
   const nodes = new Map();
   let detail = null; let refetch = null;
   let actsKey = null; // the actions box is redrawn only when what it offers changes (a note being typed stays)
   const drawActs = () => {
-    const key = JSON.stringify([detail.task.status, detail.escalation]);
-    if (key !== actsKey) { actsKey = key; acts.replaceChildren(actions(pid, detail)); }
+    const run = detail.run || {};
+    const key = JSON.stringify([detail.task.status, detail.escalation, detail.actions, run.state, run.launch && [run.launch.launch_id, run.launch.state]]);
+    if (key !== actsKey) { actsKey = key; acts.replaceChildren(actions(pid, detail, actMsg)); }
   };
+  const pollRun = async () => { // the run is not in the ledger: its state is read while the page is open
+    if (!detail) return;
+    try {
+      const r = await api("GET", `/api/projects/${encodeURIComponent(pid)}/tasks/${encodeURIComponent(tid)}/run`);
+      detail.run = { state: r.state, launch: r.launch }; detail.actions = r.actions; drawActs();
+    } catch (e) { console.error(e); }
+  };
+  window.glRefreshRun = pollRun;
+  const timer = setInterval(() => { if (!document.getElementById("task-actions")) clearInterval(timer); else pollRun(); }, 2000);
   current = new Live(pid, tid, {
     snapshot: (state) => {
       detail = state; nodes.clear();
       for (const n of state.nodes) nodes.set(n.node_exec_id, n);
-      drawHead(head, pid, detail); drawGraph(graph, nodes);
+      drawHead(head, pid, detail); drawGraph(graph, nodes, detail);
       // the browser paints the graph first; the rest (timeline, bugs, artifacts) comes in the next task
       requestAnimationFrame(() => setTimeout(() => {
         document.body.dataset.painted = String(performance.now()); // after the frame that showed the graph
@@ -259,8 +277,8 @@ function pageTask(pid, tid) {
     event: (ev) => {
       if (ev.kind === "node" && ev.record.event !== "violation") {
         const r = ev.record; const known = nodes.get(r.node_exec_id);
-        if (known) { Object.assign(known, { status: r.status, attempt: r.attempt }); recolour(graph, known); }
-        else { nodes.set(r.node_exec_id, { ...r, node_exec_id: r.node_exec_id }); drawGraph(graph, nodes); }
+        if (known) { Object.assign(known, { status: r.status, attempt: r.attempt, error: r.error, error_code: r.error_code }); recolour(graph, known); }
+        else { nodes.set(r.node_exec_id, { ...r, node_exec_id: r.node_exec_id }); drawGraph(graph, nodes, detail); }
       }
       if (ev.kind === "task" && detail) { detail.task.status = ev.record.status; detail.task.blocked_reason = ev.record.blocked_reason || null; drawHead(head, pid, detail); }
       if (ev.kind !== "node") { // timeline, bugs, usage, artifacts: re-read the task's view (debounced)
@@ -293,28 +311,47 @@ function drawHead(head, pid, d) {
     t.note ? h("p", {}, h("b", {}, "note: "), t.note) : null].filter(Boolean));
 }
 
-function actions(pid, d) {
-  const t = d.task;
+// the human actions the task's state allows (the server sends them: `d.actions`), and whether anything runs it
+function actions(pid, d, msg) {
+  const t = d.task; const allowed = new Set(d.actions || []);
+  const base = `/api/projects/${encodeURIComponent(pid)}/tasks/${encodeURIComponent(t.task_id)}`;
   const note = h("textarea", { id: "resume-note", placeholder: "What you decided (the coder sees it)" });
-  const msg = h("div", { id: "action-msg", hidden: true });
   const post = async (what, body) => {
     try {
-      const res = await api("POST", `/api/projects/${encodeURIComponent(pid)}/tasks/${encodeURIComponent(t.task_id)}/${what}`, body);
-      message(msg, null, what === "resume" ? `Resumed: the task is ${res.task.status}. Continue it with: ${res.next}` : `The task is ${res.task.status}.`);
+      const res = await api("POST", `${base}/${what}`, body);
+      const run = res.run ? ` Started graphlemon resume (process ${res.run.ref}); the graph follows it.` : "";
+      message(msg, null, what === "resume" ? `Resumed: the task is ${res.task.status}.${run}` : what === "run" ? run.trim() : `The task is ${res.task.status}.`);
+      if (window.glRefreshRun) window.glRefreshRun();
     } catch (err) { message(msg, err); }
   };
-  const open = t.status === "blocked_pending_human" || t.status === "paused";
-  const box = h("div", { class: open ? "card" : "card quiet", id: "actions", dataset: { open: open ? "1" : "" } },
-    d.escalation ? h("div", { id: "evidence" }, h("h2", {}, `Evidence pack (${d.escalation.blocked_reason})`), markdown(d.escalation.summary_md),
-      d.escalation.open_bug_ids.length ? h("p", {}, "open bugs: ", d.escalation.open_bug_ids.join(", ")) : null) : null,
-    h("h2", {}, "Human actions"),
-    open ? null : h("p", { class: "muted" }, `The task is ${t.status}: the loop needs no decision now (the server refuses what does not apply).`),
-    h("label", { for: "resume-note", class: "block" }, "Note"), note, h("br"),
-    h("button", { id: "resume", type: "button", onclick: () => post("resume", { note: note.value }) }, "manual_resume"), " ",
-    h("button", { id: "abandon", type: "button", class: "danger", onclick: () => { if (window.confirm(`Abandon ${t.task_id}?`)) post("abandon", { note: note.value }); } }, "abandon"),
-    msg);
+  const evidence = d.escalation && t.status === "blocked_pending_human" ? h("div", { id: "evidence" },
+    h("h2", {}, `Evidence pack (${d.escalation.blocked_reason})`), markdown(d.escalation.summary_md),
+    d.escalation.open_bug_ids.length ? h("p", {}, "open bugs: ", d.escalation.open_bug_ids.map((b) => bugLink(pid, b)).flatMap((a, i) => (i ? [", ", a] : [a]))) : null) : null;
+  const open = allowed.has("resume") || allowed.has("run");
+  const box = h("div", { class: open ? "card" : "card quiet", id: "actions", dataset: { open: open ? "1" : "", actions: [...allowed].join(" ") } },
+    evidence, runState(d), h("h2", {}, "Human actions"),
+    allowed.size ? null : h("p", { class: "muted", id: "no-actions" }, `The task is ${t.status}: there is nothing left to decide.`),
+    allowed.has("run") ? h("button", { id: "run", type: "button", onclick: () => post("run", {}) }, "Run it now") : null, " ",
+    allowed.has("resume") ? [h("label", { for: "resume-note", class: "block" }, "Note"), note, h("br"),
+      h("button", { id: "resume", type: "button", onclick: () => post("resume", { note: note.value }) }, "manual_resume")] : null, " ",
+    allowed.has("budget") ? h("a", { href: `#/p/${encodeURIComponent(pid)}/t/${encodeURIComponent(t.task_id)}/budget`, id: "budget-action", class: "button-link" }, "Change the budget") : null, " ",
+    allowed.has("abandon") ? h("button", { id: "abandon", type: "button", class: "danger", onclick: () => { if (window.confirm(`Abandon ${t.task_id}?`)) post("abandon", { note: note.value }); } }, "abandon") : null);
   return box;
 }
+// what runs the task now: a live process, nothing (queued with no run, or its run stopped), and its last launch
+function runState(d) {
+  const run = d.run || {}; const launch = run.launch;
+  const box = h("div", { id: "run-state", dataset: { state: run.state || "none" } });
+  if (run.state === "running") box.append(h("p", { class: "msg info" }, "A run of this task is going on", launch ? ` (process started ${fmtTime(launch.started)})` : "", "."));
+  else if (run.state === "idle") box.append(h("p", { class: "msg error" }, "The task is queued, and no run picks it up. Run it now to continue."));
+  else if (run.state === "interrupted") box.append(h("p", { class: "msg error" }, `The task is ${d.task.status}, but nothing is running it: its run stopped. Run it now to continue where it stopped.`));
+  if (launch && launch.state === "failed" && run.state !== "running") {
+    box.append(h("div", { class: "msg error", id: "launch-failed" }, `The last run the console started failed (exit code ${launch.returncode ?? "unknown"}):`,
+      h("pre", { class: "launch-tail" }, launch.log_tail || "(no output)")));
+  }
+  return box;
+}
+const bugLink = (pid, id) => h("a", { href: `#/p/${encodeURIComponent(pid)}/bugs/${encodeURIComponent(id)}`, class: "bug-link", dataset: { bug: id } }, id);
 
 function timelineLog(pid, d, e) { // a timeline line opens the log of its node (its ref, else the unit's latest node)
   const pidq = encodeURIComponent(pid);
@@ -456,22 +493,58 @@ function pageGoal(pid) {
   const executor = h("select", { id: "goal-executor" }, EXECUTORS.map((e) => h("option", { value: e }, e)));
   const playbook = h("input", { type: "text", id: "goal-playbook", placeholder: "/abs/path/playbook.yaml (scripted executor)" });
   const engine = h("select", { id: "goal-engine" }, h("option", { value: "prefect" }, "prefect (a flow run)"), h("option", { value: "direct" }, "direct (no Prefect)"));
+  const budget = h("input", { type: "number", id: "goal-budget", min: "1", step: "1", placeholder: "no limit" });
   const msg = h("div", { id: "goal-msg", hidden: true });
   const pbRow = h("div", {}, h("label", { for: "goal-playbook" }, "Playbook"), playbook);
   executor.addEventListener("change", () => { pbRow.hidden = executor.value !== "scripted"; });
   const form = h("form", { class: "stack card", id: "goal-form" },
     h("label", { for: "goal-text" }, "Goal"), goal, h("label", { for: "goal-executor" }, "Executor"), executor, pbRow,
-    h("label", { for: "goal-engine" }, "Engine (local run)"), engine, h("br"), h("button", { type: "submit" }, "Start"), msg);
+    h("label", { for: "goal-engine" }, "Engine (local run)"), engine,
+    h("label", { for: "goal-budget" }, "Budget (tokens, optional)"), budget, h("br"), h("button", { type: "submit" }, "Start"), msg);
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
+    const body = { goal: goal.value, executor: executor.value, playbook: executor.value === "scripted" ? playbook.value : null, engine: engine.value,
+      budget_tokens: budget.value.trim() ? Number(budget.value) : null };
     try {
-      const res = await api("POST", `/api/projects/${encodeURIComponent(pid)}/goals`,
-        { goal: goal.value, executor: executor.value, playbook: executor.value === "scripted" ? playbook.value : null, engine: engine.value });
-      message(msg, null, res.mode === "deployment" ? `Started the devloop deployment: flow run ${res.ref}` : `Started graphlemon run (process ${res.ref}; log .graphlemon/${res.log}). The task appears on the dashboard.`);
+      const res = await api("POST", `/api/projects/${encodeURIComponent(pid)}/goals`, body);
+      if (res.mode === "deployment") { message(msg, null, `Started the devloop deployment: flow run ${res.ref}`); return; }
+      message(msg, null, `Started graphlemon run (process ${res.ref}; log .graphlemon/${res.log}).`);
       msg.append(" ", h("a", { href: `#/p/${encodeURIComponent(pid)}`, id: "to-dashboard" }, "Dashboard →"));
-    } catch (err) { message(msg, err); }
+      followLaunch(pid, res.launch_id, launchBox);
+    } catch (err) {
+      message(msg, err);
+      if (err.error && err.error.fix === "first_commit") {
+        msg.append(h("div", {}, h("button", { type: "button", id: "first-commit", onclick: async () => {
+          if (!window.confirm("Commit every file the folder holds now, as the repository's first commit?")) return;
+          try { const c = await api("POST", `/api/projects/${encodeURIComponent(pid)}/first-commit`, {}); message(msg, null, `First commit ${c.commit.slice(0, 10)} made: start the goal again.`); }
+          catch (e2) { message(msg, e2); }
+        } }, "Make a first commit of the folder")));
+      }
+    }
   });
-  main().replaceChildren(h("h1", {}, "New goal"), form);
+  const launchBox = h("div", { id: "launch" });
+  main().replaceChildren(h("h1", {}, "New goal"), form, launchBox);
+}
+
+// a process the console started: running (its task, once created), ended, or failed with its output's tail
+function followLaunch(pid, launchId, box) {
+  const pidq = encodeURIComponent(pid);
+  const tick = async () => {
+    if (!box.isConnected) return;
+    try {
+      const l = await api("GET", `/api/projects/${pidq}/launches/${encodeURIComponent(launchId)}`);
+      const task = l.task_id ? h("a", { href: `#/p/${pidq}/t/${encodeURIComponent(l.task_id)}`, id: "launch-task" }, l.task_id) : "no task yet";
+      box.dataset.state = l.state;
+      if (l.state === "failed") {
+        box.replaceChildren(h("div", { class: "msg error", id: "launch-failed" }, `The run failed (exit code ${l.returncode ?? "unknown"}; task: `, task, "):",
+          h("pre", { class: "launch-tail" }, l.log_tail || "(no output)")));
+        return;
+      }
+      box.replaceChildren(h("p", { class: l.state === "running" ? "msg info" : "msg ok" }, l.state === "running" ? "Running: task " : "The run ended: task ", task));
+      if (l.state === "running") setTimeout(tick, 1500);
+    } catch (err) { message(box, err); }
+  };
+  tick();
 }
 
 // -- v_bug_feedback ----------------------------------------------------------------------------------------
@@ -595,36 +668,45 @@ const num = (v) => (v === null || v === undefined ? "—" : Number.isInteger(v) 
 
 // -- v_budget_settings -------------------------------------------------------------------------------------
 async function pageBudget(pid, tid) {
+  const pidq = encodeURIComponent(pid); const tidq = encodeURIComponent(tid);
   const info = h("div", { id: "budget-info", class: "card" }, "Loading…");
   const limit = h("input", { type: "number", id: "budget-limit", min: "0", step: "any" });
   const type = h("select", { id: "budget-type" }, h("option", { value: "token_count" }, "token_count"), h("option", { value: "cost_usd" }, "cost_usd"));
   const msg = h("div", { id: "budget-msg", hidden: true });
   const form = h("form", { class: "stack card", id: "budget-form" }, h("label", { for: "budget-limit" }, "New limit"), limit,
     h("label", { for: "budget-type" }, "Type"), type, h("br"), h("button", { type: "submit" }, "Set budget"), msg);
+  const amount = (v, t) => (t === "token_count" ? `${fmtNum(v)} tokens` : `$${Number(v).toFixed(2)}`);
   const load = async () => {
     try {
-      const d = await api("GET", `/api/projects/${encodeURIComponent(pid)}/tasks/${encodeURIComponent(tid)}`);
+      const d = await api("GET", `/api/projects/${pidq}/tasks/${tidq}`);
       const b = d.budget;
+      form.hidden = !(d.actions || []).includes("budget");
       info.replaceChildren(h("div", { class: "kv" },
-        h("b", {}, "task"), h("a", { href: `#/p/${encodeURIComponent(pid)}/t/${encodeURIComponent(tid)}` }, tid),
-        h("b", {}, "status"), h("span", {}, pill(d.task.status), d.task.blocked_reason ? ` ${d.task.blocked_reason}` : ""),
-        h("b", {}, "limit"), h("span", { id: "budget-limit-now" }, b ? `${b.limit} ${b.limit_type}` : "none"),
-        h("b", {}, "used"), h("span", {}, `${d.usage.tokens.toLocaleString()} tokens · $${d.usage.cost_usd.toFixed(4)}`),
-        h("b", {}, "remaining"), h("span", {}, b ? String(b.remaining) : "—"),
-        h("b", {}, "changes"), h("span", {}, String(d.budget_changes.length))));
+        h("b", {}, "task"), h("a", { href: `#/p/${pidq}/t/${tidq}`, id: "budget-task" }, tid),
+        h("b", {}, "status"), h("span", { id: "budget-status" }, pill(d.task.status), d.task.blocked_reason ? ` ${d.task.blocked_reason}` : "",
+          d.run && d.run.state === "running" ? " · a run is going on" : ""),
+        h("b", {}, "limit"), h("span", { id: "budget-limit-now" }, b ? amount(b.limit, b.limit_type) : "none"),
+        h("b", {}, "used"), h("span", {}, `${fmtNum(d.usage.tokens)} tokens · $${d.usage.cost_usd.toFixed(4)}`),
+        h("b", {}, "remaining"), h("span", {}, b ? amount(b.remaining, b.limit_type) : "—"),
+        h("b", {}, "changes"), d.budget_changes.length ? h("ol", { id: "budget-history", class: "plain" }, d.budget_changes.map((c) =>
+          h("li", {}, `${fmtDateTime(c.ts)} · ${amount(c.limit_value, c.limit_type)} · by ${c.by}`))) : h("span", {}, "none")),
+        form.hidden ? h("p", { class: "muted" }, `The task is ${d.task.status}: its budget can no longer change anything.`) : null);
       if (b) type.value = b.limit_type;
     } catch (err) { info.replaceChildren(h("div", { class: "msg error" }, err.message)); }
   };
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     try {
-      const res = await api("POST", `/api/projects/${encodeURIComponent(pid)}/tasks/${encodeURIComponent(tid)}/budget`, { limit: Number(limit.value), limit_type: type.value });
-      message(msg, null, `Budget set: ${res.limit} ${res.limit_type}; the task is ${res.task_status}${res.requeued ? " (queued again: it was paused for its budget)" : ""}.`);
+      const res = await api("POST", `/api/projects/${pidq}/tasks/${tidq}/budget`, { limit: Number(limit.value), limit_type: type.value });
+      message(msg, null, `Budget set: ${amount(res.limit, res.limit_type)}; the task is ${res.task_status}.` +
+        (res.run ? ` It was paused for its budget: started graphlemon resume (process ${res.run.ref}).` : ""));
+      msg.append(" ", h("a", { href: `#/p/${pidq}/t/${tidq}`, id: "budget-follow" }, "Follow it on the task page →"));
       load();
     } catch (err) { message(msg, err); }
   });
   main().replaceChildren(h("h1", {}, "Budget"), info, form);
-  load();
+  let refetch = null; // the status and spend follow the run live
+  current = new Live(pid, tid, { snapshot: () => load(), event: () => { clearTimeout(refetch); refetch = setTimeout(load, 200); } });
 }
 
 // -- v_log_viewer (c_execution_log_get by byte range, c_ws_log_tail) -----------------------------------------
