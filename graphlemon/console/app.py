@@ -61,6 +61,10 @@ class AddProject(BaseModel):
     first_commit: bool = False  # a repository with no commit yet: commit what it holds (the person agreed)
 
 
+class NameBody(BaseModel):
+    name: str = ""
+
+
 class ResumeBody(BaseModel):
     note: str | None = Field(default=None, max_length=20_000)
 
@@ -172,6 +176,16 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
                 "created": result.created, "git_initialised": result.git_initialised, "first_commit": commit,
                 "has_commit": commit is not None or await asyncio.to_thread(has_commit, result.project.root)}  # fmt: skip
 
+    @route("POST", "/api/projects/{project_id}/forget")
+    async def forget_project(project_id: str) -> Any:
+        """Drop a project from the console's list; its folder and ledger stay as they are."""
+        return (await asyncio.to_thread(settings.registry.forget, project_id)).model_dump()
+
+    @route("POST", "/api/projects/{project_id}/name", NameBody)
+    async def name_project(project_id: str, body: NameBody) -> Any:
+        await asyncio.to_thread(settings.registry.rename, project_id, body.name)
+        return {"project_id": project_id, "name": " ".join(body.name.split())}
+
     # -- reads (dashboard, task detail, artifacts) -------------------------------------------------
     @route("GET", "/api/projects/{project_id}/tasks")
     async def tasks(project_id: str) -> Any:
@@ -184,7 +198,8 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
         hub = await _hub(app, project_id)
         _cursors, records, nodes = hub.feed.snapshot(task_id)
         detail = _task_or_404(records, task_id, nodes)
-        return await asyncio.to_thread(_with_run, settings.registry.get(project_id), detail)
+        handle = settings.registry.get(project_id)
+        return await asyncio.to_thread(_with_run, handle, detail, records.get("node", []))
 
     # -- the deploy supervisor (REQ-15): deployments, one deployment's state machine, signals, timeline -------
     @route("GET", "/api/projects/{project_id}/deployments")
@@ -592,7 +607,8 @@ async def _serve_subscription(app: Starlette, ws: WebSocket) -> None:
                 if detail is None:
                     await _refuse(ws, 4404, "TASK_NOT_FOUND", f"no task {task_id!r} in project {project_id}")
                     return
-                state: Any = await asyncio.to_thread(_with_run, settings.registry.get(project_id), detail)
+                handle = settings.registry.get(project_id)
+                state: Any = await asyncio.to_thread(_with_run, handle, detail, records.get("node", []))
             else:
                 state = {"tasks": views.dashboard(records)}
             # events already queued for this subscriber but covered by the snapshot are skipped by cursor
@@ -632,10 +648,24 @@ def _run_view(handle, task_id: str) -> dict:
     }
 
 
-def _with_run(handle, detail: dict) -> dict:
-    """The task view plus whether anything runs it and which human actions its state allows."""
-    view = _run_view(handle, detail["task"]["task_id"])
-    return {**detail, "run": {"state": view["state"], "launch": view["launch"]}, "actions": view["actions"]}
+def _with_run(handle, detail: dict, node_events: list) -> dict:
+    """The task view plus whether anything runs it, which human actions its state allows, and the units its plan
+    declared that have not started."""
+    task_id = detail["task"]["task_id"]
+    view = _run_view(handle, task_id)
+    pending = [] if detail["task"]["status"] in ("done", "abandoned") else views.pending_units(
+        node_events, task_id, _declared_units(handle))  # fmt: skip
+    return {**detail, "run": {"state": view["state"], "launch": view["launch"]}, "actions": view["actions"],
+            "pending_units": pending}  # fmt: skip
+
+
+def _declared_units(handle) -> list[str]:
+    from ..units import UnitFiles
+
+    try:
+        return UnitFiles(handle.state_dir).units().ids()
+    except GraphLemonError:  # no plan yet (or one the loop itself will refuse): nothing declared to show
+        return []
 
 
 def _int_param(request: Request, name: str, default: int) -> int:

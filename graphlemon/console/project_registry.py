@@ -22,12 +22,14 @@ from ..errors import ErrorCode, GraphLemonError
 from ..project import InitResult, ProjectHandle, init_project, open_project
 
 REGISTRY_FILE = "projects.json"
+MAX_NAME_CHARS = 80
 
 
 class RegisteredProject(BaseModel):
     project_id: str
     root: str
     available: bool = True  # False: the folder or its project.json is gone
+    name: str = ""  # what the person calls it: the folder's name unless they renamed it
 
 
 def config_dir() -> Path:
@@ -54,8 +56,34 @@ class ProjectRegistry:
                 available = handle.project_id == entry["project_id"]
             except GraphLemonError:
                 available = False
-            out.append(RegisteredProject(project_id=entry["project_id"], root=entry["root"], available=available))
+            name = entry.get("name") or Path(entry["root"]).name or entry["root"]
+            out.append(RegisteredProject(project_id=entry["project_id"], root=entry["root"], available=available,
+                                         name=name))  # fmt: skip
         return out
+
+    def forget(self, project_id: str) -> RegisteredProject:
+        """Remove a project from the list (its folder and ledger are left as they are); PROJECT_NOT_FOUND if absent."""
+        with self._locked():
+            entries = self._read()
+            kept = [e for e in entries if e["project_id"] != project_id]
+            if len(kept) == len(entries):
+                raise GraphLemonError(ErrorCode.PROJECT_NOT_FOUND, f"no project {project_id!r} is registered",
+                                      project_id=project_id)  # fmt: skip
+            self._write(kept)
+        gone = next(e for e in entries if e["project_id"] == project_id)
+        return RegisteredProject(project_id=project_id, root=gone["root"], name=gone.get("name") or "", available=False)
+
+    def rename(self, project_id: str, name: str) -> None:
+        """INVALID_PARAM for an empty or over-long name (names are for people: 1 to 80 characters on one line)."""
+        name = " ".join(name.split())
+        if not 0 < len(name) <= MAX_NAME_CHARS:
+            raise GraphLemonError(ErrorCode.INVALID_PARAM, f"a project name has 1 to {MAX_NAME_CHARS} characters")
+        with self._locked():
+            entries = self._read()
+            if not any(e["project_id"] == project_id for e in entries):
+                raise GraphLemonError(ErrorCode.PROJECT_NOT_FOUND, f"no project {project_id!r} is registered",
+                                      project_id=project_id)  # fmt: skip
+            self._write([{**e, "name": name} if e["project_id"] == project_id else e for e in entries])
 
     def get(self, project_id: str) -> ProjectHandle:
         """The registered project with this id, opened; PROJECT_NOT_FOUND otherwise."""
@@ -75,8 +103,13 @@ class ProjectRegistry:
         """Remember a project (idempotent; a folder re-initialised with a new id replaces its old entry)."""
         root = str(handle.root)
         with self._locked():
-            entries = [e for e in self._read() if e["root"] != root and e["project_id"] != handle.project_id]
-            entries.append({"project_id": handle.project_id, "root": root})
+            old = self._read()
+            named = {e["project_id"]: e["name"] for e in old if e.get("name")}
+            entries = [e for e in old if e["root"] != root and e["project_id"] != handle.project_id]
+            entry = {"project_id": handle.project_id, "root": root}
+            if handle.project_id in named:  # registering again keeps the name the person gave it
+                entry["name"] = named[handle.project_id]
+            entries.append(entry)
             self._write(entries)
 
     def add(self, path: Path | str, confirm_git_init: Callable[[str], bool] | None = None) -> InitResult:

@@ -12,7 +12,15 @@ from typing import Any
 from .. import bugs as bugfold
 from .. import nodes as nodefold
 from .. import taskboard
-from ..models import ArtifactRecord, BudgetConfig, EscalationRecord, RunRecord, TimelineEvent, UsageRecord
+from ..models import (
+    ArtifactRecord,
+    BudgetConfig,
+    EscalationRecord,
+    NodeEvent,
+    RunRecord,
+    TimelineEvent,
+    UsageRecord,
+)
 
 # the dashboard's order: what needs a person or is moving first, finished last
 STATUS_ORDER = {
@@ -71,6 +79,8 @@ def task_detail(records: Records, task_id: str, nodes: list[dict] | None = None)
             n.model_dump(mode="json")
             for n in nodefold.fold(e for e in records.get("node", []) if e.task_id == task_id).values()
         ]
+    failures = attempt_failures(records.get("node", []), task_id)
+    nodes = [{**n, "failures": failures.get(n["node_exec_id"], [])} for n in nodes]
     bugs = [b for b in bugfold.fold(records.get("bug", [])).values() if b.task_id == task_id]
     tokens, cost = _spend(records.get("usage", [])).get(task_id, (0, 0.0))
     usage = [u for u in records.get("usage", []) if isinstance(u, UsageRecord) and u.task_id == task_id]
@@ -112,6 +122,34 @@ def task_detail(records: Records, task_id: str, nodes: list[dict] | None = None)
         ],
         "escalation": escalations[-1].model_dump(mode="json") if escalations else None,
     }
+
+
+FAILED_ATTEMPT = frozenset({"reflecting", "failed", "blocked"})
+ERROR_SHOWN_CHARS = 600
+
+
+def attempt_failures(node_events: list, task_id: str) -> dict[str, list[dict[str, Any]]]:
+    """Per node execution, each attempt that failed (the event that carried its error): what the graph marks red."""
+    out: dict[str, dict[int, dict[str, Any]]] = {}
+    for e in node_events:
+        if isinstance(e, NodeEvent) and e.task_id == task_id and e.status in FAILED_ATTEMPT and e.error:
+            out.setdefault(e.node_exec_id, {})[e.attempt] = {
+                "attempt": e.attempt, "status": e.status, "error_code": e.error_code,
+                "error": e.error[:ERROR_SHOWN_CHARS], "ts": e.ts.isoformat(),
+            }  # fmt: skip
+    return {nid: sorted(by.values(), key=lambda f: f["attempt"]) for nid, by in out.items()}
+
+
+def pending_units(node_events: list, task_id: str, declared: list[str]) -> list[dict[str, Any]]:
+    """Units the task's latest plan declared that have no coder node in that round yet (drawn as pending).
+    `declared`: the project's units.json, which holds the plan of the most recently planned task."""
+    planners = [e for e in node_events if isinstance(e, NodeEvent) and e.stage == "planner"]
+    if not declared or not planners or planners[-1].task_id != task_id:
+        return []
+    plan_round = planners[-1].loop_round
+    started = {e.unit_id for e in node_events if isinstance(e, NodeEvent) and e.task_id == task_id
+               and e.stage in ("coder", "tester") and e.loop_round == plan_round}  # fmt: skip
+    return [{"unit_id": u, "loop_round": plan_round} for u in declared if u not in started]
 
 
 def allowed_actions(status: str, run_state: str | None) -> list[str]:

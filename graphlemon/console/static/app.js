@@ -4,7 +4,7 @@
 
 const TOKEN = document.querySelector('meta[name="graphlemon-token"]').content;
 const STAGE_COLUMNS = ["planner", "coder", "tester", "integrator", "bug-triager", "validator"];
-const NODE_STATUSES = ["running", "verifying", "reflecting", "retrying", "waiting_for_quota", "blocked", "done", "failed"];
+const NODE_STATUSES = ["pending", "running", "verifying", "reflecting", "retrying", "waiting_for_quota", "blocked", "done", "sent_back", "failed"];
 const SEVERITIES = ["low", "medium", "high", "critical"];
 const EXECUTORS = ["scripted", "anthropic", "claude_code"];
 
@@ -31,7 +31,15 @@ function s(tag, attrs, ...children) {
   return el;
 }
 const pill = (status) => h("span", { class: `pill s-${status}`, dataset: { status } }, status);
-const fmtTime = (iso) => (iso ? new Date(iso).toLocaleTimeString() : "");
+const fmtTime = (iso) => (iso ? new Date(iso).toLocaleTimeString([], { hour12: false }) : "");
+// a timeline's time: the clock time, the date when it is not today, and the full date on hover
+function timeCell(iso, prev) {
+  const t = new Date(iso); const today = new Date().toDateString() === t.toDateString();
+  const gap = prev ? (t - new Date(prev)) / 1000 : null;
+  return h("td", { class: "time", title: t.toString() }, today ? fmtTime(iso) : `${t.toLocaleDateString()} ${fmtTime(iso)}`,
+    gap !== null && gap >= 1 ? h("div", { class: "gap" }, `+${fmtDuration(gap)}`) : null);
+}
+const fmtDuration = (sec) => (sec < 60 ? `${Math.round(sec)} s` : sec < 3600 ? `${Math.floor(sec / 60)} min ${Math.round(sec % 60)} s` : `${Math.floor(sec / 3600)} h ${Math.round((sec % 3600) / 60)} min`);
 const fmtDateTime = (iso) => (iso ? new Date(iso).toLocaleString() : "");
 const fmtNum = (n) => (n === null || n === undefined ? "—" : Number(n).toLocaleString());
 const main = () => document.getElementById("main");
@@ -146,8 +154,13 @@ function route() {
   if (p === "p" && pid) return pageDashboard(pid);
   return pageProjects();
 }
+const projectNames = {};
 function updateNav(pid, active) {
-  document.getElementById("project-label").textContent = pid ? `project ${pid}` : "";
+  document.getElementById("project-label").textContent = pid ? `project ${projectNames[pid] || pid}` : "";
+  if (pid && !projectNames[pid]) api("GET", "/api/projects").then((ps) => { // the header names the project
+    for (const p of ps) projectNames[p.project_id] = p.name;
+    if (projectNames[pid] && currentPid() === pid) document.getElementById("project-label").textContent = `project ${projectNames[pid]}`;
+  }).catch(() => {});
   for (const a of document.querySelectorAll("#nav a")) {
     const nav = a.dataset.nav;
     a.classList.toggle("active", nav === active || (nav === "dashboard" && active === "t"));
@@ -195,10 +208,31 @@ async function loadProjects(list) {
   try {
     const projects = await api("GET", "/api/projects");
     if (!projects.length) { list.replaceChildren(h("p", { class: "muted" }, "No projects yet: add one below, or run graphlemon init DIR.")); return; }
-    list.replaceChildren(h("table", {}, h("tr", {}, h("th", {}, "project"), h("th", {}, "folder"), h("th", {}, "")),
-      projects.map((p) => h("tr", { dataset: { project: p.project_id } },
-        h("td", {}, p.available ? h("a", { href: `#/p/${encodeURIComponent(p.project_id)}` }, p.project_id) : p.project_id),
-        h("td", {}, p.root), h("td", {}, p.available ? "" : "missing")))));
+    const forget = async (p) => {
+      if (!window.confirm(`Remove ${p.name} (${p.root}) from this list? Its folder and ledger stay as they are.`)) return;
+      try { await api("POST", `/api/projects/${encodeURIComponent(p.project_id)}/forget`, {}); loadProjects(list); }
+      catch (err) { list.prepend(h("div", { class: "msg error" }, err.message)); }
+    };
+    const rename = async (p) => {
+      const name = window.prompt("Name of this project", p.name);
+      if (name === null) return;
+      try { await api("POST", `/api/projects/${encodeURIComponent(p.project_id)}/name`, { name }); loadProjects(list); }
+      catch (err) { list.prepend(h("div", { class: "msg error", dataset: { code: err.error ? err.error.code : "" } }, err.message)); }
+    };
+    const row = (p) => h("tr", { dataset: { project: p.project_id, root: p.root, available: p.available ? "yes" : "no" } },
+      h("td", {}, p.available ? h("a", { href: `#/p/${encodeURIComponent(p.project_id)}` }, p.name) : p.name, h("div", { class: "muted small" }, p.project_id)),
+      h("td", {}, p.root), h("td", {}, p.available ? "" : "missing"),
+      h("td", {}, h("button", { type: "button", class: "secondary small rename", onclick: () => rename(p) }, "rename"), " ",
+        h("button", { type: "button", class: "secondary small forget", onclick: () => forget(p) }, "remove")));
+    const head = h("tr", {}, ["project", "folder", "", ""].map((c) => h("th", {}, c)));
+    const here = projects.filter((p) => p.available); const gone = projects.filter((p) => !p.available);
+    list.replaceChildren(h("table", { id: "projects-table" }, head, here.map(row)),
+      gone.length ? h("details", { id: "missing-projects" }, h("summary", {}, `${gone.length} missing project(s): their folder or project.json is gone`),
+        h("button", { type: "button", class: "secondary", id: "forget-missing", onclick: async () => {
+          try { for (const p of gone) await api("POST", `/api/projects/${encodeURIComponent(p.project_id)}/forget`, {}); loadProjects(list); }
+          catch (err) { list.prepend(h("div", { class: "msg error" }, err.message)); }
+        } }, "remove every missing project from the list"),
+        h("table", {}, gone.map(row))) : null);
   } catch (err) { list.replaceChildren(h("div", { class: "msg error" }, err.message)); }
 }
 
@@ -277,16 +311,24 @@ function pageTask(pid, tid) {
     event: (ev) => {
       if (ev.kind === "node" && ev.record.event !== "violation") {
         const r = ev.record; const known = nodes.get(r.node_exec_id);
-        if (known) { Object.assign(known, { status: r.status, attempt: r.attempt, error: r.error, error_code: r.error_code }); recolour(graph, known); }
-        else { nodes.set(r.node_exec_id, { ...r, node_exec_id: r.node_exec_id }); drawGraph(graph, nodes, detail); }
+        const failed = r.error && ["reflecting", "failed", "blocked"].includes(r.status) ? { attempt: r.attempt, status: r.status, error_code: r.error_code, error: r.error.slice(0, 600), ts: r.ts } : null;
+        if (known && !failed) { Object.assign(known, { status: r.status, attempt: r.attempt }); recolour(graph, known); }
+        else {
+          const n = known || { ...r, node_exec_id: r.node_exec_id, failures: [] };
+          Object.assign(n, { status: r.status, attempt: r.attempt });
+          if (failed) n.failures = [...(n.failures || []).filter((f) => f.attempt !== failed.attempt), failed];
+          nodes.set(r.node_exec_id, n); drawGraph(graph, nodes, detail);
+        }
       }
-      if (ev.kind === "task" && detail) { detail.task.status = ev.record.status; detail.task.blocked_reason = ev.record.blocked_reason || null; drawHead(head, pid, detail); }
+      if (ev.kind === "task" && detail) { detail.task.status = ev.record.status; detail.task.blocked_reason = ev.record.blocked_reason || null; drawHead(head, pid, detail); drawGraph(graph, nodes, detail); }
       if (ev.kind !== "node") { // timeline, bugs, usage, artifacts: re-read the task's view (debounced)
         clearTimeout(refetch);
         refetch = setTimeout(async () => {
           try {
             detail = await api("GET", `/api/projects/${encodeURIComponent(pid)}/tasks/${encodeURIComponent(tid)}`);
             drawHead(head, pid, detail); drawActs(); drawRest(rest, pid, detail);
+            if (JSON.stringify(detail.pending_units) !== JSON.stringify(graph.glDetail && graph.glDetail.pending_units)) drawGraph(graph, nodes, detail);
+            else graph.glDetail = detail;
           }
           catch (e) { console.error(e); }
         }, 150);
@@ -295,7 +337,7 @@ function pageTask(pid, tid) {
     refused: (err) => head.replaceChildren(h("div", { class: "msg error", dataset: { code: err.code } }, `error[${err.code}]: ${err.message}`)),
   });
 }
-const LEGEND = { running: "#bfdbfe", verifying: "#c7d2fe", reflecting: "#e9d5ff", retrying: "#fed7aa", waiting_for_quota: "#fef08a", blocked: "#fecaca", done: "#bbf7d0", failed: "#f87171" };
+const LEGEND = { pending: "#ffffff", sent_back: "#fde68a", running: "#bfdbfe", verifying: "#c7d2fe", reflecting: "#e9d5ff", retrying: "#fed7aa", waiting_for_quota: "#fef08a", blocked: "#fecaca", done: "#bbf7d0", failed: "#f87171" };
 const getLegendColour = (st) => LEGEND[st] || "#f3f4f6";
 
 function currentPid() { return location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent)[1]; }
@@ -366,7 +408,7 @@ function timelineLog(pid, d, e) { // a timeline line opens the log of its node (
 }
 function drawRest(rest, pid, d) {
   const tl = h("table", { id: "timeline" }, h("tr", {}, ["time", "event", "unit", "summary", ""].map((c) => h("th", {}, c))),
-    d.timeline.map((e) => h("tr", {}, h("td", {}, fmtTime(e.ts)), h("td", {}, e.event), h("td", {}, e.unit_id || ""), h("td", {}, e.summary), h("td", {}, timelineLog(pid, d, e)))));
+    d.timeline.map((e, i) => h("tr", { dataset: { event: e.event } }, timeCell(e.ts, i ? d.timeline[i - 1].ts : null), h("td", {}, e.event), h("td", {}, e.unit_id || ""), h("td", {}, e.summary), h("td", {}, timelineLog(pid, d, e)))));
   const bugs = d.bugs.length ? h("table", { id: "bugs" }, h("tr", {}, ["bug", "unit", "status", "root cause", "route", "title"].map((c) => h("th", {}, c))),
     d.bugs.map((b) => h("tr", { dataset: { bug: b.bug_id } }, h("td", {}, b.bug_id), h("td", {}, b.unit_id || ""), h("td", {}, pill(b.status)),
       h("td", {}, b.root_cause_category || "", b.root_cause_detail ? h("div", { class: "muted" }, b.root_cause_detail) : null),
@@ -388,6 +430,12 @@ function drawRest(rest, pid, d) {
         h("h2", {}, "Artifacts"), arts, view)));
 }
 
+// **bold** and `code` inside a line, as elements holding text (never HTML)
+function inline(text) {
+  return String(text).split(/(\*\*[^*]+\*\*|`[^`]+`)/).filter(Boolean).map((part) =>
+    part.startsWith("**") && part.endsWith("**") && part.length > 4 ? h("b", {}, part.slice(2, -2))
+      : part.startsWith("`") && part.endsWith("`") && part.length > 2 ? h("code", {}, part.slice(1, -1)) : part);
+}
 // a small, safe markdown view: headings, lists, code blocks, paragraphs (all text nodes)
 function markdown(text) {
   const box = h("div", { class: "md" });
@@ -396,11 +444,11 @@ function markdown(text) {
     if (line.startsWith("```")) { if (code) { box.append(h("pre", {}, code.join("\n"))); code = null; } else { code = []; } continue; }
     if (code) { code.push(line); continue; }
     const m = /^(#{1,6})\s+(.*)$/.exec(line);
-    if (m) { list = null; box.append(h(`h${Math.min(6, m[1].length + 2)}`, {}, m[2])); continue; }
+    if (m) { list = null; box.append(h(`h${Math.min(6, m[1].length + 2)}`, {}, inline(m[2]))); continue; }
     const li = /^\s*(?:[-*]|\d+\.)\s+(.*)$/.exec(line);
-    if (li) { if (!list) { list = h("ul"); box.append(list); } list.append(h("li", {}, li[1])); continue; }
+    if (li) { if (!list) { list = h("ul"); box.append(list); } list.append(h("li", {}, inline(li[1]))); continue; }
     list = null;
-    if (line.trim()) box.append(h("p", {}, line));
+    if (line.trim()) box.append(h("p", {}, inline(line)));
   }
   if (code) box.append(h("pre", {}, code.join("\n")));
   return box;
@@ -410,11 +458,29 @@ function markdown(text) {
 const NODE_W = 170, NODE_H = 48, COL_W = 215, ROW_H = 64, LANE_PAD = 26, LEFT = 80;
 function nodeLabel(n, hasTester) {
   const stage = n.stage === "coder" && !hasTester ? "coder ⇄ tester" : n.stage;
-  return [n.unit_id ? `${stage} · ${n.unit_id}` : stage, `attempt ${n.attempt} · ${n.status}`];
+  const shown = n.shown || n.status;
+  const second = shown === "pending" ? "pending (declared by the plan)" : shown === "sent_back" ? "done · sent the round back"
+    : `attempt ${n.attempt} · ${shown}`;
+  return [n.unit_id ? `${stage} · ${n.unit_id}` : stage, second];
+}
+const LIVE_NODE = new Set(["running", "verifying", "reflecting", "retrying", "waiting_for_quota"]);
+// what a node shows: a live node of a task that stopped is blocked (or cancelled); a validator whose round was
+// followed by another sent it back (not "done"); units the plan declared but not started are pending
+function shownStatus(n, d, every) {
+  if (n.pending) return "pending";
+  const task = d && d.task ? d.task.status : null;
+  if (LIVE_NODE.has(n.status) && (task === "blocked_pending_human" || task === "paused")) return "blocked";
+  if (LIVE_NODE.has(n.status) && (task === "abandoned" || task === "done")) return "cancelled";
+  if (n.stage === "validator" && n.status === "done" && (task !== "done" || every.some((m) => !m.pending && (m.loop_round || 0) > (n.loop_round || 0)))) return "sent_back";
+  return n.status;
 }
 const ROUNDS_SHOWN = 12; // a long task opens on its latest rounds; the button shows them all
-function drawGraph(wrap, nodes) {
-  const every = [...nodes.values()];
+function drawGraph(wrap, nodes, detail) {
+  const pending = ((detail && detail.pending_units) || []).map((u) => ({ node_exec_id: `pending-${u.unit_id}-r${u.loop_round}`,
+    stage: "coder", unit_id: u.unit_id, loop_round: u.loop_round, attempt: 0, status: "pending", pending: true, failures: [] }));
+  const every = [...nodes.values(), ...pending];
+  for (const n of every) n.shown = shownStatus(n, detail, every);
+  wrap.glDetail = detail;
   const hasTester = every.some((n) => n.stage === "tester");
   const cols = STAGE_COLUMNS.filter((st) => st !== "tester" || hasTester);
   const allRounds = [...new Set(every.map((n) => n.loop_round || 0))].sort((a, b) => a - b);
@@ -458,24 +524,31 @@ function drawGraph(wrap, nodes) {
   svg.setAttribute("height", Math.max(y, 80));
   const hidden = allRounds.length - rounds.length;
   const more = hidden > 0 ? h("p", { class: "muted pad", id: "graph-more" }, `${hidden} earlier round(s) not drawn `,
-    h("button", { type: "button", class: "secondary", onclick: () => { wrap.dataset.allRounds = "1"; drawGraph(wrap, nodes); } }, "show all rounds")) : null;
+    h("button", { type: "button", class: "secondary", onclick: () => { wrap.dataset.allRounds = "1"; drawGraph(wrap, nodes, detail); } }, "show all rounds")) : null;
   if (!every.length) wrap.replaceChildren(h("p", { class: "muted pad" }, "No node has run yet."));
   else wrap.replaceChildren(...[more, svg].filter(Boolean));
 }
 function nodeBox(p, hasTester) {
   const [l1, l2] = nodeLabel(p.n, hasTester);
-  const g = s("g", { class: "node", "data-node-id": p.n.node_exec_id, "data-status": p.n.status, "data-stage": p.n.stage, transform: `translate(${p.x},${p.y})` },
-    s("title", {}, "open this node's execution log"),
+  const fails = p.n.failures || [];
+  const g = s("g", { class: p.n.pending ? "node pending" : "node", "data-node-id": p.n.node_exec_id, "data-status": p.n.shown || p.n.status,
+    "data-recorded-status": p.n.status, "data-stage": p.n.stage, "data-failures": fails.length, transform: `translate(${p.x},${p.y})` },
+    s("title", {}, p.n.pending ? "declared by the plan, not started yet" : "open this node's execution log"),
     s("rect", { width: NODE_W, height: NODE_H, rx: 6 }),
     s("text", { x: 8, y: 19, class: "l1" }, l1), s("text", { x: 8, y: 36, class: "l2" }, l2));
+  fails.forEach((f, i) => g.append(s("g", { class: "fail-mark", "data-attempt": f.attempt },
+    s("title", {}, `attempt ${f.attempt} failed${f.error_code ? ` (${f.error_code})` : ""}: ${f.error}`),
+    s("rect", { x: NODE_W - 14 - i * 13, y: 4, width: 10, height: 10, rx: 2 }))));
   g.dataset.hasTester = hasTester ? "1" : "";
-  g.addEventListener("click", () => { location.hash = `#/p/${encodeURIComponent(currentPid())}/logs/${encodeURIComponent(p.n.node_exec_id)}`; });
+  if (!p.n.pending) g.addEventListener("click", () => { location.hash = `#/p/${encodeURIComponent(currentPid())}/logs/${encodeURIComponent(p.n.node_exec_id)}`; });
   return g;
 }
 function recolour(wrap, n) {
   const g = [...wrap.querySelectorAll("g.node")].find((el) => el.getAttribute("data-node-id") === n.node_exec_id);
   if (!g) return;
-  g.setAttribute("data-status", n.status);
+  n.shown = shownStatus(n, wrap.glDetail, []);
+  g.setAttribute("data-status", n.shown);
+  g.setAttribute("data-recorded-status", n.status);
   g.querySelector("text.l2").textContent = nodeLabel(n, g.dataset.hasTester === "1")[1];
 }
 function arrow(a, b, back) {
@@ -690,7 +763,7 @@ async function pageBudget(pid, tid) {
         h("b", {}, "remaining"), h("span", {}, b ? amount(b.remaining, b.limit_type) : "—"),
         h("b", {}, "changes"), d.budget_changes.length ? h("ol", { id: "budget-history", class: "plain" }, d.budget_changes.map((c) =>
           h("li", {}, `${fmtDateTime(c.ts)} · ${amount(c.limit_value, c.limit_type)} · by ${c.by}`))) : h("span", {}, "none")),
-        form.hidden ? h("p", { class: "muted" }, `The task is ${d.task.status}: its budget can no longer change anything.`) : null);
+        ...(form.hidden ? [h("p", { class: "muted" }, `The task is ${d.task.status}: its budget can no longer change anything.`)] : []));
       if (b) type.value = b.limit_type;
     } catch (err) { info.replaceChildren(h("div", { class: "msg error" }, err.message)); }
   };
