@@ -371,6 +371,33 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
                                          by="console")  # fmt: skip
         return {"bug_id": bug_id}
 
+    @route("GET", "/api/projects/{project_id}/bugs")
+    async def bugs(project_id: str) -> Any:
+        """Every bug of the project, newest first, and the units to filter by (the page filters in place)."""
+        from ..bugs import BugTracker
+
+        handle = settings.registry.get(project_id)
+        found = await asyncio.to_thread(BugTracker(handle.ledger).list)
+        found.sort(key=lambda b: b.opened_at, reverse=True)
+        units = await asyncio.to_thread(_declared_units, handle)
+        return {"project_id": project_id, "bugs": [views.bug_row(b) for b in found],
+                "units": sorted(set(units) | {b.unit_id for b in found if b.unit_id})}  # fmt: skip
+
+    @route("GET", "/api/projects/{project_id}/bugs/{bug_id}")
+    async def bug_detail(project_id: str, bug_id: str) -> Any:
+        from ..bugs import BugTracker
+
+        handle = settings.registry.get(project_id)
+        tracker = BugTracker(handle.ledger)
+        found = await asyncio.to_thread(tracker.get, bug_id)  # BUG_NOT_FOUND
+        history = [e for e in await asyncio.to_thread(handle.ledger.read, "bug") if e.bug_id == bug_id]
+        return {**views.bug_row(found), "history": [e.model_dump(mode="json", exclude_none=True) for e in history]}
+
+    @route("GET", "/api/projects/{project_id}/units")
+    async def units(project_id: str) -> Any:
+        handle = settings.registry.get(project_id)
+        return {"project_id": project_id, "units": await asyncio.to_thread(_declared_units, handle)}
+
     # -- execution logs (REQ-13): v_log_viewer, v_log_retention_settings ---------------------------------
     @route("GET", "/api/projects/{project_id}/logs/{node_exec_id}")
     async def log_meta(project_id: str, node_exec_id: str) -> Any:

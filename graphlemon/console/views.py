@@ -124,6 +124,12 @@ def task_detail(records: Records, task_id: str, nodes: list[dict] | None = None)
     }
 
 
+def bug_row(bug: bugfold.Bug) -> dict[str, Any]:
+    """A bug as the bugs page lists it: its fields plus `shown_category`, the validator's attribution when it made
+    one (`root_cause_category`), else the triage category."""
+    return {**bug.model_dump(mode="json"), "shown_category": bug.root_cause_category or bug.category}
+
+
 FAILED_ATTEMPT = frozenset({"reflecting", "failed", "blocked"})
 ERROR_SHOWN_CHARS = 600
 

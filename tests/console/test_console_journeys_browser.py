@@ -128,9 +128,7 @@ def calc_blocked_on_the_validator(tmp_path: Path) -> tuple[Path, Path]:
 
 
 @pytest.mark.slow
-def test_manual_resume_of_a_blocked_task_runs_it_to_done_and_the_graph_shows_the_failed_attempt(
-    page, server, tmp_path
-):
+def test_manual_resume_of_a_blocked_task_runs_it_to_done_and_the_graph_shows_the_failed_attempt(page, server, tmp_path):
     repo, _ = calc_blocked_on_the_validator(tmp_path)
     (task,) = TaskBoard(opened(repo).ledger).all().values()
     assert task.blocked_reason == "validator_inconclusive"

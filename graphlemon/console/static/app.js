@@ -138,7 +138,7 @@ function route() {
   if (current) { current.close(); current = null; }
   setBanner(null);
   document.body.dataset.live = "idle";
-  const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
+  const parts = location.hash.replace(/^#\/?/, "").split("?")[0].split("/").filter(Boolean).map(decodeURIComponent);
   const [p, pid, t, tid, sub] = parts;
   updateNav(p === "p" ? pid : null, p === "p" ? (t || "dashboard") : "projects");
   if (p === "p" && pid && t === "t" && tid && sub === "budget") return pageBudget(pid, tid);
@@ -148,6 +148,8 @@ function route() {
   if (p === "p" && pid && t === "t" && tid) return pageTask(pid, tid);
   if (p === "p" && pid && t === "goal") return pageGoal(pid);
   if (p === "p" && pid && t === "bug") return pageBug(pid);
+  if (p === "p" && pid && t === "bugs" && tid) return pageBugDetail(pid, tid);
+  if (p === "p" && pid && t === "bugs") return pageBugs(pid, new URLSearchParams(location.hash.split("?")[1] || ""));
   if (p === "p" && pid && t === "deploy") return pageDeploy(pid, tid);
   if (p === "p" && pid && t === "skills" && tid) return pageSkillIteration(pid, tid);
   if (p === "p" && pid && t === "skills") return pageSkills(pid);
@@ -393,6 +395,9 @@ function runState(d) {
   }
   return box;
 }
+// text with every bug id in it linked to the bug's page
+const withBugLinks = (pid, text) => String(text).split(/(bug-\d{8}-\d{4}-[0-9a-f]{4,})/).filter(Boolean)
+  .map((part) => (/^bug-\d{8}-\d{4}-[0-9a-f]{4,}$/.test(part) ? bugLink(pid, part) : part));
 const bugLink = (pid, id) => h("a", { href: `#/p/${encodeURIComponent(pid)}/bugs/${encodeURIComponent(id)}`, class: "bug-link", dataset: { bug: id } }, id);
 
 function timelineLog(pid, d, e) { // a timeline line opens the log of its node (its ref, else the unit's latest node)
@@ -408,9 +413,9 @@ function timelineLog(pid, d, e) { // a timeline line opens the log of its node (
 }
 function drawRest(rest, pid, d) {
   const tl = h("table", { id: "timeline" }, h("tr", {}, ["time", "event", "unit", "summary", ""].map((c) => h("th", {}, c))),
-    d.timeline.map((e, i) => h("tr", { dataset: { event: e.event } }, timeCell(e.ts, i ? d.timeline[i - 1].ts : null), h("td", {}, e.event), h("td", {}, e.unit_id || ""), h("td", {}, e.summary), h("td", {}, timelineLog(pid, d, e)))));
+    d.timeline.map((e, i) => h("tr", { dataset: { event: e.event } }, timeCell(e.ts, i ? d.timeline[i - 1].ts : null), h("td", {}, e.event), h("td", {}, e.unit_id || ""), h("td", {}, withBugLinks(pid, e.summary)), h("td", {}, timelineLog(pid, d, e)))));
   const bugs = d.bugs.length ? h("table", { id: "bugs" }, h("tr", {}, ["bug", "unit", "status", "root cause", "route", "title"].map((c) => h("th", {}, c))),
-    d.bugs.map((b) => h("tr", { dataset: { bug: b.bug_id } }, h("td", {}, b.bug_id), h("td", {}, b.unit_id || ""), h("td", {}, pill(b.status)),
+    d.bugs.map((b) => h("tr", { dataset: { bug: b.bug_id } }, h("td", {}, bugLink(pid, b.bug_id)), h("td", {}, b.unit_id || ""), h("td", {}, pill(b.status)),
       h("td", {}, b.root_cause_category || "", b.root_cause_detail ? h("div", { class: "muted" }, b.root_cause_detail) : null),
       h("td", {}, b.suggested_route || ""), h("td", {}, b.title)))) : h("p", { class: "muted" }, "No bugs.");
   const view = h("div", { id: "artifact-view" });
@@ -624,13 +629,16 @@ function followLaunch(pid, launchId, box) {
 function pageBug(pid) {
   const title = h("input", { type: "text", id: "bug-title", maxlength: 200 });
   const desc = h("textarea", { id: "bug-description", required: true });
-  const unit = h("input", { type: "text", id: "bug-unit", placeholder: "optional" });
+  const unit = h("select", { id: "bug-unit" }, h("option", { value: "" }, "(no unit / not sure)"));
   const sev = h("select", { id: "bug-severity" }, SEVERITIES.map((v) => h("option", { value: v, selected: v === "medium" }, v)));
   const msg = h("div", { id: "bug-msg", hidden: true });
   const form = h("form", { class: "stack card", id: "bug-form" },
     h("label", { for: "bug-title" }, "Title"), title, h("label", { for: "bug-description" }, "What you saw and what you expected"), desc,
     h("label", { for: "bug-unit" }, "Unit"), unit, h("label", { for: "bug-severity" }, "Severity"), sev, h("br"),
     h("button", { type: "submit" }, "Report bug"), msg);
+  api("GET", `/api/projects/${encodeURIComponent(pid)}/bugs`).then((r) => { // the units the plan declared (and bugs named)
+    unit.append(...r.units.map((u) => h("option", { value: u }, u)));
+  }).catch((err) => message(msg, err));
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     if (!desc.value.trim()) { // the page refuses; the server refuses too (INVALID_PARAM), independently
@@ -639,11 +647,62 @@ function pageBug(pid) {
     }
     try {
       const res = await api("POST", `/api/projects/${encodeURIComponent(pid)}/bugs`, { title: title.value, description: desc.value, unit_id: unit.value || null, severity: sev.value });
-      message(msg, null, `Reported ${res.bug_id}.`);
+      message(msg, null, "Reported "); msg.append(bugLink(pid, res.bug_id), " — ", h("a", { href: `#/p/${encodeURIComponent(pid)}/bugs` }, "all bugs"));
       form.reset();
     } catch (err) { message(msg, err); }
   });
   main().replaceChildren(h("h1", {}, "Report a bug"), form);
+}
+
+// -- the bugs of a project: filter by status, unit and category (the validator's attribution when it made one) ----
+async function pageBugs(pid, query) {
+  const pidq = encodeURIComponent(pid);
+  const box = h("div", { id: "bugs-list" }, "Loading…");
+  const pick = (id, label, values) => h("label", { class: "filter" }, `${label} `, h("select", { id, dataset: { field: label } },
+    h("option", { value: "" }, "all"), values.map((v) => h("option", { value: v, selected: query.get(label) === v }, v))));
+  main().replaceChildren(h("h1", {}, "Bugs ", h("a", { href: `#/p/${pidq}/bug`, class: "button-link small" }, "report a bug")), box);
+  let data;
+  try { data = await api("GET", `/api/projects/${pidq}/bugs`); } catch (err) { message(box, err); return; }
+  const uniq = (f) => [...new Set(data.bugs.map(f).filter(Boolean))].sort();
+  const filters = h("div", { class: "filters card", id: "bug-filters" },
+    pick("filter-status", "status", uniq((b) => b.status)), pick("filter-unit", "unit", data.units),
+    pick("filter-category", "category", uniq((b) => b.shown_category)));
+  const table = h("div", {});
+  const draw = () => {
+    const want = Object.fromEntries([...filters.querySelectorAll("select")].map((el) => [el.dataset.field, el.value]));
+    const shown = data.bugs.filter((b) => (!want.status || b.status === want.status) && (!want.unit || b.unit_id === want.unit)
+      && (!want.category || b.shown_category === want.category));
+    const qs = new URLSearchParams(Object.entries(want).filter(([, v]) => v)).toString();
+    history.replaceState(null, "", `#/p/${pidq}/bugs${qs ? `?${qs}` : ""}`); // a filtered list can be linked
+    table.replaceChildren(h("p", { class: "muted", id: "bugs-count" }, `${shown.length} of ${data.bugs.length} bug(s)`),
+      shown.length ? h("table", { id: "bugs-table" }, h("tr", {}, ["bug", "status", "unit", "category", "severity", "task", "title", "opened"].map((c) => h("th", {}, c))),
+        shown.map((b) => h("tr", { dataset: { bug: b.bug_id } }, h("td", {}, bugLink(pid, b.bug_id)), h("td", {}, pill(b.status)), h("td", {}, b.unit_id || ""),
+          h("td", {}, b.shown_category), h("td", {}, b.severity),
+          h("td", {}, b.task_id ? h("a", { href: `#/p/${pidq}/t/${encodeURIComponent(b.task_id)}` }, b.task_id) : ""),
+          h("td", {}, b.title), h("td", { class: "time" }, fmtDateTime(b.opened_at))))) : null);
+  };
+  filters.addEventListener("change", draw);
+  box.replaceChildren(filters, table);
+  draw();
+}
+async function pageBugDetail(pid, bid) {
+  const pidq = encodeURIComponent(pid);
+  const box = h("div", { id: "bug-detail", class: "card" }, "Loading…");
+  main().replaceChildren(h("h1", {}, "Bug ", h("code", {}, bid)), box);
+  try {
+    const b = await api("GET", `/api/projects/${pidq}/bugs/${encodeURIComponent(bid)}`);
+    box.replaceChildren(
+      h("p", {}, pill(b.status), " ", h("b", {}, b.title)),
+      h("div", { class: "kv" },
+        h("b", {}, "unit"), h("span", {}, b.unit_id || "—"), h("b", {}, "category"), h("span", {}, b.shown_category),
+        h("b", {}, "severity"), h("span", {}, b.severity), h("b", {}, "source"), h("span", {}, b.source || "—"),
+        h("b", {}, "task"), b.task_id ? h("a", { href: `#/p/${pidq}/t/${encodeURIComponent(b.task_id)}` }, b.task_id) : h("span", {}, "—"),
+        h("b", {}, "test"), h("span", {}, b.test_name || "—"),
+        h("b", {}, "root cause"), h("span", {}, b.root_cause_detail || "—"), h("b", {}, "route"), h("span", {}, b.suggested_route || "—")),
+      b.detail ? h("pre", { id: "bug-text" }, b.detail) : null,
+      h("h2", {}, "History"), h("ol", { id: "bug-history" }, b.history.map((e) => h("li", {}, `${fmtDateTime(e.ts)} · `, pill(e.status || "update"),
+        ` by ${e.by || "system"}`, e.note ? ` — ${e.note}` : ""))));
+  } catch (err) { message(box, err); }
 }
 
 // -- v_skill_audit_log: every skill iteration (graphlemon skills log), one iteration (graphlemon skills show) -----

@@ -1,0 +1,108 @@
+"""The bugs page and the log viewer in real headless Chromium (Debian's `chromium`, Playwright). The ledgers are
+written by the domain's own calls (BugTracker, NodeLogs), the same records the loop leaves. Each test saves
+screenshots under its tmp dir and tests/.screenshots/."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+from browser_kit import launched_chromium, shooting_page
+
+from graphlemon.bugs import BugTracker
+from graphlemon.console.app import ConsoleSettings
+from graphlemon.console.project_registry import ProjectRegistry
+from graphlemon.console.server import BackgroundServer
+from graphlemon.models import TimelineEvent
+from graphlemon.project import init_project
+from graphlemon.taskboard import TaskBoard
+
+UNITS = {"units": [{"unit_id": u, "title": u, "code": [f"snake/{u}.py"], "tests": [f"tests/{u}"], "depends_on": []}
+                   for u in ("board", "collision", "scoring")]}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def registry(tmp_path_factory) -> ProjectRegistry:
+    return ProjectRegistry(tmp_path_factory.mktemp("pages-config"))
+
+
+@pytest.fixture(scope="module")
+def server(registry):
+    srv = BackgroundServer(ConsoleSettings(token="p" * 32, registry=registry)).start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    yield from launched_chromium()
+
+
+@pytest.fixture
+def page(browser, request, tmp_path):
+    yield from shooting_page(browser, request, tmp_path)
+
+
+@pytest.fixture
+def project(tmp_path, registry):
+    repo = tmp_path / "snake"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "s"],
+                   cwd=repo, check=True)  # fmt: skip
+    handle = init_project(repo).project
+    (handle.state_dir / "units.json").write_text(json.dumps(UNITS))
+    registry.register(handle)
+    return handle
+
+
+def test_a_reported_bug_is_found_on_the_bugs_page_and_bug_ids_are_links(page, server, project):
+    pid = project.project_id
+    tid = TaskBoard(project.ledger).create("Implement a snake game").task_id
+    tracker = BugTracker(project.ledger)
+    found, _ = tracker.open(title="right wall not hit", source="unit_test", unit_id="collision", task_id=tid,
+                            test_name="test_right_wall")  # fmt: skip
+    tracker.update(found, by="validator", root_cause_category="coder", root_cause_detail="x > width, not >=")
+    project.ledger.append(TimelineEvent(event="test_failed", task_id=tid, unit_id="collision",
+                                        summary=f"1 failed (bug {found}): expected True"))  # fmt: skip
+
+    page.goto(f"{server.url}/#/p/{pid}/bug")
+    page.wait_for_selector("#bug-unit option[value=collision]", state="attached")
+    assert page.eval_on_selector_all("#bug-unit option", "os => os.map(o => o.value)") == [
+        "",
+        "board",
+        "collision",
+        "scoring",
+    ]  # the plan's units, not a free-text box
+    page.fill("#bug-title", "the score <b>resets</b>")
+    page.fill("#bug-description", "eating food twice gives 1 point")
+    page.select_option("#bug-unit", "scoring")
+    page.click("#bug-form button[type=submit]")
+    page.wait_for_selector("#bug-msg.ok a.bug-link")
+    page.shot("reported")
+    reported = page.get_attribute("#bug-msg a.bug-link", "data-bug")
+    assert BugTracker(project.ledger).get(reported).unit_id == "scoring"
+    page.click("#bug-msg a.bug-link")
+    page.wait_for_selector("#bug-detail .kv")
+    assert "the score <b>resets</b>" in page.inner_text("#bug-detail")  # text, never markup
+    page.shot("detail")
+
+    page.goto(f"{server.url}/#/p/{pid}/bugs")
+    page.wait_for_selector("#bugs-table")
+    assert page.inner_text("#bugs-count") == "2 of 2 bug(s)"
+    page.select_option("#filter-category", "coder")  # the validator's attribution, not "unknown"
+    page.wait_for_selector("#bugs-count:has-text('1 of 2')")
+    assert page.query_selector_all("#bugs-table tr[data-bug]")[0].get_attribute("data-bug") == found
+    page.select_option("#filter-category", "")
+    page.select_option("#filter-unit", "scoring")
+    page.wait_for_selector(f"#bugs-table tr[data-bug='{reported}']")
+    assert "unit=scoring" in page.evaluate("location.hash")  # a filtered list is a link
+    page.shot("filtered")
+
+    page.goto(f"{server.url}/#/p/{pid}/t/{tid}")
+    page.wait_for_selector(f"#timeline a.bug-link[data-bug='{found}']")
+    page.wait_for_selector(f"#bugs a.bug-link[data-bug='{found}']")
+    page.click(f"#timeline a.bug-link[data-bug='{found}']")
+    page.wait_for_selector("#bug-history li")
+    assert "x > width, not >=" in page.inner_text("#bug-detail")
