@@ -402,9 +402,33 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
     @route("GET", "/api/projects/{project_id}/logs/{node_exec_id}")
     async def log_meta(project_id: str, node_exec_id: str) -> Any:
         from ..execlogs import view
+        from ..taskboard import TaskBoard
 
         handle = settings.registry.get(project_id)
-        return (await asyncio.to_thread(view, handle.ledger, node_exec_id)).model_dump(mode="json")
+        v = await asyncio.to_thread(view, handle.ledger, node_exec_id)
+        tasks = await asyncio.to_thread(lambda: TaskBoard(handle.ledger).all()) if v.task_id else {}
+        task = tasks.get(v.task_id) if v.task_id else None
+        live, ended = views.log_liveness(v.status, v.node_status, task.status if task else None)
+        return {**v.model_dump(mode="json"), "live": live, "ended_because": ended}
+
+    async def log_download(request: Request) -> Response:
+        """The whole log as a file (the viewer holds only a window of it)."""
+        from starlette.responses import FileResponse
+
+        from ..execlogs import log_path, view
+
+        try:
+            handle = settings.registry.get(request.path_params["project_id"])
+            nid = request.path_params["node_exec_id"]
+            v = await asyncio.to_thread(view, handle.ledger, nid)  # NODE_EXEC_NOT_FOUND
+            path = log_path(handle.state_dir, nid)
+            if v.log is None or v.status == "purged" or not path.is_file():
+                raise GraphLemonError(ErrorCode.NODE_EXEC_NOT_FOUND, v.notice or f"{nid} has no log file",
+                                      node_exec_id=nid)  # fmt: skip
+        except GraphLemonError as exc:
+            return error_response(exc)
+        return FileResponse(path, media_type="text/plain; charset=utf-8", filename=f"{nid}.log",
+                            headers={"X-Content-Type-Options": "nosniff"})  # fmt: skip
 
     async def log_range(request: Request) -> Response:
         """c_execution_log_get: bytes [start, start + max) of a node's log, whole lines (never the whole file)."""
@@ -422,9 +446,15 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
             return error_response(exc)
         except FileNotFoundError:
             return JSONResponse({"start": 0, "end": 0, "size": 0, "text": ""})
-        return JSONResponse(chunk.model_dump())
+        body = chunk.model_dump()
+        if request.query_params.get("render") == "1":  # the lines for people (graphlemon/log_render.py)
+            from ..log_render import render
+
+            body["entries"] = [e.model_dump() for e in render(chunk.text)]
+        return JSONResponse(body)
 
     routes.append(Route("/api/projects/{project_id}/logs/{node_exec_id}/range", log_range, methods=["GET"]))
+    routes.append(Route("/api/projects/{project_id}/logs/{node_exec_id}/download", log_download, methods=["GET"]))
 
     @route("GET", "/api/projects/{project_id}/tasks/{task_id}/logs")
     async def task_logs(project_id: str, task_id: str) -> Any:

@@ -158,6 +158,22 @@ def pending_units(node_events: list, task_id: str, declared: list[str]) -> list[
     return [{"unit_id": u, "loop_round": plan_round} for u in declared if u not in started]
 
 
+LIVE_NODE = frozenset({"running", "verifying", "reflecting", "retrying", "waiting_for_quota"})
+SETTLED_TASK = frozenset({"blocked_pending_human", "paused", "done", "abandoned"})
+
+
+def log_liveness(log_status: str | None, node_status: str | None, task_status: str | None) -> tuple[bool, str | None]:
+    """Is a node's log still being written (live), and if not while it is still open, why: a log stays open when
+    its node never ended cleanly (its task was blocked, or its run killed), yet nothing will write to it."""
+    if log_status != "open":
+        return False, None
+    if node_status is not None and node_status not in LIVE_NODE:
+        return False, f"the node is {node_status}"
+    if task_status in SETTLED_TASK:
+        return False, f"its task is {task_status}"
+    return True, None
+
+
 def allowed_actions(status: str, run_state: str | None) -> list[str]:
     """The human actions a task's state allows (the server refuses the others anyway): `run` a task nothing runs,
     `resume` a blocked or paused one, `budget` and `abandon` until it has ended."""

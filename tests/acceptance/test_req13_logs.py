@@ -76,7 +76,8 @@ def until(page, js: str, timeout_ms: int) -> None:
 
 
 def viewer_text(page) -> str:
-    return page.eval_on_selector("#log-text", "el => el.textContent")
+    raw = "el => [...el.querySelectorAll('pre.raw')].map(r => r.textContent).join('')"  # the lines as written
+    return page.eval_on_selector("#log-text", raw)
 
 
 def old_closed_log(handle, name: str, days_ago: float, text: str = "old line\n") -> str:

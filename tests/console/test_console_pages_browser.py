@@ -106,3 +106,50 @@ def test_a_reported_bug_is_found_on_the_bugs_page_and_bug_ids_are_links(page, se
     page.click(f"#timeline a.bug-link[data-bug='{found}']")
     page.wait_for_selector("#bug-history li")
     assert "x > width, not >=" in page.inner_text("#bug-detail")
+
+
+AGENT_LINES = [
+    'coder scripted turn_start {"role": "coder", "unit_id": "collision", "attempt": 1, "tools": ["read_file", "write_file"]}',
+    'coder scripted model=scripted usage {"input_tokens": 1800, "output_tokens": 450, "cost_usd": 0.0, "model": "scripted"}',
+    'coder scripted model=scripted tool_call {"step": 1, "tool": "write_file", "args": {"path": "snake/collision.py", '
+    '"content": "def hits_wall(head, board):\\n    x, y = head\\n    return x > board.width\\n"}}',
+    'coder scripted model=scripted tool_result {"step": 1, "tool": "write_file", "ok": true, "content": {"bytes": 80}}',
+    'coder scripted model=scripted turn_end {"stop_reason": "completed", "output": {"summary": "hits_wall <b>x</b>"}}',
+]
+
+
+def test_a_log_is_read_without_json_filtered_downloaded_and_not_live_once_its_task_blocked(page, server, project):
+    from logview_kit import RunningNode
+
+    from graphlemon.execlogs import log_path, write_line
+
+    node = RunningNode(project, stage="coder", unit_id="collision").start()
+    for text in AGENT_LINES:
+        node.line(text)
+    write_line(project.state_dir, node.nid, "tests", "unit tests: failed, exit 1, 9 passed, 2 failed\n"
+               "    E       assert hits_wall((10, 3), BOARD)\n    FAILED tests/collision/test_collision.py")  # fmt: skip
+    TaskBoard(project.ledger).transition(node.task_id, "blocked_pending_human", blocked_reason="budget_exceeded")
+    page.goto(f"{server.url}/#/p/{project.project_id}/logs/{node.nid}")
+    page.wait_for_selector("#log-text .entry[data-kind=tool_call]")
+    page.wait_for_function("document.body.dataset.logMode === 'static'")  # open, but its task stopped: not live
+    assert "ended: its task is blocked_pending_human" in page.inner_text("#log-state")
+    shown = page.inner_text("#log-text")
+    assert '{"' not in shown and "\\n" not in shown  # read without JSON
+    assert 'coder calls write_file(path="snake/collision.py", content=<' in shown
+    assert "coder used 1,800 in + 450 out tokens" in shown and "hits_wall <b>x</b>" in shown
+    page.shot("people")
+    page.click("#log-text .entry[data-kind=tool_call] summary")  # a tool call opens to its arguments
+    assert "return x > board.width" in page.inner_text("#log-text .entry[data-kind=tool_call] details pre")
+    page.fill("#log-filter", "assert hits_wall")
+    page.wait_for_function("[...document.querySelectorAll('#log-text .entry')].filter(e => !e.hidden).length === 1")
+    assert page.get_attribute("#log-text .entry:not([hidden])", "data-kind") == "tests"
+    page.shot("filtered")
+    page.fill("#log-filter", "")
+    page.select_option("#log-kind", "tool_result")
+    page.wait_for_function("[...document.querySelectorAll('#log-text .entry')].filter(e => !e.hidden).length === 1")
+    page.check("#log-raw-toggle")  # the lines as written, one click away
+    assert '"tool": "write_file"' in page.inner_text("#log-text")
+    page.shot("raw")
+    download = page.request.get(f"{server.url}/api/projects/{project.project_id}/logs/{node.nid}/download")
+    assert download.ok and download.text() == log_path(project.state_dir, node.nid).read_text()
+    assert "attachment" in download.headers["content-disposition"]

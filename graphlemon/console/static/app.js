@@ -853,35 +853,74 @@ async function pageLogViewer(pid, nid) {
   const notice = h("div", { id: "log-notice", hidden: true });
   const earlier = h("button", { type: "button", class: "secondary", id: "log-earlier", hidden: true }, "Load earlier");
   const paused = h("span", { id: "log-paused", class: "muted", hidden: true }, " auto-scroll paused (scroll to the bottom to resume)");
-  const box = h("pre", { id: "log-text", class: "log", tabindex: 0 });
-  main().replaceChildren(h("h1", {}, "Execution log ", h("code", {}, nid)), state, notice, earlier, paused, box);
+  // the lines for people (time, kind, text; tool calls and test output collapsed), or the raw lines as written
+  const box = h("div", { id: "log-text", class: "log people", tabindex: 0 });
+  const filter = h("input", { type: "search", id: "log-filter", placeholder: "filter: text in a line or its detail" });
+  const kind = h("select", { id: "log-kind" }, h("option", { value: "" }, "every kind"));
+  const raw = h("input", { type: "checkbox", id: "log-raw-toggle" });
+  const tools = h("div", { class: "log-tools", id: "log-tools" }, filter, kind,
+    h("label", { for: "log-raw-toggle" }, raw, " raw lines"),
+    h("a", { href: `/api/projects/${pidq}/logs/${nidq}/download`, id: "log-download", download: `${nid}.log` }, "download the whole log"));
+  main().replaceChildren(h("h1", {}, "Execution log ", h("code", {}, nid)), state, notice, tools, earlier, paused, box);
   document.body.dataset.logMode = "loading";
+  const kinds = new Set();
+  const matches = (el) => (!kind.value || el.dataset.kind === kind.value) && (!filter.value || el.textContent.toLowerCase().includes(filter.value.toLowerCase()));
+  const applyFilter = (root) => { for (const el of root.querySelectorAll(".entry")) el.hidden = !matches(el); };
+  filter.addEventListener("input", () => applyFilter(box)); kind.addEventListener("change", () => applyFilter(box));
+  raw.addEventListener("change", () => { box.classList.toggle("people", !raw.checked); box.classList.toggle("raw-view", raw.checked); });
+  const entryEl = (e) => {
+    if (!kinds.has(e.kind)) { kinds.add(e.kind); kind.append(h("option", { value: e.kind }, e.kind)); }
+    const text = e.detail ? h("details", {}, h("summary", {}, e.text, h("span", { class: "muted" }, e.detail_kind === "text" ? ` (${e.detail.split("\n").length} lines)` : "")), h("pre", {}, e.detail))
+      : h("span", { class: "x" }, e.text);
+    const el = h("div", { class: "entry", dataset: { kind: e.kind, source: e.source || "" } },
+      h("span", { class: "t", title: e.ts || "" }, e.ts ? fmtClock(e.ts) : ""), h("span", { class: "k" }, e.kind), text);
+    el.hidden = !matches(el);
+    return el;
+  };
+  const fill = (chunkEl, entries) => { chunkEl.querySelector(".entries").replaceChildren(...entries.map(entryEl)); };
   let meta;
   try { meta = await api("GET", `/api/projects/${pidq}/logs/${nidq}`); }
   catch (err) {
     document.body.dataset.logMode = "error";
     notice.hidden = false; notice.className = "msg error"; notice.dataset.code = err.error ? err.error.code : "ERROR";
-    notice.textContent = err.message; state.textContent = ""; return;
+    notice.textContent = err.message; state.textContent = ""; tools.hidden = true; return;
   }
   const describe = (v, mode) => {
     const where = [v.stage, v.unit_id].filter(Boolean).join(" · ");
     const log = v.log || {};
     const size = v.status === "open" ? `${fmtBytes(v.size_bytes)} so far` : v.status === "closed" ? `${fmtBytes(log.size_bytes || 0)}, ${log.line_count || 0} lines` : "";
+    const why = mode === "live" ? "live: new lines scroll in" : v.status === "open" && meta.ended_because ? `ended: ${meta.ended_because}, nothing writes to it now` : "static: the node has ended";
     state.replaceChildren(pill(v.status || "none"), ` ${where}`, v.task_id ? " · task " : "",
       v.task_id ? h("a", { href: `#/p/${pidq}/t/${encodeURIComponent(v.task_id)}` }, v.task_id) : "",
-      size ? " · " : "", size ? h("span", { id: "log-size" }, size) : "", ` · ${mode === "live" ? "live: new lines scroll in" : "static: the node has ended"}`);
+      size ? " · " : "", size ? h("span", { id: "log-size" }, size) : "", ` · ${why}`);
     state.dataset.status = v.status || "none";
   };
   if (meta.notice) { notice.hidden = false; notice.className = meta.status === "purge_failed" ? "msg error" : "msg info"; notice.dataset.kind = meta.status || "none"; notice.textContent = meta.notice; }
-  if (!meta.log || meta.status === "purged") { describe(meta, "static"); box.hidden = true; document.body.dataset.logMode = meta.status === "purged" ? "purged" : "static"; return; }
+  if (!meta.log || meta.status === "purged") { describe(meta, "static"); box.hidden = true; tools.hidden = true; document.body.dataset.logMode = meta.status === "purged" ? "purged" : "static"; return; }
   let first = 0, last = 0, total = 0, follow = true;
+  let unrendered = []; let renderTimer = null;
+  const renderLater = () => { // live lines are rendered by the server in batches (one renderer: graphlemon/log_render.py)
+    clearTimeout(renderTimer);
+    renderTimer = setTimeout(async () => {
+      const batch = unrendered.filter((c) => c.isConnected); unrendered = [];
+      if (!batch.length) return;
+      const from = Number(batch[0].dataset.start), to = Number(batch[batch.length - 1].dataset.end);
+      try {
+        const r = await api("GET", `/api/projects/${pidq}/logs/${nidq}/range?start=${from}&max=${to - from}&render=1`);
+        fill(batch[0], r.entries); for (const c of batch.slice(1)) c.querySelector(".entries").replaceChildren();
+        if (follow) box.scrollTop = box.scrollHeight;
+      } catch (err) { console.error(err); }
+    }, 250);
+  };
   const add = (chunk, atTop) => {
     if (!chunk.text) return;
-    const span = h("span", { dataset: { start: chunk.start, end: chunk.end } }, chunk.text);
-    if (atTop) box.prepend(span); else box.append(span);
+    const el = h("div", { class: "chunk", dataset: { start: chunk.start, end: chunk.end } }, h("div", { class: "entries" }), h("pre", { class: "raw" }, chunk.text));
+    if (chunk.entries) fill(el, chunk.entries);
+    else { fill(el, chunk.text.split("\n").filter(Boolean).map((line) => ({ kind: "…", text: line }))); unrendered.push(el); renderLater(); }
+    if (atTop) box.prepend(el); else box.append(el);
     total += chunk.end - chunk.start;
     window.glLog.lines += (chunk.text.match(/\n/g) || []).length; window.glLog.chunks++; window.glLog.lastText = chunk.text.slice(-200);
-    while (!atTop && total > LOG_DOM_BYTES && box.firstChild && box.firstChild !== span) { // the page stays small
+    while (!atTop && total > LOG_DOM_BYTES && box.firstChild && box.firstChild !== el) { // the page stays small
       const old = box.firstChild; total -= Number(old.dataset.end) - Number(old.dataset.start); old.remove();
       first = Number(box.firstChild.dataset.start);
     }
@@ -895,17 +934,17 @@ async function pageLogViewer(pid, nid) {
   earlier.addEventListener("click", async () => {
     const start = Math.max(0, first - LOG_PAGE);
     try {
-      const chunk = await api("GET", `/api/projects/${pidq}/logs/${nidq}/range?start=${start}&max=${first - start}`);
+      const chunk = await api("GET", `/api/projects/${pidq}/logs/${nidq}/range?start=${start}&max=${first - start}&render=1`);
       const height = box.scrollHeight;
       first = chunk.start; add(chunk, true); box.scrollTop += box.scrollHeight - height;
     } catch (err) { message(notice, err); }
   });
   try { // the last page only: a 1 GB log is never loaded into the page
     const from = Math.max(0, meta.size_bytes - LOG_PAGE);
-    const chunk = await api("GET", `/api/projects/${pidq}/logs/${nidq}/range?start=${from}&max=${LOG_PAGE}`);
+    const chunk = await api("GET", `/api/projects/${pidq}/logs/${nidq}/range?start=${from}&max=${LOG_PAGE}&render=1`);
     first = chunk.start; last = chunk.end; add(chunk, false);
   } catch (err) { message(notice, err); return; }
-  const mode = meta.status === "open" ? "live" : "static";
+  const mode = meta.live ? "live" : "static";
   document.body.dataset.logMode = mode; describe(meta, mode);
   const proto = location.protocol === "https:" ? "wss" : "ws";
   const ws = new WebSocket(`${proto}://${location.host}/ws/logs`);
@@ -916,16 +955,18 @@ async function pageLogViewer(pid, nid) {
   ws.onmessage = (m) => {
     const msg = JSON.parse(typeof m.data === "string" ? m.data : utf8.decode(m.data));
     if (msg.type === "lines" && msg.start === last) { last = msg.end; add(msg, false); const sz = document.getElementById("log-size"); if (sz) sz.textContent = `${fmtBytes(msg.size)} so far`; }
-    else if (msg.type === "meta") describe(msg.view, msg.view.status === "open" ? "live" : "static");
+    else if (msg.type === "meta") describe(msg.view, msg.view.status === "open" && meta.live ? "live" : "static");
     else if (msg.type === "end") { document.body.dataset.logMode = "static"; paused.hidden = true; describe(msg.view, "static"); }
     else if (msg.type === "error") { notice.hidden = false; notice.className = "msg error"; notice.dataset.code = msg.error.code; notice.textContent = `error[${msg.error.code}]: ${msg.error.message}`; }
   };
   ws.onclose = (ev) => {
     if (current !== mine || document.body.dataset.logMode === "static") return;
     if (ev.code >= 4400 && ev.code < 4500) return;
-    setBanner("Log stream lost — reload to continue", "lost");
+    setBanner("Log stream lost — reconnecting…", "lost");
+    setTimeout(() => { if (current === mine) route(); }, 1500); // the page reloads its view (its lines are read again)
   };
 }
+const fmtClock = (iso) => { const t = new Date(iso); return Number.isNaN(t.getTime()) ? iso : `${fmtTime(iso)}.${String(t.getMilliseconds()).padStart(3, "0")}`; };
 
 // a task's execution logs (graphlemon logs --task)
 async function pageTaskLogs(pid, tid) {
