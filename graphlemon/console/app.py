@@ -2,9 +2,11 @@
 
 Security (REQ-12): a state-changing request needs the console token in the `X-GraphLemon-Token` header
 (a cross-site page can neither read the token nor set the header, so this is also the CSRF guard) and,
-when it sends an Origin, the console's own origin. Bound beyond loopback, every request needs the token
-(header, or the HttpOnly cookie set by opening `/?token=...`); on loopback the Host header must name
-the loopback (no DNS rebinding). Files are served only from a project's `.graphlemon/artifacts/`.
+when it sends an Origin, the console's own origin; without it the answer is PERMISSION_DENIED. The page
+learns the token only from the HttpOnly cookie set by opening the printed URL `/?token=...` (so a local
+process that never saw that URL cannot steer a loopback console). Bound beyond loopback, every request
+needs the token (header or cookie); on loopback the Host header must name the loopback (no DNS
+rebinding). Files are served only from a project's `.graphlemon/artifacts/`.
 """
 
 from __future__ import annotations
@@ -131,15 +133,31 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
 
     # -- page --------------------------------------------------------------------------------------
     async def index(request: Request) -> Response:
+        """The page. Opening the printed URL (`/?token=...`) keeps the token in an HttpOnly cookie and drops it
+        from the URL; the page gets the token only with that cookie, so a local process that did not see the
+        printed URL gets a page that can read but never steer (docs/console.md, "Who may steer a console")."""
         given = request.query_params.get("token")
-        if given is not None:  # opening the printed URL: keep the token in an HttpOnly cookie, drop it from the URL
+        if given is not None:
             if not _same(given, settings.token):
-                return error_response(GraphLemonError(ErrorCode.INVALID_PARAM, "wrong console token"), status=401)
+                return error_response(_token_refused("the token in this URL is not this console's"), status=401)
             response = RedirectResponse("/", status_code=303)
             response.set_cookie(TOKEN_COOKIE, settings.token, httponly=True, samesite="strict")
             return response
         html = (static / "index.html").read_text(encoding="utf-8")
-        return HTMLResponse(html.replace("{{TOKEN}}", settings.token), headers=_page_headers())
+        token = settings.token if _same(request.cookies.get(TOKEN_COOKIE), settings.token) else ""
+        return HTMLResponse(html.replace("{{TOKEN}}", token), headers=_page_headers())
+
+    async def page_token(request: Request) -> Response:
+        """A page opened before the console restarted asks for the current token: given to its cookie only."""
+        if not _same(request.cookies.get(TOKEN_COOKIE), settings.token):
+            return error_response(
+                _token_refused(
+                    "this browser has no token of this console (it restarted with a "
+                    "new one?): open the URL `graphlemon console` printed"
+                ),
+                status=403,
+            )
+        return JSONResponse({"token": settings.token}, headers={"Cache-Control": "no-store"})
 
     # -- health (REQ-15: the deploy supervisor's health endpoint) -----------------------------------------
     async def healthz(request: Request) -> Response:
@@ -485,7 +503,7 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
         await _serve_subscription(ws.app, ws)
 
     app = Starlette(
-        routes=[Route("/", index), Route("/healthz", healthz), Mount("/static", StaticFiles(directory=str(static))), *routes,
+        routes=[Route("/", index), Route("/healthz", healthz), Route("/api/token", page_token), Mount("/static", StaticFiles(directory=str(static))), *routes,
                 WebSocketRoute("/ws", live), WebSocketRoute("/ws/logs", log_tail)],
         middleware=[Middleware(_Guard, settings=settings)],
         lifespan=_lifespan,
@@ -571,20 +589,26 @@ def _check_request(request: Request, settings: ConsoleSettings) -> Response | No
     host = request.headers.get("host", "")
     if settings.loopback and _host_name(host) not in LOOPBACK_HOSTS:
         return error_response(invalid_param(f"host {host!r} is not this console's"), status=421)
-    authorised = _same(request.headers.get(TOKEN_HEADER), settings.token)
+    header = request.headers.get(TOKEN_HEADER)
+    authorised = _same(header, settings.token)
     if not settings.loopback and not authorised and not _same(request.cookies.get(TOKEN_COOKIE), settings.token):
         if request.url.path == "/" and "token" in request.query_params:
             return None  # the token login (checked by the page handler)
-        return error_response(invalid_param("this console needs its token: open the URL it printed"), status=401)
+        return error_response(_token_refused("this console needs its token: open the URL it printed"), status=401)
     if request.method not in ("GET", "HEAD", "OPTIONS"):
         origin = request.headers.get("origin")
         if origin is not None and origin.split("://", 1)[-1] != host:
             return error_response(invalid_param(f"cross-origin request from {origin!r} refused"), status=403)
         if not authorised:
-            return error_response(
-                invalid_param(f"a state-changing request needs the {TOKEN_HEADER} header"), status=403
-            )
+            why = (f"this page's {TOKEN_HEADER} is not this console's: the console restarted with a new token; "
+                   "reload the page" if header else f"a state-changing request needs the {TOKEN_HEADER} header: "
+                   "open the URL `graphlemon console` printed (it carries the token)")  # fmt: skip
+            return error_response(_token_refused(why), status=403, extra={"token": "stale" if header else "missing"})
     return None
+
+
+def _token_refused(message: str) -> GraphLemonError:
+    return GraphLemonError(ErrorCode.PERMISSION_DENIED, message)
 
 
 async def _hub(app: Starlette, project_id: str) -> ProjectHub:

@@ -19,7 +19,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from browser_kit import launched_chromium, shooting_page
+from browser_kit import console_page, launched_chromium
 from logview_kit import RunningNode
 
 from graphlemon.console.app import ConsoleSettings
@@ -51,8 +51,8 @@ def browser():
 
 
 @pytest.fixture
-def page(browser, request, tmp_path):
-    yield from shooting_page(browser, request, tmp_path)
+def page(browser, request, tmp_path, server):
+    yield from console_page(browser, request, tmp_path, server)
 
 
 @pytest.fixture

@@ -87,12 +87,35 @@ def test_state_changing_requests_need_the_token_and_same_origin(client, tmp_path
     assert foreign.status_code == 403
     rebinding = client.get("/api/projects", headers={"Host": "evil.example:8766"})
     assert rebinding.status_code == 421  # loopback console answers only to a loopback Host (DNS rebinding)
-    page = client.get("/")
-    assert (
-        page.status_code == 200
-        and TOKEN in page.text
-        and "default-src 'self'" in page.headers["content-security-policy"]
-    )
+    page = client.get("/")  # a local process that never saw the printed URL: a page that reads, never steers
+    assert page.status_code == 200 and TOKEN not in page.text
+    assert "default-src 'self'" in page.headers["content-security-policy"]
+    assert client.get("/api/token").json()["error"]["code"] == "PERMISSION_DENIED"
+    missing = client.post("/api/projects", json={"path": str(tmp_path)})
+    assert missing.json()["error"] == {**missing.json()["error"], "code": "PERMISSION_DENIED", "token": "missing"}
+
+
+def test_the_printed_url_gives_the_browser_the_token_and_a_page_older_than_a_restart_gets_the_new_one(
+    registry, project, tmp_path
+):
+    registry.register(project)
+    before = create_app(ConsoleSettings(token=TOKEN, registry=registry))
+    with TestClient(before, base_url="http://127.0.0.1:8766") as c:
+        assert c.get("/?token=wrong").status_code == 401
+        login = c.get(f"/?token={TOKEN}", follow_redirects=False)
+        assert login.status_code == 303 and "httponly" in login.headers["set-cookie"].lower()
+        assert TOKEN in c.get("/").text  # the cookie: the page gets the token
+        cookie = c.cookies.get("graphlemon_console")
+    restarted = create_app(ConsoleSettings(token="n" * 32, registry=registry))
+    with TestClient(restarted, base_url="http://127.0.0.1:8766") as c:
+        c.cookies.set("graphlemon_console", cookie)
+        stale = c.post("/api/projects", json={"path": str(tmp_path)}, headers={TOKEN_HEADER: TOKEN})
+        err = stale.json()["error"]
+        assert stale.status_code == 403 and err["code"] == "PERMISSION_DENIED" and err["token"] == "stale"
+        assert "reload" in err["message"]
+        assert c.get("/api/token").status_code == 403  # the old cookie does not fetch the new token
+        c.get(f"/?token={'n' * 32}")  # the URL the restarted console printed
+        assert c.get("/api/token").json() == {"token": "n" * 32}
 
 
 def test_beyond_loopback_every_request_needs_the_token(registry, project):

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from browser_kit import launched_chromium, shooting_page
+from browser_kit import console_page, launched_chromium
 
 from graphlemon.console.app import ConsoleSettings
 from graphlemon.console.project_registry import ProjectRegistry
@@ -44,8 +44,8 @@ def browser():
 
 
 @pytest.fixture
-def page(browser, request, tmp_path):
-    yield from shooting_page(browser, request, tmp_path)
+def page(browser, request, tmp_path, server):
+    yield from console_page(browser, request, tmp_path, server)
 
 
 def new_project(tmp_path_factory, registry, name="repo"):
@@ -161,7 +161,6 @@ def test_req11_bug_form_refuses_an_empty_description_in_the_page_and_on_the_serv
     assert server_says[0] == 400 and server_says[1]["error"]["code"] == "INVALID_PARAM"
     assert not (handle.state_dir / "bugs.ndjson").exists()
     page.fill("#bug-description", "it walks through the bottom wall")
-    page.fill("#bug-unit", "collision")
     page.click("#bug-form button[type=submit]")
     page.wait_for_selector("#bug-msg.ok")
     page.shot("reported")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from browser_kit import launched_chromium, shooting_page
+from browser_kit import console_page, launched_chromium
 
 from graphlemon.console.app import ConsoleSettings
 from graphlemon.console.project_registry import ProjectRegistry
@@ -43,8 +43,8 @@ def browser():
 
 
 @pytest.fixture
-def page(browser, request, tmp_path):
-    yield from shooting_page(browser, request, tmp_path, viewport=(1400, 1000))
+def page(browser, request, tmp_path, server):
+    yield from console_page(browser, request, tmp_path, server, viewport=(1400, 1000))
 
 
 def committed_copy(source: Path, dest: Path) -> Path:

@@ -8,7 +8,7 @@ import json
 import subprocess
 
 import pytest
-from browser_kit import launched_chromium, shooting_page
+from browser_kit import console_page, launched_chromium
 
 from graphlemon.bugs import BugTracker
 from graphlemon.console.app import ConsoleSettings
@@ -40,8 +40,8 @@ def browser():
 
 
 @pytest.fixture
-def page(browser, request, tmp_path):
-    yield from shooting_page(browser, request, tmp_path)
+def page(browser, request, tmp_path, server):
+    yield from console_page(browser, request, tmp_path, server)
 
 
 @pytest.fixture
@@ -153,3 +153,30 @@ def test_a_log_is_read_without_json_filtered_downloaded_and_not_live_once_its_ta
     download = page.request.get(f"{server.url}/api/projects/{project.project_id}/logs/{node.nid}/download")
     assert download.ok and download.text() == log_path(project.state_dir, node.nid).read_text()
     assert "attachment" in download.headers["content-disposition"]
+
+
+def test_a_page_older_than_a_console_restart_says_to_open_the_new_url_and_then_acts(page, registry, project):
+    old = BackgroundServer(ConsoleSettings(token="o" * 32, registry=registry)).start()
+    try:
+        page.goto(f"{old.url}/?token={'o' * 32}")
+        page.goto(f"{old.url}/#/p/{project.project_id}/bug")
+        page.wait_for_selector("#bug-unit option[value=board]", state="attached")
+    finally:
+        old.stop()
+    new = BackgroundServer(ConsoleSettings(token="n" * 32, registry=registry), port=old.port).start()
+    try:
+        page.fill("#bug-description", "the snake turns back on itself")
+        page.click("#bug-form button[type=submit]")
+        page.wait_for_selector("#bug-msg[data-code=PERMISSION_DENIED]")
+        page.wait_for_selector("#token-notice:has-text('restarted with a new token')")
+        assert not (project.state_dir / "bugs.ndjson").exists()
+        page.shot("stale")
+        page.goto(f"{new.url}/?token={'n' * 32}")  # the URL the restarted console printed
+        page.goto(f"{new.url}/#/p/{project.project_id}/bug")
+        page.wait_for_selector("#bug-unit option[value=board]", state="attached")
+        assert page.is_hidden("#token-notice")
+        page.fill("#bug-description", "the snake turns back on itself")
+        page.click("#bug-form button[type=submit]")
+        page.wait_for_selector("#bug-msg.ok")
+    finally:
+        new.stop()

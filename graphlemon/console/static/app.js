@@ -2,7 +2,9 @@
 // Every piece of ledger / user text goes into the page as text (textContent / text nodes), never as HTML.
 "use strict";
 
-const TOKEN = document.querySelector('meta[name="graphlemon-token"]').content;
+// the console's token: given to the page only when this browser opened the URL `graphlemon console` printed; a
+// page older than a console restart fetches the new one (its cookie proves it opened that URL), else says so
+let TOKEN = document.querySelector('meta[name="graphlemon-token"]').content;
 const STAGE_COLUMNS = ["planner", "coder", "tester", "integrator", "bug-triager", "validator"];
 const NODE_STATUSES = ["pending", "running", "verifying", "reflecting", "retrying", "waiting_for_quota", "blocked", "done", "sent_back", "failed"];
 const SEVERITIES = ["low", "medium", "high", "critical"];
@@ -48,7 +50,7 @@ const main = () => document.getElementById("main");
 class ApiError extends Error {
   constructor(status, error) { super(`error[${error.code}]: ${error.message}`); this.status = status; this.error = error; }
 }
-async function api(method, path, body) {
+async function api(method, path, body, retried) {
   const opts = { method, headers: { "Accept": "application/json" }, credentials: "same-origin" };
   if (method !== "GET") {
     opts.headers["Content-Type"] = "application/json";
@@ -58,8 +60,28 @@ async function api(method, path, body) {
   const resp = await fetch(path, opts);
   const type = resp.headers.get("content-type") || "";
   const data = type.includes("json") ? await resp.json() : await resp.text();
-  if (!resp.ok) throw new ApiError(resp.status, (data && data.error) || { code: "ERROR", message: String(data) });
+  if (!resp.ok) {
+    const error = (data && data.error) || { code: "ERROR", message: String(data) };
+    if (error.token && !retried && await refreshToken()) return api(method, path, body, true);
+    if (error.token) tokenNotice(error.token === "stale" ? "This console restarted with a new token, and this browser does not have it."
+      : "This page has no console token: it can read, not act.");
+    throw new ApiError(resp.status, error);
+  }
   return data;
+}
+async function refreshToken() {
+  try {
+    const r = await fetch("/api/token", { credentials: "same-origin", headers: { "Accept": "application/json" } });
+    if (!r.ok) return false;
+    TOKEN = (await r.json()).token; tokenNotice(null); return true;
+  } catch (e) { return false; }
+}
+function tokenNotice(text) {
+  const el = document.getElementById("token-notice");
+  if (!text) { el.hidden = true; return; }
+  el.hidden = false;
+  el.replaceChildren(text, " Open the URL ", h("code", {}, "graphlemon console"), " printed (it carries the token), then ",
+    h("button", { type: "button", class: "small", onclick: () => location.reload() }, "reload"), ".");
 }
 function message(el, err, okText) {
   el.replaceChildren();
@@ -173,7 +195,10 @@ function updateNav(pid, active) {
   }
 }
 window.addEventListener("hashchange", route);
-window.addEventListener("DOMContentLoaded", route);
+window.addEventListener("DOMContentLoaded", () => {
+  if (!TOKEN) refreshToken().then((ok) => { if (!ok) tokenNotice("This page has no console token: it can read, not act."); });
+  route();
+});
 
 // -- v_project_setup ------------------------------------------------------------------------------------
 async function pageProjects() {
