@@ -209,7 +209,8 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
     async def tasks(project_id: str) -> Any:
         hub = await _hub(app, project_id)
         _cursors, records, _nodes = hub.feed.snapshot()
-        return {"project_id": project_id, "tasks": views.dashboard(records)}
+        rows = await asyncio.to_thread(_dashboard, settings.registry.get(project_id), records)
+        return {"project_id": project_id, "tasks": rows, "spend": views.project_spend(rows)}
 
     @route("GET", "/api/projects/{project_id}/tasks/{task_id}")
     async def task(project_id: str, task_id: str) -> Any:
@@ -691,7 +692,8 @@ async def _serve_subscription(app: Starlette, ws: WebSocket) -> None:
                 handle = settings.registry.get(project_id)
                 state: Any = await asyncio.to_thread(_with_run, handle, detail, records.get("node", []))
             else:
-                state = {"tasks": views.dashboard(records)}
+                rows = await asyncio.to_thread(_dashboard, settings.registry.get(project_id), records)
+                state = {"tasks": rows, "spend": views.project_spend(rows)}
             # events already queued for this subscriber but covered by the snapshot are skipped by cursor
             await ws.send_json({"type": "snapshot", "cursors": snap_cursors, "state": state})
             floor = snap_cursors
@@ -727,6 +729,19 @@ def _run_view(handle, task_id: str) -> dict:
         **run,
         "actions": views.allowed_actions(task.status, run["state"]),
     }
+
+
+def _dashboard(handle, records: dict) -> list[dict]:
+    """The dashboard's rows, each with whether anything runs its task (`run`: running, interrupted, idle or None)."""
+    from ..taskboard import TaskBoard
+    from .launch import launches, task_run
+
+    rows = views.dashboard(records)
+    tasks, known = TaskBoard(handle.ledger).all(), launches(handle.state_dir)
+    for row in rows:
+        task = tasks.get(row["task_id"])
+        row["run"] = task_run(handle, task, tasks, known).state if task else None
+    return rows
 
 
 def _with_run(handle, detail: dict, node_events: list) -> dict:

@@ -271,10 +271,11 @@ class TaskRun(BaseModel):
     launch: LaunchView | None = None
 
 
-def task_run(handle: ProjectHandle, task, tasks: dict) -> TaskRun:
+def task_run(handle: ProjectHandle, task, tasks: dict, known: list[Launch] | None = None) -> TaskRun:
+    """`known`: the project's launches when already read (a dashboard asks for every task at once)."""
     from ..devloop.runmarker import run_state
 
-    mine = [x for x in launches(handle.state_dir) if x.task_id == task.task_id or
+    mine = [x for x in (launches(handle.state_dir) if known is None else known) if x.task_id == task.task_id or
             (x.kind == "goal" and _goal_task(x, tasks) == task.task_id)]  # fmt: skip
     latest = launch_view(handle.state_dir, mine[-1], tasks) if mine else None
     state = run_state(handle.state_dir, task.task_id, task.status)

@@ -68,6 +68,12 @@ def dashboard(records: Records) -> list[dict[str, Any]]:
     return rows
 
 
+def project_spend(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the project's tasks used in all: tokens and dollars."""
+    return {"tokens": sum(r["used_tokens"] for r in rows), "cost_usd": round(sum(r["used_cost_usd"] for r in rows), 6),
+            "tasks": len(rows)}  # fmt: skip
+
+
 def task_detail(records: Records, task_id: str, nodes: list[dict] | None = None) -> dict[str, Any] | None:
     """Everything the task page shows; None if the task is not in the records. `nodes`: the task's node
     executions already folded (the feed keeps them), else they are folded here."""

@@ -97,6 +97,8 @@ def test_a_queued_task_nothing_runs_is_idle_and_a_run_that_dies_at_start_is_show
     url = f"/api/projects/{project.project_id}/tasks/{tid}"
     idle = client.get(url).json()
     assert idle["run"] == {"state": "idle", "launch": None} and idle["actions"][0] == "run"
+    board = client.get(f"/api/projects/{project.project_id}/tasks").json()
+    assert board["tasks"][0]["run"] == "idle" and board["spend"] == {"tokens": 0, "cost_usd": 0.0, "tasks": 1}
     started = post(client, f"{url}/run").json()["run"]
     failed = wait_until(lambda: (r := client.get(f"{url}/run").json())["launch"]["state"] == "failed" and r, 60, "fail")
     launch = failed["launch"]

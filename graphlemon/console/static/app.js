@@ -266,29 +266,33 @@ async function loadProjects(list) {
 // -- v_dashboard ------------------------------------------------------------------------------------------
 function pageDashboard(pid) {
   const body = h("div", { id: "dashboard" }, h("p", { class: "muted" }, "Connecting…"));
-  main().replaceChildren(h("h1", {}, "Dashboard"), body);
+  const spend = h("p", { id: "project-spend", class: "muted" });
+  main().replaceChildren(h("h1", {}, "Dashboard"), spend, body);
   let refetch = null;
-  const render = (tasks) => {
+  const RUN_NOTE = { idle: "queued, and no run picks it up: open it to run it", interrupted: "its run stopped: open it to run it again" };
+  const render = (state) => {
+    const tasks = state.tasks;
+    if (state.spend) spend.textContent = `${state.spend.tasks} task(s) · ${fmtNum(state.spend.tokens)} tokens · $${state.spend.cost_usd.toFixed(4)} in all`;
     if (!tasks.length) { body.replaceChildren(h("p", { class: "muted" }, "No tasks yet: start one from New goal.")); return; }
     body.replaceChildren(h("table", { id: "tasks" },
       h("tr", {}, ["task", "status", "round", "spend / budget", "open bugs", "goal", "updated"].map((c) => h("th", {}, c))),
-      tasks.map((t) => h("tr", { dataset: { task: t.task_id, status: t.status } },
+      tasks.map((t) => h("tr", { dataset: { task: t.task_id, status: t.status, run: t.run || "" } },
         h("td", {}, h("a", { href: `#/p/${encodeURIComponent(pid)}/t/${encodeURIComponent(t.task_id)}` }, t.task_id)),
-        h("td", {}, pill(t.status), t.blocked_reason ? h("div", { class: "muted" }, t.blocked_reason) : null),
+        h("td", {}, pill(t.status), t.blocked_reason ? h("div", { class: "muted" }, t.blocked_reason) : null,
+          RUN_NOTE[t.run] ? h("div", { class: "run-note" }, RUN_NOTE[t.run]) : null),
         h("td", {}, String(t.loop_round)),
         h("td", {}, spendText(t)),
         h("td", {}, String(t.open_bugs)),
         h("td", {}, t.goal_text),
-        h("td", {}, fmtTime(t.updated_at))))));
+        h("td", { class: "time", title: fmtDateTime(t.updated_at) }, fmtTime(t.updated_at))))));
   };
+  const reload = async () => { try { render(await api("GET", `/api/projects/${encodeURIComponent(pid)}/tasks`)); } catch (e) { console.error(e); } };
   current = new Live(pid, null, {
-    snapshot: (state) => render(state.tasks),
-    event: () => { // every change re-reads the dashboard's rows (debounced): one fold on the server
-      clearTimeout(refetch);
-      refetch = setTimeout(async () => { try { render((await api("GET", `/api/projects/${encodeURIComponent(pid)}/tasks`)).tasks); } catch (e) { console.error(e); } }, 150);
-    },
-    refused: (err) => body.replaceChildren(h("div", { class: "msg error", dataset: { code: err.code } }, `error[${err.code}]: ${err.message}`)),
+    snapshot: (state) => render(state),
+    event: () => { clearTimeout(refetch); refetch = setTimeout(reload, 150); }, // one fold on the server per burst
+    refused: () => body.replaceChildren(h("p", { class: "muted" }, "Nothing to show (the banner says why). ", h("a", { href: "#/" }, "Projects"))),
   });
+  const timer = setInterval(() => { if (!document.getElementById("dashboard")) clearInterval(timer); else reload(); }, 5000); // runs are not in the ledger
 }
 function spendText(t) {
   const used = `${t.used_tokens.toLocaleString()} tok · $${t.used_cost_usd.toFixed(4)}`;
@@ -361,7 +365,8 @@ function pageTask(pid, tid) {
         }, 150);
       }
     },
-    refused: (err) => head.replaceChildren(h("div", { class: "msg error", dataset: { code: err.code } }, `error[${err.code}]: ${err.message}`)),
+    refused: () => { clearInterval(timer); main().replaceChildren(h("p", { class: "muted", id: "task-missing" }, "Nothing to show (the banner says why). ",
+      h("a", { href: `#/p/${encodeURIComponent(pid)}` }, "Back to the dashboard"))); },
   });
 }
 const LEGEND = { pending: "#ffffff", sent_back: "#fde68a", running: "#bfdbfe", verifying: "#c7d2fe", reflecting: "#e9d5ff", retrying: "#fed7aa", waiting_for_quota: "#fef08a", blocked: "#fecaca", done: "#bbf7d0", failed: "#f87171" };
