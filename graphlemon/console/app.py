@@ -271,9 +271,11 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
         """manual_resume, then the run `graphlemon resume` would start, in the background."""
         from ..agents.automode_denials import reset_classifier_counts
         from ..taskboard import TaskBoard
+        from .launch import check_can_continue
 
         handle = settings.registry.get(project_id)
         note = (body.note or "").strip() or None
+        await asyncio.to_thread(check_can_continue, handle)  # before the task changes: its run must be able to start
         task = await asyncio.to_thread(TaskBoard(handle.ledger).manual_resume, task_id, note=note, by="console")
         await asyncio.to_thread(reset_classifier_counts, handle.ledger, task_id, note or "manual resume")
         run = await _continue(handle, task.task_id, "manual_resume" + (f" with the note: {note}" if note else ""))

@@ -31,6 +31,7 @@ from ..models import TaskEvent, utcnow
 from ..processes import pid_alive
 from ..project import ProjectHandle, require_commit, require_git, require_writable
 from ..taskboard import MAX_GOAL_CHARS
+from .views import SETTLED_TASK
 
 DEPLOYMENT = "devloop/devloop"
 ENGINES = ("prefect", "direct")
@@ -47,7 +48,6 @@ class GoalRequest:
 
 LAUNCH_DIR = Path("logs") / "console"  # under the project's state dir
 LOG_TAIL_CHARS = 4000
-SETTLED = frozenset({"blocked_pending_human", "paused", "done", "abandoned"})
 
 
 @dataclass(frozen=True)
@@ -125,8 +125,7 @@ def _playbook(value: str | None) -> Path | None:
 
 def check_project_can_run(handle: ProjectHandle) -> None:
     """GIT_ERROR / INVALID_PARAM / PERMISSION_DENIED, with what to do, for a project the loop cannot run in."""
-    require_git(handle)
-    require_writable(handle)
+    check_can_continue(handle)
     require_commit(handle)
 
 
@@ -137,11 +136,17 @@ def start_goal(handle: ProjectHandle, request: GoalRequest) -> Started:
     return _start_local(handle, request)
 
 
+def check_can_continue(handle: ProjectHandle) -> None:
+    """GIT_ERROR / PERMISSION_DENIED for a project where no run of a task can go on (checked before a person's
+    action changes anything)."""
+    require_git(handle)
+    require_writable(handle)
+
+
 def start_resume(handle: ProjectHandle, task_id: str) -> Started:
     """`graphlemon resume TASK` in the background: the run the command line would start, with the engine the task
     last ran under (a task a Prefect flow ran goes on under Prefect; one the direct engine ran stays direct)."""
-    require_git(handle)
-    require_writable(handle)
+    check_can_continue(handle)
     cmd = [sys.executable, "-m", "graphlemon", "resume", task_id, "--project", str(handle.root),
            "--engine", engine_of(handle, task_id), "--quiet"]  # fmt: skip
     return _spawn(handle, cmd, kind="resume", task_id=task_id)
@@ -150,14 +155,6 @@ def start_resume(handle: ProjectHandle, task_id: str) -> Started:
 def engine_of(handle: ProjectHandle, task_id: str) -> str:
     ran_under_prefect = any(e.flow_run_id for e in handle.ledger.read_as("task", TaskEvent) if e.task_id == task_id)
     return "prefect" if ran_under_prefect else "direct"
-
-
-def running_launch(handle: ProjectHandle, task_id: str) -> Launch | None:
-    """A console-started process of this task that is still alive (it may not have claimed the task yet)."""
-    for launch in reversed(launches(handle.state_dir)):
-        if launch.task_id == task_id and launch.returncode is None and pid_alive(launch.pid):
-            return launch
-    return None
 
 
 def launches(state_dir: Path) -> list[Launch]:
@@ -187,7 +184,7 @@ def launch_view(state_dir: Path, launch: Launch, tasks: dict) -> LaunchView:
         state = "running"
     else:
         task = tasks.get(task_id) if task_id else None
-        clean = launch.returncode == 0 or (task is not None and task.status in SETTLED)
+        clean = launch.returncode == 0 or (task is not None and task.status in SETTLED_TASK)
         state = "ended" if clean else "failed"
     return LaunchView(launch_id=launch.launch_id, kind=launch.kind, task_id=task_id, state=state,
                       returncode=launch.returncode, log=launch.log, started=launch.started,

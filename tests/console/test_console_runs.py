@@ -178,3 +178,15 @@ def test_a_goal_launch_is_followed_to_its_task(client, registry, tmp_path):
     record = json.loads((handle.state_dir / LAUNCH_DIR / f"{started['launch_id']}.json").read_text())
     assert record["kind"] == "goal" and record["returncode"] == 1  # blocked: `graphlemon run`'s exit 1
     assert client.get(f"/api/projects/{handle.project_id}/launches/.x").status_code == 400
+
+
+def test_manual_resume_in_a_folder_whose_git_is_gone_is_refused_before_the_task_changes(client, registry, tmp_path):
+    handle = snake_repo(tmp_path, registry)
+    board = TaskBoard(handle.ledger)
+    tid = board.create("Implement a snake game").task_id
+    board.transition(tid, "planning")
+    board.transition(tid, "blocked_pending_human", blocked_reason="not_converging")
+    shutil.rmtree(handle.root / ".git")
+    refused = post(client, f"/api/projects/{handle.project_id}/tasks/{tid}/resume", {"note": "go on"})
+    assert refused.status_code == 409 and refused.json()["error"]["code"] == "GIT_ERROR"
+    assert board.get(tid).status == "blocked_pending_human" and not (handle.state_dir / LAUNCH_DIR).exists()
