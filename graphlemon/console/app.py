@@ -414,11 +414,6 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
         history = [e for e in await asyncio.to_thread(handle.ledger.read, "bug") if e.bug_id == bug_id]
         return {**views.bug_row(found), "history": [e.model_dump(mode="json", exclude_none=True) for e in history]}
 
-    @route("GET", "/api/projects/{project_id}/units")
-    async def units(project_id: str) -> Any:
-        handle = settings.registry.get(project_id)
-        return {"project_id": project_id, "units": await asyncio.to_thread(_declared_units, handle)}
-
     # -- execution logs (REQ-13): v_log_viewer, v_log_retention_settings ---------------------------------
     @route("GET", "/api/projects/{project_id}/logs/{node_exec_id}")
     async def log_meta(project_id: str, node_exec_id: str) -> Any:

@@ -145,3 +145,31 @@ def test_manual_resume_of_a_blocked_task_runs_it_to_done_and_the_graph_shows_the
     page.wait_for_selector("#run-state[data-state=none]", state="attached")
     assert "manual_resume with the note: mul must multiply" in page.inner_text("#timeline")
     page.shot("done")
+
+
+def test_a_plain_folder_is_refused_a_goal_until_its_first_commit_then_runs_it(page, server, tmp_path):
+    plain = tmp_path / "plain-snake"
+    shutil.copytree(SNAKE / "repo", plain)  # the starting code, not yet in git
+    page.goto(f"{server.url}/#/")
+    answers = iter([True, False])  # yes to git init; not yet to the first commit
+    page.on("dialog", lambda d: d.accept() if next(answers, True) else d.dismiss())
+    page.fill("#project-path", str(plain))
+    page.click("#add-project button[type=submit]")
+    page.wait_for_selector("#project-msg.ok:has-text('no commit yet')")
+    pid = page.get_attribute(f"#projects tr[data-root='{plain}']", "data-project")
+    page.goto(f"{server.url}/#/p/{pid}/goal")
+    page.fill("#goal-text", "Implement a snake game")
+    page.fill("#goal-playbook", str(SNAKE / "playbook.yaml"))
+    page.select_option("#goal-engine", "direct")
+    page.fill("#goal-budget", "6000")
+    page.click("#goal-form button[type=submit]")
+    page.wait_for_selector("#goal-msg[data-code=INVALID_PARAM]:has-text('HEAD is unborn')")
+    assert not (plain / ".graphlemon" / "tasks.ndjson").exists()  # refused before anything started
+    page.shot("refused")
+    page.click("#first-commit")  # the dialog: yes
+    page.wait_for_selector("#goal-msg.ok:has-text('First commit')")
+    page.click("#goal-form button[type=submit]")
+    page.wait_for_selector("#launch[data-state=ended] #launch-task", timeout=RUN_TIMEOUT_MS)
+    page.shot("ran")
+    (task,) = TaskBoard(opened(plain).ledger).all().values()
+    assert task.blocked_reason == "budget_exceeded"  # it ran until its 6,000-token budget
