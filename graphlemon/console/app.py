@@ -218,7 +218,7 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
         _cursors, records, nodes = hub.feed.snapshot(task_id)
         detail = _task_or_404(records, task_id, nodes)
         handle = settings.registry.get(project_id)
-        return await asyncio.to_thread(_with_run, handle, detail, records.get("node", []))
+        return await asyncio.to_thread(_with_run, handle, detail, records)
 
     # -- the deploy supervisor (REQ-15): deployments, one deployment's state machine, signals, timeline -------
     @route("GET", "/api/projects/{project_id}/deployments")
@@ -687,7 +687,7 @@ async def _serve_subscription(app: Starlette, ws: WebSocket) -> None:
                     await _refuse(ws, 4404, "TASK_NOT_FOUND", f"no task {task_id!r} in project {project_id}")
                     return
                 handle = settings.registry.get(project_id)
-                state: Any = await asyncio.to_thread(_with_run, handle, detail, records.get("node", []))
+                state: Any = await asyncio.to_thread(_with_run, handle, detail, records)
             else:
                 rows = await asyncio.to_thread(_dashboard, settings.registry.get(project_id), records)
                 state = {"tasks": rows, "spend": views.project_spend(rows)}
@@ -711,11 +711,13 @@ def _record_action(handle, task_id: str, summary: str, ref: str | None = None) -
     handle.ledger.append(TimelineEvent(event="human_action", task_id=task_id, summary=summary, ref=ref))
 
 
-def _run_view(handle, task_id: str) -> dict:
+def _run_view(handle, task_id: str, tasks: dict | None = None) -> dict:
+    """Whether anything runs the task and the actions its state allows. `tasks`: the project's tasks already
+    folded (the live feed has them parsed), else they are read from the ledger."""
     from ..taskboard import TaskBoard
     from .launch import task_run
 
-    tasks = TaskBoard(handle.ledger).all()
+    tasks = TaskBoard(handle.ledger).all() if tasks is None else tasks
     task = tasks.get(task_id)
     if task is None:
         raise GraphLemonError(ErrorCode.TASK_NOT_FOUND, f"no task {task_id!r} in this project", task_id=task_id)
@@ -730,24 +732,26 @@ def _run_view(handle, task_id: str) -> dict:
 
 def _dashboard(handle, records: dict) -> list[dict]:
     """The dashboard's rows, each with whether anything runs its task (`run`: running, interrupted, idle or None)."""
-    from ..taskboard import TaskBoard
+    from ..taskboard import fold
     from .launch import launches, task_run
 
     rows = views.dashboard(records)
-    tasks, known = TaskBoard(handle.ledger).all(), launches(handle.state_dir)
+    tasks, known = fold(records.get("task", [])), launches(handle.state_dir)
     for row in rows:
         task = tasks.get(row["task_id"])
         row["run"] = task_run(handle, task, tasks, known).state if task else None
     return rows
 
 
-def _with_run(handle, detail: dict, node_events: list) -> dict:
+def _with_run(handle, detail: dict, records: dict) -> dict:
     """The task view plus whether anything runs it, which human actions its state allows, and the units its plan
-    declared that have not started."""
+    declared that have not started (all from the feed's parsed records, plus the run markers and launches)."""
+    from ..taskboard import fold
+
     task_id = detail["task"]["task_id"]
-    view = _run_view(handle, task_id)
+    view = _run_view(handle, task_id, fold(records.get("task", [])))
     pending = [] if detail["task"]["status"] in ("done", "abandoned") else views.pending_units(
-        node_events, task_id, _declared_units(handle))  # fmt: skip
+        records.get("node", []), task_id, _declared_units(handle))  # fmt: skip
     return {**detail, "run": {"state": view["state"], "launch": view["launch"]}, "actions": view["actions"],
             "pending_units": pending}  # fmt: skip
 
