@@ -271,14 +271,24 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
         """manual_resume, then the run `graphlemon resume` would start, in the background."""
         from ..agents.automode_denials import reset_classifier_counts
         from ..taskboard import TaskBoard
-        from .launch import check_can_continue
+        from .launch import check_can_continue, engine_of
 
         handle = settings.registry.get(project_id)
         note = (body.note or "").strip() or None
         await asyncio.to_thread(check_can_continue, handle)  # before the task changes: its run must be able to start
-        task = await asyncio.to_thread(TaskBoard(handle.ledger).manual_resume, task_id, note=note, by="console")
-        await asyncio.to_thread(reset_classifier_counts, handle.ledger, task_id, note or "manual resume")
-        run = await _continue(handle, task.task_id, "manual_resume" + (f" with the note: {note}" if note else ""))
+        board = TaskBoard(handle.ledger)
+        why = "manual_resume" + (f" with the note: {note}" if note else "")
+        if await asyncio.to_thread(engine_of, handle, task_id) == "prefect":
+            # a deployed run of it may wait in Prefect for a person: `graphlemon resume --note` answers that run (or
+            # resumes the task itself when none waits), so the decision and the note go to it, not to the ledger here
+            task = await asyncio.to_thread(board.get, task_id)
+            if task.status not in ("blocked_pending_human", "paused"):
+                await asyncio.to_thread(board.manual_resume, task_id)  # refused as below: INVALID_TRANSITION
+            run = await _continue(handle, task_id, why, note=note)
+        else:
+            task = await asyncio.to_thread(board.manual_resume, task_id, note=note, by="console")
+            await asyncio.to_thread(reset_classifier_counts, handle.ledger, task_id, note or "manual resume")
+            run = await _continue(handle, task.task_id, why)
         return {"task": task.model_dump(mode="json"), "run": run,
                 "next": f"graphlemon resume {task_id} --project {handle.root}"}  # fmt: skip
 
@@ -367,10 +377,10 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
         handle = settings.registry.get(project_id)
         return {"commit": await asyncio.to_thread(make_first_commit, handle.root)}
 
-    async def _continue(handle, task_id: str, why: str) -> dict:
+    async def _continue(handle, task_id: str, why: str, note: str | None = None) -> dict:
         from .launch import start_resume
 
-        started = await asyncio.to_thread(start_resume, handle, task_id)
+        started = await asyncio.to_thread(start_resume, handle, task_id, note)
         summary = f"{why}; started graphlemon resume (process {started.ref})"
         await asyncio.to_thread(_record_action, handle, task_id, summary, started.launch_id)
         return {"mode": started.mode, "ref": started.ref, "log": started.log, "launch_id": started.launch_id}

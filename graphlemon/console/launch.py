@@ -143,12 +143,15 @@ def check_can_continue(handle: ProjectHandle) -> None:
     require_writable(handle)
 
 
-def start_resume(handle: ProjectHandle, task_id: str) -> Started:
+def start_resume(handle: ProjectHandle, task_id: str, note: str | None = None) -> Started:
     """`graphlemon resume TASK` in the background: the run the command line would start, with the engine the task
-    last ran under (a task a Prefect flow ran goes on under Prefect; one the direct engine ran stays direct)."""
+    last ran under (a task a Prefect flow ran goes on under Prefect; one the direct engine ran stays direct).
+    `note`: a person's decision for `resume --note` to give the blocked task (or the deployed run waiting on it)."""
     check_can_continue(handle)
     cmd = [sys.executable, "-m", "graphlemon", "resume", task_id, "--project", str(handle.root),
            "--engine", engine_of(handle, task_id), "--quiet"]  # fmt: skip
+    if note is not None:
+        cmd += [f"--note={note}"]  # one argument, whatever the note starts with
     return _spawn(handle, cmd, kind="resume", task_id=task_id)
 
 

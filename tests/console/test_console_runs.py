@@ -190,3 +190,30 @@ def test_manual_resume_in_a_folder_whose_git_is_gone_is_refused_before_the_task_
     refused = post(client, f"/api/projects/{handle.project_id}/tasks/{tid}/resume", {"note": "go on"})
     assert refused.status_code == 409 and refused.json()["error"]["code"] == "GIT_ERROR"
     assert board.get(tid).status == "blocked_pending_human" and not (handle.state_dir / LAUNCH_DIR).exists()
+
+
+def test_manual_resume_of_a_task_prefect_ran_hands_the_note_to_graphlemon_resume(client, registry, tmp_path):
+    """A deployed run may wait in Prefect for this very decision: `graphlemon resume --note` answers it (or resumes
+    the task), so the console changes nothing itself and starts that command with the note."""
+    import os
+    import signal
+
+    handle = snake_repo(tmp_path, registry)
+    board = TaskBoard(handle.ledger)
+    tid = board.create("Implement a snake game").task_id
+    board.transition(tid, "planning", flow_run_id="0d5e1c8e-0000-4000-8000-000000000001")
+    board.transition(tid, "blocked_pending_human", blocked_reason="not_converging")
+    res = post(client, f"/api/projects/{handle.project_id}/tasks/{tid}/resume", {"note": "-- the wall is outside"})
+    pid = int(res.json()["run"]["ref"])
+    try:
+        assert res.status_code == 200 and board.get(tid).status == "blocked_pending_human"  # left to the command
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        assert b"--engine" in cmdline and cmdline[cmdline.index(b"--engine") + 1] == b"prefect"
+        assert b"--note=-- the wall is outside" in cmdline
+    finally:
+        os.kill(pid, signal.SIGTERM)  # the process this test started: no Prefect run wanted here
+    done = board.create("finished").task_id
+    for st in ("planning", "coding", "validating", "done"):
+        board.transition(done, st, flow_run_id="0d5e1c8e-0000-4000-8000-000000000002")
+    refused = post(client, f"/api/projects/{handle.project_id}/tasks/{done}/resume", {})
+    assert refused.status_code == 409 and refused.json()["error"]["code"] == "INVALID_TRANSITION"

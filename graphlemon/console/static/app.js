@@ -394,7 +394,7 @@ function actions(pid, d, msg) {
     try {
       const res = await api("POST", `${base}/${what}`, body);
       const run = res.run ? ` Started graphlemon resume (process ${res.run.ref}); the graph follows it.` : "";
-      message(msg, null, what === "resume" ? `Resumed: the task is ${res.task.status}.${run}` : what === "run" ? run.trim() : `The task is ${res.task.status}.`);
+      message(msg, null, what === "resume" ? `manual_resume:${run}` : what === "run" ? run.trim() : `The task is ${res.task.status}.`);
       if (window.glRefreshRun) window.glRefreshRun();
     } catch (err) { message(msg, err); }
   };
