@@ -376,3 +376,31 @@ def test_skills_audit_log_and_one_iteration_are_the_cli_s_domain_calls(client, p
     assert detail["iteration"]["rationale"] == "<script>x</script>" and "v2" in detail["diff"]
     missing = client.get(f"/api/projects/{pid}/skills/si-nope")
     assert missing.json()["error"]["code"] == "ITERATION_NOT_FOUND"
+
+
+def test_projects_are_named_renamed_and_forgotten_and_a_missing_one_says_so(client, registry, project, tmp_path):
+    import shutil
+
+    from graphlemon.project import init_project
+
+    gone_repo = tmp_path / "gone"
+    gone_repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=gone_repo, check=True)
+    gone = init_project(gone_repo).project
+    registry.register(gone)
+    shutil.rmtree(gone_repo)
+    listed = {p["project_id"]: p for p in client.get("/api/projects").json()}
+    assert listed[project.project_id]["name"] == project.root.name and listed[project.project_id]["available"]
+    assert listed[gone.project_id]["available"] is False and listed[gone.project_id]["name"] == "gone"
+    url = f"/api/projects/{project.project_id}/name"
+    for bad in ("", "   ", "x" * 81):
+        refused = post(client, url, {"name": bad})
+        assert refused.status_code == 400 and refused.json()["error"]["code"] == "INVALID_PARAM"
+    assert post(client, url, {"name": "  Snake\n game  "}).json()["name"] == "Snake game"  # one line
+    registry.register(project)  # `graphlemon init` again keeps the name
+    assert {p["project_id"]: p["name"] for p in client.get("/api/projects").json()}[project.project_id] == "Snake game"
+    assert post(client, f"/api/projects/{gone.project_id}/forget", {}).json()["root"] == str(gone_repo)
+    assert gone.project_id not in {p["project_id"] for p in client.get("/api/projects").json()}
+    again = post(client, f"/api/projects/{gone.project_id}/forget", {})
+    assert again.status_code == 404 and again.json()["error"]["code"] == "PROJECT_NOT_FOUND"
+    assert project.root.is_dir() and (project.state_dir / "project.json").is_file()  # the folder stays
