@@ -180,3 +180,24 @@ def test_a_page_older_than_a_console_restart_says_to_open_the_new_url_and_then_a
         page.wait_for_selector("#bug-msg.ok")
     finally:
         new.stop()
+
+
+def test_missing_projects_are_collapsed_and_removed_in_one_click(page, server, registry, project, tmp_path):
+    import shutil
+
+    for name in ("old-a", "old-b"):
+        repo = tmp_path / name
+        repo.mkdir()
+        subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+        registry.register(init_project(repo).project)
+        shutil.rmtree(repo)
+    page.goto(f"{server.url}/#/")
+    page.wait_for_selector("#missing-projects summary:has-text('2 missing project(s)')")
+    assert page.is_hidden("#forget-missing")  # collapsed: the projects that exist come first
+    assert page.query_selector(f"#projects-table tr[data-project='{project.project_id}']") is not None
+    page.click("#missing-projects summary")
+    page.shot("missing")
+    page.click("#forget-missing")  # their folders are gone already: no question asked
+    page.wait_for_selector("#missing-projects", state="detached")
+    assert all(p.available for p in registry.list())
+    page.shot("cleaned")

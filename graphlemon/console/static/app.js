@@ -45,6 +45,8 @@ const fmtDuration = (sec) => (sec < 60 ? `${Math.round(sec)} s` : sec < 3600 ? `
 const fmtDateTime = (iso) => (iso ? new Date(iso).toLocaleString() : "");
 const fmtNum = (n) => (n === null || n === undefined ? "—" : Number(n).toLocaleString());
 const main = () => document.getElementById("main");
+// replaceChildren without the nulls a conditional child leaves (the DOM would show them as the text "null")
+const put = (el, ...kids) => el.replaceChildren(...kids.flat().filter((k) => k !== null && k !== undefined && k !== false));
 
 // -- API ----------------------------------------------------------------------------------------------
 class ApiError extends Error {
@@ -253,7 +255,7 @@ async function loadProjects(list) {
         h("button", { type: "button", class: "secondary small forget", onclick: () => forget(p) }, "remove")));
     const head = h("tr", {}, ["project", "folder", "", ""].map((c) => h("th", {}, c)));
     const here = projects.filter((p) => p.available); const gone = projects.filter((p) => !p.available);
-    list.replaceChildren(h("table", { id: "projects-table" }, head, here.map(row)),
+    put(list, h("table", { id: "projects-table" }, head, here.map(row)),
       gone.length ? h("details", { id: "missing-projects" }, h("summary", {}, `${gone.length} missing project(s): their folder or project.json is gone`),
         h("button", { type: "button", class: "secondary", id: "forget-missing", onclick: async () => {
           try { for (const p of gone) await api("POST", `/api/projects/${encodeURIComponent(p.project_id)}/forget`, {}); loadProjects(list); }
@@ -721,7 +723,7 @@ async function pageBugDetail(pid, bid) {
   main().replaceChildren(h("h1", {}, "Bug ", h("code", {}, bid)), box);
   try {
     const b = await api("GET", `/api/projects/${pidq}/bugs/${encodeURIComponent(bid)}`);
-    box.replaceChildren(
+    put(box,
       h("p", {}, pill(b.status), " ", h("b", {}, b.title)),
       h("div", { class: "kv" },
         h("b", {}, "unit"), h("span", {}, b.unit_id || "—"), h("b", {}, "category"), h("span", {}, b.shown_category),
@@ -758,7 +760,7 @@ async function pageSkillIteration(pid, iid) {
   try {
     const d = await api("GET", `/api/projects/${encodeURIComponent(pid)}/skills/${encodeURIComponent(iid)}`);
     const it = d.iteration;
-    box.replaceChildren(
+    put(box,
       h("p", {}, pill(it.status), " ", h("b", {}, it.skill), ` by ${it.author}, commit ${(it.commit || "").slice(0, 10)} (parent ${(it.parent_commit || "").slice(0, 10)})`),
       h("p", {}, h("b", {}, "bug "), it.triggered_by_bug_id, d.bug_title ? ` — ${d.bug_title}` : "", d.bug_status ? ` (${d.bug_status})` : ""),
       d.root_cause_detail ? h("p", {}, h("b", {}, "root cause "), d.root_cause_detail) : null,
