@@ -46,3 +46,11 @@ def shooting_page(browser, request, tmp_path: Path, viewport=(1300, 900)) -> Ite
     yield pg
     context.close()
     assert not errors, f"the page threw: {errors}"
+
+
+def console_page(browser, request, tmp_path: Path, server, viewport=(1300, 900)) -> Iterator:
+    """`yield from console_page(...)`: a shooting page that opened the URL `graphlemon console` prints, so this
+    browser holds the console's token (an HttpOnly cookie) and may act, not only read."""
+    for pg in shooting_page(browser, request, tmp_path, viewport):
+        pg.goto(f"{server.url}/?token={server.settings.token}")
+        yield pg

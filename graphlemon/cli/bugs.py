@@ -49,10 +49,14 @@ def list_(
         return
     from .fit import Col, print_fitted
 
-    rows = [[b.bug_id, b.status, b.unit_id or "-", b.category, b.severity, b.title] for b in bugs]
-    cols = [Col("bug_id", whole=True), Col("status", whole=True), Col("unit", whole=True),
+    # the validator's attribution (root cause) beside the triage category: a bug the triage never classified is
+    # still "unknown" there, while the validator may have said whose fault it was
+    rows = [[b.bug_id, b.status, b.unit_id or "-", b.root_cause_category or "-", b.category, b.severity, b.title]
+            for b in bugs]  # fmt: skip
+    cols = [Col("bug_id", whole=True), Col("status", whole=True), Col("unit", whole=True), Col("root cause", whole=True),
             Col("category", whole=True), Col("severity", whole=True), Col("title")]  # fmt: skip
-    print_fitted(console(), f"{len(bugs)} bug(s)", cols, rows, wide, priority=["bug_id", "status", "title", "unit"])
+    print_fitted(console(), f"{len(bugs)} bug(s)", cols, rows, wide,
+                 priority=["bug_id", "status", "title", "unit", "root cause"])  # fmt: skip
 
 
 @app.command()

@@ -36,12 +36,22 @@ app.add_typer(retention_app, name="retention")
 
 @app.command("show")
 def show(
-    node_exec_id: Annotated[str | None, typer.Argument(help="The node execution, e.g. ne-task-...-coder-u1-r0.")] = None,
+    node_exec_id: Annotated[
+        str | None, typer.Argument(help="The node execution, e.g. ne-task-...-coder-u1-r0.")
+    ] = None,
     task: Annotated[str | None, typer.Option("--task", help="List this task's logs with state and size.")] = None,
     follow: Annotated[
         bool, typer.Option("--follow", "-f", help="Stream new lines until the node ends (with --json: ndjson).")
     ] = False,
     tail: Annotated[int | None, typer.Option("--tail", "-n", min=0, help="Only the last N lines.")] = None,
+    view: Annotated[
+        str,
+        typer.Option(
+            "--view",
+            help="people (time, kind, a sentence; tool arguments left out), raw (the lines "
+            "as written), or auto: people on a terminal, raw into a pipe or file",
+        ),
+    ] = "auto",
     project: ProjectOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -50,11 +60,14 @@ def show(
 
     if (node_exec_id is None) == (task is None):
         raise invalid_param("give a NODE_EXEC_ID or --task TASK_ID (one of them)")
+    if view not in ("auto", "people", "raw"):
+        raise invalid_param(f"unknown view {view!r}; choose people, raw or auto")
+    people = view == "people" or (view == "auto" and sys.stdout.isatty())
     handle = open_project(project)
     if task is not None:
         _list_task(handle, task, as_json)
         return
-    _show_node(handle, node_exec_id, follow=follow, tail=tail, as_json=as_json)
+    _show_node(handle, node_exec_id, follow=follow, tail=tail, as_json=as_json, people=people)
 
 
 def _list_task(handle, task_id: str, as_json: bool) -> None:
@@ -62,8 +75,9 @@ def _list_task(handle, task_id: str, as_json: bool) -> None:
     from ..taskboard import TaskBoard
 
     logs = NodeLogs(handle.ledger).for_task(task_id)
-    if not logs:
-        TaskBoard(handle.ledger).get(task_id)  # TASK_NOT_FOUND (a task with logs is known by them)
+    if not logs:  # a unique prefix names a task, as everywhere a TASK_ID is taken; TASK_NOT_FOUND for none
+        task_id = TaskBoard(handle.ledger).resolve(task_id)
+        logs = NodeLogs(handle.ledger).for_task(task_id)
     rows = []
     for g in logs:
         size = g.size_bytes if g.status != "open" else file_stats_size(handle.state_dir / g.path)
@@ -82,7 +96,7 @@ def _list_task(handle, task_id: str, as_json: bool) -> None:
                        r["node_exec_id"]), highlight=False)  # fmt: skip
 
 
-def _show_node(handle, nid: str, *, follow: bool, tail: int | None, as_json: bool) -> None:
+def _show_node(handle, nid: str, *, follow: bool, tail: int | None, as_json: bool, people: bool) -> None:
     from ..execlogs import follow as follow_log
     from ..execlogs import read_range, tail_lines, view
 
@@ -99,8 +113,9 @@ def _show_node(handle, nid: str, *, follow: bool, tail: int | None, as_json: boo
         return
     if v.notice:
         typer.echo(f"{nid}: {v.notice}", err=True)
+    shown = _for_people if people else str
     if not follow:
-        sys.stdout.write(_text(path, tail, read_range, tail_lines))
+        sys.stdout.write(shown(_text(path, tail, read_range, tail_lines)))
         sys.stdout.flush()
         return
     start = tail_lines(path, tail).start if tail is not None else 0
@@ -111,11 +126,17 @@ def _show_node(handle, nid: str, *, follow: bool, tail: int | None, as_json: boo
             sys.stdout.write("".join(json.dumps({"node_exec_id": nid, "line": text}, ensure_ascii=False) + "\n"
                                      for text in chunk.text.splitlines()))  # fmt: skip
         else:
-            sys.stdout.write(chunk.text)
+            sys.stdout.write(shown(chunk.text))
         sys.stdout.flush()
     final = NodeLogs(handle.ledger).find(nid)
     if final is not None:
         typer.echo(f"-- {nid}: log {final.status}", err=True)
+
+
+def _for_people(text: str) -> str:
+    from ..log_render import plain, render
+
+    return plain(render(text))
 
 
 def _text(path, tail, read_range, tail_lines) -> str:

@@ -61,7 +61,19 @@ def _emit(
     elif as_md:
         typer.echo(to_markdown(report, section, limit))
     else:
+        _name_taskless_rows(report)
         print_rich(report, console(), section, limit, wide, task_ids)
+
+
+NO_TASK = "(no task)"
+
+
+def _name_taskless_rows(report) -> None:
+    """A table row of work that belongs to no task (a bug reported by hand, an ad-hoc run) says so, instead of a
+    row of dashes that reads like a phantom task; JSON and CSV keep their null."""
+    for frame in report.sections.values():
+        if "task_id" in frame.columns and frame["task_id"].isna().any():
+            frame["task_id"] = frame["task_id"].astype(object).where(frame["task_id"].notna(), NO_TASK)
 
 
 @app.command()
@@ -181,10 +193,15 @@ def _task_ids(project: Path | None) -> list[str]:
 
 
 def _resolve(task: str, task_ids: list[str]) -> str:
-    """The one task id `task` is a prefix of; unchanged when none (the report then has no rows)."""
-    if task in task_ids:
-        return task
+    """The one task id `task` is a prefix of; TASK_NOT_FOUND when it names none (an empty report would read as
+    "nothing happened" for a typo)."""
+    from ..errors import ErrorCode, GraphLemonError
+
+    if task in task_ids or not task.strip():
+        return task  # a blank one is refused by the filters (INVALID_PARAM)
     matches = [t for t in task_ids if t.startswith(task)]
     if len(matches) > 1:
         raise invalid_param(f"--task {task!r} is the start of {len(matches)} task ids: give more of it")
-    return matches[0] if matches else task
+    if not matches:
+        raise GraphLemonError(ErrorCode.TASK_NOT_FOUND, f"--task {task!r}: no task in this project", task_id=task)
+    return matches[0]

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from ..errors import invalid_param
-from ._common import JsonOpt, ProjectOpt, console, emit_json, open_project
+from ._common import JsonOpt, ProjectOpt, WideOpt, console, emit_json, open_project
 
 app = typer.Typer(
     help="Role skills in the project's skills repository (.graphlemon/skills/): update, roll back, audit log.",
@@ -93,8 +93,10 @@ def log_(
     role: Annotated[str | None, typer.Argument(help="Only this role's skill.")] = None,
     project: ProjectOpt = None,
     as_json: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
-    """The audit log: every iteration, oldest first, with its bug, author, status and gate."""
+    """The audit log: every iteration, oldest first, with its bug, author, status and gate (the table fits the
+    terminal; --wide shows every column)."""
     from ..skills.iteration import skill_log
 
     handle = open_project(project)
@@ -102,17 +104,14 @@ def log_(
     if as_json:
         emit_json([it.model_dump(mode="json") for it in items])
         return
-    from rich.table import Table
+    from .fit import Col, print_fitted
 
-    table = Table(title=f"{len(items)} skill iteration(s)")
-    for column in ("iteration", "skill", "status", "bug", "author", "commit", "diff", "gate"):
-        table.add_column(column, no_wrap=column in ("iteration", "bug"))
-    for it in items:
-        gate = "-" if it.gate is None else ("passed" if it.gate.ok else "failed")
-        table.add_row(
-            it.iteration_id, it.skill, it.status, it.triggered_by_bug_id, it.author, it.commit[:10], it.diff_stat, gate
-        )
-    console().print(table)
+    rows = [[it.iteration_id, it.skill, it.status, it.triggered_by_bug_id, it.author, it.commit[:10], it.diff_stat,
+             "-" if it.gate is None else ("passed" if it.gate.ok else "failed")] for it in items]  # fmt: skip
+    cols = [Col("iteration", whole=True), Col("skill", whole=True), Col("status", whole=True), Col("bug", whole=True),
+            Col("author", whole=True), Col("commit", whole=True), Col("diff"), Col("gate", whole=True)]  # fmt: skip
+    print_fitted(console(), f"{len(items)} skill iteration(s)", cols, rows, wide,
+                 priority=["iteration", "skill", "status", "gate", "bug"])  # fmt: skip
 
 
 @app.command()

@@ -37,6 +37,8 @@ def register(app: typer.Typer) -> None:
         packs: dict[str, EscalationRecord] = {e.task_id: e for e in ledger.read_as("escalation", EscalationRecord)}
         blocked = [t for t in tasks if t.status == "blocked_pending_human"]
         runs = {t.task_id: run_state(handle.state_dir, t.task_id, t.status) for t in tasks}
+        # every ledger file is read, whatever the output: a corrupt line is LEDGER_CORRUPT in the table as in JSON
+        records = {kind: len(ledger.read(kind)) for kind in LEDGER_FILES}
         if as_json:
             emit_json(
                 {
@@ -52,7 +54,7 @@ def register(app: typer.Typer) -> None:
                         for t in blocked
                     ],  # fmt: skip
                     "bugs": dict(Counter(b.status for b in BugTracker(ledger).all().values())),
-                    "records": {kind: len(ledger.read(kind)) for kind in LEDGER_FILES},
+                    "records": records,
                 }
             )
             return

@@ -2,9 +2,11 @@
 
 Security (REQ-12): a state-changing request needs the console token in the `X-GraphLemon-Token` header
 (a cross-site page can neither read the token nor set the header, so this is also the CSRF guard) and,
-when it sends an Origin, the console's own origin. Bound beyond loopback, every request needs the token
-(header, or the HttpOnly cookie set by opening `/?token=...`); on loopback the Host header must name
-the loopback (no DNS rebinding). Files are served only from a project's `.graphlemon/artifacts/`.
+when it sends an Origin, the console's own origin; without it the answer is PERMISSION_DENIED. The page
+learns the token only from the HttpOnly cookie set by opening the printed URL `/?token=...` (so a local
+process that never saw that URL cannot steer a loopback console). Bound beyond loopback, every request
+needs the token (header or cookie); on loopback the Host header must name the loopback (no DNS
+rebinding). Files are served only from a project's `.graphlemon/artifacts/`.
 """
 
 from __future__ import annotations
@@ -58,6 +60,11 @@ class ConsoleSettings:
 class AddProject(BaseModel):
     path: str
     git_init: bool = False
+    first_commit: bool = False  # a repository with no commit yet: commit what it holds (the person agreed)
+
+
+class NameBody(BaseModel):
+    name: str = ""
 
 
 class ResumeBody(BaseModel):
@@ -73,6 +80,7 @@ class GoalBody(BaseModel):
     executor: str = "scripted"
     playbook: str | None = None
     engine: str = "prefect"
+    budget_tokens: int | None = None
 
 
 class BugBody(BaseModel):
@@ -125,20 +133,38 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
 
     # -- page --------------------------------------------------------------------------------------
     async def index(request: Request) -> Response:
+        """The page. Opening the printed URL (`/?token=...`) keeps the token in an HttpOnly cookie and drops it
+        from the URL; the page gets the token only with that cookie, so a local process that did not see the
+        printed URL gets a page that can read but never steer (docs/console.md, "Who may steer a console")."""
         given = request.query_params.get("token")
-        if given is not None:  # opening the printed URL: keep the token in an HttpOnly cookie, drop it from the URL
+        if given is not None:
             if not _same(given, settings.token):
-                return error_response(GraphLemonError(ErrorCode.INVALID_PARAM, "wrong console token"), status=401)
+                return error_response(_token_refused("the token in this URL is not this console's"), status=401)
             response = RedirectResponse("/", status_code=303)
             response.set_cookie(TOKEN_COOKIE, settings.token, httponly=True, samesite="strict")
             return response
         html = (static / "index.html").read_text(encoding="utf-8")
-        return HTMLResponse(html.replace("{{TOKEN}}", settings.token), headers=_page_headers())
+        token = settings.token if _same(request.cookies.get(TOKEN_COOKIE), settings.token) else ""
+        return HTMLResponse(html.replace("{{TOKEN}}", token), headers=_page_headers())
+
+    async def page_token(request: Request) -> Response:
+        """A page opened before the console restarted asks for the current token: given to its cookie only."""
+        if not _same(request.cookies.get(TOKEN_COOKIE), settings.token):
+            return error_response(
+                _token_refused(
+                    "this browser has no token of this console (it restarted with a "
+                    "new one?): open the URL `graphlemon console` printed"
+                ),
+                status=403,
+            )
+        return JSONResponse({"token": settings.token}, headers={"Cache-Control": "no-store"})
 
     # -- health (REQ-15: the deploy supervisor's health endpoint) -----------------------------------------
     async def healthz(request: Request) -> Response:
         body = {"status": "ok", "pid": os.getpid(), **(settings.health() if settings.health else {})}
-        return JSONResponse(body, status_code=200 if body["status"] == "ok" else 503, headers={"Cache-Control": "no-store"})
+        return JSONResponse(
+            body, status_code=200 if body["status"] == "ok" else 503, headers={"Cache-Control": "no-store"}
+        )
 
     # -- projects (v_project_setup) ----------------------------------------------------------------
     @route("GET", "/api/projects")
@@ -159,21 +185,40 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
             if exc.code == ErrorCode.ABORTED and asked:
                 return error_response(exc, extra={"question": asked[0], "needs_git_init": True})
             raise
+        from .project_registry import has_commit, make_first_commit
+
+        commit = None
+        if body.first_commit and not await asyncio.to_thread(has_commit, result.project.root):
+            commit = await asyncio.to_thread(make_first_commit, result.project.root)
         return {"project_id": result.project.project_id, "root": str(result.project.root),
-                "created": result.created, "git_initialised": result.git_initialised}  # fmt: skip
+                "created": result.created, "git_initialised": result.git_initialised, "first_commit": commit,
+                "has_commit": commit is not None or await asyncio.to_thread(has_commit, result.project.root)}  # fmt: skip
+
+    @route("POST", "/api/projects/{project_id}/forget")
+    async def forget_project(project_id: str) -> Any:
+        """Drop a project from the console's list; its folder and ledger stay as they are."""
+        return (await asyncio.to_thread(settings.registry.forget, project_id)).model_dump()
+
+    @route("POST", "/api/projects/{project_id}/name", NameBody)
+    async def name_project(project_id: str, body: NameBody) -> Any:
+        await asyncio.to_thread(settings.registry.rename, project_id, body.name)
+        return {"project_id": project_id, "name": " ".join(body.name.split())}
 
     # -- reads (dashboard, task detail, artifacts) -------------------------------------------------
     @route("GET", "/api/projects/{project_id}/tasks")
     async def tasks(project_id: str) -> Any:
         hub = await _hub(app, project_id)
         _cursors, records, _nodes = hub.feed.snapshot()
-        return {"project_id": project_id, "tasks": views.dashboard(records)}
+        rows = await asyncio.to_thread(_dashboard, settings.registry.get(project_id), records)
+        return {"project_id": project_id, "tasks": rows, "spend": views.project_spend(rows)}
 
     @route("GET", "/api/projects/{project_id}/tasks/{task_id}")
     async def task(project_id: str, task_id: str) -> Any:
         hub = await _hub(app, project_id)
         _cursors, records, nodes = hub.feed.snapshot(task_id)
-        return _task_or_404(records, task_id, nodes)
+        detail = _task_or_404(records, task_id, nodes)
+        handle = settings.registry.get(project_id)
+        return await asyncio.to_thread(_with_run, handle, detail, records)
 
     # -- the deploy supervisor (REQ-15): deployments, one deployment's state machine, signals, timeline -------
     @route("GET", "/api/projects/{project_id}/deployments")
@@ -223,15 +268,52 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
     # -- actions -----------------------------------------------------------------------------------
     @route("POST", "/api/projects/{project_id}/tasks/{task_id}/resume", ResumeBody)
     async def resume(project_id: str, task_id: str, body: ResumeBody) -> Any:
+        """manual_resume, then the run `graphlemon resume` would start, in the background."""
         from ..agents.automode_denials import reset_classifier_counts
         from ..taskboard import TaskBoard
+        from .launch import check_can_continue, engine_of
 
         handle = settings.registry.get(project_id)
         note = (body.note or "").strip() or None
-        task = await asyncio.to_thread(TaskBoard(handle.ledger).manual_resume, task_id, note=note, by="console")
-        await asyncio.to_thread(reset_classifier_counts, handle.ledger, task_id, note or "manual resume")
-        return {"task": task.model_dump(mode="json"),
+        await asyncio.to_thread(check_can_continue, handle)  # before the task changes: its run must be able to start
+        board = TaskBoard(handle.ledger)
+        why = "manual_resume" + (f" with the note: {note}" if note else "")
+        if await asyncio.to_thread(engine_of, handle, task_id) == "prefect":
+            # a deployed run of it may wait in Prefect for a person: `graphlemon resume --note` answers that run (or
+            # resumes the task itself when none waits), so the decision and the note go to it, not to the ledger here
+            task = await asyncio.to_thread(board.get, task_id)
+            if task.status not in ("blocked_pending_human", "paused"):
+                await asyncio.to_thread(board.manual_resume, task_id)  # refused as below: INVALID_TRANSITION
+            run = await _continue(handle, task_id, why, note=note)
+        else:
+            task = await asyncio.to_thread(board.manual_resume, task_id, note=note, by="console")
+            await asyncio.to_thread(reset_classifier_counts, handle.ledger, task_id, note or "manual resume")
+            run = await _continue(handle, task.task_id, why)
+        return {"task": task.model_dump(mode="json"), "run": run,
                 "next": f"graphlemon resume {task_id} --project {handle.root}"}  # fmt: skip
+
+    @route("POST", "/api/projects/{project_id}/tasks/{task_id}/run")
+    async def run_task(project_id: str, task_id: str) -> Any:
+        """Start the run a task needs (queued with nothing picking it up, or interrupted); refused otherwise."""
+        from ..taskboard import TaskBoard
+        from .launch import task_run
+
+        handle = settings.registry.get(project_id)
+        tasks = await asyncio.to_thread(lambda: TaskBoard(handle.ledger).all())
+        task = tasks.get(task_id)
+        if task is None:
+            raise GraphLemonError(ErrorCode.TASK_NOT_FOUND, f"no task {task_id!r} in this project", task_id=task_id)
+        state = (await asyncio.to_thread(task_run, handle, task, tasks)).state
+        if state not in ("idle", "interrupted"):
+            why = "a run of it is going on" if state == "running" else f"it is {task.status}: nothing to run"
+            raise GraphLemonError(ErrorCode.INVALID_TRANSITION, f"task {task_id} was not started: {why}",
+                                  task_id=task_id, status=task.status)  # fmt: skip
+        return {"run": await _continue(handle, task_id, f"run the {state} task")}
+
+    @route("GET", "/api/projects/{project_id}/tasks/{task_id}/run")
+    async def task_run_state(project_id: str, task_id: str) -> Any:
+        handle = settings.registry.get(project_id)
+        return await asyncio.to_thread(_run_view, handle, task_id)
 
     @route("POST", "/api/projects/{project_id}/tasks/{task_id}/abandon", AbandonBody)
     async def abandon(project_id: str, task_id: str, body: AbandonBody) -> Any:
@@ -241,27 +323,67 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
         note = (body.note or "").strip() or "abandoned from the console"
         task = await asyncio.to_thread(TaskBoard(handle.ledger).transition, task_id, "abandoned", note=note,
                                        by="console")  # fmt: skip
+        await asyncio.to_thread(_record_action, handle, task_id, f"abandoned: {note}")
         return {"task": task.model_dump(mode="json")}
 
     @route("POST", "/api/projects/{project_id}/tasks/{task_id}/budget", BudgetBody)
     async def budget(project_id: str, task_id: str, body: BudgetBody) -> Any:
+        """Set the limit; a task it re-queued is run at once (as `graphlemon resume` would)."""
         from ..agents.budget import update_budget
 
         handle = settings.registry.get(project_id)
         update = await asyncio.to_thread(update_budget, handle.ledger, task_id, body.limit, body.limit_type,
                                          by="console")  # fmt: skip
+        limit = f"{body.limit:,g} {body.limit_type}"
+        if update.requeued:
+            run = await _continue(handle, task_id, f"budget raised to {limit}")
+        else:
+            run = None
+            await asyncio.to_thread(_record_action, handle, task_id, f"budget set to {limit}")
         return {"task_status": update.task_status, "requeued": update.requeued, "limit": update.status.limit_value,
                 "limit_type": update.status.limit_type, "used": update.status.used,
-                "remaining": update.status.remaining}  # fmt: skip
+                "remaining": update.status.remaining, "run": run}  # fmt: skip
 
     @route("POST", "/api/projects/{project_id}/goals", GoalBody)
     async def goal(project_id: str, body: GoalBody) -> Any:
         from .launch import check_goal, start_goal
+        from .project_registry import has_commit
 
         handle = settings.registry.get(project_id)
-        request = check_goal(body.goal, body.executor, body.playbook, body.engine)
-        started = await asyncio.to_thread(start_goal, handle, request)
-        return {"mode": started.mode, "ref": started.ref, "log": started.log}
+        request = check_goal(body.goal, body.executor, body.playbook, body.engine, body.budget_tokens)
+        try:
+            started = await asyncio.to_thread(start_goal, handle, request)  # refused before anything starts
+        except GraphLemonError as exc:
+            if exc.code == ErrorCode.INVALID_PARAM and not await asyncio.to_thread(has_commit, handle.root):
+                return error_response(exc, extra={"fix": "first_commit"})  # the page offers to make it
+            raise
+        return {"mode": started.mode, "ref": started.ref, "log": started.log, "launch_id": started.launch_id}
+
+    @route("GET", "/api/projects/{project_id}/launches/{launch_id}")
+    async def launch(project_id: str, launch_id: str) -> Any:
+        from ..taskboard import TaskBoard
+        from .launch import get_launch, launch_view
+
+        handle = settings.registry.get(project_id)
+        record = await asyncio.to_thread(get_launch, handle.state_dir, launch_id)
+        tasks = await asyncio.to_thread(lambda: TaskBoard(handle.ledger).all())
+        return launch_view(handle.state_dir, record, tasks).model_dump(mode="json")
+
+    @route("POST", "/api/projects/{project_id}/first-commit")
+    async def first_commit(project_id: str) -> Any:
+        """A repository with no commit yet: commit what the folder holds, so a goal can branch from it."""
+        from .project_registry import make_first_commit
+
+        handle = settings.registry.get(project_id)
+        return {"commit": await asyncio.to_thread(make_first_commit, handle.root)}
+
+    async def _continue(handle, task_id: str, why: str, note: str | None = None) -> dict:
+        from .launch import start_resume
+
+        started = await asyncio.to_thread(start_resume, handle, task_id, note)
+        summary = f"{why}; started graphlemon resume (process {started.ref})"
+        await asyncio.to_thread(_record_action, handle, task_id, summary, started.launch_id)
+        return {"mode": started.mode, "ref": started.ref, "log": started.log, "launch_id": started.launch_id}
 
     @route("POST", "/api/projects/{project_id}/bugs", BugBody)
     async def bug(project_id: str, body: BugBody) -> Any:
@@ -280,13 +402,59 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
                                          by="console")  # fmt: skip
         return {"bug_id": bug_id}
 
+    @route("GET", "/api/projects/{project_id}/bugs")
+    async def bugs(project_id: str) -> Any:
+        """Every bug of the project, newest first, and the units to filter by (the page filters in place)."""
+        from ..bugs import BugTracker
+
+        handle = settings.registry.get(project_id)
+        found = await asyncio.to_thread(BugTracker(handle.ledger).list)
+        found.sort(key=lambda b: b.opened_at, reverse=True)
+        units = await asyncio.to_thread(_declared_units, handle)
+        return {"project_id": project_id, "bugs": [views.bug_row(b) for b in found],
+                "units": sorted(set(units) | {b.unit_id for b in found if b.unit_id})}  # fmt: skip
+
+    @route("GET", "/api/projects/{project_id}/bugs/{bug_id}")
+    async def bug_detail(project_id: str, bug_id: str) -> Any:
+        from ..bugs import BugTracker
+
+        handle = settings.registry.get(project_id)
+        tracker = BugTracker(handle.ledger)
+        found = await asyncio.to_thread(tracker.get, bug_id)  # BUG_NOT_FOUND
+        history = [e for e in await asyncio.to_thread(handle.ledger.read, "bug") if e.bug_id == bug_id]
+        return {**views.bug_row(found), "history": [e.model_dump(mode="json", exclude_none=True) for e in history]}
+
     # -- execution logs (REQ-13): v_log_viewer, v_log_retention_settings ---------------------------------
     @route("GET", "/api/projects/{project_id}/logs/{node_exec_id}")
     async def log_meta(project_id: str, node_exec_id: str) -> Any:
         from ..execlogs import view
+        from ..taskboard import TaskBoard
 
         handle = settings.registry.get(project_id)
-        return (await asyncio.to_thread(view, handle.ledger, node_exec_id)).model_dump(mode="json")
+        v = await asyncio.to_thread(view, handle.ledger, node_exec_id)
+        tasks = await asyncio.to_thread(lambda: TaskBoard(handle.ledger).all()) if v.task_id else {}
+        task = tasks.get(v.task_id) if v.task_id else None
+        live, ended = views.log_liveness(v.status, v.node_status, task.status if task else None)
+        return {**v.model_dump(mode="json"), "live": live, "ended_because": ended}
+
+    async def log_download(request: Request) -> Response:
+        """The whole log as a file (the viewer holds only a window of it)."""
+        from starlette.responses import FileResponse
+
+        from ..execlogs import log_path, view
+
+        try:
+            handle = settings.registry.get(request.path_params["project_id"])
+            nid = request.path_params["node_exec_id"]
+            v = await asyncio.to_thread(view, handle.ledger, nid)  # NODE_EXEC_NOT_FOUND
+            path = log_path(handle.state_dir, nid)
+            if v.log is None or v.status == "purged" or not path.is_file():
+                raise GraphLemonError(ErrorCode.NODE_EXEC_NOT_FOUND, v.notice or f"{nid} has no log file",
+                                      node_exec_id=nid)  # fmt: skip
+        except GraphLemonError as exc:
+            return error_response(exc)
+        return FileResponse(path, media_type="text/plain; charset=utf-8", filename=f"{nid}.log",
+                            headers={"X-Content-Type-Options": "nosniff"})  # fmt: skip
 
     async def log_range(request: Request) -> Response:
         """c_execution_log_get: bytes [start, start + max) of a node's log, whole lines (never the whole file)."""
@@ -304,9 +472,15 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
             return error_response(exc)
         except FileNotFoundError:
             return JSONResponse({"start": 0, "end": 0, "size": 0, "text": ""})
-        return JSONResponse(chunk.model_dump())
+        body = chunk.model_dump()
+        if request.query_params.get("render") == "1":  # the lines for people (graphlemon/log_render.py)
+            from ..log_render import render
+
+            body["entries"] = [e.model_dump() for e in render(chunk.text)]
+        return JSONResponse(body)
 
     routes.append(Route("/api/projects/{project_id}/logs/{node_exec_id}/range", log_range, methods=["GET"]))
+    routes.append(Route("/api/projects/{project_id}/logs/{node_exec_id}/download", log_download, methods=["GET"]))
 
     @route("GET", "/api/projects/{project_id}/tasks/{task_id}/logs")
     async def task_logs(project_id: str, task_id: str) -> Any:
@@ -337,7 +511,7 @@ def create_app(settings: ConsoleSettings | None = None) -> Starlette:
         await _serve_subscription(ws.app, ws)
 
     app = Starlette(
-        routes=[Route("/", index), Route("/healthz", healthz), Mount("/static", StaticFiles(directory=str(static))), *routes,
+        routes=[Route("/", index), Route("/healthz", healthz), Route("/api/token", page_token), Mount("/static", StaticFiles(directory=str(static))), *routes,
                 WebSocketRoute("/ws", live), WebSocketRoute("/ws/logs", log_tail)],
         middleware=[Middleware(_Guard, settings=settings)],
         lifespan=_lifespan,
@@ -423,20 +597,26 @@ def _check_request(request: Request, settings: ConsoleSettings) -> Response | No
     host = request.headers.get("host", "")
     if settings.loopback and _host_name(host) not in LOOPBACK_HOSTS:
         return error_response(invalid_param(f"host {host!r} is not this console's"), status=421)
-    authorised = _same(request.headers.get(TOKEN_HEADER), settings.token)
+    header = request.headers.get(TOKEN_HEADER)
+    authorised = _same(header, settings.token)
     if not settings.loopback and not authorised and not _same(request.cookies.get(TOKEN_COOKIE), settings.token):
         if request.url.path == "/" and "token" in request.query_params:
             return None  # the token login (checked by the page handler)
-        return error_response(invalid_param("this console needs its token: open the URL it printed"), status=401)
+        return error_response(_token_refused("this console needs its token: open the URL it printed"), status=401)
     if request.method not in ("GET", "HEAD", "OPTIONS"):
         origin = request.headers.get("origin")
         if origin is not None and origin.split("://", 1)[-1] != host:
             return error_response(invalid_param(f"cross-origin request from {origin!r} refused"), status=403)
         if not authorised:
-            return error_response(
-                invalid_param(f"a state-changing request needs the {TOKEN_HEADER} header"), status=403
-            )
+            why = (f"this page's {TOKEN_HEADER} is not this console's: the console restarted with a new token; "
+                   "reload the page" if header else f"a state-changing request needs the {TOKEN_HEADER} header: "
+                   "open the URL `graphlemon console` printed (it carries the token)")  # fmt: skip
+            return error_response(_token_refused(why), status=403, extra={"token": "stale" if header else "missing"})
     return None
+
+
+def _token_refused(message: str) -> GraphLemonError:
+    return GraphLemonError(ErrorCode.PERMISSION_DENIED, message)
 
 
 async def _hub(app: Starlette, project_id: str) -> ProjectHub:
@@ -516,9 +696,11 @@ async def _serve_subscription(app: Starlette, ws: WebSocket) -> None:
                 if detail is None:
                     await _refuse(ws, 4404, "TASK_NOT_FOUND", f"no task {task_id!r} in project {project_id}")
                     return
-                state: Any = detail
+                handle = settings.registry.get(project_id)
+                state: Any = await asyncio.to_thread(_with_run, handle, detail, records)
             else:
-                state = {"tasks": views.dashboard(records)}
+                rows = await asyncio.to_thread(_dashboard, settings.registry.get(project_id), records)
+                state = {"tasks": rows, "spend": views.project_spend(rows)}
             # events already queued for this subscriber but covered by the snapshot are skipped by cursor
             await ws.send_json({"type": "snapshot", "cursors": snap_cursors, "state": state})
             floor = snap_cursors
@@ -530,6 +712,67 @@ async def _serve_subscription(app: Starlette, ws: WebSocket) -> None:
         pass
     finally:
         hub.unsubscribe(sub)
+
+
+def _record_action(handle, task_id: str, summary: str, ref: str | None = None) -> None:
+    """What a person did from the console stays on the task's timeline (the page shows it after a reload)."""
+    from ..models import TimelineEvent
+
+    handle.ledger.append(TimelineEvent(event="human_action", task_id=task_id, summary=summary, ref=ref))
+
+
+def _run_view(handle, task_id: str, tasks: dict | None = None) -> dict:
+    """Whether anything runs the task and the actions its state allows. `tasks`: the project's tasks already
+    folded (the live feed has them parsed), else they are read from the ledger."""
+    from ..taskboard import TaskBoard
+    from .launch import task_run
+
+    tasks = TaskBoard(handle.ledger).all() if tasks is None else tasks
+    task = tasks.get(task_id)
+    if task is None:
+        raise GraphLemonError(ErrorCode.TASK_NOT_FOUND, f"no task {task_id!r} in this project", task_id=task_id)
+    run = task_run(handle, task, tasks).model_dump(mode="json")
+    return {
+        "task_id": task_id,
+        "status": task.status,
+        **run,
+        "actions": views.allowed_actions(task.status, run["state"]),
+    }
+
+
+def _dashboard(handle, records: dict) -> list[dict]:
+    """The dashboard's rows, each with whether anything runs its task (`run`: running, interrupted, idle or None)."""
+    from ..taskboard import fold
+    from .launch import launches, task_run
+
+    rows = views.dashboard(records)
+    tasks, known = fold(records.get("task", [])), launches(handle.state_dir)
+    for row in rows:
+        task = tasks.get(row["task_id"])
+        row["run"] = task_run(handle, task, tasks, known).state if task else None
+    return rows
+
+
+def _with_run(handle, detail: dict, records: dict) -> dict:
+    """The task view plus whether anything runs it, which human actions its state allows, and the units its plan
+    declared that have not started (all from the feed's parsed records, plus the run markers and launches)."""
+    from ..taskboard import fold
+
+    task_id = detail["task"]["task_id"]
+    view = _run_view(handle, task_id, fold(records.get("task", [])))
+    pending = [] if detail["task"]["status"] in ("done", "abandoned") else views.pending_units(
+        records.get("node", []), task_id, _declared_units(handle))  # fmt: skip
+    return {**detail, "run": {"state": view["state"], "launch": view["launch"]}, "actions": view["actions"],
+            "pending_units": pending}  # fmt: skip
+
+
+def _declared_units(handle) -> list[str]:
+    from ..units import UnitFiles
+
+    try:
+        return UnitFiles(handle.state_dir).units().ids()
+    except GraphLemonError:  # no plan yet (or one the loop itself will refuse): nothing declared to show
+        return []
 
 
 def _int_param(request: Request, name: str, default: int) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import subprocess
 from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,12 +22,14 @@ from ..errors import ErrorCode, GraphLemonError
 from ..project import InitResult, ProjectHandle, init_project, open_project
 
 REGISTRY_FILE = "projects.json"
+MAX_NAME_CHARS = 80
 
 
 class RegisteredProject(BaseModel):
     project_id: str
     root: str
     available: bool = True  # False: the folder or its project.json is gone
+    name: str = ""  # what the person calls it: the folder's name unless they renamed it
 
 
 def config_dir() -> Path:
@@ -53,8 +56,34 @@ class ProjectRegistry:
                 available = handle.project_id == entry["project_id"]
             except GraphLemonError:
                 available = False
-            out.append(RegisteredProject(project_id=entry["project_id"], root=entry["root"], available=available))
+            name = entry.get("name") or Path(entry["root"]).name or entry["root"]
+            out.append(RegisteredProject(project_id=entry["project_id"], root=entry["root"], available=available,
+                                         name=name))  # fmt: skip
         return out
+
+    def forget(self, project_id: str) -> RegisteredProject:
+        """Remove a project from the list (its folder and ledger are left as they are); PROJECT_NOT_FOUND if absent."""
+        with self._locked():
+            entries = self._read()
+            kept = [e for e in entries if e["project_id"] != project_id]
+            if len(kept) == len(entries):
+                raise GraphLemonError(ErrorCode.PROJECT_NOT_FOUND, f"no project {project_id!r} is registered",
+                                      project_id=project_id)  # fmt: skip
+            self._write(kept)
+        gone = next(e for e in entries if e["project_id"] == project_id)
+        return RegisteredProject(project_id=project_id, root=gone["root"], name=gone.get("name") or "", available=False)
+
+    def rename(self, project_id: str, name: str) -> None:
+        """INVALID_PARAM for an empty or over-long name (names are for people: 1 to 80 characters on one line)."""
+        name = " ".join(name.split())
+        if not 0 < len(name) <= MAX_NAME_CHARS:
+            raise GraphLemonError(ErrorCode.INVALID_PARAM, f"a project name has 1 to {MAX_NAME_CHARS} characters")
+        with self._locked():
+            entries = self._read()
+            if not any(e["project_id"] == project_id for e in entries):
+                raise GraphLemonError(ErrorCode.PROJECT_NOT_FOUND, f"no project {project_id!r} is registered",
+                                      project_id=project_id)  # fmt: skip
+            self._write([{**e, "name": name} if e["project_id"] == project_id else e for e in entries])
 
     def get(self, project_id: str) -> ProjectHandle:
         """The registered project with this id, opened; PROJECT_NOT_FOUND otherwise."""
@@ -74,8 +103,13 @@ class ProjectRegistry:
         """Remember a project (idempotent; a folder re-initialised with a new id replaces its old entry)."""
         root = str(handle.root)
         with self._locked():
-            entries = [e for e in self._read() if e["root"] != root and e["project_id"] != handle.project_id]
-            entries.append({"project_id": handle.project_id, "root": root})
+            old = self._read()
+            named = {e["project_id"]: e["name"] for e in old if e.get("name")}
+            entries = [e for e in old if e["root"] != root and e["project_id"] != handle.project_id]
+            entry = {"project_id": handle.project_id, "root": root}
+            if handle.project_id in named:  # registering again keeps the name the person gave it
+                entry["name"] = named[handle.project_id]
+            entries.append(entry)
             self._write(entries)
 
     def add(self, path: Path | str, confirm_git_init: Callable[[str], bool] | None = None) -> InitResult:
@@ -113,3 +147,30 @@ class ProjectRegistry:
             yield
         finally:
             os.close(fd)
+
+
+FIRST_COMMIT_ID = ["-c", "user.name=GraphLemon console", "-c", "user.email=console@graphlemon.local"]
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+
+
+def has_commit(root: Path) -> bool:
+    return _git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}").returncode == 0
+
+
+def make_first_commit(root: Path) -> str:
+    """Commit everything in a repository that has no commit yet (the person agreed in the console); the commit id.
+    The person's own git identity when they have one, else the console's. A repository with commits is refused."""
+    if has_commit(root):
+        raise GraphLemonError(ErrorCode.INVALID_PARAM, f"{root} already has commits; nothing was committed",
+                              path=str(root))  # fmt: skip
+    identity = [] if _git(root, "config", "user.email").stdout.strip() else FIRST_COMMIT_ID
+    message = "Initial commit (GraphLemon console)"
+    for args in (["add", "-A"], [*identity, "commit", "--quiet", "--allow-empty", "-m", message]):
+        proc = _git(root, *args)
+        if proc.returncode != 0:
+            raise GraphLemonError(ErrorCode.GIT_ERROR, f"git {' '.join(args)} in {root} failed: {proc.stderr.strip()}",
+                                  path=str(root))  # fmt: skip
+    return _git(root, "rev-parse", "HEAD").stdout.strip()

@@ -30,8 +30,7 @@ class Binding:
     @property
     def url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
-        base = f"http://{host}:{self.port}/"
-        return base if self.loopback else f"{base}?token={self.token}"
+        return f"http://{host}:{self.port}/?token={self.token}"  # opening it gives this browser the right to steer
 
 
 def is_loopback(host: str) -> bool:

@@ -12,7 +12,15 @@ from typing import Any
 from .. import bugs as bugfold
 from .. import nodes as nodefold
 from .. import taskboard
-from ..models import ArtifactRecord, BudgetConfig, EscalationRecord, RunRecord, TimelineEvent, UsageRecord
+from ..models import (
+    ArtifactRecord,
+    BudgetConfig,
+    EscalationRecord,
+    NodeEvent,
+    RunRecord,
+    TimelineEvent,
+    UsageRecord,
+)
 
 # the dashboard's order: what needs a person or is moving first, finished last
 STATUS_ORDER = {
@@ -60,6 +68,12 @@ def dashboard(records: Records) -> list[dict[str, Any]]:
     return rows
 
 
+def project_spend(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the project's tasks used in all: tokens and dollars."""
+    return {"tokens": sum(r["used_tokens"] for r in rows), "cost_usd": round(sum(r["used_cost_usd"] for r in rows), 6),
+            "tasks": len(rows)}  # fmt: skip
+
+
 def task_detail(records: Records, task_id: str, nodes: list[dict] | None = None) -> dict[str, Any] | None:
     """Everything the task page shows; None if the task is not in the records. `nodes`: the task's node
     executions already folded (the feed keeps them), else they are folded here."""
@@ -71,6 +85,8 @@ def task_detail(records: Records, task_id: str, nodes: list[dict] | None = None)
             n.model_dump(mode="json")
             for n in nodefold.fold(e for e in records.get("node", []) if e.task_id == task_id).values()
         ]
+    failures = attempt_failures(records.get("node", []), task_id)
+    nodes = [{**n, "failures": failures.get(n["node_exec_id"], [])} for n in nodes]
     bugs = [b for b in bugfold.fold(records.get("bug", [])).values() if b.task_id == task_id]
     tokens, cost = _spend(records.get("usage", [])).get(task_id, (0, 0.0))
     usage = [u for u in records.get("usage", []) if isinstance(u, UsageRecord) and u.task_id == task_id]
@@ -112,6 +128,67 @@ def task_detail(records: Records, task_id: str, nodes: list[dict] | None = None)
         ],
         "escalation": escalations[-1].model_dump(mode="json") if escalations else None,
     }
+
+
+def bug_row(bug: bugfold.Bug) -> dict[str, Any]:
+    """A bug as the bugs page lists it: its fields plus `shown_category`, the validator's attribution when it made
+    one (`root_cause_category`), else the triage category."""
+    return {**bug.model_dump(mode="json"), "shown_category": bug.root_cause_category or bug.category}
+
+
+FAILED_ATTEMPT = frozenset({"reflecting", "failed", "blocked"})
+ERROR_SHOWN_CHARS = 600
+
+
+def attempt_failures(node_events: list, task_id: str) -> dict[str, list[dict[str, Any]]]:
+    """Per node execution, each attempt that failed (the event that carried its error): what the graph marks red."""
+    out: dict[str, dict[int, dict[str, Any]]] = {}
+    for e in node_events:
+        if isinstance(e, NodeEvent) and e.task_id == task_id and e.status in FAILED_ATTEMPT and e.error:
+            out.setdefault(e.node_exec_id, {})[e.attempt] = {
+                "attempt": e.attempt, "status": e.status, "error_code": e.error_code,
+                "error": e.error[:ERROR_SHOWN_CHARS], "ts": e.ts.isoformat(),
+            }  # fmt: skip
+    return {nid: sorted(by.values(), key=lambda f: f["attempt"]) for nid, by in out.items()}
+
+
+def pending_units(node_events: list, task_id: str, declared: list[str]) -> list[dict[str, Any]]:
+    """Units the task's latest plan declared that have no coder node in that round yet (drawn as pending).
+    `declared`: the project's units.json, which holds the plan of the most recently planned task."""
+    planners = [e for e in node_events if isinstance(e, NodeEvent) and e.stage == "planner"]
+    if not declared or not planners or planners[-1].task_id != task_id:
+        return []
+    plan_round = planners[-1].loop_round
+    started = {e.unit_id for e in node_events if isinstance(e, NodeEvent) and e.task_id == task_id
+               and e.stage in ("coder", "tester") and e.loop_round == plan_round}  # fmt: skip
+    return [{"unit_id": u, "loop_round": plan_round} for u in declared if u not in started]
+
+
+LIVE_NODE = frozenset({"running", "verifying", "reflecting", "retrying", "waiting_for_quota"})
+SETTLED_TASK = frozenset({"blocked_pending_human", "paused", "done", "abandoned"})
+
+
+def log_liveness(log_status: str | None, node_status: str | None, task_status: str | None) -> tuple[bool, str | None]:
+    """Is a node's log still being written (live), and if not while it is still open, why: a log stays open when
+    its node never ended cleanly (its task was blocked, or its run killed), yet nothing will write to it."""
+    if log_status != "open":
+        return False, None
+    if node_status is not None and node_status not in LIVE_NODE:
+        return False, f"the node is {node_status}"
+    if task_status in SETTLED_TASK:
+        return False, f"its task is {task_status}"
+    return True, None
+
+
+def allowed_actions(status: str, run_state: str | None) -> list[str]:
+    """The human actions a task's state allows (the server refuses the others anyway): `run` a task nothing runs,
+    `resume` a blocked or paused one, `budget` and `abandon` until it has ended."""
+    if status in ("done", "abandoned"):
+        return []
+    actions = ["run"] if run_state in ("idle", "interrupted") else []
+    if status in ("blocked_pending_human", "paused"):
+        actions.append("resume")
+    return [*actions, "budget", "abandon"]
 
 
 def _tokens(u: UsageRecord) -> int:

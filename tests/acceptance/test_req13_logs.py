@@ -19,7 +19,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from browser_kit import launched_chromium, shooting_page
+from browser_kit import console_page, launched_chromium
 from logview_kit import RunningNode
 
 from graphlemon.console.app import ConsoleSettings
@@ -51,8 +51,8 @@ def browser():
 
 
 @pytest.fixture
-def page(browser, request, tmp_path):
-    yield from shooting_page(browser, request, tmp_path)
+def page(browser, request, tmp_path, server):
+    yield from console_page(browser, request, tmp_path, server)
 
 
 @pytest.fixture
@@ -76,7 +76,8 @@ def until(page, js: str, timeout_ms: int) -> None:
 
 
 def viewer_text(page) -> str:
-    return page.eval_on_selector("#log-text", "el => el.textContent")
+    raw = "el => [...el.querySelectorAll('pre.raw')].map(r => r.textContent).join('')"  # the lines as written
+    return page.eval_on_selector("#log-text", raw)
 
 
 def old_closed_log(handle, name: str, days_ago: float, text: str = "old line\n") -> str:

@@ -87,12 +87,35 @@ def test_state_changing_requests_need_the_token_and_same_origin(client, tmp_path
     assert foreign.status_code == 403
     rebinding = client.get("/api/projects", headers={"Host": "evil.example:8766"})
     assert rebinding.status_code == 421  # loopback console answers only to a loopback Host (DNS rebinding)
-    page = client.get("/")
-    assert (
-        page.status_code == 200
-        and TOKEN in page.text
-        and "default-src 'self'" in page.headers["content-security-policy"]
-    )
+    page = client.get("/")  # a local process that never saw the printed URL: a page that reads, never steers
+    assert page.status_code == 200 and TOKEN not in page.text
+    assert "default-src 'self'" in page.headers["content-security-policy"]
+    assert client.get("/api/token").json()["error"]["code"] == "PERMISSION_DENIED"
+    missing = client.post("/api/projects", json={"path": str(tmp_path)})
+    assert missing.json()["error"] == {**missing.json()["error"], "code": "PERMISSION_DENIED", "token": "missing"}
+
+
+def test_the_printed_url_gives_the_browser_the_token_and_a_page_older_than_a_restart_gets_the_new_one(
+    registry, project, tmp_path
+):
+    registry.register(project)
+    before = create_app(ConsoleSettings(token=TOKEN, registry=registry))
+    with TestClient(before, base_url="http://127.0.0.1:8766") as c:
+        assert c.get("/?token=wrong").status_code == 401
+        login = c.get(f"/?token={TOKEN}", follow_redirects=False)
+        assert login.status_code == 303 and "httponly" in login.headers["set-cookie"].lower()
+        assert TOKEN in c.get("/").text  # the cookie: the page gets the token
+        cookie = c.cookies.get("graphlemon_console")
+    restarted = create_app(ConsoleSettings(token="n" * 32, registry=registry))
+    with TestClient(restarted, base_url="http://127.0.0.1:8766") as c:
+        c.cookies.set("graphlemon_console", cookie)
+        stale = c.post("/api/projects", json={"path": str(tmp_path)}, headers={TOKEN_HEADER: TOKEN})
+        err = stale.json()["error"]
+        assert stale.status_code == 403 and err["code"] == "PERMISSION_DENIED" and err["token"] == "stale"
+        assert "reload" in err["message"]
+        assert c.get("/api/token").status_code == 403  # the old cookie does not fetch the new token
+        c.get(f"/?token={'n' * 32}")  # the URL the restarted console printed
+        assert c.get("/api/token").json() == {"token": "n" * 32}
 
 
 def test_beyond_loopback_every_request_needs_the_token(registry, project):
@@ -338,7 +361,9 @@ def test_skills_audit_log_and_one_iteration_are_the_cli_s_domain_calls(client, p
     pid = project.project_id
     assert client.get(f"/api/projects/{pid}/skills").json() == {"project_id": pid, "iterations": []}
     tracker = BugTracker(project.ledger)
-    bug_id, _ = tracker.open(title="<b>mul</b> [/red] failed", source="unit_test", unit_id="mul", test_name="t", task_id="t1")
+    bug_id, _ = tracker.open(
+        title="<b>mul</b> [/red] failed", source="unit_test", unit_id="mul", test_name="t", task_id="t1"
+    )
     tracker.update(bug_id, by="validator", root_cause_category="skill_defect", root_cause_detail="the skill is silent")
     its = SkillIterations(project.state_dir, project.ledger)
     it = its.propose("coder", bug_id, "You are the Coder agent. v2\n", author="human", rationale="<script>x</script>")
@@ -351,3 +376,31 @@ def test_skills_audit_log_and_one_iteration_are_the_cli_s_domain_calls(client, p
     assert detail["iteration"]["rationale"] == "<script>x</script>" and "v2" in detail["diff"]
     missing = client.get(f"/api/projects/{pid}/skills/si-nope")
     assert missing.json()["error"]["code"] == "ITERATION_NOT_FOUND"
+
+
+def test_projects_are_named_renamed_and_forgotten_and_a_missing_one_says_so(client, registry, project, tmp_path):
+    import shutil
+
+    from graphlemon.project import init_project
+
+    gone_repo = tmp_path / "gone"
+    gone_repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=gone_repo, check=True)
+    gone = init_project(gone_repo).project
+    registry.register(gone)
+    shutil.rmtree(gone_repo)
+    listed = {p["project_id"]: p for p in client.get("/api/projects").json()}
+    assert listed[project.project_id]["name"] == project.root.name and listed[project.project_id]["available"]
+    assert listed[gone.project_id]["available"] is False and listed[gone.project_id]["name"] == "gone"
+    url = f"/api/projects/{project.project_id}/name"
+    for bad in ("", "   ", "x" * 81):
+        refused = post(client, url, {"name": bad})
+        assert refused.status_code == 400 and refused.json()["error"]["code"] == "INVALID_PARAM"
+    assert post(client, url, {"name": "  Snake\n game  "}).json()["name"] == "Snake game"  # one line
+    registry.register(project)  # `graphlemon init` again keeps the name
+    assert {p["project_id"]: p["name"] for p in client.get("/api/projects").json()}[project.project_id] == "Snake game"
+    assert post(client, f"/api/projects/{gone.project_id}/forget", {}).json()["root"] == str(gone_repo)
+    assert gone.project_id not in {p["project_id"] for p in client.get("/api/projects").json()}
+    again = post(client, f"/api/projects/{gone.project_id}/forget", {})
+    assert again.status_code == 404 and again.json()["error"]["code"] == "PROJECT_NOT_FOUND"
+    assert project.root.is_dir() and (project.state_dir / "project.json").is_file()  # the folder stays

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from browser_kit import launched_chromium, shooting_page
+from browser_kit import console_page, launched_chromium
 
 from graphlemon.console.app import ConsoleSettings
 from graphlemon.console.project_registry import ProjectRegistry
@@ -44,8 +44,8 @@ def browser():
 
 
 @pytest.fixture
-def page(browser, request, tmp_path):
-    yield from shooting_page(browser, request, tmp_path)
+def page(browser, request, tmp_path, server):
+    yield from console_page(browser, request, tmp_path, server)
 
 
 def new_project(tmp_path_factory, registry, name="repo"):
@@ -161,7 +161,6 @@ def test_req11_bug_form_refuses_an_empty_description_in_the_page_and_on_the_serv
     assert server_says[0] == 400 and server_says[1]["error"]["code"] == "INVALID_PARAM"
     assert not (handle.state_dir / "bugs.ndjson").exists()
     page.fill("#bug-description", "it walks through the bottom wall")
-    page.fill("#bug-unit", "collision")
     page.click("#bug-form button[type=submit]")
     page.wait_for_selector("#bug-msg.ok")
     page.shot("reported")
@@ -182,7 +181,8 @@ def test_project_setup_adds_a_repo_and_asks_before_git_init(page, server, tmp_pa
     page.click("#add-project button[type=submit]")
     page.wait_for_selector("#project-msg.ok")
     assert (plain / ".graphlemon" / "project.json").is_file()
-    page.wait_for_selector(f"#projects td:has-text('{plain}')")
+    page.wait_for_selector(f"#projects tr[data-root='{plain}']")
+    assert page.inner_text(f"#projects tr[data-root='{plain}'] td >> nth=0").startswith("plain")  # named by its folder
     page.shot("projects")
 
 
@@ -211,8 +211,12 @@ def test_req09_manual_resume_from_the_task_page_and_a_clear_error_for_a_done_tas
     page.fill("#resume-note", "treat the wall as outside the board")
     page.click("#resume")
     page.wait_for_selector("#action-msg.ok")
+    assert "Started graphlemon resume" in page.inner_text("#action-msg")
     task = board.get(tid)
     assert task.status == "coding" and task.note == "treat the wall as outside the board"
+    # no executor was ever recorded for this hand-made task: the run the console started fails at once, and says why
+    page.wait_for_selector("#launch-failed", timeout=60_000)
+    assert "error[INVALID_PARAM]" in page.inner_text("#launch-failed")
     page.wait_for_selector("#task-head .pill[data-status=coding]")
     page.shot("resumed")
 
@@ -221,10 +225,16 @@ def test_req09_manual_resume_from_the_task_page_and_a_clear_error_for_a_done_tas
         board.transition(done, st)
     events = len(handle.ledger.read("task"))
     page.goto(f"{server.url}/#/p/{handle.project_id}/t/{done}")
-    page.wait_for_selector("#resume")
-    page.click("#resume")
-    page.wait_for_selector("#action-msg[data-code=INVALID_TRANSITION]")
-    assert "nothing changed" in page.inner_text("#action-msg")
+    page.wait_for_selector("#no-actions")  # a done task offers nothing to do
+    assert page.query_selector("#resume") is None and page.query_selector("#abandon") is None
+    server_says = page.evaluate(  # and the server refuses on its own
+        """async (url) => { const token = document.querySelector('meta[name="graphlemon-token"]').content;
+           const r = await fetch(url, {method: 'POST', body: '{}',
+             headers: {'Content-Type': 'application/json', 'X-GraphLemon-Token': token}});
+           return [r.status, await r.json()]; }""",
+        f"/api/projects/{handle.project_id}/tasks/{done}/resume",
+    )
+    assert server_says[0] == 409 and "nothing changed" in server_says[1]["error"]["message"]
     assert len(handle.ledger.read("task")) == events
     page.shot("done-refused")
 

@@ -29,8 +29,12 @@ def project(tmp_path_factory):
     handle = init_project(repo).project
     book = DeploymentBook(handle.ledger)
     # one finalized deployment, then one whose rollback failed
-    first = book.stage(commit=PREVIOUS, instance_dir="/srv/instances/" + PREVIOUS, previous_commit="c" * 40,
-                       task_id="task-20260101-000000-ab12")  # the merge of a DevLoop task (self-hosted)
+    first = book.stage(
+        commit=PREVIOUS,
+        instance_dir="/srv/instances/" + PREVIOUS,
+        previous_commit="c" * 40,
+        task_id="task-20260101-000000-ab12",
+    )  # the merge of a DevLoop task (self-hosted)
     for status in ("candidate_starting", "health_check_running", "health_check_passed", "cutover_in_progress",
                    "live", "monitoring", "monitoring_window_clean", "finalized"):  # fmt: skip
         book.move(first.deployment_id, status)
@@ -77,21 +81,23 @@ def test_deploy_page_shows_machine_signals_timeline_and_the_plain_rollback_failu
             pg.goto(f"{server.url}/#/p/{handle.project_id}/deploy")
             pg.wait_for_selector("#deploy-machine")
             machine = pg.locator("#deploy-machine")
-            assert machine.locator('.state[data-current=yes]').first.inner_text() == "blocked_pending_human"
+            assert machine.locator(".state[data-current=yes]").first.inner_text() == "blocked_pending_human"
             visited = pg.eval_on_selector_all("#deploy-machine .state[data-visited=yes]",
                                               "els => [...new Set(els.map(e => e.dataset.state))]")  # fmt: skip
             assert {"monitoring", "anomaly_detected", "rollback_failed", "blocked_pending_human"} <= set(visited)
             assert "finalized" not in visited and "rolled_back" not in visited
             alert = pg.locator("#deploy-alert").inner_text()
             assert "Automatic recovery failed — not a code review" in alert and ROLLBACK_FAILED_MESSAGE in alert
-            assert pg.locator('#deploy-signals tr[data-signal=validator_approval_rate]').get_attribute("data-ok") == "no"
+            assert (
+                pg.locator("#deploy-signals tr[data-signal=validator_approval_rate]").get_attribute("data-ok") == "no"
+            )
             assert "<b>not markup</b>" in pg.locator("#deploy-signals").inner_text()  # text, never HTML
             assert pg.locator("#deploy-timeline li").count() == 10
             assert pg.locator("#deploy-task").count() == 0  # not a DevLoop merge: staged by a person
             _shot(pg, tmp_path, "blocked")
             # the earlier deployment, from the list: finalized, the happy path lit
             pg.click(f'#deploy-list a:text("{first_id}")')
-            pg.wait_for_selector('#deploy-machine .state[data-current=yes][data-state=finalized]')
+            pg.wait_for_selector("#deploy-machine .state[data-current=yes][data-state=finalized]")
             assert pg.locator("#deploy-alert").count() == 0
             task = pg.locator("#deploy-task")
             assert "The merge of DevLoop task task-20260101-000000-ab12, deployed with no person" in task.inner_text()

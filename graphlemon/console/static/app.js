@@ -2,9 +2,11 @@
 // Every piece of ledger / user text goes into the page as text (textContent / text nodes), never as HTML.
 "use strict";
 
-const TOKEN = document.querySelector('meta[name="graphlemon-token"]').content;
+// the console's token: given to the page only when this browser opened the URL `graphlemon console` printed; a
+// page older than a console restart fetches the new one (its cookie proves it opened that URL), else says so
+let TOKEN = document.querySelector('meta[name="graphlemon-token"]').content;
 const STAGE_COLUMNS = ["planner", "coder", "tester", "integrator", "bug-triager", "validator"];
-const NODE_STATUSES = ["running", "verifying", "reflecting", "retrying", "waiting_for_quota", "blocked", "done", "failed"];
+const NODE_STATUSES = ["pending", "running", "verifying", "reflecting", "retrying", "waiting_for_quota", "blocked", "done", "sent_back", "failed"];
 const SEVERITIES = ["low", "medium", "high", "critical"];
 const EXECUTORS = ["scripted", "anthropic", "claude_code"];
 
@@ -31,14 +33,26 @@ function s(tag, attrs, ...children) {
   return el;
 }
 const pill = (status) => h("span", { class: `pill s-${status}`, dataset: { status } }, status);
-const fmtTime = (iso) => (iso ? new Date(iso).toLocaleTimeString() : "");
+const fmtTime = (iso) => (iso ? new Date(iso).toLocaleTimeString([], { hour12: false }) : "");
+// a timeline's time: the clock time, the date when it is not today, and the full date on hover
+function timeCell(iso, prev) {
+  const t = new Date(iso); const today = new Date().toDateString() === t.toDateString();
+  const gap = prev ? (t - new Date(prev)) / 1000 : null;
+  return h("td", { class: "time", title: t.toString() }, today ? fmtTime(iso) : `${t.toLocaleDateString()} ${fmtTime(iso)}`,
+    gap !== null && gap >= 1 ? h("div", { class: "gap" }, `+${fmtDuration(gap)}`) : null);
+}
+const fmtDuration = (sec) => (sec < 60 ? `${Math.round(sec)} s` : sec < 3600 ? `${Math.floor(sec / 60)} min ${Math.round(sec % 60)} s` : `${Math.floor(sec / 3600)} h ${Math.round((sec % 3600) / 60)} min`);
+const fmtDateTime = (iso) => (iso ? new Date(iso).toLocaleString() : "");
+const fmtNum = (n) => (n === null || n === undefined ? "—" : Number(n).toLocaleString());
 const main = () => document.getElementById("main");
+// replaceChildren without the nulls a conditional child leaves (the DOM would show them as the text "null")
+const put = (el, ...kids) => el.replaceChildren(...kids.flat().filter((k) => k !== null && k !== undefined && k !== false));
 
 // -- API ----------------------------------------------------------------------------------------------
 class ApiError extends Error {
   constructor(status, error) { super(`error[${error.code}]: ${error.message}`); this.status = status; this.error = error; }
 }
-async function api(method, path, body) {
+async function api(method, path, body, retried) {
   const opts = { method, headers: { "Accept": "application/json" }, credentials: "same-origin" };
   if (method !== "GET") {
     opts.headers["Content-Type"] = "application/json";
@@ -48,8 +62,28 @@ async function api(method, path, body) {
   const resp = await fetch(path, opts);
   const type = resp.headers.get("content-type") || "";
   const data = type.includes("json") ? await resp.json() : await resp.text();
-  if (!resp.ok) throw new ApiError(resp.status, (data && data.error) || { code: "ERROR", message: String(data) });
+  if (!resp.ok) {
+    const error = (data && data.error) || { code: "ERROR", message: String(data) };
+    if (error.token && !retried && await refreshToken()) return api(method, path, body, true);
+    if (error.token) tokenNotice(error.token === "stale" ? "This console restarted with a new token, and this browser does not have it."
+      : "This page has no console token: it can read, not act.");
+    throw new ApiError(resp.status, error);
+  }
   return data;
+}
+async function refreshToken() {
+  try {
+    const r = await fetch("/api/token", { credentials: "same-origin", headers: { "Accept": "application/json" } });
+    if (!r.ok) return false;
+    TOKEN = (await r.json()).token; tokenNotice(null); return true;
+  } catch (e) { return false; }
+}
+function tokenNotice(text) {
+  const el = document.getElementById("token-notice");
+  if (!text) { el.hidden = true; return; }
+  el.hidden = false;
+  el.replaceChildren(text, " Open the URL ", h("code", {}, "graphlemon console"), " printed (it carries the token), then ",
+    h("button", { type: "button", class: "small", onclick: () => location.reload() }, "reload"), ".");
 }
 function message(el, err, okText) {
   el.replaceChildren();
@@ -128,7 +162,7 @@ function route() {
   if (current) { current.close(); current = null; }
   setBanner(null);
   document.body.dataset.live = "idle";
-  const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
+  const parts = location.hash.replace(/^#\/?/, "").split("?")[0].split("/").filter(Boolean).map(decodeURIComponent);
   const [p, pid, t, tid, sub] = parts;
   updateNav(p === "p" ? pid : null, p === "p" ? (t || "dashboard") : "projects");
   if (p === "p" && pid && t === "t" && tid && sub === "budget") return pageBudget(pid, tid);
@@ -138,14 +172,21 @@ function route() {
   if (p === "p" && pid && t === "t" && tid) return pageTask(pid, tid);
   if (p === "p" && pid && t === "goal") return pageGoal(pid);
   if (p === "p" && pid && t === "bug") return pageBug(pid);
+  if (p === "p" && pid && t === "bugs" && tid) return pageBugDetail(pid, tid);
+  if (p === "p" && pid && t === "bugs") return pageBugs(pid, new URLSearchParams(location.hash.split("?")[1] || ""));
   if (p === "p" && pid && t === "deploy") return pageDeploy(pid, tid);
   if (p === "p" && pid && t === "skills" && tid) return pageSkillIteration(pid, tid);
   if (p === "p" && pid && t === "skills") return pageSkills(pid);
   if (p === "p" && pid) return pageDashboard(pid);
   return pageProjects();
 }
+const projectNames = {};
 function updateNav(pid, active) {
-  document.getElementById("project-label").textContent = pid ? `project ${pid}` : "";
+  document.getElementById("project-label").textContent = pid ? `project ${projectNames[pid] || pid}` : "";
+  if (pid && !projectNames[pid]) api("GET", "/api/projects").then((ps) => { // the header names the project
+    for (const p of ps) projectNames[p.project_id] = p.name;
+    if (projectNames[pid] && currentPid() === pid) document.getElementById("project-label").textContent = `project ${projectNames[pid]}`;
+  }).catch(() => {});
   for (const a of document.querySelectorAll("#nav a")) {
     const nav = a.dataset.nav;
     a.classList.toggle("active", nav === active || (nav === "dashboard" && active === "t"));
@@ -156,7 +197,10 @@ function updateNav(pid, active) {
   }
 }
 window.addEventListener("hashchange", route);
-window.addEventListener("DOMContentLoaded", route);
+window.addEventListener("DOMContentLoaded", () => {
+  if (!TOKEN) refreshToken().then((ok) => { if (!ok) tokenNotice("This page has no console token: it can read, not act."); });
+  route();
+});
 
 // -- v_project_setup ------------------------------------------------------------------------------------
 async function pageProjects() {
@@ -177,7 +221,12 @@ async function pageProjects() {
         if (!window.confirm(err.error.question)) throw err; // declining writes nothing
         res = await api("POST", "/api/projects", { ...body, git_init: true });
       }
-      message(msg, null, `${res.created ? "Created" : "Already a project:"} ${res.project_id} at ${res.root}${res.git_initialised ? " (git init)" : ""}`);
+      let first = "";
+      if (res.has_commit === false && window.confirm(`${res.root} has no commit yet, and a goal branches from one. Commit every file it holds now, as its first commit?`)) {
+        const c = await api("POST", `/api/projects/${encodeURIComponent(res.project_id)}/first-commit`, {});
+        first = `; first commit ${c.commit.slice(0, 10)}`;
+      } else if (res.has_commit === false) first = "; no commit yet: commit the starting code before a goal";
+      message(msg, null, `${res.created ? "Created" : "Already a project:"} ${res.project_id} at ${res.root}${res.git_initialised ? " (git init)" : ""}${first}`);
       loadProjects(list);
     } catch (err) { message(msg, err); }
   });
@@ -188,39 +237,64 @@ async function loadProjects(list) {
   try {
     const projects = await api("GET", "/api/projects");
     if (!projects.length) { list.replaceChildren(h("p", { class: "muted" }, "No projects yet: add one below, or run graphlemon init DIR.")); return; }
-    list.replaceChildren(h("table", {}, h("tr", {}, h("th", {}, "project"), h("th", {}, "folder"), h("th", {}, "")),
-      projects.map((p) => h("tr", { dataset: { project: p.project_id } },
-        h("td", {}, p.available ? h("a", { href: `#/p/${encodeURIComponent(p.project_id)}` }, p.project_id) : p.project_id),
-        h("td", {}, p.root), h("td", {}, p.available ? "" : "missing")))));
+    const forget = async (p) => {
+      if (!window.confirm(`Remove ${p.name} (${p.root}) from this list? Its folder and ledger stay as they are.`)) return;
+      try { await api("POST", `/api/projects/${encodeURIComponent(p.project_id)}/forget`, {}); loadProjects(list); }
+      catch (err) { list.prepend(h("div", { class: "msg error" }, err.message)); }
+    };
+    const rename = async (p) => {
+      const name = window.prompt("Name of this project", p.name);
+      if (name === null) return;
+      try { await api("POST", `/api/projects/${encodeURIComponent(p.project_id)}/name`, { name }); loadProjects(list); }
+      catch (err) { list.prepend(h("div", { class: "msg error", dataset: { code: err.error ? err.error.code : "" } }, err.message)); }
+    };
+    const row = (p) => h("tr", { dataset: { project: p.project_id, root: p.root, available: p.available ? "yes" : "no" } },
+      h("td", {}, p.available ? h("a", { href: `#/p/${encodeURIComponent(p.project_id)}` }, p.name) : p.name, h("div", { class: "muted small" }, p.project_id)),
+      h("td", {}, p.root), h("td", {}, p.available ? "" : "missing"),
+      h("td", {}, h("button", { type: "button", class: "secondary small rename", onclick: () => rename(p) }, "rename"), " ",
+        h("button", { type: "button", class: "secondary small forget", onclick: () => forget(p) }, "remove")));
+    const head = h("tr", {}, ["project", "folder", "", ""].map((c) => h("th", {}, c)));
+    const here = projects.filter((p) => p.available); const gone = projects.filter((p) => !p.available);
+    put(list, h("table", { id: "projects-table" }, head, here.map(row)),
+      gone.length ? h("details", { id: "missing-projects" }, h("summary", {}, `${gone.length} missing project(s): their folder or project.json is gone`),
+        h("button", { type: "button", class: "secondary", id: "forget-missing", onclick: async () => {
+          try { for (const p of gone) await api("POST", `/api/projects/${encodeURIComponent(p.project_id)}/forget`, {}); loadProjects(list); }
+          catch (err) { list.prepend(h("div", { class: "msg error" }, err.message)); }
+        } }, "remove every missing project from the list"),
+        h("table", {}, gone.map(row))) : null);
   } catch (err) { list.replaceChildren(h("div", { class: "msg error" }, err.message)); }
 }
 
 // -- v_dashboard ------------------------------------------------------------------------------------------
 function pageDashboard(pid) {
   const body = h("div", { id: "dashboard" }, h("p", { class: "muted" }, "Connecting…"));
-  main().replaceChildren(h("h1", {}, "Dashboard"), body);
+  const spend = h("p", { id: "project-spend", class: "muted" });
+  main().replaceChildren(h("h1", {}, "Dashboard"), spend, body);
   let refetch = null;
-  const render = (tasks) => {
+  const RUN_NOTE = { idle: "queued, and no run picks it up: open it to run it", interrupted: "its run stopped: open it to run it again" };
+  const render = (state) => {
+    const tasks = state.tasks;
+    if (state.spend) spend.textContent = `${state.spend.tasks} task(s) · ${fmtNum(state.spend.tokens)} tokens · $${state.spend.cost_usd.toFixed(4)} in all`;
     if (!tasks.length) { body.replaceChildren(h("p", { class: "muted" }, "No tasks yet: start one from New goal.")); return; }
     body.replaceChildren(h("table", { id: "tasks" },
       h("tr", {}, ["task", "status", "round", "spend / budget", "open bugs", "goal", "updated"].map((c) => h("th", {}, c))),
-      tasks.map((t) => h("tr", { dataset: { task: t.task_id, status: t.status } },
+      tasks.map((t) => h("tr", { dataset: { task: t.task_id, status: t.status, run: t.run || "" } },
         h("td", {}, h("a", { href: `#/p/${encodeURIComponent(pid)}/t/${encodeURIComponent(t.task_id)}` }, t.task_id)),
-        h("td", {}, pill(t.status), t.blocked_reason ? h("div", { class: "muted" }, t.blocked_reason) : null),
+        h("td", {}, pill(t.status), t.blocked_reason ? h("div", { class: "muted" }, t.blocked_reason) : null,
+          RUN_NOTE[t.run] ? h("div", { class: "run-note" }, RUN_NOTE[t.run]) : null),
         h("td", {}, String(t.loop_round)),
         h("td", {}, spendText(t)),
         h("td", {}, String(t.open_bugs)),
         h("td", {}, t.goal_text),
-        h("td", {}, fmtTime(t.updated_at))))));
+        h("td", { class: "time", title: fmtDateTime(t.updated_at) }, fmtTime(t.updated_at))))));
   };
+  const reload = async () => { try { render(await api("GET", `/api/projects/${encodeURIComponent(pid)}/tasks`)); } catch (e) { console.error(e); } };
   current = new Live(pid, null, {
-    snapshot: (state) => render(state.tasks),
-    event: () => { // every change re-reads the dashboard's rows (debounced): one fold on the server
-      clearTimeout(refetch);
-      refetch = setTimeout(async () => { try { render((await api("GET", `/api/projects/${encodeURIComponent(pid)}/tasks`)).tasks); } catch (e) { console.error(e); } }, 150);
-    },
-    refused: (err) => body.replaceChildren(h("div", { class: "msg error", dataset: { code: err.code } }, `error[${err.code}]: ${err.message}`)),
+    snapshot: (state) => render(state),
+    event: () => { clearTimeout(refetch); refetch = setTimeout(reload, 150); }, // one fold on the server per burst
+    refused: () => body.replaceChildren(h("p", { class: "muted" }, "Nothing to show (the banner says why). ", h("a", { href: "#/" }, "Projects"))),
   });
+  const timer = setInterval(() => { if (!document.getElementById("dashboard")) clearInterval(timer); else reload(); }, 5000); // runs are not in the ledger
 }
 function spendText(t) {
   const used = `${t.used_tokens.toLocaleString()} tok · $${t.used_cost_usd.toFixed(4)}`;
@@ -236,20 +310,31 @@ function pageTask(pid, tid) {
   const legend = h("div", { class: "legend" }, NODE_STATUSES.map((st) => h("span", {}, h("i", { class: `lg-${st}` }), st)));
   const rest = h("div", { id: "task-rest" });
   const acts = h("div", { id: "task-actions" });
-  main().replaceChildren(head, h("h2", {}, "DevLoop graph"), legend, graph, acts, rest);
+  const actMsg = h("div", { id: "action-msg", hidden: true }); // outside the redrawn box: a result stays on the page
+  main().replaceChildren(head, h("h2", {}, "DevLoop graph"), legend, graph, acts, actMsg, rest);
   for (const i of legend.querySelectorAll("i")) i.style.background = getLegendColour(i.className.slice(3));
   const nodes = new Map();
   let detail = null; let refetch = null;
   let actsKey = null; // the actions box is redrawn only when what it offers changes (a note being typed stays)
   const drawActs = () => {
-    const key = JSON.stringify([detail.task.status, detail.escalation]);
-    if (key !== actsKey) { actsKey = key; acts.replaceChildren(actions(pid, detail)); }
+    const run = detail.run || {};
+    const key = JSON.stringify([detail.task.status, detail.escalation, detail.actions, run.state, run.launch && [run.launch.launch_id, run.launch.state]]);
+    if (key !== actsKey) { actsKey = key; acts.replaceChildren(actions(pid, detail, actMsg)); }
   };
+  const pollRun = async () => { // the run is not in the ledger: its state is read while the page is open
+    if (!detail) return;
+    try {
+      const r = await api("GET", `/api/projects/${encodeURIComponent(pid)}/tasks/${encodeURIComponent(tid)}/run`);
+      detail.run = { state: r.state, launch: r.launch }; detail.actions = r.actions; drawActs();
+    } catch (e) { console.error(e); }
+  };
+  window.glRefreshRun = pollRun;
+  const timer = setInterval(() => { if (!document.getElementById("task-actions")) clearInterval(timer); else pollRun(); }, 2000);
   current = new Live(pid, tid, {
     snapshot: (state) => {
       detail = state; nodes.clear();
       for (const n of state.nodes) nodes.set(n.node_exec_id, n);
-      drawHead(head, pid, detail); drawGraph(graph, nodes);
+      drawHead(head, pid, detail); drawGraph(graph, nodes, detail);
       // the browser paints the graph first; the rest (timeline, bugs, artifacts) comes in the next task
       requestAnimationFrame(() => setTimeout(() => {
         document.body.dataset.painted = String(performance.now()); // after the frame that showed the graph
@@ -259,25 +344,34 @@ function pageTask(pid, tid) {
     event: (ev) => {
       if (ev.kind === "node" && ev.record.event !== "violation") {
         const r = ev.record; const known = nodes.get(r.node_exec_id);
-        if (known) { Object.assign(known, { status: r.status, attempt: r.attempt }); recolour(graph, known); }
-        else { nodes.set(r.node_exec_id, { ...r, node_exec_id: r.node_exec_id }); drawGraph(graph, nodes); }
+        const failed = r.error && ["reflecting", "failed", "blocked"].includes(r.status) ? { attempt: r.attempt, status: r.status, error_code: r.error_code, error: r.error.slice(0, 600), ts: r.ts } : null;
+        if (known && !failed) { Object.assign(known, { status: r.status, attempt: r.attempt }); recolour(graph, known); }
+        else {
+          const n = known || { ...r, node_exec_id: r.node_exec_id, failures: [] };
+          Object.assign(n, { status: r.status, attempt: r.attempt });
+          if (failed) n.failures = [...(n.failures || []).filter((f) => f.attempt !== failed.attempt), failed];
+          nodes.set(r.node_exec_id, n); drawGraph(graph, nodes, detail);
+        }
       }
-      if (ev.kind === "task" && detail) { detail.task.status = ev.record.status; detail.task.blocked_reason = ev.record.blocked_reason || null; drawHead(head, pid, detail); }
+      if (ev.kind === "task" && detail) { detail.task.status = ev.record.status; detail.task.blocked_reason = ev.record.blocked_reason || null; drawHead(head, pid, detail); drawGraph(graph, nodes, detail); }
       if (ev.kind !== "node") { // timeline, bugs, usage, artifacts: re-read the task's view (debounced)
         clearTimeout(refetch);
         refetch = setTimeout(async () => {
           try {
             detail = await api("GET", `/api/projects/${encodeURIComponent(pid)}/tasks/${encodeURIComponent(tid)}`);
             drawHead(head, pid, detail); drawActs(); drawRest(rest, pid, detail);
+            if (JSON.stringify(detail.pending_units) !== JSON.stringify(graph.glDetail && graph.glDetail.pending_units)) drawGraph(graph, nodes, detail);
+            else graph.glDetail = detail;
           }
           catch (e) { console.error(e); }
         }, 150);
       }
     },
-    refused: (err) => head.replaceChildren(h("div", { class: "msg error", dataset: { code: err.code } }, `error[${err.code}]: ${err.message}`)),
+    refused: () => { clearInterval(timer); main().replaceChildren(h("p", { class: "muted", id: "task-missing" }, "Nothing to show (the banner says why). ",
+      h("a", { href: `#/p/${encodeURIComponent(pid)}` }, "Back to the dashboard"))); },
   });
 }
-const LEGEND = { running: "#bfdbfe", verifying: "#c7d2fe", reflecting: "#e9d5ff", retrying: "#fed7aa", waiting_for_quota: "#fef08a", blocked: "#fecaca", done: "#bbf7d0", failed: "#f87171" };
+const LEGEND = { pending: "#ffffff", sent_back: "#fde68a", running: "#bfdbfe", verifying: "#c7d2fe", reflecting: "#e9d5ff", retrying: "#fed7aa", waiting_for_quota: "#fef08a", blocked: "#fecaca", done: "#bbf7d0", failed: "#f87171" };
 const getLegendColour = (st) => LEGEND[st] || "#f3f4f6";
 
 function currentPid() { return location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent)[1]; }
@@ -293,28 +387,50 @@ function drawHead(head, pid, d) {
     t.note ? h("p", {}, h("b", {}, "note: "), t.note) : null].filter(Boolean));
 }
 
-function actions(pid, d) {
-  const t = d.task;
+// the human actions the task's state allows (the server sends them: `d.actions`), and whether anything runs it
+function actions(pid, d, msg) {
+  const t = d.task; const allowed = new Set(d.actions || []);
+  const base = `/api/projects/${encodeURIComponent(pid)}/tasks/${encodeURIComponent(t.task_id)}`;
   const note = h("textarea", { id: "resume-note", placeholder: "What you decided (the coder sees it)" });
-  const msg = h("div", { id: "action-msg", hidden: true });
   const post = async (what, body) => {
     try {
-      const res = await api("POST", `/api/projects/${encodeURIComponent(pid)}/tasks/${encodeURIComponent(t.task_id)}/${what}`, body);
-      message(msg, null, what === "resume" ? `Resumed: the task is ${res.task.status}. Continue it with: ${res.next}` : `The task is ${res.task.status}.`);
+      const res = await api("POST", `${base}/${what}`, body);
+      const run = res.run ? ` Started graphlemon resume (process ${res.run.ref}); the graph follows it.` : "";
+      message(msg, null, what === "resume" ? `manual_resume:${run}` : what === "run" ? run.trim() : `The task is ${res.task.status}.`);
+      if (window.glRefreshRun) window.glRefreshRun();
     } catch (err) { message(msg, err); }
   };
-  const open = t.status === "blocked_pending_human" || t.status === "paused";
-  const box = h("div", { class: open ? "card" : "card quiet", id: "actions", dataset: { open: open ? "1" : "" } },
-    d.escalation ? h("div", { id: "evidence" }, h("h2", {}, `Evidence pack (${d.escalation.blocked_reason})`), markdown(d.escalation.summary_md),
-      d.escalation.open_bug_ids.length ? h("p", {}, "open bugs: ", d.escalation.open_bug_ids.join(", ")) : null) : null,
-    h("h2", {}, "Human actions"),
-    open ? null : h("p", { class: "muted" }, `The task is ${t.status}: the loop needs no decision now (the server refuses what does not apply).`),
-    h("label", { for: "resume-note", class: "block" }, "Note"), note, h("br"),
-    h("button", { id: "resume", type: "button", onclick: () => post("resume", { note: note.value }) }, "manual_resume"), " ",
-    h("button", { id: "abandon", type: "button", class: "danger", onclick: () => { if (window.confirm(`Abandon ${t.task_id}?`)) post("abandon", { note: note.value }); } }, "abandon"),
-    msg);
+  const evidence = d.escalation && t.status === "blocked_pending_human" ? h("div", { id: "evidence" },
+    h("h2", {}, `Evidence pack (${d.escalation.blocked_reason})`), markdown(d.escalation.summary_md),
+    d.escalation.open_bug_ids.length ? h("p", {}, "open bugs: ", d.escalation.open_bug_ids.map((b) => bugLink(pid, b)).flatMap((a, i) => (i ? [", ", a] : [a]))) : null) : null;
+  const open = allowed.has("resume") || allowed.has("run");
+  const box = h("div", { class: open ? "card" : "card quiet", id: "actions", dataset: { open: open ? "1" : "", actions: [...allowed].join(" ") } },
+    evidence, runState(d), h("h2", {}, "Human actions"),
+    allowed.size ? null : h("p", { class: "muted", id: "no-actions" }, `The task is ${t.status}: there is nothing left to decide.`),
+    allowed.has("run") ? h("button", { id: "run", type: "button", onclick: () => post("run", {}) }, "Run it now") : null, " ",
+    allowed.has("resume") ? [h("label", { for: "resume-note", class: "block" }, "Note"), note, h("br"),
+      h("button", { id: "resume", type: "button", onclick: () => post("resume", { note: note.value }) }, "manual_resume")] : null, " ",
+    allowed.has("budget") ? h("a", { href: `#/p/${encodeURIComponent(pid)}/t/${encodeURIComponent(t.task_id)}/budget`, id: "budget-action", class: "button-link" }, "Change the budget") : null, " ",
+    allowed.has("abandon") ? h("button", { id: "abandon", type: "button", class: "danger", onclick: () => { if (window.confirm(`Abandon ${t.task_id}?`)) post("abandon", { note: note.value }); } }, "abandon") : null);
   return box;
 }
+// what runs the task now: a live process, nothing (queued with no run, or its run stopped), and its last launch
+function runState(d) {
+  const run = d.run || {}; const launch = run.launch;
+  const box = h("div", { id: "run-state", dataset: { state: run.state || "none" } });
+  if (run.state === "running") box.append(h("p", { class: "msg info" }, "A run of this task is going on", launch ? ` (process started ${fmtTime(launch.started)})` : "", "."));
+  else if (run.state === "idle") box.append(h("p", { class: "msg error" }, "The task is queued, and no run picks it up. Run it now to continue."));
+  else if (run.state === "interrupted") box.append(h("p", { class: "msg error" }, `The task is ${d.task.status}, but nothing is running it: its run stopped. Run it now to continue where it stopped.`));
+  if (launch && launch.state === "failed" && run.state !== "running") {
+    box.append(h("div", { class: "msg error", id: "launch-failed" }, `The last run the console started failed (exit code ${launch.returncode ?? "unknown"}):`,
+      h("pre", { class: "launch-tail" }, launch.log_tail || "(no output)")));
+  }
+  return box;
+}
+// text with every bug id in it linked to the bug's page
+const withBugLinks = (pid, text) => String(text).split(/(bug-\d{8}-\d{4}-[0-9a-f]{4,})/).filter(Boolean)
+  .map((part) => (/^bug-\d{8}-\d{4}-[0-9a-f]{4,}$/.test(part) ? bugLink(pid, part) : part));
+const bugLink = (pid, id) => h("a", { href: `#/p/${encodeURIComponent(pid)}/bugs/${encodeURIComponent(id)}`, class: "bug-link", dataset: { bug: id } }, id);
 
 function timelineLog(pid, d, e) { // a timeline line opens the log of its node (its ref, else the unit's latest node)
   const pidq = encodeURIComponent(pid);
@@ -329,9 +445,9 @@ function timelineLog(pid, d, e) { // a timeline line opens the log of its node (
 }
 function drawRest(rest, pid, d) {
   const tl = h("table", { id: "timeline" }, h("tr", {}, ["time", "event", "unit", "summary", ""].map((c) => h("th", {}, c))),
-    d.timeline.map((e) => h("tr", {}, h("td", {}, fmtTime(e.ts)), h("td", {}, e.event), h("td", {}, e.unit_id || ""), h("td", {}, e.summary), h("td", {}, timelineLog(pid, d, e)))));
+    d.timeline.map((e, i) => h("tr", { dataset: { event: e.event } }, timeCell(e.ts, i ? d.timeline[i - 1].ts : null), h("td", {}, e.event), h("td", {}, e.unit_id || ""), h("td", {}, withBugLinks(pid, e.summary)), h("td", {}, timelineLog(pid, d, e)))));
   const bugs = d.bugs.length ? h("table", { id: "bugs" }, h("tr", {}, ["bug", "unit", "status", "root cause", "route", "title"].map((c) => h("th", {}, c))),
-    d.bugs.map((b) => h("tr", { dataset: { bug: b.bug_id } }, h("td", {}, b.bug_id), h("td", {}, b.unit_id || ""), h("td", {}, pill(b.status)),
+    d.bugs.map((b) => h("tr", { dataset: { bug: b.bug_id } }, h("td", {}, bugLink(pid, b.bug_id)), h("td", {}, b.unit_id || ""), h("td", {}, pill(b.status)),
       h("td", {}, b.root_cause_category || "", b.root_cause_detail ? h("div", { class: "muted" }, b.root_cause_detail) : null),
       h("td", {}, b.suggested_route || ""), h("td", {}, b.title)))) : h("p", { class: "muted" }, "No bugs.");
   const view = h("div", { id: "artifact-view" });
@@ -351,6 +467,12 @@ function drawRest(rest, pid, d) {
         h("h2", {}, "Artifacts"), arts, view)));
 }
 
+// **bold** and `code` inside a line, as elements holding text (never HTML)
+function inline(text) {
+  return String(text).split(/(\*\*[^*]+\*\*|`[^`]+`)/).filter(Boolean).map((part) =>
+    part.startsWith("**") && part.endsWith("**") && part.length > 4 ? h("b", {}, part.slice(2, -2))
+      : part.startsWith("`") && part.endsWith("`") && part.length > 2 ? h("code", {}, part.slice(1, -1)) : part);
+}
 // a small, safe markdown view: headings, lists, code blocks, paragraphs (all text nodes)
 function markdown(text) {
   const box = h("div", { class: "md" });
@@ -359,11 +481,11 @@ function markdown(text) {
     if (line.startsWith("```")) { if (code) { box.append(h("pre", {}, code.join("\n"))); code = null; } else { code = []; } continue; }
     if (code) { code.push(line); continue; }
     const m = /^(#{1,6})\s+(.*)$/.exec(line);
-    if (m) { list = null; box.append(h(`h${Math.min(6, m[1].length + 2)}`, {}, m[2])); continue; }
+    if (m) { list = null; box.append(h(`h${Math.min(6, m[1].length + 2)}`, {}, inline(m[2]))); continue; }
     const li = /^\s*(?:[-*]|\d+\.)\s+(.*)$/.exec(line);
-    if (li) { if (!list) { list = h("ul"); box.append(list); } list.append(h("li", {}, li[1])); continue; }
+    if (li) { if (!list) { list = h("ul"); box.append(list); } list.append(h("li", {}, inline(li[1]))); continue; }
     list = null;
-    if (line.trim()) box.append(h("p", {}, line));
+    if (line.trim()) box.append(h("p", {}, inline(line)));
   }
   if (code) box.append(h("pre", {}, code.join("\n")));
   return box;
@@ -373,11 +495,29 @@ function markdown(text) {
 const NODE_W = 170, NODE_H = 48, COL_W = 215, ROW_H = 64, LANE_PAD = 26, LEFT = 80;
 function nodeLabel(n, hasTester) {
   const stage = n.stage === "coder" && !hasTester ? "coder ⇄ tester" : n.stage;
-  return [n.unit_id ? `${stage} · ${n.unit_id}` : stage, `attempt ${n.attempt} · ${n.status}`];
+  const shown = n.shown || n.status;
+  const second = shown === "pending" ? "pending (declared by the plan)" : shown === "sent_back" ? "done · sent the round back"
+    : `attempt ${n.attempt} · ${shown}`;
+  return [n.unit_id ? `${stage} · ${n.unit_id}` : stage, second];
+}
+const LIVE_NODE = new Set(["running", "verifying", "reflecting", "retrying", "waiting_for_quota"]);
+// what a node shows: a live node of a task that stopped is blocked (or cancelled); a validator whose round was
+// followed by another sent it back (not "done"); units the plan declared but not started are pending
+function shownStatus(n, d, every) {
+  if (n.pending) return "pending";
+  const task = d && d.task ? d.task.status : null;
+  if (LIVE_NODE.has(n.status) && (task === "blocked_pending_human" || task === "paused")) return "blocked";
+  if (LIVE_NODE.has(n.status) && (task === "abandoned" || task === "done")) return "cancelled";
+  if (n.stage === "validator" && n.status === "done" && (task !== "done" || every.some((m) => !m.pending && (m.loop_round || 0) > (n.loop_round || 0)))) return "sent_back";
+  return n.status;
 }
 const ROUNDS_SHOWN = 12; // a long task opens on its latest rounds; the button shows them all
-function drawGraph(wrap, nodes) {
-  const every = [...nodes.values()];
+function drawGraph(wrap, nodes, detail) {
+  const pending = ((detail && detail.pending_units) || []).map((u) => ({ node_exec_id: `pending-${u.unit_id}-r${u.loop_round}`,
+    stage: "coder", unit_id: u.unit_id, loop_round: u.loop_round, attempt: 0, status: "pending", pending: true, failures: [] }));
+  const every = [...nodes.values(), ...pending];
+  for (const n of every) n.shown = shownStatus(n, detail, every);
+  wrap.glDetail = detail;
   const hasTester = every.some((n) => n.stage === "tester");
   const cols = STAGE_COLUMNS.filter((st) => st !== "tester" || hasTester);
   const allRounds = [...new Set(every.map((n) => n.loop_round || 0))].sort((a, b) => a - b);
@@ -421,24 +561,31 @@ function drawGraph(wrap, nodes) {
   svg.setAttribute("height", Math.max(y, 80));
   const hidden = allRounds.length - rounds.length;
   const more = hidden > 0 ? h("p", { class: "muted pad", id: "graph-more" }, `${hidden} earlier round(s) not drawn `,
-    h("button", { type: "button", class: "secondary", onclick: () => { wrap.dataset.allRounds = "1"; drawGraph(wrap, nodes); } }, "show all rounds")) : null;
+    h("button", { type: "button", class: "secondary", onclick: () => { wrap.dataset.allRounds = "1"; drawGraph(wrap, nodes, detail); } }, "show all rounds")) : null;
   if (!every.length) wrap.replaceChildren(h("p", { class: "muted pad" }, "No node has run yet."));
   else wrap.replaceChildren(...[more, svg].filter(Boolean));
 }
 function nodeBox(p, hasTester) {
   const [l1, l2] = nodeLabel(p.n, hasTester);
-  const g = s("g", { class: "node", "data-node-id": p.n.node_exec_id, "data-status": p.n.status, "data-stage": p.n.stage, transform: `translate(${p.x},${p.y})` },
-    s("title", {}, "open this node's execution log"),
+  const fails = p.n.failures || [];
+  const g = s("g", { class: p.n.pending ? "node pending" : "node", "data-node-id": p.n.node_exec_id, "data-status": p.n.shown || p.n.status,
+    "data-recorded-status": p.n.status, "data-stage": p.n.stage, "data-failures": fails.length, transform: `translate(${p.x},${p.y})` },
+    s("title", {}, p.n.pending ? "declared by the plan, not started yet" : "open this node's execution log"),
     s("rect", { width: NODE_W, height: NODE_H, rx: 6 }),
     s("text", { x: 8, y: 19, class: "l1" }, l1), s("text", { x: 8, y: 36, class: "l2" }, l2));
+  fails.forEach((f, i) => g.append(s("g", { class: "fail-mark", "data-attempt": f.attempt },
+    s("title", {}, `attempt ${f.attempt} failed${f.error_code ? ` (${f.error_code})` : ""}: ${f.error}`),
+    s("rect", { x: NODE_W - 14 - i * 13, y: 4, width: 10, height: 10, rx: 2 }))));
   g.dataset.hasTester = hasTester ? "1" : "";
-  g.addEventListener("click", () => { location.hash = `#/p/${encodeURIComponent(currentPid())}/logs/${encodeURIComponent(p.n.node_exec_id)}`; });
+  if (!p.n.pending) g.addEventListener("click", () => { location.hash = `#/p/${encodeURIComponent(currentPid())}/logs/${encodeURIComponent(p.n.node_exec_id)}`; });
   return g;
 }
 function recolour(wrap, n) {
   const g = [...wrap.querySelectorAll("g.node")].find((el) => el.getAttribute("data-node-id") === n.node_exec_id);
   if (!g) return;
-  g.setAttribute("data-status", n.status);
+  n.shown = shownStatus(n, wrap.glDetail, []);
+  g.setAttribute("data-status", n.shown);
+  g.setAttribute("data-recorded-status", n.status);
   g.querySelector("text.l2").textContent = nodeLabel(n, g.dataset.hasTester === "1")[1];
 }
 function arrow(a, b, back) {
@@ -456,35 +603,74 @@ function pageGoal(pid) {
   const executor = h("select", { id: "goal-executor" }, EXECUTORS.map((e) => h("option", { value: e }, e)));
   const playbook = h("input", { type: "text", id: "goal-playbook", placeholder: "/abs/path/playbook.yaml (scripted executor)" });
   const engine = h("select", { id: "goal-engine" }, h("option", { value: "prefect" }, "prefect (a flow run)"), h("option", { value: "direct" }, "direct (no Prefect)"));
+  const budget = h("input", { type: "number", id: "goal-budget", min: "1", step: "1", placeholder: "no limit" });
   const msg = h("div", { id: "goal-msg", hidden: true });
   const pbRow = h("div", {}, h("label", { for: "goal-playbook" }, "Playbook"), playbook);
   executor.addEventListener("change", () => { pbRow.hidden = executor.value !== "scripted"; });
   const form = h("form", { class: "stack card", id: "goal-form" },
     h("label", { for: "goal-text" }, "Goal"), goal, h("label", { for: "goal-executor" }, "Executor"), executor, pbRow,
-    h("label", { for: "goal-engine" }, "Engine (local run)"), engine, h("br"), h("button", { type: "submit" }, "Start"), msg);
+    h("label", { for: "goal-engine" }, "Engine (local run)"), engine,
+    h("label", { for: "goal-budget" }, "Budget (tokens, optional)"), budget, h("br"), h("button", { type: "submit" }, "Start"), msg);
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
+    const body = { goal: goal.value, executor: executor.value, playbook: executor.value === "scripted" ? playbook.value : null, engine: engine.value,
+      budget_tokens: budget.value.trim() ? Number(budget.value) : null };
     try {
-      const res = await api("POST", `/api/projects/${encodeURIComponent(pid)}/goals`,
-        { goal: goal.value, executor: executor.value, playbook: executor.value === "scripted" ? playbook.value : null, engine: engine.value });
-      message(msg, null, res.mode === "deployment" ? `Started the devloop deployment: flow run ${res.ref}` : `Started graphlemon run (process ${res.ref}; log .graphlemon/${res.log}). The task appears on the dashboard.`);
+      const res = await api("POST", `/api/projects/${encodeURIComponent(pid)}/goals`, body);
+      if (res.mode === "deployment") { message(msg, null, `Started the devloop deployment: flow run ${res.ref}`); return; }
+      message(msg, null, `Started graphlemon run (process ${res.ref}; log .graphlemon/${res.log}).`);
       msg.append(" ", h("a", { href: `#/p/${encodeURIComponent(pid)}`, id: "to-dashboard" }, "Dashboard →"));
-    } catch (err) { message(msg, err); }
+      followLaunch(pid, res.launch_id, launchBox);
+    } catch (err) {
+      message(msg, err);
+      if (err.error && err.error.fix === "first_commit") {
+        msg.append(h("div", {}, h("button", { type: "button", id: "first-commit", onclick: async () => {
+          if (!window.confirm("Commit every file the folder holds now, as the repository's first commit?")) return;
+          try { const c = await api("POST", `/api/projects/${encodeURIComponent(pid)}/first-commit`, {}); message(msg, null, `First commit ${c.commit.slice(0, 10)} made: start the goal again.`); }
+          catch (e2) { message(msg, e2); }
+        } }, "Make a first commit of the folder")));
+      }
+    }
   });
-  main().replaceChildren(h("h1", {}, "New goal"), form);
+  const launchBox = h("div", { id: "launch" });
+  main().replaceChildren(h("h1", {}, "New goal"), form, launchBox);
+}
+
+// a process the console started: running (its task, once created), ended, or failed with its output's tail
+function followLaunch(pid, launchId, box) {
+  const pidq = encodeURIComponent(pid);
+  const tick = async () => {
+    if (!box.isConnected) return;
+    try {
+      const l = await api("GET", `/api/projects/${pidq}/launches/${encodeURIComponent(launchId)}`);
+      const task = l.task_id ? h("a", { href: `#/p/${pidq}/t/${encodeURIComponent(l.task_id)}`, id: "launch-task" }, l.task_id) : "no task yet";
+      box.dataset.state = l.state;
+      if (l.state === "failed") {
+        box.replaceChildren(h("div", { class: "msg error", id: "launch-failed" }, `The run failed (exit code ${l.returncode ?? "unknown"}; task: `, task, "):",
+          h("pre", { class: "launch-tail" }, l.log_tail || "(no output)")));
+        return;
+      }
+      box.replaceChildren(h("p", { class: l.state === "running" ? "msg info" : "msg ok" }, l.state === "running" ? "Running: task " : "The run ended: task ", task));
+      if (l.state === "running") setTimeout(tick, 1500);
+    } catch (err) { message(box, err); }
+  };
+  tick();
 }
 
 // -- v_bug_feedback ----------------------------------------------------------------------------------------
 function pageBug(pid) {
   const title = h("input", { type: "text", id: "bug-title", maxlength: 200 });
   const desc = h("textarea", { id: "bug-description", required: true });
-  const unit = h("input", { type: "text", id: "bug-unit", placeholder: "optional" });
+  const unit = h("select", { id: "bug-unit" }, h("option", { value: "" }, "(no unit / not sure)"));
   const sev = h("select", { id: "bug-severity" }, SEVERITIES.map((v) => h("option", { value: v, selected: v === "medium" }, v)));
   const msg = h("div", { id: "bug-msg", hidden: true });
   const form = h("form", { class: "stack card", id: "bug-form" },
     h("label", { for: "bug-title" }, "Title"), title, h("label", { for: "bug-description" }, "What you saw and what you expected"), desc,
     h("label", { for: "bug-unit" }, "Unit"), unit, h("label", { for: "bug-severity" }, "Severity"), sev, h("br"),
     h("button", { type: "submit" }, "Report bug"), msg);
+  api("GET", `/api/projects/${encodeURIComponent(pid)}/bugs`).then((r) => { // the units the plan declared (and bugs named)
+    unit.append(...r.units.map((u) => h("option", { value: u }, u)));
+  }).catch((err) => message(msg, err));
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     if (!desc.value.trim()) { // the page refuses; the server refuses too (INVALID_PARAM), independently
@@ -493,11 +679,62 @@ function pageBug(pid) {
     }
     try {
       const res = await api("POST", `/api/projects/${encodeURIComponent(pid)}/bugs`, { title: title.value, description: desc.value, unit_id: unit.value || null, severity: sev.value });
-      message(msg, null, `Reported ${res.bug_id}.`);
+      message(msg, null, "Reported "); msg.append(bugLink(pid, res.bug_id), " — ", h("a", { href: `#/p/${encodeURIComponent(pid)}/bugs` }, "all bugs"));
       form.reset();
     } catch (err) { message(msg, err); }
   });
   main().replaceChildren(h("h1", {}, "Report a bug"), form);
+}
+
+// -- the bugs of a project: filter by status, unit and category (the validator's attribution when it made one) ----
+async function pageBugs(pid, query) {
+  const pidq = encodeURIComponent(pid);
+  const box = h("div", { id: "bugs-list" }, "Loading…");
+  const pick = (id, label, values) => h("label", { class: "filter" }, `${label} `, h("select", { id, dataset: { field: label } },
+    h("option", { value: "" }, "all"), values.map((v) => h("option", { value: v, selected: query.get(label) === v }, v))));
+  main().replaceChildren(h("h1", {}, "Bugs ", h("a", { href: `#/p/${pidq}/bug`, class: "button-link small" }, "report a bug")), box);
+  let data;
+  try { data = await api("GET", `/api/projects/${pidq}/bugs`); } catch (err) { message(box, err); return; }
+  const uniq = (f) => [...new Set(data.bugs.map(f).filter(Boolean))].sort();
+  const filters = h("div", { class: "filters card", id: "bug-filters" },
+    pick("filter-status", "status", uniq((b) => b.status)), pick("filter-unit", "unit", data.units),
+    pick("filter-category", "category", uniq((b) => b.shown_category)));
+  const table = h("div", {});
+  const draw = () => {
+    const want = Object.fromEntries([...filters.querySelectorAll("select")].map((el) => [el.dataset.field, el.value]));
+    const shown = data.bugs.filter((b) => (!want.status || b.status === want.status) && (!want.unit || b.unit_id === want.unit)
+      && (!want.category || b.shown_category === want.category));
+    const qs = new URLSearchParams(Object.entries(want).filter(([, v]) => v)).toString();
+    history.replaceState(null, "", `#/p/${pidq}/bugs${qs ? `?${qs}` : ""}`); // a filtered list can be linked
+    table.replaceChildren(h("p", { class: "muted", id: "bugs-count" }, `${shown.length} of ${data.bugs.length} bug(s)`),
+      shown.length ? h("table", { id: "bugs-table" }, h("tr", {}, ["bug", "status", "unit", "category", "severity", "task", "title", "opened"].map((c) => h("th", {}, c))),
+        shown.map((b) => h("tr", { dataset: { bug: b.bug_id } }, h("td", {}, bugLink(pid, b.bug_id)), h("td", {}, pill(b.status)), h("td", {}, b.unit_id || ""),
+          h("td", {}, b.shown_category), h("td", {}, b.severity),
+          h("td", {}, b.task_id ? h("a", { href: `#/p/${pidq}/t/${encodeURIComponent(b.task_id)}` }, b.task_id) : ""),
+          h("td", {}, b.title), h("td", { class: "time" }, fmtDateTime(b.opened_at))))) : null);
+  };
+  filters.addEventListener("change", draw);
+  box.replaceChildren(filters, table);
+  draw();
+}
+async function pageBugDetail(pid, bid) {
+  const pidq = encodeURIComponent(pid);
+  const box = h("div", { id: "bug-detail", class: "card" }, "Loading…");
+  main().replaceChildren(h("h1", {}, "Bug ", h("code", {}, bid)), box);
+  try {
+    const b = await api("GET", `/api/projects/${pidq}/bugs/${encodeURIComponent(bid)}`);
+    put(box,
+      h("p", {}, pill(b.status), " ", h("b", {}, b.title)),
+      h("div", { class: "kv" },
+        h("b", {}, "unit"), h("span", {}, b.unit_id || "—"), h("b", {}, "category"), h("span", {}, b.shown_category),
+        h("b", {}, "severity"), h("span", {}, b.severity), h("b", {}, "source"), h("span", {}, b.source || "—"),
+        h("b", {}, "task"), b.task_id ? h("a", { href: `#/p/${pidq}/t/${encodeURIComponent(b.task_id)}` }, b.task_id) : h("span", {}, "—"),
+        h("b", {}, "test"), h("span", {}, b.test_name || "—"),
+        h("b", {}, "root cause"), h("span", {}, b.root_cause_detail || "—"), h("b", {}, "route"), h("span", {}, b.suggested_route || "—")),
+      b.detail ? h("pre", { id: "bug-text" }, b.detail) : null,
+      h("h2", {}, "History"), h("ol", { id: "bug-history" }, b.history.map((e) => h("li", {}, `${fmtDateTime(e.ts)} · `, pill(e.status || "update"),
+        ` by ${e.by || "system"}`, e.note ? ` — ${e.note}` : ""))));
+  } catch (err) { message(box, err); }
 }
 
 // -- v_skill_audit_log: every skill iteration (graphlemon skills log), one iteration (graphlemon skills show) -----
@@ -523,7 +760,7 @@ async function pageSkillIteration(pid, iid) {
   try {
     const d = await api("GET", `/api/projects/${encodeURIComponent(pid)}/skills/${encodeURIComponent(iid)}`);
     const it = d.iteration;
-    box.replaceChildren(
+    put(box,
       h("p", {}, pill(it.status), " ", h("b", {}, it.skill), ` by ${it.author}, commit ${(it.commit || "").slice(0, 10)} (parent ${(it.parent_commit || "").slice(0, 10)})`),
       h("p", {}, h("b", {}, "bug "), it.triggered_by_bug_id, d.bug_title ? ` — ${d.bug_title}` : "", d.bug_status ? ` (${d.bug_status})` : ""),
       d.root_cause_detail ? h("p", {}, h("b", {}, "root cause "), d.root_cause_detail) : null,
@@ -595,36 +832,45 @@ const num = (v) => (v === null || v === undefined ? "—" : Number.isInteger(v) 
 
 // -- v_budget_settings -------------------------------------------------------------------------------------
 async function pageBudget(pid, tid) {
+  const pidq = encodeURIComponent(pid); const tidq = encodeURIComponent(tid);
   const info = h("div", { id: "budget-info", class: "card" }, "Loading…");
   const limit = h("input", { type: "number", id: "budget-limit", min: "0", step: "any" });
   const type = h("select", { id: "budget-type" }, h("option", { value: "token_count" }, "token_count"), h("option", { value: "cost_usd" }, "cost_usd"));
   const msg = h("div", { id: "budget-msg", hidden: true });
   const form = h("form", { class: "stack card", id: "budget-form" }, h("label", { for: "budget-limit" }, "New limit"), limit,
     h("label", { for: "budget-type" }, "Type"), type, h("br"), h("button", { type: "submit" }, "Set budget"), msg);
+  const amount = (v, t) => (t === "token_count" ? `${fmtNum(v)} tokens` : `$${Number(v).toFixed(2)}`);
   const load = async () => {
     try {
-      const d = await api("GET", `/api/projects/${encodeURIComponent(pid)}/tasks/${encodeURIComponent(tid)}`);
+      const d = await api("GET", `/api/projects/${pidq}/tasks/${tidq}`);
       const b = d.budget;
+      form.hidden = !(d.actions || []).includes("budget");
       info.replaceChildren(h("div", { class: "kv" },
-        h("b", {}, "task"), h("a", { href: `#/p/${encodeURIComponent(pid)}/t/${encodeURIComponent(tid)}` }, tid),
-        h("b", {}, "status"), h("span", {}, pill(d.task.status), d.task.blocked_reason ? ` ${d.task.blocked_reason}` : ""),
-        h("b", {}, "limit"), h("span", { id: "budget-limit-now" }, b ? `${b.limit} ${b.limit_type}` : "none"),
-        h("b", {}, "used"), h("span", {}, `${d.usage.tokens.toLocaleString()} tokens · $${d.usage.cost_usd.toFixed(4)}`),
-        h("b", {}, "remaining"), h("span", {}, b ? String(b.remaining) : "—"),
-        h("b", {}, "changes"), h("span", {}, String(d.budget_changes.length))));
+        h("b", {}, "task"), h("a", { href: `#/p/${pidq}/t/${tidq}`, id: "budget-task" }, tid),
+        h("b", {}, "status"), h("span", { id: "budget-status" }, pill(d.task.status), d.task.blocked_reason ? ` ${d.task.blocked_reason}` : "",
+          d.run && d.run.state === "running" ? " · a run is going on" : ""),
+        h("b", {}, "limit"), h("span", { id: "budget-limit-now" }, b ? amount(b.limit, b.limit_type) : "none"),
+        h("b", {}, "used"), h("span", {}, `${fmtNum(d.usage.tokens)} tokens · $${d.usage.cost_usd.toFixed(4)}`),
+        h("b", {}, "remaining"), h("span", {}, b ? amount(b.remaining, b.limit_type) : "—"),
+        h("b", {}, "changes"), d.budget_changes.length ? h("ol", { id: "budget-history", class: "plain" }, d.budget_changes.map((c) =>
+          h("li", {}, `${fmtDateTime(c.ts)} · ${amount(c.limit_value, c.limit_type)} · by ${c.by}`))) : h("span", {}, "none")),
+        ...(form.hidden ? [h("p", { class: "muted" }, `The task is ${d.task.status}: its budget can no longer change anything.`)] : []));
       if (b) type.value = b.limit_type;
     } catch (err) { info.replaceChildren(h("div", { class: "msg error" }, err.message)); }
   };
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     try {
-      const res = await api("POST", `/api/projects/${encodeURIComponent(pid)}/tasks/${encodeURIComponent(tid)}/budget`, { limit: Number(limit.value), limit_type: type.value });
-      message(msg, null, `Budget set: ${res.limit} ${res.limit_type}; the task is ${res.task_status}${res.requeued ? " (queued again: it was paused for its budget)" : ""}.`);
+      const res = await api("POST", `/api/projects/${pidq}/tasks/${tidq}/budget`, { limit: Number(limit.value), limit_type: type.value });
+      message(msg, null, `Budget set: ${amount(res.limit, res.limit_type)}; the task is ${res.task_status}.` +
+        (res.run ? ` It was paused for its budget: started graphlemon resume (process ${res.run.ref}).` : ""));
+      msg.append(" ", h("a", { href: `#/p/${pidq}/t/${tidq}`, id: "budget-follow" }, "Follow it on the task page →"));
       load();
     } catch (err) { message(msg, err); }
   });
   main().replaceChildren(h("h1", {}, "Budget"), info, form);
-  load();
+  let refetch = null; // the status and spend follow the run live
+  current = new Live(pid, tid, { snapshot: () => load(), event: () => { clearTimeout(refetch); refetch = setTimeout(load, 200); } });
 }
 
 // -- v_log_viewer (c_execution_log_get by byte range, c_ws_log_tail) -----------------------------------------
@@ -639,35 +885,74 @@ async function pageLogViewer(pid, nid) {
   const notice = h("div", { id: "log-notice", hidden: true });
   const earlier = h("button", { type: "button", class: "secondary", id: "log-earlier", hidden: true }, "Load earlier");
   const paused = h("span", { id: "log-paused", class: "muted", hidden: true }, " auto-scroll paused (scroll to the bottom to resume)");
-  const box = h("pre", { id: "log-text", class: "log", tabindex: 0 });
-  main().replaceChildren(h("h1", {}, "Execution log ", h("code", {}, nid)), state, notice, earlier, paused, box);
+  // the lines for people (time, kind, text; tool calls and test output collapsed), or the raw lines as written
+  const box = h("div", { id: "log-text", class: "log people", tabindex: 0 });
+  const filter = h("input", { type: "search", id: "log-filter", placeholder: "filter: text in a line or its detail" });
+  const kind = h("select", { id: "log-kind" }, h("option", { value: "" }, "every kind"));
+  const raw = h("input", { type: "checkbox", id: "log-raw-toggle" });
+  const tools = h("div", { class: "log-tools", id: "log-tools" }, filter, kind,
+    h("label", { for: "log-raw-toggle" }, raw, " raw lines"),
+    h("a", { href: `/api/projects/${pidq}/logs/${nidq}/download`, id: "log-download", download: `${nid}.log` }, "download the whole log"));
+  main().replaceChildren(h("h1", {}, "Execution log ", h("code", {}, nid)), state, notice, tools, earlier, paused, box);
   document.body.dataset.logMode = "loading";
+  const kinds = new Set();
+  const matches = (el) => (!kind.value || el.dataset.kind === kind.value) && (!filter.value || el.textContent.toLowerCase().includes(filter.value.toLowerCase()));
+  const applyFilter = (root) => { for (const el of root.querySelectorAll(".entry")) el.hidden = !matches(el); };
+  filter.addEventListener("input", () => applyFilter(box)); kind.addEventListener("change", () => applyFilter(box));
+  raw.addEventListener("change", () => { box.classList.toggle("people", !raw.checked); box.classList.toggle("raw-view", raw.checked); });
+  const entryEl = (e) => {
+    if (!kinds.has(e.kind)) { kinds.add(e.kind); kind.append(h("option", { value: e.kind }, e.kind)); }
+    const text = e.detail ? h("details", {}, h("summary", {}, e.text, h("span", { class: "muted" }, e.detail_kind === "text" ? ` (${e.detail.split("\n").length} lines)` : "")), h("pre", {}, e.detail))
+      : h("span", { class: "x" }, e.text);
+    const el = h("div", { class: "entry", dataset: { kind: e.kind, source: e.source || "" } },
+      h("span", { class: "t", title: e.ts || "" }, e.ts ? fmtClock(e.ts) : ""), h("span", { class: "k" }, e.kind), text);
+    el.hidden = !matches(el);
+    return el;
+  };
+  const fill = (chunkEl, entries) => { chunkEl.querySelector(".entries").replaceChildren(...entries.map(entryEl)); };
   let meta;
   try { meta = await api("GET", `/api/projects/${pidq}/logs/${nidq}`); }
   catch (err) {
     document.body.dataset.logMode = "error";
     notice.hidden = false; notice.className = "msg error"; notice.dataset.code = err.error ? err.error.code : "ERROR";
-    notice.textContent = err.message; state.textContent = ""; return;
+    notice.textContent = err.message; state.textContent = ""; tools.hidden = true; return;
   }
   const describe = (v, mode) => {
     const where = [v.stage, v.unit_id].filter(Boolean).join(" · ");
     const log = v.log || {};
     const size = v.status === "open" ? `${fmtBytes(v.size_bytes)} so far` : v.status === "closed" ? `${fmtBytes(log.size_bytes || 0)}, ${log.line_count || 0} lines` : "";
+    const why = mode === "live" ? "live: new lines scroll in" : v.status === "open" && meta.ended_because ? `ended: ${meta.ended_because}, nothing writes to it now` : "static: the node has ended";
     state.replaceChildren(pill(v.status || "none"), ` ${where}`, v.task_id ? " · task " : "",
       v.task_id ? h("a", { href: `#/p/${pidq}/t/${encodeURIComponent(v.task_id)}` }, v.task_id) : "",
-      size ? " · " : "", size ? h("span", { id: "log-size" }, size) : "", ` · ${mode === "live" ? "live: new lines scroll in" : "static: the node has ended"}`);
+      size ? " · " : "", size ? h("span", { id: "log-size" }, size) : "", ` · ${why}`);
     state.dataset.status = v.status || "none";
   };
   if (meta.notice) { notice.hidden = false; notice.className = meta.status === "purge_failed" ? "msg error" : "msg info"; notice.dataset.kind = meta.status || "none"; notice.textContent = meta.notice; }
-  if (!meta.log || meta.status === "purged") { describe(meta, "static"); box.hidden = true; document.body.dataset.logMode = meta.status === "purged" ? "purged" : "static"; return; }
+  if (!meta.log || meta.status === "purged") { describe(meta, "static"); box.hidden = true; tools.hidden = true; document.body.dataset.logMode = meta.status === "purged" ? "purged" : "static"; return; }
   let first = 0, last = 0, total = 0, follow = true;
+  let unrendered = []; let renderTimer = null;
+  const renderLater = () => { // live lines are rendered by the server in batches (one renderer: graphlemon/log_render.py)
+    clearTimeout(renderTimer);
+    renderTimer = setTimeout(async () => {
+      const batch = unrendered.filter((c) => c.isConnected); unrendered = [];
+      if (!batch.length) return;
+      const from = Number(batch[0].dataset.start), to = Number(batch[batch.length - 1].dataset.end);
+      try {
+        const r = await api("GET", `/api/projects/${pidq}/logs/${nidq}/range?start=${from}&max=${to - from}&render=1`);
+        fill(batch[0], r.entries); for (const c of batch.slice(1)) c.querySelector(".entries").replaceChildren();
+        if (follow) box.scrollTop = box.scrollHeight;
+      } catch (err) { console.error(err); }
+    }, 250);
+  };
   const add = (chunk, atTop) => {
     if (!chunk.text) return;
-    const span = h("span", { dataset: { start: chunk.start, end: chunk.end } }, chunk.text);
-    if (atTop) box.prepend(span); else box.append(span);
+    const el = h("div", { class: "chunk", dataset: { start: chunk.start, end: chunk.end } }, h("div", { class: "entries" }), h("pre", { class: "raw" }, chunk.text));
+    if (chunk.entries) fill(el, chunk.entries);
+    else { fill(el, chunk.text.split("\n").filter(Boolean).map((line) => ({ kind: "…", text: line }))); unrendered.push(el); renderLater(); }
+    if (atTop) box.prepend(el); else box.append(el);
     total += chunk.end - chunk.start;
     window.glLog.lines += (chunk.text.match(/\n/g) || []).length; window.glLog.chunks++; window.glLog.lastText = chunk.text.slice(-200);
-    while (!atTop && total > LOG_DOM_BYTES && box.firstChild && box.firstChild !== span) { // the page stays small
+    while (!atTop && total > LOG_DOM_BYTES && box.firstChild && box.firstChild !== el) { // the page stays small
       const old = box.firstChild; total -= Number(old.dataset.end) - Number(old.dataset.start); old.remove();
       first = Number(box.firstChild.dataset.start);
     }
@@ -681,17 +966,17 @@ async function pageLogViewer(pid, nid) {
   earlier.addEventListener("click", async () => {
     const start = Math.max(0, first - LOG_PAGE);
     try {
-      const chunk = await api("GET", `/api/projects/${pidq}/logs/${nidq}/range?start=${start}&max=${first - start}`);
+      const chunk = await api("GET", `/api/projects/${pidq}/logs/${nidq}/range?start=${start}&max=${first - start}&render=1`);
       const height = box.scrollHeight;
       first = chunk.start; add(chunk, true); box.scrollTop += box.scrollHeight - height;
     } catch (err) { message(notice, err); }
   });
   try { // the last page only: a 1 GB log is never loaded into the page
     const from = Math.max(0, meta.size_bytes - LOG_PAGE);
-    const chunk = await api("GET", `/api/projects/${pidq}/logs/${nidq}/range?start=${from}&max=${LOG_PAGE}`);
+    const chunk = await api("GET", `/api/projects/${pidq}/logs/${nidq}/range?start=${from}&max=${LOG_PAGE}&render=1`);
     first = chunk.start; last = chunk.end; add(chunk, false);
   } catch (err) { message(notice, err); return; }
-  const mode = meta.status === "open" ? "live" : "static";
+  const mode = meta.live ? "live" : "static";
   document.body.dataset.logMode = mode; describe(meta, mode);
   const proto = location.protocol === "https:" ? "wss" : "ws";
   const ws = new WebSocket(`${proto}://${location.host}/ws/logs`);
@@ -702,16 +987,18 @@ async function pageLogViewer(pid, nid) {
   ws.onmessage = (m) => {
     const msg = JSON.parse(typeof m.data === "string" ? m.data : utf8.decode(m.data));
     if (msg.type === "lines" && msg.start === last) { last = msg.end; add(msg, false); const sz = document.getElementById("log-size"); if (sz) sz.textContent = `${fmtBytes(msg.size)} so far`; }
-    else if (msg.type === "meta") describe(msg.view, msg.view.status === "open" ? "live" : "static");
+    else if (msg.type === "meta") describe(msg.view, msg.view.status === "open" && meta.live ? "live" : "static");
     else if (msg.type === "end") { document.body.dataset.logMode = "static"; paused.hidden = true; describe(msg.view, "static"); }
     else if (msg.type === "error") { notice.hidden = false; notice.className = "msg error"; notice.dataset.code = msg.error.code; notice.textContent = `error[${msg.error.code}]: ${msg.error.message}`; }
   };
   ws.onclose = (ev) => {
     if (current !== mine || document.body.dataset.logMode === "static") return;
     if (ev.code >= 4400 && ev.code < 4500) return;
-    setBanner("Log stream lost — reload to continue", "lost");
+    setBanner("Log stream lost — reconnecting…", "lost");
+    setTimeout(() => { if (current === mine) route(); }, 1500); // the page reloads its view (its lines are read again)
   };
 }
+const fmtClock = (iso) => { const t = new Date(iso); return Number.isNaN(t.getTime()) ? iso : `${fmtTime(iso)}.${String(t.getMilliseconds()).padStart(3, "0")}`; };
 
 // a task's execution logs (graphlemon logs --task)
 async function pageTaskLogs(pid, tid) {
