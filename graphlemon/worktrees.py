@@ -26,6 +26,7 @@ from pathlib import Path
 from git import Repo
 
 from . import gitrun
+from .agents.git_guard import CACHE_DIRS
 from .errors import ErrorCode, GraphLemonError, invalid_param
 from .staged_links import Refusal, drop_refused
 
@@ -138,6 +139,28 @@ class Worktrees:
             return None
         self._run(wt.path, "commit", "-q", "--no-verify", "-m", message)
         return wt.head()
+
+    def require_committed(self, wt: Worktree, paths: list[str]) -> None:
+        """A green run counts only when the unit's branch holds the tests that ran: HEAD is the unit's branch and
+        no file under `paths` differs from it (changed, untracked, or hidden by an ignore rule; the tools' caches
+        aside). WORKTREE_TAMPERED, naming what differs, otherwise."""
+        head = gitrun.text(wt.path, "symbolic-ref", "-q", "HEAD").stdout.strip()
+        if head != f"refs/heads/{wt.branch}":
+            raise GraphLemonError(ErrorCode.WORKTREE_TAMPERED, f"work tree {wt.path}: HEAD is {head or 'detached'}, "
+                                  f"not {wt.branch}; its green run does not count", work_tree=str(wt.path))  # fmt: skip
+        if not paths:
+            return
+        args = ["status", "--porcelain=v1", "-z", "--no-renames", "--ignored=matching", "--untracked-files=all", "--"]
+        raw = gitrun.git(wt.path, *args, *paths, common_dir=self.common_dir).stdout
+        loose = [os.fsdecode(e[3:]) for e in raw.split(b"\0") if len(e) > 3]
+        loose = [p for p in loose if not CACHE_DIRS.intersection(p.split("/")[:-1])]
+        if loose:
+            raise GraphLemonError(
+                ErrorCode.WORKTREE_TAMPERED,
+                f"work tree {wt.path}: the tests that ran are not what its branch holds ({', '.join(sorted(loose)[:10])}"
+                "); a green run counts only for committed tests",
+                work_tree=str(wt.path), paths=sorted(loose)[:50],
+            )  # fmt: skip
 
     def diff(self, wt: Worktree, base: str) -> str:
         """Unified diff of the worktree's branch against `base` (a commit or branch)."""
