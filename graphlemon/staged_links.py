@@ -91,7 +91,7 @@ def _take_out(work_tree: Path, path: str, new_mode: str, *, in_head: bool) -> No
         gitrun.git(work_tree, "reset", "-q", "HEAD", "--", path)
         gitrun.git(work_tree, "checkout", "HEAD", "--", path, check=False)
     else:
-        gitrun.git(work_tree, "rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", path)
+        gitrun.git(work_tree, "rm", "--cached", "-r", "-q", "-f", "--ignore-unmatch", "--", path)
     target = Path(work_tree) / path
     if new_mode == GITLINK_MODE:
         nested = target / ".git"
