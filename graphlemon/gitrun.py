@@ -23,6 +23,7 @@ import os
 import subprocess
 import threading
 from collections.abc import Mapping
+from functools import lru_cache
 from pathlib import Path
 
 from .errors import ErrorCode, GraphLemonError
@@ -86,7 +87,7 @@ def text(cwd: Path | str, *args: str, env: Mapping[str, str] | None = None) -> s
 
 def _options(git_dir: Path | None, common: Path | None) -> list[str]:
     options: list[str] = []
-    for setting in SAFE_CONFIG:
+    for setting in (*SAFE_CONFIG, *(f"safe.directory={d}" for d in _safe_directories())):
         options += ["-c", setting]
     for key in _driver_keys(git_dir, common):
         options += ["-c", f"{key}="]
@@ -170,6 +171,23 @@ def _tampered(work_tree: Path, why: str) -> GraphLemonError:
         work_tree=str(work_tree),
         evidence=why,
     )
+
+
+@lru_cache(maxsize=1)
+def _safe_directories() -> tuple[str, ...]:
+    """The person's `safe.directory` entries (system and global config, `GIT_CONFIG_COUNT` in the environment),
+    passed on: which repositories of other owners they trust is their choice, and no program runs from it."""
+    found: list[str] = []
+    env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_CONFIG_PARAMETERS")}
+    for scope in ("--system", "--global"):
+        proc = subprocess.run(["git", "config", scope, "--get-all", "safe.directory"], capture_output=True,
+                              env=env, timeout=60, cwd="/")  # fmt: skip
+        found += proc.stdout.decode(errors="replace").splitlines()
+    count = os.environ.get("GIT_CONFIG_COUNT", "")
+    for i in range(int(count) if count.isdigit() else 0):
+        if os.environ.get(f"GIT_CONFIG_KEY_{i}", "").lower() == "safe.directory":
+            found.append(os.environ.get(f"GIT_CONFIG_VALUE_{i}", ""))
+    return tuple(d for d in dict.fromkeys(found) if d)
 
 
 # -- drivers named in the repository's config -------------------------------------------------------

@@ -245,6 +245,7 @@ def bwrap_args(
     for path in conf.hidden:  # after the mounts inside it exist: an empty, read-only folder
         if path.exists():
             args += ["--remount-ro", os.path.realpath(path)]
+    args += ["--remount-ro", "/"]  # the sandbox's own root folder too: only the work tree, /tmp and home are writable
     args += ["--setenv", "TMPDIR", "/tmp", "--setenv", "HOME", str(home), "--chdir", str(cwd)]
     return args
 

@@ -176,3 +176,18 @@ def test_a_commit_never_carries_gitmodules_git_entries_or_links_that_leave(unit_
     assert committed.get("tests/test_y.py") == "100644"
     assert not {".gitmodules", "tests/passwd", "tests/cfg", "tests/nested"} & set(committed)
     assert sorted(r.path for r in trees.refused) == [".gitmodules", "tests/cfg", "tests/nested", "tests/passwd"]
+
+
+def test_a_file_name_with_a_lone_surrogate_does_not_crash_the_run(tmp_path):
+    """An agent's file name that is not valid UTF-8 (a lone surrogate) is logged escaped; the run goes on."""
+    project = make_repo(tmp_path / "calc", CALC / "repo")
+
+    def odd_name(data):
+        turn(data, role="tester", unit="add")["actions"].append(
+            {"write_file": {"path": "tests/add/bad_\udcff.py", "content": "X = 1\n"}}
+        )
+
+    final = _run(project, playbook_variant(tmp_path, CALC, odd_name))
+    assert final.status == "done", final
+    logs = "".join(p.read_text(encoding="utf-8") for p in project.state_dir.rglob("*.log") if p.is_file())
+    assert "bad_\\udcff.py" in logs or "bad_" in logs
