@@ -70,6 +70,20 @@ def ptrace_sibling() -> None:
         child.kill()
 
 
+def host_paths(home: str) -> list[str]:
+    """Host folders that are visible: present, and more than the way to the private home."""
+    found = []
+    for path in HOST_PATHS:
+        if not os.path.lexists(path):
+            continue
+        if home.startswith(path.rstrip("/") + "/"):
+            toward = home[len(path.rstrip("/")) + 1 :].split("/", 1)[0]
+            if set(os.listdir(path)) <= {toward}:
+                continue
+        found.append(path)
+    return found
+
+
 def mounts() -> list[str]:
     seen = []
     with open("/proc/self/mountinfo") as fh:
@@ -116,7 +130,7 @@ def main() -> None:
         "ptrace_sibling": refused(ptrace_sibling),
         "write_proc_self_root": refused(lambda: open("/proc/self/root/usr/graphlemon-probe", "w").close()),
         "write_root": refused(lambda: open("/graphlemon-probe", "w").close()),
-        "host_paths": [p for p in HOST_PATHS if os.path.lexists(p)],
+        "host_paths": host_paths(os.environ.get("HOME", "/")),
         "mounts": mounts(), "sockets": sockets([work, *SCANNED, os.environ.get("HOME", "/")]),
         "network": network(), "python": sys.executable,
     }  # fmt: skip
