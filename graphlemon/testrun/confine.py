@@ -26,13 +26,16 @@ confine). Each result records how it ran.
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -57,11 +60,11 @@ TOOL_HOME_VARS = ("GOPATH", "GOMODCACHE", "GOROOT", "CARGO_HOME", "RUSTUP_HOME",
 SANDBOX_ID = 65534  # the uid and gid inside (the conventional `nobody`)
 FILTER_FD = 3  # the descriptor bwrap reads the seccomp filter from
 SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# what programs read from /etc: the loader's cache, users and groups, name lookup, time zone, certificates,
+# Debian's alternatives (links such as /usr/bin/java point through them), services and MIME types
 ETC_FILES = (
-    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "nsswitch.conf", "hosts", "host.conf",
-    "resolv.conf", "gai.conf", "services", "protocols", "localtime", "timezone", "ssl", "ca-certificates",
-    "ca-certificates.conf", "alternatives", "mime.types", "magic", "os-release", "debian_version", "locale.alias",
-    "fonts",
+    "ld.so.cache", "passwd", "group", "nsswitch.conf", "hosts", "resolv.conf", "services", "localtime",
+    "ssl", "ca-certificates", "alternatives", "mime.types",
 )  # fmt: skip
 # bwrap's own refusal to start the command (the interpreter or tool is not inside the sandbox)
 START_FAILURE = "bwrap: execvp"
@@ -175,20 +178,30 @@ def wrap(
 def confined_argv(
     bwrap: str, argv: list[str], conf: Confinement, *, cwd: Path, writable: Iterable[Path] = ()
 ) -> list[str]:
-    """The whole command line: the launcher (filter descriptor, pids cgroup, limits), bwrap, `argv`."""
-    limits = _limit_args(conf.settings)
+    """The whole command line: the launcher (limits, pids cgroup, filter descriptor), bwrap, `argv`."""
     group = cgroups.new_group(conf.settings.processes) if os.geteuid() == 0 else None
-    inner = [*limits, "--", *argv] if limits else argv
-    return _launcher(bwrap, group) + [*bwrap_args(conf, cwd=cwd, writable=writable), "--", *inner]
+    return _launcher(bwrap, conf.settings, group) + [*bwrap_args(conf, cwd=cwd, writable=writable), "--", *argv]
 
 
-def _launcher(bwrap: str, group: Path | None = None) -> list[str]:
-    """`sh` opens the filter on FILTER_FD for bwrap (an inherited descriptor, so no caller has to pass one) and,
-    as root, moves itself into the run's pids cgroup before anything forks."""
-    join = 'echo $$ > "$GRAPHLEMON_CGROUP" || exit 125; ' if group is not None else ""
-    script = f'{join}exec "$@" {FILTER_FD}<"$0"'
-    env = ["env", f"GRAPHLEMON_CGROUP={group / 'cgroup.procs'}"] if group is not None else []
-    return [*env, "/bin/sh", "-c", script, str(syscall_filter.filter_file()), bwrap]
+def _launcher(bwrap: str, settings: SandboxSettings | None = None, group: Path | None = None) -> list[str]:
+    """One `sh` (no other program starts before bwrap) sets the limits every process of the run inherits, as root
+    moves itself into the run's pids cgroup before anything forks, and opens the filter on FILTER_FD for bwrap
+    (an inherited descriptor, so no caller has to pass one). The POSIX shell counts file size in 512-byte blocks
+    and address space in KiB; `graphlemon doctor sandbox` reads the limits back from inside."""
+    steps = [] if settings is None else _limit_steps(settings)
+    if group is not None:
+        steps.append(f"echo $$ > '{group / 'cgroup.procs'}' || exit 125")
+    script = "; ".join([*steps, f'exec "$@" {FILTER_FD}<"$0"'])
+    return ["/bin/sh", "-c", script, str(syscall_filter.filter_file()), bwrap]
+
+
+def _limit_steps(settings: SandboxSettings) -> list[str]:
+    kib = 1024
+    return [
+        f"ulimit -n {settings.open_files}", f"ulimit -t {settings.cpu_seconds}",
+        f"ulimit -f {settings.file_size_mb * kib * 2}", f"ulimit -v {settings.memory_mb * kib}",
+        f"{{ ulimit -p {settings.processes} || ulimit -u {settings.processes}; }} 2>/dev/null",
+    ]  # fmt: skip
 
 
 def _identity_args() -> list[str]:
@@ -197,24 +210,6 @@ def _identity_args() -> list[str]:
         "--unshare-user", "--uid", ids, "--gid", ids, "--cap-drop", "ALL", "--new-session", "--die-with-parent",
         "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--seccomp", str(FILTER_FD),
     ]  # fmt: skip
-
-
-def _limit_args(settings: SandboxSettings) -> list[str]:
-    """`prlimit` inside the sandbox: what one process may use (the soft and hard limit alike)."""
-    prlimit = _prlimit()
-    if prlimit is None:
-        return []
-    mb = 1024 * 1024
-    return [
-        prlimit, f"--nproc={settings.processes}", f"--fsize={settings.file_size_mb * mb}",
-        f"--nofile={settings.open_files}", f"--cpu={settings.cpu_seconds}", f"--as={settings.memory_mb * mb}",
-    ]  # fmt: skip
-
-
-@lru_cache(maxsize=1)
-def _prlimit() -> str | None:
-    found = shutil.which("prlimit", path="/usr/bin:/bin")
-    return os.path.realpath(found) if found else None
 
 
 def bwrap_args(
@@ -235,7 +230,7 @@ def bwrap_args(
     args = _identity_args()
     if not conf.network:
         args.append("--unshare-net")
-    args += [*_root_links(), "--dev", "/dev", "--proc", "/proc"]
+    args += [*_root_links(), "--ro-bind", str(etc_view()), "/etc", "--dev", "/dev", "--proc", "/proc"]
     args += ["--size", str(settings.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp", "--symlink", "/tmp", "/var/tmp"]
     for path, op in sorted(_unique(mounts), key=lambda m: len(m[0].parts)):
         if op == "--tmpfs":
@@ -252,9 +247,9 @@ def bwrap_args(
 
 @lru_cache(maxsize=1)
 def _root_links_cached() -> tuple[str, ...]:
-    """`/bin`, `/lib`, ... and the named files of `/etc` that are links: the same links inside."""
+    """`/bin`, `/lib`, ...: the same links into `/usr` inside (merged-/usr systems)."""
     out: list[str] = []
-    for name in [*SYSTEM_ROOTS[1:], *_etc_names()]:
+    for name in SYSTEM_ROOTS[1:]:
         if os.path.islink(name):
             out += ["--symlink", os.readlink(name), name]
     return tuple(out)
@@ -264,16 +259,57 @@ def _root_links() -> list[str]:
     return list(_root_links_cached())
 
 
-def _etc_names() -> list[str]:
-    found = [f"/etc/{name}" for name in ETC_FILES if os.path.lexists(f"/etc/{name}")]
-    return found + [str(p) for p in Path("/etc").glob("python3*")] + [str(p) for p in Path("/etc").glob("java-*")]
-
-
 @lru_cache(maxsize=1)
 def _system_dirs() -> tuple[str, ...]:
-    """`/usr`, the root's system folders that are real folders, and the named files of `/etc` that are not links."""
-    found = [p for p in SYSTEM_ROOTS if os.path.isdir(p) and not os.path.islink(p)]
-    return tuple(found + [p for p in _etc_names() if not os.path.islink(p)])
+    """`/usr` and the root's system folders that are real folders."""
+    return tuple(p for p in SYSTEM_ROOTS if os.path.isdir(p) and not os.path.islink(p))
+
+
+class _EtcView:
+    lock = threading.Lock()
+    key: tuple = ()
+    path: Path | None = None
+
+
+def _etc_names() -> list[Path]:
+    found = [Path("/etc", name) for name in ETC_FILES if os.path.lexists(f"/etc/{name}")]
+    return found + sorted(Path("/etc").glob("python3*")) + sorted(Path("/etc").glob("java-*"))
+
+
+def etc_view() -> Path:
+    """A copy of the named `/etc` entries holding only what every user may read (no `ssl/private`, no file of
+    root's alone, whoever runs GraphLemon), made once per process and again when they change; shown as the
+    sandbox's `/etc` in one mount."""
+    names = _etc_names()
+    key = tuple((str(p), p.lstat().st_mtime_ns) for p in names)
+    with _EtcView.lock:
+        if _EtcView.path is None or key != _EtcView.key or not _EtcView.path.is_dir():
+            folder = Path(tempfile.mkdtemp(prefix=f"graphlemon-etc-{os.getpid()}-")) / "etc"
+            folder.mkdir()
+            for source in names:  # a link at the top (resolv.conf -> /run/...) is copied as what it names
+                _copy_readable(source.resolve() if source.is_symlink() else source, folder / source.name)
+            folder.chmod(0o755)
+            if _EtcView.path is None:
+                atexit.register(lambda: shutil.rmtree(_EtcView.path.parent, ignore_errors=True) if _EtcView.path else None)
+            elif _EtcView.path.is_dir():
+                shutil.rmtree(_EtcView.path.parent, ignore_errors=True)
+            _EtcView.path, _EtcView.key = folder, key
+        return _EtcView.path
+
+
+def _copy_readable(source: Path, target: Path) -> None:
+    try:
+        st = source.lstat()
+    except OSError:
+        return
+    if stat.S_ISLNK(st.st_mode):
+        os.symlink(os.readlink(source), target)
+    elif stat.S_ISDIR(st.st_mode) and st.st_mode & 0o005 == 0o005:
+        target.mkdir()
+        for child in sorted(source.iterdir()):
+            _copy_readable(child, target / child.name)
+    elif stat.S_ISREG(st.st_mode) and st.st_mode & 0o004:
+        shutil.copy2(source, target, follow_symlinks=False)
 
 
 def _tool_dirs(home: Path, env: Mapping[str, str]) -> list[Path]:
@@ -294,8 +330,17 @@ def _tool_dirs_cached(home: str, path: str, home_vars: tuple[str, ...]) -> tuple
     found += [Path(home) / name for name in TOOL_HOMES]
     found += [Path(p) for p in home_vars if p]
     found += _link_targets(entries)
-    real = {Path(os.path.realpath(p)) for p in found if p.is_absolute() and p.is_dir()}
-    return tuple(sorted(str(p) for p in real if not _covered(p)))
+    real = {_tool_root(Path(os.path.realpath(p)), Path(home)) for p in found if p.is_absolute() and p.is_dir()}
+    kept = sorted(p for p in real if not _covered(p))
+    return tuple(str(p) for p in kept if not any(q in p.parents for q in kept))  # one mount per tree
+
+
+def _tool_root(path: Path, home: Path) -> Path:
+    """A folder under home stands for the tool folder it is in (`~/.pyenv/shims` -> `~/.pyenv`): one mount for
+    each tool, however many PATH entries it adds."""
+    if home in path.parents and home != Path("/"):
+        return home / path.relative_to(home).parts[0]
+    return path
 
 
 def _link_targets(entries: list[Path]) -> list[Path]:
