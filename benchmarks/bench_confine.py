@@ -58,29 +58,38 @@ def main() -> None:
         for _ in range(REPETITIONS):
             plain.append(timed(suite, None))
             confined.append(timed(suite, conf))
-        fixed = fixed_cost(suite, conf)
+        fixed, old = fixed_cost(suite, conf)
     a, b = statistics.median(plain), statistics.median(confined)
     tests = f"{FILES * 50:,}"
     print(f"pytest {tests} tests: unconfined {a:.2f} s, confined (bwrap) {b:.2f} s")
     print(f"confinement overhead = {b / a:.3f} (goal <= 1.05)")
     print(f"confinement fixed cost = {fixed * 1000:.1f} ms per run (goal <= {FIXED_GOAL_MS:.0f} ms) = "
           f"{fixed / a:.4f} of the {tests}-test run")
+    print(f"  beside a bare `bwrap --ro-bind / /` (no user namespace, filter, limits or built view): "
+          f"{old * 1000:.1f} ms, ratio {fixed / old:.2f}")
 
 
-def fixed_cost(suite: Path, conf: Confinement, runs: int = FIXED_RUNS) -> float:
-    """Median extra wall time of starting `true` inside the sandbox: building the command line (a pids cgroup as
-    root), the launcher, bwrap with its user namespace and seccomp filter, prlimit."""
-    from graphlemon.testrun.confine import wrap
+def fixed_cost(suite: Path, conf: Confinement, runs: int = FIXED_RUNS) -> tuple[float, float]:
+    """Median extra wall time of starting `true` inside the sandbox (building the command line, a pids cgroup as
+    root, the launcher with its limits, bwrap with its user namespace, view and seccomp filter), and of a bare
+    `bwrap --ro-bind / /` measured in the same rounds."""
+    from graphlemon.testrun.confine import bwrap_available, wrap
 
-    deltas = []
+    bare = [bwrap_available()[0] or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+            "--unshare-pid", "--unshare-net", "--", "true"]  # fmt: skip
+    deltas, bare_deltas = [], []
     for _ in range(runs):
         t0 = time.perf_counter()
         subprocess.run(["true"], check=True)
         t1 = time.perf_counter()
         confined, _ = wrap(["true"], conf, cwd=suite)
         subprocess.run(confined, check=True)
-        deltas.append((time.perf_counter() - t1) - (t1 - t0))
-    return statistics.median(deltas)
+        t2 = time.perf_counter()
+        subprocess.run(bare, check=True)
+        t3 = time.perf_counter()
+        deltas.append((t2 - t1) - (t1 - t0))
+        bare_deltas.append((t3 - t2) - (t1 - t0))
+    return statistics.median(deltas), statistics.median(bare_deltas)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 
 A confined run (agent-written code) gets an allow-list: PATH, the locale (LANG, LANGUAGE,
 LC_*), TZ, TERM, the toolchains' locations (GOPATH, CARGO_HOME, ...), a private HOME and
-TMPDIR (set by the sandbox), plus the names the project declares (`settings.sandbox.env`).
+TMPDIR (set by the sandbox), plus the names the project declares (`settings.sandbox.env`);
+Python writes no bytecode caches into the work tree.
 Nothing else of GraphLemon's environment reaches it: no token, no database URL, whatever
 its name. An unconfined run (the user's own `graphlemon test`) inherits the environment
 minus secret-named variables. Both: colours off, the caller's additions laid on top.
@@ -38,6 +39,7 @@ def confined_env(
     source = os.environ if base is None else base
     wanted = set(ALLOWED) | set(declared)
     kept = {k: v for k, v in source.items() if k in wanted or k.startswith(ALLOWED_PREFIXES)}
+    kept["PYTHONDONTWRITEBYTECODE"] = "1"  # no bytecode caches beside the code: the effect check would judge them
     return _finish(kept, extra)
 
 
