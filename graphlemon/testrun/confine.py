@@ -69,6 +69,7 @@ ETC_FILES = (
 # bwrap's own refusal to start the command (the interpreter or tool is not inside the sandbox)
 START_FAILURE = "bwrap: execvp"
 LIMIT_SIGNALS = {signal.SIGXCPU: "cpu_seconds", signal.SIGXFSZ: "file_size_mb"}
+RESOURCE_LIMIT = "resource_limit"  # a run a limit stopped: the machine's doing (infra), never a failing test
 
 
 @dataclass(frozen=True)
@@ -198,7 +199,8 @@ def _launcher(bwrap: str, settings: SandboxSettings | None = None, group: Path |
 def _limit_steps(settings: SandboxSettings) -> list[str]:
     kib = 1024
     return [
-        f"ulimit -n {settings.open_files}", f"ulimit -t {settings.cpu_seconds}",
+        # CPU: SIGXCPU at the soft limit (said as resource_limit), SIGKILL a second later at the hard one
+        f"ulimit -n {settings.open_files}", f"ulimit -t {settings.cpu_seconds + 1}", f"ulimit -S -t {settings.cpu_seconds}",
         f"ulimit -f {settings.file_size_mb * kib * 2}", f"ulimit -v {settings.memory_mb * kib}",
         f"{{ ulimit -p {settings.processes} || ulimit -u {settings.processes}; }} 2>/dev/null",
     ]  # fmt: skip
@@ -414,7 +416,7 @@ def judge_outcome(outcome: ProcessOutcome, output: str, confined: Confined) -> t
         return replace(outcome, start_error=why), output
     limit = LIMIT_SIGNALS.get(-(outcome.exit_code or 0)) or LIMIT_SIGNALS.get((outcome.exit_code or 0) - 128)
     if limit is not None:
-        output += f"\n[graphlemon] resource_limit: the run was stopped by the sandbox's {limit} limit\n"
+        output += f"\n[graphlemon] {RESOURCE_LIMIT}: the run was stopped by the sandbox's {limit} limit\n"
     return outcome, output
 
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..errors import ErrorCode, GraphLemonError, invalid_param
-from .confine import Confinement, judge_outcome, wrap
+from .confine import RESOURCE_LIMIT, Confinement, judge_outcome, wrap
 from .detect import detect_framework, normalise_framework
 from .environment import run_env
 from .frameworks import Framework, Invocation, RunRequest, framework_of_command, get_framework
@@ -95,6 +95,7 @@ def run_tests(
             shorten_values(failure)
     result.output_tail = head_and_tail(output + _marker(outcome, timeout), tail_chars)
     result.confinement = confined
+    result.crashed = result.crashed or f"] {RESOURCE_LIMIT}:" in output  # a limit stopped it: infra, not the code
     if name and outcome.start_error is None:
         store.record(name, run_key, result.cases)
     return result

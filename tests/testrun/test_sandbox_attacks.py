@@ -237,3 +237,13 @@ def test_the_commit_after_a_confined_run_runs_no_hook(unit, tmp_path):
     sha = Worktrees(project.root, "task-attack", project.state_dir).commit_all(wt, "tester: tests")
     assert sha and not marker.exists()
     subprocess.run(["git", "log", "-1"], cwd=wt.path, check=True, capture_output=True)
+
+
+def test_a_run_stopped_by_a_limit_says_resource_limit_and_is_not_a_failing_test(unit):
+    project, wt = unit
+    update_settings(project, sandbox=SandboxSettings(cpu_seconds=1).model_dump())
+    (wt.path / "tests" / "test_spin.py").write_text("def test_spin():\n    while True:\n        pass\n")
+    result = run_tests(wt.path, ["tests"], framework="pytest", timeout=120,
+                       confinement=for_workdir(wt.path, project.state_dir))  # fmt: skip
+    assert result.confinement == "bwrap" and not result.ok and result.crashed
+    assert "resource_limit: the run was stopped by the sandbox's cpu_seconds limit" in result.output_tail
