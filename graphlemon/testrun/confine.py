@@ -6,15 +6,16 @@
   ambient), no_new_privs, a new session (no terminal to inject into), and a seccomp filter
   (`syscall_filter.py`) that refuses mount, namespaces, ptrace, keyrings, bpf, perf and the like.
 * A filesystem built from what the run needs, never `/` with holes: `/usr` and the root's
-  links into it, a few named files of `/etc`, the toolchains (PATH entries, the Python
+  links into it, a copy of the named `/etc` entries every user may read (`etc_view`), the toolchains (PATH entries, the Python
   prefixes, what the PATH's links point at, `~/go`, `~/.cargo`, `~/.rustup`, GOPATH /
   CARGO_HOME / RUSTUP_HOME), GraphLemon's package (its plugins and reporters), the project's
   repository read-only with its `.graphlemon/` replaced by an empty folder, and the work
   tree writable except its `.git` pointer and git dirs (read-only). No `/run`, `/var/run`,
   no host `/tmp`, no home (an empty private one), so no host socket is reachable by path;
   without network (the default) the abstract socket namespace is a new one too.
-* Limits (`SandboxSettings`, the project's `settings.sandbox`): processes, file size,
-  open files, CPU seconds and address space per process, a sized private `/tmp` and home.
+* Limits (`SandboxSettings`, the project's `settings.sandbox`), set by the launcher's shell before
+  bwrap starts: processes, file size, open files, CPU seconds and address space per process, a
+  sized private `/tmp` and home. A run a limit stopped says `resource_limit` (`judge_outcome`).
   Processes are counted per user by the kernel, which does not count root's: as root
   the bound comes from a pids cgroup when one can be made (`cgroups.py`).
 * A private pid namespace ends every process with the run (`--die-with-parent` as well).

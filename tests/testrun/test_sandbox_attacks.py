@@ -247,3 +247,17 @@ def test_a_run_stopped_by_a_limit_says_resource_limit_and_is_not_a_failing_test(
                        confinement=for_workdir(wt.path, project.state_dir))  # fmt: skip
     assert result.confinement == "bwrap" and not result.ok and result.crashed
     assert "resource_limit: the run was stopped by the sandbox's cpu_seconds limit" in result.output_tail
+
+
+def test_records_mask_url_passwords_and_password_like_names_but_not_working_folders(monkeypatch):
+    from graphlemon.redact import MASK, Redactor, is_secret_name
+
+    monkeypatch.setenv("DATABASE_URL", "postgres://app:s3cret-db-pass@db.internal:5432/app")
+    monkeypatch.setenv("PGPASSWORD", "another-secret-1")
+    monkeypatch.setenv("MYSQL_PWD", "third-secret-22")
+    text = Redactor().text("dsn=postgres://app:s3cret-db-pass@db.internal:5432/app pw s3cret-db-pass another-secret-1 "
+                           "third-secret-22 redis://:token123@cache/0 cwd=/work/project")  # fmt: skip
+    assert "s3cret" not in text and "another-secret" not in text and "third-secret" not in text
+    assert "token123" not in text and f"postgres://app:{MASK}@db.internal" in text and "cwd=/work/project" in text
+    assert {n for n in ("PGPASSWORD", "MYSQL_PWD", "AWS_CREDENTIALS", "MY_SECRET_X", "PWD", "OLDPWD", "PATH")
+            if is_secret_name(n)} == {"PGPASSWORD", "MYSQL_PWD", "AWS_CREDENTIALS", "MY_SECRET_X"}  # fmt: skip
