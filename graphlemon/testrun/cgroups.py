@@ -15,6 +15,8 @@ import os
 import threading
 from pathlib import Path
 
+from ..processes import pid_alive
+
 _lock = threading.Lock()
 _counter = itertools.count(1)
 _state: dict[str, Path | None] = {}
@@ -48,6 +50,7 @@ def _make_parent() -> Path | None:
     base = pids_base()
     if base is None:
         return None
+    _sweep_dead(base)
     parent = base / f"graphlemon-{os.getpid()}"
     try:
         parent.mkdir(exist_ok=True)
@@ -86,6 +89,19 @@ def _sweep(parent: Path) -> None:
     for child in parent.glob("run-*"):
         try:
             child.rmdir()
+        except OSError:
+            continue
+
+
+def _sweep_dead(base: Path) -> None:
+    """Remove the empty groups of GraphLemon processes that have ended (killed before they could)."""
+    for parent in base.glob("graphlemon-*"):
+        pid = parent.name.removeprefix("graphlemon-")
+        if not pid.isdigit() or pid_alive(int(pid)):
+            continue
+        _sweep(parent)
+        try:
+            parent.rmdir()
         except OSError:
             continue
 
