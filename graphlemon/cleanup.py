@@ -22,6 +22,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from . import gitrun
 from .errors import ErrorCode, GraphLemonError
 from .project import ProjectHandle
 from .taskboard import TaskBoard
@@ -38,7 +39,7 @@ class GcItem(BaseModel):
 
 
 def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+    proc = gitrun.text(root, *args)
     if check and proc.returncode != 0:
         raise GraphLemonError(ErrorCode.GIT_ERROR, f"git {' '.join(args)} failed: {proc.stderr.strip()}")
     return proc

@@ -39,6 +39,8 @@ class ErrorCode(StrEnum):
     PERMISSION_DENIED = "PERMISSION_DENIED"
     MERGE_CONFLICT = "MERGE_CONFLICT"
     ABORTED = "ABORTED"
+    # a work tree's `.git` (pointer or git dir) is not the one GraphLemon made: git is not run in it
+    WORKTREE_TAMPERED = "WORKTREE_TAMPERED"
 
 
 BAD_INPUT_CODES = frozenset(

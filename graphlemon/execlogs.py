@@ -105,7 +105,8 @@ class NodeLog:
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh = open(path, "a", encoding="utf-8", buffering=1)  # noqa: SIM115 (held open while the node runs)
+        # a lone surrogate (a file name an agent chose, undecodable bytes) is written escaped, never an error
+        self._fh = open(path, "a", encoding="utf-8", errors="backslashreplace", buffering=1)  # noqa: SIM115
         self._lock = threading.Lock()
 
     def write(self, kind: str, text: str) -> None:

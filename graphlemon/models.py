@@ -554,8 +554,25 @@ RECORD_TYPES: dict[str, type[Record]] = {
 }
 
 
+class SandboxSettings(BaseModel):
+    """What a confined run may use (testrun/confine.py), per process unless said otherwise, and the
+    environment variables the project declares for its tests (besides PATH, LANG, TZ and a private HOME)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    processes: int = Field(default=1024, ge=16)  # tasks at once in one run
+    file_size_mb: int = Field(default=2048, ge=1)  # the largest file a run may write
+    open_files: int = Field(default=4096, ge=64)
+    cpu_seconds: int = Field(default=3600, ge=1)
+    memory_mb: int = Field(default=16384, ge=256)  # address space of one process
+    tmp_mb: int = Field(default=1024, ge=16)  # the private /tmp and the private home, each
+    env: list[str] = Field(default_factory=list)  # names passed through to the tests as they are
+
+
 class ProjectSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
 
     max_concurrent_goals: int = Field(default=1, ge=1)
     default_branch: str | None = None

@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from . import gitrun
 from .errors import ErrorCode, GraphLemonError, permission_denied
 from .ledger import Ledger
 from .models import LEDGER_FILES, Project, ProjectSettings
@@ -229,7 +229,7 @@ def _create_meta(root: Path) -> tuple[Project, bool]:
 
 
 def _git(cwd: Path, *args: str) -> str:
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
+    proc = gitrun.text(cwd, *args)
     if proc.returncode != 0:
         raise GraphLemonError(ErrorCode.GIT_ERROR, f"git {' '.join(args)} failed: {proc.stderr.strip()}", cwd=str(cwd))
     return proc.stdout.strip()
@@ -237,9 +237,7 @@ def _git(cwd: Path, *args: str) -> str:
 
 def _refuse_git_dir(root: Path) -> None:
     """A bare repository (or the inside of a .git folder) has no work tree for the loop: INVALID_PARAM, nothing written."""
-    proc = subprocess.run(
-        ["git", "rev-parse", "--is-bare-repository", "--is-inside-git-dir"], cwd=root, capture_output=True, text=True
-    )
+    proc = gitrun.text(root, "rev-parse", "--is-bare-repository", "--is-inside-git-dir")
     if proc.returncode == 0 and "true" in proc.stdout.split():
         raise GraphLemonError(
             ErrorCode.INVALID_PARAM,
@@ -251,9 +249,7 @@ def _refuse_git_dir(root: Path) -> None:
 
 def require_commit(handle: ProjectHandle) -> str:
     """The commit HEAD points at; a repository without commits (an unborn HEAD) is INVALID_PARAM."""
-    proc = subprocess.run(
-        ["git", "rev-parse", "--verify", "--quiet", "HEAD^{commit}"], cwd=handle.root, capture_output=True, text=True
-    )
+    proc = gitrun.text(handle.root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
     if proc.returncode != 0:
         raise GraphLemonError(
             ErrorCode.INVALID_PARAM,
@@ -265,7 +261,7 @@ def require_commit(handle: ProjectHandle) -> str:
 
 
 def _git_toplevel(root: Path) -> Path | None:
-    proc = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=root, capture_output=True, text=True)
+    proc = gitrun.text(root, "rev-parse", "--show-toplevel")
     return Path(proc.stdout.strip()).resolve() if proc.returncode == 0 else None
 
 

@@ -3,11 +3,16 @@
 A `Redactor` masks
 * the secret values it is given (an executor's API key),
 * every value of a secret-named variable in GraphLemon's own environment (`*_KEY`, `*_TOKEN`,
-  `*_SECRET`, passwords, ...: the names `testrun.environment` strips from a test's environment),
-* anything shaped like a well-known credential (Anthropic, OpenAI, GitHub, AWS, Slack keys; auth headers),
+  `*SECRET*`, `*PASS*`, `*PWD*` (not the shell's PWD / OLDPWD), `*CREDENTIAL*`, ...: the names
+  `testrun.environment` strips from an unconfined test's environment), and the password inside
+  any variable's URL (`DATABASE_URL=postgres://app:<password>@db/app`),
+* anything shaped like a well-known credential (Anthropic, OpenAI, GitHub, AWS, Slack keys; auth headers)
+  and the password of any URL (`scheme://user:<password>@host`),
 
 wherever text or JSON leaves the process. The ledger redacts every line it appends and the
 writers under `.graphlemon/` go through `write_redacted`, so no caller has to remember to.
+GraphLemon redacts what it records, never the repository's content: what an agent writes into
+the work tree is written as given.
 """
 
 from __future__ import annotations
@@ -42,16 +47,24 @@ _ASSIGNED = re.compile(
 )
 
 
-# ANTHROPIC_API_KEY, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD, ... (case-insensitive)
+# ANTHROPIC_API_KEY, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, PGPASSWORD, MYSQL_PWD, ... (case-insensitive)
 _SECRET_NAME = re.compile(
-    r"(?:^|_)(?:TOKEN|SECRET|KEY|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?|API_?KEY)$|SECRET|PRIVATE_KEY",
+    r"(?:^|_)(?:TOKEN|KEY|API_?KEY)$|SECRET|PASS|PWD|CREDENTIAL|PRIVATE_KEY",
     re.IGNORECASE,
 )
+WORKING_DIRS = frozenset({"PWD", "OLDPWD"})  # the shell's working folders, not passwords
+# the password of a URL: scheme://user:<password>@host
+_URL_PASSWORD = re.compile(r"(?<=://)([^:/@\s\"'<>]*):([^@/\s\"'<>]+)@")
 
 
 def is_secret_name(name: str) -> bool:
     """A variable whose value is a secret: kept out of test processes' environments and masked in records."""
-    return bool(_SECRET_NAME.search(name))
+    return name.upper() not in WORKING_DIRS and bool(_SECRET_NAME.search(name))
+
+
+def url_passwords(value: str) -> list[str]:
+    """The passwords inside the URLs of `value`."""
+    return [m.group(2) for m in _URL_PASSWORD.finditer(value)] if "://" in value else []
 
 
 # a text without one of these cannot match _SHAPES / _ASSIGNED (a fast first look, most lines have none);
@@ -67,7 +80,8 @@ def environment_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
     Reading os.environ decodes every entry (~0.2 ms): the answer is cached until the environment changes."""
     global _env_cache
     if environ is not None:
-        return [v for k, v in environ.items() if len(v) >= MIN_SECRET_LEN and is_secret_name(k)]
+        named = [v for k, v in environ.items() if len(v) >= MIN_SECRET_LEN and is_secret_name(k)]
+        return named + [p for v in environ.values() for p in url_passwords(v) if len(p) >= 4]
     raw = getattr(os.environ, "_data", None)
     key = tuple(raw.items()) if isinstance(raw, dict) else None
     if key is None or key != _env_cache[0]:
@@ -100,6 +114,8 @@ class Redactor:
         lowered = value.lower()
         if any(hint in lowered for hint in _ASSIGNED_HINTS):
             value = _ASSIGNED.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", value)
+        if "://" in value and "@" in value:
+            value = _URL_PASSWORD.sub(lambda m: f"{m.group(1)}:{MASK}@", value)
         return value
 
     def value(self, value: Any) -> Any:

@@ -1,10 +1,16 @@
-"""The commit step's last check: a symlink that leaves the repository is never committed by the loop.
+"""The commit step's last check: what the loop never commits, whoever put it in the work tree.
 
-Agents may not create symlinks (the tools refuse and revert them), so a staged link
-that leaves the repository means a route around the tools. `drop_outward_links`
-reads the staged tree the way git will commit it (`git diff --cached --raw`), and
-unstages and deletes every symlink whose target is absolute, climbs above the
-repository root, or points into `.git/` or `.graphlemon/`.
+`drop_refused(work_tree)` reads the staged tree the way git will commit it
+(`git diff --cached --raw` against HEAD) and takes out, before the commit:
+
+* a gitlink (mode 160000: a nested repository, e.g. a `tests/sub/.git` file naming some
+  git dir) — unstaged, and the nested `.git` removed so it is not staged again;
+* a change to `.gitmodules` (added, changed or deleted) — put back as HEAD has it;
+* any path with a `.git` component (git refuses most; whatever gets through is unstaged);
+* a symlink whose target is absolute, climbs above the repository root, or points into
+  `.git/` or `.graphlemon/` — unstaged and deleted.
+
+Each one is a `Refusal` (path, why) that the caller records as a violation.
 """
 
 from __future__ import annotations
@@ -12,14 +18,22 @@ from __future__ import annotations
 import logging
 import os
 import posixpath
-import subprocess
+import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ErrorCode, GraphLemonError
+from . import gitrun
 
 log = logging.getLogger(__name__)
 LINK_MODE = "120000"
+GITLINK_MODE = "160000"
 PROTECTED_TOP = (".git", ".graphlemon")
+
+
+@dataclass(frozen=True)
+class Refusal:
+    path: str
+    why: str
 
 
 def leaves_repository(link_path: str, target: str) -> bool:
@@ -30,37 +44,62 @@ def leaves_repository(link_path: str, target: str) -> bool:
     return joined == ".." or joined.startswith("../") or joined.split("/", 1)[0] in PROTECTED_TOP
 
 
-def staged_links(work_tree: Path) -> dict[str, str]:
-    """Repo-relative path -> target of every symlink the index adds or changes against HEAD."""
-    raw = _git(work_tree, "diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev").split(b"\0")
-    links: dict[str, str] = {}
+def staged_entries(work_tree: Path) -> list[tuple[str, str, str, str]]:
+    """(path, old mode, new mode, status) of every entry the index changes against HEAD."""
+    args = ["diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev", "--ignore-submodules=none"]
+    if gitrun.git(work_tree, "rev-parse", "--verify", "-q", "HEAD", check=False).returncode != 0:
+        args.append(gitrun.out(work_tree, "hash-object", "-t", "tree", "/dev/null"))  # no commit yet: the empty tree
+    raw = gitrun.git(work_tree, *args).stdout.split(b"\0")
+    out = []
     for meta, path in zip(raw[0::2], raw[1::2], strict=False):
         fields = meta.decode(errors="replace").lstrip(":").split()
-        if len(fields) >= 5 and fields[1] == LINK_MODE and fields[4] != "D":
-            target = _git(work_tree, "cat-file", "blob", fields[3])
-            links[os.fsdecode(path)] = os.fsdecode(target)
-    return links
+        if len(fields) >= 5:
+            out.append((os.fsdecode(path), fields[0], fields[1], fields[4]))
+    return out
 
 
-def drop_outward_links(work_tree: Path) -> list[str]:
-    """Unstage and delete every staged symlink that leaves the repository; returns their paths."""
-    dropped = []
-    for path, target in sorted(staged_links(work_tree).items()):
-        if not leaves_repository(path, target):
+def drop_refused(work_tree: Path) -> list[Refusal]:
+    """Unstage (and where needed delete or put back) every refused entry; returns what was refused."""
+    refused = []
+    for path, old_mode, new_mode, status in staged_entries(work_tree):
+        why = _why_refused(work_tree, path, old_mode, new_mode, status)
+        if why is None:
             continue
-        _git(work_tree, "rm", "--cached", "-q", "--", path)
-        link = Path(work_tree) / path
-        if link.is_symlink():
-            link.unlink()
-        log.warning("sandbox: refused to commit %s, a symlink to %r that leaves the repository", path, target)
-        dropped.append(path)
-    return dropped
+        _take_out(work_tree, path, new_mode, in_head=old_mode != "000000")
+        log.warning("sandbox: refused to commit %s: %s", path, why)
+        refused.append(Refusal(path, why))
+    return refused
 
 
-def _git(work_tree: Path, *args: str) -> bytes:
-    env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
-    proc = subprocess.run(["git", *args], cwd=work_tree, capture_output=True, env=env, timeout=120)
-    if proc.returncode != 0:
-        detail = proc.stderr.decode(errors="replace").strip()
-        raise GraphLemonError(ErrorCode.GIT_ERROR, f"git {' '.join(args)} failed in {work_tree}: {detail}")
-    return proc.stdout
+def _why_refused(work_tree: Path, path: str, old_mode: str, new_mode: str, status: str) -> str | None:
+    parts = path.split("/")
+    if any(part.lower() == ".git" for part in parts):
+        return "a path inside a .git folder"
+    if path == ".gitmodules":
+        return "a change to .gitmodules (submodules are never added by the loop)"
+    if new_mode == GITLINK_MODE and status != "D":
+        return "a gitlink (a nested repository, mode 160000)"
+    if new_mode == LINK_MODE and status != "D":
+        target = os.fsdecode(gitrun.git(work_tree, "cat-file", "blob", f":{path}").stdout)
+        if leaves_repository(path, target):
+            return f"a symlink to {target!r}, which leaves the repository"
+    return None
+
+
+def _take_out(work_tree: Path, path: str, new_mode: str, *, in_head: bool) -> None:
+    if in_head:
+        gitrun.git(work_tree, "reset", "-q", "HEAD", "--", path)
+        gitrun.git(work_tree, "checkout", "HEAD", "--", path, check=False)
+    else:
+        gitrun.git(work_tree, "rm", "--cached", "-r", "-q", "-f", "--ignore-unmatch", "--", path)
+    target = Path(work_tree) / path
+    if new_mode == GITLINK_MODE:
+        nested = target / ".git"
+        if nested.is_dir() and not nested.is_symlink():
+            shutil.rmtree(nested)
+        elif os.path.lexists(nested):
+            nested.unlink()
+    elif new_mode == LINK_MODE and not in_head and target.is_symlink():
+        target.unlink()
+    elif not in_head and path == ".gitmodules" and target.is_file():
+        target.unlink()

@@ -1,4 +1,5 @@
-"""Git worktrees for the Coder stage (REQ-03), with GitPython.
+"""Git worktrees for the Coder stage (REQ-03); every git command through `gitrun` (no hook, fsmonitor or driver
+of the repository's choosing runs, and each work tree's `.git` is checked before each call).
 
 Per task: an integration worktree on branch `graphlemon/<task>/integration`,
 started from the repository's HEAD; per unit: a worktree on branch
@@ -6,12 +7,15 @@ started from the repository's HEAD; per unit: a worktree on branch
 is committed in its worktree and merged into the integration branch; a merge
 conflict aborts the merge (no conflict residue) and raises MERGE_CONFLICT
 naming the files — never a silent overwrite. Worktrees live under
-`.graphlemon/worktrees/` (excluded from git status).
+`.graphlemon/worktrees/` (excluded from git status). A commit never carries a gitlink, a
+`.gitmodules` change, a `.git` entry or a symlink that leaves the repository
+(`staged_links.drop_refused`: listed in `refused`, for the caller to record).
 """
 
 from __future__ import annotations
 
 import fcntl
+import os
 import re
 import shutil
 from collections.abc import Iterator
@@ -19,10 +23,12 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from git import GitCommandError, InvalidGitRepositoryError, NoSuchPathError, Repo
+from git import Repo
 
+from . import gitrun
+from .agents.git_guard import CACHE_DIRS
 from .errors import ErrorCode, GraphLemonError, invalid_param
-from .staged_links import drop_outward_links
+from .staged_links import Refusal, drop_refused
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "GraphLemon",
@@ -41,10 +47,11 @@ class Worktree:
 
     @property
     def repo(self) -> Repo:
+        """A GitPython view for reading in tests; GraphLemon itself runs git only through `gitrun`."""
         return Repo(self.path)
 
     def head(self) -> str:
-        return self.repo.head.commit.hexsha
+        return gitrun.out(self.path, "rev-parse", "HEAD")
 
 
 @contextmanager
@@ -67,11 +74,6 @@ def _safe(name: str, what: str) -> str:
     return name
 
 
-def _git_error(action: str, exc: GitCommandError) -> GraphLemonError:
-    detail = (exc.stderr or exc.stdout or str(exc)).strip()
-    return GraphLemonError(ErrorCode.GIT_ERROR, f"git {action} failed: {detail}", action=action)
-
-
 class Worktrees:
     """The worktrees of one task in one repository."""
 
@@ -79,8 +81,8 @@ class Worktrees:
         self.repo_root = Path(repo_root)
         self.task_id = _safe(task_id, "task id")
         self.base = task_lock_dir(state_dir or self.repo_root / ".graphlemon", task_id)
-        self.repo = Repo(self.repo_root)
-        self.refused_links: list[str] = []  # symlinks leaving the repository the commit step dropped
+        self.common_dir = Path(os.path.realpath(self.repo_root / gitrun.out(self.repo_root, "rev-parse", "--git-common-dir")))
+        self.refused: list[Refusal] = []  # entries the commit step refused (gitlinks, outward symlinks, ...)
 
     def branch(self, unit_id: str) -> str:
         return f"graphlemon/{self.task_id}/{'integration' if unit_id == INTEGRATION else _safe(unit_id, 'unit id')}"
@@ -98,9 +100,11 @@ class Worktrees:
         if sync:
             try:
                 with self._lock():
-                    self._run(wt.repo, "merge", "--no-edit", "-m", f"graphlemon: sync {unit_id} with integration", integration.branch)
+                    self._run(wt.path, "merge", "--no-edit", "--no-verify", "-m", f"graphlemon: sync {unit_id} with integration", integration.branch)
             except GraphLemonError as exc:
-                self._abort_merge(wt.repo)
+                if exc.code == ErrorCode.WORKTREE_TAMPERED:
+                    raise
+                self._abort_merge(wt.path)
                 raise GraphLemonError(
                     ErrorCode.MERGE_CONFLICT,
                     f"unit {unit_id} conflicts with the integration branch; the merge was aborted: {exc.message}",
@@ -108,12 +112,8 @@ class Worktrees:
                 ) from None
         return wt
 
-    @staticmethod
-    def _abort_merge(repo: Repo) -> None:
-        try:
-            repo.git.merge("--abort")
-        except GitCommandError:
-            pass
+    def _abort_merge(self, path: Path) -> None:
+        gitrun.git(path, "merge", "--abort", check=False, common_dir=self.common_dir)
 
     def _ensure(self, unit_id: str, *, start_point: str) -> Worktree:
         path = self.base / unit_id
@@ -123,45 +123,65 @@ class Worktrees:
         with self._lock():  # units start in parallel: one `git worktree add` at a time
             if (path / ".git").exists():
                 return Worktree(path, branch)
-            self._run(self.repo, "worktree", "prune")
-            exists = branch in {h.name for h in Repo(self.repo_root).heads}
+            self._run(self.repo_root, "worktree", "prune")
+            exists = gitrun.git(self.repo_root, "show-ref", "--verify", "-q", f"refs/heads/{branch}", check=False).returncode == 0
             add = ["worktree", "add", str(path), branch] if exists else ["worktree", "add", "-b", branch, str(path), start_point]
-            self._run(self.repo, *add)
+            self._run(self.repo_root, *add)
         return Worktree(path, branch)
 
     # -- changes -------------------------------------------------------------------------------
     def commit_all(self, wt: Worktree, message: str) -> str | None:
         """Commit everything in the worktree; returns the new commit, or None if nothing changed."""
-        repo = wt.repo
-        self._run(repo, "add", "-A")
-        self.refused_links += drop_outward_links(wt.path)  # never commit a symlink that leaves the repository
-        if not repo.is_dirty(index=True, working_tree=False, untracked_files=False):
+        self._run(wt.path, "add", "-A")
+        self.refused += drop_refused(wt.path)  # never a gitlink, .gitmodules, .git entry or outward symlink
+        if gitrun.git(wt.path, "diff", "--cached", "--quiet", "--ignore-submodules=none", check=False,
+                      common_dir=self.common_dir).returncode == 0:  # fmt: skip
             return None
-        self._run(repo, "commit", "-q", "-m", message)
-        return repo.head.commit.hexsha
+        self._run(wt.path, "commit", "-q", "--no-verify", "-m", message)
+        return wt.head()
+
+    def require_committed(self, wt: Worktree, paths: list[str]) -> None:
+        """A green run counts only when the unit's branch holds the tests that ran: HEAD is the unit's branch and
+        no file under `paths` differs from it (changed, untracked, or hidden by an ignore rule; the tools' caches
+        aside). WORKTREE_TAMPERED, naming what differs, otherwise."""
+        head = gitrun.text(wt.path, "symbolic-ref", "-q", "HEAD").stdout.strip()
+        if head != f"refs/heads/{wt.branch}":
+            raise GraphLemonError(ErrorCode.WORKTREE_TAMPERED, f"work tree {wt.path}: HEAD is {head or 'detached'}, "
+                                  f"not {wt.branch}; its green run does not count", work_tree=str(wt.path))  # fmt: skip
+        if not paths:
+            return
+        args = ["status", "--porcelain=v1", "-z", "--no-renames", "--ignored=matching", "--untracked-files=all", "--"]
+        raw = gitrun.git(wt.path, *args, *paths, common_dir=self.common_dir).stdout
+        loose = [os.fsdecode(e[3:]) for e in raw.split(b"\0") if len(e) > 3]
+        loose = [p for p in loose if not CACHE_DIRS.intersection(p.split("/")[:-1])]
+        if loose:
+            raise GraphLemonError(
+                ErrorCode.WORKTREE_TAMPERED,
+                f"work tree {wt.path}: the tests that ran are not what its branch holds ({', '.join(sorted(loose)[:10])}"
+                "); a green run counts only for committed tests",
+                work_tree=str(wt.path), paths=sorted(loose)[:50],
+            )  # fmt: skip
 
     def diff(self, wt: Worktree, base: str) -> str:
         """Unified diff of the worktree's branch against `base` (a commit or branch)."""
-        return self._run(wt.repo, "diff", f"{base}..{wt.branch}")
+        return self._run(wt.path, "diff", "--no-ext-diff", "--no-textconv", f"{base}..{wt.branch}")
 
     def changed_files(self, wt: Worktree, base: str) -> list[str]:
-        out = self._run(wt.repo, "diff", "--name-only", f"{base}..{wt.branch}")
+        out = self._run(wt.path, "diff", "--name-only", f"{base}..{wt.branch}")
         return [line for line in out.splitlines() if line]
 
     def merge_into_integration(self, unit_id: str, message: str | None = None) -> str:
         """Merge a unit branch into the integration branch; MERGE_CONFLICT (merge aborted) on conflict."""
         integration = self.integration()
-        repo = integration.repo
         branch = self.branch(unit_id)
         try:
-            with self._lock(), repo.git.custom_environment(**IDENTITY):
-                repo.git.merge("--no-ff", "-m", message or f"graphlemon: merge {unit_id}", branch)
-        except GitCommandError as exc:
-            conflicted = sorted(repo.index.unmerged_blobs())
-            try:
-                repo.git.merge("--abort")
-            except GitCommandError:
-                pass
+            with self._lock():
+                self._run(integration.path, "merge", "--no-ff", "--no-verify", "-m", message or f"graphlemon: merge {unit_id}", branch)
+        except GraphLemonError as exc:
+            if exc.code == ErrorCode.WORKTREE_TAMPERED:
+                raise
+            conflicted = self._conflicted(integration.path)
+            self._abort_merge(integration.path)
             if conflicted:
                 raise GraphLemonError(
                     ErrorCode.MERGE_CONFLICT,
@@ -170,27 +190,33 @@ class Worktrees:
                     unit_id=unit_id,
                     files=conflicted,
                 ) from None
-            raise _git_error("merge", exc) from None
-        return repo.head.commit.hexsha
+            raise
+        return integration.head()
+
+    def _conflicted(self, path: Path) -> list[str]:
+        names = self._run(path, "diff", "--name-only", "--diff-filter=U")
+        return sorted({line for line in names.splitlines() if line})
 
     def merge_into(self, target_repo_root: Path) -> str | None:
         """Merge the integration branch into the main worktree's current branch if that worktree is clean."""
-        main = Repo(target_repo_root)
-        if main.is_dirty(untracked_files=False) or main.head.is_detached:
+        root = Path(target_repo_root)
+        dirty = gitrun.git(root, "diff", "--quiet", "HEAD", "--ignore-submodules=none", check=False).returncode != 0
+        branch = gitrun.git(root, "symbolic-ref", "-q", "--short", "HEAD", check=False)
+        if dirty or branch.returncode != 0:
             return None
-        with main.git.custom_environment(**IDENTITY):
-            try:
-                main.git.merge("--no-ff", "-m", f"graphlemon: {self.task_id}", self.branch(INTEGRATION))
-            except GitCommandError as exc:
-                try:
-                    main.git.merge("--abort")
-                except GitCommandError:
-                    pass
-                raise GraphLemonError(
-                    ErrorCode.MERGE_CONFLICT,
-                    f"merging {self.branch(INTEGRATION)} into {main.active_branch.name} conflicts; the merge was aborted",
-                ) from exc
-        return main.head.commit.hexsha
+        try:
+            gitrun.git(root, "merge", "--no-ff", "--no-verify", "-m", f"graphlemon: {self.task_id}",
+                       self.branch(INTEGRATION), env=IDENTITY)  # fmt: skip
+        except GraphLemonError as exc:
+            if exc.code == ErrorCode.WORKTREE_TAMPERED:
+                raise
+            gitrun.git(root, "merge", "--abort", check=False)
+            name = branch.stdout.decode(errors="replace").strip()
+            raise GraphLemonError(
+                ErrorCode.MERGE_CONFLICT,
+                f"merging {self.branch(INTEGRATION)} into {name} conflicts; the merge was aborted",
+            ) from exc
+        return gitrun.out(root, "rev-parse", "HEAD")
 
     def _lock(self) -> AbstractContextManager[None]:
         """Units working at once (threads or processes) change the repository's worktrees and refs one at a time."""
@@ -210,27 +236,28 @@ class Worktrees:
                 done.append(f"{path.name}: removed a worktree that `git worktree add` had not finished")
                 continue
             try:
-                repo = Repo(path)
-                git_dir = Path(repo.git.rev_parse("--git-dir"))
-            except (InvalidGitRepositoryError, NoSuchPathError, GitCommandError) as exc:
+                git_dir = Path(gitrun.out(path, "rev-parse", "--absolute-git-dir", common_dir=self.common_dir))
+            except GraphLemonError as exc:
+                if exc.code == ErrorCode.WORKTREE_TAMPERED:
+                    raise
                 raise GraphLemonError(
-                    ErrorCode.GIT_ERROR, f"worktree {path} cannot be opened ({exc}); repair or remove it, then resume"
+                    ErrorCode.GIT_ERROR, f"worktree {path} cannot be opened ({exc.message}); repair or remove it, then resume"
                 ) from None
-            git_dir = git_dir if git_dir.is_absolute() else path / git_dir
-            done += [f"{path.name}: removed a stale {lock}" for lock in self._drop_stale_locks(repo, git_dir)]
+            done += [f"{path.name}: removed a stale {lock}" for lock in self._drop_stale_locks(path, git_dir)]
             if (git_dir / "MERGE_HEAD").exists():
-                self._abort_merge(repo)
+                self._abort_merge(path)
                 done.append(f"{path.name}: aborted an unfinished merge")
         return done
 
-    def _drop_stale_locks(self, repo: Repo, git_dir: Path) -> list[str]:
+    def _drop_stale_locks(self, path: Path, git_dir: Path) -> list[str]:
         """A git command killed mid-write leaves `<file>.lock` beside what it was changing: index, HEAD, ORIG_HEAD in
         the worktree's own git dir, and the ref of its branch. All belong to this task (its run is dead): drop them.
         Locks shared with other tasks (packed-refs, the main worktree's) are left to git and the person."""
         locks = {lock.name: lock for lock in sorted(git_dir.glob("*.lock"))}
-        ref = None if repo.head.is_detached else repo.head.reference.path
-        if ref and (Path(self.repo.git_dir) / f"{ref}.lock").is_file():
-            locks[f"lock on {ref}"] = Path(self.repo.git_dir) / f"{ref}.lock"
+        head = _read_head(git_dir)
+        ref = head.removeprefix("ref: ").strip() if head.startswith("ref: refs/") else None
+        if ref and (self.common_dir / f"{ref}.lock").is_file():
+            locks[f"lock on {ref}"] = self.common_dir / f"{ref}.lock"
         for lock in locks.values():
             lock.unlink()
         return list(locks)
@@ -241,7 +268,7 @@ class Worktrees:
         if not pointer.startswith("gitdir:"):
             return None
         admin = Path(pointer.removeprefix("gitdir:").strip())
-        return admin if admin.resolve().parent == Path(self.repo.git_dir).resolve() / "worktrees" else None
+        return admin if admin.resolve().parent == self.common_dir / "worktrees" else None
 
     @staticmethod
     def _half_made(admin: Path) -> bool:
@@ -254,17 +281,20 @@ class Worktrees:
         """Such a worktree holds no work of its own (no turn runs before it exists): drop it and its admin dir."""
         shutil.rmtree(path)
         shutil.rmtree(admin, ignore_errors=True)
-        self._run(self.repo, "worktree", "prune")
+        self._run(self.repo_root, "worktree", "prune")
 
     def remove(self, unit_id: str) -> None:
         path = self.base / unit_id
         if path.exists():
-            self._run(self.repo, "worktree", "remove", "--force", str(path))
+            self._run(self.repo_root, "worktree", "remove", "--force", str(path))
 
-    @staticmethod
-    def _run(repo: Repo, *args: str) -> str:
-        try:
-            with repo.git.custom_environment(**IDENTITY):
-                return repo.git.execute(["git", *args])
-        except GitCommandError as exc:
-            raise _git_error(args[0], exc) from None
+    def _run(self, path: Path, *args: str) -> str:
+        proc = gitrun.git(path, *args, env=IDENTITY, common_dir=self.common_dir)
+        return proc.stdout.decode(errors="surrogateescape").rstrip("\n")
+
+
+def _read_head(git_dir: Path) -> str:
+    try:
+        return (git_dir / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return ""

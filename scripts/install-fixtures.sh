@@ -20,6 +20,8 @@ missing=()
 command -v go >/dev/null 2>&1 || missing+=(golang-go)
 command -v cargo >/dev/null 2>&1 || missing+=(cargo)
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+# libseccomp: the confined runs' seccomp filter is built with it (pyseccomp loads libseccomp.so.2)
+ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2' || missing+=(libseccomp2)
 # the console's browser tests and benchmark drive Debian's chromium with Playwright (never a downloaded browser)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 # the deploy supervisor's reverse proxy (REQ-15, docs/deploy.md): Debian's haproxy, started by the supervisor itself

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from .. import gitrun
 from ..errors import ErrorCode, GraphLemonError
 from .sandbox import PROTECTED_TOP, Sandbox
 
@@ -179,15 +180,10 @@ def _read_nofollow(path: Path) -> bytes | None:
         return fh.read()
 
 
-def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
-    env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
-    proc = subprocess.run(["git", *args], cwd=root, capture_output=True, timeout=120, env=env)
-    if check and proc.returncode != 0:
-        raise GraphLemonError(
-            ErrorCode.GIT_ERROR,
-            f"git {' '.join(args)} failed in {root}: {proc.stderr.decode(errors='replace').strip()}",
-        )
-    return proc
+def _git(
+    root: Path, *args: str, check: bool = True, input: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    return gitrun.git(root, *args, check=check, input=input, timeout=120)
 
 
 def _remove(path: Path) -> None:

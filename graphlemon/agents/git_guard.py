@@ -39,7 +39,6 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -346,11 +345,8 @@ def _ignore_sources(root: Path, paths: list[str]) -> list[tuple[str, str]]:
     """(the ignore file whose rule matches, path) for each ignored path (`git check-ignore -v`)."""
     if not paths:
         return []
-    env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
     stdin = b"".join(os.fsencode(p) + b"\0" for p in paths)
-    raw = subprocess.run(
-        ["git", "check-ignore", "-v", "-z", "--stdin"], cwd=root, input=stdin, capture_output=True, timeout=120, env=env
-    ).stdout
+    raw = _git(root, "check-ignore", "-v", "-z", "--stdin", input=stdin, check=False).stdout
     fields = [os.fsdecode(f) for f in raw.split(b"\0")]
     return [(fields[i], fields[i + 3]) for i in range(0, len(fields) - 3, 4)]
 

@@ -66,7 +66,7 @@ class TurnRecorder:
             self.capped = True
             text = json.dumps({"ts": ts, "event": "transcript_capped", "after_chars": self.written})
         self.written += len(text) + 1
-        with self.transcript.open("a", encoding="utf-8") as fh:
+        with self.transcript.open("a", encoding="utf-8", errors="backslashreplace") as fh:  # a lone surrogate: escaped
             fh.write(text + "\n")
 
     def _node_log(self, kind: str, clean: dict[str, Any]) -> None:

@@ -37,6 +37,7 @@ def full_app() -> typer.Typer:
             bugs,
             console_cmd,
             deploy_cmd,
+            doctor_cmd,
             gc_cmd,
             init_cmd,
             logs_cmd,
@@ -69,6 +70,7 @@ def full_app() -> typer.Typer:
         console_cmd.register(app)
         serve_cmd.register(app)
         app.add_typer(deploy_cmd.app, name="deploy")
+        app.add_typer(doctor_cmd.app, name="doctor")
         _APPS["full"] = app
     return _APPS["full"]
 

@@ -14,6 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from .. import gitrun
 from ..bugs import BugTracker
 from ..ledger import Ledger
 from ..models import TaskEvent
@@ -63,7 +64,7 @@ def _run(instance_dir: Path, work: Path, env: dict[str, str], timeout: float, ex
     repo = work / "snake"
     shutil.copytree(snake / "repo", repo)
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "empty snake package"]):
-        subprocess.run(["git", *GIT_ID, *args], cwd=repo, check=True, capture_output=True)
+        gitrun.git(repo, *GIT_ID, *args)
     run_env = instance_env(instance_dir, {"PREFECT_HOME": str(work / "prefect"), **env})
     graphlemon = [sys.executable, "-m", "graphlemon"]
     engine_args = ["--engine", engine]

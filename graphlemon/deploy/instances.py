@@ -21,6 +21,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from .. import gitrun
 from ..errors import ErrorCode, GraphLemonError
 from .haproxy import pid_alive, stop_group
 from .health_signals import HealthReading
@@ -37,7 +38,7 @@ class Instance(BaseModel):
 
 
 def git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(["git", *GIT_ID, *args], cwd=repo, capture_output=True, text=True)
+    proc = gitrun.text(repo, *GIT_ID, *args)
     if check and proc.returncode != 0:
         raise GraphLemonError(ErrorCode.GIT_ERROR, f"git {' '.join(args)}: {proc.stderr.strip()}", repo=str(repo))
     return proc

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .. import gitrun
+
 
 class Service:
     def __init__(self, *, code_dir: Path, project: Path, commit: str | None, worker: bool, pool: str) -> None:
@@ -54,5 +56,5 @@ class Service:
 
 
 def _head(code_dir: Path) -> str:
-    proc = subprocess.run(["git", "rev-parse", "HEAD"], cwd=code_dir, capture_output=True, text=True)
+    proc = gitrun.text(code_dir, "rev-parse", "HEAD")
     return proc.stdout.strip() if proc.returncode == 0 else "unknown"

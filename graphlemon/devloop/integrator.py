@@ -63,7 +63,8 @@ def run_integration(session: LoopSession, loop_round: int, attempt: int) -> Inte
         outcome = IntegrationOutcome(ok=True, run_id=run_id, action="pass")
     else:
         _integrator_turn(session, nid, spec, worktree.path, run_id, attempt, log)
-        session.worktrees.commit_all(worktree, f"integrator: integration tests (round {loop_round})")
+        session.commit_work(worktree, f"integrator: integration tests (round {loop_round})", node_exec_id=nid,
+                            stage="integrator")  # fmt: skip
         outcome = _run_cases(session, spec, worktree.path, run_id, loop_round, nid, log)
     ref = session.save_outcome(nid, outcome)
     session.nodes.transition(nid, "done", output_ref=ref)

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ..artifacts import ArtifactStore
 from ..bugs import BugTracker
 from ..errors import ErrorCode, GraphLemonError
-from ..models import OutcomeRecord, TimelineEvent
+from ..models import NodeEvent, OutcomeRecord, TimelineEvent
 from ..nodes import NodeTracker
 from ..project import ProjectHandle, open_project
 from ..taskboard import TaskBoard
@@ -226,6 +226,21 @@ class LoopSession:
 
     def timeline(self, event: str, summary: str, *, unit_id: str | None = None, ref: str | None = None) -> None:
         self.ledger.append(TimelineEvent(event=event, task_id=self.task_id, unit_id=unit_id, ref=ref, summary=summary))
+
+    def commit_work(self, worktree, message: str, *, node_exec_id: str, stage: str, unit_id: str | None = None):
+        """Commit a work tree; each entry the commit step refused (a gitlink, a `.gitmodules` change, a `.git` entry,
+        a symlink leaving the repository) is recorded as a violation of the node. -> the commit or None."""
+        commit = self.worktrees.commit_all(worktree, message)
+        refused, self.worktrees.refused = self.worktrees.refused, []
+        for item in refused:
+            self.ledger.append(
+                NodeEvent(
+                    event="violation", status="running", error_code="SANDBOX_VIOLATION", node_exec_id=node_exec_id,
+                    task_id=self.task_id, stage=stage, unit_id=unit_id,
+                    error=f"commit: refused {item.path!r}: {item.why}; it was taken out of the commit",
+                )
+            )  # fmt: skip
+        return commit
 
     # -- node executions and their persisted outcomes (resume) ------------------------------------
     def enter_node(

@@ -17,11 +17,11 @@ person decides.
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .. import gitrun
 from ..agents.roles import writable_globs
 from ..bugs import Bug
 from ..errors import ErrorCode, GraphLemonError
@@ -286,9 +286,7 @@ def _remove_worktree(session: LoopSession, path: Path) -> None:
 
 
 def _git(cwd: Path, *args: str, check: bool = True) -> str:
-    import os
-
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env={**os.environ, **IDENTITY})
+    proc = gitrun.text(cwd, *args, env=IDENTITY)
     if check and proc.returncode != 0:
         raise GraphLemonError(ErrorCode.GIT_ERROR, f"git {args[0]} for the skill gate failed: {proc.stderr.strip()}")
     return proc.stdout

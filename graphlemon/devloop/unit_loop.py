@@ -149,7 +149,8 @@ def coder_turn(
             writable=_globs(unit.code), unit_id=unit_id, attempt=attempt,
         )  # fmt: skip
         session.save_outcome(nid, answer, name=f"a{attempt}-coder-answer")
-    commit = session.worktrees.commit_all(worktree, f"coder: {unit_id} attempt {attempt}: {answer.summary[:60]}")
+    commit = session.commit_work(worktree, f"coder: {unit_id} attempt {attempt}: {answer.summary[:60]}",
+                                 node_exec_id=nid, stage="coder", unit_id=unit_id)  # fmt: skip
     log = files.unit_dir(unit_id) / "coder.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     line = f"[round {loop_round} attempt {attempt}] {answer.summary}\n"
@@ -188,7 +189,10 @@ def test_unit(
             max_attempts=first + session.config.max_unit_attempts - 1, timeout_s=session.config.test_timeout_s,
             code_ref=code_ref, run_id=f"run-{nid}-a{attempt}-rerun",
         )  # fmt: skip
-    session.worktrees.commit_all(worktree, f"tester: {unit_id} tests (attempt {attempt})")
+    session.commit_work(worktree, f"tester: {unit_id} tests (attempt {attempt})", node_exec_id=nid, stage="tester",
+                        unit_id=unit_id)  # fmt: skip
+    if out.ok:
+        session.worktrees.require_committed(worktree, session.unit_files.unit(unit_id).tests)
     session.save_outcome(nid, out, name=f"a{attempt}-tester")
     session.artifacts.write(
         "test_report", _report(out), task_id=session.task_id, unit_id=unit_id, title=f"{unit_id} attempt {attempt}"

@@ -10,12 +10,11 @@ agents render skills from that commit, which each usage record carries as `skill
 from __future__ import annotations
 
 import fcntl
-import os
-import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from .. import gitrun
 from ..errors import ErrorCode, GraphLemonError, invalid_param
 from ..models import SkillRecord
 from . import ROLES, SKILLS_DIR, skill_path
@@ -38,8 +37,7 @@ class SkillRepo:
 
     # -- git -----------------------------------------------------------------------------------
     def git(self, *args: str, check: bool = True) -> str:
-        env = {**os.environ, **IDENTITY, "GIT_CONFIG_NOSYSTEM": "1"}
-        proc = subprocess.run(["git", *args], cwd=self.path, env=env, capture_output=True, text=True)
+        proc = gitrun.text(self.path, *args, env=IDENTITY)
         if check and proc.returncode != 0:
             raise GraphLemonError(
                 ErrorCode.GIT_ERROR,
@@ -93,9 +91,7 @@ class SkillRepo:
     def text_at(self, role: str, commit: str) -> str:
         """The text of `role`'s skill at `commit`."""
         skill_path(role)  # an unknown role is INVALID_PARAM
-        proc = subprocess.run(
-            ["git", "show", f"{commit}:{role}.md"], cwd=self.path, capture_output=True, text=True, check=False
-        )
+        proc = gitrun.text(self.path, "show", f"{commit}:{role}.md")
         if proc.returncode != 0:
             raise invalid_param(f"the skills repository has no {role}.md at commit {commit[:12]}", role=role)
         return proc.stdout

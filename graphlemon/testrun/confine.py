@@ -1,34 +1,55 @@
-"""Confined test runs: agent-written tests run in a bubblewrap (`bwrap`) sandbox on Linux.
+"""Confined runs: agent-written code runs in a bubblewrap (`bwrap`) sandbox on Linux (docs/agents.md,
+"What the sandbox promises").
 
-Inside: the work tree (and the runner's report folder) writable; the rest of the
-filesystem read-only; a private `/tmp`; no network (loopback only) unless asked;
-the project's `.graphlemon/` folder (the ledger) replaced by an empty read-only
-folder (the work tree inside it, as the loop makes them, shown again), the user's
-home by an empty private one (the project's repository, when it lives there, shown
-again read-only, its `.graphlemon/` still hidden). From home only the tool folders the run needs are shown again,
-read-only: the PATH entries, the running Python's prefixes, and the language
-toolchains' homes (`~/go`, `~/.cargo`, `~/.rustup`, and GOPATH / CARGO_HOME /
-RUSTUP_HOME when set). A private pid namespace ends every process with the run.
+* Unprivileged, even when GraphLemon runs as root: a new user namespace in which the
+  process is uid/gid 65534, every capability dropped (effective, permitted, bounding,
+  ambient), no_new_privs, a new session (no terminal to inject into), and a seccomp filter
+  (`syscall_filter.py`) that refuses mount, namespaces, ptrace, keyrings, bpf, perf and the like.
+* A filesystem built from what the run needs, never `/` with holes: `/usr` and the root's
+  links into it, a copy of the named `/etc` entries every user may read (`etc_view`), the toolchains (PATH entries, the Python
+  prefixes, what the PATH's links point at, `~/go`, `~/.cargo`, `~/.rustup`, GOPATH /
+  CARGO_HOME / RUSTUP_HOME), GraphLemon's package (its plugins and reporters), the project's
+  repository read-only with its `.graphlemon/` replaced by an empty folder, and the work
+  tree writable except its `.git` pointer and git dirs (read-only). No `/run`, `/var/run`,
+  no host `/tmp`, no home (an empty private one), so no host socket is reachable by path;
+  without network (the default) the abstract socket namespace is a new one too.
+* Limits (`SandboxSettings`, the project's `settings.sandbox`), set by the launcher's shell before
+  bwrap starts: processes, file size, open files, CPU seconds and address space per process, a
+  sized private `/tmp` and home. A run a limit stopped says `resource_limit` (`judge_outcome`).
+  Processes are counted per user by the kernel, which does not count root's: as root
+  the bound comes from a pids cgroup when one can be made (`cgroups.py`).
+* A private pid namespace ends every process with the run (`--die-with-parent` as well).
 
-`GRAPHLEMON_TEST_CONFINEMENT` chooses: `auto` (default: confine when bwrap works,
-else say so loudly once and run unconfined), `required` (refuse to run
-unconfined), `off` (never confine). Each result records how it ran.
+`GRAPHLEMON_TEST_CONFINEMENT` chooses: `auto` (default: confine when bwrap works, else say
+so loudly once and run unconfined), `required` (refuse to run unconfined), `off` (never
+confine). Each result records how it ran.
 """
 
 from __future__ import annotations
 
+import atexit
+import json
 import logging
 import os
 import shutil
+import signal
+import stat
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
+from pydantic import ValidationError
+
 from ..errors import ErrorCode, GraphLemonError, invalid_param
+from ..models import SandboxSettings
+from . import cgroups, syscall_filter
+from .process import ProcessOutcome
 
 log = logging.getLogger(__name__)
 SETTING = "GRAPHLEMON_TEST_CONFINEMENT"
@@ -36,18 +57,32 @@ Mode = Literal["auto", "required", "off"]
 Confined = Literal["bwrap", "none"]
 TOOL_HOMES = ("go", ".cargo", ".rustup")
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # graphlemon's own plugins and reporters
-TOOL_HOME_VARS = ("GOPATH", "GOMODCACHE", "CARGO_HOME", "RUSTUP_HOME")
+TOOL_HOME_VARS = ("GOPATH", "GOMODCACHE", "GOROOT", "CARGO_HOME", "RUSTUP_HOME", "JAVA_HOME", "VIRTUAL_ENV")
+SANDBOX_ID = 65534  # the uid and gid inside (the conventional `nobody`)
+FILTER_FD = 3  # the descriptor bwrap reads the seccomp filter from
+SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# what programs read from /etc: the loader's cache, users and groups, name lookup, time zone, certificates,
+# Debian's alternatives (links such as /usr/bin/java point through them), services and MIME types
+ETC_FILES = (
+    "ld.so.cache", "passwd", "group", "nsswitch.conf", "hosts", "resolv.conf", "services", "localtime",
+    "ssl", "ca-certificates", "alternatives", "mime.types",
+)  # fmt: skip
+# bwrap's own refusal to start the command (the interpreter or tool is not inside the sandbox)
+START_FAILURE = "bwrap: execvp"
+LIMIT_SIGNALS = {signal.SIGXCPU: "cpu_seconds", signal.SIGXFSZ: "file_size_mb"}
+RESOURCE_LIMIT = "resource_limit"  # a run a limit stopped: the machine's doing (infra), never a failing test
 
 
 @dataclass(frozen=True)
 class Confinement:
-    """How one test run is confined: `workdir` writable, `hidden` replaced by empty folders."""
+    """How one run is confined: `workdir` writable, `hidden` replaced by empty folders."""
 
     workdir: Path
     hidden: tuple[Path, ...] = ()
-    readable: tuple[Path, ...] = ()  # shown read-only even under home (the project's repository)
+    readable: tuple[Path, ...] = ()  # shown read-only (the project's repository)
     network: bool = False
     mode: Mode | None = None  # None: read GRAPHLEMON_TEST_CONFINEMENT
+    settings: SandboxSettings = field(default_factory=SandboxSettings)
 
     def resolved_mode(self) -> Mode:
         if self.mode is not None:
@@ -69,15 +104,32 @@ _probe = _Probe()
 
 
 def for_workdir(workdir: Path, state_dir: Path | None = None, *, mode: Mode | None = None) -> Confinement:
-    """The confinement of an agent stage's test run in `workdir`; `state_dir` (the ledger folder) is hidden."""
+    """The confinement of an agent stage's run in `workdir`; `state_dir` (the ledger folder) is hidden and its
+    project's `settings.sandbox` (limits, declared environment) apply."""
     if state_dir is None:
         return Confinement(workdir=Path(workdir), mode=mode)
     repository = Path(state_dir).parent  # its .git (which a worktree's .git file names) and its tools, read-only
-    return Confinement(workdir=Path(workdir), hidden=(Path(state_dir),), readable=(repository,), mode=mode)
+    return Confinement(
+        workdir=Path(workdir), hidden=(Path(state_dir),), readable=(repository,), mode=mode,
+        settings=project_settings(Path(state_dir)),
+    )  # fmt: skip
+
+
+def project_settings(state_dir: Path) -> SandboxSettings:
+    """The project's `settings.sandbox` from its project.json (defaults when it has none)."""
+    path = state_dir / "project.json"
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8")).get("settings", {}).get("sandbox", {})
+        return SandboxSettings.model_validate(raw)
+    except FileNotFoundError:
+        return SandboxSettings()
+    except (OSError, ValueError, AttributeError, ValidationError) as exc:
+        raise invalid_param(f"{path}: settings.sandbox is not valid: {exc}", path=str(path)) from None
 
 
 def bwrap_available() -> tuple[str | None, str]:
-    """(path of a working bwrap, "") or (None, why not); probed once per process."""
+    """(path of a working bwrap, "") or (None, why not); probed once per process, with the whole
+    unprivileged setup (user namespace, dropped capabilities, seccomp filter)."""
     with _probe.lock:
         if _probe.result is None:
             _probe.result = _probe_bwrap()
@@ -90,14 +142,17 @@ def _probe_bwrap() -> tuple[str | None, str]:
     path = shutil.which("bwrap")
     if path is None:
         return None, "bubblewrap (bwrap) is not installed; install the 'bubblewrap' package"
-    argv = [path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--unshare-net", "true"]
+    built, why = syscall_filter.available()
+    if not built:
+        return None, why
+    argv = _launcher(path) + [*_identity_args(), "--ro-bind", "/usr", "/usr", *_root_links(), "--", "/usr/bin/true"]
     try:
         proc = subprocess.run(argv, capture_output=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return None, f"bwrap could not start: {exc}"
     if proc.returncode != 0:
         why = proc.stderr.decode(errors="replace").strip()[:300]
-        return None, f"bwrap cannot create namespaces here (the kernel refused): {why}"
+        return None, f"bwrap cannot create an unprivileged sandbox here (the kernel refused): {why}"
     return path, ""
 
 
@@ -119,7 +174,45 @@ def wrap(
             )
         _warn_once(why)
         return argv, "none"
-    return [bwrap, *bwrap_args(conf, cwd=cwd, writable=writable), "--", *argv], "bwrap"
+    return confined_argv(bwrap, argv, conf, cwd=cwd, writable=writable), "bwrap"
+
+
+def confined_argv(
+    bwrap: str, argv: list[str], conf: Confinement, *, cwd: Path, writable: Iterable[Path] = ()
+) -> list[str]:
+    """The whole command line: the launcher (limits, pids cgroup, filter descriptor), bwrap, `argv`."""
+    group = cgroups.new_group(conf.settings.processes) if os.geteuid() == 0 else None
+    return _launcher(bwrap, conf.settings, group) + [*bwrap_args(conf, cwd=cwd, writable=writable), "--", *argv]
+
+
+def _launcher(bwrap: str, settings: SandboxSettings | None = None, group: Path | None = None) -> list[str]:
+    """One `sh` (no other program starts before bwrap) sets the limits every process of the run inherits, as root
+    moves itself into the run's pids cgroup before anything forks, and opens the filter on FILTER_FD for bwrap
+    (an inherited descriptor, so no caller has to pass one). The POSIX shell counts file size in 512-byte blocks
+    and address space in KiB; `graphlemon doctor sandbox` reads the limits back from inside."""
+    steps = [] if settings is None else _limit_steps(settings)
+    if group is not None:
+        steps.append(f"echo $$ > '{group / 'cgroup.procs'}' || exit 125")
+    script = "; ".join([*steps, f'exec "$@" {FILTER_FD}<"$0"'])
+    return ["/bin/sh", "-c", script, str(syscall_filter.filter_file()), bwrap]
+
+
+def _limit_steps(settings: SandboxSettings) -> list[str]:
+    kib = 1024
+    return [
+        # CPU: SIGXCPU at the soft limit (said as resource_limit), SIGKILL a second later at the hard one
+        f"ulimit -n {settings.open_files}", f"ulimit -t {settings.cpu_seconds + 1}", f"ulimit -S -t {settings.cpu_seconds}",
+        f"ulimit -f {settings.file_size_mb * kib * 2}", f"ulimit -v {settings.memory_mb * kib}",
+        f"{{ ulimit -p {settings.processes} || ulimit -u {settings.processes}; }} 2>/dev/null",
+    ]  # fmt: skip
+
+
+def _identity_args() -> list[str]:
+    ids = str(SANDBOX_ID)
+    return [
+        "--unshare-user", "--uid", ids, "--gid", ids, "--cap-drop", "ALL", "--new-session", "--die-with-parent",
+        "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--seccomp", str(FILTER_FD),
+    ]  # fmt: skip
 
 
 def bwrap_args(
@@ -128,38 +221,174 @@ def bwrap_args(
     """The bwrap options: a parent's mount always comes before the mounts inside it."""
     env = os.environ if environ is None else environ
     home = Path(env.get("HOME") or Path.home())
-    masked = [Path("/tmp")] + ([home] if home.resolve() != Path("/") else [])  # replaced by empty private folders
-    mounts: list[tuple[Path, str]] = [(m, "--tmpfs") for m in masked]
-    # what the run must still read inside them, read-only: tools and Python (a venv may live under /tmp too), the repo
-    shown = _tool_dirs(home, env) + [Path(p).resolve() for p in conf.readable]
-    mounts += [(p, "--ro-bind") for p in shown if any(_under(p, m) for m in masked)]
+    settings = conf.settings
+    mounts: list[tuple[Path, str]] = [(Path(p), "--ro-bind") for p in _system_dirs()]
+    if home.resolve() != Path("/"):
+        mounts.append((home, "--tmpfs"))  # an empty private home; the tool folders under it are shown again
+    mounts += [(p, "--ro-bind") for p in _tool_dirs(home, env)]
+    mounts += [(Path(p).resolve(), "--ro-bind") for p in conf.readable if Path(p).exists()]
     mounts += [(p, "--tmpfs") for p in conf.hidden if p.exists()]
     mounts += [(Path(conf.workdir), "--bind"), *[(Path(p), "--bind") for p in writable]]
-    args = ["--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
+    mounts += [(p, "--ro-bind") for p in _git_paths(Path(conf.workdir))]  # after the work tree: over it
+    args = _identity_args()
     if not conf.network:
         args.append("--unshare-net")
-    args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    args += [*_root_links(), "--ro-bind", str(etc_view()), "/etc", "--dev", "/dev", "--proc", "/proc"]
+    args += ["--size", str(settings.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp", "--symlink", "/tmp", "/var/tmp"]
     for path, op in sorted(_unique(mounts), key=lambda m: len(m[0].parts)):
-        args += [op, str(path)] if op == "--tmpfs" else [op, str(path), str(path)]
+        if op == "--tmpfs":
+            args += ["--size", str(settings.tmp_mb * 1024 * 1024), op, str(path)]
+        else:
+            args += [op, str(path), str(path)]
     for path in conf.hidden:  # after the mounts inside it exist: an empty, read-only folder
         if path.exists():
             args += ["--remount-ro", os.path.realpath(path)]
-    args += ["--setenv", "TMPDIR", "/tmp", "--chdir", str(cwd)]
+    args += ["--remount-ro", "/"]  # the sandbox's own root folder too: only the work tree, /tmp and home are writable
+    args += ["--setenv", "TMPDIR", "/tmp", "--setenv", "HOME", str(home), "--chdir", str(cwd)]
     return args
 
 
+@lru_cache(maxsize=1)
+def _root_links_cached() -> tuple[str, ...]:
+    """`/bin`, `/lib`, ...: the same links into `/usr` inside (merged-/usr systems)."""
+    out: list[str] = []
+    for name in SYSTEM_ROOTS[1:]:
+        if os.path.islink(name):
+            out += ["--symlink", os.readlink(name), name]
+    return tuple(out)
+
+
+def _root_links() -> list[str]:
+    return list(_root_links_cached())
+
+
+@lru_cache(maxsize=1)
+def _system_dirs() -> tuple[str, ...]:
+    """`/usr` and the root's system folders that are real folders."""
+    return tuple(p for p in SYSTEM_ROOTS if os.path.isdir(p) and not os.path.islink(p))
+
+
+class _EtcView:
+    lock = threading.Lock()
+    key: tuple = ()
+    path: Path | None = None
+
+
+def _etc_names() -> list[Path]:
+    found = [Path("/etc", name) for name in ETC_FILES if os.path.lexists(f"/etc/{name}")]
+    return found + sorted(Path("/etc").glob("python3*")) + sorted(Path("/etc").glob("java-*"))
+
+
+def etc_view() -> Path:
+    """A copy of the named `/etc` entries holding only what every user may read (no `ssl/private`, no file of
+    root's alone, whoever runs GraphLemon), made once per process and again when they change; shown as the
+    sandbox's `/etc` in one mount."""
+    names = _etc_names()
+    key = tuple((str(p), p.lstat().st_mtime_ns) for p in names)
+    with _EtcView.lock:
+        if _EtcView.path is None or key != _EtcView.key or not _EtcView.path.is_dir():
+            folder = Path(tempfile.mkdtemp(prefix=f"graphlemon-etc-{os.getpid()}-")) / "etc"
+            folder.mkdir()
+            for source in names:  # a link at the top (resolv.conf -> /run/...) is copied as what it names
+                _copy_readable(source.resolve() if source.is_symlink() else source, folder / source.name)
+            folder.chmod(0o755)
+            if _EtcView.path is None:
+                atexit.register(lambda: shutil.rmtree(_EtcView.path.parent, ignore_errors=True) if _EtcView.path else None)
+            elif _EtcView.path.is_dir():
+                shutil.rmtree(_EtcView.path.parent, ignore_errors=True)
+            _EtcView.path, _EtcView.key = folder, key
+        return _EtcView.path
+
+
+def _copy_readable(source: Path, target: Path) -> None:
+    try:
+        st = source.lstat()
+    except OSError:
+        return
+    if stat.S_ISLNK(st.st_mode):
+        os.symlink(os.readlink(source), target)
+    elif stat.S_ISDIR(st.st_mode) and st.st_mode & 0o005 == 0o005:
+        target.mkdir()
+        for child in sorted(source.iterdir()):
+            _copy_readable(child, target / child.name)
+    elif stat.S_ISREG(st.st_mode) and st.st_mode & 0o004:
+        shutil.copy2(source, target, follow_symlinks=False)
+
+
 def _tool_dirs(home: Path, env: Mapping[str, str]) -> list[Path]:
-    """Folders under home a test run needs to read: PATH entries, Python prefixes, toolchain homes."""
-    found = [Path(p) for p in env.get("PATH", "").split(os.pathsep) if p]
-    found += [Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).parent, PACKAGE_DIR]
-    found += [home / name for name in TOOL_HOMES]
-    found += [Path(env[name]) for name in TOOL_HOME_VARS if env.get(name)]
-    return [p.resolve() for p in found if p.is_absolute() and p.is_dir()]
+    """Folders a run needs to read: PATH entries and what their links point at, the Python prefixes, toolchain
+    homes, GraphLemon's package. Folders already under `/usr` are inside its mount."""
+    return [Path(p) for p in _tool_dirs_cached(str(home), env.get("PATH", ""), _home_vars(env))]
 
 
-def _under(path: Path, home: Path) -> bool:
-    home = home.resolve()
-    return path != home and home in path.parents
+def _home_vars(env: Mapping[str, str]) -> tuple[str, ...]:
+    return tuple(env.get(name, "") for name in TOOL_HOME_VARS)
+
+
+@lru_cache(maxsize=16)
+def _tool_dirs_cached(home: str, path: str, home_vars: tuple[str, ...]) -> tuple[str, ...]:
+    entries = [Path(p) for p in path.split(os.pathsep) if p]
+    found = list(entries)
+    found += [Path(sys.prefix), Path(sys.base_prefix), Path(os.path.realpath(sys.executable)).parents[1], PACKAGE_DIR]
+    found += [Path(home) / name for name in TOOL_HOMES]
+    found += [Path(p) for p in home_vars if p]
+    found += _link_targets(entries)
+    real = {_tool_root(Path(os.path.realpath(p)), Path(home)) for p in found if p.is_absolute() and p.is_dir()}
+    kept = sorted(p for p in real if not _covered(p))
+    return tuple(str(p) for p in kept if not any(q in p.parents for q in kept))  # one mount per tree
+
+
+def _tool_root(path: Path, home: Path) -> Path:
+    """A folder under home stands for the tool folder it is in (`~/.pyenv/shims` -> `~/.pyenv`): one mount for
+    each tool, however many PATH entries it adds."""
+    if home in path.parents and home != Path("/"):
+        return home / path.relative_to(home).parts[0]
+    return path
+
+
+def _link_targets(entries: list[Path]) -> list[Path]:
+    """The prefixes that the links in PATH folders point into (`/usr/local/bin/node` -> `/opt/node/bin/node`:
+    `/opt/node`)."""
+    out: set[Path] = set()
+    for folder in entries:
+        try:
+            names = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in names:
+            if not entry.is_symlink():
+                continue
+            target = Path(os.path.realpath(entry.path)).parent
+            out.add(target.parent if target.name == "bin" else target)
+    return sorted(out)
+
+
+def _covered(path: Path) -> bool:
+    """Under `/usr` (mounted whole) or the root itself (never mounted)."""
+    return path == Path("/") or path == Path("/usr") or Path("/usr") in path.parents
+
+
+def _git_paths(workdir: Path) -> list[Path]:
+    """The work tree's `.git` (a pointer file or a folder) and, for a pointer, the git dirs it names: read-only."""
+    dot_git = workdir / ".git"
+    if not os.path.lexists(dot_git) or dot_git.is_symlink():
+        return []
+    out = [dot_git]
+    if dot_git.is_file():
+        try:
+            text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            return out
+        if text.startswith("gitdir:"):
+            admin = Path(text.removeprefix("gitdir:").strip())
+            admin = admin if admin.is_absolute() else workdir / admin
+            if admin.is_dir():
+                out.append(Path(os.path.realpath(admin)))
+                common = admin / "commondir"
+                if common.is_file():
+                    named = Path(common.read_text(encoding="utf-8", errors="replace").strip())
+                    out.append(Path(os.path.realpath(named if named.is_absolute() else admin / named)))
+    return out
 
 
 def _unique(mounts: list[tuple[Path, str]]) -> list[tuple[Path, str]]:
@@ -170,6 +399,26 @@ def _unique(mounts: list[tuple[Path, str]]) -> list[tuple[Path, str]]:
         out.pop(real, None)
         out[real] = op
     return list(out.items())
+
+
+def judge_outcome(outcome: ProcessOutcome, output: str, confined: Confined) -> tuple[ProcessOutcome, str]:
+    """A confined run that could not start, or that a limit stopped, said so: the cause is the machine (infra),
+    never the code. Could not start: bwrap could not execute the command, or the shell answered 126/127 (not
+    found, not executable) — a tool the sandbox does not show. A limit: killed by SIGXCPU (CPU seconds) or SIGXFSZ
+    (file size); the output gets a `resource_limit:` line naming it."""
+    if confined != "bwrap" or outcome.start_error is not None:
+        return outcome, output
+    lines = output.splitlines()[:20]
+    refused = next((line.strip() for line in lines if line.startswith(START_FAILURE)), None)
+    if refused is None and outcome.exit_code in (126, 127) and lines:
+        refused = lines[0].strip()
+    if refused is not None:
+        why = f"the command could not start inside the sandbox: {refused[:300]}"
+        return replace(outcome, start_error=why), output
+    limit = LIMIT_SIGNALS.get(-(outcome.exit_code or 0)) or LIMIT_SIGNALS.get((outcome.exit_code or 0) - 128)
+    if limit is not None:
+        output += f"\n[graphlemon] {RESOURCE_LIMIT}: the run was stopped by the sandbox's {limit} limit\n"
+    return outcome, output
 
 
 def _warn_once(why: str) -> None:

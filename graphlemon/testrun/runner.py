@@ -11,9 +11,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..errors import ErrorCode, GraphLemonError, invalid_param
-from .confine import Confinement, wrap
+from .confine import RESOURCE_LIMIT, Confinement, judge_outcome, wrap
 from .detect import detect_framework, normalise_framework
-from .environment import child_env
+from .environment import run_env
 from .frameworks import Framework, Invocation, RunRequest, framework_of_command, get_framework
 from .frameworks.framework import selector_file
 from .lastfailed import LastFailedStore
@@ -73,11 +73,11 @@ def run_tests(
         invocation = _invocation(variant, command, wanted, run_dir, report_dir, store, name, run_key, last_failed)
         argv, confined = wrap(invocation.argv, confinement, cwd=run_dir, writable=[report_dir])
         outcome = run_process(
-            argv, cwd=run_dir, env=child_env({**invocation.env, **(env or {})}),
+            argv, cwd=run_dir, env=run_env({**invocation.env, **(env or {})}, confinement, confined),
             output_path=report_dir / "output.log", timeout=timeout, cancel=cancel,
             stdout_path=invocation.report if invocation.stdout_is_report else None,
         )  # fmt: skip
-        output = _read_output(report_dir / "output.log")
+        outcome, output = judge_outcome(outcome, _read_output(report_dir / "output.log"), confined)
         report = _read_report(invocation.report)
     if variant is not None:
         output = variant.human_output(report, output)
@@ -95,6 +95,7 @@ def run_tests(
             shorten_values(failure)
     result.output_tail = head_and_tail(output + _marker(outcome, timeout), tail_chars)
     result.confinement = confined
+    result.crashed = result.crashed or f"] {RESOURCE_LIMIT}:" in output  # a limit stopped it: infra, not the code
     if name and outcome.start_error is None:
         store.record(name, run_key, result.cases)
     return result

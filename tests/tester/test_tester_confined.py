@@ -20,7 +20,7 @@ FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "tester" / "todo_fa
 CONFTEST = """
 import os, pathlib
 for name, action in [
-    ("outside", lambda: pathlib.Path(os.environ["OUTSIDE_TARGET"]).write_text("pwned")),
+    ("outside", lambda: (pathlib.Path(__file__).parents[3] / "outside" / "pwned.txt").write_text("pwned")),
     ("code", lambda: pathlib.Path("todo/app.py").write_text("PWNED = True\\n")),
 ]:
     try:
@@ -43,7 +43,6 @@ def test_a_conftest_cannot_reach_outside_nor_rewrite_the_code_under_test(tmp_pat
     shutil.copytree(FIXTURE / "state", project.state_dir, dirs_exist_ok=True)
     outside = tmp_path / "outside"
     outside.mkdir()
-    monkeypatch.setenv("OUTSIDE_TARGET", str(outside / "pwned.txt"))
     code_before = (repo / "todo" / "app.py").read_text()
 
     run_tester(project, "todo-be", executor=build_executor("scripted", playbook=FIXTURE / "playbook.yaml"), mode="test")

@@ -66,7 +66,8 @@ def hostile(tmp_path, monkeypatch):
 @needs_bwrap
 def test_a_conftest_cannot_write_outside_the_work_tree_nor_see_the_ledger_or_home(hostile):
     work, state, outside, home = hostile
-    result = run_tests(work, ["tests"], framework="pytest", timeout=120, confinement=for_workdir(work, state))
+    targets = {"TARGET_OUTSIDE": os.environ["TARGET_OUTSIDE"], "TARGET_LEDGER": os.environ["TARGET_LEDGER"]}
+    result = run_tests(work, ["tests"], framework="pytest", timeout=120, env=targets, confinement=for_workdir(work, state))
     assert result.ok, result.output_tail
     assert result.confinement == "bwrap"
     seen = json.loads((work / "seen.json").read_text())  # the work tree stays writable

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -13,6 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ... import gitrun
 from ...errors import ErrorCode, GraphLemonError, invalid_param
 from ..effects import TreeGuard, violation
 from ..sandbox import glob_match
@@ -234,13 +234,9 @@ def _refused(path: str, why: str) -> GraphLemonError:
 
 def _git_apply(root: Path, diff: str, *options: str) -> str:
     """`git apply` in the sandbox root (never a repository above it); options like --numstat only report."""
-    env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(root.parent)}  # paths are relative to the sandbox root
-    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
-        env.pop(name, None)
-    proc = subprocess.run(
-        ["git", "apply", "--whitespace=nowarn", *options, "-"],
-        cwd=root, input=diff.encode("utf-8"), capture_output=True, env=env, timeout=60,
-    )  # fmt: skip
+    ceiling = {"GIT_CEILING_DIRECTORIES": str(root.parent)}  # paths are relative to the sandbox root
+    proc = gitrun.git(root, "apply", "--whitespace=nowarn", *options, "-", input=diff.encode("utf-8"), check=False,
+                      env=ceiling, timeout=60)  # fmt: skip
     if proc.returncode != 0:
         detail = proc.stderr.decode("utf-8", errors="replace").strip()[:2000]
         raise invalid_param(f"apply_patch: the diff does not apply: {detail}")

@@ -105,7 +105,7 @@ def call_tool(ctx: ToolContext, name: str, args: Any, *, allowed: list[str] | No
         if not isinstance(args, dict):
             raise invalid_param(f"{name}: arguments must be a JSON object, got {type(args).__name__}")
         try:
-            parsed = t.args_model.model_validate(ctx.redactor.value(args))  # a secret is never written anywhere
+            parsed = t.args_model.model_validate(args)  # what the agent writes is written as given; records are redacted
         except ValidationError as exc:
             raise invalid_param(f"{name}: invalid arguments: {_first_errors(exc)}") from None
         result = t.fn(ctx, parsed)

@@ -1,0 +1,141 @@
+"""Run inside a confined run by `graphlemon doctor sandbox`: what this process can see and do, as one JSON line.
+
+Standard library only (it runs with whatever Python the sandbox shows). Every attempt that
+would change something outside is one the sandbox must refuse; what it tries is harmless
+when refused and names what broke when not.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+
+LIMITS = {"Max processes": "processes", "Max file size": "file_size", "Max open files": "open_files",
+          "Max cpu time": "cpu_seconds", "Max address space": "address_space"}  # fmt: skip
+HOST_PATHS = ("/run", "/var/run", "/home", "/srv", "/mnt", "/media", "/opt", "/var/lib", "/root/.ssh")
+SCANNED = ("/tmp", "/var/tmp", "/etc", "/dev")
+
+
+def status() -> dict[str, str]:
+    out = {}
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            key, _, value = line.partition(":")
+            out[key] = value.strip()
+    return out
+
+
+def limits() -> dict[str, str]:
+    out = {}
+    with open("/proc/self/limits") as fh:
+        for line in fh.readlines()[1:]:
+            for label, name in LIMITS.items():
+                if line.startswith(label):
+                    out[name] = line[len(label) :].split()[0]
+    return out
+
+
+def refused(call) -> str:
+    """'refused (why)' when the call fails, 'ALLOWED' when it succeeds."""
+    try:
+        call()
+    except OSError as exc:
+        return f"refused ({exc.strerror or exc})"
+    return "ALLOWED"
+
+
+def libc_call(name: str, *args: int) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if getattr(libc, name)(*args) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+
+
+def mount_attempt() -> None:
+    proc = subprocess.run(["mount", "-o", "remount,bind,rw", "/"], capture_output=True, text=True, timeout=20)
+    if proc.returncode != 0:
+        raise OSError(proc.returncode, proc.stderr.strip().splitlines()[0] if proc.stderr.strip() else "refused")
+
+
+def ptrace_sibling() -> None:
+    child = subprocess.Popen(["sleep", "10"])
+    try:
+        libc_call("ptrace", 16, child.pid, 0, 0)  # PTRACE_ATTACH
+    finally:
+        child.kill()
+
+
+def host_paths(home: str) -> list[str]:
+    """Host folders that are visible: present, and more than the way to the private home."""
+    found = []
+    for path in HOST_PATHS:
+        if not os.path.lexists(path):
+            continue
+        if home.startswith(path.rstrip("/") + "/"):
+            toward = home[len(path.rstrip("/")) + 1 :].split("/", 1)[0]
+            if set(os.listdir(path)) <= {toward}:
+                continue
+        found.append(path)
+    return found
+
+
+def mounts() -> list[str]:
+    seen = []
+    with open("/proc/self/mountinfo") as fh:
+        for line in fh:
+            fields = line.split()
+            options = fields[5].split(",")
+            seen.append(f"{fields[4]} ({'rw' if 'rw' in options else 'ro'})")
+    return seen
+
+
+def sockets(roots: list[str], limit: int = 20000) -> list[str]:
+    """Unix socket files under the writable and host-like folders (bounded walk)."""
+    found, count = [], 0
+    for root in roots:
+        for folder, _dirs, files in os.walk(root):
+            for name in files:
+                count += 1
+                path = os.path.join(folder, name)
+                try:
+                    if stat.S_ISSOCK(os.lstat(path).st_mode):
+                        found.append(path)
+                except OSError:
+                    continue
+            if count > limit:
+                return found
+    return found
+
+
+def network() -> str:
+    try:
+        socket.create_connection(("1.1.1.1", 53), timeout=3).close()
+    except OSError as exc:
+        return f"none ({exc.strerror or exc})"
+    return "REACHABLE"
+
+
+def main() -> None:
+    work = os.getcwd()
+    info = status()
+    report = {
+        "uid": os.getuid(), "gid": os.getgid(), "cap_eff": info.get("CapEff"), "cap_bnd": info.get("CapBnd"),
+        "no_new_privs": info.get("NoNewPrivs"), "seccomp": info.get("Seccomp"), "limits": limits(),
+        "mount": refused(mount_attempt), "unshare_user": refused(lambda: libc_call("unshare", 0x10000000)),
+        "ptrace_sibling": refused(ptrace_sibling),
+        "write_proc_self_root": refused(lambda: open("/proc/self/root/usr/graphlemon-probe", "w").close()),
+        "write_root": refused(lambda: open("/graphlemon-probe", "w").close()),
+        "host_paths": host_paths(os.environ.get("HOME", "/")),
+        "mounts": mounts(), "sockets": sockets([work, *SCANNED, os.environ.get("HOME", "/")]),
+        "network": network(), "python": sys.executable,
+    }  # fmt: skip
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()

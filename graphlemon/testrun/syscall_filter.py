@@ -1,0 +1,85 @@
+"""The seccomp filter of a confined run, generated with libseccomp (through `pyseccomp`), never hand-written BPF.
+
+Everything a test suite needs is allowed; what would let a process leave or widen
+its sandbox is refused with EPERM: mounting and unmounting (old and new mount API),
+changing root, entering or creating namespaces (`unshare`, `setns`, and `clone`
+with a namespace flag), tracing or reading other processes (`ptrace`,
+`process_vm_*`), the kernel keyring, eBPF, perf events, userfaultfd, opening files
+by handle, loading modules or kernels, swap, reboot, and faking terminal input
+(`TIOCSTI`, `TIOCLINUX`). `clone3` answers ENOSYS (its flags live in memory a
+filter cannot read), so the C library falls back to `clone`, whose flags are
+checked. A syscall of another architecture (a 32-bit call on x86-64) kills the
+process, so nothing is reached around the filter.
+
+The BPF program is built once per process into a private file; bwrap reads it
+from a file descriptor (`--seccomp FD`).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import tempfile
+import threading
+from pathlib import Path
+
+DENIED = (
+    "mount", "umount", "umount2", "pivot_root", "chroot", "fsopen", "fsmount", "fsconfig", "fspick", "move_mount",
+    "open_tree", "mount_setattr", "unshare", "setns", "ptrace", "process_vm_readv", "process_vm_writev",
+    "kcmp", "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd", "open_by_handle_at",
+    "name_to_handle_at", "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
+    "swapon", "swapoff", "reboot", "syslog", "acct", "quotactl", "lookup_dcookie", "iopl", "ioperm",
+    "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "vhangup", "nfsservctl", "uselib",
+)  # fmt: skip
+NAMESPACE_FLAGS = {
+    "CLONE_NEWNS": 0x00020000, "CLONE_NEWCGROUP": 0x02000000, "CLONE_NEWUTS": 0x04000000,
+    "CLONE_NEWIPC": 0x08000000, "CLONE_NEWUSER": 0x10000000, "CLONE_NEWPID": 0x20000000,
+    "CLONE_NEWNET": 0x40000000, "CLONE_NEWTIME": 0x00000080,
+}  # fmt: skip
+TERMINAL_IOCTLS = {"TIOCSTI": 0x5412, "TIOCLINUX": 0x541C}
+
+
+class _Cache:
+    lock = threading.Lock()
+    path: Path | None = None
+
+
+def filter_file() -> Path:
+    """The compiled filter (BPF), written once per process into a folder only this user can read."""
+    with _Cache.lock:
+        if _Cache.path is None or not _Cache.path.is_file():
+            folder = Path(tempfile.mkdtemp(prefix=f"graphlemon-seccomp-{os.getpid()}-"))
+            path = folder / "filter.bpf"
+            with open(path, "wb") as fh:
+                build().export_bpf(fh)
+            path.chmod(0o400)
+            _Cache.path = path
+        return _Cache.path
+
+
+def build():
+    """The filter as a libseccomp object (exported to BPF by `filter_file`, read as text by `pfc`)."""
+    import pyseccomp as sc  # loads libseccomp: only when a run is confined
+
+    refused = sc.ERRNO(errno.EPERM)
+    rules = sc.SyscallFilter(sc.ALLOW)
+    for name in DENIED:
+        try:
+            rules.add_rule(refused, name)
+        except (OSError, ValueError, RuntimeError):
+            continue  # a syscall this architecture does not have (`umount`, `iopl` on arm64)
+    rules.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
+    for flag in NAMESPACE_FLAGS.values():
+        rules.add_rule(refused, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
+    for request in TERMINAL_IOCTLS.values():
+        rules.add_rule(refused, "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, request))
+    return rules
+
+
+def available() -> tuple[bool, str]:
+    """(True, "") when the filter can be built here, else (False, why not)."""
+    try:
+        filter_file()
+    except (ImportError, OSError, RuntimeError, AttributeError) as exc:
+        return False, f"the seccomp filter cannot be built (pyseccomp and libseccomp2 are needed): {exc}"
+    return True, ""

@@ -1,0 +1,49 @@
+"""`graphlemon doctor sandbox` as a real process: every promise checked from inside a confined run; exit 1 where
+one does not hold (here: no bubblewrap on PATH)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from graphlemon.testrun.confine import bwrap_available
+
+GRAPHLEMON = [sys.executable, "-m", "graphlemon"]
+
+
+def _doctor(*args: str, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([*GRAPHLEMON, "doctor", "sandbox", *args], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **(env or {})}, cwd=cwd)  # fmt: skip
+
+
+@pytest.mark.skipif(bwrap_available()[0] is None, reason=f"no working bwrap: {bwrap_available()[1]}")
+def test_every_promise_holds_here_and_the_project_limits_are_the_ones_checked(project):
+    from graphlemon.models import SandboxSettings
+    from graphlemon.project import update_settings
+
+    update_settings(project, sandbox=SandboxSettings(open_files=333, processes=77).model_dump())
+    out = _doctor("--json", "-p", str(project.root))
+    assert out.returncode == 0, out.stdout + out.stderr
+    report = json.loads(out.stdout)
+    checks = {c["name"]: c for c in report["checks"]}
+    assert report["ok"] and all(c["ok"] for c in checks.values())
+    assert checks["uid/gid inside"]["seen"] != "0/0" and checks["effective capabilities"]["seen"] == "0" * 16
+    assert checks["limit open_files"]["seen"] == "333" and checks["limit processes"]["seen"] == "77"
+    assert checks["mount"]["seen"].startswith("refused") and checks["network"]["seen"].startswith("none")
+    assert not any(m.startswith(("/run ", "/var/run ", "/home ")) for m in report["mounts"])
+    text = _doctor("-p", str(project.root))
+    assert text.returncode == 0 and "holds on this machine" in text.stdout
+
+
+def test_without_bubblewrap_the_promise_does_not_hold_and_the_exit_code_says_so(tmp_path):
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    (bare / "git").symlink_to("/usr/bin/git")
+    out = _doctor(env={"PATH": str(bare)}, cwd=tmp_path)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "FAIL" in out.stdout and "bwrap" in out.stdout and "does NOT hold" in out.stdout
