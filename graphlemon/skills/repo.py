@@ -100,12 +100,7 @@ class SkillRepo:
         """`ancestor` is `commit` or in its history."""
         return (
             self.exists()
-            and not subprocess.run(
-                ["git", "merge-base", "--is-ancestor", ancestor, commit],
-                cwd=self.path,
-                capture_output=True,
-                check=False,
-            ).returncode
+            and not gitrun.git(self.path, "merge-base", "--is-ancestor", ancestor, commit, check=False).returncode
         )
 
     def diff(self, old: str, new: str) -> str:
