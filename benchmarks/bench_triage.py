@@ -249,6 +249,101 @@ def paths() -> None:
     score(f"agent path, fake server, plumbing only ({len(sample)} scenarios)", rows)
 
 
+# -- the fresh sets: scenarios written before / after the interface comparison, old rules vs new -------------
+
+FRESH_SPLITS = ("before", "after")
+# The commit whose rules are "before the change": the rule path as it was when the "before" set was frozen.
+BASELINE_COMMIT = ""
+
+
+def fresh_sets(smoke: bool) -> None:
+    """Per category and per fresh set: right and confidently wrong (>= 0.8), the rule path now beside the rule
+    path at BASELINE_COMMIT (run in a subprocess from that commit's tree, on the same scenario files)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from triage_paths import run_path, scenario_names
+
+    names = [n for n in scenario_names() if _split(n) in FRESH_SPLITS]
+    if smoke:
+        names = [n for split in FRESH_SPLITS for n in [x for x in names if _split(x) == split][:2]]
+    now = run_path(names, None)
+    base, why = baseline_rows(names)
+    print()
+    print(f"== fresh sets (rule path through triage_run; 'then' = rules at {BASELINE_COMMIT[:10] or '?'}{'' if base else ', ' + why})")
+    for split in FRESH_SPLITS:
+        part = [r for r in now if r["split"] == split]
+        if not part:
+            continue
+        then = {r["name"]: r for r in base} if base else {}
+        print(f"-- written {split} the change ({len(part)} scenarios)")
+        print(f"  {'category':18}{'n':>3}{'right then':>13}{'right now':>13}{'wrong>=0.8 then':>17}{'now':>5}")
+        for cat in CATEGORIES:
+            rows = [r for r in part if r["want"] == cat]
+            old = [then[r["name"]] for r in rows if r["name"] in then]
+            print(
+                f"  {cat:18}{len(rows):>3}{_pct(sum(map(_right, old)), len(old)) if old else '-':>13}"
+                f"{_pct(sum(map(_right, rows)), len(rows)):>13}"
+                f"{sum(_confident_wrong(r) for r in old) if old else '-':>17}{sum(map(_confident_wrong, rows)):>5}"
+            )
+        old = [then[r["name"]] for r in part if r["name"] in then]
+        print(
+            f"  {'all':18}{len(part):>3}{_pct(sum(map(_right, old)), len(old)) if old else '-':>13}"
+            f"{_pct(sum(map(_right, part)), len(part)):>13}"
+            f"{sum(map(_confident_wrong, old)) if old else '-':>17}{sum(map(_confident_wrong, part)):>5}"
+        )
+        print(f"  Brier then {_brier(old) if old else '-'}, now {_brier(part)}")
+        for r in part:
+            o = then.get(r["name"])
+            was = f"{o['got']} {o['units']} {o['conf']}" if o else "-"
+            mark = "" if _right(r) else "  <- wrong"
+            print(f"    {r['name']:40} {r['got']} {r['units']} {r['conf']}  (then {was}){mark}")
+
+
+def baseline_rows(names: list[str]) -> tuple[list[dict], str]:
+    """The rule path at BASELINE_COMMIT on the current scenario files, or why it could not run."""
+    if not BASELINE_COMMIT:
+        return [], "no baseline commit recorded"
+    with tempfile.TemporaryDirectory(prefix="triage-baseline-") as tmp:
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", BASELINE_COMMIT, "graphlemon", "benchmarks"],
+            capture_output=True,
+        )
+        if archive.returncode != 0:
+            return [], f"baseline commit not in this clone ({archive.stderr.decode(errors='replace').strip()[:80]})"
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        code = (
+            "import json, sys; sys.path[:0] = [sys.argv[1], sys.argv[1] + '/benchmarks']; import triage_paths as t; "
+            "from pathlib import Path; t.CORPUS = Path(sys.argv[2]); "
+            "print(json.dumps(t.run_path(sys.argv[3:], None)))"
+        )
+        proc = subprocess.run(
+            [sys.executable, "-c", code, tmp, str(CORPUS), *names], capture_output=True, text=True, cwd=tmp
+        )
+        if proc.returncode != 0:
+            return [], f"baseline run failed: {proc.stderr.strip().splitlines()[-1:]}"
+        return json.loads(proc.stdout.strip().splitlines()[-1]), ""
+
+
+def _split(name: str) -> str:
+    return json.loads((CORPUS / name / "expected.json").read_text()).get("split", "dev")
+
+
+def _right(row: dict) -> bool:
+    return row["got"] == row["want"] and row["units"] == row["want_units"]
+
+
+def _confident_wrong(row: dict) -> bool:
+    return not _right(row) and row["conf"] >= 0.8
+
+
+def _brier(rows: list[dict]) -> str:
+    return f"{statistics.mean((r['conf'] - _right(r)) ** 2 for r in rows):.3f}"
+
+
 if __name__ == "__main__":
-    main()
-    paths()
+    import os
+
+    smoke = os.environ.get("BENCH_SMOKE") == "1"
+    if not smoke:
+        main()
+        paths()
+    fresh_sets(smoke)
