@@ -21,6 +21,7 @@ Kinds:
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import urlsplit
@@ -35,7 +36,7 @@ from .sdd import normalize_path, path_matches
 
 FindingKind = Literal["path_differs", "field_missing", "status_differs", "limit_violated", "input_unspecified"]
 # A value's other names, where a standard gives it some (a byte-order mark is U+FEFF).
-_ALIASES = {"U+FEFF": ("U+FEFF", "BOM", "byte-order mark", "byte order mark", "\ufeff")}
+_ALIASES = {"\ufeff": ("BOM", "byte-order mark", "byte order mark")}
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,7 @@ class DistinguishingInput:
         """Every spelling a reason may use for the input: its name, its value, a standard alias of the value."""
         out: list[str] = []
         for name, value in self.items:
-            out += [name.split(" ")[-1], value.strip("'\""), *_ALIASES.get(value, ())]
+            out += [name.split(" ")[-1], *spellings(value)]
         return [x for x in out if len(x) >= 2]
 
     def describe(self) -> str:
@@ -207,10 +208,11 @@ def _fields(ifs: Interfaces, call: Call, failure: IntegrationFailure) -> list[In
             if name not in got and name not in spec_fields and (spec_fields or contract_fields):
                 basis, side = (spec, "spec") if spec_fields else (contract, "contract")
                 fields = spec_fields or contract_fields
+                # the trace confirms the SDD's answer; without the SDD it only shows what the provider does
                 out.append(_finding("field_missing", "contract_mismatch", (consumer.unit or "?",), basis, name, side,  # type: ignore[arg-type]
                                     next(iter(fields.values())), f"{ep} answers {status} with {', '.join(sorted(fields))}",
                                     "consumer", where, f"{consumer.unit} reads field {name} from that answer",
-                                    ("trace",)))  # fmt: skip
+                                    ("trace",) if spec_fields else ()))  # fmt: skip
     return out[:1]
 
 
@@ -336,7 +338,7 @@ def input_unspecified(ctx: RunContext, failure: IntegrationFailure, call: Call,
     """`found` names inputs none of whose values the SDD mentions: the SDD does not say what they should do."""
     sdd = "\n".join(d.text for d in ctx.sdd_docs).lower()
     values = [v for _n, v in found.items]
-    if any(_mentions(sdd, alias) for v in values for alias in (v.strip("'\""), *_ALIASES.get(v, ()))):
+    if any(_mentions(sdd, alias) for v in values for alias in spellings(v)):
         return None
     ep = f"{call.method} {call.path}"
     return InterfaceFinding(
@@ -344,6 +346,19 @@ def input_unspecified(ctx: RunContext, failure: IntegrationFailure, call: Call,
         f"a request without {found.describe()} got {failure.expected.status}", "trace", found.failing or found.passing,
         f"the failing request, with {found.describe()}, got {call.status}; the SDD never mentions that input",
     )  # fmt: skip
+
+
+def spellings(value: str) -> list[str]:
+    """How a text may name an input value: the value itself when it has letters or digits, the Unicode names of
+    a code point (`U+FEFF`) or of punctuation (`;` → "semicolon"), and a standard's other names for it."""
+    value = value.strip("'\"")
+    chars = [chr(int(value[2:], 16))] if value.startswith("U+") and len(value) > 2 else list(value)
+    if any(c.isalnum() for c in chars) and not value.startswith("U+"):
+        return [value]
+    out = [value] if value.startswith("U+") else []
+    for c in chars:
+        out += [unicodedata.name(c, "").lower(), *_ALIASES.get(c, ())]
+    return [x for x in out if x]
 
 
 def _mentions(text: str, value: str) -> bool:

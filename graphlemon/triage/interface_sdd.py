@@ -8,8 +8,10 @@ The document is walked as markdown-it's block tokens, never as lines:
   follows it in the same block;
 - a table row is read the same way, one row at a time; a table whose rows name no endpoint and whose first
   column holds identifiers lists the fields of the section's current operation;
-- a fenced code block that parses as JSON or YAML is read as OpenAPI (`paths:`) or as contract-style endpoint
-  objects (`{method, path, responses}`).
+- a heading that names an endpoint (`### POST /appointments`) opens it for the blocks under it;
+- a fenced code block that parses as JSON or YAML is read as OpenAPI (`paths:`), as contract-style endpoint
+  objects (`{method, path, responses}`), or, after text that named a status of the current operation, as an
+  example answer of that status (its keys are the answer's fields).
 An operation mentioned again in the same section (the same method and path) gathers the new facts.
 """
 
@@ -79,6 +81,7 @@ class _Reader:
         self.sections: list[_Section] = []
         self.ops: list[Operation] = []
         self.current: Operation | None = None
+        self.last_status: int | None = None  # the current operation's status named last
 
     @property
     def unit(self) -> str | None:
@@ -90,7 +93,7 @@ class _Reader:
         while i < len(tokens):
             tok = tokens[i]
             if tok.type == "heading_open":
-                self._heading(int(tok.tag[1:]), tokens[i + 1].content)
+                self._heading(int(tok.tag[1:]), tokens[i + 1].content, (tok.map[0] + 1) if tok.map else 1)
             elif tok.type == "table_open":
                 end = next(j for j in range(i, len(tokens)) if tokens[j].type == "table_close")
                 self._table(tokens[i:end])
@@ -102,12 +105,13 @@ class _Reader:
             i += 1
         return self.ops
 
-    def _heading(self, level: int, text: str) -> None:
+    def _heading(self, level: int, text: str, line: int) -> None:
         while self.sections and self.sections[-1].level >= level:
             self.sections.pop()
         named = [u for u in self.unit_ids if re.search(rf"(?<![\w-]){re.escape(u)}(?![\w-])", text)]
         self.sections.append(_Section(level, max(named, key=len) if named else None))
-        self.current = None
+        self.current, self.last_status = None, None
+        self._block(text, line)  # a heading that names an endpoint opens it for the blocks below
 
     # -- inline text ----------------------------------------------------------------------------------------
 
@@ -119,9 +123,9 @@ class _Reader:
             at = Quote(self.rel, first_line + text.count("\n", 0, start))
             if kind in ("endpoint", "path"):
                 self.current = self._operation(value, at)
-                last_status = None
+                last_status = self.last_status = None
             elif kind == "status" and self.current is not None:
-                last_status = int(value)
+                last_status = self.last_status = int(value)
                 self.current.add_status(last_status, at)
                 if 400 <= last_status < 500:
                     for count, where in pending:
@@ -184,9 +188,14 @@ class _Reader:
                 for method, spec in item.items():
                     if str(method).upper() in METHODS and isinstance(spec, dict):
                         self._openapi(str(path), str(method).upper(), spec, lines, first_line)
-        for obj in doc if isinstance(doc, list) else [doc]:
-            if isinstance(obj, dict) and {"method", "path"} <= set(obj) and isinstance(obj.get("responses"), dict):
-                self._openapi(str(obj["path"]), str(obj["method"]).upper(), obj, lines, first_line)
+            return
+        endpoints = [o for o in (doc if isinstance(doc, list) else [doc]) if _is_endpoint_object(o)]
+        for obj in endpoints:
+            self._openapi(str(obj["path"]), str(obj["method"]).upper(), obj, lines, first_line)
+        if isinstance(doc, dict) and doc and not endpoints and self.current is not None and self.last_status:
+            for name in doc:  # an example answer, after the text that named its status
+                at = Quote(self.rel, first_line + _line_of(lines, f'"{name}"', 0))
+                self.current.add_fields(self.last_status, [str(name)], at)
 
     def _openapi(self, path: str, method: str, spec: dict, lines: list[str], first_line: int) -> None:
         start = _line_of(lines, path, 0)
@@ -212,6 +221,10 @@ def _events(text: str) -> list[tuple[int, str, str]]:
     numeric = {int(v) for _s, k, v in out if k == "status"}
     out += [(s.start, "status", str(s.code)) for s in status_mentions(text) if s.prose and s.code not in numeric]
     return sorted(out, key=lambda e: e[0])
+
+
+def _is_endpoint_object(obj: Any) -> bool:
+    return isinstance(obj, dict) and {"method", "path"} <= set(obj) and isinstance(obj.get("responses"), dict)
 
 
 def _rows(tokens: list[Any]) -> Iterator[tuple[int, list[str], bool]]:

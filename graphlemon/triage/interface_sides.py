@@ -7,6 +7,7 @@ file that holds the endpoint's path, then its status key, then its field key. Th
 
 from __future__ import annotations
 
+import string
 from dataclasses import dataclass
 from functools import cached_property
 from urllib.parse import parse_qsl, urlsplit
@@ -92,14 +93,19 @@ class Interfaces:
 
 
 def request_inputs(entry_url: str, headers: dict[str, str] | None, body: object) -> dict[str, str]:
-    """The inputs of one request as `name → value` strings: query parameters, headers, body fields, and the
-    body's first character when it is text (a byte-order mark or a stray prefix is an input too)."""
+    """The inputs of one request as `name → value` strings: query parameters, headers, body fields, and for a text
+    body its first character when invisible (a byte-order mark is an input too) and the punctuation of its first line."""
     out = {f"query {k}": v for k, v in parse_qsl(urlsplit(entry_url).query, keep_blank_values=True)}
     out.update({f"header {k.lower()}": str(v) for k, v in (headers or {}).items()})
     if isinstance(body, dict):
         out.update({f"body field {k}": repr(v) for k, v in body.items()})
     elif isinstance(body, str) and body:
-        out["body's first character"] = f"U+{ord(body[0]):04X}"
+        if not body[0].isprintable():  # an invisible prefix: a byte-order mark, a control character
+            out["body's first character"] = f"U+{ord(body[0]):04X}"
+        first_line = body.lstrip("\ufeff").split("\n", 1)[0]
+        marks = "".join(sorted({c for c in first_line if c in string.punctuation}))
+        if marks:  # what separates a text body's fields: commas, semicolons, tabs, pipes
+            out["body's separators"] = marks
     return out
 
 

@@ -78,7 +78,14 @@ def as_openapi_json(i: dict) -> str:
     return f"# API\n\n## ledger-svc\n\n```json\n{json.dumps(_openapi(i), indent=2)}\n```\n"
 
 
-WRITERS = [as_inline, as_table, as_openapi_yaml, as_openapi_json]
+def as_heading_and_bullets(i: dict) -> str:
+    bullets = "\n".join(
+        f"- `{s}` — body `{{{', '.join(f)}}}`" if f else f"- `{s}` — no body" for s, f in i["fields"].items()
+    )
+    return f"# API\n\n## ledger-svc\n\n### {i['method']} {i['path']}\n\nResponses:\n\n{bullets}\n"
+
+
+WRITERS = [as_inline, as_table, as_openapi_yaml, as_openapi_json, as_heading_and_bullets]
 
 
 @settings(max_examples=40, deadline=None)
@@ -201,6 +208,34 @@ def test_a_verdict_that_misses_the_distinguishing_input_is_capped():
     )
     assert cap_for_missed_input(missed, found).confidence == MISSED_INPUT_CAP
     assert cap_for_missed_input(touched, found).confidence == 0.84
+
+
+def test_a_json_example_after_the_status_it_shows_lists_that_answers_fields():
+    (op,) = ops(
+        "## ledger-svc\n\n`GET /balance` — example answer (HTTP 200):\n\n"
+        '```json\n{\n  "account": "a-1",\n  "cents": 120\n}\n```\n'
+    )
+    assert op.fields_for(200).keys() == {"account", "cents"} and op.fields_for(200)["cents"].line == 8
+
+
+def test_a_json_block_with_no_status_named_before_it_is_not_an_answer():
+    (op,) = ops('## ledger-svc\n\n`POST /entries` request:\n\n```json\n{"amount": 1}\n```\n\nIt answers 201.\n')
+    assert op.fields == {} and set(op.statuses) == {201}
+
+
+def test_input_values_are_spelled_as_a_text_would_name_them():
+    from graphlemon.triage.interface_diff import spellings
+    from graphlemon.triage.interface_sides import request_inputs
+
+    assert "byte-order mark" in spellings("U+FEFF") and spellings(";") == ["semicolon"] and spellings("pt") == ["pt"]
+    inputs = request_inputs("http://h/x?lang=pt", {"Accept-Language": "de-CH"}, "\ufeffsku;qty\n")
+    assert inputs == {
+        "query lang": "pt",
+        "header accept-language": "de-CH",
+        "body's first character": "U+FEFF",
+        "body's separators": ";",
+    }
+    assert "body's first character" not in request_inputs("http://h/x", None, "sku,qty\n")
 
 
 def test_the_same_operation_stated_twice_gathers_its_facts():
