@@ -251,7 +251,12 @@ def paths() -> None:
 
 # -- the fresh sets: scenarios written before / after the interface comparison, old rules vs new -------------
 
-FRESH_SPLITS = ("before", "after")
+FRESH_SPLITS = ("before", "after", "final")
+FRESH_LABELS = {
+    "before": "written before the change",
+    "after": "written after the rules were frozen",
+    "final": "written after the second freeze (the fixes the 'after' set prompted)",
+}
 # The commit whose rules are "before the change": the rule path as it was when the "before" set was frozen.
 BASELINE_COMMIT = "a0194a1890b8e22ba7f209b30039973a089d3b64"
 
@@ -274,7 +279,7 @@ def fresh_sets(smoke: bool) -> None:
         if not part:
             continue
         then = {r["name"]: r for r in base} if base else {}
-        print(f"-- written {split} the change ({len(part)} scenarios)")
+        print(f"-- {FRESH_LABELS[split]} ({len(part)} scenarios)")
         print(f"  {'category':18}{'n':>3}{'right then':>13}{'right now':>13}{'wrong>=0.8 then':>17}{'now':>5}")
         for cat in CATEGORIES:
             rows = [r for r in part if r["want"] == cat]
