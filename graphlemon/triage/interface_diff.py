@@ -93,7 +93,7 @@ class DistinguishingInput:
         """Every spelling a reason may use for the input: its name, its value, a standard alias of the value."""
         out: list[str] = []
         for name, value in self.items:
-            out += [name.split(" ")[-1], *spellings(value)]
+            out += [name.removesuffix("'s type").split(" ")[-1], *spellings(value)]
         return [x for x in out if len(x) >= 2]
 
     def describe(self) -> str:
@@ -281,14 +281,16 @@ def _limits(ifs: Interfaces, ctx: RunContext, failure: IntegrationFailure, call:
     if expected is None or got is None or not 200 <= got < 300 or call.provider is None:
         return []
     provider, m, path = call.provider, call.method, call.path or "/"
-    made = [
-        (line, e)
-        for line, e in ctx.trace
-        if e.case == failure.case and e.step <= failure.step and e.method == m
-        and path_matches(path, urlsplit(e.url).path or "/")
-    ]  # fmt: skip
-    allowed = [e for _line, e in made[:-1] if e.status is not None and 200 <= e.status < 300]
     for spec in ifs.of("spec", provider, m, path):
+        made = [
+            (line, e)
+            for line, e in ctx.trace
+            if e.case == failure.case
+            and e.step <= failure.step
+            and e.method == m
+            and spec.serves(m, urlsplit(e.url).path or "/")
+        ]  # fmt: skip  (the calls the case made to the endpoint, whatever their path parameters)
+        allowed = [e for _line, e in made[:-1] if e.status is not None and 200 <= e.status < 300]
         for limit in spec.limits:  # a count of calls: the ones up to the limit succeeded, the one past it must not
             if limit.status == expected and len(made) > limit.count and len(allowed) >= limit.count:
                 contract = _first(ifs.of("contract", provider, m, path))
@@ -322,7 +324,8 @@ def distinguishing_input(ctx: RunContext, failure: IntegrationFailure, call: Cal
         if not path_matches(call.path, urlsplit(e.url).path or "/"):
             continue
         theirs = request_inputs(e.url, e.request_headers, e.request_body)
-        diff = tuple((k, v) for k, v in mine.items() if theirs.get(k) != v and not k.startswith("body field"))
+        # a body field's value differs between any two cases by design; its type, or any other input, does not
+        diff = tuple((k, v) for k, v in mine.items() if theirs.get(k) != v and not _is_body_value(k))
         if diff and (best is None or len(diff) < best[0]):
             best = (len(diff), diff, line)
     if best is None:
@@ -331,6 +334,10 @@ def distinguishing_input(ctx: RunContext, failure: IntegrationFailure, call: Cal
     return DistinguishingInput(
         best[1], Quote(trace_rel, best[2]), Quote(trace_rel, failing_line) if failing_line else None
     )
+
+
+def _is_body_value(name: str) -> bool:
+    return name.startswith("body field ") and not name.endswith("'s type")
 
 
 def input_unspecified(ctx: RunContext, failure: IntegrationFailure, call: Call,

@@ -93,12 +93,14 @@ class Interfaces:
 
 
 def request_inputs(entry_url: str, headers: dict[str, str] | None, body: object) -> dict[str, str]:
-    """The inputs of one request as `name → value` strings: query parameters, headers, body fields, and for a text
+    """The inputs of one request as `name → value` strings: query parameters, headers, body fields and their JSON
+    types, and for a text
     body its first character when invisible (a byte-order mark is an input too) and the punctuation of its first line."""
     out = {f"query {k}": v for k, v in parse_qsl(urlsplit(entry_url).query, keep_blank_values=True)}
     out.update({f"header {k.lower()}": str(v) for k, v in (headers or {}).items()})
     if isinstance(body, dict):
         out.update({f"body field {k}": repr(v) for k, v in body.items()})
+        out.update({f"body field {k}'s type": _json_type(v) for k, v in body.items()})
     elif isinstance(body, str) and body:
         if not body[0].isprintable():  # an invisible prefix: a byte-order mark, a control character
             out["body's first character"] = f"U+{ord(body[0]):04X}"
@@ -107,6 +109,13 @@ def request_inputs(entry_url: str, headers: dict[str, str] | None, body: object)
         if marks:  # what separates a text body's fields: commas, semicolons, tabs, pipes
             out["body's separators"] = marks
     return out
+
+
+def _json_type(value: object) -> str:
+    """The JSON type of a decoded value: a number sent as a string is another input than the number."""
+    if isinstance(value, bool) or value is None:
+        return "boolean" if isinstance(value, bool) else "null"
+    return {int: "number", float: "number", str: "string", list: "array", dict: "object"}.get(type(value), "unknown")
 
 
 def _find(lines: list[str], needle: str, start: int) -> int:

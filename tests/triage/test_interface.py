@@ -236,6 +236,8 @@ def test_input_values_are_spelled_as_a_text_would_name_them():
         "body's separators": ";",
     }
     assert "body's first character" not in request_inputs("http://h/x", None, "sku,qty\n")
+    typed = request_inputs("http://h/x", None, {"quantity": "2", "gift": False, "note": None})
+    assert [typed[f"body field {k}'s type"] for k in ("quantity", "gift", "note")] == ["string", "boolean", "null"]
 
 
 def test_the_same_operation_stated_twice_gathers_its_facts():
