@@ -251,11 +251,12 @@ def paths() -> None:
 
 # -- the fresh sets: scenarios written before / after the interface comparison, old rules vs new -------------
 
-FRESH_SPLITS = ("before", "after", "final")
+FRESH_SPLITS = ("before", "after", "final", "last")
 FRESH_LABELS = {
     "before": "written before the change",
     "after": "written after the rules were frozen",
     "final": "written after the second freeze (the fixes the 'after' set prompted)",
+    "last": "written after the third freeze (the fixes the 'final' set prompted)",
 }
 # The commit whose rules are "before the change": the rule path as it was when the "before" set was frozen.
 BASELINE_COMMIT = "a0194a1890b8e22ba7f209b30039973a089d3b64"
