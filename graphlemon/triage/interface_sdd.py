@@ -9,7 +9,9 @@ The document is walked as markdown-it's block tokens, never as lines:
 - a table row is read the same way, one row at a time; a table whose rows name no endpoint and whose first
   column holds identifiers lists the fields of the section's current operation;
 - a heading that names an endpoint (`### POST /appointments`) opens it for the blocks under it;
-- a fenced code block that parses as JSON or YAML is read as OpenAPI (`paths:`), as contract-style endpoint
+- a bullet list right after text that named a status, each item opening with a code-span identifier, lists
+  that answer's fields;
+- a fenced code block that parses as JSON or YAML is read as OpenAPI (`paths:`, local `$ref`s followed), as contract-style endpoint
   objects (`{method, path, responses}`), or, after text that named a status of the current operation, as an
   example answer of that status (its keys are the answer's fields).
 An operation mentioned again in the same section (the same method and path) gathers the new facts.
@@ -52,6 +54,7 @@ _TOKENS = re.compile(
     r"|(?P<status>(?<![\w/.:#-])[1-5]\d\d(?![\w/:-]|\.\d))",
     re.IGNORECASE,
 )
+_LEADING_FIELD = re.compile(r"^`([A-Za-z_][A-Za-z0-9_]*)`(?:\s|$)")
 _IDENT = re.compile(r"^`?([A-Za-z_][A-Za-z0-9_]*)`?\??$")
 _FIELD_ITEM = re.compile(r"^\s*\"?([A-Za-z_][A-Za-z0-9_]*)\"?\s*\??\s*(?::.*)?$")
 
@@ -81,7 +84,8 @@ class _Reader:
         self.sections: list[_Section] = []
         self.ops: list[Operation] = []
         self.current: Operation | None = None
-        self.last_status: int | None = None  # the current operation's status named last
+        self.last_status: int | None = None  # the status the block just read named last
+        self.document: Any = None  # the structured code block being read (for `$ref`s)
 
     @property
     def unit(self) -> str | None:
@@ -98,6 +102,12 @@ class _Reader:
                 end = next(j for j in range(i, len(tokens)) if tokens[j].type == "table_close")
                 self._table(tokens[i:end])
                 i = end
+            elif tok.type == "bullet_list_open" and self._field_list(tokens, i):
+                i = next(
+                    j
+                    for j in range(i, len(tokens))
+                    if tokens[j].type == "bullet_list_close" and tokens[j].level == tok.level
+                )
             elif tok.type == "inline" and tok.map and tokens[i - 1].type in ("paragraph_open",):
                 self._block(tok.content, tok.map[0] + 1)
             elif tok.type in ("fence", "code_block") and tok.map:
@@ -118,6 +128,7 @@ class _Reader:
     def _block(self, text: str, first_line: int) -> None:
         """One paragraph, list item or table row: its tokens in order of appearance."""
         last_status: int | None = None
+        self.last_status = None  # only the block right before a list or a code block speaks for it
         pending: list[tuple[int, Quote]] = []  # limits waiting for their status
         for start, kind, value in _events(text):
             at = Quote(self.rel, first_line + text.count("\n", 0, start))
@@ -140,6 +151,25 @@ class _Reader:
         for count, where in pending:
             if self.current is not None:
                 self.current.limits.append(Limit(count, None, where))
+
+    def _field_list(self, tokens: list[Any], start: int) -> bool:
+        """A bullet list right after text that named a status, each item opening with a code-span identifier
+        (an item like "`tracking_no` — the carrier's number"), lists that answer's fields. Whether it was read so."""
+        if self.current is None or not self.last_status:
+            return False
+        level = tokens[start].level
+        items = []
+        for tok in tokens[start + 1 :]:
+            if tok.type == "bullet_list_close" and tok.level == level:
+                break
+            if tok.type == "inline" and tok.level == level + 3 and tok.map:  # an item's own paragraph
+                m = _LEADING_FIELD.match(tok.content)
+                if m is None:
+                    return False
+                items.append((m.group(1), Quote(self.rel, tok.map[0] + 1)))
+        for name, at in items:
+            self.current.add_fields(self.last_status, [name], at)
+        return bool(items)
 
     def _operation(self, mention: str, at: Quote) -> Operation:
         parts = mention.replace("`", " ").replace("*", " ").replace("|", " ").split()
@@ -179,7 +209,7 @@ class _Reader:
     # -- code blocks ----------------------------------------------------------------------------------------
 
     def _code(self, text: str, first_line: int) -> None:
-        doc = _structured(text)
+        doc = self.document = _structured(text)
         lines = text.split("\n")
         if isinstance(doc, dict) and isinstance(doc.get("paths"), dict):
             for path, item in doc["paths"].items():
@@ -205,7 +235,7 @@ class _Reader:
                 continue
             at = _line_of(lines, str(code), start)
             op.add_status(int(code), Quote(self.rel, first_line + at))
-            for name in _response_fields(response):
+            for name in _response_fields(response, self.document):
                 op.add_fields(int(code), [name], Quote(self.rel, first_line + _line_of(lines, name, at)))
 
 
@@ -264,11 +294,13 @@ def _structured(text: str) -> Any:
         return None
 
 
-def _response_fields(response: Any) -> list[str]:
-    """Field names of an OpenAPI / contract-style response: schema properties, an example, or a `body` object."""
+def _response_fields(response: Any, document: Any) -> list[str]:
+    """Field names of an OpenAPI / contract-style response: schema properties (through a `$ref` into the same
+    document), an example, or a `body` object."""
     if not isinstance(response, dict):
         return []
     for schema in _schemas(response):
+        schema = _resolve(schema, document)
         props = schema.get("properties")
         if isinstance(props, dict):
             return [str(k) for k in props]
@@ -276,6 +308,17 @@ def _response_fields(response: Any) -> list[str]:
         if isinstance(response.get(key), dict):
             return [str(k) for k in response[key]]
     return []
+
+
+def _resolve(schema: dict, document: Any, depth: int = 0) -> dict:
+    """Follow a local JSON pointer (`{"$ref": "#/components/schemas/Address"}`), at most a few hops."""
+    ref = schema.get("$ref")
+    if not isinstance(ref, str) or not ref.startswith("#/") or depth > 8:
+        return schema
+    node: Any = document
+    for part in ref[2:].split("/"):
+        node = node.get(part.replace("~1", "/").replace("~0", "~")) if isinstance(node, dict) else None
+    return _resolve(node, document, depth + 1) if isinstance(node, dict) else schema
 
 
 def _schemas(response: dict) -> Iterator[dict]:

@@ -223,6 +223,23 @@ def test_a_json_block_with_no_status_named_before_it_is_not_an_answer():
     assert op.fields == {} and set(op.statuses) == {201}
 
 
+def test_an_openapi_schema_behind_a_ref_gives_its_properties():
+    (op,) = ops(
+        "## ledger-svc\n\n```yaml\npaths:\n  /accounts/{id}:\n    get:\n      responses:\n        '200':\n"
+        "          content:\n            application/json:\n              schema: {$ref: '#/components/schemas/Account'}\n"
+        "components:\n  schemas:\n    Account:\n      properties:\n        iban: {type: string}\n        owner: {type: string}\n```\n"
+    )
+    assert op.fields_for(200).keys() == {"iban", "owner"} and op.fields_for(200)["owner"].line == 17
+
+
+def test_a_bullet_list_of_code_spans_after_a_status_lists_that_answers_fields():
+    (op,) = ops(
+        "## ledger-svc\n\n`POST /transfers` books it. Response 201 contains:\n\n"
+        "- `transfer_id` — the id\n- `booked_at` — when\n\nRules:\n\n- `amount` must be positive\n"
+    )
+    assert op.fields_for(201).keys() == {"transfer_id", "booked_at"} and op.fields_for(201)["booked_at"].line == 6
+
+
 def test_input_values_are_spelled_as_a_text_would_name_them():
     from graphlemon.triage.interface_diff import spellings
     from graphlemon.triage.interface_sides import request_inputs
