@@ -142,7 +142,8 @@ def _paths(ifs: Interfaces, call: Call, failure: IntegrationFailure) -> list[Int
                          "spec", spec.at, f"{provider} serves {m} {spec.path}",
                          "contract", contract.at, f"{provider} serves {m} {contract.path}", (),
                          ("code",) if others["code"] is not None and others["code"].template == contract.template else ())]  # fmt: skip
-    if "spec" in declared and "contract" in declared and "code" not in declared and at is not None:
+    parsed = bool(ifs.provided_by("code", provider, None))  # routes were found at all (a parsed framework)
+    if "spec" in declared and "contract" in declared and "code" not in declared and parsed and at is not None:
         spec = declared["spec"][0]
         return [_finding("path_differs", "impl_bug", (provider,), spec, f"{m} {spec.path}",
                          "spec", spec.at, f"{provider} serves {m} {spec.path}", "trace", at,

@@ -77,7 +77,11 @@ class Interfaces:
 
     def provided_by(self, side: str, provider: str, method: str | None) -> list[Operation]:
         pool = self.spec if side == "spec" else self.code if side == "code" else self.contracts
-        return [op for op in pool if op.side == side and op.provider == provider and op.method in (method, None)]
+        return [
+            op
+            for op in pool
+            if op.side == side and op.provider == provider and (method is None or op.method in (method, None))
+        ]
 
     def _contract_op(self, side, unit_id: str, provider: str | None, ep, rel: str) -> Operation:
         lines = self._citer.lines(rel)

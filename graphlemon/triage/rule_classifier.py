@@ -3,7 +3,7 @@
     1. environment signal on the failing step (EADDRINUSE, ENOSPC, EAI_AGAIN, ...)  → infra_flake
        a unit that died at start-up on its own code                                  → impl_bug
        no response at all and nothing else to go on                                   → infra_flake
-    s. the interface model compared by structure (interface_diff.py): SDD vs contracts vs code vs trace;
+   1b. the interface model compared by structure (interface_diff.py): SDD vs contracts vs code vs trace;
        the category follows from which sides agree                                   → the finding's
        the failing request differs from a successful one only by an input the SDD
        never mentions                                                                 → spec_ambiguous (0.5)
@@ -32,7 +32,7 @@ from ..models import SddPatch
 from .backing import backing_service_signals
 from .callfindings import CallFindings
 from .findings import CONFIDENCE, Finding
-from .interface_diff import compare, distinguishing_input, input_unspecified
+from .interface_diff import DistinguishingInput, compare, distinguishing_input, input_unspecified
 from .interface_verdict import cap_for_missed_input, cap_word_verdict, interface_verdict
 from .matching import Call, consumed, contrary, explicit_success, exported, step_calls, supporting
 from .run_context import RunContext
@@ -60,7 +60,7 @@ def classify(ctx: RunContext) -> Finding:
 class _Triage(CallFindings):
     """The decision flow; the verdicts themselves are built by `FindingBuilder` and `CallFindings`."""
 
-    distinguishing = None
+    distinguishing: DistinguishingInput | None = None  # what set the failing request apart, once looked for
 
     def run(self) -> Finding:
         local = local_module_names(self.ctx)

@@ -267,3 +267,24 @@ def test_the_same_operation_stated_twice_gathers_its_facts():
 def test_operation_signature_is_readable():
     (op,) = ops("## ledger-svc\n\n`GET /entries/{id}` → 200 `{id, amount}`; 404.\n")
     assert op.signature() == "GET /entries/{id} → 200 {amount, id}, 404"
+
+
+@pytest.mark.parametrize("code_found", [True, False])
+def test_a_route_the_code_does_not_serve_is_the_providers_bug_only_when_its_routes_were_parsed(scenario, code_found):
+    from graphlemon.triage.rule_classifier import classify
+    from graphlemon.triage.run_context import load_run
+
+    s = scenario("fb02_stock_path_renamed_consumer")
+    consumer = s.root / ".graphlemon/units/storefront/contract.json"
+    consumer.write_text(consumer.read_text().replace("/v1/inventory/", "/v1/stock/"))
+    trace = s.run_dir / "http-trace.ndjson"
+    trace.write_text(trace.read_text().replace("/v1/inventory/", "/v1/stock/"))
+    server = s.root / "stock/src/server.js"
+    if code_found:
+        server.write_text(server.read_text().replace("'/v1/stock/:sku'", "'/v1/stocks/:sku'"))
+    else:
+        server.unlink()  # no route parsed at all: the code side says nothing
+    finding = classify(load_run(s.project, s.run_id))
+    assert (finding.rule == "impl:path_differs") == code_found
+    if code_found:
+        assert (finding.category, finding.affected, finding.confidence) == ("impl_bug", ["stock"], 0.85)
