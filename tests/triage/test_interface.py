@@ -288,3 +288,29 @@ def test_a_route_the_code_does_not_serve_is_the_providers_bug_only_when_its_rout
     assert (finding.rule == "impl:path_differs") == code_found
     if code_found:
         assert (finding.category, finding.affected, finding.confidence) == ("impl_bug", ["stock"], 0.85)
+
+
+def test_the_agents_extract_evidence_says_what_each_cited_line_shows(scenario):
+    from graphlemon.agents import SandboxPolicy, ToolContext
+    from graphlemon.agents.sandbox import Sandbox
+    from graphlemon.agents.tools import call_tool
+
+    s = scenario("fb03_class_booking_openapi_201")
+    ctx = ToolContext(
+        project=s.project, sandbox=Sandbox(SandboxPolicy(root=s.root, writable=[])), role="bug-triager",
+        node_exec_id="ne-1", task_id="t-1", unit_id=None, run_id=s.run_id,
+    )  # fmt: skip
+    spec = '.graphlemon/artifacts/sdd/gym.md:12: "201":'
+    contract = (
+        ".graphlemon/units/classes/contract.json:9: "
+        + (s.root / ".graphlemon/units/classes/contract.json").read_text().splitlines()[8].strip()
+    )
+    outcome = call_tool(
+        ctx,
+        "extract_evidence",
+        {"evidence": [spec, contract, f"{s.run_dir.relative_to(s.root)}/result.json: book-a-seat"]},
+    )
+    assert outcome.ok, outcome.content
+    out = outcome.content
+    assert out["ok"] and [f["kind"] for f in out["findings"]] == ["status_differs"]
+    assert set(out["shows"]) == {spec, contract} and "answers 201" in out["shows"][spec][0]
