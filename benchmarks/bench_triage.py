@@ -249,6 +249,126 @@ def paths() -> None:
     score(f"agent path, fake server, plumbing only ({len(sample)} scenarios)", rows)
 
 
+# -- the fresh sets: scenarios written before / after the interface comparison, old rules vs new -------------
+
+FRESH_SPLITS = ("before", "after", "final", "last")
+FRESH_LABELS = {
+    "before": "written before the change",
+    "after": "written after the rules were frozen",
+    "final": "written after the second freeze (the fixes the 'after' set prompted)",
+    "last": "written after the third freeze (the fixes the 'final' set prompted)",
+}
+# The commit whose rules are "before the change": the rule path as it was when the "before" set was frozen.
+# FREEZE_COMMITS: the rules each later set was written against, unseen (its "at freeze" column).
+FREEZE_COMMITS = {
+    "after": "e9a37ed79af21b9cdf1f4c4b2724972b38fb55e7",
+    "final": "3b7bdfa7b4dc787e0b5eaf6fe7a0b801ced190e0",
+    "last": "ffce704747ec66e46f6e9ee4be9c414fa99d2cb1",
+}
+BASELINE_COMMIT = "a0194a1890b8e22ba7f209b30039973a089d3b64"
+
+
+def fresh_sets(smoke: bool) -> None:
+    """Per category and per fresh set: right and confidently wrong (>= 0.8) for the rule path now, at the commit
+    the set was written against ("at freeze": unseen by those rules), and before the change (BASELINE_COMMIT).
+    Earlier rules run in a subprocess from that commit's tree, on the same scenario files."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from triage_paths import run_path, scenario_names
+
+    names = [n for n in scenario_names() if _split(n) in FRESH_SPLITS]
+    if smoke:
+        names = [n for split in FRESH_SPLITS for n in [x for x in names if _split(x) == split][::6]]
+    now = run_path(names, None)
+    base, why = baseline_rows(names, BASELINE_COMMIT)
+    print()
+    print(
+        f"== fresh sets (rule path through triage_run; 'then' = rules at {BASELINE_COMMIT[:10]}{'' if base else ', ' + why})"
+    )
+    for split in FRESH_SPLITS:
+        part = [r for r in now if r["split"] == split]
+        if not part:
+            continue
+        frozen = {}
+        if split in FREEZE_COMMITS and not smoke:
+            rows, _ = baseline_rows([r["name"] for r in part], FREEZE_COMMITS[split])
+            frozen = {r["name"]: r for r in rows}
+        then = {r["name"]: r for r in base}
+        print(
+            f"-- {FRESH_LABELS[split]} ({len(part)} scenarios)"
+            + (f"; at freeze = {FREEZE_COMMITS[split][:10]}" if frozen else "")
+        )
+        print(
+            f"  {'category':18}{'n':>3}{'right then':>13}{'at freeze':>13}{'right now':>13}   wrong>=0.8 then/freeze/now"
+        )
+        for cat in [*CATEGORIES, "all"]:
+            rows = [r for r in part if cat in ("all", r["want"])]
+            cols = [[t[r["name"]] for r in rows if r["name"] in t] for t in (then, frozen)]
+            print(
+                f"  {cat:18}{len(rows):>3}"
+                + "".join(f"{_pct(sum(map(_right, c)), len(c)) if c else '-':>13}" for c in cols)
+                + f"{_pct(sum(map(_right, rows)), len(rows)):>13}   "
+                + "/".join(str(sum(map(_confident_wrong, c))) if c else "-" for c in [*cols, rows])
+            )
+        cols = [[t[r["name"]] for r in part if r["name"] in t] for t in (then, frozen)]
+        print(
+            f"  Brier then {_brier(cols[0]) if cols[0] else '-'}, at freeze {_brier(cols[1]) if cols[1] else '-'}, now {_brier(part)}"
+        )
+        for r in part:
+            o, f = then.get(r["name"]), frozen.get(r["name"])
+            was = f"{o['got']} {o['conf']}" if o else "-"
+            at = f"; at freeze {f['got']} {f['conf']}" if f else ""
+            mark = "" if _right(r) else "  <- wrong"
+            print(f"    {r['name']:40} {r['got']} {r['units']} {r['conf']}  (then {was}{at}){mark}")
+
+
+def baseline_rows(names: list[str], commit: str) -> tuple[list[dict], str]:
+    """The rule path at `commit` on the current scenario files, or why it could not run."""
+    if not commit:
+        return [], "no baseline commit recorded"
+    with tempfile.TemporaryDirectory(prefix="triage-baseline-") as tmp:
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", commit, "graphlemon", "benchmarks"], capture_output=True
+        )
+        if archive.returncode != 0:
+            return (
+                [],
+                f"commit {commit[:10]} not in this clone ({archive.stderr.decode(errors='replace').strip()[:80]})",
+            )
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        code = (
+            "import json, sys; sys.path[:0] = [sys.argv[1], sys.argv[1] + '/benchmarks']; import triage_paths as t; "
+            "from pathlib import Path; t.CORPUS = Path(sys.argv[2]); "
+            "print(json.dumps(t.run_path(sys.argv[3:], None)))"
+        )
+        proc = subprocess.run(
+            [sys.executable, "-c", code, tmp, str(CORPUS), *names], capture_output=True, text=True, cwd=tmp
+        )
+        if proc.returncode != 0:
+            return [], f"the run at {commit[:10]} failed: {proc.stderr.strip().splitlines()[-1:]}"
+        return json.loads(proc.stdout.strip().splitlines()[-1]), ""
+
+
+def _split(name: str) -> str:
+    return json.loads((CORPUS / name / "expected.json").read_text()).get("split", "dev")
+
+
+def _right(row: dict) -> bool:
+    return row["got"] == row["want"] and row["units"] == row["want_units"]
+
+
+def _confident_wrong(row: dict) -> bool:
+    return not _right(row) and row["conf"] >= 0.8
+
+
+def _brier(rows: list[dict]) -> str:
+    return f"{statistics.mean((r['conf'] - _right(r)) ** 2 for r in rows):.3f}"
+
+
 if __name__ == "__main__":
-    main()
-    paths()
+    import os
+
+    smoke = os.environ.get("BENCH_SMOKE") == "1"
+    if not smoke:
+        main()
+        paths()
+    fresh_sets(smoke)

@@ -6,10 +6,14 @@ scan_signals(run_id)                     environment signals, backing-service fa
                                          uncaught exceptions in a unit's own code (with file:line)
 locate_handler(unit_id, method, path)    the handler a parser finds for a route, and the statuses it can produce
 read_assertion(run_id)                   the failing step's assertion: expected vs got, message, stack frames
+compare_interfaces(run_id)               the interface model of the step's endpoints (SDD, contracts, code, trace)
+                                         and its typed disagreements, each with the two lines that disagree
 (plus category_classifier, diff_contract_vs_impl, find_similar_bug registered in agent.py)
 """
 
 from __future__ import annotations
+
+import re
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,12 +23,18 @@ from ..errors import ErrorCode, GraphLemonError
 from ..project import ProjectHandle
 from .backing import backing_service_signals, unit_ports
 from .evidence_check import verify_all
+from .interface_diff import compare, distinguishing_input, input_unspecified
+from .interface_sides import Interfaces
 from .matching import Call, Matcher, step_calls
-from .run_context import load_run
+from .run_context import load_run, runs_dir
 from .signals import infra_signals, local_module_names, stack_frames, startup_crash, unit_of_path
 from .uncaught import refused_became_error, uncaught_in_provider
 
-AGENT_TOOLS = ["verify_evidence", "find_sdd_clause", "scan_signals", "locate_handler", "read_assertion"]
+_RUN_IN_PATH = re.compile(r"integration/runs/([A-Za-z0-9._-]+)/")
+_ITEM_LINE = re.compile(r"^([^:\n]+?):(\d+): ")
+AGENT_TOOLS = [
+    "verify_evidence", "find_sdd_clause", "scan_signals", "locate_handler", "read_assertion", "compare_interfaces",
+]  # fmt: skip
 MAX_CLAUSES = 8
 
 
@@ -106,6 +116,70 @@ def locate_handler(project: ProjectHandle, unit_id: str, method: str, path: str)
     }
 
 
+def compare_interfaces(project: ProjectHandle, run_id: str) -> dict:
+    """What every side says about the failing step's endpoints, and where two sides disagree (typed findings)."""
+    ctx = load_run(project, run_id)
+    failure = ctx.result.failures[0]
+    calls = step_calls(ctx, failure)
+    ifs = Interfaces(ctx)
+    sides: dict[str, dict[str, list[str]]] = {}
+    for call in calls:
+        if call.path is None:
+            continue
+        key = f"{call.method} {call.path}" + (f" (served by {call.provider})" if call.provider else "")
+        found = {side: ifs.of(side, call.provider, call.method, call.path) for side in ("spec", "contract", "consumer", "code")}
+        sides[key] = {
+            side: [f"{op.signature()} [{op.at.rel}:{op.at.line}]" for op in ops[:4]] for side, ops in found.items() if ops
+        }
+    findings = compare(ctx, failure, calls)
+    distinguishing = distinguishing_input(ctx, failure, calls[-1]) if calls else None
+    unspecified = (
+        input_unspecified(ctx, failure, calls[-1], distinguishing) if distinguishing and not findings else None
+    )
+    return {
+        "interface": sides,
+        "findings": [f.as_dict() for f in [*findings, *([unspecified] if unspecified else [])]],
+        "distinguishing_input": None
+        if distinguishing is None
+        else {
+            "inputs": dict(distinguishing.items),
+            "passing_request": f"{distinguishing.passing.rel}:{distinguishing.passing.line}",
+            "note": "a verdict whose root cause does not name this input is capped below auto-apply",
+        },
+    }
+
+
+def evidence_findings(project: ProjectHandle, evidence: list[str]) -> dict:
+    """For evidence items that cite a line: the typed interface findings that line takes part in (of the runs the
+    evidence names, else the latest runs), so each item says what it shows, not only that its quote exists."""
+    runs = sorted({m.group(1) for item in evidence if (m := _RUN_IN_PATH.search(item))}) or _latest_runs(project)
+    findings = []
+    for run_id in runs[:3]:
+        try:
+            findings += compare_interfaces(project, run_id)["findings"]
+        except GraphLemonError:
+            continue
+    shows: dict[str, list[str]] = {}
+    for item in evidence:
+        at = _cited_line(item)
+        hits = [f["shows"] for f in findings if at and at in (f["a"]["at"], f["b"]["at"])]
+        if hits:
+            shows[item] = hits
+    return {"findings": findings, "shows": shows}
+
+
+def _latest_runs(project: ProjectHandle, keep: int = 3) -> list[str]:
+    runs = runs_dir(project.state_dir)
+    found = [d for d in runs.iterdir() if (d / "result.json").is_file()] if runs.is_dir() else []
+    return [d.name for d in sorted(found, key=lambda d: d.stat().st_mtime, reverse=True)[:keep]]
+
+
+def _cited_line(item: str) -> str | None:
+    """`path:line` of an evidence item "path:line: quote", None without a line number."""
+    m = _ITEM_LINE.match(item.strip())
+    return f"{m.group(1)}:{m.group(2)}" if m else None
+
+
 def read_assertion(project: ProjectHandle, run_id: str) -> dict:
     ctx = load_run(project, run_id)
     f = ctx.result.failures[0]
@@ -177,6 +251,15 @@ def _register() -> None:
             if exc.code is ErrorCode.UNIT_NOT_FOUND:
                 return {"found": False, "error": exc.message}
             raise
+
+    @tool(
+        "compare_interfaces",
+        "The failing step's endpoints as the SDD, the contracts, the code and the trace state them, and the typed "
+        "disagreements between them (path_differs, field_missing, status_differs, limit_violated, input_unspecified), "
+        "each with the two lines that disagree.",
+    )
+    def _interfaces(ctx: ToolContext, args: _RunArgs) -> dict:
+        return compare_interfaces(ctx.project, args.run_id)
 
     @tool(
         "read_assertion", "The failing step's assertion: expected vs got, the message, and stack frames in units' code."

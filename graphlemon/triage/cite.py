@@ -58,6 +58,8 @@ class Citer:
         out = [self.line(rel, at, f'"{failure.case}"')]
         for key in ('"got"', '"expected"'):
             line = self.find(rel, key, at)
+            if line and self.lines(rel)[line - 1].rstrip().endswith("{"):  # `"got": {` shows nothing: its first value
+                line = line + 1 if line < len(self.lines(rel)) else line
             if line:
                 out.append(self.line(rel, line, key))
         return [x for x in out if x]

@@ -3,6 +3,10 @@
     1. environment signal on the failing step (EADDRINUSE, ENOSPC, EAI_AGAIN, ...)  → infra_flake
        a unit that died at start-up on its own code                                  → impl_bug
        no response at all and nothing else to go on                                   → infra_flake
+   1b. the interface model compared by structure (interface_diff.py): SDD vs contracts vs code vs trace;
+       the category follows from which sides agree                                   → the finding's
+       the failing request differs from a successful one only by an input the SDD
+       never mentions                                                                 → spec_ambiguous (0.5)
     2. an upstream call of the step broke the SDD: its unit's contract disagrees     → contract_mismatch
                                                    its contract agrees               → impl_bug
     3. a consumer's contract expects a different answer than its provider gives      → contract_mismatch
@@ -28,6 +32,8 @@ from ..models import SddPatch
 from .backing import backing_service_signals
 from .callfindings import CallFindings
 from .findings import CONFIDENCE, Finding
+from .interface_diff import DistinguishingInput, compare, distinguishing_input, input_unspecified
+from .interface_verdict import cap_for_missed_input, cap_word_verdict, interface_verdict
 from .matching import Call, consumed, contrary, explicit_success, exported, step_calls, supporting
 from .run_context import RunContext
 from .signals import infra_signals, local_module_names, startup_crash
@@ -40,6 +46,7 @@ def classify(ctx: RunContext) -> Finding:
     failure = ctx.result.failures[0]
     t = _Triage(ctx, failure)
     finding = t.run()
+    finding = cap_for_missed_input(cap_word_verdict(finding), t.distinguishing)
     finding.evidence = list(dict.fromkeys(x for x in [*t.base_evidence, *finding.evidence] if x))
     finding.hints = [*ctx.notes, *t.hints, *finding.hints, *t.history_hints(finding.affected or failure.involves)]
     if len(ctx.result.failures) > 1:
@@ -52,6 +59,8 @@ def classify(ctx: RunContext) -> Finding:
 
 class _Triage(CallFindings):
     """The decision flow; the verdicts themselves are built by `FindingBuilder` and `CallFindings`."""
+
+    distinguishing: DistinguishingInput | None = None  # what set the failing request apart, once looked for
 
     def run(self) -> Finding:
         local = local_module_names(self.ctx)
@@ -66,6 +75,9 @@ class _Triage(CallFindings):
         if self.failure.got.error is not None:
             return self.infra(signals)
         calls = step_calls(self.ctx, self.failure)
+        found = self.structure(calls)
+        if found:
+            return found
         for call in calls[:-1]:
             found = self.upstream(call)
             if found:
@@ -84,6 +96,21 @@ class _Triage(CallFindings):
         if expected is None or expected == got:
             return self.body_level(failing)
         return self.status_level(failing, expected, got)
+
+    def structure(self, calls: list[Call]) -> Finding | None:
+        """The first typed disagreement between the sides of the interface; else an input the SDD never mentions."""
+        findings = compare(self.ctx, self.failure, calls)
+        if findings:
+            finding = interface_verdict(findings[0], self.failure, self.cite)
+            notes = [self._coder_note(u, c) for u in finding.affected for c in calls if c.provider == u]
+            finding.evidence += [n for n in notes if n][:1]  # the coder's own words on why the unit does so
+            return finding
+        self.distinguishing = distinguishing_input(self.ctx, self.failure, calls[-1])
+        if self.distinguishing is not None:
+            silent = input_unspecified(self.ctx, self.failure, calls[-1], self.distinguishing)
+            if silent is not None:
+                return interface_verdict(silent, self.failure, self.cite)
+        return None
 
     def uncaught(self, raised: Uncaught) -> Finding:
         """A refusal the case required became a 5xx because the serving unit's own code raised."""

@@ -29,7 +29,7 @@ _INFRA: tuple[tuple[InfraKind, re.Pattern[str], bool, bool], ...] = tuple(
     for kind, p, strong, startup in (
         ("port_in_use", r"\bEADDRINUSE\b|address already in use|port is already allocated|port \d+ (?:is )?already in use", True, True),
         ("disk_full", r"\bENOSPC\b|No space left on device|disk (?:is )?full", True, False),
-        ("dns", r"\bEAI_AGAIN\b|\bENOTFOUND\b|Temporary failure in name resolution|Name or service not known", True, False),
+        ("dns", r"\bEAI_AGAIN\b|\bENOTFOUND\b|Temporary failure in name resolution|Name or service not known|lookup \S+ on \S+: no such host", True, False),
         ("health_check", r"health[- ]?check (?:timeout|timed out|failed)|did not become healthy", True, True),
         ("killed", r"SIGKILL|oom[- ]?kill\w*|OOMKilled|Out of memory: Kill|Killed process \d+", True, True),
         ("timeout", r"\bE(?:SOCKET)?TIMEDOUT\b|Connection timed out|connect timeout|ConnectTimeout|upstream timed out", True, False),

@@ -1,7 +1,11 @@
 """extract_evidence (seed 001 §7.1) as an agent tool, over `graphlemon.triage.evidence_check.verify_all`.
 
 One verifier serves the agent and the triager's self-check, so an agent never
-sees a quote pass that the self-check would reject. A path that tries to leave
+sees a quote pass that the self-check would reject. Beside whether each quote is
+in its file, the answer says what a cited line shows: the typed interface findings
+(`graphlemon.triage.interface_diff`: path_differs, field_missing, status_differs,
+limit_violated, input_unspecified) that line takes part in, for the runs the
+evidence names (else the latest runs). A path that tries to leave
 the project (`..`, absolute, a symlink out) is also recorded as a sandbox
 violation of the turn.
 """
@@ -38,4 +42,8 @@ def extract_evidence(ctx: ToolContext, args: ExtractEvidenceArgs) -> dict:
         except GraphLemonError as err:
             if err.code == ErrorCode.SANDBOX_VIOLATION:
                 ctx.record_tool_error("extract_evidence", err)
-    return verify_all(ctx.sandbox.root, args.evidence).model_dump(mode="json", exclude_none=True)
+    out = verify_all(ctx.sandbox.root, args.evidence).model_dump(mode="json", exclude_none=True)
+    from ...triage.agenttools import evidence_findings
+
+    out.update(evidence_findings(ctx.project, args.evidence))  # what each cited line shows
+    return out

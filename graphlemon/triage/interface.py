@@ -1,0 +1,101 @@
+"""One interface model for every side that describes an HTTP endpoint: the SDD, a unit's contract.json (what it
+exports, what it consumes), its code's routes, and what the run's trace shows.
+
+An `Operation` is one side's statement about one endpoint (method + path template): the statuses it answers,
+the response fields per status, and the limits it states (a count, and the status beyond it). Every fact keeps
+the line it was read from (`Quote`), so a disagreement between two sides can be cited as the two lines that
+disagree. The extractors live in `interface_sdd.py` (markdown, OpenAPI / JSON blocks) and
+`interface_sides.py` (contract.json, code, trace); the comparison in `interface_diff.py`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .sdd import normalize_path, path_matches
+
+Side = Literal["spec", "contract", "consumer", "code", "trace"]
+SIDE_NAMES: dict[str, str] = {
+    "spec": "the SDD",
+    "contract": "the provider's contract.json",
+    "consumer": "the consumer's contract.json",
+    "code": "the code",
+    "trace": "the trace",
+}
+ANY_STATUS = 0  # fields stated without a status
+
+
+@dataclass(frozen=True)
+class Quote:
+    """Where a fact was read: a file relative to the project and a 1-based line."""
+
+    rel: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Limit:
+    """ "at most N ..." with the status answered beyond N (None when the SDD names none)."""
+
+    count: int
+    status: int | None
+    at: Quote
+
+
+@dataclass
+class Operation:
+    side: Side
+    unit: str | None  # the unit the statement belongs to (the provider; for "consumer", the consuming unit)
+    provider: str | None  # the unit that serves the endpoint, when the side says so
+    method: str | None
+    path: str  # as written
+    at: Quote
+    statuses: dict[int, Quote] = field(default_factory=dict)
+    fields: dict[int, dict[str, Quote]] = field(default_factory=dict)  # status (or ANY_STATUS) -> field -> line
+    limits: list[Limit] = field(default_factory=list)
+
+    @property
+    def template(self) -> str:
+        return normalize_path(self.path)
+
+    def serves(self, method: str | None, path: str) -> bool:
+        return (self.method is None or method is None or self.method == method) and path_matches(self.path, path)
+
+    def fields_for(self, status: int) -> dict[str, Quote]:
+        """The fields stated for `status`; fields stated without a status count for every success status."""
+        out = dict(self.fields.get(status, {}))
+        if 200 <= status < 300:
+            for name, at in self.fields.get(ANY_STATUS, {}).items():
+                out.setdefault(name, at)
+        return out
+
+    def add_status(self, status: int, at: Quote) -> None:
+        self.statuses.setdefault(status, at)
+
+    def add_fields(self, status: int, names: list[str], at: Quote) -> None:
+        bucket = self.fields.setdefault(status, {})
+        for name in names:
+            bucket.setdefault(name, at)
+
+    def signature(self) -> str:
+        """`GET /parcels/{parcel_id} → 200 {parcel_id, state, eta}, 404`: the operation in one line."""
+        parts = []
+        for status in sorted(self.statuses):
+            names = self.fields_for(status)
+            parts.append(f"{status} {{{', '.join(sorted(names))}}}" if names else str(status))
+        answer = ", ".join(parts) or "no status stated"
+        return f"{self.method or '*'} {self.path} → {answer}"
+
+
+def same_interface(a: Operation, b: Operation) -> bool:
+    """Two statements describe the same interface: endpoint, statuses, fields per status and limits."""
+    return (
+        (a.method, a.template) == (b.method, b.template)
+        and set(a.statuses) == set(b.statuses)
+        and {s: set(a.fields_for(s)) for s in a.statuses} == {s: set(b.fields_for(s)) for s in b.statuses}
+        and {(x.count, x.status) for x in a.limits} == {(x.count, x.status) for x in b.limits}
+    )
+
+
+__all__ = ["ANY_STATUS", "SIDE_NAMES", "Limit", "Operation", "Quote", "Side", "same_interface"]
