@@ -18,6 +18,9 @@ from ..test_counts import TestSummary
 
 CaseStatus = Literal["passed", "failed", "skipped"]
 CountsSource = Literal["report", "text", "summary", "none"]
+# "specific": a rule's preconditions held and the hint says what they imply; "facts": no rule applied, the
+# hint states only what is known (location, call, error, where the values differ)
+HintConfidence = Literal["specific", "facts"]
 FrameworkName = Literal["pytest", "unittest", "vitest", "jest", "mocha", "node", "npm-test", "go", "cargo"]
 FRAMEWORKS: tuple[FrameworkName, ...] = (
     "pytest",
@@ -58,6 +61,7 @@ class TestFailure(BaseModel):
     expected: str | None = None
     got: str | None = None
     hint: str = ""
+    hint_confidence: HintConfidence = "facts"
     # 1-based position of the first character where expected and got differ (compared whole, before
     # they were shortened for display to a window around it); None when they are not both known
     difference_at: int | None = None

@@ -55,7 +55,7 @@ def test_failures_carry_location_expected_got_and_a_specific_hint(mixed):
     assert "ZeroDivisionError" in division.message
     assert "src/calc.py:6" in division.hint
     in_class = by_name(result, f"{MIXED}::TestGroup::test_in_class_fails")
-    assert "key(s) b" in in_class.hint
+    assert "key(s) 'b'" in in_class.hint and in_class.hint_confidence == "specific"
     for failure in result.failures:
         assert failure.hint and "fix the bug" not in failure.hint.lower()
         assert failure.detail  # the full error text stays available in Python
