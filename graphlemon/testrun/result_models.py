@@ -61,11 +61,11 @@ class TestFailure(BaseModel):
     expected: str | None = None
     got: str | None = None
     hint: str = ""
-    hint_confidence: HintConfidence = "facts"
     # 1-based position of the first character where expected and got differ (compared whole, before
     # they were shortened for display to a window around it); None when they are not both known
     difference_at: int | None = None
     subtest: str | None = None  # a failing subtest's parameters (`(i=1)`, `[msg] (i=2)`); name is its test
+    hint_confidence: HintConfidence = "facts"  # whether `hint` is a rule's finding or the facts only
     detail: str = Field(default="", exclude=True)  # full error text / stack, for hints and triage
 
 
@@ -102,6 +102,8 @@ class TestRunResult(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     # subtests (unittest subTest, pytest's subtests fixture) counted apart: the summary counts tests
     subtests: SubtestCounts | None = None
+    # false when the run stopped early (timeout, cancel, a crash mid-suite): the counts are what the output proves
+    complete: bool = True
     confinement: Literal["bwrap", "none"] = Field(default="none", exclude=True)  # how it ran (testrun/confine.py)
     cases: list[TestCase] = Field(default_factory=list, exclude=True)
 

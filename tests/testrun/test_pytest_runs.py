@@ -78,11 +78,13 @@ def test_json_is_exactly_the_contract(mixed):
     data = json.loads(result.model_dump_json())
     assert list(data) == ["ok", "framework", "command", "exit_code", "duration_ms", "timed_out", "crashed",
                           "summary", "failures", "output_tail", "counts_source", "unparsed", "warnings",
-                          "subtests"]  # fmt: skip
+                          "subtests", "complete"]  # fmt: skip
     assert list(data["summary"]) == ["total", "passed", "failed", "skipped"]
-    assert all(list(f) == ["name", "file", "line", "message", "expected", "got", "hint", "difference_at", "subtest"]
+    assert all(list(f) == ["name", "file", "line", "message", "expected", "got", "hint", "difference_at", "subtest",
+                                 "hint_confidence"]
                for f in data["failures"])  # fmt: skip
     assert data["counts_source"] == "report" and data["unparsed"] is False and data["subtests"] is None
+    assert data["complete"] is True and {f["hint_confidence"] for f in data["failures"]} <= {"specific", "facts"}
     assert len(data["output_tail"]) <= 3100
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from pathlib import Path
 
 from ...errors import invalid_param
@@ -12,6 +11,7 @@ from ..parsers.common import error_summary, make_failure
 from ..parsers.pytest_report import parse_pytest_report
 from ..parsers.pytest_text import parse_pytest_text
 from ..result_models import ParsedRun, TestFailure
+from ..python_env import python_for
 from .framework import Framework, Invocation, RunRequest
 
 PLUGIN_DIR = Path(__file__).resolve().parent.parent / "plugins"
@@ -67,23 +67,3 @@ class Pytest(Framework):
         plugins = ",".join(p for p in (os.environ.get("PYTEST_PLUGINS", ""), PLUGIN_MODULE) if p)
         env = {"PYTHONPATH": pythonpath, "PYTEST_PLUGINS": plugins, REPORT_ENV: str(report)}
         return Invocation(argv, env=env, report=report)
-
-
-def python_for(run_dir: Path) -> str:
-    """The project's own virtualenv interpreter if it has one, else the one running graphlemon."""
-    for folder in (run_dir, *run_dir.parents[:2]):
-        for venv in (".venv", "venv"):
-            candidate = folder / venv / "bin" / "python"
-            if candidate.is_file() and os.access(candidate, os.X_OK):
-                return str(candidate)
-    return sys.executable
-
-
-def _k_term(pattern: str) -> str:
-    if not _K_PATTERN.match(pattern) or pattern in {"and", "or", "not"}:
-        raise invalid_param(
-            f"pytest name pattern {pattern!r} cannot be a -k term (letters, digits and _:+-.[]\\/ only); "
-            "select the test by its node id (file::name) instead",
-            target=pattern,
-        )
-    return pattern
