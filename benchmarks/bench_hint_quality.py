@@ -122,7 +122,9 @@ def judge(result: dict | None, objects: int, labels: dict) -> dict:
 
 def measure(code: Path, suites, corpus, labels: dict) -> None:
     print(f"graphlemon from {code}")
-    print(f"{'suite':<22} {'failures':>8} {'counts':>7} {'named':>7} {'specific':>9} {'facts':>6} {'wrong':>6} {'json':>5}")
+    print(
+        f"{'suite':<22} {'failures':>8} {'counts':>7} {'named':>7} {'specific':>9} {'facts':>6} {'wrong':>6} {'json':>5}"
+    )
     total = {"failures": 0, "named": 0, "specific": 0, "facts": 0, "wrong": 0, "counts": 0, "json": 0, "suites": 0}
     for suite in suites:
         label = labels[suite.id]
@@ -152,7 +154,9 @@ def measure(code: Path, suites, corpus, labels: dict) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--code", type=Path, default=ROOT, help="a checkout whose graphlemon to measure (default: this one)")
+    parser.add_argument(
+        "--code", type=Path, default=ROOT, help="a checkout whose graphlemon to measure (default: this one)"
+    )
     parser.add_argument("suites", nargs="*", help="suite ids (default: all; BENCH_SMOKE=1: the local Python ones)")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))

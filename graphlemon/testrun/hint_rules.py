@@ -221,7 +221,10 @@ RULES: tuple[Rule, ...] = (
         ),
         _go_timeout,
     ),
-    (re.compile(r"^(?:(?:/bin/)?(?:ba)?sh: (?:line )?\d+: )(?P<cmd>[\w.@/+-]+): (?:command )?not found$", re.M), _not_installed),
+    (
+        re.compile(r"^(?:(?:/bin/)?(?:ba)?sh: (?:line )?\d+: )(?P<cmd>[\w.@/+-]+): (?:command )?not found$", re.M),
+        _not_installed,
+    ),
     (re.compile(r"Unhandled (?:Rejection|Error|errors?)\b", _I), _unhandled),
     (re.compile(r"No module named '(?P<mod>[^']+)'"), _module_missing),
     (re.compile(r"cannot import name '(?P<name>[^']+)' from '(?P<mod>[^']+)'"), _cannot_import),

@@ -41,7 +41,7 @@ def value_facts(expected: str, got: str) -> str:
     e, g = _show(diff.expected), _show(diff.got)
     if isinstance(diff.expected, str) and isinstance(diff.got, str):
         at = _first_difference(diff.expected, diff.got)
-        return f"They differ{where} from character {at + 1}: {_clip(_repr(diff.expected[max(0, at - 10):at + 20]))} expected, {_clip(_repr(diff.got[max(0, at - 10):at + 20]))} produced."
+        return f"They differ{where} from character {at + 1}: {_clip(_repr(diff.expected[max(0, at - 10) : at + 20]))} expected, {_clip(_repr(diff.got[max(0, at - 10) : at + 20]))} produced."
     if isinstance(diff.expected, Obj) and isinstance(diff.got, Obj) and diff.expected.cls != diff.got.cls:
         return f"They differ{where}: {kind_of(diff.got)} where {kind_of(diff.expected)} is expected."
     return f"They differ{where}: {e} expected, {g} produced."
@@ -171,9 +171,9 @@ def _strings(exp: Any, act: Any) -> str | None:
     if not act:
         return "An empty string came back: the value is never filled in, or a branch returns before building it."
     if exp.startswith(act):
-        return f"The text is cut short: it ends where {_clip(_repr(exp[len(act):]))} should follow."
+        return f"The text is cut short: it ends where {_clip(_repr(exp[len(act) :]))} should follow."
     if act.startswith(exp):
-        return f"The text has extra content at the end: {_clip(_repr(act[len(exp):]))}."
+        return f"The text has extra content at the end: {_clip(_repr(act[len(exp) :]))}."
     return None
 
 
@@ -229,7 +229,9 @@ def _mappings(exp: Any, act: Any) -> str | None:
         return (f"The object lacks key(s) {', '.join(missing)}: add them where the object is built or serialised "
                 "(check the field names against the contract).")  # fmt: skip
     if extra:
-        return f"The object has unexpected key(s) {', '.join(extra)}: check where the object is built which keys it adds."
+        return (
+            f"The object has unexpected key(s) {', '.join(extra)}: check where the object is built which keys it adds."
+        )
     differing = [k for k in exp if repr(exp[k]) != repr(act.get(k))]
     if len(differing) > 1:
         return f"Key(s) {', '.join(repr(k) for k in differing[:4])} hold different values: check how those fields are computed or mapped."

@@ -50,7 +50,9 @@ def hint_for(failure: TestFailure, root: Path | None = None, rules: Sequence[Fra
         or _first_rule(ctx) or _status_hint(ctx) or _value_hint(failure)
     )  # fmt: skip
     lead = _call_lead(ctx)
-    hint = Hint(f"{lead}. {specific}" if lead else specific, "specific") if specific else Hint(_facts(ctx, lead), "facts")
+    hint = (
+        Hint(f"{lead}. {specific}" if lead else specific, "specific") if specific else Hint(_facts(ctx, lead), "facts")
+    )
     for phase, consequence, advice in _PHASES:
         if failure.message.startswith(f"error in {phase}"):
             error = error_type(ctx) or "an error"

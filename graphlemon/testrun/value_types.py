@@ -69,7 +69,16 @@ def parse_value(text: str | None) -> Any:
     for parser in (_json, _python, _js_inspect, _mocha_diff_form):
         try:
             return parser(stripped)
-        except (ValueError, SyntaxError, TypeError, KeyError, IndexError, MemoryError, RecursionError, tokenize.TokenError):
+        except (
+            ValueError,
+            SyntaxError,
+            TypeError,
+            KeyError,
+            IndexError,
+            MemoryError,
+            RecursionError,
+            tokenize.TokenError,
+        ):
             continue
     return Unknown(stripped)
 
@@ -152,7 +161,10 @@ def _from_ast(node: ast.AST, placeholders: dict[str, Obj]) -> Any:
     if isinstance(node, ast.Dict):
         if any(k is None for k in node.keys):
             raise ValueError("a ** entry")
-        return {_hashable(_from_ast(k, placeholders)): _from_ast(v, placeholders) for k, v in zip(node.keys, node.values, strict=True)}
+        return {
+            _hashable(_from_ast(k, placeholders)): _from_ast(v, placeholders)
+            for k, v in zip(node.keys, node.values, strict=True)
+        }
     if isinstance(node, ast.Name):
         if node.id in placeholders:
             return placeholders[node.id]
@@ -363,7 +375,12 @@ def smallest_difference(expected: Any, got: Any, path: tuple[str, ...] = ()) -> 
         if len(differing) == 1:
             i = differing[0]
             return smallest_difference(expected[i], got[i], (*path, f"[{i}]"))
-    if isinstance(expected, Obj) and isinstance(got, Obj) and expected.cls == got.cls and expected.fields.keys() == got.fields.keys():
+    if (
+        isinstance(expected, Obj)
+        and isinstance(got, Obj)
+        and expected.cls == got.cls
+        and expected.fields.keys() == got.fields.keys()
+    ):
         differing = [k for k in expected.fields if not _same(expected.fields[k], got.fields[k])]
         if len(differing) == 1:
             key = differing[0]

@@ -117,7 +117,7 @@ SUITES = [
     # a long vitest suite whose queue test hangs with the bug: stopped by the timeout, counted from what finished
     Suite("vitest-timeout", "vitest-timeout-1.0", (483, 0, 0), (480, 1, 0), "src/queue.js",
           "if (jobs.length === 0) return resolve(results)", "if (jobs.length === 0) return", "vitest",
-          timeout=45.0, partial=True),
+          timeout=60.0, partial=True),
     # tape with values holding U+FFFF (a YAML non-character) and an assertion message with '#'
     Suite("tape-chatter", "tape-chatter-1.0", (5, 0, 0), (2, 3, 0), "lib/tally.js",
           "(text.match(/#/g) || [])", "(text.match(/#+/g) || [])", "npm-test",
@@ -143,7 +143,9 @@ def _copy(suite: Suite, dest: Path) -> Path:
     if not (source / ".graphlemon-corpus-ok").is_file():
         pytest.fail(f"the real-suite corpus is not installed ({source}): run `make fixtures`")
     target = dest / suite.package
-    shutil.copytree(source, target, ignore=shutil.ignore_patterns("node_modules", ".nyc_output", ".pytest_cache", "target"))
+    shutil.copytree(
+        source, target, ignore=shutil.ignore_patterns("node_modules", ".nyc_output", ".pytest_cache", "target")
+    )
     if (source / "node_modules").is_dir():
         (target / "node_modules").symlink_to(source / "node_modules", target_is_directory=True)
     if suite.venv:  # the project's own interpreter, without pip and so without pytest
@@ -161,8 +163,9 @@ def _plant(project: Path, suite: Suite) -> None:
 
 def _run(project: Path, suite: Suite):
     env = {**ENV, "CARGO_TARGET_DIR": str(project.parent / "cargo-target")}
-    return run_tests(project, suite.targets, framework=suite.framework_arg, command=suite.command,
-                     timeout=suite.timeout, env=env)
+    return run_tests(
+        project, suite.targets, framework=suite.framework_arg, command=suite.command, timeout=suite.timeout, env=env
+    )
 
 
 def _counts(result) -> tuple[int, int, int]:

@@ -10,8 +10,8 @@ from ...errors import invalid_param
 from ..parsers.common import error_summary, make_failure
 from ..parsers.pytest_report import parse_pytest_report
 from ..parsers.pytest_text import parse_pytest_text
-from ..result_models import ParsedRun, TestFailure
 from ..python_env import python_for
+from ..result_models import ParsedRun, TestFailure
 from .framework import Framework, Invocation, RunRequest
 
 PLUGIN_DIR = Path(__file__).resolve().parent.parent / "plugins"
@@ -67,3 +67,13 @@ class Pytest(Framework):
         plugins = ",".join(p for p in (os.environ.get("PYTEST_PLUGINS", ""), PLUGIN_MODULE) if p)
         env = {"PYTHONPATH": pythonpath, "PYTEST_PLUGINS": plugins, REPORT_ENV: str(report)}
         return Invocation(argv, env=env, report=report)
+
+
+def _k_term(pattern: str) -> str:
+    if not _K_PATTERN.match(pattern) or pattern in {"and", "or", "not"}:
+        raise invalid_param(
+            f"pytest name pattern {pattern!r} cannot be a -k term (letters, digits and _:+-.[]\\/ only); "
+            "select the test by its node id (file::name) instead",
+            target=pattern,
+        )
+    return pattern

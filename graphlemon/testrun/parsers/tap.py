@@ -98,7 +98,9 @@ def _add_result(run: ParsedRun, result: Any, group: str) -> None:
     expected, got = (_text(block.get("expected")), _text(block.get("actual"))) if has_values else (None, None)
     if not has_values:  # node:test leaves them out when a side is undefined or a function: its diff has both
         expected, got = node_assert_diff(str(block.get("error") or ""))
-    run.failures.append(make_failure(name, file=file, line=line, message=message, detail=detail, expected=expected, got=got))
+    run.failures.append(
+        make_failure(name, file=file, line=line, message=message, detail=detail, expected=expected, got=got)
+    )
 
 
 def yaml_block(raw: str | None) -> dict[str, Any]:

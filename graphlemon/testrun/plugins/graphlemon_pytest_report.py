@@ -96,8 +96,14 @@ def _doctest_values(call):
     if example is None or test is None or not hasattr(failure, "got"):
         return None
     line = test.lineno + example.lineno + 1 if test.lineno is not None else None
-    return {"op": "==", "left": example.want.strip(), "right": str(failure.got).strip(), "source": "doctest",
-            "names": ["expected", "got"], "line": line}
+    return {
+        "op": "==",
+        "left": example.want.strip(),
+        "right": str(failure.got).strip(),
+        "source": "doctest",
+        "names": ["expected", "got"],
+        "line": line,
+    }
 
 
 def _helper_values(call):
