@@ -13,7 +13,17 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any
 
-from .value_types import Difference, Elided, Obj, Unknown, is_number, kind_of, parse_value, smallest_difference
+from .value_types import (
+    Difference,
+    Elided,
+    Obj,
+    Unknown,
+    first_differing_part,
+    is_number,
+    kind_of,
+    parse_pair,
+    smallest_difference,
+)
 
 # the names `typeof` / type() give: a test comparing two of them compares the type of a value
 _TYPE_NAMES = {
@@ -24,20 +34,40 @@ _TYPE_NAMES = {
 }  # fmt: skip
 
 
-def value_hint(expected: str, got: str) -> str | None:
-    """A specific hint for the pair, or None when no rule's preconditions hold."""
-    exp, act = _typed(expected), _typed(got)
-    diff = smallest_difference(exp, act)
-    hint = _pair_hint(diff.expected, diff.got)
-    if hint is None:
-        return None
-    return f"At `{diff.where}`: {hint}" if diff.path else hint
+def value_hint(expected: str, got: str, limit: int = 100) -> str | None:
+    """A specific hint for the pair, or None when no rule's preconditions hold. The rules are tried on the
+    whole values, then on their first differing part, level by level (a mapping's key, a list's item)."""
+    exp, act = _typed_pair(expected, got)
+    path: list[str] = []
+    others = 0
+    for _ in range(limit):
+        hint = _pair_hint(exp, act)
+        if hint:
+            if not path:
+                return hint
+            note = (
+                f" (the first of {others + 1} differing parts)"
+                if others > 1
+                else " (the first differing part)"
+                if others
+                else ""
+            )
+            return f"At `{''.join(path)}`{note}: {hint}"
+        step = first_differing_part(exp, act)
+        if step is None:
+            return None
+        label, exp, act, count = step
+        path.append(label)
+        others = max(others, count - 1) if count else max(others, 1)  # 0: a cut-off value, others unknown
+    return None
 
 
 def value_facts(expected: str, got: str) -> str:
     """Facts only: where the parsed values first differ and what each holds there (no claim of a cause)."""
-    diff = smallest_difference(_typed(expected), _typed(got))
+    diff = smallest_difference(*_typed_pair(expected, got))
     where = f" at `{diff.where}`" if diff.path else ""
+    if not diff.only:
+        where += " (the first differing part)"
     e, g = _show(diff.expected), _show(diff.got)
     if isinstance(diff.expected, str) and isinstance(diff.got, str):
         at = _first_difference(diff.expected, diff.got)
@@ -47,9 +77,10 @@ def value_facts(expected: str, got: str) -> str:
     return f"They differ{where}: {e} expected, {g} produced."
 
 
-def _typed(text: str) -> Any:
-    value = parse_value(text)
-    return value.text if isinstance(value, Unknown) else value
+def _typed_pair(expected: str, got: str) -> tuple[Any, Any]:
+    """The parsed pair; a value no parser reads stands as its text."""
+    exp, act = parse_pair(expected, got)
+    return (exp.text if isinstance(exp, Unknown) else exp), (act.text if isinstance(act, Unknown) else act)
 
 
 def _pair_hint(exp: Any, act: Any) -> str | None:
@@ -211,7 +242,7 @@ def _sequences(exp: Any, act: Any) -> str | None:
     if length == len(known) and abs(len(exp) - length) == 1:
         more = "one item too many" if length > len(exp) else "one item missing"
         return f"The list has {more} ({length} items for {len(exp)}): look for an off-by-one bound or a duplicated / skipped append."
-    if length == len(known):
+    if length == len(known) and length != len(exp):  # same length: the first differing item tells more
         missing = [x for x in exp if x not in known][:3]
         if missing:
             return f"The result lacks {', '.join(_clip(repr(x), 40) for x in missing)}: check the condition that decides which items are kept or produced."
@@ -232,9 +263,6 @@ def _mappings(exp: Any, act: Any) -> str | None:
         return (
             f"The object has unexpected key(s) {', '.join(extra)}: check where the object is built which keys it adds."
         )
-    differing = [k for k in exp if repr(exp[k]) != repr(act.get(k))]
-    if len(differing) > 1:
-        return f"Key(s) {', '.join(repr(k) for k in differing[:4])} hold different values: check how those fields are computed or mapped."
     return None
 
 

@@ -47,6 +47,13 @@ class Elided:
     count: int
 
 
+class Cut:
+    """The rest of a container the value was cut off in (a printer's size limit): its items are unknown."""
+
+    def __repr__(self) -> str:
+        return "…"
+
+
 class Unknown:
     """A value the parser could not read (kept as its text)."""
 
@@ -81,6 +88,25 @@ def parse_value(text: str | None) -> Any:
         ):
             continue
     return Unknown(stripped)
+
+
+def parse_pair(expected: str | None, got: str | None, margin: int = 4000) -> tuple[Any, Any]:
+    """Both values parsed; two JavaScript-printed values too long (or cut off) to parse whole are read up to a
+    little past their first differing character, each container cut there ending in `Cut()`."""
+    exp, act = parse_value(expected), parse_value(got)
+    if not (isinstance(exp, Unknown) and isinstance(act, Unknown)) or not expected or not got:
+        return exp, act
+    e, g = expected.strip(), got.strip()
+    at = next((i for i, (x, y) in enumerate(zip(e, g, strict=False)) if x != y), min(len(e), len(g)))
+    if at > MAX_PARSED or not e.startswith(("[", "{")):
+        return exp, act
+    cut = []
+    for text in (e[: at + margin], g[: at + margin]):
+        try:
+            cut.append(_Reader(text, commas=False, cut=True).read_all())
+        except (ValueError, KeyError, IndexError, RecursionError):
+            return exp, act
+    return cut[0], cut[1]
 
 
 def _json(text: str) -> Any:
@@ -221,8 +247,8 @@ class _Reader:
     _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
     _ELIDED = re.compile(r"(?:…|\.\.\.)\s*\((\d+)\)|\.\.\. (\d+) more items?")
 
-    def __init__(self, text: str, commas: bool) -> None:
-        self.text, self.at, self.commas = text, 0, commas
+    def __init__(self, text: str, commas: bool, cut: bool = False) -> None:
+        self.text, self.at, self.commas, self.cut = text, 0, commas, cut
 
     def read_all(self) -> Any:
         value = self.value()
@@ -298,8 +324,15 @@ class _Reader:
         items: list[Any] = []
         while self.peek() != "]":
             if not self.peek():
+                if self.cut:  # the text ends inside this list: what follows is unknown
+                    return [*items, Cut()]
                 raise ValueError("an unterminated list")
-            items.append(self.value())
+            try:
+                items.append(self.value())
+            except ValueError:
+                if self.cut and self.at >= len(self.text) - 1:
+                    return [*items, Cut()]
+                raise
             self.separator("]")
         self.at += 1
         return items
@@ -310,6 +343,9 @@ class _Reader:
         while self.peek() != "}":
             ch = self.peek()
             if not ch:
+                if self.cut:
+                    out[Cut] = Cut()  # unknown keys follow: never the same keys as another mapping
+                    return out
                 raise ValueError("an unterminated object")
             if ch in "'\"":
                 key: Any = self.string()
@@ -352,40 +388,70 @@ def _mocha_diff_form(text: str) -> Any:
 
 @dataclass(frozen=True)
 class Difference:
-    """Where two values first differ: the path to that part and the two parts there."""
+    """Where two values first differ: the path to that part, the two parts there, and how many parts differed
+    at each step of the path (1 everywhere: the only difference)."""
 
     path: tuple[str, ...]
     expected: Any
     got: Any
+    siblings: tuple[int, ...] = ()
 
     @property
     def where(self) -> str:
         return "".join(self.path)
 
+    @property
+    def only(self) -> bool:  # 0: unknown (a cut-off value)
+        return all(n == 1 for n in self.siblings)
 
-def smallest_difference(expected: Any, got: Any, path: tuple[str, ...] = ()) -> Difference:
-    """Descend while both sides are the same kind of container differing in exactly one place."""
-    if isinstance(expected, dict) and isinstance(got, dict) and expected.keys() == got.keys():
-        differing = [k for k in expected if not _same(expected[k], got[k])]
-        if len(differing) == 1:
-            key = differing[0]
-            return smallest_difference(expected[key], got[key], (*path, f"[{key!r}]"))
-    if isinstance(expected, list | tuple) and isinstance(got, list | tuple) and len(expected) == len(got):
-        differing = [i for i, (e, g) in enumerate(zip(expected, got, strict=True)) if not _same(e, g)]
-        if len(differing) == 1:
-            i = differing[0]
-            return smallest_difference(expected[i], got[i], (*path, f"[{i}]"))
-    if (
-        isinstance(expected, Obj)
-        and isinstance(got, Obj)
-        and expected.cls == got.cls
-        and expected.fields.keys() == got.fields.keys()
-    ):
-        differing = [k for k in expected.fields if not _same(expected.fields[k], got.fields[k])]
-        if len(differing) == 1:
-            key = differing[0]
-            return smallest_difference(expected.fields[key], got.fields[key], (*path, f".{key}"))
-    return Difference(path, expected, got)
+
+def first_differing_part(expected: Any, got: Any) -> tuple[str, Any, Any, int] | None:
+    """One step into two containers of the same shape (mappings with the same keys, sequences of one length,
+    objects of one class with the same fields): the first differing part, its values, how many parts differ."""
+    if isinstance(expected, Obj) and isinstance(got, Obj):
+        if expected.cls != got.cls or expected.fields.keys() != got.fields.keys():
+            return None
+        pairs = [(f".{k}", expected.fields[k], got.fields[k]) for k in expected.fields]
+    elif isinstance(expected, dict) and isinstance(got, dict):
+        if expected.keys() != got.keys():
+            return None
+        pairs = [(f"[{k!r}]", expected[k], got[k]) for k in expected]
+    elif isinstance(expected, list | tuple) and isinstance(got, list | tuple):
+        cut = any(isinstance(x, Cut) for x in (*expected, *got))
+        if cut:  # only the items both sides hold (before the cut)
+            known = min(_whole_items(expected), _whole_items(got))
+            pairs = [(f"[{i}]", e, g) for i, (e, g) in enumerate(zip(expected[:known], got[:known], strict=True))]
+            differing = [pair for pair in pairs if not _same(pair[1], pair[2])]
+            return (*differing[0], 0) if differing else None  # 0: how many others differ is unknown
+        if len(expected) != len(got) or any(isinstance(x, Elided) for x in (*expected, *got)):
+            return None
+        pairs = [(f"[{i}]", e, g) for i, (e, g) in enumerate(zip(expected, got, strict=True))]
+    else:
+        return None
+    differing = [pair for pair in pairs if not _same(pair[1], pair[2])]
+    return (*differing[0], len(differing)) if differing else None
+
+
+def smallest_difference(expected: Any, got: Any, limit: int = 100) -> Difference:
+    """Descend into the first differing part while both sides keep the same shape."""
+    path: tuple[str, ...] = ()
+    siblings: tuple[int, ...] = ()
+    for _ in range(limit):
+        step = first_differing_part(expected, got)
+        if step is None:
+            break
+        label, expected, got, count = step
+        path, siblings = (*path, label), (*siblings, count)
+    return Difference(path, expected, got, siblings)
+
+
+def _whole_items(items: list[Any] | tuple[Any, ...]) -> int:
+    """How many leading items are known: those before a `Cut` (the last of them may hold a `Cut` itself, so it
+    differs from anything; descending into it finds where it really differs, if before its cut)."""
+    for i, item in enumerate(items):
+        if isinstance(item, Cut):
+            return i
+    return len(items)
 
 
 def _same(a: Any, b: Any) -> bool:
