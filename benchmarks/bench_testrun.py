@@ -160,6 +160,22 @@ def entry_points(root: Path) -> None:
     lean = overhead("~1 s pytest suite, lean entry (`graphlemon test --json`)", suite, raw, 20)
     full = overhead("~1 s pytest suite, full typer app", suite, raw, 20, FULL_APP)
     print(f"entry point on a ~1 s suite: lean {lean:.3f} vs full app {full:.3f} (goal <= 1.10)")
+    cpu = {name: cpu_seconds(argv, suite) for name, argv in
+           (("raw", raw), ("lean", [*GRAPHLEMON, str(suite)]), ("full app", [*FULL_APP, str(suite)]))}  # fmt: skip
+    print("CPU time (user+sys of the process tree, load-independent): "
+          + ", ".join(f"{name} {seconds * 1000:.0f} ms" for name, seconds in cpu.items())
+          + f"; lean / raw {cpu['lean'] / cpu['raw']:.3f}, full / raw {cpu['full app'] / cpu['raw']:.3f}")  # fmt: skip
+
+
+def cpu_seconds(argv: list[str], cwd: Path) -> float:
+    """Median CPU time (user + system, children included) of a command over REPETITIONS runs."""
+    spent = []
+    for _ in range(REPETITIONS):
+        before = os.times()
+        subprocess.run(argv, cwd=cwd, capture_output=True, env={**os.environ, "NO_COLOR": "1"})
+        after = os.times()
+        spent.append(after.children_user - before.children_user + after.children_system - before.children_system)
+    return statistics.median(spent)
 
 
 def fixed_cost(root: Path) -> None:

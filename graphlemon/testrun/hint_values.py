@@ -52,7 +52,7 @@ def value_hint(expected: str, got: str, limit: int = 100) -> str | None:
                 if others
                 else ""
             )
-            return f"At `{''.join(path)}`{note}: {hint}"
+            return f"At `{_clip(''.join(path))}`{note}: {hint}"
         step = first_differing_part(exp, act)
         if step is None:
             return None
@@ -65,7 +65,7 @@ def value_hint(expected: str, got: str, limit: int = 100) -> str | None:
 def value_facts(expected: str, got: str) -> str:
     """Facts only: where the parsed values first differ and what each holds there (no claim of a cause)."""
     diff = smallest_difference(*_typed_pair(expected, got))
-    where = f" at `{diff.where}`" if diff.path else ""
+    where = f" at `{_clip(diff.where)}`" if diff.path else ""
     if not diff.only:
         where += " (the first differing part)"
     e, g = _show(diff.expected), _show(diff.got)

@@ -153,7 +153,10 @@ def _status_pair(ctx: HintContext) -> tuple[int | None, int | None]:
 def _value_hint(failure: TestFailure) -> str | None:
     if failure.expected is None or failure.got is None:
         return None
-    return value_hint(failure.expected, failure.got)
+    try:
+        return value_hint(failure.expected, failure.got)
+    except RecursionError:  # a value nested deeper than the rules walk: no claim
+        return None
 
 
 def _facts(ctx: HintContext, lead: str | None) -> str:
@@ -165,7 +168,10 @@ def _facts(ctx: HintContext, lead: str | None) -> str:
         parts.append(f"{lead}")
     error = error_type(ctx)
     if f.expected is not None and f.got is not None:
-        parts.append(value_facts(f.expected, f.got))
+        try:
+            parts.append(value_facts(f.expected, f.got))
+        except RecursionError:
+            parts.append("expected and got differ (nested too deep to name where)")
     elif error:
         parts.append(f"{error} was raised{ctx.where or ' while the test ran'}")
     else:
