@@ -119,3 +119,10 @@ def test_python_tests_are_unittest_when_the_projects_interpreter_has_no_pytest(t
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / ".venv")], check=True)
     assert detect_framework(tmp_path) == ("unittest", tmp_path)
     assert detect_framework(tmp_path, "pytest") == ("pytest", tmp_path)  # asked for by name: as asked
+
+
+def test_go_got_expected_is_read_as_got_and_want():
+    from graphlemon.testrun.parsers.go_messages import go_expected_got
+
+    assert go_expected_got("Count() mismatch: got 3 expected 4") == ("4", "3")
+    assert go_expected_got("got 500, want 401") == ("401", "500")
