@@ -110,12 +110,13 @@ class TestRunResult(BaseModel):
     def tail_needed(self) -> bool:
         """Whether a reader needs the raw output: the result does not explain itself (counts not read,
         crashed, timed out, a failing run with no failure named, a failure without a message, or a
-        warning about the counts). Otherwise every failure already carries its message and values."""
+        warning about the counts of a run that is not ok). Otherwise every failure already carries its
+        message and values."""
         unexplained = not self.ok and not self.failures
         silent = any(f.message.strip() in NO_MESSAGES for f in self.failures)
         return (
             self.crashed or self.unparsed or self.timed_out or self.counts_source == "none" or unexplained
-            or silent or bool(self.warnings)
+            or silent or (bool(self.warnings) and not self.ok)  # a green run's warning says all it needs to
         )  # fmt: skip
 
     def contract(self) -> TestRunResult:
