@@ -126,3 +126,23 @@ def test_go_got_expected_is_read_as_got_and_want():
 
     assert go_expected_got("Count() mismatch: got 3 expected 4") == ("4", "3")
     assert go_expected_got("got 500, want 401") == ("401", "500")
+
+
+def test_a_doctest_report_gives_expected_and_got():
+    from graphlemon.testrun.parsers.unittest_text import parse_unittest_text
+
+    output = (
+        "F\n======================================================================\n"
+        "FAIL: split_at (more_itertools.more)\nDoctest: more_itertools.more.split_at\n"
+        "----------------------------------------------------------------------\nTraceback (most recent call last):\n"
+        '  File "/usr/lib/python3.11/doctest.py", line 2221, in runTest\n    raise self.failureException(self.format_failure(new.getvalue()))\n'
+        "AssertionError: Failed doctest test for more_itertools.more.split_at\n"
+        '  File "/p/more_itertools/more.py", line 1500, in split_at\n\n'
+        "----------------------------------------------------------------------\n"
+        'File "/p/more_itertools/more.py", line 1511, in more_itertools.more.split_at\nFailed example:\n'
+        "    list(split_at(range(10), lambda n: n % 2 == 1, maxsplit=2))\nExpected:\n    [[0], [2], [4, 5, 6, 7, 8, 9]]\n"
+        "Got:\n    [[0], [2, 3, 4, 5, 6, 7, 8, 9]]\n\n\n"
+        "----------------------------------------------------------------------\nRan 1 test in 0.001s\n\nFAILED (failures=1)\n"
+    )  # fmt: skip
+    failure = parse_unittest_text(output).failures[0]
+    assert (failure.expected, failure.got) == ("[[0], [2], [4, 5, 6, 7, 8, 9]]", "[[0], [2, 3, 4, 5, 6, 7, 8, 9]]")
