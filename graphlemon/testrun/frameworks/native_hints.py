@@ -38,8 +38,8 @@ def rust_panic(ctx: HintContext) -> str | None:
     """A libtest panic: a failed assertion in test code (a test or its helper), or a panic in the code under test."""
     f = ctx.failure
     panic = re.search(r"panicked at [^\n]*\n?(?P<msg>[^\n]*)", ctx.text)
-    if panic is None:
-        return None
+    if panic is None or (f.expected is not None and f.got is not None and value_hint(f.expected, f.got)):
+        return None  # no panic, or `assert_eq!`'s values tell more (the value rules speak)
     place = rust_place(ctx.root, f.file, f.line)
     if place is None:
         return None if f.expected is not None and f.got is not None else panic_hint(panic, ctx)
