@@ -1,119 +1,174 @@
-"""Issue 23 item 8: how good are expected/got and the hints on real failures (the corpus with its planted bugs)?
+"""Hint quality on the real-suite corpus, judged against a label file written before the hint rules.
 
-For every suite of tests/testrun/test_real_suites.py (installed by `make fixtures`), run with its
-planted bug, and print per suite and in total:
-  values    = share of failures with both expected and got filled
-  specific  = share of failures whose hint is not one of the generic fallbacks
-              ("The check at … does not hold: print the value it inspects", "… was raised …: check how
-              that code handles the input", "… the values it checks were not reported")
-  contra    = hints a check below finds contradicted by the failure's own values (goal: 0), e.g.
-              "differs only in letter case" for values that differ otherwise, "Off by one" for numbers
-              two apart, "first differs at character N" where they differ elsewhere, any value hint
-              for expected == got, or "handle that case instead of panicking" (advice for a panic of
-              the code under test) for a failed assertion located in the test code (tests/)
-`--code DIR` runs another checkout's graphlemon (e.g. main's, for the before/after figures) on the
-same suites: `python benchmarks/bench_hint_quality.py --code /path/to/main`.
+Every suite of tests/testrun/test_real_suites.py (installed by `make fixtures`) runs with its planted bug
+through the real command line, `graphlemon test --json`, and is judged against
+tests/testrun/corpus/labels.json, which says per suite the counts its output proves (and whether the run is
+complete) and per failing test what a specific and true hint would say, or that only the facts can be given:
+
+  counts    the summary (passed/failed/skipped) and `complete` equal the label's
+  named     the labelled failures that the result names (a failure the label does not know counts as wrong)
+  specific  hints that claim something (`hint_confidence` not "facts") and make every claim of the label
+            and none of its `wrong_if` phrases
+  facts     failures that carry the facts only (`hint_confidence` "facts"; a checkout without the field:
+            an empty hint or one of the old generic fallbacks)
+  wrong     every other hint: one that claims what the label does not, or claims something for a failure
+            whose label is facts-only
+  json      stdout held exactly one JSON object
+
+`--code DIR` runs another checkout's graphlemon on the same suites (the "before" column: main's).
+BENCH_SMOKE=1: only the three local Python suites (a few seconds).
 """
 
 from __future__ import annotations
 
 import argparse
-import math
-import re
+import json
+import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-GENERIC = (
+LABELS = ROOT / "tests" / "testrun" / "corpus" / "labels.json"
+SMOKE_SUITES = ("py-reprs", "py-numeric", "py-doctest")
+# the generic fallbacks of a checkout that has no `hint_confidence`: they state no finding, so they are facts
+OLD_GENERIC = (
     "does not hold: print the value it inspects",
     "does not hold and the values it checks were not reported",
     ": check how that code handles the input this test gives it",
 )
 
 
-def _number(text: str | None) -> float | None:
-    try:
-        value = float((text or "").strip())
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
+def run_cli(code: Path, project: Path, suite, env: dict[str, str]) -> tuple[dict | None, int]:
+    """`graphlemon test --json` as a subprocess; (the JSON object, or None when stdout is not exactly one, objects)."""
+    argv = [sys.executable, "-m", "graphlemon", "test", *suite.targets, "--project", str(project), "--json",
+            "--timeout", f"{suite.timeout:g}"]  # fmt: skip
+    if suite.framework_arg:
+        argv += ["--framework", suite.framework_arg]
+    if suite.command:
+        argv += ["--command", suite.command]
+    child_env = {**os.environ, **env, "PYTHONPATH": str(code)}
+    done = subprocess.run(argv, cwd=project, env=child_env, capture_output=True, text=True, errors="replace")
+    return one_json_object(done.stdout)
 
 
-def _unquote(text: str) -> str:
-    text = text.strip()
-    return text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"`" else text
+def one_json_object(stdout: str) -> tuple[dict | None, int]:
+    """The JSON object on stdout and how many values stdout holds (1 when it is exactly one object)."""
+    decoder, values, at, text = json.JSONDecoder(), [], 0, stdout.strip()
+    while at < len(text):
+        try:
+            value, end = decoder.raw_decode(text, at)
+        except ValueError:
+            return (values[0] if values and isinstance(values[0], dict) else None), len(values) + 1  # chatter
+        values.append(value)
+        at = end
+        while at < len(text) and text[at].isspace():
+            at += 1
+    return (values[0] if len(values) == 1 and isinstance(values[0], dict) else None), len(values)
 
 
-def contradictions(failure) -> list[str]:
-    """What the hint claims that the failure's own (whole) expected/got refute."""
-    hint, exp, got = failure.hint, failure.expected, failure.got
-    found: list[str] = []
-    if "handle that case instead of panicking" in hint and failure.file and "tests" in Path(failure.file).parts:
-        found.append("panic advice for an assertion in test code")
-    if exp is None or got is None:
-        return found
-    e, g = _unquote(exp), _unquote(got)
-    if exp == got and any(k in hint for k in ("differs", "Off by one", "cut short", "extra content", "lacks")):
-        found.append("a difference is hinted for equal values")
-    if "differs only in letter case" in hint and not (e.lower() == g.lower() and e != g):
-        found.append("letter case")
-    if "differs only in whitespace" in hint and "".join(e.split()) != "".join(g.split()):
-        found.append("whitespace")
-    ne, ng = _number(exp), _number(got)
-    if "Off by one" in hint and "Field `" not in hint and (ne is None or ng is None or abs(ne - ng) != 1):
-        found.append("off by one")
-    if "stayed at zero" in hint and ng != 0:
-        found.append("zero")
-    position = re.search(r"first differs at character (\d+)", hint)
-    shown_at = failure.difference_at  # where the whole values first differ (1-based, in the shown text)
-    if position and "Field `" not in hint and "diff's first change" not in hint and shown_at is not None:
-        if int(position.group(1)) not in (shown_at, shown_at - 1):  # the hint counts inside the quotes
-            found.append(f"position {position.group(1)}, values differ at {shown_at}")
-    field = re.match(r"Field `[^`]+` differs \((.+?) wanted, (.+?) produced\)", hint)
-    if field and (field.group(1).rstrip("…") not in exp or field.group(2).rstrip("…") not in got):
-        found.append("field values")
-    return found
+def verdict(failure: dict, label: dict | None) -> str:
+    """specific / facts / wrong for one failure against its label."""
+    hint = failure.get("hint") or ""
+    confidence = failure.get("hint_confidence")
+    facts = confidence == "facts" if confidence is not None else (not hint or any(g in hint for g in OLD_GENERIC))
+    if facts:
+        return "facts"
+    if label is None or label["hint"] != "specific":
+        return "wrong"
+    claims_made = all(any(alt in hint for alt in _alternatives(claim)) for claim in label.get("claims", []))
+    refuted = any(phrase in hint for phrase in label.get("wrong_if", []))
+    return "specific" if claims_made and not refuted else "wrong"
 
 
-def measure(suites, copy, plant, run) -> None:
-    print(f"{'suite':<22} {'failures':>8} {'values':>8} {'specific':>9} {'contra':>7}")
-    totals = [0, 0, 0, 0]
+def _alternatives(claim: str | list[str]) -> list[str]:
+    return [claim] if isinstance(claim, str) else claim
+
+
+def failure_key(failure: dict) -> str:
+    return f"{failure['name']} {failure['subtest']}" if failure.get("subtest") else failure["name"]
+
+
+def judge(result: dict | None, objects: int, labels: dict) -> dict:
+    row = {"json": objects == 1 and result is not None, "counts": False, "named": 0, "labelled": len(labels["failures"]),
+           "specific": 0, "facts": 0, "wrong": 0, "details": []}  # fmt: skip
+    if result is None:
+        row["wrong"] = row["labelled"]
+        return row
+    s = result["summary"]
+    complete = result.get("complete", not result["timed_out"])  # a checkout without the field: not timed out
+    row["counts"] = [s["passed"], s["failed"], s["skipped"]] == labels["counts"] and complete == labels["complete"]
+    if not row["counts"]:
+        row["details"].append(f"counts {s['passed']}/{s['failed']}/{s['skipped']} complete={complete}, "
+                              f"label {labels['counts']} complete={labels['complete']}")  # fmt: skip
+    seen = set()
+    for failure in result["failures"]:
+        key = failure_key(failure)
+        if key not in labels["failures"]:  # same-named tests in two files are labelled `NAME @FILE`
+            key = f"{key} @{failure.get('file')}"
+        label = labels["failures"].get(key)
+        if label is not None and key not in seen:
+            seen.add(key)
+            row["named"] += 1
+            if "line" in label and failure.get("line") != label["line"]:
+                row["details"].append(f"{key}: line {failure.get('line')}, label {label['line']}")
+        kind = verdict(failure, label)
+        row[kind] += 1
+        if kind == "wrong":
+            row["details"].append(f"wrong: {key}: {failure.get('hint', '')[:160]!r}")
+    return row
+
+
+def measure(code: Path, suites, corpus, labels: dict) -> None:
+    print(f"graphlemon from {code}")
+    print(
+        f"{'suite':<22} {'failures':>8} {'counts':>7} {'named':>7} {'specific':>9} {'facts':>6} {'wrong':>6} {'json':>5}"
+    )
+    total = {"failures": 0, "named": 0, "specific": 0, "facts": 0, "wrong": 0, "counts": 0, "json": 0, "suites": 0}
     for suite in suites:
+        label = labels[suite.id]
         with tempfile.TemporaryDirectory() as tmp:
-            project = copy(suite, Path(tmp))
-            plant(project, suite)
-            result = run(project, suite)
-        failures = result.failures
-        n = len(failures)
-        values = sum(1 for f in failures if f.expected is not None and f.got is not None)
-        specific = sum(1 for f in failures if f.hint and not any(marker in f.hint for marker in GENERIC))
-        contra = [(f.name, c) for f in failures for c in contradictions(f)]
-        for i, count in enumerate((n, values, specific, len(contra))):
-            totals[i] += count
-        print(f"{suite.id:<22} {n:8d} {values / n:8.0%} {specific / n:9.0%} {len(contra):7d}" if n else f"{suite.id:<22} 0")
-        for name, claim in contra[:3]:
-            print(f"    contradicted: {name}: {claim}")
-    n, values, specific, contra = totals
-    print(f"{'all':<22} {n:8d} {values / n:8.0%} {specific / n:9.0%} {contra:7d}  "
-          f"(values {values}/{n}, specific {specific}/{n})")  # fmt: skip
+            project = corpus._copy(suite, Path(tmp))
+            corpus._plant(project, suite)
+            env = {**corpus.ENV, "CARGO_TARGET_DIR": str(Path(tmp) / "cargo-target")}
+            result, objects = run_cli(code, project, suite, env)
+        row = judge(result, objects, label)
+        n = row["specific"] + row["facts"] + row["wrong"]
+        print(f"{suite.id:<22} {n:8d} {'yes' if row['counts'] else 'NO':>7} {row['named']:>3}/{row['labelled']:<3} "
+              f"{row['specific']:9d} {row['facts']:6d} {row['wrong']:6d} {'yes' if row['json'] else 'NO':>5}")  # fmt: skip
+        for line in row["details"][:6]:
+            print(f"    {line}")
+        for key in ("named", "specific", "facts", "wrong"):
+            total[key] += row[key]
+        total["failures"] += n
+        total["counts"] += row["counts"]
+        total["json"] += row["json"]
+        total["suites"] += 1
+    n = total["failures"] or 1
+    print(f"{'all':<22} {total['failures']:8d} {total['counts']:>3}/{total['suites']:<3} {total['named']:7d} "
+          f"{total['specific']:9d} {total['facts']:6d} {total['wrong']:6d} {total['json']:>3}/{total['suites']}")  # fmt: skip
+    print(f"specific and true {total['specific'] / n:.0%}, facts only {total['facts'] / n:.0%}, "
+          f"wrong {total['wrong'] / n:.0%} of {total['failures']} failures")  # fmt: skip
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--code", type=Path, help="a checkout whose graphlemon package to measure (default: this one)")
+    parser.add_argument(
+        "--code", type=Path, default=ROOT, help="a checkout whose graphlemon to measure (default: this one)"
+    )
+    parser.add_argument("suites", nargs="*", help="suite ids (default: all; BENCH_SMOKE=1: the local Python ones)")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    if args.code:
-        sys.path.insert(0, str(args.code.resolve()))
-    import graphlemon  # noqa: E402
     from tests.testrun import test_real_suites as corpus  # noqa: E402
 
-    missing = [s.package for s in corpus.SUITES if not (corpus.CACHE / s.package / ".graphlemon-corpus-ok").is_file()]
+    labels = json.loads(LABELS.read_text(encoding="utf-8"))["suites"]
+    wanted = args.suites or (SMOKE_SUITES if os.environ.get("BENCH_SMOKE") == "1" else [s.id for s in corpus.SUITES])
+    suites = [s for s in corpus.SUITES if s.id in wanted]
+    missing = [s.package for s in suites if not (corpus.CACHE / s.package / ".graphlemon-corpus-ok").is_file()]
     if missing:
         sys.exit(f"error[INVALID_PARAM]: the corpus is not installed ({', '.join(missing)}): run `make fixtures`")
-    print(f"graphlemon from {Path(graphlemon.__file__).parent}")
-    measure(corpus.SUITES, corpus._copy, corpus._plant, corpus._run)
+    measure(args.code.resolve(), suites, corpus, labels)
 
 
 if __name__ == "__main__":

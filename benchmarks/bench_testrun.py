@@ -5,7 +5,10 @@ Prints, measured side by side in this run (interleaved repetitions, medians):
                suite and a 500-test vitest suite (goal <= 1.10)
   compactness = bytes(JSON result) / bytes(raw output) for 1,000 pytest tests with 10 failures
                (goal <= 1/20), checking that every failure's name is in the JSON.
+  entry point = on a ~1 s pytest suite, `graphlemon test --json` (its lean path: argparse, no typer/rich) and
+               the same command through the full typer app, each / the raw command (goal <= 1.10)
 The suites are generated into a temp folder; vitest comes from the fixture's installed node_modules.
+BENCH_SMOKE=1: the ~1 s suite and the fixed cost only, 3 pairs each.
 """
 
 from __future__ import annotations
@@ -22,8 +25,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 VITEST_MODULES = ROOT / "tests" / "fixtures" / "testrun" / "vitest_project" / "node_modules"
-REPETITIONS = 7
+SMOKE = os.environ.get("BENCH_SMOKE") == "1"
+REPETITIONS = 3 if SMOKE else 7
 GRAPHLEMON = [sys.executable, "-m", "graphlemon", "test", "--json", "--project"]
+# the same command through the full typer app (every command's options; what `graphlemon test` was before)
+FULL_APP = [sys.executable, "-c", "import sys; from graphlemon.cli import main; main(sys.argv[1:])",
+            "test", "--json", "--project"]  # fmt: skip
 
 FAILING_BODIES = [
     "    assert normalise('Hello World') == 'hello-world'",
@@ -116,15 +123,15 @@ def timed(argv: list[str], cwd: Path) -> tuple[float, subprocess.CompletedProces
     return time.perf_counter() - started, proc
 
 
-def overhead(name: str, suite: Path, raw: list[str], expect_total: int) -> float:
+def overhead(name: str, suite: Path, raw: list[str], expect_total: int, ours: list[str] = GRAPHLEMON) -> float:
     """Median over interleaved pairs of time(graphlemon test) / time(raw command), after one warm-up each."""
     timed(raw, suite)  # warm caches (bytecode, vite transform cache, page cache) for both sides alike
-    timed([*GRAPHLEMON, str(suite)], suite)
+    timed([*ours, str(suite)], suite)
     raw_times, ours_times = [], []
     for _ in range(REPETITIONS):
         seconds, _proc = timed(raw, suite)
         raw_times.append(seconds)
-        seconds, proc = timed([*GRAPHLEMON, str(suite)], suite)
+        seconds, proc = timed([*ours, str(suite)], suite)
         ours_times.append(seconds)
         result = json.loads(proc.stdout)
         assert result["ok"] and result["summary"]["total"] == expect_total, result["summary"]
@@ -134,6 +141,41 @@ def overhead(name: str, suite: Path, raw: list[str], expect_total: int) -> float
         f" → ratio {ratio:.3f} (median of {REPETITIONS} interleaved pairs; goal <= 1.10)"
     )
     return ratio
+
+
+def one_second_suite(root: Path) -> Path:
+    """A pytest suite whose raw run takes about a second (20 tests of 40 ms, plus pytest's start-up)."""
+    suite = root / "one-second"
+    (suite / "tests").mkdir(parents=True)
+    (suite / "pytest.ini").write_text("[pytest]\n")
+    body = "\n".join(f"def test_wait_{i:02d}():\n    time.sleep(0.04)\n" for i in range(20))
+    (suite / "tests" / "test_wait.py").write_text("import time\n\n" + body)
+    return suite
+
+
+def entry_points(root: Path) -> None:
+    """The lean `graphlemon test` against the full typer app, both against raw pytest, on a ~1 s suite."""
+    suite = one_second_suite(root)
+    raw = [sys.executable, "-m", "pytest"]
+    lean = overhead("~1 s pytest suite, lean entry (`graphlemon test --json`)", suite, raw, 20)
+    full = overhead("~1 s pytest suite, full typer app", suite, raw, 20, FULL_APP)
+    print(f"entry point on a ~1 s suite: lean {lean:.3f} vs full app {full:.3f} (goal <= 1.10)")
+    cpu = {name: cpu_seconds(argv, suite) for name, argv in
+           (("raw", raw), ("lean", [*GRAPHLEMON, str(suite)]), ("full app", [*FULL_APP, str(suite)]))}  # fmt: skip
+    print("CPU time (user+sys of the process tree, load-independent): "
+          + ", ".join(f"{name} {seconds * 1000:.0f} ms" for name, seconds in cpu.items())
+          + f"; lean / raw {cpu['lean'] / cpu['raw']:.3f}, full / raw {cpu['full app'] / cpu['raw']:.3f}")  # fmt: skip
+
+
+def cpu_seconds(argv: list[str], cwd: Path) -> float:
+    """Median CPU time (user + system, children included) of a command over REPETITIONS runs."""
+    spent = []
+    for _ in range(REPETITIONS):
+        before = os.times()
+        subprocess.run(argv, cwd=cwd, capture_output=True, env={**os.environ, "NO_COLOR": "1"})
+        after = os.times()
+        spent.append(after.children_user - before.children_user + after.children_system - before.children_system)
+    return statistics.median(spent)
 
 
 def fixed_cost(root: Path) -> None:
@@ -191,6 +233,9 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="bench-testrun-"))
     try:
         fixed_cost(root)
+        entry_points(root)
+        if SMOKE:
+            return
         overhead("pytest 1,000 tests", pytest_suite(root), [sys.executable, "-m", "pytest"], 1000)
         if VITEST_MODULES.is_dir():
             vitest = vitest_suite(root, files=10, per_file=50)

@@ -54,6 +54,21 @@ for p in json.load(open(sys.argv[1]))["packages"]:
                      " ".join(p.get("dev", [])) or "-", " ".join(p.get("drop_dependencies", [])) or "-"]))
 PY
   slug=${name#@}; dest="$cache/${slug//\//-}-$version"  # @scope/name → scope-name-VERSION
+  if [ "$registry" = local ]; then
+    # a suite kept in this repository (tests/testrun/corpus/local/NAME): its files copied afresh every time
+    # (they change with the repository), its pinned `dev` packages from the npm registry installed once
+    mkdir -p "$dest" && find "$dest" -mindepth 1 -maxdepth 1 ! -name node_modules -exec rm -rf {} +
+    cp -r "$source/." "$dest/"
+    if [ "$dev" != "-" ] && [ ! -f "$dest/node_modules/.graphlemon-corpus-ok" ]; then
+      echo "fixtures: corpus local $name: npm install $dev"
+      (cd "$dest" && mv package.json package.json.keep && \
+        npm install --no-audit --no-fund --ignore-scripts --no-save --no-package-lock --loglevel=error $dev; \
+        status=$?; mv package.json.keep package.json; exit $status)
+      touch "$dest/node_modules/.graphlemon-corpus-ok"
+    fi
+    touch "$dest/.graphlemon-corpus-ok"
+    continue
+  fi
   if [ -f "$dest/.graphlemon-corpus-ok" ]; then continue; fi
   echo "fixtures: corpus $registry $name@$version"
   rm -rf "$dest" "$cache/tmp" && mkdir -p "$dest" "$cache/tmp"

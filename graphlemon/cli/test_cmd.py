@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import signal
 import threading
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -45,35 +43,20 @@ def register(app: typer.Typer) -> None:
         Exit 0 when ok, 1 when not, 2 for bad input. SIGINT/SIGTERM stop the
         test run (its whole process group) and still print the partial result.
         """
+        from ..test_command import forward_signals, json_only_stdout
         from ..testrun import run_tests
 
         cancel = threading.Event()
-        with _forward_signals(cancel):
+        with forward_signals(cancel), json_only_stdout() as stdout:
             result = run_tests(
                 project, targets or (), framework=framework, last_failed=last_failed,
                 command=command, timeout=timeout, cancel=cancel,
             )  # fmt: skip
         if as_json:  # one compact JSON object: exactly the contract (cases and details are excluded)
-            typer.echo(result.contract_json())
+            stdout.write(result.contract_json() + "\n")
         else:
             _print_result(result)
         raise typer.Exit(0 if result.ok else 1)
-
-
-@contextmanager
-def _forward_signals(cancel: threading.Event):
-    """SIGINT / SIGTERM set `cancel` (the runner then kills the test process group)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-    for sig in previous:
-        signal.signal(sig, lambda _signum, _frame: cancel.set())
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def _print_result(result) -> None:

@@ -7,6 +7,7 @@ expected group may be a fixed value (`"=True"`) where the dialect implies it (`a
 from __future__ import annotations
 
 import re
+import textwrap
 
 from .output_text import clip
 
@@ -90,6 +91,19 @@ def node_assert_diff(text: str) -> tuple[str | None, str | None]:
     return clip("\n".join(expected), VALUE_CHARS), clip("\n".join(got), VALUE_CHARS)
 
 
+# doctest's report (pytest's doctest items, unittest's DocTestSuite): indented blocks under the two labels
+_DOCTEST = re.compile(r"^Expected:\n(?P<e>(?:[ \t]+\S.*\n?)+)Got:\n(?P<g>(?:[ \t]+\S.*\n?)+)", re.M)
+
+
+def doctest_expected_got(text: str) -> tuple[str | None, str | None]:
+    """A failing doctest example's wanted and printed output (`Expected:` / `Got:` blocks), dedented."""
+    match = _DOCTEST.search(text)
+    if match is None:
+        return None, None
+    expected, got = (textwrap.dedent(match[k]).strip() for k in ("e", "g"))
+    return (clip(expected, VALUE_CHARS), clip(got, VALUE_CHARS)) if expected != got else (None, None)
+
+
 def extract_expected_got(text: str) -> tuple[str | None, str | None]:
     """The first (expected, got) pair any known dialect finds in `text`."""
     if not text:
@@ -97,6 +111,9 @@ def extract_expected_got(text: str) -> tuple[str | None, str | None]:
     diff = node_assert_diff(text[:20000])
     if diff[0] is not None:
         return diff
+    doctest = doctest_expected_got(text[:20000])
+    if doctest[0] is not None:
+        return doctest
     for pattern, expected_group, got_group in _PATTERNS:
         match = pattern.search(text[:20000])
         if match:

@@ -1,7 +1,8 @@
 """Which framework runs a project's tests, and from which folder.
 
 In one folder: package.json dependencies (vitest, jest, mocha), then its
-`scripts.test` (npm-test), then Python test configuration (pytest), go.mod (go),
+`scripts.test` (npm-test), then Python test configuration (pytest, or unittest when the
+interpreter the project would use has no pytest), go.mod (go),
 Cargo.toml (cargo), and last a `test/` folder or `*.test.*` files with no runner
 dependency (node:test). In a monorepo the folder nearest to the project root wins
 (breadth first, a few levels deep, skipping dependency and build folders).
@@ -15,9 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ErrorCode, GraphLemonError
+from .python_env import has_pytest, python_for
 from .result_models import FRAMEWORKS, FrameworkName
 
 MAX_DEPTH = 3
+_PYTHON = {"pytest", "unittest"}  # one marker (Python test files, pytest configuration), either runner
 SKIP_DIRS = {"node_modules", ".git", ".venv", "venv", "target", "vendor", "dist", "build", "__pycache__", ".graphlemon"}
 PYTEST_CONFIGS = ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "conftest.py")
 NODE_TEST_SUFFIXES = (".js", ".mjs", ".cjs")
@@ -87,7 +90,8 @@ def detect_in(directory: Path) -> FrameworkName | None:
         if pkg.test_script:
             return "npm-test"
     if any((directory / name).is_file() for name in PYTEST_CONFIGS) or _has_python_tests(directory):
-        return "pytest"
+        # the interpreter the project would use decides: without pytest in it, its tests are unittest's
+        return "pytest" if has_pytest(python_for(directory)) else "unittest"
     if (directory / "go.mod").is_file():
         return "go"
     if (directory / "Cargo.toml").is_file():
@@ -101,8 +105,8 @@ def detect_framework(project_dir: Path, framework: FrameworkName | None = None) 
     """(framework, folder to run it in). With `framework` given, finds the nearest folder marked for it."""
     for directory in _folders_nearest_first(project_dir):
         found = detect_in(directory)
-        if found is not None and (framework is None or found == framework):
-            return found, directory
+        if found is not None and (framework is None or found == framework or {found, framework} <= _PYTHON):
+            return framework or found, directory
     if framework is not None:
         return framework, project_dir
     raise GraphLemonError(

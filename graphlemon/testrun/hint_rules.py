@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from .hint_context import HintContext, error_type, short_path
 
-Rule = tuple[re.Pattern[str], Callable[[re.Match[str], HintContext], str]]
+Rule = tuple[re.Pattern[str], Callable[[re.Match[str], HintContext], str | None]]
 
 
 def _module_missing(m: re.Match[str], ctx: HintContext) -> str:
@@ -141,9 +141,32 @@ def _addr_in_use(m: re.Match[str], ctx: HintContext) -> str:
     return "The port is already taken (an earlier server was not closed): listen on port 0 and close the server in teardown."
 
 
-def _not_a_function(m: re.Match[str], ctx: HintContext) -> str:
-    return (f"`{m.group('name')}` is not a function{ctx.where}: the import brings something else (default vs named "
-            "export, CommonJS vs ESM) or the method name is misspelt.")  # fmt: skip
+# methods that only one built-in type has: `x.match is not a function` means x is not a string
+_OWNERS = {
+    "a string": ("match", "matchAll", "trim", "trimStart", "trimEnd", "toLowerCase", "toUpperCase", "padStart",
+                 "padEnd", "startsWith", "endsWith", "charAt", "charCodeAt", "codePointAt", "normalize",
+                 "localeCompare", "replaceAll", "substring", "substr", "toLocaleLowerCase", "toLocaleUpperCase"),
+    "an array": ("map", "filter", "reduce", "reduceRight", "forEach", "push", "pop", "shift", "unshift", "splice",
+                 "findIndex", "findLast", "findLastIndex", "some", "every", "flat", "flatMap", "sort", "reverse"),
+    "a promise": ("then", "catch", "finally"),
+}  # fmt: skip
+_OWNER_OF = {method: owner for owner, methods in _OWNERS.items() for method in methods}
+
+
+def _not_a_function(m: re.Match[str], ctx: HintContext) -> str | None:
+    """`recv.method is not a function`: when only one built-in type has that method, recv is of another type.
+    A bare name that is not a function is an import or binding of something else. Otherwise: no claim."""
+    name = m.group("name").removesuffix("(...)")
+    receiver, _, method = name.rpartition(".")
+    if receiver and method in _OWNER_OF:
+        owner = _OWNER_OF[method]
+        return (f"`{receiver}` is not {owner} where the code calls `.{method}()` on it{ctx.where}: a value of "
+                f"another type reaches this code (check what the caller passes, and convert it to {owner} there "
+                "or reject it).")  # fmt: skip
+    if not receiver:
+        return (f"`{name}` is not a function{ctx.where}: the name is bound to something else — the import brings "
+                "another value (default vs named export, CommonJS vs ESM), or a variable shadows it.")  # fmt: skip
+    return None
 
 
 def _signature(m: re.Match[str], ctx: HintContext) -> str:
@@ -198,7 +221,10 @@ RULES: tuple[Rule, ...] = (
         ),
         _go_timeout,
     ),
-    (re.compile(r"^(?:(?:/bin/)?(?:ba)?sh: (?:line )?\d+: )(?P<cmd>[\w.@/+-]+): (?:command )?not found$", re.M), _not_installed),
+    (
+        re.compile(r"^(?:(?:/bin/)?(?:ba)?sh: (?:line )?\d+: )(?P<cmd>[\w.@/+-]+): (?:command )?not found$", re.M),
+        _not_installed,
+    ),
     (re.compile(r"Unhandled (?:Rejection|Error|errors?)\b", _I), _unhandled),
     (re.compile(r"No module named '(?P<mod>[^']+)'"), _module_missing),
     (re.compile(r"cannot import name '(?P<name>[^']+)' from '(?P<mod>[^']+)'"), _cannot_import),

@@ -1,23 +1,27 @@
-"""A specific one- or two-sentence hint for every failure (ports and extends seed 000 §7.2).
+"""A hint for every failure: specific and true, or the facts only (`hint_confidence`).
 
-Rules (`hint_rules`) are tried in order on the failure's message, then its detail;
-the first that matches writes the hint, naming the field, module, table, status or
-location it found. Then HTTP status pairs, then value differences (`hint_values`).
-The fallback still names the error type and where it was raised; no hint is
-"fix the bug" or a restatement of expected/got.
+Rules are tried in order: the framework's own (`Framework.hint_rules`: go-cmp diffs, Rust panics), the
+error patterns of `hint_rules` on the failure's message then its detail, HTTP status pairs, then the
+rules over the parsed expected/got values (`hint_values`). Each rule writes a hint only when its
+preconditions hold. When none does, the failure carries the facts: where it failed, the call and what
+it returned, the raised error, or where the parsed values first differ — `hint_confidence` "facts".
+No hint is "fix the bug" or a restatement of expected/got.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from .hint_context import HintContext, error_type, short_path, source_frame
-from .hint_rules import RULES, panic_hint
-from .hint_values import value_hint
-from .parsers.go_messages import changed_lines
-from .result_models import TestFailure
-from .rust_source import rust_place
+from .hint_rules import RULES
+from .hint_values import value_facts, value_hint
+from .result_models import HintConfidence, TestFailure
+
+# a framework's own rule: the hint it can tell from the failure, or None
+FrameworkRule = Callable[[HintContext], str | None]
 
 _PHASES = (
     ("setup", "so the test body never ran", "make that fixture work for this test before looking at the test body."),
@@ -29,15 +33,34 @@ _PHASES = (
 )
 
 
-def build_hint(failure: TestFailure, root: Path | None = None) -> str:
+@dataclass(frozen=True)
+class Hint:
+    text: str
+    confidence: HintConfidence
+
+
+def build_hint(failure: TestFailure, root: Path | None = None, rules: Sequence[FrameworkRule] = ()) -> str:
+    return hint_for(failure, root, rules).text
+
+
+def hint_for(failure: TestFailure, root: Path | None = None, rules: Sequence[FrameworkRule] = ()) -> Hint:
     ctx = HintContext(failure, root)
-    hint = _first_rule(ctx) or _with_call(ctx, _status_hint(ctx) or _diff_hint(failure) or _value_hint(failure))
+    specific = (
+        next((hint for rule in rules if (hint := rule(ctx))), None)
+        or _first_rule(ctx) or _status_hint(ctx) or _value_hint(failure)
+    )  # fmt: skip
+    lead = _call_lead(ctx)
+    hint = (
+        Hint(f"{lead}. {specific}" if lead else specific, "specific") if specific else Hint(_facts(ctx, lead), "facts")
+    )
     for phase, consequence, advice in _PHASES:
         if failure.message.startswith(f"error in {phase}"):
             error = error_type(ctx) or "an error"
-            lead = f"The test's {phase} (a fixture or hook) raised {error}{ctx.where}, {consequence}"
-            return f"{lead}. {hint}" if hint else f"{lead}: {advice}"
-    return hint or _fallback(ctx)
+            phase_lead = f"The test's {phase} (a fixture or hook) raised {error}{ctx.where}, {consequence}"
+            if hint.confidence == "specific":
+                return Hint(f"{phase_lead}. {hint.text}", "specific")
+            return Hint(f"{phase_lead}: {advice}", "specific")
+    return hint
 
 
 def _first_rule(ctx: HintContext) -> str | None:
@@ -45,8 +68,9 @@ def _first_rule(ctx: HintContext) -> str | None:
     for text in (ctx.failure.message, ctx.evidence):
         for pattern, make in RULES:
             match = pattern.search(text)
-            if match:
-                return make(match, ctx)
+            hint = make(match, ctx) if match else None
+            if hint:
+                return hint
     return None
 
 
@@ -54,19 +78,17 @@ def _first_rule(ctx: HintContext) -> str | None:
 _RETURNED = re.compile(r"^\s*\+\s+where (?P<value>[^\n]+?) = (?P<call>[\w.]+\([^\n]*\))\s*$", re.M)
 
 
-def _with_call(ctx: HintContext, hint: str | None) -> str | None:
-    """Lead with the call pytest shows and what it returned, then the kind of difference."""
+def _call_lead(ctx: HintContext) -> str | None:
+    """The call pytest shows and what it returned (`add(2, 2)` returned 5 where the test expects 6)."""
     f = ctx.failure
     match = _RETURNED.search(f.message) or _RETURNED.search(ctx.evidence)
     if match is None:
-        return hint
+        return None
     call, value = match.group("call"), match.group("value").strip()
     lead = f"`{_clip(call)}` returned {_clip(value)}"
     if f.expected is not None and f.got is not None and f.got.strip() == value:
         lead += f" where the test expects {_clip(f.expected)}"
-    if hint:
-        return f"{lead}. {hint}"
-    return f"{lead}: check what `{call.split('(', 1)[0]}` computes for these arguments (a condition, an operator, a missing case)."
+    return lead
 
 
 def _clip(text: str, limit: int = 80) -> str:
@@ -128,81 +150,37 @@ def _status_pair(ctx: HintContext) -> tuple[int | None, int | None]:
     return None, None
 
 
-_FIELD = re.compile(r"^(?P<key>[\w.\[\]\"'-]+):\s+(?P<value>.+?),?$")
-
-
-def _diff_hint(failure: TestFailure) -> str | None:
-    """A `(-want +got)` diff (go-cmp): name the first changed line, or field, and what kind of change it is."""
-    want, got = changed_lines(failure.message)
-    if not want and not got:
-        return None
-    if not got:
-        return f"The result lacks what the diff marks as wanted, first `{_clip(want[0])}`: check the code that should produce it."
-    if not want:
-        return f"The result has extra content the diff marks, first `{_clip(got[0])}`: check the code that adds it."
-    w, g = _FIELD.match(want[0]), _FIELD.match(got[0])
-    if w and g and w["key"] == g["key"]:
-        kind = value_hint(w["value"], g["value"]) or ""
-        return f"Field `{w['key']}` differs ({_clip(w['value'])} wanted, {_clip(g['value'])} produced). {kind}".strip()
-    kind = value_hint(want[0].rstrip(","), got[0].rstrip(",")) or ""
-    return f"The diff's first change: `{_clip(want[0])}` wanted, `{_clip(got[0])}` produced. {kind}".strip()
-
-
 def _value_hint(failure: TestFailure) -> str | None:
     if failure.expected is None or failure.got is None:
         return None
-    return value_hint(failure.expected, failure.got)
-
-
-def _rust_panic(ctx: HintContext) -> str | None:
-    """A libtest panic: a failed assertion in test code (a test or its helper), or a panic in the code under test."""
-    f = ctx.failure
-    panic = re.search(r"panicked at [^\n]*\n?(?P<msg>[^\n]*)", ctx.text)
-    place = rust_place(ctx.root, f.file, f.line) if panic else None
-    if place is None or panic is None:
+    try:
+        return value_hint(failure.expected, failure.got)
+    except RecursionError:  # a value nested deeper than the rules walk: no claim
         return None
-    at = f"{f.file}:{f.line}" if f.line else f.file
-    message = _clip(f.message.strip().splitlines()[0] if f.message.strip() else panic.group("msg").strip(), 140)
-    test_fn = f.name.rsplit("::", 1)[-1]
-    if place.in_test_code:
-        where = (f"in test helper `{place.function}` ({at})" if place.function and place.function != test_fn
-                 else f"in the test ({at})")  # fmt: skip
-        check = message.removeprefix("assertion failed: ")
-        what = f"The assertion `{check}`" if check != message else f"An assertion (message `{message}`)"
-        return (f"{what} {where} failed — a check of the test, not a panic in the code under test. Print the "
-                "values it checks (or use assert_eq! so both are shown) and trace them back to the code under test "
-                "that computes them for this input.")  # fmt: skip
-    inside = f" in `{place.function}`" if place.function else ""
-    return (f"The code under test panicked{inside} ({at}): {message} — handle that case instead of panicking, or "
-            "fix the state that leads to it.")  # fmt: skip
 
 
-def _fallback(ctx: HintContext) -> str:
-    rust = _rust_panic(ctx)
-    if rust:
-        return rust
+def _facts(ctx: HintContext, lead: str | None) -> str:
+    """What is known without a claim of cause: the place, the call, the error, or where the values differ."""
+    f = ctx.failure
+    location = f" at {short_path(f.file, ctx.root)}:{f.line}" if f.file and f.line else ""
+    parts = [f"Facts only (no hint rule's conditions hold): the check{location} failed"]
+    if lead:
+        parts.append(f"{lead}")
     error = error_type(ctx)
-    where = ctx.where
-    if error:
-        return (f"{error} was raised{where or ' while the test ran'}: check how that code handles the input "
-                "this test gives it, and whether the test's setup provides what the code expects.")  # fmt: skip
-    panic = re.search(r"panicked at [^\n]*\n?(?P<msg>[^\n]*)", ctx.text)
-    if panic:
-        return panic_hint(panic, ctx)
-    location = (
-        f" at {short_path(ctx.failure.file, ctx.root)}:{ctx.failure.line}"
-        if ctx.failure.file and ctx.failure.line
-        else ""
-    )
-    statement = _failing_statement(ctx.failure.detail)
-    if statement and ctx.failure.expected is None and ctx.failure.got is None:
-        frame = source_frame(ctx.evidence, None, ctx.root)
-        where = f" at {frame}" if frame else location
-        return (f"`{_clip(statement)}`{where} does not hold and the values it checks were not reported: print them "
-                "(or assert a comparison, `a == b`, so the runner shows both) and trace back to the code that "
-                "computes them for this test's input.")  # fmt: skip
-    return (f"The check{location} does not hold: print the value it inspects and trace back to the code that "
-            "computes it for this test's input.")  # fmt: skip
+    if f.expected is not None and f.got is not None:
+        try:
+            parts.append(value_facts(f.expected, f.got))
+        except RecursionError:
+            parts.append("expected and got differ (nested too deep to name where)")
+    elif error:
+        parts.append(f"{error} was raised{ctx.where or ' while the test ran'}")
+    else:
+        statement = _failing_statement(f.detail)
+        if statement:
+            frame = source_frame(ctx.evidence, None, ctx.root)
+            parts.append(f"`{_clip(statement)}`{f' at {frame}' if frame else ''} does not hold and the values it "
+                         "checks were not reported (assert a comparison, `a == b`, so the runner shows both)")  # fmt: skip
+    return "; ".join(p.rstrip(".") for p in parts) + "."
 
 
 def _failing_statement(detail: str) -> str | None:

@@ -28,6 +28,32 @@ def script_runners(run_dir: Path, script: str = "test") -> list[str]:
     return found
 
 
+def runner_arguments(run_dir: Path, runner: str, script: str = "test") -> list[str] | None:
+    """The arguments the project's script passes to `runner` (`mocha -u tdd --require x test` → `-u tdd
+    --require x test`), from the first command of `npm run SCRIPT`'s chain that starts it; None if none does."""
+    pkg = PackageJson.read(run_dir)
+    if pkg is None:
+        return None
+    return _arguments_of(pkg.scripts, script, runner, set(), 0)
+
+
+def _arguments_of(scripts: dict[str, str], name: str, runner: str, seen: set[str], depth: int) -> list[str] | None:
+    if name in seen or depth > _MAX_DEPTH:
+        return None
+    seen.add(name)
+    for part in (f"pre{name}", name, f"post{name}"):
+        for words in _commands(scripts.get(part) or ""):
+            names = [Path(w).name for w in words]
+            for alias in (runner, f"_{runner}"):
+                if alias in names:
+                    return words[names.index(alias) + 1 :]
+            called = _called_script(words)
+            found = _arguments_of(scripts, called, runner, seen, depth + 1) if called else None
+            if found is not None:
+                return found
+    return None
+
+
 def script_of_command(command: str) -> str | None:
     """`npm test` → `test`, `npm run tests-only` → `tests-only`; None for anything else."""
     match = re.search(r"\bnpm\s+(?:(?P<t>test|t)\b|run(?:-script)?\s+(?P<name>[\w:.-]+))", command)

@@ -64,6 +64,11 @@ def reconcile(
     if unparsed:
         warnings.append("the command succeeded but no test result could be read from its output: the counts are "
                         "unknown, not zero (see output_tail); pass --framework or a --command whose runner is known")  # fmt: skip
+    complete = not (outcome.timed_out or outcome.cancelled or outcome.start_error is not None
+                    or (outcome.exit_code is not None and outcome.exit_code < 0))  # fmt: skip
+    if not complete and ran_something:
+        warnings.append("the run stopped before it finished: the counts are the tests its output proves (a file's "
+                        "tests count once the runner reported that file); tests that never reported are not counted")  # fmt: skip
     ok = outcome.exit_code == 0 and summary.failed == 0 and summary.total > 0 and not outcome.timed_out
     subtests = None
     if parsed.subtests_failed or parsed.subtests_passed:
@@ -72,6 +77,7 @@ def reconcile(
         ok=ok, framework=framework, command=command, exit_code=outcome.exit_code, duration_ms=outcome.duration_ms,
         timed_out=outcome.timed_out, crashed=crashed, summary=summary, failures=failures, cases=cases,
         counts_source=counts_source, unparsed=unparsed, warnings=warnings, subtests=subtests,
+        complete=complete,
     )  # fmt: skip
 
 

@@ -18,6 +18,9 @@ from ..test_counts import TestSummary
 
 CaseStatus = Literal["passed", "failed", "skipped"]
 CountsSource = Literal["report", "text", "summary", "none"]
+# "specific": a rule's preconditions held and the hint says what they imply; "facts": no rule applied, the
+# hint states only what is known (location, call, error, where the values differ)
+HintConfidence = Literal["specific", "facts"]
 FrameworkName = Literal["pytest", "unittest", "vitest", "jest", "mocha", "node", "npm-test", "go", "cargo"]
 FRAMEWORKS: tuple[FrameworkName, ...] = (
     "pytest",
@@ -62,6 +65,7 @@ class TestFailure(BaseModel):
     # they were shortened for display to a window around it); None when they are not both known
     difference_at: int | None = None
     subtest: str | None = None  # a failing subtest's parameters (`(i=1)`, `[msg] (i=2)`); name is its test
+    hint_confidence: HintConfidence = "facts"  # whether `hint` is a rule's finding or the facts only
     detail: str = Field(default="", exclude=True)  # full error text / stack, for hints and triage
 
 
@@ -98,18 +102,21 @@ class TestRunResult(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     # subtests (unittest subTest, pytest's subtests fixture) counted apart: the summary counts tests
     subtests: SubtestCounts | None = None
+    # false when the run stopped early (timeout, cancel, a crash mid-suite): the counts are what the output proves
+    complete: bool = True
     confinement: Literal["bwrap", "none"] = Field(default="none", exclude=True)  # how it ran (testrun/confine.py)
     cases: list[TestCase] = Field(default_factory=list, exclude=True)
 
     def tail_needed(self) -> bool:
         """Whether a reader needs the raw output: the result does not explain itself (counts not read,
         crashed, timed out, a failing run with no failure named, a failure without a message, or a
-        warning about the counts). Otherwise every failure already carries its message and values."""
+        warning about the counts of a run that is not ok). Otherwise every failure already carries its
+        message and values."""
         unexplained = not self.ok and not self.failures
         silent = any(f.message.strip() in NO_MESSAGES for f in self.failures)
         return (
             self.crashed or self.unparsed or self.timed_out or self.counts_source == "none" or unexplained
-            or silent or bool(self.warnings)
+            or silent or (bool(self.warnings) and not self.ok)  # a green run's warning says all it needs to
         )  # fmt: skip
 
     def contract(self) -> TestRunResult:

@@ -88,10 +88,12 @@ def run_tests(
     )  # fmt: skip
     _relativise(result, root, run_dir)
     if result.failures:  # the hint rules (dozens of patterns) are loaded only for a run with failures
-        from .hints import build_hint
+        from .hints import hint_for
 
+        rules = variant.hint_rules() if variant is not None else ()
         for failure in result.failures:
-            failure.hint = build_hint(failure, root)  # on the whole values
+            hint = hint_for(failure, root, rules)  # on the whole values
+            failure.hint, failure.hint_confidence = hint.text, hint.confidence
             shorten_values(failure)
     result.output_tail = head_and_tail(output + _marker(outcome, timeout), tail_chars)
     result.confinement = confined

@@ -51,6 +51,9 @@ def _result(**changes) -> TestRunResult:
 def test_the_json_leaves_out_the_tail_only_when_the_result_explains_itself():
     assert json.loads(_result().contract_json())["output_tail"] == ""
     assert json.loads(_result(ok=True, exit_code=0, failures=[]).contract_json())["output_tail"] == ""
+    # a green run whose counts were reconciled: its warning says all a reader needs, not 3 kB of output
+    green = _result(ok=True, exit_code=0, failures=[], warnings=["the report counted 9 but mocha says 10"])
+    assert json.loads(green.contract_json())["output_tail"] == ""
     kept = [
         _result(crashed=True), _result(unparsed=True), _result(timed_out=True), _result(counts_source="none"),
         _result(failures=[]),  # a failing run with no failure named

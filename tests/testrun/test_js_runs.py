@@ -39,7 +39,7 @@ def test_vitest_report_nested_describe_skip_todo_and_failures(vitest_run):
     assert "401" in status.hint and "auth" in status.hint
     undefined = by_name(result, "app > reads the title")
     assert "`length`" in undefined.hint and "src/app.js:6" in undefined.hint
-    assert "key(s) b" in by_name(result, "app > returns the whole object").hint
+    assert "key(s) 'b'" in by_name(result, "app > returns the whole object").hint
     s = result.summary
     assert s.total == s.passed + s.failed + s.skipped == len(result.cases)
 
@@ -94,8 +94,8 @@ def test_jest_report_module_not_found_and_matcher_values(fixture_project):
     assert "helper-that-does-not-exist" in missing.hint
     unicode = by_name(result, "slugify > keeps words — ünïcode ✓ [x]")
     assert (unicode.expected, unicode.got) == ('"hello-world"', '"hello--world"')
-    assert "character 7" in unicode.hint
-    assert "one item missing" in by_name(result, "slugify > returns the list of parts").hint
+    assert "character 7" in unicode.hint and unicode.hint_confidence == "facts"  # no rule for one inserted character: the facts
+    assert "The list lacks 'b'" in by_name(result, "slugify > returns the list of parts").hint
     unknown = by_name(result, "login > answers 401 for an unknown user")
     assert "`password`" in unknown.hint and "src/users.js:5" in unknown.hint
 

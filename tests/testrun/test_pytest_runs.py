@@ -55,7 +55,7 @@ def test_failures_carry_location_expected_got_and_a_specific_hint(mixed):
     assert "ZeroDivisionError" in division.message
     assert "src/calc.py:6" in division.hint
     in_class = by_name(result, f"{MIXED}::TestGroup::test_in_class_fails")
-    assert "key(s) b" in in_class.hint
+    assert "key(s) 'b'" in in_class.hint and in_class.hint_confidence == "specific"
     for failure in result.failures:
         assert failure.hint and "fix the bug" not in failure.hint.lower()
         assert failure.detail  # the full error text stays available in Python
@@ -78,11 +78,13 @@ def test_json_is_exactly_the_contract(mixed):
     data = json.loads(result.model_dump_json())
     assert list(data) == ["ok", "framework", "command", "exit_code", "duration_ms", "timed_out", "crashed",
                           "summary", "failures", "output_tail", "counts_source", "unparsed", "warnings",
-                          "subtests"]  # fmt: skip
+                          "subtests", "complete"]  # fmt: skip
     assert list(data["summary"]) == ["total", "passed", "failed", "skipped"]
-    assert all(list(f) == ["name", "file", "line", "message", "expected", "got", "hint", "difference_at", "subtest"]
+    assert all(list(f) == ["name", "file", "line", "message", "expected", "got", "hint", "difference_at", "subtest",
+                                 "hint_confidence"]
                for f in data["failures"])  # fmt: skip
     assert data["counts_source"] == "report" and data["unparsed"] is False and data["subtests"] is None
+    assert data["complete"] is True and {f["hint_confidence"] for f in data["failures"]} <= {"specific", "facts"}
     assert len(data["output_tail"]) <= 3100
 
 

@@ -10,7 +10,9 @@ one failed test; the failing subtests are listed with their parameters and count
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +41,10 @@ class Suite:
     failing: set[str] = field(default_factory=set)  # names of the failing tests with the bug (when few)
     subtests: tuple[int, int] | None = None  # with the bug: (passed, failed) subtests
     framework_arg: str | None = None  # --framework (a monorepo package declares no runner of its own)
+    more_bugs: tuple[tuple[str, str, str], ...] = ()  # further (file, from, to) replacements of the planted bug
+    venv: bool = False  # the project has its own .venv (made without pip, so without pytest)
+    timeout: float = 300.0
+    partial: bool = False  # with the bug the run is stopped by the timeout: `bug` is what its output proves
 
 
 SUITES = [
@@ -84,6 +90,38 @@ SUITES = [
           "...parent.slice(key + 1),", "...parent.slice(key),", "npm-test", command="npm run test:lib",
           failing={"field api > should swap a value from an array value correctly",
                    "form api > should swap an array field's value"}),
+    # pytest on values whose reprs are objects: defaultdicts, plain objects (`<… object at 0x…>`), a dataclass
+    Suite("py-reprs", "py-reprs-1.0", (6, 0, 0), (1, 5, 0), "inventory/__init__.py",
+          "groups[kind].append(name)", "groups[kind].insert(0, name)", "pytest",
+          more_bugs=(("inventory/__init__.py", "counts[word.lower()] += 1", "counts[word] += 1"),
+                     ("inventory/__init__.py", "if item.name == name:", "if item.name != name:"),
+                     ("inventory/__init__.py", "line.qty + delivered)", "line.qty + delivered - 1)"))),
+    # pytest on numbers written as strings (and inside text), off by one
+    Suite("py-numeric", "py-numeric-1.0", (5, 0, 0), (1, 4, 0), "bounds/__init__.py",
+          "return -(1 << (bits - 1))\n", "return -(1 << (bits - 1)) - 1\n", "pytest"),
+    # pytest with --doctest-modules (pytest.ini addopts): doctest examples fail beside plain tests
+    Suite("py-doctest", "py-doctest-1.0", (5, 0, 0), (1, 4, 0), "textkit/__init__.py",
+          'return "-".join(w.lower() for w in words)', 'return "-".join(words)', "pytest",
+          more_bugs=(("textkit/__init__.py", "return len(text.split())", 'return len(text.split(" "))'),)),
+    # a unittest-only project: its own .venv has no pytest, so detection must pick unittest with that interpreter
+    Suite("unittest-venv", "more-itertools-10.8.0", (15, 0, 0), (13, 2, 0), "more_itertools/more.py",
+          "                yield [item]\n            if maxsplit == 1:",
+          "                yield [item]\n            if maxsplit == 2:", "unittest", venv=True,
+          targets=[f"tests/test_more.py::{c}" for c in MORE_ITERTOOLS_CLASSES],
+          failing={"tests.test_more.SplitAtTests.test_combination", "tests.test_more.SplitAtTests.test_maxsplit"},
+          subtests=(0, 3)),
+    # mocha's TDD interface and a --require setup, both passed by the project's npm script (then a lint step);
+    # the planted bug hands a Buffer where the lexer expects a string
+    Suite("mocha-tdd-script", "js-mocha-tdd-1.0", (6, 0, 0), (2, 4, 0), "lib/query.js",
+          "const source = String(text);", "const source = Buffer.from(String(text));", "mocha"),
+    # a long vitest suite whose queue test hangs with the bug: stopped by the timeout, counted from what finished
+    Suite("vitest-timeout", "vitest-timeout-1.0", (483, 0, 0), (480, 1, 0), "src/queue.js",
+          "if (jobs.length === 0) return resolve(results)", "if (jobs.length === 0) return", "vitest",
+          timeout=60.0, partial=True),
+    # tape with values holding U+FFFF (a YAML non-character) and an assertion message with '#'
+    Suite("tape-chatter", "tape-chatter-1.0", (5, 0, 0), (2, 3, 0), "lib/tally.js",
+          "(text.match(/#/g) || [])", "(text.match(/#+/g) || [])", "npm-test",
+          more_bugs=(("lib/tally.js", "/[\\uFFFE\\uFFFF]/g", "/[\\uFFFE]/g"),)),
     # go test -json on Debian's go-cmp source (offline: no dependencies); leaf tests counted, parents not.
     # The cmpopts and internal packages (388 tests; all of ./... is 686, with the slow cmp package)
     Suite("go-cmp", "go-cmp-0.5.9", (388, 0, 0), (385, 3, 0), "cmp/cmpopts/equate.go",
@@ -105,22 +143,29 @@ def _copy(suite: Suite, dest: Path) -> Path:
     if not (source / ".graphlemon-corpus-ok").is_file():
         pytest.fail(f"the real-suite corpus is not installed ({source}): run `make fixtures`")
     target = dest / suite.package
-    shutil.copytree(source, target, ignore=shutil.ignore_patterns("node_modules", ".nyc_output", ".pytest_cache", "target"))
+    shutil.copytree(
+        source, target, ignore=shutil.ignore_patterns("node_modules", ".nyc_output", ".pytest_cache", "target")
+    )
     if (source / "node_modules").is_dir():
         (target / "node_modules").symlink_to(source / "node_modules", target_is_directory=True)
+    if suite.venv:  # the project's own interpreter, without pip and so without pytest
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(target / ".venv")], check=True)
     return target
 
 
 def _plant(project: Path, suite: Suite) -> None:
-    path = project / suite.bug_file
-    text = path.read_text(encoding="utf-8")
-    assert text.count(suite.bug_from) == 1, f"the planted bug no longer applies to {suite.bug_file}"
-    path.write_text(text.replace(suite.bug_from, suite.bug_to), encoding="utf-8")
+    for file, before, after in ((suite.bug_file, suite.bug_from, suite.bug_to), *suite.more_bugs):
+        path = project / file
+        text = path.read_text(encoding="utf-8")
+        assert text.count(before) == 1, f"the planted bug no longer applies to {file}"
+        path.write_text(text.replace(before, after), encoding="utf-8")
 
 
 def _run(project: Path, suite: Suite):
     env = {**ENV, "CARGO_TARGET_DIR": str(project.parent / "cargo-target")}
-    return run_tests(project, suite.targets, framework=suite.framework_arg, command=suite.command, timeout=300, env=env)
+    return run_tests(
+        project, suite.targets, framework=suite.framework_arg, command=suite.command, timeout=suite.timeout, env=env
+    )
 
 
 def _counts(result) -> tuple[int, int, int]:
@@ -150,7 +195,10 @@ def test_real_suite_counts_green_and_with_a_planted_bug(suite: Suite, tmp_path: 
         assert broken.subtests is not None
         assert (broken.subtests.passed, broken.subtests.failed) == suite.subtests
         assert all(f.subtest for f in broken.failures if f.name.endswith("test_maxsplit"))
+    assert broken.complete is not suite.partial and broken.timed_out is suite.partial
     for failure in broken.failures:
+        if suite.partial and failure.name.endswith(": run"):
+            continue  # the timeout's own failure: the run, not a place in the project
         assert failure.file and failure.line, failure  # located in the project, with a line
         assert not failure.file.startswith("/"), failure.file
         assert failure.hint and "ImportError" not in failure.hint
@@ -170,3 +218,40 @@ def test_helper_asserts_get_their_values_from_the_failing_frame(tmp_path: Path):
     assert plain.expected.startswith("'strings      numbers") and plain.got.startswith("'strings        numbers")
     assert "whitespace" in plain.hint
     assert without_source(plain.detail).count("assert_equal") == 0  # the quoted helper source is not evidence
+
+
+def test_targeted_and_last_failed_mocha_runs_keep_the_scripts_options(tmp_path: Path):
+    """`"test": "mocha -u tdd --require ./test/setup.js test && node scripts/lint.js"`: a run of one file, and
+    --last-failed, still use the TDD interface and the setup file (not `mocha test/query.js` alone)."""
+    suite = next(s for s in SUITES if s.id == "mocha-tdd-script")
+    project = _copy(suite, tmp_path)
+    _plant(project, suite)
+    whole = _run(project, suite)
+    assert _counts(whole) == suite.bug
+    one_file = run_tests(project, ["test/query.js"], timeout=suite.timeout)
+    assert "-u tdd --require ./test/setup.js test/query.js" in one_file.command
+    assert _counts(one_file) == (0, 4, 0) and not one_file.crashed
+    assert all("this._input" in f.hint and f.hint_confidence == "specific" for f in one_file.failures)
+    _plant_back(project, suite)
+    rerun = run_tests(project, last_failed=True, timeout=suite.timeout)
+    assert "-u tdd" in rerun.command and "--grep" in rerun.command
+    assert _counts(rerun) == (4, 0, 0) and rerun.ok
+
+
+def _plant_back(project: Path, suite: Suite) -> None:
+    for file, before, after in ((suite.bug_file, suite.bug_from, suite.bug_to), *suite.more_bugs):
+        path = project / file
+        path.write_text(path.read_text(encoding="utf-8").replace(after, before), encoding="utf-8")
+
+
+def test_a_run_stopped_by_the_timeout_reports_what_its_output_proves(tmp_path: Path):
+    """vitest printed per-file counts for the 12 files that finished before the queue test hung: those count
+    (480 passed), the hang is one failure, and the result says it is partial."""
+    suite = next(s for s in SUITES if s.id == "vitest-timeout")
+    project = _copy(suite, tmp_path)
+    _plant(project, suite)
+    result = _run(project, suite)
+    assert result.timed_out and not result.complete and not result.ok
+    assert _counts(result) == suite.bug == (480, 1, 0)
+    assert any("stopped before it finished" in w for w in result.warnings)
+    assert json.loads(result.contract_json())["complete"] is False

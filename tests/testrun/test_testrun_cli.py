@@ -26,6 +26,7 @@ CONTRACT = [
     "unparsed",
     "warnings",
     "subtests",
+    "complete",
 ]
 
 
@@ -37,6 +38,22 @@ def test_json_output_is_one_object_with_the_contract_keys(cli, fixture_project):
     assert list(data) == CONTRACT
     assert data["summary"] == {"total": 1, "passed": 0, "failed": 1, "skipped": 0}
     assert data["failures"][0]["name"] == "tests/test_mixed.py::test_status_code"
+
+
+def test_the_lean_entry_and_the_full_app_print_the_same_result(cli, fixture_project):
+    """`graphlemon test … --json` runs on its lean path (no typer); the full app's `test` prints the same object."""
+    project = fixture_project("pytest_mixed")
+    args = ["test", "--project", str(project), "--json", "tests/test_mixed.py::test_status_code", "--timeout", "60"]
+    lean = cli(*args)
+    full = subprocess.run([sys.executable, "-c", "import sys; from graphlemon.cli import main; main(sys.argv[1:])", *args],
+                          capture_output=True, text=True)  # fmt: skip
+    assert (lean.returncode, full.returncode) == (1, 1), (lean.stderr, full.stderr)
+    a, b = json.loads(lean.stdout), json.loads(full.stdout)
+    for data in (a, b):
+        data.pop("duration_ms")
+    assert a == b and a["failures"][0]["hint_confidence"] == "specific"
+    bad = cli("test", "--project", str(project), "--json", "--timeout", "nan")
+    assert bad.returncode == 2 and "INVALID_PARAM" in bad.stderr and bad.stdout == ""
 
 
 def test_exit_zero_when_ok_and_a_table_without_json(cli, fixture_project):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import shlex
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -60,6 +61,10 @@ class Framework(ABC):
 
     def no_tests(self, output: str, exit_code: int | None) -> bool:
         return bool(self.no_tests_pattern and self.no_tests_pattern.search(output))
+
+    def hint_rules(self) -> tuple[Callable[..., str | None], ...]:
+        """This framework's own hint rules (`hints.FrameworkRule`), tried before the generic ones."""
+        return ()
 
     def runner_error(self, output: str, exit_code: int | None) -> TestFailure:
         """The synthetic failure for a non-zero exit that no failing test explains."""

@@ -6,7 +6,7 @@ import os
 import re
 from pathlib import Path
 
-from ..npm_scripts import script_runners
+from ..npm_scripts import runner_arguments, script_runners
 from ..parsers.common import error_summary, make_failure
 from ..parsers.jest_json import parse_jest_json
 from ..parsers.jest_text import parse_jest_text
@@ -100,7 +100,10 @@ class Mocha(Framework):
         paths, names = selection(request)
         if not paths and not names and "mocha" in script_runners(request.run_dir, "test"):
             return Invocation(["npm", "test"], env=mocha_hook_env(report), report=report)
-        argv = [*node_bin(request.run_dir, "mocha"), *paths]
+        # the project's own options (`-u tdd`, `--require`, `--config`, …) from its test script, its spec paths
+        # replaced by the targets
+        options = mocha_options(runner_arguments(request.run_dir, "mocha") or [], keep_grep=not names)
+        argv = [*node_bin(request.run_dir, "mocha"), *options, *paths]
         if names:
             argv += ["--grep", names]
         return Invocation(argv, env=mocha_hook_env(report), report=report, name_filter=names)
@@ -119,6 +122,35 @@ class Mocha(Framework):
             f"mocha: {file or 'run'} failed to load" if file else "mocha: run failed", file=file,
             message=error_summary(output) or f"mocha exited with code {exit_code}", detail=output[-8000:],
         )  # fmt: skip
+
+
+# mocha's options that take a value (the word after them is not a spec path)
+_MOCHA_VALUED = {
+    "-u", "--ui", "-r", "--require", "-R", "--reporter", "-O", "--reporter-option", "--reporter-options", "-t",
+    "--timeout", "-s", "--slow", "-g", "--grep", "-f", "--fgrep", "--config", "--package", "--extension",
+    "--file", "--ignore", "--exclude", "-n", "--node-option", "--spec", "-j", "--jobs", "--retries",
+}  # fmt: skip
+_MOCHA_DROPPED = {"--spec", "-w", "--watch", "--watch-files", "--watch-ignore"}  # replaced by the targets / never
+_MOCHA_GREP = {"-g", "--grep", "-f", "--fgrep", "-i", "--invert"}
+
+
+def mocha_options(arguments: list[str], keep_grep: bool) -> list[str]:
+    """The options of a mocha command line without its spec paths (and without its own grep when ours is
+    given): what a targeted run keeps of the project's invocation."""
+    kept: list[str] = []
+    i = 0
+    while i < len(arguments):
+        word = arguments[i]
+        if not word.startswith("-"):  # a spec path or glob
+            i += 1
+            continue
+        name = word.split("=", 1)[0]
+        takes_value = name in _MOCHA_VALUED and "=" not in word and i + 1 < len(arguments)
+        group = arguments[i : i + 2] if takes_value else [word]
+        if name not in _MOCHA_DROPPED and (keep_grep or name not in _MOCHA_GREP):
+            kept += group
+        i += len(group)
+    return kept
 
 
 MOCHA_HOOK = Path(__file__).resolve().parent.parent / "mocha_hook.js"

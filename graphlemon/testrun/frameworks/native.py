@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from ...errors import invalid_param
@@ -38,6 +39,11 @@ class GoTest(Framework):
     def human_output(self, report: str | None, output: str) -> str:
         return strip_ansi(human_text(report)) + output if report else output
 
+    def hint_rules(self) -> tuple[Callable[..., str | None], ...]:
+        from .native_hints import GO_RULES
+
+        return GO_RULES
+
     def parse(self, report: str | None, output: str) -> ParsedRun:
         parsed = parse_go_json(report, output, self.module) if report else ParsedRun()
         if parsed.found or parsed.running:
@@ -63,6 +69,11 @@ class GoTest(Framework):
 class CargoTest(Framework):
     name = "cargo"
     no_tests_pattern = re.compile(r"no test target|no library targets found", re.I)
+
+    def hint_rules(self) -> tuple[Callable[..., str | None], ...]:
+        from .native_hints import CARGO_RULES
+
+        return CARGO_RULES
 
     def invocation(self, request: RunRequest) -> Invocation:
         argv = ["cargo", "test", "--no-fail-fast"]

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from pathlib import Path
 
 from ...errors import invalid_param
 from ..parsers.common import error_summary, make_failure
 from ..parsers.pytest_report import parse_pytest_report
 from ..parsers.pytest_text import parse_pytest_text
+from ..python_env import python_for
 from ..result_models import ParsedRun, TestFailure
 from .framework import Framework, Invocation, RunRequest
 
@@ -67,16 +67,6 @@ class Pytest(Framework):
         plugins = ",".join(p for p in (os.environ.get("PYTEST_PLUGINS", ""), PLUGIN_MODULE) if p)
         env = {"PYTHONPATH": pythonpath, "PYTEST_PLUGINS": plugins, REPORT_ENV: str(report)}
         return Invocation(argv, env=env, report=report)
-
-
-def python_for(run_dir: Path) -> str:
-    """The project's own virtualenv interpreter if it has one, else the one running graphlemon."""
-    for folder in (run_dir, *run_dir.parents[:2]):
-        for venv in (".venv", "venv"):
-            candidate = folder / venv / "bin" / "python"
-            if candidate.is_file() and os.access(candidate, os.X_OK):
-                return str(candidate)
-    return sys.executable
 
 
 def _k_term(pattern: str) -> str:

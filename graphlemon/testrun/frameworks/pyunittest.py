@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 
 from ..parsers.unittest_text import parse_unittest_text
+from ..python_env import python_for
 from ..result_models import ParsedRun
 from .framework import Framework, Invocation, RunRequest
-from .pytest import python_for
 
 
 class Unittest(Framework):
@@ -26,7 +26,9 @@ class Unittest(Framework):
 
 
 def _module_of(path: str) -> str:
-    """`tests/test_x.py` → `tests.test_x` (unittest takes dotted names; folders are discovered)."""
-    if path.endswith(".py"):
-        return path[:-3].replace("/", ".")
+    """`tests/test_x.py` → `tests.test_x`, a node id `tests/test_x.py::Case::test_a` → `tests.test_x.Case.test_a`
+    (unittest takes dotted names; folders are discovered)."""
+    file, _, rest = path.partition("::")
+    if file.endswith(".py"):
+        return ".".join([file[:-3].replace("/", "."), *(part for part in rest.split("::") if part)])
     return path

@@ -48,8 +48,8 @@ def log_messages(lines: list[str]) -> list[LogMessage]:
     return found
 
 
-# `got 500, want 401`, `Sum(x) = 3; got 3, want 6`
-_GOT_WANT = re.compile(r"\bgot:?\s+(?P<g>\S.*?)[,;]?\s+want(?:ed)?:?\s+(?P<e>\S.*?)\s*$", re.M)
+# `got 500, want 401`, `Sum(x) = 3; got 3, want 6`, `got 3 expected 4`
+_GOT_WANT = re.compile(r"\bgot:?\s+(?P<g>\S.*?)[,;]?\s+(?:want(?:ed)?|expected):?\s+(?P<e>\S.*?)\s*$", re.M)
 # `Len() = 3, want 4`, `Sum([1 2]) = 3; want 4` (the call is the first part of the message)
 _CALL_EQUALS = re.compile(r"^(?P<call>.*?\S) = (?P<g>.+?)[,;] want:? (?P<e>.+?)\s*$", re.M)
 # `want MX` above `got  XXY` (got above want is _GOT_WANT), as a multi-line t.Errorf writes them

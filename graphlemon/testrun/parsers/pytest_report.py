@@ -82,8 +82,14 @@ def _failure_of(
     message = _without_pytest_advice(to_str(crash.get("message"))) or error_summary(to_str(first.get("longrepr")))
     if first.get("when") not in ("call", None):
         message = f"error in {first.get('when')}: {message}"
-    line = _last_line_in(to_str(first.get("longrepr")), file) or _crash_line(crash, file) or def_line
-    expected, got = _compared(first.get("values"))
+    values = first.get("values") if isinstance(first.get("values"), dict) else {}
+    line = (
+        to_int(values.get("line"))
+        or _last_line_in(to_str(first.get("longrepr")), file)
+        or _crash_line(crash, file)
+        or def_line
+    )
+    expected, got = _compared(values)
     return make_failure(nodeid, file=file, line=line, message=message, detail=detail, expected=expected, got=got)
 
 

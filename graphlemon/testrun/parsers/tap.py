@@ -73,12 +73,16 @@ def tap_totals(output: str) -> TestSummary | None:
 
 
 def _add_result(run: ParsedRun, result: Any, group: str) -> None:
-    description = (result.description or "").lstrip("- ").strip()
-    name = f"{group} > {description}" if group and description else group or description or UNNAMED
     directive = result.directive
     skipped = bool(directive and (directive.skip or directive.todo))
+    description = result.description or ""
+    if directive is not None and directive.text and not skipped:
+        # only `# SKIP` / `# TODO` are directives: any other `#` belongs to the description (tape does not escape it)
+        description = f"{description.rstrip()} # {directive.text}"
+    description = description.lstrip("- ").strip()
+    name = f"{group} > {description}" if group and description else group or description or UNNAMED
     status = "skipped" if skipped else "passed" if result.ok else "failed"
-    block = result.yaml_block if isinstance(result.yaml_block, dict) else {}
+    block = yaml_block(getattr(result, "_yaml_block", None))
     where = _AT.search(str(block.get("at") or block.get("stack") or ""))
     file = where["file"].removeprefix("file://") if where else None
     line = int(where["line"]) if where else None
@@ -94,7 +98,49 @@ def _add_result(run: ParsedRun, result: Any, group: str) -> None:
     expected, got = (_text(block.get("expected")), _text(block.get("actual"))) if has_values else (None, None)
     if not has_values:  # node:test leaves them out when a side is undefined or a function: its diff has both
         expected, got = node_assert_diff(str(block.get("error") or ""))
-    run.failures.append(make_failure(name, file=file, line=line, message=message, detail=detail, expected=expected, got=got))
+    run.failures.append(
+        make_failure(name, file=file, line=line, message=message, detail=detail, expected=expected, got=got)
+    )
+
+
+def yaml_block(raw: str | None) -> dict[str, Any]:
+    """A result's YAML block as a mapping, read here rather than through tap.py (which prints its YAML errors on
+    stdout). Characters YAML refuses (U+FFFE/U+FFFF, most controls) stand for themselves in a producer's
+    values: they are replaced by placeholders for the load and put back in every string after it."""
+    if not raw:
+        return {}
+    import yaml
+
+    refused = {c for c in raw if not _yaml_printable(c)}
+    marks = {c: f"\ue000GRAPHLEMON-U+{ord(c):04X}\ue000" for c in refused}
+    text = "".join(marks.get(c, c) for c in raw)
+    try:
+        loaded = yaml.load(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return {}
+    if not isinstance(loaded, dict):
+        return {}
+    back = {mark: c for c, mark in marks.items()}
+    return {str(k): _restore(v, back) for k, v in loaded.items()}
+
+
+def _yaml_printable(ch: str) -> bool:
+    """YAML 1.1's printable set (what PyYAML's reader accepts)."""
+    code = ord(ch)
+    return (ch in "\t\n\r" or 0x20 <= code <= 0x7E or code == 0x85 or 0xA0 <= code <= 0xD7FF
+            or 0xE000 <= code <= 0xFFFD or 0x10000 <= code <= 0x10FFFF)  # fmt: skip
+
+
+def _restore(value: Any, back: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        for mark, ch in back.items():
+            value = value.replace(mark, ch)
+        return value
+    if isinstance(value, list):
+        return [_restore(v, back) for v in value]
+    if isinstance(value, dict):
+        return {k: _restore(v, back) for k, v in value.items()}
+    return value
 
 
 def _number_repeated_names(run: ParsedRun, numbers: list[int | None]) -> None:

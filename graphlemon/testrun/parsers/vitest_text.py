@@ -42,8 +42,23 @@ def parse_vitest_text(output: str) -> ParsedRun:
         if (file, name) not in listed:
             run.cases.append(_case(name, file, "failed"))
             run.failures.append(_failure(name, file, body))
-    run.counts = _totals(output)
+    run.counts = _totals(output) or _file_counts(output)
     return run
+
+
+def _file_counts(output: str) -> TestSummary | None:
+    """The per-file counts vitest printed as each file finished (`✓ test/a.test.js (40 tests) 5ms`,
+    `❯ test/b.test.js (5 tests | 1 failed)`): what a run stopped before its closing summary proves."""
+    passed = failed = skipped = 0
+    for match in _FILE.finditer(output):
+        words = summary_from_words(match["body"])  # `40 tests | 1 failed | 2 skipped`
+        total = int(match["body"].split(" ", 1)[0])
+        failed += words.failed
+        skipped += words.skipped
+        passed += max(0, total - words.failed - words.skipped)
+    if not (passed or failed or skipped):
+        return None
+    return TestSummary(total=passed + failed + skipped, passed=passed, failed=failed, skipped=skipped)
 
 
 def _case(name: str, file: str | None, status: str) -> TestCase:

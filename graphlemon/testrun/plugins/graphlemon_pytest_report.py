@@ -88,6 +88,24 @@ def pytest_assertrepr_compare(config, op, left, right):
     return None
 
 
+def _doctest_values(call):
+    """A failing doctest example: its wanted and printed output, and its line in the file (1-based)."""
+    error = call.excinfo.value
+    failure = (getattr(error, "failures", None) or [error])[0]  # pytest raises MultipleDoctestFailures or one
+    example, test = getattr(failure, "example", None), getattr(failure, "test", None)
+    if example is None or test is None or not hasattr(failure, "got"):
+        return None
+    line = test.lineno + example.lineno + 1 if test.lineno is not None else None
+    return {
+        "op": "==",
+        "left": example.want.strip(),
+        "right": str(failure.got).strip(),
+        "source": "doctest",
+        "names": ["expected", "got"],
+        "line": line,
+    }
+
+
 def _helper_values(call):
     """For an assert pytest did not rewrite (a helper module): `assert a == b` evaluated from the
     failing frame's own variables (names and attributes only, never a call)."""
@@ -135,7 +153,7 @@ def _lookup(node, local_vars, global_vars):
 def pytest_runtest_makereport(item, call):
     if _writer is not None and call.excinfo is not None and item.nodeid not in _values:
         try:
-            found = _helper_values(call)
+            found = _doctest_values(call) or _helper_values(call)
         except Exception:
             found = None
         if found is not None:
