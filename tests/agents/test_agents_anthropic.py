@@ -71,9 +71,11 @@ def test_multi_turn_tool_use_records_usage_exactly_and_marks_the_cache(
         first["tools"][-1]["cache_control"] == {"type": "ephemeral"} and first["tools"][-1]["name"] == "submit_output"
     )
     assert first["tools"][-1]["input_schema"]["required"] == ["ok", "failed"]
-    assert first["messages"] == [
-        {"role": "user", "content": [{"type": "text", "text": "do the work", "cache_control": {"type": "ephemeral"}}]}
-    ]
+    [opening] = first["messages"]
+    assert opening["role"] == "user" and opening["content"][0]["cache_control"] == {"type": "ephemeral"}
+    assert opening["content"][0]["text"].startswith("# THIS TURN") and opening["content"][0]["text"].endswith(
+        "# CONTEXT\n\ndo the work"
+    )
     results = second["messages"][2]["content"]
     assert [r["type"] for r in results] == ["tool_result", "tool_result"] and "is_error" not in results[0]
     assert json.loads(results[1]["content"])["files"] == ["tests/test_a.py"]

@@ -18,6 +18,7 @@ from typing import Any, get_type_hints
 from pydantic import BaseModel, ValidationError
 
 from ...errors import ErrorCode, GraphLemonError, invalid_param
+from ..context import cap_result
 from ..executor_seam import ToolError
 from ..tool_context import ToolContext
 
@@ -49,9 +50,10 @@ class ToolOutcome:
     error: ToolError | None = None
 
     def as_text(self) -> str:
+        """What the model reads: text as it is, anything else as JSON; capped (head and tail) either way."""
         if isinstance(self.content, str):
-            return self.content
-        return json.dumps(self.content, ensure_ascii=False, default=str)
+            return cap_result(self.content)
+        return cap_result(json.dumps(self.content, ensure_ascii=False, default=str))
 
 
 REGISTRY: dict[str, Tool] = {}
