@@ -29,11 +29,11 @@ import anthropic
 from ..errors import ErrorCode, GraphLemonError, invalid_param
 from ..models import ExecutorName
 from .budget import estimate_tokens, preflight
+from .context import KEEP_RECENT_RESULTS, Conversation, countdown
 from .executor_seam import AgentRequest, AgentResult, ToolError
+from .prompt import SUBMIT_TOOL, output_schema, render
 from .settings import AgentSettings
 from .tool_context import ToolContext
-from .context import KEEP_RECENT_RESULTS, Conversation, countdown
-from .prompt import SUBMIT_TOOL, output_schema, render
 from .tools import call_tool, tool_specs
 from .turn import TurnRecorder, json_in_text
 

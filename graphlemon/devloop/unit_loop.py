@@ -266,7 +266,9 @@ def _feedback(out: TesterOutput) -> str:
             lines.append(f"  message: {f.message.strip()[:600]}")
         if f.stack:
             stack = f.stack.strip()
-            lines.append("  stack (trimmed):\n" + _indent(stack if len(stack) <= STACK_CHARS else "…" + stack[-STACK_CHARS:]))
+            lines.append(
+                "  stack (trimmed):\n" + _indent(stack if len(stack) <= STACK_CHARS else "…" + stack[-STACK_CHARS:])
+            )
         lines.append(f"  hint: {f.hint}")
         parts.append("\n".join(lines))
     return "\n".join(parts) or "the tests failed without details"

@@ -286,7 +286,13 @@ def _covers(verdict: BugVerdict, bug) -> bool:
 
 
 def decide_bug(
-    bug_id: str, unit_id: str | None, verdict: BugVerdict | None, sdd: str, roots: list[Path], *, self_hosted: bool = False
+    bug_id: str,
+    unit_id: str | None,
+    verdict: BugVerdict | None,
+    sdd: str,
+    roots: list[Path],
+    *,
+    self_hosted: bool = False,
 ) -> Attribution:
     """Three perspectives must agree and a coder verdict must cite real places; otherwise inconclusive_escalate.
     `self_hosted`: the project is GraphLemon's own repository (a core_engine bug goes to the Coder there)."""

@@ -65,9 +65,7 @@ def test_a_successful_turn_parses_events_output_and_usage(project, fake_claude, 
     assert call["cwd"] == str(project.root) and call["stdin"].endswith("# CONTEXT\n\ndo the work")
     assert call["stdin"].startswith("# THIS TURN") and "unit `u1`" in call["stdin"]
     allowed = argv[argv.index("--allowedTools") + 1].split(",")
-    assert (
-        "Write(tests/**)" in allowed and "Write" not in allowed
-    )
+    assert "Write(tests/**)" in allowed and "Write" not in allowed
     assert json.loads(argv[argv.index("--json-schema") + 1])["required"] == ["ok"]
     assert "Tester agent" in argv[argv.index("--append-system-prompt") + 1]
     assert argv[argv.index("--max-turns") + 1] == "40"  # the tester's turn limit

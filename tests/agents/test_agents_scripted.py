@@ -10,9 +10,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from pydantic import BaseModel, Field
 
-from graphlemon.agents.roles import BUG_TOOLS, role_spec
 from graphlemon.agents import build_executor
 from graphlemon.agents.playbook import Playbook
+from graphlemon.agents.roles import BUG_TOOLS, role_spec
 from graphlemon.bugs import BugTracker
 from graphlemon.errors import BudgetExceeded, ClassifierBlocked, ErrorCode, GraphLemonError, QuotaExceeded
 from graphlemon.models import BudgetConfig, NodeEvent, UsageRecord

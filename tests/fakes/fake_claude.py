@@ -179,7 +179,9 @@ def _conformance_steps(options: dict, prompt: str) -> list[dict]:
     todo, problems = plan(_arg("--append-system-prompt") or "", prompt, solution, "claude_code")
     allowed = (_arg("--allowedTools") or "").split(",")
     bare = {a.split("(", 1)[0] for a in allowed}
-    problems += [f"{todo.facts.role}: TOOLS names {t!r}, not started with it" for t in todo.facts.tools if t not in bare]
+    problems += [
+        f"{todo.facts.role}: TOOLS names {t!r}, not started with it" for t in todo.facts.tools if t not in bare
+    ]
     writable = [a[len("Write(") : -1] for a in allowed if a.startswith("Write(")]
     from conformance import glob_match
 
@@ -189,7 +191,9 @@ def _conformance_steps(options: dict, prompt: str) -> list[dict]:
     with open(options["log"], "a", encoding="utf-8") as fh:
         for problem in problems:
             fh.write(json.dumps({"violation": problem}) + "\n")
-        fh.write(json.dumps({"role": todo.facts.role, "system": _arg("--append-system-prompt"), "stdin": prompt}) + "\n")
+        fh.write(
+            json.dumps({"role": todo.facts.role, "system": _arg("--append-system-prompt"), "stdin": prompt}) + "\n"
+        )
     steps: list[dict] = []
     for rel in todo.reads:
         path = Path(os.getcwd()) / rel
