@@ -13,7 +13,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..nodes import node_exec_id
-from ..tester import TesterOutput, run_tester
+from ..tester import TesterOutput, TesterResult, run_tester
 from .outcomes import UnitOutcome
 from .session import LoopSession
 
@@ -98,7 +98,7 @@ def run_unit_loop(
                 "unit_green", f"{unit_id}: green after {outcome.attempts} attempt(s)", unit_id=unit_id, ref=nid
             )
             return outcome
-        hints = _feedback(tested)
+        hints = _feedback(tested, _crash_reason(session, tested))
         session.nodes.transition(nid, "reflecting", attempt=attempt, error=hints[:2000])
         if attempt - first + 1 >= session.config.max_unit_attempts:
             outcome = UnitOutcome(
@@ -250,12 +250,23 @@ def _dependencies(files, unit) -> str:
 STACK_CHARS = 1_500
 
 
-def _feedback(out: TesterOutput) -> str:
+def _crash_reason(session: LoopSession, out: TesterOutput) -> str | None:
+    """Why the unit's suite could not run, from the run's result.json (None when it ran, or the file is gone)."""
+    if not out.crashed:
+        return None
+    try:
+        result = TesterResult.model_validate_json((session.project.root / out.result_ref).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return result.crash_reason
+
+
+def _feedback(out: TesterOutput, crash_reason: str | None = None) -> str:
     """The previous attempt for the coder: each failing test with its message, trimmed stack and hint; or why the
     suite could not run."""
     parts = []
     if out.crashed:
-        reason = next((f.message for f in out.failures if f.message), "") or "see the stack below"
+        reason = crash_reason or next((f.message for f in out.failures if f.message), "") or "see the stack below"
         parts.append(f"The test suite could not run: {reason.strip()[:800]}")
     for f in out.failures:
         where = f" ({f.file}:{f.line})" if f.file and f.line else ""

@@ -99,3 +99,22 @@ def test_a_coder_out_of_turns_is_an_attempt_to_test(project):
         assert getattr(exc, "code", None) == "OUTPUT_INVALID" and "refusal" in str(exc)
     else:
         raise AssertionError("a refused coder turn must fail the stage")
+
+
+def test_the_previous_attempt_gives_the_coder_message_stack_hint_and_crash_reason():
+    from graphlemon.devloop.unit_loop import _feedback
+    from graphlemon.models import TestSummary
+    from graphlemon.tester import TesterFailure, TesterOutput
+
+    failure = TesterFailure(test="tests/test_c.py::test_ac1_wall", file="tests/test_c.py", line=9, expected=True,
+                            got=False, message="assert False is True", stack="x" * 5000 + "collision.py:9: in hits_wall",
+                            hint="compare y >= height", bug_id="bug-1")  # fmt: skip
+    out = TesterOutput(ok=False, mode="test", unit_id="c", run_id="r", result_ref="r.json", next_action="retry_coder",
+                       summary=TestSummary(total=1, failed=1), failures=[failure], acceptance_coverage=1,
+                       contract_coverage=1)  # fmt: skip
+    text = _feedback(out)
+    assert "test tests/test_c.py::test_ac1_wall (tests/test_c.py:9), bug bug-1" in text
+    assert "expected True, got False" in text and "message: assert False is True" in text
+    assert "collision.py:9: in hits_wall" in text and len(text) < 2500 and "hint: compare y >= height" in text
+    crashed = out.model_copy(update={"crashed": True, "failures": []})
+    assert "could not run: SyntaxError in snake/c.py line 3" in _feedback(crashed, "SyntaxError in snake/c.py line 3")

@@ -25,6 +25,7 @@ def git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
 
 
+
 @pytest.fixture
 def repo(project):
     """The snake repo's shape: code in src/ and snake/, tests in tests/, all committed."""

@@ -138,7 +138,7 @@ def _render_list(result: dict) -> str:
 @tool(
     "list_files",
     "List the files under a folder of the project (paths relative to the project root), filtered by a glob such "
-    "as `**/*.py`. Use it to find files by name; read_file on a folder gives a quicker two-level overview. Git "
+    "as **/*.py. Use it to find files by name; read_file on a folder gives a quicker two-level overview. Git "
     "internals, dependencies and caches are skipped. A long list is cut with a note: narrow the folder or the "
     "pattern.",
     render=_render_list,
