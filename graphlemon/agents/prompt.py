@@ -46,7 +46,7 @@ CLAUDE_TOOL_TEXT = {
 UNATTENDED = (
     "This run is unattended: nobody reads your text replies or answers questions. Decide on the most conservative "
     "reading of the documents, act with the tools, and put open questions in the output. A reply without a tool "
-    "call is treated as your final answer."
+    "call ends the turn only when it is a valid answer; otherwise you are asked to go on."
 )
 
 
@@ -186,6 +186,7 @@ def _first_sentence(text: str) -> str:
 # -- the audit: what a model reading this prompt would be told that is not true ---------------------------
 
 _FENCE = re.compile(r"```.*?```", re.S)
+_MEMORY = re.compile(r"^# MEMORY\n.*?(?=^# CONTEXT\n)", re.S | re.M)
 _TICKED = re.compile(r"`([^`\n]+)`")
 _PATHLIKE = re.compile(r"^[\w.*?\[\]/-]+$")
 _EXTENSION = re.compile(r"\.[A-Za-z]{1,5}$")
@@ -193,10 +194,13 @@ _FIELD = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
 
 
 def audit(rendered: RenderedPrompt, request: AgentRequest, backend: Backend) -> list[str]:
-    """Every tool, path or output field the prompt names that this turn does not have; [] when it is true."""
+    """Every tool, path or output field the prompt names that this turn does not have; [] when it is true.
+    The project's own texts (the shared documents, the role's memory) are the project's words, not the harness's:
+    they are not audited."""
     from .tools import tool_names
 
-    text = _FENCE.sub(" ", rendered.system_text + "\n\n" + rendered.first_message)
+    harness = [rendered.system[0], _MEMORY.sub("", rendered.first_message)]
+    text = _FENCE.sub(" ", "\n\n".join(harness))
     available = set(rendered.tools)
     registry = set(tool_names()) | {SUBMIT_TOOL}
     fields = _schema_words(output_schema(request))

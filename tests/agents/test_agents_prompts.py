@@ -87,6 +87,8 @@ def test_the_audit_finds_a_tool_a_path_and_a_field_the_turn_does_not_have(projec
     assert any("'open_questions'" in p for p in problems)
     assert any("'Bash'" in p for p in problems)
     assert not any("src/app.py" in p for p in problems)  # writable
+    documented = request.model_copy(update={"documents": {"SDD": "`user_id` in `docs/api.md`"}, "memory": "`tmp_x`"})
+    assert audit(render(documented, "anthropic"), documented, "anthropic") == problems  # the project's words
     claude = claude_prompt(request)
     assert not any("'Bash'" in p for p in audit(claude, request, "claude_code"))  # the coder has Bash there
     assert "`read_file`" not in claude.system_text and "`Read`" in claude.system_text
