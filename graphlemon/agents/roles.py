@@ -41,9 +41,10 @@ ROLES: dict[str, RoleSpec] = {
             writable=("**",),
             claude_tools=("Read", "Glob", "Grep", "Write", "Edit", "MultiEdit", "Bash"),
         ),
-        RoleSpec(
+        RoleSpec(  # a todo list is optional for it; its self-check reads one if it keeps one
             role="tester",
-            tools=(*READ_TOOLS, "write_file", "edit_file", "run_tests", "record_memory"),
+            tools=(*READ_TOOLS, "write_file", "edit_file", "run_tests", "write_todolist", "update_todo_item",
+                   "record_memory"),  # fmt: skip
             writable=("tests/**",),
             claude_tools=("Read", "Glob", "Grep", "Write", "Edit", "Bash"),
         ),

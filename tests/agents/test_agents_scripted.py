@@ -74,7 +74,7 @@ def test_tester_playbook_writes_tests_runs_them_opens_a_bug_and_is_refused_outsi
     project, write_playbook, turn
 ):
     executor = build_executor("scripted", playbook=_tester_project(project, write_playbook))
-    tools = [*role_spec("tester").tools, *BUG_TOOLS, "write_todolist", "timeline_append"]  # any registered tool
+    tools = [*role_spec("tester").tools, *BUG_TOOLS, "timeline_append"]  # any registered tool
     result = turn(
         executor, "tester", unit_id="u1", run_id="r1", task_id="task-1", node_exec_id="ne-1", output_model=TurnOut,
         tools=tools,
