@@ -136,7 +136,7 @@ def _context(goal: str, loop_round: int, feedback: str | None, violations: list[
             "with ids AC1, AC2, ... citing SDD sections, its contract; the integration cases). Then submit a "
             "short summary."
         ),
-        "plan.json schema": "```json\n" + json.dumps(PlanDoc.model_json_schema(), indent=1) + "\n```",
+        "plan.json schema": "```json\n" + json.dumps(PlanDoc.model_json_schema(), separators=(",", ":")) + "\n```",
     }
     if feedback:
         context["Feedback from the last round"] = feedback
