@@ -118,7 +118,8 @@ class AnthropicExecutor:
     def _call(self, convo: Conversation, rec: TurnRecorder, ctx: ToolContext, *, model: str, system, tools,
               fixed: int, deadline: float) -> Any:  # fmt: skip
         """One model call; a 'prompt is too long' answer clears old tool results and is sent again (twice at most)."""
-        for trim in range(PROMPT_TOO_LONG_RETRIES + 1):
+        trim = 0
+        while True:
             cleared = convo.clear_old(keep=KEEP_RECENT_RESULTS if trim == 0 else max(0, 2 - trim))
             if cleared:
                 rec.event("context_cleared", tool_results=cleared)
@@ -137,11 +138,11 @@ class AnthropicExecutor:
             try:
                 return self._create(params, rec, deadline=deadline)
             except PromptTooLong as exc:
-                if trim == PROMPT_TOO_LONG_RETRIES or not convo.can_clear():
-                    raise self._error(f"anthropic API error: {exc} (old tool results were cleared and it is still "
-                                      "too long)", status=400) from None  # fmt: skip
+                if trim >= PROMPT_TOO_LONG_RETRIES or not convo.can_clear():
+                    raise self._error(f"anthropic API error: {exc} (clearing old tool results did not make it fit)",
+                                      status=400) from None  # fmt: skip
+                trim += 1
                 convo.force_clear = True
-        raise AssertionError("unreachable")
 
     def _run_tool(self, use: Any, request: AgentRequest, ctx: ToolContext, rec: TurnRecorder):
         """-> (tool_result block, accepted output or None, problem or None)."""
