@@ -1,7 +1,14 @@
-"""Executor overhead per role turn, measured side by side in one run (printed, never asserted).
+"""What an agent turn costs, measured in one run (printed, never asserted).
 
-The same turn — write one test file, read it back, submit a structured output —
-through each backend, in a fresh git repository:
+1. Prompt size per role: the snake goal run end to end through the conformance fake model
+   (tests/fakes/conformance.py: it does exactly what each rendered prompt says) on the anthropic
+   backend, against the local fake Messages server. Per role: its turns and model calls, the
+   cacheable prefix of its first request (skill + tools + output schema, then the shared documents),
+   its first message (the per-unit part, never cached), the input tokens the run sent uncached and
+   read from the cache, and the largest tool result it got (characters; the cap is 16,000). Tokens
+   are estimated at 4 characters each, as the fake server counts them.
+2. Executor overhead per role turn: the same turn — write one test file, read it back, submit a
+   structured output — through each backend, in a fresh git repository:
 
 * scripted: the playbook replays the two tool calls (no model);
 * anthropic: the real SDK against the local fake Messages server (two API calls:
@@ -12,6 +19,7 @@ through each backend, in a fresh git repository:
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import subprocess
@@ -24,29 +32,81 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from fakes.claude import FakeClaude, success  # noqa: E402
+from fakes.conformance import snake_solution  # noqa: E402
+from fakes.conformance_model import ConformanceModel  # noqa: E402
 from fakes.messages_server import FakeMessagesServer, Reply, tool_use  # noqa: E402
 
 from graphlemon.agents import AgentSettings, build_executor, build_request, run_turn  # noqa: E402
+from graphlemon.agents.budget import estimate_tokens  # noqa: E402
 from graphlemon.agents.playbook import Playbook  # noqa: E402
 from graphlemon.agents.scripted import ScriptedExecutor  # noqa: E402
+from graphlemon.devloop.loop import DirectStages, run_devloop  # noqa: E402
+from graphlemon.devloop.planner import run_planner  # noqa: E402
+from graphlemon.devloop.session import LoopConfig, LoopSession  # noqa: E402
+from graphlemon.models import UsageRecord  # noqa: E402
 from graphlemon.project import init_project  # noqa: E402
+from graphlemon.taskboard import TaskBoard  # noqa: E402
 
-TURNS = int(os.environ.get("BENCH_AGENT_TURNS", "60"))
-CLAUDE_TURNS = int(os.environ.get("BENCH_CLAUDE_TURNS", "15"))
+SMOKE = os.environ.get("BENCH_SMOKE") == "1"  # a few seconds: the planner's turn only, few overhead turns
+TURNS = int(os.environ.get("BENCH_AGENT_TURNS", "5" if SMOKE else "60"))
+CLAUDE_TURNS = int(os.environ.get("BENCH_CLAUDE_TURNS", "2" if SMOKE else "15"))
+SNAKE = ROOT / "examples" / "snake"
 KEY = "sk-ant-bench-000000000000"
 CONTENT = "def test_snake_moves():\n    assert True\n"
+
+
+def snake_prompts(base: Path) -> None:
+    """The per-role prompt table of a snake run through the conformance fake (the planner's turn alone in smoke)."""
+    import shutil
+
+    repo = base / "snake"
+    shutil.copytree(SNAKE / "repo", repo)
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "empty snake package"]):
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, env=GIT_ENV)
+    project = init_project(repo).project
+    task = TaskBoard(project.ledger).create("Implement a snake game")
+    model = ConformanceModel(snake_solution(SNAKE))
+    with FakeMessagesServer(api_key=KEY) as server:
+        server.responder = model
+        settings = AgentSettings(api_key=KEY, base_url=server.base_url, retry_max=0)
+        session = LoopSession(project, task.task_id, LoopConfig(executor="anthropic", max_unit_attempts=2), settings)
+        if SMOKE:
+            run_planner(session, 0)
+            status = "planner only (BENCH_SMOKE=1)"
+        else:
+            status = run_devloop(session, DirectStages(session)).status
+    usage = project.ledger.read_as("usage", UsageRecord)
+    print(f"Prompt size per role: snake goal through the conformance fake, anthropic backend ({status}); "
+          f"violations: {len(model.log.violations)}")  # fmt: skip
+    head = ("role", "turns", "calls", "static", "docs", "first msg", "uncached in", "cache read", "cache write",
+            "largest result")  # fmt: skip
+    print(f"{head[0]:13}" + "".join(f"{h:>15}" for h in head[1:]))
+    for role, body in model.log.prompts.items():
+        static = estimate_tokens(json.dumps(body.get("tools"))) + estimate_tokens(body["system"][0]["text"])
+        docs = sum(estimate_tokens(b["text"]) for b in body["system"][1:])
+        first = body["messages"][0]["content"]
+        first_text = first if isinstance(first, str) else "".join(b.get("text", "") for b in first)
+        mine = [u for u in usage if u.role == role]
+        cells = (model.log.turns.get(role, 0), len(mine), static, docs, estimate_tokens(first_text),
+                 sum(u.input_tokens for u in mine), sum(u.cache_read_tokens for u in mine),
+                 sum(u.cache_write_tokens for u in mine), model.log.largest_result.get(role, 0))  # fmt: skip
+        print(f"{role:13}" + "".join(f"{c:>15}" for c in cells))
+    print()
+
+
+GIT_ENV = {
+    **os.environ,
+    "GIT_AUTHOR_NAME": "b",
+    "GIT_AUTHOR_EMAIL": "b@b",
+    "GIT_COMMITTER_NAME": "b",
+    "GIT_COMMITTER_EMAIL": "b@b",
+}
 
 
 def make_project(base: Path):
     repo = base / "repo"
     repo.mkdir()
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "b",
-        "GIT_AUTHOR_EMAIL": "b@b",
-        "GIT_COMMITTER_NAME": "b",
-        "GIT_COMMITTER_EMAIL": "b@b",
-    }
+    env = GIT_ENV
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
     (repo / "README.md").write_text("# bench\n")
     subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
@@ -100,6 +160,9 @@ def row(name: str, times: list[float], base: float | None) -> str:
 
 
 def main() -> None:
+    os.environ.update({k: v for k, v in GIT_ENV.items() if k.startswith("GIT_")})  # the loop commits
+    with tempfile.TemporaryDirectory(prefix="bench-agents-") as tmp:
+        snake_prompts(Path(tmp))
     with tempfile.TemporaryDirectory(prefix="bench-agents-") as tmp:
         project = make_project(Path(tmp))
         scripted = timed(project, scripted_executor(), TURNS)

@@ -11,7 +11,7 @@ from typing import Literal
 from prefect.blocks.core import Block
 from pydantic import Field
 
-from graphlemon.agents.settings import DEFAULT_MODELS, AgentSettings
+from graphlemon.agents.settings import DEFAULT_MODELS, DEFAULT_TURN_LIMITS, AgentSettings
 
 from .credentials import AnthropicCredentials
 
@@ -27,10 +27,13 @@ class ExecutorSettings(Block):
     playbook: str | None = Field(default=None, description="Playbook YAML for the scripted backend.")
     default_model: str = "claude-sonnet-5-5"
     models: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_MODELS), description="Model per role.")
-    max_turns: int = Field(default=20, ge=1, le=500)
-    turn_timeout_s: float = Field(default=600.0, gt=0)
-    request_timeout_s: float = Field(default=300.0, gt=0)
-    max_output_tokens: int = Field(default=8192, ge=16)
+    max_turns: int = Field(default=20, ge=1, le=500, description="Model calls per turn for a role not in turn_limits.")
+    turn_limits: dict[str, int] = Field(
+        default_factory=lambda: dict(DEFAULT_TURN_LIMITS), description="Model calls per turn, per role."
+    )
+    turn_timeout_s: float = Field(default=1800.0, gt=0)
+    request_timeout_s: float = Field(default=600.0, gt=0)
+    max_output_tokens: int = Field(default=32_000, ge=16)
     retry_max: int = Field(default=4, ge=0, le=20)
     retry_base_delay_s: float = Field(default=1.0, ge=0)
     retry_max_delay_s: float = Field(default=60.0, ge=0)

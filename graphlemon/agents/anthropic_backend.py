@@ -29,15 +29,21 @@ import anthropic
 from ..errors import ErrorCode, GraphLemonError, invalid_param
 from ..models import ExecutorName
 from .budget import estimate_tokens, preflight
+from .context import KEEP_RECENT_RESULTS, Conversation, countdown
 from .executor_seam import AgentRequest, AgentResult, ToolError
+from .prompt import SUBMIT_TOOL, output_schema, render
 from .settings import AgentSettings
 from .tool_context import ToolContext
 from .tools import call_tool, tool_specs
 from .turn import TurnRecorder, json_in_text
 
-SUBMIT_TOOL = "submit_output"
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 CACHE = {"type": "ephemeral"}
+PROMPT_TOO_LONG_RETRIES = 2
+
+
+class PromptTooLong(Exception):
+    """The API's 400 'prompt is too long': the conversation is trimmed and the call sent again."""
 
 
 class AnthropicExecutor:
@@ -59,43 +65,29 @@ class AnthropicExecutor:
     def run(self, request: AgentRequest, ctx: ToolContext) -> AgentResult:
         rec = TurnRecorder(self.name, request, ctx)
         model = request.model or self.settings.model_for(request.role)
+        rendered = render(request, "anthropic")
         tools = _with_cache_mark(tool_specs(request.tools) + [_submit_spec(request)])
-        system = [{"type": "text", "text": request.system, "cache_control": CACHE}]
-        messages: list[dict[str, Any]] = [{"role": "user", "content": request.prompt}]
-        fixed_tokens = estimate_tokens(request.system) + estimate_tokens(json.dumps(tools))
+        system = [{"type": "text", "text": block, "cache_control": CACHE} for block in rendered.system]
+        convo = Conversation(rendered.first_message)
+        fixed_tokens = estimate_tokens(rendered.system_text) + estimate_tokens(json.dumps(tools))
         problem: str | None = None
-        for _ in range(request.limits.max_turns):
+        limit = request.limits.max_turns
+        for turn in range(limit):
             remaining = request.limits.timeout_s - rec.elapsed()
             if remaining <= 0:
                 return rec.finish("timeout", output_error=problem)
-            estimate = fixed_tokens + estimate_tokens(json.dumps(messages, ensure_ascii=False))
-            max_tokens = preflight(
-                ctx.ledger,
-                request.task_id,
-                model=model,
-                input_tokens=estimate,
-                max_output_tokens=self.settings.max_output_tokens,
-            )
-            params = {
-                "model": model,
-                "max_tokens": max_tokens,
-                "system": system,
-                "tools": tools,
-                "messages": _cache_last(messages),
-            }
-            rec.event(
-                "request", model=model, max_tokens=max_tokens, estimate_input_tokens=estimate, messages=len(messages)
-            )
-            response = self._create(params, rec, deadline=time.monotonic() + remaining)
+            response = self._call(convo, rec, ctx, model=model, system=system, tools=tools, fixed=fixed_tokens,
+                                  deadline=time.monotonic() + remaining)  # fmt: skip
             rec.turns += 1
             content = ctx.redactor.value(
                 [block.model_dump(mode="json", exclude_none=True) for block in response.content]
             )
             rec.event("response", stop_reason=response.stop_reason, content=content)
-            messages.append({"role": "assistant", "content": content or [{"type": "text", "text": "(empty reply)"}]})
+            convo.add("assistant", content or [{"type": "text", "text": "(empty reply)"}])
             uses = [b for b in response.content if b.type == "tool_use"]
             if response.stop_reason == "refusal":
                 return rec.finish("output_invalid", output_error="the model refused to continue (stop_reason=refusal)")
+            left = limit - turn - 1
             if not uses:
                 text = "".join(b.text for b in response.content if b.type == "text")
                 answer = json_in_text(text)
@@ -104,17 +96,53 @@ class AnthropicExecutor:
                 output, problem = rec.validate_output(answer)
                 if problem is None:
                     return rec.finish("completed", output=output)
-                messages.append({"role": "user", "content": f"{problem}. Call {SUBMIT_TOOL} with your final answer."})
+                convo.add("user", _text_only_note(response.stop_reason, problem, self.settings.max_output_tokens)
+                          + countdown(left))  # fmt: skip
                 continue
+            cut = uses[-1] if response.stop_reason == "max_tokens" else None
             results, output = [], None
             for use in uses:
+                if use is cut:  # its arguments may be incomplete: never run half a call
+                    results.append(_tool_result(use.id, _cut_note(self.settings.max_output_tokens), True))
+                    rec.event("tool_skipped", tool=use.name, tool_use_id=use.id, why="max_tokens")
+                    continue
                 result, accepted, problem = self._run_tool(use, request, ctx, rec)
                 results.append(result)
                 output = accepted if accepted is not None else output
             if output is not None:
                 return rec.finish("completed", output=output)
-            messages.append({"role": "user", "content": results})
-        return rec.finish("max_turns", output_error=problem or "no output was submitted within max_turns")
+            note = countdown(left)
+            convo.add("user", results + ([{"type": "text", "text": note.strip()}] if note else []))
+        return rec.finish("max_turns", output_error=problem or f"no output was submitted within {limit} model calls")
+
+    def _call(self, convo: Conversation, rec: TurnRecorder, ctx: ToolContext, *, model: str, system, tools,
+              fixed: int, deadline: float) -> Any:  # fmt: skip
+        """One model call; a 'prompt is too long' answer clears old tool results and is sent again (twice at most)."""
+        trim = 0
+        while True:
+            cleared = convo.clear_old(keep=KEEP_RECENT_RESULTS if trim == 0 else max(0, 2 - trim))
+            if cleared:
+                rec.event("context_cleared", tool_results=cleared)
+            estimate = fixed + estimate_tokens(json.dumps(convo.messages, ensure_ascii=False))
+            max_tokens = preflight(
+                ctx.ledger,
+                rec.request.task_id,
+                model=model,
+                input_tokens=estimate,
+                max_output_tokens=self.settings.max_output_tokens,
+            )
+            params = {"model": model, "max_tokens": max_tokens, "system": system, "tools": tools,
+                      "messages": _cache_last(convo.messages)}  # fmt: skip
+            rec.event("request", model=model, max_tokens=max_tokens, estimate_input_tokens=estimate,
+                      messages=len(convo.messages))  # fmt: skip
+            try:
+                return self._create(params, rec, deadline=deadline)
+            except PromptTooLong as exc:
+                if trim >= PROMPT_TOO_LONG_RETRIES or not convo.can_clear():
+                    raise self._error(f"anthropic API error: {exc} (clearing old tool results did not make it fit)",
+                                      status=400) from None  # fmt: skip
+                trim += 1
+                convo.force_clear = True
 
     def _run_tool(self, use: Any, request: AgentRequest, ctx: ToolContext, rec: TurnRecorder):
         """-> (tool_result block, accepted output or None, problem or None)."""
@@ -157,6 +185,8 @@ class AnthropicExecutor:
                 )
             except anthropic.APIStatusError as exc:
                 last = _describe(exc)
+                if exc.status_code == 400 and "prompt is too long" in last.lower():
+                    raise PromptTooLong(last) from None
                 if exc.status_code not in RETRYABLE_STATUS and exc.status_code < 500:
                     raise self._error(f"anthropic API error: {last}", status=exc.status_code) from None
                 wait = self._delay(attempt, exc.response.headers)
@@ -206,14 +236,15 @@ class AnthropicExecutor:
 
 
 def _submit_spec(request: AgentRequest) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "object", "additionalProperties": True}
-    if request.output_model is not None:
-        schema = request.output_model.model_json_schema()
-        schema.pop("title", None)
     return {
         "name": SUBMIT_TOOL,
-        "description": "Submit the final structured output of this turn. Call it once, when the work is done.",
-        "input_schema": schema,
+        "description": (
+            "Submit the final structured output of this turn; the turn ends when it is accepted. Call it once, "
+            "when the work is done and checked, with an object matching the schema (the OUTPUT section of the "
+            "system prompt explains each field). An object that does not match comes back as an error naming "
+            "the fields to fix; correct them and call it again."
+        ),
+        "input_schema": output_schema(request),
     }
 
 
@@ -231,6 +262,23 @@ def _cache_last(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         last["content"] = [{"type": "text", "text": last["content"]}]
     last["content"][-1]["cache_control"] = CACHE
     return out
+
+
+def _text_only_note(stop_reason: str | None, problem: str, max_output_tokens: int) -> str:
+    if stop_reason == "max_tokens":
+        return _cut_note(max_output_tokens)
+    return (
+        f"Your reply had no tool call and is not a valid final answer ({problem}). Nobody reads text in this "
+        f"unattended run: continue the work with the tools, and when it is done call {SUBMIT_TOOL}."
+    )
+
+
+def _cut_note(max_output_tokens: int) -> str:
+    return (
+        f"Not run: your reply was cut at the output limit ({max_output_tokens} tokens) while this call was being "
+        "written, so its arguments may be incomplete. Work in smaller steps: write a long file in parts (a first "
+        "part with write_file, the rest with edit_file), or one file per call."
+    )
 
 
 def _tool_result(tool_use_id: str, text: str, is_error: bool) -> dict[str, Any]:

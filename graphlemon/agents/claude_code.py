@@ -38,6 +38,7 @@ from .budget import budget_status, estimate_tokens, preflight
 from .claude_stream import ClaudeStream
 from .effects import TreeGuard
 from .executor_seam import AgentRequest, AgentResult
+from .prompt import RenderedPrompt, render
 from .roles import role_spec
 from .settings import AgentSettings
 from .tool_context import ToolContext
@@ -66,6 +67,7 @@ class ClaudeCodeExecutor:
         self.secrets = (settings.api_key.get_secret_value(),) if settings.api_key else ()
 
     def run(self, request: AgentRequest, ctx: ToolContext) -> AgentResult:
+        request = rendered_request(request)  # the skill + tools + output as the system prompt, the turn on stdin
         rec = TurnRecorder(self.name, request, ctx)
         model = request.model or self.settings.model_for(request.role)
         guard = ClassifierGuard(
@@ -214,6 +216,18 @@ def probe_succeeded(stream_json: str) -> bool:
                 return False
             ok = True
     return ok
+
+
+def claude_prompt(request: AgentRequest) -> RenderedPrompt:
+    """The prompt as Claude Code receives it: the tools named are the ones the process is started with."""
+    tools = [name.split("(", 1)[0] for name in claude_allowed_tools(request.role, request.sandbox.writable)]
+    return render(request, "claude_code", claude_tools=list(dict.fromkeys(tools)))
+
+
+def rendered_request(request: AgentRequest) -> AgentRequest:
+    """The request with `system` (--append-system-prompt) and `prompt` (stdin) as Claude Code receives them."""
+    rendered = claude_prompt(request)
+    return request.model_copy(update={"system": rendered.system_text, "prompt": rendered.first_message})
 
 
 def claude_allowed_tools(role: str, writable: list[str]) -> list[str]:

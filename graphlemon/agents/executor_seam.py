@@ -61,8 +61,10 @@ class AgentRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
     role: Role
-    system: str  # the rendered skill (+ role memory): stable across turns, so it is prompt-cached
-    prompt: str  # the task context for this turn
+    system: str  # the role's skill: the same for every turn of the role, so it is prompt-cached (agents/prompt.py)
+    prompt: str  # the stage's context for this turn (per unit); the previous attempt goes last
+    documents: dict[str, str] = Field(default_factory=dict)  # shared by every unit of the task (cached), by title
+    memory: str = ""  # the role's memory, shown in the first message (it changes between turns)
     workdir: Path
     sandbox: SandboxPolicy
     tools: list[str] = Field(default_factory=list)

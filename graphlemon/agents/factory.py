@@ -74,9 +74,12 @@ def build_request(
     skill_vars: Mapping[str, object] | None = None,
     settings: AgentSettings | None = None,
     skill_commit: str | None = None,
+    documents: Mapping[str, str] | None = None,
 ) -> AgentRequest:
-    """A role turn with the role's skill (+ memory), default tools and sandbox, ready for any executor.
-    `skill_commit`: render the skill from the project's skills repository at that commit (REQ-08)."""
+    """A role turn with the role's skill, memory, default tools and sandbox, ready for any executor.
+    `skill_commit`: render the skill from the project's skills repository at that commit (REQ-08).
+    `documents`: texts every unit of the task shares (the SDD, ...), kept apart from the per-unit `context`
+    so the backends can cache them once for all units."""
     spec = role_spec(role)
     for label, value in (
         ("unit_id", unit_id),
@@ -103,11 +106,11 @@ def build_request(
 
         skill_commit = pinned_commit(project.ledger, task_id)
     if skill_commit is None:
-        system = render_skill(role, variables, memory=memory)
+        system = render_skill(role, variables)
     else:
         from ..skills.repo import SkillRepo
 
-        system = render_text(SkillRepo(project.state_dir).text_at(role, skill_commit), variables, memory=memory)
+        system = render_text(SkillRepo(project.state_dir).text_at(role, skill_commit), variables)
     prompt = context if isinstance(context, str) else "\n\n".join(f"## {k}\n\n{v.strip()}" for k, v in context.items())
     if not prompt.strip():
         raise invalid_param("the turn's context (prompt) is empty")
@@ -116,6 +119,8 @@ def build_request(
         role=role,  # type: ignore[arg-type]
         system=system,
         prompt=prompt,
+        documents={k: v for k, v in (documents or {}).items() if v and v.strip()},
+        memory=memory,
         workdir=workdir,
         sandbox=SandboxPolicy(
             root=workdir,
@@ -130,7 +135,7 @@ def build_request(
         run_id=run_id,
         attempt=attempt,
         skill_commit=skill_commit,
-        limits=limits or Limits(max_turns=settings.max_turns, timeout_s=settings.turn_timeout_s),
+        limits=limits or Limits(max_turns=settings.max_turns_for(role), timeout_s=settings.turn_timeout_s),
     )
 
 

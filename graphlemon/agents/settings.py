@@ -9,7 +9,8 @@ environment (`AgentSettings.from_env()`):
 | GRAPHLEMON_EXECUTOR | backend (scripted / anthropic / claude_code) |
 | GRAPHLEMON_PLAYBOOK | playbook (scripted backend) |
 | GRAPHLEMON_MODEL, GRAPHLEMON_MODEL_<ROLE> (e.g. GRAPHLEMON_MODEL_BUG_TRIAGER) | default_model, models[role] |
-| GRAPHLEMON_MAX_TURNS, GRAPHLEMON_TURN_TIMEOUT_S, GRAPHLEMON_REQUEST_TIMEOUT_S | limits |
+| GRAPHLEMON_MAX_TURNS (every role), GRAPHLEMON_MAX_TURNS_<ROLE> | max_turns, turn_limits[role] |
+| GRAPHLEMON_TURN_TIMEOUT_S, GRAPHLEMON_REQUEST_TIMEOUT_S | limits |
 | GRAPHLEMON_MAX_OUTPUT_TOKENS | max_output_tokens |
 | GRAPHLEMON_RETRY_MAX, GRAPHLEMON_RETRY_BASE_DELAY_S, GRAPHLEMON_RETRY_MAX_DELAY_S | retries |
 | ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL | api_key, base_url |
@@ -24,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from ..errors import invalid_param
 
@@ -38,6 +39,16 @@ DEFAULT_MODELS: dict[str, str] = {
     "bug-triager": "claude-opus-5-5",
     "validator": "claude-opus-5-5",
 }
+# model calls per turn: the coder and tester read, edit and run tests many times; the others mostly read and answer
+DEFAULT_TURN_LIMITS: dict[str, int] = {
+    "planner": 40,
+    "coder": 50,
+    "tester": 40,
+    "integrator": 30,
+    "bug-triager": 25,
+    "validator": 30,
+    "skill-editor": 15,
+}
 
 
 class AgentSettings(BaseModel):
@@ -47,10 +58,11 @@ class AgentSettings(BaseModel):
     playbook: Path | None = None
     default_model: str = "claude-sonnet-5-5"
     models: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_MODELS))
-    max_turns: int = Field(default=20, ge=1, le=500)
-    turn_timeout_s: float = Field(default=600.0, gt=0)
-    request_timeout_s: float = Field(default=300.0, gt=0)
-    max_output_tokens: int = Field(default=8192, ge=16, le=128_000)
+    max_turns: int = Field(default=20, ge=1, le=500)  # a role without its own limit
+    turn_limits: dict[str, int] = Field(default_factory=lambda: dict(DEFAULT_TURN_LIMITS))
+    turn_timeout_s: float = Field(default=1800.0, gt=0)
+    request_timeout_s: float = Field(default=600.0, gt=0)
+    max_output_tokens: int = Field(default=32_000, ge=16, le=128_000)  # a whole SDD fits in one write_file call
     # anthropic
     api_key: SecretStr | None = None
     base_url: str | None = None
@@ -65,6 +77,17 @@ class AgentSettings(BaseModel):
 
     def model_for(self, role: str) -> str:
         return self.models.get(role) or self.default_model
+
+    def max_turns_for(self, role: str) -> int:
+        return self.turn_limits.get(role) or self.max_turns
+
+    @field_validator("turn_limits")
+    @classmethod
+    def _positive(cls, limits: dict[str, int]) -> dict[str, int]:
+        bad = [f"{role}={n}" for role, n in limits.items() if not 1 <= n <= 500]
+        if bad:
+            raise ValueError(f"turn limits must be 1..500, got {', '.join(bad)}")
+        return limits
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> AgentSettings:
@@ -97,6 +120,12 @@ class AgentSettings(BaseModel):
             if env.get(var, "").strip():
                 models[role] = env[var].strip()
         values["models"] = models
+        limits = {} if "max_turns" in values else dict(DEFAULT_TURN_LIMITS)  # one limit for all roles
+        for role in DEFAULT_TURN_LIMITS:
+            var = "GRAPHLEMON_MAX_TURNS_" + role.upper().replace("-", "_")
+            if env.get(var, "").strip():
+                limits[role] = env[var].strip()  # type: ignore[assignment]
+        values["turn_limits"] = limits
         values.update({k: v for k, v in overrides.items() if v is not None})
         try:
             return cls.model_validate(values)

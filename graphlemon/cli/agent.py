@@ -63,7 +63,8 @@ def run(
     settings = AgentSettings.from_env(backend=executor, playbook=playbook)
     context = _context(prompt, prompt_file, role=role, unit=unit, task=task, attempt=attempt)
     limits = Limits(
-        max_turns=max_turns or settings.max_turns, timeout_s=timeout if timeout is not None else settings.turn_timeout_s
+        max_turns=max_turns or settings.max_turns_for(role),
+        timeout_s=timeout if timeout is not None else settings.turn_timeout_s,
     )
     request = build_request(
         handle,

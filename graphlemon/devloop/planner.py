@@ -10,6 +10,7 @@ plus units.json and each unit's spec.json / contract.json.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -130,11 +131,12 @@ def _context(goal: str, loop_round: int, feedback: str | None, violations: list[
         "What to write": (
             f"Write these files under .graphlemon/{DRAFTS.as_posix()}/: brd.md, prd.md (with an '## Assumptions' "
             "list of `- key: value` lines), sdd.md (one section per unit, numbered like `## 3.2 Collision`), "
-            "benchmark.md (with a ```checks block of `name: command` lines that must exit 0), and plan.json "
-            "({units: [{unit_id, title, summary, code: [paths], tests: [paths], depends_on, acceptance_criteria: "
-            "[{id: AC1, text, sdd_section}], contract: {functions | http}}], integration: {test_paths, cases: "
-            "[{case, description, involves, sdd_section}]}}). Then answer {summary}."
+            "benchmark.md (with a fenced code block tagged checks, one `name: command` line per check that must exit 0), and plan.json "
+            "(a JSON object matching the plan.json schema below: each unit's code and test paths, its criteria "
+            "with ids AC1, AC2, ... citing SDD sections, its contract; the integration cases). Then submit a "
+            "short summary."
         ),
+        "plan.json schema": "```json\n" + json.dumps(PlanDoc.model_json_schema(), separators=(",", ":")) + "\n```",
     }
     if feedback:
         context["Feedback from the last round"] = feedback

@@ -171,7 +171,15 @@ class LoopSession:
         return QuotaAwareExecutor(executor, self)
 
     # -- helpers -------------------------------------------------------------------------------
-    def turn(
+    def turn(self, role: str, context: Mapping[str, str], *, output_model: type[M], **kwargs):
+        """One role turn whose answer the stage needs; a turn that stopped without a valid one is OUTPUT_INVALID.
+        Keyword arguments as `run_turn`."""
+        result = self.run_turn(role, context, output_model=output_model, **kwargs)
+        if not result.ok or result.output is None:
+            raise self.turn_failed(role, kwargs["node_exec_id"], kwargs.get("attempt", 1), result)
+        return result, output_model.model_validate(result.output)
+
+    def run_turn(
         self,
         role: str,
         context: Mapping[str, str],
@@ -185,9 +193,11 @@ class LoopSession:
         attempt: int = 1,
         skill_vars: Mapping[str, object] | None = None,
         skill_commit: str | None = None,
+        documents: Mapping[str, str] | None = None,
     ):
-        """One role turn; an unusable result (no valid output) is EXECUTOR_ERROR / OUTPUT_INVALID.
-        The skill is rendered from the task's pinned skills commit unless `skill_commit` names another."""
+        """One role turn through the Executor -> its `AgentResult`, whatever it stopped with. The skill is rendered
+        from the task's pinned skills commit unless `skill_commit` names another; `documents` are the texts every
+        unit of the task shares (cached once for all of them)."""
         from ..agents import build_request, run_turn
 
         request = build_request(
@@ -204,17 +214,20 @@ class LoopSession:
             output_model=output_model,
             skill_vars=skill_vars,
             skill_commit=skill_commit or self.skill_commit,
+            documents=documents,
+            settings=self.agent_settings,
         )
-        result = run_turn(self.project, request, self.executor)
-        if not result.ok or result.output is None:
-            raise GraphLemonError(
-                ErrorCode.OUTPUT_INVALID,
-                f"{role} turn ({node_exec_id}, attempt {attempt}) stopped with {result.stop_reason}: "
-                f"{result.output_error or 'no output'}",
-                node_exec_id=node_exec_id,
-                transcript=result.transcript_path,
-            )
-        return result, output_model.model_validate(result.output)
+        return run_turn(self.project, request, self.executor)
+
+    @staticmethod
+    def turn_failed(role: str, node_exec_id: str, attempt: int, result) -> GraphLemonError:
+        return GraphLemonError(
+            ErrorCode.OUTPUT_INVALID,
+            f"{role} turn ({node_exec_id}, attempt {attempt}) stopped with {result.stop_reason}: "
+            f"{result.output_error or 'no output'}",
+            node_exec_id=node_exec_id,
+            transcript=result.transcript_path,
+        )
 
     @property
     def skill_commit(self) -> str:

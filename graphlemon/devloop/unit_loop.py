@@ -13,7 +13,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..nodes import node_exec_id
-from ..tester import TesterOutput, run_tester
+from ..tester import TesterOutput, TesterResult, run_tester
 from .outcomes import UnitOutcome
 from .session import LoopSession
 
@@ -98,7 +98,7 @@ def run_unit_loop(
                 "unit_green", f"{unit_id}: green after {outcome.attempts} attempt(s)", unit_id=unit_id, ref=nid
             )
             return outcome
-        hints = _feedback(tested)
+        hints = _feedback(tested, _crash_reason(session, tested))
         session.nodes.transition(nid, "reflecting", attempt=attempt, error=hints[:2000])
         if attempt - first + 1 >= session.config.max_unit_attempts:
             outcome = UnitOutcome(
@@ -130,7 +130,8 @@ def coder_turn(
     files = session.unit_files
     unit, spec = files.unit(unit_id), files.spec(unit_id)
     contract = files.contract(unit_id)
-    sdd = session.artifacts.latest("sdd", task_id=session.task_id)
+    sdd_record = session.artifacts.latest("sdd", task_id=session.task_id)
+    sdd = session.artifacts.read_text(sdd_record) if sdd_record else ""
     context = {
         "Unit": f"{unit_id}: {unit.title}\ncode (you may write only here): {', '.join(unit.code)}",
         "Acceptance criteria": "\n".join(
@@ -138,16 +139,19 @@ def coder_turn(
             for c in spec.acceptance_criteria
         ),
         "Contract": contract.model_dump_json(indent=1, exclude_none=True) if contract else "(none)",
-        "SDD": session.artifacts.read_text(sdd) if sdd else "(no SDD)",
+        "Units it depends on": _dependencies(files, unit) or "(none)",
+        "The unit's SDD sections": sdd_sections(sdd, [c.sdd_section for c in spec.acceptance_criteria])
+        or "(the SDD names no section for this unit; see the whole SDD in the system prompt)",
     }
     if hints:
-        context["Fix these (from the tester / validator)"] = hints
+        context["PREVIOUS ATTEMPT (fix this first)"] = hints
     answer = session.load_outcome(nid, CoderOutput, name=f"a{attempt}-coder-answer")  # turn done, commit not yet
     if answer is None:
-        _, answer = session.turn(
+        result = session.run_turn(
             "coder", context, output_model=CoderOutput, node_exec_id=nid, workdir=worktree.path,
-            writable=_globs(unit.code), unit_id=unit_id, attempt=attempt,
+            writable=_globs(unit.code), unit_id=unit_id, attempt=attempt, documents={"SDD": sdd},
         )  # fmt: skip
+        answer = _coder_answer(session, result, nid, attempt)
         session.save_outcome(nid, answer, name=f"a{attempt}-coder-answer")
     commit = session.commit_work(worktree, f"coder: {unit_id} attempt {attempt}: {answer.summary[:60]}",
                                  node_exec_id=nid, stage="coder", unit_id=unit_id)  # fmt: skip
@@ -200,11 +204,93 @@ def test_unit(
     return out
 
 
-def _feedback(out: TesterOutput) -> str:
-    if out.crashed and not out.failures:
-        return "The test suite could not load; fix the syntax / import error first."
-    lines = [f"- {f.test} (bug {f.bug_id}): expected {f.expected}, got {f.got}. Hint: {f.hint}" for f in out.failures]
-    return "\n".join(lines) or "tests failed without details"
+def _coder_answer(session: LoopSession, result, nid: str, attempt: int) -> CoderOutput:
+    """The coder's answer; a coder that ran out of model calls or time without submitting has still left its work
+    in the tree, and that work is tested as this attempt (the next attempt starts from the test's verdict)."""
+    if result.ok and result.output is not None:
+        return CoderOutput.model_validate(result.output)
+    if result.stop_reason in ("max_turns", "timeout"):
+        session.timeline("coder_out_of_turns", f"{result.unit_id}: {result.stop_reason} after {result.turns} model "
+                         "calls; its changes are tested as this attempt", unit_id=result.unit_id, ref=nid)  # fmt: skip
+        return CoderOutput(
+            summary=f"(no answer: the turn stopped with {result.stop_reason}; the changes so far are tested)",
+            files=result.files_changed,
+        )
+    raise session.turn_failed("coder", nid, attempt, result)
+
+
+def sdd_sections(sdd: str, numbers: list[str | None]) -> str:
+    """The SDD's sections with these numbers (`## 3.2 Collision` up to the next heading of the same or a higher
+    level), in document order."""
+    wanted = {n.strip().rstrip(".") for n in numbers if n and n.strip()}
+    if not wanted or not sdd:
+        return ""
+    lines, out, level = sdd.splitlines(), [], 0
+    for line in lines:
+        stripped = line.lstrip()
+        depth = len(stripped) - len(stripped.lstrip("#")) if stripped.startswith("#") else 0
+        if depth:
+            number = stripped.lstrip("#").strip().split(" ", 1)[0].rstrip(".")
+            if number in wanted:
+                level = depth
+                out.append(line)
+                continue
+            if level and depth <= level:
+                level = 0
+        if level:
+            out.append(line)
+    return "\n".join(out).strip()
+
+
+def _dependencies(files, unit) -> str:
+    lines = []
+    for dep in unit.depends_on:
+        entry = files.units().get(dep)
+        if entry is not None:
+            lines.append(f"- {dep}: {', '.join(entry.code)} (read its code to call it; do not change it)")
+    return "\n".join(lines)
+
+
+STACK_CHARS = 1_500
+
+
+def _crash_reason(session: LoopSession, out: TesterOutput) -> str | None:
+    """Why the unit's suite could not run, from the run's result.json (None when it ran, or the file is gone)."""
+    if not out.crashed:
+        return None
+    try:
+        result = TesterResult.model_validate_json((session.project.root / out.result_ref).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return result.crash_reason
+
+
+def _feedback(out: TesterOutput, crash_reason: str | None = None) -> str:
+    """The previous attempt for the coder: each failing test with its message, trimmed stack and hint; or why the
+    suite could not run."""
+    parts = []
+    if out.crashed:
+        reason = crash_reason or next((f.message for f in out.failures if f.message), "") or "see the stack below"
+        parts.append(f"The test suite could not run: {reason.strip()[:800]}")
+    for f in out.failures:
+        where = f" ({f.file}:{f.line})" if f.file and f.line else ""
+        lines = [f"- test {f.test}{where}" + (f", bug {f.bug_id}" if f.bug_id else "")]
+        if f.expected is not None or f.got is not None:
+            lines.append(f"  expected {f.expected!r}, got {f.got!r}")
+        if f.message:
+            lines.append(f"  message: {f.message.strip()[:600]}")
+        if f.stack:
+            stack = f.stack.strip()
+            lines.append(
+                "  stack (trimmed):\n" + _indent(stack if len(stack) <= STACK_CHARS else "…" + stack[-STACK_CHARS:])
+            )
+        lines.append(f"  hint: {f.hint}")
+        parts.append("\n".join(lines))
+    return "\n".join(parts) or "the tests failed without details"
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line for line in text.splitlines())
 
 
 def _report(out: TesterOutput) -> str:

@@ -152,7 +152,7 @@ def run_validator(session: LoopSession, loop_round: int) -> ValidationOutcome:
             session.bugs.transition(bug.bug_id, "verified", by="validator", fix_refs=[run_id])
         outcome = ValidationOutcome(ok=True, run_id=run_id, route="done")
     else:
-        attributions = _attribute(session, nid, loop_round, active, workdir)
+        attributions = _attribute(session, nid, loop_round, active, workdir, results=_results_text(tests, checks))
         outcome = _decide(run_id, tests.summary.failed, failed_checks, attributions)
     ref = session.save_outcome(nid, outcome)
     session.nodes.transition(nid, "done", output_ref=ref)
@@ -227,16 +227,31 @@ def _record_run(session, run_id, nid, loop_round, tests, failed_checks, workdir)
     )
 
 
-def _attribute(session: LoopSession, nid: str, loop_round: int, bugs, workdir: Path) -> list[Attribution]:
+def _results_text(tests, checks: list[Check]) -> str:
+    """The validation run and the benchmark checks, as the validator's prompt shows them."""
+    s = tests.summary
+    lines = [f"test suite: {s.passed}/{s.total} passed, {s.failed} failed, {s.skipped} skipped"
+             + (" (crashed)" if tests.crashed else "") + (" (timed out)" if tests.timed_out else "")]  # fmt: skip
+    for f in tests.failures[:20]:
+        where = f" ({f.file}:{f.line})" if f.file and f.line else ""
+        lines.append(f"- {f.name}{where}: {(f.message or 'failed').strip()[:400]}")
+    lines += [f"- check {c.name}: {'ok' if c.ok else f'failed (exit {c.exit_code})'}: $ {c.command}"
+              + ("" if c.ok else f"\n  {c.output_tail[-400:].strip()}") for c in checks]  # fmt: skip
+    return "\n".join(lines)
+
+
+def _attribute(
+    session: LoopSession, nid: str, loop_round: int, bugs, workdir: Path, results: str = ""
+) -> list[Attribution]:
     sdd_record = session.artifacts.latest("sdd", task_id=session.task_id)
     sdd = session.artifacts.read_text(sdd_record) if sdd_record else ""
     prd_record = session.artifacts.latest("prd", task_id=session.task_id)
+    documents = {"SDD": sdd, "PRD": session.artifacts.read_text(prd_record) if prd_record else ""}
     context = {
+        "Test and check results (this validation run)": results or "(not run)",
         "Bugs to attribute": "\n".join(
             f"- {b.bug_id} [{b.unit_id or '-'}] {b.title}\n  {(b.detail or '')[:600]}" for b in bugs
         ),
-        "SDD": sdd or "(none)",
-        "PRD": session.artifacts.read_text(prd_record) if prd_record else "(none)",
         "How to answer": "For every bug give three independent judgements (spec, code, skill), each one of coder / "
         "planning / skill_defect, a root_cause_detail that cites the SDD section and the code location "
         "(path:line), plus sdd_section and code_location.",
@@ -244,7 +259,7 @@ def _attribute(session: LoopSession, nid: str, loop_round: int, bugs, workdir: P
     try:
         _, answer = session.turn(
             "validator", context, output_model=ValidatorOutput, node_exec_id=nid, workdir=workdir,
-            writable=[], attempt=loop_round + 1,
+            writable=[], attempt=loop_round + 1, documents=documents,
         )  # fmt: skip
     except GraphLemonError as exc:
         if exc.code in ("BUDGET_EXCEEDED", "QUOTA_EXCEEDED", "CLASSIFIER_BLOCKED"):
@@ -275,7 +290,13 @@ def _covers(verdict: BugVerdict, bug) -> bool:
 
 
 def decide_bug(
-    bug_id: str, unit_id: str | None, verdict: BugVerdict | None, sdd: str, roots: list[Path], *, self_hosted: bool = False
+    bug_id: str,
+    unit_id: str | None,
+    verdict: BugVerdict | None,
+    sdd: str,
+    roots: list[Path],
+    *,
+    self_hosted: bool = False,
 ) -> Attribution:
     """Three perspectives must agree and a coder verdict must cite real places; otherwise inconclusive_escalate.
     `self_hosted`: the project is GraphLemon's own repository (a core_engine bug goes to the Coder there)."""

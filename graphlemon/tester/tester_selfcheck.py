@@ -9,7 +9,7 @@ turn once with the violations as feedback, then marks the node failed.
  4  every bug in bugs_opened / bugs_transitioned is in bugs.ndjson
  5  nothing was written outside the sandbox
  6  no whole-module mock of the unit under test (vi.mock / jest.mock / mock.patch of the unit's own module)
- 7  the todo list (if the turn wrote one) is all done; a turn that wrote none is reported too
+ 7  the todo list, if the turn kept one, is all done (a turn needs none)
  8  the timeline has unit_tested and test_failed / test_passed for this run
  9  the run finished inside the 60 s cap (not timed out)
 10  acceptance_coverage == 1.0
@@ -124,10 +124,8 @@ def self_check(
     for name, source in sorted(test_files.items()):  # 6 and the network rule
         violations += [f"6: {name} {m}" for m in whole_module_mocks(source, modules, code_paths)]
         violations += [f"network: {name} uses {n}" for n in network_uses(source)]
-    if todo_statuses is not None:  # 7
-        if not todo_statuses:
-            violations.append("7: the turn wrote no todo list")
-        elif any(s not in ("done", "skipped") for s in todo_statuses):
+    if todo_statuses:  # 7
+        if any(s not in ("done", "skipped") for s in todo_statuses):
             violations.append(f"7: the todo list is not all done ({todo_statuses.count('pending')} pending)")
     timeline = {
         e.event for e in ledger.read_as("timeline", TimelineEvent) if e.ref == output.run_id and e.task_id == task_id

@@ -40,7 +40,7 @@ class ScriptTurn:
     output: dict[str, Any] = field(default_factory=dict)
 
     def skill_marks(self) -> list[str]:
-        """Substrings of the rendered skill that identify this turn."""
+        """Substrings of the rendered prompt (the skill, then the turn's first message) that identify this turn."""
         marks = [f"You are the {ROLE_TITLES[self.role]} agent"]
         return marks + ([f"unit `{self.unit}`"] if self.unit else [])
 
@@ -72,7 +72,7 @@ def claude_behaviour(turn: ScriptTurn, **extra: Any) -> dict[str, Any]:
     """A FakeClaude behaviour that does `turn` (writes, TodoWrite, structured output), only for its role/unit."""
     todos = [{"content": t, "status": "completed", "activeForm": t} for t in turn.todo] or None
     behaviour = success(structured_output=turn.output, writes=turn.writes, todos=todos, result="done", **extra)
-    return when(behaviour, system=turn.skill_marks())
+    return when(behaviour, prompt=turn.skill_marks())
 
 
 def claude_calc(roles: tuple[str, ...] = ("planner", "coder", "tester")) -> list[dict[str, Any]]:
@@ -101,7 +101,7 @@ class CalcModel:
 
     def __call__(self, body: dict[str, Any]) -> Reply:
         system = " ".join(b.get("text", "") for b in body.get("system") or [] if isinstance(b, dict))
-        turn = self.find(system)
+        turn = self.find(system + " " + _text(body["messages"][0]["content"]))
         if turn is None:
             return error(500, "api_error", f"CalcModel: no scripted turn for this system prompt: {system[:120]!r}")
         step = sum(1 for m in body["messages"] if m["role"] == "assistant")
@@ -114,6 +114,12 @@ class CalcModel:
         if not calls:
             calls = [("submit_output", json.loads(json.dumps(turn.output)))]
         return tool_uses(calls)
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return " ".join(b.get("text", "") for b in content if isinstance(b, dict))
 
 
 def role_of(system: Any) -> str | None:

@@ -103,7 +103,7 @@ def test_failure_three_classifier_denials_block_the_task_and_a_manual_resume_res
     fake = FakeClaude(tmp_path)
     coder_add = script_turn("coder", "add")
     fake.queue(
-        when(denials(3, finish=False), system=coder_add.skill_marks()),  # add's coder is denied 3 times in a row
+        when(denials(3, finish=False), prompt=coder_add.skill_marks()),  # add's coder is denied 3 times in a row
         *claude_calc(),
     )
     env = {**fake.env(), "GRAPHLEMON_CLAUDE_BIN": str(fake.bin)}

@@ -26,7 +26,7 @@ from graphlemon.models import BudgetConfig, EscalationRecord, TaskEvent, UsageRe
 from graphlemon.taskboard import TaskBoard
 
 API_KEY = "sk-ant-test-budget-0123456789"
-LIMIT = 8000  # room for the planner's two calls (~5.9k tokens), not for a coder's first one
+LIMIT = 12000  # room for the planner's two calls (~10.3k tokens), not for a coder's first one (~3.6k)
 
 
 @pytest.fixture
@@ -38,7 +38,7 @@ def server():
 
 @pytest.fixture
 def blocked(tmp_path, server, cli):
-    """`graphlemon run --budget-tokens 8000` on calc with the anthropic backend: blocked by the budget."""
+    """`graphlemon run --budget-tokens LIMIT` on calc with the anthropic backend: blocked by the budget."""
     project = make_repo(tmp_path / "calc", CALC / "repo")
     env = {"ANTHROPIC_API_KEY": API_KEY, "ANTHROPIC_BASE_URL": server.base_url}
 
@@ -66,7 +66,7 @@ def test_happy_a_small_token_budget_blocks_before_the_call_that_would_cross_it(b
     sent = server.messages_requests
     assert len(sent) >= 1 and len(sent) == len(usage)  # it ran until the limit; every request sent was accounted
     assert total(usage) <= LIMIT
-    m = re.search(r"about (\d+) input tokens .* budget 8000 \(used (\d+)\); the call was not sent", task["note"])
+    m = re.search(rf"about (\d+) input tokens .* budget {LIMIT} \(used (\d+)\); the call was not sent", task["note"])
     assert m and int(m[2]) == total(usage) and int(m[1]) + int(m[2]) > LIMIT  # the refused call would have crossed
     assert {role_of(r.body["system"]) for r in sent} == {"planner"}  # the coder's call never reached the server
     [pack] = [e for e in project.ledger.read_as("escalation", EscalationRecord) if e.task_id == task["task_id"]]

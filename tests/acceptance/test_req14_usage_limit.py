@@ -77,7 +77,7 @@ def test_happy_session_limit_waits_until_the_reset_probes_and_resumes_without_bl
     resets = clock.now() + timedelta(hours=2)
     coder_add = script_turn("coder", "add")
     fake_claude.queue(
-        when(usage_limit("session", resets_at=int(resets.timestamp())), system=coder_add.skill_marks()),
+        when(usage_limit("session", resets_at=int(resets.timestamp())), prompt=coder_add.skill_marks()),
         when(usage_limit("session"), stdin=PROBE),  # the first probe after the reset time: still limited
         when({"steps": [{"result": {"result": "ok"}}]}, stdin=PROBE),  # the second: quota is back
         *claude_calc(),
@@ -107,7 +107,7 @@ def test_happy_session_limit_waits_until_the_reset_probes_and_resumes_without_bl
 def test_boundary_opus_limit_retries_at_once_on_the_configured_non_opus_model(calc, fake_claude):
     clock = SimulatedClock()
     planner = script_turn("planner")
-    fake_claude.queue(when(usage_limit("opus"), system=planner.skill_marks()), *claude_calc())
+    fake_claude.queue(when(usage_limit("opus"), prompt=planner.skill_marks()), *claude_calc())
     session = start(calc, LoopConfig(executor="claude_code", fallback_model="claude-haiku-4-5"), clock)
     final = run_devloop(session, DirectStages(session))
 

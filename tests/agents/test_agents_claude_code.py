@@ -62,14 +62,13 @@ def test_a_successful_turn_parses_events_output_and_usage(project, fake_claude, 
     [call] = fake_claude.calls
     argv = call["argv"]
     assert argv[:5] == ["-p", "--output-format", "stream-json", "--verbose", "--model"] and "--bare" not in argv
-    assert call["cwd"] == str(project.root) and call["stdin"] == "do the work"
+    assert call["cwd"] == str(project.root) and call["stdin"].endswith("# CONTEXT\n\ndo the work")
+    assert call["stdin"].startswith("# THIS TURN") and "unit `u1`" in call["stdin"]
     allowed = argv[argv.index("--allowedTools") + 1].split(",")
-    assert (
-        "Write(tests/**)" in allowed and "Write(.graphlemon/units/u1/runs/r1/**)" in allowed and "Write" not in allowed
-    )
+    assert "Write(tests/**)" in allowed and "Write" not in allowed
     assert json.loads(argv[argv.index("--json-schema") + 1])["required"] == ["ok"]
     assert "Tester agent" in argv[argv.index("--append-system-prompt") + 1]
-    assert argv[argv.index("--max-turns") + 1] == "20"
+    assert argv[argv.index("--max-turns") + 1] == "40"  # the tester's turn limit
 
 
 def test_changes_outside_the_sandbox_are_detected_from_the_diff_and_reverted(
@@ -315,11 +314,11 @@ def test_the_fake_gives_each_call_the_first_behaviour_that_fits(project, fake_cl
 
     fake_claude.queue(
         when(success(structured_output={"ok": False}), system="You are the Coder agent"),
-        when(success(structured_output={"ok": True}), system=["You are the Tester agent", "unit `u2`"]),
+        when(success(structured_output={"ok": True}), system="You are the Tester agent", stdin="unit `u2`"),
         success(structured_output={"ok": False}),
     )
     executor = build_executor("claude_code", settings=claude_settings)
     result = turn(executor, "tester", unit_id="u2", output_model=Verdict)
-    assert result.output == {"ok": True} and fake_claude.pending == 2  # the skill wraps "unit\n`u2`": still fits
+    assert result.output == {"ok": True} and fake_claude.pending == 2
     assert turn(executor, "tester", unit_id="u3", output_model=Verdict).output == {"ok": False}  # the catch-all
     assert fake_claude.pending == 1

@@ -147,16 +147,20 @@ def _umask() -> int:
 
 def test_a_plain_diff_whose_header_git_strips_into_src_is_refused(tester, repo):
     diff = "--- tests/src/app.py\n+++ tests/src/app.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a + b\n+    return 42\n"
-    assert "'src/app.py'" in refused(tester, "apply_patch", diff=diff)
+    outcome = call_tool(tester, "apply_patch", {"diff": diff})  # headers without a/ b/: a format error, said so
+    assert not outcome.ok and "format error" in outcome.content and "INVALID_PARAM" in outcome.content
     assert "42" not in (repo.root / "src" / "app.py").read_text()
     assert tree_status(repo.root) == ""
+    stripped = diff.replace("--- tests/", "--- a/").replace("+++ tests/", "+++ b/")  # the same target, well formed
+    assert "'src/app.py'" in refused(tester, "apply_patch", diff=stripped)
     assert violations(repo)[-1].error.startswith("apply_patch: ")
 
 
 def test_the_coder_cannot_land_a_test_file_through_a_stripped_header(coder, repo):
     diff = "--- src/tests/test_evil.py\n+++ src/tests/test_evil.py\n@@ -0,0 +1 @@\n+def test_evil(): pass\n"
     diff = diff.replace("--- src/tests/test_evil.py", "--- /dev/null")
-    refused(coder, "apply_patch", diff=diff)
+    outcome = call_tool(coder, "apply_patch", {"diff": diff})
+    assert not outcome.ok and "format error" in outcome.content
     assert not (repo.root / "tests" / "test_evil.py").exists()
     assert tree_status(repo.root) == ""
 

@@ -94,3 +94,14 @@ def test_typed_errors_pickle_with_their_fields():
         assert type(copy) is type(err) and copy.code == err.code and copy.context == err.context
     assert pickle.loads(pickle.dumps(errors[0])).resets_at == datetime(2026, 8, 1, tzinfo=UTC)
     assert errors[0].to_dict()["limit_type"] == "weekly"
+
+
+def test_turn_limits_are_per_role_and_one_variable_sets_them_all():
+    default = AgentSettings.from_env({})
+    assert default.max_turns_for("coder") == 50 and default.max_turns_for("bug-triager") == 25
+    tuned = AgentSettings.from_env({"GRAPHLEMON_MAX_TURNS_CODER": "12"})
+    assert tuned.max_turns_for("coder") == 12 and tuned.max_turns_for("tester") == 40
+    one = AgentSettings.from_env({"GRAPHLEMON_MAX_TURNS": "7"})
+    assert {one.max_turns_for(r) for r in ("planner", "coder", "validator")} == {7}
+    with pytest.raises(GraphLemonError, match="turn limits must be 1..500"):
+        AgentSettings.from_env({"GRAPHLEMON_MAX_TURNS_TESTER": "0"})

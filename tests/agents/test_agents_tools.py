@@ -59,10 +59,11 @@ def test_read_list_search(ctx):
     assert ok(ctx, "read_file", path="src/app.py", offset=2, limit=1)["content"] == "    return a + b\n"
     assert "src/app.py" in ok(ctx, "list_files")["files"]
     assert ok(ctx, "list_files", path="src", pattern="*.py")["files"] == ["src/app.py"]
-    matches = ok(ctx, "search_text", pattern=r"return \w+", path=".")["matches"]
+    matches = ok(ctx, "search_text", pattern=r"return \w+", path=".", regex=True)["matches"]
     assert matches == [{"path": "src/app.py", "line": 2, "text": "    return a + b"}]
+    assert ok(ctx, "search_text", pattern="def add(")["count"] == 1  # literal by default
     assert "no such file" in err(ctx, "read_file", path="src/missing.py")
-    assert "bad regular expression" in err(ctx, "search_text", pattern="(")
+    assert "bad regular expression" in err(ctx, "search_text", pattern="(", regex=True)
     assert "invalid arguments" in err(ctx, "read_file", path="src/app.py", offset=0)
     assert "invalid arguments" in err(ctx, "read_file", path="x", surprise=1)
 
@@ -85,6 +86,65 @@ def test_write_edit_and_patch_stay_in_the_sandbox(ctx, project):
     assert "symlinks" in err(ctx, "apply_patch", diff=link)
     assert "does not apply" in err(ctx, "apply_patch", diff=diff)  # already applied
     assert ctx.files_changed == {"tests/test_app.py"}
+
+
+def text(ctx, name, **args) -> str:
+    """What a model reads from a successful call."""
+    outcome = call_tool(ctx, name, args)
+    assert outcome.ok, outcome.content
+    return outcome.as_text()
+
+
+def test_read_file_gives_numbered_raw_text_with_where_to_go_on(ctx, project):
+    (project.root / "src" / "long.py").write_text("".join(f"x{i} = '{i}\\n'\n" for i in range(1, 301)))
+    shown = text(ctx, "read_file", path="src/long.py", offset=10, limit=5)
+    assert shown.splitlines()[0] == "src/long.py: lines 10-14 of 300; next offset 15"
+    assert shown.splitlines()[1] == "10\tx10 = '10\\n'"  # raw text, not JSON-escaped
+    assert (
+        text(ctx, "read_file", path="src/long.py", offset=299)
+        .splitlines()[0]
+        .endswith("lines 299-300 of 300 (end of file)")
+    )
+    folder = text(ctx, "read_file", path=".")
+    assert "src/" in folder and "  app.py" in folder and ".git" not in folder
+
+
+def test_search_groups_by_file_with_context_and_is_bounded(ctx, project):
+    (project.root / "src" / "many.py").write_text("".join(f"value = add({i}, 1)\n" for i in range(500)))
+    shown = text(ctx, "search_text", pattern="return a", context=1)
+    assert shown.splitlines() == ["src/app.py:", "     1- def add(a, b):", "     2:     return a + b", "     3- "]
+    bounded = call_tool(ctx, "search_text", {"pattern": "add(", "max_results": 20})
+    assert bounded.content["count"] == 20 and bounded.content["truncated"] and "narrow your search" in bounded.as_text()
+
+
+def test_edit_shows_context_line_numbers_nearest_lines_and_refuses_no_ops_and_broken_python(ctx, project):
+    ok(ctx, "write_file", path="tests/test_b.py", content="def f():\n    return 1\n\n\ndef g():\n    return 1\n")
+    shown = text(ctx, "edit_file", path="tests/test_b.py", old="def g():\n    return 1", new="def g():\n    return 2")
+    assert "5\tdef g():" in shown and "6\t    return 2" in shown
+    assert "at lines 2, 6" in err(ctx, "edit_file", path="tests/test_b.py", old="return", new="yield")
+    near = err(ctx, "edit_file", path="tests/test_b.py", old="def  g( ):", new="def h():")
+    assert "most similar lines" in near and "5\tdef g():" in near
+    assert "nothing would change" in err(ctx, "edit_file", path="tests/test_b.py", old="def f", new="def f")
+    broken = err(ctx, "edit_file", path="tests/test_b.py", old="def f():", new="def f(:")
+    assert "syntax error at line 1" in broken and "def f():" in (project.root / "tests/test_b.py").read_text()
+    assert "warning: Python syntax error" in text(ctx, "write_file", path="tests/test_c.py", content="def (:\n")
+
+
+def test_a_patch_without_a_b_prefixes_is_a_format_error_not_a_violation(ctx):
+    ok(ctx, "write_file", path="tests/test_app.py", content="x = 1\n")
+    diff = "--- tests/test_app.py\n+++ tests/test_app.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
+    outcome = call_tool(ctx, "apply_patch", {"diff": diff})
+    assert not outcome.ok and "format error" in outcome.content and outcome.error.code == "INVALID_PARAM"
+    assert not [e for e in ctx.tool_errors if e.code == "SANDBOX_VIOLATION"]
+
+
+def test_every_result_is_capped_with_head_tail_and_how_to_narrow(ctx, project):
+    (project.root / "src" / "big.txt").write_text("".join(f"line {i} " + "x" * 80 + "\n" for i in range(3000)))
+    shown = text(ctx, "read_file", path="src/big.txt")
+    assert len(shown) <= 16_400 and "left out. Narrow the call" in shown and shown.rstrip().endswith("x" * 10)
+    for name in ("read_file", "list_files", "search_text", "write_file", "edit_file", "apply_patch", "run_tests"):
+        sentences = [s for s in get_tool(name).description.split(". ") if s.strip()]
+        assert 3 <= len(sentences) <= 6, name
 
 
 def test_bug_tools_open_dedup_transition_and_list(ctx, project):
@@ -112,9 +172,10 @@ def test_todolist_timeline_and_memory(ctx, project):
     assert "invalid arguments" in err(ctx, "timeline_append", event="Bad Event!")
     ok(ctx, "record_memory", topic="vitest cold start", content="use --pool=threads", relevance=0.9)
     ok(ctx, "record_memory", topic="vitest cold start", content="use --pool=forks now", relevance=0.8)
-    system = build_request(project, "tester", context="go").system
-    assert "## Memory" in system and "--pool=forks now" in system and "--pool=threads" not in system
-    assert "## Memory" not in build_request(project, "coder", context="go").system
+    request = build_request(project, "tester", context="go")
+    assert "--pool=forks now" in request.memory and "--pool=threads" not in request.memory
+    assert "--pool" not in request.system  # memory changes between turns: it stays out of the cached system prompt
+    assert build_request(project, "coder", context="go").memory == ""
 
 
 def test_extract_evidence_verifies_quotes_and_refuses_escapes(ctx, tmp_path):

@@ -60,7 +60,7 @@ class FakeClaude:
 
 
 def when(behaviour: dict[str, Any], **match: str | list[str]) -> dict[str, Any]:
-    """`behaviour`, taken only by a call that fits `match` (system= / stdin= / cwd= / argv= substrings)."""
+    """`behaviour`, taken only by a call that fits `match` (system= / stdin= / prompt= / cwd= / argv= substrings)."""
     return {**behaviour, "match": match}
 
 

@@ -5,7 +5,7 @@ Installed on PATH as `claude` by `tests/fakes/claude.py::FakeClaude`. Each run
 takes a behaviour from `$FAKE_CLAUDE_DIR/queue.json` (under a file lock): the
 first one whose `match` fits the call (a behaviour without `match` fits any), so
 turns that run in parallel threads still get their own behaviour. `match` maps
-`system` (the --append-system-prompt text), `stdin`, `cwd` or `argv` (joined by
+`system` (the --append-system-prompt text), `stdin`, `prompt` (both), `cwd` or `argv` (joined by
 spaces) to a substring or a list of substrings that must all occur (any run of
 whitespace matches any other). The run's
 argv, cwd and stdin are recorded in `$FAKE_CLAUDE_DIR/calls.ndjson`. A behaviour
@@ -20,6 +20,9 @@ is `{"steps": [...], "exit_code": 0, "match": {...}}`; steps run in order:
   {"limit": {"text": "...", "rate_limit_type": "five_hour", "resets_at": 1760004000}}
   {"sleep": 0.5}   {"stderr": "..."}   {"raw": "not json"}
   {"result": {"result": "...", "structured_output": {...}, "is_error": false, "subtype": "success"}}
+
+A behaviour `{"conformance": {"solution": FILE, "log": FILE}}` has no steps of its own: it does what
+the prompt says (conformance.py), and appends each conformance violation to the log as a JSON line.
 
 Usage per model call comes from the behaviour's `usage` (default small numbers).
 """
@@ -46,6 +49,7 @@ def main() -> int:
         {
             "system": _arg("--append-system-prompt") or "",
             "stdin": prompt,
+            "prompt": (_arg("--append-system-prompt") or "") + "\n" + prompt,
             "cwd": os.getcwd(),
             "argv": " ".join(sys.argv[1:]),
         },
@@ -74,6 +78,8 @@ def main() -> int:
             "permissionMode": _arg("--permission-mode") or "default",
         }
     )
+    if "conformance" in behaviour:
+        behaviour = {**behaviour, "steps": _conformance_steps(behaviour["conformance"], prompt)}
     calls = 0
     for step in behaviour.get("steps", []):
         kind, spec = next(iter(step.items()))
@@ -163,6 +169,42 @@ def main() -> int:
                 }
             )
     return int(behaviour.get("exit_code", 0))
+
+
+def _conformance_steps(options: dict, prompt: str) -> list[dict]:
+    """Read, Write and the structured answer, as the prompt (system + stdin) says; violations go to the log."""
+    from conformance import plan
+
+    solution = json.loads(Path(options["solution"]).read_text())
+    todo, problems = plan(_arg("--append-system-prompt") or "", prompt, solution, "claude_code")
+    allowed = (_arg("--allowedTools") or "").split(",")
+    bare = {a.split("(", 1)[0] for a in allowed}
+    problems += [
+        f"{todo.facts.role}: TOOLS names {t!r}, not started with it" for t in todo.facts.tools if t not in bare
+    ]
+    writable = [a[len("Write(") : -1] for a in allowed if a.startswith("Write(")]
+    from conformance import glob_match
+
+    for path in todo.writes:
+        if not any(glob_match(g, path) for g in writable):
+            problems.append(f"{todo.facts.role}: SANDBOX lists {path!r} but Write is not allowed there")
+    with open(options["log"], "a", encoding="utf-8") as fh:
+        for problem in problems:
+            fh.write(json.dumps({"violation": problem}) + "\n")
+        fh.write(
+            json.dumps({"role": todo.facts.role, "system": _arg("--append-system-prompt"), "stdin": prompt}) + "\n"
+        )
+    steps: list[dict] = []
+    for rel in todo.reads:
+        path = Path(os.getcwd()) / rel
+        text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else f"<no such file {rel}>"
+        steps.append({"tool": {"name": "Read", "input": {"file_path": str(path)}, "result": text[:16000]}})
+    for rel, content in todo.writes.items():
+        path = str(Path(os.getcwd()) / rel)
+        steps.append({"tool": {"name": "Write", "input": {"file_path": path, "content": content},
+                               "write": {"path": path, "content": content}, "result": f"wrote {rel}"}})  # fmt: skip
+    steps.append({"result": {"result": "done", "structured_output": todo.answer}})
+    return steps
 
 
 def assistant(session: str, model: str, content: list[dict], usage: dict) -> dict:

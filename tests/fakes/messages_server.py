@@ -22,8 +22,9 @@ Scripting, per test:
 Replies are consumed in order; with the queue empty the server answers with
 `server.responder(body)` if set (benchmarks), else a 500 that names the problem.
 A reply with no explicit usage gets a deterministic one computed from the
-request (cached prefix = tools + system when they carry cache_control: the first
-request writes the cache, later ones read it).
+request the way the API counts prompt caching (`_auto_usage`: the longest prefix
+up to a cache breakpoint that an earlier request wrote is read, the rest up to the
+last breakpoint is written, what follows is input).
 """
 
 from __future__ import annotations
@@ -234,19 +235,44 @@ class FakeMessagesServer:
         )
 
     def _auto_usage(self, body: dict[str, Any], reply: Reply) -> dict[str, int]:
-        prefix = json.dumps([body.get("tools"), body.get("system")], sort_keys=True)
-        prefix_tokens = len(prefix) // 4
-        rest_tokens = max(1, len(json.dumps(body.get("messages"))) // 4)
-        usage = {"input_tokens": rest_tokens, "output_tokens": max(1, len(json.dumps(reply.content)) // 4)}
-        if '"cache_control"' in prefix:
-            digest = hashlib.sha256(prefix.encode()).hexdigest()
-            with self._lock:
-                seen = digest in self._cached_prefixes
-                self._cached_prefixes.add(digest)
-            usage["cache_read_input_tokens" if seen else "cache_creation_input_tokens"] = prefix_tokens
-        else:
-            usage["input_tokens"] += prefix_tokens
-        return usage
+        """Usage the way the API counts it with prompt caching: the request is tools, then system blocks, then
+        messages; each block with cache_control is a breakpoint. The longest breakpoint prefix an earlier request
+        wrote is read from the cache, the rest up to the last breakpoint is written, what follows it is input.
+        Tokens are characters / 4 of the blocks' JSON (cache_control itself not counted)."""
+        pieces: list[tuple[str, bool]] = []  # (the block's JSON, is a breakpoint) in request order
+        for tool in body.get("tools") or []:
+            pieces.append(_piece(tool))
+        system = body.get("system")
+        for block in [{"type": "text", "text": system}] if isinstance(system, str) else system or []:
+            pieces.append(_piece(block))
+        for message in body.get("messages") or []:
+            content = message.get("content")
+            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+            for block in blocks:
+                pieces.append(_piece({**block, "_role": message.get("role")}))
+        digest, boundaries, size = hashlib.sha256(), [], 0  # (prefix digest, tokens, a breakpoint?) per block
+        for text, mark in pieces:
+            size += len(text)
+            digest.update(text.encode())
+            boundaries.append((digest.copy().hexdigest(), size // 4, mark))
+        total = max(1, size // 4)
+        marked = [(key, tokens) for key, tokens, mark in boundaries if mark]
+        with self._lock:  # a hit is looked up at every block boundary; only breakpoints write
+            read = max((tokens for key, tokens, _ in boundaries if key in self._cached_prefixes), default=0)
+            self._cached_prefixes.update(key for key, _ in marked)
+        written = max(0, (marked[-1][1] if marked else 0) - read)
+        return {
+            "input_tokens": max(1, total - read - written),
+            "output_tokens": max(1, len(json.dumps(reply.content)) // 4),
+            "cache_read_input_tokens": read,
+            "cache_creation_input_tokens": written,
+        }
+
+
+def _piece(block: dict[str, Any]) -> tuple[str, bool]:
+    """One block's JSON (without cache_control) and whether it carries a cache breakpoint."""
+    clean = {k: v for k, v in block.items() if k != "cache_control"}
+    return json.dumps(clean, sort_keys=True, ensure_ascii=False), "cache_control" in block
 
 
 class _Handler(BaseHTTPRequestHandler):

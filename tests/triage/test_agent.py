@@ -55,8 +55,8 @@ def test_a_rejected_proposal_is_retried_with_its_violations(scenario):
     s = scenario(SCENARIO)
     outcome = run(s, "retry-fixes-it.yaml")
     assert outcome.output.ok and outcome.record.category == "contract_mismatch"
-    assert sorted({v.item for v in outcome.rejected[0]}) == [3, 5, 7, 9, 10]
-    # the agent wrote triage.json itself on the retry: the file on disk is the checked verdict, not the agent's
+    assert sorted({v.item for v in outcome.rejected[0]}) == [3, 5, 7, 9]  # it has no write tool: nothing to revert
+    # the agent tried to write triage.json itself on the retry: the file on disk is the checked verdict
     written = json.loads((s.run_dir / "triage.json").read_text())
     assert "written" not in written and written["executor"] == "scripted"
     assert not (s.run_dir / "history").exists()

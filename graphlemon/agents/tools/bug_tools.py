@@ -9,6 +9,8 @@ from ...models import BugCategory, BugSource, BugStatus, Severity
 from ..tool_context import ToolContext
 from .registry import tool
 
+MAX_LISTED = 100
+
 
 class BugOpenArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -70,10 +72,19 @@ class BugListArgs(BaseModel):
     source: BugSource | None = None
 
 
-@tool("bug_list", "List bugs, filtered by unit, statuses, category or source.")
+@tool(
+    "bug_list",
+    "List the project's bugs (id, status, unit, test, title, category, severity), filtered by unit, statuses, "
+    "category or source. Use it to see whether a failure is already known and which bugs a unit still has. At "
+    "most the 100 latest matching bugs are listed: filter to see others.",
+)
 def bug_list(ctx: ToolContext, args: BugListArgs) -> dict:
     bugs = BugTracker(ctx.ledger).list(
         unit_id=args.unit_id, status=args.status or None, category=args.category, source=args.source
     )
     fields = ("bug_id", "status", "unit_id", "test_name", "title", "category", "severity", "run_id", "signature")
-    return {"bugs": [b.model_dump(mode="json", include=set(fields)) for b in bugs]}
+    listed = bugs[-MAX_LISTED:]
+    out: dict = {"bugs": [b.model_dump(mode="json", include=set(fields)) for b in listed]}
+    if len(bugs) > len(listed):
+        out["more"] = f"{len(bugs) - len(listed)} earlier bugs not listed; filter by unit, status or category"
+    return out

@@ -29,7 +29,12 @@ class ExtractEvidenceArgs(BaseModel):
     evidence: list[str] = Field(min_length=1, max_length=100, description='Each "path: quote" or "path:line: quote".')
 
 
-@tool("extract_evidence", 'Verify evidence strings ("path: quote") by finding each quote in its file.')
+@tool(
+    "extract_evidence",
+    'Verify evidence lines ("path: quote" or "path:line: quote", paths relative to the project root) by finding '
+    "each quote in its file. The result says, per line, whether it was found and where. Check every line before "
+    "you cite it: the stage's check uses the same verifier and rejects an answer with a quote it cannot find.",
+)
 def extract_evidence(ctx: ToolContext, args: ExtractEvidenceArgs) -> dict:
     from ...triage.evidence_check import resolve_in_project, verify_all
 

@@ -18,6 +18,7 @@ from typing import Any, get_type_hints
 from pydantic import BaseModel, ValidationError
 
 from ...errors import ErrorCode, GraphLemonError, invalid_param
+from ..context import cap_result
 from ..executor_seam import ToolError
 from ..tool_context import ToolContext
 
@@ -30,6 +31,7 @@ class Tool:
     description: str
     args_model: type[BaseModel]
     fn: ToolFn
+    render: Callable[[Any], str] | None = None  # the result as a model reads it (default: JSON)
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -47,25 +49,31 @@ class ToolOutcome:
     ok: bool
     content: Any  # JSON-able result, or the error message
     error: ToolError | None = None
+    text: str | None = None  # the tool's own rendering for a model (raw text, line numbers), when it has one
 
     def as_text(self) -> str:
+        """What the model reads: the tool's rendering, else text as it is, anything else as JSON; capped (head and
+        tail) either way."""
+        if self.text is not None:
+            return cap_result(self.text)
         if isinstance(self.content, str):
-            return self.content
-        return json.dumps(self.content, ensure_ascii=False, default=str)
+            return cap_result(self.content)
+        return cap_result(json.dumps(self.content, ensure_ascii=False, default=str))
 
 
 REGISTRY: dict[str, Tool] = {}
 
 
-def tool(name: str, description: str) -> Callable[[ToolFn], ToolFn]:
-    """Register `fn(ctx, args: ArgsModel) -> JSON-able` under `name` (the args model is read from the hint)."""
+def tool(name: str, description: str, *, render: Callable[[Any], str] | None = None) -> Callable[[ToolFn], ToolFn]:
+    """Register `fn(ctx, args: ArgsModel) -> JSON-able` under `name` (the args model is read from the hint);
+    `render(result)` is the text a model reads instead of the JSON."""
 
     def decorate(fn: ToolFn) -> ToolFn:
         hints = get_type_hints(fn)
         args_model = hints.get("args")
         if not (isinstance(args_model, type) and issubclass(args_model, BaseModel)):
             raise TypeError(f"tool {name}: the 'args' parameter must be annotated with a pydantic model")
-        register_tool(Tool(name=name, description=description, args_model=args_model, fn=fn))
+        register_tool(Tool(name=name, description=description, args_model=args_model, fn=fn, render=render))
         return fn
 
     return decorate
@@ -122,7 +130,8 @@ def call_tool(ctx: ToolContext, name: str, args: Any, *, allowed: list[str] | No
             content=f"error[{err.code}]: {ctx.redactor.text(err.message)}",
             error=ctx.record_tool_error(name, err),
         )
-    return ToolOutcome(ok=True, content=ctx.redactor.value(result))
+    text = ctx.redactor.text(t.render(result)) if t.render is not None else None
+    return ToolOutcome(ok=True, content=ctx.redactor.value(result), text=text)
 
 
 def _first_errors(exc: ValidationError, limit: int = 3) -> str:

@@ -52,7 +52,12 @@ def save_todolist(ctx: ToolContext, items: list[TodoItem]) -> None:
     os.replace(tmp, path)
 
 
-@tool("write_todolist", "Write this turn's todo list (replaces any earlier one).")
+@tool(
+    "write_todolist",
+    "Write this turn's todo list, replacing any earlier one; ids (step-001, ...) are given to items without one. "
+    "Use it when the skill asks for a list its check reads, or to plan a long turn. Mark items done with "
+    "update_todo_item as you finish them.",
+)
 def write_todolist(ctx: ToolContext, args: WriteTodolistArgs) -> dict:
     items = [i.model_copy(update={"id": i.id or f"step-{n:03d}"}) for n, i in enumerate(args.items, 1)]
     ids = [i.id for i in items]
@@ -69,7 +74,11 @@ class UpdateTodoArgs(BaseModel):
     status: TodoStatus
 
 
-@tool("update_todo_item", "Set the status of one todo item.")
+@tool(
+    "update_todo_item",
+    "Set the status of one item of this turn's todo list (pending, in_progress, done, skipped). The result says "
+    "how many items are still pending. It fails, naming the ids, when there is no list or no such item.",
+)
 def update_todo_item(ctx: ToolContext, args: UpdateTodoArgs) -> dict:
     items = read_todolist(ctx)
     if not items:
@@ -90,7 +99,12 @@ class TimelineArgs(BaseModel):
     summary: str = Field(default="", max_length=2000)
 
 
-@tool("timeline_append", "Add a human-readable milestone to the task timeline.")
+@tool(
+    "timeline_append",
+    "Add a human-readable milestone to the task's timeline (an event name such as unit_tested, a reference and a "
+    "one-line summary). The stages already record their own milestones; use it only for something a person "
+    "following the task should see. The event name is lower_snake_case.",
+)
 def timeline_append(ctx: ToolContext, args: TimelineArgs) -> dict:
     ctx.ledger.append(
         TimelineEvent(event=args.event, task_id=ctx.task_id, unit_id=ctx.unit_id, ref=args.ref, summary=args.summary)
@@ -106,7 +120,12 @@ class RecordMemoryArgs(BaseModel):
     relevance: float = Field(default=0.5, ge=0, le=1)
 
 
-@tool("record_memory", "Keep a reusable lesson for later turns of this role (latest per topic wins).")
+@tool(
+    "record_memory",
+    "Keep a lesson for later turns of this role, in any unit or task: a topic and a few sentences (the latest "
+    "entry of a topic replaces earlier ones). Record what would have saved you time (a project's test command, a "
+    "framework's quirk), not facts of this unit. Later turns see it under MEMORY.",
+)
 def record_memory(ctx: ToolContext, args: RecordMemoryArgs) -> dict:
     entry = MemoryEntry(topic=args.topic, content=args.content, relevance=args.relevance, by=ctx.node_exec_id)
     append_memory(ctx.state_dir, ctx.role, entry)

@@ -27,7 +27,13 @@ class RunTestsArgs(BaseModel):
     timeout_s: float = Field(default=120, gt=0, le=600)
 
 
-@tool("run_tests", "Run the project's tests once and get a structured summary (counts, failures with hints).")
+@tool(
+    "run_tests",
+    "Run the project's tests once (the framework is detected: pytest, vitest, jest, ...) and get a structured "
+    "summary: counts, and each failure with its message, location and a hint. Give targets (files, folders or "
+    "test ids) to run only what you changed; set last_failed to re-run the failures. The run is confined and "
+    "killed at timeout_s; what the tests change outside this turn's writable paths is reverted and listed.",
+)
 def run_tests(ctx: ToolContext, args: RunTestsArgs) -> dict:
     from ...testrun import run_tests as run
     from ...testrun.confine import for_workdir

@@ -1,0 +1,256 @@
+"""The prompt a model reads, rendered from the request it runs under (docs/agents.md "Prompts").
+
+A role's skill (`skills/<role>.md`) holds only judgement: what good work is, the
+checklists, examples. Everything a model could be told wrongly is rendered here
+from the request itself, per backend:
+
+* the system prompt = the skill, then TOOLS (the backend's real tool names, each
+  with what it is for), OUTPUT (the output model's JSON schema and how to submit
+  it) and the unattended-run rules — the same for every turn of a role, so it is
+  prompt-cached; then the shared documents (the SDD, ...), cached too and the same
+  for every unit of a task;
+* the first message = this turn (ids, turn budget), SANDBOX (the writable globs),
+  a compact tree of the work tree, the role's memory, the stage's context, and
+  the previous attempt last.
+
+`audit(...)` reads a rendered prompt the way a model would and lists every tool,
+path or field it names that the request does not allow or provide.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from .executor_seam import AgentRequest
+from .sandbox import glob_match
+
+Backend = Literal["anthropic", "claude_code"]
+SUBMIT_TOOL = "submit_output"
+TREE_SKIP = frozenset({".git", ".graphlemon", "node_modules", ".venv", "__pycache__", ".pytest_cache", ".ruff_cache"})
+TREE_MAX_ENTRIES = 60
+CLAUDE_TOOL_TEXT = {
+    "Read": "read a file with line numbers (offset / limit for long files).",
+    "Glob": "find files by name pattern.",
+    "Grep": "search file contents, with context lines.",
+    "Write": "create or overwrite a whole file; only the SANDBOX paths.",
+    "Edit": "replace an exact piece of text in a file; only the SANDBOX paths.",
+    "MultiEdit": "several exact replacements in one file; only the SANDBOX paths.",
+    "Bash": "run a command in the work tree, e.g. the project's tests; it cannot commit or change branches.",
+    "TodoWrite": "keep a todo list for this turn (optional unless the skill asks for one).",
+}
+UNATTENDED = (
+    "This run is unattended: nobody reads your text replies or answers questions. Decide on the most conservative "
+    "reading of the documents, act with the tools, and put open questions in the output. A reply without a tool "
+    "call ends the turn only when it is a valid answer; otherwise you are asked to go on."
+)
+
+
+@dataclass(frozen=True)
+class RenderedPrompt:
+    system: list[str]  # cacheable blocks: [skill + tools + output] then, when there are any, the shared documents
+    first_message: str
+    tools: list[str]  # the names the model may call (submit_output included on the anthropic backend)
+
+    @property
+    def system_text(self) -> str:
+        return "\n\n".join(self.system)
+
+
+def render(request: AgentRequest, backend: Backend, *, claude_tools: list[str] | None = None) -> RenderedPrompt:
+    """The system blocks and first message for one turn on `backend` (`claude_tools`: the Claude Code tools the
+    turn is started with, bare names)."""
+    if backend == "anthropic":
+        tools = [*request.tools, SUBMIT_TOOL]
+        tools_text = _anthropic_tools(request.tools)
+    else:
+        tools = list(claude_tools or [])
+        tools_text = _claude_tools(tools)
+    static = "\n\n".join(
+        part.strip()
+        for part in (request.system, tools_text, _output_section(request, backend), "# UNATTENDED\n\n" + UNATTENDED)
+    )
+    system = [static]
+    if request.documents:
+        docs = "\n\n".join(f"## {name}\n\n{text.strip()}" for name, text in request.documents.items())
+        system.append("# SHARED DOCUMENTS\n\n(the same for every unit of this task)\n\n" + docs)
+    return RenderedPrompt(system=system, first_message=_first_message(request), tools=tools)
+
+
+def _anthropic_tools(names: list[str]) -> str:
+    from .tools import get_tool
+
+    lines = [f"- `{n}`: {_first_sentence(get_tool(n).description)}" for n in names]
+    lines.append(f"- `{SUBMIT_TOOL}`: submit your final answer (see OUTPUT); the turn ends when it is accepted.")
+    return "# TOOLS\n\nYou can call these tools, and only these:\n\n" + "\n".join(lines)
+
+
+def _claude_tools(names: list[str]) -> str:
+    lines = [f"- `{n}`: {CLAUDE_TOOL_TEXT.get(n, 'a Claude Code tool.')}" for n in names]
+    return "# TOOLS\n\nYou can use these Claude Code tools, and only these:\n\n" + "\n".join(lines)
+
+
+def _output_section(request: AgentRequest, backend: Backend) -> str:
+    how = (
+        f"Finish by calling `{SUBMIT_TOOL}` once with a JSON object matching this schema; an invalid one comes back "
+        "as an error saying what to fix."
+        if backend == "anthropic"
+        else "Finish with your final answer as structured output matching this JSON schema (it is checked)."
+    )
+    schema = output_schema(request)
+    return f"# OUTPUT\n\n{how}\n\n```json\n{json.dumps(schema, indent=1, ensure_ascii=False)}\n```"
+
+
+def output_schema(request: AgentRequest) -> dict[str, Any]:
+    if request.output_model is None:
+        return {"type": "object", "additionalProperties": True}
+    schema = request.output_model.model_json_schema()
+    schema.pop("title", None)
+    return schema
+
+
+def _first_message(request: AgentRequest) -> str:
+    ids = [f"role {request.role}"]
+    ids += [f"{k} `{v}`" for k, v in (("unit", request.unit_id), ("run", request.run_id)) if v]
+    ids.append(f"attempt {request.attempt}")
+    parts = [
+        "# THIS TURN\n\n"
+        + ", ".join(ids)
+        + f". You have at most {request.limits.max_turns} model calls for this turn; finish well before that.",
+        _sandbox_section(request),
+    ]
+    tree = file_tree(request.workdir, request.sandbox.writable)
+    if tree:
+        parts.append("# FILES\n\nThe work tree (two levels; `*` marks what you may write):\n\n```\n" + tree + "\n```")
+    if request.memory.strip():
+        parts.append("# MEMORY\n\nLessons from earlier turns of this role:\n\n" + request.memory.strip())
+    parts.append("# CONTEXT\n\n" + request.prompt.strip())
+    return "\n\n".join(parts)
+
+
+def _sandbox_section(request: AgentRequest) -> str:
+    writable = request.sandbox.writable
+    if not writable:
+        return "# SANDBOX\n\nYou may read the work tree; you may not write anything in this turn."
+    lines = "\n".join(f"- `{glob}`" for glob in writable)
+    return (
+        "# SANDBOX\n\nPaths are relative to the work tree. You may write only these (globs; `**` is any depth):\n\n"
+        f"{lines}\n\nEverything else is read-only: a write elsewhere is refused and recorded against the turn."
+    )
+
+
+def file_tree(root: Path, writable: list[str], limit: int = TREE_MAX_ENTRIES) -> str:
+    """Two levels of the work tree, folders first; a deeper folder shows its file count. `*`: writable."""
+    root = Path(root)
+    if not root.is_dir():
+        return ""
+    lines: list[str] = []
+
+    def mark(rel: str) -> str:
+        return " *" if any(glob_match(g, rel) for g in writable) else ""
+
+    def entries(folder: Path) -> list[os.DirEntry]:
+        try:
+            items = [e for e in os.scandir(folder) if e.name not in TREE_SKIP and not e.is_symlink()]
+        except OSError:
+            return []
+        return sorted(items, key=lambda e: (not e.is_dir(), e.name))
+
+    for top in entries(root):
+        if len(lines) >= limit:
+            lines.append("… (more; list a folder to see it)")
+            break
+        if not top.is_dir():
+            lines.append(top.name + mark(top.name))
+            continue
+        lines.append(top.name + "/")
+        for child in entries(Path(top.path)):
+            rel = f"{top.name}/{child.name}"
+            if child.is_dir():
+                count = sum(len(f) for _, _, f in os.walk(child.path))
+                lines.append(f"  {child.name}/ ({count} files)" + (" *" if mark(rel + "/x") else ""))
+            else:
+                lines.append(f"  {child.name}" + mark(rel))
+    return "\n".join(lines)
+
+
+def _first_sentence(text: str) -> str:
+    first = re.split(r"(?<=[.!?])\s", text.strip(), maxsplit=1)[0]
+    return first if first.endswith((".", "!", "?")) else first + "."
+
+
+# -- the audit: what a model reading this prompt would be told that is not true ---------------------------
+
+_FENCE = re.compile(r"```.*?```", re.S)
+_MEMORY = re.compile(r"^# MEMORY\n.*?(?=^# CONTEXT\n)", re.S | re.M)
+_TICKED = re.compile(r"`([^`\n]+)`")
+_PATHLIKE = re.compile(r"^[\w.*?\[\]/-]+$")
+_EXTENSION = re.compile(r"\.[A-Za-z]{1,5}$")
+_FIELD = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
+
+
+def audit(rendered: RenderedPrompt, request: AgentRequest, backend: Backend) -> list[str]:
+    """Every tool, path or output field the prompt names that this turn does not have; [] when it is true.
+    The project's own texts (the shared documents, the role's memory) are the project's words, not the harness's:
+    they are not audited."""
+    from .tools import tool_names
+
+    harness = [rendered.system[0], _MEMORY.sub("", rendered.first_message)]
+    text = _FENCE.sub(" ", "\n\n".join(harness))
+    available = set(rendered.tools)
+    registry = set(tool_names()) | {SUBMIT_TOOL}
+    fields = _schema_words(output_schema(request))
+    problems: list[str] = []
+    for name in sorted(registry - available):
+        if re.search(rf"(?<![\w/.-]){re.escape(name)}(?![\w/-])", text):
+            problems.append(f"names the tool {name!r}, which this {backend} turn does not have")
+    for token in sorted(set(_TICKED.findall(text))):
+        token = token.strip()
+        if token in available or token in registry:
+            continue
+        if token in CLAUDE_TOOL_TEXT:
+            problems.append(f"names the Claude Code tool {token!r}, which this {backend} turn does not have")
+        elif _is_path(token):
+            problem = _path_problem(token, request)
+            if problem:
+                problems.append(problem)
+        elif _FIELD.match(token) and token not in fields:
+            problems.append(f"names {token!r}, which is neither a tool of this turn nor a field of its output")
+    return problems
+
+
+def _is_path(token: str) -> bool:
+    return bool(_PATHLIKE.match(token)) and ("/" in token or bool(_EXTENSION.search(token))) and "(" not in token
+
+
+def _path_problem(token: str, request: AgentRequest) -> str | None:
+    writable = request.sandbox.writable
+    if token in writable or any(glob_match(g, token.rstrip("/")) for g in writable):
+        return None
+    if any(ch in token for ch in "*?["):
+        return f"names the glob {token!r}, which is not one of this turn's writable globs"
+    root = Path(request.workdir)
+    target = Path(os.path.realpath(root / token))
+    if ".." not in Path(token).parts and (target == root or root.resolve() in target.parents) and target.exists():
+        return None
+    return f"names the path {token!r}, which neither exists in the work tree nor is writable"
+
+
+def _schema_words(schema: Any) -> set[str]:
+    """Every property name and enum value anywhere in a JSON schema."""
+    words: set[str] = set()
+    if isinstance(schema, dict):
+        words |= set((schema.get("properties") or {}).keys())
+        words |= {str(v) for v in schema.get("enum") or []}
+        if "const" in schema:
+            words.add(str(schema["const"]))
+        for value in schema.values():
+            words |= _schema_words(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            words |= _schema_words(value)
+    return words
