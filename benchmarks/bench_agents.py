@@ -25,14 +25,15 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from fakes.claude import FakeClaude, success  # noqa: E402
 from fakes.messages_server import FakeMessagesServer, Reply, tool_use  # noqa: E402
+from smoke import sized  # noqa: E402
 
 from graphlemon.agents import AgentSettings, build_executor, build_request, run_turn  # noqa: E402
 from graphlemon.agents.playbook import Playbook  # noqa: E402
 from graphlemon.agents.scripted import ScriptedExecutor  # noqa: E402
 from graphlemon.project import init_project  # noqa: E402
 
-TURNS = int(os.environ.get("BENCH_AGENT_TURNS", "60"))
-CLAUDE_TURNS = int(os.environ.get("BENCH_CLAUDE_TURNS", "15"))
+TURNS = int(os.environ.get("BENCH_AGENT_TURNS", sized(60, 3)))
+CLAUDE_TURNS = int(os.environ.get("BENCH_CLAUDE_TURNS", sized(15, 2)))
 KEY = "sk-ant-bench-000000000000"
 CONTENT = "def test_snake_moves():\n    assert True\n"
 

@@ -20,11 +20,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_testrun import pytest_suite  # noqa: E402
+from smoke import sized  # noqa: E402
 
 from graphlemon.testrun import run_tests  # noqa: E402
 from graphlemon.testrun.confine import Confinement, bwrap_available  # noqa: E402
 
-REPETITIONS = 7
+REPETITIONS = sized(7, 1)
 
 
 def timed(suite: Path, confinement: Confinement | None) -> float:

@@ -20,9 +20,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from smoke import sized
+
 ROOT = Path(__file__).resolve().parents[1]
 VITEST_MODULES = ROOT / "tests" / "fixtures" / "testrun" / "vitest_project" / "node_modules"
-REPETITIONS = 7
+REPETITIONS = sized(7, 1)
 GRAPHLEMON = [sys.executable, "-m", "graphlemon", "test", "--json", "--project"]
 
 FAILING_BODIES = [
