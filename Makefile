@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 120
 
-.PHONY: install fixtures lint test demo demo-skill bench bench-live clean
+.PHONY: install fixtures lint test demo demo-skill bench bench-smoke bench-live clean
 
 install: $(STAMP)
 
@@ -26,10 +26,12 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports --no-cache
 
+# pytest, then every benchmark at its smoke size (both run; the first failure's exit status is the target's)
 test: $(STAMP) fixtures lint
 	@set +e; $(BIN)/python -m pytest -q $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests (exit 5): the suite is missing" >&2; fi; \
-	exit $$rc
+	$(MAKE) --no-print-directory bench-smoke; bench=$$?; \
+	exit $$(( rc ? rc : bench ))
 
 demo: $(STAMP)
 	$(BIN)/python scripts/demo.py
@@ -37,8 +39,22 @@ demo: $(STAMP)
 demo-skill: $(STAMP)  # REQ-08: a skill_defect bug -> a gated skill iteration -> done
 	$(BIN)/python scripts/demo.py playbook-skill.yaml
 
+# Every benchmark, even after one fails; the failures are listed at the end (and the exit status is then 1).
+BENCHMARKS = $(sort $(wildcard benchmarks/bench_*.py))
+define run_benchmarks
+	@failed=(); started=$$SECONDS; \
+	for f in $(BENCHMARKS); do echo "== $$f"; t=$$SECONDS; \
+	  $(1) $(BIN)/python $$f || failed+=("$$f (exit $$?)"); echo "($$f: $$((SECONDS - t)) s)"; echo; done; \
+	echo "$(words $(BENCHMARKS)) benchmarks in $$((SECONDS - started)) s"; \
+	if [ $${#failed[@]} -gt 0 ]; then printf 'benchmark failed: %s\n' "$${failed[@]}" >&2; exit 1; fi
+endef
+
 bench: $(STAMP) fixtures
-	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit $$?; echo; done
+	$(call run_benchmarks,)
+
+# Each benchmark at its smoke size (BENCH_SMOKE=1: seconds, every figure printed, no number judged): part of `make test`.
+bench-smoke: $(STAMP)
+	$(call run_benchmarks,BENCH_SMOKE=1)
 
 # The model path against the real API (costs money; skipped with a message without ANTHROPIC_API_KEY or in CI).
 bench-live: $(STAMP)

@@ -1,7 +1,7 @@
 """The cost of the claude_code git guard (issue 24 item 3) around one turn, by the number of ignored files.
 
-For a repository with 2,000 tracked files and 0 / 5,000 / 20,000 ignored files (a node_modules-like tree),
-prints side by side (medians of interleaved repetitions):
+For a repository with 2,000 tracked files and 0 / 5,000 / 20,000 ignored files (a node_modules-like tree; BENCH_SMOKE=1:
+100 tracked, 0 / 200 / 1,000 ignored), prints side by side (medians of interleaved repetitions):
   status    = the look the turn already took before (worktree.snapshot: `git status`)
   guard     = git_guard.capture() before the turn + restore_git() and judge_ignored() after it (nothing changed)
   ratio     = guard / status
@@ -19,12 +19,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from smoke import sized  # noqa: E402
+
 from graphlemon.agents import git_guard, worktree  # noqa: E402
 from graphlemon.agents.executor_seam import SandboxPolicy  # noqa: E402
 from graphlemon.agents.sandbox import Sandbox  # noqa: E402
 
-REPETITIONS = 5
-TRACKED = 2_000
+REPETITIONS = sized(5, 1)
+TRACKED = sized(2_000, 100)
+IGNORED = sized((0, 5_000, 20_000), (0, 200, 1_000))
 
 
 def make_repo(root: Path, ignored: int) -> Path:
@@ -60,7 +63,7 @@ def guard(root: Path, sandbox: Sandbox) -> None:
 def main() -> None:
     print(f"{'ignored files':>14} {'status s':>9} {'guard s':>9} {'ratio':>7}")
     with tempfile.TemporaryDirectory(prefix="bench-git-guard-") as tmp:
-        for ignored in (0, 5_000, 20_000):
+        for ignored in IGNORED:
             root = make_repo(Path(tmp) / f"r{ignored}", ignored)
             sandbox = Sandbox(SandboxPolicy(root=root, writable=["tests/**"]))
 

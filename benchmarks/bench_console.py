@@ -6,7 +6,9 @@
    and the console process's CPU time per event;
 4. a task with 20,000 ledger events: time to first paint of its graph, beside a task with 200.
 
-Needs Debian's chromium (`make fixtures`). `BENCH_CONSOLE_QUICK=1` skips the demo run (3).
+Needs Debian's chromium (`make fixtures`). `BENCH_CONSOLE_QUICK=1` skips the demo run (3). `BENCH_SMOKE=1`: one
+repetition, 10 transitions, 5 subscribers (1 s of idle) while a process appends 100 ledger events one by one
+instead of the demo, 2,000 events for the big task.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 GRAPHLEMON = str(Path(sys.executable).parent / "graphlemon")
 
+from smoke import sized  # noqa: E402
+
 from graphlemon.console.app import ConsoleSettings  # noqa: E402
 from graphlemon.console.project_registry import ProjectRegistry  # noqa: E402
 from graphlemon.console.server import BackgroundServer, free_port  # noqa: E402
@@ -35,6 +39,26 @@ from graphlemon.nodes import NodeTracker  # noqa: E402
 from graphlemon.project import init_project  # noqa: E402
 from graphlemon.taskboard import TaskBoard  # noqa: E402
 
+REPEAT = sized(3, 1)
+TRANSITIONS = sized(200, 10)
+SUBSCRIBERS = sized(100, 5)
+IDLE_SECONDS = sized(10.0, 1.0)
+BIG_TASK = sized(20_000, 2_000)  # ledger events of the big task (first paint)
+APPEND_EVENTS = """
+import sys
+from graphlemon.models import TimelineEvent
+from graphlemon.project import open_project
+from graphlemon.taskboard import TaskBoard
+handle = open_project(sys.argv[1])
+task_id = TaskBoard(handle.ledger).create("smoke").task_id
+for i in range(99):
+    handle.ledger.append(TimelineEvent(event="note", task_id=task_id, summary=f"line {i}"))
+"""
+DEMO = [GRAPHLEMON, "run", "Implement a snake game", "--engine", "direct", "--quiet", "--playbook",
+        str(ROOT / "examples" / "snake" / "playbook.yaml"), "--max-unit-attempts", "2", "--project"]  # fmt: skip
+# what the subscribers receive (a command, given the project's folder): the demo, or (smoke size) 100 appends
+EVENT_SOURCE = sized(("the scripted snake demo", DEMO),
+                     ("a process appending 100 ledger events", [sys.executable, "-c", APPEND_EVENTS]))  # fmt: skip
 ENV = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTER_NAME": "bench",
        "GIT_COMMITTER_EMAIL": "b@x", "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}  # fmt: skip
 
@@ -74,7 +98,7 @@ def pct(values: list[float], q: float) -> float:
 def bench_startup(work: Path) -> None:
     env = {**ENV, "GRAPHLEMON_CONFIG_DIR": str(work / "cfg-startup")}
     helps, starts = [], []
-    for _ in range(3):
+    for _ in range(REPEAT):
         t0 = time.monotonic()
         subprocess.run([GRAPHLEMON, "--help"], env=env, capture_output=True, check=True)
         helps.append(time.monotonic() - t0)
@@ -92,7 +116,7 @@ def bench_startup(work: Path) -> None:
         "import sys, graphlemon.cli, graphlemon.console.app, graphlemon.console.server; print('prefect' in sys.modules)"
     )
     imported = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env).stdout.strip()
-    print(f"start-up (median of 3): graphlemon --help {statistics.median(helps):.2f} s | "
+    print(f"start-up (median of {REPEAT}): graphlemon --help {statistics.median(helps):.2f} s | "
           f"graphlemon console to first answer {statistics.median(starts):.2f} s (goal <= 1 s) | "
           f"prefect imported: {imported}")  # fmt: skip
 
@@ -105,7 +129,7 @@ OBSERVE = """() => { window.__changes = []; const svg = document.getElementById(
   .observe(svg, {attributes: true, subtree: true, attributeFilter: ['data-status']}); }"""
 
 
-def bench_recolour(work: Path, browser, n: int = 200) -> None:
+def bench_recolour(work: Path, browser, n: int = TRANSITIONS) -> None:
     registry = ProjectRegistry(work / "cfg-recolour")
     handle = init_project(new_repo(work, "recolour")).project
     registry.register(handle)
@@ -173,7 +197,7 @@ async def subscribe_all(url: str, project_id: str, n: int, done: asyncio.Event, 
     return counts
 
 
-def bench_subscribers(work: Path, n: int = 100) -> None:
+def bench_subscribers(work: Path, n: int = SUBSCRIBERS) -> None:
     repo = new_repo(work, "snake", ROOT / "examples" / "snake" / "repo")
     env = {**ENV, "GRAPHLEMON_CONFIG_DIR": str(work / "cfg-subs")}
     subprocess.run([GRAPHLEMON, "init", str(repo)], env=env, check=True, capture_output=True)
@@ -192,13 +216,12 @@ def bench_subscribers(work: Path, n: int = 100) -> None:
                 await asyncio.sleep(0.1)
             await asyncio.sleep(1.0)
             idle0 = cpu_seconds(console.pid)
-            await asyncio.sleep(10.0)
-            idle_rate = (cpu_seconds(console.pid) - idle0) / 10.0  # CPU seconds per second with 100 idle sockets
+            await asyncio.sleep(IDLE_SECONDS)
+            idle_rate = (cpu_seconds(console.pid) - idle0) / IDLE_SECONDS  # CPU seconds per second, n idle sockets
             cpu0, t0 = cpu_seconds(console.pid), time.monotonic()
-            demo = await asyncio.create_subprocess_exec(
-                GRAPHLEMON, "run", "Implement a snake game", "--project", str(repo), "--engine", "direct", "--quiet",
-                "--playbook", str(ROOT / "examples" / "snake" / "playbook.yaml"), "--max-unit-attempts", "2",
-                env=env, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)  # fmt: skip
+            demo = await asyncio.create_subprocess_exec(*EVENT_SOURCE[1], str(repo), env=env,
+                                                        stdout=asyncio.subprocess.DEVNULL,
+                                                        stderr=asyncio.subprocess.DEVNULL)  # fmt: skip
             await demo.wait()
             await asyncio.sleep(1.5)  # the last lines reach everyone
             cpu = cpu_seconds(console.pid) - cpu0
@@ -216,7 +239,7 @@ def bench_subscribers(work: Path, n: int = 100) -> None:
     task_events = events  # the project was empty before the run
     complete = sum(c == task_events for c in counts)
     net = max(cpu - idle_rate * wall, 0.0)
-    print(f"{n} subscribers during the scripted snake demo ({wall:.0f} s, {task_events} ledger events): "
+    print(f"{n} subscribers during {EVENT_SOURCE[0]} ({wall:.0f} s, {task_events} ledger events): "
           f"{complete}/{n} clients received every event (min {min(counts)}, max {max(counts)}) | "
           f"console CPU {cpu:.2f} s = {cpu / max(task_events, 1) * 1000:.1f} ms per event; idle with {n} sockets "
           f"{idle_rate * 100:.1f} % of a core, so beyond idle {net / max(task_events, 1) * 1000:.1f} ms per event "
@@ -252,14 +275,14 @@ def bench_first_paint(work: Path, browser) -> None:
     results = {}
     server = None
     try:
-        for events in (200, 20_000):
+        for events in (200, BIG_TASK):
             handle = init_project(new_repo(work, f"paint{events}")).project
             registry.register(handle)
             tid = seed_task(handle, events)
             if server is None:
                 server = BackgroundServer(ConsoleSettings(registry=registry)).start()
             times = []
-            for _ in range(3):
+            for _ in range(REPEAT):
                 page = browser.new_page()
                 page.goto(f"{server.url}/#/p/{handle.project_id}/t/{tid}")
                 page.wait_for_selector("body[data-painted]", timeout=60_000)
@@ -270,9 +293,9 @@ def bench_first_paint(work: Path, browser) -> None:
     finally:
         if server is not None:
             server.stop()
-    small, big = results[200], results[20_000]
-    print(f"task page first paint of the graph (median of 3, the first one parses the ledger): 200 events "
-          f"{small[0]:.2f} s ({small[1]} nodes) | 20,000 events {big[0]:.2f} s ({big[1]} nodes) (goal <= 1 s)")  # fmt: skip
+    small, big = results[200], results[BIG_TASK]
+    print(f"task page first paint of the graph (median of {REPEAT}, the first one parses the ledger): 200 events "
+          f"{small[0]:.2f} s ({small[1]} nodes) | {BIG_TASK:,} events {big[0]:.2f} s ({big[1]} nodes) (goal <= 1 s)")  # fmt: skip
 
 
 def chromium():

@@ -9,7 +9,8 @@
    switch gap it saw (last answer from one commit to the first from the next), beside its own request interval.
 
 Needs Debian's haproxy (`make fixtures`). `BENCH_DEPLOY_ENGINE=prefect` runs the canary as a devloop flow run
-(ephemeral Prefect server unless PREFECT_API_URL is set).
+(ephemeral Prefect server unless PREFECT_API_URL is set). `BENCH_SMOKE=1`: the second deployment reuses the first
+one's canary run (the same code tree), and the monitoring window is 0.5 s.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
+
+from smoke import sized
 
 from graphlemon.deploy.supervisor import DeployConfig, Supervisor
 from graphlemon.project import init_project
@@ -90,8 +93,9 @@ def main() -> None:
     os.environ.setdefault("PREFECT_HOME", str(work / "prefect"))
     repo = copy_repo(work / "graphlemon")
     handle = init_project(repo).project
-    config = DeployConfig(public_port=free_port(), monitor_window_s=2, monitor_interval_s=0.5, start_timeout_s=120,
-                          canary_engine=os.environ.get("BENCH_DEPLOY_ENGINE", "direct"), reuse_canary=False)  # fmt: skip
+    config = DeployConfig(public_port=free_port(), monitor_window_s=sized(2, 0.5), monitor_interval_s=sized(0.5, 0.25),
+                          start_timeout_s=120, canary_engine=os.environ.get("BENCH_DEPLOY_ENGINE", "direct"),
+                          reuse_canary=sized(False, True))  # fmt: skip
     sup = Supervisor(handle, config)
     t = time.monotonic()
     sup.bootstrap("HEAD")

@@ -16,12 +16,14 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from smoke import sized
+
 from graphlemon.bugs import fold
 from graphlemon.ledger import Ledger, encode
 from graphlemon.models import BugEvent, TimelineEvent
 
-APPENDS = int(os.environ.get("BENCH_APPENDS", "2000"))
-BUG_EVENTS = int(os.environ.get("BENCH_BUG_EVENTS", "1000000"))
+APPENDS = int(os.environ.get("BENCH_APPENDS", sized(2000, 100)))
+BUG_EVENTS = int(os.environ.get("BENCH_BUG_EVENTS", sized(1_000_000, 20_000)))
 
 WRITER = textwrap.dedent(
     """

@@ -6,7 +6,8 @@
    process: the lag from a line written to the line received (p50 / p95 / max, per message, measured on the
    oldest line of each message) and the console's RSS before, during and after.
 
-Printed, never asserted. BENCH_LOGS_REPEAT (default 2) runs per mode; BENCH_LOGS_SECONDS (default 10) of writing.
+Printed, never asserted. BENCH_LOGS_REPEAT (default 1) runs per mode; BENCH_LOGS_SECONDS (default 10) of writing;
+BENCH_LOGS_VIEWERS (default 20). BENCH_SMOKE=1: 1 s of writing, 3 viewers.
 """
 
 from __future__ import annotations
@@ -24,11 +25,13 @@ import threading
 import time
 from pathlib import Path
 
+from smoke import sized
+
 ROOT = Path(__file__).resolve().parents[1]
 SNAKE = ROOT / "examples" / "snake"
 REPEAT = int(os.environ.get("BENCH_LOGS_REPEAT", "1"))
-SECONDS = float(os.environ.get("BENCH_LOGS_SECONDS", "10"))
-VIEWERS = int(os.environ.get("BENCH_LOGS_VIEWERS", "20"))
+SECONDS = float(os.environ.get("BENCH_LOGS_SECONDS", sized(10, 1)))
+VIEWERS = int(os.environ.get("BENCH_LOGS_VIEWERS", sized(20, 3)))
 RATE = 10 * 1024 * 1024  # bytes per second
 GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "bench",
            "GIT_COMMITTER_EMAIL": "b@b"}  # fmt: skip

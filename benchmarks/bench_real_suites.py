@@ -27,10 +27,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from smoke import sized  # noqa: E402
+
 from tests.testrun.test_real_suites import ENV, SUITES, Suite  # noqa: E402
 
 CACHE = ROOT / "tests" / "testrun" / "corpus" / ".cache"
-REPETITIONS = 5
+REPETITIONS = sized(5, 1)
+SMOKE_SUITES = {"unittest", "tape-tap13"}  # BENCH_SMOKE=1: one Python and one JavaScript suite, nothing to build
 # the raw command a person would run, its verbose form (for the bytes a reader would otherwise get), and
 # graphlemon's arguments when they are not `--command RAW` (go: its own `go test -json` on the same packages)
 GO_PACKAGES = "./cmp/cmpopts/... ./cmp/internal/..."
@@ -53,7 +56,7 @@ RAW: dict[str, tuple[str, str] | tuple[str, str, list[str]]] = {
 
 
 LONG = replace(next(s for s in SUITES if s.id == "pytest-subtests"), id="more-itertools-all", targets=[])
-LONG_REPETITIONS = 3
+LONG_REPETITIONS = sized(3, 1)
 
 
 def _copy(suite: Suite, dest: Path) -> Path:
@@ -91,7 +94,7 @@ def main() -> None:
     print(f"fixed cost per call: {statistics.median(fixed) * 1000:.0f} ms (median of {REPETITIONS})")
     print(f"{'suite':<22} {'raw s':>7} {'ours s':>7} {'ours-raw':>8} {'overhead':>9} {'json B':>8} {'raw -v B':>9} "
           f"{'ratio':>7} named")  # fmt: skip
-    only = set(sys.argv[1:])  # suite ids (default: all of RAW)
+    only = set(sys.argv[1:]) or sized(set(), SMOKE_SUITES)  # suite ids (default: all of RAW)
     for suite in (s for s in [*SUITES, LONG] if s.id in RAW and (not only or s.id in only)):
         raw_cmd, verbose_cmd, *ours_args = RAW[suite.id]
         with tempfile.TemporaryDirectory() as tmp:

@@ -6,6 +6,7 @@ group, SIGKILL the group after a random delay, `graphlemon resume` the task, and
   * duplicate ledger records (the same run id, call id, artifact version or timeline event twice),
   * tokens re-spent (usage beyond what an uninterrupted run of the same playbook spends).
 Goal: every run ends `done`; 0 / 0 / 0. A run that misses it is copied to $TMPDIR/bench-resume-kept-N. `BENCH_KILLS` (default 50) and `BENCH_ENGINE` (prefect) set the size.
+`BENCH_SMOKE=1`: one kill within the first 8 s, engine direct.
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ from collections import Counter
 from pathlib import Path
 
 from bench_devloop import GIT_ENV, SNAKE, fresh_repo
+from smoke import sized
 
-KILLS = int(os.environ.get("BENCH_KILLS", "50"))
-ENGINE = os.environ.get("BENCH_ENGINE", "prefect")
+KILLS = int(os.environ.get("BENCH_KILLS", sized(50, 1)))
+ENGINE = os.environ.get("BENCH_ENGINE", sized("prefect", "direct"))
+LATEST_KILL = sized(40.0, 8.0)  # seconds after the start: each kill lands at a random moment before it
 CLEAN_TOKENS = None  # measured once with an uninterrupted run
 
 
@@ -94,7 +97,7 @@ def main() -> None:
         print(f"uninterrupted run: {clean['tokens']} tokens; killing {KILLS} runs at random moments ({ENGINE} engine)")
         results = []
         for i in range(KILLS):
-            r = one(tmp_path, delay=rng.uniform(1.0, 40.0))
+            r = one(tmp_path, delay=rng.uniform(1.0, LATEST_KILL))
             r["respent"] = max(0, r["tokens"] - clean["tokens"])
             results.append(r)
             print(f"  run {i + 1:2d}: {r['status']:<22} killed={r['killed']!s:<5} repeated={r['repeated']} "

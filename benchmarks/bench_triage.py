@@ -107,7 +107,9 @@ def load_scenario(name: str, base: Path):
 
 
 def main() -> None:
-    names = sorted(p.name for p in CORPUS.iterdir() if (p / "expected.json").is_file())
+    from triage_paths import scenario_names  # BENCH_SMOKE=1: a few
+
+    names = scenario_names()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
@@ -232,7 +234,8 @@ def paths() -> None:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     sys.path.insert(0, str(ROOT / "tests"))
     from fakes.messages_server import FakeMessagesServer
-    from triage_paths import fake_triager, run_path, scenario_names, score
+    from smoke import sized
+    from triage_paths import fake_triager, run_path, scenario_names, score, spread
 
     from graphlemon.agents import AgentSettings, build_executor
 
@@ -240,7 +243,7 @@ def paths() -> None:
     print()
     print("== calibration by path (triage_run: confidence after calibration, will_auto_apply)")
     score("rules (offline path)", run_path(names, None))
-    sample = names[:: max(1, len(names) // int(os.environ.get("BENCH_TRIAGE_AGENT_SCENARIOS", "10")))]
+    sample = spread(names, int(os.environ.get("BENCH_TRIAGE_AGENT_SCENARIOS", sized(10, 2))))
     key = "sk-ant-bench-000000000000"
     with FakeMessagesServer(api_key=key) as server:
         server.responder = fake_triager

@@ -23,15 +23,25 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from smoke import sized  # noqa: E402
+
 from graphlemon.project import init_project  # noqa: E402
 from graphlemon.triage import triage_run  # noqa: E402
 
 CORPUS = ROOT / "tests" / "fixtures" / "triage"
 BANDS = ((0.0, 0.5), (0.5, 0.7), (0.7, 0.8), (0.8, 0.9), (0.9, 1.01))
+SMOKE_SCENARIOS = 6  # BENCH_SMOKE=1: this many scenarios, spread over the corpus
 
 
 def scenario_names() -> list[str]:
-    return sorted(p.name for p in CORPUS.iterdir() if (p / "expected.json").is_file())
+    names = sorted(p.name for p in CORPUS.iterdir() if (p / "expected.json").is_file())
+    return sized(names, spread(names, SMOKE_SCENARIOS))
+
+
+def spread(names: list[str], n: int) -> list[str]:
+    """`n` of `names` (all of them if fewer), evenly spaced."""
+    n = max(1, min(n, len(names)))
+    return [names[i * len(names) // n] for i in range(n)]
 
 
 def load_scenario(name: str, base: Path):

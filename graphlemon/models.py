@@ -49,9 +49,12 @@ BlockedReason = Literal[
     "human_requested",
     "stage_failed",
 ]
-# a stage is named after the role that runs it ("triager" in ledgers written before 0.2 reads as "bug-triager")
+# a stage is named after the role that runs it
 Stage = Literal["planner", "coder", "tester", "integrator", "bug-triager", "validator", "skill-editor"]
 Role = Literal["planner", "coder", "tester", "integrator", "bug-triager", "validator", "skill-editor"]
+# stage (and role) names an earlier version wrote -> today's: every record field holding one reads an old ledger's
+# name as today's (each rename also adds a fixture ledger under tests/fixtures/ledgers/: docs/ledger.md)
+OLD_STAGE_NAMES = {"triager": "bug-triager"}  # the bug-triager stage was "triager" until 2026-12-03
 # a skill iteration (REQ-08): proposed -> gating -> applied | rejected; applied -> rolled_back
 SkillIterationStatus = Literal["proposed", "gating", "applied", "rejected", "rolled_back"]
 NodeStatus = Literal[
@@ -109,6 +112,11 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def current_stage(value: object) -> object:
+    """A stage or role field's value under today's name (a `field_validator` of every such field)."""
+    return OLD_STAGE_NAMES.get(value, value) if isinstance(value, str) else value
+
+
 class Record(BaseModel):
     """Base of every ledger line."""
 
@@ -153,10 +161,7 @@ class NodeFields(BaseModel):
     git_worktree_ref: str | None = None
     output_ref: str | None = None
 
-    @field_validator("stage", mode="before")
-    @classmethod
-    def _stage_name(cls, value: object) -> object:
-        return "bug-triager" if value == "triager" else value
+    _current_stage = field_validator("stage", mode="before")(current_stage)
 
 
 class NodeEvent(Record, NodeFields):
@@ -246,6 +251,8 @@ class BugEvent(Record):
     suggested_route: SuggestedRoute | None = None
     skill_role: Role | None = None  # a skill_defect: whose skill (REQ-08)
 
+    _current_stage = field_validator("skill_role", mode="before")(current_stage)
+
 
 class UsageRecord(Record):
     """One LLM call."""
@@ -267,6 +274,8 @@ class UsageRecord(Record):
     latency_ms: int = 0
     stop_reason: str | None = None
     skill_commit: str | None = None  # the skills-repo commit the role's skill was rendered from (REQ-08)
+
+    _current_stage = field_validator("stage", mode="before")(current_stage)
 
 
 class SddPatch(BaseModel):
@@ -414,6 +423,8 @@ class SkillIterationEvent(Record):
     gate: SkillGateResult | None = None
     revert_commit: str | None = None  # the commit that undid it (rejected, rolled_back)
 
+    _current_stage = field_validator("skill", mode="before")(current_stage)
+
 
 class DeploymentFields(BaseModel):
     """What a deployment learns once and keeps (commit, instance dirs, ports, PIDs, the rollback's revert and bug):
@@ -481,6 +492,8 @@ class ExecutionLogEvent(Record):
     error: str | None = None
     retention_days: int | None = None
     by: str = "system"
+
+    _current_stage = field_validator("stage", mode="before")(current_stage)
 
 
 class LogRetentionConfig(Record):
