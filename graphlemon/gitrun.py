@@ -30,7 +30,7 @@ from .errors import ErrorCode, GraphLemonError
 
 SAFE_CONFIG = (
     "core.hooksPath=/dev/null", "core.fsmonitor=false", "core.pager=cat", "core.editor=:", "sequence.editor=:",
-    "credential.helper=", "core.askPass=", "core.sshCommand=ssh", "core.gitProxy=", "diff.external=",
+    "credential.helper=", "core.askPass=", "core.sshCommand=ssh", "core.gitProxy=",
     "core.alternateRefsCommand=", "gpg.program=gpg", "commit.gpgSign=false", "tag.gpgSign=false",
     "core.attributesFile=/dev/null", "core.untrackedCache=false", "protocol.ext.allow=never",
 )  # fmt: skip
@@ -57,7 +57,7 @@ def git(
     `common_dir`: the git dir the work tree must belong to, when the caller knows it."""
     cwd = Path(cwd)
     git_dir, common = verify_work_tree(cwd, common_dir)
-    argv = ["git", *_options(git_dir, common), *args]
+    argv = ["git", *_options(git_dir, common), *_no_diff_programs(args)]
     base = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     try:
         proc = subprocess.run(
@@ -83,6 +83,17 @@ def text(cwd: Path | str, *args: str, env: Mapping[str, str] | None = None) -> s
     proc = git(cwd, *args, check=False, env=env)
     decode = lambda b: b.decode(errors="replace")  # noqa: E731
     return subprocess.CompletedProcess(proc.args, proc.returncode, decode(proc.stdout), decode(proc.stderr))
+
+
+DIFF_COMMANDS = ("diff", "show", "log")
+
+
+def _no_diff_programs(args: tuple[str, ...]) -> tuple[str, ...]:
+    """A command that may print a diff gets `--no-ext-diff --no-textconv`: no external diff or textconv program of
+    the repository's choosing runs (an empty `diff.external` would be a command of its own: git tries to run it)."""
+    if args and args[0] in DIFF_COMMANDS:
+        return (args[0], "--no-ext-diff", "--no-textconv", *args[1:])
+    return args
 
 
 def _options(git_dir: Path | None, common: Path | None) -> list[str]:

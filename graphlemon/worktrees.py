@@ -164,7 +164,7 @@ class Worktrees:
 
     def diff(self, wt: Worktree, base: str) -> str:
         """Unified diff of the worktree's branch against `base` (a commit or branch)."""
-        return self._run(wt.path, "diff", "--no-ext-diff", "--no-textconv", f"{base}..{wt.branch}")
+        return self._run(wt.path, "diff", f"{base}..{wt.branch}")
 
     def changed_files(self, wt: Worktree, base: str) -> list[str]:
         out = self._run(wt.path, "diff", "--name-only", f"{base}..{wt.branch}")

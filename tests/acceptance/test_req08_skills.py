@@ -97,7 +97,7 @@ def test_happy_skill_defect_updates_the_skill_in_one_commit_the_gate_passes_and_
     [row] = json.loads(out)
     assert row["iteration_id"] == it.iteration_id and row["triggered_by_bug_id"] == it.triggered_by_bug_id
     code, out, _ = _cli(capsys, "skills", "show", it.iteration_id, "-p", str(calc.root))
-    assert code == 0 and RULE in out and it.triggered_by_bug_id in out
+    assert code == 0 and RULE in out and it.triggered_by_bug_id in out, _
 
     # rolled back as a new commit: history kept, the text is the seed's again
     code, out, _ = _cli(capsys, "skills", "rollback", it.iteration_id, "-p", str(calc.root))
