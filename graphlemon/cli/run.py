@@ -95,13 +95,15 @@ def register(app: typer.Typer) -> None:
         from ..project import require_git, require_writable
         from ..taskboard import TaskBoard
 
-        _start_temporary_api(engine)
         handle = open_project(project)
         board = TaskBoard(handle.ledger)
         task_id = board.resolve(task_id)  # the full id, or a unique prefix of it as the tables show it
         task = board.get(task_id)
+        if task.terminal:  # a done or abandoned task: a clear error before anything starts, nothing changes
+            board.manual_resume(task_id, note=note)
         require_git(handle)
         require_writable(handle)
+        _start_temporary_api(engine)
         if LoopConfig.path(handle.state_dir, task_id).exists():  # by default the task's own executor and playbook
             saved = LoopConfig.load(handle.state_dir, task_id)
             executor = executor or saved.executor
