@@ -53,10 +53,10 @@ def list_(
     # still "unknown" there, while the validator may have said whose fault it was
     rows = [[b.bug_id, b.status, b.unit_id or "-", b.root_cause_category or "-", b.category, b.severity, b.title]
             for b in bugs]  # fmt: skip
-    cols = [Col("bug_id", whole=True), Col("status", whole=True), Col("unit", whole=True), Col("root cause", whole=True),
+    cols = [Col("bug_id", whole=True), Col("status", whole=True), Col("unit", whole=True), Col("root_cause", whole=True),
             Col("category", whole=True), Col("severity", whole=True), Col("title")]  # fmt: skip
     print_fitted(console(), f"{len(bugs)} bug(s)", cols, rows, wide,
-                 priority=["bug_id", "status", "title", "unit", "root cause"])  # fmt: skip
+                 priority=["bug_id", "status", "title", "unit", "root_cause"])  # fmt: skip
 
 
 @app.command()

@@ -71,7 +71,7 @@ def _cells(header: str) -> list[str]:
     ("args", "title", "names"),
     [
         (("status",), "4 task(s)", ["task_id", "status", "round", "reason / note", "goal"]),
-        (("bugs", "list"), "3 bug(s)", ["bug_id", "status", "unit", "category", "severity", "title"]),
+        (("bugs", "list"), "3 bug(s)", ["bug_id", "status", "unit", "root_cause", "category", "severity", "title"]),
         (("report", "convergence", "--section", "tasks"), "tasks (4)", None),
     ],
 )
