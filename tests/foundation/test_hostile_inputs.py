@@ -192,6 +192,10 @@ CASES: list[tuple[str, list[str], int, str]] = [
     ("deploy-merged-empty-id", ["deploy", "merged", "", "--no-prefect", "-p", "{p}"], 2, "TASK_NOT_FOUND"),
     ("deploy-merged-missing-project", ["deploy", "merged", "{task}", "-p", "{missing}"], 2, "PROJECT_NOT_FOUND"),
     ("deploy-down-missing-project", ["deploy", "down", "-p", "{missing}"], 2, "PROJECT_NOT_FOUND"),
+    # doctor
+    ("doctor-sandbox-missing-project", ["doctor", "sandbox", "-p", "{missing}"], 2, "PROJECT_NOT_FOUND"),
+    ("doctor-sandbox-markup-project", ["doctor", "sandbox", "--json", "-p", "{missing}/[red]x[/red]"], 2,
+     "PROJECT_NOT_FOUND"),
     # logs (REQ-13)
     ("logs-unknown-node", ["logs", "show", "ne-[/bold]", "-p", "{p}"], 2, "NODE_EXEC_NOT_FOUND"),
     ("logs-unknown-node-short-form", ["logs", "../../etc/passwd", "-p", "{p}"], 2, "NODE_EXEC_NOT_FOUND"),
@@ -289,7 +293,7 @@ def test_the_table_covers_every_command():
         assert command in covered, f"no hostile-input case for `graphlemon {' '.join(command)}`"
 
 
-_GROUPS = ("bugs", "budget", "agent", "tester", "report", "skills", "deploy", "logs")
+_GROUPS = ("bugs", "budget", "agent", "tester", "report", "skills", "deploy", "logs", "doctor")
 
 
 def _commands(app) -> list[tuple[str, ...]]:
