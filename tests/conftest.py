@@ -112,3 +112,38 @@ def prefect_stack(tmp_path_factory):
 
     with running_stack(tmp_path_factory.mktemp("prefect-stack"), ("devloop", "reports")) as stack:
         yield stack
+
+
+# -- the browser tests' console: one console, registry and Chromium per test module ---------------------------------
+@pytest.fixture(scope="module")
+def registry(tmp_path_factory):
+    """The module's own project registry (the console's list of projects) in a temporary config folder."""
+    from graphlemon.console.project_registry import ProjectRegistry
+
+    return ProjectRegistry(tmp_path_factory.mktemp("console-config"))
+
+
+@pytest.fixture(scope="module")
+def server(registry):
+    """A console on 127.0.0.1 for the module, with a fixed token."""
+    from graphlemon.console.app import ConsoleSettings
+    from graphlemon.console.server import BackgroundServer
+
+    srv = BackgroundServer(ConsoleSettings(token="t" * 32, registry=registry)).start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from browser_kit import launched_chromium
+
+    yield from launched_chromium()
+
+
+@pytest.fixture
+def page(browser, request, tmp_path, server):
+    """A page that opened the URL `graphlemon console` prints: it holds the token and may act."""
+    from browser_kit import console_page
+
+    yield from console_page(browser, request, tmp_path, server)

@@ -19,40 +19,15 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from browser_kit import console_page, launched_chromium
 from logview_kit import RunningNode
 
 from graphlemon.console.app import ConsoleSettings
-from graphlemon.console.project_registry import ProjectRegistry
-from graphlemon.console.server import BackgroundServer
 from graphlemon.execlogs import NodeLogs, log_path
 from graphlemon.log_cleanup import cleanup, remove_log_folder, set_retention
 from graphlemon.models import ExecutionLogEvent, utcnow
 from graphlemon.project import init_project
 
 GRAPHLEMON = [sys.executable, "-m", "graphlemon"]
-
-
-@pytest.fixture(scope="module")
-def registry(tmp_path_factory) -> ProjectRegistry:
-    return ProjectRegistry(tmp_path_factory.mktemp("req13-console"))
-
-
-@pytest.fixture(scope="module")
-def server(registry):
-    srv = BackgroundServer(ConsoleSettings(token="r" * 32, registry=registry)).start()
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    yield from launched_chromium()
-
-
-@pytest.fixture
-def page(browser, request, tmp_path, server):
-    yield from console_page(browser, request, tmp_path, server)
 
 
 @pytest.fixture

@@ -13,39 +13,13 @@ import time
 from pathlib import Path
 
 import pytest
-from browser_kit import console_page, launched_chromium
 
-from graphlemon.console.app import ConsoleSettings
-from graphlemon.console.project_registry import ProjectRegistry
-from graphlemon.console.server import BackgroundServer
 from graphlemon.models import EscalationRecord
 from graphlemon.nodes import NodeTracker
 from graphlemon.project import init_project
 from graphlemon.taskboard import TaskBoard
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def registry(tmp_path_factory) -> ProjectRegistry:
-    return ProjectRegistry(tmp_path_factory.mktemp("console-config"))
-
-
-@pytest.fixture(scope="module")
-def server(registry):
-    srv = BackgroundServer(ConsoleSettings(token="b" * 32, registry=registry)).start()
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    yield from launched_chromium()
-
-
-@pytest.fixture
-def page(browser, request, tmp_path, server):
-    yield from console_page(browser, request, tmp_path, server)
 
 
 def new_project(tmp_path_factory, registry, name="repo"):

@@ -11,11 +11,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from browser_kit import console_page, launched_chromium
+from browser_kit import console_page
 
-from graphlemon.console.app import ConsoleSettings
-from graphlemon.console.project_registry import ProjectRegistry
-from graphlemon.console.server import BackgroundServer
 from graphlemon.project import init_project, open_project
 from graphlemon.taskboard import TaskBoard
 
@@ -23,23 +20,6 @@ ROOT = Path(__file__).resolve().parents[2]
 SNAKE = ROOT / "examples" / "snake"
 CALC = ROOT / "tests" / "acceptance" / "fixtures" / "calc"
 RUN_TIMEOUT_MS = 300_000
-
-
-@pytest.fixture(scope="module")
-def registry(tmp_path_factory) -> ProjectRegistry:
-    return ProjectRegistry(tmp_path_factory.mktemp("journeys-config"))
-
-
-@pytest.fixture(scope="module")
-def server(registry):
-    srv = BackgroundServer(ConsoleSettings(token="j" * 32, registry=registry)).start()
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    yield from launched_chromium()
 
 
 @pytest.fixture

@@ -8,11 +8,9 @@ import json
 import subprocess
 
 import pytest
-from browser_kit import console_page, launched_chromium
 
 from graphlemon.bugs import BugTracker
 from graphlemon.console.app import ConsoleSettings
-from graphlemon.console.project_registry import ProjectRegistry
 from graphlemon.console.server import BackgroundServer
 from graphlemon.models import TimelineEvent
 from graphlemon.project import init_project
@@ -20,28 +18,6 @@ from graphlemon.taskboard import TaskBoard
 
 UNITS = {"units": [{"unit_id": u, "title": u, "code": [f"snake/{u}.py"], "tests": [f"tests/{u}"], "depends_on": []}
                    for u in ("board", "collision", "scoring")]}  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def registry(tmp_path_factory) -> ProjectRegistry:
-    return ProjectRegistry(tmp_path_factory.mktemp("pages-config"))
-
-
-@pytest.fixture(scope="module")
-def server(registry):
-    srv = BackgroundServer(ConsoleSettings(token="p" * 32, registry=registry)).start()
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    yield from launched_chromium()
-
-
-@pytest.fixture
-def page(browser, request, tmp_path, server):
-    yield from console_page(browser, request, tmp_path, server)
 
 
 @pytest.fixture
