@@ -12,7 +12,7 @@ from __future__ import annotations
 from prefect import flow, task
 
 from flows._params import project_dir
-from graphlemon.log_cleanup import CleanupResult, run_retention
+from graphlemon.execlogs.retention import CleanupResult, run_retention
 from graphlemon.project import open_project
 from tasks._common import artifact_key
 from tasks._redacted_artifacts import create_markdown_artifact

@@ -81,7 +81,7 @@ def plan_gc(handle: ProjectHandle) -> list[GcItem]:
     items += [
         GcItem(action="remove_scratch", target=str(p), reason="its run has ended") for p in sweep_stale(dry_run=True)
     ]
-    from .log_cleanup import abandoned_logs
+    from .execlogs.retention import abandoned_logs
 
     items += [
         GcItem(action="close_log", target=log.node_exec_id, task_id=log.task_id,
@@ -103,7 +103,7 @@ def run_gc(handle: ProjectHandle, *, dry_run: bool = False) -> list[GcItem]:
             _git(root, "branch", "-D", item.target)  # -D: merged into HEAD, checked above, not only upstream
         elif item.action == "remove_scratch":
             shutil.rmtree(item.target, ignore_errors=True)
-    from .log_cleanup import abandoned_logs, close_abandoned
+    from .execlogs.retention import abandoned_logs, close_abandoned
 
     closing = {i.target for i in items if i.action == "close_log"}
     close_abandoned(handle.ledger, [log for log in abandoned_logs(handle.ledger) if log.node_exec_id in closing])

@@ -12,11 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
+from pydantic import BaseModel
+
 from . import lifecycle
 from .errors import ErrorCode, GraphLemonError
-from .execlogs import NodeLogs
+from .execlogs import ExecLog, NodeLogs, file_stats_size, purged_notice
 from .ledger import Ledger
-from .models import NodeEvent, NodeFields, NodeStatus, QuotaLimitType, Stage
+from .models import LogStatus, NodeEvent, NodeFields, NodeStatus, QuotaLimitType, Stage
 
 TERMINAL_NODE = frozenset({"done", "cancelled"})
 
@@ -140,3 +142,42 @@ class NodeTracker:
         NodeLogs(self.ledger).on_transition(event)  # execution_log_file: open / a status line / closed (REQ-13)
         apply_event(nodes, event)
         return nodes[node_id]
+
+
+# -- a node's execution log, looked up (CLI, console) ----------------------------------------------------
+
+
+class LogView(BaseModel):
+    """What the CLI and the viewer show for one node: its log record, or why there is no file to read."""
+
+    node_exec_id: str
+    task_id: str | None = None
+    stage: str | None = None
+    unit_id: str | None = None
+    node_status: str | None = None
+    log: ExecLog | None = None
+    status: LogStatus | None = None  # None: the node never opened a log (logging was off)
+    size_bytes: int = 0
+    notice: str | None = None
+
+
+def log_view(ledger: Ledger, node_exec_id: str) -> LogView:
+    """NODE_EXEC_NOT_FOUND unless the node (or its log record) exists; a purged log says when and why."""
+    node = NodeTracker(ledger).find(node_exec_id)
+    log = NodeLogs(ledger).find(node_exec_id)
+    if node is None and log is None:
+        raise GraphLemonError(ErrorCode.NODE_EXEC_NOT_FOUND, f"no node execution {node_exec_id!r}",
+                              node_exec_id=node_exec_id)  # fmt: skip
+    out = LogView(node_exec_id=node_exec_id, task_id=(node or log).task_id, stage=(node or log).stage,
+                  unit_id=(node or log).unit_id, node_status=node.status if node else None, log=log,
+                  status=log.status if log else None)  # fmt: skip
+    if log is None:
+        out.notice = "this node has no execution log (it ran with logging off, or before logs were recorded)"
+    elif log.status == "purged":
+        out.notice = purged_notice(log)
+    else:
+        out.size_bytes = file_stats_size(ledger.state_dir / log.path)
+        if log.status == "purge_failed":
+            out.notice = f"retention could not delete this log ({log.error}); it is retried on the next cycle"
+    return out
+

@@ -34,7 +34,7 @@ def register(app: typer.Typer) -> None:
         kept and listed. --retention purges the execution logs past retention now."""
         from ..cleanup import run_gc
         from ..errors import invalid_param
-        from ..log_cleanup import check_retention_days, run_retention
+        from ..execlogs.retention import check_retention_days, run_retention
 
         if days is not None and not retention:
             raise invalid_param("--days goes with --retention")

@@ -98,7 +98,8 @@ def _list_task(handle, task_id: str, as_json: bool) -> None:
 
 def _show_node(handle, nid: str, *, follow: bool, tail: int | None, as_json: bool, people: bool) -> None:
     from ..execlogs import follow as follow_log
-    from ..execlogs import read_range, tail_lines, view
+    from ..execlogs import read_range, tail_lines
+    from ..nodes import log_view as view
 
     v = view(handle.ledger, nid)  # NODE_EXEC_NOT_FOUND
     path = handle.state_dir / v.log.path if v.log else None
@@ -158,7 +159,7 @@ def _text(path, tail, read_range, tail_lines) -> str:
 def retention_show(project: ProjectOpt = None, as_json: JsonOpt = False) -> None:
     """The log retention setting (v_log_retention_settings)."""
     from ..execlogs import NodeLogs
-    from ..log_cleanup import retention
+    from ..execlogs.retention import retention
 
     handle = open_project(project)
     cfg = retention(handle.ledger)
@@ -181,7 +182,7 @@ def retention_set(
     as_json: JsonOpt = False,
 ) -> None:
     """Change how many days closed logs are kept (c_log_retention_config_update); a bad value changes nothing."""
-    from ..log_cleanup import set_retention
+    from ..execlogs.retention import set_retention
 
     cfg = set_retention(open_project(project).ledger, days, by="cli")  # INVALID_PARAM before anything is written
     if as_json:

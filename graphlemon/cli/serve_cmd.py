@@ -27,6 +27,7 @@ def register(app: typer.Typer) -> None:
         """Serve this copy of GraphLemon on 127.0.0.1: console, /healthz and (with --worker) a Prefect worker."""
         from ..console.project_registry import ProjectRegistry
         from ..console.server import plan_binding
+        from ..console.server import serve as serve_console
         from ..deploy.service import Service
         from ..project import open_project
 
@@ -37,4 +38,4 @@ def register(app: typer.Typer) -> None:
         code_dir = Path(__file__).resolve().parents[2]
         service = Service(code_dir=code_dir, project=handle.root, commit=commit, worker=worker, pool=pool)
         typer.echo(f"GraphLemon service {service.commit[:12]} from {code_dir}: {binding.url}")
-        service.run(binding, registry)
+        service.run(lambda health: serve_console(binding, registry=registry, health=health))

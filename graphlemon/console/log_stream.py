@@ -25,7 +25,8 @@ from pathlib import Path
 from starlette.websockets import WebSocket
 
 from ..errors import ErrorCode, GraphLemonError
-from ..execlogs import NodeLogs, line_start, log_path, read_range, view
+from ..execlogs import NodeLogs, line_start, log_path, read_range
+from ..nodes import log_view
 
 CHUNK_BYTES = 256 * 1024
 POLL_S = 0.05  # how often the tail looks for new bytes (a stat and a read)
@@ -119,7 +120,7 @@ async def serve_log_tail(ws: WebSocket, registry, tails: LogTails, hello: dict) 
     if not isinstance(project_id, str) or not isinstance(nid, str) or not isinstance(start, int) or start < 0:
         raise GraphLemonError(ErrorCode.INVALID_PARAM, "a log subscription is {project, node, from >= 0}")
     handle = await asyncio.to_thread(registry.get, project_id)  # PROJECT_NOT_FOUND
-    v = await asyncio.to_thread(view, handle.ledger, nid)  # NODE_EXEC_NOT_FOUND
+    v = await asyncio.to_thread(log_view, handle.ledger, nid)  # NODE_EXEC_NOT_FOUND
     await ws.send_json({"type": "meta", "view": v.model_dump(mode="json")})
     if v.log is None or v.status == "purged":
         await _end(ws, handle, nid)
@@ -169,7 +170,7 @@ async def _send_range(ws: WebSocket, path: Path, offset: int, until: int | None)
 
 
 async def _end(ws: WebSocket, handle, nid: str) -> None:
-    final = await asyncio.to_thread(view, handle.ledger, nid)
+    final = await asyncio.to_thread(log_view, handle.ledger, nid)
     await ws.send_json({"type": "end", "view": final.model_dump(mode="json")})
     await ws.close()
 

@@ -64,12 +64,18 @@ def _check_free(host: str, port: int) -> None:
             raise invalid_param(f"cannot listen on {host}:{port}: {exc.strerror}") from None
 
 
-def serve(binding: Binding, *, force_polling: bool | None = None) -> None:
+def serve(binding: Binding, *, force_polling: bool | None = None, registry=None, health=None) -> None:
+    """Serve the console until stopped. `registry`: the projects it lists (default: the user's registry);
+    `health`: what GET /healthz adds to its answer (`graphlemon serve`)."""
     import uvicorn
 
     from .app import ConsoleSettings, create_app
 
-    app = create_app(ConsoleSettings(token=binding.token, loopback=binding.loopback, force_polling=force_polling))
+    settings = ConsoleSettings(token=binding.token, loopback=binding.loopback, force_polling=force_polling,
+                               health=health)  # fmt: skip
+    if registry is not None:
+        settings.registry = registry
+    app = create_app(settings)
     uvicorn.run(app, host=binding.host, port=binding.port, log_level="warning", ws="websockets-sansio", lifespan="on",
                 ws_per_message_deflate=WS_DEFLATE)  # fmt: skip
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from .. import gitrun
@@ -34,18 +35,12 @@ class Service:
         self.worker = subprocess.Popen([sys.executable, "-m", "prefect", "worker", "start", "--pool", self.pool],
                                        cwd=self.code_dir, env=env)  # fmt: skip (in serve's process group)
 
-    def run(self, binding, registry) -> None:
-        import uvicorn
-
-        from ..console.app import ConsoleSettings, create_app
-
+    def run(self, serve: Callable[[Callable[[], dict]], None]) -> None:
+        """Run `serve` (the console, given what its /healthz reports) until it returns, the worker beside it."""
         if self.want_worker:
             self.start_worker()
-        settings = ConsoleSettings(token=binding.token, loopback=binding.loopback, registry=registry,
-                                   health=self.health)  # fmt: skip
         try:
-            uvicorn.run(create_app(settings), host=binding.host, port=binding.port, log_level="warning",
-                        ws="websockets-sansio", lifespan="on")  # fmt: skip
+            serve(self.health)
         finally:
             if self.worker is not None and self.worker.poll() is None:
                 self.worker.terminate()

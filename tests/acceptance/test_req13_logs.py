@@ -23,7 +23,7 @@ from logview_kit import RunningNode
 
 from graphlemon.console.app import ConsoleSettings
 from graphlemon.execlogs import NodeLogs, log_path
-from graphlemon.log_cleanup import cleanup, remove_log_folder, set_retention
+from graphlemon.execlogs.retention import cleanup, remove_log_folder, set_retention
 from graphlemon.models import ExecutionLogEvent, utcnow
 from graphlemon.project import init_project
 

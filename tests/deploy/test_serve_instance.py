@@ -27,8 +27,9 @@ def checkout(tmp_path):
     code = tmp_path / "code"
     subprocess.run(["git", "worktree", "add", "-q", "--detach", str(code), "HEAD"], cwd=ROOT, check=True)
     try:
-        for rel in ("graphlemon/deploy/service.py", "graphlemon/cli/serve_cmd.py", "graphlemon/console/app.py",
-                    "graphlemon/cli/__init__.py", "graphlemon/cli/deploy_cmd.py"):  # fmt: skip
+        for rel in ("graphlemon/deploy/service.py", "graphlemon/cli/serve_cmd.py", "graphlemon/cli/__init__.py",
+                    "graphlemon/cli/deploy_cmd.py",
+                    *(str(p.relative_to(ROOT)) for p in (ROOT / "graphlemon" / "console").glob("*.py"))):  # fmt: skip
             (code / rel).write_text((ROOT / rel).read_text())  # this checkout's (maybe uncommitted) service code
         service = code / "graphlemon" / "deploy" / "service.py"
         service.write_text(service.read_text().replace('"worker": worker}', '"worker": worker, "marker": "instance"}'))

@@ -10,9 +10,10 @@ from logview_kit import RunningNode
 
 from graphlemon import lifecycle
 from graphlemon.errors import ErrorCode, GraphLemonError
-from graphlemon.execlogs import LINE_MAX_CHARS, NodeLogs, follow, log_path, read_range, tail_lines, view, write_line
-from graphlemon.log_cleanup import check_retention_days, cleanup, retention, set_retention
+from graphlemon.execlogs import LINE_MAX_CHARS, NodeLogs, follow, log_path, read_range, tail_lines, write_line
+from graphlemon.execlogs.retention import check_retention_days, cleanup, retention, set_retention
 from graphlemon.models import ExecutionLogEvent, utcnow
+from graphlemon.nodes import log_view
 
 
 def test_the_lifecycle_table():
@@ -60,7 +61,7 @@ def test_logging_off_writes_no_record_and_no_file(project, monkeypatch):
     node.line("hello")
     node.finish()
     assert node.log() is None and not log_path(project.state_dir, node.nid).exists()
-    assert view(project.ledger, node.nid).notice.startswith("this node has no execution log")
+    assert log_view(project.ledger, node.nid).notice.startswith("this node has no execution log")
 
 
 def test_read_range_returns_whole_lines_and_never_more_than_asked(tmp_path):
@@ -100,7 +101,7 @@ def test_follow_ends_when_the_log_closes(project):
 
 def test_unknown_node_and_bad_ids(project):
     with pytest.raises(GraphLemonError) as err:
-        view(project.ledger, "ne-nothing-coder-r0")
+        log_view(project.ledger, "ne-nothing-coder-r0")
     assert err.value.code == ErrorCode.NODE_EXEC_NOT_FOUND
     for bad in ("../etc", "a/b", "", ".."):
         with pytest.raises(GraphLemonError) as err:

@@ -15,7 +15,7 @@ import pytest
 
 from graphlemon.devloop.runmarker import RunMarker, write_marker
 from graphlemon.execlogs import NodeLogs, log_path
-from graphlemon.log_cleanup import cleanup
+from graphlemon.execlogs.retention import cleanup
 from graphlemon.models import ExecutionLogEvent, utcnow
 from graphlemon.nodes import NodeTracker
 

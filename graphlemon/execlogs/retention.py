@@ -21,10 +21,11 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from .errors import invalid_param
-from .execlogs import LOGS_DIR, NodeLogs
-from .ledger import Ledger
-from .models import MAX_RETENTION_DAYS, LogRetentionConfig, LogStatus, TimelineEvent, utcnow
+from ..errors import invalid_param
+from ..ledger import Ledger
+from ..models import MAX_RETENTION_DAYS, LogRetentionConfig, LogStatus, TimelineEvent, utcnow
+from .records import LOGS_DIR, log_path
+from .write import NodeLog, NodeLogs
 
 DEFAULT_RETENTION_DAYS = 14
 ABANDONED_AFTER = timedelta(minutes=10)  # an open log not written for this long, its task's run gone: left by a kill
@@ -169,7 +170,7 @@ class AbandonedLog(BaseModel):
 def abandoned_logs(ledger: Ledger, *, now: datetime | None = None) -> list[AbandonedLog]:
     """Open logs a killed run left: no live run holds the task (its run marker is gone or its process dead) and the
     file was not written for `ABANDONED_AFTER`."""
-    from .devloop.runmarker import is_alive, read_marker
+    from ..devloop.runmarker import is_alive, read_marker
 
     now = now or utcnow()
     found = []
@@ -192,8 +193,6 @@ def abandoned_logs(ledger: Ledger, *, now: datetime | None = None) -> list[Aband
 
 def close_abandoned(ledger: Ledger, found: list[AbandonedLog]) -> None:
     """Close each log with a last line saying why (its size and line count recorded); resuming the node reopens it."""
-    from .execlogs import NodeLog, log_path
-
     logs = NodeLogs(ledger)
     for log in found:
         writer = NodeLog(log_path(ledger.state_dir, log.node_exec_id))
