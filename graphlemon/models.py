@@ -10,7 +10,7 @@ A change of state is a new record; current state is a fold (see `lifecycle`,
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
@@ -49,9 +49,8 @@ BlockedReason = Literal[
     "human_requested",
     "stage_failed",
 ]
-# a stage is named after the role that runs it
+# a stage is named after the role that runs it: the one name of both (an agent turn's `role` is its stage)
 Stage = Literal["planner", "coder", "tester", "integrator", "bug-triager", "validator", "skill-editor"]
-Role = Literal["planner", "coder", "tester", "integrator", "bug-triager", "validator", "skill-editor"]
 # stage (and role) names an earlier version wrote -> today's: every record field holding one reads an old ledger's
 # name as today's (each rename also adds a fixture ledger under tests/fixtures/ledgers/: docs/ledger.md)
 OLD_STAGE_NAMES = {"triager": "bug-triager"}  # the bug-triager stage was "triager" until 2026-12-03
@@ -117,14 +116,30 @@ def current_stage(value: object) -> object:
     return OLD_STAGE_NAMES.get(value, value) if isinstance(value, str) else value
 
 
+# kind -> its model, in the order the kinds are declared (each record kind registers itself: `Record`)
+RECORD_TYPES: dict[str, type[Record]] = {}
+
+
 class Record(BaseModel):
-    """Base of every ledger line."""
+    """Base of every ledger line. A record kind is a subclass naming its `kind` and its `ledger_file`; the tables
+    of kinds (`RECORD_TYPES`, `LEDGER_FILES`, the `LedgerRecord` union) are derived from these declarations."""
 
     model_config = ConfigDict(extra="forbid", validate_assignment=False)
+    ledger_file: ClassVar[str]  # the file under .graphlemon/ that holds this kind
 
     kind: str
     schema_version: int = SCHEMA_VERSION
     ts: datetime = Field(default_factory=utcnow)
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        kind = cls.model_fields["kind"].default
+        if "ledger_file" not in cls.__dict__ or not isinstance(kind, str):
+            raise TypeError(f"the record kind {cls.__name__} must declare its kind and its ledger_file")
+        if kind in RECORD_TYPES:
+            raise TypeError(f"the record kind {kind!r} is declared twice ({RECORD_TYPES[kind].__name__}, {cls.__name__})")
+        RECORD_TYPES[kind] = cls
 
 
 # --- the record kinds ---------------------------------------------------------------------
@@ -133,6 +148,7 @@ class Record(BaseModel):
 class TaskEvent(Record):
     """A task (one goal) changed status. REQ-01 / 05 / 09 / 10 / 14."""
 
+    ledger_file = "tasks.ndjson"
     kind: Literal["task"] = "task"
     task_id: str
     status: TaskStatus
@@ -167,6 +183,7 @@ class NodeFields(BaseModel):
 class NodeEvent(Record, NodeFields):
     """A work-node execution changed status (or recorded a sandbox violation)."""
 
+    ledger_file = "nodes.ndjson"
     kind: Literal["node"] = "node"
     event: Literal["transition", "violation"] = "transition"
     duration_ms: int | None = None
@@ -200,6 +217,7 @@ class RunFailure(BaseModel):
 class RunRecord(Record):
     """A test / integration / validation run result."""
 
+    ledger_file = "runs.ndjson"
     kind: Literal["run"] = "run"
     run_id: str
     scope: RunScope
@@ -226,6 +244,7 @@ class RunRecord(Record):
 class BugEvent(Record):
     """A bug was opened, changed status, or had fields updated (triage / validator)."""
 
+    ledger_file = "bugs.ndjson"
     kind: Literal["bug"] = "bug"
     bug_id: str
     event: Literal["open", "transition", "update"]
@@ -249,7 +268,7 @@ class BugEvent(Record):
     root_cause_category: RootCauseCategory | None = None
     root_cause_detail: str | None = None
     suggested_route: SuggestedRoute | None = None
-    skill_role: Role | None = None  # a skill_defect: whose skill (REQ-08)
+    skill_role: Stage | None = None  # a skill_defect: whose skill (REQ-08)
 
     _current_stage = field_validator("skill_role", mode="before")(current_stage)
 
@@ -257,6 +276,7 @@ class BugEvent(Record):
 class UsageRecord(Record):
     """One LLM call."""
 
+    ledger_file = "usage.ndjson"
     kind: Literal["usage"] = "usage"
     call_id: str
     task_id: str | None = None
@@ -289,6 +309,7 @@ class SddPatch(BaseModel):
 class TriageRecord(Record):
     """A triage verdict (seed 001 triage.json + TriagerOutput fields)."""
 
+    ledger_file = "triage.ndjson"
     kind: Literal["triage"] = "triage"
     run_id: str
     task_id: str | None = None
@@ -314,6 +335,7 @@ class TriageRecord(Record):
 class ArtifactRecord(Record):
     """A versioned planning / coding artifact with its lineage (REQ-02)."""
 
+    ledger_file = "artifacts.ndjson"
     kind: Literal["artifact"] = "artifact"
     artifact_id: str
     artifact_type: ArtifactType
@@ -329,6 +351,7 @@ class ArtifactRecord(Record):
 class TimelineEvent(Record):
     """A human-readable milestone (unit_tested, test_failed, test_passed, routed, escalated, ...)."""
 
+    ledger_file = "timeline.ndjson"
     kind: Literal["timeline"] = "timeline"
     event: str
     task_id: str | None = None
@@ -340,11 +363,23 @@ class TimelineEvent(Record):
 class BudgetConfig(Record):
     """A task's budget guardrail setting (REQ-10, c_budget_config_update)."""
 
+    ledger_file = "budget.ndjson"
     kind: Literal["budget"] = "budget"
     task_id: str
     limit_type: BudgetLimitType
     limit_value: float = Field(gt=0)
     by: str = "system"
+
+
+class EscalationRecord(Record):
+    """The evidence pack that comes with every blocked_pending_human."""
+
+    ledger_file = "escalations.ndjson"
+    kind: Literal["escalation"] = "escalation"
+    task_id: str
+    blocked_reason: BlockedReason
+    summary_md: str
+    open_bug_ids: list[str] = Field(default_factory=list)
 
 
 class OutcomeRecord(Record):
@@ -353,6 +388,7 @@ class OutcomeRecord(Record):
     `name` says which step: `outcome` for the node's result, `a<N>-coder` / `a<N>-tester` /
     `a<N>-coder-answer` for the turns inside an L1 node, `integrator-answer` for the integrator's turn."""
 
+    ledger_file = "outcomes.ndjson"
     kind: Literal["outcome"] = "outcome"
     node_exec_id: str
     name: str = "outcome"
@@ -361,22 +397,13 @@ class OutcomeRecord(Record):
     value: Any  # the model's JSON (a DuckDB JSON column)
 
 
-class EscalationRecord(Record):
-    """The evidence pack that comes with every blocked_pending_human."""
-
-    kind: Literal["escalation"] = "escalation"
-    task_id: str
-    blocked_reason: BlockedReason
-    summary_md: str
-    open_bug_ids: list[str] = Field(default_factory=list)
-
-
 class SkillRecord(Record):
     """A project's skills repository (.graphlemon/skills/, REQ-08): `seeded` once, `pinned` per task.
 
     A task renders every skill from the commit it pinned when it started (moved on by an applied iteration),
     so an outcome can be traced to the skill text that produced it."""
 
+    ledger_file = "skills.ndjson"
     kind: Literal["skill"] = "skill"
     event: Literal["seeded", "pinned"]
     commit: str
@@ -404,6 +431,7 @@ class SkillGateResult(BaseModel):
 class SkillIterationEvent(Record):
     """One change of a role's skill (REQ-08): a commit in the skills repository, triggered by a bug."""
 
+    ledger_file = "skill_iterations.ndjson"
     kind: Literal["skill_iteration"] = "skill_iteration"
     iteration_id: str
     status: SkillIterationStatus
@@ -411,7 +439,7 @@ class SkillIterationEvent(Record):
     by: str = "system"
     note: str | None = None
     # set when proposed
-    skill: Role | None = None
+    skill: Stage | None = None
     parent_commit: str | None = None
     commit: str | None = None
     triggered_by_bug_id: str | None = None
@@ -447,6 +475,7 @@ class DeploymentFields(BaseModel):
 class DeploymentEvent(Record, DeploymentFields):
     """A deployment of GraphLemon itself changed state (REQ-15); the current deployment is the fold of its events."""
 
+    ledger_file = "deployments.ndjson"
     kind: Literal["deployment"] = "deployment"
     deployment_id: str
     status: DeploymentStatus
@@ -459,6 +488,7 @@ class DeploymentEvent(Record, DeploymentFields):
 class DeployHealthSignal(Record):
     """One reading of one signal of a deployment's instance (REQ-15): health check or monitoring window."""
 
+    ledger_file = "deploy_health_signals.ndjson"
     kind: Literal["deploy_health_signal"] = "deploy_health_signal"
     deployment_id: str
     phase: DeployPhase
@@ -479,6 +509,7 @@ class ExecutionLogEvent(Record):
     `path` is relative to `.graphlemon/`; `size_bytes` / `line_count` are set when it closes; `error` says why a
     purge failed; `retention_days` is the setting a purge applied."""
 
+    ledger_file = "execution_logs.ndjson"
     kind: Literal["log"] = "log"
     node_exec_id: str
     status: LogStatus
@@ -499,72 +530,16 @@ class ExecutionLogEvent(Record):
 class LogRetentionConfig(Record):
     """log_retention_config (REQ-13, c_log_retention_config_update): how many days a closed log is kept."""
 
+    ledger_file = "log_retention.ndjson"
     kind: Literal["log_retention"] = "log_retention"
     retention_days: int = Field(ge=1, le=MAX_RETENTION_DAYS)
     by: str = "system"
 
 
-LedgerRecord = Annotated[
-    TaskEvent
-    | NodeEvent
-    | RunRecord
-    | BugEvent
-    | UsageRecord
-    | TriageRecord
-    | ArtifactRecord
-    | TimelineEvent
-    | BudgetConfig
-    | EscalationRecord
-    | OutcomeRecord
-    | SkillRecord
-    | SkillIterationEvent
-    | DeploymentEvent
-    | DeployHealthSignal
-    | ExecutionLogEvent
-    | LogRetentionConfig,
-    Field(discriminator="kind"),
-]
+# kind -> its ledger file under .graphlemon/
+LEDGER_FILES: dict[str, str] = {kind: model.ledger_file for kind, model in RECORD_TYPES.items()}
+LedgerRecord = Annotated[Union[tuple(RECORD_TYPES.values())], Field(discriminator="kind")]  # noqa: UP007
 RECORD_ADAPTER: TypeAdapter[Any] = TypeAdapter(LedgerRecord)
-
-# kind -> ledger file under .graphlemon/
-LEDGER_FILES: dict[str, str] = {
-    "task": "tasks.ndjson",
-    "node": "nodes.ndjson",
-    "run": "runs.ndjson",
-    "bug": "bugs.ndjson",
-    "usage": "usage.ndjson",
-    "triage": "triage.ndjson",
-    "artifact": "artifacts.ndjson",
-    "timeline": "timeline.ndjson",
-    "budget": "budget.ndjson",
-    "escalation": "escalations.ndjson",
-    "outcome": "outcomes.ndjson",
-    "skill": "skills.ndjson",
-    "skill_iteration": "skill_iterations.ndjson",
-    "deployment": "deployments.ndjson",
-    "deploy_health_signal": "deploy_health_signals.ndjson",
-    "log": "execution_logs.ndjson",
-    "log_retention": "log_retention.ndjson",
-}
-RECORD_TYPES: dict[str, type[Record]] = {
-    "task": TaskEvent,
-    "node": NodeEvent,
-    "run": RunRecord,
-    "bug": BugEvent,
-    "usage": UsageRecord,
-    "triage": TriageRecord,
-    "artifact": ArtifactRecord,
-    "timeline": TimelineEvent,
-    "budget": BudgetConfig,
-    "escalation": EscalationRecord,
-    "outcome": OutcomeRecord,
-    "skill": SkillRecord,
-    "skill_iteration": SkillIterationEvent,
-    "deployment": DeploymentEvent,
-    "deploy_health_signal": DeployHealthSignal,
-    "log": ExecutionLogEvent,
-    "log_retention": LogRetentionConfig,
-}
 
 
 class SandboxSettings(BaseModel):

@@ -18,23 +18,13 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ..models import ExecutorName, Role, Stage
+from ..models import ExecutorName, Stage
 
 if TYPE_CHECKING:
     from .tool_context import ToolContext
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"  # ids become path parts and globs: no '/', '..', '*'
 StopReason = Literal["completed", "max_turns", "timeout", "output_invalid"]
-
-ROLE_STAGE: dict[str, Stage] = {
-    "planner": "planner",
-    "coder": "coder",
-    "tester": "tester",
-    "integrator": "integrator",
-    "bug-triager": "bug-triager",
-    "validator": "validator",
-    "skill-editor": "skill-editor",
-}
 
 
 class Limits(BaseModel):
@@ -60,7 +50,7 @@ class AgentRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
-    role: Role
+    role: Stage
     system: str  # the role's skill: the same for every turn of the role, so it is prompt-cached (agents/prompt.py)
     prompt: str  # the stage's context for this turn (per unit); the previous attempt goes last
     documents: dict[str, str] = Field(default_factory=dict)  # shared by every unit of the task (cached), by title
@@ -87,7 +77,7 @@ class AgentRequest(BaseModel):
 
     @property
     def stage(self) -> Stage:
-        return ROLE_STAGE[self.role]
+        return self.role
 
 
 class UsageTotals(BaseModel):
@@ -129,7 +119,7 @@ class AgentResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     executor: ExecutorName
-    role: Role
+    role: Stage
     model: str | None = None
     output: dict[str, Any] | None = None  # validated by the request's output_model; None unless completed
     output_error: str | None = None

@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from ..errors import ErrorCode, GraphLemonError, invalid_param
 from ..inputs import read_text_input
-from ..models import QuotaLimitType, Role
+from ..models import QuotaLimitType, Stage
 
 ACTION_TOOLS = {"write_file": "write_file", "edit_file": "edit_file", "patch": "apply_patch"}
 MAX_PLAYBOOK_BYTES = 10_000_000
@@ -82,7 +82,7 @@ def check_expanded_size(data: Any, source: str, limit: int = MAX_EXPANDED_BYTES)
 class TurnMatch(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    role: Role
+    role: Stage
     unit: str | None = None
     attempt: int | list[int] | None = None
     task: str | None = None

@@ -55,11 +55,13 @@ class AgentSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     backend: Backend = "scripted"
-    playbook: Path | None = None
+    playbook: Path | None = Field(default=None, description="Playbook YAML for the scripted backend.")
     default_model: str = "claude-sonnet-5-5"
-    models: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_MODELS))
-    max_turns: int = Field(default=20, ge=1, le=500)  # a role without its own limit
-    turn_limits: dict[str, int] = Field(default_factory=lambda: dict(DEFAULT_TURN_LIMITS))
+    models: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_MODELS), description="Model per role.")
+    max_turns: int = Field(default=20, ge=1, le=500, description="Model calls per turn for a role not in turn_limits.")
+    turn_limits: dict[str, int] = Field(
+        default_factory=lambda: dict(DEFAULT_TURN_LIMITS), description="Model calls per turn, per role."
+    )
     turn_timeout_s: float = Field(default=1800.0, gt=0)
     request_timeout_s: float = Field(default=600.0, gt=0)
     max_output_tokens: int = Field(default=32_000, ge=16, le=128_000)  # a whole SDD fits in one write_file call

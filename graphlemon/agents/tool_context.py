@@ -11,7 +11,7 @@ from ..ledger import Ledger
 from ..models import NodeEvent, Stage
 from ..project import ProjectHandle
 from ..redact import Redactor
-from .executor_seam import ROLE_STAGE, AgentRequest, ToolError
+from .executor_seam import AgentRequest, ToolError
 from .sandbox import Sandbox
 
 
@@ -51,7 +51,7 @@ class ToolContext:
 
     @property
     def stage(self) -> Stage:
-        return ROLE_STAGE[self.role]
+        return self.role
 
     @property
     def state_dir(self) -> Path:

@@ -9,11 +9,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..models import (
     BlockedReason,
-    Role,
     RootCauseCategory,
     SddPatch,
     SkillGateResult,
     SkillIterationStatus,
+    Stage,
     SuggestedRoute,
     TriageCategory,
 )
@@ -69,7 +69,7 @@ class Attribution(_Outcome):
     suggested_route: SuggestedRoute
     perspectives: dict[str, RootCauseCategory] = Field(default_factory=dict)  # spec / code / skill
     citations_verified: bool = False
-    skill_role: Role | None = None  # a skill_defect: whose skill the validator named
+    skill_role: Stage | None = None  # a skill_defect: whose skill the validator named
 
 
 class ValidationOutcome(_Outcome):
@@ -90,7 +90,7 @@ class SkillUpdateOutcome(_Outcome):
     ok: bool  # the iteration was applied: the task continues with the new skill
     bug_id: str
     unit_id: str | None = None
-    skill: Role | None = None
+    skill: Stage | None = None
     iteration_id: str | None = None
     status: SkillIterationStatus | None = None
     commit: str | None = None

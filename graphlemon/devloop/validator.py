@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..errors import GraphLemonError
 from ..execlogs import log_test_run, write_line
 from ..lifecycle import ACTIVE_BUG
-from ..models import Role, RootCauseCategory, RunFailure, RunRecord, TestSummary
+from ..models import RootCauseCategory, RunFailure, RunRecord, Stage, TestSummary
 from ..nodes import node_exec_id
 from ..redact import write_redacted
 from .outcomes import Attribution, ValidationOutcome
@@ -63,7 +63,7 @@ class BugVerdict(BaseModel):
     root_cause_detail: str = Field(min_length=20)
     sdd_section: str | None = None
     code_location: str | None = None  # "path:line"
-    skill_role: Role | None = None  # a skill_defect: whose skill (default: the coder's, REQ-08)
+    skill_role: Stage | None = None  # a skill_defect: whose skill (default: the coder's, REQ-08)
 
 
 class ValidatorOutput(BaseModel):
