@@ -22,7 +22,7 @@ from graphlemon.models import BugCategory
 from graphlemon.project import open_project
 
 from .db import LedgerDB, shell_init_sql
-from .render import to_json, to_markdown
+from .formats import to_json, to_markdown
 from .report import Report, ReportFilters, parse_when
 from .reports.budget import budget_report
 from .reports.bug_history import bug_history_report

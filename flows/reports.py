@@ -10,7 +10,7 @@ from __future__ import annotations
 from prefect import flow, task
 
 import analytics
-from analytics.render import records, to_markdown
+from analytics.formats import records, to_markdown
 from flows._params import project_dir
 from tasks._common import artifact_key
 from tasks._redacted_artifacts import create_markdown_artifact, create_table_artifact

@@ -32,9 +32,9 @@ def register(app: typer.Typer) -> None:
         """Remove the worktrees and merged branches of finished (done / abandoned) tasks, and dead runs' scratch
         folders; close the execution logs a killed run left open. Work that is not in HEAD, or not committed, is
         kept and listed. --retention purges the execution logs past retention now."""
-        from ..cleanup import run_gc
         from ..errors import invalid_param
         from ..execlogs.retention import check_retention_days, run_retention
+        from ..gc import run_gc
 
         if days is not None and not retention:
             raise invalid_param("--days goes with --retention")

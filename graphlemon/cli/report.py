@@ -46,7 +46,9 @@ def _emit(
     if as_json + as_csv + as_md > 1:
         raise invalid_param("choose one of --json, --csv, --md")
     from analytics import build_report, make_filters
-    from analytics.render import print_rich, to_csv, to_json, to_markdown
+    from analytics.formats import to_csv, to_json, to_markdown
+
+    from .frames import print_rich
 
     task_ids = _task_ids(project)
     if filters.get("task"):  # a unique prefix (as the tables show ids) names its task

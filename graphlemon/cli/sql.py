@@ -41,7 +41,9 @@ def register(app: typer.Typer) -> None:
             raise invalid_param('give a query, e.g. graphlemon sql "SELECT count(*) FROM runs", or --shell-init')
         if as_json and as_csv:
             raise invalid_param("choose one of --json, --csv")
-        from analytics.render import print_frame, records, to_csv
+        from analytics.formats import records, to_csv
+
+        from .frames import print_frame
 
         frame = analytics.sql(query, project)
         if as_json:

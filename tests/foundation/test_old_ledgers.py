@@ -13,7 +13,7 @@ from typing import Literal, get_args, get_origin
 import pytest
 
 from analytics import REPORTS, LedgerDB
-from analytics.render import to_json, to_markdown
+from analytics.formats import to_json, to_markdown
 from analytics.report import ReportFilters
 from graphlemon.console import views
 from graphlemon.ledger import Ledger

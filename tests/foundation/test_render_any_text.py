@@ -1,4 +1,4 @@
-"""Any text from people, agents, tests or files prints as text through every renderer (issue 22).
+"""Any text from people, agents, tests or files prints as text through every renderer (never read as markup).
 
 Hypothesis feeds arbitrary text (and markup-, emoji- and escape-like fragments) into goals, notes, timeline
 summaries, bug titles and details, evidence packs, test results, agent results and SQL rows; every command and
@@ -87,10 +87,10 @@ def test_test_results_print_as_text(capsys, name, message, hint, tail, command):
 def test_agent_results_and_frames_print_as_text(capsys, text, message, column):
     import pandas as pd
 
-    from analytics.render import print_frame
     from graphlemon.agents import AgentResult, ToolError
     from graphlemon.cli import agent
     from graphlemon.cli._common import console
+    from graphlemon.cli.frames import print_frame
 
     result = AgentResult(
         executor="scripted", role="tester", model=text, stop_reason="output_invalid", output_error=message,

@@ -1,4 +1,5 @@
-"""Render a Report as JSON, CSV, markdown or rich tables (cells made JSON-safe in one place)."""
+"""A Report's file formats: JSON, CSV and markdown (cells made JSON-safe in one place). The terminal's tables are the
+CLI's (`graphlemon/cli/frames.py`)."""
 
 from __future__ import annotations
 
@@ -87,13 +88,13 @@ def cell_text(value: Any) -> str:
     return str(value)
 
 
-def _shown(frame: pd.DataFrame, limit: int) -> tuple[pd.DataFrame, int]:
+def shown_rows(frame: pd.DataFrame, limit: int) -> tuple[pd.DataFrame, int]:
     if limit and len(frame) > limit:
         return frame.head(limit), len(frame) - limit
     return frame, 0
 
 
-def _filters_line(report: Report) -> str:
+def filters_line(report: Report) -> str:
     active = report.filters.model_dump(mode="json", exclude_none=True)
     return ", ".join(f"{k}={v}" for k, v in active.items()) or "none"
 
@@ -105,7 +106,7 @@ def _md_escape(text: str) -> str:
 def markdown_table(frame: pd.DataFrame, limit: int = DEFAULT_LIMIT) -> str:
     if frame.empty:
         return "_(no rows)_\n"
-    shown, more = _shown(frame, limit)
+    shown, more = shown_rows(frame, limit)
     lines = ["| " + " | ".join(map(str, shown.columns)) + " |", "|" + "---|" * len(shown.columns)]
     for row in shown.itertuples(index=False, name=None):
         lines.append("| " + " | ".join(_md_escape(cell_text(v)) for v in row) + " |")
@@ -118,70 +119,10 @@ def to_markdown(report: Report, section: str | None = None, limit: int = DEFAULT
     names: Iterable[str] = [section] if section else report.sections
     parts = [
         f"# {report.title} report\n",
-        f"Generated {cell_text(report.generated_at)} UTC; filters: {_filters_line(report)}.\n",
+        f"Generated {cell_text(report.generated_at)} UTC; filters: {filters_line(report)}.\n",
     ]
     for name in names:
         frame = report.section(name)
         parts.append(f"## {name} ({len(frame)})\n")
         parts.append(markdown_table(frame, limit))
     return "\n".join(parts)
-
-
-def print_frame(
-    console: Any,
-    frame: pd.DataFrame,
-    title: str,
-    limit: int = DEFAULT_LIMIT,
-    columns: list[str] | None = None,
-    wide: bool = False,
-    task_ids: Iterable[str] = (),
-) -> None:
-    """One DataFrame as a rich table that fits the console (at most `limit` rows, 0 = all): `columns` first, then
-    the others while they fit (`wide`: all); task ids shortened to their unique prefix among `task_ids` and the
-    frame's own (graphlemon/cli/fit.py)."""
-    from rich.text import Text
-
-    from graphlemon.cli.fit import Col, print_fitted, unique_prefixes
-
-    if frame.empty:
-        console.print(Text(f"{title}: no rows"), highlight=False)
-        return
-    shown, more = _shown(frame, limit)
-    names = [str(c) for c in shown.columns]
-    ids = [*task_ids, *(v for v in shown["task_id"] if isinstance(v, str))] if "task_id" in names else []
-    short = unique_prefixes(ids)
-    rows = [
-        [Text(short.get(v, cell_text(v)) if n == "task_id" and isinstance(v, str) else cell_text(v))
-         for n, v in zip(names, row, strict=True)]
-        for row in shown.itertuples(index=False, name=None)
-    ]  # fmt: skip
-    cols = [Col(n, whole=_whole(n, shown[c])) for n, c in zip(names, shown.columns, strict=True)]
-    print_fitted(
-        console, title, cols, rows, wide, priority=columns or names, more="--wide, --md, --json or --csv show all"
-    )
-    if more:
-        console.print(f"… {more} more row(s) (--limit 0 shows all)", highlight=False)
-
-
-def _whole(name: str, column: pd.Series) -> bool:
-    """Numbers, times, flags and ids are never wrapped; text and lists wrap at spaces."""
-    kind = column.dtype.kind
-    return kind in "biufmM" or name.endswith("_id") or name in ("status", "stage", "role", "model", "unit", "task")
-
-
-def print_rich(
-    report: Report,
-    console: Any,
-    section: str | None = None,
-    limit: int = DEFAULT_LIMIT,
-    wide: bool = False,
-    task_ids: Iterable[str] = (),
-) -> None:
-    from rich.text import Text
-
-    console.print(
-        Text.assemble((f"{report.title} report", "bold"), f"  filters: {_filters_line(report)}"), highlight=False
-    )
-    for name in [section] if section else report.sections:
-        frame = report.section(name)
-        print_frame(console, frame, f"{name} ({len(frame)})", limit, report.brief.get(name), wide, task_ids)
