@@ -1,4 +1,4 @@
-"""`graphlemon gc`: what finished tasks leave behind (issue 24.6).
+"""`graphlemon gc`: what finished tasks leave behind, removed when nothing is lost.
 
 A task that ended (done or abandoned) keeps its worktrees under `.graphlemon/worktrees/<task>/`
 and its branches `graphlemon/<task>/*`. Nothing here loses work:

@@ -2,7 +2,7 @@
 
 * `retention` / `set_retention`: the setting (a whole number of days, 1..3650; 14 until set). A bad value is
   INVALID_PARAM and nothing is written.
-* `cleanup`: every `closed` log closed before now - retention_days, and every earlier `purge_failed` one, has its
+* `purge_expired`: every `closed` log closed before now - retention_days, and every earlier `purge_failed` one, has its
   folder deleted — with the folders of the turns that ran inside the node (`<node>-tester-a2/`, `<node>-replay-…/`:
   their transcripts) — and becomes `purged`; a deletion that fails is `purge_failed` with the error and the bytes
   still on disk, and does not stop the others; an `open` log is never touched. Files under logs/ that no record
@@ -69,7 +69,7 @@ class PurgeOutcome(BaseModel):
     error: str | None = None
 
 
-class CleanupResult(BaseModel):
+class PurgeResult(BaseModel):
     retention_days: int
     cutoff: datetime
     purged: list[PurgeOutcome]
@@ -84,13 +84,13 @@ class CleanupResult(BaseModel):
                 f"{self.kept_recent} kept (recent), {self.kept_open} open")  # fmt: skip
 
 
-def cleanup(
+def purge_expired(
     ledger: Ledger,
     retention_days: int | None = None,
     *,
     now: datetime | None = None,
     remove: Callable[[Path], None] | None = None,
-) -> CleanupResult:
+) -> PurgeResult:
     """p_log_retention_cleanup: every `closed` log closed before now - retention_days, and every earlier
     `purge_failed` one, has its folder deleted and becomes `purged`; a deletion that fails is `purge_failed` with
     the error and does not stop the others. An open log is never touched."""
@@ -113,7 +113,7 @@ def cleanup(
         (purged if outcome.status == "purged" else failed).append(outcome)
     untracked, untracked_failed = _purge_untracked(ledger, set(known) | {f.name for fs in turns.values() for f in fs},
                                                    cutoff, remove, days)  # fmt: skip
-    return CleanupResult(retention_days=days, cutoff=cutoff, purged=purged, failed=failed, kept_open=kept_open,
+    return PurgeResult(retention_days=days, cutoff=cutoff, purged=purged, failed=failed, kept_open=kept_open,
                          kept_recent=kept_recent, untracked_purged=untracked,
                          untracked_failed=untracked_failed)  # fmt: skip
 
@@ -153,9 +153,9 @@ def turn_folders(root: Path, node_ids: set[str]) -> dict[str, list[Path]]:
     return out
 
 
-def run_retention(ledger: Ledger, retention_days: int | None = None) -> CleanupResult:
-    """p_log_retention_cleanup as a whole: `cleanup`, then its `timeline` record (the flow and `gc --retention`)."""
-    result = cleanup(ledger, retention_days)
+def run_retention(ledger: Ledger, retention_days: int | None = None) -> PurgeResult:
+    """p_log_retention_cleanup as a whole: `purge_expired`, then its `timeline` record (the flow and `gc --retention`)."""
+    result = purge_expired(ledger, retention_days)
     ledger.append(TimelineEvent(event="log_retention", summary=result.summary()))
     return result
 

@@ -1,4 +1,4 @@
-"""REQ-13 (seed 004): raw execution logs viewed in the console and cleaned up on a schedule.
+"""REQ-13: raw execution logs viewed in the console and cleaned up on a schedule.
 
 happy:    a running node's log scrolls live in v_log_viewer (headless Chromium) and through
           `graphlemon logs --follow` (a real subprocess); after the node ends the viewer is static and complete.
@@ -23,7 +23,7 @@ from logview_kit import RunningNode
 
 from graphlemon.console.app import ConsoleSettings
 from graphlemon.execlogs import NodeLogs, log_path
-from graphlemon.execlogs.retention import cleanup, remove_log_folder, set_retention
+from graphlemon.execlogs.retention import purge_expired, remove_log_folder, set_retention
 from graphlemon.models import ExecutionLogEvent, utcnow
 from graphlemon.project import init_project
 
@@ -253,7 +253,7 @@ def test_failure_one_undeletable_log_fails_alone_and_is_retried_next_cycle(handl
     nids = [old_closed_log(handle, f"n{i}", days_ago=3) for i in range(4)]
     stuck = log_path(handle.state_dir, nids[1])
     undeletable.pin(stuck)
-    first = cleanup(handle.ledger, 1, remove=undeletable.remove())
+    first = purge_expired(handle.ledger, 1, remove=undeletable.remove())
     assert [f.node_exec_id for f in first.failed] == [nids[1]]
     assert sorted(p.node_exec_id for p in first.purged) == sorted(nids[:1] + nids[2:])
     logs = NodeLogs(handle.ledger).all()
@@ -264,10 +264,10 @@ def test_failure_one_undeletable_log_fails_alone_and_is_retried_next_cycle(handl
     assert '"status": "purge_failed"' in out and out.count('"status": "purged"') == 3
 
     undeletable.unpin(stuck)  # the file is free again: the next cycle retries it
-    second = cleanup(handle.ledger, 1, remove=undeletable.remove())
+    second = purge_expired(handle.ledger, 1, remove=undeletable.remove())
     assert [p.node_exec_id for p in second.purged] == [nids[1]] and second.failed == []
     assert NodeLogs(handle.ledger).find(nids[1]).status == "purged" and not stuck.parent.exists()
-    third = cleanup(handle.ledger, 1)
+    third = purge_expired(handle.ledger, 1)
     assert (third.purged, third.failed) == ([], [])  # a purged log is done
 
 

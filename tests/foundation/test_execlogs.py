@@ -11,7 +11,7 @@ from logview_kit import RunningNode
 from graphlemon import lifecycle
 from graphlemon.errors import ErrorCode, GraphLemonError
 from graphlemon.execlogs import LINE_MAX_CHARS, NodeLogs, follow, log_path, read_range, tail_lines, write_line
-from graphlemon.execlogs.retention import check_retention_days, cleanup, retention, set_retention
+from graphlemon.execlogs.retention import check_retention_days, purge_expired, retention, set_retention
 from graphlemon.models import ExecutionLogEvent, utcnow
 from graphlemon.nodes import log_view
 
@@ -138,13 +138,13 @@ def test_cleanup_never_touches_an_open_log_and_keeps_recent_ones(project):
     running = RunningNode(project).start()
     _closed(project, "ne-t-coder-old-r0", 20)
     _closed(project, "ne-t-coder-new-r0", 2)
-    result = cleanup(project.ledger, now=utcnow() + timedelta(days=400))  # even far in the future
+    result = purge_expired(project.ledger, now=utcnow() + timedelta(days=400))  # even far in the future
     assert {p.node_exec_id for p in result.purged} == {"ne-t-coder-old-r0", "ne-t-coder-new-r0"}
     assert result.kept_open == 1 and running.log().status == "open"
     assert log_path(project.state_dir, running.nid).exists()
     _closed(project, "ne-t-coder-mid-r0", 2)
     set_retention(project.ledger, 3)
-    assert cleanup(project.ledger).kept_recent == 1  # 2 days old, kept 3
+    assert purge_expired(project.ledger).kept_recent == 1  # 2 days old, kept 3
 
 
 def test_cleanup_removes_a_symlinked_folder_not_its_target(project, tmp_path):
@@ -158,7 +158,7 @@ def test_cleanup_removes_a_symlinked_folder_not_its_target(project, tmp_path):
         child.unlink()
     folder.rmdir()
     folder.symlink_to(outside, target_is_directory=True)
-    result = cleanup(project.ledger, 1)
+    result = purge_expired(project.ledger, 1)
     assert [p.node_exec_id for p in result.purged] == [nid]
     assert not os.path.lexists(folder) and (outside / "node.log").read_text() == "not ours"
 
@@ -174,7 +174,7 @@ def test_cleanup_also_ages_out_files_no_record_names(project):
         os.utime(path, (time.time() - age * 86400,) * 2)
     _closed(project, "ne-t-coder-kept-r0", 0)  # a recent record's folder is not walked as untracked
     os.utime(log_path(project.state_dir, "ne-t-coder-kept-r0"), (time.time() - 9 * 86400,) * 2)
-    result = cleanup(project.ledger, 1)
+    result = purge_expired(project.ledger, 1)
     assert result.untracked_purged == ["logs/console/run-1.log"] and not old.exists() and new.exists()
     assert log_path(project.state_dir, "ne-t-coder-kept-r0").exists() and result.purged == []
     assert [e.ref for e in project.ledger.read("timeline") if e.event == "log_purged"] == ["logs/console/run-1.log"]

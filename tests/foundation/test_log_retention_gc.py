@@ -15,7 +15,7 @@ import pytest
 
 from graphlemon.devloop.runmarker import RunMarker, write_marker
 from graphlemon.execlogs import NodeLogs, log_path
-from graphlemon.execlogs.retention import cleanup
+from graphlemon.execlogs.retention import purge_expired
 from graphlemon.models import ExecutionLogEvent, utcnow
 from graphlemon.nodes import NodeTracker
 
@@ -71,7 +71,7 @@ def test_a_partial_purge_records_the_bytes_left_and_is_retried(project):
     if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(pinned)]).returncode != 0:
         pytest.skip("no immutable flag on this file system")
     try:
-        result = cleanup(project.ledger, 1, now=utcnow() + timedelta(days=2))
+        result = purge_expired(project.ledger, 1, now=utcnow() + timedelta(days=2))
         [failed] = result.failed
         assert failed.left_bytes == pinned.stat().st_size and failed.size_bytes > 0  # the rest was deleted
         record = NodeLogs(project.ledger).find(NODE)
@@ -79,7 +79,7 @@ def test_a_partial_purge_records_the_bytes_left_and_is_retried(project):
         assert "Operation not permitted" in record.error
     finally:
         subprocess.run(["chattr", "-i", str(pinned)], check=True)
-    again = cleanup(project.ledger, 1, now=utcnow() + timedelta(days=2))
+    again = purge_expired(project.ledger, 1, now=utcnow() + timedelta(days=2))
     assert [p.node_exec_id for p in again.purged] == [NODE] and not turns[1].exists()
 
 
