@@ -1,4 +1,4 @@
-"""The cost of the claude_code git guard (issue 24 item 3) around one turn, by the number of ignored files.
+"""The cost of the claude_code git guard (graphlemon/agents/git_guard.py) around one turn, by the number of ignored files.
 
 For a repository with 2,000 tracked files and 0 / 5,000 / 20,000 ignored files (a node_modules-like tree; BENCH_SMOKE=1:
 100 tracked, 0 / 200 / 1,000 ignored), prints side by side (medians of interleaved repetitions):

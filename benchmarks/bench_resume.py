@@ -1,4 +1,4 @@
-"""Kill-and-resume reliability (issue 8): the demo killed with SIGKILL at a random moment, then resumed.
+"""Kill-and-resume reliability: the demo killed with SIGKILL at a random moment, then resumed.
 
 For each run: start `graphlemon run` on a fresh copy of examples/snake in its own process
 group, SIGKILL the group after a random delay, `graphlemon resume` the task, and count:

@@ -1,4 +1,4 @@
-"""Bug tracker over `bugs.ndjson` (seed 000 §7.3): open with de-duplication, transitions, list.
+"""Bug tracker over `bugs.ndjson`: open with de-duplication, transitions, list.
 
 A bug's current state is the fold of its events. `open` de-duplicates on
 `unit_id:test_name` against active bugs (open / fixing / reopened) inside one

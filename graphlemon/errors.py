@@ -1,4 +1,4 @@
-"""One exception hierarchy with error codes (names from the seeds' acceptance document).
+"""One exception hierarchy with error codes (the codes every interface answers with: CLI, console, ledger).
 
 Raise `GraphLemonError(code, message, **context)`; never degrade silently. The CLI
 prints `error[CODE]: message` and exits 2 for bad input, 1 for a failed operation.

@@ -1,6 +1,6 @@
 """The append-only ndjson ledger under `<repo>/.graphlemon/`.
 
-Rules (DESIGN.md, "The ledger"):
+Rules (the README's "The ledger"; old ledgers: docs/ledger.md):
 
 * one JSON object per line, each a validated `models.Record`; the record's `kind`
   picks the file (`models.LEDGER_FILES`);

@@ -1,8 +1,8 @@
 """Ledger records: one pydantic model per record kind, one line of ndjson each.
 
 Every record has `kind` (which also picks its ledger file), `ts` (UTC),
-`schema_version` and ids. Statuses are `Literal`s whose names come from the
-seeds (000 TesterOutput / result.json, 001 triage.json, 004 acceptance anchors).
+`schema_version` and ids. Statuses are `Literal`s, the same names in the ledger, result.json,
+triage.json, the CLI and the console (docs/ledger.md).
 A change of state is a new record; current state is a fold (see `lifecycle`,
 `bugs`, `tasks`).
 """
@@ -18,7 +18,7 @@ from .test_counts import TestSummary
 
 SCHEMA_VERSION = 1
 
-# --- status vocabularies (seed 004 names) -------------------------------------------------
+# --- status vocabularies --------------------------------------------------------------------
 
 TaskStatus = Literal[
     "created",
@@ -81,7 +81,7 @@ NextAction = Literal["pass", "retry_coder", "retry_tester"]
 ArtifactType = Literal["brd", "prd", "sdd", "benchmark", "code_diff", "test_report"]
 ExecutorName = Literal["scripted", "anthropic", "claude_code", "none"]
 BudgetLimitType = Literal["token_count", "cost_usd"]
-# a deployment of GraphLemon itself (REQ-15, blue-green): the seed's states, happy path then the failure paths
+# a deployment of GraphLemon itself (REQ-15, blue-green): its states, happy path then the failure paths (docs/deploy.md)
 DeploymentStatus = Literal[
     "staged",
     "candidate_starting",
@@ -190,7 +190,7 @@ class NodeEvent(Record, NodeFields):
 
 
 class RunFailure(BaseModel):
-    """One failing test as recorded in the ledger and in result.json (seed 000 §④) plus location: the one failure
+    """One failing test as recorded in the ledger and in result.json plus location: the one failure
     record of the tester, validation and integration runs (the test runner's `TestFailure` becomes one through
     `from_test`; an integration step's richer `IntegrationFailure` is kept beside it in the run directory)."""
 
@@ -307,7 +307,7 @@ class SddPatch(BaseModel):
 
 
 class TriageRecord(Record):
-    """A triage verdict (seed 001 triage.json + TriagerOutput fields)."""
+    """A triage verdict: the triage.json fields and the triager's output (docs/triage.md)."""
 
     ledger_file = "triage.ndjson"
     kind: Literal["triage"] = "triage"
@@ -323,7 +323,7 @@ class TriageRecord(Record):
     evidence_verified: bool = False
     failure_signature: str | None = None
     fallback: bool = False
-    fallback_reason: str | None = None  # why the seed's fallback verdict replaced the proposed one
+    fallback_reason: str | None = None  # why the fallback verdict (spec_ambiguous, low confidence) replaced the proposed one
     executor: ExecutorName = "none"
     triage_ref: str | None = None
     l3_question: str | None = None

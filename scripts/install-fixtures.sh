@@ -15,7 +15,7 @@ done
 
 # go test / cargo test fixtures (tests/testrun) and the console's Chromium: Debian's packages where missing and apt is usable
 # (CI runs as root). Tests of a framework whose toolchain is missing fail with a clear message.
-# bubblewrap: the agents' test runs are confined in bwrap (graphlemon/testrun/confine.py, issue 20).
+# bubblewrap: the agents' test runs are confined in bwrap (graphlemon/testrun/confine.py).
 missing=()
 command -v go >/dev/null 2>&1 || missing+=(golang-go)
 command -v cargo >/dev/null 2>&1 || missing+=(cargo)

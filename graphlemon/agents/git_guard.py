@@ -1,4 +1,4 @@
-"""What a Claude Code turn may change in git besides work-tree files, and how it is put back (issue 24, item 3).
+"""What a Claude Code turn may change in git besides work-tree files, and how it is put back.
 
 `git status` alone misses three kinds of change: a commit (HEAD moves, the work
 tree is clean again), a new ignore rule (a `.gitignore` with `*` hides every new

@@ -1,4 +1,4 @@
-"""Role memory under `.graphlemon/memory/<role>/` (seed 000 §③, seed 001 §③).
+"""Role memory under `.graphlemon/memory/<role>/`: what a role learnt, carried to its next turns.
 
 Agents add lessons with the `record_memory` tool (appended to `memories.ndjson`,
 the latest entry per topic wins); people may drop curated `*.md` notes in the

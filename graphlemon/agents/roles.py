@@ -1,8 +1,8 @@
-"""Each role's defaults: the tools it gets and where it may write (seed 000 §2.1, seed 001 §2.1, DESIGN.md).
+"""Each role's defaults: the tools it gets and where it may write (docs/agents.md).
 
 `{unit_id}` and `{run_id}` in a glob are filled from the turn; a glob that still
 needs a missing id is dropped (a tester with no run id gets no runs folder).
-Stages may pass their own allow-list (issue 5: a unit's declared test paths).
+Stages may pass their own allow-list (the tester: a unit's declared test paths).
 """
 
 from __future__ import annotations

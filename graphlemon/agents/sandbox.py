@@ -1,6 +1,6 @@
 """The sandbox: every path an agent names is resolved and checked here, by the tools.
 
-Rules (DESIGN.md "Agents and executors"):
+Rules (docs/agents.md, "The sandbox"):
 
 * a path is relative to the sandbox root; absolute paths, `~`, NUL bytes and any
   `..` component are refused;

@@ -1,4 +1,4 @@
-"""`graphlemon tester run`: one Tester stage for one unit (seed 000), printing the TesterOutput."""
+"""`graphlemon tester run`: one Tester stage for one unit, printing the TesterOutput (docs/tester.md)."""
 
 from __future__ import annotations
 

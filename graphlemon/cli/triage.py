@@ -1,4 +1,4 @@
-"""`graphlemon triage --run RUN_ID`: triage a failed integration run (seed 001 BugTriager)."""
+"""`graphlemon triage --run RUN_ID`: triage a failed integration run with the BugTriager (docs/triage.md)."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 
 from ..models import DeployHealthSignal, DeployPhase, NodeEvent, RunRecord
 
-VALIDATOR_RATE_DEVIATION_THRESHOLD = 0.2  # seed 004 REQ-15 (05 §5.9): |window rate - baseline| above this is an anomaly
+VALIDATOR_RATE_DEVIATION_THRESHOLD = 0.2  # REQ-15: |window rate - baseline| above this is an anomaly
 
 
 class Thresholds(BaseModel):

@@ -6,8 +6,8 @@ renders them from the commit its task pinned (REQ-08, `iteration.py`).
 
 `{{name}}` placeholders are filled from the turn's variables (unit_id, run_id,
 mode, ...); a placeholder with no value renders as `(not given)`. The role's
-memory is appended as a `## Memory` section (seed 000 §2.2: the loop controller
-adds `## Memory` at injection time).
+memory is appended as a `## Memory` section when the turn is built (the skill file itself
+never holds it).
 """
 
 from __future__ import annotations

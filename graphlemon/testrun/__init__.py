@@ -1,4 +1,4 @@
-"""Structured test runner: one call, any framework, a compact truthful result (issue 3, seed 003).
+"""Structured test runner: one call, any framework, a compact truthful result (docs/testrun.md).
 
     from graphlemon.testrun import run_tests
     result = run_tests(Path("repo"), ["tests/test_api.py"], timeout=60)

@@ -1,4 +1,4 @@
-"""The hint rules: a pattern on the failure's text and the sentence it writes (seed 000 §7.2, extended)."""
+"""The hint rules: a pattern on the failure's text and the sentence it writes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The test runner's scratch folders: `<tmp>/graphlemon-testrun-<pid>-<random>/` (issue 24.6).
+"""The test runner's scratch folders: `<tmp>/graphlemon-testrun-<pid>-<random>/`.
 
 A run's report and captured output (which may hold secrets a test printed) live there and
 are removed when the run ends. A process that is killed cannot remove its own, so the

@@ -1,4 +1,4 @@
-"""Acceptance fixtures (seed 004): target repositories in temp folders, playbook variants, flow runs.
+"""Acceptance fixtures: target repositories in temp folders, playbook variants, flow runs.
 
 Everything is real: git repositories and worktrees, pytest runs of the generated code,
 the Prefect `devloop` flow under the session test harness. The agents are scripted

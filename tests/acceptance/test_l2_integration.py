@@ -1,4 +1,4 @@
-"""Loop L2 (issue 7 item 4): an integration case fails on the merged code, the BugTriager's verdict routes it
+"""Loop L2: an integration case fails on the merged code, the BugTriager's verdict routes it
 (impl_bug -> the affected unit is re-coded), and the rerun passes."""
 
 from __future__ import annotations

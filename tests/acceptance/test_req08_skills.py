@@ -1,6 +1,6 @@
 """REQ-08: a skill_defect bug drives a skill change that is a git commit, gated, audited and reversible.
 
-calc (seed 004 cases, scripted executor): the mul coder writes `a + b` on its first attempt and
+calc (its acceptance cases, scripted executor): the mul coder writes `a + b` on its first attempt and
 the validator blames the Coder's skill from all three perspectives. The SkillEditor (scripted)
 appends a rule to the coder skill; the gate replays the mul coder node with the new skill in a
 throw-away worktree. Scripted output proves the plumbing and the decisions, not model quality.

@@ -1,4 +1,4 @@
-"""Bug tracker (seed 000 §7.3): dedup, transitions, reopen, human reports, filters."""
+"""Bug tracker: dedup, transitions, reopen, human reports, filters."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""CLI tables at 80 and 120 columns (issue 14, point 16), on a real ledger with several tasks: a header never
+"""CLI tables at 80 and 120 columns, on a real ledger with several tasks: a header never
 breaks inside a word, a task id never wraps (the shortest unique prefix is shown, and every TASK_ID argument
 takes it), the columns that do not fit are named, `--wide` shows them all, `--json` is unchanged."""
 

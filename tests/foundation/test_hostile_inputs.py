@@ -1,4 +1,4 @@
-"""Every command fed hostile input (issue 22): a clean `error[CODE]: message`, exit 2 for bad input or 1 for a
+"""Every command fed hostile input: a clean `error[CODE]: message`, exit 2 for bad input or 1 for a
 failed operation, no traceback, and no file of the project changed.
 
 The commands run in-process through `graphlemon.cli.main` (the console script's own entry point), so an uncaught

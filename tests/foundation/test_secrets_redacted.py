@@ -1,4 +1,4 @@
-"""No secret reaches a record (issue 22): canary keys in GraphLemon's environment, a target test that prints its
+"""No secret reaches a record: canary keys in GraphLemon's environment, a target test that prints its
 own environment and its parents' (`/proc/<pid>/environ`), and nothing under `.graphlemon/` holds a canary.
 
 Keeping a test from reading its parents' environment at all is the sandbox's part (a PID namespace); this is the

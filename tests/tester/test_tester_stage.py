@@ -1,4 +1,4 @@
-"""Tester stage (issue 5): the seed 000 samples on real code, self-check, coverage, sandbox, CLI.
+"""Tester stage: the sample units (tests/fixtures/tester/) on real code, self-check, coverage, sandbox, CLI.
 
 The scripted executor supplies the tester's turns (labelled `executor: scripted`):
 these tests prove the stage's plumbing and decisions, not a model's quality.

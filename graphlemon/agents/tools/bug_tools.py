@@ -1,4 +1,4 @@
-"""Bug tools over bugs.ndjson (seed 000 §2.3): bug_open (deduplicated), bug_transition, bug_list."""
+"""Bug tools over bugs.ndjson (graphlemon/bugs.py): bug_open (deduplicated), bug_transition, bug_list."""
 
 from __future__ import annotations
 
