@@ -17,8 +17,16 @@ from starlette.routing import Route
 
 from ..errors import ErrorCode, GraphLemonError, invalid_param
 from . import views
-from .state import ConsoleSettings, Hubs, declared_units, error_response, run_view, task_or_404, with_run
-from .state import dashboard as dashboard_rows
+from .state import (
+    ConsoleSettings,
+    Hubs,
+    dashboard_rows,
+    declared_units,
+    error_response,
+    run_view,
+    task_or_404,
+    with_run,
+)
 
 # -- request bodies ------------------------------------------------------------------------------------
 

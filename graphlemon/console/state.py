@@ -96,7 +96,7 @@ def run_view(handle, task_id: str, tasks: dict | None = None) -> dict:
     }
 
 
-def dashboard(handle, records: dict) -> list[dict]:
+def dashboard_rows(handle, records: dict) -> list[dict]:
     """The dashboard's rows, each with whether anything runs its task (`run`: running, interrupted, idle or None)."""
     from ..taskboard import fold
     from .launch import launches, task_run
