@@ -66,3 +66,16 @@ def test_blocks_register_save_and_load(prefect_harness, project):
     project.ledger.append(BudgetGuardrail.load("gl-test").to_budget_config("task-9"))
     status = budget_status(project.ledger, "task-9")
     assert (status.limit_type, status.limit_value) == ("cost_usd", 1.5)
+
+
+def test_the_executor_block_has_the_agent_settings_fields_bounds_and_defaults():
+    from pydantic import ValidationError
+
+    from blocks.executor import CREDENTIAL_FIELDS, ExecutorSettings
+    from graphlemon.agents.settings import AgentSettings
+
+    assert set(ExecutorSettings.model_fields) == set(AgentSettings.model_fields) - CREDENTIAL_FIELDS
+    derived = ExecutorSettings().to_settings().model_dump(exclude=CREDENTIAL_FIELDS)
+    assert derived == AgentSettings().model_dump(exclude=CREDENTIAL_FIELDS)
+    with pytest.raises(ValidationError):
+        ExecutorSettings(max_output_tokens=1_000_000)  # above AgentSettings' bound, refused by the block itself

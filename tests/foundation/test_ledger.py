@@ -250,3 +250,25 @@ def test_error_survives_pickling():
     err = GraphLemonError(ErrorCode.LEDGER_CORRUPT, "f:3: bad", file="f", line=3)
     back = pickle.loads(pickle.dumps(err))
     assert (back.code, back.message, back.context) == (err.code, err.message, err.context)
+
+
+def test_each_record_kind_is_declared_once_and_names_its_own_file():
+    from typing import Literal
+
+    from graphlemon.models import LEDGER_FILES, RECORD_ADAPTER, RECORD_TYPES, Record
+
+    assert list(LEDGER_FILES) == list(RECORD_TYPES) and len(set(LEDGER_FILES.values())) == len(LEDGER_FILES)
+    assert all(LEDGER_FILES[kind] == model.ledger_file for kind, model in RECORD_TYPES.items())
+    assert type(RECORD_ADAPTER.validate_python({"kind": "log_retention", "retention_days": 3})) is RECORD_TYPES["log_retention"]
+    with pytest.raises(TypeError, match="declared twice"):
+
+        class AgainTask(Record):
+            ledger_file = "tasks2.ndjson"
+            kind: Literal["task"] = "task"
+
+    with pytest.raises(TypeError, match="must declare its kind and its ledger_file"):
+
+        class NoFile(Record):
+            kind: Literal["nofile"] = "nofile"
+
+    assert "nofile" not in RECORD_TYPES and RECORD_TYPES["task"].__name__ == "TaskEvent"
