@@ -15,6 +15,12 @@ Claude Code is told to refuse the git commands that make them (`GIT_DENY_RULES`)
 
 `probe(model)` asks whether the plan can be used again after a usage limit: a
 minimal one-turn `claude -p` in an empty folder (REQ-14's cheap probe).
+
+The `claude` process runs inside the same bubblewrap sandbox as test runs (testrun/confine.py,
+`AgentProcessConfinement`): the work tree writable (its `.git` read-only), network allowed for the
+API, Claude Code's install dir read-only and its config dir (`$CLAUDE_CONFIG_DIR`, else `~/.claude`
+and `~/.claude.json`) writable; so every command its Bash tool runs is confined too. Where the sandbox
+cannot be made the backend is refused (EXECUTOR_ERROR) unless GRAPHLEMON_TEST_CONFINEMENT opts out.
 """
 
 from __future__ import annotations
@@ -25,12 +31,14 @@ import re
 import subprocess
 import tempfile
 import threading
+from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ErrorCode, GraphLemonError
 from ..models import ExecutorName
+from ..testrun import confine
 from ..worktrees import task_lock, task_lock_dir
 from . import git_guard, worktree
 from .automode_denials import ClassifierGuard
@@ -91,7 +99,7 @@ class ClaudeCodeExecutor:
         stream = ClaudeStream(request, ctx, rec, guard, model)
         neighbours = _turns.enter(git_before.common_dir, ctx.node_exec_id)
         try:
-            stream.run(self.argv(request, ctx, model))
+            stream.run(self.confined(self.argv(request, ctx, model), Path(request.workdir), ctx.state_dir))
         finally:
             try:
                 reverted = self._enforce_git(git_before, ctx, rec, neighbours)
@@ -119,11 +127,18 @@ class ClaudeCodeExecutor:
             argv += ["--max-budget-usd", f"{max(status.remaining, 0):.4f}"]
         return argv
 
+    def confined(self, argv: list[str], workdir: Path, state_dir: Path | None) -> list[str]:
+        """`argv` as it runs inside the sandbox (testrun/confine.py); refused where it cannot be confined."""
+        conf = confine.for_agent_process(workdir, state_dir, program=argv[0], writable=claude_config_paths(os.environ))
+        wrapped, _ = confine.wrap(argv, conf, cwd=workdir)
+        return wrapped
+
     def probe(self, model: str) -> bool:
         """True when a minimal turn on `model` completes; False while a usage limit (or any failure) persists."""
         argv = [self.settings.claude_bin, "-p", "--output-format", "stream-json", "--verbose", "--model", model]
         argv += ["--max-turns", "1", "--disallowedTools", "Bash,Write,Edit,MultiEdit,WebFetch,WebSearch"]
         with tempfile.TemporaryDirectory(prefix="graphlemon-probe-") as cwd:
+            argv = self.confined(argv, Path(cwd), None)
             try:
                 proc = subprocess.run(
                     argv, input=PROBE_PROMPT, cwd=cwd, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S,
@@ -197,6 +212,22 @@ class ClaudeCodeExecutor:
             ctx.record_tool_error("claude_code", err)
             rec.event("reverted", path=refusal.path)
         return [r.path for r in refusals]
+
+
+def claude_config_paths(env: Mapping[str, str]) -> list[Path]:
+    """Where Claude Code keeps its login, settings and sessions: `$CLAUDE_CONFIG_DIR`, else `~/.claude` and
+    `~/.claude.json`. The folder is made when missing, so what a confined turn writes there is kept."""
+    named = env.get("CLAUDE_CONFIG_DIR", "").strip()
+    home = Path(env.get("HOME") or Path.home())
+    paths = [Path(named)] if named else [home / ".claude", home / ".claude.json"]
+    try:
+        paths[0].mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise GraphLemonError(
+            ErrorCode.EXECUTOR_ERROR, f"Claude Code's config folder {paths[0]} cannot be made: {exc}",
+            executor="claude_code", path=str(paths[0]),
+        ) from None  # fmt: skip
+    return paths
 
 
 def probe_succeeded(stream_json: str) -> bool:
