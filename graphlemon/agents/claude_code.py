@@ -25,6 +25,7 @@ cannot be made the backend is refused (EXECUTOR_ERROR) unless GRAPHLEMON_TEST_CO
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -99,7 +100,8 @@ class ClaudeCodeExecutor:
         stream = ClaudeStream(request, ctx, rec, guard, model)
         neighbours = _turns.enter(git_before.common_dir, ctx.node_exec_id)
         try:
-            stream.run(self.confined(self.argv(request, ctx, model), Path(request.workdir), ctx.state_dir))
+            writable = _state_folders(Path(request.workdir), request.sandbox.writable, ctx.state_dir)
+            stream.run(self.confined(self.argv(request, ctx, model), Path(request.workdir), ctx.state_dir, writable))
         finally:
             try:
                 reverted = self._enforce_git(git_before, ctx, rec, neighbours)
@@ -127,9 +129,13 @@ class ClaudeCodeExecutor:
             argv += ["--max-budget-usd", f"{max(status.remaining, 0):.4f}"]
         return argv
 
-    def confined(self, argv: list[str], workdir: Path, state_dir: Path | None) -> list[str]:
-        """`argv` as it runs inside the sandbox (testrun/confine.py); refused where it cannot be confined."""
-        conf = confine.for_agent_process(workdir, state_dir, program=argv[0], writable=claude_config_paths(os.environ))
+    def confined(
+        self, argv: list[str], workdir: Path, state_dir: Path | None, writable: list[Path] | None = None
+    ) -> list[str]:
+        """`argv` as it runs inside the sandbox (testrun/confine.py), with Claude Code's config and `writable`
+        writable; refused where it cannot be confined."""
+        shown = [*claude_config_paths(os.environ), *(writable or [])]
+        conf = confine.for_agent_process(workdir, state_dir, program=argv[0], writable=shown)
         wrapped, _ = confine.wrap(argv, conf, cwd=workdir)
         return wrapped
 
@@ -212,6 +218,21 @@ class ClaudeCodeExecutor:
             ctx.record_tool_error("claude_code", err)
             rec.event("reverted", path=refusal.path)
         return [r.path for r in refusals]
+
+
+def _state_folders(root: Path, globs: list[str], state_dir: Path | None) -> list[Path]:
+    """The folders the role may write that lie in the ledger folder the sandbox hides (the planner's
+    `.graphlemon/plan/drafts/**`): each glob's fixed leading folders, where they exist."""
+    if state_dir is None:
+        return []
+    out = []
+    for glob in globs:
+        parts = Path(glob).parts
+        fixed = list(itertools.takewhile(lambda part: not any(c in part for c in "*?["), parts[:-1]))
+        folder = root.joinpath(*fixed)
+        if fixed and folder.is_dir() and Path(state_dir).resolve() in [folder.resolve(), *folder.resolve().parents]:
+            out.append(folder)
+    return out
 
 
 def claude_config_paths(env: Mapping[str, str]) -> list[Path]:

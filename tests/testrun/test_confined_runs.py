@@ -67,7 +67,9 @@ def hostile(tmp_path, monkeypatch):
 def test_a_conftest_cannot_write_outside_the_work_tree_nor_see_the_ledger_or_home(hostile):
     work, state, outside, home = hostile
     targets = {"TARGET_OUTSIDE": os.environ["TARGET_OUTSIDE"], "TARGET_LEDGER": os.environ["TARGET_LEDGER"]}
-    result = run_tests(work, ["tests"], framework="pytest", timeout=120, env=targets, confinement=for_workdir(work, state))
+    result = run_tests(
+        work, ["tests"], framework="pytest", timeout=120, env=targets, confinement=for_workdir(work, state)
+    )
     assert result.ok, result.output_tail
     assert result.confinement == "bwrap"
     seen = json.loads((work / "seen.json").read_text())  # the work tree stays writable
@@ -99,8 +101,14 @@ def test_required_confinement_refuses_when_bwrap_cannot_run(hostile, monkeypatch
             work, ["tests"], framework="pytest", timeout=60, confinement=for_workdir(work, state, mode="required")
         )
     assert err.value.code == ErrorCode.TEST_RUNNER_ERROR and "bwrap" in err.value.message
+    assert "apt-get install bubblewrap" in err.value.message and "GRAPHLEMON_TEST_CONFINEMENT=off" in err.value.message
     assert not (work / "seen.json").exists()  # nothing ran
+    monkeypatch.delenv("GRAPHLEMON_TEST_CONFINEMENT", raising=False)
+    with pytest.raises(GraphLemonError):  # required is the default
+        run_tests(work, ["tests"], framework="pytest", timeout=60, confinement=for_workdir(work, state))
+    assert not (work / "seen.json").exists()
     (work / "tests" / "conftest.py").write_text("")  # what follows runs unconfined
+    monkeypatch.setenv("GRAPHLEMON_TEST_CONFINEMENT", "auto")  # the explicit opt-out
     result = run_tests(work, ["tests"], framework="pytest", timeout=120, confinement=for_workdir(work, state))
     assert result.confinement == "none"  # auto: runs, loudly, and records it
 
