@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -140,3 +141,19 @@ def test_a_repository_under_home_is_shown_read_only_with_its_ledger_still_hidden
     assert order == sorted(order)
     assert args[args.index(str(state.parent)) - 1] == "--ro-bind"
     assert args[args.index(str(state)) - 1] == "--tmpfs"
+
+
+def test_a_run_s_pids_group_waits_for_its_launcher_while_other_runs_start(monkeypatch):
+    """Runs start side by side (units, claude turns and their tests): a group handed out is not swept before its
+    launcher joins it; once its processes have ended (or its launcher never came), a later sweep removes it."""
+    from graphlemon.testrun import cgroups
+
+    first = cgroups.new_group(16)
+    if first is None:
+        pytest.skip("no pids cgroup can be made here (root with a pids controller only)")
+    others = [cgroups.new_group(16) for _ in range(3)]  # each sweeps the empty groups
+    assert first.is_dir() and all(g is not None and g.is_dir() for g in others)
+    subprocess.run(["/bin/sh", "-c", f"echo $$ > {first}/cgroup.procs && true"], check=True)  # joins, then ends
+    monkeypatch.setattr(cgroups, "JOIN_GRACE_S", 0.0)
+    cgroups.new_group(16)
+    assert not first.exists() and not any(g.exists() for g in others)
