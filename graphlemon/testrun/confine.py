@@ -104,8 +104,24 @@ class Confinement:
             raise invalid_param(f"{SETTING} must be required, auto or off, not {value!r}")
         return value  # type: ignore[return-value]
 
+    @property
+    def address_space_mb(self) -> int | None:
+        """The address-space limit of each process (None: none)."""
+        return self.settings.memory_mb
+
     def limit_steps(self) -> list[str]:
-        return _limit_steps(self.settings)
+        """The launcher's `ulimit` steps. The POSIX shell counts file size in 512-byte blocks and address space in
+        KiB; `graphlemon doctor sandbox` reads the limits back from inside."""
+        s, kib = self.settings, 1024
+        steps = [
+            # CPU: SIGXCPU at the soft limit (said as resource_limit), SIGKILL a second later at the hard one
+            f"ulimit -n {s.open_files}", f"ulimit -t {s.cpu_seconds + 1}", f"ulimit -S -t {s.cpu_seconds}",
+            f"ulimit -f {s.file_size_mb * kib * 2}",
+            f"{{ ulimit -p {s.processes} || ulimit -u {s.processes}; }} 2>/dev/null",
+        ]  # fmt: skip
+        if self.address_space_mb is not None:
+            steps.append(f"ulimit -v {self.address_space_mb * kib}")
+        return steps
 
     def refusal(self, why: str) -> GraphLemonError:
         """The error when this run must be confined and cannot be."""
@@ -123,8 +139,9 @@ class AgentProcessConfinement(Confinement):
 
     network: bool = True
 
-    def limit_steps(self) -> list[str]:
-        return [step for step in _limit_steps(self.settings) if not step.startswith("ulimit -v")]
+    @property
+    def address_space_mb(self) -> int | None:
+        return None
 
     def refusal(self, why: str) -> GraphLemonError:
         return GraphLemonError(
@@ -259,23 +276,12 @@ def confined_argv(
 def _launcher(bwrap: str, limits: Iterable[str] = (), group: Path | None = None) -> list[str]:
     """One `sh` (no other program starts before bwrap) sets the limits every process of the run inherits, as root
     moves itself into the run's pids cgroup before anything forks, and opens the filter on FILTER_FD for bwrap
-    (an inherited descriptor, so no caller has to pass one). The POSIX shell counts file size in 512-byte blocks
-    and address space in KiB; `graphlemon doctor sandbox` reads the limits back from inside."""
+    (an inherited descriptor, so no caller has to pass one)."""
     steps = list(limits)
     if group is not None:
         steps.append(f"echo $$ > '{group / 'cgroup.procs'}' || exit 125")
     script = "; ".join([*steps, f'exec "$@" {FILTER_FD}<"$0"'])
     return ["/bin/sh", "-c", script, str(syscall_filter.filter_file()), bwrap]
-
-
-def _limit_steps(settings: SandboxSettings) -> list[str]:
-    kib = 1024
-    return [
-        # CPU: SIGXCPU at the soft limit (said as resource_limit), SIGKILL a second later at the hard one
-        f"ulimit -n {settings.open_files}", f"ulimit -t {settings.cpu_seconds + 1}", f"ulimit -S -t {settings.cpu_seconds}",
-        f"ulimit -f {settings.file_size_mb * kib * 2}", f"ulimit -v {settings.memory_mb * kib}",
-        f"{{ ulimit -p {settings.processes} || ulimit -u {settings.processes}; }} 2>/dev/null",
-    ]  # fmt: skip
 
 
 def _identity_args() -> list[str]:
