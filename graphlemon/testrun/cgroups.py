@@ -2,8 +2,8 @@
 never counts root's processes against it, and a sandbox started by root maps its user to root outside.
 
 Each run gets `<our pids cgroup>/graphlemon-<pid>/run-<n>` with `pids.max` set; the run's launcher moves itself
-into it before anything forks. Empty run groups are removed at the next run and when the process exits; one handed
-out that its launcher has not joined yet is kept (runs start side by side: units, claude turns and their tests). Where no
+into it before anything forks. Empty run groups are removed at the next run and when the process exits, but not
+one whose launcher has yet to join it (runs start side by side: units, claude turns and their tests). Where no
 pids cgroup can be made (no controller, a read-only cgroup file system, cgroup v2 without delegation) the answer is
 None and `graphlemon doctor sandbox` says the process limit does not hold.
 """

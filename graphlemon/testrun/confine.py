@@ -305,8 +305,8 @@ def bwrap_args(
     mounts += [(p, "--ro-bind") for p in _tool_dirs(home, env)]
     mounts += [(Path(p).resolve(), "--ro-bind") for p in conf.readable if Path(p).exists()]
     mounts += [(p, "--tmpfs") for p in conf.hidden if p.exists()]
-    extra = [*conf.writable, *writable]
-    mounts += [(Path(conf.workdir), "--bind"), *[(Path(p), "--bind") for p in extra if os.path.lexists(p)]]
+    extra = [*(p for p in conf.writable if os.path.lexists(p)), *writable]  # a config file may not exist yet
+    mounts += [(Path(conf.workdir), "--bind"), *[(Path(p), "--bind") for p in extra]]
     mounts += [(p, "--ro-bind") for p in _git_paths(Path(conf.workdir))]  # after the work tree: over it
     args = _identity_args()
     if not conf.network:
