@@ -318,6 +318,9 @@ def bwrap_args(
             args += ["--size", str(settings.tmp_mb * 1024 * 1024), op, str(path)]
         else:
             args += [op, str(path), str(path)]
+    for path in conf.writable:  # a link (a dotfiles manager's `~/.claude`) is shown as the link to its target
+        if os.path.islink(path):
+            args += ["--symlink", os.path.realpath(path), str(path)]
     for path in conf.hidden:  # after the mounts inside it exist: an empty, read-only folder
         if path.exists():
             args += ["--remount-ro", os.path.realpath(path)]

@@ -203,3 +203,20 @@ def test_the_config_dir_is_claude_s_own_choice(tmp_path):
     with pytest.raises(GraphLemonError) as err:
         claude_config_paths({"CLAUDE_CONFIG_DIR": str(tmp_path / "file" / "sub")})
     assert err.value.code == ErrorCode.EXECUTOR_ERROR
+
+
+def test_without_claude_config_dir_the_home_s_claude_folder_and_file_are_shown_writable(
+    project, fake_claude, claude_settings, turn, tmp_path, monkeypatch
+):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".claude").symlink_to(fake_claude.config)  # Claude Code's default config dir, wherever it really is
+    (home / ".claude.json").write_text("{}")
+    (home / "other.txt").write_text("mine\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR")
+    fake_claude.queue(bash("echo '{\"onboarded\": true}' > ~/.claude.json", "cat ~/other.txt"))
+    result = _turn(turn, claude_settings)
+    (json_failed, _), (other_failed, _) = bash_results(result)
+    assert not json_failed and (home / ".claude.json").read_text() == '{"onboarded": true}\n'
+    assert other_failed

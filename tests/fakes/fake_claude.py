@@ -3,7 +3,7 @@
 
 Installed on PATH as `claude` by `tests/fakes/claude.py::FakeClaude` (a link to this file, run by the
 system's `python3`, standard library only). Each run
-takes a behaviour from `$CLAUDE_CONFIG_DIR/queue.json` (under a file lock): the
+takes a behaviour from `$CLAUDE_CONFIG_DIR/queue.json` (else `~/.claude/`, as the real one; under a file lock): the
 first one whose `match` fits the call (a behaviour without `match` fits any), so
 turns that run in parallel threads still get their own behaviour. `match` maps
 `system` (the --append-system-prompt text), `stdin`, `prompt` (both), `cwd` or `argv` (joined by
@@ -43,7 +43,7 @@ DENIAL = "Permission for this action was denied by the Claude Code auto mode cla
 
 
 def main() -> int:
-    folder = Path(os.environ["CLAUDE_CONFIG_DIR"])
+    folder = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")  # where the real one looks
     prompt = sys.stdin.read()
     behaviour = _pop(
         folder / "queue.json",

@@ -157,3 +157,25 @@ def test_a_run_s_pids_group_waits_for_its_launcher_while_other_runs_start(monkey
     monkeypatch.setattr(cgroups, "JOIN_GRACE_S", 0.0)
     cgroups.new_group(16)
     assert not first.exists() and not any(g.exists() for g in others)
+
+
+def test_a_program_s_install_dirs_follow_its_links(tmp_path):
+    """`~/.local/bin/claude -> ~/.local/share/claude/versions/1.0` shows both folders; a link into a `bin` folder
+    shows its whole prefix (`/opt/node/bin/node`: `/opt/node`)."""
+    from graphlemon.testrun.confine import program_dirs
+
+    versions = tmp_path / "share" / "claude" / "versions"
+    versions.mkdir(parents=True)
+    (versions / "1.0").write_text("#!/bin/sh\n")
+    (versions / "1.0").chmod(0o755)
+    found = tmp_path / "local-bin"
+    found.mkdir()
+    (found / "claude").symlink_to(versions / "1.0")
+    assert program_dirs(str(found / "claude")) == [found, versions]
+    prefix = tmp_path / "opt" / "node"
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "bin" / "node").write_text("#!/bin/sh\n")
+    (prefix / "bin" / "node").chmod(0o755)
+    (found / "node").symlink_to(prefix / "bin" / "node")
+    assert program_dirs(str(found / "node")) == [found, prefix]
+    assert program_dirs("no-such-program-here") == []
