@@ -19,7 +19,8 @@ minimal one-turn `claude -p` in an empty folder (REQ-14's cheap probe).
 The `claude` process runs inside the same bubblewrap sandbox as test runs (testrun/confine.py,
 `AgentProcessConfinement`): the work tree writable (its `.git` read-only), network allowed for the
 API, Claude Code's install dir read-only and its config dir (`$CLAUDE_CONFIG_DIR`, else `~/.claude`
-and `~/.claude.json`) writable; so every command its Bash tool runs is confined too. Where the sandbox
+and `~/.claude.json`) writable, the environment's allow-list plus Claude Code's own variables
+(`agent_process_env`); so every command its Bash tool runs is confined too. Where the sandbox
 cannot be made the backend is refused (EXECUTOR_ERROR) unless GRAPHLEMON_TEST_CONFINEMENT opts out.
 """
 
@@ -40,6 +41,7 @@ from pathlib import Path
 from ..errors import ErrorCode, GraphLemonError
 from ..models import ExecutorName
 from ..testrun import confine
+from ..testrun.environment import agent_process_env
 from ..worktrees import task_lock, task_lock_dir
 from . import git_guard, worktree
 from .automode_denials import ClassifierGuard
@@ -101,7 +103,7 @@ class ClaudeCodeExecutor:
         neighbours = _turns.enter(git_before.common_dir, ctx.node_exec_id)
         try:
             writable = _state_folders(Path(request.workdir), request.sandbox.writable, ctx.state_dir)
-            stream.run(self.confined(self.argv(request, ctx, model), Path(request.workdir), ctx.state_dir, writable))
+            stream.run(*self.confined(self.argv(request, ctx, model), Path(request.workdir), ctx.state_dir, writable))
         finally:
             try:
                 reverted = self._enforce_git(git_before, ctx, rec, neighbours)
@@ -131,23 +133,24 @@ class ClaudeCodeExecutor:
 
     def confined(
         self, argv: list[str], workdir: Path, state_dir: Path | None, writable: list[Path] | None = None
-    ) -> list[str]:
+    ) -> tuple[list[str], dict[str, str] | None]:
         """`argv` as it runs inside the sandbox (testrun/confine.py), with Claude Code's config and `writable`
-        writable; refused where it cannot be confined."""
+        writable, and its environment (None: this process's, when the person opted out of the sandbox); refused
+        where it cannot be confined."""
         shown = [*claude_config_paths(os.environ), *(writable or [])]
         conf = confine.for_agent_process(workdir, state_dir, program=argv[0], writable=shown)
-        wrapped, _ = confine.wrap(argv, conf, cwd=workdir)
-        return wrapped
+        wrapped, how = confine.wrap(argv, conf, cwd=workdir)
+        return wrapped, agent_process_env(conf.settings.env) if how == "bwrap" else None
 
     def probe(self, model: str) -> bool:
         """True when a minimal turn on `model` completes; False while a usage limit (or any failure) persists."""
         argv = [self.settings.claude_bin, "-p", "--output-format", "stream-json", "--verbose", "--model", model]
         argv += ["--max-turns", "1", "--disallowedTools", "Bash,Write,Edit,MultiEdit,WebFetch,WebSearch"]
         with tempfile.TemporaryDirectory(prefix="graphlemon-probe-") as cwd:
-            argv = self.confined(argv, Path(cwd), None)
+            argv, env = self.confined(argv, Path(cwd), None)
             try:
                 proc = subprocess.run(
-                    argv, input=PROBE_PROMPT, cwd=cwd, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S,
+                    argv, input=PROBE_PROMPT, cwd=cwd, env=env, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S,
                     start_new_session=True,
                 )  # fmt: skip
             except (OSError, subprocess.TimeoutExpired) as exc:

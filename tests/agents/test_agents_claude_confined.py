@@ -220,3 +220,18 @@ def test_without_claude_config_dir_the_home_s_claude_folder_and_file_are_shown_w
     (json_failed, _), (other_failed, _) = bash_results(result)
     assert not json_failed and (home / ".claude.json").read_text() == '{"onboarded": true}\n'
     assert other_failed
+
+
+def test_claude_s_bash_gets_claude_s_variables_and_no_other_secret(
+    project, fake_claude, claude_settings, turn, monkeypatch
+):
+    monkeypatch.setenv("PGPASSWORD", "hunter2")
+    monkeypatch.setenv("DATABASE_URL", "postgres://app:hunter2@db/app")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_notreal")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/")
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.invalid:3128")
+    fake_claude.queue(bash("env"))
+    [(failed, listing)] = bash_results(_turn(turn, claude_settings))
+    names = {line.split("=", 1)[0] for line in listing.splitlines() if "=" in line}
+    assert not failed and not {"PGPASSWORD", "DATABASE_URL", "GITHUB_TOKEN"} & names
+    assert {"ANTHROPIC_BASE_URL", "HTTPS_PROXY", "CLAUDE_CONFIG_DIR", "PATH", "HOME"} <= names
