@@ -172,6 +172,7 @@ def main() -> None:
             anthropic = timed(project, build_executor("anthropic", settings=settings), TURNS)
             calls = len(server.requests)
         claude = FakeClaude(Path(tmp))
+        os.environ["CLAUDE_CONFIG_DIR"] = str(claude.config)  # where the fake claude keeps its queue: shown to it
         claude.queue(
             *[
                 success(structured_output={"ok": True}, writes={"tests/test_snake.py": CONTENT})

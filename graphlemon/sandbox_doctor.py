@@ -2,7 +2,9 @@
 
 It starts `sandbox_probe.py` exactly as a test run is started (the same bwrap command line, the project's limits
 when run in a project) and compares what the probe saw with each promise of docs/agents.md ("What the sandbox
-promises"). A promise that does not hold is a failed check; the command exits non-zero when any check failed.
+promises"); then again as the claude_code backend's `claude` process is started (`AgentProcessConfinement`: network
+allowed, no address-space limit), its checks named `claude_code: ...`. A promise that does not hold is a failed
+check; the command exits non-zero when any check failed.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from .models import SandboxSettings
 from .testrun import cgroups, confine
 from .testrun.environment import confined_env
 
@@ -53,28 +54,36 @@ def diagnose(state_dir: Path | None = None) -> SandboxReport:
         report.checks.append(Check(name="confinement", seen=f"unavailable: {why}", ok=False))
         return report
     with tempfile.TemporaryDirectory(prefix="graphlemon-doctor-") as work:
-        conf = confine.for_workdir(Path(work), state_dir, mode="required") if state_dir else confine.Confinement(
-            workdir=Path(work), mode="required")  # fmt: skip
-        argv, _ = confine.wrap([sys.executable, str(PROBE)], conf, cwd=Path(work))
-        proc = subprocess.run(argv, cwd=work, env=confined_env(), capture_output=True, text=True, timeout=120)
-    try:
-        seen = json.loads(proc.stdout.strip().splitlines()[-1])
-    except (IndexError, ValueError):
-        detail = (proc.stderr or proc.stdout).strip()[-500:]
-        report.checks.append(Check(name="probe", seen=f"did not run inside the sandbox: {detail}", ok=False))
-        return report
-    report.checks = _checks(seen, conf.settings)
-    report.mounts, report.sockets = seen["mounts"], seen["sockets"]
+        conf = confine.for_workdir(Path(work), state_dir, mode="required")
+        agent = confine.for_agent_process(Path(work), state_dir, program=sys.executable, mode="required")
+        seen, agent_seen = _probe(conf, Path(work)), _probe(agent, Path(work))
+    if isinstance(seen, dict):
+        report.mounts, report.sockets = seen["mounts"], seen["sockets"]
+    claude = [c.model_copy(update={"name": f"claude_code: {c.name}"}) for c in _checks(agent_seen, agent)]
+    report.checks = _checks(seen, conf) + claude
     report.verdict = "holds" if all(c.ok for c in report.checks) else "broken"
     return report
 
 
-def _checks(seen: dict, settings: SandboxSettings) -> list[Check]:
-    limits = seen["limits"]
+def _probe(conf: confine.Confinement, work: Path) -> dict | str:
+    """What the probe saw inside `conf`, or why it did not run there."""
+    argv, _ = confine.wrap([sys.executable, str(PROBE)], conf, cwd=work)
+    proc = subprocess.run(argv, cwd=work, env=confined_env(), capture_output=True, text=True, timeout=120)
+    try:
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        return "did not run inside the sandbox: " + (proc.stderr or proc.stdout).strip()[-500:]
+
+
+def _checks(seen: dict | str, conf: confine.Confinement) -> list[Check]:
+    if isinstance(seen, str):
+        return [Check(name="probe", seen=seen, ok=False)]
+    limits, settings = seen["limits"], conf.settings
+    memory = conf.address_space_mb
     expected = {
         "processes": str(settings.processes), "file_size": str(settings.file_size_mb * MB),
         "open_files": str(settings.open_files), "cpu_seconds": str(settings.cpu_seconds),
-        "address_space": str(settings.memory_mb * MB),
+        "address_space": "unlimited" if memory is None else str(memory * MB),
     }  # fmt: skip
     checks = [
         Check(name="uid/gid inside", seen=f"{seen['uid']}/{seen['gid']}", ok=seen["uid"] != 0 and seen["gid"] != 0),
@@ -89,7 +98,10 @@ def _checks(seen: dict, settings: SandboxSettings) -> list[Check]:
                         ok=not seen["host_paths"]))  # fmt: skip
     checks.append(Check(name="unix sockets visible", seen=", ".join(seen["sockets"][:5]) or "none",
                         ok=not seen["sockets"]))  # fmt: skip
-    checks.append(Check(name="network", seen=seen["network"], ok=seen["network"].startswith("none")))
+    if conf.network:  # the agent's own process reaches its API: whatever it sees is the promise
+        checks.append(Check(name="network", seen=f"allowed ({seen['network']})", ok=True))
+    else:
+        checks.append(Check(name="network", seen=seen["network"], ok=seen["network"].startswith("none")))
     for name, value in expected.items():
         checks.append(Check(name=f"limit {name}", seen=limits.get(name, "?"), ok=limits.get(name) == value))
     checks.append(_process_bound())

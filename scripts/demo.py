@@ -37,6 +37,9 @@ def run_command(repo: Path, playbook_name: str = "playbook.yaml") -> list[str]:
 
 def main(argv: list[str]) -> int:
     name = argv[0] if argv else "playbook.yaml"
+    # The demo's code comes from the playbook shipped with GraphLemon, not from a model: confined where bwrap works,
+    # and on a machine without it run anyway (said loudly) instead of refused, as a real run is (docs/agents.md).
+    os.environ.setdefault("GRAPHLEMON_TEST_CONFINEMENT", "auto")
     started = time.monotonic()
     work = Path(tempfile.mkdtemp(prefix="graphlemon-demo-"))
     repo = work / "snake"

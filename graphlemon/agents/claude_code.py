@@ -15,22 +15,33 @@ Claude Code is told to refuse the git commands that make them (`GIT_DENY_RULES`)
 
 `probe(model)` asks whether the plan can be used again after a usage limit: a
 minimal one-turn `claude -p` in an empty folder (REQ-14's cheap probe).
+
+The `claude` process runs inside the same bubblewrap sandbox as test runs (testrun/confine.py,
+`AgentProcessConfinement`): the work tree writable (its `.git` read-only), network allowed for the
+API, Claude Code's install dir read-only and its config dir (`$CLAUDE_CONFIG_DIR`, else `~/.claude`
+and `~/.claude.json`) writable, the environment's allow-list plus Claude Code's own variables
+(`agent_process_env`); so every command its Bash tool runs is confined too. Where the sandbox
+cannot be made the backend is refused (EXECUTOR_ERROR) unless GRAPHLEMON_TEST_CONFINEMENT opts out.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
 import subprocess
 import tempfile
 import threading
+from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ErrorCode, GraphLemonError
 from ..models import ExecutorName
+from ..testrun import confine
+from ..testrun.environment import agent_process_env
 from ..worktrees import task_lock, task_lock_dir
 from . import git_guard, worktree
 from .automode_denials import ClassifierGuard
@@ -91,7 +102,8 @@ class ClaudeCodeExecutor:
         stream = ClaudeStream(request, ctx, rec, guard, model)
         neighbours = _turns.enter(git_before.common_dir, ctx.node_exec_id)
         try:
-            stream.run(self.argv(request, ctx, model))
+            writable = _state_folders(Path(request.workdir), request.sandbox.writable, ctx.state_dir)
+            stream.run(*self.confined(self.argv(request, ctx, model), Path(request.workdir), ctx.state_dir, writable))
         finally:
             try:
                 reverted = self._enforce_git(git_before, ctx, rec, neighbours)
@@ -119,14 +131,26 @@ class ClaudeCodeExecutor:
             argv += ["--max-budget-usd", f"{max(status.remaining, 0):.4f}"]
         return argv
 
+    def confined(
+        self, argv: list[str], workdir: Path, state_dir: Path | None, writable: list[Path] | None = None
+    ) -> tuple[list[str], dict[str, str] | None]:
+        """`argv` as it runs inside the sandbox (testrun/confine.py), with Claude Code's config and `writable`
+        writable, and its environment (None: this process's, when the person opted out of the sandbox); refused
+        where it cannot be confined."""
+        shown = [*claude_config_paths(os.environ), *(writable or [])]
+        conf = confine.for_agent_process(workdir, state_dir, program=argv[0], writable=shown)
+        wrapped, how = confine.wrap(argv, conf, cwd=workdir)
+        return wrapped, agent_process_env(conf.settings.env) if how == "bwrap" else None
+
     def probe(self, model: str) -> bool:
         """True when a minimal turn on `model` completes; False while a usage limit (or any failure) persists."""
         argv = [self.settings.claude_bin, "-p", "--output-format", "stream-json", "--verbose", "--model", model]
         argv += ["--max-turns", "1", "--disallowedTools", "Bash,Write,Edit,MultiEdit,WebFetch,WebSearch"]
         with tempfile.TemporaryDirectory(prefix="graphlemon-probe-") as cwd:
+            argv, env = self.confined(argv, Path(cwd), None)
             try:
                 proc = subprocess.run(
-                    argv, input=PROBE_PROMPT, cwd=cwd, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S,
+                    argv, input=PROBE_PROMPT, cwd=cwd, env=env, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S,
                     start_new_session=True,
                 )  # fmt: skip
             except (OSError, subprocess.TimeoutExpired) as exc:
@@ -197,6 +221,37 @@ class ClaudeCodeExecutor:
             ctx.record_tool_error("claude_code", err)
             rec.event("reverted", path=refusal.path)
         return [r.path for r in refusals]
+
+
+def _state_folders(root: Path, globs: list[str], state_dir: Path | None) -> list[Path]:
+    """The folders the role may write that lie in the ledger folder the sandbox hides (the planner's
+    `.graphlemon/plan/drafts/**`): each glob's fixed leading folders, where they exist."""
+    if state_dir is None:
+        return []
+    out = []
+    for glob in globs:
+        parts = Path(glob).parts
+        fixed = list(itertools.takewhile(lambda part: not any(c in part for c in "*?["), parts[:-1]))
+        folder = root.joinpath(*fixed)
+        if fixed and folder.is_dir() and Path(state_dir).resolve() in [folder.resolve(), *folder.resolve().parents]:
+            out.append(folder)
+    return out
+
+
+def claude_config_paths(env: Mapping[str, str]) -> list[Path]:
+    """Where Claude Code keeps its login, settings and sessions: `$CLAUDE_CONFIG_DIR`, else `~/.claude` and
+    `~/.claude.json`. The folder is made when missing, so what a confined turn writes there is kept."""
+    named = env.get("CLAUDE_CONFIG_DIR", "").strip()
+    home = Path(env.get("HOME") or Path.home())
+    paths = [Path(named)] if named else [home / ".claude", home / ".claude.json"]
+    try:
+        paths[0].mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise GraphLemonError(
+            ErrorCode.EXECUTOR_ERROR, f"Claude Code's config folder {paths[0]} cannot be made: {exc}",
+            executor="claude_code", path=str(paths[0]),
+        ) from None  # fmt: skip
+    return paths
 
 
 def probe_succeeded(stream_json: str) -> bool:

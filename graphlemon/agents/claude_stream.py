@@ -59,7 +59,8 @@ class ClaudeStream:
         self._last_event = time.monotonic()
 
     # -- process ------------------------------------------------------------------------------
-    def run(self, argv: list[str]) -> None:
+    def run(self, argv: list[str], env: dict[str, str] | None = None) -> None:
+        """Run `argv` (the sandbox's command line) with `env` (None: this process's environment)."""
         self.rec.event(
             "launch", argv=[a if len(a) < 200 else a[:200] + "..." for a in argv], cwd=str(self.request.workdir)
         )
@@ -67,6 +68,7 @@ class ClaudeStream:
             proc = subprocess.Popen(
                 argv,
                 cwd=self.request.workdir,
+                env=env,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,

@@ -44,7 +44,8 @@ def build_executor(name: str, *, playbook: Path | str | None = None, settings: A
 
 
 def check_executor(name: str, *, playbook: Path | str | None = None, settings: AgentSettings | None = None) -> None:
-    """Refuse (INVALID_PARAM) a backend that cannot run a turn: no playbook, no API key, no `claude` on PATH.
+    """Refuse (INVALID_PARAM) a backend that cannot run a turn: no playbook, no API key, no `claude` on PATH;
+    claude_code where its sandbox cannot be made (EXECUTOR_ERROR, testrun/confine.py).
     Called before a task is created, so a misconfigured run writes nothing."""
     settings = settings or AgentSettings.from_env()
     build_executor(name, playbook=playbook, settings=settings)
@@ -53,6 +54,10 @@ def check_executor(name: str, *, playbook: Path | str | None = None, settings: A
             f"the claude_code executor needs the Claude Code CLI: {settings.claude_bin!r} is not on PATH "
             "(install it, or set GRAPHLEMON_CLAUDE_BIN)"
         )
+    if name == "claude_code":
+        from ..testrun import confine
+
+        confine.sandbox_for(confine.AgentProcessConfinement(workdir=Path.cwd()))  # refused where it cannot be confined
 
 
 def build_request(

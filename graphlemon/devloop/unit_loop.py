@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..errors import ErrorCode, GraphLemonError
 from ..nodes import node_exec_id
 from ..tester import TesterOutput, TesterResult, run_tester
 from .outcomes import UnitOutcome
@@ -83,7 +84,12 @@ def run_unit_loop(
     hints = feedback
     while True:
         coder = stages.coder_turn(nid, unit_id, attempt, loop_round, hints)
-        tested = stages.test_unit(nid, unit_id, attempt, first, loop_round, coder.commit)
+        try:
+            tested = stages.test_unit(nid, unit_id, attempt, first, loop_round, coder.commit)
+        except GraphLemonError as exc:
+            if exc.code != ErrorCode.WORKTREE_TAMPERED:
+                raise
+            return _tampered(session, nid, unit_id, attempt, first, exc)
         if tested.ok:
             merged = session.worktrees.merge_into_integration(
                 unit_id, f"graphlemon: {unit_id} green in round {loop_round}"
@@ -117,6 +123,22 @@ def run_unit_loop(
         attempt += 1
         session.nodes.transition(nid, "retrying", attempt=attempt)
         session.nodes.transition(nid, "running", attempt=attempt)
+
+
+def _tampered(
+    session: LoopSession, nid: str, unit_id: str, attempt: int, first: int, exc: GraphLemonError
+) -> UnitOutcome:
+    """The unit's work tree is not what GraphLemon made, or its green run was not of the tests its branch holds:
+    the unit is blocked with that evidence for a person, nothing of it merged."""
+    outcome = UnitOutcome(
+        unit_id=unit_id, green=False, attempts=attempt - first + 1, last_attempt=attempt, error=exc.message[:2000]
+    )
+    ref = session.save_outcome(nid, outcome)
+    session.nodes.transition(
+        nid, "blocked", attempt=attempt, error_code=str(exc.code), error=exc.message[:2000], output_ref=ref
+    )
+    session.timeline("unit_blocked", f"{unit_id}: {exc.message[:500]}", unit_id=unit_id, ref=nid)
+    return outcome
 
 
 def coder_turn(

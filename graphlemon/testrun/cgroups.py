@@ -2,7 +2,8 @@
 never counts root's processes against it, and a sandbox started by root maps its user to root outside.
 
 Each run gets `<our pids cgroup>/graphlemon-<pid>/run-<n>` with `pids.max` set; the run's launcher moves itself
-into it before anything forks. Empty run groups are removed at the next run and when the process exits. Where no
+into it before anything forks. Empty run groups are removed at the next run and when the process exits, but not
+one whose launcher has yet to join it (runs start side by side: units, claude turns and their tests). Where no
 pids cgroup can be made (no controller, a read-only cgroup file system, cgroup v2 without delegation) the answer is
 None and `graphlemon doctor sandbox` says the process limit does not hold.
 """
@@ -13,6 +14,7 @@ import atexit
 import itertools
 import os
 import threading
+import time
 from pathlib import Path
 
 from ..processes import pid_alive
@@ -20,6 +22,8 @@ from ..processes import pid_alive
 _lock = threading.Lock()
 _counter = itertools.count(1)
 _state: dict[str, Path | None] = {}
+_unjoined: dict[Path, float] = {}  # run groups handed out whose launcher has not been seen in them, and when
+JOIN_GRACE_S = 300.0  # how long a handed-out group waits for its launcher before a sweep may remove it
 
 
 def new_group(max_pids: int) -> Path | None:
@@ -35,6 +39,7 @@ def new_group(max_pids: int) -> Path | None:
             (group / "pids.max").write_text(f"{max_pids}\n")
         except OSError:
             return None
+        _unjoined[group] = time.monotonic()
         return group
 
 
@@ -84,13 +89,30 @@ def pids_base() -> Path | None:
     return None
 
 
-def _sweep(parent: Path) -> None:
-    """Remove the run groups whose processes have all ended (an occupied group refuses rmdir)."""
+def _sweep(parent: Path, *, wait_for_launchers: bool = True) -> None:
+    """Remove the run groups whose processes have all ended (an occupied group refuses rmdir), but not one whose
+    launcher has yet to join it."""
+    now = time.monotonic()
     for child in parent.glob("run-*"):
+        born = _unjoined.get(child)
+        if born is not None and wait_for_launchers:
+            if _populated(child):
+                del _unjoined[child]  # joined: removed once its processes end
+                continue
+            if now - born < JOIN_GRACE_S:
+                continue  # its launcher is about to start
         try:
             child.rmdir()
         except OSError:
             continue
+        _unjoined.pop(child, None)
+
+
+def _populated(group: Path) -> bool:
+    try:
+        return bool((group / "cgroup.procs").read_text().strip())
+    except OSError:
+        return False
 
 
 def _sweep_dead(base: Path) -> None:
@@ -110,7 +132,7 @@ def _remove_all() -> None:
     parent = _state.get("parent")
     if parent is None:
         return
-    _sweep(parent)
+    _sweep(parent, wait_for_launchers=False)
     try:
         parent.rmdir()
     except OSError:

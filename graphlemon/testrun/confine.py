@@ -20,9 +20,14 @@
   the bound comes from a pids cgroup when one can be made (`cgroups.py`).
 * A private pid namespace ends every process with the run (`--die-with-parent` as well).
 
-`GRAPHLEMON_TEST_CONFINEMENT` chooses: `auto` (default: confine when bwrap works, else say
-so loudly once and run unconfined), `required` (refuse to run unconfined), `off` (never
-confine). Each result records how it ran.
+`AgentProcessConfinement` is the same sandbox for an agent's own process (Claude Code): network
+allowed (the model's API), its config dir writable, its install dir read-only, no address-space
+limit (JavaScript runtimes reserve address space they never use), so every command it runs is
+confined too.
+
+`GRAPHLEMON_TEST_CONFINEMENT` chooses: `required` (default: refuse to run agent-written code
+unconfined), `auto` (confine when bwrap works, else say so loudly once and run unconfined), `off`
+(never confine). Each result records how it ran.
 """
 
 from __future__ import annotations
@@ -54,6 +59,12 @@ from .process import ProcessOutcome
 log = logging.getLogger(__name__)
 SETTING = "GRAPHLEMON_TEST_CONFINEMENT"
 Mode = Literal["auto", "required", "off"]
+DEFAULT_MODE: Mode = "required"
+FIX = (
+    "Install bubblewrap (Debian: apt-get install bubblewrap libseccomp2) and check with `graphlemon doctor "
+    f"sandbox`, or opt out explicitly with {SETTING}=auto (confine when possible) or {SETTING}=off (never confine: "
+    "agent-written code runs with your rights)"
+)
 Confined = Literal["bwrap", "none"]
 TOOL_HOMES = ("go", ".cargo", ".rustup")
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # graphlemon's own plugins and reporters
@@ -83,14 +94,62 @@ class Confinement:
     network: bool = False
     mode: Mode | None = None  # None: read GRAPHLEMON_TEST_CONFINEMENT
     settings: SandboxSettings = field(default_factory=SandboxSettings)
+    writable: tuple[Path, ...] = ()  # besides the work tree
 
     def resolved_mode(self) -> Mode:
         if self.mode is not None:
             return self.mode
-        value = os.environ.get(SETTING, "auto").strip().lower() or "auto"
+        value = os.environ.get(SETTING, DEFAULT_MODE).strip().lower() or DEFAULT_MODE
         if value not in ("auto", "required", "off"):
-            raise invalid_param(f"{SETTING} must be auto, required or off, not {value!r}")
+            raise invalid_param(f"{SETTING} must be required, auto or off, not {value!r}")
         return value  # type: ignore[return-value]
+
+    @property
+    def address_space_mb(self) -> int | None:
+        """The address-space limit of each process (None: none)."""
+        return self.settings.memory_mb
+
+    def limit_steps(self) -> list[str]:
+        """The launcher's `ulimit` steps. The POSIX shell counts file size in 512-byte blocks and address space in
+        KiB; `graphlemon doctor sandbox` reads the limits back from inside."""
+        s, kib = self.settings, 1024
+        steps = [
+            # CPU: SIGXCPU at the soft limit (said as resource_limit), SIGKILL a second later at the hard one
+            f"ulimit -n {s.open_files}", f"ulimit -t {s.cpu_seconds + 1}", f"ulimit -S -t {s.cpu_seconds}",
+            f"ulimit -f {s.file_size_mb * kib * 2}",
+            f"{{ ulimit -p {s.processes} || ulimit -u {s.processes}; }} 2>/dev/null",
+        ]  # fmt: skip
+        if self.address_space_mb is not None:
+            steps.append(f"ulimit -v {self.address_space_mb * kib}")
+        return steps
+
+    def refusal(self, why: str) -> GraphLemonError:
+        """The error when this run must be confined and cannot be."""
+        return GraphLemonError(
+            ErrorCode.TEST_RUNNER_ERROR,
+            f"tests cannot be confined: {why}; refusing to run agent-written tests unconfined. {FIX}",
+            setting=SETTING,
+        )
+
+
+@dataclass(frozen=True)
+class AgentProcessConfinement(Confinement):
+    """An agent's own process (Claude Code) and every command it runs: network allowed, its config dir writable,
+    its install dir read-only (`readable`), and no address-space limit."""
+
+    network: bool = True
+
+    @property
+    def address_space_mb(self) -> int | None:
+        return None
+
+    def refusal(self, why: str) -> GraphLemonError:
+        return GraphLemonError(
+            ErrorCode.EXECUTOR_ERROR,
+            f"the claude_code backend runs Claude Code inside the sandbox and it cannot be confined here: {why}. "
+            f"{FIX}",
+            executor="claude_code", setting=SETTING,
+        )  # fmt: skip
 
 
 @dataclass
@@ -113,6 +172,30 @@ def for_workdir(workdir: Path, state_dir: Path | None = None, *, mode: Mode | No
         workdir=Path(workdir), hidden=(Path(state_dir),), readable=(repository,), mode=mode,
         settings=project_settings(Path(state_dir)),
     )  # fmt: skip
+
+
+def for_agent_process(
+    workdir: Path, state_dir: Path | None, *, program: str, writable: Iterable[Path] = (), mode: Mode | None = None
+) -> AgentProcessConfinement:
+    """The confinement of an agent's own process run as `program` in `workdir`: what `for_workdir` gives a test
+    run, plus the program's install dirs read-only and `writable` (its config) writable, with network."""
+    base = for_workdir(workdir, state_dir, mode=mode)
+    return AgentProcessConfinement(
+        workdir=base.workdir, hidden=base.hidden, readable=(*base.readable, *program_dirs(program)), mode=mode,
+        settings=base.settings, writable=tuple(Path(p) for p in writable),
+    )  # fmt: skip
+
+
+def program_dirs(program: str) -> list[Path]:
+    """Where `program` is installed: the folder it is found in (`~/.local/bin`) and the folder its links resolve
+    to (`~/.local/share/claude/versions`), the whole prefix when that is a `bin` folder (`/opt/node/bin/x`:
+    `/opt/node`)."""
+    found = shutil.which(program)
+    if found is None:
+        return []
+    real = Path(os.path.realpath(found)).parent
+    out = [Path(os.path.abspath(found)).parent, real.parent if real.name == "bin" else real]
+    return [p for p in dict.fromkeys(out) if not _covered(p)]
 
 
 def project_settings(state_dir: Path) -> SandboxSettings:
@@ -162,19 +245,24 @@ def wrap(
     """`argv` as it runs under `conf` (unchanged when not confined), and how it runs."""
     if conf is None or not argv or shutil.which(argv[0]) is None:
         return argv, "none"  # a missing command fails the same way, confined or not
+    bwrap = sandbox_for(conf)
+    if bwrap is None:
+        return argv, "none"
+    return confined_argv(bwrap, argv, conf, cwd=cwd, writable=writable), "bwrap"
+
+
+def sandbox_for(conf: Confinement) -> str | None:
+    """The bwrap that confines `conf`'s runs, or None when they run unconfined (`off`, or `auto` without a
+    working bwrap: said loudly once); `required` without one is `conf.refusal`."""
     mode = conf.resolved_mode()
     if mode == "off":
-        return argv, "none"
+        return None
     bwrap, why = bwrap_available()
     if bwrap is None:
         if mode == "required":
-            raise GraphLemonError(
-                ErrorCode.TEST_RUNNER_ERROR,
-                f"{SETTING}=required and tests cannot be confined: {why}; refusing to run agent-written tests",
-            )
+            raise conf.refusal(why)
         _warn_once(why)
-        return argv, "none"
-    return confined_argv(bwrap, argv, conf, cwd=cwd, writable=writable), "bwrap"
+    return bwrap
 
 
 def confined_argv(
@@ -182,29 +270,18 @@ def confined_argv(
 ) -> list[str]:
     """The whole command line: the launcher (limits, pids cgroup, filter descriptor), bwrap, `argv`."""
     group = cgroups.new_group(conf.settings.processes) if os.geteuid() == 0 else None
-    return _launcher(bwrap, conf.settings, group) + [*bwrap_args(conf, cwd=cwd, writable=writable), "--", *argv]
+    return _launcher(bwrap, conf.limit_steps(), group) + [*bwrap_args(conf, cwd=cwd, writable=writable), "--", *argv]
 
 
-def _launcher(bwrap: str, settings: SandboxSettings | None = None, group: Path | None = None) -> list[str]:
+def _launcher(bwrap: str, limits: Iterable[str] = (), group: Path | None = None) -> list[str]:
     """One `sh` (no other program starts before bwrap) sets the limits every process of the run inherits, as root
     moves itself into the run's pids cgroup before anything forks, and opens the filter on FILTER_FD for bwrap
-    (an inherited descriptor, so no caller has to pass one). The POSIX shell counts file size in 512-byte blocks
-    and address space in KiB; `graphlemon doctor sandbox` reads the limits back from inside."""
-    steps = [] if settings is None else _limit_steps(settings)
+    (an inherited descriptor, so no caller has to pass one)."""
+    steps = list(limits)
     if group is not None:
         steps.append(f"echo $$ > '{group / 'cgroup.procs'}' || exit 125")
     script = "; ".join([*steps, f'exec "$@" {FILTER_FD}<"$0"'])
     return ["/bin/sh", "-c", script, str(syscall_filter.filter_file()), bwrap]
-
-
-def _limit_steps(settings: SandboxSettings) -> list[str]:
-    kib = 1024
-    return [
-        # CPU: SIGXCPU at the soft limit (said as resource_limit), SIGKILL a second later at the hard one
-        f"ulimit -n {settings.open_files}", f"ulimit -t {settings.cpu_seconds + 1}", f"ulimit -S -t {settings.cpu_seconds}",
-        f"ulimit -f {settings.file_size_mb * kib * 2}", f"ulimit -v {settings.memory_mb * kib}",
-        f"{{ ulimit -p {settings.processes} || ulimit -u {settings.processes}; }} 2>/dev/null",
-    ]  # fmt: skip
 
 
 def _identity_args() -> list[str]:
@@ -228,7 +305,8 @@ def bwrap_args(
     mounts += [(p, "--ro-bind") for p in _tool_dirs(home, env)]
     mounts += [(Path(p).resolve(), "--ro-bind") for p in conf.readable if Path(p).exists()]
     mounts += [(p, "--tmpfs") for p in conf.hidden if p.exists()]
-    mounts += [(Path(conf.workdir), "--bind"), *[(Path(p), "--bind") for p in writable]]
+    extra = [*(p for p in conf.writable if os.path.lexists(p)), *writable]  # a config file may not exist yet
+    mounts += [(Path(conf.workdir), "--bind"), *[(Path(p), "--bind") for p in extra]]
     mounts += [(p, "--ro-bind") for p in _git_paths(Path(conf.workdir))]  # after the work tree: over it
     args = _identity_args()
     if not conf.network:
@@ -240,6 +318,9 @@ def bwrap_args(
             args += ["--size", str(settings.tmp_mb * 1024 * 1024), op, str(path)]
         else:
             args += [op, str(path), str(path)]
+    for path in conf.writable:  # a link (a dotfiles manager's `~/.claude`) is shown as the link to its target
+        if os.path.islink(path):
+            args += ["--symlink", os.path.realpath(path), str(path)]
     for path in conf.hidden:  # after the mounts inside it exist: an empty, read-only folder
         if path.exists():
             args += ["--remount-ro", os.path.realpath(path)]
@@ -293,7 +374,9 @@ def etc_view() -> Path:
                 _copy_readable(source.resolve() if source.is_symlink() else source, folder / source.name)
             folder.chmod(0o755)
             if _EtcView.path is None:
-                atexit.register(lambda: shutil.rmtree(_EtcView.path.parent, ignore_errors=True) if _EtcView.path else None)
+                atexit.register(
+                    lambda: shutil.rmtree(_EtcView.path.parent, ignore_errors=True) if _EtcView.path else None
+                )
             elif _EtcView.path.is_dir():
                 shutil.rmtree(_EtcView.path.parent, ignore_errors=True)
             _EtcView.path, _EtcView.key = folder, key

@@ -5,7 +5,9 @@ LC_*), TZ, TERM, the toolchains' locations (GOPATH, CARGO_HOME, ...), a private 
 TMPDIR (set by the sandbox), plus the names the project declares (`settings.sandbox.env`);
 Python writes no bytecode caches into the work tree.
 Nothing else of GraphLemon's environment reaches it: no token, no database URL, whatever
-its name. An unconfined run (the user's own `graphlemon test`) inherits the environment
+its name. An agent's own confined process (Claude Code) gets the same allow-list plus the
+variables it and its model providers read (`AGENT_PROCESS_*`): its key reaches it, and so its
+Bash, but no other secret of GraphLemon's environment. An unconfined run (the user's own `graphlemon test`) inherits the environment
 minus secret-named variables. Both: colours off, the caller's additions laid on top.
 """
 
@@ -17,10 +19,19 @@ from collections.abc import Iterable, Mapping
 from ..redact import is_secret_name  # the one definition of a secret's name
 from .confine import TOOL_HOME_VARS, Confined, Confinement
 
-__all__ = ["child_env", "confined_env", "is_secret_name", "run_env"]
+__all__ = ["agent_process_env", "child_env", "confined_env", "is_secret_name", "run_env"]
 
 ALLOWED = ("PATH", "LANG", "LANGUAGE", "TZ", "TERM", *TOOL_HOME_VARS)
 ALLOWED_PREFIXES = ("LC_",)
+# what Claude Code reads (docs.anthropic.com, Claude Code settings: environment variables) and its providers' (Bedrock,
+# Vertex), its proxies and certificates, the shell its Bash tool starts
+AGENT_PROCESS_NAMES = (
+    "SHELL", "USER", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
+    "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR", "USE_BUILTIN_RIPGREP",
+)  # fmt: skip
+AGENT_PROCESS_PREFIXES = (
+    "ANTHROPIC_", "CLAUDE_", "DISABLE_", "BASH_", "MCP_", "MAX_", "AWS_", "VERTEX_", "CLOUD_ML_", "GOOGLE_", "OTEL_",
+)  # fmt: skip
 
 
 def child_env(extra: Mapping[str, str] | None = None, base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -41,6 +52,13 @@ def confined_env(
     kept = {k: v for k, v in source.items() if k in wanted or k.startswith(ALLOWED_PREFIXES)}
     kept["PYTHONDONTWRITEBYTECODE"] = "1"  # no bytecode caches beside the code: the effect check would judge them
     return _finish(kept, extra)
+
+
+def agent_process_env(declared: Iterable[str] = (), base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of an agent's own confined process: `confined_env` plus what the agent program reads."""
+    source = os.environ if base is None else base
+    names = [k for k in source if k in AGENT_PROCESS_NAMES or k.startswith(AGENT_PROCESS_PREFIXES)]
+    return confined_env(declared=[*declared, *names], base=source)
 
 
 def run_env(extra: Mapping[str, str], conf: Confinement | None, confined: Confined) -> dict[str, str]:

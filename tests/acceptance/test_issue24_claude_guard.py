@@ -1,10 +1,9 @@
 """Issue 24 item 3 through the whole loop: a claude_code coder that commits, tags and hides its work.
 
-The fake `claude` really runs the coder's Bash commands in the unit's worktree: it
-commits its change under its own name, tags it and writes a `.gitignore` with `*` (and a
-file it hides).
-The run must still end `done` with the code merged by GraphLemon's own commits,
-nothing authored by the agent reachable from any ref, no tag left, and each escape
+The fake `claude` really runs the coder's Bash commands in the unit's worktree, inside the sandbox: its commit
+under its own name and its tag fail there (git's state is read-only to it), and it writes a `.gitignore` with
+`*` (and a file it hides). The run must still end `done` with the code merged by GraphLemon's own commits,
+nothing authored by the agent reachable from any ref, no tag left, and each escape that got into the work tree
 recorded as a violation.
 """
 
@@ -20,8 +19,8 @@ from fakes.claude import FakeClaude
 from graphlemon.models import NodeEvent
 
 SNEAKY = (
-    "git add -A && git -c user.name=agent -c user.email=agent@example.invalid commit -qm 'agent: sneaky' "
-    "&& git tag agent-was-here && printf '*\\n' > .gitignore && echo 'x' > hidden_note.md"
+    "git add -A; git -c user.name=agent -c user.email=agent@example.invalid commit -qm 'agent: sneaky'; "
+    "git tag agent-was-here; printf '*\\n' > .gitignore; echo 'x' > hidden_note.md"
 )
 
 
@@ -52,11 +51,6 @@ def test_a_coder_that_commits_tags_and_hides_its_work_is_undone_and_recorded(tmp
     violations = [e for e in project.ledger.read_as("node", NodeEvent) if e.event == "violation"]
     assert {v.error_code for v in violations} == {"SANDBOX_VIOLATION"}
     add = "\n".join(v.error or "" for v in violations if v.unit_id == "add" and v.stage == "coder")
-    assert "git_commit" in add and "claude moved HEAD" in add
     assert "ignored_file: claude created '.gitignore'" in add and "created 'hidden_note.md'" in add
-    # the tag is shared by every worktree: the first turn to finish (add's or mul's, they run in parallel) deletes it
-    # and names the turns that ran at the same time
-    [tag] = [v for v in violations if "refs/tags/agent-was-here" in (v.error or "")]
-    assert "git_ref: claude created refs/tags/agent-was-here; it was deleted" in tag.error
-    if tag.unit_id != "add":
-        assert "by this turn or by one running at the same time" in tag.error and "coder-add" in tag.error
+    # the commit and the tag failed inside the sandbox: there was no git state to put back
+    assert not [v for v in violations if "git_commit" in (v.error or "") or "git_ref" in (v.error or "")]

@@ -69,6 +69,7 @@ def calc(tmp_path):
 def fake_claude(tmp_path, monkeypatch):
     fake = FakeClaude(tmp_path)
     monkeypatch.setenv("GRAPHLEMON_CLAUDE_BIN", str(fake.bin))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(fake.config))
     return fake
 
 

@@ -17,6 +17,7 @@ from graphlemon.devloop.loop import DirectStages, run_devloop
 from graphlemon.devloop.session import LoopConfig, LoopSession
 from graphlemon.errors import ErrorCode, GraphLemonError
 from graphlemon.models import NodeEvent
+from graphlemon.nodes import NodeTracker
 from graphlemon.taskboard import TaskBoard
 from graphlemon.worktrees import Worktrees
 
@@ -71,7 +72,7 @@ def test_the_loop_commits_no_gitlink_runs_no_planted_hook_and_records_the_refusa
 
 def test_a_green_run_of_tests_the_branch_does_not_hold_does_not_count(tmp_path):
     """The tester hides its own tests from git (an ignore rule): they ran green but were never committed, so the
-    unit is not green and the task waits for a person with the evidence; nothing is merged."""
+    unit is blocked with the evidence (not the whole stage failed), the task waits for a person, nothing is merged."""
     project = make_repo(tmp_path / "calc", CALC / "repo")
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=project.root, capture_output=True, text=True).stdout
 
@@ -81,7 +82,11 @@ def test_a_green_run_of_tests_the_branch_does_not_hold_does_not_count(tmp_path):
         )
 
     final = _run(project, playbook_variant(tmp_path, CALC, hide))
-    assert final.status == "blocked_pending_human" and "WORKTREE_TAMPERED" in (final.note or final.blocked_reason or "")
+    assert final.status == "blocked_pending_human"
+    nodes = NodeTracker(project.ledger).for_task(final.task_id)
+    [add] = [n for n in nodes if n.stage == "coder" and n.unit_id == "add" and n.status == "blocked"]
+    assert add.error_code == "WORKTREE_TAMPERED" and "tests/add/test_add.py" in add.error
+    assert not [n for n in nodes if n.status == "failed"]  # the unit is blocked, no stage failed
     assert subprocess.run(["git", "rev-parse", "HEAD"], cwd=project.root, capture_output=True, text=True).stdout == head
 
 

@@ -47,8 +47,10 @@ def anthropic_settings(messages_server):
 
 
 @pytest.fixture
-def fake_claude(tmp_path: Path) -> FakeClaude:
-    return FakeClaude(tmp_path)
+def fake_claude(tmp_path: Path, monkeypatch) -> FakeClaude:
+    fake = FakeClaude(tmp_path)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(fake.config))  # where claude keeps its state: shown to it
+    return fake
 
 
 @pytest.fixture

@@ -1,9 +1,11 @@
-"""Issue 24 item 3: claude_code changes that used to escape the post-hoc revert.
+"""claude_code and git: Claude's Bash runs inside the sandbox, where git's own state is read-only.
 
-The fake `claude` runs each scripted Bash command for real (`sh -c` in the work tree), so
-these turns really write a `.gitignore` with `*`, really commit, tag, branch, stash and
-merge, and really edit git's config, hooks and index. After the turn all of it must be
-put back and recorded as a violation, one per change.
+The fake `claude` runs each scripted Bash command for real (`sh -c` in the work tree) inside the same
+bubblewrap sandbox as test runs, so a commit, a tag, a reset or a hook written by Claude's Bash fails there:
+the work tree's `.git` and git dirs are read-only. GraphLemon commits the turn's work afterwards through its
+own git runner. `git_guard` stays the second line: files git ignores are judged in every turn, and with the
+sandbox opted out (`GRAPHLEMON_TEST_CONFINEMENT=off`) every commit, ref, index, config and hook change is put
+back and recorded as a violation, one per change.
 """
 
 from __future__ import annotations
@@ -11,8 +13,10 @@ from __future__ import annotations
 import json
 import subprocess
 
+import pytest
 from fakes.claude import bash
 
+from graphlemon import gitrun
 from graphlemon.agents import build_executor
 from graphlemon.models import NodeEvent
 
@@ -29,6 +33,56 @@ def _violations(project) -> list[str]:
 
 def _tester_turn(turn, claude_settings, **kw):
     return turn(build_executor("claude_code", settings=claude_settings), "tester", node_exec_id="ne-guard", **kw)
+
+
+def bash_results(result) -> list[tuple[bool, str]]:
+    """(is_error, output) of each Bash command of the turn, from its transcript."""
+    out = []
+    for line in open(result.transcript_path, encoding="utf-8"):
+        event = json.loads(line)
+        data = event.get("data") or {}
+        if event.get("event") == "claude" and data.get("type") == "user":
+            out += [(b["is_error"], b["content"]) for b in data["message"]["content"] if b["type"] == "tool_result"]
+    return out
+
+
+@pytest.fixture
+def unconfined(monkeypatch):
+    """The person opted out of the sandbox: Claude's Bash can write git's state, and git_guard puts it back."""
+    monkeypatch.setenv("GRAPHLEMON_TEST_CONFINEMENT", "off")
+
+
+def test_inside_the_sandbox_claude_s_bash_cannot_commit_move_refs_or_plant_hooks(
+    project, fake_claude, claude_settings, turn
+):
+    root = project.root
+    head, refs = _git(root, "rev-parse", "HEAD"), _git(root, "for-each-ref")
+    config = (root / ".git/config").read_bytes()
+    attempts = (
+        f"git add -A && {COMMIT} -m sneaky", "git tag evil", "git branch sneaky", "git reset -q --hard HEAD~1",
+        "git config core.hooksPath /tmp/elsewhere", "printf '#!/bin/sh\\nexit 0\\n' > .git/hooks/pre-commit",
+        "git update-index --assume-unchanged README.md", "git stash -q",
+    )  # fmt: skip
+    fake_claude.queue(
+        bash("echo PWNED > README.md && mkdir -p tests && echo 'def test_c(): pass' > tests/test_c.py", *attempts)
+    )
+    result = _tester_turn(turn, claude_settings)
+
+    outcomes = bash_results(result)
+    assert outcomes[0][0] is False  # the work tree is writable
+    for command, (failed, output) in zip(attempts, outcomes[1:], strict=True):
+        assert failed, f"{command!r} succeeded inside the sandbox: {output}"
+    assert any("Read-only file system" in output for _, output in outcomes[1:])
+    assert _git(root, "rev-parse", "HEAD") == head and _git(root, "for-each-ref") == refs
+    assert (root / ".git/config").read_bytes() == config and not (root / ".git/hooks/pre-commit").exists()
+    assert not any(":" in p for p in result.reverted_paths)  # no git state to put back: none was changed
+    assert result.reverted_paths == ["README.md"]  # outside tests/**: reverted by the effect check
+    assert result.files_changed == ["tests/test_c.py"]
+
+    gitrun.git(root, "add", "-A")  # the loop commits the turn's work through its own git runner
+    who = ("-c", "user.name=loop", "-c", "user.email=loop@example.invalid")
+    gitrun.git(root, *who, "commit", "-qm", "tester", "--no-verify")
+    assert _git(root, "show", "--name-only", "--format=", "HEAD") == "tests/test_c.py"
 
 
 def test_a_gitignore_with_a_star_no_longer_hides_the_files_of_the_turn(project, fake_claude, claude_settings, turn):
@@ -53,7 +107,9 @@ def test_a_gitignore_with_a_star_no_longer_hides_the_files_of_the_turn(project, 
     assert _git(root, "status", "--porcelain") == "?? tests/"
 
 
-def test_a_commit_is_undone_and_its_changes_are_judged_path_by_path(project, fake_claude, claude_settings, turn):
+def test_a_commit_is_undone_and_its_changes_are_judged_path_by_path(
+    project, fake_claude, claude_settings, turn, unconfined
+):
     root = project.root
     head = _git(root, "rev-parse", "HEAD")
     fake_claude.queue(
@@ -75,7 +131,7 @@ def test_a_commit_is_undone_and_its_changes_are_judged_path_by_path(project, fak
     assert any("'README.md'" in v for v in violations)
 
 
-def test_a_reset_and_a_checkout_of_another_branch_are_undone(project, fake_claude, claude_settings, turn):
+def test_a_reset_and_a_checkout_of_another_branch_are_undone(project, fake_claude, claude_settings, turn, unconfined):
     root = project.root
     (root / "src.py").write_text("v2\n")
     _git(root, "add", "-A")
@@ -93,7 +149,7 @@ def test_a_reset_and_a_checkout_of_another_branch_are_undone(project, fake_claud
 
 
 def test_branches_tags_and_stashes_are_put_back_but_other_worktrees_branches_are_left(
-    project, fake_claude, claude_settings, turn, tmp_path
+    project, fake_claude, claude_settings, turn, tmp_path, unconfined
 ):
     root = project.root
     first = _git(root, "rev-parse", "HEAD")
@@ -163,7 +219,7 @@ def test_a_rule_removed_from_a_gitignore_does_not_cost_the_ignored_files(project
     assert all("makes git see files it ignored before (.env)" in v for v in _violations(project))
 
 
-def test_config_hooks_index_flags_and_merge_state_are_put_back(project, fake_claude, claude_settings, turn):
+def test_config_hooks_index_flags_and_merge_state_are_put_back(project, fake_claude, claude_settings, turn, unconfined):
     root = project.root
     _git(root, "checkout", "-qb", "feature")
     (root / "feature.py").write_text("feature\n")
@@ -241,7 +297,7 @@ def test_a_coder_may_write_anywhere_but_not_hide_its_own_work_from_the_commit(
 
 
 def test_a_ref_made_by_a_turn_running_alongside_is_undone_and_names_that_turn(
-    project, fake_claude, claude_settings, turn, tmp_path
+    project, fake_claude, claude_settings, turn, tmp_path, unconfined
 ):
     """Refs are shared by every worktree: the first turn to finish undoes a tag made by a turn still running
     and names it. Each turn's Bash waits for a file the test creates, so the order is fixed."""

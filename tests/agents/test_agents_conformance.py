@@ -58,10 +58,11 @@ def test_the_conformance_fake_finishes_the_snake_goal_on_the_anthropic_backend(t
 
 
 @pytest.mark.parametrize("count", [40])
-def test_the_conformance_fake_finishes_the_snake_goal_on_the_claude_code_backend(tmp_path, count):
+def test_the_conformance_fake_finishes_the_snake_goal_on_the_claude_code_backend(tmp_path, count, monkeypatch):
     project = snake_project(tmp_path / "snake")
     claude = FakeClaude(tmp_path)
-    fake = ConformanceClaude(tmp_path / "conformance", snake_solution(SNAKE))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude.config))
+    fake = ConformanceClaude(claude.config / "conformance", snake_solution(SNAKE))  # the fake claude keeps state there
     claude.queue(*fake.behaviours(count))
     final = run_snake(project, "claude_code", AgentSettings(claude_bin=str(claude.bin)))
     assert fake.violations == []

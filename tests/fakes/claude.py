@@ -6,9 +6,14 @@
         session_limit("You've hit your session limit · resets 3pm (UTC)"),
         denials(3),
     )
-    settings = AgentSettings(claude_bin=str(claude.bin), ...)   # or monkeypatch PATH with claude.env()
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude.config))   # the `fake_claude` fixture does it
+    settings = AgentSettings(claude_bin=str(claude.bin), ...)   # or a subprocess's environment from claude.env()
     ...
     claude.calls[0]["argv"]  # what our executor passed
+
+It is installed as the real one is: `bin/claude` is a link to `fake_claude.py` (run by the system's `python3`),
+and what it keeps between runs lives in its config dir, `$CLAUDE_CONFIG_DIR` — what the sandbox shows a confined
+`claude` (its executable, the folder its link resolves to, its config dir, the work tree), nothing more.
 
 Each run of the executable consumes one behaviour: the first queued one whose
 `match` fits the call (see fake_claude.py for the match keys and the step
@@ -21,8 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +34,13 @@ SCRIPT = Path(__file__).with_name("fake_claude.py")
 
 class FakeClaude:
     def __init__(self, folder: Path) -> None:
-        self.folder = Path(folder) / "fake-claude"
-        (self.folder / "bin").mkdir(parents=True, exist_ok=True)
-        self.bin = self.folder / "bin" / "claude"
-        self.bin.write_text(f'#!/bin/sh\nFAKE_CLAUDE_DIR="{self.folder}" exec "{sys.executable}" "{SCRIPT}" "$@"\n')
-        self.bin.chmod(self.bin.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        root = Path(folder) / "fake-claude"
+        (root / "bin").mkdir(parents=True, exist_ok=True)
+        self.bin = root / "bin" / "claude"
+        self.bin.unlink(missing_ok=True)
+        self.bin.symlink_to(SCRIPT)
+        self.folder = self.config = root / "config"  # $CLAUDE_CONFIG_DIR: the queue and the call log
+        self.config.mkdir(exist_ok=True)
         (self.folder / "queue.json").write_text("[]")
 
     def queue(self, *behaviours: dict[str, Any]) -> None:
@@ -52,8 +57,11 @@ class FakeClaude:
         return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
     def env(self) -> dict[str, str]:
-        """PATH with the fake first (for subprocesses such as the CLI)."""
-        return {"PATH": f"{self.bin.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+        """PATH with the fake first and its config dir (for subprocesses such as the CLI)."""
+        return {
+            "PATH": f"{self.bin.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+            "CLAUDE_CONFIG_DIR": str(self.config),
+        }
 
 
 # -- behaviours ---------------------------------------------------------------------------------

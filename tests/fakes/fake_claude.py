@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """A fake `claude` CLI: emits Claude Code's stream-json events from a scripted queue.
 
-Installed on PATH as `claude` by `tests/fakes/claude.py::FakeClaude`. Each run
-takes a behaviour from `$FAKE_CLAUDE_DIR/queue.json` (under a file lock): the
+Installed on PATH as `claude` by `tests/fakes/claude.py::FakeClaude` (a link to this file, run by the
+system's `python3`, standard library only). Each run
+takes a behaviour from `$CLAUDE_CONFIG_DIR/queue.json` (else `~/.claude/`, as the real one; under a file lock): the
 first one whose `match` fits the call (a behaviour without `match` fits any), so
 turns that run in parallel threads still get their own behaviour. `match` maps
 `system` (the --append-system-prompt text), `stdin`, `prompt` (both), `cwd` or `argv` (joined by
 spaces) to a substring or a list of substrings that must all occur (any run of
 whitespace matches any other). The run's
-argv, cwd and stdin are recorded in `$FAKE_CLAUDE_DIR/calls.ndjson`. A behaviour
+argv, cwd and stdin are recorded in `$CLAUDE_CONFIG_DIR/calls.ndjson`. A behaviour
 is `{"steps": [...], "exit_code": 0, "match": {...}}`; steps run in order:
 
   {"text": "..."}                                       assistant text (one model call)
@@ -42,7 +43,7 @@ DENIAL = "Permission for this action was denied by the Claude Code auto mode cla
 
 
 def main() -> int:
-    folder = Path(os.environ["FAKE_CLAUDE_DIR"])
+    folder = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")  # where the real one looks
     prompt = sys.stdin.read()
     behaviour = _pop(
         folder / "queue.json",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -67,7 +68,9 @@ def hostile(tmp_path, monkeypatch):
 def test_a_conftest_cannot_write_outside_the_work_tree_nor_see_the_ledger_or_home(hostile):
     work, state, outside, home = hostile
     targets = {"TARGET_OUTSIDE": os.environ["TARGET_OUTSIDE"], "TARGET_LEDGER": os.environ["TARGET_LEDGER"]}
-    result = run_tests(work, ["tests"], framework="pytest", timeout=120, env=targets, confinement=for_workdir(work, state))
+    result = run_tests(
+        work, ["tests"], framework="pytest", timeout=120, env=targets, confinement=for_workdir(work, state)
+    )
     assert result.ok, result.output_tail
     assert result.confinement == "bwrap"
     seen = json.loads((work / "seen.json").read_text())  # the work tree stays writable
@@ -99,8 +102,14 @@ def test_required_confinement_refuses_when_bwrap_cannot_run(hostile, monkeypatch
             work, ["tests"], framework="pytest", timeout=60, confinement=for_workdir(work, state, mode="required")
         )
     assert err.value.code == ErrorCode.TEST_RUNNER_ERROR and "bwrap" in err.value.message
+    assert "apt-get install bubblewrap" in err.value.message and "GRAPHLEMON_TEST_CONFINEMENT=off" in err.value.message
     assert not (work / "seen.json").exists()  # nothing ran
+    monkeypatch.delenv("GRAPHLEMON_TEST_CONFINEMENT", raising=False)
+    with pytest.raises(GraphLemonError):  # required is the default
+        run_tests(work, ["tests"], framework="pytest", timeout=60, confinement=for_workdir(work, state))
+    assert not (work / "seen.json").exists()
     (work / "tests" / "conftest.py").write_text("")  # what follows runs unconfined
+    monkeypatch.setenv("GRAPHLEMON_TEST_CONFINEMENT", "auto")  # the explicit opt-out
     result = run_tests(work, ["tests"], framework="pytest", timeout=120, confinement=for_workdir(work, state))
     assert result.confinement == "none"  # auto: runs, loudly, and records it
 
@@ -132,3 +141,41 @@ def test_a_repository_under_home_is_shown_read_only_with_its_ledger_still_hidden
     assert order == sorted(order)
     assert args[args.index(str(state.parent)) - 1] == "--ro-bind"
     assert args[args.index(str(state)) - 1] == "--tmpfs"
+
+
+def test_a_run_s_pids_group_waits_for_its_launcher_while_other_runs_start(monkeypatch):
+    """Runs start side by side (units, claude turns and their tests): a group handed out is not swept before its
+    launcher joins it; once its processes have ended (or its launcher never came), a later sweep removes it."""
+    from graphlemon.testrun import cgroups
+
+    first = cgroups.new_group(16)
+    if first is None:
+        pytest.skip("no pids cgroup can be made here (root with a pids controller only)")
+    others = [cgroups.new_group(16) for _ in range(3)]  # each sweeps the empty groups
+    assert first.is_dir() and all(g is not None and g.is_dir() for g in others)
+    subprocess.run(["/bin/sh", "-c", f"echo $$ > {first}/cgroup.procs && true"], check=True)  # joins, then ends
+    monkeypatch.setattr(cgroups, "JOIN_GRACE_S", 0.0)
+    cgroups.new_group(16)
+    assert not first.exists() and not any(g.exists() for g in others)
+
+
+def test_a_program_s_install_dirs_follow_its_links(tmp_path):
+    """`~/.local/bin/claude -> ~/.local/share/claude/versions/1.0` shows both folders; a link into a `bin` folder
+    shows its whole prefix (`/opt/node/bin/node`: `/opt/node`)."""
+    from graphlemon.testrun.confine import program_dirs
+
+    versions = tmp_path / "share" / "claude" / "versions"
+    versions.mkdir(parents=True)
+    (versions / "1.0").write_text("#!/bin/sh\n")
+    (versions / "1.0").chmod(0o755)
+    found = tmp_path / "local-bin"
+    found.mkdir()
+    (found / "claude").symlink_to(versions / "1.0")
+    assert program_dirs(str(found / "claude")) == [found, versions]
+    prefix = tmp_path / "opt" / "node"
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "bin" / "node").write_text("#!/bin/sh\n")
+    (prefix / "bin" / "node").chmod(0o755)
+    (found / "node").symlink_to(prefix / "bin" / "node")
+    assert program_dirs(str(found / "node")) == [found, prefix]
+    assert program_dirs("no-such-program-here") == []

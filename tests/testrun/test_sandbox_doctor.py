@@ -36,6 +36,12 @@ def test_every_promise_holds_here_and_the_project_limits_are_the_ones_checked(pr
     assert checks["limit open_files"]["seen"] == "333" and checks["limit processes"]["seen"] == "77"
     assert checks["mount"]["seen"].startswith("refused") and checks["network"]["seen"].startswith("none")
     assert not any(m.startswith(("/run ", "/var/run ", "/home ")) for m in report["mounts"])
+    # the claude_code backend's process: the same sandbox, with network and no address-space limit
+    assert checks["claude_code: uid/gid inside"]["seen"] != "0/0" and checks["claude_code: seccomp filter"]["ok"]
+    assert checks["claude_code: mount"]["seen"].startswith("refused")
+    assert checks["claude_code: network"]["seen"].startswith("allowed")
+    assert checks["claude_code: limit address_space"]["seen"] == "unlimited"
+    assert checks["claude_code: limit open_files"]["seen"] == "333"
     text = _doctor("-p", str(project.root))
     assert text.returncode == 0 and "holds on this machine" in text.stdout
 
