@@ -41,10 +41,10 @@ from graphlemon.agents.budget import estimate_tokens  # noqa: E402
 from graphlemon.agents.playbook import Playbook  # noqa: E402
 from graphlemon.agents.scripted import ScriptedExecutor  # noqa: E402
 from graphlemon.devloop.loop import DirectStages, run_devloop  # noqa: E402
-from graphlemon.devloop.planner import run_planner  # noqa: E402
-from graphlemon.devloop.session import LoopConfig, LoopSession  # noqa: E402
 from graphlemon.models import UsageRecord  # noqa: E402
 from graphlemon.project import init_project  # noqa: E402
+from graphlemon.stages.planner import run_planner  # noqa: E402
+from graphlemon.stages.session import LoopConfig, LoopSession  # noqa: E402
 from graphlemon.taskboard import TaskBoard  # noqa: E402
 
 SMOKE = os.environ.get("BENCH_SMOKE") == "1"  # a few seconds: the planner's turn only, few overhead turns

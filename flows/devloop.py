@@ -25,16 +25,16 @@ from prefect.states import Completed
 from pydantic import Field
 
 from blocks.agents import load_agent_settings
+from graphlemon import runmarker
 from graphlemon.agents.automode_denials import reset_classifier_counts
 from graphlemon.deploy.self_deploy import pending_self_deploy, spawn_deploy
-from graphlemon.devloop import runmarker
 from graphlemon.devloop.escalation_pack import suspension_message
 from graphlemon.devloop.loop import prepare_run, run_devloop
-from graphlemon.devloop.session import LoopSession, LoopSettings
 from graphlemon.errors import GraphLemonError
 from graphlemon.models import EscalationRecord, utcnow
 from graphlemon.project import open_project
 from graphlemon.redact import DEFAULT as _REDACTOR
+from graphlemon.stages.session import LoopSession, LoopSettings
 from graphlemon.taskboard import TaskBoard
 from tasks._common import adopt_session, log_timeline, task_key
 from tasks._redacted_artifacts import create_markdown_artifact, create_progress_artifact, sent_in_background

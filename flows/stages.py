@@ -21,18 +21,18 @@ from __future__ import annotations
 import contextvars
 from concurrent.futures import ThreadPoolExecutor
 
-from graphlemon.devloop.outcomes import UnitOutcome
-from graphlemon.devloop.session import LoopSession
-from graphlemon.devloop.unit_loop import prior_attempts, unit_node_id
 from graphlemon.errors import ErrorCode, GraphLemonError
+from graphlemon.stages.coder import prior_attempts, unit_node_id
+from graphlemon.stages.outcomes import UnitOutcome
+from graphlemon.stages.session import LoopSession
 from tasks._common import stage_result
-from tasks.code import coder_task
-from tasks.integrate import integrator_task
-from tasks.plan import planner_task
-from tasks.skill_update import skill_editor_task
-from tasks.test import tester_task
-from tasks.triage import bug_triager_task
-from tasks.validate import validator_task
+from tasks.bug_triager import bug_triager_task
+from tasks.coder import coder_task
+from tasks.integrator import integrator_task
+from tasks.planner import planner_task
+from tasks.skill_editor import skill_editor_task
+from tasks.tester import tester_task
+from tasks.validator import validator_task
 
 
 class PrefectStages:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from prefect import flow
 
-from graphlemon.devloop.outcomes import UnitOutcome
 from graphlemon.devloop.unit_loop import run_unit_loop
+from graphlemon.stages.outcomes import UnitOutcome
 from tasks._common import finished, session_for, timeline_logged
 from tasks._redacted_artifacts import sent_in_background
 

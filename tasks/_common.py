@@ -16,8 +16,8 @@ from pathlib import Path
 
 from prefect.cache_policies import NO_CACHE
 
-from graphlemon.devloop.session import LoopConfig, LoopSession
 from graphlemon.errors import GraphLemonError
+from graphlemon.stages.session import LoopConfig, LoopSession
 
 TRANSIENT_CODES = frozenset({"EXECUTOR_ERROR", "GIT_ERROR", "TEST_RUNNER_ERROR"})
 RETRY_DELAYS = [2, 10]

@@ -49,9 +49,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Create a task for GOAL and run the DevLoop until it is done or needs a human (REQ-01)."""
         from ..agents.budget import check_budget, update_budget
-        from ..devloop.session import LoopConfig
         from ..errors import invalid_param
         from ..project import require_commit, require_git, require_writable
+        from ..stages.session import LoopConfig
         from ..taskboard import TaskBoard
 
         _start_temporary_api(engine)
@@ -91,8 +91,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Continue a task: after a crash (from the persisted nodes), or manual_resume of a blocked task (REQ-06 / REQ-09)."""
         from ..agents.automode_denials import reset_classifier_counts
-        from ..devloop.session import LoopConfig
         from ..project import require_git, require_writable
+        from ..stages.session import LoopConfig
         from ..taskboard import TaskBoard
 
         handle = open_project(project)
@@ -222,10 +222,10 @@ def _drive(
             devloop(project=str(handle.root), executor=backend, playbook=str(playbook) if playbook else None,
                     task_id=task_id, config=config)  # fmt: skip
         else:
-            from ..devloop import runmarker
+            from .. import runmarker
             from ..devloop.goal_slots import goal_slot
             from ..devloop.loop import DirectStages, prepare_run, run_devloop
-            from ..devloop.session import LoopSession
+            from ..stages.session import LoopSession
 
             session = LoopSession.start(handle, task_id, executor=backend, playbook=playbook, **config)
             limit = handle.meta.settings.max_concurrent_goals

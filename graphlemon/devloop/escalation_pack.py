@@ -7,7 +7,7 @@ from ..errors import write_failed
 from ..lifecycle import ACTIVE_BUG
 from ..models import BlockedReason, EscalationRecord, TriageRecord, UsageRecord
 from ..redact import write_redacted
-from .session import LoopSession
+from ..stages.session import LoopSession
 
 DECISIONS: dict[str, str] = {
     "budget_exceeded": "Raise the budget (`graphlemon budget set TASK --limit N`) and resume, or abandon the task.",

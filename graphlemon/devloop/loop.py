@@ -20,18 +20,18 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
+from .. import runmarker
 from ..errors import ClassifierBlocked, ErrorCode, GraphLemonError, invalid_param
 from ..lifecycle import ACTIVE_BUG
 from ..models import BlockedReason, SddPatch, TaskStatus, TimelineEvent
 from ..nodes import node_exec_id
-from ..taskboard import DECISION_REASONS, Task
-from ..tester import TesterOutput
-from . import runmarker
-from .escalation_pack import write_evidence_pack
-from .integrator import run_integration, triage_integration
-from .outcomes import IntegrationOutcome, PlanOutcome, SkillUpdateOutcome, UnitOutcome, ValidationOutcome
-from .planner import apply_sdd_patch, run_planner, waves
-from .routing import (
+from ..runmarker import RunMarker
+from ..stages.bug_triager import triage_integration
+from ..stages.coder import CoderTurn, coder_turn, red_units
+from ..stages.integrator import run_integration
+from ..stages.outcomes import IntegrationOutcome, PlanOutcome, SkillUpdateOutcome, UnitOutcome, ValidationOutcome
+from ..stages.planner import apply_sdd_patch, run_planner, waves
+from ..stages.routing import (
     RoundPlan,
     Step,
     after_human,
@@ -40,11 +40,13 @@ from .routing import (
     after_validation,
     stuck_bugs,
 )
-from .runmarker import RunMarker
-from .session import LoopSession
-from .skill_update import run_skill_update
-from .unit_loop import CoderTurn, coder_turn, red_units, run_unit_loop, test_unit
-from .validator import run_validator
+from ..stages.session import LoopSession
+from ..stages.skill_editor import run_skill_update
+from ..stages.tester import TesterOutput, test_unit
+from ..stages.validator import run_validator
+from ..taskboard import DECISION_REASONS, Task
+from .escalation_pack import write_evidence_pack
+from .unit_loop import run_unit_loop
 
 log = logging.getLogger(__name__)
 PHASES: dict[str, int] = {"planning": 0, "coding": 1, "integrating": 2, "validating": 3}

@@ -17,10 +17,10 @@ from _loop_helpers import CALC
 from conftest import make_repo
 
 from graphlemon.devloop.loop import DirectStages, run_devloop
-from graphlemon.devloop.session import LoopConfig, LoopSession
 from graphlemon.errors import ErrorCode, GraphLemonError
 from graphlemon.ledger import Ledger
 from graphlemon.models import RunRecord, TimelineEvent
+from graphlemon.stages.session import LoopConfig, LoopSession
 from graphlemon.taskboard import TaskBoard
 
 GRAPHLEMON = str(Path(sys.executable).parent / "graphlemon")

@@ -16,7 +16,7 @@ from _loop_helpers import CALC
 from conftest import make_repo, playbook_variant, turn
 
 from graphlemon.devloop.loop import DirectStages, run_devloop
-from graphlemon.devloop.session import LoopConfig, LoopSession
+from graphlemon.stages.session import LoopConfig, LoopSession
 from graphlemon.taskboard import TaskBoard
 
 GRAPHLEMON = str(Path(sys.executable).parent / "graphlemon")

@@ -19,10 +19,10 @@ from fakes.messages_server import FakeMessagesServer
 
 from graphlemon.agents.budget import budget_status, update_budget
 from graphlemon.devloop.loop import DirectStages, run_devloop
-from graphlemon.devloop.session import LoopConfig, LoopSession
-from graphlemon.devloop.usage_limit_wait import SimulatedClock
 from graphlemon.errors import ErrorCode, GraphLemonError
 from graphlemon.models import BudgetConfig, EscalationRecord, TaskEvent, UsageRecord
+from graphlemon.stages.session import LoopConfig, LoopSession
+from graphlemon.stages.usage_limit_wait import SimulatedClock
 from graphlemon.taskboard import TaskBoard
 
 API_KEY = "sk-ant-test-budget-0123456789"

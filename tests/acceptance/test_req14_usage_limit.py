@@ -19,9 +19,9 @@ from fakes.claude import FakeClaude, usage_limit, when
 
 from graphlemon.agents import build_request, run_turn
 from graphlemon.devloop.loop import DirectStages, run_devloop
-from graphlemon.devloop.session import LoopConfig, LoopSession
-from graphlemon.devloop.usage_limit_wait import SimulatedClock
 from graphlemon.models import NodeEvent, TaskEvent, TimelineEvent, UsageRecord
+from graphlemon.stages.session import LoopConfig, LoopSession
+from graphlemon.stages.usage_limit_wait import SimulatedClock
 from graphlemon.taskboard import TaskBoard
 
 PROBE = "Reply with the single word"

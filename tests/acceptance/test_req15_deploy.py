@@ -50,9 +50,9 @@ from graphlemon.deploy.haproxy import pid_alive, stop_group
 from graphlemon.deploy.self_deploy import deploy_merged, merged_commit
 from graphlemon.deploy.supervisor import DeployConfig, Supervisor
 from graphlemon.devloop.loop import DirectStages, run_devloop
-from graphlemon.devloop.session import LoopSession, LoopSettings
 from graphlemon.models import LEDGER_FILES, RunRecord, TaskEvent, TimelineEvent, utcnow
 from graphlemon.project import init_project, open_project
+from graphlemon.stages.session import LoopSession, LoopSettings
 from graphlemon.taskboard import TaskBoard
 
 HAPPY = ["staged", "candidate_starting", "health_check_running", "health_check_passed", "cutover_in_progress",

@@ -14,9 +14,9 @@ from conftest import make_repo, playbook_variant, turn
 
 from graphlemon import gitrun
 from graphlemon.devloop.loop import DirectStages, run_devloop
-from graphlemon.devloop.session import LoopConfig, LoopSession
 from graphlemon.errors import ErrorCode, GraphLemonError
 from graphlemon.models import NodeEvent
+from graphlemon.stages.session import LoopConfig, LoopSession
 from graphlemon.taskboard import TaskBoard
 from graphlemon.worktrees import Worktrees
 

@@ -12,8 +12,8 @@ from conftest import make_repo, playbook_variant, turn
 from fakes.messages_server import FakeMessagesServer
 
 from graphlemon.devloop.loop import DirectStages, run_devloop
-from graphlemon.devloop.session import LoopConfig, LoopSession
 from graphlemon.models import EscalationRecord, TaskEvent, UsageRecord
+from graphlemon.stages.session import LoopConfig, LoopSession
 from graphlemon.taskboard import TaskBoard
 
 API_KEY = "sk-ant-test-blocks-0123456789"

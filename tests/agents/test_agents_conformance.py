@@ -21,9 +21,9 @@ from fakes.messages_server import FakeMessagesServer
 
 from graphlemon.agents import AgentSettings
 from graphlemon.devloop.loop import DirectStages, run_devloop
-from graphlemon.devloop.session import LoopConfig, LoopSession
 from graphlemon.models import NodeEvent
 from graphlemon.project import init_project
+from graphlemon.stages.session import LoopConfig, LoopSession
 from graphlemon.taskboard import TaskBoard
 
 SNAKE = Path(__file__).resolve().parents[2] / "examples" / "snake"

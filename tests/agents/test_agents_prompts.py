@@ -18,8 +18,8 @@ from graphlemon.agents import build_executor, build_request
 from graphlemon.agents.claude_code import claude_prompt
 from graphlemon.agents.prompt import audit, file_tree, render
 from graphlemon.devloop.loop import DirectStages, run_devloop
-from graphlemon.devloop.session import LoopConfig, LoopSession
 from graphlemon.project import init_project
+from graphlemon.stages.session import LoopConfig, LoopSession
 from graphlemon.taskboard import TaskBoard
 
 SNAKE = Path(__file__).resolve().parents[2] / "examples" / "snake"

@@ -1,11 +1,11 @@
-"""Every routing decision of the DevLoop as a table (graphlemon/devloop/routing.py): pure functions, no I/O."""
+"""Every routing decision of the DevLoop as a table (graphlemon/stages/routing.py): pure functions, no I/O."""
 
 from __future__ import annotations
 
 import pytest
 
-from graphlemon.devloop.outcomes import Attribution, IntegrationOutcome, SkillUpdateOutcome, ValidationOutcome
-from graphlemon.devloop.routing import (
+from graphlemon.stages.outcomes import Attribution, IntegrationOutcome, SkillUpdateOutcome, ValidationOutcome
+from graphlemon.stages.routing import (
     INFRA_RERUNS,
     ROOT_CAUSE_ROUTES,
     after_human,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from prefect import task
 
-from graphlemon.devloop.outcomes import ValidationOutcome
-from graphlemon.devloop.validator import run_validator
+from graphlemon.stages.outcomes import ValidationOutcome
+from graphlemon.stages.validator import run_validator
 
 from ._common import STAGE_OPTIONS, session_for, task_key, timeline_logged
 from ._redacted_artifacts import create_table_artifact

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from prefect import task
 
-from graphlemon.devloop.outcomes import PlanOutcome
-from graphlemon.devloop.planner import run_planner
+from graphlemon.stages.outcomes import PlanOutcome
+from graphlemon.stages.planner import run_planner
 
 from ._common import STAGE_OPTIONS, finished, session_for, task_key, timeline_logged
 from ._redacted_artifacts import create_markdown_artifact

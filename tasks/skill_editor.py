@@ -5,8 +5,8 @@ from __future__ import annotations
 from prefect import task
 from prefect.artifacts import create_markdown_artifact
 
-from graphlemon.devloop.outcomes import SkillUpdateOutcome
-from graphlemon.devloop.skill_update import run_skill_update
+from graphlemon.stages.outcomes import SkillUpdateOutcome
+from graphlemon.stages.skill_editor import run_skill_update
 
 from ._common import STAGE_OPTIONS, session_for, task_key
 

@@ -27,7 +27,7 @@ from pydantic import ValidationError
 from ..ledger import Ledger
 from ..models import BugEvent, TimelineEvent
 from ..units import UnitSpec
-from .coverage import criteria_without_negative
+from .tester_coverage import criteria_without_negative
 from .tester_models import TesterOutput, TesterResult
 
 _TEST_FN = re.compile(r"^\s*(?:async\s+)?def\s+test\w*\s*\(|\b(?:it|test)\s*\(\s*['\"`]", re.MULTILINE)

@@ -7,8 +7,7 @@ from pathlib import Path
 from prefect import task
 
 from graphlemon import testrun
-from graphlemon.devloop.unit_loop import test_unit
-from graphlemon.tester import TesterOutput
+from graphlemon.stages.tester import TesterOutput, test_unit
 from graphlemon.testrun import TestRunResult
 
 from ._common import STAGE_OPTIONS, artifact_key, finished, session_for, task_key, timeline_logged

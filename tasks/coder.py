@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prefect import task
 
-from graphlemon.devloop.unit_loop import CoderTurn, coder_turn
+from graphlemon.stages.coder import CoderTurn, coder_turn
 
 from ._common import STAGE_OPTIONS, session_for, timeline_logged
 

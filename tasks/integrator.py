@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from prefect import task
 
-from graphlemon.devloop.integrator import run_integration
-from graphlemon.devloop.outcomes import IntegrationOutcome
+from graphlemon.stages.integrator import run_integration
+from graphlemon.stages.outcomes import IntegrationOutcome
 
 from ._common import STAGE_OPTIONS, finished, session_for, timeline_logged
 
