@@ -1,11 +1,10 @@
 """The org loop (REQ-01 / 05 / 09): planner → coder (L1 per unit) → integrator (L2) → validator → route.
 
-`run_devloop(session, stages)` is the whole decision logic; *how* a stage runs is the
-`Stages` seam: `DirectStages` calls the domain functions (threads for independent
-units), `flows/stages.py` supplies Prefect tasks and subflows. Every stage is memoised by its
-node execution, so a resumed run replays finished rounds from the ledger without
-running anything again and continues where it stopped; task status events are only
-written when the task moves forward.
+`run_devloop(session, stages)` is the whole decision logic; *how* a stage runs is `Stages`
+(devloop/stages.py: plain calls, or Prefect tasks and subflows through the runner the Prefect
+layer gives it). Every stage is memoised by its node execution, so a resumed run replays
+finished rounds from the ledger without running anything again and continues where it stopped;
+task status events are only written when the task moves forward.
 
 Routing: validator fast_lane → the coder fixes the named units next round;
 full_replan → the planner re-plans; escalate / a plan that stays inconsistent / an L2
@@ -17,8 +16,7 @@ error it cannot retry past (`stage_failed`): the task never stays "running" with
 from __future__ import annotations
 
 import logging
-from concurrent.futures import ThreadPoolExecutor
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 from .. import runmarker
 from ..errors import ClassifierBlocked, ErrorCode, GraphLemonError, invalid_param
@@ -26,11 +24,9 @@ from ..lifecycle import ACTIVE_BUG
 from ..models import BlockedReason, SddPatch, TaskStatus, TimelineEvent
 from ..nodes import node_exec_id
 from ..runmarker import RunMarker
-from ..stages.bug_triager import triage_integration
-from ..stages.coder import CoderTurn, coder_turn, red_units
-from ..stages.integrator import run_integration
-from ..stages.outcomes import IntegrationOutcome, PlanOutcome, SkillUpdateOutcome, UnitOutcome, ValidationOutcome
-from ..stages.planner import apply_sdd_patch, run_planner, waves
+from ..stages.coder import red_units
+from ..stages.outcomes import UnitOutcome, ValidationOutcome
+from ..stages.planner import apply_sdd_patch, waves
 from ..stages.routing import (
     RoundPlan,
     Step,
@@ -41,68 +37,14 @@ from ..stages.routing import (
     stuck_bugs,
 )
 from ..stages.session import LoopSession
-from ..stages.skill_editor import run_skill_update
-from ..stages.tester import TesterOutput, test_unit
-from ..stages.validator import run_validator
 from ..taskboard import DECISION_REASONS, Task
 from .escalation_pack import write_evidence_pack
-from .unit_loop import run_unit_loop
+
+if TYPE_CHECKING:
+    from .stages import Stages
 
 log = logging.getLogger(__name__)
 PHASES: dict[str, int] = {"planning": 0, "coding": 1, "integrating": 2, "validating": 3}
-
-
-class Stages(Protocol):
-    """How each stage runs: `DirectStages` (plain calls) or `flows.stages.PrefectStages` (Prefect tasks and subflows)."""
-
-    def plan(self, loop_round: int, feedback: str | None) -> PlanOutcome: ...
-    def code_units(
-        self, unit_ids: list[str], loop_round: int, feedback: dict[str, str], pass_tag: str = ""
-    ) -> list[UnitOutcome]: ...
-    def coder_turn(self, nid: str, unit_id: str, attempt: int, loop_round: int, hints: str | None) -> CoderTurn: ...
-    def test_unit(
-        self, nid: str, unit_id: str, attempt: int, first: int, loop_round: int, code_ref: str | None
-    ) -> TesterOutput: ...
-    def integrate(self, loop_round: int, attempt: int) -> IntegrationOutcome: ...
-    def triage(self, loop_round: int, attempt: int, run_id: str) -> IntegrationOutcome: ...
-    def validate(self, loop_round: int) -> ValidationOutcome: ...
-    def update_skill(self, loop_round: int) -> SkillUpdateOutcome: ...
-
-
-class DirectStages:
-    """Stages as plain function calls (no Prefect): independent units run in threads."""
-
-    def __init__(self, session: LoopSession, max_workers: int = 4) -> None:
-        self.session, self.max_workers = session, max_workers
-
-    def plan(self, loop_round, feedback):
-        return run_planner(self.session, loop_round, feedback)
-
-    def code_units(self, unit_ids, loop_round, feedback, pass_tag=""):
-        with ThreadPoolExecutor(max_workers=min(self.max_workers, max(1, len(unit_ids)))) as pool:
-            futures = [
-                pool.submit(run_unit_loop, self.session, self, u, loop_round, feedback.get(u), pass_tag)
-                for u in unit_ids
-            ]
-            return [f.result() for f in futures]
-
-    def coder_turn(self, nid, unit_id, attempt, loop_round, hints):
-        return coder_turn(self.session, nid, unit_id, attempt, loop_round, hints)
-
-    def test_unit(self, nid, unit_id, attempt, first, loop_round, code_ref):
-        return test_unit(self.session, nid, unit_id, attempt, first, loop_round, code_ref)
-
-    def integrate(self, loop_round, attempt):
-        return run_integration(self.session, loop_round, attempt)
-
-    def triage(self, loop_round, attempt, run_id):
-        return triage_integration(self.session, loop_round, attempt, run_id)
-
-    def validate(self, loop_round):
-        return run_validator(self.session, loop_round)
-
-    def update_skill(self, loop_round):
-        return run_skill_update(self.session, loop_round)
 
 
 class Blocked(Exception):
@@ -143,7 +85,8 @@ def run_devloop(session: LoopSession, stages: Stages, *, flow_run_id: str | None
             flow_run_id=flow_run_id,
         )
     try:
-        _loop(session, stages)
+        with session.bound():
+            _loop(session, stages)
     except Blocked as stop:
         return block(session, stop.reason, stop.note)
     except ClassifierBlocked as exc:

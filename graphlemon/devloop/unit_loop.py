@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..stages.coder import prior_attempts, unit_node_id
 from ..stages.outcomes import UnitOutcome
 from ..stages.session import LoopSession
-from ..stages.tester import crash_reason
+from ..stages.tester import crash_reason, hints_for_coder
 
 
 def run_unit_loop(
@@ -40,7 +40,7 @@ def run_unit_loop(
         session.enter_node(nid, UnitOutcome, stage="coder", loop_round=loop_round)  # back to running, attempt kept
     hints = feedback
     while True:
-        coder = stages.coder_turn(nid, unit_id, attempt, loop_round, hints)
+        coder = stages.coder_turn(nid, unit_id, attempt, first, loop_round, hints)
         tested = stages.test_unit(nid, unit_id, attempt, first, loop_round, coder.commit)
         if tested.ok:
             merged = session.worktrees.merge_into_integration(
@@ -56,7 +56,7 @@ def run_unit_loop(
                 "unit_green", f"{unit_id}: green after {outcome.attempts} attempt(s)", unit_id=unit_id, ref=nid
             )
             return outcome
-        hints = feedback(tested, crash_reason(session, tested))
+        hints = hints_for_coder(tested, crash_reason(session, tested))
         session.nodes.transition(nid, "reflecting", attempt=attempt, error=hints[:2000])
         if attempt - first + 1 >= session.config.max_unit_attempts:
             outcome = UnitOutcome(

@@ -55,9 +55,10 @@ def unit_node_id(task_id: str, unit_id: str, loop_round: int, pass_tag: str = ""
 
 
 def coder_turn(
-    session: LoopSession, nid: str, unit_id: str, attempt: int, loop_round: int, hints: str | None
+    session: LoopSession, nid: str, unit_id: str, attempt: int, first: int, loop_round: int, hints: str | None
 ) -> CoderTurn:
-    """One coder turn in the unit's worktree, committed; memoised per attempt."""
+    """One coder turn in the unit's worktree, committed; memoised per attempt (`attempt` counts across rounds,
+    `first` is this round's first attempt: the turn is attempt `attempt - first + 1` of its round)."""
     done = session.load_outcome(nid, CoderTurn, name=f"a{attempt}-coder")
     if done is not None:
         return done

@@ -94,7 +94,7 @@ def crash_reason(session: LoopSession, out: TesterOutput) -> str | None:
     return result.crash_reason
 
 
-def feedback(out: TesterOutput, crash_reason: str | None = None) -> str:
+def hints_for_coder(out: TesterOutput, crash_reason: str | None = None) -> str:
     """The previous attempt for the coder: each failing test with its message, trimmed stack and hint; or why the
     suite could not run."""
     parts = []

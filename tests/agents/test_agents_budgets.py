@@ -104,7 +104,7 @@ def test_a_coder_out_of_turns_is_an_attempt_to_test(project):
 def test_the_previous_attempt_gives_the_coder_message_stack_hint_and_crash_reason():
     from graphlemon.models import TestSummary
     from graphlemon.stages.tester import TesterFailure, TesterOutput
-    from graphlemon.stages.tester import feedback as _feedback
+    from graphlemon.stages.tester import hints_for_coder as _feedback
 
     failure = TesterFailure(test="tests/test_c.py::test_ac1_wall", file="tests/test_c.py", line=9, expected=True,
                             got=False, message="assert False is True", stack="x" * 5000 + "collision.py:9: in hits_wall",
