@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING
 from .. import runmarker
 from ..errors import ClassifierBlocked, ErrorCode, GraphLemonError, invalid_param
 from ..lifecycle import ACTIVE_BUG
-from ..models import BlockedReason, SddPatch, TaskStatus, TimelineEvent
+from ..models import BlockedReason, SddPatch, TaskStatus
 from ..nodes import node_exec_id
 from ..runmarker import RunMarker
 from ..stages.coder import red_units
-from ..stages.outcomes import UnitOutcome, ValidationOutcome
+from ..stages.outcomes import Noted, UnitOutcome, ValidationOutcome
 from ..stages.planner import apply_sdd_patch, waves
 from ..stages.routing import (
     RoundPlan,
@@ -163,11 +163,9 @@ def _round(session: LoopSession, stages: Stages, plan: RoundPlan) -> Step:
 
 def _route_once(session: LoopSession, loop_round: int, summary: str) -> None:
     """A `routed` timeline event per round, not repeated when a resumed run replays the round."""
-    ref = f"route-r{loop_round}"
-    if not any(
-        e.ref == ref and e.task_id == session.task_id for e in session.ledger.read_as("timeline", TimelineEvent)
-    ):
-        session.timeline("routed", summary, ref=ref)
+    nid = node_exec_id(session.task_id, "validator", loop_round=loop_round)
+    session.memo(nid, "routed", Noted, lambda: Noted(summary=summary),
+                 then=lambda noted: session.timeline("routed", noted.summary, ref=f"route-r{loop_round}"))  # fmt: skip
 
 
 def code_in_waves(
@@ -208,11 +206,17 @@ def integrate(session: LoopSession, stages: Stages, loop_round: int) -> None:
 
 
 def _patch(session: LoopSession, patch: SddPatch, loop_round: int, attempt: int) -> None:
+    """The BugTriager's SDD patch, applied once (a resumed run finds it recorded)."""
+
+    def apply() -> Noted:
+        artifact_id = apply_sdd_patch(session, patch, reason=f"triage patch, round {loop_round}")
+        return Noted(summary=f"{patch.target_section}: {patch.text[:120]} ({artifact_id})")
+
+    nid = node_exec_id(session.task_id, "bug-triager", loop_round=loop_round, attempt=attempt)
     marker = f"sdd patch r{loop_round} a{attempt}"
-    if any(e.event == "sdd_patched" and e.ref == marker for e in session.ledger.read("timeline")):
-        return  # already applied before a crash
-    artifact_id = apply_sdd_patch(session, patch, reason=f"triage patch, round {loop_round}")
-    session.timeline("sdd_patched", f"{patch.target_section}: {patch.text[:120]} ({artifact_id})", ref=marker)
+    session.memo(
+        nid, "sdd-patch", Noted, apply, then=lambda noted: session.timeline("sdd_patched", noted.summary, ref=marker)
+    )
 
 
 def attributed_in_a_row(session: LoopSession, loop_round: int, limit: int) -> list[str]:

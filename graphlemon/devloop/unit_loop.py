@@ -23,10 +23,11 @@ def run_unit_loop(
     `pass_tag` distinguishes an L2 reset of the unit within the same round."""
     nid = unit_node_id(session.task_id, unit_id, loop_round, pass_tag)
     node = session.nodes.find(nid)
-    if node is not None and node.status in ("done", "blocked"):
-        stored = session.load_outcome(nid, UnitOutcome)
-        if stored is not None:
-            return stored
+    stored = session.load_outcome(nid, UnitOutcome)  # the record says the unit loop finished, whatever the node says
+    if stored is not None:
+        if node is not None and node.status not in ("done", "blocked"):  # killed between the record and the status
+            session.nodes.transition(nid, "done" if stored.green else "blocked", attempt=stored.last_attempt)
+        return stored
     first = prior_attempts(session, unit_id, nid) + 1
     worktree = session.worktrees.unit(unit_id, sync=node is None)
     if node is None:

@@ -8,8 +8,12 @@ run never repeats a finished turn.
 
 from __future__ import annotations
 
+import os
+import threading
+
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..models import OutcomeRecord
 from ..nodes import node_exec_id
 from .session import LoopSession
 
@@ -59,9 +63,13 @@ def coder_turn(
 ) -> CoderTurn:
     """One coder turn in the unit's worktree, committed; memoised per attempt (`attempt` counts across rounds,
     `first` is this round's first attempt: the turn is attempt `attempt - first + 1` of its round)."""
-    done = session.load_outcome(nid, CoderTurn, name=f"a{attempt}-coder")
-    if done is not None:
-        return done
+    return session.memo(
+        nid, f"a{attempt}-coder", CoderTurn, lambda: _turn(session, nid, unit_id, attempt, hints),
+        then=lambda turn: _recorded(session, unit_id, turn),
+    )  # fmt: skip
+
+
+def _turn(session: LoopSession, nid: str, unit_id: str, attempt: int, hints: str | None) -> CoderTurn:
     worktree = session.worktrees.unit(unit_id)
     files = session.unit_files
     unit, spec = files.unit(unit_id), files.spec(unit_id)
@@ -81,30 +89,47 @@ def coder_turn(
     }
     if hints:
         context["PREVIOUS ATTEMPT (fix this first)"] = hints
-    answer = session.load_outcome(nid, CoderOutput, name=f"a{attempt}-coder-answer")  # turn done, commit not yet
-    if answer is None:
+
+    def ask() -> CoderOutput:  # the model's answer, paid once even when the run dies before the commit
         result = session.run_turn(
             "coder", context, output_model=CoderOutput, node_exec_id=nid, workdir=worktree.path,
             writable=_globs(unit.code), unit_id=unit_id, attempt=attempt, documents={"SDD": sdd},
         )  # fmt: skip
-        answer = _coder_answer(session, result, nid, attempt)
-        session.save_outcome(nid, answer, name=f"a{attempt}-coder-answer")
+        return _coder_answer(session, result, nid, attempt)
+
+    answer = session.memo(nid, f"a{attempt}-coder-answer", CoderOutput, ask)
     commit = session.commit_work(worktree, f"coder: {unit_id} attempt {attempt}: {answer.summary[:60]}",
                                  node_exec_id=nid, stage="coder", unit_id=unit_id)  # fmt: skip
-    log = files.unit_dir(unit_id) / "coder.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    line = f"[round {loop_round} attempt {attempt}] {answer.summary}\n"
-    if line not in (log.read_text(encoding="utf-8") if log.exists() else ""):  # a resumed turn logs once
-        with log.open("a", encoding="utf-8") as fh:
-            fh.write(line)
-    turn = CoderTurn(attempt=attempt, commit=commit, files_changed=answer.files, summary=answer.summary)
-    session.save_outcome(nid, turn, name=f"a{attempt}-coder")
-    if commit:
+    return CoderTurn(attempt=attempt, commit=commit, files_changed=answer.files, summary=answer.summary)
+
+
+def _recorded(session: LoopSession, unit_id: str, turn: CoderTurn) -> None:
+    """After a turn is recorded: the unit's coder.log, and the diff against the integration branch as an artifact."""
+    write_coder_log(session, unit_id)
+    worktree, attempt = session.worktrees.unit(unit_id), turn.attempt
+    if turn.commit:
         diff = session.worktrees.diff(worktree, session.worktrees.integration().branch)
         if diff.strip():
             session.artifacts.write("code_diff", diff, task_id=session.task_id, unit_id=unit_id, suffix=".diff",
                                     title=f"{unit_id} attempt {attempt}")  # fmt: skip
-    return turn
+
+
+def write_coder_log(session: LoopSession, unit_id: str) -> None:
+    """`units/<unit>/coder.log`, one line per coder turn of the unit in this task, rendered from the recorded turns:
+    rewritten whole, so a replayed turn never logs twice."""
+    prefix = unit_node_id(session.task_id, unit_id, 0).removesuffix("-r0") + "-r"
+    rounds = {n.node_exec_id: n.loop_round for n in session.nodes.for_task(session.task_id) if n.unit_id == unit_id}
+    turns = [
+        (rounds.get(r.node_exec_id, 0), CoderTurn.model_validate(r.value))
+        for r in session.ledger.read_as("outcome", OutcomeRecord)
+        if r.node_exec_id.startswith(prefix) and r.model == "CoderTurn"
+    ]
+    text = "".join(f"[round {r} attempt {t.attempt}] {t.summary}\n" for r, t in turns)
+    path = session.unit_files.unit_dir(unit_id) / "coder.log"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
 
 
 def _coder_answer(session: LoopSession, result, nid: str, attempt: int) -> CoderOutput:

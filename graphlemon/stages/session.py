@@ -304,13 +304,15 @@ class LoopSession:
     def enter_node(
         self, nid: str, outcome: type[M], *, stage: str, loop_round: int, attempt: int | None = None
     ) -> M | None:
-        """A finished node returns its stored outcome; otherwise the node is (back) in `running`, whatever state an
-        interrupted run left it in, and None says: run the stage."""
+        """A node whose outcome is recorded returns it (`memo`'s record is the one sign a step finished; a node a
+        killed run left just before its `done` gets it now); otherwise the node is (back) in `running`, whatever
+        state an interrupted run left it in, and None says: run the stage."""
         node = self.nodes.find(nid)
-        if node is not None and node.status == "done":
-            stored = self.load_outcome(nid, outcome)
-            if stored is not None:
-                return stored
+        stored = self.load_outcome(nid, outcome)
+        if stored is not None:
+            if node is not None and node.status in ("running", "verifying"):
+                self.nodes.transition(nid, "done")
+            return stored
         if node is None:
             self.nodes.transition(
                 nid, "running", task_id=self.task_id, stage=stage, loop_round=loop_round, attempt=attempt
@@ -325,14 +327,25 @@ class LoopSession:
         return None
 
     # -- stage outcomes: append-only ledger records (resume) ------------------------------------
-    def memo(self, node_exec_id: str, name: str, model: type[M], compute: Callable[[], M]) -> M:
+    def memo(
+        self,
+        node_exec_id: str,
+        name: str,
+        model: type[M],
+        compute: Callable[[], M],
+        then: Callable[[M], None] | None = None,
+    ) -> M:
         """A replayable step: its recorded result, or `compute()` recorded once. Every step a resumed run must not
-        repeat (a stage, a coder or tester turn, a routing event, an SDD patch) goes through here."""
+        repeat (a coder or tester turn and its answer, a routing event, an SDD patch; a stage's node through
+        `enter_node`) is found by its record here, never by node status or file contents. `then(result)` follows a
+        fresh result once it is recorded (an artifact, a log rendered from the records): at most once."""
         done = self.load_outcome(node_exec_id, model, name)
         if done is not None:
             return done
         value = compute()
         self.save_outcome(node_exec_id, value, name)
+        if then is not None:
+            then(value)
         return value
 
     def save_outcome(self, node_exec_id: str, outcome: BaseModel, name: str = "outcome") -> str:

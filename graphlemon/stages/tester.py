@@ -51,9 +51,16 @@ def test_unit(
     session: LoopSession, nid: str, unit_id: str, attempt: int, first: int, loop_round: int, code_ref: str | None
 ) -> TesterOutput:
     """The tester stage in the unit's worktree (a crash gets one tester re-run first); memoised per attempt."""
-    done = session.load_outcome(nid, TesterOutput, name=f"a{attempt}-tester")
-    if done is not None:
-        return done
+    return session.memo(
+        nid, f"a{attempt}-tester", TesterOutput, lambda: _test(session, nid, unit_id, attempt, first, loop_round, code_ref),
+        then=lambda out: session.artifacts.write("test_report", _report(out), task_id=session.task_id, unit_id=unit_id,
+                                                 title=f"{unit_id} attempt {attempt}"),
+    )  # fmt: skip
+
+
+def _test(
+    session: LoopSession, nid: str, unit_id: str, attempt: int, first: int, loop_round: int, code_ref: str | None
+) -> TesterOutput:
     worktree = session.worktrees.unit(unit_id)
     mode = "test" if attempt == 1 else "retry"  # the unit's first attempt writes the tests; later ones re-run them
     out = run_tester(
@@ -73,10 +80,6 @@ def test_unit(
                         unit_id=unit_id)  # fmt: skip
     if out.ok:
         session.worktrees.require_committed(worktree, session.unit_files.unit(unit_id).tests)
-    session.save_outcome(nid, out, name=f"a{attempt}-tester")
-    session.artifacts.write(
-        "test_report", _report(out), task_id=session.task_id, unit_id=unit_id, title=f"{unit_id} attempt {attempt}"
-    )
     return out
 
 
