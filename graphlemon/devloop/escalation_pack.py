@@ -1,4 +1,4 @@
-"""The evidence pack that comes with every `blocked_pending_human` (issue 8): why, rounds so far,
+"""The evidence pack that comes with every `blocked_pending_human`: why, rounds so far,
 open bugs with hints, the last triage, budget used, and what a human should decide."""
 
 from __future__ import annotations

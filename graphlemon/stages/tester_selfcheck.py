@@ -1,4 +1,4 @@
-"""The Tester self-check (seed 000 §⑧, all 10 items, plus the issue's extra rules) -> violations.
+"""The Tester self-check (docs/tester.md: ten items and two more rules) -> violations.
 
 A tester turn whose output has violations is not accepted: the stage retries the
 turn once with the violations as feedback, then marks the node failed.

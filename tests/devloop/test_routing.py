@@ -22,7 +22,7 @@ from graphlemon.stages.routing import (
 @pytest.mark.parametrize(
     ("category", "auto", "action"),
     [
-        ("infra_flake", False, "rerun"),  # seed 001: environment trouble is rerun, whatever the confidence
+        ("infra_flake", False, "rerun"),  # environment trouble is rerun, whatever the confidence
         ("infra_flake", True, "rerun"),
         ("contract_mismatch", True, "patch_sdd"),
         ("contract_mismatch", False, "escalate"),  # low confidence -> a person
