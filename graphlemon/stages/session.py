@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextvars
 import json
+import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -29,7 +30,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ..artifacts import ArtifactStore
 from ..bugs import BugTracker
 from ..errors import ErrorCode, GraphLemonError
-from ..ledger import Ledger
 from ..models import NodeEvent, OutcomeRecord, TimelineEvent
 from ..nodes import NodeTracker
 from ..project import ProjectHandle, open_project
@@ -91,40 +91,29 @@ class LoopConfig(LoopSettings):
         return value
 
     @staticmethod
-    def node(task_id: str) -> str:
-        """The ledger key of a task's settings: an outcome record `config` of this id, one per run that set them."""
-        return f"ne-{task_id}-settings"
+    def path(state_dir: Path, task_id: str) -> Path:
+        return Path(state_dir) / "tasks" / f"{task_id}.config.json"
 
     def save(self, state_dir: Path, task_id: str) -> None:
-        """The task's settings, recorded in the ledger, so a resume (after a crash or a block) runs with the same ones."""
-        Ledger(state_dir).append(
-            OutcomeRecord(node_exec_id=self.node(task_id), name="config", task_id=task_id, model=type(self).__name__,
-                          value=self.model_dump(mode="json"))
-        )  # fmt: skip
-
-    @classmethod
-    def saved(cls, state_dir: Path, task_id: str) -> dict | None:
-        """The task's latest recorded settings (a project written before they were ledger records: its
-        `tasks/<task>.config.json`), or None."""
-        key = cls.node(task_id)
-        found = [r.value for r in Ledger(state_dir).read_as("outcome", OutcomeRecord) if r.node_exec_id == key]
-        if found:
-            return found[-1]
-        legacy = Path(state_dir) / "tasks" / f"{task_id}.config.json"
-        return json.loads(legacy.read_text(encoding="utf-8")) if legacy.is_file() else None
+        """The task's settings, so a resume (after a crash or a block) runs with the same ones."""
+        path = self.path(state_dir, task_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(self.model_dump_json(indent=2))
+        os.replace(tmp, path)
 
     @classmethod
     def load(cls, state_dir: Path, task_id: str, **overrides: object) -> LoopConfig:
-        saved = cls.saved(state_dir, task_id) or {}
+        path = cls.path(state_dir, task_id)
+        saved = json.loads(path.read_text()) if path.exists() else {}
         return cls.model_validate({**saved, **{k: v for k, v in overrides.items() if v is not None}})
 
     @classmethod
     def record(cls, state_dir: Path, task_id: str, **overrides: object) -> LoopConfig:
-        """The task's recorded settings with these overrides, recorded again when they changed (the one way a task's
-        LoopConfig is written: when its task is created, and by a run that changes them)."""
+        """The task's recorded settings with these overrides, recorded again (the one way a task's LoopConfig is
+        written: when its task is created, and by each run of it)."""
         config = cls.load(state_dir, task_id, **overrides)
-        if cls.saved(state_dir, task_id) != config.model_dump(mode="json"):
-            config.save(state_dir, task_id)
+        config.save(state_dir, task_id)
         return config
 
 
