@@ -40,11 +40,12 @@ from graphlemon.agents import AgentSettings, build_executor, build_request, run_
 from graphlemon.agents.budget import estimate_tokens  # noqa: E402
 from graphlemon.agents.playbook import Playbook  # noqa: E402
 from graphlemon.agents.scripted import ScriptedExecutor  # noqa: E402
-from graphlemon.devloop.loop import DirectStages, run_devloop  # noqa: E402
-from graphlemon.devloop.planner import run_planner  # noqa: E402
-from graphlemon.devloop.session import LoopConfig, LoopSession  # noqa: E402
+from graphlemon.devloop.loop import run_devloop  # noqa: E402
+from graphlemon.devloop.stages import Stages  # noqa: E402
 from graphlemon.models import UsageRecord  # noqa: E402
 from graphlemon.project import init_project  # noqa: E402
+from graphlemon.stages.planner import run_planner  # noqa: E402
+from graphlemon.stages.session import LoopConfig, LoopSession  # noqa: E402
 from graphlemon.taskboard import TaskBoard  # noqa: E402
 
 SMOKE = os.environ.get("BENCH_SMOKE") == "1"  # a few seconds: the planner's turn only, few overhead turns
@@ -74,7 +75,7 @@ def snake_prompts(base: Path) -> None:
             run_planner(session, 0)
             status = "planner only (BENCH_SMOKE=1)"
         else:
-            status = run_devloop(session, DirectStages(session)).status
+            status = run_devloop(session, Stages(session.run)).status
     usage = project.ledger.read_as("usage", UsageRecord)
     print(f"Prompt size per role: snake goal through the conformance fake, anthropic backend ({status}); "
           f"violations: {len(model.log.violations)}")  # fmt: skip

@@ -14,6 +14,7 @@ and merged is deployed by the `deploy-supervisor` flow, a subflow of the same ru
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
@@ -25,22 +26,22 @@ from prefect.states import Completed
 from pydantic import Field
 
 from blocks.agents import load_agent_settings
-from graphlemon.agents.automode_denials import reset_classifier_counts
+from graphlemon import runmarker
 from graphlemon.deploy.self_deploy import pending_self_deploy, spawn_deploy
-from graphlemon.devloop import runmarker
+from graphlemon.devloop.driver import Decision, drive
 from graphlemon.devloop.escalation_pack import suspension_message
-from graphlemon.devloop.loop import prepare_run, run_devloop
-from graphlemon.devloop.session import LoopSession, LoopSettings
+from graphlemon.devloop.stages import Stages
 from graphlemon.errors import GraphLemonError
 from graphlemon.models import EscalationRecord, utcnow
 from graphlemon.project import open_project
 from graphlemon.redact import DEFAULT as _REDACTOR
+from graphlemon.stages.session import LoopSession, LoopSettings
 from graphlemon.taskboard import TaskBoard
-from tasks._common import adopt_session, log_timeline, task_key
+from tasks._common import log_timeline, task_key
 from tasks._redacted_artifacts import create_markdown_artifact, create_progress_artifact, sent_in_background
 
 from ._params import project_dir
-from .stages import PrefectStages
+from .stages import PrefectRunner
 
 
 def goals_limit_name(project_id: str) -> str:
@@ -58,7 +59,8 @@ def ensure_goal_slots(project_id: str, limit: int) -> str:
 
 
 def close_dead_run(stale: runmarker.RunMarker, slots: str) -> None:
-    """A killed run stays RUNNING in the API and keeps its goal slot (PREFECT_NOTES.md): mark it Crashed, free the slot."""
+    """A killed run stays RUNNING in the API and keeps its goal slot (Prefect has no process to notice the kill):
+    mark it Crashed, free the slot."""
     from prefect.client.orchestration import get_client
     from prefect.states import Crashed
 
@@ -129,32 +131,13 @@ def devloop(
         _apply_budget_block(handle, task.task_id, budget_block)
     overrides = config.model_dump(exclude_unset=True) if config else {}
     chosen = {**overrides, "executor": executor, "playbook": str(Path(playbook).resolve()) if playbook else None}
-    session = adopt_session(LoopSession.start(handle, task.task_id, load_agent_settings(), **chosen))
+    session = LoopSession.start(handle, task.task_id, load_agent_settings(), **chosen)
     session.human_step = "prefect_ui" if _from_deployment() else "cli"
-    final = board.get(task.task_id)
-    if final.status != "blocked_pending_human":  # a suspended run that was resumed starts over here: skip to the wait
-        final = _run_with_slot(handle, session)
-    while final.status == "blocked_pending_human" and _from_deployment():
-        _publish_evidence(session, final)
-        rounds = sum(e.task_id == task.task_id for e in handle.ledger.read_as("escalation", EscalationRecord))
-        form = HumanDecision.with_initial_data(description=_form_description(session, final))
-        decision = suspend_with_message(form, f"human-{task.task_id}-{rounds}", _suspension_message(session, final))
-        now = board.get(task.task_id)
-        if now.status != "blocked_pending_human":  # decided meanwhile (`graphlemon resume` / abandon from the CLI)
-            return _settled(now, f"task {now.task_id} was already {now.status} when this form was submitted")
-        if decision.action == "abandon":
-            final = board.transition(
-                task.task_id, "abandoned", note=decision.note or "abandoned in the Prefect UI", by="human"
-            )
-            break
-        board.manual_resume(task.task_id, note=decision.note or None, by="human (Prefect UI)")
-        reset_classifier_counts(handle.ledger, task.task_id, decision.note or "resumed in the Prefect UI")
-        final = _run_with_slot(handle, session)
+    with session.bound():
+        final = drive(session, PrefectEngine(flow_run_id), run_id=flow_run_id, on_done=[_deploy_merge])
     if final.status == "blocked_pending_human":
         _publish_evidence(session, final)
     get_run_logger().info("task %s: %s (round %s)", task.task_id, final.status, final.loop_round)
-    if final.status == "done":
-        _deploy_merge(handle, task.task_id)
     if final.status == "blocked_pending_human":
         return Completed(
             name="Blocked", message=f"{final.blocked_reason}: {final.note or ''}"[:500], data=_summary(final)
@@ -162,11 +145,63 @@ def devloop(
     return _summary(final)
 
 
-def _deploy_merge(handle, task_id: str) -> None:
-    """GraphLemon's own repository (self-hosted): the merge the finished task left is deployed with no person
-    (REQ-15) — by the `deploy-supervisor` flow as a subflow of this run, or, when this run is a deployment's (a
-    worker, perhaps the live instance's own, which finalize stops), by a detached `graphlemon deploy merged`."""
-    if pending_self_deploy(handle, task_id) is None:
+class PrefectEngine:
+    """The driver's engine for a flow run: Prefect's global concurrency limit as the goal slot, stages as Prefect
+    tasks and subflows, and — in a deployed run — a blocked task suspends the run with a form for a person."""
+
+    def __init__(self, flow_run_id: str) -> None:
+        self.flow_run_id = flow_run_id
+        self.slots: str | None = None
+
+    def _slots(self, session: LoopSession) -> str:
+        if self.slots is None:
+            handle = session.project
+            self.slots = ensure_goal_slots(handle.project_id, handle.meta.settings.max_concurrent_goals)
+        return self.slots
+
+    def close_stale(self, session: LoopSession, stale: runmarker.RunMarker) -> None:
+        close_dead_run(stale, self._slots(session))
+
+    @contextmanager
+    def goal_slot(self, session: LoopSession):
+        """Wait for a goal slot (the task stays queued), hold it while the loop runs (also while a person decides,
+        the slot is given back), send stage artifacts off the loop's path, log the timeline the run appended."""
+        state_dir, task_id = session.project.state_dir, session.task_id
+        get_run_logger().info("task %s waits for a goal slot (%s)", task_id, self._slots(session))
+        since = len(session.ledger.read("timeline"))
+        try:
+            with concurrency(self._slots(session), occupy=1, strict=True), sent_in_background():
+                marker = runmarker.read_marker(state_dir, task_id)
+                runmarker.write_marker(state_dir, marker.model_copy(update={"holds_goal_slot": True}))
+                yield
+        finally:
+            log_timeline(session, since)
+
+    def stages(self, session: LoopSession) -> Stages:
+        return PrefectRunner(progress=_progress(session)).stages(session.run)
+
+    def ask_person(self, session: LoopSession, task) -> Decision | None:
+        """A deployed run suspends with the form; the answer comes back when the rescheduled run passes here
+        again. A run the CLI started ends with the task blocked (`graphlemon resume` continues it)."""
+        if not _from_deployment():
+            return None
+        _publish_evidence(session, task)
+        rounds = sum(e.task_id == task.task_id for e in session.ledger.read_as("escalation", EscalationRecord))
+        form = HumanDecision.with_initial_data(description=_form_description(session, task))
+        answer = suspend_with_message(form, f"human-{task.task_id}-{rounds}", _suspension_message(session, task))
+        now = session.board.get(task.task_id)
+        if now.status != "blocked_pending_human":  # decided meanwhile (`graphlemon resume` / abandon from the CLI)
+            get_run_logger().info("task %s was already %s when this form was submitted", now.task_id, now.status)
+            return None
+        return Decision(action=answer.action, note=answer.note, by="human (Prefect UI)", place="in the Prefect UI")
+
+
+def _deploy_merge(session: LoopSession, task) -> None:
+    """On done, in GraphLemon's own repository (self-hosted): the merge the finished task left is deployed with no
+    person (REQ-15) — by the `deploy-supervisor` flow as a subflow of this run, or, when this run is a deployment's
+    (a worker, perhaps the live instance's own, which finalize stops), by a detached `graphlemon deploy merged`."""
+    handle, task_id = session.project, task.task_id
+    if task.status != "done" or pending_self_deploy(handle, task_id) is None:
         return
     if _from_deployment():
         pid, log = spawn_deploy(handle, task_id)
@@ -182,11 +217,6 @@ def _deploy_merge(handle, task_id: str) -> None:
 
 def _summary(task) -> dict:
     return task.model_dump(mode="json")
-
-
-def _settled(task, message: str):
-    get_run_logger().info(message)
-    return Completed(message=message, data=_summary(task))
 
 
 def _apply_budget_block(handle, task_id: str, name: str | None) -> None:
@@ -251,29 +281,6 @@ def suspend_with_message(form: type[RunInput], key: str, message: str, timeout: 
         form.save(keyset)
     mark_flow_run_suspension_requested(flow_run_id, state)
     raise Pause(state=state)
-
-
-def _run_with_slot(handle, session: LoopSession):
-    """Wait for a goal slot (the task stays queued), run the loop, give the slot back (also while a human decides)."""
-    task_id = session.task_id
-    flow_run_id = str(get_run_context().flow_run.id)
-    slots = ensure_goal_slots(handle.project_id, handle.meta.settings.max_concurrent_goals)
-    stale = prepare_run(session, flow_run_id)
-    if stale is not None:
-        close_dead_run(stale, slots)
-    get_run_logger().info("task %s waits for a goal slot (%s)", task_id, slots)
-    since = len(session.ledger.read("timeline"))
-    try:
-        with concurrency(slots, occupy=1, strict=True), sent_in_background():  # stage artifacts: off the loop's path
-            marker = runmarker.read_marker(handle.state_dir, task_id)
-            runmarker.write_marker(handle.state_dir, marker.model_copy(update={"holds_goal_slot": True}))
-            stages = PrefectStages(session, progress=_progress(session))
-            final = run_devloop(session, stages, flow_run_id=flow_run_id)
-            stages.report_progress(final.loop_round, done=final.status == "done")
-    finally:
-        runmarker.release(handle.state_dir, task_id)
-        log_timeline(session, since)
-    return final
 
 
 def _progress(session: LoopSession):

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from prefect import flow
 
-from graphlemon.devloop.outcomes import UnitOutcome
 from graphlemon.devloop.unit_loop import run_unit_loop
-from tasks._common import finished, session_for, timeline_logged
+from graphlemon.stages.outcomes import UnitOutcome
+from graphlemon.stages.session import RunRef
+from tasks._common import finished, timeline_logged
 from tasks._redacted_artifacts import sent_in_background
 
 
@@ -26,13 +27,13 @@ def _run_name() -> str:
 
 @flow(name="unit-loop", flow_run_name=_run_name, persist_result=False)
 def unit_loop(
-    project: str, task_id: str, unit_id: str, loop_round: int, feedback: str | None = None, pass_tag: str = ""
+    run: RunRef, unit_id: str, loop_round: int, feedback: str | None = None, pass_tag: str = ""
 ) -> UnitOutcome:
     """L1 for one unit: coder turn -> tester stage -> retry with hints until green or the retry limit."""
-    from .stages import PrefectStages
+    from .stages import PrefectRunner
 
-    with timeline_logged(session_for(project, task_id)) as session, sent_in_background():
-        out = run_unit_loop(session, PrefectStages(session), unit_id, loop_round, feedback, pass_tag)
+    with timeline_logged(run) as session, session.bound(), sent_in_background():
+        out = run_unit_loop(session, PrefectRunner().stages(run), unit_id, loop_round, feedback, pass_tag)
     why = (
         f"still red after {out.attempts} attempt(s): {out.error or ''}; open bugs {', '.join(out.open_bug_ids) or '-'}"
     )

@@ -51,7 +51,7 @@ NODE: dict[str, frozenset[str]] = {
     "cancelled": frozenset(),
 }
 
-# bug_record.status (seed 000 §7.3)
+# bug_record.status (docs/tester.md: the tester opens and fixes unit-test bugs, the stage that found a bug closes it)
 BUG: dict[str, frozenset[str]] = {
     "_initial": frozenset({"open"}),
     "open": frozenset({"fixing", "fixed", "wontfix"}),

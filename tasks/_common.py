@@ -1,7 +1,10 @@
-"""What every stage task shares: the task's LoopSession in this process, the retry rule, the stage options.
+"""What every stage task shares: the retry rule, the stage options, the run's session and its logged timeline.
 
+* A stage task receives the run's reference (`RunRef`) and opens the run's session from it
+  (`graphlemon.stages.session.open_session`): the devloop flow's own session in its process, the task's
+  recorded settings with the agents' Prefect blocks on a work-pool worker.
 * The ledger is the one record of progress: a stage that finished is found there
-  (`LoopSession.load_outcome`) and never runs again, so the tasks keep no Prefect
+  (`LoopSession.memo`) and never runs again, so the tasks keep no Prefect
   result cache and persist no results (`NO_CACHE`, `persist_result=False`).
 * Retries are for transient trouble only (a model API that kept failing, a git lock,
   the test runner dying, I/O): a real test failure is a result, and a budget stop, a
@@ -11,19 +14,14 @@
 from __future__ import annotations
 
 import re
-import threading
-from pathlib import Path
 
 from prefect.cache_policies import NO_CACHE
 
-from graphlemon.devloop.session import LoopConfig, LoopSession
 from graphlemon.errors import GraphLemonError
+from graphlemon.stages.session import LoopSession, RunRef, open_session
 
 TRANSIENT_CODES = frozenset({"EXECUTOR_ERROR", "GIT_ERROR", "TEST_RUNNER_ERROR"})
 RETRY_DELAYS = [2, 10]
-
-_sessions: dict[tuple[str, str], LoopSession] = {}
-_lock = threading.Lock()
 
 
 def transient_only(task, task_run, state) -> bool:
@@ -48,23 +46,12 @@ STAGE_OPTIONS = dict(
 )
 
 
-def adopt_session(session: LoopSession) -> LoopSession:
-    """The flow that built the task's session shares it with its stage tasks (one session per process and task)."""
-    with _lock:
-        return _sessions.setdefault((str(session.project.root), session.task_id), session)
+def session_of(run: RunRef) -> LoopSession:
+    """The run's session (`open_session`); outside the devloop flow's process (a work-pool worker) the agents'
+    settings come from their Prefect blocks (blocks/agents.py)."""
+    from blocks.agents import load_agent_settings
 
-
-def session_for(project: str, task_id: str) -> LoopSession:
-    """This process's session of the task; a worker that runs only part of the task (a unit-loop deployment run)
-    builds it from the task's recorded settings and the agents' Prefect blocks (blocks/agents.py)."""
-    root = str(Path(project).resolve())
-    with _lock:
-        if (root, task_id) not in _sessions:
-            from blocks.agents import load_agent_settings
-
-            handle_config = LoopConfig.load(Path(root) / ".graphlemon", task_id)
-            _sessions[(root, task_id)] = LoopSession(Path(root), task_id, handle_config, load_agent_settings())
-        return _sessions[(root, task_id)]
+    return open_session(run, load_agent_settings)
 
 
 def finished(out, *, red: bool, name: str, message: str):
@@ -102,10 +89,10 @@ def log_timeline(session: LoopSession, since: int, unit_id: str | None = None) -
 
 
 class timeline_logged:
-    """`with timeline_logged(session):` logs the ledger events the block appended."""
+    """`with timeline_logged(run) as session:` the run's session; the ledger events the block appended are logged."""
 
-    def __init__(self, session: LoopSession, unit_id: str | None = None) -> None:
-        self.session, self.unit_id = session, unit_id
+    def __init__(self, run: RunRef, unit_id: str | None = None) -> None:
+        self.session, self.unit_id = session_of(run), unit_id
 
     def __enter__(self) -> LoopSession:
         self.since = len(self.session.ledger.read("timeline"))

@@ -49,19 +49,19 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Create a task for GOAL and run the DevLoop until it is done or needs a human (REQ-01)."""
         from ..agents.budget import check_budget, update_budget
-        from ..devloop.session import LoopConfig
         from ..errors import invalid_param
         from ..project import require_commit, require_git, require_writable
+        from ..stages.session import LoopConfig
         from ..taskboard import TaskBoard
 
-        _start_temporary_api(engine)
+        api = _start_temporary_api(engine)
         handle = open_project(project)
         if not goal.strip():
             raise invalid_param("goal_text is empty; say what the loop should build")
         require_git(handle)
         require_writable(handle)
         require_commit(handle)  # before a task exists: the loop branches from HEAD
-        backend = _backend(executor, playbook, engine)
+        backend = _backend(executor, playbook, engine, api)
         if budget_tokens is not None and budget_usd is not None:
             raise invalid_param("give one budget: --budget-tokens or --budget-usd")
         budget = (budget_tokens, "token_count") if budget_tokens is not None else (budget_usd, "cost_usd")
@@ -74,7 +74,7 @@ def register(app: typer.Typer) -> None:
                           playbook=playbook.resolve() if playbook else None, **config)  # fmt: skip
         if budget[0] is not None:
             update_budget(handle.ledger, task.task_id, *budget, by="graphlemon run")
-        _drive(handle, task.task_id, backend, playbook, config, engine, quiet, as_json)
+        _drive(handle, task.task_id, backend, playbook, config, engine, api, quiet, as_json)
 
     @app.command()
     def resume(
@@ -91,8 +91,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Continue a task: after a crash (from the persisted nodes), or manual_resume of a blocked task (REQ-06 / REQ-09)."""
         from ..agents.automode_denials import reset_classifier_counts
-        from ..devloop.session import LoopConfig
         from ..project import require_git, require_writable
+        from ..stages.session import LoopConfig
         from ..taskboard import TaskBoard
 
         handle = open_project(project)
@@ -103,12 +103,12 @@ def register(app: typer.Typer) -> None:
             board.manual_resume(task_id, note=note)
         require_git(handle)
         require_writable(handle)
-        _start_temporary_api(engine)
+        api = _start_temporary_api(engine)
         if LoopConfig.path(handle.state_dir, task_id).exists():  # by default the task's own executor and playbook
             saved = LoopConfig.load(handle.state_dir, task_id)
             executor = executor or saved.executor
             playbook = playbook or (saved.playbook if executor == "scripted" else None)  # a switched backend: none
-        backend = _backend(executor, playbook, engine)  # a backend that cannot run changes nothing
+        backend = _backend(executor, playbook, engine, api)  # a backend that cannot run changes nothing
         if (  # blocked, or queued again by a raised budget: a deployed run of it may wait in the Prefect UI
             task.status in ("blocked_pending_human", "queued")
             and engine == "prefect"
@@ -118,7 +118,7 @@ def register(app: typer.Typer) -> None:
         if task.status in ("blocked_pending_human", "paused") or task.terminal:
             board.manual_resume(task_id, note=note)  # a done task is a clear error and changes nothing
             reset_classifier_counts(handle.ledger, task_id, note or "manual resume")  # REQ-07: a person resumed
-        _drive(handle, task_id, backend, playbook, {}, engine, quiet, as_json)
+        _drive(handle, task_id, backend, playbook, {}, engine, api, quiet, as_json)
 
 
 def _answer_waiting_run(handle, task_id: str, note: str | None) -> bool:
@@ -139,7 +139,7 @@ def _answer_waiting_run(handle, task_id: str, note: str | None) -> bool:
     return True
 
 
-def _backend(executor: str | None, playbook: Path | None, engine: str) -> str:
+def _backend(executor: str | None, playbook: Path | None, engine: str, api=None) -> str:
     from ..agents import EXECUTORS, check_executor
     from ..errors import invalid_param
 
@@ -156,40 +156,27 @@ def _backend(executor: str | None, playbook: Path | None, engine: str) -> str:
         raise invalid_param("the scripted executor needs --playbook FILE (or set ANTHROPIC_API_KEY to use the model)")
     if playbook is not None and not playbook.is_file():
         raise invalid_param(f"playbook {playbook} does not exist")
-    check_executor(backend, playbook=playbook, settings=_agent_settings(engine))  # before anything is written
+    check_executor(backend, playbook=playbook, settings=_agent_settings(engine, api))  # before anything is written
     return backend
 
 
-_temporary_api = None  # flows.temporary_api.TemporaryApi of this command, when it started one
-
-
-def _start_temporary_api(engine: str) -> None:
+def _start_temporary_api(engine: str):
     """A fresh `graphlemon` process about to run a flow starts Prefect's temporary server (when no API is
-    configured) in the background, so the server's start-up overlaps this command's own (flows/temporary_api.py).
-    Not when Prefect is already imported: a caller in this process (a test harness) chose its API already."""
-    global _temporary_api
+    configured) in the background, so the server's start-up overlaps this command's own (flows/temporary_api.py);
+    returns it, or None. Not when Prefect is already imported: a caller in this process (a test harness) chose
+    its API already."""
     if engine == "prefect" and "prefect" not in sys.modules:
         from flows.temporary_api import start_in_background
 
-        _temporary_api = start_in_background()
+        return start_in_background()
+    return None
 
 
-def _prefect_imported() -> None:
-    if _temporary_api is not None:
-        _temporary_api.imported.wait()  # one thread imports Prefect at a time
-
-
-def _prefect_api_ready() -> None:
-    global _temporary_api
-    if _temporary_api is not None:
-        api, _temporary_api = _temporary_api, None
-        api.wait()
-
-
-def _agent_settings(engine: str):
+def _agent_settings(engine: str, api=None):
     """The settings the run's stages will use: Prefect blocks for a Prefect run with an API configured, else env."""
     if engine == "prefect":
-        _prefect_imported()
+        if api is not None:
+            api.imported.wait()  # one thread imports Prefect at a time
         from blocks.agents import load_agent_settings
 
         return load_agent_settings()
@@ -199,7 +186,15 @@ def _agent_settings(engine: str):
 
 
 def _drive(
-    handle, task_id: str, backend: str, playbook: Path | None, config: dict, engine: str, quiet: bool, as_json: bool
+    handle,
+    task_id: str,
+    backend: str,
+    playbook: Path | None,
+    config: dict,
+    engine: str,
+    api,
+    quiet: bool,
+    as_json: bool,
 ):
     from ..taskboard import TaskBoard
     from ..testrun.scratch import sweep_stale
@@ -215,29 +210,22 @@ def _drive(
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")  # offline by default
     try:
         if engine == "prefect":
-            _prefect_imported()
+            if api is not None:
+                api.imported.wait()
             from flows.devloop import devloop
 
-            _prefect_api_ready()
+            if api is not None:
+                api.wait()
             devloop(project=str(handle.root), executor=backend, playbook=str(playbook) if playbook else None,
                     task_id=task_id, config=config)  # fmt: skip
         else:
-            from ..devloop import runmarker
-            from ..devloop.goal_slots import goal_slot
-            from ..devloop.loop import DirectStages, prepare_run, run_devloop
-            from ..devloop.session import LoopSession
+            from ..devloop.driver import DirectEngine, drive
+            from ..stages.session import LoopSession
 
             session = LoopSession.start(handle, task_id, executor=backend, playbook=playbook, **config)
-            limit = handle.meta.settings.max_concurrent_goals
-            with goal_slot(handle.state_dir, task_id, limit, on_wait=lambda msg: typer.echo(msg, err=True)):
-                prepare_run(session)
-                try:
-                    run_devloop(session, DirectStages(session))
-                finally:
-                    runmarker.release(handle.state_dir, task_id)
-            from ..deploy.self_deploy import deploy_merged
-
-            deploy_merged(handle, task_id)  # GraphLemon's own repository: its merge is deployed (REQ-15)
+            engine_ = DirectEngine(on_wait=lambda msg: typer.echo(msg, err=True))
+            with session.bound():
+                drive(session, engine_, on_done=[_deploy_merge])
     finally:
         if follower:
             follower.stop()
@@ -250,6 +238,13 @@ def _drive(
         show_task(handle, task_id, out)
         out.print(f"({time.monotonic() - started:.1f} s)")
     raise typer.Exit(0 if task.status == "done" else 1)
+
+
+def _deploy_merge(session, task) -> None:
+    """On done, in GraphLemon's own repository (self-hosted): its merge is deployed in this process (REQ-15)."""
+    from ..deploy.self_deploy import deploy_merged
+
+    deploy_merged(session.project, task.task_id)
 
 
 class _Follower:

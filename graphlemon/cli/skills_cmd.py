@@ -56,7 +56,7 @@ def update(
         text = typer.edit(iterations.repo.text_at(role, iterations.repo.head()), extension=".md") or ""
     if not text.strip():
         raise invalid_param(f"the new {role} skill is empty")
-    from ..devloop.skill_update import gate_for_person
+    from ..stages.skill_editor import gate_for_person
 
     why = rationale or f"fixes {found.bug_id}: {found.root_cause_detail}"
     it = gate_for_person(handle, iterations, role, found, text, why)

@@ -22,8 +22,8 @@ def register(app: typer.Typer) -> None:
         """The project's tasks, blocked ones first with their reason and evidence pack; or one task in detail.
         Tables fit the terminal (task ids as their shortest unique prefix; --wide: every column)."""
         from ..bugs import BugTracker
-        from ..devloop.runmarker import run_state
         from ..models import LEDGER_FILES, EscalationRecord
+        from ..runmarker import run_state
         from ..taskboard import TaskBoard
 
         handle = open_project(project)

@@ -26,7 +26,7 @@ def run(
 ) -> None:
     """Run the Tester stage for one unit and print its TesterOutput (exit 0 green, 1 not green or not accepted)."""
     from ..errors import invalid_param
-    from ..tester import run_tester
+    from ..stages.tester import run_tester
 
     if mode not in ("test", "retry", "resume"):
         raise invalid_param(f"unknown mode {mode!r}; choose test, retry or resume")

@@ -273,7 +273,7 @@ class TaskRun(BaseModel):
 
 def task_run(handle: ProjectHandle, task, tasks: dict, known: list[Launch] | None = None) -> TaskRun:
     """`known`: the project's launches when already read (a dashboard asks for every task at once)."""
-    from ..devloop.runmarker import run_state
+    from ..runmarker import run_state
 
     mine = [x for x in (launches(handle.state_dir) if known is None else known) if x.task_id == task.task_id or
             (x.kind == "goal" and _goal_task(x, tasks) == task.task_id)]  # fmt: skip

@@ -1,4 +1,4 @@
-"""The evidence pack that comes with every `blocked_pending_human` (issue 8): why, rounds so far,
+"""The evidence pack that comes with every `blocked_pending_human`: why, rounds so far,
 open bugs with hints, the last triage, budget used, and what a human should decide."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from ..errors import write_failed
 from ..lifecycle import ACTIVE_BUG
 from ..models import BlockedReason, EscalationRecord, TriageRecord, UsageRecord
 from ..redact import write_redacted
-from .session import LoopSession
+from ..stages.session import LoopSession
 
 DECISIONS: dict[str, str] = {
     "budget_exceeded": "Raise the budget (`graphlemon budget set TASK --limit N`) and resume, or abandon the task.",

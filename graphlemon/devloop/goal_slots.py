@@ -1,4 +1,4 @@
-"""Goal slots for runs without Prefect (issue 24): at most `max_concurrent_goals` tasks of a project run at once.
+"""Goal slots for runs without Prefect: at most `max_concurrent_goals` tasks of a project run at once.
 
 A slot is an exclusive `flock` on `.graphlemon/goal-slots/<n>.lock`; the kernel drops it when
 the holding process ends, however it ends, so a killed run never keeps its slot. A run that

@@ -1,11 +1,10 @@
 """The org loop (REQ-01 / 05 / 09): planner → coder (L1 per unit) → integrator (L2) → validator → route.
 
-`run_devloop(session, stages)` is the whole decision logic; *how* a stage runs is the
-`Stages` seam: `DirectStages` calls the domain functions (threads for independent
-units), `flows/stages.py` supplies Prefect tasks and subflows. Every stage is memoised by its
-node execution, so a resumed run replays finished rounds from the ledger without
-running anything again and continues where it stopped; task status events are only
-written when the task moves forward.
+`run_devloop(session, stages)` is the whole decision logic; *how* a stage runs is `Stages`
+(devloop/stages.py: plain calls, or Prefect tasks and subflows through the runner the Prefect
+layer gives it). Every stage is memoised by its node execution, so a resumed run replays
+finished rounds from the ledger without running anything again and continues where it stopped;
+task status events are only written when the task moves forward.
 
 Routing: validator fast_lane → the coder fixes the named units next round;
 full_replan → the planner re-plans; escalate / a plan that stays inconsistent / an L2
@@ -17,21 +16,18 @@ error it cannot retry past (`stage_failed`): the task never stays "running" with
 from __future__ import annotations
 
 import logging
-from concurrent.futures import ThreadPoolExecutor
-from typing import Protocol
+from typing import TYPE_CHECKING
 
+from .. import runmarker
 from ..errors import ClassifierBlocked, ErrorCode, GraphLemonError, invalid_param
 from ..lifecycle import ACTIVE_BUG
-from ..models import BlockedReason, SddPatch, TaskStatus, TimelineEvent
+from ..models import BlockedReason, SddPatch, TaskStatus
 from ..nodes import node_exec_id
-from ..taskboard import DECISION_REASONS, Task
-from ..tester import TesterOutput
-from . import runmarker
-from .escalation_pack import write_evidence_pack
-from .integrator import run_integration, triage_integration
-from .outcomes import IntegrationOutcome, PlanOutcome, SkillUpdateOutcome, UnitOutcome, ValidationOutcome
-from .planner import apply_sdd_patch, run_planner, waves
-from .routing import (
+from ..runmarker import RunMarker
+from ..stages.coder import red_units
+from ..stages.outcomes import Noted, UnitOutcome, ValidationOutcome
+from ..stages.planner import apply_sdd_patch, waves
+from ..stages.routing import (
     RoundPlan,
     Step,
     after_human,
@@ -40,67 +36,15 @@ from .routing import (
     after_validation,
     stuck_bugs,
 )
-from .runmarker import RunMarker
-from .session import LoopSession
-from .skill_update import run_skill_update
-from .unit_loop import CoderTurn, coder_turn, red_units, run_unit_loop, test_unit
-from .validator import run_validator
+from ..stages.session import LoopSession
+from ..taskboard import DECISION_REASONS, Task
+from .escalation_pack import write_evidence_pack
+
+if TYPE_CHECKING:
+    from .stages import Stages
 
 log = logging.getLogger(__name__)
 PHASES: dict[str, int] = {"planning": 0, "coding": 1, "integrating": 2, "validating": 3}
-
-
-class Stages(Protocol):
-    """How each stage runs: `DirectStages` (plain calls) or `flows.stages.PrefectStages` (Prefect tasks and subflows)."""
-
-    def plan(self, loop_round: int, feedback: str | None) -> PlanOutcome: ...
-    def code_units(
-        self, unit_ids: list[str], loop_round: int, feedback: dict[str, str], pass_tag: str = ""
-    ) -> list[UnitOutcome]: ...
-    def coder_turn(self, nid: str, unit_id: str, attempt: int, loop_round: int, hints: str | None) -> CoderTurn: ...
-    def test_unit(
-        self, nid: str, unit_id: str, attempt: int, first: int, loop_round: int, code_ref: str | None
-    ) -> TesterOutput: ...
-    def integrate(self, loop_round: int, attempt: int) -> IntegrationOutcome: ...
-    def triage(self, loop_round: int, attempt: int, run_id: str) -> IntegrationOutcome: ...
-    def validate(self, loop_round: int) -> ValidationOutcome: ...
-    def update_skill(self, loop_round: int) -> SkillUpdateOutcome: ...
-
-
-class DirectStages:
-    """Stages as plain function calls (no Prefect): independent units run in threads."""
-
-    def __init__(self, session: LoopSession, max_workers: int = 4) -> None:
-        self.session, self.max_workers = session, max_workers
-
-    def plan(self, loop_round, feedback):
-        return run_planner(self.session, loop_round, feedback)
-
-    def code_units(self, unit_ids, loop_round, feedback, pass_tag=""):
-        with ThreadPoolExecutor(max_workers=min(self.max_workers, max(1, len(unit_ids)))) as pool:
-            futures = [
-                pool.submit(run_unit_loop, self.session, self, u, loop_round, feedback.get(u), pass_tag)
-                for u in unit_ids
-            ]
-            return [f.result() for f in futures]
-
-    def coder_turn(self, nid, unit_id, attempt, loop_round, hints):
-        return coder_turn(self.session, nid, unit_id, attempt, loop_round, hints)
-
-    def test_unit(self, nid, unit_id, attempt, first, loop_round, code_ref):
-        return test_unit(self.session, nid, unit_id, attempt, first, loop_round, code_ref)
-
-    def integrate(self, loop_round, attempt):
-        return run_integration(self.session, loop_round, attempt)
-
-    def triage(self, loop_round, attempt, run_id):
-        return triage_integration(self.session, loop_round, attempt, run_id)
-
-    def validate(self, loop_round):
-        return run_validator(self.session, loop_round)
-
-    def update_skill(self, loop_round):
-        return run_skill_update(self.session, loop_round)
 
 
 class Blocked(Exception):
@@ -141,7 +85,8 @@ def run_devloop(session: LoopSession, stages: Stages, *, flow_run_id: str | None
             flow_run_id=flow_run_id,
         )
     try:
-        _loop(session, stages)
+        with session.bound():
+            _loop(session, stages)
     except Blocked as stop:
         return block(session, stop.reason, stop.note)
     except ClassifierBlocked as exc:
@@ -218,11 +163,9 @@ def _round(session: LoopSession, stages: Stages, plan: RoundPlan) -> Step:
 
 def _route_once(session: LoopSession, loop_round: int, summary: str) -> None:
     """A `routed` timeline event per round, not repeated when a resumed run replays the round."""
-    ref = f"route-r{loop_round}"
-    if not any(
-        e.ref == ref and e.task_id == session.task_id for e in session.ledger.read_as("timeline", TimelineEvent)
-    ):
-        session.timeline("routed", summary, ref=ref)
+    nid = node_exec_id(session.task_id, "validator", loop_round=loop_round)
+    session.memo(nid, "routed", Noted, lambda: Noted(summary=summary),
+                 then=lambda noted: session.timeline("routed", noted.summary, ref=f"route-r{loop_round}"))  # fmt: skip
 
 
 def code_in_waves(
@@ -263,11 +206,17 @@ def integrate(session: LoopSession, stages: Stages, loop_round: int) -> None:
 
 
 def _patch(session: LoopSession, patch: SddPatch, loop_round: int, attempt: int) -> None:
+    """The BugTriager's SDD patch, applied once (a resumed run finds it recorded)."""
+
+    def apply() -> Noted:
+        artifact_id = apply_sdd_patch(session, patch, reason=f"triage patch, round {loop_round}")
+        return Noted(summary=f"{patch.target_section}: {patch.text[:120]} ({artifact_id})")
+
+    nid = node_exec_id(session.task_id, "bug-triager", loop_round=loop_round, attempt=attempt)
     marker = f"sdd patch r{loop_round} a{attempt}"
-    if any(e.event == "sdd_patched" and e.ref == marker for e in session.ledger.read("timeline")):
-        return  # already applied before a crash
-    artifact_id = apply_sdd_patch(session, patch, reason=f"triage patch, round {loop_round}")
-    session.timeline("sdd_patched", f"{patch.target_section}: {patch.text[:120]} ({artifact_id})", ref=marker)
+    session.memo(
+        nid, "sdd-patch", Noted, apply, then=lambda noted: session.timeline("sdd_patched", noted.summary, ref=marker)
+    )
 
 
 def attributed_in_a_row(session: LoopSession, loop_round: int, limit: int) -> list[str]:

@@ -170,7 +170,7 @@ class AbandonedLog(BaseModel):
 def abandoned_logs(ledger: Ledger, *, now: datetime | None = None) -> list[AbandonedLog]:
     """Open logs a killed run left: no live run holds the task (its run marker is gone or its process dead) and the
     file was not written for `ABANDONED_AFTER`."""
-    from ..devloop.runmarker import is_alive, read_marker
+    from ..runmarker import is_alive, read_marker
 
     now = now or utcnow()
     found = []

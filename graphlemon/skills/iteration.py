@@ -1,7 +1,7 @@
 """Skill iterations (REQ-08): a skill change triggered by a bug, as one commit in the skills repository.
 
 An iteration is `proposed` (its commit made), then `gating` (the node that showed the
-bug is replayed with the new text, `devloop/skill_update.py`), then `applied`, or
+bug is replayed with the new text, `stages/skill_editor.py`), then `applied`, or
 `rejected` (its commit reverted by a new commit). An applied iteration can be
 `rolled_back` (reverted again as a new commit; history is never rewritten). The
 current state is the fold of `skill_iterations.ndjson`; `skill_log` / `iteration_detail`

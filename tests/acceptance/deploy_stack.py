@@ -13,13 +13,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 GIT = ["git", "-c", "user.name=GraphLemon test", "-c", "user.email=test@graphlemon.local"]
-# the condition the planted core_engine bug inverts (graphlemon/devloop/planner.py, check_plan)
+# the condition the planted core_engine bug inverts (graphlemon/stages/planner.py, check_plan)
 GOOD_LINE = 'if u.unit_id not in drafts.docs["sdd"]:'
 PLANTED_LINE = 'if u.unit_id in drafts.docs["sdd"]:'
-PLANNER = "graphlemon/devloop/planner.py"
+PLANNER = "graphlemon/stages/planner.py"
 # the DevLoop task that fixes it on a self-hosted copy (examples/selfdev: scripted, run with max_unit_attempts=1)
 SELFDEV_PLAYBOOK = ROOT / "examples" / "selfdev" / "playbook.yaml"
-SELFDEV_GOAL = "check_plan rejects every consistent plan (graphlemon/devloop/planner.py): find and fix it"
+SELFDEV_GOAL = "check_plan rejects every consistent plan (graphlemon/stages/planner.py): find and fix it"
 
 
 def git(repo: Path, *args: str) -> str:

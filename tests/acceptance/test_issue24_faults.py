@@ -16,11 +16,12 @@ import pytest
 from _loop_helpers import CALC
 from conftest import make_repo
 
-from graphlemon.devloop.loop import DirectStages, run_devloop
-from graphlemon.devloop.session import LoopConfig, LoopSession
+from graphlemon.devloop.loop import run_devloop
+from graphlemon.devloop.stages import Stages
 from graphlemon.errors import ErrorCode, GraphLemonError
 from graphlemon.ledger import Ledger
 from graphlemon.models import RunRecord, TimelineEvent
+from graphlemon.stages.session import LoopConfig, LoopSession
 from graphlemon.taskboard import TaskBoard
 
 GRAPHLEMON = str(Path(sys.executable).parent / "graphlemon")
@@ -60,7 +61,7 @@ def test_a_stage_that_hits_a_full_disk_blocks_the_task_with_the_path_and_resume_
     task = TaskBoard(project.ledger).create("Build calc")
     runs = _fill(project.ledger, "run")  # the tester's run records cannot be written
     session = LoopSession(project, task.task_id, LoopConfig(playbook=CALC / "playbook.yaml"))
-    final = run_devloop(session, DirectStages(session))
+    final = run_devloop(session, Stages(session.run))
     assert (final.status, final.blocked_reason) == ("blocked_pending_human", "stage_failed")
     assert "LEDGER_WRITE_FAILED" in final.note and str(runs) in final.note and "No space left" in final.note
     assert list((project.state_dir / "escalations").glob(f"{task.task_id}-*.md"))  # the evidence pack exists
@@ -69,7 +70,7 @@ def test_a_stage_that_hits_a_full_disk_blocks_the_task_with_the_path_and_resume_
     runs.unlink()  # space again
     TaskBoard(project.ledger).manual_resume(task.task_id, note="disk cleaned")
     again = LoopSession(project, task.task_id, LoopConfig(playbook=CALC / "playbook.yaml"))
-    assert run_devloop(again, DirectStages(again)).status == "done"
+    assert run_devloop(again, Stages(again.run)).status == "done"
 
 
 def test_when_even_the_block_cannot_be_recorded_the_cli_says_so_plainly(tmp_path, cli):

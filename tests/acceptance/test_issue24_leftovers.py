@@ -15,8 +15,9 @@ from pathlib import Path
 from _loop_helpers import CALC
 from conftest import make_repo, playbook_variant, turn
 
-from graphlemon.devloop.loop import DirectStages, run_devloop
-from graphlemon.devloop.session import LoopConfig, LoopSession
+from graphlemon.devloop.loop import run_devloop
+from graphlemon.devloop.stages import Stages
+from graphlemon.stages.session import LoopConfig, LoopSession
 from graphlemon.taskboard import TaskBoard
 
 GRAPHLEMON = str(Path(sys.executable).parent / "graphlemon")
@@ -62,14 +63,14 @@ def test_gc_removes_finished_tasks_worktrees_and_merged_branches_and_keeps_every
     board = TaskBoard(project.ledger)
     done = board.create("Build calc")
     session = LoopSession(project, done.task_id, LoopConfig(playbook=CALC / "playbook.yaml"))
-    assert run_devloop(session, DirectStages(session)).status == "done"
+    assert run_devloop(session, Stages(session.run)).status == "done"
 
     def mul_down(data):
         turn(data, role="coder", unit="mul")["raise"] = {"error": "executor_error", "message": "down"}
 
     blocked = board.create("Build calc again")
     other = LoopSession(project, blocked.task_id, LoopConfig(playbook=playbook_variant(tmp_path, CALC, mul_down)))
-    assert run_devloop(other, DirectStages(other)).status == "blocked_pending_human"
+    assert run_devloop(other, Stages(other.run)).status == "blocked_pending_human"
     blocked_worktrees = sorted(p.name for p in (project.state_dir / "worktrees" / blocked.task_id).glob("*"))
     blocked_branches = _branches(project.root, blocked.task_id)
     assert blocked_branches

@@ -11,12 +11,13 @@ from pathlib import Path
 
 from conftest import SNAKE, SNAKE_GOAL, make_repo
 
-from graphlemon.devloop.loop import DirectStages, run_devloop
-from graphlemon.devloop.outcomes import ValidationOutcome
-from graphlemon.devloop.own_state import own_state
-from graphlemon.devloop.session import LoopConfig, LoopSession
+from graphlemon.devloop.loop import run_devloop
+from graphlemon.devloop.stages import Stages
 from graphlemon.models import TaskEvent, TimelineEvent
 from graphlemon.nodes import node_exec_id
+from graphlemon.stages.outcomes import ValidationOutcome
+from graphlemon.stages.own_state import own_state
+from graphlemon.stages.session import LoopConfig, LoopSession
 from graphlemon.taskboard import TaskBoard
 
 GRAPHLEMON = str(Path(sys.executable).parent / "graphlemon")
@@ -26,7 +27,7 @@ PLAYBOOK = SNAKE / "playbook.yaml"
 def _run(project, goal: str, **config) -> LoopSession:
     task = TaskBoard(project.ledger).create(goal)
     session = LoopSession(project, task.task_id, LoopConfig(playbook=PLAYBOOK, **config))
-    run_devloop(session, DirectStages(session))
+    run_devloop(session, Stages(session.run))
     return session
 
 

@@ -6,24 +6,25 @@ from __future__ import annotations
 from prefect.settings import PREFECT_API_URL, get_current_settings, temporary_settings
 from prefect_stack import artifacts_keyed
 
-from flows.stages import _without_heartbeat
+from flows.stages import PrefectRunner
 
 
 def test_heartbeat_is_off_inside_and_untouched_outside():
     with temporary_settings({"flows.heartbeat_frequency": 30}):
-        with _without_heartbeat():
+        with PrefectRunner().without_heartbeat():
             assert get_current_settings().flows.heartbeat_frequency is None
         assert get_current_settings().flows.heartbeat_frequency == 30
 
 
 def test_derived_once_per_settings_and_again_when_the_settings_change():
+    runner = PrefectRunner()
     with temporary_settings({PREFECT_API_URL: "http://127.0.0.1:1/api"}):
-        with _without_heartbeat() as first:
+        with runner.without_heartbeat() as first:
             pass
-        with _without_heartbeat() as second:
+        with runner.without_heartbeat() as second:
             assert second.settings is first.settings  # no second copy of the settings model
     with temporary_settings({PREFECT_API_URL: "http://127.0.0.1:2/api"}):
-        with _without_heartbeat() as third:
+        with runner.without_heartbeat() as third:
             assert third.settings.api.url == "http://127.0.0.1:2/api"
             assert third.settings.flows.heartbeat_frequency is None
 

@@ -18,11 +18,12 @@ from conftest import make_repo, playbook_variant
 from fakes.messages_server import FakeMessagesServer
 
 from graphlemon.agents.budget import budget_status, update_budget
-from graphlemon.devloop.loop import DirectStages, run_devloop
-from graphlemon.devloop.session import LoopConfig, LoopSession
-from graphlemon.devloop.usage_limit_wait import SimulatedClock
+from graphlemon.devloop.loop import run_devloop
+from graphlemon.devloop.stages import Stages
 from graphlemon.errors import ErrorCode, GraphLemonError
 from graphlemon.models import BudgetConfig, EscalationRecord, TaskEvent, UsageRecord
+from graphlemon.stages.session import LoopConfig, LoopSession
+from graphlemon.stages.usage_limit_wait import SimulatedClock
 from graphlemon.taskboard import TaskBoard
 
 API_KEY = "sk-ant-test-budget-0123456789"
@@ -109,7 +110,7 @@ def test_failure_a_plan_usage_limit_and_an_exhausted_budget_are_two_different_re
         session = LoopSession(project, task.task_id, LoopConfig(playbook=playbook_variant(tmp_path, CALC, edit)))
         if clock is not None:
             session.executor.clock = clock
-        final = run_devloop(session, DirectStages(session))
+        final = run_devloop(session, Stages(session.run))
         return project, final, [e.status for e in project.ledger.read_as("task", TaskEvent)]
 
     def quota(data):  # add's coder keeps hitting the plan's session limit

@@ -18,10 +18,11 @@ from conftest import make_repo, playbook_variant
 from fakes.claude import FakeClaude, usage_limit, when
 
 from graphlemon.agents import build_request, run_turn
-from graphlemon.devloop.loop import DirectStages, run_devloop
-from graphlemon.devloop.session import LoopConfig, LoopSession
-from graphlemon.devloop.usage_limit_wait import SimulatedClock
+from graphlemon.devloop.loop import run_devloop
+from graphlemon.devloop.stages import Stages
 from graphlemon.models import NodeEvent, TaskEvent, TimelineEvent, UsageRecord
+from graphlemon.stages.session import LoopConfig, LoopSession
+from graphlemon.stages.usage_limit_wait import SimulatedClock
 from graphlemon.taskboard import TaskBoard
 
 PROBE = "Reply with the single word"
@@ -84,7 +85,7 @@ def test_happy_session_limit_waits_until_the_reset_probes_and_resumes_without_bl
         *claude_calc(),
     )
     session = start(calc, LoopConfig(executor="claude_code"), clock)
-    final = run_devloop(session, DirectStages(session))
+    final = run_devloop(session, Stages(session.run))
 
     assert final.status == "done", final.note
     statuses = [e.status for e in task_events(session)]
@@ -110,7 +111,7 @@ def test_boundary_opus_limit_retries_at_once_on_the_configured_non_opus_model(ca
     planner = script_turn("planner")
     fake_claude.queue(when(usage_limit("opus"), prompt=planner.skill_marks()), *claude_calc())
     session = start(calc, LoopConfig(executor="claude_code", fallback_model="claude-haiku-4-5"), clock)
-    final = run_devloop(session, DirectStages(session))
+    final = run_devloop(session, Stages(session.run))
 
     assert final.status == "done", final.note
     assert clock.sleeps == []  # no back-off at all
@@ -127,7 +128,7 @@ def test_boundary_opus_limit_retries_at_once_on_the_configured_non_opus_model(ca
 def test_failure_waiting_past_the_timeout_blocks_with_usage_limit_wait_timeout(calc, tmp_path, limit_type, hours, span):
     clock = SimulatedClock()
     session = start(calc, LoopConfig(playbook=quota_playbook(tmp_path, 10_000, limit_type)), clock)
-    final = run_devloop(session, DirectStages(session))
+    final = run_devloop(session, Stages(session.run))
 
     assert final.status == "blocked_pending_human" and final.blocked_reason == "usage_limit_wait_timeout"
     assert sum(clock.sleeps) == pytest.approx(hours * 3600)  # the default timeouts: 8 h / 9 days
@@ -143,11 +144,11 @@ def test_failure_then_a_manual_resume_reopens_the_gate_and_the_task_finishes(cal
     clock = SimulatedClock()
     config = LoopConfig(playbook=quota_playbook(tmp_path, 10_000), quota_session_timeout_s=3600)
     session = start(calc, config, clock)
-    assert run_devloop(session, DirectStages(session)).blocked_reason == "usage_limit_wait_timeout"
+    assert run_devloop(session, Stages(session.run)).blocked_reason == "usage_limit_wait_timeout"
 
     TaskBoard(calc.ledger).manual_resume(session.task_id, note="the plan has quota again")
     again = LoopSession(calc, session.task_id, config.model_copy(update={"playbook": CALC / "playbook.yaml"}))
-    final = run_devloop(again, DirectStages(again))  # same process: the task's gate remembered the timeout
+    final = run_devloop(again, Stages(again.run))  # same process: the task's gate remembered the timeout
     assert final.status == "done", final.note
 
 
@@ -207,7 +208,7 @@ def test_happy_real_clock_wait_is_in_the_ledger_for_analytics(calc, tmp_path):
     config = LoopConfig(playbook=quota_playbook(tmp_path, 2), quota_poll_initial_s=0.2, quota_session_timeout_s=30)
     session = start(calc, config)
     started = time.monotonic()
-    final = run_devloop(session, DirectStages(session))
+    final = run_devloop(session, Stages(session.run))
     assert final.status == "done", final.note
     assert time.monotonic() - started >= 0.6  # it really slept: 0.2 s, then 0.4 s
     row = budget(calc.root, section="tasks", task=session.task_id).iloc[0]

@@ -49,10 +49,11 @@ from graphlemon.deploy.deployments import ROLLBACK_FAILED_MESSAGE
 from graphlemon.deploy.haproxy import pid_alive, stop_group
 from graphlemon.deploy.self_deploy import deploy_merged, merged_commit
 from graphlemon.deploy.supervisor import DeployConfig, Supervisor
-from graphlemon.devloop.loop import DirectStages, run_devloop
-from graphlemon.devloop.session import LoopSession, LoopSettings
+from graphlemon.devloop.loop import run_devloop
+from graphlemon.devloop.stages import Stages
 from graphlemon.models import LEDGER_FILES, RunRecord, TaskEvent, TimelineEvent, utcnow
 from graphlemon.project import init_project, open_project
+from graphlemon.stages.session import LoopSession, LoopSettings
 from graphlemon.taskboard import TaskBoard
 
 HAPPY = ["staged", "candidate_starting", "health_check_running", "health_check_passed", "cutover_in_progress",
@@ -112,7 +113,7 @@ def _fix_with_the_devloop_direct(env: Env) -> str:
     task = TaskBoard(env.ledger).create(SELFDEV_GOAL)
     session = LoopSession.start(env.sup.project, task.task_id, executor="scripted", playbook=SELFDEV_PLAYBOOK,
                                 max_unit_attempts=1)  # fmt: skip
-    assert run_devloop(session, DirectStages(session)).status == "done"
+    assert run_devloop(session, Stages(session.run)).status == "done"
     assert deploy_merged(env.sup.project, task.task_id).status == "finalized"
     return task.task_id
 

@@ -1,4 +1,4 @@
-"""Who runs a task right now (devloop/runmarker.py): live and stale markers, and what `status` says of each."""
+"""Who runs a task right now (graphlemon/runmarker.py): live and stale markers, and what `status` says of each."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from graphlemon.devloop.runmarker import RunMarker, claim, release, run_state, write_marker
 from graphlemon.errors import GraphLemonError
+from graphlemon.runmarker import RunMarker, claim, release, run_state, write_marker
 
 
 def dead_pid() -> int:

@@ -1,6 +1,6 @@
 """The loop's own git never runs what a repository (or an agent writing in it) chose, and what the loop commits
 never carries a nested repository. Real git, real worktrees, the real loop with the scripted calc playbook
-(`DirectStages`: no Prefect server), real confined pytest runs — as root in CI."""
+(`Stages` with plain calls: no Prefect server), real confined pytest runs — as root in CI."""
 
 from __future__ import annotations
 
@@ -13,11 +13,12 @@ from _loop_helpers import CALC
 from conftest import make_repo, playbook_variant, turn
 
 from graphlemon import gitrun
-from graphlemon.devloop.loop import DirectStages, run_devloop
-from graphlemon.devloop.session import LoopConfig, LoopSession
+from graphlemon.devloop.loop import run_devloop
+from graphlemon.devloop.stages import Stages
 from graphlemon.errors import ErrorCode, GraphLemonError
 from graphlemon.models import NodeEvent
 from graphlemon.nodes import NodeTracker
+from graphlemon.stages.session import LoopConfig, LoopSession
 from graphlemon.taskboard import TaskBoard
 from graphlemon.worktrees import Worktrees
 
@@ -43,7 +44,7 @@ for target, text in [
 def _run(project, playbook: Path, goal: str = "Build calc"):
     task = TaskBoard(project.ledger).create(goal)
     session = LoopSession(project, task.task_id, LoopConfig(playbook=playbook))
-    return run_devloop(session, DirectStages(session))
+    return run_devloop(session, Stages(session.run))
 
 
 def _tree(root: Path, rev: str = "HEAD") -> list[tuple[str, str]]:

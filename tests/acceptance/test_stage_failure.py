@@ -11,9 +11,10 @@ from _loop_helpers import CALC, CalcModel, role_of
 from conftest import make_repo, playbook_variant, turn
 from fakes.messages_server import FakeMessagesServer
 
-from graphlemon.devloop.loop import DirectStages, run_devloop
-from graphlemon.devloop.session import LoopConfig, LoopSession
+from graphlemon.devloop.loop import run_devloop
+from graphlemon.devloop.stages import Stages
 from graphlemon.models import EscalationRecord, TaskEvent, UsageRecord
+from graphlemon.stages.session import LoopConfig, LoopSession
 from graphlemon.taskboard import TaskBoard
 
 API_KEY = "sk-ant-test-blocks-0123456789"
@@ -27,7 +28,7 @@ def test_a_stage_that_fails_for_good_blocks_the_task_with_the_error_and_resume_f
 
     task = TaskBoard(project.ledger).create("Build calc")
     broken = LoopSession(project, task.task_id, LoopConfig(playbook=playbook_variant(tmp_path, CALC, api_down)))
-    final = run_devloop(broken, DirectStages(broken))
+    final = run_devloop(broken, Stages(broken.run))
     assert (final.status, final.blocked_reason) == ("blocked_pending_human", "stage_failed")
     assert final.resume_status == "coding" and "EXECUTOR_ERROR" in final.note and "API unreachable" in final.note
     [pack] = project.ledger.read_as("escalation", EscalationRecord)
@@ -36,7 +37,7 @@ def test_a_stage_that_fails_for_good_blocks_the_task_with_the_error_and_resume_f
 
     TaskBoard(project.ledger).manual_resume(task.task_id, note="the API is back")
     fixed = LoopSession(project, task.task_id, LoopConfig(playbook=CALC / "playbook.yaml"))
-    assert run_devloop(fixed, DirectStages(fixed)).status == "done"
+    assert run_devloop(fixed, Stages(fixed.run)).status == "done"
     assert sum(u.role == "planner" for u in project.ledger.read_as("usage", UsageRecord)) == planner_turns
     statuses = [e.status for e in project.ledger.read_as("task", TaskEvent)]
     assert statuses[statuses.index("blocked_pending_human") + 1] == "coding"  # back where it stopped

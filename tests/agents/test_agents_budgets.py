@@ -80,9 +80,9 @@ def test_tool_results_are_capped_and_cleared_in_one_batch():
 
 
 def test_a_coder_out_of_turns_is_an_attempt_to_test(project):
-    from graphlemon.devloop.session import LoopSession
-    from graphlemon.devloop.unit_loop import _coder_answer
     from graphlemon.models import TimelineEvent
+    from graphlemon.stages.coder import _coder_answer
+    from graphlemon.stages.session import LoopSession
     from graphlemon.taskboard import TaskBoard
 
     task = TaskBoard(project.ledger).create("x")
@@ -102,9 +102,9 @@ def test_a_coder_out_of_turns_is_an_attempt_to_test(project):
 
 
 def test_the_previous_attempt_gives_the_coder_message_stack_hint_and_crash_reason():
-    from graphlemon.devloop.unit_loop import _feedback
     from graphlemon.models import TestSummary
-    from graphlemon.tester import TesterFailure, TesterOutput
+    from graphlemon.stages.tester import TesterFailure, TesterOutput
+    from graphlemon.stages.tester import hints_for_coder as _feedback
 
     failure = TesterFailure(test="tests/test_c.py::test_ac1_wall", file="tests/test_c.py", line=9, expected=True,
                             got=False, message="assert False is True", stack="x" * 5000 + "collision.py:9: in hits_wall",

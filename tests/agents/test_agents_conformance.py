@@ -20,10 +20,11 @@ from fakes.conformance_model import ConformanceClaude, ConformanceModel
 from fakes.messages_server import FakeMessagesServer
 
 from graphlemon.agents import AgentSettings
-from graphlemon.devloop.loop import DirectStages, run_devloop
-from graphlemon.devloop.session import LoopConfig, LoopSession
+from graphlemon.devloop.loop import run_devloop
+from graphlemon.devloop.stages import Stages
 from graphlemon.models import NodeEvent
 from graphlemon.project import init_project
+from graphlemon.stages.session import LoopConfig, LoopSession
 from graphlemon.taskboard import TaskBoard
 
 SNAKE = Path(__file__).resolve().parents[2] / "examples" / "snake"
@@ -41,7 +42,7 @@ def snake_project(dest: Path):
 def run_snake(project, executor: str, settings: AgentSettings):
     task = TaskBoard(project.ledger).create("Implement a snake game")
     session = LoopSession(project, task.task_id, LoopConfig(executor=executor, max_unit_attempts=2), settings)
-    return run_devloop(session, DirectStages(session))
+    return run_devloop(session, Stages(session.run))
 
 
 def test_the_conformance_fake_finishes_the_snake_goal_on_the_anthropic_backend(tmp_path):

@@ -17,9 +17,10 @@ import pytest
 from graphlemon.agents import build_executor, build_request
 from graphlemon.agents.claude_code import claude_prompt
 from graphlemon.agents.prompt import audit, file_tree, render
-from graphlemon.devloop.loop import DirectStages, run_devloop
-from graphlemon.devloop.session import LoopConfig, LoopSession
+from graphlemon.devloop.loop import run_devloop
+from graphlemon.devloop.stages import Stages
 from graphlemon.project import init_project
+from graphlemon.stages.session import LoopConfig, LoopSession
 from graphlemon.taskboard import TaskBoard
 
 SNAKE = Path(__file__).resolve().parents[2] / "examples" / "snake"
@@ -51,7 +52,7 @@ def snake_run(tmp_path: Path, playbook: str) -> Recorder:
     session = LoopSession(project, task.task_id, LoopConfig(playbook=SNAKE / playbook, max_unit_attempts=2))
     recorder = Recorder(build_executor("scripted", playbook=SNAKE / playbook))
     session.__dict__["executor"] = recorder  # the stages call the executor the session holds
-    run_devloop(session, DirectStages(session))
+    run_devloop(session, Stages(session.run))
     return recorder
 
 

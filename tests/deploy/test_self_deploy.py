@@ -22,10 +22,10 @@ from graphlemon.deploy.self_deploy import (
     why_no_deploy,
 )
 from graphlemon.deploy.supervisor import DeployConfig, SupervisorState
-from graphlemon.devloop.validator import BugVerdict, Perspective, decide_bug
 from graphlemon.errors import GraphLemonError
 from graphlemon.models import TimelineEvent
 from graphlemon.project import init_project, open_project, update_settings
+from graphlemon.stages.validator import BugVerdict, Perspective, decide_bug
 from graphlemon.taskboard import TaskBoard
 
 GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@graphlemon.local"]
@@ -89,7 +89,7 @@ def test_a_bad_setting_is_invalid_param_and_changes_nothing(project, fields, wha
 
 
 def _core_engine_verdict() -> BugVerdict:
-    view = Perspective(category="core_engine", reason="graphlemon/devloop/planner.py check_plan is inverted")
+    view = Perspective(category="core_engine", reason="graphlemon/stages/planner.py check_plan is inverted")
     return BugVerdict(unit_id="check-plan", spec=view, code=view, skill=view,
                       root_cause_detail="check_plan reports units the SDD does mention", sdd_section="2")  # fmt: skip
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from graphlemon.devloop.validation_suite import declared_suite
 from graphlemon.errors import GraphLemonError
+from graphlemon.stages.validation_suite import declared_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 

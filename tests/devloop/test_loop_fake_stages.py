@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from graphlemon.devloop.loop import run_devloop
-from graphlemon.devloop.outcomes import Attribution, IntegrationOutcome, PlanOutcome, UnitOutcome, ValidationOutcome
-from graphlemon.devloop.session import LoopConfig, LoopSession
 from graphlemon.devloop.unit_loop import unit_node_id
 from graphlemon.project import init_project
+from graphlemon.stages.outcomes import Attribution, IntegrationOutcome, PlanOutcome, UnitOutcome, ValidationOutcome
+from graphlemon.stages.session import LoopConfig, LoopSession
 from graphlemon.taskboard import TaskBoard
 from graphlemon.units import UnitEntry, UnitsFile
 

@@ -1,11 +1,11 @@
-"""Every routing decision of the DevLoop as a table (graphlemon/devloop/routing.py): pure functions, no I/O."""
+"""Every routing decision of the DevLoop as a table (graphlemon/stages/routing.py): pure functions, no I/O."""
 
 from __future__ import annotations
 
 import pytest
 
-from graphlemon.devloop.outcomes import Attribution, IntegrationOutcome, SkillUpdateOutcome, ValidationOutcome
-from graphlemon.devloop.routing import (
+from graphlemon.stages.outcomes import Attribution, IntegrationOutcome, SkillUpdateOutcome, ValidationOutcome
+from graphlemon.stages.routing import (
     INFRA_RERUNS,
     ROOT_CAUSE_ROUTES,
     after_human,
@@ -22,7 +22,7 @@ from graphlemon.devloop.routing import (
 @pytest.mark.parametrize(
     ("category", "auto", "action"),
     [
-        ("infra_flake", False, "rerun"),  # seed 001: environment trouble is rerun, whatever the confidence
+        ("infra_flake", False, "rerun"),  # environment trouble is rerun, whatever the confidence
         ("infra_flake", True, "rerun"),
         ("contract_mismatch", True, "patch_sdd"),
         ("contract_mismatch", False, "escalate"),  # low confidence -> a person

@@ -1,4 +1,4 @@
-"""The state message of a suspended deployed run (issue 14 point 2): why it waits, in one line of ≤ 500 chars."""
+"""The state message of a suspended deployed run: why it waits, in one line of ≤ 500 chars."""
 
 from graphlemon.devloop.escalation_pack import suspension_message
 from graphlemon.models import EscalationRecord

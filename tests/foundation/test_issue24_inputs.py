@@ -26,7 +26,7 @@ def _git(cwd: Path, *args: str) -> None:
 
 
 def test_a_playbook_means_the_scripted_executor_even_with_an_api_key_set(cli, project, tmp_path):
-    from graphlemon.devloop.session import LoopConfig
+    from graphlemon.stages.session import LoopConfig
     from graphlemon.taskboard import TaskBoard
 
     book = tmp_path / "pb.yaml"

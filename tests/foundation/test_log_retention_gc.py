@@ -13,11 +13,11 @@ from datetime import timedelta
 
 import pytest
 
-from graphlemon.devloop.runmarker import RunMarker, write_marker
 from graphlemon.execlogs import NodeLogs, log_path
 from graphlemon.execlogs.retention import purge_expired
 from graphlemon.models import ExecutionLogEvent, utcnow
 from graphlemon.nodes import NodeTracker
+from graphlemon.runmarker import RunMarker, write_marker
 
 NODE = "ne-t1-coder-add-r0"
 

@@ -9,13 +9,13 @@ import pytest
 
 import analytics
 from graphlemon.bugs import BugTracker
-from graphlemon.devloop.skill_update import judge
 from graphlemon.errors import ErrorCode, GraphLemonError
 from graphlemon.lifecycle import check
 from graphlemon.models import SkillGateResult, UsageRecord
 from graphlemon.skills import ROLES, load_skill
 from graphlemon.skills.iteration import SkillIterations, skill_log
 from graphlemon.skills.repo import SkillRepo, pin_for_task, repin
+from graphlemon.stages.skill_editor import judge
 from graphlemon.testrun.result_models import TestCase, TestFailure, TestRunResult
 
 PASSED = SkillGateResult(ok=True, note="the gate passed")

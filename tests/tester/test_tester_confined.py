@@ -12,7 +12,7 @@ import pytest
 from graphlemon.agents import build_executor
 from graphlemon.models import NodeEvent, RunRecord
 from graphlemon.project import init_project
-from graphlemon.tester import run_tester
+from graphlemon.stages.tester import run_tester
 from graphlemon.testrun.confine import bwrap_available
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "tester" / "todo_fastapi"

@@ -17,7 +17,7 @@ from graphlemon.agents import build_executor
 from graphlemon.bugs import BugTracker
 from graphlemon.models import NodeEvent, RunRecord, TimelineEvent
 from graphlemon.project import init_project
-from graphlemon.tester import TesterResult, run_tester
+from graphlemon.stages.tester import TesterResult, run_tester
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "tester" / "todo_fastapi"
 

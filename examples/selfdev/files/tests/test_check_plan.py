@@ -1,6 +1,6 @@
-"""check_plan's SDD-mentions-every-unit rule (graphlemon/devloop/planner.py, SDD 2)."""
+"""check_plan's SDD-mentions-every-unit rule (graphlemon/stages/planner.py, SDD 2)."""
 
-from graphlemon.devloop.planner import Drafts, PlanDoc, check_plan
+from graphlemon.stages.planner import Drafts, PlanDoc, check_plan
 
 UNIT = {"unit_id": "board", "code": ["snake/board.py"], "tests": ["tests/board"],
         "acceptance_criteria": [{"id": "AC1", "text": "moves one cell", "sdd_section": "3.1"}]}  # fmt: skip

@@ -5,7 +5,7 @@ Mapping (documented in docs/tester.md):
 * a test covers criterion `AC3` when its name contains the token `ac3` (case-insensitive,
   not glued to letters or digits): `test_ac3_wall_hit`, `it("AC3: wall hit")`;
 * a test covers status code 404 when its name contains `http404` (`test_http404_unknown_id`);
-  500 is never required (seed 000 rule 5: a 500 is a bug, not a feature).
+  500 is never required (a 500 is a bug, not a feature a test should ask for).
 
 acceptance_coverage = covered criteria / all criteria; contract_coverage = covered
 status codes / all declared codes except 500 (1.0 when none are declared).

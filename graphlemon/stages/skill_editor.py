@@ -31,9 +31,9 @@ from ..skills.iteration import SkillIteration, SkillIterations, blamed_skill
 from ..skills.repo import SkillRepo, repin
 from ..testrun.result_models import TestRunResult
 from ..worktrees import IDENTITY
+from .coder import CoderOutput, prior_attempts
 from .outcomes import SkillUpdateOutcome, ValidationOutcome
 from .session import LoopSession
-from .unit_loop import CoderOutput, prior_attempts
 
 
 class SkillEdit(BaseModel):

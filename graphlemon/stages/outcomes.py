@@ -27,6 +27,12 @@ class _Outcome(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class Noted(_Outcome):
+    """A step of the loop whose result is a line of the task's story (a routing decision, an SDD patch applied)."""
+
+    summary: str
+
+
 class PlanOutcome(_Outcome):
     ok: bool
     attempts: int = 1

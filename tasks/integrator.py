@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from prefect import task
 
-from graphlemon.devloop.integrator import run_integration
-from graphlemon.devloop.outcomes import IntegrationOutcome
+from graphlemon.stages.integrator import run_integration
+from graphlemon.stages.outcomes import IntegrationOutcome
+from graphlemon.stages.session import RunRef
 
-from ._common import STAGE_OPTIONS, finished, session_for, timeline_logged
+from ._common import STAGE_OPTIONS, finished, timeline_logged
 
 
 @task(name="integrator", task_run_name="integrator · round {loop_round} · attempt {attempt}", **STAGE_OPTIONS)
-def integrator_task(project: str, task_id: str, loop_round: int, attempt: int) -> IntegrationOutcome:
+def integrator_task(run: RunRef, loop_round: int, attempt: int) -> IntegrationOutcome:
     """Run the integration cases on the merged code (a failed run goes to the bug-triager task)."""
-    with timeline_logged(session_for(project, task_id)) as session:
+    with timeline_logged(run) as session:
         out = run_integration(session, loop_round, attempt)
     return finished(
         out, red=not out.ok, name="Red", message=f"{out.failures} integration case(s) failed ({out.run_id})"

@@ -1,4 +1,4 @@
-"""The Tester self-check (seed 000 §⑧, all 10 items, plus the issue's extra rules) -> violations.
+"""The Tester self-check (docs/tester.md: ten items and two more rules) -> violations.
 
 A tester turn whose output has violations is not accepted: the stage retries the
 turn once with the violations as feedback, then marks the node failed.
@@ -27,7 +27,7 @@ from pydantic import ValidationError
 from ..ledger import Ledger
 from ..models import BugEvent, TimelineEvent
 from ..units import UnitSpec
-from .coverage import criteria_without_negative
+from .tester_coverage import criteria_without_negative
 from .tester_models import TesterOutput, TesterResult
 
 _TEST_FN = re.compile(r"^\s*(?:async\s+)?def\s+test\w*\s*\(|\b(?:it|test)\s*\(\s*['\"`]", re.MULTILINE)

@@ -4,22 +4,23 @@ from __future__ import annotations
 
 from prefect import task
 
-from graphlemon.devloop.outcomes import ValidationOutcome
-from graphlemon.devloop.validator import run_validator
+from graphlemon.stages.outcomes import ValidationOutcome
+from graphlemon.stages.session import RunRef
+from graphlemon.stages.validator import run_validator
 
-from ._common import STAGE_OPTIONS, session_for, task_key, timeline_logged
+from ._common import STAGE_OPTIONS, task_key, timeline_logged
 from ._redacted_artifacts import create_table_artifact
 
 
 @task(name="validator", task_run_name="validator · round {loop_round}", **STAGE_OPTIONS)
-def validator_task(project: str, task_id: str, loop_round: int) -> ValidationOutcome:
+def validator_task(run: RunRef, loop_round: int) -> ValidationOutcome:
     """All tests + benchmark checks; root cause per bug; the route."""
-    with timeline_logged(session_for(project, task_id)) as session:
+    with timeline_logged(run) as session:
         outcome = run_validator(session, loop_round)
     rows = [
         {"bug": b.bug_id, "unit": b.unit_id or "", "status": b.status, "root_cause": b.root_cause_category or "",
          "route": b.suggested_route or "", "title": b.title}
-        for b in session.bugs.list(task_id=task_id)
+        for b in session.bugs.list(task_id=run.task_id)
     ]  # fmt: skip
     if rows:
         create_table_artifact(

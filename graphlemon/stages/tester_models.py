@@ -1,4 +1,4 @@
-"""Tester records (seed 000 §④ / §⑥): the run's result.json and the stage's TesterOutput."""
+"""Tester records (docs/tester.md): the run's result.json and the stage's TesterOutput."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ class BugTransitionRef(BaseModel):
 
 
 class TesterOutput(BaseModel):
-    """What the Tester stage returns (seed 000 §④ TesterOutput + next_action, retry budget, self-check)."""
+    """What the Tester stage returns: the run's summary, failures with hints, next_action, retry budget, self-check."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     __test__ = False

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from prefect import task
 
-from graphlemon.devloop.unit_loop import CoderTurn, coder_turn
+from graphlemon.stages.coder import CoderTurn, coder_turn
+from graphlemon.stages.session import RunRef
 
-from ._common import STAGE_OPTIONS, session_for, timeline_logged
+from ._common import STAGE_OPTIONS, timeline_logged
 
 
 def _run_name() -> str:
@@ -14,13 +15,13 @@ def _run_name() -> str:
     from prefect.runtime import task_run
 
     p = task_run.parameters
-    return f"coder {p['unit_id']} · attempt {p['attempt'] - p.get('first', 1) + 1}"
+    return f"coder {p['unit_id']} · attempt {p['attempt'] - p['first'] + 1}"
 
 
 @task(name="coder", task_run_name=_run_name, **STAGE_OPTIONS)
 def coder_task(
-    project: str, task_id: str, nid: str, unit_id: str, attempt: int, loop_round: int, hints: str | None, first: int = 1
+    run: RunRef, nid: str, unit_id: str, attempt: int, first: int, loop_round: int, hints: str | None
 ) -> CoderTurn:
     """One coder turn in the unit's worktree, committed (`attempt` counts across rounds, `first` is this round's)."""
-    with timeline_logged(session_for(project, task_id)) as session:
-        return coder_turn(session, nid, unit_id, attempt, loop_round, hints)
+    with timeline_logged(run) as session:
+        return coder_turn(session, nid, unit_id, attempt, first, loop_round, hints)

@@ -7,11 +7,11 @@ from pathlib import Path
 from prefect import task
 
 from graphlemon import testrun
-from graphlemon.devloop.unit_loop import test_unit
-from graphlemon.tester import TesterOutput
+from graphlemon.stages.session import RunRef
+from graphlemon.stages.tester import TesterOutput, test_unit
 from graphlemon.testrun import TestRunResult
 
-from ._common import STAGE_OPTIONS, artifact_key, finished, session_for, task_key, timeline_logged
+from ._common import STAGE_OPTIONS, artifact_key, finished, task_key, timeline_logged
 from ._redacted_artifacts import create_markdown_artifact, create_table_artifact
 
 
@@ -44,11 +44,11 @@ def _tester_name() -> str:
 
 @task(name="tester", task_run_name=_tester_name, **STAGE_OPTIONS)
 def tester_task(
-    project: str, task_id: str, nid: str, unit_id: str, attempt: int, first: int, loop_round: int, code_ref: str | None
+    run: RunRef, nid: str, unit_id: str, attempt: int, first: int, loop_round: int, code_ref: str | None
 ) -> TesterOutput:
     """The Tester stage of one L1 attempt (tests written, run, hints, bugs), with a table artifact for the UI;
     red tests end the task run in the state `Red` with the first failure and its hint."""
-    with timeline_logged(session_for(project, task_id), unit_id=unit_id) as session:
+    with timeline_logged(run, unit_id=unit_id) as session:
         out = test_unit(session, nid, unit_id, attempt, first, loop_round, code_ref)
     rows = [{"test": f.test, "expected": str(f.expected), "got": str(f.got), "hint": f.hint, "bug": f.bug_id or ""}
             for f in out.failures] or [{"test": f"all {out.summary.total} passed", "expected": "", "got": "", "hint": "", "bug": ""}]  # fmt: skip

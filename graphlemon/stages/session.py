@@ -1,18 +1,26 @@
-"""A `LoopSession`: everything a DevLoop stage needs for one task, built once per process.
+"""A `LoopSession`: everything a DevLoop stage needs for one task, opened from its `RunRef`.
 
 The project and its trackers (tasks, nodes, bugs, artifacts, unit files,
 worktrees), the loop's limits (`LoopConfig`), the executor, and two helpers every
 stage uses: `turn()` (one role turn through the Executor) and `timeline()`.
-Stage outcomes are appended to the ledger (`outcomes.ndjson`, one record per finished
-step), so a resumed run returns a finished stage's outcome instead of running it again.
+
+What crosses a process or a Prefect task boundary is the run's reference, `RunRef(project, task_id)`,
+never a session: `open_session(run)` is the one factory. Inside a run (`with session.bound():`) it returns
+that run's session, so every stage of the run shares one executor and one ledger reader; elsewhere (a
+work-pool worker running one unit loop) it opens the task from its recorded settings.
+
+Every replayable step goes through `memo`: its result is an append-only outcome record in the ledger
+(`outcomes.ndjson`), so a resumed run returns a finished step's result instead of running it again.
 """
 
 from __future__ import annotations
 
+import contextvars
 import json
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeVar
@@ -109,6 +117,29 @@ class LoopConfig(LoopSettings):
         return config
 
 
+class RunRef(BaseModel):
+    """The one serialisable reference to a task's run: what a stage task, a unit-loop subflow or a work-pool run
+    receives. `open_session(run)` turns it into the run's `LoopSession`."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    project: str = Field(min_length=1, description="The project's root (the target git repository).")
+    task_id: str = Field(min_length=1)
+
+
+_BOUND: contextvars.ContextVar[LoopSession | None] = contextvars.ContextVar("graphlemon_session", default=None)
+
+
+def open_session(run: RunRef, agent_settings: Callable[[], AgentSettings] | None = None) -> LoopSession:
+    """The session of `run`: the one bound by the run this code runs in (`LoopSession.bound`), or else a new one
+    from the task's recorded settings, its agents' settings from `agent_settings()` (None: the environment)."""
+    current = _BOUND.get()
+    if current is not None and current.run == run:
+        return current
+    config = LoopConfig.load(Path(run.project) / ".graphlemon", run.task_id)
+    return LoopSession(Path(run.project), run.task_id, config, agent_settings() if agent_settings else None)
+
+
 class LoopSession:
     def __init__(
         self,
@@ -131,6 +162,20 @@ class LoopSession:
         """The session of a run: the task's recorded settings with this run's overrides, recorded again, so a
         resume runs with the same settings."""
         return cls(project, task_id, LoopConfig.record(project.state_dir, task_id, **overrides), agent_settings)
+
+    @cached_property
+    def run(self) -> RunRef:
+        return RunRef(project=str(self.project.root), task_id=self.task_id)
+
+    @contextmanager
+    def bound(self) -> Iterator[LoopSession]:
+        """`open_session(self.run)` returns this session inside the block (in this context and the threads and
+        Prefect task runs started from it)."""
+        token = _BOUND.set(self)
+        try:
+            yield self
+        finally:
+            _BOUND.reset(token)
 
     # -- trackers ------------------------------------------------------------------------------
     @property
@@ -259,13 +304,15 @@ class LoopSession:
     def enter_node(
         self, nid: str, outcome: type[M], *, stage: str, loop_round: int, attempt: int | None = None
     ) -> M | None:
-        """A finished node returns its stored outcome; otherwise the node is (back) in `running`, whatever state an
-        interrupted run left it in, and None says: run the stage."""
+        """A node whose outcome is recorded returns it (`memo`'s record is the one sign a step finished; a node a
+        killed run left just before its `done` gets it now); otherwise the node is (back) in `running`, whatever
+        state an interrupted run left it in, and None says: run the stage."""
         node = self.nodes.find(nid)
-        if node is not None and node.status == "done":
-            stored = self.load_outcome(nid, outcome)
-            if stored is not None:
-                return stored
+        stored = self.load_outcome(nid, outcome)
+        if stored is not None:
+            if node is not None and node.status in ("running", "verifying"):
+                self.nodes.transition(nid, "done")
+            return stored
         if node is None:
             self.nodes.transition(
                 nid, "running", task_id=self.task_id, stage=stage, loop_round=loop_round, attempt=attempt
@@ -280,6 +327,27 @@ class LoopSession:
         return None
 
     # -- stage outcomes: append-only ledger records (resume) ------------------------------------
+    def memo(
+        self,
+        node_exec_id: str,
+        name: str,
+        model: type[M],
+        compute: Callable[[], M],
+        then: Callable[[M], None] | None = None,
+    ) -> M:
+        """A replayable step: its recorded result, or `compute()` recorded once. Every step a resumed run must not
+        repeat (a coder or tester turn and its answer, a routing event, an SDD patch; a stage's node through
+        `enter_node`) is found by its record here, never by node status or file contents. `then(result)` follows a
+        fresh result once it is recorded (an artifact, a log rendered from the records): at most once."""
+        done = self.load_outcome(node_exec_id, model, name)
+        if done is not None:
+            return done
+        value = compute()
+        self.save_outcome(node_exec_id, value, name)
+        if then is not None:
+            then(value)
+        return value
+
     def save_outcome(self, node_exec_id: str, outcome: BaseModel, name: str = "outcome") -> str:
         """Append the step's result to outcomes.ndjson (once: a replayed step finds it and never writes again)."""
         self.ledger.append(

@@ -5,17 +5,18 @@ from __future__ import annotations
 from prefect import task
 from prefect.artifacts import create_markdown_artifact
 
-from graphlemon.devloop.outcomes import SkillUpdateOutcome
-from graphlemon.devloop.skill_update import run_skill_update
+from graphlemon.stages.outcomes import SkillUpdateOutcome
+from graphlemon.stages.session import RunRef
+from graphlemon.stages.skill_editor import run_skill_update
 
-from ._common import STAGE_OPTIONS, session_for, task_key
+from ._common import STAGE_OPTIONS, task_key, timeline_logged
 
 
 @task(name="skill-editor", task_run_name="skill-editor · round {loop_round}", **STAGE_OPTIONS)
-def skill_editor_task(project: str, task_id: str, loop_round: int) -> SkillUpdateOutcome:
+def skill_editor_task(run: RunRef, loop_round: int) -> SkillUpdateOutcome:
     """A skill_defect bug → a gated iteration of the blamed role's skill (applied or rejected)."""
-    session = session_for(project, task_id)
-    outcome = run_skill_update(session, loop_round)
+    with timeline_logged(run) as session:
+        outcome = run_skill_update(session, loop_round)
     create_markdown_artifact(
         key=task_key(session, "skill", f"r{loop_round}"),
         markdown=f"**{outcome.iteration_id}** ({outcome.skill}, bug `{outcome.bug_id}`): {outcome.status} — {outcome.note}",

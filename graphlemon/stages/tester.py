@@ -1,5 +1,6 @@
-"""The Tester stage (loop L1, seed 000): one tester turn, a structured test run, hints, bugs, self-check.
+"""Tester stage (loop L1): one tester turn, a structured test run, hints, bugs, self-check (docs/tester.md).
 
+    test_unit(session, nid, unit_id, attempt, first, loop_round, code_ref) -> TesterOutput   (the loop's entry)
     run_tester(project, unit_id, executor=..., mode="test" | "retry" | "resume", workdir=..., ...)
         -> TesterOutput
 
@@ -30,8 +31,9 @@ from ..models import RunFailure, RunRecord, TimelineEvent, utcnow
 from ..project import ProjectHandle
 from ..redact import write_redacted
 from ..units import UnitFiles
-from . import coverage
-from .bridge import bridge_failures, bridge_pass
+from . import tester_coverage as coverage
+from .session import LoopSession
+from .tester_bridge import bridge_failures, bridge_pass
 from .tester_models import TesterAgentOutput, TesterFailure, TesterMode, TesterOutput, TesterResult
 from .tester_selfcheck import read_test_files, self_check, unit_modules
 
@@ -43,6 +45,96 @@ RUN_ID_PREFIX = "run"
 
 def new_run_id() -> str:
     return f"{RUN_ID_PREFIX}-{utcnow():%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+
+
+def test_unit(
+    session: LoopSession, nid: str, unit_id: str, attempt: int, first: int, loop_round: int, code_ref: str | None
+) -> TesterOutput:
+    """The tester stage in the unit's worktree (a crash gets one tester re-run first); memoised per attempt."""
+    return session.memo(
+        nid, f"a{attempt}-tester", TesterOutput, lambda: _test(session, nid, unit_id, attempt, first, loop_round, code_ref),
+        then=lambda out: session.artifacts.write("test_report", _report(out), task_id=session.task_id, unit_id=unit_id,
+                                                 title=f"{unit_id} attempt {attempt}"),
+    )  # fmt: skip
+
+
+def _test(
+    session: LoopSession, nid: str, unit_id: str, attempt: int, first: int, loop_round: int, code_ref: str | None
+) -> TesterOutput:
+    worktree = session.worktrees.unit(unit_id)
+    mode = "test" if attempt == 1 else "retry"  # the unit's first attempt writes the tests; later ones re-run them
+    out = run_tester(
+        session.project, unit_id, executor=session.executor, mode=mode, workdir=worktree.path,
+        task_id=session.task_id, node_exec_id=f"{nid}-tester-a{attempt}", attempt=attempt,
+        max_attempts=first + session.config.max_unit_attempts - 1, loop_round=loop_round,
+        timeout_s=session.config.test_timeout_s, code_ref=code_ref, run_id=f"run-{nid}-a{attempt}",
+    )  # fmt: skip
+    if out.next_action == "retry_tester":  # the suite crashed: the tester gets one more run before the coder
+        out = run_tester(
+            session.project, unit_id, executor=None, mode="retry", workdir=worktree.path, task_id=session.task_id,
+            node_exec_id=f"{nid}-tester-a{attempt}-rerun", attempt=attempt, loop_round=loop_round,
+            max_attempts=first + session.config.max_unit_attempts - 1, timeout_s=session.config.test_timeout_s,
+            code_ref=code_ref, run_id=f"run-{nid}-a{attempt}-rerun",
+        )  # fmt: skip
+    session.commit_work(worktree, f"tester: {unit_id} tests (attempt {attempt})", node_exec_id=nid, stage="tester",
+                        unit_id=unit_id)  # fmt: skip
+    if out.ok:
+        session.worktrees.require_committed(worktree, session.unit_files.unit(unit_id).tests)
+    return out
+
+
+STACK_CHARS = 1_500
+
+
+def crash_reason(session: LoopSession, out: TesterOutput) -> str | None:
+    """Why the unit's suite could not run, from the run's result.json (None when it ran, or the file is gone)."""
+    if not out.crashed:
+        return None
+    try:
+        result = TesterResult.model_validate_json((session.project.root / out.result_ref).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return result.crash_reason
+
+
+def hints_for_coder(out: TesterOutput, crash_reason: str | None = None) -> str:
+    """The previous attempt for the coder: each failing test with its message, trimmed stack and hint; or why the
+    suite could not run."""
+    parts = []
+    if out.crashed:
+        reason = crash_reason or next((f.message for f in out.failures if f.message), "") or "see the stack below"
+        parts.append(f"The test suite could not run: {reason.strip()[:800]}")
+    for f in out.failures:
+        where = f" ({f.file}:{f.line})" if f.file and f.line else ""
+        lines = [f"- test {f.test}{where}" + (f", bug {f.bug_id}" if f.bug_id else "")]
+        if f.expected is not None or f.got is not None:
+            lines.append(f"  expected {f.expected!r}, got {f.got!r}")
+        if f.message:
+            lines.append(f"  message: {f.message.strip()[:600]}")
+        if f.stack:
+            stack = f.stack.strip()
+            lines.append(
+                "  stack (trimmed):\n" + _indent(stack if len(stack) <= STACK_CHARS else "…" + stack[-STACK_CHARS:])
+            )
+        lines.append(f"  hint: {f.hint}")
+        parts.append("\n".join(lines))
+    return "\n".join(parts) or "the tests failed without details"
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line for line in text.splitlines())
+
+
+def _report(out: TesterOutput) -> str:
+    s = out.summary
+    rows = "\n".join(f"| {f.test} | {f.expected} | {f.got} | {f.hint} | {f.bug_id or ''} |" for f in out.failures)
+    table = f"\n| test | expected | got | hint | bug |\n|---|---|---|---|---|\n{rows}\n" if rows else "\n"
+    return (
+        f"# Test report: {out.unit_id} ({out.run_id})\n\n"
+        f"{'green' if out.ok else 'crashed' if out.crashed else 'red'}: {s.passed}/{s.total} passed, {s.failed} failed, "
+        f"{s.skipped} skipped; acceptance coverage {out.acceptance_coverage:.0%}, contract coverage "
+        f"{out.contract_coverage:.0%} (executor: {out.executor})\n{table}"
+    )
 
 
 def run_tester(

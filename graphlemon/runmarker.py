@@ -17,9 +17,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ..errors import ErrorCode, GraphLemonError
-from ..models import utcnow
-from ..processes import pid_alive
+from .errors import ErrorCode, GraphLemonError
+from .models import utcnow
+from .processes import pid_alive
 
 
 class RunMarker(BaseModel):

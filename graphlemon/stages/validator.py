@@ -135,7 +135,7 @@ def run_validator(session: LoopSession, loop_round: int) -> ValidationOutcome:
     record_run_refusals(
         guard, session.ledger, what="validation run", node_exec_id=nid, task_id=session.task_id, stage="validator"
     )
-    own = own_state(session)  # this task's units, never another task's bug states (issue 24)
+    own = own_state(session)  # this task's units, never another task's bug states
     complete = own.green
     bench = session.artifacts.latest("benchmark", task_id=session.task_id)
     checks = (

@@ -1,4 +1,4 @@
-"""Tester ↔ bugs.ndjson (seed 000 §7.3).
+"""Tester ↔ bugs.ndjson (the bug lifecycle: docs/tester.md, `lifecycle.BUG`).
 
 * every failure -> `bug_open` (dedup on unit:test: an active bug of the same test is
   reused, not reopened twice) and the failure carries the `bug_id`;

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from prefect import task
 
-from graphlemon.devloop.outcomes import PlanOutcome
-from graphlemon.devloop.planner import run_planner
+from graphlemon.stages.outcomes import PlanOutcome
+from graphlemon.stages.planner import run_planner
+from graphlemon.stages.session import RunRef
 
-from ._common import STAGE_OPTIONS, finished, session_for, task_key, timeline_logged
+from ._common import STAGE_OPTIONS, finished, task_key, timeline_logged
 from ._redacted_artifacts import create_markdown_artifact
 
 
 @task(name="planner", task_run_name="planner · round {loop_round}", **STAGE_OPTIONS)
-def planner_task(project: str, task_id: str, loop_round: int, feedback: str | None) -> PlanOutcome:
+def planner_task(run: RunRef, loop_round: int, feedback: str | None) -> PlanOutcome:
     """Plan (or re-plan) the task: BRD / PRD / SDD / benchmark, units, specs, contracts."""
-    with timeline_logged(session_for(project, task_id)) as session:
+    with timeline_logged(run) as session:
         outcome = run_planner(session, loop_round, feedback)
     if outcome.ok:
         store = session.artifacts

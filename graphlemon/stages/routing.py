@@ -1,16 +1,16 @@
 """Where the loop goes next: every routing decision of the DevLoop as a pure function over records.
 
-No I/O here: the loop (`loop.py`) reads the ledger, calls these, and acts. Each
+No I/O here: the loops (graphlemon/devloop/) and the stages read the ledger, calls these, and acts. Each
 function is a table (tests/devloop/test_routing.py covers every row):
 
-* `triage_action` — a BugTriager verdict → the L2 action (seed 001: infra_flake →
+* `triage_action` — a BugTriager verdict → the L2 action (docs/triage.md: infra_flake →
   rerun, contract_mismatch auto-applied → patch the SDD, impl_bug → reset the units,
   spec_ambiguous or an unconfident verdict → a human);
 * `after_integration` — an L2 attempt's outcome → pass / act and try again / block;
 * `root_cause_route` — one bug's root cause → its suggested route (core_engine: the Coder in GraphLemon's own
   repository, a person anywhere else; REQ-15);
 * `validator_route` — the validator's attributions → fast_lane / full_replan / skill_update / escalate
-  (seed 004 REQ-04 / REQ-05: coder → Coder, planning → Planner, REQ-08: skill_defect → the
+  (REQ-04 / REQ-05: coder → Coder, planning → Planner, REQ-08: skill_defect → the
   SkillEditor, anything else → a human);
 * `stuck_bugs` — the same bug attributed in N rounds in a row → not converging (REQ-05);
 * `after_validation` — a validator outcome × round × history → done / next round / skill update / block;

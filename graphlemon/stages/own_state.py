@@ -1,4 +1,4 @@
-"""What a task's own work says about it: its red units and the bugs its own runs reported (issue 24).
+"""What a task's own work says about it: its red units and the bugs its own runs reported.
 
 Bugs are de-duplicated on `unit:test` across tasks, so a failure this task's tester saw
 may be filed under another task's bug. A task is therefore judged by its own unit loops

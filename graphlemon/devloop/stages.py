@@ -1,0 +1,91 @@
+"""`Stages`: how the loops call each stage, the one implementation for both engines.
+
+Each method names its step and the domain function that does it, and hands both to a `Runner`
+with the run's reference (`RunRef`) and the step's arguments. The domain's runner, `call`, opens the
+run's session and calls the function. The Prefect layer supplies a runner that runs the same step as
+its Prefect task (a unit loop: as a subflow), which opens the session from the same reference and
+calls the same function (flows/stages.py). Nothing else differs between the engines.
+
+Unit loops of one wave run side by side in threads; each thread starts from the caller's context,
+so the run's bound session (and a Prefect run context) reach it.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Protocol, TypeVar
+
+from ..stages.bug_triager import triage_integration
+from ..stages.coder import CoderTurn, coder_turn
+from ..stages.integrator import run_integration
+from ..stages.outcomes import IntegrationOutcome, PlanOutcome, SkillUpdateOutcome, UnitOutcome, ValidationOutcome
+from ..stages.planner import run_planner
+from ..stages.session import LoopSession, RunRef, open_session
+from ..stages.skill_editor import run_skill_update
+from ..stages.tester import TesterOutput, test_unit
+from ..stages.validator import run_validator
+from .unit_loop import run_unit_loop
+
+T = TypeVar("T")
+
+
+class Runner(Protocol):
+    """Runs one step: `step` names it (`planner`, `unit-loop`, `coder`, `tester`, `integrator`, `bug-triager`,
+    `validator`, `skill-editor`), `fn(session, *args)` is the domain function that does it."""
+
+    def __call__(self, step: str, fn: Callable[..., T], run: RunRef, *args: Any) -> T: ...
+
+
+def call(step: str, fn: Callable[..., T], run: RunRef, *args: Any) -> T:
+    """The domain's runner: the step as a plain call on the run's session."""
+    return fn(open_session(run), *args)
+
+
+class Stages:
+    """Each stage of the loops, run by `runner` (default: plain calls); independent units run in threads."""
+
+    def __init__(self, run: RunRef, runner: Runner = call, max_parallel_units: int = 4) -> None:
+        self.run, self.runner, self.max_parallel_units = run, runner, max_parallel_units
+
+    def plan(self, loop_round: int, feedback: str | None) -> PlanOutcome:
+        return self.runner("planner", run_planner, self.run, loop_round, feedback)
+
+    def code_units(
+        self, unit_ids: list[str], loop_round: int, feedback: dict[str, str], pass_tag: str = ""
+    ) -> list[UnitOutcome]:
+        with ThreadPoolExecutor(max_workers=min(self.max_parallel_units, max(1, len(unit_ids)))) as pool:
+            futures = [
+                pool.submit(contextvars.copy_context().run, self.unit_loop, u, loop_round, feedback.get(u), pass_tag)
+                for u in unit_ids
+            ]
+            return [f.result() for f in futures]
+
+    def unit_loop(self, unit_id: str, loop_round: int, feedback: str | None, pass_tag: str = "") -> UnitOutcome:
+        return self.runner("unit-loop", self._unit_loop, self.run, unit_id, loop_round, feedback, pass_tag)
+
+    def _unit_loop(self, session: LoopSession, unit_id: str, loop_round: int, feedback: str | None, pass_tag: str):
+        return run_unit_loop(session, self, unit_id, loop_round, feedback, pass_tag)
+
+    def coder_turn(
+        self, nid: str, unit_id: str, attempt: int, first: int, loop_round: int, hints: str | None
+    ) -> CoderTurn:
+        return self.runner("coder", coder_turn, self.run, nid, unit_id, attempt, first, loop_round, hints)
+
+    def test_unit(
+        self, nid: str, unit_id: str, attempt: int, first: int, loop_round: int, code_ref: str | None
+    ) -> TesterOutput:
+        return self.runner("tester", test_unit, self.run, nid, unit_id, attempt, first, loop_round, code_ref)
+
+    def integrate(self, loop_round: int, attempt: int) -> IntegrationOutcome:
+        return self.runner("integrator", run_integration, self.run, loop_round, attempt)
+
+    def triage(self, loop_round: int, attempt: int, run_id: str) -> IntegrationOutcome:
+        return self.runner("bug-triager", triage_integration, self.run, loop_round, attempt, run_id)
+
+    def validate(self, loop_round: int) -> ValidationOutcome:
+        return self.runner("validator", run_validator, self.run, loop_round)
+
+    def update_skill(self, loop_round: int) -> SkillUpdateOutcome:
+        return self.runner("skill-editor", run_skill_update, self.run, loop_round)

@@ -1,0 +1,183 @@
+"""Coder stage (loop L1): one coder turn in the unit's worktree, committed.
+
+The coder sees the unit, its acceptance criteria, its contract, the units it depends on and
+its SDD sections, plus the previous attempt's test failures as hints; it may write only the
+unit's code paths. The turn, its answer and its commit are memoised per attempt, so a resumed
+run never repeats a finished turn.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..models import OutcomeRecord
+from ..nodes import node_exec_id
+from .session import LoopSession
+
+
+class CoderOutput(BaseModel):
+    """The coder role's answer for one turn."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    summary: str = Field(min_length=1)
+    files: list[str] = Field(default_factory=list)
+
+
+class CoderTurn(BaseModel):
+    attempt: int
+    commit: str | None
+    files_changed: list[str]
+    summary: str
+
+
+def prior_attempts(session: LoopSession, unit_id: str, nid: str) -> int:
+    """Coder attempts this unit used in its earlier node executions (the unit's counter runs across rounds)."""
+    nodes = session.nodes.for_task(session.task_id)
+    return max(
+        (n.attempt for n in nodes if n.stage == "coder" and n.unit_id == unit_id and n.node_exec_id != nid), default=0
+    )
+
+
+def red_units(session: LoopSession) -> list[str]:
+    """Units whose latest coder node in this task is not done (blocked, or never coded)."""
+    latest: dict[str, tuple] = {}
+    for n in session.nodes.for_task(session.task_id):
+        if n.stage == "coder" and n.unit_id:
+            key = (n.loop_round, n.started_at)
+            if n.unit_id not in latest or key >= latest[n.unit_id][0]:
+                latest[n.unit_id] = (key, n.status)
+    return [u for u in session.unit_files.units().ids() if latest.get(u, (None, "missing"))[1] != "done"]
+
+
+def unit_node_id(task_id: str, unit_id: str, loop_round: int, pass_tag: str = "") -> str:
+    """The L1 node of a unit in a round (`pass_tag`: an L2 reset of the unit within the round)."""
+    return node_exec_id(task_id, "coder", unit_id=unit_id, loop_round=loop_round) + (f"-{pass_tag}" if pass_tag else "")
+
+
+def coder_turn(
+    session: LoopSession, nid: str, unit_id: str, attempt: int, first: int, loop_round: int, hints: str | None
+) -> CoderTurn:
+    """One coder turn in the unit's worktree, committed; memoised per attempt (`attempt` counts across rounds,
+    `first` is this round's first attempt: the turn is attempt `attempt - first + 1` of its round)."""
+    return session.memo(
+        nid, f"a{attempt}-coder", CoderTurn, lambda: _turn(session, nid, unit_id, attempt, hints),
+        then=lambda turn: _recorded(session, unit_id, turn),
+    )  # fmt: skip
+
+
+def _turn(session: LoopSession, nid: str, unit_id: str, attempt: int, hints: str | None) -> CoderTurn:
+    worktree = session.worktrees.unit(unit_id)
+    files = session.unit_files
+    unit, spec = files.unit(unit_id), files.spec(unit_id)
+    contract = files.contract(unit_id)
+    sdd_record = session.artifacts.latest("sdd", task_id=session.task_id)
+    sdd = session.artifacts.read_text(sdd_record) if sdd_record else ""
+    context = {
+        "Unit": f"{unit_id}: {unit.title}\ncode (you may write only here): {', '.join(unit.code)}",
+        "Acceptance criteria": "\n".join(
+            f"- {c.id}: {c.text}" + (f" (SDD {c.sdd_section})" if c.sdd_section else "")
+            for c in spec.acceptance_criteria
+        ),
+        "Contract": contract.model_dump_json(indent=1, exclude_none=True) if contract else "(none)",
+        "Units it depends on": _dependencies(files, unit) or "(none)",
+        "The unit's SDD sections": sdd_sections(sdd, [c.sdd_section for c in spec.acceptance_criteria])
+        or "(the SDD names no section for this unit; see the whole SDD in the system prompt)",
+    }
+    if hints:
+        context["PREVIOUS ATTEMPT (fix this first)"] = hints
+
+    def ask() -> CoderOutput:  # the model's answer, paid once even when the run dies before the commit
+        result = session.run_turn(
+            "coder", context, output_model=CoderOutput, node_exec_id=nid, workdir=worktree.path,
+            writable=_globs(unit.code), unit_id=unit_id, attempt=attempt, documents={"SDD": sdd},
+        )  # fmt: skip
+        return _coder_answer(session, result, nid, attempt)
+
+    answer = session.memo(nid, f"a{attempt}-coder-answer", CoderOutput, ask)
+    commit = session.commit_work(worktree, f"coder: {unit_id} attempt {attempt}: {answer.summary[:60]}",
+                                 node_exec_id=nid, stage="coder", unit_id=unit_id)  # fmt: skip
+    return CoderTurn(attempt=attempt, commit=commit, files_changed=answer.files, summary=answer.summary)
+
+
+def _recorded(session: LoopSession, unit_id: str, turn: CoderTurn) -> None:
+    """After a turn is recorded: the unit's coder.log, and the diff against the integration branch as an artifact."""
+    write_coder_log(session, unit_id)
+    worktree, attempt = session.worktrees.unit(unit_id), turn.attempt
+    if turn.commit:
+        diff = session.worktrees.diff(worktree, session.worktrees.integration().branch)
+        if diff.strip():
+            session.artifacts.write("code_diff", diff, task_id=session.task_id, unit_id=unit_id, suffix=".diff",
+                                    title=f"{unit_id} attempt {attempt}")  # fmt: skip
+
+
+def write_coder_log(session: LoopSession, unit_id: str) -> None:
+    """`units/<unit>/coder.log`, one line per coder turn of the unit in this task, rendered from the recorded turns:
+    rewritten whole, so a replayed turn never logs twice."""
+    prefix = unit_node_id(session.task_id, unit_id, 0).removesuffix("-r0") + "-r"
+    rounds = {n.node_exec_id: n.loop_round for n in session.nodes.for_task(session.task_id) if n.unit_id == unit_id}
+    turns = [
+        (rounds.get(r.node_exec_id, 0), CoderTurn.model_validate(r.value))
+        for r in session.ledger.read_as("outcome", OutcomeRecord)
+        if r.node_exec_id.startswith(prefix) and r.model == "CoderTurn"
+    ]
+    text = "".join(f"[round {r} attempt {t.attempt}] {t.summary}\n" for r, t in turns)
+    path = session.unit_files.unit_dir(unit_id) / "coder.log"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _coder_answer(session: LoopSession, result, nid: str, attempt: int) -> CoderOutput:
+    """The coder's answer; a coder that ran out of model calls or time without submitting has still left its work
+    in the tree, and that work is tested as this attempt (the next attempt starts from the test's verdict)."""
+    if result.ok and result.output is not None:
+        return CoderOutput.model_validate(result.output)
+    if result.stop_reason in ("max_turns", "timeout"):
+        session.timeline("coder_out_of_turns", f"{result.unit_id}: {result.stop_reason} after {result.turns} model "
+                         "calls; its changes are tested as this attempt", unit_id=result.unit_id, ref=nid)  # fmt: skip
+        return CoderOutput(
+            summary=f"(no answer: the turn stopped with {result.stop_reason}; the changes so far are tested)",
+            files=result.files_changed,
+        )
+    raise session.turn_failed("coder", nid, attempt, result)
+
+
+def sdd_sections(sdd: str, numbers: list[str | None]) -> str:
+    """The SDD's sections with these numbers (`## 3.2 Collision` up to the next heading of the same or a higher
+    level), in document order."""
+    wanted = {n.strip().rstrip(".") for n in numbers if n and n.strip()}
+    if not wanted or not sdd:
+        return ""
+    lines, out, level = sdd.splitlines(), [], 0
+    for line in lines:
+        stripped = line.lstrip()
+        depth = len(stripped) - len(stripped.lstrip("#")) if stripped.startswith("#") else 0
+        if depth:
+            number = stripped.lstrip("#").strip().split(" ", 1)[0].rstrip(".")
+            if number in wanted:
+                level = depth
+                out.append(line)
+                continue
+            if level and depth <= level:
+                level = 0
+        if level:
+            out.append(line)
+    return "\n".join(out).strip()
+
+
+def _dependencies(files, unit) -> str:
+    lines = []
+    for dep in unit.depends_on:
+        entry = files.units().get(dep)
+        if entry is not None:
+            lines.append(f"- {dep}: {', '.join(entry.code)} (read its code to call it; do not change it)")
+    return "\n".join(lines)
+
+
+def _globs(paths: list[str]) -> list[str]:
+    return [p if any(ch in p for ch in "*?[") or "." in p.rsplit("/", 1)[-1] else p.rstrip("/") + "/**" for p in paths]

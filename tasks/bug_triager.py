@@ -1,0 +1,25 @@
+"""Prefect task of the BugTriager stage (loop L2): judge a failed integration run."""
+
+from __future__ import annotations
+
+from prefect import task
+
+from graphlemon.stages.bug_triager import triage_integration
+from graphlemon.stages.outcomes import IntegrationOutcome
+from graphlemon.stages.session import RunRef
+
+from ._common import STAGE_OPTIONS, task_key, timeline_logged
+from ._redacted_artifacts import create_markdown_artifact
+
+
+@task(name="bug-triager", task_run_name="bug-triager · round {loop_round} · attempt {attempt}", **STAGE_OPTIONS)
+def bug_triager_task(run: RunRef, loop_round: int, attempt: int, run_id: str) -> IntegrationOutcome:
+    """The DevLoop's BugTriager stage: judge the failed integration run; the verdict becomes the L2 action."""
+    with timeline_logged(run) as session:
+        outcome = triage_integration(session, loop_round, attempt, run_id)
+    create_markdown_artifact(
+        key=task_key(session, "triage", run_id),
+        markdown=f"**{outcome.category}** (confidence {outcome.confidence}) → {outcome.action}\n\n{outcome.root_cause or ''}",
+        description=f"{outcome.category} for {run_id}",
+    )
+    return outcome
