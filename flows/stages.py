@@ -100,10 +100,13 @@ class PrefectStages:
         """A run of the unit-loop deployment (any worker of its pool); its outcome is read from the shared ledger."""
         from prefect.deployments import run_deployment
 
+        from .run_names import unit_run_name
+
         name = self.session.config.unit_deployment
         params = {"project": self.args[0], "task_id": self.args[1], "unit_id": unit_id, "loop_round": loop_round,
                   "feedback": feedback, "pass_tag": pass_tag}  # fmt: skip
-        flow_run = run_deployment(name, parameters=params, timeout=None)
+        flow_run = run_deployment(name, parameters=params, timeout=None,
+                                  flow_run_name=unit_run_name(unit_id, loop_round, pass_tag))  # fmt: skip
         outcome = self.session.load_outcome(unit_node_id(self.args[1], unit_id, loop_round, pass_tag), UnitOutcome)
         if outcome is None:
             state = flow_run.state.name if flow_run.state else "unknown"
