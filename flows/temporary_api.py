@@ -14,6 +14,7 @@ other core while the command checks its input and imports the loop, and `wait()`
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 
@@ -30,6 +31,7 @@ class TemporaryApi:
         self.imported = threading.Event()  # Prefect is imported: other threads may import it now
         self.error: BaseException | None = None
         self.local_url: str | None = None  # the reused local server's API, once it answers
+        self.client_ca = None  # and the one-certificate CA file its clients are given (graphlemon/local_server.py)
         self._thread = threading.Thread(target=self._start, name="graphlemon-temporary-api", daemon=True)
         self._thread.start()
 
@@ -58,6 +60,7 @@ class TemporaryApi:
 
         directory = local_server.state_dir()
         info, _ = local_server.ensure(directory)
+        atexit.register(local_server.release_lease, directory)  # a killed command's lease ends with its process
         self.imported.set()
         local_server.wait_ready(directory, info)
         self.local_url = info.url
