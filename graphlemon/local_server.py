@@ -26,6 +26,7 @@ from pydantic import BaseModel, ValidationError
 
 from .errors import ErrorCode, GraphLemonError
 from .processes import pid_alive
+from .redact import is_secret_name  # the server outlives the command: none of its secrets
 
 SERVER_MODULE = "flows.local_server"
 INFO_FILE = "server.json"
@@ -98,14 +99,6 @@ def healthy(url: str, timeout: float = 2.0) -> bool:
         return False
 
 
-def running(directory: Path) -> ServerInfo | None:
-    """The recorded server, if its process is this user's server and its API answers."""
-    info = read_info(directory)
-    if info is None or not is_server_process(info.pid) or not healthy(info.url):
-        return None
-    return info
-
-
 @contextlib.contextmanager
 def _start_lock(directory: Path):
     with open(directory / "start.lock", "a+b") as handle:
@@ -127,7 +120,7 @@ def start(directory: Path, minutes: float) -> ServerInfo:
     starting: `wait_ready`."""
     port = _free_port()
     url = f"http://127.0.0.1:{port}/api"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API_") and not is_secret_name(k)}
     env.update({
         "PREFECT_HOME": str(directory / "prefect-home"),
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
@@ -149,15 +142,18 @@ def start(directory: Path, minutes: float) -> ServerInfo:
 
 
 def ensure(directory: Path) -> tuple[ServerInfo, bool]:
-    """The running server, or a new one (True: just started, maybe not ready yet). The caller's lease is taken
-    under the same lock, so an idle server cannot stop between the check and the lease."""
+    """The running server, or a new one (True: just started, maybe not ready yet). A server another command is
+    still starting is waited for, not replaced; one that does not answer after its start-up time is. The caller's
+    lease is taken under the same lock, so an idle server cannot stop between the check and the lease."""
     with _start_lock(directory):
-        info = running(directory)
-        fresh = info is None
+        info = read_info(directory)
+        fresh = info is None or not is_server_process(info.pid)
+        if not fresh and not healthy(info.url):
+            started = (datetime.now(UTC) - info.started_at).total_seconds()
+            if started > STARTUP_S:
+                stop_process(info.pid)  # alive but stuck: replaced
+                fresh = True
         if fresh:
-            stale = read_info(directory)
-            if stale is not None and is_server_process(stale.pid):
-                stop_process(stale.pid)  # alive but not answering: replaced
             info = start(directory, idle_minutes())
         take_lease(directory)
         return info, fresh

@@ -38,8 +38,12 @@ def _wait_stopped(directory: Path, pid: int, within_s: float) -> float:
 
 def test_started_once_reused_then_stopped_and_idle_only_without_live_leases(tmp_path):
     config = tmp_path / "config"
-    first = _server(config, "start", GRAPHLEMON_PREFECT_SERVER_IDLE_MINUTES="0.1")  # idle after 6 s
-    assert first["state"] == "running" and first["url"].startswith("http://127.0.0.1:")
+    env = {**os.environ, "GRAPHLEMON_CONFIG_DIR": str(config), "GRAPHLEMON_PREFECT_SERVER_IDLE_MINUTES": "0.1"}
+    both = [subprocess.Popen([*GRAPHLEMON, "server", "start", "--json"], env=env, stdout=subprocess.PIPE, text=True)
+            for _ in range(2)]  # two commands at once, the server not yet started: one server for both  # fmt: skip
+    first, second = (json.loads(p.communicate(timeout=300)[0]) for p in both)
+    assert first["pid"] == second["pid"] and first["state"] == second["state"] == "running"  # idle after 6 s
+    assert first["url"].startswith("http://127.0.0.1:")
     directory = Path(first["folder"])
     assert directory == config / "prefect-server" and (directory.stat().st_mode & 0o777) == 0o700
     assert _server(config, "start")["pid"] == first["pid"]  # found running: not a second server
@@ -72,7 +76,7 @@ def test_a_recorded_pid_that_is_not_this_users_server_is_never_reused(tmp_path, 
                                        started_at="2026-01-01T00:00:00Z", idle_minutes=30)  # fmt: skip
         (directory / local_server.INFO_FILE).write_text(info.model_dump_json())
         assert not local_server.is_server_process(other.pid)  # a live process, not GraphLemon's server
-        assert local_server.running(directory) is None
+        assert local_server.status(directory)["state"] == "stopped"
         assert local_server.stop(directory) is None and other.poll() is None  # and never signalled
     finally:
         other.kill()
