@@ -86,6 +86,22 @@ def test_a_recorded_pid_that_is_not_this_users_server_is_never_reused(tmp_path, 
     assert local_server.read_info(directory) is None and local_server.status(directory)["state"] == "stopped"
 
 
+@pytest.mark.parametrize(
+    ("env", "exit_code", "code"),
+    [({"GRAPHLEMON_PREFECT_SERVER_IDLE_MINUTES": "nan"}, 2, "INVALID_PARAM"),
+     ({"GRAPHLEMON_CONFIG_DIR": "{file}"}, 1, "IO_ERROR"),
+     ({"GRAPHLEMON_CONFIG_DIR": "{file}/[bold]x"}, 1, "IO_ERROR")],
+)  # fmt: skip
+def test_bad_settings_are_clean_errors_and_start_nothing(tmp_path, env, exit_code, code):
+    a_file = tmp_path / "not-a-folder"
+    a_file.write_text("x")
+    env = {"GRAPHLEMON_CONFIG_DIR": str(tmp_path / "config"), **{k: v.format(file=a_file) for k, v in env.items()}}
+    out = subprocess.run([*GRAPHLEMON, "server", "start"], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, **env})  # fmt: skip
+    assert out.returncode == exit_code and out.stderr.startswith(f"error[{code}]"), out.stderr
+    assert "Traceback" not in out.stderr and not (tmp_path / "config" / "prefect-server" / "server.json").exists()
+
+
 @pytest.mark.parametrize("raw", ["0", "-3", "soon", "nan", "inf", "1e400"])
 def test_idle_minutes_must_be_a_positive_number(raw, monkeypatch):
     monkeypatch.setenv("GRAPHLEMON_PREFECT_SERVER_IDLE_MINUTES", raw)
