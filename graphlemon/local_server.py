@@ -41,6 +41,7 @@ class ServerInfo(BaseModel):
     url: str  # the API URL: http://127.0.0.1:<port>/api
     started_at: datetime
     idle_minutes: float
+    prefect_version: str = ""  # the Prefect it serves (installed here when it started)
 
 
 def state_dir() -> Path:
@@ -134,7 +135,8 @@ def start(directory: Path, minutes: float) -> ServerInfo:
     with open(directory / "server.log", "ab") as log:
         proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                 start_new_session=True, cwd=directory)  # fmt: skip
-    info = ServerInfo(pid=proc.pid, port=port, url=url, started_at=datetime.now(UTC), idle_minutes=minutes)
+    info = ServerInfo(pid=proc.pid, port=port, url=url, started_at=datetime.now(UTC), idle_minutes=minutes,
+                      prefect_version=installed_prefect())  # fmt: skip
     tmp = directory / f"{INFO_FILE}.tmp"
     tmp.write_text(info.model_dump_json())
     tmp.replace(directory / INFO_FILE)
@@ -153,10 +155,22 @@ def ensure(directory: Path) -> tuple[ServerInfo, bool]:
             if started > STARTUP_S:
                 stop_process(info.pid)  # alive but stuck: replaced
                 fresh = True
+        if not fresh and info.prefect_version != installed_prefect() and not live_leases(directory):
+            stop_process(info.pid)  # Prefect was upgraded (or another install started it) and nothing uses it
+            fresh = True
         if fresh:
             info = start(directory, idle_minutes())
         take_lease(directory)
         return info, fresh
+
+
+def installed_prefect() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("prefect")
+    except PackageNotFoundError:
+        return ""
 
 
 def wait_ready(directory: Path, info: ServerInfo, timeout: float = STARTUP_S) -> None:
@@ -232,6 +246,7 @@ def status(directory: Path) -> dict:
         "ui": info.url.removesuffix("/api") if alive else None,
         "pid": info.pid if alive else None,
         "started_at": info.started_at.isoformat() if alive else None,
+        "prefect_version": info.prefect_version if alive else None,
         "idle_minutes": info.idle_minutes if alive else idle_minutes(),
         "commands_using_it": len(live_leases(directory)),
         "folder": str(directory),

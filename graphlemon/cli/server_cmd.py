@@ -15,7 +15,7 @@ def _print(data: dict) -> None:
     if data["state"] == "stopped":
         typer.echo(f"stopped (folder {data['folder']})")
         return
-    typer.echo(f"{data['state']}: API {data['url']} · UI {data['ui']} · pid {data['pid']} · started "
+    typer.echo(f"{data['state']}: API {data['url']} · UI {data['ui']} · Prefect {data['prefect_version']} · pid {data['pid']} · started "
                f"{data['started_at']} · stops after {data['idle_minutes']:g} idle minutes · "
                f"{data['commands_using_it']} command(s) using it")  # fmt: skip
 

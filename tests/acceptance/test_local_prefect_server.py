@@ -62,8 +62,13 @@ def test_started_once_reused_then_stopped_and_idle_only_without_live_leases(tmp_
 
     again = _server(config, "start")  # the database is kept: a second start skips its creation
     assert again["state"] == "running" and again["pid"] != first["pid"]
-    assert _server(config, "stop") == {"stopped": True, "pid": again["pid"], "url": again["url"]}
-    assert not local_server.is_server_process(again["pid"])
+    assert again["prefect_version"] == local_server.installed_prefect()
+    record = json.loads((directory / local_server.INFO_FILE).read_text())
+    (directory / local_server.INFO_FILE).write_text(json.dumps({**record, "prefect_version": "3.0.0"}))
+    upgraded = _server(config, "start")  # a server of another Prefect, used by no command: replaced
+    assert upgraded["pid"] != again["pid"] and not local_server.is_server_process(again["pid"])
+    assert _server(config, "stop") == {"stopped": True, "pid": upgraded["pid"], "url": upgraded["url"]}
+    assert not local_server.is_server_process(upgraded["pid"])
     assert _server(config, "stop")["stopped"] is False
 
 
