@@ -193,3 +193,35 @@ def test_a_503_that_says_when_to_come_back_is_passed_on_at_once():
     locked = _Locked(locked=1, retry_after=True)
     status, _ = _post(locked.app, b"{}")
     assert status == 503 and len(locked.bodies) == 1
+
+
+@pytest.mark.slow
+def test_graphlemon_run_starts_the_local_server_once_and_the_next_run_reuses_it(tmp_path):
+    """Two `graphlemon run`s with no Prefect API configured: one local server for both, each run recorded in it
+    under its task's name; `GRAPHLEMON_PREFECT_SERVER=temporary` leaves it out (Prefect's temporary server)."""
+    from conftest import CALC, make_repo
+    from prefect.client.orchestration import get_client
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    config = tmp_path / "config"
+    env = {**os.environ, "GRAPHLEMON_CONFIG_DIR": str(config)}
+
+    def run(project, **extra: str) -> dict:
+        out = subprocess.run([*GRAPHLEMON, "run", "Build calc", "--project", str(project.root), "--playbook",
+                              str(CALC / "playbook.yaml"), "--engine", "prefect", "--json"],
+                             env={**env, **extra}, capture_output=True, text=True, timeout=600)  # fmt: skip
+        assert out.returncode == 0, out.stderr[-3000:]
+        return json.loads(out.stdout)
+
+    try:
+        first = run(make_repo(tmp_path / "a", CALC / "repo"))
+        server = _server(config, "status")
+        second = run(make_repo(tmp_path / "b", CALC / "repo"))
+        assert _server(config, "status")["pid"] == server["pid"]  # reused, not started again
+        third = run(make_repo(tmp_path / "c", CALC / "repo"), GRAPHLEMON_PREFECT_SERVER="temporary")
+        with temporary_settings({PREFECT_API_URL: server["url"]}), get_client(sync_client=True) as client:
+            names = {r.name for r in client.read_flow_runs() if r.name.startswith("devloop")}
+        assert names == {f"devloop · Build calc · {t['task_id']}" for t in (first, second)}, names
+        assert third["status"] == "done" and third["task_id"] not in " ".join(names)
+    finally:
+        _server(config, "stop")
