@@ -36,6 +36,7 @@ def _wait_stopped(directory: Path, pid: int, within_s: float) -> float:
     raise AssertionError(f"the server {pid} still runs after {within_s} s")
 
 
+@pytest.mark.slow
 def test_started_once_reused_then_stopped_and_idle_only_without_live_leases(tmp_path):
     config = tmp_path / "config"
     env = {**os.environ, "GRAPHLEMON_CONFIG_DIR": str(config), "GRAPHLEMON_PREFECT_SERVER_IDLE_MINUTES": "0.1"}
