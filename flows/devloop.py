@@ -41,6 +41,7 @@ from tasks._common import log_timeline, task_key
 from tasks._redacted_artifacts import create_markdown_artifact, create_progress_artifact, sent_in_background
 
 from ._params import project_dir
+from .run_names import devloop_flow_run_name, devloop_run_name
 from .stages import PrefectRunner
 
 
@@ -96,7 +97,7 @@ HUMAN_WAIT_S = 7 * 24 * 3600  # a suspended run waits up to a week for its perso
 Executor = Literal["scripted", "anthropic", "claude_code"]
 
 
-@flow(name="devloop", flow_run_name="devloop", log_prints=True, persist_result=False)
+@flow(name="devloop", flow_run_name=devloop_flow_run_name, log_prints=True, persist_result=False)
 def devloop(
     goal: str = "",
     project: str | None = None,
@@ -294,13 +295,14 @@ def _progress(session: LoopSession):
 
 
 def _name_run(flow_run_id: str, task) -> None:
-    """Name the run after its task and goal (`devloop · snake game · task-…`), for CLI and deployment runs alike."""
+    """Name the run after its task and goal (`devloop · snake game · task-…`) once its task exists: a run that
+    started without one (a new goal) gets its task id; a run created with its final name keeps it."""
     from prefect.client.orchestration import get_client
 
-    goal = " ".join(task.goal_text.split())
-    goal = goal if len(goal) <= 48 else goal[:47] + "…"
-    with get_client(sync_client=True) as client:
-        client.update_flow_run(flow_run_id, name=f"devloop · {goal} · {task.task_id}")
+    name = devloop_run_name(task.goal_text, task.task_id)
+    if get_run_context().flow_run.name != name:
+        with get_client(sync_client=True) as client:
+            client.update_flow_run(flow_run_id, name=name)
 
 
 def _from_deployment() -> bool:

@@ -90,10 +90,13 @@ class PrefectRunner:
         """A run of the unit-loop deployment (any worker of its pool); its outcome is read from the shared ledger."""
         from prefect.deployments import run_deployment
 
+        from .run_names import unit_run_name
+
         session = open_session(run)
         params = {"run": run.model_dump(), "unit_id": unit_id, "loop_round": loop_round, "feedback": feedback,
                   "pass_tag": pass_tag}  # fmt: skip
-        flow_run = run_deployment(session.config.unit_deployment, parameters=params, timeout=None)
+        flow_run = run_deployment(session.config.unit_deployment, parameters=params, timeout=None,
+                                  flow_run_name=unit_run_name(unit_id, loop_round, pass_tag))  # fmt: skip
         outcome = session.load_outcome(unit_node_id(run.task_id, unit_id, loop_round, pass_tag), UnitOutcome)
         if outcome is None:
             state = flow_run.state.name if flow_run.state else "unknown"

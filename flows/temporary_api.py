@@ -1,26 +1,37 @@
-"""Start Prefect's temporary API server early, so its start-up overlaps the CLI's own.
+"""The Prefect API of one `graphlemon run` / `resume`, made ready in the background while the command starts.
 
-With no `PREFECT_API_URL` (from any of Prefect's settings sources: environment, profile,
-prefect.toml), Prefect starts a temporary server in a subprocess the first time a flow
-needs a client, and the flow waits the server's whole start-up (seconds). `graphlemon run`
-and `resume` call `start_in_background()` as their first step instead: the server boots
-on the other core while the command checks its input and imports the loop, and
-`wait()` is called before the flow starts (Prefect then finds the running server).
+With `PREFECT_API_URL` configured (from any of Prefect's settings sources: environment, profile, prefect.toml), the
+loop uses that API and nothing starts here. Otherwise, in the variant `GRAPHLEMON_PREFECT_SERVER` names:
+
+- `reused` (the default): GraphLemon's local server (graphlemon/local_server.py, docs/prefect.md) — started on the
+  first run, found running by the next ones — becomes this command's API;
+- `temporary`: Prefect's temporary server, started for this command and stopped with it (seconds of start-up each
+  time).
+
+`graphlemon run` and `resume` call `start_in_background()` as their first step: the server is found or boots on the
+other core while the command checks its input and imports the loop, and `wait()` is called before the flow starts.
 """
 
 from __future__ import annotations
 
+import atexit
+import os
 import threading
 
+from graphlemon.errors import ErrorCode, GraphLemonError
+
 STARTUP_S = 120
+VARIANTS = ("reused", "temporary")
 
 
 class TemporaryApi:
-    """The background start of Prefect's temporary server (nothing to do when an API is configured)."""
+    """The background preparation of this command's Prefect API (nothing to do when an API is configured)."""
 
     def __init__(self) -> None:
         self.imported = threading.Event()  # Prefect is imported: other threads may import it now
         self.error: BaseException | None = None
+        self.local_url: str | None = None  # the reused local server's API, once it answers
+        self.client_ca = None  # and the one-certificate CA file its clients are given (graphlemon/local_server.py)
         self._thread = threading.Thread(target=self._start, name="graphlemon-temporary-api", daemon=True)
         self._thread.start()
 
@@ -30,6 +41,9 @@ class TemporaryApi:
 
             settings = get_current_settings()
             if settings.api.url or not settings.server.ephemeral.enabled:
+                return
+            if server_variant() == "reused":
+                self._reuse_local_server()
                 return
             from prefect.server.api.server import SubprocessASGIServer
 
@@ -41,11 +55,38 @@ class TemporaryApi:
         finally:
             self.imported.set()
 
+    def _reuse_local_server(self) -> None:
+        from graphlemon import local_server
+
+        directory = local_server.state_dir()
+        info, _ = local_server.ensure(directory)
+        atexit.register(local_server.release_lease, directory)  # a killed command's lease ends with its process
+        self.imported.set()
+        local_server.wait_ready(directory, info)
+        self.local_url = info.url
+        self.client_ca = local_server.loopback_ca_file(directory)
+
     def wait(self) -> None:
-        """Block until the server answers (or its start failed: then raise that error here)."""
+        """Block until the API answers (or its start failed: then raise that error here). A reused local server
+        becomes this process's `PREFECT_API_URL` from here on."""
         self._thread.join()
         if self.error is not None:
             raise self.error
+        if self.local_url:
+            from prefect.context import refresh_global_settings_context
+
+            os.environ["PREFECT_API_URL"] = self.local_url
+            if not os.environ.get("PREFECT_API_SSL_CERT_FILE"):
+                os.environ["PREFECT_API_SSL_CERT_FILE"] = str(self.client_ca)
+            refresh_global_settings_context()
+
+
+def server_variant() -> str:
+    variant = os.environ.get("GRAPHLEMON_PREFECT_SERVER", "").strip() or "reused"
+    if variant not in VARIANTS:
+        raise GraphLemonError(ErrorCode.INVALID_PARAM, f"GRAPHLEMON_PREFECT_SERVER={variant!r}: expected one of "
+                              f"{', '.join(VARIANTS)}")  # fmt: skip
+    return variant
 
 
 def start_in_background() -> TemporaryApi:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from prefect import flow
 
+from flows.run_names import unit_flow_run_name
 from graphlemon.devloop.unit_loop import run_unit_loop
 from graphlemon.stages.outcomes import UnitOutcome
 from graphlemon.stages.session import RunRef
@@ -17,15 +18,7 @@ from tasks._common import finished, timeline_logged
 from tasks._redacted_artifacts import sent_in_background
 
 
-def _run_name() -> str:
-    from prefect.runtime import flow_run
-
-    p = flow_run.parameters
-    tag = p.get("pass_tag") or ""
-    return f"unit {p['unit_id']} · round {p['loop_round']}" + (f" · L2 reset {tag.removeprefix('l2a')}" if tag else "")
-
-
-@flow(name="unit-loop", flow_run_name=_run_name, persist_result=False)
+@flow(name="unit-loop", flow_run_name=unit_flow_run_name, persist_result=False)
 def unit_loop(
     run: RunRef, unit_id: str, loop_round: int, feedback: str | None = None, pass_tag: str = ""
 ) -> UnitOutcome:

@@ -44,6 +44,7 @@ def full_app() -> typer.Typer:
             report,
             run,
             serve_cmd,
+            server_cmd,
             skills_cmd,
             sql,
             status,
@@ -71,6 +72,7 @@ def full_app() -> typer.Typer:
         serve_cmd.register(app)
         app.add_typer(deploy_cmd.app, name="deploy")
         app.add_typer(doctor_cmd.app, name="doctor")
+        app.add_typer(server_cmd.app, name="server")
         _APPS["full"] = app
     return _APPS["full"]
 

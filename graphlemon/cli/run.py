@@ -129,6 +129,7 @@ def _answer_waiting_run(handle, task_id: str, note: str | None) -> bool:
     runs = [e.flow_run_id for e in handle.ledger.read_as("task", TaskEvent) if e.task_id == task_id and e.flow_run_id]
     if not runs:
         return False
+    _prefect_api_ready()  # the API the run was recorded in: the configured one, or GraphLemon's local server
     from flows.devloop import resume_suspended_run
 
     name = resume_suspended_run(runs[-1], note)

@@ -217,9 +217,7 @@ def _deployment_exists() -> bool:
 def _start_deployment(handle: ProjectHandle, request: GoalRequest) -> Started:
     from flows.console_launch import start_devloop_run
 
-    params = {"goal": request.goal, "project": str(handle.root), "executor": request.executor,
-              "playbook": str(request.playbook) if request.playbook else None}  # fmt: skip
-    return Started("deployment", start_devloop_run(DEPLOYMENT, params))
+    return Started("deployment", start_devloop_run(DEPLOYMENT, handle, request))
 
 
 def _start_local(handle: ProjectHandle, request: GoalRequest) -> Started:

@@ -192,6 +192,10 @@ CASES: list[tuple[str, list[str], int, str]] = [
     ("deploy-merged-empty-id", ["deploy", "merged", "", "--no-prefect", "-p", "{p}"], 2, "TASK_NOT_FOUND"),
     ("deploy-merged-missing-project", ["deploy", "merged", "{task}", "-p", "{missing}"], 2, "PROJECT_NOT_FOUND"),
     ("deploy-down-missing-project", ["deploy", "down", "-p", "{missing}"], 2, "PROJECT_NOT_FOUND"),
+    # server (GraphLemon's local Prefect server: no project; bad settings are in tests/acceptance/test_local_prefect_server.py)
+    ("server-status-stray-argument", ["server", "status", "{p}"], 2, "INVALID_PARAM"),
+    ("server-start-unknown-option", ["server", "start", "--port", "1"], 2, "INVALID_PARAM"),
+    ("server-stop-markup-argument", ["server", "stop", "[red]x[/red]"], 2, "INVALID_PARAM"),
     # doctor
     ("doctor-sandbox-missing-project", ["doctor", "sandbox", "-p", "{missing}"], 2, "PROJECT_NOT_FOUND"),
     ("doctor-sandbox-markup-project", ["doctor", "sandbox", "--json", "-p", "{missing}/[red]x[/red]"], 2,
@@ -293,7 +297,7 @@ def test_the_table_covers_every_command():
         assert command in covered, f"no hostile-input case for `graphlemon {' '.join(command)}`"
 
 
-_GROUPS = ("bugs", "budget", "agent", "tester", "report", "skills", "deploy", "logs", "doctor")
+_GROUPS = ("bugs", "budget", "agent", "tester", "report", "skills", "deploy", "logs", "doctor", "server")
 
 
 def _commands(app) -> list[tuple[str, ...]]:
