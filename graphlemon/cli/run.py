@@ -112,7 +112,7 @@ def register(app: typer.Typer) -> None:
         if (  # blocked, or queued again by a raised budget: a deployed run of it may wait in the Prefect UI
             task.status in ("blocked_pending_human", "queued")
             and engine == "prefect"
-            and _answer_waiting_run(handle, task_id, note)
+            and _answer_waiting_run(handle, task_id, note, api)
         ):
             return
         if task.status in ("blocked_pending_human", "paused") or task.terminal:
@@ -121,7 +121,7 @@ def register(app: typer.Typer) -> None:
         _drive(handle, task_id, backend, playbook, {}, engine, api, quiet, as_json)
 
 
-def _answer_waiting_run(handle, task_id: str, note: str | None) -> bool:
+def _answer_waiting_run(handle, task_id: str, note: str | None, api) -> bool:
     """A deployed run of this task waits in the Prefect UI for a person: resume *that* run (its worker carries on)
     instead of starting a second one here, so no suspended run is left behind."""
     from ..models import TaskEvent
@@ -129,7 +129,8 @@ def _answer_waiting_run(handle, task_id: str, note: str | None) -> bool:
     runs = [e.flow_run_id for e in handle.ledger.read_as("task", TaskEvent) if e.task_id == task_id and e.flow_run_id]
     if not runs:
         return False
-    _prefect_api_ready()  # the API the run was recorded in: the configured one, or GraphLemon's local server
+    if api is not None:  # the API the run was recorded in: the configured one, or GraphLemon's local server
+        api.wait()
     from flows.devloop import resume_suspended_run
 
     name = resume_suspended_run(runs[-1], note)
