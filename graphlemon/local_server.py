@@ -45,7 +45,7 @@ class ServerInfo(BaseModel):
 
 
 def state_dir() -> Path:
-    from .console.project_registry import config_dir
+    from .project import config_dir
 
     directory = config_dir() / "prefect-server"
     try:

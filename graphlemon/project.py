@@ -273,3 +273,12 @@ def _ensure_excluded(root: Path) -> None:
     if not {EXCLUDE_LINE, STATE_DIR, f"{STATE_DIR}/"} & set(text.splitlines()):
         with exclude.open("a", encoding="utf-8") as fh:
             fh.write(("\n" if text and not text.endswith("\n") else "") + EXCLUDE_LINE + "\n")
+
+
+def config_dir() -> Path:
+    """This user's GraphLemon folder: $GRAPHLEMON_CONFIG_DIR, else $XDG_CONFIG_HOME/graphlemon (~/.config/graphlemon)."""
+    explicit = os.environ.get("GRAPHLEMON_CONFIG_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base).expanduser() / "graphlemon"

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from .. import gitrun
 from ..errors import ErrorCode, GraphLemonError
-from ..project import InitResult, ProjectHandle, init_project, open_project
+from ..project import InitResult, ProjectHandle, config_dir, init_project, open_project
 
 REGISTRY_FILE = "projects.json"
 MAX_NAME_CHARS = 80
@@ -33,12 +33,6 @@ class RegisteredProject(BaseModel):
     name: str = ""  # what the person calls it: the folder's name unless they renamed it
 
 
-def config_dir() -> Path:
-    explicit = os.environ.get("GRAPHLEMON_CONFIG_DIR")
-    if explicit:
-        return Path(explicit).expanduser()
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base).expanduser() / "graphlemon"
 
 
 class ProjectRegistry:
