@@ -36,6 +36,8 @@ _INFRA_WORDS = {
     "killed": "was killed by the system (SIGKILL / out of memory)",
     "timeout": "timed out on a network connection (ETIMEDOUT)",
     "missing_dependency": "could not start because a package is not installed",
+    "unreachable": "could not reach the network or host (ENETUNREACH / EHOSTUNREACH)",
+    "out_of_resources": "ran out of memory or file handles (ENOMEM / EMFILE)",
     "connection_refused": "refused the connection (ECONNREFUSED: nothing was listening)",
     "connection_reset": "dropped the connection (socket hang up / ECONNRESET)",
     "backing_service": "could not reach a backing service (an address no unit of the project serves)",
