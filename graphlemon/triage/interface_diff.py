@@ -13,6 +13,8 @@ Kinds:
 - `status_differs`   the status the case expects is the SDD's, and the contract (or the run) answers another one
                      that the SDD never states for the endpoint; or a call of the step (upstream) was answered
                      with a status the SDD never states for its endpoint;
+- `status_unproduced` the SDD and the provider's contract state the status the case expects for the endpoint,
+                     and the endpoint's handler never produces it (it does produce the status the run got);
 - `limit_violated`   the SDD limits a count ("at most three") with a status beyond it; the trace shows the call
                      past the limit answered with success;
 - `input_unspecified` the failing request differs from a request that got the expected answer only by inputs
@@ -34,7 +36,10 @@ from .run_context import RunContext
 from .rundir import IntegrationFailure
 from .sdd import normalize_path, path_matches
 
-FindingKind = Literal["path_differs", "field_missing", "status_differs", "limit_violated", "input_unspecified"]
+FindingKind = Literal[
+    "path_differs", "field_missing", "status_differs", "status_unproduced", "limit_violated", "limits_disagree",
+    "input_unspecified",
+]  # fmt: skip
 # A value's other names, where a standard gives it some (a byte-order mark is U+FEFF).
 _ALIASES = {"\ufeff": ("BOM", "byte-order mark", "byte order mark")}
 
@@ -247,6 +252,26 @@ def _statuses(ifs: Interfaces, failure: IntegrationFailure, call: Call) -> list[
     return []
 
 
+def unproduced(ctx: RunContext, failure: IntegrationFailure, call: Call) -> InterfaceFinding | None:
+    """The SDD and the provider's contract both state the status the case expects for the endpoint, and the
+    endpoint's handler (read by its parser) can produce the status the run got but never the expected one:
+    whatever situation the SDD ties that status to, the code cannot answer it."""
+    expected, got = failure.expected.status, call.status
+    if expected is None or got is None or got >= 500 or call.provider is None or call.method is None:
+        return None
+    ifs = Interfaces(ctx)
+    provider, m, path = call.provider, call.method, call.path or "/"
+    spec = _first([op for op in ifs.of("spec", provider, m, path) if expected in op.statuses])
+    contract = _first([op for op in ifs.of("contract", provider, m, path) if expected in op.statuses])
+    code = _first([op for op in ifs.of("code", provider, m, path) if got in op.statuses])
+    if spec is None or contract is None or code is None or expected in code.statuses:
+        return None
+    produced = "/".join(str(s) for s in sorted(code.statuses))
+    return _finding("status_unproduced", "impl_bug", (provider,), spec, str(expected), "spec", spec.statuses[expected],
+                    f"{m} {spec.path} answers {expected}", "code", code.at,
+                    f"{provider}'s handler for {m} {spec.path} produces {produced}, never {expected}", ("contract",))  # fmt: skip
+
+
 def _answered(ifs: Interfaces, call: Call) -> list[InterfaceFinding]:
     """An upstream call answered with a status the SDD never states for its endpoint: the provider's contract
     states it too (contract_mismatch), or does not (impl_bug)."""
@@ -400,4 +425,6 @@ def _trace_quote(ifs: Interfaces, call: Call) -> Quote | None:
     return Quote(f"{ifs.ctx.run_rel}/http-trace.ndjson", call.trace_line) if call.trace_line else None
 
 
-__all__ = ["DistinguishingInput", "InterfaceFinding", "compare", "distinguishing_input", "input_unspecified"]
+__all__ = [
+    "DistinguishingInput", "InterfaceFinding", "compare", "distinguishing_input", "input_unspecified", "unproduced",
+]  # fmt: skip

@@ -19,6 +19,7 @@ from .verdict_helpers import describe
 
 CONFIRMED = 0.85  # the two lines disagree and a third side agrees with the one the verdict trusts
 TWO_SIDES = 0.76  # only the two sides that disagree
+UNLINKED = 0.7  # the sides disagree by structure, but no SDD statement was tied to the case's situation
 INPUT_UNSPECIFIED = 0.5  # a person decides what the unmentioned input should do
 MISSED_INPUT_CAP = 0.5  # a verdict whose reason never touches the distinguishing input
 WORDS_CAP = 0.79  # a verdict that chose its SDD clause by the words it shares with the case
@@ -41,7 +42,7 @@ def interface_verdict(found: InterfaceFinding, failure: IntegrationFailure, cite
         question = f"What should {found.endpoint} answer when the request has {found.subject}?"
         return Finding("spec_ambiguous", [], INPUT_UNSPECIFIED, root, evidence, rule, l3_question=question, hints=hints)
     unit = found.blamed[0]
-    confidence = CONFIRMED if found.corroborated else TWO_SIDES
+    confidence = UNLINKED if found.kind == "status_unproduced" else CONFIRMED if found.corroborated else TWO_SIDES
     root = (
         f"{found.b_says} ({SIDE_NAMES[found.b_side]}, {found.b.rel}:{found.b.line}) where {found.a_says} "
         f"({SIDE_NAMES[found.a_side]}, {found.a.rel}:{found.a.line}), so {what}"

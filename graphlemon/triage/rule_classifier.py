@@ -32,7 +32,7 @@ from ..models import SddPatch
 from .backing import backing_service_signals
 from .callfindings import CallFindings
 from .findings import CONFIDENCE, Finding
-from .interface_diff import DistinguishingInput, compare, distinguishing_input, input_unspecified
+from .interface_diff import DistinguishingInput, compare, distinguishing_input, input_unspecified, unproduced
 from .interface_verdict import cap_for_missed_input, cap_word_verdict, interface_verdict
 from .matching import Call, consumed, contrary, explicit_success, exported, step_calls, supporting
 from .run_context import RunContext
@@ -187,7 +187,8 @@ class _Triage(CallFindings):
         if req_e is not None and refused_success and not req_e.specific:
             req_e = None  # a generic "→ 200" does not say that this refused situation must succeed
         if req_e is None:
-            return self.unspecified(call)
+            unproduced_ = unproduced(self.ctx, self.failure, call)
+            return interface_verdict(unproduced_, self.failure, self.cite) if unproduced_ else self.unspecified(call)
         if got is not None:
             rivals = [
                 r for r in reqs if got in r.statuses and expected not in r.statuses and r.clause is not req_e.clause
@@ -195,6 +196,9 @@ class _Triage(CallFindings):
             req_g = max(rivals, key=lambda r: r.term_score, default=None)
             if req_g is not None and req_e.term_score >= 0.5 and req_g.term_score >= 0.75 * req_e.term_score:
                 return self.contradiction(call, req_e, req_g, expected, got)
+            same = self.matcher.same_situation(call, req_e, reqs, (expected, got))
+            if same is not None:
+                return self.contradiction(call, req_e, same, expected, got)
         if call.provider is None:
             call.provider = self._attribute(call)
         if call.provider is None:
