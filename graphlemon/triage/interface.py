@@ -34,13 +34,50 @@ class Quote:
     line: int
 
 
+Measure = Literal["count", "bytes", "length", "value"]
+
+
 @dataclass(frozen=True)
 class Limit:
-    """ "at most N ..." with the status answered beyond N (None when the SDD names none)."""
+    """ "at most N ..." with the status answered beyond N (None when the SDD names none).
 
-    count: int
+    `measure` says what is limited: "count" (calls to the endpoint, or a number the statement names), "bytes" (a
+    request's size: `count` is in bytes, `count_max` the largest reading of a unit like MB, 10^6 or 2^20), "length"
+    (characters of a text input the statement names), "value" (a numeric input the statement names). `bound` is
+    the side of N that is allowed; `strict` excludes N itself. `statement` is the block's text, which names the
+    limited input; `unit_wide` marks a limit stated in a unit's section outside any endpoint's statement."""
+
+    count: float
     status: int | None
     at: Quote
+    measure: Measure = "count"
+    bound: Literal["max", "min"] = "max"
+    strict: bool = False
+    statement: str = ""
+    count_max: float | None = None
+    unit_wide: bool = False
+    written: str = ""  # the quantity as the SDD writes it ("up to 2 MB")
+
+    def allows(self, quantity: float) -> bool | None:
+        """Whether `quantity` is on the allowed side; None when the unit's readings disagree about it."""
+        verdicts = {self._allows(quantity, n) for n in (self.count, self.count_max or self.count)}
+        return verdicts.pop() if len(verdicts) == 1 else None
+
+    def _allows(self, quantity: float, n: float) -> bool:
+        if self.bound == "max":
+            return quantity < n if self.strict else quantity <= n
+        return quantity > n if self.strict else quantity >= n
+
+    def says(self) -> str:
+        if self.written:
+            return f'"{self.written}"'
+        rel = {("max", False): "at most", ("max", True): "under", ("min", False): "at least", ("min", True): "over"}
+        unit = {"bytes": " bytes", "length": " characters"}.get(self.measure, "")
+        return f"{rel[(self.bound, self.strict)]} {_number(self.count)}{unit}"
+
+
+def _number(n: float) -> str:
+    return str(int(n)) if float(n).is_integer() else str(n)
 
 
 @dataclass
@@ -94,8 +131,8 @@ def same_interface(a: Operation, b: Operation) -> bool:
         (a.method, a.template) == (b.method, b.template)
         and set(a.statuses) == set(b.statuses)
         and {s: set(a.fields_for(s)) for s in a.statuses} == {s: set(b.fields_for(s)) for s in b.statuses}
-        and {(x.count, x.status) for x in a.limits} == {(x.count, x.status) for x in b.limits}
+        and {(x.count, x.status, x.measure) for x in a.limits} == {(x.count, x.status, x.measure) for x in b.limits}
     )
 
 
-__all__ = ["ANY_STATUS", "SIDE_NAMES", "Limit", "Operation", "Quote", "Side", "same_interface"]
+__all__ = ["ANY_STATUS", "SIDE_NAMES", "Limit", "Measure", "Operation", "Quote", "Side", "same_interface"]

@@ -16,20 +16,26 @@ Kinds:
 - `status_unproduced` the SDD and the provider's contract state the status the case expects for the endpoint,
                      and the endpoint's handler never produces it (it does produce the status the run got);
 - `limit_violated`   the SDD limits a count ("at most three") with a status beyond it; the trace shows the call
-                     past the limit answered with success;
+                     past the limit answered with success; or the SDD limits a quantity of the request (its size
+                     in bytes, a text input's length, a number) and the request past the limit was accepted, or
+                     the request within it refused;
+- `limits_disagree`  two SDD statements limit the same quantity of the request (its size, a text's length, a
+                     number) differently, and the failing request lies between them: the SDD contradicts itself;
 - `input_unspecified` the failing request differs from a request that got the expected answer only by inputs
                      the SDD does not mention.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Literal
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from ..models import TriageCategory
-from .interface import SIDE_NAMES, Operation, Quote, Side
+from .interface import SIDE_NAMES, Limit, Operation, Quote, Side
+from .interface_sdd import stated_sizes
 from .interface_sides import Interfaces, request_inputs
 from .matching import Call
 from .run_context import RunContext
@@ -117,6 +123,7 @@ def compare(ctx: RunContext, failure: IntegrationFailure, calls: list[Call]) -> 
         out += _fields(ifs, call, failure)
     failing = calls[-1]
     if failing.path is not None:
+        out += _quantities(ifs, failure, failing)
         out += _limits(ifs, ctx, failure, failing)
         out += _statuses(ifs, failure, failing)
     return out
@@ -330,6 +337,102 @@ def _limits(ifs: Interfaces, ctx: RunContext, failure: IntegrationFailure, call:
     return []
 
 
+def _quantities(ifs: Interfaces, failure: IntegrationFailure, call: Call) -> list[InterfaceFinding]:
+    """The SDD's limits on a quantity of the request (size, length, number) against the failing request's own."""
+    expected, got = failure.expected.status, call.status
+    if expected is None or got is None or call.provider is None or got >= 500:
+        return []
+    refused_ok = 400 <= expected < 500 and 200 <= got < 300  # accepted what the case wanted refused
+    accepted_no = 200 <= expected < 300 and 400 <= got < 500  # refused what the case wanted accepted
+    if not (refused_ok or accepted_no):
+        return []
+    provider, m, path = call.provider, call.method, call.path or "/"
+    at = _trace_quote(ifs, call) or Quote(f"{ifs.ctx.run_rel}/result.json", 1)
+    groups: dict[tuple[str, str], list[tuple[Limit, Operation, float, bool]]] = {}
+    for spec in ifs.of("spec", provider, m, path):
+        for limit in spec.limits:
+            measured = _measured(limit, call, failure)
+            if measured is None:
+                continue
+            name, low, high = measured
+            allowed = limit.allows(low)
+            if allowed is not None and limit.allows(high) == allowed:
+                groups.setdefault((limit.measure, name), []).append((limit, spec, high, allowed))
+    for (_measure, name), found in groups.items():
+        spec, q = found[0][1], found[0][2]
+        ep, has = f"{m} {spec.path}", f"{name} = {_num(q)}"
+        yes = [x for x in found if x[3]]
+        no = [x for x in found if not x[3] and x[0].bound == (yes[0][0].bound if yes else x[0].bound)]
+        if yes and no:
+            a, b = yes[0][0], no[0][0]
+            return [_finding("limits_disagree", "spec_ambiguous", (), spec, f"{name} {a.says()} / {b.says()}",
+                             "spec", a.at, f"{ep} allows {a.says()} (so {has} is allowed)", "spec", b.at,
+                             f"{ep} allows {b.says()} (so {has} is not)")]  # fmt: skip
+        limit = found[0][0]
+        contract = _first(ifs.of("contract", provider, m, path))
+        if refused_ok and not yes:
+            blamed_contract = contract is not None and bool(contract.statuses) and expected not in contract.statuses
+            return [_finding("limit_violated", "contract_mismatch" if blamed_contract else "impl_bug", (provider,),
+                             spec, f"{name} {limit.says()}", "spec", limit.at,
+                             f"{ep} allows {limit.says()} and refuses more", "trace", at,
+                             f"the request with {has} was answered {got}",
+                             () if blamed_contract or contract is None else ("contract",))]  # fmt: skip
+        if accepted_no and not no:
+            agree = ("contract",) if contract is not None and expected in contract.statuses else ()
+            return [_finding("limit_violated", "impl_bug", (provider,), spec, f"{name} {limit.says()}", "spec",
+                             limit.at, f"{ep} allows {limit.says()}", "trace", at,
+                             f"the request with {has}, within that limit, was answered {got}", agree)]  # fmt: skip
+    return []
+
+
+def _measured(limit: Limit, call: Call, failure: IntegrationFailure) -> tuple[str, float, float] | None:
+    """(input name, smallest and largest reading of the quantity) of the failing request for `limit`: its size
+    (Content-Length, a text body, else the size the case's description states), or the length or number of an
+    input the limit's statement names."""
+    if limit.measure == "bytes":
+        headers = {k.lower(): v for k, v in {**(failure.request.headers if failure.request else {}),
+                                              **(call.headers or {})}.items()}  # fmt: skip
+        size = str(headers.get("content-length", "")).strip()
+        if size.isdigit():
+            return "Content-Length", float(size), float(size)
+        body = call.request_body if call.request_body is not None else (failure.request.body if failure.request else None)
+        if isinstance(body, str):
+            return "the request body's size", float(len(body.encode())), float(len(body.encode()))
+        stated = stated_sizes(failure.description)
+        return ("the size the case states", *stated[0]) if len(stated) == 1 else None
+    body = call.request_body if call.request_body is not None else (failure.request.body if failure.request else None)
+    inputs = dict(parse_qsl(urlsplit(call.path or "").query))
+    inputs.update({str(k): v for k, v in body.items()} if isinstance(body, dict) else {})
+    for name, value in inputs.items():
+        if not _named(limit.statement, name):
+            continue
+        if limit.measure == "length" and isinstance(value, str):
+            return name, float(len(value)), float(len(value))
+        if limit.measure in ("value", "count") and not isinstance(value, bool):
+            number = _as_number(value)
+            if number is not None:
+                return name, number, number
+    return None
+
+
+def _named(statement: str, name: str) -> bool:
+    spellings = {name, name.replace("_", " "), name.replace("_", "-")}
+    return any(re.search(rf"(?<![\w]){re.escape(x)}(?:s|es)?(?![\w])", statement, re.IGNORECASE) for x in spellings)
+
+
+def _as_number(value: object) -> float | None:
+    if isinstance(value, int | float):
+        return float(value)
+    try:
+        return float(str(value))
+    except ValueError:
+        return None
+
+
+def _num(q: float) -> str:
+    return str(int(q)) if float(q).is_integer() else str(q)
+
+
 # -- the input that distinguishes the failing request ---------------------------------------------------------
 
 
@@ -395,8 +498,6 @@ def spellings(value: str) -> list[str]:
 
 
 def _mentions(text: str, value: str) -> bool:
-    import re
-
     value = value.lower()
     if not value:
         return False

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
@@ -41,7 +41,7 @@ _NUMBER_WORDS = {
         "seventeen eighteen nineteen twenty".split()
     )
 }
-_NUMBER = r"(\d{1,6}|" + "|".join(_NUMBER_WORDS) + r")"
+_NUMBER = r"(\d{1,6}|\b(?:" + "|".join(_NUMBER_WORDS) + r"))"
 _TOKENS = re.compile(
     r"(?P<endpoint>\b(?:" + "|".join(METHODS) + r")\b[\s`*|]*/[^\s`|,;)*\"']*)"
     r"|`(?P<path>/[^`\s]*)`"
@@ -52,6 +52,22 @@ _TOKENS = re.compile(
     + _NUMBER
     + r"\s+[a-z]+\s+(?:per|a|an|each|every)\s+[a-z]+)"
     r"|(?P<status>(?<![\w/.:#-])[1-5]\d\d(?![\w/:-]|\.\d))",
+    re.IGNORECASE,
+)
+# A quantity with a unit: a request's size ("up to 2 MB") or a text's length ("longer than 80 characters"), with
+# the words that say which side of it is allowed; "between A and B" bounds a number on both sides.
+_SIZE_UNITS = {"b": 1, "byte": 1, "kb": 10**3, "kib": 2**10, "kilobyte": 10**3, "mb": 10**6, "mib": 2**20,
+               "megabyte": 10**6, "gb": 10**9, "gib": 2**30, "gigabyte": 10**9}  # fmt: skip
+_BINARY = {"kb": 2**10, "kilobyte": 2**10, "mb": 2**20, "megabyte": 2**20, "gb": 2**30, "gigabyte": 2**30}
+_UNIT = r"(?:bytes?|[kmg]i?b|b|kilobytes?|megabytes?|gigabytes?|characters?|chars?|letters?|code points?)"
+_AT_MOST = r"at most|no more than|not more than|up to|maximum(?: of)?|max\.?|limit(?:ed)? (?:of|to)|≤|<="
+_BEYOND = r"more than|over|above|larger than|greater than|longer than|bigger than|exceed(?:s|ing)?|beyond"
+_BELOW = r"less than|fewer than|smaller than|shorter than|under|below"
+_AT_LEAST = r"at least|minimum(?: of)?|min\.?|≥|>="
+_QUANTITY = re.compile(
+    rf"(?:\b(?P<rel>{_AT_MOST}|{_BEYOND}|{_BELOW}|{_AT_LEAST})\s+)?(?<![\w.,/-])(?P<n>{_NUMBER}(?:\.\d+)?)\s*(?P<unit>{_UNIT})\b"
+    r"(?:\s+or\s+(?P<trail>less|fewer|smaller|shorter|more|longer|larger|bigger))?"
+    rf"|\bbetween\s+(?P<lo>{_NUMBER})\s*(?:{_UNIT}\s+)?and\s+(?P<hi>{_NUMBER})(?:\s*(?P<unit2>{_UNIT})\b)?",
     re.IGNORECASE,
 )
 _LEADING_FIELD = re.compile(r"^`([A-Za-z_][A-Za-z0-9_]*)`(?:\s|$)")
@@ -86,6 +102,7 @@ class _Reader:
         self.current: Operation | None = None
         self.last_status: int | None = None  # the status the block just read named last
         self.document: Any = None  # the structured code block being read (for `$ref`s)
+        self.unit_wide: list[tuple[str | None, Limit]] = []
 
     @property
     def unit(self) -> str | None:
@@ -113,6 +130,10 @@ class _Reader:
             elif tok.type in ("fence", "code_block") and tok.map:
                 self._code(tok.content, tok.map[0] + (2 if tok.type == "fence" else 1))
             i += 1
+        for unit, limit in self.unit_wide:
+            for op in self.ops:
+                if op.unit == unit:
+                    op.limits.append(limit)
         return self.ops
 
     def _heading(self, level: int, text: str, line: int) -> None:
@@ -130,6 +151,7 @@ class _Reader:
         last_status: int | None = None
         self.last_status = None  # only the block right before a list or a code block speaks for it
         pending: list[tuple[int, Quote]] = []  # limits waiting for their status
+        quantities: list[tuple[re.Match[str], Quote]] = []
         for start, kind, value in _events(text):
             at = Quote(self.rel, first_line + text.count("\n", 0, start))
             if kind in ("endpoint", "path"):
@@ -148,9 +170,18 @@ class _Reader:
                     self.current.add_fields(last_status or self._success(), names, at)
             elif kind == "limit" and self.current is not None:
                 pending.append((int(value) if value.isdigit() else _NUMBER_WORDS[value.lower()], at))
+            elif kind == "quantity" and (self.current is not None or self.unit is not None):
+                quantities.append((value, at))
         for count, where in pending:
             if self.current is not None:
                 self.current.limits.append(Limit(count, None, where))
+        refusal = next((s for _p, k, s in _events(text) if k == "status" and 400 <= int(s) < 500), None)
+        for m, where in quantities:
+            for limit in _limits_of(m, int(refusal) if refusal else None, where, text):
+                if self.current is not None:
+                    self.current.limits.append(limit)
+                else:  # stated in the unit's section outside any endpoint: it holds for all of the unit's
+                    self.unit_wide.append((self.unit, replace(limit, unit_wide=True)))
 
     def _field_list(self, tokens: list[Any], start: int) -> bool:
         """A bullet list right after text that named a status, each item opening with a code-span identifier
@@ -239,7 +270,7 @@ class _Reader:
                 op.add_fields(int(code), [name], Quote(self.rel, first_line + _line_of(lines, name, at)))
 
 
-def _events(text: str) -> list[tuple[int, str, str]]:
+def _events(text: str) -> list[tuple[int, str, Any]]:
     """(offset, kind, value) of the block's tokens; statuses also when written in words ("not found")."""
     out = []
     for m in _TOKENS.finditer(text):
@@ -248,9 +279,56 @@ def _events(text: str) -> list[tuple[int, str, str]]:
             out.append((m.start(), kind, m.group(5) or m.group(6)))  # the two spellings' number groups
         elif kind != "status" or int(m.group(0)) in KNOWN_STATUSES:
             out.append((m.start(), kind, m.group(kind)))
+    quantities = [(m.start(), m.end(), m) for m in _QUANTITY.finditer(text)]
+    out = [e for e in out if not (e[1] == "limit" and any(a <= e[0] < b for a, b, _m in quantities))]
+    out = [e for e in out if not (e[1] == "status" and any(a <= e[0] < b for a, b, _m in quantities))]
+    out += [(a, "quantity", m) for a, _b, m in quantities]  # type: ignore[misc]
     numeric = {int(v) for _s, k, v in out if k == "status"}
     out += [(s.start, "status", str(s.code)) for s in status_mentions(text) if s.prose and s.code not in numeric]
     return sorted(out, key=lambda e: e[0])
+
+
+def _limits_of(m: re.Match[str], refusal: int | None, at: Quote, statement: str) -> list[Limit]:
+    """The limits one quantity states. `refusal` is the 4xx the block names: with it, "under N" describes the
+    refused side (so at least N is allowed); without it, the allowed one."""
+    if m.group("lo") is not None:
+        unit = (m.group("unit2") or "").lower()
+        lo, hi = (_quantity(m.group(g), unit) for g in ("lo", "hi"))
+        measure = _measure(unit) if unit else "value"
+        return [Limit(lo[0], refusal, at, measure, "min", False, statement, lo[1], written=m.group(0)),
+                Limit(hi[0], refusal, at, measure, "max", False, statement, hi[1], written=m.group(0))]  # fmt: skip
+    rel, trail, unit = (m.group("rel") or "").lower(), (m.group("trail") or "").lower(), m.group("unit").lower()
+    n, n_max = _quantity(m.group("n"), unit)
+    if trail in ("more", "longer", "larger", "bigger") or re.fullmatch(_AT_LEAST, rel):
+        bound, strict = "min", False
+    elif re.fullmatch(_BELOW, rel):
+        bound, strict = ("min", False) if refusal else ("max", True)
+    else:  # at most / up to / beyond N / a bare quantity: N is the most allowed
+        bound, strict = "max", False
+    return [Limit(n, refusal, at, _measure(unit), bound, strict, statement, n_max, written=m.group(0))]  # type: ignore[arg-type]
+
+
+def stated_sizes(text: str) -> list[tuple[float, float]]:
+    """The sizes a text states ("an 8 MB photo"), each as (smallest, largest reading) in bytes."""
+    return [
+        _quantity(m.group("n"), m.group("unit"))
+        for m in _QUANTITY.finditer(text)
+        if m.group("n") and _measure(m.group("unit")) == "bytes"
+    ]
+
+
+def _quantity(number: str, unit: str) -> tuple[float, float]:
+    """(value, largest reading) of a number in `unit`: sizes in bytes (MB read as 10^6 and as 2^20)."""
+    n = float(number) if number[0].isdigit() else float(_NUMBER_WORDS[number.lower()])
+    key = unit.lower().removesuffix("s") if unit.lower() not in ("b", "kb", "mb", "gb") else unit.lower()
+    if _measure(unit) != "bytes":
+        return n, n
+    return n * _SIZE_UNITS.get(key, 1), n * _BINARY.get(key, _SIZE_UNITS.get(key, 1))
+
+
+def _measure(unit: str) -> str:
+    unit = unit.lower()
+    return "bytes" if re.fullmatch(r"bytes?|[kmg]i?b|b|kilobytes?|megabytes?|gigabytes?", unit) else "length"
 
 
 def _is_endpoint_object(obj: Any) -> bool:
@@ -337,4 +415,4 @@ def _line_of(lines: list[str], needle: str, start: int) -> int:
     return start
 
 
-__all__ = ["sdd_operations"]
+__all__ = ["sdd_operations", "stated_sizes"]
