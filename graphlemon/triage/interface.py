@@ -56,7 +56,8 @@ class Limit:
     statement: str = ""
     count_max: float | None = None
     unit_wide: bool = False
-    written: str = ""  # the quantity as the SDD writes it ("up to 2 MB")
+    written: str = ""  # the quantity as the SDD writes it ("longer than 2 MB")
+    amount: str = ""  # its number and unit ("2 MB")
 
     def allows(self, quantity: float) -> bool | None:
         """Whether `quantity` is on the allowed side; None when the unit's readings disagree about it."""
@@ -69,11 +70,11 @@ class Limit:
         return quantity > n if self.strict else quantity >= n
 
     def says(self) -> str:
-        if self.written:
-            return f'"{self.written}"'
+        """`at most 280 characters ("longer than 280 characters ... 422")`: the allowed side, in the SDD's unit."""
         rel = {("max", False): "at most", ("max", True): "under", ("min", False): "at least", ("min", True): "over"}
         unit = {"bytes": " bytes", "length": " characters"}.get(self.measure, "")
-        return f"{rel[(self.bound, self.strict)]} {_number(self.count)}{unit}"
+        amount = self.amount or f"{_number(self.count)}{unit}"
+        return f"{rel[(self.bound, self.strict)]} {amount}" + (f' ("{self.written}")' if self.written else "")
 
 
 def _number(n: float) -> str:

@@ -360,21 +360,25 @@ def _quantities(ifs: Interfaces, failure: IntegrationFailure, call: Call) -> lis
                 groups.setdefault((limit.measure, name), []).append((limit, spec, high, allowed))
     for (_measure, name), found in groups.items():
         spec, q = found[0][1], found[0][2]
-        ep, has = f"{m} {spec.path}", f"{name} = {_num(q)}"
-        yes = [x for x in found if x[3]]
-        no = [x for x in found if not x[3] and x[0].bound == (yes[0][0].bound if yes else x[0].bound)]
-        if yes and no:
-            a, b = yes[0][0], no[0][0]
+        ep = f"{m} {spec.path}"
+        has = {"bytes": f"{name} = {_num(q)} bytes", "length": f"{name} of {_num(q)} characters"}.get(
+            _measure, f"{name} = {_num(q)}"
+        )
+        yes = [x[0] for x in found if x[3]]
+        no = [x[0] for x in found if not x[3]]
+        pair = next(((a, b) for b in no for a in yes if a.bound == b.bound), None)
+        if pair is not None:  # the same side of the quantity bounded twice, the request between the two
+            a, b = pair
             return [_finding("limits_disagree", "spec_ambiguous", (), spec, f"{name} {a.says()} / {b.says()}",
                              "spec", a.at, f"{ep} allows {a.says()} (so {has} is allowed)", "spec", b.at,
                              f"{ep} allows {b.says()} (so {has} is not)")]  # fmt: skip
-        limit = found[0][0]
+        limit = (no or yes)[0]
         contract = _first(ifs.of("contract", provider, m, path))
-        if refused_ok and not yes:
+        if refused_ok and no:
             blamed_contract = contract is not None and bool(contract.statuses) and expected not in contract.statuses
             return [_finding("limit_violated", "contract_mismatch" if blamed_contract else "impl_bug", (provider,),
                              spec, f"{name} {limit.says()}", "spec", limit.at,
-                             f"{ep} allows {limit.says()} and refuses more", "trace", at,
+                             f"{ep} allows {limit.says()}", "trace", at,
                              f"the request with {has} was answered {got}",
                              () if blamed_contract or contract is None else ("contract",))]  # fmt: skip
         if accepted_no and not no:
@@ -403,8 +407,9 @@ def _measured(limit: Limit, call: Call, failure: IntegrationFailure) -> tuple[st
     body = call.request_body if call.request_body is not None else (failure.request.body if failure.request else None)
     inputs = dict(parse_qsl(urlsplit(call.path or "").query))
     inputs.update({str(k): v for k, v in body.items()} if isinstance(body, dict) else {})
+    sentence = _sentence_of(limit.statement, limit.written)
     for name, value in inputs.items():
-        if not _named(limit.statement, name):
+        if not _named(sentence, name):
             continue
         if limit.measure == "length" and isinstance(value, str):
             return name, float(len(value)), float(len(value))
@@ -413,6 +418,14 @@ def _measured(limit: Limit, call: Call, failure: IntegrationFailure) -> tuple[st
             if number is not None:
                 return name, number, number
     return None
+
+
+def _sentence_of(statement: str, written: str) -> str:
+    """The sentence (or table cell) of `statement` that states the limit: the input it limits is named there."""
+    for sentence in re.split(r"(?<=[.;!?|])\s+|\n", statement):
+        if written and written in sentence:
+            return sentence
+    return statement
 
 
 def _named(statement: str, name: str) -> bool:

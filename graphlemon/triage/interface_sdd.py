@@ -292,11 +292,12 @@ def _limits_of(m: re.Match[str], refusal: int | None, at: Quote, statement: str)
     """The limits one quantity states. `refusal` is the 4xx the block names: with it, "under N" describes the
     refused side (so at least N is allowed); without it, the allowed one."""
     if m.group("lo") is not None:
-        unit = (m.group("unit2") or "").lower()
+        unit = m.group("unit2") or ""
         lo, hi = (_quantity(m.group(g), unit) for g in ("lo", "hi"))
         measure = _measure(unit) if unit else "value"
-        return [Limit(lo[0], refusal, at, measure, "min", False, statement, lo[1], written=m.group(0)),
-                Limit(hi[0], refusal, at, measure, "max", False, statement, hi[1], written=m.group(0))]  # fmt: skip
+        lo_amount, hi_amount = (f"{m.group(g)} {unit}".strip() for g in ("lo", "hi"))
+        return [Limit(lo[0], refusal, at, measure, "min", False, statement, lo[1], written=m.group(0), amount=lo_amount),
+                Limit(hi[0], refusal, at, measure, "max", False, statement, hi[1], written=m.group(0), amount=hi_amount)]  # fmt: skip
     rel, trail, unit = (m.group("rel") or "").lower(), (m.group("trail") or "").lower(), m.group("unit").lower()
     n, n_max = _quantity(m.group("n"), unit)
     if trail in ("more", "longer", "larger", "bigger") or re.fullmatch(_AT_LEAST, rel):
@@ -305,7 +306,8 @@ def _limits_of(m: re.Match[str], refusal: int | None, at: Quote, statement: str)
         bound, strict = ("min", False) if refusal else ("max", True)
     else:  # at most / up to / beyond N / a bare quantity: N is the most allowed
         bound, strict = "max", False
-    return [Limit(n, refusal, at, _measure(unit), bound, strict, statement, n_max, written=m.group(0))]  # type: ignore[arg-type]
+    amount = f"{m.group('n')} {m.group('unit')}"
+    return [Limit(n, refusal, at, _measure(unit), bound, strict, statement, n_max, written=m.group(0), amount=amount)]  # type: ignore[arg-type]
 
 
 def stated_sizes(text: str) -> list[tuple[float, float]]:
