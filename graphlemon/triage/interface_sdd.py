@@ -46,11 +46,14 @@ _TOKENS = re.compile(
     r"(?P<endpoint>\b(?:" + "|".join(METHODS) + r")\b[\s`*|]*/[^\s`|,;)*\"']*)"
     r"|`(?P<path>/[^`\s]*)`"
     r"|(?P<fields>\{[^{}\n]*\})"
+    r"|(?P<listed>\b(?:containing|contains|carrying|carries|including|includes|(?:with )?(?:the )?(?:fields?|keys?|properties))"
+    r"\s*:?\s+`[A-Za-z_]\w*`(?:\s*(?:,\s*(?:and\s+)?|and\s+|&\s*)`[A-Za-z_]\w*`)*"
+    r"|\b(?:fields|keys|properties)\s*:?\s+[A-Za-z_]\w*(?:\s*(?:,\s*(?:and\s+)?|and\s+)[A-Za-z_]\w*)+)"
     r"|(?P<limit>(?:\bat most|\bno more than|\bup to|\bmaximum(?: of)?|\bmax\.?|\blimit(?:ed)? (?:of|to)|≤|<=)\s+"
-    + _NUMBER
+    + _NUMBER.replace("(", "(?P<count>", 1)
     + r"\b|\b"
-    + _NUMBER
-    + r"\s+[a-z]+\s+(?:per|a|an|each|every)\s+[a-z]+)"
+    + _NUMBER.replace("(", "(?P<per_count>", 1)
+    + r"\s+(?!(?:with|and|or|if|when|for|to|on|in|of|is|are|but)\b)[a-z]+\s+(?:per|a|an|each|every)\s+[a-z]+)"
     r"|(?P<status>(?<![\w/.:#-])[1-5]\d\d(?![\w/:-]|\.\d))",
     re.IGNORECASE,
 )
@@ -65,7 +68,8 @@ _BEYOND = r"more than|over|above|larger than|greater than|longer than|bigger tha
 _BELOW = r"less than|fewer than|smaller than|shorter than|under|below"
 _AT_LEAST = r"at least|minimum(?: of)?|min\.?|≥|>="
 _QUANTITY = re.compile(
-    rf"(?:\b(?P<rel>{_AT_MOST}|{_BEYOND}|{_BELOW}|{_AT_LEAST})\s+)?(?<![\w.,/-])(?P<n>{_NUMBER}(?:\.\d+)?)\s*(?P<unit>{_UNIT})\b"
+    rf"(?:\b(?P<rel>{_AT_MOST}|{_BEYOND}|{_BELOW}|{_AT_LEAST})\s+)?(?<![\w.,/-])(?P<n>{_NUMBER}(?:\.\d+)?)"
+    rf"(?:\s*(?P<unit>{_UNIT})\b)?"
     r"(?:\s+or\s+(?P<trail>less|fewer|smaller|shorter|more|longer|larger|bigger))?"
     rf"|\bbetween\s+(?P<lo>{_NUMBER})\s*(?:{_UNIT}\s+)?and\s+(?P<hi>{_NUMBER})(?:\s*(?P<unit2>{_UNIT})\b)?",
     re.IGNORECASE,
@@ -150,7 +154,7 @@ class _Reader:
         """One paragraph, list item or table row: its tokens in order of appearance."""
         last_status: int | None = None
         self.last_status = None  # only the block right before a list or a code block speaks for it
-        pending: list[tuple[int, Quote]] = []  # limits waiting for their status
+        pending: list[tuple[int, str, Quote]] = []  # limits waiting for their status
         quantities: list[tuple[re.Match[str], Quote]] = []
         for start, kind, value in _events(text):
             at = Quote(self.rel, first_line + text.count("\n", 0, start))
@@ -161,20 +165,23 @@ class _Reader:
                 last_status = self.last_status = int(value)
                 self.current.add_status(last_status, at)
                 if 400 <= last_status < 500:
-                    for count, where in pending:
-                        self.current.limits.append(Limit(count, last_status, where))
+                    for count, written, where in pending:
+                        self.current.limits.append(Limit(count, last_status, where, statement=text, written=written))
                     pending = []
+            elif kind == "listed" and self.current is not None and 200 <= (last_status or self._success()) < 300:
+                self.current.add_fields(last_status or self._success(), _listed(value), at)
             elif kind == "fields" and self.current is not None and (last_status or self._success()):
                 names = _field_names(value)  # braces before any status are the request's, not an answer's
                 if names:
                     self.current.add_fields(last_status or self._success(), names, at)
             elif kind == "limit" and self.current is not None:
-                pending.append((int(value) if value.isdigit() else _NUMBER_WORDS[value.lower()], at))
+                number, written = value
+                pending.append((int(number) if number.isdigit() else _NUMBER_WORDS[number.lower()], written, at))
             elif kind == "quantity" and (self.current is not None or self.unit is not None):
                 quantities.append((value, at))
-        for count, where in pending:
+        for count, written, where in pending:
             if self.current is not None:
-                self.current.limits.append(Limit(count, None, where))
+                self.current.limits.append(Limit(count, None, where, statement=text, written=written))
         refusal = next((s for _p, k, s in _events(text) if k == "status" and 400 <= int(s) < 500), None)
         for m, where in quantities:
             for limit in _limits_of(m, int(refusal) if refusal else None, where, text):
@@ -276,16 +283,36 @@ def _events(text: str) -> list[tuple[int, str, Any]]:
     for m in _TOKENS.finditer(text):
         kind = m.lastgroup or ""
         if kind == "limit":
-            out.append((m.start(), kind, m.group(5) or m.group(6)))  # the two spellings' number groups
+            out.append((m.start(), kind, (m.group("count") or m.group("per_count"), m.group(0))))  # the two spellings' numbers
         elif kind != "status" or int(m.group(0)) in KNOWN_STATUSES:
             out.append((m.start(), kind, m.group(kind)))
-    quantities = [(m.start(), m.end(), m) for m in _QUANTITY.finditer(text)]
+    quantities = [(m.start(), m.end(), m) for m in _QUANTITY.finditer(text) if _is_quantity(m)]
     out = [e for e in out if not (e[1] == "limit" and any(a <= e[0] < b for a, b, _m in quantities))]
     out = [e for e in out if not (e[1] == "status" and any(a <= e[0] < b for a, b, _m in quantities))]
     out += [(a, "quantity", m) for a, _b, m in quantities]  # type: ignore[misc]
     numeric = {int(v) for _s, k, v in out if k == "status"}
     out += [(s.start, "status", str(s.code)) for s in status_mentions(text) if s.prose and s.code not in numeric]
     return sorted(out, key=lambda e: e[0])
+
+
+def _listed(phrase: str) -> list[str]:
+    """The field names of a listing phrase: its code spans, else the words after "fields" / "keys" / "properties"."""
+    spans = re.findall(r"`([A-Za-z_]\w*)`", phrase)
+    if spans:
+        return spans
+    rest = re.split(r"\b(?:fields|keys|properties)\b\s*:?", phrase, maxsplit=1, flags=re.IGNORECASE)[-1]
+    return [w for w in re.findall(r"[A-Za-z_]\w*", rest) if w.lower() != "and"]
+
+
+def _is_quantity(m: re.Match[str]) -> bool:
+    """A number with a unit, a range, or a bare number bounded by words other than "at most" (which, bare, counts
+    calls: the `limit` token) that is not a status ("over 100" is a quantity, "answers 404" is not)."""
+    if m.group("lo") is not None or m.group("unit"):
+        return True
+    rel, number = (m.group("rel") or "").lower(), m.group("n")
+    if not rel or re.fullmatch(_AT_MOST, rel):
+        return False
+    return not number[0].isdigit() or float(number) not in KNOWN_STATUSES
 
 
 def _limits_of(m: re.Match[str], refusal: int | None, at: Quote, statement: str) -> list[Limit]:
@@ -298,7 +325,7 @@ def _limits_of(m: re.Match[str], refusal: int | None, at: Quote, statement: str)
         lo_amount, hi_amount = (f"{m.group(g)} {unit}".strip() for g in ("lo", "hi"))
         return [Limit(lo[0], refusal, at, measure, "min", False, statement, lo[1], written=m.group(0), amount=lo_amount),
                 Limit(hi[0], refusal, at, measure, "max", False, statement, hi[1], written=m.group(0), amount=hi_amount)]  # fmt: skip
-    rel, trail, unit = (m.group("rel") or "").lower(), (m.group("trail") or "").lower(), m.group("unit").lower()
+    rel, trail, unit = (m.group("rel") or "").lower(), (m.group("trail") or "").lower(), (m.group("unit") or "").lower()
     n, n_max = _quantity(m.group("n"), unit)
     if trail in ("more", "longer", "larger", "bigger") or re.fullmatch(_AT_LEAST, rel):
         bound, strict = "min", False
@@ -306,8 +333,9 @@ def _limits_of(m: re.Match[str], refusal: int | None, at: Quote, statement: str)
         bound, strict = ("min", False) if refusal else ("max", True)
     else:  # at most / up to / beyond N / a bare quantity: N is the most allowed
         bound, strict = "max", False
-    amount = f"{m.group('n')} {m.group('unit')}"
-    return [Limit(n, refusal, at, _measure(unit), bound, strict, statement, n_max, written=m.group(0), amount=amount)]  # type: ignore[arg-type]
+    amount = f"{m.group('n')} {m.group('unit') or ''}".strip()
+    measure = _measure(unit) if unit else "value"
+    return [Limit(n, refusal, at, measure, bound, strict, statement, n_max, written=m.group(0), amount=amount)]  # type: ignore[arg-type]
 
 
 def stated_sizes(text: str) -> list[tuple[float, float]]:
