@@ -140,19 +140,19 @@ def _paths(ifs: Interfaces, call: Call, failure: IntegrationFailure) -> list[Int
     sides = {side: ifs.of(side, provider, m, path) for side in ("spec", "contract", "code")}
     consumers = [op for op in ifs.of("consumer", provider, m, path) if op.unit in failure.involves]
     declared = {side: ops for side, ops in sides.items() if ops}
-    others = {side: _closest(ifs.provided_by(side, provider, m), path) for side in ("spec", "contract", "code")}
+    others = {side: _other(ifs, side, provider, m, path) for side in ("spec", "contract", "code")}
     at = _trace_quote(ifs, call)
     if consumers and not declared and others["spec"] is not None:
         right = others["spec"]
-        agree = tuple(s for s in ("contract", "code") if others[s] is not None and others[s].template == right.template)
-        return [_finding("path_differs", "contract_mismatch", (consumers[0].unit,), right, f"{m} {right.path}",
-                         "spec", right.at, f"{provider} serves {m} {right.path}",
+        agree = tuple(s for s in ("contract", "code") if _same_endpoint(others[s], right))
+        return [_finding("path_differs", "contract_mismatch", (consumers[0].unit,), right, f"{right.method or m} {right.path}",
+                         "spec", right.at, f"{provider} serves {right.method or m} {right.path}",
                          "consumer", consumers[0].at, f"{consumers[0].unit} calls {m} {consumers[0].path}", agree)]  # fmt: skip
     if "spec" in declared and "contract" not in declared and others["contract"] is not None:
         spec, contract = declared["spec"][0], others["contract"]
         return [_finding("path_differs", "contract_mismatch", (provider,), spec, f"{m} {spec.path}",
                          "spec", spec.at, f"{provider} serves {m} {spec.path}",
-                         "contract", contract.at, f"{provider} serves {m} {contract.path}", (),
+                         "contract", contract.at, f"{provider} serves {contract.method or m} {contract.path}", (),
                          ("code",) if others["code"] is not None and others["code"].template == contract.template else ())]  # fmt: skip
     parsed = bool(ifs.provided_by("code", provider, None))  # routes were found at all (a parsed framework)
     if "spec" in declared and "contract" in declared and "code" not in declared and parsed and at is not None:
@@ -161,6 +161,19 @@ def _paths(ifs: Interfaces, call: Call, failure: IntegrationFailure) -> list[Int
                          "spec", spec.at, f"{provider} serves {m} {spec.path}", "trace", at,
                          f"{provider} answered {call.status}: no route of its code serves {m} {path}", ("contract",))]  # fmt: skip
     return []
+
+
+def _same_endpoint(a: Operation | None, b: Operation) -> bool:
+    return a is not None and (a.method, a.template) == (b.method, b.template)
+
+
+def _other(ifs: Interfaces, side: str, provider: str, method: str | None, path: str) -> Operation | None:
+    """What `side` says `provider` serves instead of (method, path): the closest path with that method, else the
+    same path with another method (a renamed route, or a changed verb)."""
+    closest = _closest(ifs.provided_by(side, provider, method), path)
+    if closest is not None:
+        return closest
+    return next((op for op in ifs.of(side, provider, None, path) if op.method not in (None, method)), None)
 
 
 def _closest(ops: list[Operation], path: str) -> Operation | None:
@@ -398,7 +411,9 @@ def _measured(limit: Limit, call: Call, failure: IntegrationFailure) -> tuple[st
         size = str(headers.get("content-length", "")).strip()
         if size.isdigit():
             return "Content-Length", float(size), float(size)
-        body = call.request_body if call.request_body is not None else (failure.request.body if failure.request else None)
+        body = (
+            call.request_body if call.request_body is not None else (failure.request.body if failure.request else None)
+        )
         if isinstance(body, str):
             return "the request body's size", float(len(body.encode())), float(len(body.encode()))
         stated = stated_sizes(failure.description)

@@ -283,7 +283,9 @@ def _events(text: str) -> list[tuple[int, str, Any]]:
     for m in _TOKENS.finditer(text):
         kind = m.lastgroup or ""
         if kind == "limit":
-            out.append((m.start(), kind, (m.group("count") or m.group("per_count"), m.group(0))))  # the two spellings' numbers
+            out.append(
+                (m.start(), kind, (m.group("count") or m.group("per_count"), m.group(0)))
+            )  # the two spellings' numbers
         elif kind != "status" or int(m.group(0)) in KNOWN_STATUSES:
             out.append((m.start(), kind, m.group(kind)))
     quantities = [(m.start(), m.end(), m) for m in _QUANTITY.finditer(text) if _is_quantity(m)]

@@ -12,8 +12,8 @@ the request — then only a clause about the refused situation itself counts
 
 from __future__ import annotations
 
-from http import HTTPStatus
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 

@@ -24,9 +24,17 @@ _NAMES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "dns": (
         (),
         (
-            r"EAI_[A-Z]+", "ENOTFOUND", "Temporary failure in name resolution", "Name or service not known",
-            "nodename nor servname provided", "No address associated with hostname", r"no such host",
-            "UnknownHostException", "socket.gaierror", "getaddrinfo failed", "could not translate host name",
+            r"EAI_[A-Z]+",
+            "ENOTFOUND",
+            "Temporary failure in name resolution",
+            "Name or service not known",
+            "nodename nor servname provided",
+            "No address associated with hostname",
+            r"no such host",
+            "UnknownHostException",
+            "socket.gaierror",
+            "getaddrinfo failed",
+            "could not translate host name",
         ),
     ),  # fmt: skip
     "unreachable": (
@@ -40,15 +48,27 @@ _NAMES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "killed": (
         (),
         (
-            "SIGKILL", r"oom[- ]?kill\w*", "OOMKilled", "Out of memory: Kill", r"Killed process \d+",
-            r"signal: killed", r"(?:exit(?:ed)?(?: with)?(?: code| status)?|status code) 137\b",
+            "SIGKILL",
+            r"oom[- ]?kill\w*",
+            "OOMKilled",
+            "Out of memory: Kill",
+            r"Killed process \d+",
+            r"signal: killed",
+            r"(?:exit(?:ed)?(?: with)?(?: code| status)?|status code) 137\b",
         ),
     ),  # fmt: skip
     "timeout": (
         ("ETIMEDOUT",),
         (
-            "ESOCKETTIMEDOUT", "connect timeout", "ConnectTimeout", "upstream timed out", "TimedOut",
-            "SocketTimeoutException", "i/o timeout", "context deadline exceeded", "timed out connecting",
+            "ESOCKETTIMEDOUT",
+            "connect timeout",
+            "ConnectTimeout",
+            "upstream timed out",
+            "TimedOut",
+            "SocketTimeoutException",
+            "i/o timeout",
+            "context deadline exceeded",
+            "timed out connecting",
         ),
     ),  # fmt: skip
     "connection_refused": (("ECONNREFUSED",), ("ConnectionRefused", "java.net.ConnectException")),
