@@ -92,6 +92,7 @@ class Operation:
     statuses: dict[int, Quote] = field(default_factory=dict)
     fields: dict[int, dict[str, Quote]] = field(default_factory=dict)  # status (or ANY_STATUS) -> field -> line
     limits: list[Limit] = field(default_factory=list)
+    listed: dict[tuple[int, int], set[str]] = field(default_factory=dict)  # (status, statement) -> its fields
 
     @property
     def template(self) -> str:
@@ -111,10 +112,18 @@ class Operation:
     def add_status(self, status: int, at: Quote) -> None:
         self.statuses.setdefault(status, at)
 
-    def add_fields(self, status: int, names: list[str], at: Quote) -> None:
+    def add_fields(self, status: int, names: list[str], at: Quote, statement: int = 0) -> None:
+        """`statement` numbers the SDD statement (a paragraph, a table, a list, a code block) that lists them."""
         bucket = self.fields.setdefault(status, {})
         for name in names:
             bucket.setdefault(name, at)
+        self.listed.setdefault((status, statement), set()).update(names)
+
+    def field_lists(self, status: int) -> list[set[str]]:
+        """The fields of `status`'s answer as each statement lists them (fields stated without a status count for
+        every success status)."""
+        keys = [status, ANY_STATUS] if 200 <= status < 300 else [status]
+        return [names for (s, _n), names in self.listed.items() if s in keys]
 
     def signature(self) -> str:
         """`GET /parcels/{parcel_id} → 200 {parcel_id, state, eta}, 404`: the operation in one line."""

@@ -10,6 +10,8 @@ Kinds:
 - `path_differs`     the step called a path its provider does not serve; one side declares that path, the
                      others another path with the same method;
 - `field_missing`    a response field one side states is absent from another side (contract, consumer, trace);
+- `fields_disagree`  two SDD statements list the same answer's fields, one with a field the other replaces by a
+                     field that the contract (or the trace) has: the SDD names the answer's fields two ways;
 - `status_differs`   the status the case expects is the SDD's, and the contract (or the run) answers another one
                      that the SDD never states for the endpoint; or a call of the step (upstream) was answered
                      with a status the SDD never states for its endpoint;
@@ -43,8 +45,8 @@ from .rundir import IntegrationFailure
 from .sdd import normalize_path, path_matches
 
 FindingKind = Literal[
-    "path_differs", "field_missing", "status_differs", "status_unproduced", "limit_violated", "limits_disagree",
-    "input_unspecified",
+    "path_differs", "field_missing", "fields_disagree", "status_differs", "status_unproduced", "limit_violated",
+    "limits_disagree", "input_unspecified",
 ]  # fmt: skip
 # A value's other names, where a standard gives it some (a byte-order mark is U+FEFF).
 _ALIASES = {"\ufeff": ("BOM", "byte-order mark", "byte order mark")}
@@ -176,6 +178,18 @@ def _other(ifs: Interfaces, side: str, provider: str, method: str | None, path: 
     return next((op for op in ifs.of(side, provider, None, path) if op.method not in (None, method)), None)
 
 
+def _rival_list(spec: Operation, status: int, name: str, have: set[str]) -> str | None:
+    """A field of `have` that another SDD statement lists for the same answer where the statement listing `name`
+    does not: the SDD lists that answer's fields two ways (one says `name`, the other the returned field)."""
+    lists = spec.field_lists(status)
+    listing = set().union(*(x for x in lists if name in x))
+    for other in lists:
+        swapped = sorted((other & have) - listing) if name not in other else []
+        if swapped:
+            return swapped[0]
+    return None
+
+
 def _closest(ops: list[Operation], path: str) -> Operation | None:
     """The operation whose template shares the most segments with `path` (same length first)."""
     segs = normalize_path(path).split("/")
@@ -210,6 +224,12 @@ def _fields(ifs: Interfaces, call: Call, failure: IntegrationFailure) -> list[In
     ep = f"{m} {spec.path if spec else path}"
     for name, where in spec_fields.items():
         if name in got or (wanted is not None and name not in wanted):
+            continue
+        rival = _rival_list(spec, status, name, set(contract_fields) or got) if spec else None
+        if rival is not None and spec is not None:
+            out.append(_finding("fields_disagree", "spec_ambiguous", (), spec, f"{name} / {rival}", "spec", where,
+                                f"{ep} answers {status} with field {name}", "spec", spec_fields[rival],
+                                f"{ep} answers {status} with field {rival} instead"))  # fmt: skip
             continue
         if contract_fields and name not in contract_fields:
             extra = [f for f in contract_fields if f not in spec_fields]

@@ -107,6 +107,7 @@ class _Reader:
         self.last_status: int | None = None  # the status the block just read named last
         self.document: Any = None  # the structured code block being read (for `$ref`s)
         self.unit_wide: list[tuple[str | None, Limit]] = []
+        self.statement = 0  # which statement of the document is being read
 
     @property
     def unit(self) -> str | None:
@@ -117,6 +118,7 @@ class _Reader:
         i = 0
         while i < len(tokens):
             tok = tokens[i]
+            self.statement += tok.type in ("heading_open", "table_open", "bullet_list_open", "paragraph_open", "fence")
             if tok.type == "heading_open":
                 self._heading(int(tok.tag[1:]), tokens[i + 1].content, (tok.map[0] + 1) if tok.map else 1)
             elif tok.type == "table_open":
@@ -169,11 +171,11 @@ class _Reader:
                         self.current.limits.append(Limit(count, last_status, where, statement=text, written=written))
                     pending = []
             elif kind == "listed" and self.current is not None and 200 <= (last_status or self._success()) < 300:
-                self.current.add_fields(last_status or self._success(), _listed(value), at)
+                self.current.add_fields(last_status or self._success(), _listed(value), at, self.statement)
             elif kind == "fields" and self.current is not None and (last_status or self._success()):
                 names = _field_names(value)  # braces before any status are the request's, not an answer's
                 if names:
-                    self.current.add_fields(last_status or self._success(), names, at)
+                    self.current.add_fields(last_status or self._success(), names, at, self.statement)
             elif kind == "limit" and self.current is not None:
                 number, written = value
                 pending.append((int(number) if number.isdigit() else _NUMBER_WORDS[number.lower()], written, at))
@@ -206,7 +208,7 @@ class _Reader:
                     return False
                 items.append((m.group(1), Quote(self.rel, tok.map[0] + 1)))
         for name, at in items:
-            self.current.add_fields(self.last_status, [name], at)
+            self.current.add_fields(self.last_status, [name], at, self.statement)
         return bool(items)
 
     def _operation(self, mention: str, at: Quote) -> Operation:
@@ -238,7 +240,7 @@ class _Reader:
             if self.current is not None and names and all(n for n, _ in names):
                 status = self._success()
                 for n, line in names:
-                    self.current.add_fields(status, [n.group(1)], Quote(self.rel, line))
+                    self.current.add_fields(status, [n.group(1)], Quote(self.rel, line), self.statement)
                 return
         for line, cells, head in rows:
             if not head:
@@ -263,7 +265,7 @@ class _Reader:
         if isinstance(doc, dict) and doc and not endpoints and self.current is not None and self.last_status:
             for name in doc:  # an example answer, after the text that named its status
                 at = Quote(self.rel, first_line + _line_of(lines, f'"{name}"', 0))
-                self.current.add_fields(self.last_status, [str(name)], at)
+                self.current.add_fields(self.last_status, [str(name)], at, self.statement)
 
     def _openapi(self, path: str, method: str, spec: dict, lines: list[str], first_line: int) -> None:
         start = _line_of(lines, path, 0)
@@ -274,7 +276,9 @@ class _Reader:
             at = _line_of(lines, str(code), start)
             op.add_status(int(code), Quote(self.rel, first_line + at))
             for name in _response_fields(response, self.document):
-                op.add_fields(int(code), [name], Quote(self.rel, first_line + _line_of(lines, name, at)))
+                op.add_fields(
+                    int(code), [name], Quote(self.rel, first_line + _line_of(lines, name, at)), self.statement
+                )
 
 
 def _events(text: str) -> list[tuple[int, str, Any]]:

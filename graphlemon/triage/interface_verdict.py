@@ -35,12 +35,14 @@ def interface_verdict(found: InterfaceFinding, failure: IntegrationFailure, cite
     what = f"case {failure.case} step {failure.step} {_outcome(failure)}"
     hints = [f"interface: {found.shows()}"]
     rule = f"{'contract' if found.category == 'contract_mismatch' else 'impl' if found.category == 'impl_bug' else 'spec'}:{found.kind}"
-    if found.kind == "limits_disagree":
+    if found.kind in ("limits_disagree", "fields_disagree"):
+        what_holds = "limit" if found.kind == "limits_disagree" else "field"
         root = (
             f"The SDD contradicts itself about {found.endpoint}: {found.a_says} ({found.a.rel}:{found.a.line}), but "
-            f"{found.b_says} ({found.b.rel}:{found.b.line}); so {what}, and which limit holds is for a person to decide"
+            f"{found.b_says} ({found.b.rel}:{found.b.line}); so {what}, and which {what_holds} holds is for a person "
+            "to decide"
         )
-        question = f"Which limit holds for {found.endpoint}: {found.subject}?"
+        question = f"Which {what_holds} holds for {found.endpoint}: {found.subject}?"
         return Finding("spec_ambiguous", [], CONTRADICTION, root, evidence, rule, l3_question=question, hints=hints)
     if found.category == "spec_ambiguous":
         root = (
