@@ -87,9 +87,9 @@ class FindingBuilder:
         evidence = [self._cite_signal(s) for s in signals[:3]]
         kinds = sorted({s.kind for s in signals})
         words = _INFRA_WORDS[top.kind]
-        package = re.search(r"(?:No module named|Cannot find module) '([^']+)'", top.text)
+        package = re.search(r"(?:No module named|Cannot find module) '([^']+)'|shared libraries: ([^\s:]+)", top.text)
         if top.kind == "missing_dependency" and package:
-            words = f"needs the package {package.group(1)!r}, which is not installed in the integration environment"
+            words = f"needs the package {package.group(1) or package.group(2)!r}, which is not installed in the integration environment"
         outcome = (
             f"received {describe(f.got)} instead of {describe(f.expected)}"
             if describe(f.got) != describe(f.expected)

@@ -69,6 +69,7 @@ _NAMES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "i/o timeout",
             "context deadline exceeded",
             "timed out connecting",
+            "TLS handshake timeout",
         ),
     ),  # fmt: skip
     "connection_refused": (("ECONNREFUSED",), ("ConnectionRefused", "java.net.ConnectException")),
@@ -77,6 +78,8 @@ _NAMES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("ConnectionReset", "ConnectionAborted", "BrokenPipe", "socket hang up", "unexpected EOF"),
     ),
 }
+# The dynamic loader's words for a system library the machine lacks (ld.so, dlopen): an install problem.
+SHARED_LIBRARY_MISSING = r"error while loading shared libraries|cannot open shared object file"
 # What a failed connection to another process looks like, whatever the runtime (backing services).
 CONNECTION_KINDS = ("timeout", "connection_refused", "connection_reset", "unreachable")
 
@@ -103,4 +106,4 @@ PATTERNS: dict[str, re.Pattern[str]] = {kind: _compile([kind]) for kind in _NAME
 CONNECTION_FAILED = _compile(CONNECTION_KINDS)
 
 
-__all__ = ["CONNECTION_FAILED", "CONNECTION_KINDS", "PATTERNS"]
+__all__ = ["CONNECTION_FAILED", "CONNECTION_KINDS", "PATTERNS", "SHARED_LIBRARY_MISSING"]

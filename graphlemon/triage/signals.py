@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from .oserrors import PATTERNS
+from .oserrors import PATTERNS, SHARED_LIBRARY_MISSING
 from .run_context import LOG_WINDOW, LogLine, RunContext, parse_log_ts
 from .rundir import IntegrationFailure
 
@@ -34,7 +34,7 @@ _INFRA: tuple[tuple[InfraKind, re.Pattern[str], bool, bool], ...] = (
     ("health_check", re.compile(r"health[- ]?check (?:timeout|timed out|failed)|did not become healthy", re.I), True, True),
     ("killed", PATTERNS["killed"], True, True),
     ("timeout", PATTERNS["timeout"], True, False),
-    ("missing_dependency", re.compile(r"Cannot find module '(?![./])[^']+'|No module named '[^']+'", re.I), True, True),
+    ("missing_dependency", re.compile(rf"Cannot find module '(?![./])[^']+'|No module named '[^']+'|{SHARED_LIBRARY_MISSING}", re.I), True, True),
     ("unreachable", PATTERNS["unreachable"], True, False),
     ("out_of_resources", PATTERNS["out_of_resources"], True, False),
     ("connection_refused", PATTERNS["connection_refused"], False, False),
