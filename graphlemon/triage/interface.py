@@ -73,11 +73,12 @@ class Limit:
         """`at most 280 characters ("longer than 280 characters ... 422")`: the allowed side, in the SDD's unit."""
         rel = {("max", False): "at most", ("max", True): "under", ("min", False): "at least", ("min", True): "over"}
         unit = {"bytes": " bytes", "length": " characters"}.get(self.measure, "")
-        amount = self.amount or f"{_number(self.count)}{unit}"
+        amount = self.amount or f"{number_text(self.count)}{unit}"
         return f"{rel[(self.bound, self.strict)]} {amount}" + (f' ("{self.written}")' if self.written else "")
 
 
-def _number(n: float) -> str:
+def number_text(n: float) -> str:
+    """`3` for 3.0, `1.5` for 1.5."""
     return str(int(n)) if float(n).is_integer() else str(n)
 
 
@@ -145,4 +146,14 @@ def same_interface(a: Operation, b: Operation) -> bool:
     )
 
 
-__all__ = ["ANY_STATUS", "SIDE_NAMES", "Limit", "Measure", "Operation", "Quote", "Side", "same_interface"]
+__all__ = [
+    "ANY_STATUS",
+    "SIDE_NAMES",
+    "Limit",
+    "Measure",
+    "Operation",
+    "Quote",
+    "Side",
+    "number_text",
+    "same_interface",
+]

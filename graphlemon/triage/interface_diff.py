@@ -36,7 +36,7 @@ from typing import Literal
 from urllib.parse import parse_qsl, urlsplit
 
 from ..models import TriageCategory
-from .interface import SIDE_NAMES, Limit, Operation, Quote, Side
+from .interface import SIDE_NAMES, Limit, Operation, Quote, Side, number_text
 from .interface_sdd import stated_sizes
 from .interface_sides import Interfaces, request_inputs
 from .matching import Call
@@ -394,8 +394,8 @@ def _quantities(ifs: Interfaces, failure: IntegrationFailure, call: Call) -> lis
     for (_measure, name), found in groups.items():
         spec, q = found[0][1], found[0][2]
         ep = f"{m} {spec.path}"
-        has = {"bytes": f"{name} = {_num(q)} bytes", "length": f"{name} of {_num(q)} characters"}.get(
-            _measure, f"{name} = {_num(q)}"
+        has = {"bytes": f"{name} = {number_text(q)} bytes", "length": f"{name} of {number_text(q)} characters"}.get(
+            _measure, f"{name} = {number_text(q)}"
         )
         yes = [x[0] for x in found if x[3]]
         no = [x[0] for x in found if not x[3]]
@@ -425,20 +425,17 @@ def _measured(limit: Limit, call: Call, failure: IntegrationFailure) -> tuple[st
     """(input name, smallest and largest reading of the quantity) of the failing request for `limit`: its size
     (Content-Length, a text body, else the size the case's description states), or the length or number of an
     input the limit's statement names."""
+    body = call.request_body if call.request_body is not None else (failure.request.body if failure.request else None)
     if limit.measure == "bytes":
         headers = {k.lower(): v for k, v in {**(failure.request.headers if failure.request else {}),
                                               **(call.headers or {})}.items()}  # fmt: skip
         size = str(headers.get("content-length", "")).strip()
         if size.isdigit():
             return "Content-Length", float(size), float(size)
-        body = (
-            call.request_body if call.request_body is not None else (failure.request.body if failure.request else None)
-        )
         if isinstance(body, str):
             return "the request body's size", float(len(body.encode())), float(len(body.encode()))
         stated = stated_sizes(failure.description)
         return ("the size the case states", *stated[0]) if len(stated) == 1 else None
-    body = call.request_body if call.request_body is not None else (failure.request.body if failure.request else None)
     inputs: dict[str, object] = {k: _as_number(v) for k, v in parse_qsl(urlsplit(call.path or "").query)}
     inputs.update({str(k): v for k, v in body.items()} if isinstance(body, dict) else {})  # a JSON "2" is no number
     sentence = _sentence_of(limit.statement, limit.written)
@@ -471,10 +468,6 @@ def _as_number(text: str) -> float | str:
         return float(text)
     except ValueError:
         return text
-
-
-def _num(q: float) -> str:
-    return str(int(q)) if float(q).is_integer() else str(q)
 
 
 # -- the input that distinguishes the failing request ---------------------------------------------------------
