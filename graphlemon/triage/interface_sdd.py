@@ -29,6 +29,7 @@ from typing import Any
 import yaml
 from markdown_it import MarkdownIt
 
+from .declared_fields import declared_fields, schema_fields
 from .interface import ANY_STATUS, Limit, Operation, Quote
 from .sdd import METHODS
 from .sdd_terms import KNOWN_STATUSES, status_mentions
@@ -54,7 +55,7 @@ _TOKENS = re.compile(
     + r"\b|\b"
     + _NUMBER.replace("(", "(?P<per_count>", 1)
     + r"\s+(?!(?:with|and|or|if|when|for|to|on|in|of|is|are|but)\b)[a-z]+\s+(?:per|a|an|each|every)\s+[a-z]+)"
-    r"|(?P<status>(?<![\w/.:#-])[1-5]\d\d(?![\w/:-]|\.\d))",
+    r"|(?P<status>(?<![\w/.:#-])[1-5]\d\d(?![\w/-]|:\S|\.\d))",
     re.IGNORECASE,
 )
 # A quantity with a unit: a request's size ("up to 2 MB") or a text's length ("longer than 80 characters"), with
@@ -134,7 +135,7 @@ class _Reader:
             elif tok.type == "inline" and tok.map and tokens[i - 1].type in ("paragraph_open",):
                 self._block(tok.content, tok.map[0] + 1)
             elif tok.type in ("fence", "code_block") and tok.map:
-                self._code(tok.content, tok.map[0] + (2 if tok.type == "fence" else 1))
+                self._code(tok.content, tok.map[0] + (2 if tok.type == "fence" else 1), tok.info)
             i += 1
         for unit, limit in self.unit_wide:
             for op in self.ops:
@@ -248,7 +249,7 @@ class _Reader:
 
     # -- code blocks ----------------------------------------------------------------------------------------
 
-    def _code(self, text: str, first_line: int) -> None:
+    def _code(self, text: str, first_line: int, language: str = "") -> None:
         doc = self.document = _structured(text)
         lines = text.split("\n")
         if isinstance(doc, dict) and isinstance(doc.get("paths"), dict):
@@ -262,10 +263,16 @@ class _Reader:
         endpoints = [o for o in (doc if isinstance(doc, list) else [doc]) if _is_endpoint_object(o)]
         for obj in endpoints:
             self._openapi(str(obj["path"]), str(obj["method"]).upper(), obj, lines, first_line)
-        if isinstance(doc, dict) and doc and not endpoints and self.current is not None and self.last_status:
-            for name in doc:  # an example answer, after the text that named its status
-                at = Quote(self.rel, first_line + _line_of(lines, f'"{name}"', 0))
-                self.current.add_fields(self.last_status, [str(name)], at, self.statement)
+        if endpoints or self.current is None or not self.last_status:
+            return
+        # after the text that named a status: its answer as a JSON Schema, an example, or a typed declaration
+        if isinstance(doc, dict) and doc:
+            names = schema_fields(doc) or [str(k) for k in doc]
+        else:
+            names = declared_fields(text, language)
+        for name in names:
+            at = Quote(self.rel, first_line + _line_of(lines, name, 0))
+            self.current.add_fields(self.last_status, [name], at, self.statement)
 
     def _openapi(self, path: str, method: str, spec: dict, lines: list[str], first_line: int) -> None:
         start = _line_of(lines, path, 0)

@@ -185,6 +185,24 @@ def test_fields_listed_in_prose_are_the_success_answers_fields(i):
         assert set(op.fields_for(success)) == set(names), text
 
 
+def _shapes(names: list[str]) -> list[tuple[str, str]]:
+    """One answer's shape four ways: an example, a JSON Schema, a TypeScript interface, a Python dataclass."""
+    return [
+        ("json", json.dumps(dict.fromkeys(names, "x"))),
+        ("json", json.dumps({"type": "object", "properties": {n: {"type": "string"} for n in names}})),
+        ("ts", "interface Answer {\n" + "".join(f"  {n}?: string;\n" for n in names) + "}"),
+        ("python", "@dataclass\nclass Answer:\n" + "".join(f"    {n}: str\n" for n in names)),
+    ]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(_ident, min_size=1, max_size=5, unique=True), st.sampled_from([200, 201]))
+def test_an_answer_shown_as_example_schema_or_type_has_the_same_fields(names, status):
+    for language, block in _shapes(names):
+        (op,) = ops(f"## ledger-svc\n\n`GET /entries/{{id}}` answers {status}:\n\n```{language}\n{block}\n```\n")
+        assert set(op.fields_for(status)) == set(names), (language, block)
+
+
 def test_statuses_in_words_and_braces_before_any_status_are_the_request():
     (op,) = ops(
         "## ledger-svc\n\n`POST /entries` with `{amount}` answers 201 `{entry_id}`; an unknown account is not found.\n"
