@@ -105,7 +105,7 @@ class _Reader:
         self.sections: list[_Section] = []
         self.ops: list[Operation] = []
         self.current: Operation | None = None
-        self.last_status: int | None = None  # the status the block just read named last
+        self.last_status: int | None = None  # the status the block just read speaks for: its success, else its last
         self.document: Any = None  # the structured code block being read (for `$ref`s)
         self.unit_wide: list[tuple[str | None, Limit]] = []
         self.statement = 0  # which statement of the document is being read
@@ -165,7 +165,9 @@ class _Reader:
                 self.current = self._operation(value, at)
                 last_status = self.last_status = None
             elif kind == "status" and self.current is not None:
-                last_status = self.last_status = int(value)
+                last_status = int(value)
+                if self.last_status is None or not 200 <= self.last_status < 300:
+                    self.last_status = last_status  # a success the block names speaks for what follows it
                 self.current.add_status(last_status, at)
                 if 400 <= last_status < 500:
                     for count, written, where in pending:
