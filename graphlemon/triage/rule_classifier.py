@@ -37,7 +37,7 @@ from .interface_verdict import cap_for_missed_input, cap_word_verdict, interface
 from .matching import Call, consumed, contrary, explicit_success, exported, step_calls, supporting
 from .run_context import RunContext
 from .signals import infra_signals, local_module_names, startup_crash
-from .uncaught import Uncaught, became_server_error, uncaught_in_provider
+from .uncaught import Uncaught, refused_became_error, uncaught_in_provider
 from .verdict_helpers import describe, mismatches, missing_fields, pick_status, rounding_like, values_text
 
 
@@ -85,7 +85,7 @@ class _Triage(CallFindings):
         found = self.consumers(calls)
         if found:
             return found
-        if became_server_error(self.failure):
+        if refused_became_error(self.failure):
             raised = uncaught_in_provider(self.ctx, self.failure, calls)
             if raised is not None:
                 return self.uncaught(raised)
@@ -113,14 +113,13 @@ class _Triage(CallFindings):
         return None
 
     def uncaught(self, raised: Uncaught) -> Finding:
-        """An answer the case required (a success or a refusal) became a 5xx because the serving unit's own code
-        raised."""
+        """A refusal the case required became a 5xx because the serving unit's own code raised."""
         f = self.failure
         trace = self.cite.line(raised.where, raised.where_line, raised.text[:40]) if raised.where_line else None
-        wanted = "the request to be refused with " if 400 <= (f.expected.status or 0) < 500 else ""
         root = (
             f"{raised.unit_id} raises an uncaught exception in its own code ({raised.file}:{raised.line}) for "
-            f"{self._what()}, so it answers {describe(f.got)} where the case requires {wanted}{describe(f.expected)}"
+            f"{self._what()}, so it answers {describe(f.got)} where the case requires the request to be refused "
+            f"with {describe(f.expected)}"
         )
         evidence = [trace, self.cite.code(raised.file, raised.line)]
         return Finding("impl_bug", [raised.unit_id], CONFIDENCE["impl_uncaught"], root, evidence, "impl:uncaught")

@@ -33,12 +33,6 @@ def refused_became_error(failure: IntegrationFailure) -> bool:
     return want is not None and got is not None and 400 <= want < 500 and got >= 500
 
 
-def became_server_error(failure: IntegrationFailure) -> bool:
-    """The case required an answer (a success or a refusal) and got a server error (5xx)."""
-    want, got = failure.expected.status, failure.got.status
-    return want is not None and got is not None and want < 500 <= got
-
-
 def uncaught_in_provider(ctx: RunContext, failure: IntegrationFailure, calls: list[Call]) -> Uncaught | None:
     """The innermost own frame of a trace on this step that lies in a unit which answered it with a 5xx."""
     serving = {c.provider for c in calls if c.provider and (c.status is None or c.status >= 500)}
