@@ -179,14 +179,16 @@ def _other(ifs: Interfaces, side: str, provider: str, method: str | None, path: 
 
 
 def _rival_list(spec: Operation, status: int, name: str, have: set[str]) -> str | None:
-    """A field of `have` that another SDD statement lists for the same answer where the statement listing `name`
-    does not: the SDD lists that answer's fields two ways (one says `name`, the other the returned field)."""
+    """A field of `have` that another SDD statement puts in `name`'s place: the two statements list the same
+    answer (they share fields) and each has as many fields the other lacks — one says `name`, the other the
+    field the provider returns. A statement that only adds fields ("it also carries `currency`") is no rival."""
     lists = spec.field_lists(status)
-    listing = set().union(*(x for x in lists if name in x))
-    for other in lists:
-        swapped = sorted((other & have) - listing) if name not in other else []
-        if swapped:
-            return swapped[0]
+    for listing in (x for x in lists if name in x):
+        for other in lists:
+            mine, theirs = listing - other, other - listing
+            swapped = sorted(theirs & have)
+            if listing & other and name in mine and len(mine) == len(theirs) and swapped:
+                return swapped[0]
     return None
 
 

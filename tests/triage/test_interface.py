@@ -402,3 +402,15 @@ def test_the_agents_extract_evidence_says_what_each_cited_line_shows(scenario):
     out = outcome.content
     assert out["ok"] and [f["kind"] for f in out["findings"]] == ["status_differs"]
     assert set(out["shows"]) == {spec, contract} and "answers 201" in out["shows"][spec][0]
+
+
+def test_two_statements_name_one_answers_field_two_ways_only_when_one_replaces_the_other():
+    from graphlemon.triage.interface_diff import _rival_list
+
+    table = "| field | meaning |\n|---|---|\n| `id` | x |\n| `eta` | y |\n"
+    (renamed,) = ops(
+        f"## ledger-svc\n\n`GET /a` answers 200:\n\n{table}\nThe 200 answer, for example:\n\n```json\n" + '{"id": 1, "arrival": 2}\n```\n'
+    )
+    assert _rival_list(renamed, 200, "eta", {"id", "arrival"}) == "arrival"
+    (added,) = ops(f"## ledger-svc\n\n`GET /a` answers 200:\n\n{table}\nThe answer also includes `currency`.\n")
+    assert _rival_list(added, 200, "currency", {"id", "eta"}) is None
