@@ -60,6 +60,9 @@ _TOKENS = re.compile(
 )
 # A quantity with a unit: a request's size ("up to 2 MB") or a text's length ("longer than 80 characters"), with
 # the words that say which side of it is allowed; "between A and B" bounds a number on both sides.
+# A block that introduces what follows it as the answer, or as the request (document structure, not the case).
+_ANSWER_LABEL = re.compile(r"\b(?:response|answer|returns|responds|reply|result|output)\b", re.IGNORECASE)
+_REQUEST_LABEL = re.compile(r"\b(?:request|payload|send|sends|sent|submit|input|body to post)\b", re.IGNORECASE)
 _SIZE_UNITS = {"b": 1, "byte": 1, "kb": 10**3, "kib": 2**10, "kilobyte": 10**3, "mb": 10**6, "mib": 2**20,
                "megabyte": 10**6, "gb": 10**9, "gib": 2**30, "gigabyte": 10**9}  # fmt: skip
 _BINARY = {"kb": 2**10, "kilobyte": 2**10, "mb": 2**20, "megabyte": 2**20, "gb": 2**30, "gigabyte": 2**30}
@@ -109,6 +112,7 @@ class _Reader:
         self.document: Any = None  # the structured code block being read (for `$ref`s)
         self.unit_wide: list[tuple[str | None, Limit]] = []
         self.statement = 0  # which statement of the document is being read
+        self.labels_answer = False  # the block just read introduces an answer ("Response:", "returns:")
 
     @property
     def unit(self) -> str | None:
@@ -157,6 +161,7 @@ class _Reader:
         """One paragraph, list item or table row: its tokens in order of appearance."""
         last_status: int | None = None
         self.last_status = None  # only the block right before a list or a code block speaks for it
+        self.labels_answer = bool(_ANSWER_LABEL.search(text)) and not _REQUEST_LABEL.search(text)
         pending: list[tuple[int, str, Quote]] = []  # limits waiting for their status
         quantities: list[tuple[re.Match[str], Quote]] = []
         for start, kind, value in _events(text):
@@ -265,16 +270,18 @@ class _Reader:
         endpoints = [o for o in (doc if isinstance(doc, list) else [doc]) if _is_endpoint_object(o)]
         for obj in endpoints:
             self._openapi(str(obj["path"]), str(obj["method"]).upper(), obj, lines, first_line)
-        if endpoints or self.current is None or not self.last_status:
+        status = self.last_status or (self._success() if self.labels_answer else None)
+        if endpoints or self.current is None or not status:
             return
-        # after the text that named a status: its answer as a JSON Schema, an example, or a typed declaration
+        # after text that named a status (or labelled what follows the answer, "Response:", for the endpoint's
+        # success): its answer as a JSON Schema, an example, or a typed declaration
         if isinstance(doc, dict) and doc:
             names = schema_fields(doc) or [str(k) for k in doc]
         else:
             names = declared_fields(text, language)
         for name in names:
             at = Quote(self.rel, first_line + _line_of(lines, name, 0))
-            self.current.add_fields(self.last_status, [name], at, self.statement)
+            self.current.add_fields(status, [name], at, self.statement)
 
     def _openapi(self, path: str, method: str, spec: dict, lines: list[str], first_line: int) -> None:
         start = _line_of(lines, path, 0)

@@ -409,8 +409,18 @@ def test_two_statements_name_one_answers_field_two_ways_only_when_one_replaces_t
 
     table = "| field | meaning |\n|---|---|\n| `id` | x |\n| `eta` | y |\n"
     (renamed,) = ops(
-        f"## ledger-svc\n\n`GET /a` answers 200:\n\n{table}\nThe 200 answer, for example:\n\n```json\n" + '{"id": 1, "arrival": 2}\n```\n'
+        f"## ledger-svc\n\n`GET /a` answers 200:\n\n{table}\nThe 200 answer, for example:\n\n```json\n"
+        + '{"id": 1, "arrival": 2}\n```\n'
     )
     assert _rival_list(renamed, 200, "eta", {"id", "arrival"}) == "arrival"
     (added,) = ops(f"## ledger-svc\n\n`GET /a` answers 200:\n\n{table}\nThe answer also includes `currency`.\n")
     assert _rival_list(added, 200, "currency", {"id", "eta"}) is None
+
+
+def test_a_block_labelled_response_shows_the_success_answer_and_one_labelled_request_does_not():
+    text = (
+        "## ledger-svc\n\n### GET /entries/{id}\n\nAnswers 200, or 404 when unknown.\n\n"
+        'Request headers:\n\n```json\n{"X-Tenant": "t1"}\n```\n\nResponse:\n\n```json\n{"entry_id": "e1"}\n```\n'
+    )
+    (op,) = ops(text)
+    assert set(op.fields_for(200)) == {"entry_id"}
