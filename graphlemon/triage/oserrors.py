@@ -75,7 +75,14 @@ _NAMES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "connection_refused": (("ECONNREFUSED",), ("ConnectionRefused", "java.net.ConnectException")),
     "connection_reset": (
         ("ECONNRESET", "EPIPE", "ECONNABORTED"),
-        ("ConnectionReset", "ConnectionAborted", "BrokenPipe", "socket hang up", "unexpected EOF"),
+        (
+            "ConnectionReset",
+            "ConnectionAborted",
+            "BrokenPipe",
+            "socket hang up",
+            "unexpected EOF",
+            "upstream connect error or disconnect/reset before headers",
+        ),
     ),
 }
 # The dynamic loader's words for a system library the machine lacks (ld.so, dlopen): an install problem.

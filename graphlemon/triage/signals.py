@@ -31,7 +31,8 @@ _INFRA: tuple[tuple[InfraKind, re.Pattern[str], bool, bool], ...] = (
     ("port_in_use", PATTERNS["port_in_use"], True, True),
     ("disk_full", PATTERNS["disk_full"], True, False),
     ("dns", PATTERNS["dns"], True, False),
-    ("health_check", re.compile(r"health[- ]?check (?:timeout|timed out|failed)|did not become healthy", re.I), True, True),
+    ("health_check", re.compile(r"health[- ]?check (?:timeout|timed out|failed)|did not become healthy|(?:readiness|liveness|startup) probe failed|"
+            r"CrashLoopBackOff|ImagePullBackOff|ErrImagePull|no healthy upstream", re.I), True, True),
     ("killed", PATTERNS["killed"], True, True),
     ("timeout", PATTERNS["timeout"], True, False),
     ("missing_dependency", re.compile(rf"Cannot find module '(?![./])[^']+'|No module named '[^']+'|{SHARED_LIBRARY_MISSING}", re.I), True, True),
