@@ -365,7 +365,7 @@ def stated_sizes(text: str) -> list[tuple[float, float]]:
     return [
         _quantity(m.group("n"), m.group("unit"))
         for m in _QUANTITY.finditer(text)
-        if m.group("n") and _measure(m.group("unit")) == "bytes"
+        if m.group("n") and m.group("unit") and _measure(m.group("unit")) == "bytes"
     ]
 
 

@@ -424,3 +424,13 @@ def test_a_block_labelled_response_shows_the_success_answer_and_one_labelled_req
     )
     (op,) = ops(text)
     assert set(op.fields_for(200)) == {"entry_id"}
+
+
+@pytest.mark.parametrize(
+    ("text", "sizes"),
+    [("an 8 MB photo", [(8e6, 8 * 2**20)]), ("a photo of 12 cats", []), ("between 1 and 2 KB", []), ("", [])],
+)
+def test_the_size_a_case_states(text, sizes):
+    from graphlemon.triage.interface_sdd import stated_sizes
+
+    assert stated_sizes(text) == sizes
