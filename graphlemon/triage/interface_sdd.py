@@ -267,7 +267,7 @@ class _Reader:
                     if str(method).upper() in METHODS and isinstance(spec, dict):
                         self._openapi(str(path), str(method).upper(), spec, lines, first_line)
             return
-        endpoints = [o for o in (doc if isinstance(doc, list) else [doc]) if _is_endpoint_object(o)]
+        endpoints = list(_endpoint_objects(doc))
         for obj in endpoints:
             self._openapi(str(obj["path"]), str(obj["method"]).upper(), obj, lines, first_line)
         status = self.last_status or (self._success() if self.labels_answer else None)
@@ -381,6 +381,16 @@ def _quantity(number: str, unit: str) -> tuple[float, float]:
 def _measure(unit: str) -> str:
     unit = unit.lower()
     return "bytes" if re.fullmatch(r"bytes?|[kmg]i?b|b|kilobytes?|megabytes?|gigabytes?", unit) else "length"
+
+
+def _endpoint_objects(doc: Any, depth: int = 0) -> Iterator[dict]:
+    """Contract-style endpoint objects anywhere in a parsed block (a list of them, or under a key like
+    `endpoints:`), at most a few levels down."""
+    if _is_endpoint_object(doc):
+        yield doc
+    elif depth < 4 and isinstance(doc, dict | list):
+        for value in doc.values() if isinstance(doc, dict) else doc:
+            yield from _endpoint_objects(value, depth + 1)
 
 
 def _is_endpoint_object(obj: Any) -> bool:

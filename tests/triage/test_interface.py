@@ -85,7 +85,13 @@ def as_heading_and_bullets(i: dict) -> str:
     return f"# API\n\n## ledger-svc\n\n### {i['method']} {i['path']}\n\nResponses:\n\n{bullets}\n"
 
 
-WRITERS = [as_inline, as_table, as_openapi_yaml, as_openapi_json, as_heading_and_bullets]
+def as_endpoint_list_yaml(i: dict) -> str:
+    responses = {s: ({"body": dict.fromkeys(f, "string")} if f else "answer") for s, f in i["fields"].items()}
+    doc = {"endpoints": [{"method": i["method"], "path": i["path"], "responses": responses}]}
+    return f"# API\n\n## ledger-svc\n\n```yaml\n{yaml.safe_dump(doc, sort_keys=False)}```\n"
+
+
+WRITERS = [as_inline, as_table, as_openapi_yaml, as_openapi_json, as_heading_and_bullets, as_endpoint_list_yaml]
 
 
 @settings(max_examples=40, deadline=None)
