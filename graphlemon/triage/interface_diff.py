@@ -43,6 +43,7 @@ from .matching import Call
 from .run_context import RunContext
 from .rundir import IntegrationFailure
 from .sdd import normalize_path, path_matches
+from .sdd_terms import terms
 
 FindingKind = Literal[
     "path_differs", "field_missing", "fields_disagree", "status_differs", "status_unproduced", "limit_violated",
@@ -386,6 +387,8 @@ def _quantities(ifs: Interfaces, failure: IntegrationFailure, call: Call) -> lis
     groups: dict[tuple[str, str], list[tuple[Limit, Operation, float, bool]]] = {}
     for spec in ifs.of("spec", provider, m, path):
         for limit in spec.limits:
+            if limit.unit_wide and not _about(limit.statement, spec.template):
+                continue  # a rule for the unit's other resources ("exports up to 10 MB"), not this endpoint's
             measured = _measured(limit, call, failure)
             if measured is None:
                 continue
@@ -449,6 +452,13 @@ def _measured(limit: Limit, call: Call, failure: IntegrationFailure) -> tuple[st
         if limit.measure in ("value", "count") and isinstance(value, int | float) and not isinstance(value, bool):
             return name, float(value), float(value)
     return None
+
+
+def _about(statement: str, template: str) -> bool:
+    """A statement outside any endpoint speaks of this one when it names a resource of its path (`/profiles/{u}/
+    avatar` and "profile images (avatars and banners)")."""
+    resources = terms(" ".join(seg for seg in template.split("/") if seg and not seg.startswith(("{", "<", ":"))))
+    return bool(resources & terms(statement))
 
 
 def _sentence_of(statement: str, written: str) -> str:

@@ -440,3 +440,11 @@ def test_the_size_a_case_states(text, sizes):
     from graphlemon.triage.interface_sdd import stated_sizes
 
     assert stated_sizes(text) == sizes
+
+
+def test_a_unit_wide_limit_holds_for_the_endpoints_whose_resource_it_names():
+    from graphlemon.triage.interface_diff import _about
+
+    (avatar,) = ops("## ledger-svc\n\n`PUT /profiles/{user}/avatar` answers 201.\n")
+    assert _about("Profile images (avatars and banners) of up to 5 MB are accepted.", avatar.template)
+    assert not _about("Exports are limited to 10 MB.", avatar.template)
