@@ -70,7 +70,7 @@ class Limit:
         return quantity > n if self.strict else quantity >= n
 
     def says(self) -> str:
-        """`at most 280 characters ("longer than 280 characters ... 422")`: the allowed side, in the SDD's unit."""
+        """`at most 280 characters ("longer than 280 characters")`: the allowed side, in the SDD's unit."""
         rel = {("max", False): "at most", ("max", True): "under", ("min", False): "at least", ("min", True): "over"}
         unit = {"bytes": " bytes", "length": " characters"}.get(self.measure, "")
         amount = self.amount or f"{number_text(self.count)}{unit}"

@@ -11,7 +11,10 @@
                                                    its contract agrees               → impl_bug
     3. a consumer's contract expects a different answer than its provider gives      → contract_mismatch
     4. the failing call: the SDD does not specify the expected outcome               → spec_ambiguous
-                         the SDD specifies it in two contradicting places            → spec_ambiguous
+                         ... but SDD and contract state it and the handler never
+                         produces it                                                 → impl_bug (0.7)
+                         the SDD specifies it in two contradicting places (another
+                         statement fits the case's situation as well)                → spec_ambiguous
                          the provider's contract disagrees with the SDD              → contract_mismatch
                          the contract agrees, the code does not                      → impl_bug
        a function-level step (a library's pytest case, no HTTP) is read call by call first:
@@ -187,8 +190,8 @@ class _Triage(CallFindings):
         if req_e is not None and refused_success and not req_e.specific:
             req_e = None  # a generic "→ 200" does not say that this refused situation must succeed
         if req_e is None:
-            unproduced_ = unproduced(self.ctx, self.failure, call)
-            return interface_verdict(unproduced_, self.failure, self.cite) if unproduced_ else self.unspecified(call)
+            never = unproduced(self.ctx, self.failure, call)  # the handler cannot give that answer at all
+            return interface_verdict(never, self.failure, self.cite) if never else self.unspecified(call)
         if got is not None:
             rivals = [
                 r for r in reqs if got in r.statuses and expected not in r.statuses and r.clause is not req_e.clause
