@@ -296,6 +296,7 @@ def fresh_sets(smoke: bool, splits: tuple[str, ...] = FRESH_SPLITS) -> None:
     for split in splits:
         part = [r for r in now if r["split"] == split]
         if not part:
+            print(f"-- {FRESH_LABELS[split]}: no scenario has split {split!r} in {CORPUS}")
             continue
         frozen = {}
         if split in FREEZE_COMMITS and not smoke:
