@@ -291,7 +291,7 @@ def fresh_sets(smoke: bool, splits: tuple[str, ...] = FRESH_SPLITS) -> None:
     base, why = baseline_rows(names, BASELINE_COMMIT)
     print()
     print(
-        f"== fresh sets (rule path through triage_run; 'then' = rules at {BASELINE_COMMIT[:10]}{'' if base else ', ' + why})"
+        f"== fresh sets (rule path through triage_run; 'then' = rules at {BASELINE_COMMIT[:10]}{'' if base or not why else ', ' + why})"
     )
     for split in splits:
         part = [r for r in now if r["split"] == split]
