@@ -11,6 +11,10 @@ Scenarios whose expected.json says `"split": "holdout"` were not used to shape t
 hcm/hib/hsa/hif were written after the first triager was frozen; hpl* (Python libraries) were
 written and committed before the call-level rule (callfindings / fitfindings) by its author.
 Accuracy is printed for all scenarios, for each split, and for the Python-library scenarios (pl*, hpl*).
+
+The fresh sets ("before", "after", "final", "last", "blind") get a table each: per category, right and
+confidently wrong for the rules then, at the commit the set was written against, and now. "blind" was written by
+an author who never read the rules; `--split blind` prints its table alone.
 """
 
 from __future__ import annotations
@@ -254,42 +258,45 @@ def paths() -> None:
 
 # -- the fresh sets: scenarios written before / after the interface comparison, old rules vs new -------------
 
-FRESH_SPLITS = ("before", "after", "final", "last")
-FRESH_LABELS = {
-    "before": "written before the change",
-    "after": "written after the rules were frozen",
-    "final": "written after the second freeze (the fixes the 'after' set prompted)",
-    "last": "written after the third freeze (the fixes the 'final' set prompted)",
-}
+FRESH_SPLITS = ("before", "after", "final", "last", "blind")
 # The commit whose rules are "before the change": the rule path as it was when the "before" set was frozen.
 # FREEZE_COMMITS: the rules each later set was written against, unseen (its "at freeze" column).
 FREEZE_COMMITS = {
     "after": "e9a37ed79af21b9cdf1f4c4b2724972b38fb55e7",
     "final": "3b7bdfa7b4dc787e0b5eaf6fe7a0b801ced190e0",
     "last": "ffce704747ec66e46f6e9ee4be9c414fa99d2cb1",
+    "blind": "f93d80e413d98b19edb811dcd4efabde1d1a005d",
+}
+FRESH_LABELS = {
+    "before": "written before the change",
+    "after": "written after the rules were frozen",
+    "final": "written after the second freeze (the fixes the 'after' set prompted)",
+    "last": "written after the third freeze (the fixes the 'final' set prompted)",
+    "blind": f"written by an author who never read the rules, after the freeze at {FREEZE_COMMITS['blind'][:10]}",
 }
 BASELINE_COMMIT = "a0194a1890b8e22ba7f209b30039973a089d3b64"
 
 
-def fresh_sets(smoke: bool) -> None:
+def fresh_sets(smoke: bool, splits: tuple[str, ...] = FRESH_SPLITS) -> None:
     """Per category and per fresh set: right and confidently wrong (>= 0.8) for the rule path now, at the commit
     the set was written against ("at freeze": unseen by those rules), and before the change (BASELINE_COMMIT).
     Earlier rules run in a subprocess from that commit's tree, on the same scenario files."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from triage_paths import run_path, scenario_names
 
-    names = [n for n in scenario_names() if _split(n) in FRESH_SPLITS]
+    names = [n for n in scenario_names() if _split(n) in splits]
     if smoke:
-        names = [n for split in FRESH_SPLITS for n in [x for x in names if _split(x) == split][::6]]
+        names = [n for split in splits for n in [x for x in names if _split(x) == split][::6]]
     now = run_path(names, None)
     base, why = baseline_rows(names, BASELINE_COMMIT)
     print()
     print(
-        f"== fresh sets (rule path through triage_run; 'then' = rules at {BASELINE_COMMIT[:10]}{'' if base else ', ' + why})"
+        f"== fresh sets (rule path through triage_run; 'then' = rules at {BASELINE_COMMIT[:10]}{'' if base or not why else ', ' + why})"
     )
-    for split in FRESH_SPLITS:
+    for split in splits:
         part = [r for r in now if r["split"] == split]
         if not part:
+            print(f"-- {FRESH_LABELS[split]}: no scenario has split {split!r} in {CORPUS}")
             continue
         frozen = {}
         if split in FREEZE_COMMITS and not smoke:
@@ -315,6 +322,10 @@ def fresh_sets(smoke: bool) -> None:
         cols = [[t[r["name"]] for r in part if r["name"] in t] for t in (then, frozen)]
         print(
             f"  Brier then {_brier(cols[0]) if cols[0] else '-'}, at freeze {_brier(cols[1]) if cols[1] else '-'}, now {_brier(part)}"
+        )
+        print(
+            "  auto-applied (of which wrong) then / at freeze / now: "
+            + " / ".join(_auto(c) if c else "-" for c in [*cols, part])
         )
         for r in part:
             o, f = then.get(r["name"]), frozen.get(r["name"])
@@ -363,15 +374,25 @@ def _confident_wrong(row: dict) -> bool:
     return not _right(row) and row["conf"] >= 0.8
 
 
+def _auto(rows: list[dict]) -> str:
+    auto = [r for r in rows if r.get("auto")]
+    return f"{len(auto)} ({sum(not _right(r) for r in auto)})"
+
+
 def _brier(rows: list[dict]) -> str:
     return f"{statistics.mean((r['conf'] - _right(r)) ** 2 for r in rows):.3f}"
 
 
 if __name__ == "__main__":
+    import argparse
     import os
 
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
+    parser.add_argument("--split", action="append", choices=FRESH_SPLITS,
+                        help="print only this fresh set's table (repeatable), e.g. --split blind")  # fmt: skip
+    args = parser.parse_args()
     smoke = os.environ.get("BENCH_SMOKE") == "1"
-    if not smoke:
+    if not smoke and not args.split:
         main()
         paths()
-    fresh_sets(smoke)
+    fresh_sets(smoke, tuple(args.split or FRESH_SPLITS))

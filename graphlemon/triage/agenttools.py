@@ -23,7 +23,7 @@ from ..errors import ErrorCode, GraphLemonError
 from ..project import ProjectHandle
 from .backing import backing_service_signals, unit_ports
 from .evidence_check import verify_all
-from .interface_diff import compare, distinguishing_input, input_unspecified
+from .interface_diff import compare, distinguishing_input, input_unspecified, unproduced
 from .interface_sides import Interfaces
 from .matching import Call, Matcher, step_calls
 from .run_context import load_run, runs_dir
@@ -127,18 +127,24 @@ def compare_interfaces(project: ProjectHandle, run_id: str) -> dict:
         if call.path is None:
             continue
         key = f"{call.method} {call.path}" + (f" (served by {call.provider})" if call.provider else "")
-        found = {side: ifs.of(side, call.provider, call.method, call.path) for side in ("spec", "contract", "consumer", "code")}
+        found = {
+            side: ifs.of(side, call.provider, call.method, call.path)
+            for side in ("spec", "contract", "consumer", "code")
+        }
         sides[key] = {
-            side: [f"{op.signature()} [{op.at.rel}:{op.at.line}]" for op in ops[:4]] for side, ops in found.items() if ops
+            side: [f"{op.signature()} [{op.at.rel}:{op.at.line}]" for op in ops[:4]]
+            for side, ops in found.items()
+            if ops
         }
     findings = compare(ctx, failure, calls)
     distinguishing = distinguishing_input(ctx, failure, calls[-1]) if calls else None
     unspecified = (
         input_unspecified(ctx, failure, calls[-1], distinguishing) if distinguishing and not findings else None
     )
+    never = unproduced(ctx, failure, calls[-1]) if calls and calls[-1].path is not None else None
     return {
         "interface": sides,
-        "findings": [f.as_dict() for f in [*findings, *([unspecified] if unspecified else [])]],
+        "findings": [f.as_dict() for f in [*findings, *(x for x in (unspecified, never) if x)]],
         "distinguishing_input": None
         if distinguishing is None
         else {
@@ -255,7 +261,8 @@ def _register() -> None:
     @tool(
         "compare_interfaces",
         "The failing step's endpoints as the SDD, the contracts, the code and the trace state them, and the typed "
-        "disagreements between them (path_differs, field_missing, status_differs, limit_violated, input_unspecified), "
+        "disagreements between them (path_differs, field_missing, status_differs, status_unproduced, limit_violated, "
+        "limits_disagree, input_unspecified), "
         "each with the two lines that disagree.",
     )
     def _interfaces(ctx: ToolContext, args: _RunArgs) -> dict:

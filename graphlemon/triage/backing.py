@@ -13,16 +13,11 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
+from .oserrors import CONNECTION_FAILED
 from .run_context import RunContext
 from .rundir import IntegrationFailure
 from .signals import Signal, in_window, startup_noise, units_in_prefix
 
-# the OS-level outcomes of a failed connection (errno names and their usual messages)
-_CONNECT_FAILED = re.compile(
-    r"\bECONNREFUSED\b|\bETIMEDOUT\b|\bECONNRESET\b|connection refused|connection timed out|"
-    r"connection reset|timed out connecting|connect(?:ion)? timeout",
-    re.IGNORECASE,
-)
 # an address in the same message: host:port, "port N", or Python's `("host", N)`
 _ADDRESS = re.compile(
     r"(?:(?<![\w/])(?:\d{1,3}(?:\.\d{1,3}){3}|localhost|\[[0-9a-f:]+\]|[a-z][\w-]*(?:\.[\w-]+)*):(\d{2,5})\b)"
@@ -74,7 +69,7 @@ def backing_service_signals(ctx: RunContext, failure: IntegrationFailure) -> lis
 
 def _foreign(text: str, ports: dict[int, str]) -> bool:
     """The text reports a failed connection, and every address it names belongs to no unit."""
-    if not _CONNECT_FAILED.search(text):
+    if not CONNECTION_FAILED.search(text):
         return False
     found = [int(next(g for g in m.groups() if g)) for m in _ADDRESS.finditer(text)]
     return bool(found) and all(p not in ports for p in found)

@@ -36,6 +36,8 @@ _INFRA_WORDS = {
     "killed": "was killed by the system (SIGKILL / out of memory)",
     "timeout": "timed out on a network connection (ETIMEDOUT)",
     "missing_dependency": "could not start because a package is not installed",
+    "unreachable": "could not reach the network or host (ENETUNREACH / EHOSTUNREACH)",
+    "out_of_resources": "ran out of memory or file handles (ENOMEM / EMFILE)",
     "connection_refused": "refused the connection (ECONNREFUSED: nothing was listening)",
     "connection_reset": "dropped the connection (socket hang up / ECONNRESET)",
     "backing_service": "could not reach a backing service (an address no unit of the project serves)",
@@ -85,9 +87,9 @@ class FindingBuilder:
         evidence = [self._cite_signal(s) for s in signals[:3]]
         kinds = sorted({s.kind for s in signals})
         words = _INFRA_WORDS[top.kind]
-        package = re.search(r"(?:No module named|Cannot find module) '([^']+)'", top.text)
+        package = re.search(r"(?:No module named|Cannot find module) '([^']+)'|shared libraries: ([^\s:]+)", top.text)
         if top.kind == "missing_dependency" and package:
-            words = f"needs the package {package.group(1)!r}, which is not installed in the integration environment"
+            words = f"needs the package {package.group(1) or package.group(2)!r}, which is not installed in the integration environment"
         outcome = (
             f"received {describe(f.got)} instead of {describe(f.expected)}"
             if describe(f.got) != describe(f.expected)

@@ -187,7 +187,7 @@ _FUNCTIONS = {"arrow_function", "function_expression", "function", "function_dec
 
 
 @cache
-def _parser(suffix: str) -> Any:
+def js_parser(suffix: str) -> Any:
     from tree_sitter import Language, Parser
 
     if suffix in (".ts", ".tsx"):
@@ -203,14 +203,14 @@ def _parser(suffix: str) -> Any:
 
 def js_routes(sources: list[SourceFile]) -> list[CodeRoute]:
     files = {s.rel: s for s in sources if re.search(r"\.(?:js|mjs|cjs|jsx|ts|tsx)$", s.rel)}
-    trees = {rel: _parser(PurePosixPath(rel).suffix).parse(src.text.encode("utf-8")) for rel, src in files.items()}
+    trees = {rel: js_parser(PurePosixPath(rel).suffix).parse(src.text.encode("utf-8")) for rel, src in files.items()}
     file_prefix = _js_mounts(files, trees)
     routes = []
     for rel, tree in trees.items():
         source = files[rel].text.encode("utf-8")
         receivers = _js_app_names(tree.root_node, source)
         functions = _js_named_functions(tree.root_node, source)
-        for call in _walk(tree.root_node, "call_expression"):
+        for call in walk_nodes(tree.root_node, "call_expression"):
             found = _js_route(call, source, receivers, functions)
             if found is None:
                 continue
@@ -232,9 +232,9 @@ def js_function_defs(src: SourceFile, name: str) -> list[tuple[int, list[str] | 
     if name not in src.text:
         return []
     source = src.text.encode("utf-8")
-    root = _parser(PurePosixPath(src.rel).suffix).parse(source).root_node
+    root = js_parser(PurePosixPath(src.rel).suffix).parse(source).root_node
     out = []
-    for node in _walk(root):
+    for node in walk_nodes(root):
         fn = None
         if node.type in ("function_declaration", "generator_function_declaration"):
             named = node.child_by_field_name("name")
@@ -310,7 +310,7 @@ def _js_route(call, source: bytes, receivers: set[str], functions: dict[str, Any
 def _js_statuses(handler, source: bytes) -> tuple[dict[int, int], int | None]:
     found: dict[int, int] = {}
     throws_at = None
-    for node in _walk(handler):
+    for node in walk_nodes(handler):
         line = node.start_point[0] + 1
         if node.type == "throw_statement" and throws_at is None:
             throws_at = line
@@ -352,7 +352,7 @@ def _chain_has_status(call, source: bytes) -> bool:
 def _js_app_names(root, source: bytes) -> set[str]:
     """Variables bound to `express()`, `express.Router()`, `Router()` (an app or a router)."""
     out = set()
-    for decl in _walk(root, "variable_declarator"):
+    for decl in walk_nodes(root, "variable_declarator"):
         name, value = decl.child_by_field_name("name"), decl.child_by_field_name("value")
         if name is None or value is None or value.type != "call_expression":
             continue
@@ -364,7 +364,7 @@ def _js_app_names(root, source: bytes) -> set[str]:
 
 def _js_named_functions(root, source: bytes) -> dict[str, Any]:
     out = {}
-    for node in _walk(root):
+    for node in walk_nodes(root):
         if node.type == "function_declaration":
             name = node.child_by_field_name("name")
             if name is not None:
@@ -382,7 +382,7 @@ def _js_mounts(files: dict[str, SourceFile], trees: dict[str, Any]) -> dict[str,
     for rel, tree in trees.items():
         source = files[rel].text.encode("utf-8")
         imports = _js_imports(tree.root_node, source)
-        for call in _walk(tree.root_node, "call_expression"):
+        for call in walk_nodes(tree.root_node, "call_expression"):
             fn = call.child_by_field_name("function")
             args = call.child_by_field_name("arguments")
             if fn is None or fn.type != "member_expression" or args is None:
@@ -402,12 +402,12 @@ def _js_mounts(files: dict[str, SourceFile], trees: dict[str, Any]) -> dict[str,
 
 def _js_imports(root, source: bytes) -> dict[str, str]:
     out = {}
-    for decl in _walk(root, "variable_declarator"):
+    for decl in walk_nodes(root, "variable_declarator"):
         name, value = decl.child_by_field_name("name"), decl.child_by_field_name("value")
         target = _require_target(value, source) if value is not None else None
         if name is not None and target:
             out[_text(name, source)] = target
-    for imp in _walk(root, "import_statement"):
+    for imp in walk_nodes(root, "import_statement"):
         src = imp.child_by_field_name("source")
         clause = next((c for c in imp.named_children if c.type == "import_clause"), None)
         default = next((c for c in clause.named_children if c.type == "identifier"), None) if clause else None
@@ -449,7 +449,7 @@ def _root_name(node, source: bytes) -> str:
     return _text(node, source) if node is not None else ""
 
 
-def _walk(node, type_: str | None = None) -> Iterator[Any]:
+def walk_nodes(node, type_: str | None = None) -> Iterator[Any]:
     stack = [node]
     while stack:
         current = stack.pop()

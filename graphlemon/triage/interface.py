@@ -34,13 +34,52 @@ class Quote:
     line: int
 
 
+Measure = Literal["count", "bytes", "length", "value"]
+
+
 @dataclass(frozen=True)
 class Limit:
-    """ "at most N ..." with the status answered beyond N (None when the SDD names none)."""
+    """ "at most N ..." with the status answered beyond N (None when the SDD names none).
 
-    count: int
+    `measure` says what is limited: "count" (calls to the endpoint, or a number the statement names), "bytes" (a
+    request's size: `count` is in bytes, `count_max` the largest reading of a unit like MB, 10^6 or 2^20), "length"
+    (characters of a text input the statement names), "value" (a numeric input the statement names). `bound` is
+    the side of N that is allowed; `strict` excludes N itself. `statement` is the block's text, which names the
+    limited input; `unit_wide` marks a limit stated in a unit's section outside any endpoint's statement."""
+
+    count: float
     status: int | None
     at: Quote
+    measure: Measure = "count"
+    bound: Literal["max", "min"] = "max"
+    strict: bool = False
+    statement: str = ""
+    count_max: float | None = None
+    unit_wide: bool = False
+    written: str = ""  # the quantity as the SDD writes it ("longer than 2 MB")
+    amount: str = ""  # its number and unit ("2 MB")
+
+    def allows(self, quantity: float) -> bool | None:
+        """Whether `quantity` is on the allowed side; None when the unit's readings disagree about it."""
+        verdicts = {self._allows(quantity, n) for n in (self.count, self.count_max or self.count)}
+        return verdicts.pop() if len(verdicts) == 1 else None
+
+    def _allows(self, quantity: float, n: float) -> bool:
+        if self.bound == "max":
+            return quantity < n if self.strict else quantity <= n
+        return quantity > n if self.strict else quantity >= n
+
+    def says(self) -> str:
+        """`at most 280 characters ("longer than 280 characters")`: the allowed side, in the SDD's unit."""
+        rel = {("max", False): "at most", ("max", True): "under", ("min", False): "at least", ("min", True): "over"}
+        unit = {"bytes": " bytes", "length": " characters"}.get(self.measure, "")
+        amount = self.amount or f"{number_text(self.count)}{unit}"
+        return f"{rel[(self.bound, self.strict)]} {amount}" + (f' ("{self.written}")' if self.written else "")
+
+
+def number_text(n: float) -> str:
+    """`3` for 3.0, `1.5` for 1.5."""
+    return str(int(n)) if float(n).is_integer() else str(n)
 
 
 @dataclass
@@ -54,6 +93,7 @@ class Operation:
     statuses: dict[int, Quote] = field(default_factory=dict)
     fields: dict[int, dict[str, Quote]] = field(default_factory=dict)  # status (or ANY_STATUS) -> field -> line
     limits: list[Limit] = field(default_factory=list)
+    listed: dict[tuple[int, int], set[str]] = field(default_factory=dict)  # (status, statement) -> its fields
 
     @property
     def template(self) -> str:
@@ -73,10 +113,18 @@ class Operation:
     def add_status(self, status: int, at: Quote) -> None:
         self.statuses.setdefault(status, at)
 
-    def add_fields(self, status: int, names: list[str], at: Quote) -> None:
+    def add_fields(self, status: int, names: list[str], at: Quote, statement: int = 0) -> None:
+        """`statement` numbers the SDD statement (a paragraph, a table, a list, a code block) that lists them."""
         bucket = self.fields.setdefault(status, {})
         for name in names:
             bucket.setdefault(name, at)
+        self.listed.setdefault((status, statement), set()).update(names)
+
+    def field_lists(self, status: int) -> list[set[str]]:
+        """The fields of `status`'s answer as each statement lists them (fields stated without a status count for
+        every success status)."""
+        keys = [status, ANY_STATUS] if 200 <= status < 300 else [status]
+        return [names for (s, _n), names in self.listed.items() if s in keys]
 
     def signature(self) -> str:
         """`GET /parcels/{parcel_id} → 200 {parcel_id, state, eta}, 404`: the operation in one line."""
@@ -94,8 +142,18 @@ def same_interface(a: Operation, b: Operation) -> bool:
         (a.method, a.template) == (b.method, b.template)
         and set(a.statuses) == set(b.statuses)
         and {s: set(a.fields_for(s)) for s in a.statuses} == {s: set(b.fields_for(s)) for s in b.statuses}
-        and {(x.count, x.status) for x in a.limits} == {(x.count, x.status) for x in b.limits}
+        and {(x.count, x.status, x.measure) for x in a.limits} == {(x.count, x.status, x.measure) for x in b.limits}
     )
 
 
-__all__ = ["ANY_STATUS", "SIDE_NAMES", "Limit", "Operation", "Quote", "Side", "same_interface"]
+__all__ = [
+    "ANY_STATUS",
+    "SIDE_NAMES",
+    "Limit",
+    "Measure",
+    "Operation",
+    "Quote",
+    "Side",
+    "number_text",
+    "same_interface",
+]

@@ -10,31 +10,45 @@ Kinds:
 - `path_differs`     the step called a path its provider does not serve; one side declares that path, the
                      others another path with the same method;
 - `field_missing`    a response field one side states is absent from another side (contract, consumer, trace);
+- `fields_disagree`  two SDD statements list the same answer's fields, one with a field the other replaces by a
+                     field that the contract (or the trace) has: the SDD names the answer's fields two ways;
 - `status_differs`   the status the case expects is the SDD's, and the contract (or the run) answers another one
                      that the SDD never states for the endpoint; or a call of the step (upstream) was answered
                      with a status the SDD never states for its endpoint;
+- `status_unproduced` the SDD and the provider's contract state the status the case expects for the endpoint,
+                     and the endpoint's handler never produces it (it does produce the status the run got);
 - `limit_violated`   the SDD limits a count ("at most three") with a status beyond it; the trace shows the call
-                     past the limit answered with success;
+                     past the limit answered with success; or the SDD limits a quantity of the request (its size
+                     in bytes, a text input's length, a number) and the request past the limit was accepted, or
+                     the request within it refused;
+- `limits_disagree`  two SDD statements limit the same quantity of the request (its size, a text's length, a
+                     number) differently, and the failing request lies between them: the SDD contradicts itself;
 - `input_unspecified` the failing request differs from a request that got the expected answer only by inputs
                      the SDD does not mention.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Literal
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from ..models import TriageCategory
-from .interface import SIDE_NAMES, Operation, Quote, Side
+from .interface import SIDE_NAMES, Limit, Operation, Quote, Side, number_text
+from .interface_sdd import stated_sizes
 from .interface_sides import Interfaces, request_inputs
 from .matching import Call
 from .run_context import RunContext
 from .rundir import IntegrationFailure
 from .sdd import normalize_path, path_matches
+from .sdd_terms import terms
 
-FindingKind = Literal["path_differs", "field_missing", "status_differs", "limit_violated", "input_unspecified"]
+FindingKind = Literal[
+    "path_differs", "field_missing", "fields_disagree", "status_differs", "status_unproduced", "limit_violated",
+    "limits_disagree", "input_unspecified",
+]  # fmt: skip
 # A value's other names, where a standard gives it some (a byte-order mark is U+FEFF).
 _ALIASES = {"\ufeff": ("BOM", "byte-order mark", "byte order mark")}
 
@@ -112,6 +126,7 @@ def compare(ctx: RunContext, failure: IntegrationFailure, calls: list[Call]) -> 
         out += _fields(ifs, call, failure)
     failing = calls[-1]
     if failing.path is not None:
+        out += _quantities(ifs, failure, failing)
         out += _limits(ifs, ctx, failure, failing)
         out += _statuses(ifs, failure, failing)
     return out
@@ -128,19 +143,19 @@ def _paths(ifs: Interfaces, call: Call, failure: IntegrationFailure) -> list[Int
     sides = {side: ifs.of(side, provider, m, path) for side in ("spec", "contract", "code")}
     consumers = [op for op in ifs.of("consumer", provider, m, path) if op.unit in failure.involves]
     declared = {side: ops for side, ops in sides.items() if ops}
-    others = {side: _closest(ifs.provided_by(side, provider, m), path) for side in ("spec", "contract", "code")}
+    others = {side: _other(ifs, side, provider, m, path) for side in ("spec", "contract", "code")}
     at = _trace_quote(ifs, call)
     if consumers and not declared and others["spec"] is not None:
         right = others["spec"]
-        agree = tuple(s for s in ("contract", "code") if others[s] is not None and others[s].template == right.template)
-        return [_finding("path_differs", "contract_mismatch", (consumers[0].unit,), right, f"{m} {right.path}",
-                         "spec", right.at, f"{provider} serves {m} {right.path}",
+        agree = tuple(s for s in ("contract", "code") if _same_endpoint(others[s], right))
+        return [_finding("path_differs", "contract_mismatch", (consumers[0].unit,), right, f"{right.method or m} {right.path}",
+                         "spec", right.at, f"{provider} serves {right.method or m} {right.path}",
                          "consumer", consumers[0].at, f"{consumers[0].unit} calls {m} {consumers[0].path}", agree)]  # fmt: skip
     if "spec" in declared and "contract" not in declared and others["contract"] is not None:
         spec, contract = declared["spec"][0], others["contract"]
         return [_finding("path_differs", "contract_mismatch", (provider,), spec, f"{m} {spec.path}",
                          "spec", spec.at, f"{provider} serves {m} {spec.path}",
-                         "contract", contract.at, f"{provider} serves {m} {contract.path}", (),
+                         "contract", contract.at, f"{provider} serves {contract.method or m} {contract.path}", (),
                          ("code",) if others["code"] is not None and others["code"].template == contract.template else ())]  # fmt: skip
     parsed = bool(ifs.provided_by("code", provider, None))  # routes were found at all (a parsed framework)
     if "spec" in declared and "contract" in declared and "code" not in declared and parsed and at is not None:
@@ -149,6 +164,33 @@ def _paths(ifs: Interfaces, call: Call, failure: IntegrationFailure) -> list[Int
                          "spec", spec.at, f"{provider} serves {m} {spec.path}", "trace", at,
                          f"{provider} answered {call.status}: no route of its code serves {m} {path}", ("contract",))]  # fmt: skip
     return []
+
+
+def _same_endpoint(a: Operation | None, b: Operation) -> bool:
+    return a is not None and (a.method, a.template) == (b.method, b.template)
+
+
+def _other(ifs: Interfaces, side: str, provider: str, method: str | None, path: str) -> Operation | None:
+    """What `side` says `provider` serves instead of (method, path): the closest path with that method, else the
+    same path with another method (a renamed route, or a changed verb)."""
+    closest = _closest(ifs.provided_by(side, provider, method), path)
+    if closest is not None:
+        return closest
+    return next((op for op in ifs.of(side, provider, None, path) if op.method not in (None, method)), None)
+
+
+def _rival_list(spec: Operation, status: int, name: str, have: set[str]) -> str | None:
+    """A field of `have` that another SDD statement puts in `name`'s place: the two statements list the same
+    answer (they share fields) and each has as many fields the other lacks — one says `name`, the other the
+    field the provider returns. A statement that only adds fields ("it also carries `currency`") is no rival."""
+    lists = spec.field_lists(status)
+    for listing in (x for x in lists if name in x):
+        for other in lists:
+            mine, theirs = listing - other, other - listing
+            swapped = sorted(theirs & have)
+            if listing & other and name in mine and len(mine) == len(theirs) and swapped:
+                return swapped[0]
+    return None
 
 
 def _closest(ops: list[Operation], path: str) -> Operation | None:
@@ -185,6 +227,12 @@ def _fields(ifs: Interfaces, call: Call, failure: IntegrationFailure) -> list[In
     ep = f"{m} {spec.path if spec else path}"
     for name, where in spec_fields.items():
         if name in got or (wanted is not None and name not in wanted):
+            continue
+        rival = _rival_list(spec, status, name, set(contract_fields) or got) if spec else None
+        if rival is not None and spec is not None:
+            out.append(_finding("fields_disagree", "spec_ambiguous", (), spec, f"{name} / {rival}", "spec", where,
+                                f"{ep} answers {status} with field {name}", "spec", spec_fields[rival],
+                                f"{ep} answers {status} with field {rival} instead"))  # fmt: skip
             continue
         if contract_fields and name not in contract_fields:
             extra = [f for f in contract_fields if f not in spec_fields]
@@ -247,6 +295,26 @@ def _statuses(ifs: Interfaces, failure: IntegrationFailure, call: Call) -> list[
     return []
 
 
+def unproduced(ctx: RunContext, failure: IntegrationFailure, call: Call) -> InterfaceFinding | None:
+    """The SDD and the provider's contract both state the status the case expects for the endpoint, and the
+    endpoint's handler (read by its parser) can produce the status the run got but never the expected one:
+    whatever situation the SDD ties that status to, the code cannot answer it."""
+    expected, got = failure.expected.status, call.status
+    if expected is None or got is None or got >= 500 or call.provider is None or call.method is None:
+        return None
+    ifs = Interfaces(ctx)
+    provider, m, path = call.provider, call.method, call.path or "/"
+    spec = _first([op for op in ifs.of("spec", provider, m, path) if expected in op.statuses])
+    contract = _first([op for op in ifs.of("contract", provider, m, path) if expected in op.statuses])
+    code = _first([op for op in ifs.of("code", provider, m, path) if got in op.statuses])
+    if spec is None or contract is None or code is None or expected in code.statuses:
+        return None
+    produced = "/".join(str(s) for s in sorted(code.statuses))
+    return _finding("status_unproduced", "impl_bug", (provider,), spec, str(expected), "spec", spec.statuses[expected],
+                    f"{m} {spec.path} answers {expected}", "code", code.at,
+                    f"{provider}'s handler for {m} {spec.path} produces {produced}, never {expected}", ("contract",))  # fmt: skip
+
+
 def _answered(ifs: Interfaces, call: Call) -> list[InterfaceFinding]:
     """An upstream call answered with a status the SDD never states for its endpoint: the provider's contract
     states it too (contract_mismatch), or does not (impl_bug)."""
@@ -303,6 +371,115 @@ def _limits(ifs: Interfaces, ctx: RunContext, failure: IntegrationFailure, call:
                                  "trace", at, f"call {len(made)} of case {failure.case} was answered {got}",
                                  () if blamed_contract or contract is None else ("contract",))]  # fmt: skip
     return []
+
+
+def _quantities(ifs: Interfaces, failure: IntegrationFailure, call: Call) -> list[InterfaceFinding]:
+    """The SDD's limits on a quantity of the request (size, length, number) against the failing request's own."""
+    expected, got = failure.expected.status, call.status
+    if expected is None or got is None or call.provider is None or got >= 500:
+        return []
+    refused_ok = 400 <= expected < 500 and 200 <= got < 300  # accepted what the case wanted refused
+    accepted_no = 200 <= expected < 300 and 400 <= got < 500  # refused what the case wanted accepted
+    if not (refused_ok or accepted_no):
+        return []
+    provider, m, path = call.provider, call.method, call.path or "/"
+    at = _trace_quote(ifs, call) or Quote(f"{ifs.ctx.run_rel}/result.json", 1)
+    groups: dict[tuple[str, str], list[tuple[Limit, Operation, float, bool]]] = {}
+    for spec in ifs.of("spec", provider, m, path):
+        for limit in spec.limits:
+            if limit.unit_wide and not _about(limit.statement, spec.template):
+                continue  # a rule for the unit's other resources ("exports up to 10 MB"), not this endpoint's
+            measured = _measured(limit, call, failure)
+            if measured is None:
+                continue
+            name, low, high = measured
+            allowed = limit.allows(low)
+            if allowed is not None and limit.allows(high) == allowed:
+                groups.setdefault((limit.measure, name), []).append((limit, spec, high, allowed))
+    for (_measure, name), found in groups.items():
+        spec, q = found[0][1], found[0][2]
+        ep = f"{m} {spec.path}"
+        has = {"bytes": f"{name} = {number_text(q)} bytes", "length": f"{name} of {number_text(q)} characters"}.get(
+            _measure, f"{name} = {number_text(q)}"
+        )
+        yes = [x[0] for x in found if x[3]]
+        no = [x[0] for x in found if not x[3]]
+        pair = next(((a, b) for b in no for a in yes if a.bound == b.bound), None)
+        if pair is not None:  # the same side of the quantity bounded twice, the request between the two
+            a, b = pair
+            return [_finding("limits_disagree", "spec_ambiguous", (), spec, f"{name} {a.says()} / {b.says()}",
+                             "spec", a.at, f"{ep} allows {a.says()} (so {has} is allowed)", "spec", b.at,
+                             f"{ep} allows {b.says()} (so {has} is not)")]  # fmt: skip
+        limit = (no or yes)[0]
+        contract = _first(ifs.of("contract", provider, m, path))
+        if refused_ok and no:
+            blamed_contract = contract is not None and bool(contract.statuses) and expected not in contract.statuses
+            return [_finding("limit_violated", "contract_mismatch" if blamed_contract else "impl_bug", (provider,),
+                             spec, f"{name} {limit.says()}", "spec", limit.at,
+                             f"{ep} allows {limit.says()}", "trace", at,
+                             f"the request with {has} was answered {got}",
+                             () if blamed_contract or contract is None else ("contract",))]  # fmt: skip
+        if accepted_no and not no:  # a refusal may have another reason than the limit: never corroborated
+            return [_finding("limit_violated", "impl_bug", (provider,), spec, f"{name} {limit.says()}", "spec",
+                             limit.at, f"{ep} allows {limit.says()}", "trace", at,
+                             f"the request with {has}, within that limit, was answered {got}")]  # fmt: skip
+    return []
+
+
+def _measured(limit: Limit, call: Call, failure: IntegrationFailure) -> tuple[str, float, float] | None:
+    """(input name, smallest and largest reading of the quantity) of the failing request for `limit`: its size
+    (Content-Length, a text body, else the size the case's description states), or the length or number of an
+    input the limit's statement names."""
+    body = call.request_body if call.request_body is not None else (failure.request.body if failure.request else None)
+    if limit.measure == "bytes":
+        headers = {k.lower(): v for k, v in {**(failure.request.headers if failure.request else {}),
+                                              **(call.headers or {})}.items()}  # fmt: skip
+        size = str(headers.get("content-length", "")).strip()
+        if size.isdigit():
+            return "Content-Length", float(size), float(size)
+        if isinstance(body, str):
+            return "the request body's size", float(len(body.encode())), float(len(body.encode()))
+        stated = stated_sizes(failure.description)
+        return ("the size the case states", *stated[0]) if len(stated) == 1 else None
+    inputs: dict[str, object] = {k: _as_number(v) for k, v in parse_qsl(urlsplit(call.path or "").query)}
+    inputs.update({str(k): v for k, v in body.items()} if isinstance(body, dict) else {})  # a JSON "2" is no number
+    sentence = _sentence_of(limit.statement, limit.written)
+    for name, value in inputs.items():
+        if not _named(sentence, name):
+            continue
+        if limit.measure == "length" and isinstance(value, str):
+            return name, float(len(value)), float(len(value))
+        if limit.measure in ("value", "count") and isinstance(value, int | float) and not isinstance(value, bool):
+            return name, float(value), float(value)
+    return None
+
+
+def _about(statement: str, template: str) -> bool:
+    """A statement outside any endpoint speaks of this one when it names a resource of its path (`/profiles/{u}/
+    avatar` and "profile images (avatars and banners)")."""
+    resources = terms(" ".join(seg for seg in template.split("/") if seg and not seg.startswith(("{", "<", ":"))))
+    return bool(resources & terms(statement))
+
+
+def _sentence_of(statement: str, written: str) -> str:
+    """The sentence (or table cell) of `statement` that states the limit: the input it limits is named there."""
+    for sentence in re.split(r"(?<=[.;!?|])\s+|\n", statement):
+        if written and written in sentence:
+            return sentence
+    return statement
+
+
+def _named(statement: str, name: str) -> bool:
+    spellings = {name, name.replace("_", " "), name.replace("_", "-")}
+    return any(re.search(rf"(?<![\w]){re.escape(x)}(?:s|es)?(?![\w])", statement, re.IGNORECASE) for x in spellings)
+
+
+def _as_number(text: str) -> float | str:
+    """A query parameter's value: a number when it reads as one (a query has no types), else the text."""
+    try:
+        return float(text)
+    except ValueError:
+        return text
 
 
 # -- the input that distinguishes the failing request ---------------------------------------------------------
@@ -370,8 +547,6 @@ def spellings(value: str) -> list[str]:
 
 
 def _mentions(text: str, value: str) -> bool:
-    import re
-
     value = value.lower()
     if not value:
         return False
@@ -400,4 +575,6 @@ def _trace_quote(ifs: Interfaces, call: Call) -> Quote | None:
     return Quote(f"{ifs.ctx.run_rel}/http-trace.ndjson", call.trace_line) if call.trace_line else None
 
 
-__all__ = ["DistinguishingInput", "InterfaceFinding", "compare", "distinguishing_input", "input_unspecified"]
+__all__ = [
+    "DistinguishingInput", "InterfaceFinding", "compare", "distinguishing_input", "input_unspecified", "unproduced",
+]  # fmt: skip

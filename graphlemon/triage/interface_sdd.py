@@ -22,13 +22,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
 import yaml
 from markdown_it import MarkdownIt
 
+from .declared_fields import declared_fields, schema_fields
 from .interface import ANY_STATUS, Limit, Operation, Quote
 from .sdd import METHODS
 from .sdd_terms import KNOWN_STATUSES, status_mentions
@@ -41,17 +42,40 @@ _NUMBER_WORDS = {
         "seventeen eighteen nineteen twenty".split()
     )
 }
-_NUMBER = r"(\d{1,6}|" + "|".join(_NUMBER_WORDS) + r")"
+_NUMBER = r"(\d{1,6}|\b(?:" + "|".join(_NUMBER_WORDS) + r"))"
 _TOKENS = re.compile(
     r"(?P<endpoint>\b(?:" + "|".join(METHODS) + r")\b[\s`*|]*/[^\s`|,;)*\"']*)"
     r"|`(?P<path>/[^`\s]*)`"
     r"|(?P<fields>\{[^{}\n]*\})"
+    r"|(?P<listed>\b(?:containing|contains|carrying|carries|including|includes|(?:with )?(?:the )?(?:fields?|keys?|properties))"
+    r"\s*:?\s+`[A-Za-z_]\w*`(?:\s*(?:,\s*(?:and\s+)?|and\s+|&\s*)`[A-Za-z_]\w*`)*"
+    r"|\b(?:fields|keys|properties)\s*:?\s+[A-Za-z_]\w*(?:\s*(?:,\s*(?:and\s+)?|and\s+)[A-Za-z_]\w*)+)"
     r"|(?P<limit>(?:\bat most|\bno more than|\bup to|\bmaximum(?: of)?|\bmax\.?|\blimit(?:ed)? (?:of|to)|≤|<=)\s+"
-    + _NUMBER
+    + _NUMBER.replace("(", "(?P<count>", 1)
     + r"\b|\b"
-    + _NUMBER
-    + r"\s+[a-z]+\s+(?:per|a|an|each|every)\s+[a-z]+)"
-    r"|(?P<status>(?<![\w/.:#-])[1-5]\d\d(?![\w/:-]|\.\d))",
+    + _NUMBER.replace("(", "(?P<per_count>", 1)
+    + r"\s+(?!(?:with|and|or|if|when|for|to|on|in|of|is|are|but)\b)[a-z]+\s+(?:per|a|an|each|every)\s+[a-z]+)"
+    r"|(?P<status>(?<![\w/.:#-])[1-5]\d\d(?![\w/-]|:\S|\.\d))",
+    re.IGNORECASE,
+)
+# A quantity with a unit: a request's size ("up to 2 MB") or a text's length ("longer than 80 characters"), with
+# the words that say which side of it is allowed; "between A and B" bounds a number on both sides.
+# A block that introduces what follows it as the answer, or as the request (document structure, not the case).
+_ANSWER_LABEL = re.compile(r"\b(?:response|answer|returns|responds|reply|result|output)\b", re.IGNORECASE)
+_REQUEST_LABEL = re.compile(r"\b(?:request|payload|send|sends|sent|submit|input|body to post)\b", re.IGNORECASE)
+_SIZE_UNITS = {"b": 1, "byte": 1, "kb": 10**3, "kib": 2**10, "kilobyte": 10**3, "mb": 10**6, "mib": 2**20,
+               "megabyte": 10**6, "gb": 10**9, "gib": 2**30, "gigabyte": 10**9}  # fmt: skip
+_BINARY = {"kb": 2**10, "kilobyte": 2**10, "mb": 2**20, "megabyte": 2**20, "gb": 2**30, "gigabyte": 2**30}
+_UNIT = r"(?:bytes?|[kmg]i?b|b|kilobytes?|megabytes?|gigabytes?|characters?|chars?|letters?|code points?)"
+_AT_MOST = r"at most|no more than|not more than|up to|maximum(?: of)?|max\.?|limit(?:ed)? (?:of|to)|≤|<="
+_BEYOND = r"more than|over|above|larger than|greater than|longer than|bigger than|exceed(?:s|ing)?|beyond"
+_BELOW = r"less than|fewer than|smaller than|shorter than|under|below"
+_AT_LEAST = r"at least|minimum(?: of)?|min\.?|≥|>="
+_QUANTITY = re.compile(
+    rf"(?:\b(?P<rel>{_AT_MOST}|{_BEYOND}|{_BELOW}|{_AT_LEAST})\s+)?(?<![\w.,/-])(?P<n>{_NUMBER}(?:\.\d+)?)"
+    rf"(?:\s*(?P<unit>{_UNIT})\b)?"
+    r"(?:\s+or\s+(?P<trail>less|fewer|smaller|shorter|more|longer|larger|bigger))?"
+    rf"|\bbetween\s+(?P<lo>{_NUMBER})\s*(?:{_UNIT}\s+)?and\s+(?P<hi>{_NUMBER})(?:\s*(?P<unit2>{_UNIT})\b)?",
     re.IGNORECASE,
 )
 _LEADING_FIELD = re.compile(r"^`([A-Za-z_][A-Za-z0-9_]*)`(?:\s|$)")
@@ -84,8 +108,11 @@ class _Reader:
         self.sections: list[_Section] = []
         self.ops: list[Operation] = []
         self.current: Operation | None = None
-        self.last_status: int | None = None  # the status the block just read named last
+        self.last_status: int | None = None  # the status the block just read speaks for: its success, else its last
         self.document: Any = None  # the structured code block being read (for `$ref`s)
+        self.unit_wide: list[tuple[str | None, Limit]] = []
+        self.statement = 0  # which statement of the document is being read
+        self.labels_answer = False  # the block just read introduces an answer ("Response:", "returns:")
 
     @property
     def unit(self) -> str | None:
@@ -96,6 +123,7 @@ class _Reader:
         i = 0
         while i < len(tokens):
             tok = tokens[i]
+            self.statement += tok.type in ("heading_open", "table_open", "bullet_list_open", "paragraph_open", "fence")
             if tok.type == "heading_open":
                 self._heading(int(tok.tag[1:]), tokens[i + 1].content, (tok.map[0] + 1) if tok.map else 1)
             elif tok.type == "table_open":
@@ -111,8 +139,12 @@ class _Reader:
             elif tok.type == "inline" and tok.map and tokens[i - 1].type in ("paragraph_open",):
                 self._block(tok.content, tok.map[0] + 1)
             elif tok.type in ("fence", "code_block") and tok.map:
-                self._code(tok.content, tok.map[0] + (2 if tok.type == "fence" else 1))
+                self._code(tok.content, tok.map[0] + (2 if tok.type == "fence" else 1), tok.info)
             i += 1
+        for unit, limit in self.unit_wide:
+            for op in self.ops:
+                if op.unit == unit:
+                    op.limits.append(limit)
         return self.ops
 
     def _heading(self, level: int, text: str, line: int) -> None:
@@ -129,28 +161,44 @@ class _Reader:
         """One paragraph, list item or table row: its tokens in order of appearance."""
         last_status: int | None = None
         self.last_status = None  # only the block right before a list or a code block speaks for it
-        pending: list[tuple[int, Quote]] = []  # limits waiting for their status
+        self.labels_answer = bool(_ANSWER_LABEL.search(text)) and not _REQUEST_LABEL.search(text)
+        pending: list[tuple[int, str, Quote]] = []  # limits waiting for their status
+        quantities: list[tuple[re.Match[str], Quote]] = []
         for start, kind, value in _events(text):
             at = Quote(self.rel, first_line + text.count("\n", 0, start))
             if kind in ("endpoint", "path"):
                 self.current = self._operation(value, at)
                 last_status = self.last_status = None
             elif kind == "status" and self.current is not None:
-                last_status = self.last_status = int(value)
+                last_status = int(value)
+                if self.last_status is None or not 200 <= self.last_status < 300:
+                    self.last_status = last_status  # a success the block names speaks for what follows it
                 self.current.add_status(last_status, at)
                 if 400 <= last_status < 500:
-                    for count, where in pending:
-                        self.current.limits.append(Limit(count, last_status, where))
+                    for count, written, where in pending:
+                        self.current.limits.append(Limit(count, last_status, where, statement=text, written=written))
                     pending = []
+            elif kind == "listed" and self.current is not None and 200 <= (last_status or self._success()) < 300:
+                self.current.add_fields(last_status or self._success(), _listed(value), at, self.statement)
             elif kind == "fields" and self.current is not None and (last_status or self._success()):
                 names = _field_names(value)  # braces before any status are the request's, not an answer's
                 if names:
-                    self.current.add_fields(last_status or self._success(), names, at)
+                    self.current.add_fields(last_status or self._success(), names, at, self.statement)
             elif kind == "limit" and self.current is not None:
-                pending.append((int(value) if value.isdigit() else _NUMBER_WORDS[value.lower()], at))
-        for count, where in pending:
+                number, written = value
+                pending.append((int(number) if number.isdigit() else _NUMBER_WORDS[number.lower()], written, at))
+            elif kind == "quantity" and (self.current is not None or self.unit is not None):
+                quantities.append((value, at))
+        for count, written, where in pending:
             if self.current is not None:
-                self.current.limits.append(Limit(count, None, where))
+                self.current.limits.append(Limit(count, None, where, statement=text, written=written))
+        refusal = next((s for _p, k, s in _events(text) if k == "status" and 400 <= int(s) < 500), None)
+        for m, where in quantities:
+            for limit in _limits_of(m, int(refusal) if refusal else None, where, text):
+                if self.current is not None:
+                    self.current.limits.append(limit)
+                else:  # stated in the unit's section outside any endpoint: it holds for all of the unit's
+                    self.unit_wide.append((self.unit, replace(limit, unit_wide=True)))
 
     def _field_list(self, tokens: list[Any], start: int) -> bool:
         """A bullet list right after text that named a status, each item opening with a code-span identifier
@@ -168,7 +216,7 @@ class _Reader:
                     return False
                 items.append((m.group(1), Quote(self.rel, tok.map[0] + 1)))
         for name, at in items:
-            self.current.add_fields(self.last_status, [name], at)
+            self.current.add_fields(self.last_status, [name], at, self.statement)
         return bool(items)
 
     def _operation(self, mention: str, at: Quote) -> Operation:
@@ -200,7 +248,7 @@ class _Reader:
             if self.current is not None and names and all(n for n, _ in names):
                 status = self._success()
                 for n, line in names:
-                    self.current.add_fields(status, [n.group(1)], Quote(self.rel, line))
+                    self.current.add_fields(status, [n.group(1)], Quote(self.rel, line), self.statement)
                 return
         for line, cells, head in rows:
             if not head:
@@ -208,7 +256,7 @@ class _Reader:
 
     # -- code blocks ----------------------------------------------------------------------------------------
 
-    def _code(self, text: str, first_line: int) -> None:
+    def _code(self, text: str, first_line: int, language: str = "") -> None:
         doc = self.document = _structured(text)
         lines = text.split("\n")
         if isinstance(doc, dict) and isinstance(doc.get("paths"), dict):
@@ -219,13 +267,21 @@ class _Reader:
                     if str(method).upper() in METHODS and isinstance(spec, dict):
                         self._openapi(str(path), str(method).upper(), spec, lines, first_line)
             return
-        endpoints = [o for o in (doc if isinstance(doc, list) else [doc]) if _is_endpoint_object(o)]
+        endpoints = list(_endpoint_objects(doc))
         for obj in endpoints:
             self._openapi(str(obj["path"]), str(obj["method"]).upper(), obj, lines, first_line)
-        if isinstance(doc, dict) and doc and not endpoints and self.current is not None and self.last_status:
-            for name in doc:  # an example answer, after the text that named its status
-                at = Quote(self.rel, first_line + _line_of(lines, f'"{name}"', 0))
-                self.current.add_fields(self.last_status, [str(name)], at)
+        status = self.last_status or (self._success() if self.labels_answer else None)
+        if endpoints or self.current is None or not status:
+            return
+        # after text that named a status (or labelled what follows the answer, "Response:", for the endpoint's
+        # success): its answer as a JSON Schema, an example, or a typed declaration
+        if isinstance(doc, dict) and doc:
+            names = schema_fields(doc) or [str(k) for k in doc]
+        else:
+            names = declared_fields(text, language)
+        for name in names:
+            at = Quote(self.rel, first_line + _line_of(lines, name, 0))
+            self.current.add_fields(status, [name], at, self.statement)
 
     def _openapi(self, path: str, method: str, spec: dict, lines: list[str], first_line: int) -> None:
         start = _line_of(lines, path, 0)
@@ -236,21 +292,105 @@ class _Reader:
             at = _line_of(lines, str(code), start)
             op.add_status(int(code), Quote(self.rel, first_line + at))
             for name in _response_fields(response, self.document):
-                op.add_fields(int(code), [name], Quote(self.rel, first_line + _line_of(lines, name, at)))
+                op.add_fields(
+                    int(code), [name], Quote(self.rel, first_line + _line_of(lines, name, at)), self.statement
+                )
 
 
-def _events(text: str) -> list[tuple[int, str, str]]:
+def _events(text: str) -> list[tuple[int, str, Any]]:
     """(offset, kind, value) of the block's tokens; statuses also when written in words ("not found")."""
     out = []
     for m in _TOKENS.finditer(text):
         kind = m.lastgroup or ""
         if kind == "limit":
-            out.append((m.start(), kind, m.group(5) or m.group(6)))  # the two spellings' number groups
+            out.append(
+                (m.start(), kind, (m.group("count") or m.group("per_count"), m.group(0)))
+            )  # the two spellings' numbers
         elif kind != "status" or int(m.group(0)) in KNOWN_STATUSES:
             out.append((m.start(), kind, m.group(kind)))
+    quantities = [(m.start(), m.end(), m) for m in _QUANTITY.finditer(text) if _is_quantity(m)]
+    out = [e for e in out if not (e[1] == "limit" and any(a <= e[0] < b for a, b, _m in quantities))]
+    out = [e for e in out if not (e[1] == "status" and any(a <= e[0] < b for a, b, _m in quantities))]
+    out += [(a, "quantity", m) for a, _b, m in quantities]  # type: ignore[misc]
     numeric = {int(v) for _s, k, v in out if k == "status"}
     out += [(s.start, "status", str(s.code)) for s in status_mentions(text) if s.prose and s.code not in numeric]
     return sorted(out, key=lambda e: e[0])
+
+
+def _listed(phrase: str) -> list[str]:
+    """The field names of a listing phrase: its code spans, else the words after "fields" / "keys" / "properties"."""
+    spans = re.findall(r"`([A-Za-z_]\w*)`", phrase)
+    if spans:
+        return spans
+    rest = re.split(r"\b(?:fields|keys|properties)\b\s*:?", phrase, maxsplit=1, flags=re.IGNORECASE)[-1]
+    return [w for w in re.findall(r"[A-Za-z_]\w*", rest) if w.lower() != "and"]
+
+
+def _is_quantity(m: re.Match[str]) -> bool:
+    """A number with a unit, a range, or a bare number bounded by words other than "at most" (which, bare, counts
+    calls: the `limit` token) that is not a status ("over 100" is a quantity, "answers 404" is not)."""
+    if m.group("lo") is not None or m.group("unit"):
+        return True
+    rel, number = (m.group("rel") or "").lower(), m.group("n")
+    if not rel or re.fullmatch(_AT_MOST, rel):
+        return False
+    return not number[0].isdigit() or float(number) not in KNOWN_STATUSES
+
+
+def _limits_of(m: re.Match[str], refusal: int | None, at: Quote, statement: str) -> list[Limit]:
+    """The limits one quantity states. `refusal` is the 4xx the block names: with it, "under N" describes the
+    refused side (so at least N is allowed); without it, the allowed one."""
+    if m.group("lo") is not None:
+        unit = m.group("unit2") or ""
+        lo, hi = (_quantity(m.group(g), unit) for g in ("lo", "hi"))
+        measure = _measure(unit) if unit else "value"
+        lo_amount, hi_amount = (f"{m.group(g)} {unit}".strip() for g in ("lo", "hi"))
+        return [Limit(lo[0], refusal, at, measure, "min", False, statement, lo[1], written=m.group(0), amount=lo_amount),
+                Limit(hi[0], refusal, at, measure, "max", False, statement, hi[1], written=m.group(0), amount=hi_amount)]  # fmt: skip
+    rel, trail, unit = (m.group("rel") or "").lower(), (m.group("trail") or "").lower(), (m.group("unit") or "").lower()
+    n, n_max = _quantity(m.group("n"), unit)
+    if trail in ("more", "longer", "larger", "bigger") or re.fullmatch(_AT_LEAST, rel):
+        bound, strict = "min", False
+    elif re.fullmatch(_BELOW, rel):
+        bound, strict = ("min", False) if refusal else ("max", True)
+    else:  # at most / up to / beyond N / a bare quantity: N is the most allowed
+        bound, strict = "max", False
+    amount = f"{m.group('n')} {m.group('unit') or ''}".strip()
+    measure = _measure(unit) if unit else "value"
+    return [Limit(n, refusal, at, measure, bound, strict, statement, n_max, written=m.group(0), amount=amount)]  # type: ignore[arg-type]
+
+
+def stated_sizes(text: str) -> list[tuple[float, float]]:
+    """The sizes a text states ("an 8 MB photo"), each as (smallest, largest reading) in bytes."""
+    return [
+        _quantity(m.group("n"), m.group("unit"))
+        for m in _QUANTITY.finditer(text)
+        if m.group("n") and m.group("unit") and _measure(m.group("unit")) == "bytes"
+    ]
+
+
+def _quantity(number: str, unit: str) -> tuple[float, float]:
+    """(value, largest reading) of a number in `unit`: sizes in bytes (MB read as 10^6 and as 2^20)."""
+    n = float(number) if number[0].isdigit() else float(_NUMBER_WORDS[number.lower()])
+    key = unit.lower().removesuffix("s") if unit.lower() not in ("b", "kb", "mb", "gb") else unit.lower()
+    if _measure(unit) != "bytes":
+        return n, n
+    return n * _SIZE_UNITS.get(key, 1), n * _BINARY.get(key, _SIZE_UNITS.get(key, 1))
+
+
+def _measure(unit: str) -> str:
+    unit = unit.lower()
+    return "bytes" if re.fullmatch(r"bytes?|[kmg]i?b|b|kilobytes?|megabytes?|gigabytes?", unit) else "length"
+
+
+def _endpoint_objects(doc: Any, depth: int = 0) -> Iterator[dict]:
+    """Contract-style endpoint objects anywhere in a parsed block (a list of them, or under a key like
+    `endpoints:`), at most a few levels down."""
+    if _is_endpoint_object(doc):
+        yield doc
+    elif depth < 4 and isinstance(doc, dict | list):
+        for value in doc.values() if isinstance(doc, dict) else doc:
+            yield from _endpoint_objects(value, depth + 1)
 
 
 def _is_endpoint_object(obj: Any) -> bool:
@@ -337,4 +477,4 @@ def _line_of(lines: list[str], needle: str, start: int) -> int:
     return start
 
 
-__all__ = ["sdd_operations"]
+__all__ = ["sdd_operations", "stated_sizes"]

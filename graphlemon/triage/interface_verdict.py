@@ -19,6 +19,8 @@ from .verdict_helpers import describe
 
 CONFIRMED = 0.85  # the two lines disagree and a third side agrees with the one the verdict trusts
 TWO_SIDES = 0.76  # only the two sides that disagree
+UNLINKED = 0.7  # the sides disagree by structure, but no SDD statement was tied to the case's situation
+CONTRADICTION = 0.55  # two SDD statements disagree: a person decides which holds
 INPUT_UNSPECIFIED = 0.5  # a person decides what the unmentioned input should do
 MISSED_INPUT_CAP = 0.5  # a verdict whose reason never touches the distinguishing input
 WORDS_CAP = 0.79  # a verdict that chose its SDD clause by the words it shares with the case
@@ -33,6 +35,15 @@ def interface_verdict(found: InterfaceFinding, failure: IntegrationFailure, cite
     what = f"case {failure.case} step {failure.step} {_outcome(failure)}"
     hints = [f"interface: {found.shows()}"]
     rule = f"{'contract' if found.category == 'contract_mismatch' else 'impl' if found.category == 'impl_bug' else 'spec'}:{found.kind}"
+    if found.kind in ("limits_disagree", "fields_disagree"):
+        what_holds = "limit" if found.kind == "limits_disagree" else "field"
+        root = (
+            f"The SDD contradicts itself about {found.endpoint}: {found.a_says} ({found.a.rel}:{found.a.line}), but "
+            f"{found.b_says} ({found.b.rel}:{found.b.line}); so {what}, and which {what_holds} holds is for a person "
+            "to decide"
+        )
+        question = f"Which {what_holds} holds for {found.endpoint}: {found.subject}?"
+        return Finding("spec_ambiguous", [], CONTRADICTION, root, evidence, rule, l3_question=question, hints=hints)
     if found.category == "spec_ambiguous":
         root = (
             f"The failing request to {found.endpoint} differs from one that got {describe(failure.expected)} only by "
@@ -41,7 +52,7 @@ def interface_verdict(found: InterfaceFinding, failure: IntegrationFailure, cite
         question = f"What should {found.endpoint} answer when the request has {found.subject}?"
         return Finding("spec_ambiguous", [], INPUT_UNSPECIFIED, root, evidence, rule, l3_question=question, hints=hints)
     unit = found.blamed[0]
-    confidence = CONFIRMED if found.corroborated else TWO_SIDES
+    confidence = UNLINKED if found.kind == "status_unproduced" else CONFIRMED if found.corroborated else TWO_SIDES
     root = (
         f"{found.b_says} ({SIDE_NAMES[found.b_side]}, {found.b.rel}:{found.b.line}) where {found.a_says} "
         f"({SIDE_NAMES[found.a_side]}, {found.a.rel}:{found.a.line}), so {what}"

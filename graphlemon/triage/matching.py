@@ -13,6 +13,7 @@ the request — then only a clause about the refused situation itself counts
 from __future__ import annotations
 
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -195,9 +196,36 @@ class Matcher:
             out.append(Requirement(clause, score, term_score, relevance, specific))
         return sorted(out, key=lambda r: (-r.score, -r.relevance))
 
+    def same_situation(
+        self, call: Call, chosen: Requirement, reqs: list[Requirement], outcomes: tuple[int, int]
+    ) -> Requirement | None:
+        """A statement of `reqs` that describes the case's situation as fully as `chosen` does, with another answer.
+
+        The case's situation is the words it shares with a statement, less the words that name an outcome (the
+        status phrases of `outcomes`: "gone", "not found"), the endpoint's method, and the words every statement
+        about the endpoint uses (what the endpoint is, not when it answers what). When every such word that
+        `chosen` shares with the case, a rival shares too, nothing in the case makes `chosen` the more specific
+        statement: the SDD gives two answers to one situation."""
+        expected, got = outcomes
+        rivals = [r for r in reqs if got in r.statuses and expected not in r.statuses and r.clause is not chosen.clause]
+        common = frozenset.intersection(*(r.clause.terms for r in reqs)) if len(reqs) > 2 else frozenset()
+        ignored = common | terms(call.method or "") | frozenset().union(*(terms(_phrase(s)) for s in outcomes))
+        situation = self.case_terms(call) - ignored
+        mine = chosen.clause.terms & situation
+        if not mine:
+            return None
+        return next((r for r in rivals if mine <= r.clause.terms), None)
+
     def unmatched_terms(self, call: Call) -> list[str]:
         """Case words the SDD never uses (the seed's "key tokens not in the SDD")."""
         return sorted(t for t in self.case_terms(call) if not self.ctx.sdd.mentions(t) and not t.isdigit())
+
+
+def _phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
 
 
 def supporting(reqs: list[Requirement], status: int, *, min_score: float = MIN_SCORE) -> Requirement | None:

@@ -11,7 +11,10 @@
                                                    its contract agrees               → impl_bug
     3. a consumer's contract expects a different answer than its provider gives      → contract_mismatch
     4. the failing call: the SDD does not specify the expected outcome               → spec_ambiguous
-                         the SDD specifies it in two contradicting places            → spec_ambiguous
+                         ... but SDD and contract state it and the handler never
+                         produces it                                                 → impl_bug (0.7)
+                         the SDD specifies it in two contradicting places (another
+                         statement fits the case's situation as well)                → spec_ambiguous
                          the provider's contract disagrees with the SDD              → contract_mismatch
                          the contract agrees, the code does not                      → impl_bug
        a function-level step (a library's pytest case, no HTTP) is read call by call first:
@@ -32,7 +35,7 @@ from ..models import SddPatch
 from .backing import backing_service_signals
 from .callfindings import CallFindings
 from .findings import CONFIDENCE, Finding
-from .interface_diff import DistinguishingInput, compare, distinguishing_input, input_unspecified
+from .interface_diff import DistinguishingInput, compare, distinguishing_input, input_unspecified, unproduced
 from .interface_verdict import cap_for_missed_input, cap_word_verdict, interface_verdict
 from .matching import Call, consumed, contrary, explicit_success, exported, step_calls, supporting
 from .run_context import RunContext
@@ -187,7 +190,8 @@ class _Triage(CallFindings):
         if req_e is not None and refused_success and not req_e.specific:
             req_e = None  # a generic "→ 200" does not say that this refused situation must succeed
         if req_e is None:
-            return self.unspecified(call)
+            never = unproduced(self.ctx, self.failure, call)  # the handler cannot give that answer at all
+            return interface_verdict(never, self.failure, self.cite) if never else self.unspecified(call)
         if got is not None:
             rivals = [
                 r for r in reqs if got in r.statuses and expected not in r.statuses and r.clause is not req_e.clause
@@ -195,6 +199,9 @@ class _Triage(CallFindings):
             req_g = max(rivals, key=lambda r: r.term_score, default=None)
             if req_g is not None and req_e.term_score >= 0.5 and req_g.term_score >= 0.75 * req_e.term_score:
                 return self.contradiction(call, req_e, req_g, expected, got)
+            same = self.matcher.same_situation(call, req_e, reqs, (expected, got))
+            if same is not None:
+                return self.contradiction(call, req_e, same, expected, got)
         if call.provider is None:
             call.provider = self._attribute(call)
         if call.provider is None:

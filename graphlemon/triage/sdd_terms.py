@@ -17,7 +17,8 @@ KNOWN_STATUSES = frozenset(
      413, 415, 422, 423, 425, 428, 429, 500, 501, 502, 503, 504}
 )  # fmt: skip
 
-# Status codes written in words. "created" / "ok" are left out: they are ordinary words too.
+# Status codes written in words: their reason phrases (RFC 9110's and the older names). One-word phrases that are
+# ordinary words too ("created", "ok", "gone", "accepted") are left out, and so are "too early", "not modified".
 STATUS_PHRASES: tuple[tuple[re.Pattern[str], int], ...] = tuple(
     (re.compile(p, re.IGNORECASE), code)
     for p, code in (
@@ -30,7 +31,11 @@ STATUS_PHRASES: tuple[tuple[re.Pattern[str], int], ...] = tuple(
         (r"\btoo many requests\b|\brate[- ]limited\b", 429),
         (r"\bno content\b", 204),
         (r"\bpayment required\b", 402),
-        (r"\bpayload too large\b", 413),
+        (r"\bpayload too large\b|\bcontent too large\b|\brequest entity too large\b", 413),
+        (r"\bmethod not allowed\b", 405),
+        (r"\bnot acceptable\b", 406),
+        (r"\bprecondition failed\b", 412),
+        (r"\bprecondition required\b", 428),
         (r"\bunsupported media type\b", 415),
         (r"\binternal server error\b", 500),
         (r"\bbad gateway\b", 502),

@@ -1,7 +1,8 @@
 """Signals that are not in the SDD: environment errors in logs and traces, crashes, which unit a stack names.
 
 Environment signals (EADDRINUSE, ENOSPC, EAI_AGAIN, health-check timeout, a killed
-process, ETIMEDOUT, a missing *package*) are strong. ECONNREFUSED / socket hang
+process, ETIMEDOUT, an unreachable network, exhausted memory or file handles, a missing *package*) are strong,
+in any runtime's spelling (oserrors.py). ECONNREFUSED / socket hang
 up only count on the failing step itself, and a "waiting for X: ECONNREFUSED
 (attempt 2/30)" line followed by X becoming healthy is start-up noise. A process
 that died at start-up on its own code (a missing *local* module, a SyntaxError)
@@ -15,28 +16,30 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from .oserrors import PATTERNS, SHARED_LIBRARY_MISSING
 from .run_context import LOG_WINDOW, LogLine, RunContext, parse_log_ts
 from .rundir import IntegrationFailure
 
 InfraKind = Literal[
-    "port_in_use", "disk_full", "dns", "health_check", "killed", "timeout", "missing_dependency",
-    "connection_refused", "connection_reset", "backing_service",
+    "port_in_use", "disk_full", "dns", "health_check", "killed", "timeout", "missing_dependency", "unreachable",
+    "out_of_resources", "connection_refused", "connection_reset", "backing_service",
 ]  # fmt: skip
 
-# (kind, pattern, strong, start-up class: counts wherever it is in the log)
-_INFRA: tuple[tuple[InfraKind, re.Pattern[str], bool, bool], ...] = tuple(
-    (kind, re.compile(p, re.IGNORECASE), strong, startup)
-    for kind, p, strong, startup in (
-        ("port_in_use", r"\bEADDRINUSE\b|address already in use|port is already allocated|port \d+ (?:is )?already in use", True, True),
-        ("disk_full", r"\bENOSPC\b|No space left on device|disk (?:is )?full", True, False),
-        ("dns", r"\bEAI_AGAIN\b|\bENOTFOUND\b|Temporary failure in name resolution|Name or service not known|lookup \S+ on \S+: no such host", True, False),
-        ("health_check", r"health[- ]?check (?:timeout|timed out|failed)|did not become healthy", True, True),
-        ("killed", r"SIGKILL|oom[- ]?kill\w*|OOMKilled|Out of memory: Kill|Killed process \d+", True, True),
-        ("timeout", r"\bE(?:SOCKET)?TIMEDOUT\b|Connection timed out|connect timeout|ConnectTimeout|upstream timed out", True, False),
-        ("missing_dependency", r"Cannot find module '(?![./])[^']+'|No module named '[^']+'", True, True),
-        ("connection_refused", r"\bECONNREFUSED\b|Connection refused", False, False),
-        ("connection_reset", r"\bECONNRESET\b|socket hang up|Connection reset by peer|\bEPIPE\b", False, False),
-    )
+# (kind, pattern, strong, start-up class: counts wherever it is in the log). The operating system's failures are
+# spelled as every runtime names them (oserrors.py); the rest are the integration environment's own words.
+_INFRA: tuple[tuple[InfraKind, re.Pattern[str], bool, bool], ...] = (
+    ("port_in_use", PATTERNS["port_in_use"], True, True),
+    ("disk_full", PATTERNS["disk_full"], True, False),
+    ("dns", PATTERNS["dns"], True, False),
+    ("health_check", re.compile(r"health[- ]?check (?:timeout|timed out|failed)|did not become healthy|(?:readiness|liveness|startup) probe failed|"
+            r"CrashLoopBackOff|ImagePullBackOff|ErrImagePull|no healthy upstream", re.I), True, True),
+    ("killed", PATTERNS["killed"], True, True),
+    ("timeout", PATTERNS["timeout"], True, False),
+    ("missing_dependency", re.compile(rf"Cannot find module '(?![./])[^']+'|No module named '[^']+'|{SHARED_LIBRARY_MISSING}", re.I), True, True),
+    ("unreachable", PATTERNS["unreachable"], True, False),
+    ("out_of_resources", PATTERNS["out_of_resources"], True, False),
+    ("connection_refused", PATTERNS["connection_refused"], False, False),
+    ("connection_reset", PATTERNS["connection_reset"], False, False),
 )  # fmt: skip
 _RETRY_NOISE = re.compile(r"waiting for|attempt \d+\s*/\s*\d+|retrying|retry \d+", re.IGNORECASE)
 _READY = re.compile(r"healthy|ready|listening|running on|startup complete|started", re.IGNORECASE)

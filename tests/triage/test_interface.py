@@ -85,7 +85,13 @@ def as_heading_and_bullets(i: dict) -> str:
     return f"# API\n\n## ledger-svc\n\n### {i['method']} {i['path']}\n\nResponses:\n\n{bullets}\n"
 
 
-WRITERS = [as_inline, as_table, as_openapi_yaml, as_openapi_json, as_heading_and_bullets]
+def as_endpoint_list_yaml(i: dict) -> str:
+    responses = {s: ({"body": dict.fromkeys(f, "string")} if f else "answer") for s, f in i["fields"].items()}
+    doc = {"endpoints": [{"method": i["method"], "path": i["path"], "responses": responses}]}
+    return f"# API\n\n## ledger-svc\n\n```yaml\n{yaml.safe_dump(doc, sort_keys=False)}```\n"
+
+
+WRITERS = [as_inline, as_table, as_openapi_yaml, as_openapi_json, as_heading_and_bullets, as_endpoint_list_yaml]
 
 
 @settings(max_examples=40, deadline=None)
@@ -123,6 +129,84 @@ def test_a_field_table_under_an_endpoint_lists_its_answer_fields():
 def test_a_limit_in_words_with_the_status_beyond_it():
     (op,) = ops("## ledger-svc\n\n`POST /exports` answers 202. No more than four exports a day; the fifth is 429.\n")
     assert [(x.count, x.status) for x in op.limits] == [(4, 429)]
+
+
+# A cap on a request's quantity, written the ways an SDD writes it: each reads as the same limit.
+_CAP_FORMS = (
+    "at most {n} {u}", "up to {n} {u}", "no more than {n} {u}", "a maximum of {n} {u}", "{n} {u} or less",
+    "anything more than {n} {u} is refused with 422", "a body over {n} {u} answers 413",
+)  # fmt: skip
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(min_value=1, max_value=999),
+    st.sampled_from([("MB", "bytes"), ("KB", "bytes"), ("bytes", "bytes"), ("characters", "length")]),
+)
+def test_a_cap_on_a_quantity_reads_the_same_in_every_wording(n, unit):
+    word, measure = unit
+    read = []
+    for form in _CAP_FORMS:
+        (op,) = ops(f"## ledger-svc\n\n`POST /files` answers 201; {form.format(n=n, u=word)}.\n")
+        (limit,) = op.limits
+        read.append((limit.measure, limit.bound, limit.count, limit.count_max))
+        assert limit.allows(limit.count) and not limit.allows((limit.count_max or limit.count) + 1), form
+    assert len(set(read)) == 1 and read[0][:2] == (measure, "max"), read
+
+
+def test_a_range_bounds_both_sides_and_a_bare_bound_is_no_status():
+    (op,) = ops(
+        "## ledger-svc\n\n`POST /bookings` answers 201; parties of between 1 and 8 guests, over 100 nights → 422.\n"
+    )
+    assert [(x.measure, x.bound, x.count) for x in op.limits] == [
+        ("value", "min", 1),
+        ("value", "max", 8),
+        ("value", "max", 100),
+    ]
+    assert set(op.statuses) == {201, 422}  # "over 100" is a bound, not a status
+    (op,) = ops("## ledger-svc\n\n`GET /a` answers 200 with a JSON object; 404 when unknown.\n")
+    assert set(op.statuses) == {200, 404} and not op.limits  # "200 with a JSON" counts nothing
+
+
+def test_a_limit_outside_any_endpoint_holds_for_its_units_endpoints():
+    (a, b) = ops(
+        "## ledger-svc\n\n`PUT /a` answers 201.\n\n`PUT /b` answers 201.\n\n### Files\n\nFiles up to 5 MB are kept.\n"
+    )
+    assert [x.unit_wide for x in a.limits] == [True] and b.limits == a.limits
+
+
+@settings(max_examples=40, deadline=None)
+@given(interfaces())
+def test_fields_listed_in_prose_are_the_success_answers_fields(i):
+    success = min(i["fields"])
+    names = i["fields"][success]
+    if not names:
+        return
+    spans = ", ".join(f"`{n}`" for n in names[:-1]) + (" and " if len(names) > 1 else "") + f"`{names[-1]}`"
+    bare = ", ".join(names[:-1]) + (" and " if len(names) > 1 else "") + names[-1]
+    forms = [f"answers {success} with a JSON object containing {spans}"]
+    forms += [f"answers {success} with the fields {bare}"] if len(names) > 1 else []  # one bare word is no list
+    for text in forms:
+        (op,) = ops(f"## ledger-svc\n\n`{i['method']} {i['path']}` {text}.\n")
+        assert set(op.fields_for(success)) == set(names), text
+
+
+def _shapes(names: list[str]) -> list[tuple[str, str]]:
+    """One answer's shape four ways: an example, a JSON Schema, a TypeScript interface, a Python dataclass."""
+    return [
+        ("json", json.dumps(dict.fromkeys(names, "x"))),
+        ("json", json.dumps({"type": "object", "properties": {n: {"type": "string"} for n in names}})),
+        ("ts", "interface Answer {\n" + "".join(f"  {n}?: string;\n" for n in names) + "}"),
+        ("python", "@dataclass\nclass Answer:\n" + "".join(f"    {n}: str\n" for n in names)),
+    ]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(_ident, min_size=1, max_size=5, unique=True), st.sampled_from([200, 201]))
+def test_an_answer_shown_as_example_schema_or_type_has_the_same_fields(names, status):
+    for language, block in _shapes(names):
+        (op,) = ops(f"## ledger-svc\n\n`GET /entries/{{id}}` answers {status}:\n\n```{language}\n{block}\n```\n")
+        assert set(op.fields_for(status)) == set(names), (language, block)
 
 
 def test_statuses_in_words_and_braces_before_any_status_are_the_request():
@@ -168,6 +252,15 @@ def test_hostile_documents_give_no_operation_or_a_quotable_one(text):
         ("fb03_class_booking_openapi_201", "status_differs", "contract_mismatch", ("classes",)),
         ("fb04_loans_fourth_checkout_words", "limit_violated", "impl_bug", ("loans",)),
         ("fb06_sensor_reading_missing_field", "field_missing", "impl_bug", ("sensors",)),
+        ("tr2_05_bookmark_other_owner_403", "status_unproduced", "impl_bug", ("bookmarks",)),
+        ("tr2_07_review_text_too_long_accepted", "limit_violated", "impl_bug", ("reviews",)),
+        ("tr2_08_attachment_within_limit_refused", "limit_violated", "impl_bug", ("mailroom",)),
+        ("tr2_09_display_name_two_lengths", "limits_disagree", "spec_ambiguous", ()),
+        ("tr2_10_table_party_size_range", "limit_violated", "impl_bug", ("tables",)),
+        ("tr2_11_forecast_fields_in_prose", "field_missing", "contract_mismatch", ("forecasts",)),
+        ("tr2_12_history_page_size_over_cap", "limit_violated", "impl_bug", ("history",)),
+        ("fl09_avatar_size_two_statements", "limits_disagree", "spec_ambiguous", ()),
+        ("tr2_14_ferry_departure_field_two_names", "fields_disagree", "spec_ambiguous", ()),
     ],
 )
 def test_typed_findings_quote_the_two_lines_that_disagree(scenario, name, kind, category, blamed):
@@ -177,7 +270,8 @@ def test_typed_findings_quote_the_two_lines_that_disagree(scenario, name, kind, 
     s = scenario(name)
     found = compare_interfaces(s.project, s.run_id)["findings"][0]
     assert (found["kind"], found["category"], tuple(found["blamed"])) == (kind, category, blamed)
-    assert found["a"]["side"] != found["b"]["side"] and found["a"]["at"] != found["b"]["at"]
+    assert found["a"]["at"] != found["b"]["at"]
+    assert found["a"]["side"] != found["b"]["side"] or kind.endswith("_disagree")  # the SDD against itself
     lines = {}
     for at in (found["a"]["at"], found["b"]["at"]):
         rel, line = at.rsplit(":", 1)
@@ -314,3 +408,43 @@ def test_the_agents_extract_evidence_says_what_each_cited_line_shows(scenario):
     out = outcome.content
     assert out["ok"] and [f["kind"] for f in out["findings"]] == ["status_differs"]
     assert set(out["shows"]) == {spec, contract} and "answers 201" in out["shows"][spec][0]
+
+
+def test_two_statements_name_one_answers_field_two_ways_only_when_one_replaces_the_other():
+    from graphlemon.triage.interface_diff import _rival_list
+
+    table = "| field | meaning |\n|---|---|\n| `id` | x |\n| `eta` | y |\n"
+    (renamed,) = ops(
+        f"## ledger-svc\n\n`GET /a` answers 200:\n\n{table}\nThe 200 answer, for example:\n\n```json\n"
+        + '{"id": 1, "arrival": 2}\n```\n'
+    )
+    assert _rival_list(renamed, 200, "eta", {"id", "arrival"}) == "arrival"
+    (added,) = ops(f"## ledger-svc\n\n`GET /a` answers 200:\n\n{table}\nThe answer also includes `currency`.\n")
+    assert _rival_list(added, 200, "currency", {"id", "eta"}) is None
+
+
+def test_a_block_labelled_response_shows_the_success_answer_and_one_labelled_request_does_not():
+    text = (
+        "## ledger-svc\n\n### GET /entries/{id}\n\nAnswers 200, or 404 when unknown.\n\n"
+        'Request headers:\n\n```json\n{"X-Tenant": "t1"}\n```\n\nResponse:\n\n```json\n{"entry_id": "e1"}\n```\n'
+    )
+    (op,) = ops(text)
+    assert set(op.fields_for(200)) == {"entry_id"}
+
+
+@pytest.mark.parametrize(
+    ("text", "sizes"),
+    [("an 8 MB photo", [(8e6, 8 * 2**20)]), ("a photo of 12 cats", []), ("between 1 and 2 KB", []), ("", [])],
+)
+def test_the_size_a_case_states(text, sizes):
+    from graphlemon.triage.interface_sdd import stated_sizes
+
+    assert stated_sizes(text) == sizes
+
+
+def test_a_unit_wide_limit_holds_for_the_endpoints_whose_resource_it_names():
+    from graphlemon.triage.interface_diff import _about
+
+    (avatar,) = ops("## ledger-svc\n\n`PUT /profiles/{user}/avatar` answers 201.\n")
+    assert _about("Profile images (avatars and banners) of up to 5 MB are accepted.", avatar.template)
+    assert not _about("Exports are limited to 10 MB.", avatar.template)

@@ -1,0 +1,116 @@
+"""How runtimes name an environment failure: one vocabulary per kind, read from the standards that name them.
+
+Every runtime reports the same operating-system failures under a few standard names: the POSIX errno symbol
+(`ENOSPC`) and the C library's message for it (`os.strerror`: "No space left on device"), Python's `OSError`
+subclass (`ConnectionRefusedError`), Rust's `std::io::ErrorKind` (`StorageFull`), Java's `java.net` /
+`java.lang` exceptions (`UnknownHostException`), Go's net package messages ("i/o timeout", "no such host") and
+Node's error codes (`ENOTFOUND`). A kind's pattern is the union of its names, so a log written by a runtime no
+scenario used before is read by the same rule. The errno messages come from this machine's C library.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+
+# kind -> (errno symbols, other standard names). A symbol this platform lacks is skipped.
+_NAMES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "port_in_use": (
+        ("EADDRINUSE",),
+        ("AddrInUse", "java.net.BindException", "port is already allocated", r"port \d+ (?:is )?already in use"),
+    ),
+    "disk_full": (("ENOSPC", "EDQUOT"), ("StorageFull", "QuotaExceeded", r"disk (?:is )?full")),
+    "dns": (
+        (),
+        (
+            r"EAI_[A-Z]+",
+            "ENOTFOUND",
+            "Temporary failure in name resolution",
+            "Name or service not known",
+            "nodename nor servname provided",
+            "No address associated with hostname",
+            r"no such host",
+            "UnknownHostException",
+            "socket.gaierror",
+            "getaddrinfo failed",
+            "could not translate host name",
+        ),
+    ),  # fmt: skip
+    "unreachable": (
+        ("ENETUNREACH", "EHOSTUNREACH", "ENETDOWN", "EHOSTDOWN"),
+        ("NetworkUnreachable", "HostUnreachable", "NetworkDown", "NoRouteToHostException"),
+    ),
+    "out_of_resources": (
+        ("EMFILE", "ENFILE", "ENOMEM"),
+        ("OutOfMemoryError", "OutOfMemory", "heap out of memory", "MemoryError", "Too many open files"),
+    ),
+    "killed": (
+        (),
+        (
+            "SIGKILL",
+            r"oom[- ]?kill\w*",
+            "OOMKilled",
+            "Out of memory: Kill",
+            r"Killed process \d+",
+            r"signal: killed",
+            r"(?:exit(?:ed)?(?: with)?(?: code| status)?|status code) 137\b",
+        ),
+    ),  # fmt: skip
+    "timeout": (
+        ("ETIMEDOUT",),
+        (
+            "ESOCKETTIMEDOUT",
+            "connect timeout",
+            "ConnectTimeout",
+            "upstream timed out",
+            "TimedOut",
+            "SocketTimeoutException",
+            "i/o timeout",
+            "context deadline exceeded",
+            "timed out connecting",
+            "TLS handshake timeout",
+        ),
+    ),  # fmt: skip
+    "connection_refused": (("ECONNREFUSED",), ("ConnectionRefused", "java.net.ConnectException")),
+    "connection_reset": (
+        ("ECONNRESET", "EPIPE", "ECONNABORTED"),
+        (
+            "ConnectionReset",
+            "ConnectionAborted",
+            "BrokenPipe",
+            "socket hang up",
+            "unexpected EOF",
+            "upstream connect error or disconnect/reset before headers",
+        ),
+    ),
+}
+# The dynamic loader's words for a system library the machine lacks (ld.so, dlopen): an install problem.
+SHARED_LIBRARY_MISSING = r"error while loading shared libraries|cannot open shared object file"
+# What a failed connection to another process looks like, whatever the runtime (backing services).
+CONNECTION_KINDS = ("timeout", "connection_refused", "connection_reset", "unreachable")
+
+
+def _spellings(kind: str) -> list[str]:
+    symbols, names = _NAMES[kind]
+    out = list(names)
+    for symbol in symbols:
+        code = getattr(errno, symbol, None)
+        out.append(rf"\b{symbol}\b")
+        if code is not None:
+            message = os.strerror(code)
+            if not message.startswith("Unknown error"):
+                out.append(re.escape(message))
+    return out
+
+
+def _compile(kinds: tuple[str, ...] | list[str]) -> re.Pattern[str]:
+    parts = [s if s.startswith(r"\b") else rf"(?<!\w){s}" for k in kinds for s in _spellings(k)]
+    return re.compile("|".join(parts), re.IGNORECASE)
+
+
+PATTERNS: dict[str, re.Pattern[str]] = {kind: _compile([kind]) for kind in _NAMES}
+CONNECTION_FAILED = _compile(CONNECTION_KINDS)
+
+
+__all__ = ["CONNECTION_FAILED", "CONNECTION_KINDS", "PATTERNS", "SHARED_LIBRARY_MISSING"]
