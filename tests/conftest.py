@@ -1,4 +1,4 @@
-"""Shared fixtures: temp git repos, initialised projects, the CLI as a real process, Prefect harness.
+"""Shared fixtures: temp git repos, initialised projects, the CLI as a real process, one real Prefect stack.
 
 Environment hygiene happens at import time (before anything imports Prefect):
 a private PREFECT_HOME, no analytics, a generous ephemeral-server start-up
@@ -96,21 +96,31 @@ def cli():
 
 
 @pytest.fixture(scope="session")
-def prefect_harness():
-    """One ephemeral Prefect API for the whole session (≈20 s once). Request it only where a flow runs."""
-    from prefect.testing.utilities import prefect_test_harness
+def prefect_server(tmp_path_factory):
+    """The session's one real Prefect server (≈20 s once, started by the first test that needs it)."""
+    from prefect_stack import running_server
 
-    with prefect_test_harness(server_startup_timeout=180):
+    with running_server(tmp_path_factory.mktemp("prefect-server")) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def prefect_harness(prefect_server):
+    """The session's server as this process's Prefect API. Request it only where a flow runs in the test's process."""
+    from prefect_stack import current_api
+
+    with current_api(prefect_server):
         yield
 
 
 @pytest.fixture(scope="session")
-def prefect_stack(tmp_path_factory):
-    """A real Prefect server, the work pool `graphlemon`, the `devloop` and `reports` deployments from
-    prefect.yaml and a process worker (≈15 s once, tests/prefect_stack.py). For @pytest.mark.slow tests."""
-    from prefect_stack import running_stack
+def prefect_stack(prefect_server, tmp_path_factory):
+    """On the session's server: the work pool `graphlemon`, the devloop, unit-loop and reports deployments made from
+    a copy of this repository deleted before the workers start, and two process workers (≈15 s once,
+    tests/prefect_stack.py). Tests tell their runs apart by run id and project. For @pytest.mark.slow tests."""
+    from prefect_stack import deployed_from_a_deleted_copy
 
-    with running_stack(tmp_path_factory.mktemp("prefect-stack"), ("devloop", "reports")) as stack:
+    with deployed_from_a_deleted_copy(prefect_server, tmp_path_factory.mktemp("deploying")) as stack:
         yield stack
 
 
