@@ -7,6 +7,8 @@ timeout, and a git identity so commits work on a machine with no git config.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -93,6 +95,26 @@ def run_cli(
 @pytest.fixture
 def cli():
     return run_cli
+
+
+def run_cli_in_process(*args: str) -> subprocess.CompletedProcess:
+    """`graphlemon ARGS` through the program's own entry point (`graphlemon.entry.main`) in this process, its output
+    and exit status caught: for a table of many cases whose process start-up a few real runs (`run_cli`) cover."""
+    from graphlemon.entry import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(list(args))
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    return subprocess.CompletedProcess([*GRAPHLEMON, *args], code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture
+def cli_in_process():
+    return run_cli_in_process
 
 
 @pytest.fixture(scope="session")
