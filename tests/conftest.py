@@ -45,12 +45,19 @@ def pytest_addoption(parser):
 
 
 def pytest_collection_modifyitems(config, items):
-    if config.getoption("--run-live"):
-        return
     skip_live = pytest.mark.skip(reason="live model test: opt in with --run-live")
+    grouped = config.pluginmanager.hasplugin("xdist")
     for item in items:
-        if "live" in item.keywords:
+        if "live" in item.keywords and not config.getoption("--run-live"):
             item.add_marker(skip_live)
+        if grouped:  # `-n 2 --dist loadgroup` (make test): a group runs whole on one worker
+            item.add_marker(pytest.mark.xdist_group(_group(item)))
+
+
+def _group(item) -> str:
+    """A test module runs on one worker (its module-scoped console and Chromium start once); so does every test of
+    the Prefect stack (its deployments and workers start once)."""
+    return "prefect-stack" if "prefect_stack" in item.fixturenames else item.nodeid.split("::")[0]
 
 
 def git(cwd: Path, *args: str) -> str:
