@@ -50,8 +50,10 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "live" in item.keywords and not config.getoption("--run-live"):
             item.add_marker(skip_live)
-        if grouped:  # `-n 2 --dist loadgroup` (make test): a group runs whole on one worker
+        if grouped:  # `-n 2 --dist loadgroup` (make test PYTEST_WORKERS=2): a group runs whole on one worker
             item.add_marker(pytest.mark.xdist_group(_group(item)))
+    # the Prefect stack's tests run last, one after the other: its workers poll the server only while they are needed
+    items.sort(key=lambda item: "prefect_stack" in item.fixturenames)
 
 
 def _group(item) -> str:
