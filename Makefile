@@ -26,9 +26,12 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports --no-cache
 
-# pytest, then every benchmark at its smoke size (both run; the first failure's exit status is the target's)
+# pytest, then every benchmark at its smoke size (both run; the first failure's exit status is the target's).
+# PYTEST_WORKERS=2 spreads the tests over two pytest-xdist processes (tests/conftest.py keeps a module, and the tests
+# of the Prefect stack, on one of them); 0, the default, runs them in this one process.
+PYTEST_WORKERS ?= 0
 test: $(STAMP) fixtures lint
-	@set +e; $(BIN)/python -m pytest -q $(PYTEST_ARGS); rc=$$?; \
+	@set +e; $(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests (exit 5): the suite is missing" >&2; fi; \
 	$(MAKE) --no-print-directory bench-smoke; bench=$$?; \
 	exit $$(( rc ? rc : bench ))

@@ -1,6 +1,6 @@
 """Analytics benchmark: the three reports over a 1,000,000-event ledger, DuckDB vs. pandas.
 
-    python benchmarks/bench_analytics.py [--events 1000000]     (BENCH_SMOKE=1: 20,000)
+    python benchmarks/bench_analytics.py [--events 1000000]     (BENCH_SMOKE=1: 5,000)
 
 The ledger (run / bug / usage events, plus the tasks, triage and budgets around them) is made
 by benchmarks/gen_ledger.py and cached under benchmarks/out/. Each engine runs in its own
@@ -196,7 +196,7 @@ def measure(engine: str, state: Path) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="DuckDB vs pandas for the analytics reports")
-    parser.add_argument("--events", type=int, default=sized(1_000_000, 20_000))
+    parser.add_argument("--events", type=int, default=sized(1_000_000, 5_000))
     parser.add_argument("--engine", choices=[*DUCKDB_MODES, "pandas"], help=argparse.SUPPRESS)
     parser.add_argument("--state", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -7,7 +7,7 @@ Prints, measured side by side in this run (interleaved repetitions, medians):
                run, whatever its size (goal <= 60 ms), and that cost as a share of the unconfined 1,000-test run
                (robust on a loaded machine, where the wall-clock ratio above swings by more than the goal).
 When bwrap is missing or the kernel refuses namespaces, says so and measures nothing.
-BENCH_SMOKE=1: a 100-test suite, 2 repetitions and 8 fixed-cost runs (a few seconds), the same figures.
+BENCH_SMOKE=1: a 50-test suite, 1 repetition and 8 fixed-cost runs (a few seconds), the same figures.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from graphlemon.testrun import run_tests  # noqa: E402
 from graphlemon.testrun.confine import Confinement, bwrap_available  # noqa: E402
 
 SMOKE = os.environ.get("BENCH_SMOKE") == "1"
-REPETITIONS = 2 if SMOKE else 7
-FILES = 2 if SMOKE else 20  # 50 tests a file
+REPETITIONS = 1 if SMOKE else 7
+FILES = 1 if SMOKE else 20  # 50 tests a file
 FIXED_RUNS = 8 if SMOKE else 30
 FIXED_GOAL_MS = 60.0
 

@@ -7,7 +7,8 @@
    oldest line of each message) and the console's RSS before, during and after.
 
 Printed, never asserted. BENCH_LOGS_REPEAT (default 1) runs per mode; BENCH_LOGS_SECONDS (default 10) of writing;
-BENCH_LOGS_VIEWERS (default 20). BENCH_SMOKE=1: 1 s of writing, 3 viewers.
+BENCH_LOGS_VIEWERS (default 20). BENCH_SMOKE=1: the two-unit calc goal of the acceptance tests instead of the snake
+demo, 1 s of writing, 3 viewers.
 """
 
 from __future__ import annotations
@@ -29,6 +30,11 @@ from smoke import sized
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKE = ROOT / "examples" / "snake"
+CALC = ROOT / "tests" / "acceptance" / "fixtures" / "calc"
+# the loop run with logs on and off: the snake demo, or (smoke size) the acceptance tests' two-unit calc goal
+LOOP_NAME, LOOP, GOAL = sized(
+    ("the snake demo", SNAKE, "Implement a snake game"), ("the calc goal", CALC, "Build calc")
+)
 REPEAT = int(os.environ.get("BENCH_LOGS_REPEAT", "1"))
 SECONDS = float(os.environ.get("BENCH_LOGS_SECONDS", sized(10, 1)))
 VIEWERS = int(os.environ.get("BENCH_LOGS_VIEWERS", sized(20, 3)))
@@ -52,11 +58,11 @@ def fresh_repo(tmp: Path, source: Path, env: dict) -> Path:
 
 def demo_run(tmp: Path, logging_on: bool) -> tuple[float, list[Path]]:
     env = {**os.environ, **GIT_ENV, "GRAPHLEMON_EXEC_LOGS": "on" if logging_on else "off"}
-    repo = fresh_repo(tmp, SNAKE / "repo", env)
+    repo = fresh_repo(tmp, LOOP / "repo", env)
     started = time.perf_counter()
     out = subprocess.run(
-        [sys.executable, "-m", "graphlemon", "run", "Implement a snake game", "--project", str(repo), "--playbook",
-         str(SNAKE / "playbook.yaml"), "--max-unit-attempts", "2", "--engine", "direct", "--json"],
+        [sys.executable, "-m", "graphlemon", "run", GOAL, "--project", str(repo), "--playbook",
+         str(LOOP / "playbook.yaml"), "--max-unit-attempts", "2", "--engine", "direct", "--json"],
         env=env, capture_output=True, text=True,
     )  # fmt: skip
     elapsed = time.perf_counter() - started
@@ -77,7 +83,7 @@ def bench_loop(tmp: Path) -> None:
     sizes = (len(logs), sum(p.stat().st_size for p in logs))
     spent = replay_cost(tmp, logs)
     records = record_cost(tmp, len(logs))
-    print("== the snake demo (direct engine), execution logs on vs off ==")
+    print(f"== {LOOP_NAME} (direct engine), execution logs on vs off ==")
     print(f"  logs on : median {on:6.2f} s  runs {', '.join(f'{t:.2f}' for t in times[True])}"
           f"  ({sizes[0]} node logs, {sizes[1] / 1024:.1f} KB)")  # fmt: skip
     print(f"  logs off: median {off:6.2f} s  runs {', '.join(f'{t:.2f}' for t in times[False])}")

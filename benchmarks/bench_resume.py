@@ -6,7 +6,8 @@ group, SIGKILL the group after a random delay, `graphlemon resume` the task, and
   * duplicate ledger records (the same run id, call id, artifact version or timeline event twice),
   * tokens re-spent (usage beyond what an uninterrupted run of the same playbook spends).
 Goal: every run ends `done`; 0 / 0 / 0. A run that misses it is copied to $TMPDIR/bench-resume-kept-N. `BENCH_KILLS` (default 50) and `BENCH_ENGINE` (prefect) set the size.
-`BENCH_SMOKE=1`: one kill within the first 8 s, engine direct.
+`BENCH_SMOKE=1`: the two-unit calc goal of the acceptance tests instead of the snake demo, one kill within the first
+4 s, engine direct.
 """
 
 from __future__ import annotations
@@ -23,12 +24,15 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from bench_devloop import GIT_ENV, SNAKE, fresh_repo
+from bench_devloop import GIT_ENV, SNAKE
+from bench_logs import CALC, fresh_repo
 from smoke import sized
 
 KILLS = int(os.environ.get("BENCH_KILLS", sized(50, 1)))
 ENGINE = os.environ.get("BENCH_ENGINE", sized("prefect", "direct"))
-LATEST_KILL = sized(40.0, 8.0)  # seconds after the start: each kill lands at a random moment before it
+LATEST_KILL = sized(40.0, 4.0)  # seconds after the start: each kill lands at a random moment before it
+# the run killed and resumed: the snake demo, or (smoke size) the acceptance tests' two-unit calc goal
+LOOP, GOAL = sized((SNAKE, "Implement a snake game"), (CALC, "Build calc"))
 CLEAN_TOKENS = None  # measured once with an uninterrupted run
 
 
@@ -42,16 +46,16 @@ def graphlemon(*args: str, env: dict) -> subprocess.CompletedProcess:
 
 
 def one(tmp: Path, delay: float) -> dict:
-    repo = fresh_repo(tmp)
     env = {
         **os.environ,
         **GIT_ENV,
         "PREFECT_HOME": str(tmp / "prefect-home"),
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
     }
+    repo = fresh_repo(tmp, LOOP / "repo", env)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "graphlemon", "run", "Implement a snake game", "--project", str(repo), "--playbook",
-         str(SNAKE / "playbook.yaml"), "--max-unit-attempts", "2", "--engine", ENGINE, "--quiet"],  # fmt: skip
+        [sys.executable, "-m", "graphlemon", "run", GOAL, "--project", str(repo), "--playbook",
+         str(LOOP / "playbook.yaml"), "--max-unit-attempts", "2", "--engine", ENGINE, "--quiet"],  # fmt: skip
         env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
@@ -65,7 +69,7 @@ def one(tmp: Path, delay: float) -> dict:
     n_nodes = len(records(repo, "nodes.ndjson"))
     tasks = records(repo, "tasks.ndjson")
     if not tasks:  # killed before the task existed: nothing to resume, start it again
-        out = graphlemon("run", "Implement a snake game", "--project", str(repo), "--playbook", str(SNAKE / "playbook.yaml"),
+        out = graphlemon("run", GOAL, "--project", str(repo), "--playbook", str(LOOP / "playbook.yaml"),
                          "--max-unit-attempts", "2", "--engine", ENGINE, "--quiet", "--json", env=env)  # fmt: skip
     else:
         status = json.loads(graphlemon("status", "--project", str(repo), "--json", env=env).stdout)["tasks"][0][

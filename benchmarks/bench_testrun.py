@@ -8,7 +8,7 @@ Prints, measured side by side in this run (interleaved repetitions, medians):
   entry point = on a ~1 s pytest suite, `graphlemon test --json` (its lean path: argparse, no typer/rich) and
                the same command through the full typer app, each / the raw command (goal <= 1.10)
 The suites are generated into a temp folder; vitest comes from the fixture's installed node_modules.
-BENCH_SMOKE=1: the ~1 s suite and the fixed cost only, 3 pairs each.
+BENCH_SMOKE=1: the ~1 s suite and the fixed cost only, one pair each.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 VITEST_MODULES = ROOT / "tests" / "fixtures" / "testrun" / "vitest_project" / "node_modules"
 SMOKE = os.environ.get("BENCH_SMOKE") == "1"
-REPETITIONS = 3 if SMOKE else 7
+REPETITIONS = 1 if SMOKE else 7
 GRAPHLEMON = [sys.executable, "-m", "graphlemon", "test", "--json", "--project"]
 # the same command through the full typer app (every command's options; what `graphlemon test` was before)
 FULL_APP = [sys.executable, "-c", "import sys; from graphlemon.cli import main; main(sys.argv[1:])",

@@ -1,4 +1,4 @@
-"""Shared fixtures: temp git repos, initialised projects, the CLI as a real process, Prefect harness.
+"""Shared fixtures: temp git repos, initialised projects, the CLI as a real process, one real Prefect stack.
 
 Environment hygiene happens at import time (before anything imports Prefect):
 a private PREFECT_HOME, no analytics, a generous ephemeral-server start-up
@@ -7,6 +7,8 @@ timeout, and a git identity so commits work on a machine with no git config.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -43,12 +45,21 @@ def pytest_addoption(parser):
 
 
 def pytest_collection_modifyitems(config, items):
-    if config.getoption("--run-live"):
-        return
     skip_live = pytest.mark.skip(reason="live model test: opt in with --run-live")
+    grouped = config.pluginmanager.hasplugin("xdist")
     for item in items:
-        if "live" in item.keywords:
+        if "live" in item.keywords and not config.getoption("--run-live"):
             item.add_marker(skip_live)
+        if grouped:  # `-n 2 --dist loadgroup` (make test PYTEST_WORKERS=2): a group runs whole on one worker
+            item.add_marker(pytest.mark.xdist_group(_group(item)))
+    # the Prefect stack's tests run last, one after the other: its workers poll the server only while they are needed
+    items.sort(key=lambda item: "prefect_stack" in item.fixturenames)
+
+
+def _group(item) -> str:
+    """A test module runs on one worker (its module-scoped console and Chromium start once); so does every test of
+    the Prefect stack (its deployments and workers start once)."""
+    return "prefect-stack" if "prefect_stack" in item.fixturenames else item.nodeid.split("::")[0]
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -95,22 +106,52 @@ def cli():
     return run_cli
 
 
-@pytest.fixture(scope="session")
-def prefect_harness():
-    """One ephemeral Prefect API for the whole session (≈20 s once). Request it only where a flow runs."""
-    from prefect.testing.utilities import prefect_test_harness
+def run_cli_in_process(*args: str) -> subprocess.CompletedProcess:
+    """`graphlemon ARGS` through the program's own entry point (`graphlemon.entry.main`) in this process, its output
+    and exit status caught: for a table of many cases whose process start-up a few real runs (`run_cli`) cover."""
+    from graphlemon.entry import main
 
-    with prefect_test_harness(server_startup_timeout=180):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(list(args))
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    return subprocess.CompletedProcess([*GRAPHLEMON, *args], code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture
+def cli_in_process():
+    return run_cli_in_process
+
+
+@pytest.fixture(scope="session")
+def prefect_server(tmp_path_factory):
+    """The session's one real Prefect server (≈20 s once, started by the first test that needs it)."""
+    from prefect_stack import running_server
+
+    with running_server(tmp_path_factory.mktemp("prefect-server")) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def prefect_harness(prefect_server):
+    """The session's server as this process's Prefect API. Request it only where a flow runs in the test's process."""
+    from prefect_stack import current_api
+
+    with current_api(prefect_server):
         yield
 
 
 @pytest.fixture(scope="session")
-def prefect_stack(tmp_path_factory):
-    """A real Prefect server, the work pool `graphlemon`, the `devloop` and `reports` deployments from
-    prefect.yaml and a process worker (≈15 s once, tests/prefect_stack.py). For @pytest.mark.slow tests."""
-    from prefect_stack import running_stack
+def prefect_stack(prefect_server, tmp_path_factory):
+    """On the session's server: the work pool `graphlemon`, the devloop, unit-loop and reports deployments made from
+    a copy of this repository deleted before the workers start, and two process workers (≈15 s once,
+    tests/prefect_stack.py). Tests tell their runs apart by run id and project. For @pytest.mark.slow tests."""
+    from prefect_stack import deployed_from_a_deleted_copy
 
-    with running_stack(tmp_path_factory.mktemp("prefect-stack"), ("devloop", "reports")) as stack:
+    with deployed_from_a_deleted_copy(prefect_server, tmp_path_factory.mktemp("deploying")) as stack:
         yield stack
 
 

@@ -1,12 +1,15 @@
-"""A real Prefect stack for the deployment tests: `prefect server start` on a free port, the
-process work pool `graphlemon`, `prefect deploy` from the repository's prefect.yaml and a
-process worker, all in a temp PREFECT_HOME. Every process started here is stopped by process
-group. Used through the session fixture `prefect_stack` (tests/conftest.py). `artifacts_keyed` reads artifacts
-by key from whichever API is current (this stack or the session harness)."""
+"""One real Prefect stack for the whole test session: `prefect server start` on a free port in a temp PREFECT_HOME
+(the API of the flows the tests run in-process, session fixture `prefect_harness`), and on the same server the
+process work pool `graphlemon`, `prefect deploy` from the repository's prefect.yaml and process workers (session
+fixture `prefect_stack`), each started by the first test that needs it (tests/conftest.py). Every process started
+here is stopped by process group. Tests sharing the stack tell their runs apart by id, project and task, never by
+reading everything on the server. `artifacts_keyed` reads artifacts by key from the current API."""
 
 from __future__ import annotations
 
+import inspect
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -21,6 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PREFECT = [sys.executable, "-m", "prefect"]
 FINAL = {"COMPLETED", "FAILED", "CRASHED", "CANCELLED"}
+DEPLOYMENTS = ("devloop", "unit-loop", "reports")  # of prefect.yaml, on the session's stack
+COPY_IGNORE = shutil.ignore_patterns(".venv", ".git", "tests", "node_modules", "__pycache__", "*.egg-info", ".*cache")
 
 
 def _free_port() -> int:
@@ -71,7 +76,9 @@ def _wait_healthy(url: str, proc: subprocess.Popen, log: Path, timeout: float = 
 class PrefectStack:
     url: str
     env: dict
-    worker_log: Path
+    folder: Path  # the server's and the workers' logs
+    workers: int
+    deployed_from: Path
 
     def cli(self, *args: str, cwd: Path = ROOT) -> str:
         proc = subprocess.run([*PREFECT, *args], cwd=cwd, env=self.env, capture_output=True, text=True, timeout=180)
@@ -97,22 +104,35 @@ class PrefectStack:
             time.sleep(0.5)
         return state
 
+    def run_tree(self, client, run_id) -> list:
+        """The ids of the flow run and of every subflow run under it, however deep."""
+        from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterParentFlowRunId
+
+        tree, parents = [run_id], [run_id]
+        while parents:
+            below = FlowRunFilter(parent_flow_run_id=FlowRunFilterParentFlowRunId(any_=parents))
+            parents = [r.id for r in client.read_flow_runs(flow_run_filter=below)]
+            tree += parents
+        return tree
+
+    def worker_log(self, n: int) -> Path:
+        return self.folder / f"worker-{n}.log"
+
     def tail(self) -> str:
-        return self.worker_log.read_text()[-4000:]
+        """The end of each worker's log."""
+        return "\n".join(f"-- worker-{n}\n{self.worker_log(n).read_text()[-3000:]}" for n in range(1, self.workers + 1))
+
+
+@dataclass
+class PrefectServer:
+    url: str
+    env: dict
+    tmp: Path
 
 
 @contextmanager
-def running_stack(
-    tmp: Path,
-    deployments: tuple[str, ...],
-    workers: int = 1,
-    limit: int | None = None,
-    deploy_from: Path = ROOT,
-    before_workers: Callable[[PrefectStack], None] | None = None,
-) -> Iterator[PrefectStack]:
-    """The server, the pool, the deployments (`prefect deploy` run in `deploy_from`, a checkout with prefect.yaml)
-    and `workers` process workers named worker-1.., started in this repository (logs worker-N.log; `limit`: flow
-    runs each worker runs at once; `before_workers(stack)` runs after the deploy, before any worker starts)."""
+def running_server(tmp: Path) -> Iterator[PrefectServer]:
+    """`prefect server start` on a free port with its own PREFECT_HOME (and database) in `tmp`."""
     url = f"http://127.0.0.1:{_free_port()}/api"
     env = {
         **os.environ,
@@ -124,14 +144,28 @@ def running_stack(
         "PREFECT_WORKER_PREFETCH_SECONDS": "5",
         "PREFECT_UI_API_URL": url,  # the UI (served by the same server) talks to this API
     }
-    server_log, worker_log = tmp / "server.log", tmp / "worker-1.log"
-    stack = PrefectStack(url, env, worker_log)
+    port = url.split(":")[-1].split("/")[0]
+    log = tmp / "server.log"
+    with _started([*PREFECT, "server", "start", "--host", "127.0.0.1", "--port", port], env, log) as server:
+        _wait_healthy(url, server, log)
+        yield PrefectServer(url, env, tmp)
+
+
+@contextmanager
+def stack_on(
+    server: PrefectServer,
+    deployments: tuple[str, ...],
+    workers: int = 1,
+    limit: int | None = None,
+    deploy_from: Path = ROOT,
+    before_workers: Callable[[PrefectStack], None] | None = None,
+) -> Iterator[PrefectStack]:
+    """On a running server: the pool, the deployments (`prefect deploy` run in `deploy_from`, a checkout with
+    prefect.yaml) and `workers` process workers named worker-1.., started in this repository (logs worker-N.log in
+    the server's folder; `limit`: flow runs each worker runs at once; `before_workers(stack)` runs after the deploy,
+    before any worker starts)."""
+    stack = PrefectStack(server.url, server.env, server.tmp, workers, deploy_from)
     with ExitStack() as running:
-        port = url.split(":")[-1].split("/")[0]
-        server = running.enter_context(
-            _started([*PREFECT, "server", "start", "--host", "127.0.0.1", "--port", port], env, server_log)
-        )
-        _wait_healthy(url, server, server_log)
         stack.cli("work-pool", "create", "graphlemon", "--type", "process")
         stack.cli("--no-prompt", "deploy", *(arg for name in deployments for arg in ("-n", name)), cwd=deploy_from)
         if before_workers is not None:
@@ -139,9 +173,57 @@ def running_stack(
         for n in range(1, workers + 1):
             args = [*PREFECT, "worker", "start", "--pool", "graphlemon", "--type", "process", "--name", f"worker-{n}"]
             running.enter_context(
-                _started(args + (["--limit", str(limit)] if limit else []), env, tmp / f"worker-{n}.log")
+                _started(args + (["--limit", str(limit)] if limit else []), server.env, stack.worker_log(n))
             )
         yield stack
+
+
+@contextmanager
+def deployed_from_a_deleted_copy(server: PrefectServer, tmp: Path) -> Iterator[PrefectStack]:
+    """The session's stack: the devloop, unit-loop and reports deployments made with `prefect deploy` from a copy of
+    this repository that is deleted before the workers start (nothing of the deploying folder is needed at run time:
+    the pull step runs the worker's own GraphLemon), and two process workers running at most three flow runs each."""
+    copy = tmp / "elsewhere" / "graphlemon-copy"
+    shutil.copytree(ROOT, copy, ignore=COPY_IGNORE)
+    with stack_on(
+        server, DEPLOYMENTS, workers=2, limit=3, deploy_from=copy, before_workers=lambda _: shutil.rmtree(copy.parent)
+    ) as stack:
+        yield stack
+
+
+@contextmanager
+def running_stack(tmp: Path, deployments: tuple[str, ...], **options) -> Iterator[PrefectStack]:
+    """A stack with a server of its own in `tmp` (`options` as for `stack_on`): only for a test the session's stack
+    cannot serve (one that needs a pool with no worker, say); it costs a server start."""
+    with running_server(tmp) as server, stack_on(server, deployments, **options) as stack:
+        yield stack
+
+
+@contextmanager
+def current_api(server: PrefectServer) -> Iterator[None]:
+    """`server` as this process's Prefect API (what `prefect_test_harness` does with a server of its own): flows run
+    in this process report to it; on exit the log and event workers are drained before anything stops."""
+    import prefect.context
+    from prefect.events.worker import EventsWorker
+    from prefect.logging.handlers import APILogWorker
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+    from prefect.utilities.asyncutils import run_coro_as_sync
+
+    async def drain() -> None:
+        try:
+            drained = APILogWorker.instance().drain()
+            if inspect.isawaitable(drained):
+                await drained
+        except RuntimeError:  # no log was ever sent
+            pass
+        drained = EventsWorker.drain_all()
+        if inspect.isawaitable(drained):
+            await drained
+
+    with temporary_settings(updates={PREFECT_API_URL: server.url}):
+        with prefect.context._temporary_global_settings_context(prefect.context.get_settings_context()):
+            yield
+            run_coro_as_sync(drain())
 
 
 def artifacts_keyed(*keys: str, prefix: str | None = None) -> list:

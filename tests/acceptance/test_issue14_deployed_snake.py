@@ -1,6 +1,6 @@
-"""Issue 14 end to end on a real Prefect server and process worker: the `devloop` deployment is made with
-`prefect deploy` from a COPY of this repository in another folder, and that folder is deleted before the worker
-starts (its portable pull step runs the worker's own GraphLemon, point 9). One run of the snake goal with the
+"""End to end on the session's real Prefect server and process workers (tests/prefect_stack.py): the `devloop`
+deployment is made with `prefect deploy` from a COPY of this repository in another folder, and that folder is
+deleted before the workers start (its portable pull step runs the worker's own GraphLemon). One run of the snake goal with the
 scripted executor and the Budget Guardrail block `tight` (1,000 tokens):
 
 * the block is honoured: the task starts with that budget and blocks `budget_exceeded` before its first call (11);
@@ -32,7 +32,6 @@ from graphlemon.taskboard import TaskBoard
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "tests" / ".screenshots"
-COPY_IGNORE = shutil.ignore_patterns(".venv", ".git", "tests", "node_modules", "__pycache__", "*.egg-info", ".*cache")
 
 
 def _graphlemon(stack, *args: str) -> subprocess.CompletedProcess:
@@ -47,31 +46,25 @@ def _save_budget_block(stack) -> None:
         BudgetGuardrail(limit_type="token_count", limit_value=1000).save("tight", overwrite=True)
 
 
-def test_happy_a_deployment_from_a_deleted_copy_runs_the_snake_goal_natively(tmp_path_factory):
+def test_happy_a_deployment_from_a_deleted_copy_runs_the_snake_goal_natively(prefect_stack, tmp_path_factory):
     from prefect.client.schemas.filters import (
+        ArtifactFilter,
+        ArtifactFilterFlowRunId,
         FlowRunFilter,
+        FlowRunFilterId,
         FlowRunFilterName,
         FlowRunFilterState,
         FlowRunFilterStateType,
         LogFilter,
         LogFilterTaskRunId,
     )
-    from prefect_stack import running_stack
 
+    stack = prefect_stack
+    assert not stack.deployed_from.exists()  # nothing of the deploying folder may be needed at run time
     tmp = tmp_path_factory.mktemp("issue14")
     project = make_repo(tmp / "snake", SNAKE / "repo")
-    copy = tmp / "elsewhere" / "graphlemon-copy"
-    shutil.copytree(ROOT, copy, ignore=COPY_IGNORE)
-    (tmp / "stack").mkdir()
-
-    def forget_the_copy(stack) -> None:
-        _save_budget_block(stack)
-        shutil.rmtree(copy.parent)  # nothing of the deploying folder may be needed at run time
-
-    with (
-        running_stack(tmp / "stack", ("devloop",), deploy_from=copy, before_workers=forget_the_copy) as stack,
-        stack.client() as client,
-    ):
+    _save_budget_block(stack)
+    with stack.client() as client:
         deployment = client.read_deployment_by_name("devloop/devloop")
         params = {"goal": SNAKE_GOAL, "project": str(project.root), "executor": "scripted",
                   "playbook": str(SNAKE / "playbook.yaml"), "budget_block": "tight",
@@ -97,8 +90,11 @@ def test_happy_a_deployment_from_a_deleted_copy_runs_the_snake_goal_natively(tmp
             assert "resumed the waiting Prefect flow run" in resumed.stdout, resumed.stdout
             state = stack.wait(client, run.id, timeout=600)
             assert (state.type.value, state.name) == ("COMPLETED", "Completed"), f"{state.message}\n{stack.tail()}"
+            ran = stack.run_tree(client, run.id)  # the run and its subflows: other tests' runs share the server
             (unit,) = client.read_flow_runs(
-                flow_run_filter=FlowRunFilter(name=FlowRunFilterName(any_=["unit collision · round 0"]))
+                flow_run_filter=FlowRunFilter(
+                    id=FlowRunFilterId(any_=ran), name=FlowRunFilterName(any_=["unit collision · round 0"])
+                )
             )
             ui.graph_and_list(run.id, unit.id)
         finally:
@@ -106,10 +102,15 @@ def test_happy_a_deployment_from_a_deleted_copy_runs_the_snake_goal_natively(tmp
         waiting = client.read_flow_runs(
             flow_run_filter=FlowRunFilter(state=FlowRunFilterState(type=FlowRunFilterStateType(any_=["PAUSED"])))
         )
+        waiting = [r for r in waiting if r.parameters.get("project") == str(project.root)]
         assert waiting == [], [(r.name, r.state.name) for r in waiting]  # the CLI left no suspended run behind
-        testers = [t for t in client.read_task_runs() if t.name.startswith("tester ")]
+        testers = [
+            t for t in client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=ran)))
+            if t.name.startswith("tester ")
+        ]  # fmt: skip
         logs = client.read_logs(log_filter=LogFilter(task_run_id=LogFilterTaskRunId(any_=[t.id for t in testers])))
-        keys = {a.key for a in client.read_artifacts() if a.key}
+        artifacts = client.read_artifacts(artifact_filter=ArtifactFilter(flow_run_id=ArtifactFilterFlowRunId(any_=ran)))
+        keys = {a.key for a in artifacts if a.key}
     scope = f"{project.project_id}-{task.task_id}-".lower()
     assert {"brd", "sdd", "bugs", "progress", "escalation"} <= {k.removeprefix(scope) for k in keys}
     assert all(k.startswith(scope) for k in keys), sorted(keys)  # every key names its project and task (point 14)

@@ -1,7 +1,7 @@
 """Scale-out seam (docs/scale.md): unit loops as runs of the `unit-loop` deployment on a work pool.
 
-A real Prefect server, the pool `graphlemon` and two process workers (at most two runs each) on
-this machine, sharing its filesystem. Two goals of two projects run at once with
+The session's real Prefect stack (tests/prefect_stack.py): the pool `graphlemon` and two process workers
+(at most three runs each) on this machine, sharing its filesystem. Two goals of two projects run at once with
 `unit_runner=work_pool`: their four units per round go to the pool, spread over both workers,
 and each finishes exactly as the in-process run does (same statuses, rounds, nodes, tree).
 """
@@ -32,15 +32,18 @@ def _nodes(project, task_id) -> list[tuple]:
     )
 
 
-def test_two_goals_run_their_unit_loops_on_two_workers_like_in_process(snake_run, tmp_path_factory):
-    from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterName
-    from prefect_stack import running_stack
+def test_two_goals_run_their_unit_loops_on_two_workers_like_in_process(snake_run, prefect_stack, tmp_path_factory):
+    from prefect.client.schemas.filters import (
+        DeploymentFilter,
+        DeploymentFilterName,
+        FlowRunFilter,
+        FlowRunFilterParentFlowRunId,
+    )
 
     base, in_process = snake_run
     tmp = tmp_path_factory.mktemp("scale")
     projects = [make_repo(tmp / name / "snake", SNAKE / "repo") for name in ("a", "b")]
-    (tmp / "stack").mkdir()
-    with running_stack(tmp / "stack", ("devloop", "unit-loop"), workers=2, limit=3) as stack, stack.client() as client:
+    with prefect_stack.client() as client:
         devloop = client.read_deployment_by_name("devloop/devloop")
         goals = [
             client.create_flow_run_from_deployment(devloop.id, parameters={
@@ -50,10 +53,13 @@ def test_two_goals_run_their_unit_loops_on_two_workers_like_in_process(snake_run
             for p in projects
         ]  # fmt: skip
         for run in goals:
-            state = stack.wait(client, run.id, timeout=900)
-            assert state.type.value == "COMPLETED", f"{state.message}\n{stack.tail()}"
-        units = client.read_flow_runs(deployment_filter=DeploymentFilter(name=DeploymentFilterName(any_=["unit-loop"])))
-    logs = {n: (tmp / "stack" / f"worker-{n}.log").read_text() for n in (1, 2)}
+            state = prefect_stack.wait(client, run.id, timeout=900)
+            assert state.type.value == "COMPLETED", f"{state.message}\n{prefect_stack.tail()}"
+        units = client.read_flow_runs(
+            flow_run_filter=FlowRunFilter(parent_flow_run_id=FlowRunFilterParentFlowRunId(any_=[r.id for r in goals])),
+            deployment_filter=DeploymentFilter(name=DeploymentFilterName(any_=["unit-loop"])),
+        )
+    logs = {n: prefect_stack.worker_log(n).read_text() for n in (1, 2)}
     for project in projects:
         (task,) = TaskBoard(project.ledger).all().values()
         assert (task.status, task.loop_round) == (in_process["status"], in_process["loop_round"])
