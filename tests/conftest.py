@@ -44,6 +44,16 @@ def pytest_addoption(parser):
     )
 
 
+def pytest_sessionfinish(session, exitstatus):
+    """The local Prefect server `graphlemon run` started for this session's projects (under its private
+    GRAPHLEMON_CONFIG_DIR) stops with the session instead of idling for half an hour."""
+    from graphlemon import local_server
+
+    directory = Path(os.environ["GRAPHLEMON_CONFIG_DIR"]) / "prefect-server"
+    if directory.is_dir():
+        local_server.stop(directory)
+
+
 def pytest_collection_modifyitems(config, items):
     skip_live = pytest.mark.skip(reason="live model test: opt in with --run-live")
     grouped = config.pluginmanager.hasplugin("xdist")
