@@ -12,9 +12,9 @@ hcm/hib/hsa/hif were written after the first triager was frozen; hpl* (Python li
 written and committed before the call-level rule (callfindings / fitfindings) by its author.
 Accuracy is printed for all scenarios, for each split, and for the Python-library scenarios (pl*, hpl*).
 
-The fresh sets ("before", "after", "final", "last", "blind", "blind2") get a table each: per category, right and
-confidently wrong for the rules then, at the commit the set was written against, and now. "blind" was written by
-an author who never read the rules, "blind2" by a second one; `--split blind` prints that table alone.
+The fresh sets ("before", "after", "final", "last", "blind", "blind2", "blind3") get a table each: per category,
+right and confidently wrong for the rules then, at the commit the set was written against, and now. "blind" was
+written by an author who never read the rules, "blind2" and "blind3" by two more; `--split blind` prints one alone.
 """
 
 from __future__ import annotations
@@ -258,7 +258,7 @@ def paths() -> None:
 
 # -- the fresh sets: scenarios written before / after the interface comparison, old rules vs new -------------
 
-FRESH_SPLITS = ("before", "after", "final", "last", "blind", "blind2")
+FRESH_SPLITS = ("before", "after", "final", "last", "blind", "blind2", "blind3")
 # The commit whose rules are "before the change": the rule path as it was when the "before" set was frozen.
 # FREEZE_COMMITS: the rules each later set was written against, unseen (its "at freeze" column).
 FREEZE_COMMITS = {
@@ -267,6 +267,7 @@ FREEZE_COMMITS = {
     "last": "ffce704747ec66e46f6e9ee4be9c414fa99d2cb1",
     "blind": "f93d80e413d98b19edb811dcd4efabde1d1a005d",
     "blind2": "f93d80e413d98b19edb811dcd4efabde1d1a005d",
+    "blind3": "ef5c6795e8f1070655e06cae191f84ffc015d889",
 }
 FRESH_LABELS = {
     "before": "written before the change",
@@ -276,6 +277,8 @@ FRESH_LABELS = {
     "blind": f"written by an author who never read the rules, after the freeze at {FREEZE_COMMITS['blind'][:10]}",
     "blind2": f"written by a second such author, in other domains and stacks, after the same freeze "
     f"({FREEZE_COMMITS['blind2'][:10]})",
+    "blind3": "written by a third such author while the rules' author worked on the first two sets' misses, never seen "
+    f"by that author; at freeze = the rules before that work ({FREEZE_COMMITS['blind3'][:10]})",
 }
 BASELINE_COMMIT = "a0194a1890b8e22ba7f209b30039973a089d3b64"
 
