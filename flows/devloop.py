@@ -22,7 +22,7 @@ from prefect import flow, get_run_logger
 from prefect.concurrency.sync import concurrency
 from prefect.context import get_run_context
 from prefect.input import RunInput
-from prefect.states import Completed
+from prefect.states import Completed, Failed
 from pydantic import Field
 
 from blocks.agents import load_agent_settings
@@ -37,7 +37,7 @@ from graphlemon.project import open_project
 from graphlemon.redact import DEFAULT as _REDACTOR
 from graphlemon.stages.session import LoopSession, LoopSettings
 from graphlemon.taskboard import TaskBoard
-from tasks._common import log_timeline, task_key
+from tasks._common import task_key, timeline_streamed
 from tasks._redacted_artifacts import create_markdown_artifact, create_progress_artifact, sent_in_background
 
 from ._params import project_dir
@@ -134,16 +134,17 @@ def devloop(
     chosen = {**overrides, "executor": executor, "playbook": str(Path(playbook).resolve()) if playbook else None}
     session = LoopSession.start(handle, task.task_id, load_agent_settings(), **chosen)
     session.human_step = "prefect_ui" if _from_deployment() else "cli"
-    with session.bound():
+    with session.bound(), timeline_streamed(session):  # the task's story in the run's logs, as it happens
         final = drive(session, PrefectEngine(flow_run_id), run_id=flow_run_id, on_done=[_deploy_merge])
     if final.status == "blocked_pending_human":
         _publish_evidence(session, final)
     get_run_logger().info("task %s: %s (round %s)", task.task_id, final.status, final.loop_round)
-    if final.status == "blocked_pending_human":
-        return Completed(
-            name="Blocked", message=f"{final.blocked_reason}: {final.note or ''}"[:500], data=_summary(final)
-        )
-    return _summary(final)
+    if final.status != "blocked_pending_human":
+        return _summary(final)
+    why = f"{final.blocked_reason}: {final.note or ''}"[:500]
+    if final.blocked_reason == "stage_failed":  # an error no stage could retry past: the run failed
+        return Failed(name="Stage failed", message=why, data=_summary(final))
+    return Completed(name="Blocked", message=why, data=_summary(final))  # waits for `graphlemon resume`
 
 
 class PrefectEngine:
@@ -165,18 +166,14 @@ class PrefectEngine:
 
     @contextmanager
     def goal_slot(self, session: LoopSession):
-        """Wait for a goal slot (the task stays queued), hold it while the loop runs (also while a person decides,
-        the slot is given back), send stage artifacts off the loop's path, log the timeline the run appended."""
+        """Wait for a goal slot (the task stays queued), hold it while the loop runs (while a person decides, the
+        slot is given back), and send stage artifacts off the loop's path."""
         state_dir, task_id = session.project.state_dir, session.task_id
         get_run_logger().info("task %s waits for a goal slot (%s)", task_id, self._slots(session))
-        since = len(session.ledger.read("timeline"))
-        try:
-            with concurrency(self._slots(session), occupy=1, strict=True), sent_in_background():
-                marker = runmarker.read_marker(state_dir, task_id)
-                runmarker.write_marker(state_dir, marker.model_copy(update={"holds_goal_slot": True}))
-                yield
-        finally:
-            log_timeline(session, since)
+        with concurrency(self._slots(session), occupy=1, strict=True), sent_in_background():
+            marker = runmarker.read_marker(state_dir, task_id)
+            runmarker.write_marker(state_dir, marker.model_copy(update={"holds_goal_slot": True}))
+            yield
 
     def stages(self, session: LoopSession) -> Stages:
         return PrefectRunner(progress=_progress(session)).stages(session.run)
@@ -242,8 +239,9 @@ def _form_description(session: LoopSession, task) -> str:
     return (
         f"**{task.task_id} is blocked: {task.blocked_reason}.** {task.note or ''}\n\n"
         f"The evidence (open bugs, rounds, budget, what to decide) is the artifact "
-        f"`{task_key(session, 'escalation')}` of this run. **Resume** continues the loop with your note as "
-        f"feedback for the coder; **abandon** ends the task."
+        f"`{task_key(session, 'escalation')}` of this run, as of {utcnow():%Y-%m-%d %H:%M} UTC when the task "
+        f"stopped (what is true now: `graphlemon status`, `graphlemon budget show {task.task_id}`). **Resume** "
+        f"continues the loop with your note as feedback for the coder; **abandon** ends the task."
     )
 
 
@@ -254,34 +252,23 @@ def _suspension_message(session: LoopSession, task) -> str:
 
 def suspend_with_message(form: type[RunInput], key: str, message: str, timeout: int = HUMAN_WAIT_S) -> RunInput:
     """`prefect.flow_runs.suspend_flow_run(wait_for_input=form, key=key, timeout=timeout)` for the current run, whose
-    Suspended state carries `message` (why it waits), shown in the UI and the API. Prefect's function takes no
-    message, so this proposes the same state it would, with the message, and then does what it does: save the form
-    and leave the process (the run is rescheduled when resumed), or return the submitted input when this suspension
-    has already been answered (the re-run of a resumed run passes here again with the same key)."""
-    from prefect._flow_run_suspension import mark_flow_run_suspension_requested
+    Suspended state then carries `message` (why it waits), shown in the UI and the API: the function saves the form
+    and leaves the process (the run is rescheduled when resumed), or returns the submitted input when this
+    suspension has already been answered (the re-run of a resumed run passes here again with the same key). Its
+    state takes no message, so the accepted Suspended state is set again with the message through the client."""
     from prefect.client.orchestration import get_client
-    from prefect.exceptions import Abort, Pause
-    from prefect.input import keyset_from_paused_state
-    from prefect.states import Suspended
-    from prefect.utilities.engine import propose_state_sync
+    from prefect.exceptions import Pause
+    from prefect.flow_runs import suspend_flow_run
 
-    flow_run_id = get_run_context().flow_run.id
     get_run_logger().info("Suspending flow run until a person answers its form: %s", message)
-    proposed = Suspended(timeout_seconds=timeout, pause_key=key, message=_REDACTOR.value(message))
-    keyset = keyset_from_paused_state(proposed)
-    proposed.state_details.run_input_keyset = keyset
-    with get_client(sync_client=True) as client:
-        try:
-            state = propose_state_sync(client=client, state=proposed, flow_run_id=flow_run_id)
-        except Abort as exc:
-            raise RuntimeError(f"Flow run cannot be suspended: {exc}") from exc
-        if state.is_running():  # this suspension was answered already: the rescheduled run reads the answer
-            return form.load(keyset)
-        if not state.is_paused():
-            raise RuntimeError(f"Flow run cannot be suspended. Received unexpected state from API: {state}")
-        form.save(keyset)
-    mark_flow_run_suspension_requested(flow_run_id, state)
-    raise Pause(state=state)
+    try:
+        return suspend_flow_run(wait_for_input=form, key=key, timeout=timeout)
+    except Pause as pause:
+        if pause.state is not None:
+            told = pause.state.model_copy(update={"message": _REDACTOR.value(message)})
+            with get_client(sync_client=True) as client:
+                client.set_flow_run_state(get_run_context().flow_run.id, told, force=True)
+        raise
 
 
 def _progress(session: LoopSession):

@@ -63,7 +63,7 @@ class PrefectRunner:
         if step == "unit-loop":
             on_pool = open_session(run).config.unit_runner == "work_pool"
             return self._unit_on_pool(run, *args) if on_pool else self._unit_in_process(run, *args)
-        out = stage_result(TASKS[step](run, *args))
+        out = stage_result(TASKS[step](run, *args, return_state=True))
         if step == "validator":
             self.report_progress(run, args[0], done=out.ok)
         return out
@@ -84,7 +84,7 @@ class PrefectRunner:
         from .unit_loop import unit_loop
 
         with self.without_heartbeat():
-            return stage_result(unit_loop(run, unit_id, loop_round, feedback, pass_tag))
+            return stage_result(unit_loop(run, unit_id, loop_round, feedback, pass_tag, return_state=True))
 
     def _unit_on_pool(self, run: RunRef, unit_id: str, loop_round: int, feedback: str | None, pass_tag: str):
         """A run of the unit-loop deployment (any worker of its pool); its outcome is read from the shared ledger."""

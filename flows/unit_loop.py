@@ -12,6 +12,7 @@ from prefect import flow
 
 from flows.run_names import unit_flow_run_name
 from graphlemon.devloop.unit_loop import run_unit_loop
+from graphlemon.stages.coder import unit_node_id
 from graphlemon.stages.outcomes import UnitOutcome
 from graphlemon.stages.session import RunRef
 from tasks._common import finished, timeline_logged
@@ -25,8 +26,11 @@ def unit_loop(
     """L1 for one unit: coder turn -> tester stage -> retry with hints until green or the retry limit."""
     from .stages import PrefectRunner
 
-    with timeline_logged(run) as session, session.bound(), sent_in_background():
+    logged = timeline_logged(run, step=(unit_node_id(run.task_id, unit_id, loop_round, pass_tag), "outcome"))
+    with logged as session, session.bound(), sent_in_background():
         out = run_unit_loop(session, PrefectRunner().stages(run), unit_id, loop_round, feedback, pass_tag)
+    if logged.reused:
+        return logged.cached(out)
     why = (
         f"still red after {out.attempts} attempt(s): {out.error or ''}; open bugs {', '.join(out.open_bug_ids) or '-'}"
     )

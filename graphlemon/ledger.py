@@ -153,6 +153,8 @@ class Ledger:
         # threads of one process share a Ledger (parallel units): parsing and advancing a file's offset is
         # one step. Never held while waiting for a file lock (a transaction's thread may need it to read).
         self._mutex = threading.Lock()
+        # called with each record this instance wrote, once it is on disk (a live view, e.g. run logs)
+        self.on_append: list[Callable[[Record], None]] = []
 
     # -- paths -----------------------------------------------------------------------------
     def path(self, kind: str) -> Path:
@@ -171,6 +173,7 @@ class Ledger:
         for kind in sorted(by_kind):
             with self._locked(kind) as fd:
                 _write_all(fd, b"".join(encode(r) for r in by_kind[kind]), self.path(kind))
+        self._appended(records)
 
     @contextmanager
     def transaction(self, kind: str) -> Iterator[LockedFile]:
@@ -180,6 +183,12 @@ class Ledger:
             yield handle
             if handle.pending:
                 _write_all(fd, b"".join(encode(r) for r in handle.pending), self.path(kind))
+        self._appended(handle.pending)
+
+    def _appended(self, records) -> None:
+        for watcher in list(self.on_append):
+            for record in records:
+                watcher(record)
 
     def append_unique(self, record: Record, key: Callable[[Record], object]) -> bool:
         """Append unless a record of the same kind with the same `key` exists (idempotent re-runs). -> appended?"""

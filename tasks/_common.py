@@ -5,7 +5,10 @@
   recorded settings with the agents' Prefect blocks on a work-pool worker.
 * The ledger is the one record of progress: a stage that finished is found there
   (`LoopSession.memo`) and never runs again, so the tasks keep no Prefect
-  result cache and persist no results (`NO_CACHE`, `persist_result=False`).
+  result cache and persist no results (`NO_CACHE`, `persist_result=False`); a stage a
+  resumed run found recorded ends `Cached`, its message naming the outcome record.
+* A stage that ran but did not succeed ends Failed with its result as the state's data
+  (`finished`); the runner awaits the state and reads the result (`stage_result`).
 * Retries are for transient trouble only (a model API that kept failing, a git lock,
   the test runner dying, I/O): a real test failure is a result, and a budget stop, a
   usage-limit wait, a classifier block or a corrupt ledger must never be retried.
@@ -14,10 +17,12 @@
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 
 from prefect.cache_policies import NO_CACHE
 
 from graphlemon.errors import GraphLemonError
+from graphlemon.models import TimelineEvent
 from graphlemon.stages.session import LoopSession, RunRef, open_session
 
 TRANSIENT_CODES = frozenset({"EXECUTOR_ERROR", "GIT_ERROR", "TEST_RUNNER_ERROR"})
@@ -55,51 +60,86 @@ def session_of(run: RunRef) -> LoopSession:
 
 
 def finished(out, *, red: bool, name: str, message: str):
-    """A stage that ran but did not succeed (tests red, unit blocked, validator routed back) ends in a named
-    Completed state (`Red`, `Blocked`, `Routed`) with a one-line reason, so the UI never shows it as a plain
-    success; the caller gets `out` back through `stage_result`."""
+    """A stage that ran but did not succeed (tests red, unit blocked, plan rejected, integration red) ends in a
+    Failed state named for why (`Red`, `Blocked`) with a one-line reason and the stage's result as its data: red in
+    the UI, never retried (the retry condition refuses a result), and the caller, which awaits the state, reads the
+    result through `stage_result` and carries on."""
     if not red:
         return out
-    from prefect.states import Completed
+    from prefect.states import Failed
 
-    return Completed(name=name, message=message[:500], data=out)
+    return Failed(name=name, message=message[:500], data=out)
 
 
-def stage_result(value):
-    """A stage's return value, whether the task returned it or a named state holding it."""
+def stage_result(state):
+    """A stage's result from its final state (the caller runs it with `return_state=True`): the value it returned,
+    the result a Failed (`Red`, `Blocked`) or Cached state holds, or the exception it failed with, raised again."""
     from prefect.states import State
 
-    return value.result() if isinstance(value, State) else value
+    if not isinstance(state, State):
+        return state
+    if state.is_failed():
+        value = state.result(raise_on_failure=False)
+        if isinstance(value, BaseException):
+            raise value
+        return value
+    return state.result()
 
 
-def log_timeline(session: LoopSession, since: int, unit_id: str | None = None) -> int:
-    """Log the task's timeline events appended since `since` (a count) to this run's Prefect logs; returns the
-    new count. The ledger's story (test_failed with its first hint, unit_blocked, routed, escalated, done) is
-    then in the run's logs beside Prefect's own lines. With `unit_id`, only that unit's events (unit loops run
-    side by side: one unit's tester must not log another unit's results)."""
+@contextmanager
+def timeline_streamed(session: LoopSession):
+    """Inside the block each timeline event of the task is logged as it is appended, to the Prefect run whose code
+    appended it (a stage's task run, a unit's subflow run, else the devloop flow run): the run's Logs tab tells
+    the story as it happens, each line once. Nested blocks for the same ledger and task stream once."""
     from prefect import get_run_logger
+    from prefect.exceptions import MissingContextError
 
-    events = session.ledger.read("timeline")
-    logger = get_run_logger()
-    for event in events[since:]:
-        if event.task_id in (session.task_id, None) and unit_id in (None, event.unit_id):
-            unit = f" [{event.unit_id}]" if event.unit_id else ""
-            logger.info("%s%s %s", event.event, unit, event.summary)
-    return len(events)
+    ledger, task_id = session.ledger, session.task_id
+    if any(getattr(w, "streams_task", None) == task_id for w in ledger.on_append):
+        yield
+        return
+    fallback = get_run_logger()
+
+    def log(record) -> None:
+        if not isinstance(record, TimelineEvent) or record.task_id not in (task_id, None):
+            return
+        try:
+            logger = get_run_logger()
+        except MissingContextError:  # appended from a thread of no run: the run that streams the task
+            logger = fallback
+        unit = f" [{record.unit_id}]" if record.unit_id else ""
+        logger.info("%s%s %s", record.event, unit, record.summary)
+
+    log.streams_task = task_id  # type: ignore[attr-defined]
+    ledger.on_append.append(log)
+    try:
+        yield
+    finally:
+        ledger.on_append.remove(log)
 
 
 class timeline_logged:
-    """`with timeline_logged(run) as session:` the run's session; the ledger events the block appended are logged."""
+    """`with timeline_logged(run) as session:` the run's session, its timeline streamed to the run's logs.
 
-    def __init__(self, run: RunRef, unit_id: str | None = None) -> None:
-        self.session, self.unit_id = session_of(run), unit_id
+    With `step=(node_exec_id, name)`, the step's outcome record: when a resumed run finds it already recorded,
+    `reused` names it and `cached(out)` is the task's Cached state saying so (the ledger stays the one store)."""
+
+    def __init__(self, run: RunRef, step: tuple[str, str] | None = None) -> None:
+        self.session = session_of(run)
+        self.reused = self.session.outcome_ref(*step) if step else None
+
+    def cached(self, out):
+        from prefect.states import Completed
+
+        return Completed(name="Cached", message=f"reused {self.reused}: recorded in the ledger by an earlier run", data=out)
 
     def __enter__(self) -> LoopSession:
-        self.since = len(self.session.ledger.read("timeline"))
+        self.streaming = timeline_streamed(self.session)
+        self.streaming.__enter__()
         return self.session
 
     def __exit__(self, *exc) -> None:
-        log_timeline(self.session, self.since, self.unit_id)
+        self.streaming.__exit__(*exc)
 
 
 def artifact_key(*parts: str) -> str:

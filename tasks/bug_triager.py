@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from prefect import task
 
+from graphlemon.nodes import node_exec_id
 from graphlemon.stages.bug_triager import triage_integration
 from graphlemon.stages.outcomes import IntegrationOutcome
 from graphlemon.stages.session import RunRef
@@ -15,8 +16,12 @@ from ._redacted_artifacts import create_markdown_artifact
 @task(name="bug-triager", task_run_name="bug-triager · round {loop_round} · attempt {attempt}", **STAGE_OPTIONS)
 def bug_triager_task(run: RunRef, loop_round: int, attempt: int, run_id: str) -> IntegrationOutcome:
     """The DevLoop's BugTriager stage: judge the failed integration run; the verdict becomes the L2 action."""
-    with timeline_logged(run) as session:
+    nid = node_exec_id(run.task_id, "bug-triager", loop_round=loop_round, attempt=attempt)
+    logged = timeline_logged(run, step=(nid, "outcome"))
+    with logged as session:
         outcome = triage_integration(session, loop_round, attempt, run_id)
+    if logged.reused:
+        return logged.cached(outcome)
     create_markdown_artifact(
         key=task_key(session, "triage", run_id),
         markdown=f"**{outcome.category}** (confidence {outcome.confidence}) → {outcome.action}\n\n{outcome.root_cause or ''}",

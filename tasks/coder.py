@@ -23,5 +23,7 @@ def coder_task(
     run: RunRef, nid: str, unit_id: str, attempt: int, first: int, loop_round: int, hints: str | None
 ) -> CoderTurn:
     """One coder turn in the unit's worktree, committed (`attempt` counts across rounds, `first` is this round's)."""
-    with timeline_logged(run) as session:
-        return coder_turn(session, nid, unit_id, attempt, first, loop_round, hints)
+    logged = timeline_logged(run, step=(nid, f"a{attempt}-coder"))
+    with logged as session:
+        turn = coder_turn(session, nid, unit_id, attempt, first, loop_round, hints)
+    return logged.cached(turn) if logged.reused else turn

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from prefect import task
 
+from graphlemon.nodes import node_exec_id
 from graphlemon.stages.integrator import run_integration
 from graphlemon.stages.outcomes import IntegrationOutcome
 from graphlemon.stages.session import RunRef
@@ -14,8 +15,12 @@ from ._common import STAGE_OPTIONS, finished, timeline_logged
 @task(name="integrator", task_run_name="integrator · round {loop_round} · attempt {attempt}", **STAGE_OPTIONS)
 def integrator_task(run: RunRef, loop_round: int, attempt: int) -> IntegrationOutcome:
     """Run the integration cases on the merged code (a failed run goes to the bug-triager task)."""
-    with timeline_logged(run) as session:
+    nid = node_exec_id(run.task_id, "integrator", loop_round=loop_round, attempt=attempt)
+    logged = timeline_logged(run, step=(nid, "outcome"))
+    with logged as session:
         out = run_integration(session, loop_round, attempt)
+    if logged.reused:
+        return logged.cached(out)
     return finished(
         out, red=not out.ok, name="Red", message=f"{out.failures} integration case(s) failed ({out.run_id})"
     )

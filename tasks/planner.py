@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from prefect import task
 
+from graphlemon.nodes import node_exec_id
 from graphlemon.stages.outcomes import PlanOutcome
 from graphlemon.stages.planner import run_planner
 from graphlemon.stages.session import RunRef
@@ -15,8 +16,11 @@ from ._redacted_artifacts import create_markdown_artifact
 @task(name="planner", task_run_name="planner · round {loop_round}", **STAGE_OPTIONS)
 def planner_task(run: RunRef, loop_round: int, feedback: str | None) -> PlanOutcome:
     """Plan (or re-plan) the task: BRD / PRD / SDD / benchmark, units, specs, contracts."""
-    with timeline_logged(run) as session:
+    logged = timeline_logged(run, step=(node_exec_id(run.task_id, "planner", loop_round=loop_round), "outcome"))
+    with logged as session:
         outcome = run_planner(session, loop_round, feedback)
+    if logged.reused:
+        return logged.cached(outcome)
     if outcome.ok:
         store = session.artifacts
         for kind, artifact_id in outcome.artifact_ids.items():

@@ -5,6 +5,7 @@ from __future__ import annotations
 from prefect import task
 from prefect.artifacts import create_markdown_artifact
 
+from graphlemon.nodes import node_exec_id
 from graphlemon.stages.outcomes import SkillUpdateOutcome
 from graphlemon.stages.session import RunRef
 from graphlemon.stages.skill_editor import run_skill_update
@@ -15,8 +16,11 @@ from ._common import STAGE_OPTIONS, task_key, timeline_logged
 @task(name="skill-editor", task_run_name="skill-editor · round {loop_round}", **STAGE_OPTIONS)
 def skill_editor_task(run: RunRef, loop_round: int) -> SkillUpdateOutcome:
     """A skill_defect bug → a gated iteration of the blamed role's skill (applied or rejected)."""
-    with timeline_logged(run) as session:
+    logged = timeline_logged(run, step=(node_exec_id(run.task_id, "skill-editor", loop_round=loop_round), "outcome"))
+    with logged as session:
         outcome = run_skill_update(session, loop_round)
+    if logged.reused:
+        return logged.cached(outcome)
     create_markdown_artifact(
         key=task_key(session, "skill", f"r{loop_round}"),
         markdown=f"**{outcome.iteration_id}** ({outcome.skill}, bug `{outcome.bug_id}`): {outcome.status} — {outcome.note}",

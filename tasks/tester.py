@@ -48,8 +48,11 @@ def tester_task(
 ) -> TesterOutput:
     """The Tester stage of one L1 attempt (tests written, run, hints, bugs), with a table artifact for the UI;
     red tests end the task run in the state `Red` with the first failure and its hint."""
-    with timeline_logged(run, unit_id=unit_id) as session:
+    logged = timeline_logged(run, step=(nid, f"a{attempt}-tester"))
+    with logged as session:
         out = test_unit(session, nid, unit_id, attempt, first, loop_round, code_ref)
+    if logged.reused:
+        return logged.cached(out)
     rows = [{"test": f.test, "expected": str(f.expected), "got": str(f.got), "hint": f.hint, "bug": f.bug_id or ""}
             for f in out.failures] or [{"test": f"all {out.summary.total} passed", "expected": "", "got": "", "hint": "", "bug": ""}]  # fmt: skip
     create_table_artifact(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from prefect import task
 
+from graphlemon.nodes import node_exec_id
 from graphlemon.stages.outcomes import ValidationOutcome
 from graphlemon.stages.session import RunRef
 from graphlemon.stages.validator import run_validator
@@ -15,8 +16,11 @@ from ._redacted_artifacts import create_table_artifact
 @task(name="validator", task_run_name="validator · round {loop_round}", **STAGE_OPTIONS)
 def validator_task(run: RunRef, loop_round: int) -> ValidationOutcome:
     """All tests + benchmark checks; root cause per bug; the route."""
-    with timeline_logged(run) as session:
+    logged = timeline_logged(run, step=(node_exec_id(run.task_id, "validator", loop_round=loop_round), "outcome"))
+    with logged as session:
         outcome = run_validator(session, loop_round)
+    if logged.reused:
+        return logged.cached(outcome)
     rows = [
         {"bug": b.bug_id, "unit": b.unit_id or "", "status": b.status, "root_cause": b.root_cause_category or "",
          "route": b.suggested_route or "", "title": b.title}

@@ -219,7 +219,7 @@ def _drive(
             if api is not None:
                 api.wait()
             devloop(project=str(handle.root), executor=backend, playbook=str(playbook) if playbook else None,
-                    task_id=task_id, config=config)  # fmt: skip
+                    task_id=task_id, config=config, return_state=True)  # the task's status is the outcome  # fmt: skip
         else:
             from ..devloop.driver import DirectEngine, drive
             from ..stages.session import LoopSession

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..errors import write_failed
 from ..lifecycle import ACTIVE_BUG
-from ..models import BlockedReason, EscalationRecord, TriageRecord, UsageRecord
+from ..models import BlockedReason, EscalationRecord, TriageRecord, UsageRecord, utcnow
 from ..redact import write_redacted
 from ..stages.session import LoopSession
 
@@ -39,7 +39,11 @@ def _budget_line(session: LoopSession) -> str:
     status = budget_status(session.ledger, session.task_id)
     if status is None:
         return "**Budget limit:** none set"
-    return f"**Budget limit:** {status.limit_value:g} ({status.limit_type}), used {status.used:g}, remaining {status.remaining:g}"
+    return (
+        f"**Budget limit:** {status.limit_value:g} ({status.limit_type}), used {status.used:g}, remaining "
+        f"{status.remaining:g} (as of {utcnow():%Y-%m-%d %H:%M} UTC, when the task stopped; now: "
+        f"`graphlemon budget show {session.task_id}`)"
+    )
 
 
 def evidence_markdown(session: LoopSession, reason: BlockedReason, note: str) -> tuple[str, list[str]]:

@@ -66,10 +66,11 @@ def run_planner(session: LoopSession, loop_round: int, feedback: str | None = No
     """Plan (or re-plan) the task; returns the artifact ids, or ok=False with the violations."""
     nid = node_exec_id(session.task_id, "planner", loop_round=loop_round)
     node = session.nodes.find(nid)
-    if node is not None and node.status in ("done", "blocked"):  # finished (either way) before: replay it
-        done = session.load_outcome(nid, PlanOutcome)
-        if done is not None:
-            return done
+    done = session.load_outcome(nid, PlanOutcome)  # finished (either way) before: replay it
+    if done is not None:
+        if node is not None and node.status not in ("done", "blocked"):  # killed between the record and the status
+            session.nodes.transition(nid, "done" if done.ok else "blocked")
+        return done
     task = session.board.get(session.task_id)
     attempt = node.attempt if node is not None else 1
     violations: list[str] = []

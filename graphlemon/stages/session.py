@@ -113,7 +113,9 @@ class LoopConfig(LoopSettings):
         """The task's recorded settings with these overrides, recorded again (the one way a task's LoopConfig is
         written: when its task is created, and by each run of it)."""
         config = cls.load(state_dir, task_id, **overrides)
-        config.save(state_dir, task_id)
+        path = cls.path(state_dir, task_id)
+        if not path.exists() or json.loads(path.read_text()) != config.model_dump(mode="json"):
+            config.save(state_dir, task_id)  # written when they change, not by every run
         return config
 
 
@@ -357,6 +359,13 @@ class LoopSession:
             )
         )  # fmt: skip
         return f"outcomes.ndjson#{node_exec_id}/{name}"
+
+    def outcome_ref(self, node_exec_id: str, name: str = "outcome") -> str | None:
+        """Where the step's result is recorded (`outcomes.ndjson#<node>/<name>`), or None: not recorded yet."""
+        records = self.ledger.read_as("outcome", OutcomeRecord)
+        if any(r.node_exec_id == node_exec_id and r.name == name for r in records):
+            return f"outcomes.ndjson#{node_exec_id}/{name}"
+        return None
 
     def load_outcome(self, node_exec_id: str, model: type[M], name: str = "outcome") -> M | None:
         """The latest recorded result of this step, or None: run it. A record the model cannot read is LEDGER_CORRUPT."""

@@ -7,7 +7,7 @@ scripted executor and the Budget Guardrail block `tight` (1,000 tokens):
 * the run is named after its task (1) and, suspended, its state message says why (2);
 * `graphlemon budget set` + `graphlemon resume` answer the suspended run: it finishes on its worker and no run is
   left Suspended (6);
-* its red tester attempts end in a Completed state named `Red`, not a plain Completed (2);
+* its red tester attempts end in a Failed state named `Red` (red in the UI), the green one Completed;
 * every artifact key of the run names the project and the task (14).
 
 Headless Chromium (Debian's chromium through Playwright) shoots the Prefect UI on the way: the Resume form of the
@@ -120,7 +120,7 @@ def test_happy_a_deployment_from_a_deleted_copy_runs_the_snake_goal_natively(pre
     assert red == ["tester collision · attempt 1", "tester collision · attempt 2"], [
         (t.name, t.state.name) for t in testers
     ]
-    assert all(t.state.type.value == "COMPLETED" for t in testers)
+    assert all(t.state.type.value == ("FAILED" if t.state.name == "Red" else "COMPLETED") for t in testers)
     assert {t.state.name for t in testers} == {"Red", "Completed"}
     unit_of = {t.id: t.name.split()[1] for t in testers}  # a tester logs its own unit's timeline, no other unit's
     story = [(unit_of[log.task_run_id], log.message) for log in logs if log.message.startswith(("unit_", "test_"))]

@@ -6,17 +6,10 @@ The acceptance tests (tests/acceptance/) are the end-to-end layer with real git,
 
 from __future__ import annotations
 
-import subprocess
-from pathlib import Path
-
-import pytest
-
 from graphlemon.devloop.loop import run_devloop
 from graphlemon.devloop.unit_loop import unit_node_id
-from graphlemon.project import init_project
 from graphlemon.stages.outcomes import Attribution, IntegrationOutcome, PlanOutcome, UnitOutcome, ValidationOutcome
-from graphlemon.stages.session import LoopConfig, LoopSession
-from graphlemon.taskboard import TaskBoard
+from graphlemon.stages.session import LoopSession
 from graphlemon.units import UnitEntry, UnitsFile
 
 
@@ -67,16 +60,6 @@ class FakeStages:
         raise AssertionError("not used")
 
     test_unit = coder_turn
-
-
-@pytest.fixture
-def session(tmp_path: Path) -> LoopSession:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
-    handle = init_project(repo).project
-    task = TaskBoard(handle.ledger).create("build a board game")
-    return LoopSession(handle, task.task_id, LoopConfig(merge_into_main=False, max_loop_rounds=4))
 
 
 def _coder_bug(unit="game", bug="bug-1") -> Attribution:
