@@ -371,6 +371,17 @@ class BudgetConfig(Record):
     by: str = "system"
 
 
+class TaskSettingsRecord(Record):
+    """A task's loop settings (its limits and the executor that runs its agents), appended when they change: the
+    latest one is what a resume runs with."""
+
+    ledger_file = "task_settings.ndjson"
+    kind: Literal["task_settings"] = "task_settings"
+    task_id: str
+    settings: dict[str, Any]  # the LoopConfig's JSON (a DuckDB JSON column)
+    by: str = "system"
+
+
 class EscalationRecord(Record):
     """The evidence pack that comes with every blocked_pending_human."""
 

@@ -104,7 +104,7 @@ def register(app: typer.Typer) -> None:
         require_git(handle)
         require_writable(handle)
         api = _start_temporary_api(engine)
-        if LoopConfig.path(handle.state_dir, task_id).exists():  # by default the task's own executor and playbook
+        if LoopConfig.recorded(handle.state_dir, task_id) is not None:  # by default the task's own executor, playbook
             saved = LoopConfig.load(handle.state_dir, task_id)
             executor = executor or saved.executor
             playbook = playbook or (saved.playbook if executor == "scripted" else None)  # a switched backend: none

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextvars
 import json
-import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -30,7 +29,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ..artifacts import ArtifactStore
 from ..bugs import BugTracker
 from ..errors import ErrorCode, GraphLemonError
-from ..models import NodeEvent, OutcomeRecord, TimelineEvent
+from ..ledger import Ledger
+from ..models import NodeEvent, OutcomeRecord, TaskSettingsRecord, TimelineEvent
 from ..nodes import NodeTracker
 from ..project import ProjectHandle, open_project
 from ..taskboard import TaskBoard
@@ -91,31 +91,33 @@ class LoopConfig(LoopSettings):
         return value
 
     @staticmethod
-    def path(state_dir: Path, task_id: str) -> Path:
+    def legacy_path(state_dir: Path, task_id: str) -> Path:
+        """Where projects before the `task_settings` record kept a task's settings (still read, never written)."""
         return Path(state_dir) / "tasks" / f"{task_id}.config.json"
 
-    def save(self, state_dir: Path, task_id: str) -> None:
-        """The task's settings, so a resume (after a crash or a block) runs with the same ones."""
-        path = self.path(state_dir, task_id)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(self.model_dump_json(indent=2))
-        os.replace(tmp, path)
+    @classmethod
+    def recorded(cls, state_dir: Path, task_id: str) -> dict | None:
+        """The task's latest recorded settings (a `task_settings` record, else an older project's file), or None."""
+        records = [r for r in Ledger(state_dir).read_as("task_settings", TaskSettingsRecord) if r.task_id == task_id]
+        if records:
+            return records[-1].settings
+        legacy = cls.legacy_path(state_dir, task_id)
+        return json.loads(legacy.read_text(encoding="utf-8")) if legacy.exists() else None
 
     @classmethod
     def load(cls, state_dir: Path, task_id: str, **overrides: object) -> LoopConfig:
-        path = cls.path(state_dir, task_id)
-        saved = json.loads(path.read_text()) if path.exists() else {}
+        saved = cls.recorded(state_dir, task_id) or {}
         return cls.model_validate({**saved, **{k: v for k, v in overrides.items() if v is not None}})
 
     @classmethod
-    def record(cls, state_dir: Path, task_id: str, **overrides: object) -> LoopConfig:
-        """The task's recorded settings with these overrides, recorded again (the one way a task's LoopConfig is
-        written: when its task is created, and by each run of it)."""
-        config = cls.load(state_dir, task_id, **overrides)
-        path = cls.path(state_dir, task_id)
-        if not path.exists() or json.loads(path.read_text()) != config.model_dump(mode="json"):
-            config.save(state_dir, task_id)  # written when they change, not by every run
+    def record(cls, state_dir: Path, task_id: str, *, by: str = "system", **overrides: object) -> LoopConfig:
+        """The task's recorded settings with these overrides; a `task_settings` record is appended when they differ
+        from the latest one (when its task is created, and when a run changes them)."""
+        saved = cls.recorded(state_dir, task_id)
+        config = cls.model_validate({**(saved or {}), **{k: v for k, v in overrides.items() if v is not None}})
+        settings = config.model_dump(mode="json")
+        if saved != settings:
+            Ledger(state_dir).append(TaskSettingsRecord(task_id=task_id, settings=settings, by=by))
         return config
 
 
