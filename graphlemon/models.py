@@ -378,7 +378,7 @@ class TaskSettingsRecord(Record):
     ledger_file = "task_settings.ndjson"
     kind: Literal["task_settings"] = "task_settings"
     task_id: str
-    settings: dict[str, Any]  # the LoopConfig's JSON (a DuckDB JSON column)
+    settings: Any  # the LoopConfig's JSON object (a DuckDB JSON column)
     by: str = "system"
 
 
