@@ -306,6 +306,12 @@ def _events(text: str) -> list[tuple[int, str, Any]]:
             out.append(
                 (m.start(), kind, (m.group("count") or m.group("per_count"), m.group(0)))
             )  # the two spellings' numbers
+        elif kind == "fields":
+            outer = _outer_braces(text, m.start())
+            if outer is None:
+                out.append((m.start(), kind, m.group(kind)))
+            elif not any(e[0] == outer[0] for e in out):  # a nested object is a field's value, not the answer
+                out.append((outer[0], kind, outer[1]))
         elif kind != "status" or int(m.group(0)) in KNOWN_STATUSES:
             out.append((m.start(), kind, m.group(kind)))
     quantities = [(m.start(), m.end(), m) for m in _QUANTITY.finditer(text) if _is_quantity(m)]
@@ -315,6 +321,35 @@ def _events(text: str) -> list[tuple[int, str, Any]]:
     numeric = {int(v) for _s, k, v in out if k == "status"}
     out += [(s.start, "status", str(s.code)) for s in status_mentions(text) if s.prose and s.code not in numeric]
     return sorted(out, key=lambda e: e[0])
+
+
+def _outer_braces(text: str, start: int) -> tuple[int, str] | None:
+    """The outermost `{...}` around offset `start` on its line, its nested values emptied
+    (`{bib, splits: [{km, t}]}` → `{bib, splits: []}`); None when `start` is not nested."""
+    line_start = text.rfind("\n", 0, start) + 1
+    depth, opened = 0, None
+    for i in range(line_start, start):
+        if text[i] in "{[":
+            opened = i if depth == 0 and text[i] == "{" else opened
+            depth += 1
+        elif text[i] in "}]":
+            depth = max(0, depth - 1)
+            opened = None if depth == 0 else opened
+    if opened is None:
+        return None
+    kept, depth = [], 0
+    for ch in text[opened:]:
+        if ch == "\n":
+            return None
+        if ch in "{[":
+            depth += 1
+        if depth <= 1 or (depth == 2 and ch in "{[]}"):
+            kept.append(ch)
+        if ch in "}]":
+            depth -= 1
+        if depth == 0:
+            return opened, "".join(kept)
+    return None
 
 
 def _listed(phrase: str) -> list[str]:

@@ -1,7 +1,8 @@
 """The deterministic triager: seed 001's decision flow over logs, SDD, contracts, code and history.
 
     1. environment signal on the failing step (EADDRINUSE, ENOSPC, EAI_AGAIN, ...)  → infra_flake
-       a unit that died at start-up on its own code                                  → impl_bug
+       a unit that died at start-up on its own code (the refusals that follow
+       are its consequence)                                                          → impl_bug
        no response at all and nothing else to go on                                   → infra_flake
    1b. the interface model compared by structure (interface_diff.py): SDD vs contracts vs code vs trace;
        the category follows from which sides agree                                   → the finding's
@@ -32,7 +33,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..models import SddPatch
-from .backing import backing_service_signals
+from .backing import backing_service_signals, external_service_signals
 from .callfindings import CallFindings
 from .findings import CONFIDENCE, Finding
 from .interface_diff import DistinguishingInput, compare, distinguishing_input, input_unspecified, unproduced
@@ -42,6 +43,9 @@ from .run_context import RunContext
 from .signals import infra_signals, local_module_names, startup_crash
 from .uncaught import Uncaught, refused_became_error, uncaught_in_provider
 from .verdict_helpers import describe, mismatches, missing_fields, pick_status, rounding_like, values_text
+
+# what a unit that never started looks like to its callers: the crash explains them
+_CRASH_CONSEQUENCES = frozenset({"connection_refused", "connection_reset", "backing_service", "health_check"})
 
 
 def classify(ctx: RunContext) -> Finding:
@@ -70,11 +74,11 @@ class _Triage(CallFindings):
         signals = infra_signals(self.ctx, self.failure, local)
         crash = startup_crash(self.ctx, local)
         strong = [s for s in signals if s.strong]
-        backing = backing_service_signals(self.ctx, self.failure)
+        backing = backing_service_signals(self.ctx, self.failure) + external_service_signals(self.ctx, self.failure)
+        if crash is not None and all(s.kind in _CRASH_CONSEQUENCES for s in [*strong, *backing]):
+            return self.crashed(crash)
         if strong or backing:
             return self.infra([*strong, *backing])
-        if crash is not None:
-            return self.crashed(crash)
         if self.failure.got.error is not None:
             return self.infra(signals)
         calls = step_calls(self.ctx, self.failure)

@@ -7,7 +7,7 @@ case's description, so a verdict cannot come from matching vocabularies.
 from __future__ import annotations
 
 from graphlemon.triage import triage_run, verify_all
-from graphlemon.triage.backing import backing_service_signals, unit_ports
+from graphlemon.triage.backing import backing_service_signals, external_service_signals, unit_ports
 from graphlemon.triage.codescan import SourceFile, scan_routes
 from graphlemon.triage.rule_classifier import classify
 from graphlemon.triage.run_context import load_run
@@ -199,6 +199,50 @@ def test_redis_and_node_address_spellings(tmp_path):
         project = orders(tmp_path, f"2026-12-03T10:00:05Z [orders-api] {line}\n", name=f"o{i}")
         ctx = load_run(project, RUN_ID)
         assert [s.kind for s in backing_service_signals(ctx, ctx.result.failures[0])] == ["backing_service"], line
+
+
+def test_environment_failures_outside_the_os_vocabulary_are_infra_flake(tmp_path):
+    """An expired peer certificate, a stepped clock, a search cluster's full disk, a runtime's timeout error."""
+    for i, (line, kind) in enumerate(
+        (
+            (
+                "ssl.SSLCertVerificationError: [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: certificate has expired",
+                "certificate_expired",
+            ),
+            ("2026-12-03T09:58:00Z [host] ntpd[77]: step time server 10.0.0.1 offset -92.3 sec", "clock_stepped"),
+            ("opensearch: index [orders] blocked by: [FORBIDDEN/12/index read-only-allow-delete (api)]", "disk_full"),
+            ("asyncio.TimeoutError while awaiting the courier quote", "timeout"),
+        )
+    ):
+        log = line if line.startswith("2026") else f"2026-12-03T10:00:05Z [orders-api] {line}"
+        project = orders(tmp_path, TRACEBACK_ORDERS + log + "\n", name=f"env{i}")
+        finding = classify(load_run(project, RUN_ID))
+        assert (finding.category, finding.affected) == ("infra_flake", []), line
+        assert finding.rule == f"infra:{kind}", line
+
+
+def test_an_outside_host_that_throttles_or_fails_is_infra_and_a_unit_answering_503_is_not(tmp_path):
+    outside = "2026-12-03T10:00:05Z [orders-api] upstream said 503 Service Unavailable for https://rates.partner.example/v2/fx\n"
+    project = orders(tmp_path, TRACEBACK_ORDERS + outside, name="outside")
+    ctx = load_run(project, RUN_ID)
+    assert [s.kind for s in external_service_signals(ctx, ctx.result.failures[0])] == ["external_service"]
+    assert classify(ctx).rule == "infra:external_service"
+    own = "2026-12-03T10:00:05Z [orders-api] GET http://127.0.0.1:4300/stock/o9 -> 503 Service Unavailable\n"
+    project = orders(tmp_path, TRACEBACK_ORDERS + own, name="own")
+    ctx = load_run(project, RUN_ID)
+    assert external_service_signals(ctx, ctx.result.failures[0]) == []
+
+
+def test_a_unit_that_died_on_its_own_import_explains_the_refusals_that_follow(tmp_path):
+    log = """2026-12-03T10:00:00Z [orders-api] Traceback (most recent call last):
+2026-12-03T10:00:00Z [orders-api]   File "/srv/orders/app.py", line 1, in <module>
+2026-12-03T10:00:00Z [orders-api] ModuleNotFoundError: No module named 'orders.pricing'
+2026-12-03T10:00:00Z [orders-api] process exited with code 1
+2026-12-03T10:00:05Z [runner] GET /orders/o9: connect ECONNREFUSED 127.0.0.1:4999
+"""
+    project = orders(tmp_path, log, name="died")
+    finding = classify(load_run(project, RUN_ID))
+    assert (finding.category, finding.affected) == ("impl_bug", ["orders-api"])
 
 
 # -- 3. handlers located by a parser --------------------------------------------------------------
