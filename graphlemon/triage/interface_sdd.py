@@ -30,7 +30,7 @@ import yaml
 from markdown_it import MarkdownIt
 
 from .declared_fields import declared_fields, schema_fields
-from .interface import ANY_STATUS, Limit, Operation, Quote
+from .interface import ANY_STATUS, Limit, Operation, Quote, number_text
 from .sdd import METHODS
 from .sdd_terms import KNOWN_STATUSES, status_mentions
 
@@ -295,6 +295,27 @@ class _Reader:
                 op.add_fields(
                     int(code), [name], Quote(self.rel, first_line + _line_of(lines, name, at)), self.statement
                 )
+        refusal = next((int(c) for c in (spec.get("responses") or {}) if str(c) in ("400", "422")), None)
+        for param in spec.get("parameters") or []:
+            op.limits += _parameter_limits(param, refusal, lines, first_line, start, self.rel)
+
+
+def _parameter_limits(
+    param: Any, refusal: int | None, lines: list[str], first_line: int, start: int, rel: str
+) -> list[Limit]:
+    """An OpenAPI parameter's numeric bounds (`schema.minimum` / `maximum`, exclusive or not) as value limits."""
+    if not isinstance(param, dict) or not isinstance(param.get("schema"), dict) or not param.get("name"):
+        return []
+    name, schema, out = str(param["name"]), param["schema"], []
+    line = _line_of(lines, name, start)
+    statement = lines[line] if line < len(lines) else name
+    for key, bound in (("maximum", "max"), ("minimum", "min")):
+        n = schema.get(key)
+        if isinstance(n, int | float) and not isinstance(n, bool):
+            strict = schema.get(f"exclusive{key.capitalize()}") is True
+            out.append(Limit(float(n), refusal, Quote(rel, first_line + line), "value", bound, strict,  # type: ignore[arg-type]
+                             f"{name}: {statement}", amount=number_text(float(n))))  # fmt: skip
+    return out
 
 
 def _events(text: str) -> list[tuple[int, str, Any]]:

@@ -340,3 +340,68 @@ const text = "function add(x) {}";
     assert defs == {(2, ("a", "b"), True), (4, ("z",), False)}
     adds = _js_defs("u", SourceFile("u/m.js", src), "add")
     assert [(d.line, d.signature.names()) for d in adds] == [(7, ("a", "rest"))]  # not the string on line 8
+
+
+def test_an_upstream_refusal_of_a_request_the_sdd_allows_blames_the_provider_not_its_caller(tmp_path):
+    sdd = (
+        "# Atlas\n\n## tiles-api\n\n```yaml\nopenapi: 3.0.3\npaths:\n  /tiles:\n    get:\n      parameters:\n"
+        "        - name: zoom\n          in: query\n          schema: {type: integer, minimum: 0, maximum: 22}\n"
+        "      responses:\n        '200': {description: the tiles}\n        '400': {description: bad zoom}\n```\n\n"
+        "## map-web\n\n`GET /map` answers 200 with the tiles at the zoom asked for.\n"
+    )
+    consumes = {"unit_id": "tiles-api", "method": "GET", "path": "/tiles", "responses": {"200": "tiles"}}
+    project = build_project(
+        tmp_path / "atlas",
+        units=[
+            {"unit_id": "tiles-api", "code": ["tiles"], "framework": "fastapi"},
+            {"unit_id": "map-web", "code": ["web"], "framework": "fastapi"},
+        ],
+        files={"tiles/app.py": "from fastapi import FastAPI\napp = FastAPI()\n", "web/app.py": "x = 1\n"},
+        sdd=sdd,
+        contracts={
+            "tiles-api": {
+                "unit_id": "tiles-api",
+                "exports": {
+                    "http": [{"method": "GET", "path": "/tiles", "responses": {"200": "tiles", "400": "bad zoom"}}]
+                },
+            },
+            "map-web": {
+                "unit_id": "map-web",
+                "exports": {
+                    "http": [{"method": "GET", "path": "/map", "responses": {"200": "map", "502": "no tiles"}}]
+                },
+                "consumes": [consumes],
+            },
+        },  # fmt: skip
+        failure={
+            "case": "street-level",
+            "description": "the map at street level shows its tiles",
+            "involves": ["map-web", "tiles-api"],
+            "request": {"method": "GET", "path": "/map?zoom=20"},
+            "expected": {"status": 200},
+            "got": {"status": 502, "body": {"error": "no tiles"}},
+        },
+        trace=[
+            {
+                "case": "street-level",
+                "step": 0,
+                "unit_id": "tiles-api",
+                "method": "GET",
+                "url": "http://127.0.0.1:4500/tiles?zoom=20",
+                "status": 400,
+                "response_body": {"error": "bad zoom"},
+            },
+            {
+                "case": "street-level",
+                "step": 0,
+                "unit_id": "map-web",
+                "method": "GET",
+                "url": "http://127.0.0.1:4501/map?zoom=20",
+                "status": 502,
+                "response_body": {"error": "no tiles"},
+            },
+        ],  # fmt: skip
+    )
+    finding = classify(load_run(project, RUN_ID))
+    assert finding.affected == ["tiles-api"] and finding.rule.endswith("limit_violated")
+    assert finding.confidence < 0.8  # the refusal may have another reason than the bound

@@ -457,3 +457,15 @@ def test_a_unit_wide_limit_holds_for_the_endpoints_whose_resource_it_names():
 def test_a_nested_object_in_an_inline_answer_is_a_fields_value_not_the_answer():
     [op] = ops("## ledger-svc\n\n`GET /accounts/{id}/moves` → `200 {id, moves: [{amount, at: {day, hour}}], total}`\n")
     assert sorted(op.fields_for(200)) == ["id", "moves", "total"]
+
+
+def test_an_openapi_parameters_bounds_are_value_limits_with_the_refusal_it_states():
+    (op,) = ops(
+        "## ledger-svc\n\n```yaml\nopenapi: 3.1.0\npaths:\n  /entries:\n    get:\n      parameters:\n"
+        "        - name: per_page\n          in: query\n          schema: {type: integer, minimum: 5, exclusiveMaximum: true, maximum: 250}\n"
+        "      responses:\n        '200': {description: a page}\n        '422': {description: out of range}\n```\n"
+    )
+    bounds = sorted((x.bound, x.count, x.strict, x.status, x.measure) for x in op.limits)
+    assert bounds == [("max", 250, True, 422, "value"), ("min", 5, False, 422, "value")]
+    assert all("per_page" in x.statement for x in op.limits)
+    assert op.limits[0].allows(249) and not op.limits[0].allows(250)
