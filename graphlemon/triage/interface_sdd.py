@@ -373,6 +373,25 @@ def _outer_braces(text: str, start: int) -> tuple[int, str] | None:
     return None
 
 
+_PERIOD = re.compile(
+    r"\b(?:per|each|every|an?|within)\s+(?:[\w,-]+\s+){0,4}?(?:second|minute|hour|day|week|month|year|window)s?\b"
+    r"|\b(?:hourly|daily|weekly|monthly|quota|rate[- ]limit)\b",
+    re.IGNORECASE,
+)
+
+
+def states_a_bound(text: str) -> bool:
+    """The statement bounds a quantity: a limit or quantity it states, or a number that is no status next to a
+    period or quota ("3 per key per hour", "| batches per hour | 3 | 429 |")."""
+    events = _events(text)
+    if any(k in ("limit", "quantity") for _s, k, _v in events):
+        return True
+    statuses = {int(v) for _s, k, v in events if k == "status"}
+    numbers = [m.group(0) for m in re.finditer(r"(?<![\w.])\d+(?![\w.])", text) if int(m.group(0)) not in statuses]
+    words = [w for w in re.findall(r"[a-z]+", text.lower()) if w in _NUMBER_WORDS and w not in ("a", "an")]
+    return bool((numbers or words) and _PERIOD.search(text))
+
+
 def _listed(phrase: str) -> list[str]:
     """The field names of a listing phrase: its code spans, else the words after "fields" / "keys" / "properties"."""
     spans = re.findall(r"`([A-Za-z_]\w*)`", phrase)
@@ -533,4 +552,4 @@ def _line_of(lines: list[str], needle: str, start: int) -> int:
     return start
 
 
-__all__ = ["sdd_operations", "stated_sizes"]
+__all__ = ["sdd_operations", "stated_sizes", "states_a_bound"]

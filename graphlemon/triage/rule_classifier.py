@@ -37,6 +37,7 @@ from .backing import backing_service_signals, external_service_signals
 from .callfindings import CallFindings
 from .findings import CONFIDENCE, Finding
 from .interface_diff import DistinguishingInput, compare, distinguishing_input, input_unspecified, unproduced
+from .interface_sdd import states_a_bound
 from .interface_verdict import cap_for_missed_input, cap_word_verdict, interface_verdict
 from .matching import Call, consumed, contrary, explicit_success, exported, step_calls, supporting
 from .run_context import RunContext
@@ -196,15 +197,20 @@ class _Triage(CallFindings):
         if req_e is None:
             never = unproduced(self.ctx, self.failure, call)  # the handler cannot give that answer at all
             return interface_verdict(never, self.failure, self.cite) if never else self.unspecified(call)
+        beyond_limit = (
+            400 <= expected < 500 and got is not None and 200 <= got < 300 and states_a_bound(req_e.clause.raw)
+        )
         if got is not None:
             rivals = [
                 r for r in reqs if got in r.statuses and expected not in r.statuses and r.clause is not req_e.clause
             ]
+            if beyond_limit:  # a limit refines the success statement: the two are not rivals
+                rivals = [r for r in rivals if not all(200 <= x < 300 for x in r.statuses)]
             req_g = max(rivals, key=lambda r: r.term_score, default=None)
             if req_g is not None and req_e.term_score >= 0.5 and req_g.term_score >= 0.75 * req_e.term_score:
                 return self.contradiction(call, req_e, req_g, expected, got)
             same = self.matcher.same_situation(call, req_e, reqs, (expected, got))
-            if same is not None:
+            if same is not None and not (beyond_limit and all(200 <= x < 300 for x in same.statuses)):
                 return self.contradiction(call, req_e, same, expected, got)
         if call.provider is None:
             call.provider = self._attribute(call)

@@ -405,3 +405,45 @@ def test_an_upstream_refusal_of_a_request_the_sdd_allows_blames_the_provider_not
     finding = classify(load_run(project, RUN_ID))
     assert finding.affected == ["tiles-api"] and finding.rule.endswith("limit_violated")
     assert finding.confidence < 0.8  # the refusal may have another reason than the bound
+
+
+def test_a_limit_and_the_success_it_refines_are_not_rival_statements(tmp_path):
+    sdd = (
+        "# Library\n\n## loans-api\n\n`POST /loans` lends the next book to a reader and answers 201 `{loan_id}`.\n\n"
+        "| what | allowed | past it |\n|---|---|---|\n| loans per reader, each week | 2 | 409 `loan_cap` |\n"
+    )
+    project = build_project(
+        tmp_path / "library",
+        units=[{"unit_id": "loans-api", "code": ["loans"], "framework": "fastapi"}],
+        files={"loans/app.py": "from fastapi import FastAPI\napp = FastAPI()\n"},
+        sdd=sdd,
+        contracts={
+            "loans-api": {
+                "unit_id": "loans-api",
+                "exports": {
+                    "http": [{"method": "POST", "path": "/loans", "responses": {"201": "lent", "409": "loan_cap"}}]
+                },
+            }
+        },  # fmt: skip
+        failure={
+            "case": "third-loan-this-week",
+            "description": "a reader who borrowed twice this week is turned down on the next book",
+            "involves": ["loans-api"],
+            "request": {"method": "POST", "path": "/loans", "body": {"reader": "r-7", "book": "b-3"}},
+            "expected": {"status": 409},
+            "got": {"status": 201, "body": {"loan_id": "l-3"}},
+        },
+        trace=[
+            {
+                "case": "third-loan-this-week",
+                "step": 0,
+                "unit_id": "loans-api",
+                "method": "POST",
+                "url": "http://127.0.0.1:4600/loans",
+                "status": 201,
+                "response_body": {"loan_id": "l-3"},
+            },
+        ],  # fmt: skip
+    )
+    finding = classify(load_run(project, RUN_ID))
+    assert (finding.category, finding.affected) == ("impl_bug", ["loans-api"]), finding.root_cause

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from graphlemon.triage.interface import Operation, Quote, same_interface
-from graphlemon.triage.interface_sdd import sdd_operations
+from graphlemon.triage.interface_sdd import sdd_operations, states_a_bound
 
 UNITS = ["ledger-svc"]
 
@@ -469,3 +469,17 @@ def test_an_openapi_parameters_bounds_are_value_limits_with_the_refusal_it_state
     assert bounds == [("max", 250, True, 422, "value"), ("min", 5, False, 422, "value")]
     assert all("per_page" in x.statement for x in op.limits)
     assert op.limits[0].allows(249) and not op.limits[0].allows(250)
+
+
+@pytest.mark.parametrize(
+    ("text", "bounds"),
+    [
+        ("| exports per account, rolling day | 12 | 429 |", True),
+        ("No more than two renewals a month; a third answers 409.", True),
+        ("Anything above 8 MB is refused with 413.", True),
+        ("Creating a ticket answers 201 with `{id}`.", False),
+        ("A ticket nobody opened answers 404 `{error}`.", False),
+    ],
+)
+def test_a_statement_that_bounds_a_quantity(text, bounds):
+    assert states_a_bound(text) is bounds
