@@ -107,11 +107,18 @@ class DistinguishingInput:
         """Every spelling a reason may use for the input: its name, its value, a standard alias of the value."""
         out: list[str] = []
         for name, value in self.items:
-            out += [name.removesuffix("'s type").split(" ")[-1], *spellings(value)]
+            out += [name.removesuffix("'s type").removesuffix("'s marks").split(" ")[-1], *spellings(value)]
         return [x for x in out if len(x) >= 2]
 
     def describe(self) -> str:
-        return ", ".join(f"{name} = {value}" for name, value in self.items)
+        return ", ".join(f"{name} = {_shown(value)}" for name, value in self.items)
+
+
+def _shown(value: str) -> str:
+    """A value as a reason can show it: marks that are whitespace by their Unicode names."""
+    if value and not value.strip():
+        return " and ".join(unicodedata.name(c, f"U+{ord(c):04X}").lower() for c in value)
+    return value
 
 
 def compare(ctx: RunContext, failure: IntegrationFailure, calls: list[Call]) -> list[InterfaceFinding]:
@@ -534,7 +541,7 @@ def distinguishing_input(ctx: RunContext, failure: IntegrationFailure, call: Cal
 
 
 def _is_body_value(name: str) -> bool:
-    return name.startswith("body field ") and not name.endswith("'s type")
+    return name.startswith("body field ") and not name.endswith(("'s type", "'s marks"))
 
 
 def input_unspecified(ctx: RunContext, failure: IntegrationFailure, call: Call,

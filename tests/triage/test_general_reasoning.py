@@ -447,3 +447,37 @@ def test_a_limit_and_the_success_it_refines_are_not_rival_statements(tmp_path):
     )
     finding = classify(load_run(project, RUN_ID))
     assert (finding.category, finding.affected) == ("impl_bug", ["loans-api"]), finding.root_cause
+
+
+def test_a_value_written_in_another_form_the_sdd_never_mentions_is_a_question_for_a_person(tmp_path):
+    sdd = (
+        "# Members\n\n## members-api\n\n`POST /members {name, phone}` answers 201 `{member_id}`.\n\n"
+        "A phone number already on file is refused with 409 `phone_taken`.\n"
+    )
+    entry = {"unit_id": "members-api", "method": "POST", "url": "http://127.0.0.1:4700/members"}
+    project = build_project(
+        tmp_path / "members",
+        units=[{"unit_id": "members-api", "code": ["members"], "framework": "fastapi"}],
+        files={"members/app.py": "from fastapi import FastAPI\napp = FastAPI()\n"},
+        sdd=sdd,
+        contracts={"members-api": {"unit_id": "members-api", "exports": {"http": [
+            {"method": "POST", "path": "/members", "responses": {"201": "joined", "409": "phone_taken"}}]}}},
+        failure={
+            "case": "rejoin-with-dialling-code",
+            "description": "someone already signed up signs up again with the number as printed on the card",
+            "involves": ["members-api"],
+            "request": {"method": "POST", "path": "/members", "body": {"name": "Ada", "phone": "+44 20 7946 0958"}},
+            "expected": {"status": 409},
+            "got": {"status": 201, "body": {"member_id": "m-9"}},
+        },
+        trace=[
+            {**entry, "case": "rejoin", "step": 1, "request_body": {"name": "Bo", "phone": "442079460001"},
+             "status": 409, "response_body": {"error": "phone_taken"}},
+            {**entry, "case": "rejoin-with-dialling-code", "step": 0,
+             "request_body": {"name": "Ada", "phone": "+44 20 7946 0958"}, "status": 201,
+             "response_body": {"member_id": "m-9"}},
+        ],
+    )  # fmt: skip
+    finding = classify(load_run(project, RUN_ID))
+    assert finding.category == "spec_ambiguous" and finding.confidence <= 0.5, finding.root_cause
+    assert "phone's marks" in finding.root_cause
