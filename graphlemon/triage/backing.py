@@ -24,6 +24,12 @@ _ADDRESS = re.compile(
     r"|\bport (\d{2,5})\b|\(['\"][\w.-]+['\"],\s*(\d{2,5})\)",
     re.IGNORECASE,
 )
+# an outside service's answer that says it cannot serve now: throttled, or its own gateway failed
+_BUSY_STATUS = re.compile(
+    r"(?<!\d)(?:429|502|503|504)(?!\d)|Too Many Requests|Service Unavailable|Gateway Time-?out|Bad Gateway", re.I
+)
+_URL = re.compile(r"\bhttps?://[^\s\"'<>]+", re.IGNORECASE)
+_LOOPBACK = re.compile(r"^(?:localhost|127(?:\.\d{1,3}){3}|::1|0\.0\.0\.0)$", re.IGNORECASE)
 _LISTENING = re.compile(
     r"\b(?:listening|running|serving|started)\b.*?(?::|\bport\s+|\bon\s+)(\d{2,5})\b", re.IGNORECASE
 )
@@ -65,6 +71,30 @@ def backing_service_signals(ctx: RunContext, failure: IntegrationFailure) -> lis
             unit = (units_in_prefix(ctx, line.text) or [None])[0]
             out.append(Signal("backing_service", True, log_rel, line.lineno, line.text, False, unit))
     return out
+
+
+def external_service_signals(ctx: RunContext, failure: IntegrationFailure) -> list[Signal]:
+    """A unit's log line, in the failing step's window, where a service outside the project (a host that is no
+    unit's) answered 429 or a gateway error: the outside service failed, not the unit's code."""
+    ports, units = unit_ports(ctx), set(ctx.units.ids())
+    log_rel = f"{ctx.run_rel}/process.log"
+    out: list[Signal] = []
+    for line in ctx.log:
+        if not (in_window(line, failure.ts) and _BUSY_STATUS.search(line.text)):
+            continue
+        if any(_outside(url, ports, units) for url in _URL.findall(line.text)):
+            unit = (units_in_prefix(ctx, line.text) or [None])[0]
+            out.append(Signal("external_service", True, log_rel, line.lineno, line.text, False, unit))
+    return out
+
+
+def _outside(url: str, ports: dict[int, str], units: set[str]) -> bool:
+    try:
+        parts = urlsplit(url)
+        host, port = parts.hostname or "", parts.port
+    except ValueError:
+        return False
+    return bool(host) and not _LOOPBACK.match(host) and host not in units and (port is None or port not in ports)
 
 
 def _foreign(text: str, ports: dict[int, str]) -> bool:

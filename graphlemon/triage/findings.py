@@ -41,6 +41,9 @@ _INFRA_WORDS = {
     "connection_refused": "refused the connection (ECONNREFUSED: nothing was listening)",
     "connection_reset": "dropped the connection (socket hang up / ECONNRESET)",
     "backing_service": "could not reach a backing service (an address no unit of the project serves)",
+    "certificate_expired": "could not call a service whose TLS certificate has expired",
+    "clock_stepped": "ran while the host's clock was stepped (timestamps and token times jumped)",
+    "external_service": "depends on an outside service that refused or failed the call (rate limit or gateway error)",
 }
 
 

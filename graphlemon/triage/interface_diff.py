@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 from urllib.parse import parse_qsl, urlsplit
 
@@ -107,11 +107,18 @@ class DistinguishingInput:
         """Every spelling a reason may use for the input: its name, its value, a standard alias of the value."""
         out: list[str] = []
         for name, value in self.items:
-            out += [name.removesuffix("'s type").split(" ")[-1], *spellings(value)]
+            out += [name.removesuffix("'s type").removesuffix("'s marks").split(" ")[-1], *spellings(value)]
         return [x for x in out if len(x) >= 2]
 
     def describe(self) -> str:
-        return ", ".join(f"{name} = {value}" for name, value in self.items)
+        return ", ".join(f"{name} = {_shown(value)}" for name, value in self.items)
+
+
+def _shown(value: str) -> str:
+    """A value as a reason can show it: marks that are whitespace by their Unicode names."""
+    if value and not value.strip():
+        return " and ".join(unicodedata.name(c, f"U+{ord(c):04X}").lower() for c in value)
+    return value
 
 
 def compare(ctx: RunContext, failure: IntegrationFailure, calls: list[Call]) -> list[InterfaceFinding]:
@@ -124,6 +131,10 @@ def compare(ctx: RunContext, failure: IntegrationFailure, calls: list[Call]) -> 
         out += _paths(ifs, call, failure)
         out += _answered(ifs, call)
         out += _fields(ifs, call, failure)
+    needed = failure.expected.status is not None and 200 <= failure.expected.status < 300
+    for call in calls[:-1]:  # an upstream refusal the step needed to succeed, of a request within the SDD's limits
+        if needed and call.path is not None and call.status is not None and 400 <= call.status < 500:
+            out += _quantities(ifs, failure, call, expected=200)
     failing = calls[-1]
     if failing.path is not None:
         out += _quantities(ifs, failure, failing)
@@ -373,9 +384,13 @@ def _limits(ifs: Interfaces, ctx: RunContext, failure: IntegrationFailure, call:
     return []
 
 
-def _quantities(ifs: Interfaces, failure: IntegrationFailure, call: Call) -> list[InterfaceFinding]:
-    """The SDD's limits on a quantity of the request (size, length, number) against the failing request's own."""
-    expected, got = failure.expected.status, call.status
+def _quantities(
+    ifs: Interfaces, failure: IntegrationFailure, call: Call, expected: int | None = None
+) -> list[InterfaceFinding]:
+    """The SDD's limits on a quantity of a request (size, length, number) against the request's own; `expected` is
+    what the call had to answer (the failing step's expectation when it is the failing call)."""
+    upstream = expected is not None
+    expected, got = failure.expected.status if expected is None else expected, call.status
     if expected is None or got is None or call.provider is None or got >= 500:
         return []
     refused_ok = 400 <= expected < 500 and 200 <= got < 300  # accepted what the case wanted refused
@@ -389,7 +404,7 @@ def _quantities(ifs: Interfaces, failure: IntegrationFailure, call: Call) -> lis
         for limit in spec.limits:
             if limit.unit_wide and not _about(limit.statement, spec.template):
                 continue  # a rule for the unit's other resources ("exports up to 10 MB"), not this endpoint's
-            measured = _measured(limit, call, failure)
+            measured = _measured(limit, _with_query(ifs, call), None) if upstream else _measured(limit, call, failure)
             if measured is None:
                 continue
             name, low, high = measured
@@ -426,11 +441,22 @@ def _quantities(ifs: Interfaces, failure: IntegrationFailure, call: Call) -> lis
     return []
 
 
-def _measured(limit: Limit, call: Call, failure: IntegrationFailure) -> tuple[str, float, float] | None:
-    """(input name, smallest and largest reading of the quantity) of the failing request for `limit`: its size
+def _with_query(ifs: Interfaces, call: Call) -> Call:
+    """The call with the query string its trace entry sent (a call's path is the route's, without it)."""
+    entry = dict(ifs.ctx.trace).get(call.trace_line) if call.trace_line is not None else None
+    query = urlsplit(entry.url).query if entry is not None else ""
+    return replace(call, path=f"{call.path}?{query}") if query else call
+
+
+def _measured(limit: Limit, call: Call, failure: IntegrationFailure | None) -> tuple[str, float, float] | None:
+    """(input name, smallest and largest reading of the quantity) of a request for `limit`: its size
     (Content-Length, a text body, else the size the case's description states), or the length or number of an
-    input the limit's statement names."""
-    body = call.request_body if call.request_body is not None else (failure.request.body if failure.request else None)
+    input the limit's statement names. `failure` is the case's own request when `call` is the failing one."""
+    body = call.request_body
+    if body is None and failure is not None and failure.request:
+        body = failure.request.body
+    if limit.measure == "bytes" and failure is None:
+        return None  # an upstream call's size is not the case's
     if limit.measure == "bytes":
         headers = {k.lower(): v for k, v in {**(failure.request.headers if failure.request else {}),
                                               **(call.headers or {})}.items()}  # fmt: skip
@@ -515,7 +541,7 @@ def distinguishing_input(ctx: RunContext, failure: IntegrationFailure, call: Cal
 
 
 def _is_body_value(name: str) -> bool:
-    return name.startswith("body field ") and not name.endswith("'s type")
+    return name.startswith("body field ") and not name.endswith(("'s type", "'s marks"))
 
 
 def input_unspecified(ctx: RunContext, failure: IntegrationFailure, call: Call,

@@ -30,7 +30,7 @@ import yaml
 from markdown_it import MarkdownIt
 
 from .declared_fields import declared_fields, schema_fields
-from .interface import ANY_STATUS, Limit, Operation, Quote
+from .interface import ANY_STATUS, Limit, Operation, Quote, number_text
 from .sdd import METHODS
 from .sdd_terms import KNOWN_STATUSES, status_mentions
 
@@ -295,6 +295,27 @@ class _Reader:
                 op.add_fields(
                     int(code), [name], Quote(self.rel, first_line + _line_of(lines, name, at)), self.statement
                 )
+        refusal = next((int(c) for c in (spec.get("responses") or {}) if str(c) in ("400", "422")), None)
+        for param in spec.get("parameters") or []:
+            op.limits += _parameter_limits(param, refusal, lines, first_line, start, self.rel)
+
+
+def _parameter_limits(
+    param: Any, refusal: int | None, lines: list[str], first_line: int, start: int, rel: str
+) -> list[Limit]:
+    """An OpenAPI parameter's numeric bounds (`schema.minimum` / `maximum`, exclusive or not) as value limits."""
+    if not isinstance(param, dict) or not isinstance(param.get("schema"), dict) or not param.get("name"):
+        return []
+    name, schema, out = str(param["name"]), param["schema"], []
+    line = _line_of(lines, name, start)
+    statement = lines[line] if line < len(lines) else name
+    for key, bound in (("maximum", "max"), ("minimum", "min")):
+        n = schema.get(key)
+        if isinstance(n, int | float) and not isinstance(n, bool):
+            strict = schema.get(f"exclusive{key.capitalize()}") is True
+            out.append(Limit(float(n), refusal, Quote(rel, first_line + line), "value", bound, strict,  # type: ignore[arg-type]
+                             f"{name}: {statement}", amount=number_text(float(n))))  # fmt: skip
+    return out
 
 
 def _events(text: str) -> list[tuple[int, str, Any]]:
@@ -306,6 +327,12 @@ def _events(text: str) -> list[tuple[int, str, Any]]:
             out.append(
                 (m.start(), kind, (m.group("count") or m.group("per_count"), m.group(0)))
             )  # the two spellings' numbers
+        elif kind == "fields":
+            outer = _outer_braces(text, m.start())
+            if outer is None:
+                out.append((m.start(), kind, m.group(kind)))
+            elif not any(e[0] == outer[0] for e in out):  # a nested object is a field's value, not the answer
+                out.append((outer[0], kind, outer[1]))
         elif kind != "status" or int(m.group(0)) in KNOWN_STATUSES:
             out.append((m.start(), kind, m.group(kind)))
     quantities = [(m.start(), m.end(), m) for m in _QUANTITY.finditer(text) if _is_quantity(m)]
@@ -315,6 +342,54 @@ def _events(text: str) -> list[tuple[int, str, Any]]:
     numeric = {int(v) for _s, k, v in out if k == "status"}
     out += [(s.start, "status", str(s.code)) for s in status_mentions(text) if s.prose and s.code not in numeric]
     return sorted(out, key=lambda e: e[0])
+
+
+def _outer_braces(text: str, start: int) -> tuple[int, str] | None:
+    """The outermost `{...}` around offset `start` on its line, its nested values emptied
+    (`{bib, splits: [{km, t}]}` → `{bib, splits: []}`); None when `start` is not nested."""
+    line_start = text.rfind("\n", 0, start) + 1
+    depth, opened = 0, None
+    for i in range(line_start, start):
+        if text[i] in "{[":
+            opened = i if depth == 0 and text[i] == "{" else opened
+            depth += 1
+        elif text[i] in "}]":
+            depth = max(0, depth - 1)
+            opened = None if depth == 0 else opened
+    if opened is None:
+        return None
+    kept, depth = [], 0
+    for ch in text[opened:]:
+        if ch == "\n":
+            return None
+        if ch in "{[":
+            depth += 1
+        if depth <= 1 or (depth == 2 and ch in "{[]}"):
+            kept.append(ch)
+        if ch in "}]":
+            depth -= 1
+        if depth == 0:
+            return opened, "".join(kept)
+    return None
+
+
+_PERIOD = re.compile(
+    r"\b(?:per|each|every|an?|within)\s+(?:[\w,-]+\s+){0,4}?(?:second|minute|hour|day|week|month|year|window)s?\b"
+    r"|\b(?:hourly|daily|weekly|monthly|quota|rate[- ]limit)\b",
+    re.IGNORECASE,
+)
+
+
+def states_a_bound(text: str) -> bool:
+    """The statement bounds a quantity: a limit or quantity it states, or a number that is no status next to a
+    period or quota ("3 per key per hour", "| batches per hour | 3 | 429 |")."""
+    events = _events(text)
+    if any(k in ("limit", "quantity") for _s, k, _v in events):
+        return True
+    statuses = {int(v) for _s, k, v in events if k == "status"}
+    numbers = [m.group(0) for m in re.finditer(r"(?<![\w.])\d+(?![\w.])", text) if int(m.group(0)) not in statuses]
+    words = [w for w in re.findall(r"[a-z]+", text.lower()) if w in _NUMBER_WORDS and w not in ("a", "an")]
+    return bool((numbers or words) and _PERIOD.search(text))
 
 
 def _listed(phrase: str) -> list[str]:
@@ -477,4 +552,4 @@ def _line_of(lines: list[str], needle: str, start: int) -> int:
     return start
 
 
-__all__ = ["sdd_operations", "stated_sizes"]
+__all__ = ["sdd_operations", "stated_sizes", "states_a_bound"]

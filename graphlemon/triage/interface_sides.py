@@ -98,13 +98,15 @@ class Interfaces:
 
 def request_inputs(entry_url: str, headers: dict[str, str] | None, body: object) -> dict[str, str]:
     """The inputs of one request as `name → value` strings: query parameters, headers, body fields and their JSON
-    types, and for a text
+    types, the marks (non-alphanumeric characters) of their text values, and for a text
     body its first character when invisible (a byte-order mark is an input too) and the punctuation of its first line."""
     out = {f"query {k}": v for k, v in parse_qsl(urlsplit(entry_url).query, keep_blank_values=True)}
     out.update({f"header {k.lower()}": str(v) for k, v in (headers or {}).items()})
     if isinstance(body, dict):
         out.update({f"body field {k}": repr(v) for k, v in body.items()})
         out.update({f"body field {k}'s type": _json_type(v) for k, v in body.items()})
+        # the characters a text value carries besides letters and digits: a grouped or punctuated form of it
+        out.update({f"body field {k}'s marks": _marks(v) for k, v in body.items() if isinstance(v, str) and v})
     elif isinstance(body, str) and body:
         if not body[0].isprintable():  # an invisible prefix: a byte-order mark, a control character
             out["body's first character"] = f"U+{ord(body[0]):04X}"
@@ -113,6 +115,10 @@ def request_inputs(entry_url: str, headers: dict[str, str] | None, body: object)
         if marks:  # what separates a text body's fields: commas, semicolons, tabs, pipes
             out["body's separators"] = marks
     return out
+
+
+def _marks(text: str) -> str:
+    return "".join(sorted({c for c in text if not c.isalnum()})) or "none"
 
 
 def _json_type(value: object) -> str:

@@ -20,7 +20,17 @@ _NAMES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("EADDRINUSE",),
         ("AddrInUse", "java.net.BindException", "port is already allocated", r"port \d+ (?:is )?already in use"),
     ),
-    "disk_full": (("ENOSPC", "EDQUOT"), ("StorageFull", "QuotaExceeded", r"disk (?:is )?full")),
+    # Elasticsearch marks every index read-only when its disk passes the flood-stage watermark
+    "disk_full": (
+        ("ENOSPC", "EDQUOT"),
+        (
+            "StorageFull",
+            "QuotaExceeded",
+            r"disk (?:is )?full",
+            r"flood[- ]stage (?:disk )?watermark",
+            "read-only-allow-delete",
+        ),
+    ),
     "dns": (
         (),
         (
@@ -70,8 +80,20 @@ _NAMES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "context deadline exceeded",
             "timed out connecting",
             "TLS handshake timeout",
+            "TimeoutError",  # Python's OSError subclass; the DOM's name for an AbortSignal.timeout() abort
+            "aborted due to timeout",
         ),
     ),  # fmt: skip
+    # a peer's TLS certificate past its validity (OpenSSL, Go's x509, Node, Java)
+    "certificate_expired": (
+        (),
+        ("certificate has expired", "CERT_HAS_EXPIRED", "CertificateExpiredException", r"certificate (?:is )?expired"),
+    ),
+    # the host's clock set back or forward under the running processes (chronyd, ntpd, systemd)
+    "clock_stepped": (
+        (),
+        (r"clock (?:was |has been )?stepped", r"clock wrong by", r"step time server", "Time has been changed"),
+    ),
     "connection_refused": (("ECONNREFUSED",), ("ConnectionRefused", "java.net.ConnectException")),
     "connection_reset": (
         ("ECONNRESET", "EPIPE", "ECONNABORTED"),

@@ -1,7 +1,8 @@
 """The deterministic triager: seed 001's decision flow over logs, SDD, contracts, code and history.
 
     1. environment signal on the failing step (EADDRINUSE, ENOSPC, EAI_AGAIN, ...)  → infra_flake
-       a unit that died at start-up on its own code                                  → impl_bug
+       a unit that died at start-up on its own code (the refusals that follow
+       are its consequence)                                                          → impl_bug
        no response at all and nothing else to go on                                   → infra_flake
    1b. the interface model compared by structure (interface_diff.py): SDD vs contracts vs code vs trace;
        the category follows from which sides agree                                   → the finding's
@@ -32,16 +33,20 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..models import SddPatch
-from .backing import backing_service_signals
+from .backing import backing_service_signals, external_service_signals
 from .callfindings import CallFindings
 from .findings import CONFIDENCE, Finding
 from .interface_diff import DistinguishingInput, compare, distinguishing_input, input_unspecified, unproduced
+from .interface_sdd import states_a_bound
 from .interface_verdict import cap_for_missed_input, cap_word_verdict, interface_verdict
 from .matching import Call, consumed, contrary, explicit_success, exported, step_calls, supporting
 from .run_context import RunContext
 from .signals import infra_signals, local_module_names, startup_crash
 from .uncaught import Uncaught, refused_became_error, uncaught_in_provider
 from .verdict_helpers import describe, mismatches, missing_fields, pick_status, rounding_like, values_text
+
+# what a unit that never started looks like to its callers: the crash explains them
+_CRASH_CONSEQUENCES = frozenset({"connection_refused", "connection_reset", "backing_service", "health_check"})
 
 
 def classify(ctx: RunContext) -> Finding:
@@ -70,11 +75,11 @@ class _Triage(CallFindings):
         signals = infra_signals(self.ctx, self.failure, local)
         crash = startup_crash(self.ctx, local)
         strong = [s for s in signals if s.strong]
-        backing = backing_service_signals(self.ctx, self.failure)
+        backing = backing_service_signals(self.ctx, self.failure) + external_service_signals(self.ctx, self.failure)
+        if crash is not None and all(s.kind in _CRASH_CONSEQUENCES for s in [*strong, *backing]):
+            return self.crashed(crash)
         if strong or backing:
             return self.infra([*strong, *backing])
-        if crash is not None:
-            return self.crashed(crash)
         if self.failure.got.error is not None:
             return self.infra(signals)
         calls = step_calls(self.ctx, self.failure)
@@ -192,15 +197,20 @@ class _Triage(CallFindings):
         if req_e is None:
             never = unproduced(self.ctx, self.failure, call)  # the handler cannot give that answer at all
             return interface_verdict(never, self.failure, self.cite) if never else self.unspecified(call)
+        beyond_limit = (
+            400 <= expected < 500 and got is not None and 200 <= got < 300 and states_a_bound(req_e.clause.raw)
+        )
         if got is not None:
             rivals = [
                 r for r in reqs if got in r.statuses and expected not in r.statuses and r.clause is not req_e.clause
             ]
+            if beyond_limit:  # a limit refines the success statement: the two are not rivals
+                rivals = [r for r in rivals if not all(200 <= x < 300 for x in r.statuses)]
             req_g = max(rivals, key=lambda r: r.term_score, default=None)
             if req_g is not None and req_e.term_score >= 0.5 and req_g.term_score >= 0.75 * req_e.term_score:
                 return self.contradiction(call, req_e, req_g, expected, got)
             same = self.matcher.same_situation(call, req_e, reqs, (expected, got))
-            if same is not None:
+            if same is not None and not (beyond_limit and all(200 <= x < 300 for x in same.statuses)):
                 return self.contradiction(call, req_e, same, expected, got)
         if call.provider is None:
             call.provider = self._attribute(call)

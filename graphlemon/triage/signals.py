@@ -22,7 +22,8 @@ from .rundir import IntegrationFailure
 
 InfraKind = Literal[
     "port_in_use", "disk_full", "dns", "health_check", "killed", "timeout", "missing_dependency", "unreachable",
-    "out_of_resources", "connection_refused", "connection_reset", "backing_service",
+    "out_of_resources", "connection_refused", "connection_reset", "backing_service", "certificate_expired",
+    "clock_stepped", "external_service",
 ]  # fmt: skip
 
 # (kind, pattern, strong, start-up class: counts wherever it is in the log). The operating system's failures are
@@ -38,6 +39,8 @@ _INFRA: tuple[tuple[InfraKind, re.Pattern[str], bool, bool], ...] = (
     ("missing_dependency", re.compile(rf"Cannot find module '(?![./])[^']+'|No module named '[^']+'|{SHARED_LIBRARY_MISSING}", re.I), True, True),
     ("unreachable", PATTERNS["unreachable"], True, False),
     ("out_of_resources", PATTERNS["out_of_resources"], True, False),
+    ("certificate_expired", PATTERNS["certificate_expired"], True, False),
+    ("clock_stepped", PATTERNS["clock_stepped"], True, True),
     ("connection_refused", PATTERNS["connection_refused"], False, False),
     ("connection_reset", PATTERNS["connection_reset"], False, False),
 )  # fmt: skip

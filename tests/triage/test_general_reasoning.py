@@ -7,7 +7,7 @@ case's description, so a verdict cannot come from matching vocabularies.
 from __future__ import annotations
 
 from graphlemon.triage import triage_run, verify_all
-from graphlemon.triage.backing import backing_service_signals, unit_ports
+from graphlemon.triage.backing import backing_service_signals, external_service_signals, unit_ports
 from graphlemon.triage.codescan import SourceFile, scan_routes
 from graphlemon.triage.rule_classifier import classify
 from graphlemon.triage.run_context import load_run
@@ -201,6 +201,50 @@ def test_redis_and_node_address_spellings(tmp_path):
         assert [s.kind for s in backing_service_signals(ctx, ctx.result.failures[0])] == ["backing_service"], line
 
 
+def test_environment_failures_outside_the_os_vocabulary_are_infra_flake(tmp_path):
+    """An expired peer certificate, a stepped clock, a search cluster's full disk, a runtime's timeout error."""
+    for i, (line, kind) in enumerate(
+        (
+            (
+                "ssl.SSLCertVerificationError: [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: certificate has expired",
+                "certificate_expired",
+            ),
+            ("2026-12-03T09:58:00Z [host] ntpd[77]: step time server 10.0.0.1 offset -92.3 sec", "clock_stepped"),
+            ("opensearch: index [orders] blocked by: [FORBIDDEN/12/index read-only-allow-delete (api)]", "disk_full"),
+            ("asyncio.TimeoutError while awaiting the courier quote", "timeout"),
+        )
+    ):
+        log = line if line.startswith("2026") else f"2026-12-03T10:00:05Z [orders-api] {line}"
+        project = orders(tmp_path, TRACEBACK_ORDERS + log + "\n", name=f"env{i}")
+        finding = classify(load_run(project, RUN_ID))
+        assert (finding.category, finding.affected) == ("infra_flake", []), line
+        assert finding.rule == f"infra:{kind}", line
+
+
+def test_an_outside_host_that_throttles_or_fails_is_infra_and_a_unit_answering_503_is_not(tmp_path):
+    outside = "2026-12-03T10:00:05Z [orders-api] upstream said 503 Service Unavailable for https://rates.partner.example/v2/fx\n"
+    project = orders(tmp_path, TRACEBACK_ORDERS + outside, name="outside")
+    ctx = load_run(project, RUN_ID)
+    assert [s.kind for s in external_service_signals(ctx, ctx.result.failures[0])] == ["external_service"]
+    assert classify(ctx).rule == "infra:external_service"
+    own = "2026-12-03T10:00:05Z [orders-api] GET http://127.0.0.1:4300/stock/o9 -> 503 Service Unavailable\n"
+    project = orders(tmp_path, TRACEBACK_ORDERS + own, name="own")
+    ctx = load_run(project, RUN_ID)
+    assert external_service_signals(ctx, ctx.result.failures[0]) == []
+
+
+def test_a_unit_that_died_on_its_own_import_explains_the_refusals_that_follow(tmp_path):
+    log = """2026-12-03T10:00:00Z [orders-api] Traceback (most recent call last):
+2026-12-03T10:00:00Z [orders-api]   File "/srv/orders/app.py", line 1, in <module>
+2026-12-03T10:00:00Z [orders-api] ModuleNotFoundError: No module named 'orders.pricing'
+2026-12-03T10:00:00Z [orders-api] process exited with code 1
+2026-12-03T10:00:05Z [runner] GET /orders/o9: connect ECONNREFUSED 127.0.0.1:4999
+"""
+    project = orders(tmp_path, log, name="died")
+    finding = classify(load_run(project, RUN_ID))
+    assert (finding.category, finding.affected) == ("impl_bug", ["orders-api"])
+
+
 # -- 3. handlers located by a parser --------------------------------------------------------------
 
 
@@ -296,3 +340,144 @@ const text = "function add(x) {}";
     assert defs == {(2, ("a", "b"), True), (4, ("z",), False)}
     adds = _js_defs("u", SourceFile("u/m.js", src), "add")
     assert [(d.line, d.signature.names()) for d in adds] == [(7, ("a", "rest"))]  # not the string on line 8
+
+
+def test_an_upstream_refusal_of_a_request_the_sdd_allows_blames_the_provider_not_its_caller(tmp_path):
+    sdd = (
+        "# Atlas\n\n## tiles-api\n\n```yaml\nopenapi: 3.0.3\npaths:\n  /tiles:\n    get:\n      parameters:\n"
+        "        - name: zoom\n          in: query\n          schema: {type: integer, minimum: 0, maximum: 22}\n"
+        "      responses:\n        '200': {description: the tiles}\n        '400': {description: bad zoom}\n```\n\n"
+        "## map-web\n\n`GET /map` answers 200 with the tiles at the zoom asked for.\n"
+    )
+    consumes = {"unit_id": "tiles-api", "method": "GET", "path": "/tiles", "responses": {"200": "tiles"}}
+    project = build_project(
+        tmp_path / "atlas",
+        units=[
+            {"unit_id": "tiles-api", "code": ["tiles"], "framework": "fastapi"},
+            {"unit_id": "map-web", "code": ["web"], "framework": "fastapi"},
+        ],
+        files={"tiles/app.py": "from fastapi import FastAPI\napp = FastAPI()\n", "web/app.py": "x = 1\n"},
+        sdd=sdd,
+        contracts={
+            "tiles-api": {
+                "unit_id": "tiles-api",
+                "exports": {
+                    "http": [{"method": "GET", "path": "/tiles", "responses": {"200": "tiles", "400": "bad zoom"}}]
+                },
+            },
+            "map-web": {
+                "unit_id": "map-web",
+                "exports": {
+                    "http": [{"method": "GET", "path": "/map", "responses": {"200": "map", "502": "no tiles"}}]
+                },
+                "consumes": [consumes],
+            },
+        },  # fmt: skip
+        failure={
+            "case": "street-level",
+            "description": "the map at street level shows its tiles",
+            "involves": ["map-web", "tiles-api"],
+            "request": {"method": "GET", "path": "/map?zoom=20"},
+            "expected": {"status": 200},
+            "got": {"status": 502, "body": {"error": "no tiles"}},
+        },
+        trace=[
+            {
+                "case": "street-level",
+                "step": 0,
+                "unit_id": "tiles-api",
+                "method": "GET",
+                "url": "http://127.0.0.1:4500/tiles?zoom=20",
+                "status": 400,
+                "response_body": {"error": "bad zoom"},
+            },
+            {
+                "case": "street-level",
+                "step": 0,
+                "unit_id": "map-web",
+                "method": "GET",
+                "url": "http://127.0.0.1:4501/map?zoom=20",
+                "status": 502,
+                "response_body": {"error": "no tiles"},
+            },
+        ],  # fmt: skip
+    )
+    finding = classify(load_run(project, RUN_ID))
+    assert finding.affected == ["tiles-api"] and finding.rule.endswith("limit_violated")
+    assert finding.confidence < 0.8  # the refusal may have another reason than the bound
+
+
+def test_a_limit_and_the_success_it_refines_are_not_rival_statements(tmp_path):
+    sdd = (
+        "# Library\n\n## loans-api\n\n`POST /loans` lends the next book to a reader and answers 201 `{loan_id}`.\n\n"
+        "| what | allowed | past it |\n|---|---|---|\n| loans per reader, each week | 2 | 409 `loan_cap` |\n"
+    )
+    project = build_project(
+        tmp_path / "library",
+        units=[{"unit_id": "loans-api", "code": ["loans"], "framework": "fastapi"}],
+        files={"loans/app.py": "from fastapi import FastAPI\napp = FastAPI()\n"},
+        sdd=sdd,
+        contracts={
+            "loans-api": {
+                "unit_id": "loans-api",
+                "exports": {
+                    "http": [{"method": "POST", "path": "/loans", "responses": {"201": "lent", "409": "loan_cap"}}]
+                },
+            }
+        },  # fmt: skip
+        failure={
+            "case": "third-loan-this-week",
+            "description": "a reader who borrowed twice this week is turned down on the next book",
+            "involves": ["loans-api"],
+            "request": {"method": "POST", "path": "/loans", "body": {"reader": "r-7", "book": "b-3"}},
+            "expected": {"status": 409},
+            "got": {"status": 201, "body": {"loan_id": "l-3"}},
+        },
+        trace=[
+            {
+                "case": "third-loan-this-week",
+                "step": 0,
+                "unit_id": "loans-api",
+                "method": "POST",
+                "url": "http://127.0.0.1:4600/loans",
+                "status": 201,
+                "response_body": {"loan_id": "l-3"},
+            },
+        ],  # fmt: skip
+    )
+    finding = classify(load_run(project, RUN_ID))
+    assert (finding.category, finding.affected) == ("impl_bug", ["loans-api"]), finding.root_cause
+
+
+def test_a_value_written_in_another_form_the_sdd_never_mentions_is_a_question_for_a_person(tmp_path):
+    sdd = (
+        "# Members\n\n## members-api\n\n`POST /members {name, phone}` answers 201 `{member_id}`.\n\n"
+        "A phone number already on file is refused with 409 `phone_taken`.\n"
+    )
+    entry = {"unit_id": "members-api", "method": "POST", "url": "http://127.0.0.1:4700/members"}
+    project = build_project(
+        tmp_path / "members",
+        units=[{"unit_id": "members-api", "code": ["members"], "framework": "fastapi"}],
+        files={"members/app.py": "from fastapi import FastAPI\napp = FastAPI()\n"},
+        sdd=sdd,
+        contracts={"members-api": {"unit_id": "members-api", "exports": {"http": [
+            {"method": "POST", "path": "/members", "responses": {"201": "joined", "409": "phone_taken"}}]}}},
+        failure={
+            "case": "rejoin-with-dialling-code",
+            "description": "someone already signed up signs up again with the number as printed on the card",
+            "involves": ["members-api"],
+            "request": {"method": "POST", "path": "/members", "body": {"name": "Ada", "phone": "+44 20 7946 0958"}},
+            "expected": {"status": 409},
+            "got": {"status": 201, "body": {"member_id": "m-9"}},
+        },
+        trace=[
+            {**entry, "case": "rejoin", "step": 1, "request_body": {"name": "Bo", "phone": "442079460001"},
+             "status": 409, "response_body": {"error": "phone_taken"}},
+            {**entry, "case": "rejoin-with-dialling-code", "step": 0,
+             "request_body": {"name": "Ada", "phone": "+44 20 7946 0958"}, "status": 201,
+             "response_body": {"member_id": "m-9"}},
+        ],
+    )  # fmt: skip
+    finding = classify(load_run(project, RUN_ID))
+    assert finding.category == "spec_ambiguous" and finding.confidence <= 0.5, finding.root_cause
+    assert "phone's marks" in finding.root_cause

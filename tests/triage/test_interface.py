@@ -4,6 +4,7 @@ structural comparison's typed findings on real scenario runs."""
 from __future__ import annotations
 
 import json
+import keyword
 
 import pytest
 import yaml
@@ -11,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from graphlemon.triage.interface import Operation, Quote, same_interface
-from graphlemon.triage.interface_sdd import sdd_operations
+from graphlemon.triage.interface_sdd import sdd_operations, states_a_bound
 
 UNITS = ["ledger-svc"]
 
@@ -201,8 +202,11 @@ def _shapes(names: list[str]) -> list[tuple[str, str]]:
     ]
 
 
+_declarable = _ident.filter(lambda n: not keyword.iskeyword(n))  # a field a Python class can declare
+
+
 @settings(max_examples=30, deadline=None)
-@given(st.lists(_ident, min_size=1, max_size=5, unique=True), st.sampled_from([200, 201]))
+@given(st.lists(_declarable, min_size=1, max_size=5, unique=True), st.sampled_from([200, 201]))
 def test_an_answer_shown_as_example_schema_or_type_has_the_same_fields(names, status):
     for language, block in _shapes(names):
         (op,) = ops(f"## ledger-svc\n\n`GET /entries/{{id}}` answers {status}:\n\n```{language}\n{block}\n```\n")
@@ -448,3 +452,34 @@ def test_a_unit_wide_limit_holds_for_the_endpoints_whose_resource_it_names():
     (avatar,) = ops("## ledger-svc\n\n`PUT /profiles/{user}/avatar` answers 201.\n")
     assert _about("Profile images (avatars and banners) of up to 5 MB are accepted.", avatar.template)
     assert not _about("Exports are limited to 10 MB.", avatar.template)
+
+
+def test_a_nested_object_in_an_inline_answer_is_a_fields_value_not_the_answer():
+    [op] = ops("## ledger-svc\n\n`GET /accounts/{id}/moves` → `200 {id, moves: [{amount, at: {day, hour}}], total}`\n")
+    assert sorted(op.fields_for(200)) == ["id", "moves", "total"]
+
+
+def test_an_openapi_parameters_bounds_are_value_limits_with_the_refusal_it_states():
+    (op,) = ops(
+        "## ledger-svc\n\n```yaml\nopenapi: 3.1.0\npaths:\n  /entries:\n    get:\n      parameters:\n"
+        "        - name: per_page\n          in: query\n          schema: {type: integer, minimum: 5, exclusiveMaximum: true, maximum: 250}\n"
+        "      responses:\n        '200': {description: a page}\n        '422': {description: out of range}\n```\n"
+    )
+    bounds = sorted((x.bound, x.count, x.strict, x.status, x.measure) for x in op.limits)
+    assert bounds == [("max", 250, True, 422, "value"), ("min", 5, False, 422, "value")]
+    assert all("per_page" in x.statement for x in op.limits)
+    assert op.limits[0].allows(249) and not op.limits[0].allows(250)
+
+
+@pytest.mark.parametrize(
+    ("text", "bounds"),
+    [
+        ("| exports per account, rolling day | 12 | 429 |", True),
+        ("No more than two renewals a month; a third answers 409.", True),
+        ("Anything above 8 MB is refused with 413.", True),
+        ("Creating a ticket answers 201 with `{id}`.", False),
+        ("A ticket nobody opened answers 404 `{error}`.", False),
+    ],
+)
+def test_a_statement_that_bounds_a_quantity(text, bounds):
+    assert states_a_bound(text) is bounds
