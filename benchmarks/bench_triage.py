@@ -1,5 +1,5 @@
-"""Triage accuracy on the labelled corpus: our deterministic triager vs a faithful port of seed 001's
-`category_classifier` (§7.2), side by side on the same scenarios; confusion matrices and calibration.
+"""Triage accuracy on the labelled corpus: our deterministic triager vs a faithful port of the
+specification's `category_classifier` (a keyword classifier), side by side on the same scenarios; confusion matrices and calibration.
 
 Printed, never asserted. Each scenario (tests/fixtures/triage/*) is copied into a fresh git project.
 "ours" is `classify()` (the full decision flow); the seed port sees what the seed's function takes:
@@ -42,7 +42,7 @@ CATEGORIES = ("contract_mismatch", "impl_bug", "spec_ambiguous", "infra_flake")
 SHORT = {"contract_mismatch": "contract", "impl_bug": "impl", "spec_ambiguous": "spec", "infra_flake": "infra"}
 
 
-# -- seed 001 §7.2 category-classifier.js, ported line by line -------------------------------
+# -- the specification's category-classifier.js, ported line by line -------------------------------
 
 _SEED_INFRA = [
     re.compile(r"EADDRINUSE"),

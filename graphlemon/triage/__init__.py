@@ -1,9 +1,9 @@
-"""BugTriager (seed 001): evidence checks, the deterministic triager, the agent path, self-check.
+"""BugTriager (docs/triage.md): evidence checks, the deterministic triager, the agent path, self-check.
 
 Public API (what the Integrator, the DevLoop and the CLI call):
 
     triage_run(project, run_id, *, executor=None, task_id=None, node_exec_id=None) -> TriageOutcome
-    verify_all(root, evidence) -> EvidenceReport          extract_evidence (seed §7.1)
+    verify_all(root, evidence) -> EvidenceReport          extract_evidence
     diff_contract_vs_impl(project, unit_id) -> ContractDiff
     find_similar_bug(bugs, signature, *, unit_ids=None, text="") -> list[Bug]
     failure_signature(failure) -> str                      pass to BugTracker.open(signature=...)

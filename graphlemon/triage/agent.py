@@ -2,9 +2,9 @@
 
 One turn through any Executor (scripted, anthropic, claude_code) with the role's
 skill, the failure context and the triage tools; its structured output must be a
-`TriageVerdict`. The self-check (seed §⑧) runs on it with the turn's todolist and
+`TriageVerdict`. The self-check runs on it with the turn's todolist and
 every file the turn changed (scanSandbox). A rejected proposal is retried once,
-with the violations in the prompt; a second rejection becomes the seed's fallback
+with the violations in the prompt; a second rejection becomes the fallback
 (spec_ambiguous, confidence 0.3, escalate). A triage.json the agent wrote itself
 is put back as it was: the triager writes triage.json only after the check passes.
 """
@@ -83,7 +83,7 @@ def agent_proposal(
 
 
 def failure_context(ctx: RunContext, violations: list[Violation] | None) -> dict[str, str]:
-    """The turn's prompt: seed 001 §2.2's `## Failure Context` (result.json excerpt, units, files to read)."""
+    """The turn's prompt: a `## Failure Context` (result.json excerpt, units, files to read)."""
     failure = ctx.result.failures[0]
     units = "\n".join(
         f"- {u.unit_id}: code {', '.join(u.code) or '-'}; contract {ctx.contract_rel(u.unit_id)}" + (" (involved)" if u.unit_id in failure.involves else "")
@@ -105,7 +105,7 @@ def failure_context(ctx: RunContext, violations: list[Violation] | None) -> dict
         "Output": (
             "Answer with a TriageVerdict: run_id, root_cause, category, affected_units, proposed_sdd_patch, "
             'confidence, evidence (each "path: quote" or "path:line: quote", paths relative to the project root), '
-            "l3_question (for spec_ambiguous). The verdict is checked by the seed's self-check before it is written."
+            "l3_question (for spec_ambiguous). The verdict is checked by a self-check before it is written."
         ),
     }
     if violations:
@@ -132,7 +132,7 @@ def _restore(path: Path, kept: bytes | None) -> None:
         path.write_bytes(kept)
 
 
-# -- the seed's triage tools, for agents ------------------------------------------------------
+# -- the triage tools, for agents -------------------------------------------------------------
 
 
 class _RunArgs(BaseModel):

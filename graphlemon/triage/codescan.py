@@ -1,4 +1,4 @@
-"""diff_contract_vs_impl (seed 001 §2.3): routes and status codes found in a unit's code vs its contract.json.
+"""diff_contract_vs_impl: routes and status codes found in a unit's code vs its contract.json.
 
 Routes are found by parsing FastAPI, Flask and Express source (handlers.py: Python's `ast`,
 tree-sitter for JavaScript / TypeScript; no imports, no execution): route definitions,
@@ -59,7 +59,7 @@ class Divergence(BaseModel):
 
 
 class ContractDiff(BaseModel):
-    """{matches, divergences[]} of seed 001, plus the routes that were found."""
+    """{matches, divergences[]}, plus the routes that were found."""
 
     unit_id: str
     framework: Framework

@@ -1,4 +1,4 @@
-"""extract_evidence (seed 001 §7.1): is every evidence quote really in the file it names?
+"""extract_evidence (docs/triage.md, "Evidence"): is every evidence quote really in the file it names?
 
 An evidence item is `"path: quote"` or `"path:line: quote"`. The path is relative
 to the project root (a seed-style path such as `units/x/contract.json` is also
@@ -130,7 +130,7 @@ def verify_one(root: Path, evidence: str) -> EvidenceCheck:
 
 
 def verify_all(root: Path, evidence: Iterable[str]) -> EvidenceReport:
-    """extract_evidence(pid, evidence[]) -> {ok, results[], failed[]} (seed 001 §2.3)."""
+    """extract_evidence(pid, evidence[]) -> {ok, results[], failed[]}: every quote checked, the failed ones listed."""
     results = [verify_one(root, item) for item in evidence]
     failed = [r for r in results if not r.ok]
     return EvidenceReport(ok=not failed, results=results, failed=failed)

@@ -49,7 +49,7 @@ _INFRA_WORDS = {
 
 @dataclass
 class Finding:
-    """The triager's conclusion: a seed 001 verdict plus how it was reached."""
+    """The triager's conclusion: a verdict (docs/triage.md, "The verdict") plus how it was reached."""
 
     category: TriageCategory
     affected: list[str]
@@ -322,7 +322,7 @@ class FindingBuilder:
         return self.cite.line(signal.rel, at, signal.text.split("\n")[0][:30]) if at else None
 
     def _coder_note(self, unit: str, call: Call) -> str | None:
-        """The coder.log line about this endpoint: why the unit does what it does (seed §2.1 reads coder.log)."""
+        """The coder.log line about this endpoint: why the unit does what it does (the coder's own account, from coder.log)."""
         log = self.ctx.coder_logs.get(unit)
         path = (exported(self.ctx, unit, call.method, call.path) or call).path or ""
         for i, line in enumerate(log.lines if log else [], 1):

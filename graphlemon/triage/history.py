@@ -1,4 +1,4 @@
-"""Failure signatures and history: find_similar_bug (seed 001 §2.3) and "have we triaged this before?".
+"""Failure signatures and history: find_similar_bug (one of the triager's tools) and "have we triaged this before?".
 
 A failure signature names *what* failed, not how: the case, the step, the units
 involved, the request (method and path template) and the expected outcome. The

@@ -1,7 +1,7 @@
 """Structural comparison of the interface model: SDD vs provider contract vs consumer contract vs code vs trace.
 
 Each disagreement is a typed `InterfaceFinding` with the two lines that disagree. The category follows from
-which sides agree (seed 001's flow): the SDD and the implementation's contract agree and the run did otherwise
+which sides agree (the decision flow, docs/triage.md): the SDD and the implementation's contract agree and the run did otherwise
 → `impl_bug`; a contract.json disagrees with the SDD (or a consumer's with its provider and the SDD) →
 `contract_mismatch` for that contract's unit; the request that failed differs from one that succeeded only by
 an input the SDD never mentions → `spec_ambiguous`.

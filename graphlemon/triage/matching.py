@@ -217,7 +217,7 @@ class Matcher:
         return next((r for r in rivals if mine <= r.clause.terms), None)
 
     def unmatched_terms(self, call: Call) -> list[str]:
-        """Case words the SDD never uses (the seed's "key tokens not in the SDD")."""
+        """Case words the SDD never uses ("key tokens not in the SDD")."""
         return sorted(t for t in self.case_terms(call) if not self.ctx.sdd.mentions(t) and not t.isdigit())
 
 

@@ -1,4 +1,4 @@
-"""The deterministic triager: seed 001's decision flow over logs, SDD, contracts, code and history.
+"""The deterministic triager: the decision flow (docs/triage.md, "How the deterministic triager decides") over logs, SDD, contracts, code and history.
 
     1. environment signal on the failing step (EADDRINUSE, ENOSPC, EAI_AGAIN, ...)  → infra_flake
        a unit that died at start-up on its own code (the refusals that follow
@@ -50,7 +50,7 @@ _CRASH_CONSEQUENCES = frozenset({"connection_refused", "connection_reset", "back
 
 
 def classify(ctx: RunContext) -> Finding:
-    """Triage the first failure of the run (the seed reads failures[0])."""
+    """Triage the first failure of the run (failures[0]; the others usually follow from it)."""
     failure = ctx.result.failures[0]
     t = _Triage(ctx, failure)
     finding = t.run()

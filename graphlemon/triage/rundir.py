@@ -57,7 +57,7 @@ class HttpRequest(BaseModel):
 
 
 class IntegrationFailure(BaseModel):
-    """One failing step of one integration case (seed 001 §⑥: case, step, involves, expected, got, stack)."""
+    """One failing step of one integration case (case, step, involves, expected, got, stack: docs/triage.md, "The run directory")."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -1,4 +1,4 @@
-"""Seed 001 §2.3's triager tools as plain functions (the agent path registers them as agent tools).
+"""The triager's tools as plain functions (the agent path registers them as agent tools).
 
 diff_contract_vs_impl(project, unit_id) -> ContractDiff        {matches, divergences[]}
 category_classifier(project, run_id) -> ClassifierHint         {category, confidence, hints}
@@ -20,7 +20,7 @@ from .run_context import load_run, read_code, read_model
 
 
 class ClassifierHint(BaseModel):
-    """category_classifier's answer: a first opinion the agent must review (seed §7.2)."""
+    """category_classifier's answer: a first opinion the agent must review."""
 
     category: TriageCategory
     confidence: float

@@ -2,7 +2,7 @@
 
     load the run → propose a verdict (the deterministic triager, or the bug-triager
     role through an Executor with one retry) → a second triage of the same failure
-    becomes spec_ambiguous → self-check (seed §⑧) → on failure the seed's fallback
+    becomes spec_ambiguous → self-check → on failure the fallback
     (spec_ambiguous, confidence 0.3) → archive an existing triage.json under
     history/ → write triage.json → append the TriageRecord.
 
@@ -198,7 +198,7 @@ def deterministic_proposal(ctx: RunContext) -> Proposal:
 
 
 def second_triage(ctx: RunContext, verdict: TriageVerdict, earlier: TriageRecord | Bug) -> TriageVerdict:
-    """Seed §⑨: the same failure came back after a verdict was acted on, so a second verdict escalates instead of looping."""
+    """The same failure came back after a verdict was acted on, so a second verdict escalates instead of looping."""
     failure = ctx.result.failures[0]
     cite = Citer(ctx)
     before = earlier.category
@@ -227,7 +227,7 @@ def second_triage(ctx: RunContext, verdict: TriageVerdict, earlier: TriageRecord
 
 
 def fallback(ctx: RunContext, reason: str) -> TriageVerdict:
-    """Seed §⑧: when a proposal fails its self-check twice, a minimal spec_ambiguous verdict at confidence 0.3."""
+    """When a proposal fails its self-check twice, a minimal spec_ambiguous verdict at confidence 0.3."""
     failure = ctx.result.failures[0]
     return TriageVerdict(
         run_id=ctx.run_id,

@@ -1,4 +1,4 @@
-"""What a triage produces: the verdict (seed 001 §2.2 triage.json fields) and the TriagerOutput (§④)."""
+"""What a triage produces: the verdict (triage.json's fields, docs/triage.md) and the TriagerOutput."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ class TriageVerdict(BaseModel):
 
 
 class TodoItem(BaseModel):
-    """One step of the triager's workflow (seed 001 step-001 .. step-005)."""
+    """One step of the triager's workflow (step-001 .. step-005: read, compare, classify, check, write)."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -44,7 +44,7 @@ class TodoItem(BaseModel):
 
 
 class Violation(BaseModel):
-    """A failed self-check item (seed 001 §⑧, items 1-10)."""
+    """A failed self-check item (one of the self-check's ten items)."""
 
     item: int = Field(ge=1, le=10)
     check: str
@@ -52,7 +52,7 @@ class Violation(BaseModel):
 
 
 class TriagerOutput(BaseModel):
-    """Seed 001 §④ TriagerOutput. `ok` is False only when the triage itself is defective (the fallback)."""
+    """The triager's output. `ok` is False only when the triage itself is defective (the fallback)."""
 
     ok: bool
     run_id: str

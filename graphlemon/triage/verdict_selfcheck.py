@@ -1,4 +1,4 @@
-"""The triager's self-check (seed 001 §⑧, items 1-10): a list of violations, empty when the verdict may be written.
+"""The triager's self-check (ten items, docs/triage.md): a list of violations, empty when the verdict may be written.
 
 1 triage.json matches the schema            6 category and confidence fit (spec_ambiguous < 0.6)
 2 root_cause has ≥ 20 characters            7 affected_units ⊆ units.json, and the right count per category

@@ -10,7 +10,7 @@ import pytest
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "triage"
 SCENARIOS = sorted(p.name for p in CORPUS.iterdir() if (p / "expected.json").is_file())
 # Dev scenarios whose verdict rested on a word-list entry that existed for that scenario alone and was
-# removed (issue 17). The miss stays visible here instead of being hidden by a new entry; if a general rule
+# removed. The miss stays visible here instead of being hidden by a new entry; if a general rule
 # gets it right again, this assertion fails and the entry goes.
 KNOWN_MISSES = {"ib03_unknown_book_prose": "matched the SDD only through the phrase 'not in the' (→ c:missing)"}
 SPLIT = {n: json.loads((CORPUS / n / "expected.json").read_text()).get("split", "dev") for n in SCENARIOS}

@@ -62,7 +62,7 @@ def test_line_beyond_end_of_file_is_rejected(root):
 
 
 def test_seed_example_paraphrase_is_not_evidence(root):
-    # seed 001 §⑥ writes evidence like this; it is a paraphrase, not a quote, and must not pass
+    # a reference triager writes evidence like this; it is a paraphrase, not a quote, and must not pass
     report = verify_all(root, ["http-trace step 1: expired token returns 200 not 401"])
     assert not report.ok and report.failed[0].reason.startswith("file not found")
 

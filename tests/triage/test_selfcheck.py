@@ -1,4 +1,4 @@
-"""The self-check (seed 001 §⑧): each of the ten items catches its defect; a sound verdict passes."""
+"""The self-check: each of the ten items catches its defect; a sound verdict passes."""
 
 from __future__ import annotations
 

@@ -23,6 +23,6 @@ def test_triage_run_task_writes_the_verdict_and_an_artifact(prefect_harness, sce
 
     from graphlemon.project import open_project
 
-    key = f"{open_project(str(s.root)).project_id}-triage-run-int-0625-0905"  # scoped by project (issue 14)
+    key = f"{open_project(str(s.root)).project_id}-triage-run-int-0625-0905"  # scoped by project (two projects may hold the same run id)
     found = artifacts_keyed(key)
     assert found and "EADDRINUSE" in found[0].data

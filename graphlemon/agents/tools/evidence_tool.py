@@ -1,4 +1,4 @@
-"""extract_evidence (seed 001 §7.1) as an agent tool, over `graphlemon.triage.evidence_check.verify_all`.
+"""extract_evidence (docs/triage.md, "Evidence") as an agent tool, over `graphlemon.triage.evidence_check.verify_all`.
 
 One verifier serves the agent and the triager's self-check, so an agent never
 sees a quote pass that the self-check would reject. Beside whether each quote is
