@@ -166,7 +166,9 @@ def stack_on(
     before any worker starts)."""
     stack = PrefectStack(server.url, server.env, server.tmp, workers, deploy_from)
     with ExitStack() as running:
-        stack.cli("work-pool", "create", "graphlemon", "--type", "process")
+        stack.cli(
+            "work-pool", "create", "graphlemon", "--type", "process", "--overwrite"
+        )  # an earlier deploy may have made it
         stack.cli("--no-prompt", "deploy", *(arg for name in deployments for arg in ("-n", name)), cwd=deploy_from)
         if before_workers is not None:
             before_workers(stack)

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import CALC, make_repo  # at import: later conftest modules take the name `conftest`
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
@@ -200,7 +201,6 @@ def test_a_503_that_says_when_to_come_back_is_passed_on_at_once():
 def test_graphlemon_run_starts_the_local_server_once_and_the_next_run_reuses_it(tmp_path):
     """Two `graphlemon run`s with no Prefect API configured: one local server for both, each run recorded in it
     under its task's name; `GRAPHLEMON_PREFECT_SERVER=temporary` leaves it out (Prefect's temporary server)."""
-    from conftest import CALC, make_repo
     from prefect.client.orchestration import get_client
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
