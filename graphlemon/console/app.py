@@ -15,7 +15,7 @@ from .live import live_routes
 from .log_stream import LogTails
 from .routes import api_routes
 from .security import TOKEN_HEADER, Guard, page_routes
-from .state import ConsoleSettings, Hubs
+from .shared import ConsoleSettings, Hubs
 
 __all__ = ["TOKEN_HEADER", "ConsoleSettings", "create_app"]
 

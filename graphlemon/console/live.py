@@ -19,7 +19,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from ..errors import ErrorCode, GraphLemonError
 from . import views
 from .security import ws_authorised
-from .state import ConsoleSettings, Hubs, dashboard_rows, with_run
+from .shared import ConsoleSettings, Hubs, dashboard_rows, with_run
 
 WS_CLOSE_PROJECT_NOT_FOUND = 4404
 WS_CLOSE_UNAUTHORISED = 4401

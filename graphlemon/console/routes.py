@@ -17,7 +17,7 @@ from starlette.routing import Route
 
 from ..errors import ErrorCode, GraphLemonError, invalid_param
 from . import views
-from .state import (
+from .shared import (
     ConsoleSettings,
     Hubs,
     dashboard_rows,

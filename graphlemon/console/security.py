@@ -19,7 +19,7 @@ from starlette.routing import Route
 from starlette.websockets import WebSocket
 
 from ..errors import ErrorCode, GraphLemonError, invalid_param
-from .state import ConsoleSettings, error_response
+from .shared import ConsoleSettings, error_response
 
 TOKEN_HEADER = "X-GraphLemon-Token"
 TOKEN_COOKIE = "graphlemon_console"
