@@ -24,6 +24,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PREFECT = [sys.executable, "-m", "prefect"]
 FINAL = {"COMPLETED", "FAILED", "CRASHED", "CANCELLED"}
+
+
+def told_why_it_waits(state) -> bool:
+    """A suspended run whose state says why it waits: `suspend_flow_run` sets Suspended first, then the flow sets
+    the same state again with its message, so a poll between the two sees no message yet."""
+    return state.name == "Suspended" and bool(state.message)
+
+
 DEPLOYMENTS = ("devloop", "unit-loop", "reports")  # of prefect.yaml, on the session's stack
 COPY_IGNORE = shutil.ignore_patterns(".venv", ".git", "tests", "node_modules", "__pycache__", "*.egg-info", ".*cache")
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 from conftest import SNAKE, SNAKE_GOAL, make_repo
+from prefect_stack import told_why_it_waits
 
 from graphlemon.models import BudgetConfig
 from graphlemon.taskboard import TaskBoard
@@ -70,7 +71,7 @@ def test_happy_a_deployment_from_a_deleted_copy_runs_the_snake_goal_natively(pre
                   "playbook": str(SNAKE / "playbook.yaml"), "budget_block": "tight",
                   "config": {"max_unit_attempts": 3}}  # fmt: skip
         run = client.create_flow_run_from_deployment(deployment.id, parameters=params)
-        stack.wait(client, run.id, done=lambda s: s.name == "Suspended", timeout=300)
+        stack.wait(client, run.id, done=told_why_it_waits, timeout=300)
         (task,) = TaskBoard(project.ledger).all().values()
         assert (task.status, task.blocked_reason) == ("blocked_pending_human", "budget_exceeded")
         budgets = [b for b in project.ledger.read_as("budget", BudgetConfig) if b.task_id == task.task_id]

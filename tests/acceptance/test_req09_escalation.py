@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CALC, broken_mul, playbook_variant, run_flow, verdict
+from prefect_stack import told_why_it_waits
 
 from graphlemon.errors import ErrorCode, GraphLemonError
 from graphlemon.models import EscalationRecord, TaskEvent, TimelineEvent
@@ -82,7 +83,7 @@ def suspended_deployed_run(calc, tmp_path, prefect_stack, client):
               "config": {"max_unit_attempts": 1}}  # fmt: skip
     deployment = client.read_deployment_by_name("devloop/devloop")
     run = client.create_flow_run_from_deployment(deployment.id, parameters=params)
-    prefect_stack.wait(client, run.id, done=lambda s: s.name == "Suspended")
+    prefect_stack.wait(client, run.id, done=told_why_it_waits)
     (task,) = TaskBoard(calc.ledger).all().values()
     return run, task
 
