@@ -166,6 +166,11 @@ class Worktrees:
         """Unified diff of the worktree's branch against `base` (a commit or branch)."""
         return self._run(wt.path, "diff", f"{base}..{wt.branch}")
 
+    def commit_files(self, wt: Worktree, commit: str) -> list[str]:
+        """The paths one commit changed (against its first parent)."""
+        out = self._run(wt.path, "diff-tree", "--no-commit-id", "--name-only", "-r", "--root", commit)
+        return [line for line in out.splitlines() if line]
+
     def changed_files(self, wt: Worktree, base: str) -> list[str]:
         out = self._run(wt.path, "diff", "--name-only", f"{base}..{wt.branch}")
         return [line for line in out.splitlines() if line]

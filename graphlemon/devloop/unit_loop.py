@@ -63,7 +63,7 @@ def run_unit_loop(
                 "unit_green", f"{unit_id}: green after {outcome.attempts} attempt(s)", unit_id=unit_id, ref=nid
             )
             return outcome
-        hints = hints_for_coder(tested, crash_reason(session, tested))
+        hints = coder.claims_note() + hints_for_coder(tested, crash_reason(session, tested))
         session.nodes.transition(nid, "reflecting", attempt=attempt, error=hints[:2000])
         if attempt - first + 1 >= session.config.max_unit_attempts:
             outcome = UnitOutcome(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+from pathlib import PurePosixPath
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -28,10 +29,21 @@ class CoderOutput(BaseModel):
 
 
 class CoderTurn(BaseModel):
+    """A recorded coder turn: `files_changed` is what its commit changed (not what the answer says it changed);
+    `claimed_unchanged` names the files the answer reported that the commit leaves as they were."""
+
     attempt: int
     commit: str | None
     files_changed: list[str]
     summary: str
+    claimed_unchanged: list[str] = Field(default_factory=list)
+
+    def claims_note(self) -> str:
+        """For the next attempt: the files this turn said it changed and did not (a write refused, or never made)."""
+        if not self.claimed_unchanged:
+            return ""
+        return (f"Your previous answer reported changing {', '.join(self.claimed_unchanged)}, but its commit leaves "
+                "them unchanged: a write may have been refused (read the tool results) or never made.\n")  # fmt: skip
 
 
 def prior_attempts(session: LoopSession, unit_id: str, nid: str) -> int:
@@ -100,7 +112,25 @@ def _turn(session: LoopSession, nid: str, unit_id: str, attempt: int, hints: str
     answer = session.memo(nid, f"a{attempt}-coder-answer", CoderOutput, ask)
     commit = session.commit_work(worktree, f"coder: {unit_id} attempt {attempt}: {answer.summary[:60]}",
                                  node_exec_id=nid, stage="coder", unit_id=unit_id)  # fmt: skip
-    return CoderTurn(attempt=attempt, commit=commit, files_changed=answer.files, summary=answer.summary)
+    changed = session.worktrees.commit_files(worktree, commit) if commit else []
+    unmet = unmet_claims(answer.files, changed)
+    if unmet:
+        session.timeline("coder_claims_unmet", f"{unit_id}: attempt {attempt} reported {', '.join(unmet)} as "
+                         "changed; its commit leaves them unchanged", unit_id=unit_id, ref=nid)  # fmt: skip
+    return CoderTurn(attempt=attempt, commit=commit, files_changed=changed, summary=answer.summary,
+                     claimed_unchanged=unmet)  # fmt: skip
+
+
+def unmet_claims(claimed: list[str], changed: list[str]) -> list[str]:
+    """The claimed paths no changed file matches: a path the commit changed, or a folder holding one."""
+    done = [PurePosixPath(c) for c in changed]
+    unmet = []
+    for raw in claimed:
+        path = PurePosixPath(raw.strip().removeprefix("./"))
+        if str(path) in ("", ".") or any(c == path or path in c.parents for c in done):
+            continue
+        unmet.append(str(path))
+    return sorted(set(unmet))
 
 
 def _recorded(session: LoopSession, unit_id: str, turn: CoderTurn) -> None:

@@ -7,7 +7,7 @@ import subprocess
 from conftest import CALC, broken_mul, playbook_variant, run_flow
 
 from graphlemon.artifacts import ArtifactStore
-from graphlemon.models import NodeEvent
+from graphlemon.models import NodeEvent, OutcomeRecord, TimelineEvent
 from graphlemon.nodes import NodeTracker
 from graphlemon.testrun import run_tests
 
@@ -45,3 +45,27 @@ def test_failure_red_unit_reflects_retries_and_blocks_at_the_retry_limit(calc, t
     ]  # fmt: skip
     assert events[-1].error_code == "RETRY_LIMIT"
     assert final["status"] == "blocked_pending_human"  # bubbled up: the org loop could not finish the task
+
+
+def test_failure_a_coder_that_reports_files_its_commit_leaves_unchanged_is_told_so(calc, tmp_path, prefect_harness):
+    """The mul coder's first write lands outside its unit (refused), yet its answer reports the file: the turn
+    records what the commit changed, the timeline says the claim is unmet, and the next attempt is told first."""
+
+    def edit(data):
+        refused = {"match": {"role": "coder", "unit": "mul", "attempt": [1]},
+                   "actions": [{"write_file": {"path": "calc/add.py", "from_file": "files/code/mul_broken.py"}}],
+                   "output": {"summary": "mul", "files": ["./calc/add.py"]}}  # fmt: skip
+        data["turns"].insert(0, refused)
+
+    final = run_flow(calc, "Build calc", playbook_variant(tmp_path, CALC, edit), max_unit_attempts=2)
+    assert final["status"] == "done"
+    turns = [r.value for r in calc.ledger.read_as("outcome", OutcomeRecord) if r.model == "CoderTurn"]
+    first = next(t for t in turns if t["attempt"] == 1 and t["summary"] == "mul")
+    assert (first["commit"], first["files_changed"], first["claimed_unchanged"]) == (None, [], ["calc/add.py"])
+    assert all(t["claimed_unchanged"] == [] for t in turns if t is not first)
+    unmet = [e for e in calc.ledger.read_as("timeline", TimelineEvent) if e.event == "coder_claims_unmet"]
+    assert [(e.unit_id, e.summary) for e in unmet] == [
+        ("mul", "mul: attempt 1 reported calc/add.py as changed; its commit leaves them unchanged")
+    ]
+    reflecting = [e for e in calc.ledger.read_as("node", NodeEvent) if e.unit_id == "mul" and e.status == "reflecting"]
+    assert reflecting[0].error.startswith("Your previous answer reported changing calc/add.py, but its commit leaves")
