@@ -131,12 +131,15 @@ class Worktrees:
 
     # -- changes -------------------------------------------------------------------------------
     def commit_all(self, wt: Worktree, message: str) -> str | None:
-        """Commit everything in the worktree; returns the new commit, or None if nothing changed."""
+        """Commit everything in the worktree; returns the new commit, or None if nothing changed. A step replayed
+        after a kill that followed its commit finds nothing to commit and gets that commit back (HEAD's message is
+        `message`: messages name the unit and attempt, so they are unique per step)."""
         self._run(wt.path, "add", "-A")
         self.refused += drop_refused(wt.path)  # never a gitlink, .gitmodules, .git entry or outward symlink
         if gitrun.git(wt.path, "diff", "--cached", "--quiet", "--ignore-submodules=none", check=False,
                       common_dir=self.common_dir).returncode == 0:  # fmt: skip
-            return None
+            last = self._run(wt.path, "log", "-1", "--format=%B", wt.branch)
+            return wt.head() if last.split() == message.split() else None
         self._run(wt.path, "commit", "-q", "--no-verify", "-m", message)
         return wt.head()
 

@@ -163,9 +163,7 @@ def _round(session: LoopSession, stages: Stages, plan: RoundPlan) -> Step:
 
 def _route_once(session: LoopSession, loop_round: int, summary: str) -> None:
     """A `routed` timeline event per round, not repeated when a resumed run replays the round."""
-    nid = node_exec_id(session.task_id, "validator", loop_round=loop_round)
-    session.memo(nid, "routed", Noted, lambda: Noted(summary=summary),
-                 then=lambda noted: session.timeline("routed", noted.summary, ref=f"route-r{loop_round}"))  # fmt: skip
+    session.timeline_once("routed", summary, ref=f"route-r{loop_round}")
 
 
 def code_in_waves(
@@ -214,9 +212,8 @@ def _patch(session: LoopSession, patch: SddPatch, loop_round: int, attempt: int)
 
     nid = node_exec_id(session.task_id, "bug-triager", loop_round=loop_round, attempt=attempt)
     marker = f"sdd patch r{loop_round} a{attempt}"
-    session.memo(
-        nid, "sdd-patch", Noted, apply, then=lambda noted: session.timeline("sdd_patched", noted.summary, ref=marker)
-    )
+    noted = session.memo(nid, "sdd-patch", Noted, apply)
+    session.timeline_once("sdd_patched", noted.summary, ref=marker)
 
 
 def attributed_in_a_row(session: LoopSession, loop_round: int, limit: int) -> list[str]:

@@ -289,6 +289,13 @@ class LoopSession:
     def timeline(self, event: str, summary: str, *, unit_id: str | None = None, ref: str | None = None) -> None:
         self.ledger.append(TimelineEvent(event=event, task_id=self.task_id, unit_id=unit_id, ref=ref, summary=summary))
 
+    def timeline_once(self, event: str, summary: str, *, ref: str) -> None:
+        """A timeline event of this task written once per `ref`: a step replayed by a resumed run finds it, and a
+        run killed between the step's record and its event writes the event now."""
+        seen = self.ledger.read_as("timeline", TimelineEvent)
+        if not any(e.event == event and e.ref == ref and e.task_id == self.task_id for e in seen):
+            self.timeline(event, summary, ref=ref)
+
     def commit_work(self, worktree, message: str, *, node_exec_id: str, stage: str, unit_id: str | None = None):
         """Commit a work tree; each entry the commit step refused (a gitlink, a `.gitmodules` change, a `.git` entry,
         a symlink leaving the repository) is recorded as a violation of the node. -> the commit or None."""
