@@ -347,7 +347,7 @@ class LoopSession:
         then: Callable[[M], None] | None = None,
     ) -> M:
         """A replayable step: its recorded result, or `compute()` recorded once. Every step a resumed run must not
-        repeat (a coder or tester turn and its answer, a routing event, an SDD patch; a stage's node through
+        repeat (a coder or tester turn and its answer, an SDD patch; a stage's node through
         `enter_node`) is found by its record here, never by node status or file contents. `then(result)` follows a
         fresh result once it is recorded (an artifact, a log rendered from the records): at most once."""
         done = self.load_outcome(node_exec_id, model, name)
