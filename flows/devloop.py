@@ -255,7 +255,8 @@ def suspend_with_message(form: type[RunInput], key: str, message: str, timeout: 
     Suspended state then carries `message` (why it waits), shown in the UI and the API: the function saves the form
     and leaves the process (the run is rescheduled when resumed), or returns the submitted input when this
     suspension has already been answered (the re-run of a resumed run passes here again with the same key). Its
-    state takes no message, so the accepted Suspended state is set again with the message through the client."""
+    state takes no message, so the accepted Suspended state is set again with the message through the client,
+    unless the run has left it already (a person who answered at once is never sent back to waiting)."""
     from prefect.client.orchestration import get_client
     from prefect.exceptions import Pause
     from prefect.flow_runs import suspend_flow_run
@@ -266,8 +267,10 @@ def suspend_with_message(form: type[RunInput], key: str, message: str, timeout: 
     except Pause as pause:
         if pause.state is not None:
             told = pause.state.model_copy(update={"message": _REDACTOR.value(message)})
+            run_id = get_run_context().flow_run.id
             with get_client(sync_client=True) as client:
-                client.set_flow_run_state(get_run_context().flow_run.id, told, force=True)
+                if client.read_flow_run(run_id).state_id == pause.state.id:  # not already resumed by a quick person
+                    client.set_flow_run_state(run_id, told, force=True)
         raise
 
 
