@@ -258,7 +258,7 @@ def paths() -> None:
 
 # -- the fresh sets: scenarios written before / after the interface comparison, old rules vs new -------------
 
-FRESH_SPLITS = ("before", "after", "final", "last", "blind", "blind2", "blind3")
+FRESH_SPLITS = ("before", "after", "final", "last", "blind", "blind2", "blind3", "blind4")
 # The commit whose rules are "before the change": the rule path as it was when the "before" set was frozen.
 # FREEZE_COMMITS: the rules each later set was written against, unseen (its "at freeze" column).
 FREEZE_COMMITS = {
@@ -268,6 +268,7 @@ FREEZE_COMMITS = {
     "blind": "f93d80e413d98b19edb811dcd4efabde1d1a005d",
     "blind2": "f93d80e413d98b19edb811dcd4efabde1d1a005d",
     "blind3": "ef5c6795e8f1070655e06cae191f84ffc015d889",
+    "blind4": "71d245b3d22e388ae6b8ce2b1092bb643a37da81",
 }
 FRESH_LABELS = {
     "before": "written before the change",
@@ -279,6 +280,8 @@ FRESH_LABELS = {
     f"({FREEZE_COMMITS['blind2'][:10]})",
     "blind3": "written by a third such author while the rules' author worked on the first two sets' misses, never seen "
     f"by that author; at freeze = the rules before that work ({FREEZE_COMMITS['blind3'][:10]})",
+    "blind4": "written by a fourth such author (other stacks: Go, Rust, Kotlin, GraphQL, NATS, Parquet, cron) while "
+    f"the rules' author worked on the third set's misses, never seen by that author ({FREEZE_COMMITS['blind4'][:10]})",
 }
 BASELINE_COMMIT = "a0194a1890b8e22ba7f209b30039973a089d3b64"
 
