@@ -10,7 +10,9 @@
        never mentions                                                                 → spec_ambiguous (0.5)
     2. an upstream call of the step broke the SDD: its unit's contract disagrees     → contract_mismatch
                                                    its contract agrees               → impl_bug
-    3. a consumer's contract expects a different answer than its provider gives      → contract_mismatch
+    3. a consumer's contract expects a different answer than its provider gives: the side that departs from
+       the SDD's statement of the endpoint (interface_sidecheck.py)                  → contract_mismatch
+       no SDD statement to judge by                                                   → the consumer, < 0.8
     4. the failing call: the SDD does not specify the expected outcome               → spec_ambiguous
                          ... but SDD and contract state it and the handler never
                          produces it                                                 → impl_bug (0.7)
@@ -38,7 +40,9 @@ from .callfindings import CallFindings
 from .findings import CONFIDENCE, Finding
 from .interface_diff import DistinguishingInput, compare, distinguishing_input, input_unspecified, unproduced
 from .interface_sdd import states_a_bound
-from .interface_verdict import cap_for_missed_input, cap_word_verdict, interface_verdict
+from .interface_sidecheck import SideCheck, consumer_or_provider
+from .interface_sides import Interfaces
+from .interface_verdict import UNJUDGED, cap_for_missed_input, cap_word_verdict, interface_verdict
 from .matching import Call, consumed, contrary, explicit_success, exported, step_calls, supporting
 from .run_context import RunContext
 from .signals import infra_signals, local_module_names, startup_crash
@@ -163,11 +167,15 @@ class _Triage(CallFindings):
                 wanted = consumed(self.ctx, unit, call.method, call.path) if unit != call.provider else None
                 if wanted is None or not wanted.responses or call.status in wanted.responses:
                     continue
+                checked = self._sides(call, unit)
+                if checked.finding is not None:
+                    return interface_verdict(checked.finding, self.failure, self.cite)
                 declared = "/".join(str(s) for s in sorted(wanted.responses))
                 ep = self._label(call)
+                as_declared = "as its contract.json declares" if provided else "(its contract.json does not state it)"
                 root = (
-                    f"{unit} expects {declared} from {ep} but {call.provider} returns {call.status} as its contract.json "
-                    f"declares, so {unit} answers {describe(self.failure.got)} instead of {describe(self.failure.expected)}"
+                    f"{unit} expects {declared} from {ep} but {call.provider} returns {call.status} {as_declared}, "
+                    f"so {unit} answers {describe(self.failure.got)} instead of {describe(self.failure.expected)}"
                 )
                 cited, _ = self.cite.contract(unit, call.method, call.path)
                 provider_cited, _ = self.cite.contract(call.provider, call.method, call.path)
@@ -180,13 +188,24 @@ class _Triage(CallFindings):
                 return Finding(
                     "contract_mismatch",
                     [unit],
-                    CONFIDENCE["contract_consumer"],
+                    min(CONFIDENCE["contract_consumer"], UNJUDGED),
                     root,
                     evidence,
                     "contract:consumer",
                     patch=patch,
+                    hints=[f"confidence capped at {UNJUDGED}: {checked.doubt}"],
                 )
         return None
+
+    def _sides(self, call: Call, unit: str) -> SideCheck:
+        """Which of the two contracts departs from the SDD's statement of the endpoint (interface_sidecheck.py)."""
+        consumer = next(
+            (op for op in Interfaces(self.ctx).of("consumer", call.provider, call.method, call.path or "/") if op.unit == unit),
+            None,
+        )
+        if consumer is None:
+            return SideCheck(doubt=f"{unit}'s contract.json states no answer it awaits from {self._label(call)}")
+        return consumer_or_provider(self.ctx, call, consumer)
 
     def status_level(self, call: Call, expected: int, got: int | None) -> Finding:
         refused_success = 200 <= expected < 300 and got is not None and 400 <= got < 500

@@ -1,0 +1,234 @@
+"""Consumer or provider: the side of an upstream call that departs from the SDD's statement of the endpoint is
+blamed (statuses, paths, nested answer fields); without an agreed statement, or with two that disagree, the
+verdict stays below auto-apply; hostile documents degrade the verdict, never crash it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from graphlemon.triage import triage_run
+from graphlemon.triage.interface import field_paths
+from graphlemon.triage.interface_sdd import sdd_operations
+
+from .runbuilder import RUN_ID, build_project
+
+PROVIDER, CONSUMER = "seat-ledger", "box-office"
+UNITS = [
+    {"unit_id": PROVIDER, "code": ["ledger"], "framework": "flask"},
+    {"unit_id": CONSUMER, "code": ["office"], "depends_on": [PROVIDER], "framework": "flask"},
+]
+LEDGER_CODE = """from flask import Flask, jsonify
+
+app = Flask(__name__)
+HELD = set()
+
+
+@app.post("/shows/<show_id>/holds")
+def hold(show_id):
+    if show_id in HELD:
+        return jsonify(error="already held"), {held}
+    HELD.add(show_id)
+    return jsonify(hold_id="h-1"), 201
+"""
+OFFICE_CODE = """import requests
+from flask import Flask, jsonify
+
+app = Flask(__name__)
+
+
+@app.post("/tickets/<show_id>")
+def ticket(show_id):
+    r = requests.post(f"http://127.0.0.1:9101/shows/{show_id}/holds", timeout=3)
+    if r.status_code in (201, 409):
+        return jsonify(notice="held"), 200
+    return jsonify(error="hold failed"), 500
+"""
+
+
+def _contract(unit: str, path: str, responses: dict, consumes: list | None = None, description: str = "") -> dict:
+    ep = {"method": "POST", "path": path, "description": description, "responses": responses}
+    return {"unit_id": unit, "exports": {"http": [ep]}, "consumes": consumes or []}
+
+
+def _project(tmp_path, sdd: str, *, provider_statuses=("201", "400"), consumer_statuses=("201", "409"),
+             got: int = 400, provider_path="/shows/{show_id}/holds", description: str = ""):  # fmt: skip
+    call = "/shows/s-9/holds"
+    trace = [
+        {"ts": "2026-12-03T10:00:05Z", "case": "second-hold", "step": 0, "unit_id": PROVIDER, "method": "POST",
+         "url": f"http://127.0.0.1:9101{call}", "status": got, "response_body": {"error": "already held"}},
+        {"ts": "2026-12-03T10:00:05Z", "case": "second-hold", "step": 0, "unit_id": CONSUMER, "method": "POST",
+         "url": "http://127.0.0.1:9102/tickets/s-9", "status": 500, "response_body": {"error": "hold failed"}},
+    ]  # fmt: skip
+    contracts = {
+        PROVIDER: _contract(PROVIDER, provider_path, {s: "answer" for s in provider_statuses}, description=description),
+        CONSUMER: _contract(
+            CONSUMER, "/tickets/<show_id>", {"200": "held"},
+            [{"unit_id": PROVIDER, "method": "POST", "path": "/shows/{show_id}/holds",
+              "responses": {s: "answer" for s in consumer_statuses}}],
+        ),
+    }  # fmt: skip
+    failure = {
+        "case": "second-hold", "description": "holding a held show again still tells the buyer it is held",
+        "involves": [CONSUMER, PROVIDER], "request": {"method": "POST", "path": "/tickets/s-9"},
+        "expected": {"status": 200}, "got": {"status": 500, "body": {"error": "hold failed"}},
+    }  # fmt: skip
+    files = {"ledger/app.py": LEDGER_CODE.replace("{held}", str(got)), "office/app.py": OFFICE_CODE}
+    return build_project(tmp_path / "p", units=UNITS, files=files, sdd=sdd, failure=failure, trace=trace,
+                         contracts=contracts)  # fmt: skip
+
+
+def _verdict(project):
+    return triage_run(project, RUN_ID).record
+
+
+SDD_409 = f"""# Theatre
+
+## {PROVIDER}
+
+`POST /shows/{{show_id}}/holds` answers 201 with the hold; a show that is already held is answered 409.
+
+## {CONSUMER}
+
+`POST /tickets/<show_id>` answers 200 when the seat is held.
+"""
+
+
+def test_a_provider_whose_contract_lacks_the_sdds_status_the_consumer_awaits_is_blamed(tmp_path):
+    r = _verdict(_project(tmp_path, SDD_409))
+    assert (r.category, r.affected_units) == ("contract_mismatch", [PROVIDER])
+    assert r.confidence >= 0.8 and r.will_auto_apply  # the SDD and the consumer agree; the trace shows the 400
+    assert "409" in r.root_cause and r.proposed_sdd_patch is not None
+    assert any("sdd.md" in e for e in r.evidence) and any(f"units/{PROVIDER}/contract.json" in e for e in r.evidence)
+
+
+def test_a_consumer_that_does_not_accept_the_sdds_status_is_blamed(tmp_path):
+    sdd = SDD_409.replace("409", "400")
+    r = _verdict(_project(tmp_path, sdd))
+    assert (r.category, r.affected_units) == ("contract_mismatch", [CONSUMER])
+    assert r.confidence >= 0.8  # the SDD and the provider's contract agree on 400
+
+
+def test_an_sdd_that_states_both_statuses_blames_the_provider_below_auto_apply(tmp_path):
+    sdd = SDD_409.replace("is answered 409.", "is answered 409; a malformed body is answered 400.")
+    r = _verdict(_project(tmp_path, sdd))
+    assert (r.category, r.affected_units) == ("contract_mismatch", [PROVIDER])
+    assert r.confidence < 0.8 and not r.will_auto_apply
+
+
+OPENAPI_400 = f"""# {PROVIDER} API
+
+```yaml
+paths:
+  /shows/{{show_id}}/holds:
+    post:
+      responses:
+        "201": {{description: held}}
+        "400": {{description: already held}}
+```
+"""
+
+
+@pytest.mark.parametrize(
+    ("sdd", "second"),
+    [
+        (f"# Theatre\n\n## {PROVIDER}\n\nHolds seats.\n", None),  # no statement of the endpoint
+        (SDD_409, OPENAPI_400),  # two documents: the prose says 409, the OpenAPI document 400
+    ],
+    ids=["sdd-silent", "documents-disagree"],
+)
+def test_without_one_agreed_statement_the_verdict_goes_to_a_person(tmp_path, sdd, second):
+    p = _project(tmp_path, sdd)
+    if second:
+        (p.root / ".graphlemon/artifacts/sdd/api.md").write_text(second)
+    r = _verdict(p)
+    assert r.category == "contract_mismatch" and r.confidence < 0.8 and not r.will_auto_apply
+
+
+def test_a_renamed_route_sharing_only_a_parameters_place_is_the_providers(tmp_path):
+    """The SDD and the consumer call /shows/{id}/holds; the provider's contract says /reservations/{id}."""
+    p = _project(tmp_path, SDD_409, got=404, provider_path="/reservations/{show_id}")
+    r = _verdict(p)
+    assert (r.category, r.affected_units) == ("contract_mismatch", [PROVIDER])
+    assert "/reservations/{show_id}" in r.root_cause
+
+
+# -- hostile documents: the verdict degrades, it never crashes ------------------------------------------------
+
+
+def _hostile_sdds() -> list[tuple[str, bytes]]:
+    broken_yaml = "```yaml\npaths:\n  /shows/{show_id}/holds:\n    post:\n      responses: {409: [\n```\n"
+    broken_json = '```json\n{"paths": {"/shows/{show_id}/holds": {"post": {"responses": {"409": \n```\n'
+    markup = (
+        "<table><tr><td>POST /shows/{show_id}/holds</td><td><b>409</b></td></tr></table>\n"
+        "<!-- POST /shows/{show_id}/holds 400 --><script>alert(409)</script>\n"
+    )
+    huge = "Seats are held for a while. " * 20_000  # 560 KB of prose without a statement of the endpoint
+    return [
+        ("broken-yaml", f"# T\n\n## {PROVIDER}\n\n{broken_yaml}".encode()),
+        ("broken-json", f"# T\n\n## {PROVIDER}\n\n{broken_json}".encode()),
+        ("markup", f"# T\n\n## {PROVIDER}\n\n{markup}".encode()),
+        ("not-utf8", f"# T\n\n## {PROVIDER}\n\n".encode() + b"\xff\xfe POST /shows/{show_id}/holds \x80 409\n"),
+        ("huge", f"# T\n\n## {PROVIDER}\n\n{huge}\n".encode()),
+    ]
+
+
+@pytest.mark.parametrize(("name", "sdd"), _hostile_sdds(), ids=[n for n, _ in _hostile_sdds()])
+def test_a_hostile_sdd_degrades_to_low_confidence(tmp_path, name, sdd):
+    p = _project(tmp_path, "placeholder")
+    (p.root / ".graphlemon/artifacts/sdd/sdd.md").write_bytes(sdd)
+    r = _verdict(p)
+    assert r.evidence_verified and r.confidence < 0.8 and not r.will_auto_apply, (name, r.root_cause)
+
+
+def test_a_contract_description_that_looks_like_markup_is_only_text(tmp_path):
+    p = _project(tmp_path, SDD_409, description="<script>409</script> | POST /x | 400 {a, b} ```yaml\n: [")
+    r = _verdict(p)
+    assert (r.category, r.affected_units) == ("contract_mismatch", [PROVIDER])
+
+
+def test_a_malformed_contract_is_a_clear_error_and_nothing_is_written(tmp_path):
+    from graphlemon.errors import GraphLemonError
+
+    p = _project(tmp_path, SDD_409)
+    (p.root / f".graphlemon/units/{PROVIDER}/contract.json").write_text('{"unit_id": "seat-ledger", "exports": {')
+    with pytest.raises(GraphLemonError) as err:
+        triage_run(p, RUN_ID)
+    assert err.value.code == "INVALID_PARAM" and "contract.json" in err.value.message
+    assert not (p.root / f".graphlemon/integration/runs/{RUN_ID}/triage.json").exists()
+
+
+# -- the readers the check relies on ----------------------------------------------------------------------------
+
+
+def test_a_signature_set_off_as_a_plain_code_block_is_read_and_a_program_is_not():
+    indented = "## svc\n\nDepartures.\n\n    GET /crossings/{route}/departures  ->  200 {route, departures}\n" \
+               "                                       ->  404 if the route is unknown\n"  # fmt: skip
+    (op,) = sdd_operations([("sdd.md", indented)], ["svc"])
+    assert (op.method, op.path, sorted(op.statuses), sorted(op.fields_for(200))) == (
+        "GET", "/crossings/{route}/departures", [200, 404], ["departures", "route"],
+    )  # fmt: skip
+    assert op.at.line == 5
+    program = "## svc\n\n```python\n@app.get('/crossings/{route}')\ndef f():\n    return 200\n```\n"
+    assert sdd_operations([("sdd.md", program)], ["svc"]) == []
+
+
+def test_a_table_of_dotted_paths_lists_nested_answer_fields():
+    text = "## svc\n\n`GET /houses/{id}` answers 200.\n\n| path | type |\n|---|---|\n| `id` | string |\n" \
+           "| `reading.humidity_pct` | number |\n"  # fmt: skip
+    (op,) = sdd_operations([("sdd.md", text)], ["svc"])
+    assert sorted(op.fields_for(200)) == ["id", "reading.humidity_pct"]
+
+
+def test_field_paths_name_nested_objects_and_stay_bounded():
+    assert field_paths({"a": 1, "b": {"c": {"d": 2}}, "e": [{"f": 1}]}) == ["a", "b", "e", "b.c", "b.c.d"]
+    deep: dict = {}
+    node = deep
+    for _ in range(1000):
+        node["x"] = {}
+        node = node["x"]
+    assert len(field_paths(deep)) <= 4
+    wide = {f"k{i}": {str(j): j for j in range(100)} for i in range(1000)}
+    assert len(field_paths(wide)) <= 500
+    assert json.dumps(field_paths({"\udcff<b>": {"\x00": 1}}))
