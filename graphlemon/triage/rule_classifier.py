@@ -44,9 +44,10 @@ from .interface_sidecheck import SideCheck, consumer_or_provider
 from .interface_sides import Interfaces
 from .interface_verdict import UNJUDGED, cap_for_missed_input, cap_word_verdict, interface_verdict
 from .matching import Call, consumed, contrary, explicit_success, exported, step_calls, supporting
+from .oserrors import PATTERNS
 from .run_context import RunContext
 from .signals import infra_signals, local_module_names, startup_crash
-from .uncaught import Uncaught, refused_became_error, uncaught_in_provider
+from .uncaught import Hung, Uncaught, hung_request, refused_became_error, uncaught_in_provider
 from .verdict_helpers import describe, mismatches, missing_fields, pick_status, rounding_like, values_text
 
 # what a unit that never started looks like to its callers: the crash explains them
@@ -84,9 +85,16 @@ class _Triage(CallFindings):
             return self.crashed(crash)
         if strong or backing:
             return self.infra([*strong, *backing])
-        if self.failure.got.error is not None:
-            return self.infra(signals)
         calls = step_calls(self.ctx, self.failure)
+        if self.failure.got.error is not None:
+            # no answer came: the serving unit's own code raised on this request (a panic, an uncaught exception),
+            # or it answered the requests around this one and never this one — else the environment
+            refused = PATTERNS["connection_refused"].search(self.failure.got.error)  # nothing was listening
+            raised = None if refused else uncaught_in_provider(self.ctx, self.failure, calls)
+            if raised is not None:
+                return self.uncaught(raised)
+            hung = hung_request(self.ctx, self.failure)
+            return self.hung(hung) if hung is not None else self.infra(signals)
         found = self.structure(calls)
         if found:
             return found
@@ -125,16 +133,27 @@ class _Triage(CallFindings):
         return None
 
     def uncaught(self, raised: Uncaught) -> Finding:
-        """A refusal the case required became a 5xx because the serving unit's own code raised."""
+        """A refusal the case required became a 5xx (or no answer) because the serving unit's own code raised."""
         f = self.failure
         trace = self.cite.line(raised.where, raised.where_line, raised.text[:40]) if raised.where_line else None
+        wanted = describe(f.expected)
+        wanted = f"the request to be refused with {wanted}" if refused_became_error(f) else wanted
         root = (
             f"{raised.unit_id} raises an uncaught exception in its own code ({raised.file}:{raised.line}) for "
-            f"{self._what()}, so it answers {describe(f.got)} where the case requires the request to be refused "
-            f"with {describe(f.expected)}"
+            f"{self._what()}, so it answers {describe(f.got)} where the case requires {wanted}"
         )
         evidence = [trace, self.cite.code(raised.file, raised.line)]
         return Finding("impl_bug", [raised.unit_id], CONFIDENCE["impl_uncaught"], root, evidence, "impl:uncaught")
+
+    def hung(self, hung: Hung) -> Finding:
+        """The serving unit answered the calls around this one, and never this one: its handler did not respond."""
+        root = (
+            f"{hung.unit_id} answered the calls traced before and after this one, but never answered {self._what()} "
+            f"(the client gave up: {hung.error[:120]}); the unit was up and reachable, so its handling of this "
+            f"request does not send an answer"
+        )
+        evidence = [self.cite.trace(hung.line), self.cite.trace(hung.after)]
+        return Finding("impl_bug", [hung.unit_id], CONFIDENCE["impl_hung"], root, evidence, "impl:hung")
 
     def upstream(self, call: Call) -> Finding | None:
         if call.status is None or call.provider is None:

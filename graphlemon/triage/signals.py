@@ -52,7 +52,7 @@ _EXITED = re.compile(
 _CODE_CRASH = re.compile(
     r"Cannot find module '\.{1,2}/[^']+'|SyntaxError:|ReferenceError:|IndentationError:|NameError:|ImportError: cannot import name"
 )
-_STACK_PATH = re.compile(r"(?:File \")?((?:[A-Za-z]:)?[\w@.~/\\-]+\.(?:py|js|mjs|cjs|ts|tsx|jsx))(?:\"?, line |:)(\d+)")
+_STACK_PATH = re.compile(r"(?:File \")?((?:[A-Za-z]:)?[\w@.~/\\-]+\.(?:py|js|mjs|cjs|ts|tsx|jsx|go|rs))(?:\"?, line |:)(\d+)")
 _VENDOR = re.compile(r"node_modules|site-packages|dist-packages|node:internal|/usr/lib/|<anonymous>|/lib/python\d")
 
 
@@ -156,7 +156,22 @@ def unit_of_path(ctx: RunContext, path: str) -> tuple[str, str] | None:
                     if best is None or k > best[0]:
                         best = (k, unit_id, src.rel)
                     break
-    return (best[1], best[2]) if best else None
+    return (best[1], best[2]) if best else _declared_file(ctx, path)
+
+
+def _declared_file(ctx: RunContext, path: str) -> tuple[str, str] | None:
+    """A frame in a file the triager does not parse (Go, Rust): the longest tail of its path (two parts at least)
+    that is a file of the project under a unit's declared code path."""
+    parts = [p for p in path.split("/") if p]
+    if ".." in parts:
+        return None  # a frame never names a file outside the project
+    for k in range(len(parts), 1, -1):
+        rel = "/".join(parts[-k:])
+        for unit in ctx.units.units:
+            under = any(rel == c.rstrip("/") or rel.startswith(c.rstrip("/") + "/") for c in unit.code if "*" not in c)
+            if under and (ctx.root / rel).is_file():
+                return unit.unit_id, rel
+    return None
 
 
 def units_in_text(ctx: RunContext, text: str) -> list[str]:
