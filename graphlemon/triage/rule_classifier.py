@@ -36,6 +36,7 @@ from dataclasses import replace
 
 from ..models import SddPatch
 from .backing import backing_service_signals, external_service_signals
+from .boundary import INCLUSIVE, Boundary, boundary_item
 from .callfindings import CallFindings
 from .findings import CONFIDENCE, Finding
 from .interface_diff import DistinguishingInput, compare, distinguishing_input, input_unspecified, unproduced
@@ -261,6 +262,9 @@ class _Triage(CallFindings):
         mismatched = mismatches(expected.body if expected.body is not None else expected.value, call.body)
         if not mismatched:
             return self.unknown("the response matches what the case expected as far as the triager can compare")
+        bound = boundary_item(self.failure, call)
+        if bound is not None:
+            return self.on_bound(call, bound)
         if rounding_like(mismatched) and not self._sdd_says("round"):
             return self.spec(
                 "spec_rounding",
@@ -284,12 +288,39 @@ class _Triage(CallFindings):
             clause = next(
                 r.clause for r in self.matcher.clauses(call) if str(mismatched[literal[0]][0]) in r.clause.raw
             )
-            root = f"{unit} returns {literal[0]}={values_text(mismatched, 1, literal[0])} from {self._label(call)} but the SDD states {values_text(mismatched, 0, literal[0])}"
+            root = f"{unit} returns {values_text(mismatched, 1, literal[0])} from {self._label(call)} but the SDD states {values_text(mismatched, 0, literal[0])}"
             return Finding("impl_bug", [unit], CONFIDENCE["impl_value"], root, [self.cite.clause(clause)], "impl:value")
         return self.spec(
             "spec_value",
             f"The SDD does not state the value of {', '.join(mismatched)} that {self._label(call)} should return in {self._condition()}: the case expects {values_text(mismatched, 0)}, the code returns {values_text(mismatched, 1)}",
             f"What should {', '.join(mismatched)} be in {self._condition()}?",
+            call,
+        )
+
+    def on_bound(self, call: Call, bound: Boundary) -> Finding:
+        """The answer lacks the one item that lies on a bound of the request: included, if the SDD or the
+        provider's contract says the endpoint's bounds are; else a person decides (boundary.py)."""
+        unit = call.provider or self._attribute(call)
+        label = self._label(call)
+        stated = [self.cite.clause(r.clause) for r in self.matcher.clauses(call) if INCLUSIVE.search(r.clause.raw)]
+        if unit is not None:
+            rel = self.ctx.contract_rel(unit)
+            stated += [self.cite.line(rel, n) for n, x in enumerate(self.cite.lines(rel), 1) if INCLUSIVE.search(x)]
+        stated = [x for x in stated if x]
+        trace = self.cite.trace(call.trace_line) if call.trace_line else None
+        if stated and unit is not None:
+            where = stated[0].split(": ", 1)[0]
+            root = (
+                f"{unit} leaves out {bound.describe()} from {label}, although the endpoint's bounds are included "
+                f"({where}), so {self._what()} received {len(call.body.get(bound.field) or [])} {bound.field} "  # type: ignore[union-attr]
+                f"instead of {len(self.failure.expected.body[bound.field])}"  # type: ignore[index]
+            )
+            return Finding("impl_bug", [unit], CONFIDENCE["impl_bound"], root, [*stated[:2], trace], "impl:bound")
+        return self.spec(
+            "spec_bound",
+            f"{label} answers without {bound.describe()}, and neither the SDD nor the contract says whether the "
+            f"request's bounds are included; the case expects the item, the code leaves it out",
+            f"Does {label} include an item whose {bound.key} equals the request's {bound.input} ({bound.value})?",
             call,
         )
 

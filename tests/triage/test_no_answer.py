@@ -98,3 +98,43 @@ def test_a_throttling_status_no_unit_answered_is_an_outside_service(tmp_path, ex
         assert r.category == category and any("429 Too Many Requests" in e for e in r.evidence)
     else:
         assert r.category != "infra_flake"
+
+
+# -- an answer that lacks the item on the request's bound ------------------------------------------------------
+
+LOG_UNIT = "tide-log"
+TIDE_CODE = """from flask import Flask, jsonify, request
+
+app = Flask(__name__)
+READINGS = [{"on": "2026-03-01", "cm": 310}, {"on": "2026-03-03", "cm": 295}]
+
+
+@app.get("/gauges/<gauge>/readings")
+def readings(gauge):
+    lo, hi = request.args["from"], request.args["to"]
+    return jsonify(gauge=gauge, readings=[r for r in READINGS if lo <= r["on"] < hi])
+"""
+
+
+@pytest.mark.parametrize(
+    ("says", "category"),
+    [("every reading between the two dates, both dates included", "impl_bug"),
+     ("every reading between the two dates", "spec_ambiguous")],
+)  # fmt: skip
+def test_the_one_item_on_the_requests_bound_missing_is_read_by_what_the_sdd_says_of_bounds(tmp_path, says, category):
+    path = "/gauges/g1/readings?from=2026-03-01&to=2026-03-03"
+    want = {"gauge": "g1", "readings": [{"on": "2026-03-01", "cm": 310}, {"on": "2026-03-03", "cm": 295}]}
+    got = {"gauge": "g1", "readings": [{"on": "2026-03-01", "cm": 310}]}
+    trace = [{"ts": "2026-12-03T10:00:05Z", "case": "two-days", "step": 0, "unit_id": LOG_UNIT, "method": "GET",
+              "url": f"http://127.0.0.1:9401{path}", "status": 200, "response_body": got}]  # fmt: skip
+    failure = {"case": "two-days", "description": "both days' readings are listed", "involves": [LOG_UNIT],
+               "request": {"method": "GET", "path": path}, "expected": {"status": 200, "body": want},
+               "got": {"status": 200, "body": got}}  # fmt: skip
+    sdd = f"# Tides\n\n## {LOG_UNIT}\n\n`GET /gauges/{{gauge}}/readings?from=&to=` answers 200 `{{gauge, readings}}` with {says}.\n"
+    p = build_project(tmp_path / "p", units=[{"unit_id": LOG_UNIT, "code": ["tides"], "framework": "flask"}],
+                      files={"tides/app.py": TIDE_CODE}, sdd=sdd, failure=failure, trace=trace)  # fmt: skip
+    r = triage_run(p, RUN_ID).record
+    assert r.category == category and r.confidence < 0.8
+    assert "2026-03-03" in (r.root_cause + (r.l3_question or ""))
+    if category == "impl_bug":
+        assert r.affected_units == [LOG_UNIT] and any("both dates included" in e for e in r.evidence)
