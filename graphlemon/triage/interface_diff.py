@@ -47,7 +47,7 @@ from .sdd_terms import terms
 
 FindingKind = Literal[
     "path_differs", "field_missing", "fields_disagree", "status_differs", "status_unproduced", "limit_violated",
-    "limits_disagree", "input_unspecified",
+    "limits_disagree", "input_unspecified", "input_differs",
 ]  # fmt: skip
 # A value's other names, where a standard gives it some (a byte-order mark is U+FEFF).
 _ALIASES = {"\ufeff": ("BOM", "byte-order mark", "byte order mark")}

@@ -105,6 +105,33 @@ def sdd_operations(docs: list[tuple[str, str]], unit_ids: list[str]) -> list[Ope
     return out
 
 
+def _unit_named(heading: str, unit_ids: list[str]) -> str | None:
+    """The unit a heading names (the longest id, when one contains another)."""
+    named = [u for u in unit_ids if re.search(rf"(?<![\w-]){re.escape(u)}(?![\w-])", heading)]
+    return max(named, key=len) if named else None
+
+
+def code_spans(text: str, unit_id: str, unit_ids: list[str]) -> list[tuple[str, int]]:
+    """(span, line) of each code span (`X-Api-Key`, `?key=`) in the sections of `unit_id`: the names the SDD
+    gives the unit's inputs and fields, as written."""
+    out: list[tuple[str, int]] = []
+    stack: list[_Section] = []
+    tokens = _markdown().parse(text)
+    for i, tok in enumerate(tokens):
+        if tok.type == "heading_open":
+            level = int(tok.tag[1:])
+            while stack and stack[-1].level >= level:
+                stack.pop()
+            stack.append(_Section(level, _unit_named(tokens[i + 1].content, unit_ids)))
+        elif tok.type == "inline" and tok.map and next((s.unit for s in reversed(stack) if s.unit), None) == unit_id:
+            lines = tok.content.split("\n")
+            for child in tok.children or []:
+                if child.type == "code_inline":
+                    at = next((n for n, x in enumerate(lines) if f"`{child.content}`" in x), 0)
+                    out.append((child.content, tok.map[0] + 1 + at))
+    return out
+
+
 class _Reader:
     def __init__(self, rel: str, unit_ids: list[str]) -> None:
         self.rel, self.unit_ids = rel, unit_ids
@@ -153,8 +180,7 @@ class _Reader:
     def _heading(self, level: int, text: str, line: int) -> None:
         while self.sections and self.sections[-1].level >= level:
             self.sections.pop()
-        named = [u for u in self.unit_ids if re.search(rf"(?<![\w-]){re.escape(u)}(?![\w-])", text)]
-        self.sections.append(_Section(level, max(named, key=len) if named else None))
+        self.sections.append(_Section(level, _unit_named(text, self.unit_ids)))
         self.current, self.last_status = None, None
         self._block(text, line)  # a heading that names an endpoint opens it for the blocks below
 

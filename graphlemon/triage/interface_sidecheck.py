@@ -20,14 +20,18 @@ subset of the SDD's statuses agrees with the SDD, and a provider that lacks one 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from urllib.parse import parse_qsl, urlsplit
 
 from .interface import Operation, Quote
 from .interface_diff import InterfaceFinding, finding_between
+from .interface_sdd import code_spans
 from .interface_sides import Interfaces
 from .matching import Call
 from .run_context import RunContext
 from .rundir import IntegrationFailure
+from .sdd import path_matches
 
 
 @dataclass(frozen=True)
@@ -101,4 +105,108 @@ def side_checks(ctx: RunContext, failure: IntegrationFailure, calls: list[Call])
     return out
 
 
-__all__ = ["SideCheck", "consumer_or_provider", "side_checks"]
+# -- request inputs: where the consumer puts an input and where the provider reads it ---------------------------
+
+_PLACES = {"query": "query parameter", "headers": "header", "header": "header", "body": "body field"}
+
+
+def input_sides(ctx: RunContext, failure: IntegrationFailure, calls: list[Call]) -> list[InterfaceFinding]:
+    """An upstream call refused (4xx) where the step needed success, whose consumer sends an input the provider's
+    contract reads elsewhere (a header for a query parameter, another name): the side whose input the SDD names
+    (a code span in the provider's section: `X-Apiary-Key`, `?key=`) agrees with it; the other departs."""
+    if not (failure.expected.status and 200 <= failure.expected.status < 300):
+        return []
+    out: list[InterfaceFinding] = []
+    for call in calls[:-1]:
+        if call.provider is None or call.path is None or not (call.status and 400 <= call.status < 500):
+            continue
+        provider_inputs = _declared_inputs(ctx, call.provider, None, call)
+        named = _sdd_names(ctx, call.provider)
+        for unit in (u for u in failure.involves if u != call.provider):
+            sent = _declared_inputs(ctx, unit, call.provider, call)
+            only_p = {k: v for k, v in provider_inputs.items() if k not in sent}
+            only_c = {k: v for k, v in sent.items() if k not in provider_inputs}
+            said_p = [(k, named[k[1]]) for k in only_p if k[1] in named]
+            said_c = [(k, named[k[1]]) for k in only_c if k[1] in named]
+            if not only_p or not only_c or bool(said_p) == bool(said_c):
+                continue  # no input on one side only, or the SDD names both or neither: no side is shown to depart
+            spec = next(iter(Interfaces(ctx).of("spec", call.provider, call.method, call.path)), None)
+            ep = f"{call.method} {spec.path if spec else call.path}"
+            if said_c:
+                (place, name), at = said_c[0]
+                other, b_at = next(iter(only_p.items()))
+                carried = ("trace",) if _carried(call, ctx, place, name) else ()
+                out.append(finding_between(
+                    "input_differs", "contract_mismatch", (call.provider,), spec or _bare(call, at), f"{_PLACES[place]} {name}",
+                    "spec", at, f"{ep} takes the {_PLACES[place]} {name}", "contract", b_at,
+                    f"{call.provider} reads the {_PLACES[other[0]]} {other[1]} instead", ("consumer", *carried),
+                ))  # fmt: skip
+            else:
+                (place, name), at = said_p[0]
+                other, b_at = next(iter(only_c.items()))
+                out.append(finding_between(
+                    "input_differs", "contract_mismatch", (unit,), spec or _bare(call, at), f"{_PLACES[place]} {name}",
+                    "spec", at, f"{ep} takes the {_PLACES[place]} {name}", "consumer", b_at,
+                    f"{unit} sends the {_PLACES[other[0]]} {other[1]} instead", ("contract",),
+                ))  # fmt: skip
+    return out
+
+
+def _declared_inputs(ctx: RunContext, unit: str, provider: str | None, call: Call) -> dict[tuple[str, str], Quote]:
+    """(place, name) → line of each request input a contract.json declares for the endpoint: its `exports`
+    (`provider` None) or what it `consumes` from `provider`. Header names are compared case-insensitively."""
+    rel = ctx.contract_rel(unit)
+    try:
+        raw = json.loads(ctx.file_text(rel))
+    except (OSError, ValueError):
+        return {}
+    eps = (raw.get("exports") or {}).get("http") if provider is None else raw.get("consumes")
+    lines = ctx.file_text(rel).split("\n")
+    for ep in eps if isinstance(eps, list) else []:
+        if not isinstance(ep, dict) or not isinstance(ep.get("path"), str) or not isinstance(ep.get("request"), dict):
+            continue
+        if provider is not None and ep.get("unit_id") != provider:
+            continue
+        if str(ep.get("method", "")).upper() != call.method or not path_matches(ep["path"], call.path or "/"):
+            continue
+        start = next((n for n, x in enumerate(lines, 1) if f'"{ep["path"]}"' in x), 1)
+        out = {}
+        for key, fields in ep["request"].items():
+            if key in _PLACES and isinstance(fields, dict):
+                place = "headers" if key == "header" else key
+                for name in fields:
+                    line = next((n for n, x in enumerate(lines, 1) if n >= start and f'"{name}"' in x), start)
+                    out[(place, name.lower() if place == "headers" else name)] = Quote(rel, line)
+        return out
+    return {}
+
+
+def _sdd_names(ctx: RunContext, unit: str) -> dict[str, Quote]:
+    """The names the SDD's sections of `unit` write as code spans (`?key=` is `key`), lower-cased for headers."""
+    out: dict[str, Quote] = {}
+    for doc in ctx.sdd_docs:
+        for span, line in code_spans(doc.text, unit, ctx.units.ids()):
+            name = span.strip().lstrip("?&").split("=", 1)[0]
+            if name and " " not in name:
+                out.setdefault(name, Quote(doc.rel, line))
+                out.setdefault(name.lower(), Quote(doc.rel, line))
+    return out
+
+
+def _carried(call: Call, ctx: RunContext, place: str, name: str) -> bool:
+    """The traced call did send the input where the SDD says."""
+    entry = next((e for n, e in ctx.trace if n == call.trace_line), None)
+    if entry is None:
+        return False
+    if place == "headers":
+        return name in {k.lower() for k in entry.request_headers}
+    if place == "query":
+        return name in dict(parse_qsl(urlsplit(entry.url).query))
+    return isinstance(entry.request_body, dict) and name in entry.request_body
+
+
+def _bare(call: Call, at: Quote) -> Operation:
+    return Operation("spec", call.provider, call.provider, call.method, call.path or "/", at)
+
+
+__all__ = ["SideCheck", "consumer_or_provider", "input_sides", "side_checks"]

@@ -232,3 +232,67 @@ def test_field_paths_name_nested_objects_and_stay_bounded():
     wide = {f"k{i}": {str(j): j for j in range(100)} for i in range(1000)}
     assert len(field_paths(wide)) <= 500
     assert json.dumps(field_paths({"\udcff<b>": {"\x00": 1}}))
+
+
+# -- request inputs: a header for a query parameter ------------------------------------------------------------
+
+HIVE, MONITOR = "hive-scale", "hive-watch"
+
+
+def _input_project(tmp_path, sdd: str, *, provider_request, consumer_request):
+    weight = "/hives/{hive_id}/weight"
+    units = [{"unit_id": HIVE, "code": ["scale"], "framework": "flask"},
+             {"unit_id": MONITOR, "code": ["watch"], "depends_on": [HIVE], "framework": "flask"}]  # fmt: skip
+    answer = {"200": {"body": {"weight_kg": "number"}}, "401": "no key"}
+    contracts = {
+        HIVE: {"unit_id": HIVE, "exports": {"http": [
+            {"method": "GET", "path": weight, "request": provider_request, "responses": answer}]}},
+        MONITOR: {"unit_id": MONITOR, "exports": {"http": [{"method": "GET", "path": "/alerts/:id", "responses": {"200": "ok"}}]},
+                  "consumes": [{"unit_id": HIVE, "method": "GET", "path": weight, "request": consumer_request,
+                                "responses": answer}]},
+    }  # fmt: skip
+    trace = [
+        {"ts": "2026-12-03T10:00:05Z", "case": "alert", "step": 0, "unit_id": HIVE, "method": "GET",
+         "url": "http://127.0.0.1:9501/hives/h1/weight", "request_headers": {"X-Hive-Key": "k"}, "status": 401,
+         "response_body": {"error": "unauthorized"}},
+        {"ts": "2026-12-03T10:00:05Z", "case": "alert", "step": 0, "unit_id": MONITOR, "method": "GET",
+         "url": "http://127.0.0.1:9502/alerts/h1", "status": 500, "response_body": {"error": "scale answered 401"}},
+    ]  # fmt: skip
+    failure = {"case": "alert", "description": "a weight drop raises an alert", "involves": [MONITOR, HIVE],
+               "request": {"method": "GET", "path": "/alerts/h1"}, "expected": {"status": 200},
+               "got": {"status": 500, "body": {"error": "scale answered 401"}}}  # fmt: skip
+    files = {"scale/app.py": "from flask import Flask\napp = Flask(__name__)\n",
+             "watch/app.py": "from flask import Flask\napp = Flask(__name__)\n"}  # fmt: skip
+    return build_project(tmp_path / "p", units=units, files=files, sdd=sdd, failure=failure, trace=trace,
+                         contracts=contracts)  # fmt: skip
+
+
+def _hive_sdd(names: str) -> str:
+    return (f"# Bees\n\n## {HIVE}\n\nEvery request carries the key {names}; a wrong key is 401.\n\n"
+            f"- `GET /hives/{{hive_id}}/weight` → 200 `{{weight_kg}}`\n\n## {MONITOR}\n\nRaises alerts.\n")  # fmt: skip
+
+
+HEADER = {"headers": {"X-Hive-Key": "string"}}
+QUERY = {"query": {"key": "string"}}
+
+
+@pytest.mark.parametrize(
+    ("names", "provider_request", "consumer_request", "blamed"),
+    [
+        ("in the `X-Hive-Key` header", QUERY, HEADER, HIVE),  # the SDD and the consumer: a header
+        ("as the `?key=` query parameter", QUERY, HEADER, MONITOR),  # the SDD and the provider: a query parameter
+        ("in the `X-Hive-Key` header or as `?key=`", QUERY, HEADER, None),  # the SDD names both: no side departs
+        ("in the `X-Hive-Key` header", "not an object", ["x"], None),  # a malformed request section is no input
+    ],
+    ids=["provider-departs", "consumer-departs", "sdd-names-both", "malformed-request"],
+)
+def test_an_input_sent_where_the_provider_does_not_read_it_blames_the_side_the_sdd_does_not_name(
+    tmp_path, names, provider_request, consumer_request, blamed
+):
+    r = _verdict(_input_project(tmp_path, _hive_sdd(names), provider_request=provider_request,
+                                consumer_request=consumer_request))  # fmt: skip
+    patch = r.proposed_sdd_patch.text if r.proposed_sdd_patch else ""
+    if blamed:
+        assert (r.category, r.affected_units) == ("contract_mismatch", [blamed]) and "input_differs" in patch
+    else:
+        assert "input_differs" not in patch
