@@ -118,12 +118,14 @@ def input_sides(ctx: RunContext, failure: IntegrationFailure, calls: list[Call])
         return []
     out: list[InterfaceFinding] = []
     for call in calls[:-1]:
-        if call.provider is None or call.path is None or not (call.status and 400 <= call.status < 500):
+        if call.provider is None or call.path is None or not (call.status and call.status < 500):
             continue
+        refused = 400 <= call.status < 500  # the step needed the call to succeed: the input explains the failure
         provider_inputs = _declared_inputs(ctx, call.provider, None, call)
         named = _sdd_names(ctx, call.provider)
         for unit in (u for u in failure.involves if u != call.provider):
-            sent = _declared_inputs(ctx, unit, call.provider, call)
+            declared = _declared_inputs(ctx, unit, call.provider, call)
+            sent = declared or _traced_inputs(ctx, call)  # a consumer that declares none: what it did send
             only_p = {k: v for k, v in provider_inputs.items() if k not in sent}
             only_c = {k: v for k, v in sent.items() if k not in provider_inputs}
             said_p = [(k, named[k[1]]) for k in only_p if k[1] in named]
@@ -136,18 +138,19 @@ def input_sides(ctx: RunContext, failure: IntegrationFailure, calls: list[Call])
                 (place, name), at = said_c[0]
                 other, b_at = next(iter(only_p.items()))
                 carried = ("trace",) if _carried(call, ctx, place, name) else ()
+                agree = (("consumer",) if declared else ()) + carried if refused else ()
                 out.append(finding_between(
                     "input_differs", "contract_mismatch", (call.provider,), spec or _bare(call, at), f"{_PLACES[place]} {name}",
                     "spec", at, f"{ep} takes the {_PLACES[place]} {name}", "contract", b_at,
-                    f"{call.provider} reads the {_PLACES[other[0]]} {other[1]} instead", ("consumer", *carried),
+                    f"{call.provider} reads the {_PLACES[other[0]]} {other[1]} instead", agree,
                 ))  # fmt: skip
-            else:
+            elif declared:  # a consumer's declared input; what the trace shows it sent is no contract to blame
                 (place, name), at = said_p[0]
                 other, b_at = next(iter(only_c.items()))
                 out.append(finding_between(
                     "input_differs", "contract_mismatch", (unit,), spec or _bare(call, at), f"{_PLACES[place]} {name}",
                     "spec", at, f"{ep} takes the {_PLACES[place]} {name}", "consumer", b_at,
-                    f"{unit} sends the {_PLACES[other[0]]} {other[1]} instead", ("contract",),
+                    f"{unit} sends the {_PLACES[other[0]]} {other[1]} instead", ("contract",) if refused else (),
                 ))  # fmt: skip
     return out
 
@@ -163,7 +166,7 @@ def _declared_inputs(ctx: RunContext, unit: str, provider: str | None, call: Cal
     eps = (raw.get("exports") or {}).get("http") if provider is None else raw.get("consumes")
     lines = ctx.file_text(rel).split("\n")
     for ep in eps if isinstance(eps, list) else []:
-        if not isinstance(ep, dict) or not isinstance(ep.get("path"), str) or not isinstance(ep.get("request"), dict):
+        if not isinstance(ep, dict) or not isinstance(ep.get("path"), str) or not _inputs_of(ep):
             continue
         if provider is not None and ep.get("unit_id") != provider:
             continue
@@ -171,14 +174,37 @@ def _declared_inputs(ctx: RunContext, unit: str, provider: str | None, call: Cal
             continue
         start = next((n for n, x in enumerate(lines, 1) if f'"{ep["path"]}"' in x), 1)
         out = {}
-        for key, fields in ep["request"].items():
-            if key in _PLACES and isinstance(fields, dict):
-                place = "headers" if key == "header" else key
-                for name in fields:
-                    line = next((n for n, x in enumerate(lines, 1) if n >= start and f'"{name}"' in x), start)
-                    out[(place, name.lower() if place == "headers" else name)] = Quote(rel, line)
+        for place, name in _inputs_of(ep):
+            line = next((n for n, x in enumerate(lines, 1) if n >= start and f'"{name}"' in x), start)
+            out[(place, name.lower() if place == "headers" else name)] = Quote(rel, line)
         return out
     return {}
+
+
+def _inputs_of(ep: dict) -> list[tuple[str, str]]:
+    """(place, name) of an endpoint object's inputs: `request: {query: {..}, headers: {..}, body: {..}}`, or
+    OpenAPI's `parameters: [{name, in}]`."""
+    out = []
+    request = ep.get("request")
+    for key, fields in request.items() if isinstance(request, dict) else []:
+        if key in _PLACES and isinstance(fields, dict):
+            out += [("headers" if key == "header" else key, str(name)) for name in fields]
+    for param in ep.get("parameters") if isinstance(ep.get("parameters"), list) else []:
+        where = param.get("in") if isinstance(param, dict) else None
+        if where in ("query", "header") and isinstance(param.get("name"), str):
+            out.append(("headers" if where == "header" else "query", param["name"]))
+    return out
+
+
+def _traced_inputs(ctx: RunContext, call: Call) -> dict[tuple[str, str], Quote]:
+    """The headers and query parameters the traced call carried, each at its trace line."""
+    entry = next((e for n, e in ctx.trace if n == call.trace_line), None)
+    if entry is None or call.trace_line is None:
+        return {}
+    at = Quote(f"{ctx.run_rel}/http-trace.ndjson", call.trace_line)
+    out = {("headers", k.lower()): at for k in entry.request_headers}
+    out.update({("query", k): at for k in dict(parse_qsl(urlsplit(entry.url).query))})
+    return out
 
 
 def _sdd_names(ctx: RunContext, unit: str) -> dict[str, Quote]:

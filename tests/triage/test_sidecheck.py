@@ -246,7 +246,7 @@ def _input_project(tmp_path, sdd: str, *, provider_request, consumer_request):
     answer = {"200": {"body": {"weight_kg": "number"}}, "401": "no key"}
     contracts = {
         HIVE: {"unit_id": HIVE, "exports": {"http": [
-            {"method": "GET", "path": weight, "request": provider_request, "responses": answer}]}},
+            {"method": "GET", "path": weight, **_inputs(provider_request), "responses": answer}]}},
         MONITOR: {"unit_id": MONITOR, "exports": {"http": [{"method": "GET", "path": "/alerts/:id", "responses": {"200": "ok"}}]},
                   "consumes": [{"unit_id": HIVE, "method": "GET", "path": weight, "request": consumer_request,
                                 "responses": answer}]},
@@ -267,6 +267,11 @@ def _input_project(tmp_path, sdd: str, *, provider_request, consumer_request):
                          contracts=contracts)  # fmt: skip
 
 
+def _inputs(request) -> dict:
+    """An endpoint's inputs as `request: {...}`, or OpenAPI's `parameters: [...]` when given so."""
+    return request if isinstance(request, dict) and "parameters" in request else {"request": request}
+
+
 def _hive_sdd(names: str) -> str:
     return (f"# Bees\n\n## {HIVE}\n\nEvery request carries the key {names}; a wrong key is 401.\n\n"
             f"- `GET /hives/{{hive_id}}/weight` → 200 `{{weight_kg}}`\n\n## {MONITOR}\n\nRaises alerts.\n")  # fmt: skip
@@ -281,10 +286,13 @@ QUERY = {"query": {"key": "string"}}
     [
         ("in the `X-Hive-Key` header", QUERY, HEADER, HIVE),  # the SDD and the consumer: a header
         ("as the `?key=` query parameter", QUERY, HEADER, MONITOR),  # the SDD and the provider: a query parameter
+        ("in the `X-Hive-Key` header", QUERY, None, HIVE),  # a consumer that declares nothing: what it sent
+        ("in the `X-Hive-Key` header", {"parameters": [{"name": "key", "in": "query"}]}, HEADER, HIVE),  # OpenAPI's
         ("in the `X-Hive-Key` header or as `?key=`", QUERY, HEADER, None),  # the SDD names both: no side departs
         ("in the `X-Hive-Key` header", "not an object", ["x"], None),  # a malformed request section is no input
     ],
-    ids=["provider-departs", "consumer-departs", "sdd-names-both", "malformed-request"],
+    ids=["provider-departs", "consumer-departs", "consumer-as-traced", "openapi-parameters", "sdd-names-both",
+         "malformed-request"],
 )
 def test_an_input_sent_where_the_provider_does_not_read_it_blames_the_side_the_sdd_does_not_name(
     tmp_path, names, provider_request, consumer_request, blamed
