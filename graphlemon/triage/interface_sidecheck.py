@@ -43,7 +43,7 @@ class SideCheck:
 
 
 def consumer_or_provider(ctx: RunContext, call: Call, consumer: Operation) -> SideCheck:
-    """Judge a consumer that does not accept the status `call` got, against its provider and the SDD."""
+    """Judge a consumer and the provider of `call` against the SDD's statement of the endpoint."""
     got, provider, m, path = call.status, call.provider, call.method, call.path or "/"
     if got is None or provider is None or consumer.unit is None:
         return SideCheck(doubt="the call has no status or no provider to compare")
@@ -63,7 +63,8 @@ def consumer_or_provider(ctx: RunContext, call: Call, consumer: Operation) -> Si
     lacking = sorted(
         s for s in stated if s in consumer.statuses and s not in contract.statuses and s // 100 == got // 100
     )
-    consumer_departs = got in stated and got in contract.statuses
+    accepted = got in consumer.statuses  # the consumer takes the answer: a lacking status is a weaker link
+    consumer_departs = got in stated and got in contract.statuses and not accepted
     trace = Quote(f"{ctx.run_rel}/http-trace.ndjson", call.trace_line) if call.trace_line else None
     declared = "/".join(str(s) for s in sorted(contract.statuses))
     if lacking:
@@ -77,7 +78,7 @@ def consumer_or_provider(ctx: RunContext, call: Call, consumer: Operation) -> Si
             "status_differs", "contract_mismatch", (provider,), spec, str(want),
             "spec", stated[want], f"{ep} answers {want} (which {consumer.unit} awaits){also}",
             "contract", contract.statuses.get(got, contract.at), f"{provider} answers {declared} (not {want})",
-            () if consumer_departs else ("consumer",), () if consumer_departs else with_b,
+            () if consumer_departs or accepted else ("consumer",), () if consumer_departs or accepted else with_b,
         )  # fmt: skip
         return SideCheck(found)
     if consumer_departs:
@@ -93,15 +94,19 @@ def consumer_or_provider(ctx: RunContext, call: Call, consumer: Operation) -> Si
 
 
 def side_checks(ctx: RunContext, failure: IntegrationFailure, calls: list[Call]) -> list[SideCheck]:
-    """Every upstream call of the step answered with a status that a consumer in the case does not accept, judged."""
+    """Every upstream call of the step that a consumer in the case declares, judged: a consumer that does not
+    accept the answer, or a provider whose contract lacks a status of the answer's class that the SDD states
+    and the consumer awaits (below auto-apply when the consumer took the answer)."""
     ifs = Interfaces(ctx)
     out = []
     for call in calls[:-1]:
         if call.status is None or call.provider is None or call.path is None:
             continue
         for consumer in ifs.of("consumer", call.provider, call.method, call.path):
-            if consumer.unit in failure.involves and consumer.statuses and call.status not in consumer.statuses:
-                out.append(consumer_or_provider(ctx, call, consumer))
+            if consumer.unit in failure.involves and consumer.statuses:
+                checked = consumer_or_provider(ctx, call, consumer)
+                if call.status not in consumer.statuses or checked.finding is not None:
+                    out.append(checked)
     return out
 
 

@@ -130,6 +130,13 @@ paths:
 """
 
 
+def test_a_provider_lacking_the_sdds_status_is_blamed_below_auto_apply_when_the_consumer_took_the_answer(tmp_path):
+    sdd = SDD_409.replace("is answered 409.", "is answered 409; a malformed body is answered 400.")
+    r = _verdict(_project(tmp_path, sdd, consumer_statuses=("201", "400", "409")))
+    assert (r.category, r.affected_units) == ("contract_mismatch", [PROVIDER])
+    assert r.confidence < 0.8 and "409" in r.root_cause
+
+
 @pytest.mark.parametrize(
     ("sdd", "second"),
     [
