@@ -24,6 +24,7 @@ import json
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlsplit
 
+from .code_inputs import header_reads
 from .interface import Operation, Quote
 from .interface_diff import InterfaceFinding, finding_between
 from .interface_sdd import code_spans
@@ -160,6 +161,46 @@ def input_sides(ctx: RunContext, failure: IntegrationFailure, calls: list[Call])
     return out
 
 
+def header_unread(ctx: RunContext, failure: IntegrationFailure, calls: list[Call]) -> list[InterfaceFinding]:
+    """A call refused (4xx) where the step needed success, that carried a header the SDD names which the provider's
+    code never reads, while the code reads a header the SDD does not name and the call did not carry: the code
+    departs (impl_bug; contract_mismatch when the provider's contract declares the code's header)."""
+    if not (failure.expected.status and 200 <= failure.expected.status < 300):
+        return []
+    out: list[InterfaceFinding] = []
+    for call in calls:
+        if call.provider is None or not (call.status and 400 <= call.status < 500):
+            continue
+        entry = next((e for n, e in ctx.trace if n == call.trace_line), None)
+        headers = entry.request_headers if entry is not None else (failure.request.headers if failure.request else {})
+        sent = {k.lower() for k in headers or {}}
+        reads = header_reads(ctx.code.get(call.provider, []))
+        named = _sdd_names(ctx, call.provider)
+        read = {r.name.lower() for r in reads}
+        said_sent = sorted(h for h in sent if h in named and h not in read)
+        unsaid = [r for r in reads if r.name.lower() not in named and r.name.lower() not in sent]
+        if not said_sent or not unsaid:
+            continue
+        spec = next(iter(Interfaces(ctx).of("spec", call.provider, call.method, call.path or "/")), None)
+        ep = f"{call.method} {spec.path if spec else call.path}"
+        header, code = said_sent[0], unsaid[0]
+        declared = _declared_inputs(ctx, call.provider, None, call).get(("headers", code.name.lower()))
+        a = (spec or _bare(call, named[header]), f"header {header}", "spec", named[header],
+             f"{ep} takes the header {_named_as(named, header)}")  # fmt: skip
+        says = f"{call.provider}'s code reads the header {code.name} instead"
+        if declared is not None:
+            out.append(finding_between("input_differs", "contract_mismatch", (call.provider,), *a, "contract",
+                                       declared, says, ("trace",), ("code",)))  # fmt: skip
+        else:
+            out.append(finding_between("input_differs", "impl_bug", (call.provider,), *a, "code",
+                                       Quote(code.rel, code.line), says, ("trace",)))  # fmt: skip
+    return out
+
+
+def _named_as(named: dict[str, Quote], key: str) -> str:
+    return next((k for k in named if k.lower() == key and k != key), key)
+
+
 def _declared_inputs(ctx: RunContext, unit: str, provider: str | None, call: Call) -> dict[tuple[str, str], Quote]:
     """(place, name) → line of each request input a contract.json declares for the endpoint: its `exports`
     (`provider` None) or what it `consumes` from `provider`. Header names are compared case-insensitively."""
@@ -240,4 +281,4 @@ def _bare(call: Call, at: Quote) -> Operation:
     return Operation("spec", call.provider, call.provider, call.method, call.path or "/", at)
 
 
-__all__ = ["SideCheck", "consumer_or_provider", "input_sides", "side_checks"]
+__all__ = ["SideCheck", "consumer_or_provider", "header_unread", "input_sides", "side_checks"]

@@ -41,7 +41,7 @@ from .callfindings import CallFindings
 from .findings import CONFIDENCE, Finding
 from .interface_diff import DistinguishingInput, compare, distinguishing_input, input_unspecified, unproduced
 from .interface_sdd import states_a_bound
-from .interface_sidecheck import SideCheck, consumer_or_provider, input_sides, side_checks
+from .interface_sidecheck import SideCheck, consumer_or_provider, header_unread, input_sides, side_checks
 from .interface_sides import Interfaces
 from .interface_verdict import UNJUDGED, cap_for_missed_input, cap_word_verdict, interface_verdict
 from .matching import Call, consumed, contrary, explicit_success, exported, step_calls, supporting
@@ -123,6 +123,7 @@ class _Triage(CallFindings):
         findings = (
             compare(self.ctx, self.failure, calls)
             or input_sides(self.ctx, self.failure, calls)
+            or header_unread(self.ctx, self.failure, calls)
             or [c.finding for c in side_checks(self.ctx, self.failure, calls) if c.finding is not None]
         )
         if findings:

@@ -311,3 +311,72 @@ def test_an_input_sent_where_the_provider_does_not_read_it_blames_the_side_the_s
         assert (r.category, r.affected_units) == ("contract_mismatch", [blamed]) and "input_differs" in patch
     else:
         assert "input_differs" not in patch
+
+
+# -- the provider's code reads another header than the one the SDD names and the request carried ---------------
+
+STUDIO = "studio-api"
+PY_READER = """from flask import Flask, jsonify, request
+
+app = Flask(__name__)
+
+
+@app.before_request
+def check_key():
+    if request.headers.get("{read}") != "k-1":
+        return jsonify(error="bad_key"), 401
+
+
+@app.post("/bookings")
+def book():
+    return jsonify(booking_id="b-1"), 201
+"""
+JS_READER = """const express = require('express');
+const app = express();
+app.use((req, res, next) => (req.get('{read}') === 'k-1' ? next() : res.status(401).json({ error: 'bad_key' })));
+app.post('/bookings', (req, res) => res.status(201).json({ booking_id: 'b-1' }));
+app.listen(5560);
+"""
+
+
+def _header_project(tmp_path, code: str, rel: str, *, contract_header: str | None = None):
+    sdd = f"# Studio\n\n## {STUDIO}\n\nEvery request carries the key in the `X-Studio-Key` header.\n\n" \
+          f"- `POST /bookings` → 201 `{{booking_id}}`; 401 without the key.\n"  # fmt: skip
+    ep = {"method": "POST", "path": "/bookings", "responses": {"201": "booked", "401": "bad key"}}
+    if contract_header:
+        ep["request"] = {"headers": {contract_header: "string"}}
+    headers = {"Content-Type": "application/json", "X-Studio-Key": "k-1"}
+    trace = [{"ts": "2026-12-03T10:00:05Z", "case": "book", "step": 0, "unit_id": STUDIO, "method": "POST",
+              "url": "http://127.0.0.1:5560/bookings", "request_headers": headers, "status": 401,
+              "response_body": {"error": "bad_key"}}]  # fmt: skip
+    failure = {"case": "book", "description": "a request with the key books", "involves": [STUDIO],
+               "request": {"method": "POST", "path": "/bookings", "headers": headers}, "expected": {"status": 201},
+               "got": {"status": 401, "body": {"error": "bad_key"}}}  # fmt: skip
+    return build_project(tmp_path / "p", units=[{"unit_id": STUDIO, "code": ["studio"]}], files={rel: code},
+                         sdd=sdd, failure=failure, trace=trace,
+                         contracts={STUDIO: {"unit_id": STUDIO, "exports": {"http": [ep]}}})  # fmt: skip
+
+
+@pytest.mark.parametrize(("code", "rel"), [(PY_READER, "studio/app.py"), (JS_READER, "studio/app.js")])
+def test_code_that_reads_another_header_than_the_sdd_names_is_the_providers_bug(tmp_path, code, rel):
+    r = _verdict(_header_project(tmp_path, code.replace("{read}", "X-Api-Key"), rel))
+    assert (r.category, r.affected_units) == ("impl_bug", [STUDIO])
+    assert any(e.startswith(f"{rel}:") and "X-Api-Key" in e for e in r.evidence)
+    assert "X-Studio-Key" in r.root_cause
+
+
+def test_a_contract_that_declares_the_codes_header_is_the_mismatch(tmp_path):
+    code = PY_READER.replace("{read}", "X-Api-Key")
+    r = _verdict(_header_project(tmp_path, code, "studio/app.py", contract_header="X-Api-Key"))
+    assert (r.category, r.affected_units) == ("contract_mismatch", [STUDIO])
+
+
+@pytest.mark.parametrize(
+    "code",
+    [PY_READER.replace("{read}", "X-Studio-Key"),  # it reads the SDD's header: the 401 has another reason
+     "def broken(:\n    request.headers.get('X-Api-Key')\n",  # not Python: nothing is read
+     "x = request.headers[some_name]\n"],  # a computed name is not seen
+)  # fmt: skip
+def test_no_header_finding_without_a_read_of_another_named_header(tmp_path, code):
+    r = _verdict(_header_project(tmp_path, code, "studio/app.py"))
+    assert "reads the header" not in r.root_cause
