@@ -83,11 +83,11 @@ def consumer_or_provider(ctx: RunContext, call: Call, consumer: Operation) -> Si
         )  # fmt: skip
         return SideCheck(found)
     if consumer_departs:
-        accepted = "/".join(str(s) for s in sorted(consumer.statuses))
+        takes = "/".join(str(s) for s in sorted(consumer.statuses))
         found = finding_between(
             "status_differs", "contract_mismatch", (consumer.unit,), spec, str(got),
             "spec", stated[got], f"{ep} answers {got}",
-            "consumer", consumer.at, f"{consumer.unit} accepts only {accepted} from {provider}",
+            "consumer", consumer.at, f"{consumer.unit} accepts only {takes} from {provider}",
             ("contract",) + (("trace",) if trace else ()),
         )  # fmt: skip
         return SideCheck(found)

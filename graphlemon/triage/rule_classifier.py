@@ -3,16 +3,23 @@
     1. environment signal on the failing step (EADDRINUSE, ENOSPC, EAI_AGAIN, ...)  → infra_flake
        a unit that died at start-up on its own code (the refusals that follow
        are its consequence)                                                          → impl_bug
+       no response, and the serving unit's own code panicked while serving it        → impl_bug (uncaught)
+                     or the unit answered the calls traced around it (a timeout)     → impl_bug (0.7)
        no response at all and nothing else to go on                                   → infra_flake
    1b. the interface model compared by structure (interface_diff.py): SDD vs contracts vs code vs trace;
        the category follows from which sides agree                                   → the finding's
+       a request input (header, query parameter) one side puts where the other does not read it, judged by
+       the SDD's code spans (the contracts, or the code's header reads)              → input_differs
+       a consumer and its provider disagree on a status: the one that departs from the SDD's statement
+                                                                                      → contract_mismatch
        the failing request differs from a successful one only by an input the SDD
        never mentions                                                                 → spec_ambiguous (0.5)
+   1c. a call answered a boolean field the SDD defines by a threshold on another field of the answer, and
+       the answer's own values contradict it (derived.py)                             → impl_bug (0.76)
     2. an upstream call of the step broke the SDD: its unit's contract disagrees     → contract_mismatch
                                                    its contract agrees               → impl_bug
-    3. a consumer's contract expects a different answer than its provider gives: the side that departs from
-       the SDD's statement of the endpoint (interface_sidecheck.py)                  → contract_mismatch
-       no SDD statement to judge by                                                   → the consumer, < 0.8
+    3. a consumer's contract expects a different answer than its provider gives, and no SDD statement
+       shows which contract departs from it (1b found none)                           → the consumer, < 0.8
     4. the failing call: the SDD does not specify the expected outcome               → spec_ambiguous
                          ... but SDD and contract state it and the handler never
                          produces it                                                 → impl_bug (0.7)
@@ -38,10 +45,11 @@ from ..models import SddPatch
 from .backing import backing_service_signals, external_service_signals
 from .boundary import INCLUSIVE, Boundary, boundary_item
 from .callfindings import CallFindings
+from .derived import DerivedField, contradicted
 from .findings import CONFIDENCE, Finding
 from .interface_diff import DistinguishingInput, compare, distinguishing_input, input_unspecified, unproduced
 from .interface_sdd import states_a_bound
-from .interface_sidecheck import SideCheck, consumer_or_provider, header_unread, input_sides, side_checks
+from .interface_sidecheck import consumer_or_provider, header_unread, input_sides, side_checks
 from .interface_sides import Interfaces
 from .interface_verdict import UNJUDGED, cap_for_missed_input, cap_word_verdict, interface_verdict
 from .matching import Call, consumed, contrary, explicit_success, exported, step_calls, supporting
@@ -99,6 +107,9 @@ class _Triage(CallFindings):
         found = self.structure(calls)
         if found:
             return found
+        derived = contradicted(self.ctx, calls)
+        if derived is not None:
+            return self.derived(derived)
         for call in calls[:-1]:
             found = self.upstream(call)
             if found:
@@ -151,6 +162,20 @@ class _Triage(CallFindings):
         evidence = [trace, self.cite.code(raised.file, raised.line)]
         return Finding("impl_bug", [raised.unit_id], CONFIDENCE["impl_uncaught"], root, evidence, "impl:uncaught")
 
+    def derived(self, found: DerivedField) -> Finding:
+        """A call answered a boolean field that contradicts the SDD's definition of it by another field."""
+        unit, call, f = found.call.provider or "?", found.call, self.failure
+        have = str(call.body[found.flag]).lower()  # type: ignore[index]
+        root = (
+            f"{unit} answered {found.flag} = {have} with {found.basis} = {found.basis_value:g} for {self._label(call)}, "
+            f"where the SDD defines {found.flag} by {found.basis} ({found.clause.doc}:{found.clause.line}), which gives "
+            f"{str(found.stated).lower()}; so {self._what()} received {describe(f.got)} instead of {describe(f.expected)}"
+        )
+        trace = f"{self.ctx.run_rel}/http-trace.ndjson"  # the answer's values, not only its status
+        shown = self.cite.line(trace, call.trace_line, f'"{found.basis}"') if call.trace_line else None
+        evidence = [self.cite.clause(found.clause), shown]
+        return Finding("impl_bug", [unit], CONFIDENCE["impl_derived"], root, evidence, "impl:derived")
+
     def hung(self, hung: Hung) -> Finding:
         """The serving unit answered the calls around this one, and never this one: its handler did not respond."""
         root = (
@@ -192,9 +217,7 @@ class _Triage(CallFindings):
                 wanted = consumed(self.ctx, unit, call.method, call.path) if unit != call.provider else None
                 if wanted is None or not wanted.responses or call.status in wanted.responses:
                     continue
-                checked = self._sides(call, unit)
-                if checked.finding is not None:
-                    return interface_verdict(checked.finding, self.failure, self.cite)
+                doubt = self._doubt(call, unit)  # a side the SDD shows departing was found by `structure`
                 declared = "/".join(str(s) for s in sorted(wanted.responses))
                 ep = self._label(call)
                 as_declared = "as its contract.json declares" if provided else "(its contract.json does not state it)"
@@ -218,19 +241,18 @@ class _Triage(CallFindings):
                     evidence,
                     "contract:consumer",
                     patch=patch,
-                    hints=[f"confidence capped at {UNJUDGED}: {checked.doubt}"],
+                    hints=[f"confidence capped at {UNJUDGED}: {doubt}"],
                 )
         return None
 
-    def _sides(self, call: Call, unit: str) -> SideCheck:
-        """Which of the two contracts departs from the SDD's statement of the endpoint (interface_sidecheck.py)."""
+    def _doubt(self, call: Call, unit: str) -> str:
+        """Why the SDD's statement of the endpoint shows neither contract departing (interface_sidecheck.py)."""
         consumer = next(
             (op for op in Interfaces(self.ctx).of("consumer", call.provider, call.method, call.path or "/") if op.unit == unit),
             None,
         )
-        if consumer is None:
-            return SideCheck(doubt=f"{unit}'s contract.json states no answer it awaits from {self._label(call)}")
-        return consumer_or_provider(self.ctx, call, consumer)
+        checked = consumer_or_provider(self.ctx, call, consumer) if consumer is not None else None
+        return (checked.doubt if checked else None) or "no SDD statement shows which contract departs from it"
 
     def status_level(self, call: Call, expected: int, got: int | None) -> Finding:
         refused_success = 200 <= expected < 300 and got is not None and 400 <= got < 500

@@ -138,3 +138,39 @@ def test_the_one_item_on_the_requests_bound_missing_is_read_by_what_the_sdd_says
     assert "2026-03-03" in (r.root_cause + (r.l3_question or ""))
     if category == "impl_bug":
         assert r.affected_units == [LOG_UNIT] and any("both dates included" in e for e in r.evidence)
+
+
+# -- a boolean field the SDD defines by another field of the same answer ---------------------------------------
+
+SKY, SCHED = "sky-watch", "slot-planner"
+
+
+@pytest.mark.parametrize(
+    ("cover", "observable", "blamed"),
+    [(0.82, True, SKY), (0.1, True, None), (0.82, False, None)],  # only an answer that contradicts the definition
+)
+def test_an_answer_that_contradicts_the_sdds_definition_of_its_flag_is_its_providers_bug(
+    tmp_path, cover, observable, blamed
+):
+    sdd = (f"# Observatory\n\n## {SKY}\n\n`GET /sites/{{site}}/now` → 200 `{{site, cloud_cover, observable}}`.\n"
+           f"`observable` is true exactly when cloud_cover is below 0.3.\n\n## {SCHED}\n\n"
+           f"`POST /slots` answers 409 when the sky is not observable, 201 otherwise.\n")  # fmt: skip
+    upstream = {"site": "roque", "cloud_cover": cover, "observable": observable}
+    trace = [
+        {"ts": "2026-12-03T10:00:05Z", "case": "cloudy", "step": 0, "unit_id": SKY, "method": "GET",
+         "url": "http://127.0.0.1:9110/sites/roque/now", "status": 200, "response_body": upstream},
+        {"ts": "2026-12-03T10:00:05Z", "case": "cloudy", "step": 0, "unit_id": SCHED, "method": "POST",
+         "url": "http://127.0.0.1:9120/slots", "status": 201, "response_body": {"slot_id": "s-1"}},
+    ]  # fmt: skip
+    failure = {"case": "cloudy", "description": "no slot while overcast", "involves": [SCHED, SKY],
+               "request": {"method": "POST", "path": "/slots"}, "expected": {"status": 409},
+               "got": {"status": 201, "body": {"slot_id": "s-1"}}}  # fmt: skip
+    units = [{"unit_id": SKY, "code": ["sky"]}, {"unit_id": SCHED, "code": ["sched"], "depends_on": [SKY]}]
+    p = build_project(tmp_path / "p", units=units, files={"sky/x.py": "", "sched/y.py": ""}, sdd=sdd,
+                      failure=failure, trace=trace)  # fmt: skip
+    r = triage_run(p, RUN_ID).record
+    if blamed:
+        assert (r.category, r.affected_units) == ("impl_bug", [blamed]) and r.confidence < 0.8
+        assert any('"cloud_cover": 0.82' in e for e in r.evidence)
+    else:
+        assert "defines observable" not in r.root_cause
