@@ -147,7 +147,8 @@ SKY, SCHED = "sky-watch", "slot-planner"
 
 @pytest.mark.parametrize(
     ("cover", "observable", "blamed"),
-    [(0.82, True, SKY), (0.1, True, None), (0.82, False, None)],  # only an answer that contradicts the definition
+    # only an answer that contradicts the definition; a basis sent as a string is no number to compare
+    [(0.82, True, SKY), (0.1, True, None), (0.82, False, None), ("0.82", True, None)],
 )
 def test_an_answer_that_contradicts_the_sdds_definition_of_its_flag_is_its_providers_bug(
     tmp_path, cover, observable, blamed
@@ -174,3 +175,20 @@ def test_an_answer_that_contradicts_the_sdds_definition_of_its_flag_is_its_provi
         assert any('"cloud_cover": 0.82' in e for e in r.evidence)
     else:
         assert "defines observable" not in r.root_cause
+
+
+def test_hostile_answers_leave_the_bound_and_flag_rules_silent(tmp_path):
+    """A list too long to search is left alone; a short one with the item on the bound is found."""
+    from graphlemon.triage.boundary import boundary_item
+    from graphlemon.triage.matching import Call
+    from graphlemon.triage.rundir import IntegrationFailure
+
+    items = [{"on": f"d{i}"} for i in range(5000)]
+    failure = IntegrationFailure.model_validate({
+        "case": "c", "step": 0, "request": {"method": "GET", "path": "/r?to=d4999"},
+        "expected": {"status": 200, "body": {"rows": items}}, "got": {"status": 200, "body": {"rows": items[:-1]}},
+    })  # fmt: skip
+    call = Call("GET", "/r", "u", 200, {"rows": items[:-1]}, None, None, True)
+    assert boundary_item(failure, call) is None
+    small = failure.model_copy(update={"expected": failure.expected.model_copy(update={"body": {"rows": items[-3:]}})})
+    assert boundary_item(small, Call("GET", "/r", "u", 200, {"rows": items[-3:-1]}, None, None, True)) is not None

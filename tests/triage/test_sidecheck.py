@@ -380,3 +380,18 @@ def test_a_contract_that_declares_the_codes_header_is_the_mismatch(tmp_path):
 def test_no_header_finding_without_a_read_of_another_named_header(tmp_path, code):
     r = _verdict(_header_project(tmp_path, code, "studio/app.py"))
     assert "reads the header" not in r.root_cause
+
+
+@pytest.mark.parametrize("mutate", ["not-utf8", "huge", "markup"])
+def test_a_hostile_code_file_gives_no_header_finding_and_never_crashes(tmp_path, mutate):
+    code = PY_READER.replace("{read}", "X-Api-Key")
+    p = _header_project(tmp_path, code, "studio/app.py")
+    path = p.root / "studio/app.py"
+    if mutate == "not-utf8":
+        path.write_bytes(b"\xff\xfe" + code.encode())  # read with replacement: no longer Python
+    elif mutate == "huge":
+        path.write_text(code + "# padding\n" * 250_000)  # 2.5 MB: not parsed
+    else:
+        path.write_text("<script>request.headers.get('X-Api-Key')</script>\n" + "<b>" * 10_000)
+    r = _verdict(p)
+    assert r.evidence_verified and "reads the header" not in r.root_cause
