@@ -11,9 +11,11 @@ is a code crash, not an environment problem.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Literal
 
 from .oserrors import PATTERNS, SHARED_LIBRARY_MISSING
@@ -169,8 +171,8 @@ def _declared_file(ctx: RunContext, path: str) -> tuple[str, str] | None:
         rel = "/".join(parts[-k:])
         for unit in ctx.units.units:
             under = any(rel == c.rstrip("/") or rel.startswith(c.rstrip("/") + "/") for c in unit.code if "*" not in c)
-            if under and (ctx.root / rel).is_file():
-                return unit.unit_id, rel
+            if under and (ctx.root / rel).is_file() and Path(os.path.realpath(ctx.root / rel)).is_relative_to(ctx.root):
+                return unit.unit_id, rel  # a file of the project, not one a symlink leads out to
     return None
 
 

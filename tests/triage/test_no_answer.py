@@ -192,3 +192,15 @@ def test_hostile_answers_leave_the_bound_and_flag_rules_silent(tmp_path):
     assert boundary_item(failure, call) is None
     small = failure.model_copy(update={"expected": failure.expected.model_copy(update={"body": {"rows": items[-3:]}})})
     assert boundary_item(small, Call("GET", "/r", "u", 200, {"rows": items[-3:-1]}, None, None, True)) is not None
+
+
+def test_a_frame_in_a_symlink_that_leads_out_of_the_project_is_not_attributed(tmp_path):
+    outside = tmp_path / "outside.go"
+    outside.write_text("package secret\n" * 20)
+    error = 'Get "http://127.0.0.1:9301/berths/b-2/next": EOF'
+    log = PANIC.replace("/srv/berthq/main.go:9", "/srv/berthq/link.go:9")
+    p = _project(tmp_path, error=error, log=log, trace=[_entry("empty-berth", "/berths/b-2/next", error=error)])
+    (p.root / "berthq" / "link.go").symlink_to(outside)
+    r = triage_run(p, RUN_ID).record
+    assert not any("link.go" in e or "secret" in e for e in r.evidence)
+    assert not r.fallback  # the rule never cited it (the self-check would refuse the quote and fall back)
