@@ -4,7 +4,9 @@ A consumer's contract.json (`consumes`) does not accept what its provider answer
 contracts disagree, not which one is wrong. The agreed interface is the SDD's statement of the endpoint; the
 two contracts are compared with it by structure — the statuses each side states for the endpoint:
 
-- the provider answered a status the SDD states and the consumer does not accept         → the consumer departs;
+- the provider answered a status the SDD states and the consumer does not accept         → the consumer departs
+  (below auto-apply unless it is the only status of its class the SDD states: a refusal may be meant for
+  another situation, and a consumer need not take every refusal);
 - the SDD states a status of the answered one's class that the consumer awaits and the
   provider's contract lacks (the provider answers 400 where the SDD and the consumer say 409) → the provider departs;
 - both at once (the SDD states the answered status and the one the provider lacks): the provider, since its
@@ -83,12 +85,15 @@ def consumer_or_provider(ctx: RunContext, call: Call, consumer: Operation) -> Si
         )  # fmt: skip
         return SideCheck(found)
     if consumer_departs:
+        # the only answer of its class the SDD states (a success) cannot be meant for another situation; one of
+        # several refusals may be: a consumer need not take every refusal, so that is below auto-apply
+        only = [s for s in stated if s // 100 == got // 100] == [got]
         takes = "/".join(str(s) for s in sorted(consumer.statuses))
         found = finding_between(
             "status_differs", "contract_mismatch", (consumer.unit,), spec, str(got),
             "spec", stated[got], f"{ep} answers {got}",
             "consumer", consumer.at, f"{consumer.unit} accepts only {takes} from {provider}",
-            ("contract",) + (("trace",) if trace else ()),
+            (("contract",) + (("trace",) if trace else ())) if only else (),
         )  # fmt: skip
         return SideCheck(found)
     return SideCheck(doubt=f"the SDD states no {got // 100}xx answer of {ep} that either contract departs from")

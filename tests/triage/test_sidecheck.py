@@ -110,6 +110,14 @@ def test_a_consumer_that_does_not_accept_the_sdds_status_is_blamed(tmp_path):
     assert r.confidence >= 0.8  # the SDD and the provider's contract agree on 400
 
 
+def test_a_consumer_that_does_not_take_one_of_several_refusals_is_blamed_below_auto_apply(tmp_path):
+    """The SDD states 400 and 404: the 400 the consumer does not take may be meant for another situation."""
+    sdd = SDD_409.replace("is answered 409.", "is answered 400; an unknown show is answered 404.")
+    r = _verdict(_project(tmp_path, sdd, provider_statuses=("201", "400", "404"), consumer_statuses=("201", "404")))
+    assert (r.category, r.affected_units) == ("contract_mismatch", [CONSUMER])
+    assert r.confidence < 0.8 and not r.will_auto_apply
+
+
 def test_an_sdd_that_states_both_statuses_blames_the_provider_below_auto_apply(tmp_path):
     sdd = SDD_409.replace("is answered 409.", "is answered 409; a malformed body is answered 400.")
     r = _verdict(_project(tmp_path, sdd))
