@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlsplit
 
 from .code_inputs import header_reads
-from .interface import Operation, Quote
+from .interface import Operation, Quote, Side
 from .interface_diff import InterfaceFinding, finding_between
 from .interface_sdd import code_spans
 from .interface_sides import Interfaces
@@ -169,7 +169,8 @@ def input_sides(ctx: RunContext, failure: IntegrationFailure, calls: list[Call])
 def header_unread(ctx: RunContext, failure: IntegrationFailure, calls: list[Call]) -> list[InterfaceFinding]:
     """A call refused (4xx) where the step needed success, that carried a header the SDD names which the provider's
     code never reads, while the code reads a header the SDD does not name and the call did not carry: the code
-    departs (impl_bug; contract_mismatch when the provider's contract declares the code's header)."""
+    departs (impl_bug; contract_mismatch when the provider's contract declares the code's header). Corroborated
+    (auto-apply) only when one header stands for one: the request's one named header, the code's one other read."""
     if not (failure.expected.status and 200 <= failure.expected.status < 300):
         return []
     out: list[InterfaceFinding] = []
@@ -189,16 +190,18 @@ def header_unread(ctx: RunContext, failure: IntegrationFailure, calls: list[Call
         spec = next(iter(Interfaces(ctx).of("spec", call.provider, call.method, call.path or "/")), None)
         ep = f"{call.method} {spec.path if spec else call.path}"
         header, code = said_sent[0], unsaid[0]
+        swapped = len(said_sent) == 1 and len({r.name.lower() for r in unsaid}) == 1  # one header for one: shown
+        agree: tuple[Side, ...] = ("trace",) if swapped else ()
         declared = _declared_inputs(ctx, call.provider, None, call).get(("headers", code.name.lower()))
         a = (spec or _bare(call, named[header]), f"header {header}", "spec", named[header],
              f"{ep} takes the header {_named_as(named, header)}")  # fmt: skip
         says = f"{call.provider}'s code reads the header {code.name} instead"
         if declared is not None:
             out.append(finding_between("input_differs", "contract_mismatch", (call.provider,), *a, "contract",
-                                       declared, says, ("trace",), ("code",)))  # fmt: skip
+                                       declared, says, agree, ("code",) if swapped else ()))  # fmt: skip
         else:
             out.append(finding_between("input_differs", "impl_bug", (call.provider,), *a, "code",
-                                       Quote(code.rel, code.line), says, ("trace",)))  # fmt: skip
+                                       Quote(code.rel, code.line), says, agree))  # fmt: skip
     return out
 
 

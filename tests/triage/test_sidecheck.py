@@ -403,3 +403,10 @@ def test_a_hostile_code_file_gives_no_header_finding_and_never_crashes(tmp_path,
         path.write_text("<script>request.headers.get('X-Api-Key')</script>\n" + "<b>" * 10_000)
     r = _verdict(p)
     assert r.evidence_verified and "reads the header" not in r.root_cause
+
+
+def test_a_code_that_reads_several_other_headers_is_blamed_below_auto_apply(tmp_path):
+    """Two headers read where the SDD names one: which one stands for the SDD's is not shown."""
+    code = PY_READER.replace('request.headers.get("{read}")', 'request.headers.get("X-Api-Key") or request.headers["X-Tenant"]')
+    r = _verdict(_header_project(tmp_path, code, "studio/app.py"))
+    assert (r.category, r.affected_units) == ("impl_bug", [STUDIO]) and r.confidence < 0.8
