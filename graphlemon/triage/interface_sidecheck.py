@@ -145,11 +145,12 @@ def input_sides(ctx: RunContext, failure: IntegrationFailure, calls: list[Call])
                 continue  # no input on one side only, or the SDD names both or neither: no side is shown to depart
             spec = next(iter(Interfaces(ctx).of("spec", call.provider, call.method, call.path)), None)
             ep = f"{call.method} {spec.path if spec else call.path}"
+            shown = refused and len(only_p) == len(only_c) == 1  # one input for one, and it explains the refusal
             if said_c:
                 (place, name), at = said_c[0]
                 other, b_at = next(iter(only_p.items()))
                 carried = ("trace",) if _carried(call, ctx, place, name) else ()
-                agree = (("consumer",) if declared else ()) + carried if refused else ()
+                agree = (("consumer",) if declared else ()) + carried if shown else ()
                 out.append(finding_between(
                     "input_differs", "contract_mismatch", (call.provider,), spec or _bare(call, at), f"{_PLACES[place]} {name}",
                     "spec", at, f"{ep} takes the {_PLACES[place]} {name}", "contract", b_at,
@@ -161,7 +162,7 @@ def input_sides(ctx: RunContext, failure: IntegrationFailure, calls: list[Call])
                 out.append(finding_between(
                     "input_differs", "contract_mismatch", (unit,), spec or _bare(call, at), f"{_PLACES[place]} {name}",
                     "spec", at, f"{ep} takes the {_PLACES[place]} {name}", "consumer", b_at,
-                    f"{unit} sends the {_PLACES[other[0]]} {other[1]} instead", ("contract",) if refused else (),
+                    f"{unit} sends the {_PLACES[other[0]]} {other[1]} instead", ("contract",) if shown else (),
                 ))  # fmt: skip
     return out
 
