@@ -15,6 +15,7 @@ Accuracy is printed for all scenarios, for each split, and for the Python-librar
 The fresh sets ("before", "after", "final", "last", "blind", "blind2", "blind3") get a table each: per category,
 right and confidently wrong for the rules then, at the commit the set was written against, and now. "blind" was
 written by an author who never read the rules, "blind2" and "blind3" by two more; `--split blind` prints one alone.
+Every set's "now" column is tuned on once its misses shaped a rule (docs/triage.md says which).
 """
 
 from __future__ import annotations
@@ -277,9 +278,10 @@ FRESH_LABELS = {
     "last": "written after the third freeze (the fixes the 'final' set prompted)",
     "blind": f"written by an author who never read the rules, after the freeze at {FREEZE_COMMITS['blind'][:10]}",
     "blind2": f"written by a second such author, in other domains and stacks, after the same freeze "
-    f"({FREEZE_COMMITS['blind2'][:10]})",
-    "blind3": "written by a third such author while the rules' author worked on the first two sets' misses, never seen "
-    f"by that author; at freeze = the rules before that work ({FREEZE_COMMITS['blind3'][:10]})",
+    f"({FREEZE_COMMITS['blind2'][:10]}); 'now' is tuned on (its misses shaped the consumer/provider pass)",
+    "blind3": "written by a third such author while the rules' author worked on the first two sets' misses; at freeze "
+    f"= the rules before that work ({FREEZE_COMMITS['blind3'][:10]}); 'now' is tuned on (its misses shaped the "
+    "consumer/provider pass)",
     "blind4": "written by a fourth such author (other stacks: Go, Rust, Kotlin, GraphQL, NATS, Parquet, cron) while "
     f"the rules' author worked on the third set's misses, never seen by that author ({FREEZE_COMMITS['blind4'][:10]})",
 }

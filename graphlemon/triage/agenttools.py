@@ -24,6 +24,7 @@ from ..project import ProjectHandle
 from .backing import backing_service_signals, unit_ports
 from .evidence_check import verify_all
 from .interface_diff import compare, distinguishing_input, input_unspecified, unproduced
+from .interface_sidecheck import header_unread, input_sides, side_checks
 from .interface_sides import Interfaces
 from .matching import Call, Matcher, step_calls
 from .run_context import load_run, runs_dir
@@ -137,6 +138,8 @@ def compare_interfaces(project: ProjectHandle, run_id: str) -> dict:
             if ops
         }
     findings = compare(ctx, failure, calls)
+    findings += [c.finding for c in side_checks(ctx, failure, calls) if c.finding is not None]
+    findings += input_sides(ctx, failure, calls) + header_unread(ctx, failure, calls)
     distinguishing = distinguishing_input(ctx, failure, calls[-1]) if calls else None
     unspecified = (
         input_unspecified(ctx, failure, calls[-1], distinguishing) if distinguishing and not findings else None

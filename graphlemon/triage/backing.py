@@ -28,6 +28,7 @@ _ADDRESS = re.compile(
 _BUSY_STATUS = re.compile(
     r"(?<!\d)(?:429|502|503|504)(?!\d)|Too Many Requests|Service Unavailable|Gateway Time-?out|Bad Gateway", re.I
 )
+_BUSY_CODE = re.compile(r"(?<![\d.:/-])(429|502|503|504)(?![\d.:/-])")
 _URL = re.compile(r"\bhttps?://[^\s\"'<>]+", re.IGNORECASE)
 _LOOPBACK = re.compile(r"^(?:localhost|127(?:\.\d{1,3}){3}|::1|0\.0\.0\.0)$", re.IGNORECASE)
 _LISTENING = re.compile(
@@ -75,17 +76,33 @@ def backing_service_signals(ctx: RunContext, failure: IntegrationFailure) -> lis
 
 def external_service_signals(ctx: RunContext, failure: IntegrationFailure) -> list[Signal]:
     """A unit's log line, in the failing step's window, where a service outside the project (a host that is no
-    unit's) answered 429 or a gateway error: the outside service failed, not the unit's code."""
+    unit's) answered 429 or a gateway error: the outside service failed, not the unit's code. A line that names
+    no address is read so when the case's calls were traced and no unit answered that status, and the line
+    names no other unit: none of the project's services gave it, so an outside one did (unless the case expects
+    that status: then it is the answer under test)."""
     ports, units = unit_ports(ctx), set(ctx.units.ids())
     log_rel = f"{ctx.run_rel}/process.log"
+    traced = [e for _n, e in ctx.trace if e.case == failure.case]
+    # what the project's services answered, and what the case expects (a status under test is no outside failure)
+    answered = {e.status for e in traced} | {failure.got.status, failure.expected.status}
     out: list[Signal] = []
     for line in ctx.log:
         if not (in_window(line, failure.ts) and _BUSY_STATUS.search(line.text)):
             continue
-        if any(_outside(url, ports, units) for url in _URL.findall(line.text)):
+        urls = _URL.findall(line.text)
+        busy = {int(x) for x in _BUSY_CODE.findall(line.text)}
+        unanswered = bool(traced) and not urls and bool(busy) and busy.isdisjoint(answered)
+        if unanswered and set(units_in_prefix(ctx, line.text)) >= {u for u in units if _names(line.text, u)}:
+            unit = (units_in_prefix(ctx, line.text) or [None])[0]
+            out.append(Signal("external_service", True, log_rel, line.lineno, line.text, False, unit))
+        elif any(_outside(url, ports, units) for url in urls):
             unit = (units_in_prefix(ctx, line.text) or [None])[0]
             out.append(Signal("external_service", True, log_rel, line.lineno, line.text, False, unit))
     return out
+
+
+def _names(text: str, unit: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(unit)}(?![\w-])", text) is not None
 
 
 def _outside(url: str, ports: dict[int, str], units: set[str]) -> bool:

@@ -20,7 +20,7 @@ from .signals import Crash, Signal, stack_frames, unit_of_path, units_in_text
 from .verdict_helpers import adjust, describe, describe_call, squash, top_keys
 
 CONFIDENCE = {
-    "infra_step": 0.92, "infra_log": 0.86, "infra_weak": 0.75, "infra_no_response": 0.6,
+    "infra_step": 0.92, "infra_log": 0.86, "infra_weak": 0.75, "infra_no_response": 0.6, "impl_hung": 0.7, "impl_bound": 0.76, "impl_derived": 0.76, "spec_bound": 0.5,
     "crash": 0.85, "contract_upstream": 0.85, "contract_consumer": 0.82, "contract_failing": 0.82,
     "impl_upstream": 0.8, "impl_failing": 0.76, "impl_uncaught": 0.84, "impl_value": 0.72,
     "spec_unspecified": 0.55, "spec_contradiction": 0.55, "spec_rounding": 0.5, "spec_value": 0.45, "spec_unknown": 0.35,

@@ -77,6 +77,25 @@ class Limit:
         return f"{rel[(self.bound, self.strict)]} {amount}" + (f' ("{self.written}")' if self.written else "")
 
 
+_NESTING = 4  # how deep an answer's objects are read for field paths
+_PATHS = 500  # and how many paths at most (a huge answer is not read whole)
+
+
+def field_paths(body: dict) -> list[str]:
+    """An answer's fields: its keys, and `parent.child` for the keys of an object-valued field (the nested field
+    `reading.humidity` is a field of the interface like `house_id`). A list's items are a field's value."""
+    out: list[str] = []
+    stack: list[tuple[str, dict, int]] = [("", body, 0)]
+    while stack and len(out) < _PATHS:
+        prefix, obj, depth = stack.pop(0)
+        for key, value in obj.items():
+            name = f"{prefix}{key}"
+            out.append(name)
+            if isinstance(value, dict) and depth + 1 < _NESTING:
+                stack.append((f"{name}.", value, depth + 1))
+    return out[:_PATHS]
+
+
 def number_text(n: float) -> str:
     """`3` for 3.0, `1.5` for 1.5."""
     return str(int(n)) if float(n).is_integer() else str(n)
@@ -150,6 +169,7 @@ __all__ = [
     "ANY_STATUS",
     "SIDE_NAMES",
     "Limit",
+    "field_paths",
     "Measure",
     "Operation",
     "Quote",

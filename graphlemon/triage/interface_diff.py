@@ -36,7 +36,7 @@ from typing import Literal
 from urllib.parse import parse_qsl, urlsplit
 
 from ..models import TriageCategory
-from .interface import SIDE_NAMES, Limit, Operation, Quote, Side, number_text
+from .interface import SIDE_NAMES, Limit, Operation, Quote, Side, field_paths, number_text
 from .interface_sdd import stated_sizes
 from .interface_sides import Interfaces, request_inputs
 from .matching import Call
@@ -47,7 +47,7 @@ from .sdd_terms import terms
 
 FindingKind = Literal[
     "path_differs", "field_missing", "fields_disagree", "status_differs", "status_unproduced", "limit_violated",
-    "limits_disagree", "input_unspecified",
+    "limits_disagree", "input_unspecified", "input_differs",
 ]  # fmt: skip
 # A value's other names, where a standard gives it some (a byte-order mark is U+FEFF).
 _ALIASES = {"\ufeff": ("BOM", "byte-order mark", "byte order mark")}
@@ -154,7 +154,10 @@ def _paths(ifs: Interfaces, call: Call, failure: IntegrationFailure) -> list[Int
     sides = {side: ifs.of(side, provider, m, path) for side in ("spec", "contract", "code")}
     consumers = [op for op in ifs.of("consumer", provider, m, path) if op.unit in failure.involves]
     declared = {side: ops for side, ops in sides.items() if ops}
-    others = {side: _other(ifs, side, provider, m, path) for side in ("spec", "contract", "code")}
+    # the template the call was made by (the SDD's, else the consumer's): a renamed route may share with it
+    # only a parameter's place, which a concrete path does not show
+    ref = declared["spec"][0].path if "spec" in declared else consumers[0].path if consumers else path
+    others = {side: _other(ifs, side, provider, m, ref) for side in ("spec", "contract", "code")}
     at = _trace_quote(ifs, call)
     if consumers and not declared and others["spec"] is not None:
         right = others["spec"]
@@ -166,8 +169,8 @@ def _paths(ifs: Interfaces, call: Call, failure: IntegrationFailure) -> list[Int
         spec, contract = declared["spec"][0], others["contract"]
         return [_finding("path_differs", "contract_mismatch", (provider,), spec, f"{m} {spec.path}",
                          "spec", spec.at, f"{provider} serves {m} {spec.path}",
-                         "contract", contract.at, f"{provider} serves {contract.method or m} {contract.path}", (),
-                         ("code",) if others["code"] is not None and others["code"].template == contract.template else ())]  # fmt: skip
+                         "contract", contract.at, f"{provider} serves {contract.method or m} {contract.path}",
+                         ("consumer",) if consumers else (), ("code",) if others["code"] is not None and others["code"].template == contract.template else ())]  # fmt: skip
     parsed = bool(ifs.provided_by("code", provider, None))  # routes were found at all (a parsed framework)
     if "spec" in declared and "contract" in declared and "code" not in declared and parsed and at is not None:
         spec = declared["spec"][0]
@@ -225,7 +228,7 @@ def _fields(ifs: Interfaces, call: Call, failure: IntegrationFailure) -> list[In
     if call.status is None or not isinstance(call.body, dict) or call.provider is None:
         return []
     provider, m, path, status = call.provider, call.method, call.path or "/", call.status
-    got = set(call.body)
+    got = set(field_paths(call.body))
     if call.failing and failure.expected.status not in (None, status):
         return []  # a status that differs says more than its body; `_statuses` reads it
     wanted = set(failure.expected.body) if call.failing and isinstance(failure.expected.body, dict) else None
@@ -246,7 +249,9 @@ def _fields(ifs: Interfaces, call: Call, failure: IntegrationFailure) -> list[In
                                 f"{ep} answers {status} with field {rival} instead"))  # fmt: skip
             continue
         if contract_fields and name not in contract_fields:
-            extra = [f for f in contract_fields if f not in spec_fields]
+            parent = name.rpartition(".")[0]  # the contract's own field in its place: a sibling first
+            extra = sorted((f for f in contract_fields if f not in spec_fields and not name.startswith(f"{f}.")),
+                           key=lambda f: f.rpartition(".")[0] != parent)  # fmt: skip
             c_at = contract_fields[extra[0]] if extra else contract.at  # type: ignore[union-attr]
             c_says = f"{provider}'s {status} answer has {', '.join(sorted(contract_fields))}"
             consumers = [op for op in ifs.of("consumer", provider, m, path) if name in op.fields_for(status)]
@@ -333,10 +338,10 @@ def _answered(ifs: Interfaces, call: Call) -> list[InterfaceFinding]:
     if call.failing or got is None or got >= 500 or got in (404, 405) or call.provider is None:
         return []
     provider, m, path = call.provider, call.method, call.path or "/"
-    spec = _first([op for op in ifs.of("spec", provider, m, path) if op.statuses])
-    contract = _first(ifs.of("contract", provider, m, path))
-    if spec is None or contract is None or not _unstated_in_its_class(spec, got):
-        return []
+    specs = [op for op in ifs.of("spec", provider, m, path) if op.statuses]
+    spec, contract = _first(specs), _first(ifs.of("contract", provider, m, path))
+    if spec is None or contract is None or not all(_unstated_in_its_class(op, got) for op in specs):
+        return []  # "never states" holds for every statement of the endpoint (two documents may differ)
     at = _trace_quote(ifs, call) or contract.at
     stated = "/".join(str(s) for s in sorted(spec.statuses))
     first = next(at for s, at in sorted(spec.statuses.items()) if s // 100 == got // 100)  # the same class's line
@@ -589,6 +594,9 @@ def _finding(kind: FindingKind, category: TriageCategory, blamed: tuple[str, ...
                             b_side, b, b_says, agree, with_b)  # fmt: skip
 
 
+finding_between = _finding  # for the other comparisons of the interface model
+
+
 def _also(sides: tuple[Side, ...]) -> str:
     return f" (confirmed by {' and '.join(SIDE_NAMES[s] for s in sides)})" if sides else ""
 
@@ -602,5 +610,6 @@ def _trace_quote(ifs: Interfaces, call: Call) -> Quote | None:
 
 
 __all__ = [
-    "DistinguishingInput", "InterfaceFinding", "compare", "distinguishing_input", "input_unspecified", "unproduced",
+    "DistinguishingInput", "InterfaceFinding", "compare", "distinguishing_input", "finding_between", "input_unspecified",
+    "unproduced",
 ]  # fmt: skip

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import cache
@@ -78,8 +79,10 @@ _QUANTITY = re.compile(
     rf"|\bbetween\s+(?P<lo>{_NUMBER})\s*(?:{_UNIT}\s+)?and\s+(?P<hi>{_NUMBER})(?:\s*(?P<unit2>{_UNIT})\b)?",
     re.IGNORECASE,
 )
+# The info strings of a code block that holds text, not a program or data: a signature may be written there.
+_PLAIN = frozenset({"", "text", "txt", "plain", "http"})
 _LEADING_FIELD = re.compile(r"^`([A-Za-z_][A-Za-z0-9_]*)`(?:\s|$)")
-_IDENT = re.compile(r"^`?([A-Za-z_][A-Za-z0-9_]*)`?\??$")
+_IDENT = re.compile(r"^`?([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)`?\??$")  # `reading.humidity`: nested
 _FIELD_ITEM = re.compile(r"^\s*\"?([A-Za-z_][A-Za-z0-9_]*)\"?\s*\??\s*(?::.*)?$")
 
 
@@ -99,6 +102,33 @@ def sdd_operations(docs: list[tuple[str, str]], unit_ids: list[str]) -> list[Ope
     out: list[Operation] = []
     for rel, text in docs:
         out.extend(_Reader(rel, unit_ids).read(text))
+    return out
+
+
+def _unit_named(heading: str, unit_ids: list[str]) -> str | None:
+    """The unit a heading names (the longest id, when one contains another)."""
+    named = [u for u in unit_ids if re.search(rf"(?<![\w-]){re.escape(u)}(?![\w-])", heading)]
+    return max(named, key=len) if named else None
+
+
+def code_spans(text: str, unit_id: str, unit_ids: list[str]) -> list[tuple[str, int]]:
+    """(span, line) of each code span (`X-Api-Key`, `?key=`) in the sections of `unit_id`: the names the SDD
+    gives the unit's inputs and fields, as written."""
+    out: list[tuple[str, int]] = []
+    stack: list[_Section] = []
+    tokens = _markdown().parse(text)
+    for i, tok in enumerate(tokens):
+        if tok.type == "heading_open":
+            level = int(tok.tag[1:])
+            while stack and stack[-1].level >= level:
+                stack.pop()
+            stack.append(_Section(level, _unit_named(tokens[i + 1].content, unit_ids)))
+        elif tok.type == "inline" and tok.map and next((s.unit for s in reversed(stack) if s.unit), None) == unit_id:
+            lines = tok.content.split("\n")
+            for child in tok.children or []:
+                if child.type == "code_inline":
+                    at = next((n for n, x in enumerate(lines) if f"`{child.content}`" in x), 0)
+                    out.append((child.content, tok.map[0] + 1 + at))
     return out
 
 
@@ -150,8 +180,7 @@ class _Reader:
     def _heading(self, level: int, text: str, line: int) -> None:
         while self.sections and self.sections[-1].level >= level:
             self.sections.pop()
-        named = [u for u in self.unit_ids if re.search(rf"(?<![\w-]){re.escape(u)}(?![\w-])", text)]
-        self.sections.append(_Section(level, max(named, key=len) if named else None))
+        self.sections.append(_Section(level, _unit_named(text, self.unit_ids)))
         self.current, self.last_status = None, None
         self._block(text, line)  # a heading that names an endpoint opens it for the blocks below
 
@@ -164,8 +193,9 @@ class _Reader:
         self.labels_answer = bool(_ANSWER_LABEL.search(text)) and not _REQUEST_LABEL.search(text)
         pending: list[tuple[int, str, Quote]] = []  # limits waiting for their status
         quantities: list[tuple[re.Match[str], Quote]] = []
+        breaks = [i for i, c in enumerate(text) if c == "\n"]  # a fact's line: the breaks before it (bisect)
         for start, kind, value in _events(text):
-            at = Quote(self.rel, first_line + text.count("\n", 0, start))
+            at = Quote(self.rel, first_line + bisect_left(breaks, start))
             if kind in ("endpoint", "path"):
                 self.current = self._operation(value, at)
                 last_status = self.last_status = None
@@ -259,6 +289,9 @@ class _Reader:
     def _code(self, text: str, first_line: int, language: str = "") -> None:
         doc = self.document = _structured(text)
         lines = text.split("\n")
+        if not isinstance(doc, dict | list) and language.strip().lower() in _PLAIN and _names_route(text):
+            self._block(text, first_line)  # a signature set off as a code block: `GET /p  ->  200 {a, b}`
+            return
         if isinstance(doc, dict) and isinstance(doc.get("paths"), dict):
             for path, item in doc["paths"].items():
                 if not isinstance(item, dict):
@@ -336,8 +369,13 @@ def _events(text: str) -> list[tuple[int, str, Any]]:
         elif kind != "status" or int(m.group(0)) in KNOWN_STATUSES:
             out.append((m.start(), kind, m.group(kind)))
     quantities = [(m.start(), m.end(), m) for m in _QUANTITY.finditer(text) if _is_quantity(m)]
-    out = [e for e in out if not (e[1] == "limit" and any(a <= e[0] < b for a, b, _m in quantities))]
-    out = [e for e in out if not (e[1] == "status" and any(a <= e[0] < b for a, b, _m in quantities))]
+    starts = [a for a, _b, _m in quantities]  # in order and apart (finditer): the one before an offset may hold it
+
+    def in_quantity(offset: int) -> bool:
+        i = bisect_right(starts, offset) - 1
+        return i >= 0 and offset < quantities[i][1]
+
+    out = [e for e in out if not (e[1] in ("limit", "status") and in_quantity(e[0]))]
     out += [(a, "quantity", m) for a, _b, m in quantities]  # type: ignore[misc]
     numeric = {int(v) for _s, k, v in out if k == "status"}
     out += [(s.start, "status", str(s.code)) for s in status_mentions(text) if s.prose and s.code not in numeric]
@@ -486,6 +524,11 @@ def _rows(tokens: list[Any]) -> Iterator[tuple[int, list[str], bool]]:
             cells.append(tok.content)
         elif tok.type == "tr_close":
             yield line, cells, head
+
+
+def _names_route(text: str) -> bool:
+    """The text names a method and a path (`GET /crossings/{route}`), not only a path."""
+    return any(m.lastgroup == "endpoint" for m in _TOKENS.finditer(text))
 
 
 def _names_endpoint(text: str) -> bool:

@@ -13,8 +13,7 @@ from functools import cached_property
 from urllib.parse import parse_qsl, urlsplit
 
 from .cite import Citer
-from .interface import Operation, Quote
-from .interface_sdd import sdd_operations
+from .interface import Operation, Quote, field_paths
 from .run_context import RunContext
 from .rundir import HttpTraceEntry
 
@@ -31,7 +30,7 @@ class Interfaces:
 
     @cached_property
     def spec(self) -> list[Operation]:
-        return sdd_operations([(d.rel, d.text) for d in self.ctx.sdd_docs], self.ctx.units.ids())
+        return self.ctx.spec_operations
 
     @cached_property
     def contracts(self) -> list[Operation]:
@@ -63,7 +62,7 @@ class Interfaces:
         if entry.status is not None:
             op.add_status(entry.status, at)
             if isinstance(entry.response_body, dict):
-                op.add_fields(entry.status, [str(k) for k in entry.response_body], at)
+                op.add_fields(entry.status, field_paths(entry.response_body), at)
         return op
 
     def of(self, side: str, provider: str | None, method: str | None, path: str) -> list[Operation]:
@@ -91,8 +90,9 @@ class Interfaces:
             s_at = _find(lines, f'"{status}"', at)
             op.add_status(status, Quote(rel, s_at))
             if isinstance(response.body, dict):
-                for name in response.body:
-                    op.add_fields(status, [str(name)], Quote(rel, _find(lines, f'"{name}"', s_at)))
+                for name in field_paths(response.body):
+                    leaf = name.rsplit(".", 1)[-1]
+                    op.add_fields(status, [name], Quote(rel, _find(lines, f'"{leaf}"', s_at)))
         return op
 
 

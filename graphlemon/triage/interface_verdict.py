@@ -19,10 +19,13 @@ from .verdict_helpers import describe
 
 CONFIRMED = 0.85  # the two lines disagree and a third side agrees with the one the verdict trusts
 TWO_SIDES = 0.76  # only the two sides that disagree
+UNJUDGED = 0.72  # two contracts disagree and no agreed interface (the SDD) says which one departs from it
 UNLINKED = 0.7  # the sides disagree by structure, but no SDD statement was tied to the case's situation
 CONTRADICTION = 0.55  # two SDD statements disagree: a person decides which holds
 INPUT_UNSPECIFIED = 0.5  # a person decides what the unmentioned input should do
 MISSED_INPUT_CAP = 0.5  # a verdict whose reason never touches the distinguishing input
+DAMAGED = 0.6  # a line that disagrees was read with undecodable bytes replaced: what it states may be damaged
+_UNDECODABLE = "\ufffd"  # what a byte that is not UTF-8 reads as (documents are read with replacement)
 WORDS_CAP = 0.79  # a verdict that chose its SDD clause by the words it shares with the case
 # The decision flow's HTTP branches that pick the SDD clause for a case by shared words (matching.py).
 WORD_RULES = frozenset(
@@ -53,6 +56,10 @@ def interface_verdict(found: InterfaceFinding, failure: IntegrationFailure, cite
         return Finding("spec_ambiguous", [], INPUT_UNSPECIFIED, root, evidence, rule, l3_question=question, hints=hints)
     unit = found.blamed[0]
     confidence = UNLINKED if found.kind == "status_unproduced" else CONFIRMED if found.corroborated else TWO_SIDES
+    damaged = [f"{q.rel}:{q.line}" for q in (found.a, found.b) if _UNDECODABLE in _text(cite, q.rel, q.line)]
+    if damaged and confidence > DAMAGED:
+        confidence = DAMAGED
+        hints.append(f"confidence capped at {DAMAGED}: a line that disagrees holds bytes that are not UTF-8 ({', '.join(damaged)})")
     root = (
         f"{found.b_says} ({SIDE_NAMES[found.b_side]}, {found.b.rel}:{found.b.line}) where {found.a_says} "
         f"({SIDE_NAMES[found.a_side]}, {found.a.rel}:{found.a.line}), so {what}"
@@ -67,6 +74,11 @@ def interface_verdict(found: InterfaceFinding, failure: IntegrationFailure, cite
         text=f"{found.endpoint}: {found.a_says}; {unit}'s contract.json must say the same ({found.kind}: {found.b_says}).",
     )
     return Finding("contract_mismatch", [unit], confidence, root, evidence, rule, patch=patch, hints=hints)
+
+
+def _text(cite: Citer, rel: str, line: int) -> str:
+    lines = cite.lines(rel)
+    return lines[line - 1] if 0 < line <= len(lines) else ""
 
 
 def _outcome(failure: IntegrationFailure) -> str:
@@ -111,4 +123,4 @@ def cap_for_missed_input(finding: Finding, found: DistinguishingInput | None) ->
     return finding
 
 
-__all__ = ["cap_for_missed_input", "cap_word_verdict", "interface_verdict"]
+__all__ = ["UNJUDGED", "cap_for_missed_input", "cap_word_verdict", "interface_verdict"]

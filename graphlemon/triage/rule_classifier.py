@@ -3,14 +3,23 @@
     1. environment signal on the failing step (EADDRINUSE, ENOSPC, EAI_AGAIN, ...)  → infra_flake
        a unit that died at start-up on its own code (the refusals that follow
        are its consequence)                                                          → impl_bug
+       no response, and the serving unit's own code panicked while serving it        → impl_bug (uncaught)
+                     or the unit answered the calls traced around it (a timeout)     → impl_bug (0.7)
        no response at all and nothing else to go on                                   → infra_flake
    1b. the interface model compared by structure (interface_diff.py): SDD vs contracts vs code vs trace;
        the category follows from which sides agree                                   → the finding's
+       a request input (header, query parameter) one side puts where the other does not read it, judged by
+       the SDD's code spans (the contracts, or the code's header reads)              → input_differs
+       a consumer and its provider disagree on a status: the one that departs from the SDD's statement
+                                                                                      → contract_mismatch
        the failing request differs from a successful one only by an input the SDD
        never mentions                                                                 → spec_ambiguous (0.5)
+   1c. a call answered a boolean field the SDD defines by a threshold on another field of the answer, and
+       the answer's own values contradict it (derived.py)                             → impl_bug (0.76)
     2. an upstream call of the step broke the SDD: its unit's contract disagrees     → contract_mismatch
                                                    its contract agrees               → impl_bug
-    3. a consumer's contract expects a different answer than its provider gives      → contract_mismatch
+    3. a consumer's contract expects a different answer than its provider gives, and no SDD statement
+       shows which contract departs from it (1b found none)                           → the consumer, < 0.8
     4. the failing call: the SDD does not specify the expected outcome               → spec_ambiguous
                          ... but SDD and contract state it and the handler never
                          produces it                                                 → impl_bug (0.7)
@@ -34,15 +43,20 @@ from dataclasses import replace
 
 from ..models import SddPatch
 from .backing import backing_service_signals, external_service_signals
+from .boundary import INCLUSIVE, Boundary, boundary_item
 from .callfindings import CallFindings
+from .derived import DerivedField, contradicted
 from .findings import CONFIDENCE, Finding
 from .interface_diff import DistinguishingInput, compare, distinguishing_input, input_unspecified, unproduced
 from .interface_sdd import states_a_bound
-from .interface_verdict import cap_for_missed_input, cap_word_verdict, interface_verdict
+from .interface_sidecheck import consumer_or_provider, header_unread, input_sides, side_checks
+from .interface_sides import Interfaces
+from .interface_verdict import UNJUDGED, cap_for_missed_input, cap_word_verdict, interface_verdict
 from .matching import Call, consumed, contrary, explicit_success, exported, step_calls, supporting
+from .oserrors import PATTERNS
 from .run_context import RunContext
 from .signals import infra_signals, local_module_names, startup_crash
-from .uncaught import Uncaught, refused_became_error, uncaught_in_provider
+from .uncaught import Hung, Uncaught, hung_request, refused_became_error, uncaught_in_provider
 from .verdict_helpers import describe, mismatches, missing_fields, pick_status, rounding_like, values_text
 
 # what a unit that never started looks like to its callers: the crash explains them
@@ -80,12 +94,22 @@ class _Triage(CallFindings):
             return self.crashed(crash)
         if strong or backing:
             return self.infra([*strong, *backing])
-        if self.failure.got.error is not None:
-            return self.infra(signals)
         calls = step_calls(self.ctx, self.failure)
+        if self.failure.got.error is not None:
+            # no answer came: the serving unit's own code raised on this request (a panic, an uncaught exception),
+            # or it answered the requests around this one and never this one — else the environment
+            refused = PATTERNS["connection_refused"].search(self.failure.got.error)  # nothing was listening
+            raised = None if refused else uncaught_in_provider(self.ctx, self.failure, calls)
+            if raised is not None:
+                return self.uncaught(raised)
+            hung = hung_request(self.ctx, self.failure)
+            return self.hung(hung) if hung is not None else self.infra(signals)
         found = self.structure(calls)
         if found:
             return found
+        derived = contradicted(self.ctx, calls)
+        if derived is not None:
+            return self.derived(derived)
         for call in calls[:-1]:
             found = self.upstream(call)
             if found:
@@ -107,7 +131,12 @@ class _Triage(CallFindings):
 
     def structure(self, calls: list[Call]) -> Finding | None:
         """The first typed disagreement between the sides of the interface; else an input the SDD never mentions."""
-        findings = compare(self.ctx, self.failure, calls)
+        findings = (
+            compare(self.ctx, self.failure, calls)
+            or input_sides(self.ctx, self.failure, calls)
+            or header_unread(self.ctx, self.failure, calls)
+            or [c.finding for c in side_checks(self.ctx, self.failure, calls) if c.finding is not None]
+        )
         if findings:
             finding = interface_verdict(findings[0], self.failure, self.cite)
             notes = [self._coder_note(u, c) for u in finding.affected for c in calls if c.provider == u]
@@ -121,16 +150,41 @@ class _Triage(CallFindings):
         return None
 
     def uncaught(self, raised: Uncaught) -> Finding:
-        """A refusal the case required became a 5xx because the serving unit's own code raised."""
+        """A refusal the case required became a 5xx (or no answer) because the serving unit's own code raised."""
         f = self.failure
         trace = self.cite.line(raised.where, raised.where_line, raised.text[:40]) if raised.where_line else None
+        wanted = describe(f.expected)
+        wanted = f"the request to be refused with {wanted}" if refused_became_error(f) else wanted
         root = (
             f"{raised.unit_id} raises an uncaught exception in its own code ({raised.file}:{raised.line}) for "
-            f"{self._what()}, so it answers {describe(f.got)} where the case requires the request to be refused "
-            f"with {describe(f.expected)}"
+            f"{self._what()}, so it answers {describe(f.got)} where the case requires {wanted}"
         )
         evidence = [trace, self.cite.code(raised.file, raised.line)]
         return Finding("impl_bug", [raised.unit_id], CONFIDENCE["impl_uncaught"], root, evidence, "impl:uncaught")
+
+    def derived(self, found: DerivedField) -> Finding:
+        """A call answered a boolean field that contradicts the SDD's definition of it by another field."""
+        unit, call, f = found.call.provider or "?", found.call, self.failure
+        have = str(call.body[found.flag]).lower()  # type: ignore[index]
+        root = (
+            f"{unit} answered {found.flag} = {have} with {found.basis} = {found.basis_value:g} for {self._label(call)}, "
+            f"where the SDD defines {found.flag} by {found.basis} ({found.clause.doc}:{found.clause.line}), which gives "
+            f"{str(found.stated).lower()}; so {self._what()} received {describe(f.got)} instead of {describe(f.expected)}"
+        )
+        trace = f"{self.ctx.run_rel}/http-trace.ndjson"  # the answer's values, not only its status
+        shown = self.cite.line(trace, call.trace_line, f'"{found.basis}"') if call.trace_line else None
+        evidence = [self.cite.clause(found.clause), shown]
+        return Finding("impl_bug", [unit], CONFIDENCE["impl_derived"], root, evidence, "impl:derived")
+
+    def hung(self, hung: Hung) -> Finding:
+        """The serving unit answered the calls around this one, and never this one: its handler did not respond."""
+        root = (
+            f"{hung.unit_id} answered the calls traced before and after this one, but never answered {self._what()} "
+            f"(the client gave up: {hung.error[:120]}); the unit was up and reachable, so its handling of this "
+            f"request does not send an answer"
+        )
+        evidence = [self.cite.trace(hung.line), self.cite.trace(hung.after)]
+        return Finding("impl_bug", [hung.unit_id], CONFIDENCE["impl_hung"], root, evidence, "impl:hung")
 
     def upstream(self, call: Call) -> Finding | None:
         if call.status is None or call.provider is None:
@@ -163,11 +217,13 @@ class _Triage(CallFindings):
                 wanted = consumed(self.ctx, unit, call.method, call.path) if unit != call.provider else None
                 if wanted is None or not wanted.responses or call.status in wanted.responses:
                     continue
+                doubt = self._doubt(call, unit)  # a side the SDD shows departing was found by `structure`
                 declared = "/".join(str(s) for s in sorted(wanted.responses))
                 ep = self._label(call)
+                as_declared = "as its contract.json declares" if provided else "(its contract.json does not state it)"
                 root = (
-                    f"{unit} expects {declared} from {ep} but {call.provider} returns {call.status} as its contract.json "
-                    f"declares, so {unit} answers {describe(self.failure.got)} instead of {describe(self.failure.expected)}"
+                    f"{unit} expects {declared} from {ep} but {call.provider} returns {call.status} {as_declared}, "
+                    f"so {unit} answers {describe(self.failure.got)} instead of {describe(self.failure.expected)}"
                 )
                 cited, _ = self.cite.contract(unit, call.method, call.path)
                 provider_cited, _ = self.cite.contract(call.provider, call.method, call.path)
@@ -180,13 +236,23 @@ class _Triage(CallFindings):
                 return Finding(
                     "contract_mismatch",
                     [unit],
-                    CONFIDENCE["contract_consumer"],
+                    min(CONFIDENCE["contract_consumer"], UNJUDGED),
                     root,
                     evidence,
                     "contract:consumer",
                     patch=patch,
+                    hints=[f"confidence capped at {UNJUDGED}: {doubt}"],
                 )
         return None
+
+    def _doubt(self, call: Call, unit: str) -> str:
+        """Why the SDD's statement of the endpoint shows neither contract departing (interface_sidecheck.py)."""
+        consumer = next(
+            (op for op in Interfaces(self.ctx).of("consumer", call.provider, call.method, call.path or "/") if op.unit == unit),
+            None,
+        )
+        checked = consumer_or_provider(self.ctx, call, consumer) if consumer is not None else None
+        return (checked.doubt if checked else None) or "no SDD statement shows which contract departs from it"
 
     def status_level(self, call: Call, expected: int, got: int | None) -> Finding:
         refused_success = 200 <= expected < 300 and got is not None and 400 <= got < 500
@@ -223,6 +289,9 @@ class _Triage(CallFindings):
         mismatched = mismatches(expected.body if expected.body is not None else expected.value, call.body)
         if not mismatched:
             return self.unknown("the response matches what the case expected as far as the triager can compare")
+        bound = boundary_item(self.failure, call)
+        if bound is not None:
+            return self.on_bound(call, bound)
         if rounding_like(mismatched) and not self._sdd_says("round"):
             return self.spec(
                 "spec_rounding",
@@ -246,12 +315,39 @@ class _Triage(CallFindings):
             clause = next(
                 r.clause for r in self.matcher.clauses(call) if str(mismatched[literal[0]][0]) in r.clause.raw
             )
-            root = f"{unit} returns {literal[0]}={values_text(mismatched, 1, literal[0])} from {self._label(call)} but the SDD states {values_text(mismatched, 0, literal[0])}"
+            root = f"{unit} returns {values_text(mismatched, 1, literal[0])} from {self._label(call)} but the SDD states {values_text(mismatched, 0, literal[0])}"
             return Finding("impl_bug", [unit], CONFIDENCE["impl_value"], root, [self.cite.clause(clause)], "impl:value")
         return self.spec(
             "spec_value",
             f"The SDD does not state the value of {', '.join(mismatched)} that {self._label(call)} should return in {self._condition()}: the case expects {values_text(mismatched, 0)}, the code returns {values_text(mismatched, 1)}",
             f"What should {', '.join(mismatched)} be in {self._condition()}?",
+            call,
+        )
+
+    def on_bound(self, call: Call, bound: Boundary) -> Finding:
+        """The answer lacks the one item that lies on a bound of the request: included, if the SDD or the
+        provider's contract says the endpoint's bounds are; else a person decides (boundary.py)."""
+        unit = call.provider or self._attribute(call)
+        label = self._label(call)
+        stated = [self.cite.clause(r.clause) for r in self.matcher.clauses(call) if INCLUSIVE.search(r.clause.raw)]
+        if unit is not None:
+            rel = self.ctx.contract_rel(unit)
+            stated += [self.cite.line(rel, n) for n, x in enumerate(self.cite.lines(rel), 1) if INCLUSIVE.search(x)]
+        stated = [x for x in stated if x]
+        trace = self.cite.trace(call.trace_line) if call.trace_line else None
+        if stated and unit is not None:
+            where = stated[0].split(": ", 1)[0]
+            root = (
+                f"{unit} leaves out {bound.describe()} from {label}, although the endpoint's bounds are included "
+                f"({where}), so {self._what()} received {len(call.body.get(bound.field) or [])} {bound.field} "  # type: ignore[union-attr]
+                f"instead of {len(self.failure.expected.body[bound.field])}"  # type: ignore[index]
+            )
+            return Finding("impl_bug", [unit], CONFIDENCE["impl_bound"], root, [*stated[:2], trace], "impl:bound")
+        return self.spec(
+            "spec_bound",
+            f"{label} answers without {bound.describe()}, and neither the SDD nor the contract says whether the "
+            f"request's bounds are included; the case expects the item, the code leaves it out",
+            f"Does {label} include an item whose {bound.key} equals the request's {bound.input} ({bound.value})?",
             call,
         )
 

@@ -29,6 +29,8 @@ from ..project import STATE_DIR, ProjectHandle
 from ..units import Contract, UnitsFile
 from .codescan import ContractDiff, SourceFile, diff_sources
 from .evidence_check import resolve_in_project
+from .interface import Operation
+from .interface_sdd import sdd_operations
 from .rundir import RUN_ID_RE, HttpTraceEntry, IntegrationResult, UnitTestResult
 from .sdd import Sdd
 
@@ -91,6 +93,11 @@ class RunContext:
     @cached_property
     def sdd(self) -> Sdd:
         return Sdd.parse([(d.rel, d.text) for d in self.sdd_docs], self.units.ids())
+
+    @cached_property
+    def spec_operations(self) -> list[Operation]:
+        """The endpoints the SDD states (interface_sdd.py), read once per run."""
+        return sdd_operations([(d.rel, d.text) for d in self.sdd_docs], self.units.ids())
 
     def code_diff(self, unit_id: str) -> ContractDiff:
         if unit_id not in self._diffs:

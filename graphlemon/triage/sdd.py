@@ -10,6 +10,7 @@ of the file starting on `line`, so a clause can be cited as evidence as it is.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -225,6 +226,7 @@ def _clauses(rel: str, line: int, raw: str, is_row: bool, stack: list[_Section],
     heading_eps = tuple(e for s in stack for e in s.endpoints)
     out = []
     pieces = [(0, raw)] if is_row else _split(raw, _SENTENCE_END)
+    breaks = [i for i, c in enumerate(raw) if c == "\n"]  # a clause's line: the breaks before it (bisect)
     for offset, sentence in pieces:
         statement_eps, statement_methods = endpoints_in(sentence)
         context = (section.last_endpoints if section and section.last_endpoints else ()) or heading_eps
@@ -237,7 +239,7 @@ def _clauses(rel: str, line: int, raw: str, is_row: bool, stack: list[_Section],
             out.append(
                 Clause(
                     doc=rel,
-                    line=line + raw[:at].count("\n"),
+                    line=line + bisect_left(breaks, at),
                     raw=piece,
                     units=units,
                     endpoints=eps,

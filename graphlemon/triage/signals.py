@@ -11,9 +11,11 @@ is a code crash, not an environment problem.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Literal
 
 from .oserrors import PATTERNS, SHARED_LIBRARY_MISSING
@@ -52,7 +54,7 @@ _EXITED = re.compile(
 _CODE_CRASH = re.compile(
     r"Cannot find module '\.{1,2}/[^']+'|SyntaxError:|ReferenceError:|IndentationError:|NameError:|ImportError: cannot import name"
 )
-_STACK_PATH = re.compile(r"(?:File \")?((?:[A-Za-z]:)?[\w@.~/\\-]+\.(?:py|js|mjs|cjs|ts|tsx|jsx))(?:\"?, line |:)(\d+)")
+_STACK_PATH = re.compile(r"(?:File \")?((?:[A-Za-z]:)?[\w@.~/\\-]+\.(?:py|js|mjs|cjs|ts|tsx|jsx|go|rs))(?:\"?, line |:)(\d+)")
 _VENDOR = re.compile(r"node_modules|site-packages|dist-packages|node:internal|/usr/lib/|<anonymous>|/lib/python\d")
 
 
@@ -156,7 +158,22 @@ def unit_of_path(ctx: RunContext, path: str) -> tuple[str, str] | None:
                     if best is None or k > best[0]:
                         best = (k, unit_id, src.rel)
                     break
-    return (best[1], best[2]) if best else None
+    return (best[1], best[2]) if best else _declared_file(ctx, path)
+
+
+def _declared_file(ctx: RunContext, path: str) -> tuple[str, str] | None:
+    """A frame in a file the triager does not parse (Go, Rust): the longest tail of its path (two parts at least)
+    that is a file of the project under a unit's declared code path."""
+    parts = [p for p in path.split("/") if p]
+    if ".." in parts:
+        return None  # a frame never names a file outside the project
+    for k in range(len(parts), 1, -1):
+        rel = "/".join(parts[-k:])
+        for unit in ctx.units.units:
+            under = any(rel == c.rstrip("/") or rel.startswith(c.rstrip("/") + "/") for c in unit.code if "*" not in c)
+            if under and (ctx.root / rel).is_file() and Path(os.path.realpath(ctx.root / rel)).is_relative_to(ctx.root):
+                return unit.unit_id, rel  # a file of the project, not one a symlink leads out to
+    return None
 
 
 def units_in_text(ctx: RunContext, text: str) -> list[str]:

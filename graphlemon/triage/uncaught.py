@@ -1,4 +1,5 @@
-"""Uncaught exceptions: a 5xx where a 4xx was required, raised inside the providing unit's own code.
+"""Uncaught exceptions: a 5xx where a 4xx was required (or no answer at all), raised inside the providing unit's
+own code; and a request a live unit never answered.
 
 The general fact: a request the case expects to be refused (4xx) that is answered 5xx, while a
 stack trace of the same step runs through the serving unit's own source files, means that unit's
@@ -9,6 +10,7 @@ node_modules, the runtime) are skipped.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .matching import Call
@@ -65,6 +67,41 @@ def uncaught_in_provider(ctx: RunContext, failure: IntegrationFailure, calls: li
             quote = next((x for x in text.split("\n") if rel.rsplit("/", 1)[-1] in x), text.split("\n")[0])
             return Uncaught(unit, rel, n, where, line, quote.strip()[:200])
     return None
+
+
+@dataclass(frozen=True)
+class Hung:
+    """A call of the failing step that got no answer within the client's timeout, from a unit that answered the
+    traced calls before and after it."""
+
+    unit_id: str
+    line: int  # the unanswered call's line in http-trace.ndjson
+    error: str
+    before: int  # a call the unit answered before it
+    after: int  # and one after it
+
+
+# a client's own words for giving up on an answer (Node, Go, Python, curl); not a refusal or a reset
+_TIMED_OUT = re.compile(r"\btime(?:d)?[ -]?out\b|\btimeout\b|deadline exceeded", re.IGNORECASE)
+
+
+def hung_request(ctx: RunContext, failure: IntegrationFailure) -> Hung | None:
+    """The unit was up and reachable (it answered the calls traced before and after), and the failing step's call
+    to it timed out: its handling of that request never answered — the unit's code, not the environment."""
+    unanswered = [
+        (line, e)
+        for line, e in ctx.trace
+        if (e.case, e.step) == (failure.case, failure.step) and e.status is None and e.error and e.unit_id
+    ]
+    if not unanswered or not _TIMED_OUT.search(unanswered[-1][1].error or ""):
+        return None
+    line, entry = unanswered[-1]
+    answered = [n for n, e in ctx.trace if e.unit_id == entry.unit_id and e.status is not None]
+    before = [n for n in answered if n < line]
+    after = [n for n in answered if n > line]
+    if not before or not after or not entry.unit_id:
+        return None
+    return Hung(entry.unit_id, line, entry.error or "", before[-1], after[0])
 
 
 def rel_is_python(rel: str) -> bool:

@@ -265,6 +265,12 @@ def test_hostile_documents_give_no_operation_or_a_quotable_one(text):
         ("tr2_12_history_page_size_over_cap", "limit_violated", "impl_bug", ("history",)),
         ("fl09_avatar_size_two_statements", "limits_disagree", "spec_ambiguous", ()),
         ("tr2_14_ferry_departure_field_two_names", "fields_disagree", "spec_ambiguous", ()),
+        # the consumer/provider side check, request inputs and the code's header reads
+        ("bn02_ferry_departures_route_renamed", "path_differs", "contract_mismatch", ("ferry-schedule",)),
+        ("bn05_choir_signup_duplicate_409_vs_400", "status_differs", "contract_mismatch", ("rehearsal-roster",)),
+        ("bn01_greenhouse_nested_humidity_field", "field_missing", "contract_mismatch", ("climate-api",)),
+        ("bn04_apiary_key_header_vs_query", "input_differs", "contract_mismatch", ("apiary-api",)),
+        ("bm10_studio_key_header_name", "input_differs", "impl_bug", ("studio-api",)),
     ],
 )
 def test_typed_findings_quote_the_two_lines_that_disagree(scenario, name, kind, category, blamed):
