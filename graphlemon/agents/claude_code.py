@@ -10,7 +10,7 @@ plan usage limits become `QuotaExceeded`, auto-mode classifier denials are
 counted per task (`ClassifierBlocked` at 3 in a row or 20 in total). After the
 turn, every change in the work tree outside the sandbox allow-list is reverted
 and recorded as a violation; so is every change to git's own state (a commit,
-a ref, the index, config and hooks) and to files git ignores (git_guard.py), and
+a ref, the index, config and hooks) and to files git ignores (git_ignored.py), and
 Claude Code is told to refuse the git commands that make them (`GIT_DENY_RULES`).
 
 `probe(model)` asks whether the plan can be used again after a usage limit: a
@@ -43,7 +43,7 @@ from ..models import ExecutorName
 from ..testrun import confine
 from ..testrun.environment import agent_process_env
 from ..worktrees import task_lock, task_lock_dir
-from . import git_guard, worktree
+from . import git_guard, git_ignored, worktree
 from .automode_denials import ClassifierGuard
 from .budget import budget_status, estimate_tokens, preflight
 from .claude_stream import ClaudeStream
@@ -165,7 +165,7 @@ class ClaudeCodeExecutor:
         undone is a recorded violation named by its kind (git_commit, git_ref, ..., ignored_file)."""
         with _task_lock(ctx):  # the loop adds this task's worktrees and merges under it: never judged half-done
             findings = git_guard.restore_git(before)
-        verdict = git_guard.judge_ignored(before, ctx.sandbox)
+        verdict = git_ignored.judge_ignored(before, ctx.sandbox)
         if verdict.kept:
             rec.event("ignored_kept", paths=verdict.kept[:200])  # writable, but git will not commit them
         if verdict.caches:

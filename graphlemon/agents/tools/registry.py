@@ -153,6 +153,6 @@ def _load_builtin_tools() -> None:
         return
     with _load_lock:
         if not _loaded:
-            from . import bug_tools, evidence_tool, files, state, testing  # noqa: F401  (registration side effects)
+            from . import bug_tools, evidence_tool, file_edit, file_read, patch_tool, state, testing  # noqa: F401  (registration side effects)
 
             _loaded = True

@@ -1,0 +1,221 @@
+"""Reading tools: read_file, list_files, search_text (inside the sandbox root)."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from pydantic import Field
+
+from ...errors import invalid_param
+from ..sandbox import glob_match
+from ..tool_context import ToolContext
+from .fs_guard import MAX_LINE_CHARS, SKIP_DIRS, ToolArgs, read_text, walk_files
+from .registry import tool
+
+MAX_READ_CHARS = 100_000
+MAX_SEARCH_FILE_BYTES = 2_000_000
+MAX_SEARCH_FILES = 50
+
+
+class ReadFileArgs(ToolArgs):
+    path: str = Field(description="File (or folder) path relative to the project root.")
+    offset: int = Field(default=1, ge=1, description="First line to return (1-based).")
+    limit: int = Field(default=2000, ge=1, le=20_000, description="Maximum number of lines.")
+
+
+def _render_read(result: dict) -> str:
+    if "listing" in result:
+        return f"{result['path']}/ is a folder (two levels; read a file inside it):\n" + "\n".join(result["listing"])
+    start, end, total = result["start"], result["end"], result["total_lines"]
+    more = f"; next offset {result['next_offset']}" if result["next_offset"] else " (end of file)"
+    header = f"{result['path']}: lines {start}-{end} of {total}{more}"
+    if total == 0:
+        return f"{result['path']}: empty file"
+    lines = result["content"].splitlines()
+    width = len(str(end))
+    body = "\n".join(
+        f"{n:>{width}}\t{line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + ' … (line cut)'}"
+        for n, line in enumerate(lines, start)
+    )
+    return f"{header}\n{body}"
+
+
+@tool(
+    "read_file",
+    "Read a text file of the project: the lines come back numbered (`  12<TAB>text`) under a header 'path: lines "
+    "a-b of n; next offset k'. Read a long file in ranges with offset and limit, following the next offset. The "
+    "numbers are not part of the file: leave them out of edit_file's old text. A folder gives a two-level listing "
+    "instead; a missing path is an error naming it.",
+    render=_render_read,
+)
+def read_file(ctx: ToolContext, args: ReadFileArgs) -> dict:
+    real = ctx.sandbox.resolve_read(args.path)
+    rel = ctx.sandbox.relative(real)
+    if real.is_dir():
+        return {"path": rel, "listing": _listing(real, depth=2)}
+    if not real.is_file():
+        raise invalid_param(f"{args.path}: no such file or folder", path=args.path)
+    text = read_text(real, args.path)
+    lines = text.splitlines(keepends=True)
+    chunk, end = "", args.offset - 1
+    for line in lines[args.offset - 1 : args.offset - 1 + args.limit]:
+        if chunk and len(chunk) + len(line) > MAX_READ_CHARS:
+            break  # whole lines only: the next offset says where to go on
+        chunk += line
+        end += 1
+    next_offset = end + 1 if end < len(lines) else None
+    return {
+        "path": rel,
+        "content": chunk,
+        "start": min(args.offset, max(len(lines), 1)),
+        "end": end,
+        "total_lines": len(lines),
+        "next_offset": next_offset,
+        "truncated": next_offset is not None,
+    }
+
+
+def _listing(folder: Path, depth: int) -> list[str]:
+    """Folders first, then files, `depth` levels; a deeper folder shows how many files it holds."""
+    out: list[str] = []
+
+    def walk(base: Path, level: int) -> None:
+        try:
+            entries = sorted(
+                (e for e in os.scandir(base) if e.name not in SKIP_DIRS and not e.is_symlink()),
+                key=lambda e: (not e.is_dir(), e.name),
+            )
+        except OSError:
+            return
+        for entry in entries:
+            pad = "  " * level
+            if entry.is_dir():
+                if level + 1 < depth:
+                    out.append(f"{pad}{entry.name}/")
+                    walk(Path(entry.path), level + 1)
+                else:
+                    count = sum(len(files) for _, _, files in os.walk(entry.path))
+                    out.append(f"{pad}{entry.name}/ ({count} files)")
+            else:
+                out.append(f"{pad}{entry.name}")
+
+    walk(folder, 0)
+    return out
+
+
+class ListFilesArgs(ToolArgs):
+    path: str = Field(default=".", description="Folder relative to the project root.")
+    pattern: str = Field(default="**", description="Glob relative to `path` (`**` any depth, `*` one segment).")
+    max_results: int = Field(default=300, ge=1, le=2_000)
+
+
+def _render_list(result: dict) -> str:
+    more = (
+        f"\n… more files: narrow the folder or the pattern (showing {len(result['files'])})"
+        if result["truncated"]
+        else ""
+    )
+    return "\n".join(result["files"]) + more if result["files"] else "(no files match)"
+
+
+@tool(
+    "list_files",
+    "List the files under a folder of the project (paths relative to the project root), filtered by a glob such "
+    "as **/*.py. Use it to find files by name; read_file on a folder gives a quicker two-level overview. Git "
+    "internals, dependencies and caches are skipped. A long list is cut with a note: narrow the folder or the "
+    "pattern.",
+    render=_render_list,
+)
+def list_files(ctx: ToolContext, args: ListFilesArgs) -> dict:
+    base = ctx.sandbox.resolve_read(args.path)
+    if not base.is_dir():
+        raise invalid_param(f"{args.path}: not a folder", path=args.path)
+    files, truncated = [], False
+    for rel_to_base, real in walk_files(base):
+        if glob_match(args.pattern, rel_to_base) or args.pattern in ("**", "**/*"):
+            if len(files) >= args.max_results:
+                truncated = True
+                break
+            files.append(ctx.sandbox.relative(real))
+    return {"files": files, "truncated": truncated}
+
+
+class SearchTextArgs(ToolArgs):
+    pattern: str = Field(min_length=1, description="The text to find (literal, unless regex is true).")
+    path: str = Field(default=".", description="File or folder relative to the project root.")
+    glob: str = Field(default="**", description="Only files matching this glob (relative to `path`), e.g. `*.py`.")
+    regex: bool = Field(default=False, description="Read the pattern as a Python regular expression.")
+    ignore_case: bool = False
+    context: int = Field(default=2, ge=0, le=10, description="Lines shown before and after each match.")
+    max_results: int = Field(default=100, ge=1, le=1000, description="Matches at most, over all files.")
+
+
+def _render_search(result: dict) -> str:
+    if not result["files"]:
+        return f"no match for {result['pattern']!r}"
+    blocks = []
+    for item in result["files"]:
+        lines = [f"{item['path']}:"]
+        previous = 0
+        for n, text, hit in item["lines"]:
+            if previous and n > previous + 1:
+                lines.append("  --")
+            lines.append(f"{n:>6}{':' if hit else '-'} {text}")
+            previous = n
+        blocks.append("\n".join(lines))
+    note = ""
+    if result["truncated"]:
+        note = f"\n\n… more matches: narrow your search (a folder, a glob, a more specific pattern); showing {result['count']}"
+    return "\n\n".join(blocks) + note
+
+
+@tool(
+    "search_text",
+    "Search the project's text files for a literal string (set regex for a regular expression), like grep. "
+    "Matches come back grouped by file, with line numbers and a few lines of context (`12:` a match, `11-` "
+    "context). Use it to find where a name is defined or used before you read or edit. Results are bounded: "
+    "narrow the folder, the glob or the pattern when it says there are more.",
+    render=_render_search,
+)
+def search_text(ctx: ToolContext, args: SearchTextArgs) -> dict:
+    flags = re.IGNORECASE if args.ignore_case else 0
+    try:
+        regex = re.compile(args.pattern if args.regex else re.escape(args.pattern), flags)
+    except re.error as exc:
+        raise invalid_param(f"search_text: bad regular expression {args.pattern!r}: {exc}") from None
+    base = ctx.sandbox.resolve_read(args.path)
+    targets = [(base.name, base)] if base.is_file() else list(walk_files(base)) if base.is_dir() else []
+    if not targets:
+        raise invalid_param(f"{args.path}: no such file or folder", path=args.path)
+    found, count, truncated = [], 0, False
+    for rel_to_base, real in targets:
+        if base.is_dir() and not glob_match(args.glob, rel_to_base) and args.glob not in ("**", "**/*"):
+            continue
+        if real.stat().st_size > MAX_SEARCH_FILE_BYTES:
+            continue
+        try:
+            lines = real.read_text(encoding="utf-8").splitlines()
+        except (UnicodeDecodeError, OSError):
+            continue
+        hits = [i for i, line in enumerate(lines) if regex.search(line)]
+        if not hits:
+            continue
+        if count + len(hits) > args.max_results or len(found) >= MAX_SEARCH_FILES:
+            hits = hits[: max(0, args.max_results - count)] if len(found) < MAX_SEARCH_FILES else []
+            truncated = True
+        if hits:
+            shown = sorted(
+                {j for i in hits for j in range(max(0, i - args.context), min(len(lines), i + args.context + 1))}
+            )
+            found.append({
+                "path": ctx.sandbox.relative(real),
+                "lines": [(j + 1, lines[j][:500], j in hits) for j in shown],
+            })  # fmt: skip
+            count += len(hits)
+        if truncated:
+            break
+    matches = [{"path": f["path"], "line": n, "text": t} for f in found for n, t, hit in f["lines"] if hit]
+    return {"pattern": args.pattern, "files": found, "matches": matches, "count": count, "truncated": truncated}
+
