@@ -73,9 +73,8 @@ class TemporaryApi:
         if self.local_settings:
             from prefect.context import refresh_global_settings_context
 
-            os.environ["PREFECT_API_URL"] = self.local_settings.pop("PREFECT_API_URL")
-            for name, value in self.local_settings.items():  # what the person set stays
-                os.environ[name] = os.environ.get(name) or value
+            for name, value in self.local_settings.items():  # the URL is this server's; other values set stay
+                os.environ[name] = (name != "PREFECT_API_URL" and os.environ.get(name)) or value
             refresh_global_settings_context()
 
 
