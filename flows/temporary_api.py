@@ -30,8 +30,7 @@ class TemporaryApi:
     def __init__(self) -> None:
         self.imported = threading.Event()  # Prefect is imported: other threads may import it now
         self.error: BaseException | None = None
-        self.local_url: str | None = None  # the reused local server's API, once it answers
-        self.client_ca = None  # and the one-certificate CA file its clients are given (graphlemon/local_server.py)
+        self.local_settings: dict[str, str] = {}  # the reused local server's client settings, once it answers
         self._thread = threading.Thread(target=self._start, name="graphlemon-temporary-api", daemon=True)
         self._thread.start()
 
@@ -63,8 +62,7 @@ class TemporaryApi:
         atexit.register(local_server.release_lease, directory)  # a killed command's lease ends with its process
         self.imported.set()
         local_server.wait_ready(directory, info)
-        self.local_url = info.url
-        self.client_ca = local_server.loopback_ca_file(directory)
+        self.local_settings = local_server.client_settings(directory, info)
 
     def wait(self) -> None:
         """Block until the API answers (or its start failed: then raise that error here). A reused local server
@@ -72,12 +70,11 @@ class TemporaryApi:
         self._thread.join()
         if self.error is not None:
             raise self.error
-        if self.local_url:
+        if self.local_settings:
             from prefect.context import refresh_global_settings_context
 
-            os.environ["PREFECT_API_URL"] = self.local_url
-            if not os.environ.get("PREFECT_API_SSL_CERT_FILE"):
-                os.environ["PREFECT_API_SSL_CERT_FILE"] = str(self.client_ca)
+            for name, value in self.local_settings.items():  # the URL is this server's; other values set stay
+                os.environ[name] = (name != "PREFECT_API_URL" and os.environ.get(name)) or value
             refresh_global_settings_context()
 
 

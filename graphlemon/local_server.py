@@ -125,6 +125,7 @@ def start(directory: Path, minutes: float) -> ServerInfo:
     env.update({
         "PREFECT_HOME": str(directory / "prefect-home"),
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_SERVER_API_CSRF_PROTECTION_ENABLED": "false",  # its clients send no CSRF token (client_settings)
         "PREFECT_SERVER_API_HOST": "127.0.0.1",
         "PREFECT_SERVER_API_PORT": str(port),
         "PREFECT_UI_API_URL": url,
@@ -251,6 +252,18 @@ def status(directory: Path) -> dict:
         "commands_using_it": len(live_leases(directory)),
         "folder": str(directory),
     }
+
+
+def client_settings(directory: Path, info: ServerInfo) -> dict[str, str]:
+    """The Prefect settings (environment variables) of a command using this server. Besides its URL and the CA file
+    (`loopback_ca_file`), two requests every new API client makes are skipped: the CSRF token (this server enforces
+    no CSRF protection: `start` turns it off) and the API version check when the server runs the installed Prefect
+    (`ensure` replaces a server of another version once nothing uses it)."""
+    settings = {"PREFECT_API_URL": info.url, "PREFECT_API_SSL_CERT_FILE": str(loopback_ca_file(directory)),
+                "PREFECT_CLIENT_CSRF_SUPPORT_ENABLED": "false"}  # fmt: skip
+    if info.prefect_version == installed_prefect():
+        settings["PREFECT_CLIENT_SERVER_VERSION_CHECK_ENABLED"] = "false"
+    return settings
 
 
 def loopback_ca_file(directory: Path) -> Path:

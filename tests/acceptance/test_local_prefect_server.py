@@ -134,6 +134,18 @@ def test_the_loopback_ca_file_holds_one_certificate_that_ssl_loads(tmp_path):
     assert ssl.create_default_context(cafile=str(path)).cert_store_stats()["x509_ca"] == 1
 
 
+def test_its_clients_skip_the_csrf_token_always_and_the_version_check_when_it_runs_the_installed_prefect(tmp_path):
+    from datetime import UTC, datetime
+
+    info = local_server.ServerInfo(pid=1, port=9, url="http://127.0.0.1:9/api", started_at=datetime.now(UTC),
+                                   idle_minutes=5, prefect_version=local_server.installed_prefect())  # fmt: skip
+    same = local_server.client_settings(tmp_path, info)
+    assert same["PREFECT_API_URL"] == info.url and same["PREFECT_CLIENT_CSRF_SUPPORT_ENABLED"] == "false"
+    assert same["PREFECT_CLIENT_SERVER_VERSION_CHECK_ENABLED"] == "false"
+    older = local_server.client_settings(tmp_path, info.model_copy(update={"prefect_version": "3.8.0"}))
+    assert "PREFECT_CLIENT_SERVER_VERSION_CHECK_ENABLED" not in older  # another Prefect: its version is checked
+
+
 class _Locked:
     """Prefect's own error path: a handler raising SQLite's "database is locked", turned into a 503 by the server's
     exception handler, `locked` times, then 201. Records each request body it saw."""

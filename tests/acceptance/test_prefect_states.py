@@ -1,12 +1,24 @@
 """What a Prefect client reads of a devloop run (docs/devloop.md): a red tester attempt is a FAILED task run named
 `Red`, a green one COMPLETED; a unit that ends blocked is a FAILED subflow run named `Blocked`; resumed, every stage
-the ledger already holds is a CACHED run whose message names its outcome record."""
+the ledger already holds is a CACHED run whose message names its outcome record. The Prefect UI of the same server
+shows it so: screenshots of the retried unit's Task Runs tab and of the resumed run's graph and task runs (saved under
+the test's tmp folder and tests/.screenshots/)."""
 
 from __future__ import annotations
 
+import re
+
+import pytest
+from browser_kit import launched_chromium, shooting_page
 from conftest import CALC, broken_mul, playbook_variant, run_flow, verdict
 
 from graphlemon.taskboard import TaskBoard
+
+
+@pytest.fixture
+def page(request, tmp_path):
+    for browser in launched_chromium():
+        yield from shooting_page(browser, request, tmp_path, viewport=(1400, 1000))
 
 
 def _runs(client, task_id: str):
@@ -30,11 +42,29 @@ def _task_runs(client, flow_run_id):
     return client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[flow_run_id])))
 
 
-def test_red_attempts_fail_blocked_units_fail_resumed_stages_are_cached(calc, tmp_path, prefect_harness):
+def _tab(page, ui: str, flow_run_id, tab: str, shot: str) -> None:
+    """The flow run's page in the Prefect UI, `tab` open, saved as `shot` once its list has rendered."""
+    from playwright.sync_api import expect
+
+    page.goto(f"{ui}/runs/flow-run/{flow_run_id}")
+    page.locator(".p-tab", has_text=tab).click()
+    expect(page.locator(".state-list-item").first).to_be_visible(timeout=30_000)
+    page.wait_for_timeout(1500)  # the run graph above the tabs draws into a canvas a little later
+    page.shot(shot)
+
+
+def _row(page, name: str):
+    """The UI's list row (task or subflow run) of the run named exactly `name`."""
+    return page.locator(".state-list-item").filter(has=page.get_by_text(name, exact=True))
+
+
+def test_red_attempts_fail_blocked_units_fail_resumed_stages_are_cached(calc, tmp_path, prefect_harness, page):
+    from playwright.sync_api import expect
     from prefect.client.orchestration import get_client
+    from prefect.settings import PREFECT_API_URL
 
     def edit(data):
-        broken_mul(data, attempts=(1,))  # red on its first attempt, green on the next
+        broken_mul(data, attempts=(1, 2))  # red on the unit's first two attempts (one per round), green on the third
         verdict(data, "coder", "planning", "coder")  # the validator cannot agree: a person decides
 
     playbook = playbook_variant(tmp_path, CALC, edit)
@@ -42,7 +72,7 @@ def test_red_attempts_fail_blocked_units_fail_resumed_stages_are_cached(calc, tm
     assert (first["status"], first["blocked_reason"]) == ("blocked_pending_human", "validator_inconclusive")
     task_id = first["task_id"]
     TaskBoard(calc.ledger).manual_resume(task_id, note="mul must multiply")
-    assert run_flow(calc, None, playbook, task_id=task_id)["status"] == "done"
+    assert run_flow(calc, None, playbook, task_id=task_id, max_unit_attempts=2)["status"] == "done"
 
     with get_client(sync_client=True) as client:
         devloops = [r for r in _runs(client, task_id) if r.name.startswith("devloop")]
@@ -55,9 +85,22 @@ def test_red_attempts_fail_blocked_units_fail_resumed_stages_are_cached(calc, tm
         assert red["tester mul · attempt 1"] == ("FAILED", "Red"), red
 
         resumed = {u.name: u for u in _subflows(client, after.id)}
-        green = {t.name: (t.state.type.value, t.state.name) for t in _task_runs(client, resumed["unit mul · round 1"].id)}
-        assert green["tester mul · attempt 1"] == ("COMPLETED", "Completed"), green
+        retried = resumed["unit mul · round 1"]
+        green = {t.name: (t.state.type.value, t.state.name) for t in _task_runs(client, retried.id)}
+        assert green["tester mul · attempt 1"] == ("FAILED", "Red"), green  # a red attempt, then its green retry
+        assert green["tester mul · attempt 2"] == ("COMPLETED", "Completed"), green
         assert resumed["unit mul · round 0"].state.name == "Cached"  # replayed from its outcome record
         cached = {t.name: t.state.message for t in _task_runs(client, after.id) if t.state.name == "Cached"}
         assert {"planner · round 0", "validator · round 0"} <= set(cached), cached
         assert f"outcomes.ndjson#ne-{task_id}-planner-r0/outcome" in cached["planner · round 0"]
+
+    ui = PREFECT_API_URL.value().removesuffix("/api")
+    _tab(page, ui, retried.id, "Task Runs", "unit-task-runs")  # the red attempt red, its retry green
+    expect(_row(page, "tester mul · attempt 1")).to_have_class(re.compile(r"state-list-item--failed"))
+    expect(_row(page, "tester mul · attempt 1").locator(".state-badge")).to_have_text("Red")
+    expect(_row(page, "tester mul · attempt 2")).to_have_class(re.compile(r"state-list-item--completed"))
+    _tab(page, ui, after.id, "Task Runs", "resumed-task-runs")  # the graph, and the stages reused from the ledger
+    for stage in ("planner · round 0", "validator · round 0"):
+        expect(_row(page, stage).locator(".state-badge")).to_have_text("Cached")
+    _tab(page, ui, after.id, "Subflow Runs", "resumed-subflow-runs")
+    expect(_row(page, "unit mul · round 0").locator(".state-badge")).to_have_text("Cached")

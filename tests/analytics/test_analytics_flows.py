@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 import yaml
 from analytics_helpers import ROOT
@@ -57,6 +59,7 @@ def test_prefect_yaml_declares_the_five_deployments():
     import inspect
 
     from prefect.client.schemas.schedules import CronSchedule
+    from prefect.flows import load_flow_from_entrypoint
 
     from flows.devloop import devloop
     from flows.pull_steps import code_root
@@ -77,7 +80,8 @@ def test_prefect_yaml_declares_the_five_deployments():
         assert deployments[name]["entrypoint"] == entry
         (schedule,) = deployments[name]["schedules"]
         CronSchedule(cron=schedule["cron"], timezone=schedule["timezone"])  # valid cron
-        assert (ROOT / entry.split(":")[0]).is_file()
+        with contextlib.chdir(ROOT):  # what the pull step does: the worker runs in the folder holding graphlemon
+            assert load_flow_from_entrypoint(entry).fn.__name__ == entry.rsplit(":", 1)[1]
     assert {d["work_pool"]["name"] for d in deployments.values()} == {"graphlemon"}
     # the pull step finds the worker's own GraphLemon at run time: no build step, no path from the deploying machine
     assert spec.get("build") is None
