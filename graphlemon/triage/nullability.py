@@ -154,7 +154,7 @@ def _sdd_fields(text: str) -> Iterator[tuple[str, bool, int]]:
     tokens = _markdown().parse(text)
     for tok in tokens:
         if tok.type == "fence" and tok.info.strip().lower() in ("graphql", "gql") and tok.map:
-            yield from _sdl_fields(tok.content, tok.map[0] + 2)
+            yield from sdl_fields(tok.content, tok.map[0] + 2)
         elif tok.type == "inline" and tok.map:
             yield from _null_spans(tok, tok.map[0] + 1)
 
@@ -178,7 +178,7 @@ def _null_on_line(spans: list[str], line: int) -> Iterator[tuple[str, bool, int]
                 yield span, True, line
 
 
-def _sdl_fields(schema: str, first_line: int) -> Iterator[tuple[str, bool, int]]:
+def sdl_fields(schema: str, first_line: int) -> Iterator[tuple[str, bool, int]]:
     """(field, nullable, line) of each field of each object, interface and input type of a GraphQL schema."""
     tokens = list(_sdl_tokens(schema, first_line))
     i, depth, pending, in_type = 0, 0, False, False
@@ -257,4 +257,4 @@ def _sdl_tokens(schema: str, first_line: int) -> Iterator[tuple[str, int]]:
             i += 1
 
 
-__all__ = ["nullable_findings", "sdd_stances", "stance"]
+__all__ = ["nullable_findings", "sdd_stances", "sdl_fields", "stance"]
