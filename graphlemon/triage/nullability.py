@@ -47,7 +47,7 @@ def nullable_findings(ctx: RunContext, failure: IntegrationFailure, calls: list[
             if provided is None or wanted is None:
                 continue
             mine, theirs = _declared(provided.responses), _declared(wanted.responses)
-            for name, value in _leaves(call.body):
+            for name, value in leaves(call.body):
                 if name not in stated or name not in mine:
                     continue
                 found = _judge(ctx, call, unit, name, value, stated[name], mine[name], theirs.get(name))
@@ -60,10 +60,10 @@ def stance(descriptor: str) -> bool | None:
     """True: the type admits null; False: it states a non-null value; None: it does not say."""
     if len(descriptor) > _MAX_TEXT:
         return None
-    tokens = _tokens(descriptor)
-    if any(t.lower() in _NULL_WORDS for t in tokens) or "?" in tokens:
+    words = tokens(descriptor)
+    if any(t.lower() in _NULL_WORDS for t in words) or "?" in words:
         return True
-    if len(tokens) >= 2 and tokens[0][:1].isalpha() and tokens[1] == "!":
+    if len(words) >= 2 and words[0][:1].isalpha() and words[1] == "!":
         return False
     if any(empty in descriptor for empty in _EMPTY_STAND_INS):
         return False
@@ -116,25 +116,25 @@ def _declared(responses: dict) -> dict[str, tuple[str, int]]:
     """field → (type descriptor, line in contract.json) of every response body a contract declares."""
     out: dict[str, tuple[str, int]] = {}
     for response in responses.values():
-        for name, descriptor in _leaves(response.body):
+        for name, descriptor in leaves(response.body):
             if isinstance(descriptor, str):
                 out.setdefault(name, (descriptor, 0))
     return out
 
 
-def _leaves(value: Any, depth: int = 0) -> Iterator[tuple[str, Any]]:
+def leaves(value: Any, depth: int = 0) -> Iterator[tuple[str, Any]]:
     """(field name, value) of every field of a JSON value that is not itself an object or a list."""
     if depth > 20:
         return
     items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
     for key, item in items:
         if isinstance(item, dict | list):
-            yield from _leaves(item, depth + 1)
+            yield from leaves(item, depth + 1)
         elif isinstance(key, str):
             yield key, item
 
 
-def _tokens(text: str) -> list[str]:
+def tokens(text: str) -> list[str]:
     """Identifiers and single punctuation marks, whitespace dropped."""
     out: list[str] = []
     word = ""
@@ -151,8 +151,7 @@ def _tokens(text: str) -> list[str]:
 
 
 def _sdd_fields(text: str) -> Iterator[tuple[str, bool, int]]:
-    tokens = _markdown().parse(text)
-    for tok in tokens:
+    for tok in _markdown().parse(text):
         if tok.type == "fence" and tok.info.strip().lower() in ("graphql", "gql") and tok.map:
             yield from sdl_fields(tok.content, tok.map[0] + 2)
         elif tok.type == "inline" and tok.map:
@@ -257,4 +256,4 @@ def _sdl_tokens(schema: str, first_line: int) -> Iterator[tuple[str, int]]:
             i += 1
 
 
-__all__ = ["nullable_findings", "sdd_stances", "sdl_fields", "stance"]
+__all__ = ["leaves", "nullable_findings", "sdd_stances", "sdl_fields", "stance", "tokens"]

@@ -54,6 +54,7 @@ from .interface_sidecheck import consumer_or_provider, header_unread, input_side
 from .interface_sides import Interfaces
 from .interface_verdict import UNJUDGED, cap_for_missed_input, cap_word_verdict, interface_verdict
 from .matching import Call, consumed, contrary, explicit_success, exported, step_calls, supporting
+from .measures import measure_findings
 from .messages import subject_findings
 from .nullability import nullable_findings
 from .oserrors import PATTERNS
@@ -142,6 +143,7 @@ class _Triage(CallFindings):
             compare(self.ctx, self.failure, calls)
             or subject_findings(self.ctx, self.failure)
             or nullable_findings(self.ctx, self.failure, calls)
+            or measure_findings(self.ctx, self.failure, calls)
             or input_sides(self.ctx, self.failure, calls)
             or header_unread(self.ctx, self.failure, calls)
             or [c.finding for c in side_checks(self.ctx, self.failure, calls) if c.finding is not None]
