@@ -9,9 +9,8 @@ An environment signal (a time-out, a kill) says the infrastructure failed. Two g
   case's traced calls, all answered with success by another unit, repeat one round of identical requests with
   identical answers. The killed unit kept asking for what it already had: the kill ends a loop of its own code.
 
-A contradicted signal does not decide the verdict: the decision flow goes on to the interface comparison, and an
-environment verdict that remains is capped below the auto-apply bar (docs/triage.md, "Environment signals the run
-contradicts").
+A contradicted signal does not decide the verdict: the decision flow goes on to the interface comparison and the
+steps after it (docs/triage.md, "Environment signals the run contradicts").
 """
 
 from __future__ import annotations
@@ -22,8 +21,6 @@ from dataclasses import dataclass
 from .run_context import RunContext
 from .rundir import HttpTraceEntry, IntegrationFailure
 from .signals import Signal
-
-HEALTHY_CAP = 0.6  # an environment verdict whose signal the run contradicts
 
 
 @dataclass(frozen=True)
@@ -55,6 +52,13 @@ def _answered(ctx: RunContext, failure: IntegrationFailure) -> Healthy | None:
         "the services were up, the time-out is the case waiting for a state the units never reached"
     )
     return Healthy(reason, tuple(n for n, _e in step))
+
+
+def answered_report(ctx: RunContext, failure: IntegrationFailure) -> bool:
+    """A step with no request of its own (a CLI run, a job) whose error is the unit's report of answers it got:
+    every call the trace shows for the step was answered. Its error is no missing answer."""
+    step = [e for _n, e in ctx.trace if (e.case, e.step) == (failure.case, failure.step)]
+    return failure.request is None and bool(step) and all(e.status is not None and not e.error for e in step)
 
 
 def _own_loop(ctx: RunContext, failure: IntegrationFailure, signals: list[Signal]) -> Healthy | None:
@@ -94,4 +98,4 @@ def _names(text: str, unit: str) -> bool:
     return unit in words
 
 
-__all__ = ["HEALTHY_CAP", "Healthy", "run_contradicts"]
+__all__ = ["Healthy", "answered_report", "run_contradicts"]

@@ -51,7 +51,7 @@ from .boundary import INCLUSIVE, Boundary, boundary_item
 from .callfindings import CallFindings
 from .derived import DerivedField, contradicted
 from .findings import CONFIDENCE, Finding
-from .healthy import Healthy, run_contradicts
+from .healthy import Healthy, answered_report, run_contradicts
 from .interface_diff import DistinguishingInput, compare, distinguishing_input, input_unspecified, unproduced
 from .interface_sdd import states_a_bound
 from .interface_sidecheck import consumer_or_provider, header_unread, input_sides, side_checks
@@ -62,6 +62,7 @@ from .measures import measure_findings
 from .messages import subject_findings
 from .nullability import nullable_findings
 from .oserrors import PATTERNS
+from .required import required_findings
 from .run_context import RunContext
 from .signals import infra_signals, local_module_names, startup_crash
 from .uncaught import Hung, Uncaught, hung_request, refused_became_error, uncaught_in_provider
@@ -107,7 +108,8 @@ class _Triage(CallFindings):
         if (strong or backing) and self.healthy is None:
             return self.infra([*strong, *backing])
         calls = step_calls(self.ctx, self.failure)
-        if self.failure.got.error is not None and self.healthy is None:
+        reported = answered_report(self.ctx, self.failure)  # the error reports answers the step got
+        if self.failure.got.error is not None and self.healthy is None and not reported:
             # no answer came: the serving unit's own code raised on this request (a panic, an uncaught exception),
             # or it answered the requests around this one and never this one — else the environment
             refused = PATTERNS["connection_refused"].search(self.failure.got.error)  # nothing was listening
@@ -148,6 +150,7 @@ class _Triage(CallFindings):
             or subject_findings(self.ctx, self.failure)
             or nullable_findings(self.ctx, self.failure, calls)
             or measure_findings(self.ctx, self.failure, calls)
+            or required_findings(self.ctx, self.failure)
             or input_sides(self.ctx, self.failure, calls)
             or header_unread(self.ctx, self.failure, calls)
             or [c.finding for c in side_checks(self.ctx, self.failure, calls) if c.finding is not None]
