@@ -20,16 +20,15 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
 from .interface import Quote
 from .interface_diff import InterfaceFinding
-from .interface_sdd import _markdown
+from .interface_sdd import markdown_tokens
 from .matching import Call, consumed, exported
-from .nullability import leaves, tokens
+from .nullability import contract_line, leaves, tokens
 from .run_context import RunContext
 from .rundir import IntegrationFailure
 
@@ -111,7 +110,7 @@ def _judge(ctx: RunContext, call: Call, consumer: str, name: str, values: list[A
         return InterfaceFinding(
             "measure_differs", "contract_mismatch", (call.provider or "",), endpoint, name,
             "spec", at, f"{name} is in {_shown(says)}",
-            "contract", Quote(rel, _line_of(ctx, rel, name)), f"{call.provider} gives {name} in {_shown(mine)}",
+            "contract", Quote(rel, contract_line(ctx, rel, name)), f"{call.provider} gives {name} in {_shown(mine)}",
             agree=("consumer",) if theirs == says else (),
         )  # fmt: skip
     if (
@@ -125,7 +124,7 @@ def _judge(ctx: RunContext, call: Call, consumer: str, name: str, values: list[A
         return InterfaceFinding(
             "measure_differs", "contract_mismatch", (consumer,), endpoint, name,
             "spec", at, f"{name} is in {_shown(says)}",
-            "consumer", Quote(rel, _line_of(ctx, rel, name)), f"{consumer} reads {name} in {_shown(theirs)}",
+            "consumer", Quote(rel, contract_line(ctx, rel, name)), f"{consumer} reads {name} in {_shown(theirs)}",
             agree=("contract",) if mine == says else (),
         )  # fmt: skip
     return None
@@ -210,7 +209,7 @@ def _sdd_fields(text: str) -> Iterator[tuple[str, Measure, int]]:
     only field-like code span is the field."""
     row: list[Any] | None = None
     row_line = 0
-    for tok in _markdown().parse(text):
+    for tok in markdown_tokens(text):
         if tok.type == "tr_open":
             row, row_line = [], (tok.map[0] + 1 if tok.map else 1)
         elif tok.type == "tr_close" and row is not None:
@@ -236,14 +235,6 @@ def _shown(measure: Measure) -> str:
     if measure[0] != "date":
         return measure[1]
     return measure[1].replace("%Y", "YYYY").replace("%y", "YY").replace("%m", "MM").replace("%d", "DD")
-
-
-def _line_of(ctx: RunContext, rel: str, name: str) -> int:
-    key = json.dumps(name)
-    lines = ctx.file_text(rel).splitlines()
-    return next(
-        (n for n, x in enumerate(lines, 1) if key + ":" in x), next((n for n, x in enumerate(lines, 1) if name in x), 1)
-    )
 
 
 __all__ = ["measure_findings", "measure_of", "sdd_measures"]

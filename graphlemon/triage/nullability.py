@@ -22,7 +22,7 @@ from typing import Any
 
 from .interface import Quote
 from .interface_diff import InterfaceFinding
-from .interface_sdd import _markdown
+from .interface_sdd import markdown_tokens
 from .matching import Call, consumed, exported
 from .run_context import RunContext
 from .rundir import IntegrationFailure
@@ -88,8 +88,8 @@ def _judge(ctx: RunContext, call: Call, consumer: str, name: str, value: Any, sp
     endpoint = f"{call.method} {call.path}"
     word = {True: "may be null", False: "is never null"}
     provider_rel, consumer_rel = ctx.contract_rel(call.provider or ""), ctx.contract_rel(consumer)
-    mine = (mine[0], _line_of(ctx, provider_rel, name))
-    theirs = (theirs[0], _line_of(ctx, consumer_rel, name)) if theirs else None
+    mine = (mine[0], contract_line(ctx, provider_rel, name))
+    theirs = (theirs[0], contract_line(ctx, consumer_rel, name)) if theirs else None
     if p is not None and p != says and c in (None, says) and (value is None) == p:
         return InterfaceFinding(
             "nullable_differs", "contract_mismatch", (call.provider or "",), endpoint, name,
@@ -107,9 +107,12 @@ def _judge(ctx: RunContext, call: Call, consumer: str, name: str, value: Any, sp
     return None
 
 
-def _line_of(ctx: RunContext, rel: str, name: str) -> int:
+def contract_line(ctx: RunContext, rel: str, name: str) -> int:
+    """The line of a contract.json that declares `name` (`"name":`), else the first that names it, else 1."""
+    lines = ctx.file_text(rel).splitlines()
     key = json.dumps(name) + ":"
-    return next((n for n, x in enumerate(ctx.file_text(rel).splitlines(), 1) if key in x), 1)
+    declared = next((n for n, x in enumerate(lines, 1) if key in x), None)
+    return declared or next((n for n, x in enumerate(lines, 1) if name in tokens(x)), 1)
 
 
 def _declared(responses: dict) -> dict[str, tuple[str, int]]:
@@ -151,7 +154,7 @@ def tokens(text: str) -> list[str]:
 
 
 def _sdd_fields(text: str) -> Iterator[tuple[str, bool, int]]:
-    for tok in _markdown().parse(text):
+    for tok in markdown_tokens(text):
         if tok.type == "fence" and tok.info.strip().lower() in ("graphql", "gql") and tok.map:
             yield from sdl_fields(tok.content, tok.map[0] + 2)
         elif tok.type == "inline" and tok.map:
@@ -256,4 +259,4 @@ def _sdl_tokens(schema: str, first_line: int) -> Iterator[tuple[str, int]]:
             i += 1
 
 
-__all__ = ["leaves", "nullable_findings", "sdd_stances", "sdl_fields", "stance", "tokens"]
+__all__ = ["contract_line", "leaves", "nullable_findings", "sdd_stances", "sdl_fields", "stance", "tokens"]

@@ -17,7 +17,7 @@ from typing import Any
 
 from .interface import Quote
 from .interface_diff import InterfaceFinding
-from .interface_sdd import _markdown
+from .interface_sdd import markdown_tokens
 from .matching import exported
 from .nullability import tokens
 from .run_context import RunContext
@@ -68,10 +68,9 @@ def _finding(ctx: RunContext, entry: Any, line: int, name: str, at: Quote) -> In
     texts = [ep.description, *(r.description for s, r in ep.responses.items() if 400 <= s < 500)] if ep else []
     if any(name in tokens(t) for t in texts):
         rel = ctx.contract_rel(provider)
-        where = next((n for n, x in enumerate(ctx.file_text(rel).splitlines(), 1) if name in tokens(x)), 1)
         return InterfaceFinding(
             "required_differs", "contract_mismatch", (provider,), endpoint, name, "spec", at, says,
-            "contract", Quote(rel, where), f"{provider} requires {name}", with_b=("trace",),
+            "contract", Quote(rel, _naming(ctx, rel, name)), f"{provider} requires {name}", with_b=("trace",),
         )  # fmt: skip
     return InterfaceFinding(
         "required_differs", "impl_bug", (provider,), endpoint, name, "spec", at, says,
@@ -79,9 +78,14 @@ def _finding(ctx: RunContext, entry: Any, line: int, name: str, at: Quote) -> In
     )  # fmt: skip
 
 
+def _naming(ctx: RunContext, rel: str, name: str) -> int:
+    """The first line of the contract that names the field (its description says it is required)."""
+    return next((n for n, x in enumerate(ctx.file_text(rel).splitlines(), 1) if name in tokens(x)), 1)
+
+
 def _table_rows(text: str) -> Iterator[tuple[str, bool, int]]:
     column, header, row, row_line, in_head = None, [], None, 0, False
-    for tok in _markdown().parse(text):
+    for tok in markdown_tokens(text):
         if tok.type == "thead_open":
             in_head, header = True, []
         elif tok.type == "thead_close":
