@@ -55,10 +55,12 @@ def _answered(ctx: RunContext, failure: IntegrationFailure) -> Healthy | None:
 
 
 def answered_report(ctx: RunContext, failure: IntegrationFailure) -> bool:
-    """A step with no request of its own (a CLI run, a job) whose error is the unit's report of answers it got:
-    every call the trace shows for the step was answered. Its error is no missing answer."""
+    """Every call the trace shows for the step was answered, and the step either has no request of its own (a CLI
+    run, a job: its error is the unit's report of those answers) or got an answer itself (its error is the case's
+    own deadline, a poll that never saw the state it waited for). Either way the error is no missing answer."""
     step = [e for _n, e in ctx.trace if (e.case, e.step) == (failure.case, failure.step)]
-    return failure.request is None and bool(step) and all(e.status is not None and not e.error for e in step)
+    answered = bool(step) and all(e.status is not None and not e.error for e in step)
+    return answered and (failure.request is None or failure.got.status is not None)
 
 
 def _own_loop(ctx: RunContext, failure: IntegrationFailure, signals: list[Signal]) -> Healthy | None:

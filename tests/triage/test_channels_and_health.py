@@ -176,3 +176,30 @@ def test_control_a_time_out_on_a_call_that_got_no_answer_stays_an_environment_fa
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
     r = triage_run(p, RUN_ID).record
     assert (r.category, r.confidence >= 0.8) == ("infra_flake", True)
+
+
+# -- a case's own deadline while its step was answered ------------------------------------------------------------
+
+
+def _poll(tmp_path, *, answered: bool):
+    unit = "telemetry-export"
+    entry = {"ts": "2026-12-03T10:00:05Z", "case": "export", "step": 1, "unit_id": unit, "method": "GET",
+             "url": "http://127.0.0.1:8240/exports/ex-1"}  # fmt: skip
+    entry |= {"status": 202, "response_body": {"state": "completed"}} if answered else {"error": "socket hang up"}
+    got = {"status": 202, "body": {"state": "completed"}} if answered else {}
+    failure = {"case": "export", "step": 1, "involves": [unit], "request": {"method": "GET", "path": "/exports/ex-1"},
+               "expected": {"status": 200, "body": {"state": "done"}},
+               "got": {**got, "error": "Timeout of 15000ms exceeded"}}  # fmt: skip
+    sdd = f'# Exports\n\n## {unit}\n\n`GET /exports/{{id}}` answers 202 while running, 200 `{{"state": "done"}}` once written.\n'
+    return build_project(tmp_path / "p", units=[{"unit_id": unit, "code": ["export"]}], files={"export/a.py": "X = 1\n"},
+                         sdd=sdd, failure=failure, trace=[entry])  # fmt: skip
+
+
+def test_a_deadline_of_the_case_while_its_step_was_answered_is_no_missing_answer(tmp_path):
+    r = triage_run(_poll(tmp_path, answered=True), RUN_ID).record
+    assert r.category != "infra_flake"
+
+
+def test_control_a_step_that_got_no_answer_stays_a_missing_answer(tmp_path):
+    r = triage_run(_poll(tmp_path, answered=False), RUN_ID).record
+    assert r.category == "infra_flake"
