@@ -7,11 +7,14 @@
                      or the unit answered the calls traced around it (a timeout)     → impl_bug (0.7)
        no response at all and nothing else to go on                                   → infra_flake
        ... unless the run contradicts every signal (healthy.py: a time-out while every call of the step was
-       answered; a kill ending the unit's own loop of identical requests): the flow goes on
+       answered; a kill ending the unit's own loop of identical requests), or the error reports answers the
+       step got (every traced call answered, and no request of its own or an answer to it): the flow goes on
    1b. the interface model compared by structure (interface_diff.py): SDD vs contracts vs code vs trace;
        the category follows from which sides agree                                   → the finding's
        beyond HTTP: a message subject (messages.py), a field's null stance (nullability.py), its unit or
        date format (measures.py), the side departing from the SDD                    → contract_mismatch
+       a request field the SDD's table marks optional, refused when left out (required.py)
+                                                          → contract_mismatch / impl_bug, the provider
        a request input (header, query parameter) one side puts where the other does not read it, judged by
        the SDD's code spans (the contracts, or the code's header reads)              → input_differs
        a consumer and its provider disagree on a status: the one that departs from the SDD's statement
