@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from .oserrors import CONNECTION_FAILED
 from .run_context import RunContext
 from .rundir import IntegrationFailure
-from .signals import Signal, in_window, startup_noise, units_in_prefix
+from .signals import Signal, in_window, startup_noise, units_in_prefix, without_frames
 
 # an address in the same message: host:port, "port N", or Python's `("host", N)`
 _ADDRESS = re.compile(
@@ -118,6 +118,7 @@ def _foreign(text: str, ports: dict[int, str]) -> bool:
     """The text reports a failed connection, and every address it names belongs to no unit."""
     if not CONNECTION_FAILED.search(text):
         return False
+    text = without_frames(text)
     found = [int(next(g for g in m.groups() if g)) for m in _ADDRESS.finditer(text)]
     return bool(found) and all(p not in ports for p in found)
 

@@ -23,6 +23,13 @@ Kinds:
                      the request within it refused;
 - `limits_disagree`  two SDD statements limit the same quantity of the request (its size, a text's length, a
                      number) differently, and the failing request lies between them: the SDD contradicts itself;
+- `subject_differs`  a consumer subscribes to a message subject (topic) its publisher does not publish on, and the
+                     SDD states one of the two (messages.py);
+- `nullable_differs` a field of an answer the SDD says may (or may never) be null, that a contract declares the other
+                     way, and the traced answer did what that contract says (nullability.py);
+- `measure_differs`  a field's unit (minutes vs seconds, MiB vs bytes) or date format (YYYY-MM-DD vs DD/MM/YYYY)
+                     that a contract states otherwise than the SDD, the traced values fitting that contract (measures.py);
+- `required_differs` a call refused (4xx) for leaving out a request field the SDD's table marks optional (required.py);
 - `input_unspecified` the failing request differs from a request that got the expected answer only by inputs
                      the SDD does not mention.
 """
@@ -47,7 +54,8 @@ from .sdd_terms import terms
 
 FindingKind = Literal[
     "path_differs", "field_missing", "fields_disagree", "status_differs", "status_unproduced", "limit_violated",
-    "limits_disagree", "input_unspecified", "input_differs",
+    "limits_disagree", "input_unspecified", "input_differs", "subject_differs",
+    "nullable_differs", "measure_differs", "required_differs",
 ]  # fmt: skip
 # A value's other names, where a standard gives it some (a byte-order mark is U+FEFF).
 _ALIASES = {"\ufeff": ("BOM", "byte-order mark", "byte order mark")}

@@ -97,6 +97,11 @@ def _markdown() -> MarkdownIt:
     return MarkdownIt("commonmark").enable("table")
 
 
+def markdown_tokens(text: str) -> list[Any]:
+    """The block and inline tokens of a markdown text (CommonMark with tables)."""
+    return _markdown().parse(text)
+
+
 def sdd_operations(docs: list[tuple[str, str]], unit_ids: list[str]) -> list[Operation]:
     """Every operation the SDD documents `docs` ((rel, text) pairs) state."""
     out: list[Operation] = []

@@ -6,8 +6,15 @@
        no response, and the serving unit's own code panicked while serving it        → impl_bug (uncaught)
                      or the unit answered the calls traced around it (a timeout)     → impl_bug (0.7)
        no response at all and nothing else to go on                                   → infra_flake
+       ... unless the run contradicts every signal (healthy.py: a time-out while every call of the step was
+       answered; a kill ending the unit's own loop of identical requests), or the error reports answers the
+       step got (every traced call answered, and no request of its own or an answer to it): the flow goes on
    1b. the interface model compared by structure (interface_diff.py): SDD vs contracts vs code vs trace;
        the category follows from which sides agree                                   → the finding's
+       beyond HTTP: a message subject (messages.py), a field's null stance (nullability.py), its unit or
+       date format (measures.py), the side departing from the SDD                    → contract_mismatch
+       a request field the SDD's table marks optional, refused when left out (required.py)
+                                                          → contract_mismatch / impl_bug, the provider
        a request input (header, query parameter) one side puts where the other does not read it, judged by
        the SDD's code spans (the contracts, or the code's header reads)              → input_differs
        a consumer and its provider disagree on a status: the one that departs from the SDD's statement
@@ -47,13 +54,18 @@ from .boundary import INCLUSIVE, Boundary, boundary_item
 from .callfindings import CallFindings
 from .derived import DerivedField, contradicted
 from .findings import CONFIDENCE, Finding
+from .healthy import Healthy, answered_report, run_contradicts
 from .interface_diff import DistinguishingInput, compare, distinguishing_input, input_unspecified, unproduced
 from .interface_sdd import states_a_bound
 from .interface_sidecheck import consumer_or_provider, header_unread, input_sides, side_checks
 from .interface_sides import Interfaces
 from .interface_verdict import UNJUDGED, cap_for_missed_input, cap_word_verdict, interface_verdict
 from .matching import Call, consumed, contrary, explicit_success, exported, step_calls, supporting
+from .measures import measure_findings
+from .messages import subject_findings
+from .nullability import nullable_findings
 from .oserrors import PATTERNS
+from .required import required_findings
 from .run_context import RunContext
 from .signals import infra_signals, local_module_names, startup_crash
 from .uncaught import Hung, Uncaught, hung_request, refused_became_error, uncaught_in_provider
@@ -70,6 +82,8 @@ def classify(ctx: RunContext) -> Finding:
     finding = t.run()
     finding = cap_for_missed_input(cap_word_verdict(finding), t.distinguishing)
     finding.evidence = list(dict.fromkeys(x for x in [*t.base_evidence, *finding.evidence] if x))
+    if t.healthy is not None:
+        finding.hints.append(f"environment signals set aside: {t.healthy.reason}")
     finding.hints = [*ctx.notes, *t.hints, *finding.hints, *t.history_hints(finding.affected or failure.involves)]
     if len(ctx.result.failures) > 1:
         finding.hints.append(
@@ -83,6 +97,7 @@ class _Triage(CallFindings):
     """The decision flow; the verdicts themselves are built by `FindingBuilder` and `CallFindings`."""
 
     distinguishing: DistinguishingInput | None = None  # what set the failing request apart, once looked for
+    healthy: Healthy | None = None  # why the run contradicts its environment signals (healthy.py)
 
     def run(self) -> Finding:
         local = local_module_names(self.ctx)
@@ -92,10 +107,12 @@ class _Triage(CallFindings):
         backing = backing_service_signals(self.ctx, self.failure) + external_service_signals(self.ctx, self.failure)
         if crash is not None and all(s.kind in _CRASH_CONSEQUENCES for s in [*strong, *backing]):
             return self.crashed(crash)
-        if strong or backing:
+        self.healthy = run_contradicts(self.ctx, self.failure, [*strong, *backing])
+        if (strong or backing) and self.healthy is None:
             return self.infra([*strong, *backing])
         calls = step_calls(self.ctx, self.failure)
-        if self.failure.got.error is not None:
+        reported = answered_report(self.ctx, self.failure)  # the error reports answers the step got
+        if self.failure.got.error is not None and self.healthy is None and not reported:
             # no answer came: the serving unit's own code raised on this request (a panic, an uncaught exception),
             # or it answered the requests around this one and never this one — else the environment
             refused = PATTERNS["connection_refused"].search(self.failure.got.error)  # nothing was listening
@@ -133,6 +150,10 @@ class _Triage(CallFindings):
         """The first typed disagreement between the sides of the interface; else an input the SDD never mentions."""
         findings = (
             compare(self.ctx, self.failure, calls)
+            or subject_findings(self.ctx, self.failure)
+            or nullable_findings(self.ctx, self.failure, calls)
+            or measure_findings(self.ctx, self.failure, calls)
+            or required_findings(self.ctx, self.failure)
             or input_sides(self.ctx, self.failure, calls)
             or header_unread(self.ctx, self.failure, calls)
             or [c.finding for c in side_checks(self.ctx, self.failure, calls) if c.finding is not None]

@@ -145,6 +145,11 @@ def stack_frames(text: str) -> list[tuple[str, int]]:
     return out
 
 
+def without_frames(text: str) -> str:
+    """The text with its stack frames' `file.py:16` blanked: a source line is not a host:port."""
+    return _STACK_PATH.sub(" ", text)
+
+
 def unit_of_path(ctx: RunContext, path: str) -> tuple[str, str] | None:
     """(unit_id, project-relative file) for a path seen at run time (`/srv/app/bff/x.js` → web-bff, bff/x.js)."""
     path = path.replace("\\", "/")
