@@ -33,7 +33,7 @@ from ..worktrees import task_lock
 from ..stages.session import LoopConfig, LoopSession, RunRef, open_session
 from . import remote_git
 from .remote_records import OUTCOMES, UnitRecords, absorb, collect, mark_state, pack_state, snapshot_key, unpack_state
-from .stages import Stages, call
+from .stages import MAX_PARALLEL_UNITS, Stages, call
 from .unit_loop import green_merge_message, run_unit_loop
 
 
@@ -107,9 +107,11 @@ def dispatch(
     """Publish the task's branches and state for one unit loop; -> the job a worker runs."""
     url = remote_of(session.project)
     worktrees = session.worktrees
-    branches = [worktrees.integration().branch, worktrees.branch(unit_id)]
+    # only the integration branch: a unit's branch comes from its workers (pushing the devloop's copy of it could
+    # undo what a worker of a killed devloop pushed meanwhile)
+    integration = worktrees.integration().branch
     with task_lock(worktrees.base):  # units of a wave are dispatched at once: one push at a time
-        remote_git.publish(session.project.root, url, [b for b in branches if remote_git.local_branches(session.project.root, b)])
+        remote_git.publish(session.project.root, url, [integration])
     data = pack_state(session.project.state_dir)
     key = snapshot_key(data)
     store.write_path(key, data)
@@ -212,7 +214,7 @@ class IsolatedUnits:
     process (its own scratch clone and state copy, its records taken in by the devloop). The reference the
     work-pool path is compared with, and a check of a remote setup on one machine."""
 
-    def __init__(self, store: BlobStore, scratch: Path, sharing: int = 4) -> None:
+    def __init__(self, store: BlobStore, scratch: Path, sharing: int = MAX_PARALLEL_UNITS) -> None:
         self.store, self.scratch, self.sharing = store, Path(scratch), sharing
 
     def __call__(self, step: str, fn, run: RunRef, *args):
