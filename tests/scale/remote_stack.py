@@ -39,7 +39,10 @@ class RemoteStack:
 
 
 def sandbox_args(remotes: Path, results: Path, n: int) -> list[str]:
-    args = ["bwrap", "--die-with-parent", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    # a user namespace of its own (root in it is no one outside): the host's /proc is bound so that the tester's
+    # own sandbox can mount a proc inside, and the other processes' roots and work folders in it stay closed
+    args = ["bwrap", "--die-with-parent", "--unshare-user", "--uid", "0", "--gid", "0", "--dev", "/dev",
+            "--bind", "/proc", "/proc", "--tmpfs", "/tmp"]  # fmt: skip
     for folder in SYSTEM:
         if Path(folder).exists():
             args += ["--ro-bind", folder, folder] if not Path(folder).is_symlink() else ["--symlink",
@@ -54,9 +57,12 @@ def sandbox_args(remotes: Path, results: Path, n: int) -> list[str]:
 
 
 @contextmanager
-def remote_workers(stack: PrefectStack, folder: Path, workers: int = 2) -> Iterator[RemoteStack]:
-    """The pool, the deployment (made from this repository) and `workers` sandboxed process workers (one run each
-    at a time), the result block registered on the server."""
+def remote_workers(
+    stack: PrefectStack, folder: Path, workers: int = 2, sandboxed: bool = True
+) -> Iterator[RemoteStack]:
+    """The pool, the deployment (made from this repository) and `workers` process workers (one run each at a
+    time; each in its bubblewrap sandbox unless the benchmark measures the bare path), the result block registered
+    on the server."""
     from prefect.filesystems import LocalFileSystem
 
     remotes, results = folder / "remotes", folder / "results"
@@ -70,7 +76,7 @@ def remote_workers(stack: PrefectStack, folder: Path, workers: int = 2) -> Itera
     mounts, logs = [], [folder / f"remote-worker-{n}.log" for n in range(1, workers + 1)]
     with ExitStack() as running:
         for n in range(1, workers + 1):
-            sandbox = sandbox_args(remotes, results, n)
+            sandbox = sandbox_args(remotes, results, n) if sandboxed else []
             mounts.append(sandbox)
             args = [*PREFECT, "worker", "start", "--pool", POOL, "--type", "process", "--name", f"remote-{n}",
                     "--limit", "1"]  # fmt: skip

@@ -9,6 +9,7 @@ and merged tree are those of a run whose units ran in one process."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections import Counter
 from pathlib import Path
@@ -68,9 +69,12 @@ def test_workers_without_the_project_run_every_unit_loop_like_one_process(remote
             assert not any(handle.root.is_relative_to(b) or Path(b).is_relative_to(handle.root) for b in bound), bound
         seen = subprocess.run([*mounts, "ls", str(projects[0].root)], capture_output=True, text=True)
         assert seen.returncode != 0 and "No such file" in seen.stderr  # proved by looking from inside
+        here = f"/proc/{os.getpid()}/root{projects[0].root}"  # nor through this process's root
+        seen = subprocess.run([*mounts, "ls", here], capture_output=True, text=True)
+        assert seen.returncode != 0 and "Permission denied" in seen.stderr, seen.stderr
     finals = [_devloop(remote, handle) for handle in projects]
     reference = make_project(tmp_path / "in-process" / "calc")
-    expected = run_goal(reference)
+    expected = run_goal(reference, unit_runner="remote_pool")  # the same recorded settings; units in this process
     task_ids = set()
     for handle, final in zip(projects, finals, strict=True):
         assert (final["status"], final["loop_round"]) == (expected.status, expected.loop_round)
@@ -86,3 +90,65 @@ def test_workers_without_the_project_run_every_unit_loop_like_one_process(remote
     by_worker = [{str(r.id) for r in units if str(r.id) in log.read_text()} for log in remote.logs]
     assert all(by_worker), f"one worker ran every unit loop: {by_worker}"
     assert set().union(*by_worker) == {str(r.id) for r in units}
+
+
+def _runs_of(remote, bare) -> list:
+    return [r for r in _unit_runs_all(remote) if r.parameters["job"]["remote"] == bare.as_uri()]
+
+
+def _unit_runs_all(remote):
+    from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterName
+
+    with remote.stack.client() as client:
+        return client.read_flow_runs(
+            deployment_filter=DeploymentFilter(name=DeploymentFilterName(any_=["remote-unit-loop"]))
+        )
+
+
+def _nodes(handle) -> list[tuple]:
+    from graphlemon.nodes import NodeTracker
+
+    (task,) = TaskBoard(handle.ledger).all().values()
+    return sorted((n.stage, n.unit_id or "", n.loop_round, n.attempt, n.status)
+                  for n in NodeTracker(handle.ledger).for_task(task.task_id))  # fmt: skip
+
+
+def test_a_devloop_killed_while_remote_units_run_takes_their_results_in_on_resume(remote, prefect_harness, tmp_path):
+    import signal
+    import sys
+    import time
+
+    handle = _project(remote, tmp_path, "killed")
+    bare = remote.remotes / "killed.git"
+    config = {"max_unit_attempts": 2, "unit_runner": "remote_pool"}
+    script = ("import json, sys; from flows.devloop import devloop; devloop(goal='goal of calc', project=sys.argv[1], "
+              "executor='scripted', playbook=sys.argv[2], config=json.loads(sys.argv[3]))")  # fmt: skip
+    env = {**remote.stack.env, "PREFECT_DEFAULT_RESULT_STORAGE_BLOCK": remote.block_slug}
+    proc = subprocess.Popen([sys.executable, "-c", script, str(handle.root), str(CALC / "playbook.yaml"),
+                             __import__("json").dumps(config)], cwd=ROOT, env=env, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.monotonic() + 180
+    while len(_runs_of(remote, bare)) < 2:  # both units of the wave started on the workers
+        assert proc.poll() is None and time.monotonic() < deadline, "the devloop never started its unit loops"
+        time.sleep(0.3)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    started = {r.id for r in _runs_of(remote, bare)}
+    assert not any(TaskBoard(handle.ledger).get(t).terminal for t in TaskBoard(handle.ledger).all())
+    (task,) = TaskBoard(handle.ledger).all().values()
+    from prefect.settings import PREFECT_DEFAULT_RESULT_STORAGE_BLOCK, temporary_settings
+
+    from flows.devloop import devloop
+
+    with temporary_settings(updates={PREFECT_DEFAULT_RESULT_STORAGE_BLOCK: remote.block_slug}):
+        final = devloop(project=str(handle.root), task_id=task.task_id, executor="scripted",
+                        playbook=str(CALC / "playbook.yaml"), config=config)  # fmt: skip
+    assert final["status"] == "done"
+    assert {r.id for r in _runs_of(remote, bare)} == started  # the runs started before the kill, none again
+    reference = make_project(tmp_path / "in-process" / "calc")
+    run_goal(reference)
+    assert _nodes(handle) == _nodes(reference)
+    assert tree(handle) == tree(reference)
+    for path in handle.state_dir.glob("*.ndjson"):  # nothing taken in twice
+        lines = path.read_text().splitlines()
+        assert len(lines) == len(set(lines)), path.name
