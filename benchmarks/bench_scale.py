@@ -98,6 +98,7 @@ def part_two(tmp: Path, reference: dict) -> list[tuple]:
 
     rows = []
     for workers in WORKERS:
+        (tmp / f"server-{workers}").mkdir()
         with running_server(tmp / f"server-{workers}") as server:
             stack = PrefectStack(server.url, server.env, tmp / f"server-{workers}", 0, ROOT)
             with remote_workers(stack, tmp / f"shared-{workers}", workers=workers, sandboxed=False) as remote:
@@ -182,15 +183,19 @@ def model(timed: Timed, units: int, snapshot: float) -> None:
     print(f"  git remote: 4 operations per unit loop (push integration, clone, push unit, fetch) = {4 * rate:.0f}"
           f" ops/s; a single git server serves ~50-200 pack operations/s: saturates near 1,000 goals; one"
           f" repository per project spreads ref locks, and clones grow with history")  # fmt: skip
-    print(f"  result store: snapshot {snapshot / 1024:.0f} KiB + result per unit loop = "
-          f"{rate * snapshot * 2 / 1e6:.1f} MB/s: object storage is far from its limits")
+    print(
+        f"  result store: snapshot {snapshot / 1024:.0f} KiB + result per unit loop = "
+        f"{rate * snapshot * 2 / 1e6:.1f} MB/s: object storage is far from its limits"
+    )
     polls = in_flight  # each waiting devloop thread polls its run once a second
     print(f"  Prefect server: {polls} flow-run polls/s from waiting devloops + ~20 state and log writes per unit loop "
           f"({20 * rate:.0f}/s): the first to saturate (one API on Postgres serves a few hundred to ~1,000 "
           f"requests/s)")  # fmt: skip
-    print("  shard first: the Prefect server (wait on run events or poll every 10-30 s instead of every second, "
-          "then several servers by project); then the git remote (one server per group of projects); the "
-          "ledger's take-in last (an index of record keys instead of re-reading the file)")
+    print(
+        "  shard first: the Prefect server (wait on run events or poll every 10-30 s instead of every second, "
+        "then several servers by project); then the git remote (one server per group of projects); the "
+        "ledger's take-in last (an index of record keys instead of re-reading the file)"
+    )
 
 
 if __name__ == "__main__":

@@ -102,10 +102,22 @@ def clone_task(url: str, dest: Path, task_id: str, detach_at: str) -> None:
 
 
 def remote_has(repo_root: Path, url: str, branch: str) -> bool:
-    return bool(_git(repo_root, url, "ls-remote", *_served(url, "upload-pack"), "--heads", "--", url, f"refs/heads/{branch}"))
+    return bool(
+        _git(repo_root, url, "ls-remote", *_served(url, "upload-pack"), "--heads", "--", url, f"refs/heads/{branch}")
+    )
 
 
 def fetch_branch(repo_root: Path, url: str, branch: str) -> str:
     """The remote's `branch` as the local branch of that name (replacing it); -> its commit."""
-    _git(repo_root, url, "fetch", "-q", "--no-tags", *_served(url, "upload-pack"), "--", url, f"+refs/heads/{branch}:refs/heads/{branch}")
+    _git(
+        repo_root,
+        url,
+        "fetch",
+        "-q",
+        "--no-tags",
+        *_served(url, "upload-pack"),
+        "--",
+        url,
+        f"+refs/heads/{branch}:refs/heads/{branch}",
+    )
     return gitrun.out(repo_root, "rev-parse", f"refs/heads/{branch}")

@@ -24,13 +24,13 @@ from typing import Protocol
 from pydantic import BaseModel, Field
 
 from ..agents.budget import budget_status
-from ..errors import ErrorCode, GraphLemonError, invalid_param
+from ..errors import ClassifierBlocked, ErrorCode, GraphLemonError, invalid_param
 from ..models import BudgetConfig
 from ..project import STATE_DIR, ProjectHandle, ensure_excluded
 from ..stages.coder import unit_node_id
 from ..stages.outcomes import UnitOutcome
-from ..worktrees import task_lock
 from ..stages.session import LoopConfig, LoopSession, RunRef, open_session
+from ..worktrees import task_lock
 from . import remote_git
 from .remote_records import OUTCOMES, UnitRecords, absorb, collect, mark_state, pack_state, snapshot_key, unpack_state
 from .stages import MAX_PARALLEL_UNITS, Stages, call
@@ -92,10 +92,13 @@ class RemoteUnitResult(BaseModel):
 
 
 def remote_of(project: ProjectHandle) -> str:
+    """The project's git remote (`git_remote` in .graphlemon/project.json), checked."""
     url = project.meta.settings.git_remote
     if not url:
-        raise invalid_param(f"project {project.root} names no git remote (`graphlemon config git_remote URL`); unit "
-                            "loops that share no filesystem get the code through one")  # fmt: skip
+        raise invalid_param(
+            f"project {project.root} names no git remote (`git_remote` in .graphlemon/project.json): unit loops "
+            "on workers that share no filesystem with it get the code through one"
+        )
     return remote_git.check_remote_url(url)
 
 
@@ -152,8 +155,16 @@ def take_in(session: LoopSession, job: RemoteUnitJob, result: RemoteUnitResult) 
         result = _with_commit(result, merged)
     absorb(session.ledger, result.records)
     if result.error_code is not None:
-        raise GraphLemonError(result.error_code, result.error or "the remote unit loop failed", node_exec_id=job.node_exec_id)
+        raise _as_raised(result.error_code, result.error or "the remote unit loop stopped", job.node_exec_id)
     return outcome
+
+
+def _as_raised(code: str, message: str, node_exec_id: str) -> GraphLemonError:
+    """The worker's error as the loop would have seen it in one process (an unknown code: the executor's error)."""
+    if code == ErrorCode.CLASSIFIER_BLOCKED:
+        return ClassifierBlocked(message, node_exec_id=node_exec_id)
+    known = code in ErrorCode.__members__.values()
+    return GraphLemonError(code if known else ErrorCode.EXECUTOR_ERROR, message, node_exec_id=node_exec_id)
 
 
 def _with_commit(result: RemoteUnitResult, merged: str) -> RemoteUnitResult:

@@ -45,8 +45,11 @@ def sandbox_args(remotes: Path, results: Path, n: int) -> list[str]:
             "--bind", "/proc", "/proc", "--tmpfs", "/tmp"]  # fmt: skip
     for folder in SYSTEM:
         if Path(folder).exists():
-            args += ["--ro-bind", folder, folder] if not Path(folder).is_symlink() else ["--symlink",
-                                                                                           os.readlink(folder), folder]
+            args += (
+                ["--ro-bind", folder, folder]
+                if not Path(folder).is_symlink()
+                else ["--symlink", os.readlink(folder), folder]
+            )
     for folder in (python_home(), ROOT):  # the interpreter, and GraphLemon with its .venv (an editable install)
         args += ["--ro-bind", str(folder), str(folder)]
     for folder in (remotes, results):

@@ -21,8 +21,17 @@ from graphlemon.taskboard import TaskBoard
 ROOT = Path(__file__).resolve().parents[2]
 CALC = ROOT / "tests" / "acceptance" / "fixtures" / "calc"
 SNAKE = ROOT / "examples" / "snake"
-VARYING = {"ts", "duration_ms", "size_bytes", "sha256", "line_count", "started", "finished", "latency_ms",
-           "flow_run_id"}
+VARYING = {
+    "ts",
+    "duration_ms",
+    "size_bytes",
+    "sha256",
+    "line_count",
+    "started",
+    "finished",
+    "latency_ms",
+    "flow_run_id",
+}
 
 
 def git(cwd: Path, *args: str) -> str:

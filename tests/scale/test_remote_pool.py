@@ -9,8 +9,12 @@ and merged tree are those of a run whose units ran in one process."""
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import subprocess
+import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -40,25 +44,28 @@ def _project(remote, tmp, name):
     return handle
 
 
-def _devloop(remote, handle, **config):
+CONFIG = {"max_unit_attempts": 2, "unit_runner": "remote_pool"}
+
+
+def _devloop(remote, handle, task_id=None):
     from prefect.settings import PREFECT_DEFAULT_RESULT_STORAGE_BLOCK, temporary_settings
 
     from flows.devloop import devloop
 
     with temporary_settings(updates={PREFECT_DEFAULT_RESULT_STORAGE_BLOCK: remote.block_slug}):
-        return devloop(goal="goal of calc", project=str(handle.root), executor="scripted",
-                       playbook=str(CALC / "playbook.yaml"),
-                       config={"max_unit_attempts": 2, "unit_runner": "remote_pool", **config})  # fmt: skip
+        return devloop(goal="goal of calc", project=str(handle.root), executor="scripted", task_id=task_id,
+                       playbook=str(CALC / "playbook.yaml"), config=CONFIG)  # fmt: skip
 
 
-def _unit_runs(remote, task_ids):
+def _unit_runs(remote, keep) -> list:
+    """The runs of the remote-unit-loop deployment whose job `keep(job)` accepts."""
     from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterName
 
     with remote.stack.client() as client:
         runs = client.read_flow_runs(
             deployment_filter=DeploymentFilter(name=DeploymentFilterName(any_=["remote-unit-loop"]))
         )
-    return [r for r in runs if r.parameters["job"]["task_id"] in task_ids]
+    return [r for r in runs if keep(r.parameters["job"])]
 
 
 def test_workers_without_the_project_run_every_unit_loop_like_one_process(remote, prefect_harness, tmp_path):
@@ -84,25 +91,12 @@ def test_workers_without_the_project_run_every_unit_loop_like_one_process(remote
         task_ids.add(task.task_id)
         worktrees = handle.state_dir / "worktrees" / task.task_id
         assert sorted(p.name for p in worktrees.iterdir() if p.is_dir()) == ["_integration"]  # no unit ran here
-    units = _unit_runs(remote, task_ids)
+    units = _unit_runs(remote, lambda job: job["task_id"] in task_ids)
     assert len(units) == 2 * 2  # two units (add, mul) per goal, each once, and nothing ran twice
     assert Counter(r.state.type.value for r in units) == {"COMPLETED": 4}
     by_worker = [{str(r.id) for r in units if str(r.id) in log.read_text()} for log in remote.logs]
     assert all(by_worker), f"one worker ran every unit loop: {by_worker}"
     assert set().union(*by_worker) == {str(r.id) for r in units}
-
-
-def _runs_of(remote, bare) -> list:
-    return [r for r in _unit_runs_all(remote) if r.parameters["job"]["remote"] == bare.as_uri()]
-
-
-def _unit_runs_all(remote):
-    from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterName
-
-    with remote.stack.client() as client:
-        return client.read_flow_runs(
-            deployment_filter=DeploymentFilter(name=DeploymentFilterName(any_=["remote-unit-loop"]))
-        )
 
 
 def _nodes(handle) -> list[tuple]:
@@ -114,37 +108,26 @@ def _nodes(handle) -> list[tuple]:
 
 
 def test_a_devloop_killed_while_remote_units_run_takes_their_results_in_on_resume(remote, prefect_harness, tmp_path):
-    import signal
-    import sys
-    import time
-
     handle = _project(remote, tmp_path, "killed")
-    bare = remote.remotes / "killed.git"
-    config = {"max_unit_attempts": 2, "unit_runner": "remote_pool"}
+    mine = lambda job: job["remote"] == (remote.remotes / "killed.git").as_uri()  # noqa: E731
     script = ("import json, sys; from flows.devloop import devloop; devloop(goal='goal of calc', project=sys.argv[1], "
               "executor='scripted', playbook=sys.argv[2], config=json.loads(sys.argv[3]))")  # fmt: skip
     env = {**remote.stack.env, "PREFECT_DEFAULT_RESULT_STORAGE_BLOCK": remote.block_slug}
     proc = subprocess.Popen([sys.executable, "-c", script, str(handle.root), str(CALC / "playbook.yaml"),
-                             __import__("json").dumps(config)], cwd=ROOT, env=env, start_new_session=True,
+                             json.dumps(CONFIG)], cwd=ROOT, env=env, start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     deadline = time.monotonic() + 180
-    while len(_runs_of(remote, bare)) < 2:  # both units of the wave started on the workers
+    while len(_unit_runs(remote, mine)) < 2:  # both units of the wave were started on the pool
         assert proc.poll() is None and time.monotonic() < deadline, "the devloop never started its unit loops"
         time.sleep(0.3)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    started = {r.id for r in _runs_of(remote, bare)}
-    assert not any(TaskBoard(handle.ledger).get(t).terminal for t in TaskBoard(handle.ledger).all())
+    started = {r.id for r in _unit_runs(remote, mine)}
     (task,) = TaskBoard(handle.ledger).all().values()
-    from prefect.settings import PREFECT_DEFAULT_RESULT_STORAGE_BLOCK, temporary_settings
-
-    from flows.devloop import devloop
-
-    with temporary_settings(updates={PREFECT_DEFAULT_RESULT_STORAGE_BLOCK: remote.block_slug}):
-        final = devloop(project=str(handle.root), task_id=task.task_id, executor="scripted",
-                        playbook=str(CALC / "playbook.yaml"), config=config)  # fmt: skip
+    assert not task.terminal
+    final = _devloop(remote, handle, task_id=task.task_id)
     assert final["status"] == "done"
-    assert {r.id for r in _runs_of(remote, bare)} == started  # the runs started before the kill, none again
+    assert {r.id for r in _unit_runs(remote, mine)} == started  # their results were taken in, nothing ran again
     reference = make_project(tmp_path / "in-process" / "calc")
     run_goal(reference)
     assert _nodes(handle) == _nodes(reference)

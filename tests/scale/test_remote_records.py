@@ -147,3 +147,28 @@ def test_the_outcome_names_the_devloops_merge_commit(tmp_path):
     recorded = [json.loads(line) for line in (session.project.state_dir / OUTCOMES).read_text().splitlines()]
     (unit,) = [r for r in recorded if r["node_exec_id"] == job.node_exec_id and r["name"] == "outcome"]
     assert unit["value"]["commit"] == outcome.commit
+
+
+def test_a_unit_stopped_by_its_budget_allowance_returns_its_records_and_the_devloop_raises_the_stop(tmp_path):
+    from graphlemon.agents.budget import budget_status, update_budget
+    from graphlemon.devloop.stages import Stages
+
+    handle = make_project(tmp_path / "calc")
+    task = TaskBoard(handle.ledger).create("calc")
+    session = LoopSession.start(handle, task.task_id, executor="scripted", playbook=CALC / "playbook.yaml")
+    with session.bound():
+        Stages(session.run).plan(0, None)
+        update_budget(session.ledger, task.task_id, 1_000_000, "token_count", by="test")
+        used = budget_status(session.ledger, task.task_id).used
+        store = FolderStore(tmp_path / "store")
+        job = dispatch(session, "add", 0, None, "", store, sharing=4)
+        assert job.budget_limit == pytest.approx(used + (1_000_000 - used) / 4)
+        job = job.model_copy(update={"budget_limit": max(used, 1.0)})  # nothing left for this unit
+    result = run_remote_unit(job, store, tmp_path / "worker")
+    assert result.error_code == ErrorCode.BUDGET_EXCEEDED and result.outcome is None
+    assert "budget.ndjson" not in result.records.lines  # the allowance stays on the worker
+    with session.bound(), pytest.raises(GraphLemonError) as err:
+        take_in(session, job, result)
+    assert err.value.code == ErrorCode.BUDGET_EXCEEDED
+    assert session.nodes.find(job.node_exec_id) is not None  # what the unit wrote before the stop is in the ledger
+    assert budget_status(session.ledger, task.task_id).limit_value == 1_000_000
