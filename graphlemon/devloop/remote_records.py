@@ -129,8 +129,7 @@ def absorb(ledger: Ledger, records: UnitRecords) -> int:
     """Append a unit loop's records to the real ledger, skipping any already there; outcomes last, so an outcome
     in the ledger says all of its unit loop's records are. -> how many records were appended."""
     state_dir = ledger.state_dir
-    files = [_checked(state_dir, f) for f in records.files]  # all checked before anything is written
-    parsed = {name: _parse(state_dir, name, lines) for name, lines in records.lines.items()}
+    files, parsed = check(state_dir, records)  # all checked before anything is written
     for target, data in files:
         _write_file(target, data)
     appended = 0
@@ -147,6 +146,12 @@ def absorb(ledger: Ledger, records: UnitRecords) -> int:
                     tx.append(record)
                     appended += 1
     return appended
+
+
+def check(state_dir: Path, records: UnitRecords):
+    """Every file path and ledger line of a result, checked (INVALID_PARAM, LEDGER_CORRUPT) -> (files, records)."""
+    files = [_checked(state_dir, f) for f in records.files]
+    return files, {name: _parse(state_dir, name, lines) for name, lines in records.lines.items()}
 
 
 def _parse(state_dir: Path, name: str, lines: list[str]):

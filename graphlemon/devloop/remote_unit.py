@@ -1,14 +1,14 @@
 """A unit loop on a worker that shares nothing with the devloop but a git remote and a blob store (docs/scale.md).
 
     devloop (the one writer of the ledger)          worker (any machine)
-    dispatch: push the task's branches,    ──job──▶ run_remote_unit: clone the task's branches, unpack the state
+    dispatch: push the integration branch, ──job──▶ run_remote_unit: clone the task's branches, unpack the state
               the state snapshot to the store        snapshot, run the unit loop on that scratch copy, push the
                                                      unit's branch, return what it wrote after the snapshot
     take_in: fetch the unit's branch, merge ◀─result─┘
              a green one, append the records
 
 The worker learns the task's remaining budget from the snapshot and an allowance the devloop grants it: the
-remaining budget shared by the units that may run at once (`Stages.max_parallel_units`), written into its
+remaining budget shared by the units that may run at once (`MAX_PARALLEL_UNITS`), written into its
 scratch copy as the task's budget limit (never returned). So units spending at once stay within the task's
 budget, and each unit still checks it before every call as in one process.
 """
@@ -32,7 +32,17 @@ from ..stages.outcomes import UnitOutcome
 from ..stages.session import LoopConfig, LoopSession, RunRef, open_session
 from ..worktrees import task_lock
 from . import remote_git
-from .remote_records import OUTCOMES, UnitRecords, absorb, collect, mark_state, pack_state, snapshot_key, unpack_state
+from .remote_records import (
+    OUTCOMES,
+    UnitRecords,
+    absorb,
+    check,
+    collect,
+    mark_state,
+    pack_state,
+    snapshot_key,
+    unpack_state,
+)
 from .stages import MAX_PARALLEL_UNITS, Stages, call
 from .unit_loop import green_merge_message, run_unit_loop
 
@@ -73,7 +83,7 @@ class RemoteUnitJob(BaseModel):
     feedback: str | None = None
     pass_tag: str = ""
     remote: str
-    snapshot: str = Field(min_length=1)
+    snapshot: str = Field(pattern=r"^graphlemon-snapshots/[0-9a-f]{64}\.tar\.gz$")  # `snapshot_key`
     budget_limit: float | None = None
 
     @property
@@ -145,9 +155,8 @@ def take_in(session: LoopSession, job: RemoteUnitJob, result: RemoteUnitResult) 
     outcome = result.outcome
     if result.error_code is None and outcome is None:
         raise GraphLemonError(ErrorCode.EXECUTOR_ERROR, f"the unit result for {job.node_exec_id} has no outcome")
-    if outcome is not None:
-        remote_git.fetch_branch(session.project.root, job.remote, branch)
-    elif remote_git.remote_has(session.project.root, job.remote, branch):  # stopped: keep what it pushed, if any
+    check(session.ledger.state_dir, result.records)  # a malformed result changes nothing, not even the branch
+    if outcome is not None or remote_git.remote_has(session.project.root, job.remote, branch):  # (a stopped one's)
         remote_git.fetch_branch(session.project.root, job.remote, branch)
     if outcome is not None and outcome.green:
         merged = session.worktrees.merge_into_integration(job.unit_id, green_merge_message(job.unit_id, job.loop_round))

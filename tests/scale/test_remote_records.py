@@ -172,3 +172,22 @@ def test_a_unit_stopped_by_its_budget_allowance_returns_its_records_and_the_devl
     assert err.value.code == ErrorCode.BUDGET_EXCEEDED
     assert session.nodes.find(job.node_exec_id) is not None  # what the unit wrote before the stop is in the ledger
     assert budget_status(session.ledger, task.task_id).limit_value == 1_000_000
+
+
+def test_a_malformed_result_changes_neither_the_ledger_nor_the_integration_branch(tmp_path):
+    session, job, result = _one_unit(tmp_path)
+    lines = dict(result.records.lines)
+    lines[OUTCOMES] = [*lines[OUTCOMES], "{not json"]
+    bad = result.model_copy(update={"records": result.records.model_copy(update={"lines": lines})})
+    before, head = _sizes(session.project.state_dir), session.worktrees.integration().head()
+    with session.bound(), pytest.raises(GraphLemonError) as err:
+        take_in(session, job, bad)
+    assert err.value.code == ErrorCode.LEDGER_CORRUPT
+    assert _sizes(session.project.state_dir) == before and session.worktrees.integration().head() == head
+
+
+def test_a_job_naming_a_path_outside_the_store_is_refused(tmp_path):
+    from graphlemon.devloop.remote_unit import RemoteUnitJob
+
+    with pytest.raises(ValueError):
+        RemoteUnitJob(task_id="t", unit_id="u", loop_round=0, remote="file:///r.git", snapshot="../../etc/passwd")
