@@ -159,6 +159,7 @@ class RemoteUnits:
     TRIES = 2
 
     def __call__(self, run: RunRef, unit_id: str, loop_round: int, feedback: str | None, pass_tag: str) -> UnitOutcome:
+        from blocks.git_remote import resolve_remote
         from graphlemon.devloop.remote_unit import RemoteUnitResult, dispatch, take_in
         from graphlemon.devloop.stages import MAX_PARALLEL_UNITS
 
@@ -166,13 +167,14 @@ class RemoteUnits:
         stored = session.load_outcome(unit_node_id(run.task_id, unit_id, loop_round, pass_tag), UnitOutcome)
         if stored is not None:  # taken in before the devloop was stopped
             return stored
-        job = dispatch(session, unit_id, loop_round, feedback, pass_tag, result_store(), MAX_PARALLEL_UNITS)
+        store = result_store()
+        job = dispatch(session, unit_id, loop_round, feedback, pass_tag, store, MAX_PARALLEL_UNITS, resolve_remote)
         key = f"graphlemon/{job.node_exec_id}"
         for _ in range(self.TRIES):
             flow_run = self._run(session.config.remote_unit_deployment, job, key)
             data = _result_of(flow_run)
             if data is not None:
-                return take_in(session, job, RemoteUnitResult.model_validate(data))
+                return take_in(session, job, RemoteUnitResult.model_validate(data), resolve_remote)
             key = f"graphlemon/{job.node_exec_id}/after-{flow_run.id}"
         state = flow_run.state.name if flow_run.state else "unknown"
         raise GraphLemonError(

@@ -49,11 +49,14 @@ def remote_unit_loop(job: dict) -> dict:
     from pathlib import Path
 
     from blocks.agents import load_agent_settings
+    from blocks.git_remote import resolve_remote
     from graphlemon.devloop.remote_unit import RemoteUnitJob, run_remote_unit
 
     from .stages import PrefectRunner, result_store
 
     unit = RemoteUnitJob.model_validate(job)
     with tempfile.TemporaryDirectory(prefix="graphlemon-unit-") as scratch, sent_in_background():
-        out = run_remote_unit(unit, result_store(), Path(scratch), PrefectRunner().stages, load_agent_settings())
+        out = run_remote_unit(
+            unit, result_store(), Path(scratch), PrefectRunner().stages, load_agent_settings(), resolve_remote
+        )
     return out.model_dump(mode="json")

@@ -16,6 +16,7 @@ from .. import gitrun
 from ..errors import ErrorCode, GraphLemonError, invalid_param
 
 SCHEMES = ("file", "git", "ssh", "http", "https")
+BLOCK_PREFIX = "block:"  # a project's `git_remote` naming a Prefect block that holds the URL (blocks/git_remote.py)
 
 
 def check_remote_url(url: object) -> str:

@@ -74,6 +74,13 @@ class FolderStore:
         return str(target)
 
 
+Resolve = Callable[[str], str]  # a project's `git_remote` (a URL or a block's name) -> the URL
+
+
+def as_given(reference: str) -> str:
+    return reference
+
+
 class RemoteUnitJob(BaseModel):
     """What a worker needs to run one unit loop: the unit, the remote, the snapshot's key, the budget allowance."""
 
@@ -82,7 +89,7 @@ class RemoteUnitJob(BaseModel):
     loop_round: int = Field(ge=0)
     feedback: str | None = None
     pass_tag: str = ""
-    remote: str
+    remote: str  # the project's `git_remote`: the URL, or `block:<name>` which each side resolves itself
     snapshot: str = Field(pattern=r"^graphlemon-snapshots/[0-9a-f]{64}\.tar\.gz$")  # `snapshot_key`
     budget_limit: float | None = None
 
@@ -102,23 +109,24 @@ class RemoteUnitResult(BaseModel):
 
 
 def remote_of(project: ProjectHandle) -> str:
-    """The project's git remote (`git_remote` in .graphlemon/project.json), checked."""
+    """The project's git remote as set (`git_remote` in .graphlemon/project.json: a URL, or `block:<name>`)."""
     url = project.meta.settings.git_remote
     if not url:
         raise invalid_param(
             f"project {project.root} names no git remote (`git_remote` in .graphlemon/project.json): unit loops "
             "on workers that share no filesystem with it get the code through one"
         )
-    return remote_git.check_remote_url(url)
+    return url
 
 
 # -- the devloop's side ------------------------------------------------------------------------------------------
 def dispatch(
     session: LoopSession, unit_id: str, loop_round: int, feedback: str | None, pass_tag: str, store: BlobStore,
-    sharing: int,
+    sharing: int, resolve: Resolve = as_given,
 ) -> RemoteUnitJob:  # fmt: skip
     """Publish the task's branches and state for one unit loop; -> the job a worker runs."""
-    url = remote_of(session.project)
+    reference = remote_of(session.project)
+    url = remote_git.check_remote_url(resolve(reference))
     worktrees = session.worktrees
     # only the integration branch: a unit's branch comes from its workers (pushing the devloop's copy of it could
     # undo what a worker of a killed devloop pushed meanwhile)
@@ -130,7 +138,7 @@ def dispatch(
     store.write_path(key, data)
     return RemoteUnitJob(
         task_id=session.task_id, unit_id=unit_id, loop_round=loop_round, feedback=feedback, pass_tag=pass_tag,
-        remote=url, snapshot=key, budget_limit=_allowance(session, sharing),
+        remote=reference, snapshot=key, budget_limit=_allowance(session, sharing),
     )  # fmt: skip
 
 
@@ -142,7 +150,9 @@ def _allowance(session: LoopSession, sharing: int) -> float | None:
     return max(status.used + max(status.remaining, 0.0) / max(1, sharing), 1e-9)
 
 
-def take_in(session: LoopSession, job: RemoteUnitJob, result: RemoteUnitResult) -> UnitOutcome:
+def take_in(
+    session: LoopSession, job: RemoteUnitJob, result: RemoteUnitResult, resolve: Resolve = as_given
+) -> UnitOutcome:
     """The worker's result into the project: a green unit's branch fetched and merged into the integration branch,
     its records appended (once: a result taken in before returns the recorded outcome); the worker's error
     raised as it was."""
@@ -151,13 +161,13 @@ def take_in(session: LoopSession, job: RemoteUnitJob, result: RemoteUnitResult) 
     stored = session.load_outcome(job.node_exec_id, UnitOutcome)
     if stored is not None:
         return stored
-    branch = session.worktrees.branch(job.unit_id)
+    branch, url = session.worktrees.branch(job.unit_id), resolve(job.remote)
     outcome = result.outcome
     if result.error_code is None and outcome is None:
         raise GraphLemonError(ErrorCode.EXECUTOR_ERROR, f"the unit result for {job.node_exec_id} has no outcome")
     check(session.ledger.state_dir, result.records)  # a malformed result changes nothing, not even the branch
-    if outcome is not None or remote_git.remote_has(session.project.root, job.remote, branch):  # (a stopped one's)
-        remote_git.fetch_branch(session.project.root, job.remote, branch)
+    if outcome is not None or remote_git.remote_has(session.project.root, url, branch):  # (a stopped one's too)
+        remote_git.fetch_branch(session.project.root, url, branch)
     if outcome is not None and outcome.green:
         merged = session.worktrees.merge_into_integration(job.unit_id, green_merge_message(job.unit_id, job.loop_round))
         outcome = outcome.model_copy(update={"commit": merged})
@@ -192,13 +202,13 @@ def _with_commit(result: RemoteUnitResult, merged: str) -> RemoteUnitResult:
 # -- the worker's side -------------------------------------------------------------------------------------------
 def run_remote_unit(
     job: RemoteUnitJob, store: BlobStore, scratch: Path, stages_for: Callable[[RunRef], Stages] = Stages,
-    agent_settings=None,
+    agent_settings=None, resolve: Resolve = as_given,
 ) -> RemoteUnitResult:  # fmt: skip
     """Run one unit loop in `scratch` (an empty folder of the worker) from the remote and the snapshot: the
     unit's branch pushed back, everything it wrote returned. An error that stops the loop comes back with the
     records written up to it."""
-    root = scratch / "project"
-    remote_git.clone_task(job.remote, root, job.task_id, f"refs/heads/graphlemon/{job.task_id}/integration")
+    root, url = scratch / "project", resolve(job.remote)
+    remote_git.clone_task(url, root, job.task_id, f"refs/heads/graphlemon/{job.task_id}/integration")
     ensure_excluded(root)
     state = root / STATE_DIR
     unpack_state(store.read_path(job.snapshot), state)
@@ -216,7 +226,7 @@ def run_remote_unit(
         result.error_code, result.error = str(exc.code), exc.message
     branch = session.worktrees.branch(job.unit_id)
     if remote_git.local_branches(root, branch):
-        remote_git.publish(root, job.remote, [branch])
+        remote_git.publish(root, url, [branch])
     result.records = collect(state, mark)
     return result
 

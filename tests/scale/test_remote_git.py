@@ -4,10 +4,11 @@ program of the remote's or the repository's choosing runs on a push or fetch."""
 from __future__ import annotations
 
 import pytest
-from scale_kit import git, make_project
+from scale_kit import CALC, git, make_project
 
 from graphlemon.devloop import remote_git
-from graphlemon.devloop.remote_unit import FolderStore, dispatch, remote_of
+from graphlemon.devloop.remote_unit import FolderStore, dispatch, remote_of, run_remote_unit, take_in
+from graphlemon.devloop.stages import Stages
 from graphlemon.errors import ErrorCode, GraphLemonError
 from graphlemon.project import update_settings
 from graphlemon.stages.session import LoopSession
@@ -74,3 +75,25 @@ def test_no_hook_of_the_remote_runs_on_a_push_or_fetch(tmp_path):
     remote_git.clone_task(remote_of(handle), tmp_path / "clone", "t", "refs/heads/graphlemon/t/integration")
     assert git(tmp_path / "clone", "rev-parse", "HEAD") == git(handle.root, "rev-parse", "HEAD")
     assert not witness.exists()
+
+
+def test_a_remote_kept_in_a_block_never_travels_in_the_job(tmp_path, prefect_harness):
+    from blocks.git_remote import GitRemote, resolve_remote
+
+    handle = make_project(tmp_path / "calc")
+    url = remote_of(handle)
+    GitRemote(url=url).save("calc-remote-test", overwrite=True)
+    update_settings(handle, git_remote="block:calc-remote-test")
+    task = TaskBoard(handle.ledger).create("calc")
+    session = LoopSession.start(handle, task.task_id, executor="scripted", playbook=CALC / "playbook.yaml")
+    store = FolderStore(tmp_path / "store")
+    with session.bound():
+        Stages(session.run).plan(0, None)
+        job = dispatch(session, "add", 0, None, "", store, 1, resolve_remote)
+    assert job.remote == "block:calc-remote-test" and url not in job.model_dump_json()
+    result = run_remote_unit(job, store, tmp_path / "worker", resolve=resolve_remote)
+    with session.bound():
+        assert take_in(session, job, result, resolve_remote).green
+    with pytest.raises(GraphLemonError) as err:
+        resolve_remote("block:no-such-remote-block")
+    assert err.value.code == ErrorCode.INVALID_PARAM
