@@ -241,8 +241,8 @@ def _grant(session: LoopSession, limit: float) -> None:
 # -- a runner for one machine: unit loops isolated exactly as on a worker -----------------------------------------
 class IsolatedUnits:
     """A `Runner` for `Stages`: every step a plain call, except each unit loop, which runs the remote path in this
-    process (its own scratch clone and state copy, its records taken in by the devloop). The reference the
-    work-pool path is compared with, and a check of a remote setup on one machine."""
+    process (its own scratch clone and state copy, its records taken in by the devloop): the remote path without
+    Prefect, to check a remote setup on one machine and to measure the path against in-process units."""
 
     def __init__(self, store: BlobStore, scratch: Path, sharing: int = MAX_PARALLEL_UNITS) -> None:
         self.store, self.scratch, self.sharing = store, Path(scratch), sharing
@@ -253,5 +253,7 @@ class IsolatedUnits:
         session = open_session(run)
         job = dispatch(session, *args, store=self.store, sharing=self.sharing)
         self.scratch.mkdir(parents=True, exist_ok=True)
-        result = run_remote_unit(job, self.store, Path(tempfile.mkdtemp(prefix=f"{job.unit_id}-", dir=self.scratch)))
-        return take_in(session, job, RemoteUnitResult.model_validate_json(result.model_dump_json()))
+        with tempfile.TemporaryDirectory(prefix=f"{job.unit_id}-", dir=self.scratch) as folder:
+            result = run_remote_unit(job, self.store, Path(folder))
+        as_stored = RemoteUnitResult.model_validate_json(result.model_dump_json())  # as result storage returns it
+        return take_in(session, job, as_stored)
