@@ -64,6 +64,12 @@ def _git(cwd: Path, url: str, *args: str) -> str:
         ) from None
 
 
+def _talk(cwd: Path, url: str, verb: str, *options: str, refs: tuple[str, ...] = ()) -> str:
+    """`git <verb> <options> -- <url> <refs>` with the remote, its serving side started as `_served` says."""
+    serving = "receive-pack" if verb == "push" else "upload-pack"
+    return _git(cwd, url, verb, *options, *_served(url, serving), "--", url, *refs)
+
+
 def _served(url: str, command: str) -> list[str]:
     """For a remote on this machine git starts the serving command itself, with the remote's own configuration
     (the caller's `-c` settings are not passed on): it is started with hooks off, so no hook of the remote runs
@@ -77,13 +83,13 @@ def probe(url: str) -> None:
     """GIT_ERROR naming the remote when it cannot be read (not there, not a repository, refused)."""
     check_remote_url(url)
     with tempfile.TemporaryDirectory(prefix="graphlemon-probe-") as tmp:
-        _git(Path(tmp), url, "ls-remote", *_served(url, "upload-pack"), "--heads", "--", url)
+        _talk(Path(tmp), url, "ls-remote", "--heads")
 
 
 def publish(repo_root: Path, url: str, branches: list[str]) -> None:
     """Push `branches` of the repository to the remote as they are here (the devloop owns them)."""
     specs = [f"+refs/heads/{b}:refs/heads/{b}" for b in branches]
-    _git(repo_root, url, "push", "-q", "--no-verify", *_served(url, "receive-pack"), "--", url, *specs)
+    _talk(repo_root, url, "push", "-q", "--no-verify", refs=tuple(specs))
 
 
 def local_branches(repo_root: Path, prefix: str) -> list[str]:
@@ -98,27 +104,15 @@ def clone_task(url: str, dest: Path, task_id: str, detach_at: str) -> None:
     dest.mkdir(parents=True, exist_ok=True)
     gitrun.out(dest, "init", "-q")
     prefix = f"refs/heads/graphlemon/{task_id}/"
-    _git(dest, url, "fetch", "-q", "--no-tags", *_served(url, "upload-pack"), "--", url, f"+{prefix}*:{prefix}*")
+    _talk(dest, url, "fetch", "-q", "--no-tags", refs=(f"+{prefix}*:{prefix}*",))
     gitrun.out(dest, "checkout", "-q", "--detach", detach_at)
 
 
 def remote_has(repo_root: Path, url: str, branch: str) -> bool:
-    return bool(
-        _git(repo_root, url, "ls-remote", *_served(url, "upload-pack"), "--heads", "--", url, f"refs/heads/{branch}")
-    )
+    return bool(_talk(repo_root, url, "ls-remote", "--heads", refs=(f"refs/heads/{branch}",)))
 
 
 def fetch_branch(repo_root: Path, url: str, branch: str) -> str:
     """The remote's `branch` as the local branch of that name (replacing it); -> its commit."""
-    _git(
-        repo_root,
-        url,
-        "fetch",
-        "-q",
-        "--no-tags",
-        *_served(url, "upload-pack"),
-        "--",
-        url,
-        f"+refs/heads/{branch}:refs/heads/{branch}",
-    )
+    _talk(repo_root, url, "fetch", "-q", "--no-tags", refs=(f"+refs/heads/{branch}:refs/heads/{branch}",))
     return gitrun.out(repo_root, "rev-parse", f"refs/heads/{branch}")

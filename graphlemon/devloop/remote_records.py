@@ -117,7 +117,7 @@ def collect(state_dir: Path, mark: StateMark) -> UnitRecords:
                 fh.seek(mark.get(key, (0, 0))[0])
                 chunk = fh.read()
             whole = chunk[: chunk.rfind(b"\n") + 1]
-            lines = [raw.decode() for raw in whole.split(b"\n") if raw.strip()]
+            lines = [raw.decode(errors="surrogateescape") for raw in whole.split(b"\n") if raw.strip()]
             if lines:
                 out.lines[key] = lines
         else:
