@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from contextlib import nullcontext
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -130,17 +131,26 @@ def part_two(tmp: Path, reference: dict) -> list[tuple]:
                 for handle in projects:
                     a, b = lost_and_duplicated(ledger_view(handle.state_dir), reference)
                     lost, dup = lost + a, dup + b
-                done = sum(
-                    json.loads(line)["status"] == "done"
-                    for h in projects for line in (h.state_dir / "tasks.ndjson").read_text().splitlines()
-                )  # fmt: skip
+                last = [json.loads(h.state_dir.joinpath("tasks.ndjson").read_text().splitlines()[-1]) for h in projects]
+                done = sum(t["status"] == "done" for t in last)
+                for t in last:
+                    if t["status"] != "done":
+                        print(f"  {workers} worker(s): {t['task_id']} ended {t['status']}: {t.get('note', '')[:300]}")
                 rows.append((workers, wall, done, lost, dup))
     return rows
 
 
 def main() -> None:
-    with tempfile.TemporaryDirectory(prefix="bench-scale-") as folder:
+    keep = os.environ.get("BENCH_KEEP") == "1"  # leave the projects for a look (their folder is printed)
+    place = (
+        nullcontext(tempfile.mkdtemp(prefix="bench-scale-"))
+        if keep
+        else tempfile.TemporaryDirectory(prefix="bench-scale-")
+    )
+    with place as folder:
         tmp = Path(folder)
+        if keep:
+            print(f"bench_scale: projects kept in {tmp}")
         one = part_one(tmp)
         runs, timed, units = one["runs"], one["timed"], max(1, one["units"])
         inproc, remote = sum(runs["in process"]) / GOALS, sum(runs["remote path"]) / GOALS

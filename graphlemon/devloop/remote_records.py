@@ -74,8 +74,9 @@ def pack_state(state_dir: Path) -> bytes:
     return buf.getvalue()
 
 
-def snapshot_key(data: bytes) -> str:
-    return f"graphlemon-snapshots/{hashlib.sha256(data).hexdigest()}.tar.gz"
+def snapshot_key(node_exec_id: str, data: bytes) -> str:
+    """One key per unit loop and content: units dispatched at once never write (nor read) the same object."""
+    return f"graphlemon-snapshots/{node_exec_id}-{hashlib.sha256(data).hexdigest()}.tar.gz"
 
 
 def unpack_state(data: bytes, state_dir: Path) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
@@ -68,7 +69,7 @@ class FolderStore:
         target = self.root / path
         target.parent.mkdir(parents=True, exist_ok=True)
         if not target.exists():
-            tmp = target.with_name(target.name + ".tmp")
+            tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
             tmp.write_bytes(content)
             tmp.replace(target)
         return str(target)
@@ -90,7 +91,7 @@ class RemoteUnitJob(BaseModel):
     feedback: str | None = None
     pass_tag: str = ""
     remote: str  # the project's `git_remote`: the URL, or `block:<name>` which each side resolves itself
-    snapshot: str = Field(pattern=r"^graphlemon-snapshots/[0-9a-f]{64}\.tar\.gz$")  # `snapshot_key`
+    snapshot: str = Field(pattern=r"^graphlemon-snapshots/[A-Za-z0-9_-][A-Za-z0-9._-]*-[0-9a-f]{64}\.tar\.gz$")
     budget_limit: float | None = None
 
     @property
@@ -134,7 +135,7 @@ def dispatch(
     with task_lock(worktrees.base):  # units of a wave are dispatched at once: one push at a time
         remote_git.publish(session.project.root, url, [integration])
     data = pack_state(session.project.state_dir)
-    key = snapshot_key(data)
+    key = snapshot_key(unit_node_id(session.task_id, unit_id, loop_round, pass_tag), data)
     store.write_path(key, data)
     return RemoteUnitJob(
         task_id=session.task_id, unit_id=unit_id, loop_round=loop_round, feedback=feedback, pass_tag=pass_tag,
