@@ -38,6 +38,13 @@ def unit_flow_run_name() -> str:
     return unit_run_name(params["unit_id"], params["loop_round"], params.get("pass_tag") or "")
 
 
+def remote_flow_run_name() -> str:
+    from prefect.runtime import flow_run
+
+    job = flow_run.parameters["job"]
+    return unit_run_name(job["unit_id"], job["loop_round"], job.get("pass_tag") or "")
+
+
 def _goal_of(project: str | None, task_id: str) -> str | None:
     from graphlemon.errors import GraphLemonError
     from graphlemon.project import open_project

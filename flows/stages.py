@@ -15,7 +15,9 @@ Each task receives the run's reference and calls the same domain function the pl
 Unit loops of one wave run side by side: in this process (threads, each a subflow run),
 or — with `unit_runner: work_pool` in the task's settings — as runs of the `unit-loop`
 deployment on a work pool, which write their outcome to the shared ledger where this
-flow reads it back (docs/scale.md).
+flow reads it back, or — with `unit_runner: remote_pool` — as runs of the `remote-unit-loop`
+deployment on workers that share no filesystem with this one: their results come back through
+Prefect's result storage and this flow, the ledger's one writer, appends them (docs/scale.md).
 """
 
 from __future__ import annotations
@@ -61,8 +63,10 @@ class PrefectRunner:
 
     def __call__(self, step: str, fn: Callable[..., Any], run: RunRef, *args: Any) -> Any:
         if step == "unit-loop":
-            on_pool = open_session(run).config.unit_runner == "work_pool"
-            return self._unit_on_pool(run, *args) if on_pool else self._unit_in_process(run, *args)
+            where = open_session(run).config.unit_runner
+            if where == "remote_pool":
+                return RemoteUnits()(run, *args)
+            return self._unit_on_pool(run, *args) if where == "work_pool" else self._unit_in_process(run, *args)
         out = stage_result(TASKS[step](run, *args, return_state=True))
         if step == "validator":
             self.report_progress(run, args[0], done=out.ok)
@@ -121,3 +125,81 @@ class PrefectRunner:
             derived = current.settings.copy_with_update(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None})
             self._quiet_settings = (current.settings, derived)
         return prefect.context.SettingsContext(profile=current.profile, settings=derived)
+
+
+def result_store():
+    """Prefect's default result storage block (PREFECT_DEFAULT_RESULT_STORAGE_BLOCK, e.g.
+    `local-file-system/graphlemon-results` or an `s3-bucket/...` block): where remote unit loops keep their results
+    and the devloop its state snapshots for them. Both sides must name the same block."""
+    from prefect.blocks.core import Block
+    from prefect.settings import PREFECT_DEFAULT_RESULT_STORAGE_BLOCK
+
+    slug = PREFECT_DEFAULT_RESULT_STORAGE_BLOCK.value()
+    if not slug:
+        raise GraphLemonError(
+            ErrorCode.INVALID_PARAM,
+            "remote unit loops need a shared result store: set PREFECT_DEFAULT_RESULT_STORAGE_BLOCK (e.g. "
+            "local-file-system/graphlemon-results) for the devloop and every worker (docs/scale.md)",
+        )
+    try:
+        return Block.load(slug)
+    except ValueError as exc:
+        raise GraphLemonError(ErrorCode.INVALID_PARAM, f"result storage block {slug!r}: {exc}") from None
+
+
+class RemoteUnits:
+    """Unit loops on workers that see only the project's git remote and Prefect: each unit loop a run of the
+    remote-unit-loop deployment; this flow, the ledger's one writer, takes its result in.
+
+    A run is found again by its idempotency key (task, unit, round, pass): a devloop resumed after a kill waits
+    for the run it had started (or reads its finished result) instead of starting another. A run that ended with
+    no result (its worker died) is followed by one new run, keyed after it, so a second resume finds that one."""
+
+    POLL_S = 1.0
+    TRIES = 2
+
+    def __call__(self, run: RunRef, unit_id: str, loop_round: int, feedback: str | None, pass_tag: str) -> UnitOutcome:
+        from blocks.git_remote import resolve_remote
+        from graphlemon.devloop.remote_unit import RemoteUnitResult, dispatch, take_in
+        from graphlemon.devloop.stages import MAX_PARALLEL_UNITS
+
+        session = open_session(run)
+        stored = session.load_outcome(unit_node_id(run.task_id, unit_id, loop_round, pass_tag), UnitOutcome)
+        if stored is not None:  # taken in before the devloop was stopped
+            return stored
+        store = result_store()
+        job = dispatch(session, unit_id, loop_round, feedback, pass_tag, store, MAX_PARALLEL_UNITS, resolve_remote)
+        key = f"graphlemon/{job.node_exec_id}"
+        for _ in range(self.TRIES):
+            flow_run = self._run(session.config.remote_unit_deployment, job, key)
+            data = _result_of(flow_run)
+            if data is not None:
+                return take_in(session, job, RemoteUnitResult.model_validate(data), resolve_remote)
+            key = f"graphlemon/{job.node_exec_id}/after-{flow_run.id}"
+        state = flow_run.state.name if flow_run.state else "unknown"
+        raise GraphLemonError(
+            ErrorCode.EXECUTOR_ERROR,
+            f"unit {unit_id} (round {loop_round}) ran on the remote pool as flow run {flow_run.name} and ended {state} "
+            f"without a result, {self.TRIES} times",
+            flow_run_id=str(flow_run.id),
+        )
+
+    def _run(self, deployment: str, job, key: str):
+        from prefect.deployments import run_deployment
+
+        from .run_names import unit_run_name
+
+        name = unit_run_name(job.unit_id, job.loop_round, job.pass_tag)
+        return run_deployment(deployment, parameters={"job": job.model_dump(mode="json")}, timeout=None,
+                              poll_interval=self.POLL_S, flow_run_name=name, idempotency_key=key)  # fmt: skip
+
+
+def _result_of(flow_run) -> dict | None:
+    """A finished run's result from the result store, or None when it ended without one."""
+    state = flow_run.state
+    if state is None or not state.is_completed():
+        return None
+    try:
+        return state.result(raise_on_failure=False)
+    except Exception:  # noqa: BLE001 - a result lost with its storage: the run is as good as never finished
+        return None

@@ -4,13 +4,16 @@ The devloop flow runs it as a subflow per unit and round; deployed (prefect.yaml
 `unit-loop`), any worker of a work pool can run it for a devloop whose task settings
 say `unit_runner: work_pool` (docs/scale.md). Its result is the unit's outcome record
 in the ledger.
+
+`remote-unit-loop` is the same loop for workers that share no filesystem with the devloop
+(`unit_runner: remote_pool`): its result is everything the unit loop wrote, which the devloop appends.
 """
 
 from __future__ import annotations
 
 from prefect import flow
 
-from flows.run_names import unit_flow_run_name
+from flows.run_names import remote_flow_run_name, unit_flow_run_name
 from graphlemon.devloop.unit_loop import run_unit_loop
 from graphlemon.stages.coder import unit_node_id
 from graphlemon.stages.outcomes import UnitOutcome
@@ -35,3 +38,25 @@ def unit_loop(
         f"still red after {out.attempts} attempt(s): {out.error or ''}; open bugs {', '.join(out.open_bug_ids) or '-'}"
     )
     return finished(out, red=not out.green, name="Blocked", message=why)
+
+
+@flow(name="remote-unit-loop", flow_run_name=remote_flow_run_name, persist_result=True, result_serializer="json")
+def remote_unit_loop(job: dict) -> dict:
+    """L1 for one unit on a worker that sees only the project's git remote and Prefect: a scratch clone and a
+    copy of the task's state, the unit's branch pushed back; the result (what the unit loop wrote) is kept in
+    Prefect's result storage for the devloop, the one writer of the ledger, to take in (docs/scale.md)."""
+    import tempfile
+    from pathlib import Path
+
+    from blocks.agents import load_agent_settings
+    from blocks.git_remote import resolve_remote
+    from graphlemon.devloop.remote_unit import RemoteUnitJob, run_remote_unit
+
+    from .stages import PrefectRunner, result_store
+
+    unit = RemoteUnitJob.model_validate(job)
+    with tempfile.TemporaryDirectory(prefix="graphlemon-unit-") as scratch, sent_in_background():
+        out = run_remote_unit(
+            unit, result_store(), Path(scratch), PrefectRunner().stages, load_agent_settings(), resolve_remote
+        )
+    return out.model_dump(mode="json")

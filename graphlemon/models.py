@@ -579,6 +579,8 @@ class ProjectSettings(BaseModel):
     # core_engine bug goes to the Coder, and a task merged into the branch is deployed with no person (REQ-15)
     self_hosted: bool = False
     deploy_root: str | None = None  # the supervisor's deploy folder (instances, proxy, supervisor.json)
+    # the git remote unit loops on workers without the project's filesystem clone from and push to (docs/scale.md)
+    git_remote: str | None = None
 
 
 class Project(BaseModel):

@@ -61,7 +61,7 @@ def init_project(path: Path | str, confirm_git_init: Callable[[str], bool] | Non
     if existing is None:
         _check_can_create(root)  # before `git init` or any file: nothing is half-written
     if existing is not None:
-        _ensure_excluded(root)
+        ensure_excluded(root)
         return InitResult(ProjectHandle(root, existing, Ledger(root / STATE_DIR)), created=False, git_initialised=False)
     git_initialised = False
     _refuse_git_dir(root)
@@ -84,7 +84,7 @@ def init_project(path: Path | str, confirm_git_init: Callable[[str], bool] | Non
             toplevel=str(top),
         )
     meta, created = _create_meta(root)
-    _ensure_excluded(root)
+    ensure_excluded(root)
     ledger = Ledger(root / STATE_DIR)
     from .skills.repo import SkillRepo  # the project's own skills repository, seeded from the built-ins (REQ-08)
 
@@ -265,7 +265,8 @@ def _git_toplevel(root: Path) -> Path | None:
     return Path(proc.stdout.strip()).resolve() if proc.returncode == 0 else None
 
 
-def _ensure_excluded(root: Path) -> None:
+def ensure_excluded(root: Path) -> None:
+    """The state folder is listed in the repository's info/exclude (the loop never commits its own state)."""
     common = Path(_git(root, "rev-parse", "--git-common-dir"))
     exclude = (common if common.is_absolute() else root / common) / "info" / "exclude"
     exclude.parent.mkdir(parents=True, exist_ok=True)

@@ -29,6 +29,7 @@ from ..stages.validator import run_validator
 from .unit_loop import run_unit_loop
 
 T = TypeVar("T")
+MAX_PARALLEL_UNITS = 4  # unit loops of one wave running at once
 
 
 class Runner(Protocol):
@@ -46,7 +47,7 @@ def call(step: str, fn: Callable[..., T], run: RunRef, *args: Any) -> T:
 class Stages:
     """Each stage of the loops, run by `runner` (default: plain calls); independent units run in threads."""
 
-    def __init__(self, run: RunRef, runner: Runner = call, max_parallel_units: int = 4) -> None:
+    def __init__(self, run: RunRef, runner: Runner = call, max_parallel_units: int = MAX_PARALLEL_UNITS) -> None:
         self.run, self.runner, self.max_parallel_units = run, runner, max_parallel_units
 
     def plan(self, loop_round: int, feedback: str | None) -> PlanOutcome:

@@ -50,9 +50,7 @@ def run_unit_loop(
                 raise
             return _tampered(session, nid, unit_id, attempt, first, exc)
         if tested.ok:
-            merged = session.worktrees.merge_into_integration(
-                unit_id, f"graphlemon: {unit_id} green in round {loop_round}"
-            )
+            merged = session.worktrees.merge_into_integration(unit_id, green_merge_message(unit_id, loop_round))
             outcome = UnitOutcome(
                 unit_id=unit_id, green=True, attempts=attempt - first + 1, last_attempt=attempt, run_id=tested.run_id,
                 commit=merged,
@@ -82,6 +80,10 @@ def run_unit_loop(
         attempt += 1
         session.nodes.transition(nid, "retrying", attempt=attempt)
         session.nodes.transition(nid, "running", attempt=attempt)
+
+
+def green_merge_message(unit_id: str, loop_round: int) -> str:
+    return f"graphlemon: {unit_id} green in round {loop_round}"
 
 
 def _tampered(

@@ -70,11 +70,16 @@ class LoopSettings(BaseModel):
     fallback_model: str = Field(
         default="claude-sonnet-5-5", min_length=1, description="Where Opus turns go when the Opus limit is hit."
     )
-    unit_runner: Literal["in_process", "work_pool"] = Field(
+    unit_runner: Literal["in_process", "work_pool", "remote_pool"] = Field(
         default="in_process",
-        description="Run unit loops in this flow run's process, or as runs of the unit-loop deployment on a work pool.",
+        description="Run unit loops in this flow run's process, as runs of the unit-loop deployment on a work pool "
+        "(workers see the project's folder), or as runs of the remote-unit-loop deployment (workers see only the "
+        "project's git remote and Prefect; docs/scale.md).",
     )
     unit_deployment: str = Field(default="unit-loop/unit-loop", min_length=3, description="The unit-loop deployment.")
+    remote_unit_deployment: str = Field(
+        default="remote-unit-loop/remote-unit-loop", min_length=3, description="The remote-unit-loop deployment."
+    )
 
 
 class LoopConfig(LoopSettings):

@@ -55,7 +55,7 @@ def test_flows_need_a_project(monkeypatch):
 # -- prefect.yaml ----------------------------------------------------------------------------
 
 
-def test_prefect_yaml_declares_the_five_deployments():
+def test_prefect_yaml_declares_the_six_deployments():
     import inspect
 
     from prefect.client.schemas.schedules import CronSchedule
@@ -66,10 +66,12 @@ def test_prefect_yaml_declares_the_five_deployments():
 
     spec = yaml.safe_load((ROOT / "prefect.yaml").read_text())
     deployments = {d["name"]: d for d in spec["deployments"]}
-    assert set(deployments) == {"devloop", "unit-loop", "reports", "log-retention", "deploy-supervisor"}
+    assert set(deployments) == {"devloop", "unit-loop", "remote-unit-loop", "reports", "log-retention",
+                                "deploy-supervisor"}
     assert deployments["devloop"]["entrypoint"] == "flows/devloop.py:devloop"
     assert deployments["deploy-supervisor"]["entrypoint"] == "flows/deploy_supervisor.py:deploy_supervisor"
     assert deployments["unit-loop"]["entrypoint"] == "flows/unit_loop.py:unit_loop"
+    assert deployments["remote-unit-loop"]["entrypoint"] == "flows/unit_loop.py:remote_unit_loop"
     # every parameter the deployment sets is one of the flow's, and nothing machine-specific is baked in
     assert set(deployments["devloop"]["parameters"]) <= set(inspect.signature(devloop.fn).parameters)
     assert "{{" not in yaml.safe_dump(deployments["devloop"]["parameters"])

@@ -1,0 +1,137 @@
+"""Scale-out with no shared filesystem (docs/scale.md): unit loops on Prefect process workers that see only the
+git remote, the result store and Prefect.
+
+Two workers, each inside bubblewrap without any project folder (`remote_stack.py`: the mounts are checked, and a
+probe with the same mounts cannot see the projects); one bare repository per project as its remote; a local
+filesystem block as the result storage. Two goals of two projects run as devloop flows in this process with
+`unit_runner=remote_pool`: every unit loop ran on the workers, both workers took some, and each project's ledger
+and merged tree are those of a run whose units ran in one process."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from prefect_stack import ROOT, PrefectStack
+from remote_stack import remote_workers
+from scale_kit import CALC, git, ledger_view, make_project, run_goal, tree
+
+from graphlemon.project import update_settings
+from graphlemon.taskboard import TaskBoard
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def remote(prefect_server, tmp_path_factory):
+    stack = PrefectStack(prefect_server.url, prefect_server.env, tmp_path_factory.mktemp("remote-logs"), 0, ROOT)
+    with remote_workers(stack, tmp_path_factory.mktemp("shared")) as running:
+        yield running
+
+
+def _project(remote, tmp, name):
+    handle = make_project(tmp / name / "calc", remote=False)
+    bare = remote.remotes / f"{name}.git"
+    git(remote.remotes, "init", "-q", "--bare", str(bare))
+    update_settings(handle, git_remote=bare.as_uri())
+    return handle
+
+
+CONFIG = {"max_unit_attempts": 2, "unit_runner": "remote_pool"}
+
+
+def _devloop(remote, handle, task_id=None):
+    from prefect.settings import PREFECT_DEFAULT_RESULT_STORAGE_BLOCK, temporary_settings
+
+    from flows.devloop import devloop
+
+    with temporary_settings(updates={PREFECT_DEFAULT_RESULT_STORAGE_BLOCK: remote.block_slug}):
+        return devloop(goal="goal of calc", project=str(handle.root), executor="scripted", task_id=task_id,
+                       playbook=str(CALC / "playbook.yaml"), config=CONFIG)  # fmt: skip
+
+
+def _unit_runs(remote, keep) -> list:
+    """The runs of the remote-unit-loop deployment whose job `keep(job)` accepts."""
+    from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterName
+
+    with remote.stack.client() as client:
+        runs = client.read_flow_runs(
+            deployment_filter=DeploymentFilter(name=DeploymentFilterName(any_=["remote-unit-loop"]))
+        )
+    return [r for r in runs if keep(r.parameters["job"])]
+
+
+def test_workers_without_the_project_run_every_unit_loop_like_one_process(remote, prefect_harness, tmp_path):
+    projects = [_project(remote, tmp_path, name) for name in ("a", "b")]
+    for mounts in remote.mounts:  # the sandbox mounts no project, nor any folder holding one
+        bound = [mounts[i + 2] for i, a in enumerate(mounts) if a in ("--bind", "--ro-bind")]
+        for handle in projects:
+            assert not any(handle.root.is_relative_to(b) or Path(b).is_relative_to(handle.root) for b in bound), bound
+        seen = subprocess.run([*mounts, "ls", str(projects[0].root)], capture_output=True, text=True)
+        assert seen.returncode != 0 and "No such file" in seen.stderr  # proved by looking from inside
+        here = f"/proc/{os.getpid()}/root{projects[0].root}"  # nor through this process's root
+        seen = subprocess.run([*mounts, "ls", here], capture_output=True, text=True)
+        assert seen.returncode != 0 and "Permission denied" in seen.stderr, seen.stderr
+    finals = [_devloop(remote, handle) for handle in projects]
+    reference = make_project(tmp_path / "in-process" / "calc")
+    expected = run_goal(reference, unit_runner="remote_pool")  # the same recorded settings; units in this process
+    task_ids = set()
+    for handle, final in zip(projects, finals, strict=True):
+        assert (final["status"], final["loop_round"]) == (expected.status, expected.loop_round)
+        assert ledger_view(handle.state_dir) == ledger_view(reference.state_dir)
+        assert tree(handle) == tree(reference)
+        (task,) = TaskBoard(handle.ledger).all().values()
+        task_ids.add(task.task_id)
+        worktrees = handle.state_dir / "worktrees" / task.task_id
+        assert sorted(p.name for p in worktrees.iterdir() if p.is_dir()) == ["_integration"]  # no unit ran here
+    units = _unit_runs(remote, lambda job: job["task_id"] in task_ids)
+    assert len(units) == 2 * 2  # two units (add, mul) per goal, each once, and nothing ran twice
+    assert Counter(r.state.type.value for r in units) == {"COMPLETED": 4}
+    by_worker = [{str(r.id) for r in units if str(r.id) in log.read_text()} for log in remote.logs]
+    assert all(by_worker), f"one worker ran every unit loop: {by_worker}"
+    assert set().union(*by_worker) == {str(r.id) for r in units}
+
+
+def _nodes(handle) -> list[tuple]:
+    from graphlemon.nodes import NodeTracker
+
+    (task,) = TaskBoard(handle.ledger).all().values()
+    return sorted((n.stage, n.unit_id or "", n.loop_round, n.attempt, n.status)
+                  for n in NodeTracker(handle.ledger).for_task(task.task_id))  # fmt: skip
+
+
+def test_a_devloop_killed_while_remote_units_run_takes_their_results_in_on_resume(remote, prefect_harness, tmp_path):
+    handle = _project(remote, tmp_path, "killed")
+    mine = lambda job: job["remote"] == (remote.remotes / "killed.git").as_uri()  # noqa: E731
+    script = ("import json, sys; from flows.devloop import devloop; devloop(goal='goal of calc', project=sys.argv[1], "
+              "executor='scripted', playbook=sys.argv[2], config=json.loads(sys.argv[3]))")  # fmt: skip
+    env = {**remote.stack.env, "PREFECT_DEFAULT_RESULT_STORAGE_BLOCK": remote.block_slug}
+    proc = subprocess.Popen([sys.executable, "-c", script, str(handle.root), str(CALC / "playbook.yaml"),
+                             json.dumps(CONFIG)], cwd=ROOT, env=env, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.monotonic() + 180
+    while len(_unit_runs(remote, mine)) < 2:  # both units of the wave were started on the pool
+        assert proc.poll() is None and time.monotonic() < deadline, "the devloop never started its unit loops"
+        time.sleep(0.3)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    started = {r.id for r in _unit_runs(remote, mine)}
+    (task,) = TaskBoard(handle.ledger).all().values()
+    assert not task.terminal
+    final = _devloop(remote, handle, task_id=task.task_id)
+    assert final["status"] == "done"
+    assert {r.id for r in _unit_runs(remote, mine)} == started  # their results were taken in, nothing ran again
+    reference = make_project(tmp_path / "in-process" / "calc")
+    run_goal(reference)
+    assert _nodes(handle) == _nodes(reference)
+    assert tree(handle) == tree(reference)
+    for path in handle.state_dir.glob("*.ndjson"):  # nothing taken in twice
+        lines = path.read_text().splitlines()
+        assert len(lines) == len(set(lines)), path.name
