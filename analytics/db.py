@@ -2,7 +2,7 @@
 
 `LedgerDB(state_dir)` loads every ledger file once into an in-memory table named
 after the file (`runs`, `bugs`, `usage`, ...) through the typed views of
-`analytics.schema`, materialises the derived views (`bug_state`, ...) the same
+`graphlemon.analytics.schema`, materialises the derived views (`bug_state`, ...) the same
 way, then disables file access, so SQL run through it can read the ledger and
 nothing else.
 
@@ -20,7 +20,7 @@ never skipped) without paying for pydantic on the fast path:
    schema_version are migrated by the ledger's numbered migrations and the
    canonical records are loaded instead.
 
-Loaded tables are cached as Parquet under `.graphlemon/cache/analytics/` (`analytics.cache`):
+Loaded tables are cached as Parquet under `.graphlemon/cache/analytics/` (`graphlemon.analytics.cache`):
 an unchanged file is read from the cache, an appended one parses only its new lines. Analytics
 writes nothing else under `.graphlemon/`, and never the ledger.
 """

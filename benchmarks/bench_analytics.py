@@ -46,10 +46,10 @@ DUCKDB_MODES = ("duckdb", "duckdb+build", "duckdb+cache")
 
 
 def run_duckdb(state: Path, mode: str) -> dict:
-    from analytics import LedgerDB
-    from analytics.reports.budget import budget_report
-    from analytics.reports.bug_history import bug_history_report
-    from analytics.reports.convergence import convergence_report
+    from graphlemon.analytics import LedgerDB
+    from graphlemon.analytics.reports.budget import budget_report
+    from graphlemon.analytics.reports.bug_history import bug_history_report
+    from graphlemon.analytics.reports.convergence import convergence_report
 
     if mode == "duckdb+build":
         shutil.rmtree(state / "cache" / "analytics", ignore_errors=True)

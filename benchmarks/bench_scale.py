@@ -113,7 +113,7 @@ def part_two(tmp: Path, reference: dict) -> list[tuple]:
                     update_settings(handle, git_remote=bare.as_uri())
                     projects.append(handle)
                 env = {**server.env, "PREFECT_DEFAULT_RESULT_STORAGE_BLOCK": remote.block_slug}
-                script = ("import json, sys; from flows.devloop import devloop; devloop(goal='goal of calc', "
+                script = ("import json, sys; from graphlemon.flows.devloop import devloop; devloop(goal='goal of calc', "
                           "project=sys.argv[1], executor='scripted', playbook=sys.argv[2], config=json.loads("
                           "sys.argv[3]))")  # fmt: skip
                 config = json.dumps({"max_unit_attempts": 2, "unit_runner": "remote_pool"})

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 from prefect import flow
 
-from flows._params import project_dir
 from graphlemon.deploy.deployments import DeploymentBook
 from graphlemon.deploy.self_deploy import pending_self_deploy, record_deploy
 from graphlemon.deploy.supervisor import DeployConfig
 from graphlemon.errors import GraphLemonError
+from graphlemon.flows._params import project_dir
 from graphlemon.project import ProjectHandle, open_project
-from tasks._common import artifact_key
-from tasks._redacted_artifacts import create_markdown_artifact
-from tasks.deploy import cutover_task, health_check_task, monitor_task, rollback_task, stage_task
+from graphlemon.tasks._common import artifact_key
+from graphlemon.tasks._redacted_artifacts import create_markdown_artifact
+from graphlemon.tasks.deploy import cutover_task, health_check_task, monitor_task, rollback_task, stage_task
 
 
 @flow(name="deploy-supervisor", log_prints=True)

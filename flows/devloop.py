@@ -25,8 +25,8 @@ from prefect.input import RunInput
 from prefect.states import Completed, Failed
 from pydantic import Field
 
-from blocks.agents import load_agent_settings
 from graphlemon import runmarker
+from graphlemon.blocks.agents import load_agent_settings
 from graphlemon.deploy.self_deploy import pending_self_deploy, spawn_deploy
 from graphlemon.devloop.driver import Decision, drive
 from graphlemon.devloop.escalation_pack import suspension_message
@@ -37,8 +37,8 @@ from graphlemon.project import open_project
 from graphlemon.redact import DEFAULT as _REDACTOR
 from graphlemon.stages.session import LoopSession, LoopSettings
 from graphlemon.taskboard import TaskBoard
-from tasks._common import task_key, timeline_streamed
-from tasks._redacted_artifacts import create_markdown_artifact, create_progress_artifact, sent_in_background
+from graphlemon.tasks._common import task_key, timeline_streamed
+from graphlemon.tasks._redacted_artifacts import create_markdown_artifact, create_progress_artifact, sent_in_background
 
 from ._params import project_dir
 from .run_names import devloop_flow_run_name, devloop_run_name
@@ -219,8 +219,8 @@ def _summary(task) -> dict:
 
 def _apply_budget_block(handle, task_id: str, name: str | None) -> None:
     """A new task starts with the BudgetGuardrail block `name`'s limit, when that block exists (blocks/budget.py)."""
-    from blocks.budget import load_budget_guardrail
     from graphlemon.agents.budget import update_budget
+    from graphlemon.blocks.budget import load_budget_guardrail
     from graphlemon.models import BudgetConfig
 
     if any(b.task_id == task_id for b in handle.ledger.read_as("budget", BudgetConfig)):
@@ -312,7 +312,7 @@ def resume_suspended_run(flow_run_id: str, note: str | None, action: str = "resu
     from prefect.client.orchestration import get_client
     from prefect.flow_runs import resume_flow_run
 
-    from blocks.agents import prefect_api_configured
+    from graphlemon.blocks.agents import prefect_api_configured
 
     if not prefect_api_configured():
         return None

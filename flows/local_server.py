@@ -103,7 +103,7 @@ def _watch(server, activity: Activity, state_dir: Path, idle_s: float) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m flows.local_server")
+    parser = argparse.ArgumentParser(prog="python -m graphlemon.flows.local_server")
     parser.add_argument("--state-dir", type=Path, required=True)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--idle-minutes", type=float, required=True)

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from prefect import flow, task
 
-from flows._params import project_dir
 from graphlemon.execlogs.retention import PurgeResult, run_retention
+from graphlemon.flows._params import project_dir
 from graphlemon.project import open_project
-from tasks._common import artifact_key
-from tasks._redacted_artifacts import create_markdown_artifact
+from graphlemon.tasks._common import artifact_key
+from graphlemon.tasks._redacted_artifacts import create_markdown_artifact
 
 
 @task(name="log-retention-cleanup")

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from prefect import flow, task
 
-import analytics
-from analytics.formats import records, to_markdown
-from flows._params import project_dir
-from tasks._common import artifact_key
-from tasks._redacted_artifacts import create_markdown_artifact, create_table_artifact
+from graphlemon import analytics
+from graphlemon.analytics.formats import records, to_markdown
+from graphlemon.flows._params import project_dir
+from graphlemon.tasks._common import artifact_key
+from graphlemon.tasks._redacted_artifacts import create_markdown_artifact, create_table_artifact
 
 ARTIFACT_ROWS = 200  # rows of a table artifact; the markdown file and artifact say how many there are
 

@@ -30,14 +30,14 @@ from graphlemon.errors import ErrorCode, GraphLemonError
 from graphlemon.stages.coder import unit_node_id
 from graphlemon.stages.outcomes import UnitOutcome
 from graphlemon.stages.session import RunRef, open_session
-from tasks._common import stage_result
-from tasks.bug_triager import bug_triager_task
-from tasks.coder import coder_task
-from tasks.integrator import integrator_task
-from tasks.planner import planner_task
-from tasks.skill_editor import skill_editor_task
-from tasks.tester import tester_task
-from tasks.validator import validator_task
+from graphlemon.tasks._common import stage_result
+from graphlemon.tasks.bug_triager import bug_triager_task
+from graphlemon.tasks.coder import coder_task
+from graphlemon.tasks.integrator import integrator_task
+from graphlemon.tasks.planner import planner_task
+from graphlemon.tasks.skill_editor import skill_editor_task
+from graphlemon.tasks.tester import tester_task
+from graphlemon.tasks.validator import validator_task
 
 TASKS: dict[str, Callable[..., Any]] = {
     "planner": planner_task,
@@ -76,7 +76,7 @@ class PrefectRunner:
         """Rounds used of the limit after `loop_round`; 100 % when the task is done."""
         if self.progress is None:
             return
-        from tasks._redacted_artifacts import update_progress_artifact
+        from graphlemon.tasks._redacted_artifacts import update_progress_artifact
 
         used = 100.0 if done else 100.0 * (loop_round + 1) / open_session(run).config.max_loop_rounds
         update_progress_artifact(self.progress, progress=min(100.0, used))
@@ -159,7 +159,7 @@ class RemoteUnits:
     TRIES = 2
 
     def __call__(self, run: RunRef, unit_id: str, loop_round: int, feedback: str | None, pass_tag: str) -> UnitOutcome:
-        from blocks.git_remote import resolve_remote
+        from graphlemon.blocks.git_remote import resolve_remote
         from graphlemon.devloop.remote_unit import RemoteUnitResult, dispatch, take_in
         from graphlemon.devloop.stages import MAX_PARALLEL_UNITS
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from prefect import flow
 
-from flows.run_names import remote_flow_run_name, unit_flow_run_name
 from graphlemon.devloop.unit_loop import run_unit_loop
+from graphlemon.flows.run_names import remote_flow_run_name, unit_flow_run_name
 from graphlemon.stages.coder import unit_node_id
 from graphlemon.stages.outcomes import UnitOutcome
 from graphlemon.stages.session import RunRef
-from tasks._common import finished, timeline_logged
-from tasks._redacted_artifacts import sent_in_background
+from graphlemon.tasks._common import finished, timeline_logged
+from graphlemon.tasks._redacted_artifacts import sent_in_background
 
 
 @flow(name="unit-loop", flow_run_name=unit_flow_run_name, persist_result=False)
@@ -48,8 +48,8 @@ def remote_unit_loop(job: dict) -> dict:
     import tempfile
     from pathlib import Path
 
-    from blocks.agents import load_agent_settings
-    from blocks.git_remote import resolve_remote
+    from graphlemon.blocks.agents import load_agent_settings
+    from graphlemon.blocks.git_remote import resolve_remote
     from graphlemon.devloop.remote_unit import RemoteUnitJob, run_remote_unit
 
     from .stages import PrefectRunner, result_store

@@ -2,7 +2,7 @@
 Prefect API is configured, reused by the next runs of the same user, stopped when idle (docs/prefect.md).
 
 This module is the bookkeeping, with no Prefect import: where the server's state lives, whether the recorded server
-is this user's and answers, starting one (`python -m flows.local_server`, the server process itself), the leases of
+is this user's and answers, starting one (`python -m graphlemon.flows.local_server`, the server process itself), the leases of
 the commands using it, and stopping it. Its state folder, `prefect-server/` in the user's GraphLemon folder
 (`$GRAPHLEMON_CONFIG_DIR`, else `~/.config/graphlemon`), is private to the user (mode 0700): `server.json` (pid, port,
 URL), `leases/<pid>` (one per command using the server), `prefect-home/` (its database), `server.log`.
@@ -28,7 +28,7 @@ from .errors import ErrorCode, GraphLemonError
 from .processes import pid_alive
 from .redact import is_secret_name  # the server outlives the command: none of its secrets
 
-SERVER_MODULE = "flows.local_server"
+SERVER_MODULE = "graphlemon.flows.local_server"
 INFO_FILE = "server.json"
 IDLE_MINUTES = 30  # no request and no command using it for this long: the server stops
 STARTUP_S = 180  # a first start creates and migrates its database: tens of seconds on a busy 2-core machine

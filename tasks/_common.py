@@ -54,7 +54,7 @@ STAGE_OPTIONS = dict(
 def session_of(run: RunRef) -> LoopSession:
     """The run's session (`open_session`); outside the devloop flow's process (a work-pool worker) the agents'
     settings come from their Prefect blocks (blocks/agents.py)."""
-    from blocks.agents import load_agent_settings
+    from graphlemon.blocks.agents import load_agent_settings
 
     return open_session(run, load_agent_settings)
 

@@ -19,8 +19,8 @@ def triage_run(
     project: str, run_id: str, executor: str = "none", playbook: str | None = None, task_id: str | None = None
 ) -> TriageRecord:
     """triage.json + one ledger record for the run; the verdict as a markdown artifact in the UI."""
-    from blocks.agents import load_agent_settings
     from graphlemon.agents import build_executor
+    from graphlemon.blocks.agents import load_agent_settings
 
     settings = None if executor == "none" else load_agent_settings()  # blocks when a Prefect API is set, else env
     backend = None if settings is None else build_executor(executor, playbook=playbook, settings=settings)

@@ -82,7 +82,7 @@ def stage(
     sup = _supervisor(project, root, config)
     commit = sup.check_stage(commit)  # refused (unknown commit, no live instance, one running) before any flow starts
     if prefect:
-        from flows.deploy_supervisor import deploy_supervisor
+        from graphlemon.flows.deploy_supervisor import deploy_supervisor
 
         result = deploy_supervisor(project=str(sup.project.root), commit=commit, root=str(sup.root),
                                    config=config.model_dump(mode="json"))  # fmt: skip
@@ -111,7 +111,7 @@ def merged(
         typer.echo(f"nothing to deploy for {task_id}: {why_no_deploy(handle, task_id)}")
         return
     if prefect:
-        from flows.deploy_supervisor import deploy_merge
+        from graphlemon.flows.deploy_supervisor import deploy_merge
 
         deploy_merge(handle, task_id)
     else:

@@ -8,8 +8,8 @@ from typing import Any
 import pandas as pd
 from rich.text import Text
 
-from analytics.formats import DEFAULT_LIMIT, cell_text, filters_line, shown_rows
-from analytics.report import Report
+from graphlemon.analytics.formats import DEFAULT_LIMIT, cell_text, filters_line, shown_rows
+from graphlemon.analytics.report import Report
 
 from .fit import Col, print_fitted, unique_prefixes
 

@@ -45,8 +45,8 @@ def _emit(
 ) -> None:
     if as_json + as_csv + as_md > 1:
         raise invalid_param("choose one of --json, --csv, --md")
-    from analytics import build_report, make_filters
-    from analytics.formats import to_csv, to_json, to_markdown
+    from graphlemon.analytics import build_report, make_filters
+    from graphlemon.analytics.formats import to_csv, to_json, to_markdown
 
     from .frames import print_rich
 

@@ -131,7 +131,7 @@ def _answer_waiting_run(handle, task_id: str, note: str | None, api) -> bool:
         return False
     if api is not None:  # the API the run was recorded in: the configured one, or GraphLemon's local server
         api.wait()
-    from flows.devloop import resume_suspended_run
+    from graphlemon.flows.devloop import resume_suspended_run
 
     name = resume_suspended_run(runs[-1], note)
     if name is None:
@@ -168,7 +168,7 @@ def _start_temporary_api(engine: str):
     returns it, or None. Not when Prefect is already imported: a caller in this process (a test harness) chose
     its API already."""
     if engine == "prefect" and "prefect" not in sys.modules:
-        from flows.temporary_api import start_in_background
+        from graphlemon.flows.temporary_api import start_in_background
 
         return start_in_background()
     return None
@@ -179,7 +179,7 @@ def _agent_settings(engine: str, api=None):
     if engine == "prefect":
         if api is not None:
             api.imported.wait()  # one thread imports Prefect at a time
-        from blocks.agents import load_agent_settings
+        from graphlemon.blocks.agents import load_agent_settings
 
         return load_agent_settings()
     from ..agents import AgentSettings
@@ -214,7 +214,7 @@ def _drive(
         if engine == "prefect":
             if api is not None:
                 api.imported.wait()
-            from flows.devloop import devloop
+            from graphlemon.flows.devloop import devloop
 
             if api is not None:
                 api.wait()

@@ -30,7 +30,7 @@ def register(app: typer.Typer) -> None:
         """Run SQL over the ledger (validated, read-only). Views: tasks, nodes, runs, bugs, usage, triage,
         artifacts, timeline, budget, escalations, and derived bug_state, run_failures, task_state, budget_limits.
         """
-        import analytics
+        from graphlemon import analytics
 
         if shell_init:
             if query is not None:
@@ -41,7 +41,7 @@ def register(app: typer.Typer) -> None:
             raise invalid_param('give a query, e.g. graphlemon sql "SELECT count(*) FROM runs", or --shell-init')
         if as_json and as_csv:
             raise invalid_param("choose one of --json, --csv")
-        from analytics.formats import records, to_csv
+        from graphlemon.analytics.formats import records, to_csv
 
         from .frames import print_frame
 

@@ -209,13 +209,15 @@ def _tail(path: Path) -> str:
 
 
 def _deployment_exists() -> bool:
-    from flows.console_launch import deployment_exists  # the console starts deployment runs through the flows layer
+    from graphlemon.flows.console_launch import (
+        deployment_exists,  # the console starts deployment runs through the flows layer
+    )
 
     return deployment_exists(DEPLOYMENT, os.environ["PREFECT_API_URL"])
 
 
 def _start_deployment(handle: ProjectHandle, request: GoalRequest) -> Started:
-    from flows.console_launch import start_devloop_run
+    from graphlemon.flows.console_launch import start_devloop_run
 
     return Started("deployment", start_devloop_run(DEPLOYMENT, handle, request))
 

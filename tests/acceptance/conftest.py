@@ -48,7 +48,7 @@ def turn(data: dict, **match) -> dict:
 
 def run_flow(project, goal: str | None, playbook: Path, *, task_id: str | None = None, **config) -> dict:
     """One `devloop` flow run (in this process, against the test harness's API)."""
-    from flows.devloop import devloop
+    from graphlemon.flows.devloop import devloop
 
     return devloop(
         goal=goal or "", project=str(project.root), executor="scripted", playbook=str(playbook), task_id=task_id, config=config

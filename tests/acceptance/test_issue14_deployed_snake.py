@@ -41,7 +41,7 @@ def _graphlemon(stack, *args: str) -> subprocess.CompletedProcess:
 
 
 def _save_budget_block(stack) -> None:
-    from blocks.budget import BudgetGuardrail
+    from graphlemon.blocks.budget import BudgetGuardrail
 
     with stack.client():  # points Block.save at the stack's server
         BudgetGuardrail(limit_type="token_count", limit_value=1000).save("tight", overwrite=True)

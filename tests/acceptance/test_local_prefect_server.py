@@ -118,7 +118,7 @@ def test_idle_minutes_must_be_a_positive_number(raw, monkeypatch):
 
 
 def test_an_unknown_server_variant_is_refused(monkeypatch):
-    from flows.temporary_api import server_variant
+    from graphlemon.flows.temporary_api import server_variant
 
     monkeypatch.setenv("GRAPHLEMON_PREFECT_SERVER", "shared")
     with pytest.raises(GraphLemonError) as exc:
@@ -176,7 +176,7 @@ def _post(app, body: bytes) -> tuple[int, float]:
 
     import httpx
 
-    from flows.local_server import Activity, RetryLocked
+    from graphlemon.flows.local_server import Activity, RetryLocked
 
     async def post():
         transport = httpx.ASGITransport(app=RetryLocked(app, Activity()), raise_app_exceptions=False)
@@ -196,7 +196,7 @@ def test_a_locked_sqlite_is_retried_on_the_server_within_milliseconds_with_the_b
 
 
 def test_a_lock_that_outlasts_the_quick_retries_reaches_the_client_as_its_503():
-    from flows.local_server import QUICK_S
+    from graphlemon.flows.local_server import QUICK_S
 
     locked = _Locked(locked=len(QUICK_S) + 1)
     status, _ = _post(locked.app, b"{}")

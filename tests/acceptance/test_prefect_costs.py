@@ -6,7 +6,7 @@ from __future__ import annotations
 from prefect.settings import PREFECT_API_URL, get_current_settings, temporary_settings
 from prefect_stack import artifacts_keyed
 
-from flows.stages import PrefectRunner
+from graphlemon.flows.stages import PrefectRunner
 
 
 def test_heartbeat_is_off_inside_and_untouched_outside():
@@ -35,7 +35,7 @@ def test_stage_artifacts_are_sent_in_the_background_linked_to_their_task_run_and
     from prefect import flow, task
     from prefect.context import get_run_context
 
-    from tasks._redacted_artifacts import create_markdown_artifact, sent_in_background
+    from graphlemon.tasks._redacted_artifacts import create_markdown_artifact, sent_in_background
 
     @task
     def stage(n: int) -> str:
@@ -57,7 +57,7 @@ def test_stage_artifacts_are_sent_in_the_background_linked_to_their_task_run_and
 def test_an_artifact_that_cannot_be_sent_is_logged_and_never_fails_the_stage(prefect_harness, caplog):
     from prefect import flow, task
 
-    from tasks._redacted_artifacts import create_markdown_artifact, sent_in_background
+    from graphlemon.tasks._redacted_artifacts import create_markdown_artifact, sent_in_background
 
     @task
     def stage() -> str:
@@ -76,7 +76,7 @@ def test_an_artifact_that_cannot_be_sent_is_logged_and_never_fails_the_stage(pre
 def test_outside_the_loop_an_artifact_is_sent_at_once(prefect_harness):
     from prefect import flow, task
 
-    from tasks._redacted_artifacts import create_markdown_artifact
+    from graphlemon.tasks._redacted_artifacts import create_markdown_artifact
 
     @task
     def alone():

@@ -36,7 +36,7 @@ def _broken_mul_then_fixed() -> list[dict]:
 @pytest.fixture(scope="module")
 def claude_run(prefect_harness, tmp_path_factory):
     """calc through the Prefect `devloop` flow with executor claude_code: mul is wrong once, then fixed."""
-    from flows.devloop import devloop
+    from graphlemon.flows.devloop import devloop
 
     tmp = tmp_path_factory.mktemp("req07")
     project = make_repo(tmp / "calc", CALC / "repo")

@@ -148,7 +148,7 @@ def test_happy_viewer_scrolls_live_then_turns_static_and_complete(page, server, 
 def test_boundary_a_day_old_closed_log_is_purged_by_the_flow_and_the_viewer_says_so(
     prefect_harness, page, server, handle
 ):
-    from flows.log_retention import log_retention
+    from graphlemon.flows.log_retention import log_retention
 
     set_retention(handle.ledger, 1, by="test")
     old = old_closed_log(handle, "stale", days_ago=1.2)

@@ -203,7 +203,7 @@ def test_boundary_no_other_turn_of_the_task_starts_while_one_waits(calc, tmp_pat
 
 
 def test_happy_real_clock_wait_is_in_the_ledger_for_analytics(calc, tmp_path):
-    from analytics.api import budget
+    from graphlemon.analytics.api import budget
 
     config = LoopConfig(playbook=quota_playbook(tmp_path, 2), quota_poll_initial_s=0.2, quota_session_timeout_s=30)
     session = start(calc, config)

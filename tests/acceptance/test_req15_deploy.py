@@ -153,7 +153,7 @@ def _ledger_lines(env: Env) -> dict[str, list[str]]:
 def test_happy_core_engine_bug_fixed_by_the_devloop_merged_then_staged_to_finalized_with_no_human(
     deploy_env, prefect_harness
 ):
-    from flows.devloop import devloop
+    from graphlemon.flows.devloop import devloop
 
     env = deploy_env
     assert open_project(env.repo).meta.settings.self_hosted  # bootstrap marked GraphLemon's repository

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from conftest import SNAKE, SNAKE_GOAL, make_repo
 
-from flows.run_names import devloop_run_name, unit_run_name
+from graphlemon.flows.run_names import devloop_run_name, unit_run_name
 from graphlemon.taskboard import TaskBoard
 
 
@@ -32,7 +32,7 @@ def test_a_console_goal_is_created_with_its_final_name_and_its_task(tmp_path, mo
 
         from prefect.exceptions import ObjectNotFound
 
-        from flows.console_launch import start_devloop_run
+        from graphlemon.flows.console_launch import start_devloop_run
 
         with pytest.raises(ObjectNotFound):
             start_devloop_run("devloop/no-such-deployment", project, request)

@@ -69,8 +69,8 @@ def test_a_backend_that_cannot_run_is_refused_before_anything_is_written(tmp_pat
 
 @pytest.mark.slow
 def test_a_prefect_run_takes_the_api_key_from_the_anthropic_credentials_block(tmp_path, prefect_harness, monkeypatch):
-    from blocks.credentials import AnthropicCredentials
-    from flows.devloop import devloop
+    from graphlemon.blocks.credentials import AnthropicCredentials
+    from graphlemon.flows.devloop import devloop
 
     project = make_repo(tmp_path / "calc", CALC / "repo")
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)

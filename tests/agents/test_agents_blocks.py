@@ -31,17 +31,17 @@ def test_the_domain_never_imports_prefect():
 
 
 def test_without_a_prefect_api_settings_come_from_the_environment():
-    code = "from blocks.agents import load_agent_settings as l; s = l(); print(s.backend, s.max_turns)"
+    code = "from graphlemon.blocks.agents import load_agent_settings as l; s = l(); print(s.backend, s.max_turns)"
     assert _python(code, GRAPHLEMON_EXECUTOR="claude_code", GRAPHLEMON_MAX_TURNS="4") == "claude_code 4"
 
 
 @pytest.mark.slow
 def test_blocks_register_save_and_load(prefect_harness, project):
-    from blocks.agents import load_agent_settings
-    from blocks.budget import BudgetGuardrail
-    from blocks.credentials import AnthropicCredentials
-    from blocks.executor import ExecutorSettings
     from graphlemon.agents.budget import budget_status
+    from graphlemon.blocks.agents import load_agent_settings
+    from graphlemon.blocks.budget import BudgetGuardrail
+    from graphlemon.blocks.credentials import AnthropicCredentials
+    from graphlemon.blocks.executor import ExecutorSettings
 
     for block in (AnthropicCredentials, ExecutorSettings, BudgetGuardrail):
         block.register_type_and_schema()
@@ -71,8 +71,8 @@ def test_blocks_register_save_and_load(prefect_harness, project):
 def test_the_executor_block_has_the_agent_settings_fields_bounds_and_defaults():
     from pydantic import ValidationError
 
-    from blocks.executor import CREDENTIAL_FIELDS, ExecutorSettings
     from graphlemon.agents.settings import AgentSettings
+    from graphlemon.blocks.executor import CREDENTIAL_FIELDS, ExecutorSettings
 
     assert set(ExecutorSettings.model_fields) == set(AgentSettings.model_fields) - CREDENTIAL_FIELDS
     derived = ExecutorSettings().to_settings().model_dump(exclude=CREDENTIAL_FIELDS)

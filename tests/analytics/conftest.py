@@ -6,7 +6,7 @@ import pytest
 from analytics_helpers import SEEDS
 from analytics_synthetic import build
 
-from analytics import LedgerDB
+from graphlemon.analytics import LedgerDB
 from graphlemon.ledger import Ledger
 
 

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 from analytics_synthetic import build
 
-from analytics import LedgerDB, cache
-from analytics.schema import VIEW_NAMES
+from graphlemon.analytics import LedgerDB, cache
+from graphlemon.analytics.schema import VIEW_NAMES
 from graphlemon.errors import ErrorCode, GraphLemonError
 from graphlemon.ledger import Ledger
 from graphlemon.models import LEDGER_FILES, RunRecord

@@ -12,8 +12,8 @@ import duckdb
 import pytest
 from analytics_synthetic import build
 
-import analytics
-from analytics.formats import records
+from graphlemon import analytics
+from graphlemon.analytics.formats import records
 
 
 @pytest.fixture
@@ -195,7 +195,7 @@ def test_every_command_has_help(cli):
 
 
 def test_numbers_in_tables_group_thousands_the_same_way():
-    from analytics.formats import cell_text
+    from graphlemon.analytics.formats import cell_text
 
     assert [cell_text(v) for v in (999, 3130, 31_700, -2000)] == ["999", "3,130", "31,700", "-2,000"]
     assert [cell_text(v) for v in (0.002159, 12.5, 1234.0, 98_765.4)] == ["0.002159", "12.5", "1,234", "98,765"]

@@ -9,7 +9,7 @@ import time
 import pytest
 from analytics_synthetic import build
 
-import analytics
+from graphlemon import analytics
 
 
 @pytest.mark.slow
@@ -21,7 +21,7 @@ def test_reports_deployment_runs_on_a_worker_and_publishes_artifacts(project, pr
     with prefect_stack.client() as client:
         deployment = client.read_deployment_by_name("reports/reports")
         assert deployment.pull_steps == [  # nothing of the deploying checkout: the worker finds its own GraphLemon
-            {"flows.pull_steps.code_root": {"id": "code-root"}},
+            {"graphlemon.flows.pull_steps.code_root": {"id": "code-root"}},
             {"prefect.deployments.steps.set_working_directory": {"directory": "{{ code-root.directory }}"}},
         ]
         assert [s.schedule.cron for s in deployment.schedules] == ["0 2 * * *"]

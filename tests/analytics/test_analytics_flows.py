@@ -9,7 +9,7 @@ import yaml
 from analytics_helpers import ROOT
 from analytics_synthetic import build
 
-import analytics
+from graphlemon import analytics
 from graphlemon.errors import GraphLemonError
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -42,7 +42,7 @@ def test_write_reports_on_an_empty_ledger(project):
 
 
 def test_flows_need_a_project(monkeypatch):
-    from flows.reports import artifact_key, project_dir
+    from graphlemon.flows.reports import artifact_key, project_dir
 
     monkeypatch.delenv("GRAPHLEMON_PROJECT", raising=False)
     with pytest.raises(GraphLemonError, match="GRAPHLEMON_PROJECT"):
@@ -61,23 +61,23 @@ def test_prefect_yaml_declares_the_six_deployments():
     from prefect.client.schemas.schedules import CronSchedule
     from prefect.flows import load_flow_from_entrypoint
 
-    from flows.devloop import devloop
-    from flows.pull_steps import code_root
+    from graphlemon.flows.devloop import devloop
+    from graphlemon.flows.pull_steps import code_root
 
     spec = yaml.safe_load((ROOT / "prefect.yaml").read_text())
     deployments = {d["name"]: d for d in spec["deployments"]}
     assert set(deployments) == {"devloop", "unit-loop", "remote-unit-loop", "reports", "log-retention",
                                 "deploy-supervisor"}
-    assert deployments["devloop"]["entrypoint"] == "flows/devloop.py:devloop"
-    assert deployments["deploy-supervisor"]["entrypoint"] == "flows/deploy_supervisor.py:deploy_supervisor"
-    assert deployments["unit-loop"]["entrypoint"] == "flows/unit_loop.py:unit_loop"
-    assert deployments["remote-unit-loop"]["entrypoint"] == "flows/unit_loop.py:remote_unit_loop"
+    assert deployments["devloop"]["entrypoint"] == "graphlemon.flows.devloop:devloop"
+    assert deployments["deploy-supervisor"]["entrypoint"] == "graphlemon.flows.deploy_supervisor:deploy_supervisor"
+    assert deployments["unit-loop"]["entrypoint"] == "graphlemon.flows.unit_loop:unit_loop"
+    assert deployments["remote-unit-loop"]["entrypoint"] == "graphlemon.flows.unit_loop:remote_unit_loop"
     # every parameter the deployment sets is one of the flow's, and nothing machine-specific is baked in
     assert set(deployments["devloop"]["parameters"]) <= set(inspect.signature(devloop.fn).parameters)
     assert "{{" not in yaml.safe_dump(deployments["devloop"]["parameters"])
     for name, entry in (
-        ("reports", "flows/reports.py:reports"),
-        ("log-retention", "flows/log_retention.py:log_retention"),
+        ("reports", "graphlemon.flows.reports:reports"),
+        ("log-retention", "graphlemon.flows.log_retention:log_retention"),
     ):
         assert deployments[name]["entrypoint"] == entry
         (schedule,) = deployments[name]["schedules"]
@@ -88,6 +88,6 @@ def test_prefect_yaml_declares_the_six_deployments():
     # the pull step finds the worker's own GraphLemon at run time: no build step, no path from the deploying machine
     assert spec.get("build") is None
     locate, workdir = spec["pull"]
-    assert "flows.pull_steps.code_root" in locate
+    assert "graphlemon.flows.pull_steps.code_root" in locate
     assert workdir["prefect.deployments.steps.set_working_directory"]["directory"] == "{{ code-root.directory }}"
     assert code_root() == {"directory": str(ROOT)}

@@ -10,10 +10,10 @@ import pytest
 from analytics_helpers import SEEDS, close, keyed, rows
 from analytics_synthetic import T0
 
-from analytics.report import Report, ReportFilters
-from analytics.reports.budget import budget_report
-from analytics.reports.bug_history import bug_history_report
-from analytics.reports.convergence import convergence_report
+from graphlemon.analytics.report import Report, ReportFilters
+from graphlemon.analytics.reports.budget import budget_report
+from graphlemon.analytics.reports.bug_history import bug_history_report
+from graphlemon.analytics.reports.convergence import convergence_report
 
 FILTERS = {
     "all": {},
@@ -132,7 +132,7 @@ def test_known_answers_on_a_hand_checked_seed(ledgers):
 def test_api_filters_read_text_and_naive_datetimes_as_utc():
     from datetime import UTC, datetime
 
-    import analytics
+    from graphlemon import analytics
     from graphlemon.errors import ErrorCode, GraphLemonError
 
     f = analytics.make_filters(since=datetime(2026, 3, 1), until="2026-03-02T00:00+01:00", as_of="2026-03-03")

@@ -11,10 +11,10 @@ import duckdb
 import pytest
 from analytics_helpers import plain, rows
 
-import analytics
-from analytics import LedgerDB
-from analytics.db import shell_init_sql
-from analytics.schema import VIEW_NAMES, columns, read_json_sql
+from graphlemon import analytics
+from graphlemon.analytics import LedgerDB
+from graphlemon.analytics.db import shell_init_sql
+from graphlemon.analytics.schema import VIEW_NAMES, columns, read_json_sql
 from graphlemon.errors import ErrorCode, GraphLemonError
 from graphlemon.ledger import Ledger
 from graphlemon.models import (

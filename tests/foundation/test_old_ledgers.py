@@ -12,9 +12,9 @@ from typing import Literal, get_args, get_origin
 
 import pytest
 
-from analytics import REPORTS, LedgerDB
-from analytics.formats import to_json, to_markdown
-from analytics.report import ReportFilters
+from graphlemon.analytics import REPORTS, LedgerDB
+from graphlemon.analytics.formats import to_json, to_markdown
+from graphlemon.analytics.report import ReportFilters
 from graphlemon.console import views
 from graphlemon.ledger import Ledger
 from graphlemon.models import LEDGER_FILES, OLD_STAGE_NAMES, RECORD_TYPES, Stage

@@ -124,7 +124,7 @@ def test_prefect_artifacts_carry_no_canary(prefect_harness, monkeypatch):
     from prefect import flow
     from prefect_stack import artifacts_keyed
 
-    from tasks._redacted_artifacts import create_markdown_artifact, create_table_artifact
+    from graphlemon.tasks._redacted_artifacts import create_markdown_artifact, create_table_artifact
 
     for name, value in CANARIES.items():
         monkeypatch.setenv(name, value)

@@ -78,7 +78,7 @@ def test_no_hook_of_the_remote_runs_on_a_push_or_fetch(tmp_path):
 
 
 def test_a_remote_kept_in_a_block_never_travels_in_the_job(tmp_path, prefect_harness):
-    from blocks.git_remote import GitRemote, resolve_remote
+    from graphlemon.blocks.git_remote import GitRemote, resolve_remote
 
     handle = make_project(tmp_path / "calc")
     url = remote_of(handle)

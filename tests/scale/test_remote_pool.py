@@ -50,7 +50,7 @@ CONFIG = {"max_unit_attempts": 2, "unit_runner": "remote_pool"}
 def _devloop(remote, handle, task_id=None):
     from prefect.settings import PREFECT_DEFAULT_RESULT_STORAGE_BLOCK, temporary_settings
 
-    from flows.devloop import devloop
+    from graphlemon.flows.devloop import devloop
 
     with temporary_settings(updates={PREFECT_DEFAULT_RESULT_STORAGE_BLOCK: remote.block_slug}):
         return devloop(goal="goal of calc", project=str(handle.root), executor="scripted", task_id=task_id,
@@ -110,7 +110,7 @@ def _nodes(handle) -> list[tuple]:
 def test_a_devloop_killed_while_remote_units_run_takes_their_results_in_on_resume(remote, prefect_harness, tmp_path):
     handle = _project(remote, tmp_path, "killed")
     mine = lambda job: job["remote"] == (remote.remotes / "killed.git").as_uri()  # noqa: E731
-    script = ("import json, sys; from flows.devloop import devloop; devloop(goal='goal of calc', project=sys.argv[1], "
+    script = ("import json, sys; from graphlemon.flows.devloop import devloop; devloop(goal='goal of calc', project=sys.argv[1], "
               "executor='scripted', playbook=sys.argv[2], config=json.loads(sys.argv[3]))")  # fmt: skip
     env = {**remote.stack.env, "PREFECT_DEFAULT_RESULT_STORAGE_BLOCK": remote.block_slug}
     proc = subprocess.Popen([sys.executable, "-c", script, str(handle.root), str(CALC / "playbook.yaml"),

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-import analytics
+from graphlemon import analytics
 from graphlemon.bugs import BugTracker
 from graphlemon.errors import ErrorCode, GraphLemonError
 from graphlemon.lifecycle import check

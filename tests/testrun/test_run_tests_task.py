@@ -12,7 +12,7 @@ from .helpers import copy_fixture
 def test_run_tests_task_returns_the_result_and_an_artifact(prefect_harness, tmp_path):
     from prefect import flow
 
-    from tasks.tester import run_tests
+    from graphlemon.tasks.tester import run_tests
 
     project = copy_fixture("pytest_mixed", tmp_path)
 

@@ -10,7 +10,7 @@ from prefect_stack import artifacts_keyed
 def test_triage_run_task_writes_the_verdict_and_an_artifact(prefect_harness, scenario):
     from prefect import flow
 
-    from tasks.triage import triage_run
+    from graphlemon.tasks.triage import triage_run
 
     s = scenario("if02_port_clash_500")
 
