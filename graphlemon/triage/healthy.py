@@ -1,6 +1,6 @@
 """Environment signals that the run itself contradicts.
 
-An environment signal (a time-out, a kill) says the infrastructure failed. Two general facts show it did not:
+An environment signal (a time-out, a kill) says the infrastructure failed. These general facts show it did not:
 
 - answered: every signal is a time-out, and every call of the failing step that the trace shows was answered by a
   unit (a status below 500, no transport error). The services were up and reachable; the time-out is the case's
@@ -8,12 +8,13 @@ An environment signal (a time-out, a kill) says the infrastructure failed. Two g
 - own loop: every signal is a kill (SIGKILL, exit 137, a budget exceeded) of a unit the case involves, and the
   case's traced calls, all answered with success by another unit, repeat one round of identical requests with
   identical answers. The killed unit kept asking for what it already had: the kill ends a loop of its own code.
-
 - own code: every signal is a SIGBUS or a checksum mismatch, and the failure's own message or stack runs through
   the project's code. Packages are verified and binaries linked before any unit code runs; once the unit's code
   is on the stack, the bus error or the checksum it raised is about its own data.
-- own address: every signal is an EADDRNOTAVAIL on a bind or listen. A client out of ephemeral ports fails to *connect*;
-  a server that cannot bind its configured address was configured with an address the host does not have.
+- answered, for a gRPC UNAVAILABLE: every call of the failing step that the trace shows was answered; the
+  transport did not go away.
+- own address: every signal is an EADDRNOTAVAIL on a bind or listen. A client out of ephemeral ports fails to
+  *connect*; a server that cannot bind its configured address was given an address the host does not have.
 
 A contradicted signal does not decide the verdict: the decision flow goes on to the interface comparison and the
 steps after it (docs/triage.md, "Environment signals the run contradicts").
