@@ -12,7 +12,7 @@ hcm/hib/hsa/hif were written after the first triager was frozen; hpl* (Python li
 written and committed before the call-level rule (callfindings / fitfindings) by its author.
 Accuracy is printed for all scenarios, for each split, and for the Python-library scenarios (pl*, hpl*).
 
-The fresh sets ("before", "after", "final", "last", "blind", "blind2", "blind3", "blind4") get a table each: per category,
+The fresh sets ("before", "after", "final", "last", "blind", "blind2", "blind3", "blind4", "blind5") get a table each: per category,
 right and confidently wrong for the rules then, at the commit the set was written against, and now. "blind" was
 written by an author who never read the rules, "blind2", "blind3" and "blind4" by three more; `--split blind` prints one alone.
 Every set's "now" column is tuned on once its misses shaped a rule (docs/triage.md says which).
@@ -288,7 +288,9 @@ FRESH_LABELS = {
     "shaped the non-HTTP interface pass: contradicted environment signals, subjects, nullability, units, formats, "
     "required request fields)",
     "blind5": "written by a fifth such author (WebSockets, protobuf, SOAP, money, DST, i18n, object keys) after the last "
-    f"rules pass, never seen by the rules' authors ({FREEZE_COMMITS['blind5'][:10]})",
+    f"rules pass, never seen by the rules' authors ({FREEZE_COMMITS['blind5'][:10]}); 'now' is tuned on (its infra "
+    "misses shaped the environment signals for exhausted ephemeral ports, a gRPC transport gone, a database still "
+    "starting, SIGBUS and a download's checksum mismatch)",
 }
 BASELINE_COMMIT = "a0194a1890b8e22ba7f209b30039973a089d3b64"
 

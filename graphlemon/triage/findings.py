@@ -43,6 +43,11 @@ _INFRA_WORDS = {
     "backing_service": "could not reach a backing service (an address no unit of the project serves)",
     "certificate_expired": "could not call a service whose TLS certificate has expired",
     "clock_stepped": "ran while the host's clock was stepped (timestamps and token times jumped)",
+    "address_unavailable": "found no free local port for a connection (EADDRNOTAVAIL: ephemeral ports exhausted)",
+    "rpc_unavailable": "lost its gRPC transport mid-call (UNAVAILABLE: a proxy or connection went away)",
+    "database_starting": "reached a database that was not yet accepting connections (starting up or recovering)",
+    "bus_error": "was killed by SIGBUS (bus error: the memory-mapped file's storage ran out, e.g. a full tmpfs)",
+    "checksum_mismatch": "downloaded a package whose checksum does not match the lockfile (a truncated fetch)",
     "external_service": "depends on an outside service that refused or failed the call (rate limit or gateway error)",
 }
 

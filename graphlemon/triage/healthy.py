@@ -1,6 +1,6 @@
 """Environment signals that the run itself contradicts.
 
-An environment signal (a time-out, a kill) says the infrastructure failed. Two general facts show it did not:
+An environment signal (a time-out, a kill) says the infrastructure failed. These general facts show it did not:
 
 - answered: every signal is a time-out, and every call of the failing step that the trace shows was answered by a
   unit (a status below 500, no transport error). The services were up and reachable; the time-out is the case's
@@ -8,6 +8,13 @@ An environment signal (a time-out, a kill) says the infrastructure failed. Two g
 - own loop: every signal is a kill (SIGKILL, exit 137, a budget exceeded) of a unit the case involves, and the
   case's traced calls, all answered with success by another unit, repeat one round of identical requests with
   identical answers. The killed unit kept asking for what it already had: the kill ends a loop of its own code.
+- own code: every signal is a SIGBUS or a checksum mismatch, and the failure's own message or stack runs through
+  the project's code. Packages are verified and binaries linked before any unit code runs; once the unit's code
+  is on the stack, the bus error or the checksum it raised is about its own data.
+- answered, for a gRPC UNAVAILABLE: every call of the failing step that the trace shows was answered; the
+  transport did not go away.
+- own address: every signal is an EADDRNOTAVAIL on a bind or listen. A client out of ephemeral ports fails to
+  *connect*; a server that cannot bind its configured address was given an address the host does not have.
 
 A contradicted signal does not decide the verdict: the decision flow goes on to the interface comparison and the
 steps after it (docs/triage.md, "Environment signals the run contradicts").
@@ -16,11 +23,14 @@ steps after it (docs/triage.md, "Environment signals the run contradicts").
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 
 from .run_context import RunContext
 from .rundir import HttpTraceEntry, IntegrationFailure
-from .signals import Signal
+from .signals import Signal, units_in_text
+
+_BIND = re.compile(r"\b(?:bind|listen)\b", re.IGNORECASE)  # a server taking its address, not a client connecting
 
 
 @dataclass(frozen=True)
@@ -39,7 +49,22 @@ def run_contradicts(ctx: RunContext, failure: IntegrationFailure, signals: list[
         return _answered(ctx, failure)
     if kinds == {"killed"}:
         return _own_loop(ctx, failure, signals)
+    if kinds == {"rpc_unavailable"}:
+        return _answered(ctx, failure)  # the transport did not go away: the step's calls were answered
+    if kinds <= {"bus_error", "checksum_mismatch"}:
+        return _own_code(ctx, failure)
+    if kinds == {"address_unavailable"} and all(_BIND.search(s.text) for s in signals):
+        reason = "the address could not be bound: the unit's configured listen address, not an exhausted port range"
+        return Healthy(reason, tuple(s.line for s in signals if s.line is not None))
     return None
+
+
+def _own_code(ctx: RunContext, failure: IntegrationFailure) -> Healthy | None:
+    units = units_in_text(ctx, f"{failure.message or ''}\n{failure.stack or ''}")
+    if not units:
+        return None
+    reason = f"the failure's stack runs through {', '.join(units)}'s own code: the error is about its own data"
+    return Healthy(reason, ())
 
 
 def _answered(ctx: RunContext, failure: IntegrationFailure) -> Healthy | None:

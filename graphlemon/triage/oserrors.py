@@ -106,6 +106,64 @@ _NAMES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "upstream connect error or disconnect/reset before headers",
         ),
     ),
+    # a client that found no free local address for its connection: the ephemeral ports are exhausted
+    # (connect EADDRNOTAVAIL, "Cannot assign requested address")
+    "address_unavailable": (("EADDRNOTAVAIL",), ("AddrNotAvailable",)),
+    # gRPC's status for a transport that went away (a proxy restarted, a connection drained), in each language's
+    # spelling: Python's StatusCode, Go's status string, Java's StatusRuntimeException, Node's "14 UNAVAILABLE",
+    # .NET's RpcException, the C core's constant
+    "rpc_unavailable": (
+        (),
+        (
+            r"StatusCode\.UNAVAILABLE",
+            r"code = Unavailable desc",
+            r"StatusRuntimeException: UNAVAILABLE",
+            r"\b14 UNAVAILABLE",
+            r'StatusCode="Unavailable"',
+            "GRPC_STATUS_UNAVAILABLE",
+        ),
+    ),  # fmt: skip
+    # a database server that refuses connections while it starts, recovers or shuts down: PostgreSQL (SQLSTATE
+    # 57P03 cannot_connect_now), MySQL (ER_SERVER_SHUTDOWN), Oracle (ORA-01033), Redis (LOADING)
+    "database_starting": (
+        (),
+        (
+            r"the database system is (?:starting up|in recovery mode|shutting down|not yet accepting connections)",
+            "CannotConnectNow",
+            r"\b57P03\b",
+            "Server shutdown in progress",
+            "ORA-01033",
+            "Redis is loading the dataset in memory",
+        ),
+    ),  # fmt: skip
+    # a process killed by SIGBUS: a memory-mapped file whose backing store ran out (a full tmpfs, a truncated file)
+    "bus_error": (
+        (),
+        (
+            "SIGBUS",
+            "BUS_ADRERR",
+            r"(?:terminated with|killed by) signal 7\b",
+            r"signal: 7\b",
+            r"\[Bus error\]",
+            r"Bus error \(core dumped\)",
+            "Fatal Python error: Bus error",
+            r"(?:exit(?:ed)?(?: with)?(?: code| status)?|status code) 135\b",
+        ),
+    ),
+    # a downloaded package whose bytes differ from the lockfile's hash (a truncated or corrupted fetch), as the
+    # package managers say it: Bundler, Go modules, npm/yarn, pip, cargo, Maven
+    "checksum_mismatch": (
+        (),
+        (
+            "mismatched checksums",
+            r"checksum mismatch",
+            "EINTEGRITY",
+            "Integrity check failed",
+            "do not match the hashes",
+            "failed to verify the checksum of",
+            "Checksum validation failed",
+        ),
+    ),  # fmt: skip
 }
 # The dynamic loader's words for a system library the machine lacks (ld.so, dlopen): an install problem.
 SHARED_LIBRARY_MISSING = r"error while loading shared libraries|cannot open shared object file"

@@ -1,7 +1,8 @@
 """Signals that are not in the SDD: environment errors in logs and traces, crashes, which unit a stack names.
 
 Environment signals (EADDRINUSE, ENOSPC, EAI_AGAIN, health-check timeout, a killed
-process, ETIMEDOUT, an unreachable network, exhausted memory or file handles, a missing *package*) are strong,
+process, ETIMEDOUT, an unreachable network, exhausted memory, file handles or ephemeral ports, a gRPC UNAVAILABLE,
+a database still starting up, a SIGBUS, a download's checksum mismatch, a missing *package*) are strong,
 in any runtime's spelling (oserrors.py). ECONNREFUSED / socket hang
 up only count on the failing step itself, and a "waiting for X: ECONNREFUSED
 (attempt 2/30)" line followed by X becoming healthy is start-up noise. A process
@@ -25,7 +26,8 @@ from .rundir import IntegrationFailure
 InfraKind = Literal[
     "port_in_use", "disk_full", "dns", "health_check", "killed", "timeout", "missing_dependency", "unreachable",
     "out_of_resources", "connection_refused", "connection_reset", "backing_service", "certificate_expired",
-    "clock_stepped", "external_service",
+    "clock_stepped", "external_service", "address_unavailable", "rpc_unavailable", "database_starting", "bus_error",
+    "checksum_mismatch",
 ]  # fmt: skip
 
 # (kind, pattern, strong, start-up class: counts wherever it is in the log). The operating system's failures are
@@ -43,6 +45,11 @@ _INFRA: tuple[tuple[InfraKind, re.Pattern[str], bool, bool], ...] = (
     ("out_of_resources", PATTERNS["out_of_resources"], True, False),
     ("certificate_expired", PATTERNS["certificate_expired"], True, False),
     ("clock_stepped", PATTERNS["clock_stepped"], True, True),
+    ("address_unavailable", PATTERNS["address_unavailable"], True, False),
+    ("rpc_unavailable", PATTERNS["rpc_unavailable"], True, False),
+    ("database_starting", PATTERNS["database_starting"], True, False),
+    ("bus_error", PATTERNS["bus_error"], True, True),
+    ("checksum_mismatch", PATTERNS["checksum_mismatch"], True, False),
     ("connection_refused", PATTERNS["connection_refused"], False, False),
     ("connection_reset", PATTERNS["connection_reset"], False, False),
 )  # fmt: skip
