@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from smoke import sized  # noqa: E402
 
-from graphlemon.agents import git_guard, worktree  # noqa: E402
+from graphlemon.agents import git_guard, git_ignored, worktree  # noqa: E402
 from graphlemon.agents.executor_seam import SandboxPolicy  # noqa: E402
 from graphlemon.agents.sandbox import Sandbox  # noqa: E402
 
@@ -57,7 +57,7 @@ def timed(fn, *args) -> float:
 def guard(root: Path, sandbox: Sandbox) -> None:
     before = git_guard.capture(root)
     assert git_guard.restore_git(before) == []
-    assert git_guard.judge_ignored(before, sandbox).findings == []
+    assert git_ignored.judge_ignored(before, sandbox).findings == []
 
 
 def main() -> None:
