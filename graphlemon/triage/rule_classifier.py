@@ -52,6 +52,7 @@ from ..models import SddPatch
 from .backing import backing_service_signals, external_service_signals
 from .boundary import INCLUSIVE, Boundary, boundary_item
 from .callfindings import CallFindings
+from .decides import sdd_decides
 from .derived import DerivedField, contradicted
 from .findings import CONFIDENCE, Finding
 from .healthy import Healthy, answered_report, run_contradicts
@@ -79,7 +80,7 @@ def classify(ctx: RunContext) -> Finding:
     """Triage the first failure of the run (failures[0]; the others usually follow from it)."""
     failure = ctx.result.failures[0]
     t = _Triage(ctx, failure)
-    finding = t.run()
+    finding = sdd_decides(ctx, failure, t.cite, t.run())  # a fallback "the SDD does not say" is checked
     finding = cap_for_missed_input(cap_word_verdict(finding), t.distinguishing)
     finding.evidence = list(dict.fromkeys(x for x in [*t.base_evidence, *finding.evidence] if x))
     if t.healthy is not None:
