@@ -174,11 +174,7 @@ def _request_literals(url: str | None, headers: Any, body: Any) -> set[str]:
 
 
 def _observation_literals(obs: Observation) -> set[str]:
-    out: set[str] = set()
-    for part in (obs.body, obs.value, obs.error):
-        for leaf in _leaves(part):
-            out |= literals(leaf) | {leaf.lower()}
-    return out
+    return {x for part in (obs.body, obs.value, obs.error) for leaf in _leaves(part) for x in _value_literals(leaf)}
 
 
 def case_literals(ctx: RunContext, failure: IntegrationFailure) -> set[str]:
@@ -195,13 +191,18 @@ def case_literals(ctx: RunContext, failure: IntegrationFailure) -> set[str]:
     return {x for x in mine - shared - units if len(x) > 1 or x.isdigit()}
 
 
+def expected_literals(failure: IntegrationFailure) -> set[str]:
+    """The values of the outcome the case expects that the run did not get."""
+    return {x for x in _observation_literals(failure.expected) - _observation_literals(failure.got) if len(x) > 1}
+
+
 def run_literals(failure: IntegrationFailure) -> set[str]:
     """What the run got that the case's expectation (its observation and its description) does not say."""
     said = _observation_literals(failure.expected) | literals(failure.description, words=False)
     if failure.request is not None:
         said |= _request_literals(failure.request.path, None, failure.request.body)
-    got = _observation_literals(failure.got) | (literals(failure.message or "") if failure.message else set())
-    return {x for x in got - said if len(x) >= 2 and (_MARKED.search(x) or len(x) > 3)}
+    got = _observation_literals(failure.got) | literals(failure.message, words=False)
+    return {x for x in got - said if len(x) >= 2}
 
 
 # -- coverage ------------------------------------------------------------------------------------------------
@@ -248,23 +249,26 @@ def decide(ctx: RunContext, failure: IntegrationFailure) -> Decision | None:
     ranged = _range_refused(sts, failure, case, involved)
     if ranged is not None:
         return ranged
+    wanted = expected_literals(failure) - case
     best: tuple[int, Statement, list[str]] | None = None
-    rivals: list[tuple[Statement, list[str], str]] = []
+    stating: list[tuple[Statement, set[str], str]] = []  # statements that give the run's outcome
     for st in sts:
         if st.unit not in involved:
             continue
-        hits = covered(st, case)
-        if len(hits) < 2 or not any(_as_value(st, x) for x in hits):
+        toks = _tokens(st)
+        given = case & toks
+        stated = sorted(run & toks)
+        if given and stated:
+            stating.append((st, given, stated[0]))
+        hits = sorted(given) + sorted(wanted & toks)
+        if not given or len(hits) < 2 or not any(_as_value(st, x) for x in hits) or stated:
             continue
-        stated = sorted(run & _tokens(st))
-        if stated:
-            rivals.append((st, hits, stated[0]))
-        elif best is None or len(hits) > best[0]:
+        if best is None or len(hits) > best[0]:
             best = (len(hits), st, hits)
     if best is None:
         return None
     _n, st, hits = best
-    rival = next((r for r in rivals if len(r[1]) >= len(hits)), None)
+    rival = next((r for r in stating if case & _tokens(st) <= r[1]), None)  # covers what `st` covers, both ways
     if rival is not None:
         return Decision("contradicted", st, tuple(hits), rival[0], rival[2], quote_anchor=hits[0])
     return Decision("decided", st, tuple(hits), quote_anchor=next(x for x in hits if _as_value(st, x)))
