@@ -34,13 +34,14 @@ from .findings import Finding
 from .interface_sdd import _unit_named, markdown_tokens
 from .run_context import RunContext
 from .rundir import IntegrationFailure, Observation
-from .verdict_helpers import describe, squash
+from .verdict_helpers import describe, short, squash
 
 # the literals of a text: times, dates, numbers, quoted strings, NAME=value, marked tokens, words
 _LEX = re.compile(
     r"""(?P<quoted>'[^'\n]{1,80}'|"[^"\n]{1,80}")
       |(?P<setting>\b[A-Z][A-Z0-9_]{2,}=[^\s,;)]+)
-      |(?P<range>(?<![\w.])(?P<lo>-?\d+(?:\.\d+)?)\s*(?:\.\.|-|–)\s*(?P<hi>-?\d+(?:\.\d+)?)(?![\w.]))
+      |(?P<date>\d{4}-\d{2}-\d{2}(?:T[\d:.]+(?:Z|[+-]\d{2}:\d{2})?)?)
+      |(?P<range>(?<![\w.])(?P<lo>-?\d+(?:\.\d+)?)\s*(?:\.\.|-|–)\s*(?P<hi>-?\d+(?:\.\d+)?)(?![\w.-]))
       |(?P<token>[\w][\w:./+-]*[\w]|\w)""",
     re.VERBOSE,
 )
@@ -163,7 +164,7 @@ def _request_literals(url: str | None, headers: Any, body: Any) -> set[str]:
     parts = urlsplit(url)
     out: set[str] = set()
     for seg in (parts.path or "").split("/"):
-        out |= literals(seg, words=False)
+        out |= _value_literals(seg)
     for _k, v in parse_qsl(parts.query):
         out |= _value_literals(v)
     for v in headers.values() if isinstance(headers, dict) else []:
@@ -212,9 +213,10 @@ def _tokens(st: Statement) -> set[str]:
     return literals(st.text) | st.spans
 
 
-def _ranges(text: str) -> list[tuple[float, float, str]]:
-    """The closed ranges a text states (`0-7`, `12..14`), with the words before each; open bounds are skipped."""
-    out: list[tuple[float, float, str]] = []
+def _ranges(text: str) -> list[tuple[float, float, str, str]]:
+    """The closed ranges a text states (`0-7`, `12..14`): bounds, the words before, the range as written. A bound
+    in words ("up to 12") is skipped."""
+    out: list[tuple[float, float, str, str]] = []
     for m in _LEX.finditer(text):
         if m.lastgroup != "range":
             continue
@@ -223,7 +225,7 @@ def _ranges(text: str) -> list[tuple[float, float, str]]:
             continue
         lo, hi = float(m.group("lo")), float(m.group("hi"))
         if lo <= hi:
-            out.append((lo, hi, before))
+            out.append((lo, hi, before, m.group()))
     return out
 
 
@@ -242,7 +244,7 @@ def decide(ctx: RunContext, failure: IntegrationFailure) -> Decision | None:
     """The SDD statement of an involved unit's section that decides the failing case (module docstring)."""
     unit_ids = ctx.units.ids()
     sts = [s for s in statements([(d.rel, d.text) for d in ctx.sdd_docs], unit_ids) if len(s.text) < 2000]
-    case, run = case_literals(ctx, failure), run_literals(failure)
+    case, run = case_literals(ctx, failure) - _path_words(sts), run_literals(failure)
     if not case:
         return None
     involved = set(failure.involves) or set(unit_ids)
@@ -274,13 +276,25 @@ def decide(ctx: RunContext, failure: IntegrationFailure) -> Decision | None:
     return Decision("decided", st, tuple(hits), quote_anchor=next(x for x in hits if _as_value(st, x)))
 
 
+def _path_words(sts: list[Statement]) -> set[str]:
+    """The constant parts of the paths the SDD writes (`/console/migrations/:id`): a request's path repeats them."""
+    return {
+        part
+        for st in sts
+        for tok in st.spans | literals(st.text)
+        if "/" in tok
+        for part in re.split(r"[/\s]", tok)
+        if part and not part.startswith((":", "{", "<"))
+    }
+
+
 def _range_refused(sts: list[Statement], failure: IntegrationFailure, case: set[str],
                    involved: set[str]) -> Decision | None:  # fmt: skip
     """The run's answer names a closed range for a quantity that leaves out the case's value, and the SDD gives
     the same quantity a closed range that holds it."""
     told = " ".join(_leaves(failure.got.body) + _leaves(failure.got.error) + [failure.message or ""])
     numbers = {float(x) for x in case if _NUMBER.fullmatch(x)}
-    for lo, hi, before in _ranges(told):
+    for lo, hi, before, _said in _ranges(told):
         name = _quantity(before)
         outside = [n for n in numbers if not lo <= n <= hi and f"{n:g}" in before]
         if not name or not outside:
@@ -288,10 +302,10 @@ def _range_refused(sts: list[Statement], failure: IntegrationFailure, case: set[
         for st in sts:
             if st.unit not in involved:
                 continue
-            for slo, shi, sbefore in _ranges(st.text):
+            for slo, shi, sbefore, said in _ranges(st.text):
                 if _quantity(sbefore) == name and all(slo <= n <= shi for n in outside):
                     shown = [f"{n:g}" for n in outside]
-                    return Decision("decided", st, tuple(shown), quote_anchor=name)
+                    return Decision("decided", st, (*shown, f"{name} {said}"), quote_anchor=said)
     return None
 
 
@@ -307,11 +321,12 @@ def _quantity(before: str) -> str | None:
 DECIDED_CONFIDENCE = 0.7  # the statement covers the case by its values; no trace proves which unit departed
 CONTRADICTED_CONFIDENCE = 0.55
 FALLBACK_RULES = frozenset({"spec:value", "spec:unspecified"})  # "the SDD does not say": the verdicts it re-asks
+WORD_RULES = frozenset({"impl:value"})  # a unit picked by the words a case shares with the SDD: re-asked for the unit
 
 
 def sdd_decides(ctx: RunContext, failure: IntegrationFailure, cite: Citer, fallback: Finding) -> Finding:
     """The fallback verdict `fallback`, or the verdict of the SDD statement that decides the case."""
-    if fallback.rule not in FALLBACK_RULES:
+    if fallback.rule not in FALLBACK_RULES | WORD_RULES:
         return fallback
     found = decide(ctx, failure)
     if found is None:
@@ -325,7 +340,7 @@ def sdd_decides(ctx: RunContext, failure: IntegrationFailure, cite: Citer, fallb
         root = (
             f"The SDD covers the case's inputs ({inputs}) in two statements that point both ways: {said} does not "
             f'state what the run got, {rv.doc}:{rv.line}: "{squash(rv.text)[:160]}" states {found.run_literal}; the '
-            f"case expects {describe(failure.expected)}, the run got {describe(failure.got)}"
+            f"case expects {_shown(failure.expected)}, the run got {_shown(failure.got)}"
         )
         evidence = [x for x in (quote, _quote(cite, rv, found.run_literal or "")) if x]
         return Finding(
@@ -333,14 +348,19 @@ def sdd_decides(ctx: RunContext, failure: IntegrationFailure, cite: Citer, fallb
             l3_question=f"Which statement decides {inputs}: {said} or {rv.doc}:{rv.line}?",
         )  # fmt: skip
     unit = st.unit if st.unit in failure.involves else None
-    if unit is None or quote is None:
+    if unit is None or quote is None or fallback.affected == [unit]:
         return fallback
     root = (
         f"The SDD decides the case's distinguishing input ({inputs}): {said} is in {unit}'s section and states "
         f"no part of what the run got; so {unit} departs from it: case {failure.case} step {failure.step} expected "
-        f"{describe(failure.expected)}, got {describe(failure.got)}"
+        f"{_shown(failure.expected)}, got {_shown(failure.got)}"
     )
     return Finding("impl_bug", [unit], DECIDED_CONFIDENCE, root, [quote, *fallback.evidence], "impl:sdd_decides")
+
+
+def _shown(o: Observation) -> str:
+    """An observation with its answer: `200 {"zone": "outer"}`."""
+    return describe(o) if o.body is None or o.error else f"{describe(o)} {short(o.body)}"
 
 
 def _quote(cite: Citer, st: Statement, anchor: str) -> str | None:
