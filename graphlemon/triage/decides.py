@@ -36,17 +36,19 @@ from .run_context import RunContext
 from .rundir import IntegrationFailure, Observation
 from .verdict_helpers import describe, short, squash
 
-# the literals of a text: times, dates, numbers, quoted strings, NAME=value, marked tokens, words
+# the literals of a text: quoted strings, NAME=value, dates, numbers with grouping (`1'234.50`), closed ranges,
+# marked tokens (times, identifiers), words
 _LEX = re.compile(
     r"""(?P<quoted>'[^'\n]{1,80}'|"[^"\n]{1,80}")
       |(?P<setting>\b[A-Z][A-Z0-9_]{2,}=[^\s,;)]+)
       |(?P<date>\d{4}-\d{2}-\d{2}(?:T[\d:.]+(?:Z|[+-]\d{2}:\d{2})?)?)
+      |(?P<grouped>(?<![\w.,'’])\d{1,3}(?:[,.'’]\d{3})+(?:[.,]\d+)?(?![\w]))
       |(?P<range>(?<![\w.])(?P<lo>-?\d+(?:\.\d+)?)\s*(?:\.\.|-|–)\s*(?P<hi>-?\d+(?:\.\d+)?)(?![\w.-]))
       |(?P<token>[\w][\w:./+-]*[\w]|\w)""",
     re.VERBOSE,
 )
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
-_IDENT_NUMBER = re.compile(r"[A-Za-z]+[-_]?(?P<n>\d+)")
+_IDENT_NUMBER = re.compile(r"[A-Za-z]+[-_](?P<n>\d+)")
 _MARKED = re.compile(r"\d|[^\w\s]")  # a value written with digits or marks, not a plain word
 # bounds whose inclusion everyday language leaves open
 _OPEN_BOUND = re.compile(r"\b(?:up to|at most|under|below|over|above|more than|less than|fewer than)\s+$", re.I)
@@ -189,12 +191,17 @@ def case_literals(ctx: RunContext, failure: IntegrationFailure) -> set[str]:
         if e.case != failure.case:
             shared |= _request_literals(e.url, e.request_headers, e.request_body)
     units = {u.lower() for u in ctx.units.ids()}
-    return {x for x in mine - shared - units if len(x) > 1 or x.isdigit()}
+    return {x for x in mine - shared - units if _kept(x)}
+
+
+def _kept(literal: str) -> bool:
+    """A literal long enough to mean something: a number, or two characters and more."""
+    return len(literal) > 1 or literal.isdigit()
 
 
 def expected_literals(failure: IntegrationFailure) -> set[str]:
     """The values of the outcome the case expects that the run did not get."""
-    return {x for x in _observation_literals(failure.expected) - _observation_literals(failure.got) if len(x) > 1}
+    return {x for x in _observation_literals(failure.expected) - _observation_literals(failure.got) if _kept(x)}
 
 
 def run_literals(failure: IntegrationFailure) -> set[str]:
@@ -203,7 +210,7 @@ def run_literals(failure: IntegrationFailure) -> set[str]:
     if failure.request is not None:
         said |= _request_literals(failure.request.path, None, failure.request.body)
     got = _observation_literals(failure.got) | literals(failure.message, words=False)
-    return {x for x in got - said if len(x) >= 2}
+    return {x for x in got - said if _kept(x)}
 
 
 # -- coverage ------------------------------------------------------------------------------------------------
