@@ -38,6 +38,9 @@
        a call that does not fit its function (signature / type)  → fitfindings.py
        an observed call value that contradicts the SDD           → callfindings.py
     5. anything else                                                                 → spec_ambiguous (≤ 0.4)
+    then a verdict "the SDD does not say" (or an impl_bug whose unit shared words picked) is asked once more
+       (decides.py): an SDD statement holds the case's values and none only the run got → impl_bug (0.7),
+       the unit of its section; another holds them with the run's value                 → spec_ambiguous
 
 Every branch writes a root cause naming the unit, the behaviour and the expected
 vs actual values, cites verbatim evidence, and sets a confidence from how direct
