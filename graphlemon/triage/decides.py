@@ -9,16 +9,19 @@ literal values, never as words:
 - the case's literals: its description's quoted strings, numbers, times, `NAME=value` settings and marked tokens
   (`Europe/Berlin`, `f-12`), and its request's path segments, query values, body values and header values — less
   those a traced request of another case to the same endpoint carried too (they do not set the case apart);
+- the outcome's literals: the values of the expected answer the run did not get (a description that repeats one
+  states the outcome, not an input);
 - the run's literals: those of the answer it got (and its message) that the case's expectation lacks.
 
-A statement *covers* a literal when it holds it as a token (a number by its digits, in an enumeration or an
-example; a code span by its text). It decides the case when it covers two or more of the case's literals, at
-least one of them set in the statement as a value (a code span, a number, a marked token) rather than a plain
-word, and it states none of the run's literals. Two statements that cover
+A statement *covers* a literal when it holds it as a token (a number by its value, in an enumeration or an
+example; a code span by its text). It decides the case when it covers one of the case's inputs and, with the
+outcome's literals, two or more values, at least one set as a value (a code span, a number, a marked token)
+rather than a plain word, and it states none of the run's literals. Two statements that cover
 the case as well, one with a run's literal, are a contradiction: a person decides. A run whose message names a
 closed range for a quantity (`day-of-week 7 not in 0..6`) that the SDD gives another closed range holding the
-case's value (`day-of-week 0-7`) is decided too. "Up to", "at most", "under" are never read as closed ranges:
-whether their bound is included is the question such a case asks.
+case's value (`day-of-week 0-7`) is decided too. "Up to", "at most", "under" are never read as closed ranges, and
+a number a statement states only after them covers nothing: whether the bound is included is what such a case
+asks.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
 from .cite import Citer
@@ -73,7 +76,7 @@ class Statement:
 class Decision:
     """The SDD statement that decides the failing case, or two that decide it both ways."""
 
-    kind: str  # "decided" | "contradicted"
+    kind: Literal["decided", "contradicted"]
     statement: Statement
     covered: tuple[str, ...]  # the case's literals it covers, as the case writes them
     rival: Statement | None = None  # the statement that gives the run's outcome (a contradiction)
@@ -135,12 +138,19 @@ def literals(text: str, *, words: bool = True) -> set[str]:
         elif kind == "range":
             out |= {m.group("lo").lstrip("-"), m.group("hi").lstrip("-")}
         elif _MARKED.search(value):
-            out.add(value.lower())
-            ident = _IDENT_NUMBER.fullmatch(value)  # `f-12`, `v2`: the number it carries
+            out.add(_normal(value))
+            ident = _IDENT_NUMBER.fullmatch(value)  # `f-12`, `u_31`: the number it carries
             out |= {ident.group("n")} if ident else set()
         elif words:
             out.add(value.lower())
     return {x for x in out if x and x not in _COMMON} | kept
+
+
+def _normal(value: str) -> str:
+    """A literal as compared: lower-cased, a plain number by its value (`35.0` is `35`)."""
+    if _NUMBER.fullmatch(value):
+        return f"{float(value):g}" if abs(float(value)) < 1e15 else value
+    return value.lower()
 
 
 def _leaves(value: Any, *, keys: bool = True) -> list[str]:
@@ -156,7 +166,7 @@ def _leaves(value: Any, *, keys: bool = True) -> list[str]:
 def _value_literals(value: str) -> set[str]:
     """A request value as a literal: the whole value when short (a locale `pl`, a flag `false`), and the marked
     tokens inside it; never the plain words of a longer text (a query, a sentence)."""
-    whole = {value.strip().lower()} if 0 < len(value.strip()) <= 40 and " " not in value.strip() else set()
+    whole = {_normal(value.strip())} if 0 < len(value.strip()) <= 40 and " " not in value.strip() else set()
     return whole | literals(value, words=False)
 
 
@@ -258,18 +268,19 @@ def decide(ctx: RunContext, failure: IntegrationFailure) -> Decision | None:
     ranged = _range_refused(sts, failure, case, involved)
     if ranged is not None:
         return ranged
-    wanted = expected_literals(failure) - case
+    wanted = expected_literals(failure)
+    case -= wanted  # a value the description repeats from the expected answer is the outcome, not an input
     best: tuple[int, Statement, list[str]] | None = None
     stating: list[tuple[Statement, set[str], str]] = []  # statements that give the run's outcome
     for st in sts:
         if st.unit not in involved:
             continue
         toks = _tokens(st)
-        given = case & toks
+        given = {x for x in case & toks if not _bound_in_words(st.text, x)}
         stated = sorted(run & toks)
         if given and stated:
             stating.append((st, given, stated[0]))
-        hits = sorted(given) + sorted(wanted & toks)
+        hits = sorted(given | (wanted & toks))
         if not given or len(hits) < 2 or not any(_as_value(st, x) for x in hits) or stated:
             continue
         if best is None or len(hits) > best[0]:
@@ -281,6 +292,15 @@ def decide(ctx: RunContext, failure: IntegrationFailure) -> Decision | None:
     if rival is not None:
         return Decision("contradicted", st, tuple(hits), rival[0], rival[2], quote_anchor=hits[0])
     return Decision("decided", st, tuple(hits), quote_anchor=next(x for x in hits if _as_value(st, x)))
+
+
+def _bound_in_words(text: str, literal: str) -> bool:
+    """`literal` is a number the text states only as a bound in words ("up to 12"): whether a case on the bound
+    lies inside is what the case asks, so the text does not decide it."""
+    if not _NUMBER.fullmatch(literal):
+        return False
+    spots = [m for m in _LEX.finditer(text) if m.lastgroup == "token" and _normal(m.group()) == literal]
+    return bool(spots) and all(_OPEN_BOUND.search(text[max(0, m.start() - 40) : m.start()]) for m in spots)
 
 
 def _path_words(sts: list[Statement]) -> set[str]:

@@ -119,3 +119,17 @@ def test_a_run_message_with_another_range_than_the_sdds_for_the_same_quantity_is
     f = classify(load_run(p, RUN_ID))
     assert (f.category, f.affected) == ("impl_bug", ["alarm-rules"])
     assert "0-7" in " ".join(f.evidence) and verify_all(p.root, f.evidence).ok
+
+
+def test_an_input_on_a_bound_in_words_is_left_to_a_person(tmp_path):
+    # "up to 42" may or may not include 42: the statement holds the input and the expected value, and decides nothing
+    rules = "Sizes up to 42 convert as UK `8`; larger sizes as UK `10.5`.\n"
+    _p, f = _shoe(tmp_path, eu="42", want="8", got="10.5", sdd_rules=rules)
+    assert f.category == "spec_ambiguous"
+
+
+def test_a_value_the_description_repeats_from_the_expected_answer_is_no_input(tmp_path):
+    # "converts to 8": 8 is the outcome; the only input (43) is one the SDD never mentions
+    rules = "| EU | UK |\n|---|---|\n| `38` | `5` |\n| `41` | `8` |\n"
+    _p, f = _shoe(tmp_path, eu="43", want="8", got="9", sdd_rules=rules, description="EU 43 converts to 8")
+    assert f.category == "spec_ambiguous"
