@@ -378,8 +378,8 @@ def sdd_decides(ctx: RunContext, failure: IntegrationFailure, cite: Citer, fallb
     if unit is None or quote is None or fallback.affected == [unit]:
         return fallback
     root = (
-        f"The SDD decides the case's distinguishing input ({inputs}): {said} is in {unit}'s section and states "
-        f"no part of what the run got; so {unit} departs from it: case {failure.case} step {failure.step} expected "
+        f"The SDD decides the case by the values that set it apart ({inputs}): {said} is in {unit}'s section and "
+        f"states none of what only the run got; so {unit} departs from it: case {failure.case} step {failure.step} expected "
         f"{_shown(failure.expected)}, got {_shown(failure.got)}"
     )
     return Finding("impl_bug", [unit], DECIDED_CONFIDENCE, root, [quote, *fallback.evidence], "impl:sdd_decides")

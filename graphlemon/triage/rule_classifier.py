@@ -83,7 +83,7 @@ def classify(ctx: RunContext) -> Finding:
     """Triage the first failure of the run (failures[0]; the others usually follow from it)."""
     failure = ctx.result.failures[0]
     t = _Triage(ctx, failure)
-    finding = sdd_decides(ctx, failure, t.cite, t.run())  # a fallback "the SDD does not say" is checked
+    finding = sdd_decides(ctx, failure, t.cite, t.run())  # "the SDD does not say": does a statement decide the case?
     finding = cap_for_missed_input(cap_word_verdict(finding), t.distinguishing)
     finding.evidence = list(dict.fromkeys(x for x in [*t.base_evidence, *finding.evidence] if x))
     if t.healthy is not None:
