@@ -348,7 +348,7 @@ def _quantity(before: str) -> str | None:
 DECIDED_CONFIDENCE = 0.7  # the statement covers the case by its values; no trace proves which unit departed
 CONTRADICTED_CONFIDENCE = 0.55
 FALLBACK_RULES = frozenset({"spec:value", "spec:unspecified"})  # "the SDD does not say": the verdicts it re-asks
-PICKED_BY_WORDS = frozenset({"impl:value"})  # a unit picked by the words a case shares with the SDD: re-asked for the unit
+PICKED_BY_WORDS = frozenset({"impl:value"})  # a unit picked by the words a case shares with the SDD: re-asked
 
 
 def sdd_decides(ctx: RunContext, failure: IntegrationFailure, cite: Citer, fallback: Finding) -> Finding:
