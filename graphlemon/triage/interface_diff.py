@@ -29,6 +29,8 @@ Kinds:
                      way, and the traced answer did what that contract says (nullability.py);
 - `measure_differs`  a field's unit (minutes vs seconds, MiB vs bytes) or date format (YYYY-MM-DD vs DD/MM/YYYY)
                      that a contract states otherwise than the SDD, the traced values fitting that contract (measures.py);
+- `value_differs`    a declared fact of a subject (unit, enumeration, range, field number, key layout, type) that
+                     two sides state and contradict (facts_diff.py);
 - `required_differs` a call refused (4xx) for leaving out a request field the SDD's table marks optional (required.py);
 - `input_unspecified` the failing request differs from a request that got the expected answer only by inputs
                      the SDD does not mention.
@@ -55,7 +57,7 @@ from .sdd_terms import terms
 FindingKind = Literal[
     "path_differs", "field_missing", "fields_disagree", "status_differs", "status_unproduced", "limit_violated",
     "limits_disagree", "input_unspecified", "input_differs", "subject_differs",
-    "nullable_differs", "measure_differs", "required_differs",
+    "nullable_differs", "measure_differs", "required_differs", "value_differs",
 ]  # fmt: skip
 # A value's other names, where a standard gives it some (a byte-order mark is U+FEFF).
 _ALIASES = {"\ufeff": ("BOM", "byte-order mark", "byte order mark")}

@@ -53,6 +53,7 @@ from .backing import backing_service_signals, external_service_signals
 from .boundary import INCLUSIVE, Boundary, boundary_item
 from .callfindings import CallFindings
 from .derived import DerivedField, contradicted
+from .facts_diff import value_contradiction, value_verdict
 from .findings import CONFIDENCE, Finding
 from .healthy import Healthy, answered_report, run_contradicts
 from .interface_diff import DistinguishingInput, compare, distinguishing_input, input_unspecified, unproduced
@@ -163,6 +164,9 @@ class _Triage(CallFindings):
             notes = [self._coder_note(u, c) for u in finding.affected for c in calls if c.provider == u]
             finding.evidence += [n for n in notes if n][:1]  # the coder's own words on why the unit does so
             return finding
+        contradiction = value_contradiction(self.ctx, self.failure, calls)
+        if contradiction is not None:
+            return value_verdict(contradiction, self.failure, self.cite)
         self.distinguishing = distinguishing_input(self.ctx, self.failure, calls[-1])
         if self.distinguishing is not None:
             silent = input_unspecified(self.ctx, self.failure, calls[-1], self.distinguishing)
