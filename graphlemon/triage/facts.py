@@ -151,6 +151,8 @@ def declared(text: str) -> Declared:
     measured = measure_of(text)
     if measured is not None:
         units.add(measured)
+    if any(u[0] == "temperature" for u in units):  # "degrees Celsius" is a temperature, not an angle
+        units.discard(("angle", "degrees"))
     by_dimension: dict[str, set[tuple[str, str]]] = {}
     for u in units:
         by_dimension.setdefault(u[0], set()).add(u)
@@ -174,7 +176,7 @@ def _enum(text: str) -> tuple[str, ...] | None:
     if "|" not in stripped or any(c.isspace() for c in stripped.replace(" | ", "|")):
         return None
     values = tuple(v.strip().strip("'\"") for v in stripped.split("|"))
-    if len(values) < 2 or any(not v or v.lower() in _NON_VALUES or not _value_like(v) for v in values):
+    if len(values) < 2 or any(not v or v.lower() in _NON_VALUES or not _name_like(v) for v in values):
         return None
     return values
 
@@ -269,14 +271,15 @@ def _row_fact(rel: str, row: list[Any], line: int, subjects: set[str]) -> list[F
     name = row[0].content.strip().strip("`").strip()
     if name not in subjects:
         return []
-    text = " ".join(c.content for c in row[1:])
-    value = declared(text)
+    children = [c for cell in row[1:] for c in [_Text(" "), *(cell.children or [])]]
+    value = _inline_declared(children)
+    text = " | ".join(c.content for c in row[1:])
     return [] if value.empty() else [Fact(name, value, Quote(rel, line), text)]
 
 
 def _clause_facts(rel: str, tok: Any, line: int, subjects: set[str]) -> list[Fact]:
-    """A clause whose first code span is a subject declares it: the plain words up to the next subject's code span,
-    and the code spans among them (two or more values in code are an enumeration)."""
+    """A clause whose first code span is a subject declares it: the words and code spans up to the next subject's
+    code span."""
     out: list[Fact] = []
     for clause, at in _clauses(tok.children or [], line):
         spans = [i for i, c in enumerate(clause) if c.type == "code_inline"]
@@ -288,18 +291,30 @@ def _clause_facts(rel: str, tok: Any, line: int, subjects: set[str]) -> list[Fac
             if c.type == "code_inline" and c.content.strip() in subjects:
                 break
             body.append(c)
-        words = " ".join(c.content for c in body if c.type == "text")
-        if _EXAMPLE.search(words):
-            body = body[: next(i for i, c in enumerate(body) if c.type == "text" and _EXAMPLE.search(c.content)) + 1]
-            words = _EXAMPLE.split(words)[0]
-        values = [c.content.strip() for c in body if c.type == "code_inline"]
-        value = declared(words + " " + " ".join(v for v in values if not _value_like(v)))
-        listed = tuple(v for v in values if _value_like(v) and v.lower() not in _NON_VALUES)
-        if len(listed) >= 2:
-            value = Declared(value.type, value.unit, listed, value.range)
+        value = _inline_declared(body)
         if not value.empty():
             out.append(Fact(name, value, Quote(rel, at), tok.content.splitlines()[at - line] if tok.content else ""))
     return out
+
+
+def _inline_declared(children: list[Any]) -> Declared:
+    """A declaration written in markdown: its words, and its code spans (two or more names in code are an
+    enumeration); nothing after "e.g." counts."""
+    kept: list[Any] = []
+    for c in children:
+        if c.type == "text" and _EXAMPLE.search(c.content):
+            kept.append(_Text(_EXAMPLE.split(c.content)[0]))
+            break
+        kept.append(c)
+    spans = [c.content.strip() for c in kept if c.type == "code_inline"]
+    listed = tuple(v for v in spans if _name_like(v) and v.lower() not in _NON_VALUES)
+    words = " ".join(c.content for c in kept if c.type == "text") + " " + " ".join(v for v in spans if not _name_like(v))
+    value = declared(words)
+    return Declared(value.type, value.unit, listed, value.range) if len(listed) >= 2 else value
+
+
+def _name_like(text: str) -> bool:
+    return _value_like(text) and any(c.isalpha() for c in text)
 
 
 def _clauses(children: list[Any], line: int) -> Iterator[tuple[list[Any], int]]:
@@ -429,7 +444,7 @@ def contract_facts(rel: str, text: str) -> list[Fact]:
             elif not found.empty():
                 out.append(Fact(key, found, _at(rel, lines, json.dumps(key) + ":"), value))
         elif isinstance(value, list) and value and all(isinstance(v, str) for v in value) and key not in _SKIP_KEYS:
-            listed = tuple(v for v in value if _value_like(v))
+            listed = tuple(v for v in value if _name_like(v))
             if len(listed) == len(value) >= 2:
                 out.append(Fact(key, Declared(enum=listed), _at(rel, lines, json.dumps(key) + ":"), "|".join(value)))
     return out
