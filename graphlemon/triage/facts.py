@@ -67,6 +67,7 @@ _SKIP_KEYS = frozenset({"unit_id", "method", "path", "name", "framework", "url",
 _EXAMPLE = re.compile(r"\b(?:e\.g\.|eg\.|for example|for instance|such as)", re.IGNORECASE)
 _RANGE = re.compile(r"(-?\d+(?:\.\d+)?)\s*(?:\.\.|…|–)\s*(-?\d+(?:\.\d+)?)")
 _TEMPLATE = re.compile(r"[\w.:/-]*\{[\w-]+\}[\w.{}/-]*")
+_HEADER = re.compile(r"(?<![\w,.])[A-Za-z_]\w*(?:,[A-Za-z_]\w*){2,}(?![\w,])")
 _PROTO_FIELD = re.compile(r"^\s*(?:repeated\s+|optional\s+)?([\w.]+)\s+(\w+)\s*=\s*(\d+)\s*[;\[]", re.MULTILINE)
 _TAGGED = re.compile(r"(\w+)\s*=\s*(\d+)\b(?:\s*\((\w+)\))?")
 
@@ -81,9 +82,11 @@ class Declared:
     range: tuple[float, float] | None = None
     tag: int | None = None  # a field number (protobuf, Thrift)
     template: tuple[str, ...] | None = None  # literal segments and `{}` placeholders of a key template
+    sequence: tuple[str, ...] | None = None  # the order of a positional layout's columns (a CSV header)
 
     def empty(self) -> bool:
-        return all(v is None for v in (self.type, self.unit, self.enum, self.range, self.tag, self.template))
+        aspects = (self.type, self.unit, self.enum, self.range, self.tag, self.template, self.sequence)
+        return all(v is None for v in aspects)
 
     def contradicts(self, other: Declared) -> str | None:
         """The aspect on which the two statements contradict each other (neither refines the other), else None."""
@@ -99,6 +102,8 @@ class Declared:
             return "tag"
         if self.template and other.template and not _prefix(self.template, other.template):
             return "template"
+        if self.sequence and other.sequence and self.sequence != other.sequence:
+            return "sequence"
         return None
 
     def fits(self, value: Any) -> bool | None:
@@ -127,13 +132,14 @@ class Declared:
             f"within {_num(self.range[0])}..{_num(self.range[1])}" if self.range else "",
             f"field number {self.tag}" if self.tag is not None else "",
             f"laid out as {''.join(self.template)}" if self.template else "",
+            f"in the order {','.join(self.sequence)}" if self.sequence else "",
         ]
         return " ".join(p for p in parts if p)
 
 
 @dataclass(frozen=True)
 class Fact:
-    subject: str  # a field's name, or `key <first segment>` for a key template
+    subject: str  # a field's name, `key <first segment>` for a key template, `columns <names>` for a header
     declared: Declared
     at: Quote
     text: str = field(default="", compare=False)  # the declaration as written
@@ -144,11 +150,13 @@ def declared(text: str) -> Declared:
     if len(text) > MAX_TEXT:
         return Declared()
     text = _EXAMPLE.split(text)[0]
-    words = [w for w in tokens(text) if w.strip()]
+    words = _unquantified([w for w in tokens(text) if w.strip()])
     lower = [w.lower() for w in words]
     types = {_TYPES[w] for w in lower if w in _TYPES}
     units = {_UNITS[w] for w in lower if w in _UNITS}
     measured = measure_of(text)
+    if measured is not None and measured[0] != "date":
+        measured = measure_of(" ".join(words))
     if measured is not None:
         units.add(measured)
     if any(u[0] == "temperature" for u in units):  # "degrees Celsius" is a temperature, not an angle
@@ -168,6 +176,21 @@ def declared(text: str) -> Declared:
         unit=unit,
         range=ranges.pop() if len(ranges) == 1 else None,
     )
+
+
+def _unquantified(words: list[str]) -> list[str]:
+    """The words less each unit that follows a number: "5 cm deep", "3600 seconds" state a quantity, not the
+    unit of the field (a range's unit, "0..100 percent", stays)."""
+    out: list[str] = []
+    for n, w in enumerate(words):
+        quantity = n and _is_number(words[n - 1]) and not (n > 1 and words[n - 2] == ".")
+        if not (quantity and (w.lower() in _UNITS or measure_of(w) is not None)):
+            out.append(w)
+    return out
+
+
+def _is_number(word: str) -> bool:
+    return word.replace(".", "", 1).isdigit()
 
 
 def _enum(text: str) -> tuple[str, ...] | None:
@@ -308,7 +331,9 @@ def _inline_declared(children: list[Any]) -> Declared:
         kept.append(c)
     spans = [c.content.strip() for c in kept if c.type == "code_inline"]
     listed = tuple(v for v in spans if _name_like(v) and v.lower() not in _NON_VALUES)
-    words = " ".join(c.content for c in kept if c.type == "text") + " " + " ".join(v for v in spans if not _name_like(v))
+    words = (
+        " ".join(c.content for c in kept if c.type == "text") + " " + " ".join(v for v in spans if not _name_like(v))
+    )
     value = declared(words)
     return Declared(value.type, value.unit, listed, value.range) if len(listed) >= 2 else value
 
@@ -346,12 +371,22 @@ class _Text:
 
 
 def _templates(rel: str, text: str, line: int) -> list[Fact]:
-    out: list[Fact] = []
-    for n, row in enumerate(text.splitlines()):
-        for written in _TEMPLATE.findall(row):
-            template = template_of(written)
-            if template is not None:
-                out.append(Fact(template_subject(template), Declared(template=template), Quote(rel, line + n), written))
+    return [Fact(*found, Quote(rel, line + n)) for n, row in enumerate(text.splitlines()) for found in layouts(row)]
+
+
+def layouts(text: str) -> list[tuple[str, Declared]]:
+    """(subject, declaration) of each layout a text writes: a key template (`exports/{yyyy}/{tenant}.csv`, its
+    subject the first segment) and a column header (`sku,qty,warehouse`: three or more names joined by commas, its
+    subject the set of names, so two headers of the same columns compare by their order)."""
+    out: list[tuple[str, Declared]] = []
+    for written in _TEMPLATE.findall(text):
+        template = template_of(written)
+        if template is not None:
+            out.append((template_subject(template), Declared(template=template)))
+    for written in _HEADER.findall(text):
+        names = tuple(written.split(","))
+        if len(set(names)) == len(names) and all(any(c.isalpha() for c in n) for n in names):
+            out.append(("columns " + ",".join(sorted(names)), Declared(sequence=names)))
     return out
 
 
@@ -362,7 +397,7 @@ def _code_facts(rel: str, tok: Any, first: int, subjects: set[str]) -> list[Fact
     parsed = _structured(tok.content) if info in ("", "json", "yaml", "yml", "jsonc") else None
     if isinstance(parsed, dict | list):
         return list(_schema_facts(rel, tok.content, first, parsed, subjects))
-    return _templates(rel, tok.content, first) if info in ("", "text", "txt") else []
+    return _templates(rel, tok.content, first) if info in ("", "text", "txt", "csv", "tsv") else []
 
 
 def _proto_facts(rel: str, code: str, first: int, subjects: set[str]) -> Iterator[Fact]:
@@ -438,9 +473,9 @@ def contract_facts(rel: str, text: str) -> list[Fact]:
             out += _free_text_facts(rel, lines, value)
         elif isinstance(value, str) and key not in _SKIP_KEYS and not key.isdigit():
             found = declared(value)
-            template = template_of(value)
-            if template is not None:
-                out.append(Fact(template_subject(template), Declared(template=template), _at(rel, lines, value), value))
+            laid_out = layouts(value)
+            if laid_out:
+                out += [Fact(subject, d, _at(rel, lines, value), value) for subject, d in laid_out]
             elif not found.empty():
                 out.append(Fact(key, found, _at(rel, lines, json.dumps(key) + ":"), value))
         elif isinstance(value, list) and value and all(isinstance(v, str) for v in value) and key not in _SKIP_KEYS:
@@ -469,15 +504,11 @@ def _free_text_facts(rel: str, lines: list[str], text: str) -> list[Fact]:
         for name, number, kind in _TAGGED.findall(text)
         if not name.isdigit()
     ]
-    for written in _TEMPLATE.findall(text):
-        template = template_of(written)
-        if template is not None:
-            out.append(Fact(template_subject(template), Declared(template=template), at, written))
-    return out
+    return out + [Fact(subject, d, at, text) for subject, d in layouts(text)]
 
 
 def _at(rel: str, lines: list[str], needle: str) -> Quote:
     return Quote(rel, next((n for n, x in enumerate(lines, 1) if needle in x), 1))
 
 
-__all__ = ["Declared", "Fact", "contract_facts", "declared", "schema_declared", "sdd_facts", "template_of"]
+__all__ = ["Declared", "Fact", "contract_facts", "declared", "schema_declared", "layouts", "sdd_facts", "template_of"]

@@ -16,7 +16,8 @@ fits the blamed side's declaration and not the SDD's.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -161,10 +162,25 @@ def _traced(calls: list[Call]) -> dict[str, list[Any]]:
 
 
 def _side(ctx: RunContext, unit: str, said: dict[str, Fact]) -> Side:
-    """`consumer` for a unit that consumes another unit stating the subject, else `contract`."""
+    """`consumer` for a unit whose contract names another unit stating the subject as the one it reads from (an
+    entry's `unit_id`: `consumes`, `subscribes`, any such list), else `contract`."""
     others = set(said) - {unit}
-    consumes = ctx.contracts[unit].consumes if unit in ctx.contracts else []
-    return "consumer" if any(c.unit_id in others for c in consumes) else "contract"
+    try:
+        doc = json.loads(_text(ctx, ctx.contract_rel(unit)))
+    except ValueError:
+        return "contract"
+    named = {v for k, v in _entries(doc) if k == "unit_id"}
+    return "consumer" if named & others else "contract"
+
+
+def _entries(doc: Any, depth: int = 0) -> Iterator[tuple[str, Any]]:
+    """(key, value) of every object below the top level."""
+    items = doc.items() if isinstance(doc, dict) else enumerate(doc) if isinstance(doc, list) else ()
+    for key, value in items:
+        if depth and isinstance(key, str):
+            yield key, value
+        if isinstance(value, dict | list) and depth < 12:
+            yield from _entries(value, depth + 1)
 
 
 def _pairs(said: dict[str, Fact]) -> list[tuple[tuple[str, Fact], tuple[str, Fact]]]:

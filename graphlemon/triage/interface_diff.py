@@ -250,7 +250,7 @@ def _fields(ifs: Interfaces, call: Call, failure: IntegrationFailure) -> list[In
     contract_fields = contract.fields_for(status) if contract else {}
     ep = f"{m} {spec.path if spec else path}"
     for name, where in spec_fields.items():
-        if name in got or (wanted is not None and name not in wanted):
+        if name in got or (wanted is not None and name not in wanted) or _nested_in(name, got, spec_fields):
             continue
         rival = _rival_list(spec, status, name, set(contract_fields) or got) if spec else None
         if rival is not None and spec is not None:
@@ -289,6 +289,13 @@ def _fields(ifs: Interfaces, call: Call, failure: IntegrationFailure) -> list[In
                                     "consumer", where, f"{consumer.unit} reads field {name} from that answer",
                                     ("trace",) if spec_fields else ()))  # fmt: skip
     return out[:1]
+
+
+def _nested_in(name: str, got: set[str], listed: dict[str, Quote]) -> bool:
+    """A field the SDD lists by its own name that the answer carries inside an envelope the SDD does not list
+    (`status` as `data.parcel.status`): the SDD names the field, not its path."""
+    nested = [g for g in got if g.endswith(f".{name}")] if "." not in name else []
+    return bool(nested) and not any(g.split(".")[0] in listed for g in nested)
 
 
 # -- statuses and limits --------------------------------------------------------------------------------------
