@@ -19,6 +19,9 @@
        the SDD's code spans (the contracts, or the code's header reads)              → input_differs
        a consumer and its provider disagree on a status: the one that departs from the SDD's statement
                                                                                       → contract_mismatch
+       a declared fact (a field's unit, enumeration and case, range, field number, key layout, column order)
+       two sides contradict (facts_diff.py): the SDD backs one side → contract_mismatch for the other; it
+       states neither or both                                                         → spec_ambiguous
        the failing request differs from a successful one only by an input the SDD
        never mentions                                                                 → spec_ambiguous (0.5)
    1c. a call answered a boolean field the SDD defines by a threshold on another field of the answer, and
