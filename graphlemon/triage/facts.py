@@ -68,6 +68,7 @@ _EXAMPLE = re.compile(r"\b(?:e\.g\.|eg\.|for example|for instance|such as)", re.
 _RANGE = re.compile(r"(-?\d+(?:\.\d+)?)\s*(?:\.\.|…|–)\s*(-?\d+(?:\.\d+)?)")
 _TEMPLATE = re.compile(r"[\w.:/-]*\{[\w-]+\}[\w.{}/-]*")
 _HEADER = re.compile(r"(?<![\w,.])[A-Za-z_]\w*(?:,[A-Za-z_]\w*){2,}(?![\w,])")
+_LAYOUT_BLOCKS = ("", "text", "txt", "csv", "tsv", "xml", "http")  # a program's code block never declares one
 _PROTO_FIELD = re.compile(r"^\s*(?:repeated\s+|optional\s+)?([\w.]+)\s+(\w+)\s*=\s*(\d+)\s*[;\[]", re.MULTILINE)
 _TAGGED = re.compile(r"(\w+)\s*=\s*(\d+)\b(?:\s*\((\w+)\))?")
 
@@ -83,9 +84,10 @@ class Declared:
     tag: int | None = None  # a field number (protobuf, Thrift)
     template: tuple[str, ...] | None = None  # literal segments and `{}` placeholders of a key template
     sequence: tuple[str, ...] | None = None  # the order of a positional layout's columns (a CSV header)
+    version: str | None = None  # the version segment of a versioned name (`urn:parcel:tracking:v2`)
 
     def empty(self) -> bool:
-        aspects = (self.type, self.unit, self.enum, self.range, self.tag, self.template, self.sequence)
+        aspects = (self.type, self.unit, self.enum, self.range, self.tag, self.template, self.sequence, self.version)
         return all(v is None for v in aspects)
 
     def contradicts(self, other: Declared) -> str | None:
@@ -104,6 +106,8 @@ class Declared:
             return "template"
         if self.sequence and other.sequence and self.sequence != other.sequence:
             return "sequence"
+        if self.version and other.version and self.version != other.version:
+            return "version"
         return None
 
     def fits(self, value: Any) -> bool | None:
@@ -133,6 +137,7 @@ class Declared:
             f"field number {self.tag}" if self.tag is not None else "",
             f"laid out as {''.join(self.template)}" if self.template else "",
             f"in the order {','.join(self.sequence)}" if self.sequence else "",
+            f"version {self.version}" if self.version else "",
         ]
         return " ".join(p for p in parts if p)
 
@@ -377,7 +382,8 @@ def _templates(rel: str, text: str, line: int) -> list[Fact]:
 def layouts(text: str) -> list[tuple[str, Declared]]:
     """(subject, declaration) of each layout a text writes: a key template (`exports/{yyyy}/{tenant}.csv`, its
     subject the first segment) and a column header (`sku,qty,warehouse`: three or more names joined by commas, its
-    subject the set of names, so two headers of the same columns compare by their order)."""
+    subject the set of names, so two headers of the same columns compare by their order), and a versioned name
+    (`urn:parcel:tracking:v2`, `application/vnd.acme.order.v1+json`: its subject the name less its version)."""
     out: list[tuple[str, Declared]] = []
     for written in _TEMPLATE.findall(text):
         template = template_of(written)
@@ -387,7 +393,24 @@ def layouts(text: str) -> list[tuple[str, Declared]]:
         names = tuple(written.split(","))
         if len(set(names)) == len(names) and all(any(c.isalpha() for c in n) for n in names):
             out.append(("columns " + ",".join(sorted(names)), Declared(sequence=names)))
+    for word in text.split():
+        found = versioned(word.strip("`*_'\"<>()[]{},;"))
+        if found is not None:
+            out.append((f"name {found[0]}", Declared(version=found[1])))
     return out
+
+
+def versioned(name: str) -> tuple[str, str] | None:
+    """(the name with its version as `v*`, the version) of a name with exactly one version segment among two or
+    more named ones (`urn:parcel:tracking:v2`); an HTTP path is an endpoint, not a name."""
+    if name.startswith("/") or "{" in name:
+        return None
+    parts = re.split(r"([:/.+])", name)
+    at = [i for i, p in enumerate(parts) if re.fullmatch(r"v\d+", p)]
+    named = [p for p in parts if any(c.isalpha() for c in p) and not re.fullmatch(r"v\d+", p)]
+    if len(at) != 1 or len(named) < 2:
+        return None
+    return "".join("v*" if i == at[0] else p for i, p in enumerate(parts)), parts[at[0]]
 
 
 def _code_facts(rel: str, tok: Any, first: int, subjects: set[str]) -> list[Fact]:
@@ -397,7 +420,7 @@ def _code_facts(rel: str, tok: Any, first: int, subjects: set[str]) -> list[Fact
     parsed = _structured(tok.content) if info in ("", "json", "yaml", "yml", "jsonc") else None
     if isinstance(parsed, dict | list):
         return list(_schema_facts(rel, tok.content, first, parsed, subjects))
-    return _templates(rel, tok.content, first) if info in ("", "text", "txt", "csv", "tsv") else []
+    return _templates(rel, tok.content, first) if info in _LAYOUT_BLOCKS else []
 
 
 def _proto_facts(rel: str, code: str, first: int, subjects: set[str]) -> Iterator[Fact]:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphlemon.triage.facts import contract_facts, declared, sdd_facts, template_of
+from graphlemon.triage.facts import contract_facts, declared, sdd_facts, template_of, versioned
 from graphlemon.triage.rule_classifier import classify
 from graphlemon.triage.run_context import load_run
 
@@ -203,3 +203,27 @@ def test_a_confirmed_departure_reaches_auto_apply(tmp_path):
     f = classify(load_run(project, RUN_ID))
     assert (f.category, f.affected) == ("contract_mismatch", ["flags-api"])
     assert f.confidence >= 0.8  # "on" fits flags-api's declaration and not the SDD's
+
+
+@pytest.mark.parametrize(
+    ("written", "subject", "version"),
+    [
+        ("urn:parcel:tracking:v2", "urn:parcel:tracking:v*", "v2"),
+        ("application/vnd.acme.order.v1+json", "application/vnd.acme.order.v*+json", "v1"),
+        ("/api/v1/quotes", None, None),  # an HTTP path is an endpoint, compared as one
+        ("v2", None, None),
+        ("http://schemas.xmlsoap.org/soap/envelope/", None, None),
+    ],
+)
+def test_a_versioned_name_is_a_subject_with_a_version(written, subject, version):
+    found = versioned(written)
+    assert (found or (None, None)) == (subject, version)
+
+
+def test_a_namespace_in_an_sdd_paragraph_and_a_contract_description_compare_by_version():
+    sdd = "# X\n\nElements are qualified in the namespace **`urn:parcel:tracking:v2`** (v1 was retired).\n"
+    (spec,) = [f for f in sdd_facts("s.md", sdd, set()) if f.subject.startswith("name ")]
+    contract = json.dumps({"unit_id": "p", "exports": {"http": [{"method": "POST", "path": "/ws",
+                           "description": "SOAP 1.1 Track, namespace urn:parcel:tracking:v1"}]}})  # fmt: skip
+    (said,) = [f for f in contract_facts("c.json", contract) if f.subject == spec.subject]
+    assert said.declared.contradicts(spec.declared) == "version"
