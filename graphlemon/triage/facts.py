@@ -68,6 +68,7 @@ _EXAMPLE = re.compile(r"\b(?:e\.g\.|eg\.|for example|for instance|such as)", re.
 _RANGE = re.compile(r"(-?\d+(?:\.\d+)?)\s*(?:\.\.|…|–)\s*(-?\d+(?:\.\d+)?)")
 _TEMPLATE = re.compile(r"[\w.:/-]*\{[\w-]+\}[\w.{}/-]*")
 _HEADER = re.compile(r"(?<![\w,.])[A-Za-z_]\w*(?:,[A-Za-z_]\w*){2,}(?![\w,])")
+_FILLER = frozenset({"is", "a", "an", "(", ")", ":", ",", "—", "–", "-", "|"})
 _LAYOUT_BLOCKS = ("", "text", "txt", "csv", "tsv", "xml", "http")  # a program's code block never declares one
 _PROTO_FIELD = re.compile(r"^\s*(?:repeated\s+|optional\s+)?([\w.]+)\s+(\w+)\s*=\s*(\d+)\s*[;\[]", re.MULTILINE)
 _TAGGED = re.compile(r"(\w+)\s*=\s*(\d+)\b(?:\s*\((\w+)\))?")
@@ -150,14 +151,17 @@ class Fact:
     text: str = field(default="", compare=False)  # the declaration as written
 
 
-def declared(text: str) -> Declared:
-    """The aspects a free-text declaration states (`"decimal (euros)"`, `"ENABLED|DISABLED"`, `"number, 0..1"`)."""
+def declared(text: str, *, prose: bool = False) -> Declared:
+    """The aspects a free-text declaration states (`"decimal (euros)"`, `"ENABLED|DISABLED"`, `"number, 0..1"`).
+    In `prose` (an SDD's sentence or table row) a type is only the declaration's first word: "the carrier's
+    tracking number" names no type, "(number): how far it has run" does."""
     if len(text) > MAX_TEXT:
         return Declared()
     text = _EXAMPLE.split(text)[0]
     words = _unquantified([w for w in tokens(text) if w.strip()])
     lower = [w.lower() for w in words]
-    types = {_TYPES[w] for w in lower if w in _TYPES}
+    leading = [w for w in lower if w not in _FILLER][:1] if prose else lower
+    types = {_TYPES[w] for w in leading if w in _TYPES}
     units = {_UNITS[w] for w in lower if w in _UNITS}
     measured = measure_of(text)
     if measured is not None and measured[0] != "date":
@@ -339,7 +343,7 @@ def _inline_declared(children: list[Any]) -> Declared:
     words = (
         " ".join(c.content for c in kept if c.type == "text") + " " + " ".join(v for v in spans if not _name_like(v))
     )
-    value = declared(words)
+    value = declared(words, prose=True)
     return Declared(value.type, value.unit, listed, value.range) if len(listed) >= 2 else value
 
 

@@ -227,3 +227,9 @@ def test_a_namespace_in_an_sdd_paragraph_and_a_contract_description_compare_by_v
                            "description": "SOAP 1.1 Track, namespace urn:parcel:tracking:v1"}]}})  # fmt: skip
     (said,) = [f for f in contract_facts("c.json", contract) if f.subject == spec.subject]
     assert said.declared.contradicts(spec.declared) == "version"
+
+
+def test_a_type_word_in_prose_is_no_type():
+    sdd = "# X\n\n- `tracking_no` — the carrier's tracking number\n- `progress` (number): how far it has run\n"
+    facts = {f.subject: f.declared for f in sdd_facts("s.md", sdd, {"tracking_no", "progress"})}
+    assert "tracking_no" not in facts and facts["progress"].type == "number"
