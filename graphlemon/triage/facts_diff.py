@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .cite import Citer
-from .facts import Fact, contract_facts, sdd_facts
+from .facts import MAX_TEXT, Fact, contract_facts, sdd_facts
 from .findings import Finding
 from .interface import Side
 from .interface_diff import InterfaceFinding
@@ -52,18 +52,18 @@ def value_contradiction(ctx: RunContext, failure: IntegrationFailure, calls: lis
     for doc in ctx.sdd_docs:
         for fact in sdd_facts(doc.rel, doc.text, subjects):
             spec.setdefault(fact.subject, []).append(fact)
-    named = {s for s in subjects if any(s in tokens(d.text) for d in ctx.sdd_docs if len(d.text) < 200_000)}
+    words = {w for d in ctx.sdd_docs if len(d.text) <= MAX_TEXT for w in tokens(d.text)}
     values = _traced(calls)
     for subject in sorted(subjects):
         said = {u: stated[u][subject] for u in units if subject in stated[u]}
-        found = _judge(ctx, failure, subject, said, spec.get(subject, []), subject in named, values.get(subject, []))
+        found = _judge(ctx, subject, said, spec.get(subject, []), subject in words, values.get(subject, []))
         if found is not None:
             return found
     return None
 
 
-def _judge(ctx: RunContext, failure: IntegrationFailure, subject: str, said: dict[str, Fact], spec: list[Fact],
-           named: bool, values: list[Any]) -> ValueContradiction | None:  # fmt: skip
+def _judge(ctx: RunContext, subject: str, said: dict[str, Fact], spec: list[Fact], named: bool,
+           values: list[Any]) -> ValueContradiction | None:  # fmt: skip
     for unit, fact in said.items():
         against = [s for s in spec if fact.declared.contradicts(s.declared)]
         aspects = {fact.declared.contradicts(s.declared) for s in against}
@@ -77,7 +77,7 @@ def _judge(ctx: RunContext, failure: IntegrationFailure, subject: str, said: dic
         confirmed = _confirmed(values, fact, against[0])
         return ValueContradiction(
             InterfaceFinding(
-                "value_differs", "contract_mismatch", (unit,), _where(fact), subject,
+                "value_differs", "contract_mismatch", (unit,), subject, subject,
                 "spec", against[0].at, f"{subject} is {against[0].declared.says()}",
                 _side(ctx, unit, said), fact.at, f"{unit} declares {subject} {fact.declared.says()}",
                 agree=agree, with_b=("trace",) if confirmed else (),
@@ -90,13 +90,23 @@ def _judge(ctx: RunContext, failure: IntegrationFailure, subject: str, said: dic
             continue
         for_1 = [s for s in spec if not s.declared.contradicts(f1.declared) and _states(s, {aspect})]
         for_2 = [s for s in spec if not s.declared.contradicts(f2.declared) and _states(s, {aspect})]
-        if (for_1 and for_2) or (not for_1 and not for_2 and named):
+        side_1, side_2 = _side(ctx, u1, said), _side(ctx, u2, said)
+        if for_1 and for_2:  # the SDD states both values: it contradicts itself
             return ValueContradiction(
                 InterfaceFinding(
-                    "value_differs", "spec_ambiguous", (), _where(f1), subject,
-                    _side(ctx, u1, said), f1.at, f"{u1} declares {subject} {f1.declared.says()}",
-                    _side(ctx, u2, said), f2.at, f"{u2} declares {subject} {f2.declared.says()}",
-                    agree=("spec",) if for_1 else (), with_b=("spec",) if for_2 else (),
+                    "value_differs", "spec_ambiguous", (), subject, subject,
+                    "spec", for_1[0].at, f"{subject} is {for_1[0].declared.says()}",
+                    "spec", for_2[0].at, f"{subject} is {for_2[0].declared.says()}",
+                    agree=(side_1,), with_b=(side_2,),
+                ),
+                False,
+            )  # fmt: skip
+        if not for_1 and not for_2 and named:
+            return ValueContradiction(
+                InterfaceFinding(
+                    "value_differs", "spec_ambiguous", (), subject, subject,
+                    side_1, f1.at, f"{u1} declares {subject} {f1.declared.says()}",
+                    side_2, f2.at, f"{u2} declares {subject} {f2.declared.says()}",
                 ),
                 False,
             )  # fmt: skip
@@ -110,19 +120,19 @@ def value_verdict(found: ValueContradiction, failure: IntegrationFailure, cite: 
         finding = interface_verdict(f, failure, cite)
         finding.confidence = min(finding.confidence, CONFIRMED if found.confirmed else TWO_SIDES)
         return finding
-    both = bool(f.agree and f.with_b)
+    both = f.a_side == f.b_side == "spec"
     evidence = [e for e in (cite.line(f.a.rel, f.a.line), cite.line(f.b.rel, f.b.line)) if e]
     if both:
         root = (
-            f"The SDD states {f.subject} two ways: one statement agrees with {f.a_says} ({f.a.rel}:{f.a.line}), "
-            f"another with {f.b_says} ({f.b.rel}:{f.b.line}); which holds is for a person to decide"
+            f"The SDD states {f.subject} two ways: {f.a_says} ({f.a.rel}:{f.a.line}), as one unit declares, but "
+            f"{f.b_says} ({f.b.rel}:{f.b.line}), as the other does; which holds is for a person to decide"
         )
     else:
         root = (
             f"The units disagree about {f.subject}: {f.a_says} ({f.a.rel}:{f.a.line}), but {f.b_says} "
             f"({f.b.rel}:{f.b.line}); the SDD names {f.subject} without stating either, so it does not say who is right"
         )
-    question = f"What is {f.subject}: {f.a_says.split(' declares ', 1)[-1]} or {f.b_says.split(' declares ', 1)[-1]}?"
+    question = f"What is {f.subject}: {_value(f.a_says, f.subject)} or {_value(f.b_says, f.subject)}?"
     return Finding(
         "spec_ambiguous", [], CONTRADICTION if both else UNSTATED, root, evidence, "spec:value_differs",
         l3_question=question, hints=[f"interface: {f.shows()}"],
@@ -188,8 +198,9 @@ def _pairs(said: dict[str, Fact]) -> list[tuple[tuple[str, Fact], tuple[str, Fac
     return [(a, b) for i, a in enumerate(items) for b in items[i + 1 :]]
 
 
-def _where(fact: Fact) -> str:
-    return fact.subject
+def _value(says: str, subject: str) -> str:
+    """What a side's statement gives the subject ("tip-widget declares amount_minor in cents" → "in cents")."""
+    return says.split(f" {subject} ", 1)[-1] if f" {subject} " in says else says
 
 
 def _text(ctx: RunContext, rel: str) -> str:

@@ -132,12 +132,12 @@ def test_hostile_sdd_text_never_crashes(sdd):
 SENSOR, PANEL = "sensor-hub", "hvac-panel"
 
 
-def _hvac(tmp_path, *, sdd_says: str, provides: str, consumes: str, value):
+def _hvac(tmp_path, *, sdd_says: str, provides: str, consumes: str, value, extra: str = ""):
     """A sensor hub publishing an MQTT payload read by a panel; the panel shows a wrong temperature."""
     sdd = (
         f"# Climate\n\n## {SENSOR}\n\nPublishes `site/+/climate` with the payload below.\n\n"
         f"| field | type | meaning |\n|---|---|---|\n| `room` | string | room id |\n| `temp` | number | {sdd_says} |\n\n"
-        f"## {PANEL}\n\n`GET /panel/{{room}}` answers 200 `{{room, label}}`.\n"
+        f"## {PANEL}\n\n`GET /panel/{{room}}` answers 200 `{{room, label}}`.\n{extra}"
     )
     contracts = {
         SENSOR: {"unit_id": SENSOR, "publishes": [{"topic": "site/+/climate", "payload": {"room": "string", "temp": provides}}]},
@@ -233,3 +233,10 @@ def test_a_type_word_in_prose_is_no_type():
     sdd = "# X\n\n- `tracking_no` — the carrier's tracking number\n- `progress` (number): how far it has run\n"
     facts = {f.subject: f.declared for f in sdd_facts("s.md", sdd, {"tracking_no", "progress"})}
     assert "tracking_no" not in facts and facts["progress"].type == "number"
+
+
+def test_an_sdd_stating_both_values_is_a_question_citing_its_two_lines(tmp_path):
+    f = _hvac(tmp_path, sdd_says="degrees Celsius", provides="number (fahrenheit)", consumes="number (celsius)",
+              value=70.7, extra="\nThe panel reads `temp` in degrees Fahrenheit.\n")  # fmt: skip
+    assert (f.category, f.affected, f.confidence) == ("spec_ambiguous", [], 0.55)
+    assert len([e for e in f.evidence if "sdd.md" in e]) == 2  # both SDD statements, not the units' lines
