@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .interface import Quote
-from .interface_sdd import markdown_tokens
+from .interface_sdd import _structured, markdown_tokens
 from .measures import measure_of
 from .nullability import tokens
 
@@ -51,7 +51,7 @@ _UNITS: dict[str, tuple[str, str]] = {
     **dict.fromkeys(("cent", "cents", "pence", "penny", "minor"), ("money", "minor unit")),
     **dict.fromkeys(("euro", "euros", "dollar", "dollars", "pound", "pounds", "major"), ("money", "major unit")),
     **dict.fromkeys(("percent", "percentage", "%"), ("ratio", "percent")),
-    **dict.fromkeys(("fraction", "ratio"), ("ratio", "fraction")),
+    **dict.fromkeys(("fraction",), ("ratio", "fraction")),
     **dict.fromkeys(("celsius", "°c"), ("temperature", "celsius")),
     **dict.fromkeys(("fahrenheit", "°f"), ("temperature", "fahrenheit")),
     **dict.fromkeys(("kelvin",), ("temperature", "kelvin")),
@@ -469,19 +469,6 @@ def _line_of(code: str, key: str) -> int:
     return next((n for n, x in enumerate(lines) if quoted in x or x.strip().startswith(key + ":")), 0)
 
 
-def _structured(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        pass
-    try:
-        import yaml
-
-        return yaml.safe_load(text)
-    except Exception:  # noqa: BLE001 - any YAML error means: not structured
-        return None
-
-
 # -- a contract.json ------------------------------------------------------------------------------------------------
 
 
@@ -495,7 +482,7 @@ def contract_facts(rel: str, text: str) -> list[Fact]:
         return []
     lines = text.splitlines()
     out: list[Fact] = []
-    for key, value in _walk(doc):
+    for key, value in walk(doc):
         if key in _META_KEYS and isinstance(value, str):
             out += _free_text_facts(rel, lines, value)
         elif isinstance(value, str) and key not in _SKIP_KEYS and not key.isdigit():
@@ -512,7 +499,7 @@ def contract_facts(rel: str, text: str) -> list[Fact]:
     return out
 
 
-def _walk(doc: Any, depth: int = 0) -> Iterator[tuple[str, Any]]:
+def walk(doc: Any, depth: int = 0) -> Iterator[tuple[str, Any]]:
     if depth > _MAX_DEPTH:
         return
     items = doc.items() if isinstance(doc, dict) else enumerate(doc) if isinstance(doc, list) else ()
@@ -520,7 +507,7 @@ def _walk(doc: Any, depth: int = 0) -> Iterator[tuple[str, Any]]:
         if isinstance(key, str):
             yield key, value
         if isinstance(value, dict) or (isinstance(value, list) and not all(isinstance(v, str) for v in value)):
-            yield from _walk(value, depth + 1)
+            yield from walk(value, depth + 1)
 
 
 def _free_text_facts(rel: str, lines: list[str], text: str) -> list[Fact]:
@@ -538,4 +525,15 @@ def _at(rel: str, lines: list[str], needle: str) -> Quote:
     return Quote(rel, next((n for n, x in enumerate(lines, 1) if needle in x), 1))
 
 
-__all__ = ["Declared", "Fact", "contract_facts", "declared", "schema_declared", "layouts", "sdd_facts", "template_of"]
+__all__ = [
+    "Declared",
+    "Fact",
+    "contract_facts",
+    "declared",
+    "layouts",
+    "schema_declared",
+    "sdd_facts",
+    "template_of",
+    "versioned",
+    "walk",
+]

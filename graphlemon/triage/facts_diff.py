@@ -17,12 +17,12 @@ fits the blamed side's declaration and not the SDD's.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from .cite import Citer
-from .facts import MAX_TEXT, Fact, contract_facts, sdd_facts
+from .facts import MAX_TEXT, Fact, contract_facts, sdd_facts, walk
 from .findings import Finding
 from .interface import Side
 from .interface_diff import InterfaceFinding
@@ -179,18 +179,8 @@ def _side(ctx: RunContext, unit: str, said: dict[str, Fact]) -> Side:
         doc = json.loads(_text(ctx, ctx.contract_rel(unit)))
     except ValueError:
         return "contract"
-    named = {v for k, v in _entries(doc) if k == "unit_id"}
+    named = {v for k, v in walk(doc) if k == "unit_id"}  # its own id is not among the others
     return "consumer" if named & others else "contract"
-
-
-def _entries(doc: Any, depth: int = 0) -> Iterator[tuple[str, Any]]:
-    """(key, value) of every object below the top level."""
-    items = doc.items() if isinstance(doc, dict) else enumerate(doc) if isinstance(doc, list) else ()
-    for key, value in items:
-        if depth and isinstance(key, str):
-            yield key, value
-        if isinstance(value, dict | list) and depth < 12:
-            yield from _entries(value, depth + 1)
 
 
 def _pairs(said: dict[str, Fact]) -> list[tuple[tuple[str, Fact], tuple[str, Fact]]]:
