@@ -29,6 +29,8 @@ Kinds:
                      way, and the traced answer did what that contract says (nullability.py);
 - `measure_differs`  a field's unit (minutes vs seconds, MiB vs bytes) or date format (YYYY-MM-DD vs DD/MM/YYYY)
                      that a contract states otherwise than the SDD, the traced values fitting that contract (measures.py);
+- `value_differs`    a declared fact of a subject (unit, enumeration, range, field number, key layout, type) that
+                     two sides state and contradict (facts_diff.py);
 - `required_differs` a call refused (4xx) for leaving out a request field the SDD's table marks optional (required.py);
 - `input_unspecified` the failing request differs from a request that got the expected answer only by inputs
                      the SDD does not mention.
@@ -55,7 +57,7 @@ from .sdd_terms import terms
 FindingKind = Literal[
     "path_differs", "field_missing", "fields_disagree", "status_differs", "status_unproduced", "limit_violated",
     "limits_disagree", "input_unspecified", "input_differs", "subject_differs",
-    "nullable_differs", "measure_differs", "required_differs",
+    "nullable_differs", "measure_differs", "required_differs", "value_differs",
 ]  # fmt: skip
 # A value's other names, where a standard gives it some (a byte-order mark is U+FEFF).
 _ALIASES = {"\ufeff": ("BOM", "byte-order mark", "byte order mark")}
@@ -248,7 +250,7 @@ def _fields(ifs: Interfaces, call: Call, failure: IntegrationFailure) -> list[In
     contract_fields = contract.fields_for(status) if contract else {}
     ep = f"{m} {spec.path if spec else path}"
     for name, where in spec_fields.items():
-        if name in got or (wanted is not None and name not in wanted):
+        if name in got or (wanted is not None and name not in wanted) or _nested_in(name, got, spec_fields):
             continue
         rival = _rival_list(spec, status, name, set(contract_fields) or got) if spec else None
         if rival is not None and spec is not None:
@@ -287,6 +289,13 @@ def _fields(ifs: Interfaces, call: Call, failure: IntegrationFailure) -> list[In
                                     "consumer", where, f"{consumer.unit} reads field {name} from that answer",
                                     ("trace",) if spec_fields else ()))  # fmt: skip
     return out[:1]
+
+
+def _nested_in(name: str, got: set[str], listed: dict[str, Quote]) -> bool:
+    """A field the SDD lists by its own name that the answer carries inside an envelope the SDD does not list
+    (`status` as `data.parcel.status`): the SDD names the field, not its path."""
+    nested = [g for g in got if g.endswith(f".{name}")] if "." not in name else []
+    return bool(nested) and not any(g.split(".")[0] in listed for g in nested)
 
 
 # -- statuses and limits --------------------------------------------------------------------------------------

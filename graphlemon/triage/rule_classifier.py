@@ -19,6 +19,9 @@
        the SDD's code spans (the contracts, or the code's header reads)              → input_differs
        a consumer and its provider disagree on a status: the one that departs from the SDD's statement
                                                                                       → contract_mismatch
+       a declared fact (a field's unit, enumeration and case, range, field number, key layout, column order)
+       two sides contradict (facts_diff.py): the SDD backs one side → contract_mismatch for the other; it
+       states neither or both                                                         → spec_ambiguous
        the failing request differs from a successful one only by an input the SDD
        never mentions                                                                 → spec_ambiguous (0.5)
    1c. a call answered a boolean field the SDD defines by a threshold on another field of the answer, and
@@ -57,6 +60,7 @@ from .boundary import INCLUSIVE, Boundary, boundary_item
 from .callfindings import CallFindings
 from .decides import sdd_decides
 from .derived import DerivedField, contradicted
+from .facts_diff import value_contradiction, value_verdict
 from .findings import CONFIDENCE, Finding
 from .healthy import Healthy, answered_report, run_contradicts
 from .interface_diff import DistinguishingInput, compare, distinguishing_input, input_unspecified, unproduced
@@ -167,6 +171,9 @@ class _Triage(CallFindings):
             notes = [self._coder_note(u, c) for u in finding.affected for c in calls if c.provider == u]
             finding.evidence += [n for n in notes if n][:1]  # the coder's own words on why the unit does so
             return finding
+        contradiction = value_contradiction(self.ctx, self.failure, calls)
+        if contradiction is not None:
+            return value_verdict(contradiction, self.failure, self.cite)
         self.distinguishing = distinguishing_input(self.ctx, self.failure, calls[-1])
         if self.distinguishing is not None:
             silent = input_unspecified(self.ctx, self.failure, calls[-1], self.distinguishing)
