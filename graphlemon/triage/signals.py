@@ -12,14 +12,16 @@ is a code crash, not an environment problem.
 
 from __future__ import annotations
 
+import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from .oserrors import PATTERNS, SHARED_LIBRARY_MISSING
+from .oserrors import PATTERNS, SENT_SIGNALS, SHARED_LIBRARY_MISSING, signal_death
 from .run_context import LOG_WINDOW, LogLine, RunContext, parse_log_ts
 from .rundir import IntegrationFailure
 
@@ -27,32 +29,61 @@ InfraKind = Literal[
     "port_in_use", "disk_full", "dns", "health_check", "killed", "timeout", "missing_dependency", "unreachable",
     "out_of_resources", "connection_refused", "connection_reset", "backing_service", "certificate_expired",
     "clock_stepped", "external_service", "address_unavailable", "rpc_unavailable", "database_starting", "bus_error",
-    "checksum_mismatch",
+    "checksum_mismatch", "tls", "dependency_unavailable", "os_error", "signaled", "runner_crashed",
 ]  # fmt: skip
 
-# (kind, pattern, strong, start-up class: counts wherever it is in the log). The operating system's failures are
+def _death(*kinds: str) -> Callable[[str], bool]:
+    """A process that ended by a signal of this kind (oserrors.signal_death): SIGKILL is `killed`, SIGBUS is
+    `bus_error`, a signal sent from outside the process (SIGTERM, SIGXCPU, ...) is `signaled`."""
+
+    def died(text: str) -> bool:
+        sig = signal_death(text)
+        if sig is None:
+            return False
+        kind = {"SIGKILL": "killed", "SIGBUS": "bus_error"}.get(sig.name, "signaled" if sig.name in SENT_SIGNALS else "")
+        return kind in kinds
+
+    return died
+
+
+def _any(*tests: Callable[[str], object]) -> Callable[[str], bool]:
+    return lambda text: any(t(text) for t in tests)
+
+
+# (kind, test, strong, start-up class: counts wherever it is in the log). The operating system's failures are
 # spelled as every runtime names them (oserrors.py); the rest are the integration environment's own words.
-_INFRA: tuple[tuple[InfraKind, re.Pattern[str], bool, bool], ...] = (
-    ("port_in_use", PATTERNS["port_in_use"], True, True),
-    ("disk_full", PATTERNS["disk_full"], True, False),
-    ("dns", PATTERNS["dns"], True, False),
+_INFRA: tuple[tuple[InfraKind, Callable[[str], object], bool, bool], ...] = (
+    ("port_in_use", PATTERNS["port_in_use"].search, True, True),
+    ("disk_full", PATTERNS["disk_full"].search, True, False),
+    ("dns", PATTERNS["dns"].search, True, False),
     ("health_check", re.compile(r"health[- ]?check (?:timeout|timed out|failed)|did not become healthy|(?:readiness|liveness|startup) probe failed|"
-            r"CrashLoopBackOff|ImagePullBackOff|ErrImagePull|no healthy upstream", re.I), True, True),
-    ("killed", PATTERNS["killed"], True, True),
-    ("timeout", PATTERNS["timeout"], True, False),
-    ("missing_dependency", re.compile(rf"Cannot find module '(?![./])[^']+'|No module named '[^']+'|{SHARED_LIBRARY_MISSING}", re.I), True, True),
-    ("unreachable", PATTERNS["unreachable"], True, False),
-    ("out_of_resources", PATTERNS["out_of_resources"], True, False),
-    ("certificate_expired", PATTERNS["certificate_expired"], True, False),
-    ("clock_stepped", PATTERNS["clock_stepped"], True, True),
-    ("address_unavailable", PATTERNS["address_unavailable"], True, False),
-    ("rpc_unavailable", PATTERNS["rpc_unavailable"], True, False),
-    ("database_starting", PATTERNS["database_starting"], True, False),
-    ("bus_error", PATTERNS["bus_error"], True, True),
-    ("checksum_mismatch", PATTERNS["checksum_mismatch"], True, False),
-    ("connection_refused", PATTERNS["connection_refused"], False, False),
-    ("connection_reset", PATTERNS["connection_reset"], False, False),
+            r"CrashLoopBackOff|ImagePullBackOff|ErrImagePull|no healthy upstream", re.I).search, True, True),
+    ("killed", _any(PATTERNS["killed"].search, _death("killed")), True, True),
+    ("timeout", PATTERNS["timeout"].search, True, False),
+    ("missing_dependency", re.compile(rf"Cannot find module '(?![./])[^']+'|No module named '[^']+'|{SHARED_LIBRARY_MISSING}", re.I).search, True, True),
+    ("unreachable", PATTERNS["unreachable"].search, True, False),
+    ("out_of_resources", PATTERNS["out_of_resources"].search, True, False),
+    ("certificate_expired", PATTERNS["certificate_expired"].search, True, False),
+    ("clock_stepped", PATTERNS["clock_stepped"].search, True, True),
+    ("address_unavailable", PATTERNS["address_unavailable"].search, True, False),
+    ("rpc_unavailable", PATTERNS["rpc_unavailable"].search, True, False),
+    ("database_starting", PATTERNS["database_starting"].search, True, False),
+    ("bus_error", _any(PATTERNS["bus_error"].search, _death("bus_error")), True, True),
+    ("checksum_mismatch", PATTERNS["checksum_mismatch"].search, True, False),
+    ("tls", PATTERNS["tls"].search, True, False),
+    ("os_error", PATTERNS["os_error"].search, True, False),
+    ("signaled", _death("signaled"), True, False),
+    ("dependency_unavailable", PATTERNS["dependency_unavailable"].search, True, False),
+    ("connection_refused", PATTERNS["connection_refused"].search, False, False),
+    ("connection_reset", PATTERNS["connection_reset"].search, False, False),
 )  # fmt: skip
+# Kinds whose words also describe a domain's own states ("not ready", "restarting"): they count only where a
+# dependency speaks (a log line of no unit: the runner, a database, a broker, a sidecar) or as the failing call's
+# transport error, never in an assertion's message or a unit's own log line.
+_DEPENDENCY_VOICE = frozenset({"dependency_unavailable"})
+# Kinds read only up to the failure: a process stopped after the step failed is the run being torn down.
+_BEFORE_FAILURE = frozenset({"signaled"})
+
 _RETRY_NOISE = re.compile(r"waiting for|attempt \d+\s*/\s*\d+|retrying|retry \d+", re.IGNORECASE)
 _READY = re.compile(r"healthy|ready|listening|running on|startup complete|started", re.IGNORECASE)
 _EXITED = re.compile(
@@ -61,7 +92,7 @@ _EXITED = re.compile(
 _CODE_CRASH = re.compile(
     r"Cannot find module '\.{1,2}/[^']+'|SyntaxError:|ReferenceError:|IndentationError:|NameError:|ImportError: cannot import name"
 )
-_STACK_PATH = re.compile(r"(?:File \")?((?:[A-Za-z]:)?[\w@.~/\\-]+\.(?:py|js|mjs|cjs|ts|tsx|jsx|go|rs))(?:\"?, line |:)(\d+)")
+_STACK_PATH = re.compile(r"(?:File \")?((?:[A-Za-z]:)?[\w@.~/\\-]+\.(?:py|js|mjs|cjs|ts|tsx|jsx|go|rs|rb|java|kt|kts|scala|php|cs|swift|exs?|cc|cpp))(?:\"?, line |:)(\d+)")
 _VENDOR = re.compile(r"node_modules|site-packages|dist-packages|node:internal|/usr/lib/|<anonymous>|/lib/python\d")
 
 
@@ -87,29 +118,41 @@ class Crash:
 
 
 def match_infra(text: str) -> tuple[InfraKind, bool] | None:
-    for kind, pattern, strong, _startup in _INFRA:
-        if pattern.search(text):
-            if kind == "missing_dependency" and "No module named" in text:
-                return kind, strong  # caller checks whether the module is the unit's own
+    """The first environment kind the text reports (a missing module may be the unit's own: callers check)."""
+    for kind, test, strong, _startup in _INFRA:
+        if test(text):
             return kind, strong
     return None
 
 
 def infra_signals(ctx: RunContext, failure: IntegrationFailure, local_modules: set[str]) -> list[Signal]:
-    """Environment signals that bear on this failure, strongest first."""
+    """Environment signals that bear on this failure, strongest first.
+
+    Where a line appears decides whether it reports the environment: the failing call's transport error, the
+    runner's or a dependency's log line near the failure's time, a unit's answer that is itself a failure (a 5xx,
+    no answer). Not: words the case *expected* to see (a test of the unit's own "certificate has expired"
+    answer), a unit's normal answer (below 500: the unit served the call), a process stopped after the failure."""
     out: list[Signal] = []
     result_rel = f"{ctx.run_rel}/result.json"
     trace_rel = f"{ctx.run_rel}/http-trace.ndjson"
+    expected = _expected_kinds(failure)
     for value in (failure.got.error, failure.stack, failure.message):
         hit = match_infra(value or "")
-        if hit and not _is_local_module(value or "", local_modules):
-            out.append(Signal(hit[0], hit[1], result_rel, None, value or "", True))
+        if not hit or _is_local_module(value or "", local_modules) or hit[0] in expected:
+            continue
+        if hit[0] in _DEPENDENCY_VOICE and value is not failure.got.error:
+            continue
+        out.append(Signal(hit[0], hit[1], result_rel, None, value or "", True))
+    crashed = runner_crash(ctx)
+    if crashed is not None:
+        out.append(crashed)
     for lineno, entry in ctx.trace:
         if entry.case != failure.case or entry.step != failure.step:
             continue
-        for value in (entry.error, _text(entry.response_body)):
+        served = entry.status is not None and entry.status < 500 and not entry.error
+        for value in (entry.error, None if served else _text(entry.response_body)):
             hit = match_infra(value or "")
-            if hit:
+            if hit and hit[0] not in expected and (hit[0] not in _DEPENDENCY_VOICE or value is entry.error):
                 out.append(Signal(hit[0], hit[1], trace_rel, lineno, value or "", True, entry.unit_id))
     log_rel = f"{ctx.run_rel}/process.log"
     for i, line in enumerate(ctx.log):
@@ -117,8 +160,12 @@ def infra_signals(ctx: RunContext, failure: IntegrationFailure, local_modules: s
         if not hit or _is_local_module(line.text, local_modules):
             continue
         kind, strong = hit
-        startup = next(s for k, _p, _st, s in _INFRA if k == kind)
+        startup = next(s for k, _t, _st, s in _INFRA if k == kind)
         if not startup and not in_window(line, failure.ts):
+            continue
+        if kind in _BEFORE_FAILURE and not _before(line, failure.ts):
+            continue
+        if kind in _DEPENDENCY_VOICE and units_in_prefix(ctx, line.text):
             continue
         if startup_noise(ctx.log, i):
             continue
@@ -127,6 +174,32 @@ def infra_signals(ctx: RunContext, failure: IntegrationFailure, local_modules: s
         unit = (units_in_prefix(ctx, line.text) or units_in_text(ctx, line.text) or [None])[0]
         out.append(Signal(kind, strong, log_rel, line.lineno, line.text, False, unit))
     return sorted(out, key=lambda s: (not s.strong, not s.on_failing_step))
+
+
+def runner_crash(ctx: RunContext) -> Signal | None:
+    """The integration runner itself died (`crashed` in result.json): the harness failed, not a unit."""
+    if not ctx.result.crashed:
+        return None
+    rel = f"{ctx.run_rel}/result.json"
+    try:
+        lines = (ctx.run_dir / "result.json").read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        lines = []
+    found = next(((n, x.strip()) for n, x in enumerate(lines, 1) if '"crashed"' in x), None)
+    if found is None or not found[1].startswith('"crashed"'):
+        return Signal("runner_crashed", True, rel, None, '"crashed": true', True)
+    return Signal("runner_crashed", True, rel, found[0], found[1].rstrip(","), True)
+
+
+def _expected_kinds(failure: IntegrationFailure) -> set[str]:
+    """Environment kinds the case's own expectation speaks of: its words are the answer under test, not a report."""
+    said = json.dumps(failure.expected.model_dump(mode="json"), ensure_ascii=False) + "\n" + (failure.description or "")
+    return {kind for kind, test, _st, _su in _INFRA if test(said)}
+
+
+def _before(line: LogLine, failed_at: datetime | None) -> bool:
+    ts = parse_log_ts(line.text)
+    return failed_at is None or ts is None or ts <= failed_at
 
 
 def startup_crash(ctx: RunContext, local_modules: set[str]) -> Crash | None:
