@@ -53,6 +53,7 @@ _INFRA_WORDS = {
     "os_error": "hit an operating-system failure of the machine (a device, file system or network error)",
     "signaled": "was stopped by a signal from outside the process (SIGTERM, a CPU or file-size limit)",
     "runner_crashed": "could not finish: the integration runner itself crashed",
+    "download_failed": "could not be set up: a package registry, mirror or image registry refused the download (throttled or failing)",
     "external_service": "depends on an outside service that refused or failed the call (rate limit or gateway error)",
 }
 

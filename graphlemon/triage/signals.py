@@ -1,13 +1,15 @@
 """Signals that are not in the SDD: environment errors in logs and traces, crashes, which unit a stack names.
 
-Environment signals (EADDRINUSE, ENOSPC, EAI_AGAIN, health-check timeout, a killed
-process, ETIMEDOUT, an unreachable network, exhausted memory, file handles or ephemeral ports, a gRPC UNAVAILABLE,
-a database still starting up, a SIGBUS, a download's checksum mismatch, a missing *package*) are strong,
-in any runtime's spelling (oserrors.py). ECONNREFUSED / socket hang
-up only count on the failing step itself, and a "waiting for X: ECONNREFUSED
-(attempt 2/30)" line followed by X becoming healthy is start-up noise. A process
-that died at start-up on its own code (a missing *local* module, a SyntaxError)
-is a code crash, not an environment problem.
+Environment failures are read by kind (docs/triage.md, "Environment failures are read by kind"): every errno the
+operating system reports for the machine rather than for the calling program, a process ended by a signal sent
+from outside it, a dependency saying it cannot serve yet, a failed TLS handshake, a clock out of step, a registry
+refusing a download, a crashed runner, and the named kinds before them (EADDRINUSE, ENOSPC, EAI_AGAIN, a
+health-check timeout, a kill, ETIMEDOUT, exhausted memory or ports, a gRPC UNAVAILABLE, a database starting up,
+SIGBUS, a checksum mismatch, a missing *package*), each in any runtime's spelling (oserrors.py). Where a line
+appears decides too: words the case expects are the answer under test; a unit's answer below 500 is its answer.
+ECONNREFUSED / socket hang up only count on the failing step itself, and a "waiting for X: ECONNREFUSED
+(attempt 2/30)" line followed by X becoming healthy is start-up noise. A process that died at start-up on its own
+code (a missing *local* module, a SyntaxError) is a code crash, not an environment problem.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ InfraKind = Literal[
     "port_in_use", "disk_full", "dns", "health_check", "killed", "timeout", "missing_dependency", "unreachable",
     "out_of_resources", "connection_refused", "connection_reset", "backing_service", "certificate_expired",
     "clock_stepped", "external_service", "address_unavailable", "rpc_unavailable", "database_starting", "bus_error",
-    "checksum_mismatch", "tls", "dependency_unavailable", "os_error", "signaled", "runner_crashed",
+    "checksum_mismatch", "tls", "dependency_unavailable", "os_error", "signaled", "runner_crashed", "download_failed",
 ]  # fmt: skip
 
 def _death(*kinds: str) -> Callable[[str], bool]:
@@ -44,6 +46,28 @@ def _death(*kinds: str) -> Callable[[str], bool]:
         return kind in kinds
 
     return died
+
+
+# A package manager or container runtime fetching what the run needs (a package, a module, an artifact, an image)
+# and the registry or mirror answering that it cannot serve now: throttled or its own gateway failing.
+_FETCHING = re.compile(
+    r"\b(?:npm|yarn|pnpm|pip|poetry|uv|cargo|gem|bundler?|maven|mvn|gradle|nuget|composer|apt(?:-get)?|apk|"
+    r"docker|podman|containerd|image|crates?|artifact|wheel|package|registry|mirror|pull(?:ing)?)\b|\bgo(?: mod)?:",
+    re.IGNORECASE,
+)
+_REGISTRY_BUSY = re.compile(
+    r"(?<![\d.:/-])(?:429|50[0234])(?![\d.:/-])|Service Unavailable|Bad Gateway|Gateway Time-?out|Too Many Requests|"
+    r"toomanyrequests|rate[- ]limit(?:ed)?",
+    re.IGNORECASE,
+)
+
+
+def _busy_codes(text: str) -> set[int | None]:
+    return {int(m.group(0)) for m in _REGISTRY_BUSY.finditer(text) if m.group(0).isdigit()}
+
+
+def _download_failed(text: str) -> bool:
+    return bool(_FETCHING.search(text) and _REGISTRY_BUSY.search(text))
 
 
 def _any(*tests: Callable[[str], object]) -> Callable[[str], bool]:
@@ -74,6 +98,7 @@ _INFRA: tuple[tuple[InfraKind, Callable[[str], object], bool, bool], ...] = (
     ("os_error", PATTERNS["os_error"].search, True, False),
     ("signaled", _death("signaled"), True, False),
     ("dependency_unavailable", PATTERNS["dependency_unavailable"].search, True, False),
+    ("download_failed", _download_failed, True, False),
     ("connection_refused", PATTERNS["connection_refused"].search, False, False),
     ("connection_reset", PATTERNS["connection_reset"].search, False, False),
 )  # fmt: skip
@@ -83,6 +108,9 @@ _INFRA: tuple[tuple[InfraKind, Callable[[str], object], bool, bool], ...] = (
 _DEPENDENCY_VOICE = frozenset({"dependency_unavailable"})
 # Kinds read only up to the failure: a process stopped after the step failed is the run being torn down.
 _BEFORE_FAILURE = frozenset({"signaled"})
+# Kinds of the run's set-up (installs, image pulls): they count at any earlier time when the failing step got no
+# answer at all (what was not installed never started), and near the failure's time otherwise.
+_SET_UP = frozenset({"download_failed"})
 
 _RETRY_NOISE = re.compile(r"waiting for|attempt \d+\s*/\s*\d+|retrying|retry \d+", re.IGNORECASE)
 _READY = re.compile(r"healthy|ready|listening|running on|startup complete|started", re.IGNORECASE)
@@ -155,18 +183,22 @@ def infra_signals(ctx: RunContext, failure: IntegrationFailure, local_modules: s
             if hit and hit[0] not in expected and (hit[0] not in _DEPENDENCY_VOICE or value is entry.error):
                 out.append(Signal(hit[0], hit[1], trace_rel, lineno, value or "", True, entry.unit_id))
     log_rel = f"{ctx.run_rel}/process.log"
+    answered = {e.status for _n, e in ctx.trace if e.case == failure.case} | {failure.got.status}
     for i, line in enumerate(ctx.log):
         hit = match_infra(line.text)
         if not hit or _is_local_module(line.text, local_modules):
             continue
         kind, strong = hit
         startup = next(s for k, _t, _st, s in _INFRA if k == kind)
-        if not startup and not in_window(line, failure.ts):
+        set_up = kind in _SET_UP and failure.got.error is not None and _before(line, failure.ts)
+        if not (startup or set_up) and not in_window(line, failure.ts):
             continue
         if kind in _BEFORE_FAILURE and not _before(line, failure.ts):
             continue
         if kind in _DEPENDENCY_VOICE and units_in_prefix(ctx, line.text):
             continue
+        if kind in _SET_UP and _busy_codes(line.text) & answered:
+            continue  # the status a unit of the project answered in this case: its answer, not a registry's
         if startup_noise(ctx.log, i):
             continue
         if not strong and not _about_failing_step(line.text, failure):

@@ -252,3 +252,35 @@ def test_an_environment_error_beside_a_step_whose_calls_were_answered_is_set_asi
                                      "got": {"status": 200, "body": {"rows": 2}}}, log=line + "\n")  # fmt: skip
     assert not _rule(project).startswith("infra:")
     assert any("environment signals set aside" in h for h in classify(load_run(project, RUN_ID)).hints)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "npm ERR! 429 Too Many Requests - GET https://registry.example/mjml/-/mjml-4.15.3.tgz",
+        "error: failed to download from `https://crates.example/api/v1/crates/serde/1.0.200/download` (HTTP 502)",
+        "go: example.com/geo@v1.2.0: reading https://proxy.example/example.com/geo/@v/v1.2.0.zip: 502 Bad Gateway",
+        "Could not transfer artifact org.x:y:pom:1.2 from/to central: status code: 503, reason phrase: Service Unavailable",
+        "toomanyrequests: You have reached your pull rate limit",
+    ],
+    ids=lambda x: x[:20],
+)
+def test_a_registry_that_refused_the_install_is_the_environment_even_long_before_an_unanswered_step(tmp_path, line):
+    project = _log(
+        tmp_path,
+        f"2026-12-03T09:51:00Z [runner] {line}",
+        message="",
+        got={"error": "connect ECONNREFUSED 127.0.0.1:7600"},
+    )
+    assert _rule(project) == "infra:download_failed"
+
+
+def test_a_registry_status_a_unit_of_the_project_answered_is_its_own_answer(tmp_path):
+    line = f"2026-12-03T10:00:05Z [runner] {UNIT}: GET /packages/is-odd 503 - package registry unavailable"
+    answered = {"ts": "2026-12-03T10:00:05Z", "case": "ledger-suite", "step": 0, "unit_id": UNIT, "method": "GET",
+                "url": "http://127.0.0.1:7600/packages/is-odd", "status": 503, "response_body": {"error": "unavailable"}}  # fmt: skip
+    project = build_project(tmp_path / "p", units=[{"unit_id": UNIT, "code": ["ledger"]}], files={"ledger/ledger.py": CODE},
+                            sdd=f"# Ledger\n\n## {UNIT}\n\nGET /packages/{{name}} answers 200; an unknown package answers 404.\n",
+                            trace=[answered], log=line + "\n",
+                            failure={"case": "ledger-suite", "involves": [UNIT], "expected": {"status": 404}, "got": {"status": 503}})  # fmt: skip
+    assert _rule(project) != "infra:download_failed"
