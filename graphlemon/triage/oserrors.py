@@ -90,7 +90,6 @@ _NAMES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (),
         ("certificate has expired", "CERT_HAS_EXPIRED", "CertificateExpiredException", r"certificate (?:is )?expired"),
     ),
-    # the host's clock set back or forward under the running processes (chronyd, ntpd, systemd)
     # the host's clock set back or forward, or out of step with its peers: the step itself, a measured offset or
     # skew, a time-sync daemon that lost synchronisation, and what clients say when the clocks disagree
     "clock_stepped": (

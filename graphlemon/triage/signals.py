@@ -62,7 +62,7 @@ _REGISTRY_BUSY = re.compile(
 )
 
 
-def _busy_codes(text: str) -> set[int | None]:
+def _busy_codes(text: str) -> set[int]:
     return {int(m.group(0)) for m in _REGISTRY_BUSY.finditer(text) if m.group(0).isdigit()}
 
 
@@ -209,18 +209,18 @@ def infra_signals(ctx: RunContext, failure: IntegrationFailure, local_modules: s
 
 
 def runner_crash(ctx: RunContext) -> Signal | None:
-    """The integration runner itself died (`crashed` in result.json): the harness failed, not a unit."""
+    """The integration runner itself died (`crashed` in result.json): the harness failed, not a unit. Cited as the
+    file spells it, on its line."""
     if not ctx.result.crashed:
         return None
-    rel = f"{ctx.run_rel}/result.json"
     try:
-        lines = (ctx.run_dir / "result.json").read_text(encoding="utf-8", errors="replace").splitlines()
+        text = (ctx.run_dir / "result.json").read_text(encoding="utf-8", errors="replace")
     except OSError:
-        lines = []
-    found = next(((n, x.strip()) for n, x in enumerate(lines, 1) if '"crashed"' in x), None)
-    if found is None or not found[1].startswith('"crashed"'):
-        return Signal("runner_crashed", True, rel, None, '"crashed": true', True)
-    return Signal("runner_crashed", True, rel, found[0], found[1].rstrip(","), True)
+        text = ""
+    m = re.search(r'"crashed"\s*:\s*true', text)
+    line = text.count("\n", 0, m.start()) + 1 if m and "\n" not in m.group(0) else None
+    quote = m.group(0) if line is not None else '"crashed": true'
+    return Signal("runner_crashed", True, f"{ctx.run_rel}/result.json", line, quote, True)
 
 
 def _expected_kinds(failure: IntegrationFailure) -> set[str]:

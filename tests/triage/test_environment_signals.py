@@ -284,3 +284,12 @@ def test_a_registry_status_a_unit_of_the_project_answered_is_its_own_answer(tmp_
                             trace=[answered], log=line + "\n",
                             failure={"case": "ledger-suite", "involves": [UNIT], "expected": {"status": 404}, "got": {"status": 503}})  # fmt: skip
     assert _rule(project) != "infra:download_failed"
+
+
+def test_a_crashed_runner_in_a_compact_result_json_is_cited_as_written(tmp_path):
+    project = _log(tmp_path, message="", got={"error": "worker gw1 ended before the step completed"})
+    path = project.root / ".graphlemon" / "integration" / "runs" / RUN_ID / "result.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "crashed": True}, separators=(",", ":")))
+    record = triage_run(project, RUN_ID).record
+    assert record.category == "infra_flake" and record.evidence_verified
+    assert any('"crashed":true' in e for e in record.evidence)
