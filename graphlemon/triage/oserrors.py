@@ -46,6 +46,10 @@ _NAMES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "socket.gaierror",
             "getaddrinfo failed",
             "could not translate host name",
+            "Could not resolve host",
+            "Name does not resolve",
+            "server misbehaving",
+            "SERVFAIL",
         ),
     ),  # fmt: skip
     "unreachable": (
@@ -54,13 +58,29 @@ _NAMES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     "out_of_resources": (
         ("EMFILE", "ENFILE", "ENOMEM"),
-        ("OutOfMemoryError", "OutOfMemory", "heap out of memory", "MemoryError", "Too many open files"),
+        (
+            "OutOfMemoryError",
+            "OutOfMemory",
+            "heap out of memory",
+            "MemoryError",
+            "Too many open files",
+            r"\bout of memory\b",  # Go's runtime, CUDA, the kernel
+            r"failed to allocate memory",
+            r"insufficient memory",
+            # the process or thread limit (a cgroup's pids.max, ulimit -u)
+            r"can't start new thread",
+            r"unable to create (?:new )?native thread",
+            r"fork: (?:retry: )?Resource temporarily unavailable",
+            r"pids\.max",
+        ),
     ),
     "killed": (
         (),
         (
             "SIGKILL",
-            r"oom[- ]?kill\w*",
+            r"oom[-_ ]?kill\w*",
+            r"The node was low on resource",  # a pod evicted by the kubelet
+            r"\bpod (?:was )?evicted",
             "OOMKilled",
             "Out of memory: Kill",
             r"Killed process \d+",
@@ -147,8 +167,24 @@ _NAMES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             r"state not recovered",
             r"back-?off (?:restarting|pulling)",
             r"failover in progress",
+            # the container runtime under the services
+            r"Cannot connect to the Docker daemon",
+            r"OCI runtime (?:create|exec|start) failed",
+            r"failed to create shim",
         ),
     ),  # fmt: skip
+    # a test runner or CI agent that died under the run: pytest's INTERNALERROR, xdist's lost node, a worker that
+    # exited unexpectedly, a CI agent shut down or out of contact
+    "runner_crashed": (
+        (),
+        (
+            r"INTERNALERROR>",
+            r"node down: Not properly terminated",
+            r"worker (?:process )?(?:\w+ )?(?:crashed|exited unexpectedly|terminated unexpectedly)",
+            r"runner has received a shutdown signal",
+            r"lost communication with the server",
+        ),
+    ),
     "connection_refused": (("ECONNREFUSED",), ("ConnectionRefused", "java.net.ConnectException")),
     "connection_reset": (
         ("ECONNRESET", "EPIPE", "ECONNABORTED", "ENETRESET", "ENOTCONN", "ESHUTDOWN"),
@@ -279,6 +315,7 @@ _EXIT_STATUS = re.compile(
     re.IGNORECASE,
 )
 _CORE_DUMPED = re.compile(r"([A-Z][\w /()-]*?)\s*\(core dumped\)")
+_SHELL_JOB = re.compile(r"\bline \d+:\s+\d+\s+([A-Z][a-z]+(?: [a-z]+)*)\s")  # bash: "line 12:  4121 Killed  node x.js"
 
 
 def _signal_named(token: str) -> signal.Signals | None:
@@ -310,7 +347,7 @@ def signal_death(text: str) -> signal.Signals | None:
         sig = _signal_named(str(number)) if number else None
         if sig is not None:
             return sig
-    m = _CORE_DUMPED.search(text)
+    m = _CORE_DUMPED.search(text) or _SHELL_JOB.search(text)
     return _signal_named(m.group(1)) if m else None
 
 

@@ -99,13 +99,14 @@ _INFRA: tuple[tuple[InfraKind, Callable[[str], object], bool, bool], ...] = (
     ("signaled", _death("signaled"), True, False),
     ("dependency_unavailable", PATTERNS["dependency_unavailable"].search, True, False),
     ("download_failed", _download_failed, True, False),
+    ("runner_crashed", PATTERNS["runner_crashed"].search, True, False),
     ("connection_refused", PATTERNS["connection_refused"].search, False, False),
     ("connection_reset", PATTERNS["connection_reset"].search, False, False),
 )  # fmt: skip
-# Kinds whose words also describe a domain's own states ("not ready", "restarting"): they count only where a
-# dependency speaks (a log line of no unit: the runner, a database, a broker, a sidecar) or as the failing call's
-# transport error, never in an assertion's message or a unit's own log line.
-_DEPENDENCY_VOICE = frozenset({"dependency_unavailable"})
+# Kinds whose words also describe a domain's own states ("not ready", "restarting", a worker that crashed): they count
+# only where a dependency or the harness speaks (a log line of no unit: the runner, a database, a broker, a sidecar)
+# or as the failing call's transport error, never in an assertion's message or a unit's own log line.
+_OUTSIDE_VOICE = frozenset({"dependency_unavailable", "runner_crashed"})
 # Kinds read only up to the failure: a process stopped after the step failed is the run being torn down.
 _BEFORE_FAILURE = frozenset({"signaled"})
 # Kinds of the run's set-up (installs, image pulls): they count at any earlier time when the failing step got no
@@ -168,7 +169,7 @@ def infra_signals(ctx: RunContext, failure: IntegrationFailure, local_modules: s
         hit = match_infra(value or "")
         if not hit or _is_local_module(value or "", local_modules) or hit[0] in expected:
             continue
-        if hit[0] in _DEPENDENCY_VOICE and value is not failure.got.error:
+        if hit[0] in _OUTSIDE_VOICE and value is not failure.got.error:
             continue
         out.append(Signal(hit[0], hit[1], result_rel, None, value or "", True))
     crashed = runner_crash(ctx)
@@ -180,7 +181,7 @@ def infra_signals(ctx: RunContext, failure: IntegrationFailure, local_modules: s
         served = entry.status is not None and entry.status < 500 and not entry.error
         for value in (entry.error, None if served else _text(entry.response_body)):
             hit = match_infra(value or "")
-            if hit and hit[0] not in expected and (hit[0] not in _DEPENDENCY_VOICE or value is entry.error):
+            if hit and hit[0] not in expected and (hit[0] not in _OUTSIDE_VOICE or value is entry.error):
                 out.append(Signal(hit[0], hit[1], trace_rel, lineno, value or "", True, entry.unit_id))
     log_rel = f"{ctx.run_rel}/process.log"
     answered = {e.status for _n, e in ctx.trace if e.case == failure.case} | {failure.got.status}
@@ -195,7 +196,7 @@ def infra_signals(ctx: RunContext, failure: IntegrationFailure, local_modules: s
             continue
         if kind in _BEFORE_FAILURE and not _before(line, failure.ts):
             continue
-        if kind in _DEPENDENCY_VOICE and units_in_prefix(ctx, line.text):
+        if kind in _OUTSIDE_VOICE and units_in_prefix(ctx, line.text):
             continue
         if kind in _SET_UP and _busy_codes(line.text) & answered:
             continue  # the status a unit of the project answered in this case: its answer, not a registry's

@@ -293,3 +293,31 @@ def test_a_crashed_runner_in_a_compact_result_json_is_cited_as_written(tmp_path)
     record = triage_run(project, RUN_ID).record
     assert record.category == "infra_flake" and record.evidence_verified
     assert any('"crashed":true' in e for e in record.evidence)
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        ("./run.sh: line 12:  4121 Killed                  node server.js", "killed"),
+        ("fatal error: runtime: out of memory", "out_of_resources"),
+        ("RuntimeError: can't start new thread", "out_of_resources"),
+        ("lookup db on 127.0.0.11:53: server misbehaving", "dns"),
+        ("curl: (6) Could not resolve host: mirror.internal", "dns"),
+        (
+            "docker: Error response from daemon: OCI runtime create failed: runc did not terminate",
+            "dependency_unavailable",
+        ),
+        ("The node was low on resource: ephemeral-storage.", "killed"),
+        ("INTERNALERROR> Traceback (most recent call last):", "runner_crashed"),
+    ],
+    ids=lambda x: x[:24],
+)
+def test_more_environment_spellings_of_known_kinds(line, kind):
+    assert match_infra(line) == (kind, True)
+
+
+def test_a_harness_crash_in_the_runners_log_is_the_environment_in_a_units_log_it_is_not(tmp_path):
+    runner = "2026-12-03T10:00:05Z [integrator] [gw1] node down: Not properly terminated"
+    assert _rule(_log(tmp_path, runner, message="", got={"error": "worker ended"})) == "infra:runner_crashed"
+    own = f"2026-12-03T10:00:05Z [{UNIT}] import worker crashed: ValueError in batch 3"
+    assert _rule(_log(tmp_path, own, name="q")) != "infra:runner_crashed"
