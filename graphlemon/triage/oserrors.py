@@ -347,7 +347,7 @@ def signal_death(text: str) -> signal.Signals | None:
         sig = _signal_named(str(number)) if number else None
         if sig is not None:
             return sig
-    m = _CORE_DUMPED.search(text) or _SHELL_JOB.search(text)
+    m = (_CORE_DUMPED.search(text) if "(core dumped)" in text else None) or _SHELL_JOB.search(text)
     return _signal_named(m.group(1)) if m else None
 
 

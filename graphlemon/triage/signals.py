@@ -146,8 +146,18 @@ class Crash:
     text: str
 
 
+# An error states itself at the head of a text (a message, Java's stack) or at its tail (Python's stack, the last
+# lines a process printed); the middle of a huge answer body or stack is not read (its cost grows with its size).
+_HEAD_AND_TAIL = 8192
+
+
+def _head_and_tail(text: str) -> str:
+    return f"{text[:_HEAD_AND_TAIL]}\n{text[-_HEAD_AND_TAIL:]}" if len(text) > 2 * _HEAD_AND_TAIL else text
+
+
 def match_infra(text: str) -> tuple[InfraKind, bool] | None:
     """The first environment kind the text reports (a missing module may be the unit's own: callers check)."""
+    text = _head_and_tail(text)
     for kind, test, strong, _startup in _INFRA:
         if test(text):
             return kind, strong
@@ -227,7 +237,7 @@ def runner_crash(ctx: RunContext) -> Signal | None:
 def _expected_kinds(failure: IntegrationFailure) -> set[str]:
     """Environment kinds the case's own expectation speaks of: its words are the answer under test, not a report."""
     said = json.dumps(failure.expected.model_dump(mode="json"), ensure_ascii=False) + "\n" + (failure.description or "")
-    return {kind for kind, test, _st, _su in _INFRA if test(said)}
+    return {kind for kind, test, _st, _su in _INFRA if test(_head_and_tail(said))}
 
 
 def _before(line: LogLine, failed_at: datetime | None) -> bool:

@@ -321,3 +321,10 @@ def test_a_harness_crash_in_the_runners_log_is_the_environment_in_a_units_log_it
     assert _rule(_log(tmp_path, runner, message="", got={"error": "worker ended"})) == "infra:runner_crashed"
     own = f"2026-12-03T10:00:05Z [{UNIT}] import worker crashed: ValueError in batch 3"
     assert _rule(_log(tmp_path, own, name="q")) != "infra:runner_crashed"
+
+
+def test_a_huge_text_is_read_at_its_head_and_tail_only():
+    filler = "Ab Cd " * 400_000  # 2.4 MB of words
+    assert match_infra(filler + "OSError: [Errno 116] Stale file handle") == ("os_error", True)
+    assert match_infra("connect EHOSTUNREACH 10.0.0.9:5432\n" + filler) == ("unreachable", True)
+    assert match_infra(filler + "No space left on device" + filler) is None  # the middle is not read
