@@ -48,6 +48,12 @@ _INFRA_WORDS = {
     "database_starting": "reached a database that was not yet accepting connections (starting up or recovering)",
     "bus_error": "was killed by SIGBUS (bus error: the memory-mapped file's storage ran out, e.g. a full tmpfs)",
     "checksum_mismatch": "downloaded a package whose checksum does not match the lockfile (a truncated fetch)",
+    "tls": "could not complete a TLS handshake (the peer's certificate was not trusted or the handshake failed)",
+    "dependency_unavailable": "depends on a service that was not ready (starting, recovering, electing a leader)",
+    "os_error": "hit an operating-system failure of the machine (a device, file system or network error)",
+    "signaled": "was stopped by a signal from outside the process (SIGTERM, a CPU or file-size limit)",
+    "runner_crashed": "could not finish: the integration runner itself crashed",
+    "download_failed": "could not be set up: a package registry, mirror or image registry refused the download (throttled or failing)",
     "external_service": "depends on an outside service that refused or failed the call (rate limit or gateway error)",
 }
 

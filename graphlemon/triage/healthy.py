@@ -15,6 +15,11 @@ An environment signal (a time-out, a kill) says the infrastructure failed. These
   transport did not go away.
 - own address: every signal is an EADDRNOTAVAIL on a bind or listen. A client out of ephemeral ports fails to
   *connect*; a server that cannot bind its configured address was given an address the host does not have.
+- answered, for a dependency that said it was not ready (starting, electing a leader, restarting), an operating-system
+  error of the machine, a process stopped by a signal or a failed TLS handshake: every call of the failing step was
+  answered below 500; whatever failed did not stand between the step and its answer.
+- compared: the runner crashed (`crashed` in result.json), yet the failing step got an answer and the case compared
+  it with its expectation. The crash came after the step; the difference it reports is the units'.
 
 A contradicted signal does not decide the verdict: the decision flow goes on to the interface comparison and the
 steps after it (docs/triage.md, "Environment signals the run contradicts").
@@ -30,6 +35,8 @@ from .run_context import RunContext
 from .rundir import HttpTraceEntry, IntegrationFailure
 from .signals import Signal, units_in_text
 
+# kinds that fail a call when they bear on it: a call answered below 500 was served despite them
+_SERVED_DESPITE = frozenset({"rpc_unavailable", "dependency_unavailable", "os_error", "signaled", "tls"})
 _BIND = re.compile(r"\b(?:bind|listen)\b", re.IGNORECASE)  # a server taking its address, not a client connecting
 
 
@@ -49,14 +56,24 @@ def run_contradicts(ctx: RunContext, failure: IntegrationFailure, signals: list[
         return _answered(ctx, failure)
     if kinds == {"killed"}:
         return _own_loop(ctx, failure, signals)
-    if kinds == {"rpc_unavailable"}:
-        return _answered(ctx, failure)  # the transport did not go away: the step's calls were answered
+    if kinds <= _SERVED_DESPITE:
+        return _answered(ctx, failure)  # the step's calls were answered: the failure stood outside their way
+    if kinds == {"runner_crashed"}:
+        return _compared(failure)
     if kinds <= {"bus_error", "checksum_mismatch"}:
         return _own_code(ctx, failure)
     if kinds == {"address_unavailable"} and all(_BIND.search(s.text) for s in signals):
         reason = "the address could not be bound: the unit's configured listen address, not an exhausted port range"
         return Healthy(reason, tuple(s.line for s in signals if s.line is not None))
     return None
+
+
+def _compared(failure: IntegrationFailure) -> Healthy | None:
+    got = failure.got
+    if got.error is not None or (got.status is None and got.value is None and got.body is None):
+        return None
+    reason = "the runner crashed after the failing step got an answer and compared it with the case's expectation"
+    return Healthy(reason, ())
 
 
 def _own_code(ctx: RunContext, failure: IntegrationFailure) -> Healthy | None:
