@@ -8,6 +8,8 @@ locate_handler(unit_id, method, path)    the handler a parser finds for a route,
 read_assertion(run_id)                   the failing step's assertion: expected vs got, message, stack frames
 compare_interfaces(run_id)               the interface model of the step's endpoints (SDD, contracts, code, trace)
                                          and its typed disagreements, each with the two lines that disagree
+                                         (declared facts too: units, enumerations, field numbers, key layouts),
+                                         and the SDD statement that decides the case by its values, if one does
 (plus category_classifier, diff_contract_vs_impl, find_similar_bug registered in agent.py)
 """
 
@@ -22,7 +24,9 @@ from ..agents.tools.registry import REGISTRY, tool
 from ..errors import ErrorCode, GraphLemonError
 from ..project import ProjectHandle
 from .backing import backing_service_signals, unit_ports
+from .decides import Decision, Statement, decide
 from .evidence_check import verify_all
+from .facts_diff import value_contradiction
 from .interface_diff import compare, distinguishing_input, input_unspecified, unproduced
 from .interface_sidecheck import header_unread, input_sides, side_checks
 from .interface_sides import Interfaces
@@ -140,6 +144,8 @@ def compare_interfaces(project: ProjectHandle, run_id: str) -> dict:
     findings = compare(ctx, failure, calls)
     findings += [c.finding for c in side_checks(ctx, failure, calls) if c.finding is not None]
     findings += input_sides(ctx, failure, calls) + header_unread(ctx, failure, calls)
+    declared = value_contradiction(ctx, failure, calls)
+    findings += [declared.finding] if declared is not None else []
     distinguishing = distinguishing_input(ctx, failure, calls[-1]) if calls else None
     unspecified = (
         input_unspecified(ctx, failure, calls[-1], distinguishing) if distinguishing and not findings else None
@@ -155,7 +161,26 @@ def compare_interfaces(project: ProjectHandle, run_id: str) -> dict:
             "passing_request": f"{distinguishing.passing.rel}:{distinguishing.passing.line}",
             "note": "a verdict whose root cause does not name this input is capped below auto-apply",
         },
+        "sdd_decides": _decision(decide(ctx, failure)),
     }
+
+
+def _decision(found: Decision | None) -> dict | None:
+    """The SDD statement that holds the case's distinguishing values and the outcome it expects (an impl_bug of its
+    section's unit), or two statements that hold them both ways (a person decides)."""
+    if found is None:
+        return None
+    return {
+        "kind": found.kind,
+        "covers": list(found.covered),
+        "statement": _statement(found.statement),
+        "rival": _statement(found.rival) if found.rival is not None else None,
+        "rival_states": found.run_literal,
+    }
+
+
+def _statement(st: Statement) -> dict:
+    return {"at": f"{st.doc}:{st.line}", "unit": st.unit, "says": st.text[:300]}
 
 
 def evidence_findings(project: ProjectHandle, evidence: list[str]) -> dict:

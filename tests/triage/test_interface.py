@@ -271,6 +271,9 @@ def test_hostile_documents_give_no_operation_or_a_quotable_one(text):
         ("bn01_greenhouse_nested_humidity_field", "field_missing", "contract_mismatch", ("climate-api",)),
         ("bn04_apiary_key_header_vs_query", "input_differs", "contract_mismatch", ("apiary-api",)),
         ("bm10_studio_key_header_name", "input_differs", "impl_bug", ("studio-api",)),
+        # declared facts (facts_diff.py): a unit and a protobuf field number
+        ("bp01_tip_jar_consumer_reads_cents_as_units", "value_differs", "contract_mismatch", ("tip-widget",)),
+        ("bp02_beacon_proto_field_renumbered", "value_differs", "contract_mismatch", ("beacon-gw",)),
     ],
 )
 def test_typed_findings_quote_the_two_lines_that_disagree(scenario, name, kind, category, blamed):
@@ -289,6 +292,17 @@ def test_typed_findings_quote_the_two_lines_that_disagree(scenario, name, kind, 
     assert verify_all(s.root, list(lines.values())).ok
     shown = evidence_findings(s.project, list(lines.values()))["shows"]
     assert set(shown) == set(lines.values()) and all(kind in x[0] for x in shown.values())
+
+
+def test_the_agent_sees_the_sdd_statement_that_decides_the_case(scenario):
+    from graphlemon.triage.agenttools import compare_interfaces
+
+    decided = compare_interfaces(scenario("bp09_polish_plural_twelve_files").project, "int-1205-i18n-a1")
+    found = decided["sdd_decides"]
+    assert found["kind"] == "decided" and found["statement"]["unit"] == "plural-rules"
+    assert "12" in found["covers"] and found["rival"] is None
+    silent = scenario("fb07_catalog_csv_bom")
+    assert compare_interfaces(silent.project, silent.run_id)["sdd_decides"] is None
 
 
 def test_an_input_the_sdd_never_mentions_goes_to_a_person_at_one_half(scenario):
