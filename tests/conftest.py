@@ -56,7 +56,7 @@ def pytest_sessionfinish(session, exitstatus):
 
 def pytest_collection_modifyitems(config, items):
     skip_live = pytest.mark.skip(reason="live model test: opt in with --run-live")
-    grouped = config.pluginmanager.hasplugin("xdist")
+    grouped = getattr(config.option, "loadgroup", False)  # set on an xdist worker of `--dist loadgroup`
     for item in items:
         if "live" in item.keywords and not config.getoption("--run-live"):
             item.add_marker(skip_live)
