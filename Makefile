@@ -27,9 +27,9 @@ lint: $(STAMP)
 	$(BIN)/lint-imports --no-cache
 
 # pytest, then every benchmark at its smoke size (both run; the first failure's exit status is the target's).
-# PYTEST_WORKERS=2 spreads the tests over two pytest-xdist processes (tests/conftest.py keeps a module, and the tests
-# of the Prefect stack, on one of them); 0, the default, runs them in this one process.
-PYTEST_WORKERS ?= 0
+# The tests run over PYTEST_WORKERS pytest-xdist processes, 2 by default (tests/conftest.py keeps a module, and the
+# tests of the Prefect stack, on one of them); PYTEST_WORKERS=0 runs them in this one process.
+PYTEST_WORKERS ?= 2
 test: $(STAMP) fixtures lint
 	@set +e; $(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests (exit 5): the suite is missing" >&2; fi; \

@@ -9,8 +9,9 @@ see the same machine load:
 - `reused`: what `graphlemon run` does by default with no Prefect API configured: GraphLemon's local server, started
   by the first run on the machine (that run is printed apart, its start-up included) and reused by every run after.
 
-Printed, never asserted. `BENCH_SMOKE=1`: once each, direct and reused (the reused server's first start is still
-printed; no temporary-server variant: one Prefect server start instead of two).
+Printed, never asserted. `BENCH_SMOKE=1`: the two-unit calc goal of the acceptance tests instead of the snake demo,
+once each, direct and reused (the reused server's first start is still printed; no temporary-server variant: one
+Prefect server start instead of two).
 """
 
 from __future__ import annotations
@@ -25,10 +26,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_logs import GOAL, LOOP, LOOP_NAME  # the snake demo, or (smoke size) the acceptance tests' calc goal
 from smoke import sized
 
 ROOT = Path(__file__).resolve().parents[1]
-SNAKE = ROOT / "examples" / "snake"
 REPEAT = int(os.environ.get("BENCH_DEVLOOP_REPEAT", sized(2, 1)))
 VARIANTS = sized(("direct", "temporary", "reused"), ("direct", "reused"))
 GIT_ENV = {
@@ -40,8 +41,8 @@ GIT_ENV = {
 
 
 def fresh_repo(tmp: Path) -> Path:
-    repo = tmp / f"snake-{time.monotonic_ns()}"
-    shutil.copytree(SNAKE / "repo", repo)
+    repo = tmp / f"{LOOP.name}-{time.monotonic_ns()}"
+    shutil.copytree(LOOP / "repo", repo)
     env = {**os.environ, **GIT_ENV}
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "x"]):
         subprocess.run(["git", *args], cwd=repo, check=True, env=env)
@@ -67,8 +68,8 @@ def run(variant: str, tmp: Path) -> tuple[float, float, dict, int]:
     engine = "direct" if variant == "direct" else "prefect"
     started, cpu = time.perf_counter(), cpu_children()
     out = subprocess.run(
-        [sys.executable, "-m", "graphlemon", "run", "Implement a snake game", "--project", str(repo), "--playbook",
-         str(SNAKE / "playbook.yaml"), "--max-unit-attempts", "2", "--engine", engine, "--json"],  # fmt: skip
+        [sys.executable, "-m", "graphlemon", "run", GOAL, "--project", str(repo), "--playbook",
+         str(LOOP / "playbook.yaml"), "--max-unit-attempts", "2", "--engine", engine, "--json"],  # fmt: skip
         env=env, capture_output=True, text=True,
     )  # fmt: skip
     elapsed, cpu = time.perf_counter() - started, cpu_children() - cpu
@@ -132,7 +133,7 @@ def report(tmp: Path) -> None:
     orchestrated = prefect_runs(tmp, reused_server(tmp)["url"]) // (REPEAT + 1)
     best = {v: min(times) for v, times in results.items()}
     direct, reused = best["direct"], best["reused"]
-    print(f"snake demo loop (scripted executor, {stage_runs} stage executions, best of {REPEAT}):")
+    print(f"{LOOP_NAME} loop (scripted executor, {stage_runs} stage executions, best of {REPEAT}):")
     print(f"  domain functions called directly    : {direct:6.1f} s")
     if "temporary" in best:
         temporary = best["temporary"]

@@ -24,8 +24,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from bench_devloop import GIT_ENV, SNAKE
-from bench_logs import CALC, fresh_repo
+from bench_devloop import GIT_ENV
+from bench_logs import CALC, SNAKE, fresh_repo
 from smoke import sized
 
 KILLS = int(os.environ.get("BENCH_KILLS", sized(50, 1)))

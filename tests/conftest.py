@@ -56,20 +56,41 @@ def pytest_sessionfinish(session, exitstatus):
 
 def pytest_collection_modifyitems(config, items):
     skip_live = pytest.mark.skip(reason="live model test: opt in with --run-live")
-    grouped = config.pluginmanager.hasplugin("xdist")
+    grouped = getattr(config.option, "loadgroup", False)  # set on an xdist worker of `--dist loadgroup`
     for item in items:
         if "live" in item.keywords and not config.getoption("--run-live"):
             item.add_marker(skip_live)
-        if grouped:  # `-n 2 --dist loadgroup` (make test PYTEST_WORKERS=2): a group runs whole on one worker
-            item.add_marker(pytest.mark.xdist_group(_group(item)))
-    # the Prefect stack's tests run last, one after the other: its workers poll the server only while they are needed
-    items.sort(key=lambda item: "prefect_stack" in item.fixturenames)
+        if grouped:  # `-n 2 --dist loadgroup` (make test's default): a group runs whole on one worker
+            _join_group(item, _group(item))
+    # the Prefect stack's tests run one after the other: in one process last (its workers poll the server only while
+    # they are needed); over xdist workers first, the longest group, while the other worker takes the rest
+    items.sort(key=lambda item: ("prefect_stack" in item.fixturenames) != grouped)
+
+
+def pytest_configure(config):
+    """Over xdist workers, groups are handed out in the order of the collection (above), not largest first."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
 
 
 def _group(item) -> str:
     """A test module runs on one worker (its module-scoped console and Chromium start once); so does every test of
     the Prefect stack (its deployments and workers start once)."""
     return "prefect-stack" if "prefect_stack" in item.fixturenames else item.nodeid.split("::")[0]
+
+
+def _join_group(item, group: str) -> None:
+    """xdist's loadgroup schedules by the `@group` suffix of a test's node id, which its own hook (xdist 3.8) writes
+    to `Item._nodeid`; pytest 9 keeps the node id in `Item._id` and never reads `_nodeid`, so there the suffix is
+    written here (without it every test is a group of its own, and a module's console, Chromium and the Prefect
+    stack start on both workers)."""
+    if hasattr(item, "_id"):
+        from _pytest.nodeid import NodeId
+
+        if "@" not in item.nodeid.rpartition("]")[2]:
+            item._id = NodeId.parse(f"{item.nodeid}@{group}")
+    else:
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 def git(cwd: Path, *args: str) -> str:
