@@ -83,7 +83,7 @@ def _join_group(item, group: str) -> None:
     """xdist's loadgroup schedules by the `@group` suffix of a test's node id, which its own hook (xdist 3.8) writes
     to `Item._nodeid`; pytest 9 keeps the node id in `Item._id` and never reads `_nodeid`, so there the suffix is
     written here (without it every test is a group of its own, and a module's console, Chromium and the Prefect
-    stack start on both workers)."""
+    stack start on both workers). This is the fix proposed upstream (pytest-xdist issue 1386, pull request 1388)."""
     if hasattr(item, "_id"):
         from _pytest.nodeid import NodeId
 
