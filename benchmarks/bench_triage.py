@@ -259,7 +259,7 @@ def paths() -> None:
 
 # -- the fresh sets: scenarios written before / after the interface comparison, old rules vs new -------------
 
-FRESH_SPLITS = ("before", "after", "final", "last", "blind", "blind2", "blind3", "blind4", "blind5")
+FRESH_SPLITS = ("before", "after", "final", "last", "blind", "blind2", "blind3", "blind4", "blind5", "blind6")
 # The commit whose rules are "before the change": the rule path as it was when the "before" set was frozen.
 # FREEZE_COMMITS: the rules each later set was written against, unseen (its "at freeze" column).
 FREEZE_COMMITS = {
@@ -271,6 +271,7 @@ FREEZE_COMMITS = {
     "blind3": "ef5c6795e8f1070655e06cae191f84ffc015d889",
     "blind4": "71d245b3d22e388ae6b8ce2b1092bb643a37da81",
     "blind5": "dfb9d05338106053f810fa10880288e847ac7f40",
+    "blind6": "e217f5aaab8f25233558dd656b09612469f5e18a",
 }
 FRESH_LABELS = {
     "before": "written before the change",
@@ -291,6 +292,10 @@ FRESH_LABELS = {
     f"rules pass, never seen by the rules' authors ({FREEZE_COMMITS['blind5'][:10]}); 'now' is tuned on (its infra "
     "misses shaped the environment signals for exhausted ephemeral ports, a gRPC transport gone, a database still "
     "starting, SIGBUS and a download's checksum mismatch)",
+    "blind6": "written by a sixth such author (SSE, AMQP, cookies, CLI exit codes, Postgres CHECK constraints, ADIF, "
+    "If-Match, inotify, LFS pointers, proxies, noexec /tmp) after the rules were frozen at "
+    f"{FREEZE_COMMITS['blind6'][:10]} (declared facts compared, environment read by kind, the SDD deciding a case), "
+    "never seen by the rules' authors",
 }
 BASELINE_COMMIT = "a0194a1890b8e22ba7f209b30039973a089d3b64"
 

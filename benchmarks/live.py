@@ -7,6 +7,8 @@
 
 Skipped, exit 0, with a message, when ANTHROPIC_API_KEY is absent or CI is set. Knobs (environment):
 BENCH_LIVE_PARTS=snake,triage   BENCH_LIVE_SCENARIOS=N (first N of the corpus; default all)
+BENCH_LIVE_SPLITS=blind6 (only the scenarios of these splits, comma-separated: a set no rule was tuned on measures
+the agent on cases it never saw, e.g. blind6, written after the rules' last freeze and never tuned on)
 BENCH_LIVE_BUDGET_USD=5 (the snake run's budget guardrail)   GRAPHLEMON_MODEL / ANTHROPIC_BASE_URL as usual.
 `--fake` runs (b) against the local fake Messages server instead (the plumbing test uses it; numbers
 from it say nothing about a model).
@@ -93,12 +95,17 @@ def snake(budget_usd: float) -> dict:
     return {"status": status, "wall_s": round(wall, 1), "project": str(repo), **ledger_summary(repo)}
 
 
-def triage(fake: bool, limit: int | None) -> dict:
-    from triage_paths import fake_triager, run_path, scenario_names, score
+def triage(fake: bool, limit: int | None, splits: set[str] | None = None) -> dict:
+    from triage_paths import CORPUS, fake_triager, run_path, scenario_names, score
 
     from graphlemon.agents import AgentSettings, build_executor
 
-    names = scenario_names()[:limit] if limit else scenario_names()
+    names = scenario_names()
+    if splits:
+        names = [n for n in names if json.loads((CORPUS / n / "expected.json").read_text()).get("split") in splits]
+        if not names:
+            raise SystemExit(f"bench-live: no scenario has a split in {sorted(splits)} (see tests/fixtures/triage)")
+    names = names[:limit] if limit else names
     rules = score("rules (offline path)", run_path(names, None))
     if fake:
         from fakes.messages_server import FakeMessagesServer
@@ -124,6 +131,7 @@ def main(argv: list[str]) -> int:
         return 0
     parts = os.environ.get("BENCH_LIVE_PARTS", "triage" if fake else "snake,triage").split(",")
     limit = int(os.environ["BENCH_LIVE_SCENARIOS"]) if os.environ.get("BENCH_LIVE_SCENARIOS") else None
+    splits = {s.strip() for s in os.environ.get("BENCH_LIVE_SPLITS", "").split(",") if s.strip()} or None
     out: dict = {}
     if "snake" in parts and not fake:
         print("== (a) snake goal end to end, anthropic backend")
@@ -132,7 +140,7 @@ def main(argv: list[str]) -> int:
             print(f"  {k}: {v}")
     if "triage" in parts:
         print("== (b) triage corpus: agent path beside the rule path")
-        out["triage"] = triage(fake, limit)
+        out["triage"] = triage(fake, limit, splits)
     print(json.dumps(out))
     return 0
 

@@ -48,6 +48,22 @@ def test_the_triage_part_runs_the_agent_path_against_the_fake_server():
     assert result["agent"]["auto"] == 0 and result["agent"]["auto_wrong"] == 0
 
 
+def test_the_triage_part_measures_one_split_alone():
+    proc = subprocess.run(
+        [sys.executable, str(LIVE), "--fake"], env=env_without_key(BENCH_LIVE_SPLITS="blind6", BENCH_LIVE_SCENARIOS="2"),
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout.strip().splitlines()[-1])["triage"]
+    assert result["rules"]["n"] == result["agent"]["n"] == 2
+    assert "split blind6" in proc.stdout and "split blind5" not in proc.stdout
+    unknown = subprocess.run(
+        [sys.executable, str(LIVE), "--fake"], env=env_without_key(BENCH_LIVE_SPLITS="no-such-split"),
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert unknown.returncode == 1 and "no scenario has a split in ['no-such-split']" in unknown.stderr
+
+
 def test_the_snake_part_reads_rounds_bugs_tokens_cost_and_cache_hits_from_the_ledger(tmp_path):
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from live import ledger_summary
