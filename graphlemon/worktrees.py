@@ -100,6 +100,7 @@ class Worktrees:
         if sync:
             try:
                 with self._lock():
+                    self._settle_interrupted_merge(wt.path)
                     self._run(wt.path, "merge", "--no-edit", "--no-verify", "-m", f"graphlemon: sync {unit_id} with integration", integration.branch)
             except GraphLemonError as exc:
                 if exc.code == ErrorCode.WORKTREE_TAMPERED:
@@ -111,6 +112,16 @@ class Worktrees:
                     unit_id=unit_id,
                 ) from None
         return wt
+
+    def _settle_interrupted_merge(self, path: Path) -> None:
+        """A run killed inside `git merge`, after the merge result was written and before its commit, leaves that
+        result staged (a merge without conflicts writes no MERGE_HEAD), and the next merge refuses to overwrite it.
+        Undo it with `git reset --merge`, which keeps every change that is not staged, so the merge runs again whole.
+        Nothing else stages changes here between steps: every step commits what it writes."""
+        staged = gitrun.git(path, "diff", "--cached", "--quiet", check=False, common_dir=self.common_dir).returncode
+        merging = gitrun.git(path, "rev-parse", "-q", "--verify", "MERGE_HEAD", check=False, common_dir=self.common_dir)
+        if staged != 0 or merging.returncode == 0:
+            self._run(path, "reset", "-q", "--merge")
 
     def _abort_merge(self, path: Path) -> None:
         gitrun.git(path, "merge", "--abort", check=False, common_dir=self.common_dir)
@@ -184,6 +195,7 @@ class Worktrees:
         branch = self.branch(unit_id)
         try:
             with self._lock():
+                self._settle_interrupted_merge(integration.path)
                 self._run(integration.path, "merge", "--no-ff", "--no-verify", "-m", message or f"graphlemon: merge {unit_id}", branch)
         except GraphLemonError as exc:
             if exc.code == ErrorCode.WORKTREE_TAMPERED:

@@ -42,6 +42,33 @@ def test_recover_removes_a_half_made_worktree_and_the_unit_gets_a_fresh_one(tmp_
     assert "initializing" not in Repo(project.root).git.worktree("list", "--porcelain")
 
 
+@pytest.mark.parametrize("merge_head", [False, True])
+def test_a_merge_killed_before_its_commit_runs_again_whole(tmp_path, merge_head):
+    """SIGKILL inside `git merge`, after it wrote the merge result and before the commit, leaves the result staged
+    (with no MERGE_HEAD when the merge had no conflict): the next merge of the unit undoes it and merges again."""
+    project = make_repo(tmp_path / "calc", CALC / "repo")
+    trees = Worktrees(project.root, "task-1", project.state_dir)
+    unit = trees.unit("add")
+    (unit.path / "calc" / "add.py").write_text("def add(a, b):\n    return a + b\n")
+    (unit.path / "green.txt").write_text("green\n")
+    trees.commit_all(unit, "add: green")
+    integration = trees.integration()
+    before = integration.head()
+    integration.repo.git.merge("--no-ff", "--no-commit", trees.branch("add"))  # the state the kill leaves
+    if not merge_head:
+        admin = Path((integration.path / ".git").read_text().removeprefix("gitdir:").strip())
+        for name in ("MERGE_HEAD", "MERGE_MSG", "MERGE_MODE"):
+            (admin / name).unlink(missing_ok=True)
+    (integration.path / "notes.local").write_text("not staged: kept\n")
+
+    head = Worktrees(project.root, "task-1", project.state_dir).merge_into_integration("add", "graphlemon: add green")
+    merged = integration.repo.commit(head)
+    assert head != before and [p.hexsha for p in merged.parents] == [before, unit.head()]
+    assert (integration.path / "green.txt").read_text() == "green\n"
+    assert (integration.path / "notes.local").read_text() == "not staged: kept\n"
+    assert not integration.repo.is_dirty(untracked_files=False)
+
+
 def test_a_damaged_worktree_that_git_did_finish_is_reported_not_deleted(tmp_path):
     project = make_repo(tmp_path / "calc", CALC / "repo")
     trees = Worktrees(project.root, "task-1", project.state_dir)
