@@ -34,7 +34,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from .cite import Citer
 from .findings import Finding
-from .interface_sdd import _unit_named, markdown_tokens
+from .interface_sdd import markdown_tokens, unit_named
 from .run_context import RunContext
 from .rundir import IntegrationFailure, Observation
 from .verdict_helpers import describe, short, squash
@@ -96,7 +96,7 @@ def statements(docs: list[tuple[str, str]], unit_ids: list[str]) -> list[Stateme
                 level = int(tok.tag[1:])
                 while sections and sections[-1][0] >= level:
                     sections.pop()
-                sections.append((level, _unit_named(tokens[i + 1].content, unit_ids)))
+                sections.append((level, unit_named(tokens[i + 1].content, unit_ids)))
                 continue
             unit = next((u for _lvl, u in reversed(sections) if u), None)
             if tok.type == "tr_open":

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .interface import Quote
-from .interface_sdd import _structured, markdown_tokens
+from .interface_sdd import markdown_tokens, structured
 from .measures import measure_of
 from .nullability import tokens
 
@@ -421,7 +421,7 @@ def _code_facts(rel: str, tok: Any, first: int, subjects: set[str]) -> list[Fact
     info = (tok.info or "").strip().lower() if tok.type == "fence" else ""
     if info in ("proto", "protobuf", "proto3"):
         return list(_proto_facts(rel, tok.content, first, subjects))
-    parsed = _structured(tok.content) if info in ("", "json", "yaml", "yml", "jsonc") else None
+    parsed = structured(tok.content) if info in ("", "json", "yaml", "yml", "jsonc") else None
     if isinstance(parsed, dict | list):
         return list(_schema_facts(rel, tok.content, first, parsed, subjects))
     return _templates(rel, tok.content, first) if info in _LAYOUT_BLOCKS else []

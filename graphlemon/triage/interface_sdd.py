@@ -110,7 +110,7 @@ def sdd_operations(docs: list[tuple[str, str]], unit_ids: list[str]) -> list[Ope
     return out
 
 
-def _unit_named(heading: str, unit_ids: list[str]) -> str | None:
+def unit_named(heading: str, unit_ids: list[str]) -> str | None:
     """The unit a heading names (the longest id, when one contains another)."""
     named = [u for u in unit_ids if re.search(rf"(?<![\w-]){re.escape(u)}(?![\w-])", heading)]
     return max(named, key=len) if named else None
@@ -127,7 +127,7 @@ def code_spans(text: str, unit_id: str, unit_ids: list[str]) -> list[tuple[str, 
             level = int(tok.tag[1:])
             while stack and stack[-1].level >= level:
                 stack.pop()
-            stack.append(_Section(level, _unit_named(tokens[i + 1].content, unit_ids)))
+            stack.append(_Section(level, unit_named(tokens[i + 1].content, unit_ids)))
         elif tok.type == "inline" and tok.map and next((s.unit for s in reversed(stack) if s.unit), None) == unit_id:
             lines = tok.content.split("\n")
             for child in tok.children or []:
@@ -185,7 +185,7 @@ class _Reader:
     def _heading(self, level: int, text: str, line: int) -> None:
         while self.sections and self.sections[-1].level >= level:
             self.sections.pop()
-        self.sections.append(_Section(level, _unit_named(text, self.unit_ids)))
+        self.sections.append(_Section(level, unit_named(text, self.unit_ids)))
         self.current, self.last_status = None, None
         self._block(text, line)  # a heading that names an endpoint opens it for the blocks below
 
@@ -292,7 +292,7 @@ class _Reader:
     # -- code blocks ----------------------------------------------------------------------------------------
 
     def _code(self, text: str, first_line: int, language: str = "") -> None:
-        doc = self.document = _structured(text)
+        doc = self.document = structured(text)
         lines = text.split("\n")
         if not isinstance(doc, dict | list) and language.strip().lower() in _PLAIN and _names_route(text):
             self._block(text, first_line)  # a signature set off as a code block: `GET /p  ->  200 {a, b}`
@@ -546,7 +546,7 @@ def _field_names(group: str) -> list[str]:
     return [n.group(1) for n in names if n] if names and all(names) else []
 
 
-def _structured(text: str) -> Any:
+def structured(text: str) -> Any:
     try:
         return json.loads(text)
     except ValueError:
