@@ -1,0 +1,62 @@
+"""The launcher of a confined run: one POSIX `sh` that starts before bwrap and holds the run's outer limits.
+
+In this order: the per-process limits (`ulimit`, inherited by every process of the run); as root, the move into the
+run's pids cgroup before anything forks; the seccomp filter opened on FILTER_FD for bwrap (and, as root, the
+sandbox's user namespace on `root_identity.USERNS_FD`, with the keeper's mount namespace entered by `nsenter`);
+then bwrap in the background and, beside it, the work-tree quota's watcher: every QUOTA_INTERVAL_S it measures the
+writable folders (`du`: disk blocks, hard links once, one file system) and, past the quota, kills the run (bwrap and
+the sandbox's first process, whose end ends every process of its pid namespace) and says `resource_limit` in its
+output. The launcher ends with bwrap's exit status.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterable
+from pathlib import Path
+
+FILTER_FD = 3  # the descriptor bwrap reads the seccomp filter from
+QUOTA_INTERVAL_S = 0.25
+QUOTA_EXIT = 137  # the watcher's SIGKILL, as the shell reports it
+RESOURCE_LIMIT = "resource_limit"  # a run a limit stopped: the machine's doing (infra), never a failing test
+QUOTA_LINE = f"[graphlemon] {RESOURCE_LIMIT}: the run was stopped by the sandbox's worktree_mb limit"
+
+
+def launcher(
+    filter_file: Path,
+    command: list[str],
+    *,
+    limits: Iterable[str] = (),
+    group: Path | None = None,
+    userns: str = "",
+    quota: tuple[list[Path], int] | None = None,
+) -> list[str]:
+    """`sh -c SCRIPT FILTER COMMAND...`: `quota` is (the writable folders, their most in MB together)."""
+    steps = list(limits)
+    if group is not None:
+        steps.append(f"echo $$ > {shlex.quote(str(group / 'cgroup.procs'))} || exit 125")
+    start = f'"$@" {FILTER_FD}<"$0" {userns}'.rstrip()
+    if quota is None:
+        steps.append(f"exec {start}")
+    else:
+        steps += _watched(start, *quota)
+    return ["/bin/sh", "-c", "\n".join(steps), str(filter_file), *command]
+
+
+def _watched(start: str, paths: list[Path], limit_mb: int) -> list[str]:
+    """bwrap in the background (its stdin the launcher's), the watcher beside it, the launcher waiting for bwrap."""
+    folders = " ".join(shlex.quote(str(p)) for p in paths)
+    measure = f"du -sckx -- {folders} 2>/dev/null 9>&- | {{ while read n _; do t=$n; done; echo ${{t:-0}}; }}"
+    watch = (
+        f"( while sleep {QUOTA_INTERVAL_S} 9>&-; do k=$({measure}); "
+        f"[ \"$k\" -gt {limit_mb * 1024} ] || continue; "
+        f"printf '\\n%s (%s KiB written, %s KiB allowed)\\n' {shlex.quote(QUOTA_LINE)} \"$k\" {limit_mb * 1024} >&9; "
+        "kill -KILL $(cat /proc/$p/task/$p/children 2>/dev/null) $p; exit 0; done ) </dev/null >/dev/null 2>&1 &"
+    )
+    return [
+        "exec 8<&0 9>&2",
+        f"{start} <&8 8<&- 9>&- &",
+        "p=$!; exec 8<&-",
+        watch,
+        "w=$!; wait $p; rc=$?; kill $w 2>/dev/null; exit $rc",
+    ]
