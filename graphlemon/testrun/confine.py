@@ -57,7 +57,7 @@ from . import cgroups, root_identity, syscall_filter
 from .launcher import FILTER_FD, RESOURCE_LIMIT, launcher
 from .process import ProcessOutcome
 from .root_identity import RootIdentityError
-from .toolchain_mounts import PACKAGE_DIR, TOOL_HOME_VARS, TOOL_HOMES, covered_by_usr, tool_mounts
+from .toolchain_mounts import PACKAGE_DIR, TOOL_HOME_VARS, TOOL_HOMES, allowed_parts, covered_by_usr, tool_mounts
 
 log = logging.getLogger(__name__)
 SETTING = "GRAPHLEMON_TEST_CONFINEMENT"
@@ -71,6 +71,9 @@ FIX = (
 Confined = Literal["bwrap", "none"]
 __all__ = ["PACKAGE_DIR", "RESOURCE_LIMIT", "TOOL_HOMES", "TOOL_HOME_VARS"]
 SANDBOX_ID = 65534  # the uid and gid inside (the conventional `nobody`)
+EGRESS_BRIDGE = Path(__file__).resolve().with_name("egress_bridge.py")
+EGRESS_SOCKET = "/.graphlemon-egress.sock"  # where the egress proxy's socket is inside
+EGRESS_PORT = 3128  # where egress_bridge.py listens inside (the sandbox's own loopback)
 SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # what programs read from /etc: the loader's cache, users and groups, name lookup, time zone, certificates,
 # Debian's alternatives (links such as /usr/bin/java point through them), services and MIME types
@@ -133,10 +136,11 @@ class Confinement:
 
 @dataclass(frozen=True)
 class AgentProcessConfinement(Confinement):
-    """An agent's own process (Claude Code) and every command it runs: network allowed, its config dir writable,
-    its install dir read-only (`readable`), and no address-space limit."""
+    """An agent's own process (Claude Code) and every command it runs: its per-turn config dir writable, its install
+    dir read-only (`readable`), no address-space limit, and a network namespace of its own whose only way out is the
+    egress proxy's Unix socket (`egress`, bound at EGRESS_SOCKET; `egress_bridge.py` listens on EGRESS_PORT)."""
 
-    network: bool = True
+    egress: Path | None = None
 
     @property
     def address_space_mb(self) -> int | None:
@@ -174,14 +178,21 @@ def for_workdir(workdir: Path, state_dir: Path | None = None, *, mode: Mode | No
 
 
 def for_agent_process(
-    workdir: Path, state_dir: Path | None, *, program: str, writable: Iterable[Path] = (), mode: Mode | None = None
+    workdir: Path,
+    state_dir: Path | None,
+    *,
+    program: str,
+    writable: Iterable[Path] = (),
+    egress: Path | None = None,
+    mode: Mode | None = None,
 ) -> AgentProcessConfinement:
     """The confinement of an agent's own process run as `program` in `workdir`: what `for_workdir` gives a test
-    run, plus the program's install dirs read-only and `writable` (its config) writable, with network."""
+    run, plus the program's install dirs read-only, `writable` (its config) writable, and `egress` (the proxy's
+    socket) its only way out."""
     base = for_workdir(workdir, state_dir, mode=mode)
     return AgentProcessConfinement(
         workdir=base.workdir, hidden=base.hidden, readable=(*base.readable, *program_dirs(program)), mode=mode,
-        settings=base.settings, writable=tuple(Path(p) for p in writable),
+        settings=base.settings, writable=tuple(Path(p) for p in writable), egress=egress,
     )  # fmt: skip
 
 
@@ -194,7 +205,9 @@ def program_dirs(program: str) -> list[Path]:
         return []
     real = Path(os.path.realpath(found)).parent
     out = [Path(os.path.abspath(found)).parent, real.parent if real.name == "bin" else real]
-    return [p for p in dict.fromkeys(out) if not covered_by_usr(p)]
+    home = Path(os.environ.get("HOME") or Path.home())
+    shown = [q for p in dict.fromkeys(out) for q in allowed_parts(p, home)]  # never a home or a secret store whole
+    return [p for p in dict.fromkeys(shown) if not covered_by_usr(p)]
 
 
 def project_settings(state_dir: Path) -> SandboxSettings:
@@ -249,6 +262,8 @@ def wrap(
     bwrap = sandbox_for(conf)
     if bwrap is None:
         return argv, "none"
+    if isinstance(conf, AgentProcessConfinement) and conf.egress is not None:
+        argv = [sys.executable, "-I", "-S", str(EGRESS_BRIDGE), EGRESS_SOCKET, str(EGRESS_PORT), "--", *argv]
     return confined_argv(bwrap, argv, conf, cwd=cwd, writable=writable), "bwrap"
 
 
@@ -325,6 +340,9 @@ def bwrap_args(
     mounts += [_Mount(p, "--tmpfs") for p in conf.hidden if p.exists()]
     mounts += [_shown(p, "--bind") for p in _writable(conf, writable)]
     mounts += [_shown(p, "--ro-bind") for p in _git_paths(Path(conf.workdir))]  # after the work tree: over it
+    egress = conf.egress if isinstance(conf, AgentProcessConfinement) else None
+    if egress is not None:
+        mounts.append(_Mount(Path(EGRESS_SOCKET), "--ro-bind", Path(egress)))
     args = _identity_args()
     if not conf.network:
         args.append("--unshare-net")

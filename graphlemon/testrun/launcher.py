@@ -44,19 +44,30 @@ def launcher(
 
 
 def _watched(start: str, paths: list[Path], limit_mb: int) -> list[str]:
-    """bwrap in the background (its stdin the launcher's), the watcher beside it, the launcher waiting for bwrap."""
+    """bwrap in the background (its stdin the launcher's), the watcher beside it, the launcher waiting for bwrap.
+
+    The watcher first learns the sandbox's first process (bwrap's child: the pid namespace's init, which waits for
+    every process of the run); when bwrap returns, the launcher tells the watcher (USR1) to kill it, so a process
+    the run left behind (`cmd &`) ends with the run instead of holding its output open."""
     folders = " ".join(shlex.quote(str(p)) for p in paths)
     measure = f"du -sckx -- {folders} 2>/dev/null 9>&- | {{ while read n _; do t=$n; done; echo ${{t:-0}}; }}"
-    watch = (
-        f"( while sleep {QUOTA_INTERVAL_S} 9>&-; do k=$({measure}); "
-        f"[ \"$k\" -gt {limit_mb * 1024} ] || continue; "
+    learn = (
+        "n=0; while [ -z \"$i\" ] && [ $n -lt 300 ] && kill -0 $p 2>/dev/null; do "
+        "read i _ < /proc/$p/task/$p/children 2>/dev/null; n=$((n+1)); [ -n \"$i\" ] || sleep 0.01 9>&-; done"
+    )
+    over = (
         f"printf '\\n%s (%s KiB written, %s KiB allowed)\\n' {shlex.quote(QUOTA_LINE)} \"$k\" {limit_mb * 1024} >&9; "
-        "kill -KILL $(cat /proc/$p/task/$p/children 2>/dev/null) $p; exit 0; done ) </dev/null >/dev/null 2>&1 &"
+        "kill -KILL $i $p 2>/dev/null; exit 0"
+    )
+    watch = (
+        f"( i=; trap 'kill -KILL $i 2>/dev/null; exit 0' USR1; {learn}; "
+        f"while sleep {QUOTA_INTERVAL_S} 9>&- & wait $!; do k=$({measure}); "
+        f"[ \"$k\" -gt {limit_mb * 1024} ] || continue; {over}; done ) </dev/null >/dev/null 2>&1 &"
     )
     return [
         "exec 8<&0 9>&2",
         f"{start} <&8 8<&- 9>&- &",
         "p=$!; exec 8<&-",
         watch,
-        "w=$!; wait $p; rc=$?; kill $w 2>/dev/null; exit $rc",
+        "w=$!; wait $p; rc=$?; kill -USR1 $w 2>/dev/null; exit $rc",
     ]

@@ -74,6 +74,12 @@ def _cached(home: str, path: str, home_vars: tuple[str, ...]) -> tuple[tuple[str
     return tuple(str(p) for p in shown), tuple(str(p) for p in covered)
 
 
+def allowed_parts(path: Path, home: Path) -> list[Path]:
+    """What may be shown of `path` (a program's folder): itself, a known toolchain home's allowed parts, or nothing
+    (the home, a secret store)."""
+    return _needs(path, home, None)
+
+
 def _needs(path: Path, home: Path, layout: str | None) -> list[Path]:
     """What to show for `path`: the allowed parts of a toolchain home (named by `layout`, or a known one `path` is
     in), the path itself elsewhere; nothing for the home, a secret store or anything in one."""
