@@ -35,7 +35,6 @@ import re
 import subprocess
 import tempfile
 import threading
-from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
