@@ -46,28 +46,30 @@ def launcher(
 def _watched(start: str, paths: list[Path], limit_mb: int) -> list[str]:
     """bwrap in the background (its stdin the launcher's), the watcher beside it, the launcher waiting for bwrap.
 
-    The watcher first learns the sandbox's first process (bwrap's child: the pid namespace's init, which waits for
-    every process of the run); when bwrap returns, the launcher tells the watcher (USR1) to kill it, so a process
-    the run left behind (`cmd &`) ends with the run instead of holding its output open."""
+    The watcher holds none of the run's output (a caller reading it to its end never waits for the watcher). It first
+    learns the sandbox's first process (bwrap's child: the pid namespace's init, which waits for every process of
+    the run); past the quota it tells the launcher (USR2) and kills bwrap and that process; when bwrap returns, the
+    launcher tells the watcher (USR1) to kill that process, so whatever the run left behind (`cmd &`) ends with it."""
     folders = " ".join(shlex.quote(str(p)) for p in paths)
-    measure = f"du -sckx -- {folders} 2>/dev/null 9>&- | {{ while read n _; do t=$n; done; echo ${{t:-0}}; }}"
-    learn = (
-        "n=0; while [ -z \"$i\" ] && [ $n -lt 300 ] && kill -0 $p 2>/dev/null; do "
-        "read i _ < /proc/$p/task/$p/children 2>/dev/null; n=$((n+1)); [ -n \"$i\" ] || sleep 0.01 9>&-; done"
+    measure = f"du -sckx -- {folders} 2>/dev/null | {{ while read n _; do t=$n; done; echo ${{t:-0}}; }}"
+    learn = (  # bwrap makes it within a few ms; a run too short to be seen ends before it could leave anything
+        'for d in 0.02 0.05 0.1 0.2; do sleep $d; read i _ < /proc/$p/task/$p/children 2>/dev/null; '
+        '[ -z "$i" ] && [ -z "$u" ] && kill -0 $p 2>/dev/null || break; done'
     )
-    over = (
-        f"printf '\\n%s (%s KiB written, %s KiB allowed)\\n' {shlex.quote(QUOTA_LINE)} \"$k\" {limit_mb * 1024} >&9; "
-        "kill -KILL $i $p 2>/dev/null; exit 0"
-    )
+    over = f'[ "$k" -gt {limit_mb * 1024} ] || continue; kill -USR2 $$; kill -KILL $i $p 2>/dev/null; exit 0'
     watch = (
-        f"( i=; trap 'kill -KILL $i 2>/dev/null; exit 0' USR1; {learn}; "
-        f"while sleep {QUOTA_INTERVAL_S} 9>&- & wait $!; do k=$({measure}); "
-        f"[ \"$k\" -gt {limit_mb * 1024} ] || continue; {over}; done ) </dev/null >/dev/null 2>&1 &"
+        f"( i=; s=; u=; trap 'u=1; kill -KILL $i $s 2>/dev/null' USR1; {learn}; "
+        f'while [ -z "$u" ]; do sleep {QUOTA_INTERVAL_S} & s=$!; wait $s; [ -z "$u" ] || break; k=$({measure}); '
+        f"{over}; done; kill -KILL $i 2>/dev/null ) </dev/null >/dev/null 2>&1 &"
     )
     return [
-        "exec 8<&0 9>&2",
-        f"{start} <&8 8<&- 9>&- &",
-        "p=$!; exec 8<&-",
+        "exec 8<&0",
+        f"{start} <&8 8<&- &",
+        "p=$!; exec 8<&-; q=; trap 'q=1' USR2",
         watch,
-        "w=$!; wait $p; rc=$?; kill -USR1 $w 2>/dev/null; exit $rc",
+        "w=$!; wait $p; rc=$?",
+        'while [ "$rc" -gt 128 ] && kill -0 $p 2>/dev/null; do wait $p; rc=$?; done',  # a wait the USR2 cut short
+        "kill -USR1 $w 2>/dev/null",
+        f"[ -z \"$q\" ] || printf '\\n%s\\n' {shlex.quote(QUOTA_LINE + f' ({limit_mb} MB)')} >&2",
+        "exit $rc",
     ]

@@ -28,9 +28,9 @@ TOOL_HOME_VARS = ("GOPATH", "GOMODCACHE", "GOROOT", "CARGO_HOME", "RUSTUP_HOME",
 # what each toolchain home's build reads; anything else in it (credentials, config with tokens) stays out
 LAYOUTS: dict[str, tuple[str, ...]] = {
     ".cargo": ("bin", "registry", "git"),
-    ".rustup": ("toolchains", "settings.toml", "update-hashes"),
+    ".rustup": ("toolchains", "settings.toml"),
     "go": ("bin", "pkg"),
-    ".pyenv": ("bin", "libexec", "plugins", "shims", "versions", "version", "pyenv.d"),
+    ".pyenv": ("bin", "libexec", "plugins", "shims", "versions", "version"),
     ".nvm": ("versions", "nvm.sh", "nvm-exec", "alias"),
     ".rbenv": ("bin", "libexec", "shims", "versions", "version", "rbenv.d"),
 }
