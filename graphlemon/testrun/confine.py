@@ -1,29 +1,27 @@
 """Confined runs: agent-written code runs in a bubblewrap (`bwrap`) sandbox on Linux (docs/agents.md,
 "What the sandbox promises").
 
-* Unprivileged, even when GraphLemon runs as root: a new user namespace in which the
-  process is uid/gid 65534, every capability dropped (effective, permitted, bounding,
-  ambient), no_new_privs, a new session (no terminal to inject into), and a seccomp filter
-  (`syscall_filter.py`) that refuses mount, namespaces, ptrace, keyrings, bpf, perf and the like.
-* A filesystem built from what the run needs, never `/` with holes: `/usr` and the root's
-  links into it, a copy of the named `/etc` entries every user may read (`etc_view`), the toolchains (PATH entries, the Python
-  prefixes, what the PATH's links point at, `~/go`, `~/.cargo`, `~/.rustup`, GOPATH /
-  CARGO_HOME / RUSTUP_HOME), GraphLemon's package (its plugins and reporters), the project's
-  repository read-only with its `.graphlemon/` replaced by an empty folder, and the work
-  tree writable except its `.git` pointer and git dirs (read-only). No `/run`, `/var/run`,
-  no host `/tmp`, no home (an empty private one), so no host socket is reachable by path;
-  without network (the default) the abstract socket namespace is a new one too.
-* Limits (`SandboxSettings`, the project's `settings.sandbox`), set by the launcher's shell before
-  bwrap starts: processes, file size, open files, CPU seconds and address space per process, a
-  sized private `/tmp` and home. A run a limit stopped says `resource_limit` (`judge_outcome`).
-  Processes are counted per user by the kernel, which does not count root's: as root
-  the bound comes from a pids cgroup when one can be made (`cgroups.py`).
-* A private pid namespace ends every process with the run (`--die-with-parent` as well).
+* Unprivileged, whoever runs GraphLemon: a user namespace in which the process is uid/gid 65534, every
+  capability dropped (effective, permitted, bounding, ambient), no_new_privs, a new session (no terminal to inject
+  into), and a seccomp filter (`syscall_filter.py`) that refuses mount, namespaces, ptrace, keyrings, bpf, perf and
+  the like. As root the namespace is one GraphLemon made (`root_identity.py`): its 65534 is an unprivileged host
+  id, never root, and the writable folders are shown through idmapped mounts so they stay root's on disk.
+* A filesystem built from what the run needs, never `/` with holes: `/usr` and the root's links into it, a copy of
+  the named `/etc` entries every user may read (`etc_view`), the toolchains by allow-list (`toolchain_mounts.py`),
+  GraphLemon's package, the project's repository read-only with its `.graphlemon/` replaced by an empty folder, and
+  the work tree writable except its `.git` pointer and git dirs (read-only). `/proc/sys` and `/dev` read-only, a
+  sized private `/dev/shm`. No `/run`, `/var/run`, no host `/tmp`, no home (an empty private one), so no host
+  socket is reachable by path; without network (always) the abstract socket namespace is a new one too.
+* Limits (`SandboxSettings`, the project's `settings.sandbox`), held by the launcher (`launcher.py`) before bwrap
+  starts: processes, file size, open files, CPU seconds and address space per process, a sized private `/tmp`,
+  home and `/dev/shm`, and the writable folders' size on disk, watched while the run goes. A run a limit stopped
+  says `resource_limit` (`judge_outcome`). Processes are counted per user by the kernel, which does not count
+  root's: as root the bound comes from a pids cgroup when one can be made (`cgroups.py`).
+* A private pid namespace; when the command ends the launcher ends whatever it left behind.
 
-`AgentProcessConfinement` is the same sandbox for an agent's own process (Claude Code): network
-allowed (the model's API), its config dir writable, its install dir read-only, no address-space
-limit (JavaScript runtimes reserve address space they never use), so every command it runs is
-confined too.
+`AgentProcessConfinement` is the same sandbox for an agent's own process (Claude Code): its per-turn config folder
+writable, its install dir read-only, no address-space limit, and a network namespace whose only way out is the
+egress proxy's Unix socket (`egress_bridge.py` inside), so every command it runs is confined too.
 
 `GRAPHLEMON_TEST_CONFINEMENT` chooses: `required` (default: refuse to run agent-written code
 unconfined), `auto` (confine when bwrap works, else say so loudly once and run unconfined), `off`
