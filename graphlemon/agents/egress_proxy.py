@@ -31,6 +31,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..errors import invalid_param
+from ..testrun.egress_bridge import pump
 
 DEFAULT_API = "https://api.anthropic.com"
 HEAD_LIMIT = 16 * 1024
@@ -279,19 +280,6 @@ def _relay(a: socket.socket, b: socket.socket) -> None:
     """Bytes both ways until either side closes (or stays idle IDLE_TIMEOUT_S)."""
     a.settimeout(IDLE_TIMEOUT_S)
     b.settimeout(IDLE_TIMEOUT_S)
-
-    def pump(src: socket.socket, dst: socket.socket) -> None:
-        try:
-            while chunk := src.recv(65536):
-                dst.sendall(chunk)
-        except OSError:
-            pass
-        for sock in (dst, src):
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
     back = threading.Thread(target=pump, args=(b, a), daemon=True)
     back.start()
     pump(a, b)

@@ -39,22 +39,31 @@ def launcher(
     if quota is None:
         steps.append(f"exec {start}")
     else:
-        steps += _watched(start, *quota)
+        steps += _watched(start, *quota, group)
     return ["/bin/sh", "-c", "\n".join(steps), str(filter_file), *command]
 
 
-def _watched(start: str, paths: list[Path], limit_mb: int) -> list[str]:
+def _sweep(group: Path) -> str:
+    """Kill every process left in the run's pids cgroup but the launcher (builtins only)."""
+    procs = shlex.quote(str(group / "cgroup.procs"))
+    return f'while read x; do [ "$x" = $$ ] || kill -KILL "$x" 2>/dev/null; done < {procs}'
+
+
+def _watched(start: str, paths: list[Path], limit_mb: int, group: Path | None) -> list[str]:
     """bwrap in the background (its stdin the launcher's), the watcher beside it, the launcher waiting for bwrap.
 
     The watcher holds none of the run's output (a caller reading it to its end never waits for the watcher). It first
     learns the sandbox's first process (bwrap's child: the pid namespace's init, which waits for every process of
     the run); past the quota it tells the launcher (USR2) and kills bwrap and that process; when bwrap returns, the
-    launcher tells the watcher (USR1) to kill that process, so whatever the run left behind (`cmd &`) ends with it."""
+    launcher tells the watcher (USR1) to kill that process, so whatever the run left behind (`cmd &`) ends with it;
+    as root it also kills whatever is left in the run's pids cgroup but itself."""
     folders = " ".join(shlex.quote(str(p)) for p in paths)
     measure = f"du -sckx -- {folders} 2>/dev/null | {{ while read n _; do t=$n; done; echo ${{t:-0}}; }}"
-    learn = (  # bwrap makes it within a few ms; a run too short to be seen ends before it could leave anything
-        'for d in 0.02 0.05 0.1 0.2; do sleep $d; read i _ < /proc/$p/task/$p/children 2>/dev/null; '
-        '[ -z "$i" ] && [ -z "$u" ] && kill -0 $p 2>/dev/null || break; done'
+    children = "/proc/$p/task/$p/children"
+    learn = (  # bwrap makes it within milliseconds: a short spin of builtins, then a few sleeps
+        f'n=0; while [ $n -lt 400 ] && [ -z "$i" ]; do read i _ < {children} 2>/dev/null; n=$((n+1)); done; '
+        f'for d in 0.02 0.05 0.1 0.2; do [ -z "$i" ] && [ -z "$u" ] && kill -0 $p 2>/dev/null || break; sleep $d; '
+        f"read i _ < {children} 2>/dev/null; done"
     )
     over = f'[ "$k" -gt {limit_mb * 1024} ] || continue; kill -USR2 $$; kill -KILL $i $p 2>/dev/null; exit 0'
     watch = (
@@ -70,6 +79,7 @@ def _watched(start: str, paths: list[Path], limit_mb: int) -> list[str]:
         "w=$!; wait $p; rc=$?",
         'while [ "$rc" -gt 128 ] && kill -0 $p 2>/dev/null; do wait $p; rc=$?; done',  # a wait the USR2 cut short
         "kill -USR1 $w 2>/dev/null",
+        *([] if group is None else [_sweep(group)]),
         f"[ -z \"$q\" ] || printf '\\n%s\\n' {shlex.quote(QUOTA_LINE + f' ({limit_mb} MB)')} >&2",
         "exit $rc",
     ]

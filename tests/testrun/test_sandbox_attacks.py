@@ -24,10 +24,8 @@ from graphlemon.worktrees import Worktrees
 
 pytestmark = pytest.mark.skipif(bwrap_available()[0] is None, reason=f"no working bwrap: {bwrap_available()[1]}")
 
-ATTACKS = r'''
-import ctypes, json, os, pathlib, signal, socket, subprocess, time
-
-T = json.loads(os.environ["ATTACK_TARGETS"])
+ATTEMPT = r'''
+import json, os, pathlib
 seen = {}
 def attempt(name, fn):
     try:
@@ -35,6 +33,12 @@ def attempt(name, fn):
         seen[name] = "done" if out is None else out
     except BaseException as exc:  # noqa: BLE001 - every way of failing is an answer here
         seen[name] = f"{type(exc).__name__}: {exc}"[:200]
+'''
+
+ATTACKS = ATTEMPT + r'''
+import ctypes, signal, socket, subprocess, time
+
+T = json.loads(os.environ["ATTACK_TARGETS"])
 
 def status(field):
     for line in open("/proc/self/status"):
@@ -264,15 +268,7 @@ def test_records_mask_url_passwords_and_password_like_names_but_not_working_fold
             if is_secret_name(n)} == {"PGPASSWORD", "MYSQL_PWD", "AWS_CREDENTIALS", "MY_SECRET_X"}  # fmt: skip
 
 
-WALL = r'''
-import json, os, pathlib
-seen = {}
-def attempt(name, fn):
-    try:
-        out = fn()
-        seen[name] = "done" if out is None else out
-    except BaseException as exc:  # noqa: BLE001 - every way of failing is an answer here
-        seen[name] = f"{type(exc).__name__}: {exc}"[:200]
+WALL = ATTEMPT + r'''
 
 # class 0: whoever runs GraphLemon, no host-wide kernel setting passes the permission check; the sandbox's own
 # hostname (its own UTS namespace: harmless if it were written) is the one write tried
