@@ -3,9 +3,10 @@
 In this order: the per-process limits (`ulimit`, inherited by every process of the run); as root, the move into the
 run's pids cgroup before anything forks; the seccomp filter opened on FILTER_FD for bwrap (and, as root, the
 sandbox's user namespace on `root_identity.USERNS_FD`, with the keeper's mount namespace entered by `nsenter`);
-then bwrap in the background and, beside it, the work-tree quota's watcher: every QUOTA_INTERVAL_S it measures the
-writable folders (`du`: disk blocks, hard links once, one file system) and, past the quota, kills the run (bwrap and
-the sandbox's first process, whose end ends every process of its pid namespace) and says `resource_limit` in its
+then bwrap in the background and, beside it, the work-tree quota's watcher: it measures the writable folders as the
+run starts and then every QUOTA_INTERVAL_S (plus 1 ms per 4 MiB they already hold: `du`'s cost grows with them;
+`du`: disk blocks, hard links once, one file system) and, once they have grown past the quota, kills the run (bwrap
+and the sandbox's first process, whose end ends every process of its pid namespace) and says `resource_limit` in its
 output. The launcher ends with bwrap's exit status.
 """
 
@@ -65,10 +66,12 @@ def _watched(start: str, paths: list[Path], limit_mb: int, group: Path | None) -
         f'for d in 0.02 0.05 0.1 0.2; do [ -z "$i" ] && [ -z "$u" ] && kill -0 $p 2>/dev/null || break; sleep $d; '
         f"read i _ < {children} 2>/dev/null; done"
     )
-    over = f'[ "$k" -gt {limit_mb * 1024} ] || continue; kill -USR2 $$; kill -KILL $i $p 2>/dev/null; exit 0'
+    over = f'[ $((k - b)) -gt {limit_mb * 1024} ] || continue; kill -USR2 $$; kill -KILL $i $p 2>/dev/null; exit 0'
+    # the baseline, and the interval: QUOTA_INTERVAL_S plus 1 ms per 4 MiB already there (du's cost grows with it)
+    pace = f"b=$({measure}); m=$(({int(QUOTA_INTERVAL_S * 1000)} + b / 4096)); t=$((m / 1000)).$(printf %03d $((m % 1000)))"
     watch = (
-        f"( i=; s=; u=; trap 'u=1; kill -KILL $i $s 2>/dev/null' USR1; {learn}; "
-        f'while [ -z "$u" ]; do sleep {QUOTA_INTERVAL_S} & s=$!; wait $s; [ -z "$u" ] || break; k=$({measure}); '
+        f"( i=; s=; u=; trap 'u=1; kill -KILL $i $s 2>/dev/null' USR1; {learn}; {pace}; "
+        f'while [ -z "$u" ]; do sleep $t & s=$!; wait $s; [ -z "$u" ] || break; k=$({measure}); '
         f"{over}; done; kill -KILL $i 2>/dev/null ) </dev/null >/dev/null 2>&1 &"
     )
     return [
