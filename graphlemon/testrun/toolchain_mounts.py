@@ -87,6 +87,8 @@ def _needs(path: Path, home: Path, layout: str | None) -> list[Path]:
         return []
     if layout is not None:
         return [path / part for part in LAYOUTS[layout]]
+    if path == home or path in home.parents:
+        return []  # the home itself (or a folder holding it): never shown whole
     if not _under(path, home):
         return [path]  # an install prefix outside the home
     parts = path.relative_to(home).parts
