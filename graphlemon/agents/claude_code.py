@@ -103,9 +103,9 @@ class ClaudeCodeExecutor:
         git_before = git_guard.capture(ctx.sandbox.root)
         effects = TreeGuard(ctx.sandbox)
         stream = ClaudeStream(request, ctx, rec, guard, model)
-        neighbours = _turns.enter(git_before.common_dir, ctx.node_exec_id)
         proxy = self.egress_proxy()
         config = TurnConfig.for_turn(os.environ)
+        neighbours = _turns.enter(git_before.common_dir, ctx.node_exec_id)
         try:
             writable = _state_folders(Path(request.workdir), request.sandbox.writable, ctx.state_dir)
             with proxy:

@@ -135,14 +135,16 @@ class EgressProxy:
     allowed: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self._folder = Path(tempfile.mkdtemp(prefix=f"graphlemon-egress-{os.getpid()}-"))
-        self.socket_path = self._folder / "egress.sock"
+        self._folder = Path()
+        self.socket_path = Path()  # set when it serves
         self._server: socket.socket | None = None
         self._lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
         self._stop = threading.Event()
 
     def __enter__(self) -> EgressProxy:
+        self._folder = Path(tempfile.mkdtemp(prefix=f"graphlemon-egress-{os.getpid()}-"))
+        self.socket_path = self._folder / "egress.sock"
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         server.bind(str(self.socket_path))
         self.socket_path.chmod(0o666)  # the sandbox's user connects; the folder keeps everyone else out
