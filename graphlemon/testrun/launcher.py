@@ -3,8 +3,8 @@
 In this order: the per-process limits (`ulimit`, inherited by every process of the run); as root, the move into the
 run's pids cgroup before anything forks; the seccomp filter opened on FILTER_FD for bwrap (and, as root, the
 sandbox's user namespace on `root_identity.USERNS_FD`, with the keeper's mount namespace entered by `nsenter`);
-then bwrap in the background and, beside it, the work-tree quota's watcher: it measures the writable folders as the
-run starts and then every QUOTA_INTERVAL_S (plus 1 ms per 4 MiB they already hold: `du`'s cost grows with them;
+then bwrap in the background and, beside it, the work-tree quota's watcher: it measures the writable folders
+QUOTA_START_S after the run starts and then every QUOTA_INTERVAL_S (plus 1 ms per 4 MiB they already hold: `du`'s cost grows with them;
 `du`: disk blocks, hard links once, one file system) and, once they have grown past the quota, kills the run (bwrap
 and the sandbox's first process, whose end ends every process of its pid namespace) and says `resource_limit` in its
 output. The launcher ends with bwrap's exit status.
@@ -18,6 +18,7 @@ from pathlib import Path
 
 FILTER_FD = 3  # the descriptor bwrap reads the seccomp filter from
 QUOTA_INTERVAL_S = 0.25
+QUOTA_START_S = 0.05  # the first measurement (the baseline): what the run writes before it counts as already there
 QUOTA_EXIT = 137  # the watcher's SIGKILL, as the shell reports it
 RESOURCE_LIMIT = "resource_limit"  # a run a limit stopped: the machine's doing (infra), never a failing test
 QUOTA_LINE = f"[graphlemon] {RESOURCE_LIMIT}: the run was stopped by the sandbox's worktree_mb limit"
@@ -61,16 +62,22 @@ def _watched(start: str, paths: list[Path], limit_mb: int, group: Path | None) -
     folders = " ".join(shlex.quote(str(p)) for p in paths)
     measure = f"du -sckx -- {folders} 2>/dev/null | {{ while read n _; do t=$n; done; echo ${{t:-0}}; }}"
     children = "/proc/$p/task/$p/children"
-    learn = (  # bwrap makes it within milliseconds: a short spin of builtins, then a few sleeps
-        f'n=0; while [ $n -lt 400 ] && [ -z "$i" ]; do read i _ < {children} 2>/dev/null; n=$((n+1)); done; '
+    learn = (  # bwrap makes it within milliseconds: a short spin of builtins, then a few sleeps (as root the
+        # run's pids cgroup is swept instead: nothing to learn)
+        ""
+        if group is not None
+        else f'n=0; while [ $n -lt 200 ] && [ -z "$i" ]; do read i _ < {children} 2>/dev/null; n=$((n+1)); done; '
         f'for d in 0.02 0.05 0.1 0.2; do [ -z "$i" ] && [ -z "$u" ] && kill -0 $p 2>/dev/null || break; sleep $d; '
-        f"read i _ < {children} 2>/dev/null; done"
+        f"read i _ < {children} 2>/dev/null; done; "
     )
     over = f'[ $((k - b)) -gt {limit_mb * 1024} ] || continue; kill -USR2 $$; kill -KILL $i $p 2>/dev/null; exit 0'
     # the baseline, and the interval: QUOTA_INTERVAL_S plus 1 ms per 4 MiB already there (du's cost grows with it)
-    pace = f"b=$({measure}); m=$(({int(QUOTA_INTERVAL_S * 1000)} + b / 4096)); t=$((m / 1000)).$(printf %03d $((m % 1000)))"
+    pace = (  # after QUOTA_START_S: a run as short as that never pays for a measurement
+        f'sleep {QUOTA_START_S} & s=$!; wait $s; [ -z "$u" ] || exit 0; b=$({measure}); '
+        f"m=$(({int(QUOTA_INTERVAL_S * 1000)} + b / 4096)); t=$((m / 1000)).$(printf %03d $((m % 1000)))"
+    )
     watch = (
-        f"( i=; s=; u=; trap 'u=1; kill -KILL $i $s 2>/dev/null' USR1; {learn}; {pace}; "
+        f"( i=; s=; u=; trap 'u=1; kill -KILL $i $s 2>/dev/null' USR1; {learn}{pace}; "
         f'while [ -z "$u" ]; do sleep $t & s=$!; wait $s; [ -z "$u" ] || break; k=$({measure}); '
         f"{over}; done; kill -KILL $i 2>/dev/null ) </dev/null >/dev/null 2>&1 &"
     )

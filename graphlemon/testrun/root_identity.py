@@ -75,7 +75,7 @@ class _Keeper:
 class _State:
     lock = threading.Lock()
     keeper: _Keeper | None = None
-    failed: str | None = None
+    shown: dict[tuple[int, int, bool], Path] = {}  # (device, inode, read-only) -> the keeper's mount of it
 
 
 def _keeper() -> _Keeper:
@@ -84,6 +84,7 @@ def _keeper() -> _Keeper:
         if k is not None and k.owner == os.getpid() and k.proc.poll() is None:
             return k
         _State.keeper = _start()
+        _State.shown = {}
         return _State.keeper
 
 
@@ -126,6 +127,11 @@ def _stop(keeper: _Keeper) -> None:
 def idmapped(path: Path, *, read_only: bool = False) -> Path:
     """Where `path` (a folder or a file of root's) is seen owned by the sandbox's id, in the keeper's namespace."""
     keeper = _keeper()
+    st = os.stat(path, follow_symlinks=False)
+    key = (st.st_dev, st.st_ino, read_only)
+    known = _State.shown.get(key)
+    if known is not None and _still_shown(keeper, known, st):
+        return known  # no round trip: the keeper's mount is still that folder
     with _State.lock:
         try:
             keeper.proc.stdin.write(json.dumps({"op": "idmap", "path": str(path), "read_only": read_only}) + "\n")
@@ -135,7 +141,17 @@ def idmapped(path: Path, *, read_only: bool = False) -> Path:
         answer = _read(keeper.proc)
     if not answer.get("ok"):
         raise RootIdentityError(f"{path} cannot be shown to the sandbox's own user: {answer.get('error')}")
-    return Path(answer["mount"])
+    _State.shown[key] = Path(answer["mount"])
+    return _State.shown[key]
+
+
+def _still_shown(keeper: _Keeper, mount: Path, source: os.stat_result) -> bool:
+    """The keeper's mount, seen through its root, is still the same live folder or file."""
+    try:
+        seen = os.stat(f"/proc/{keeper.pid}/root{mount}")
+    except OSError:
+        return False
+    return (seen.st_dev, seen.st_ino) == (source.st_dev, source.st_ino) and seen.st_nlink > 0
 
 
 def launcher_steps() -> tuple[list[str], str]:
