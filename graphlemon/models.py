@@ -565,6 +565,8 @@ class SandboxSettings(BaseModel):
     cpu_seconds: int = Field(default=3600, ge=1)
     memory_mb: int = Field(default=16384, ge=256)  # address space of one process
     tmp_mb: int = Field(default=1024, ge=16)  # the private /tmp and the private home, each
+    shm_mb: int = Field(default=256, ge=1)  # the private /dev/shm (shared memory)
+    worktree_mb: int = Field(default=2048, ge=16)  # how much one run may add to its writable folders, on disk
     env: list[str] = Field(default_factory=list)  # names passed through to the tests as they are
 
 

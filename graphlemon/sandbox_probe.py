@@ -2,7 +2,12 @@
 
 Standard library only (it runs with whatever Python the sandbox shows). Every attempt that
 would change something outside is one the sandbox must refuse; what it tries is harmless
-when refused and names what broke when not.
+when refused and names what broke when not (the only kernel setting it opens for writing is the
+sandbox's own hostname, in its own UTS namespace; host-wide ones are only asked `access(W_OK)`).
+An optional JSON argument asks for more: `credential_names` (looked for in the home's mounts),
+`person_config` (a folder that must not be there), `egress` (the checks of a sandbox whose only way
+out is the egress proxy: `allowed` and `denied` CONNECT targets, the host's `loopback` port and
+`abstract` socket name).
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ import socket
 import stat
 import subprocess
 import sys
+
+EGRESS_BRIDGE = ("127.0.0.1", 3128)
 
 LIMITS = {"Max processes": "processes", "Max file size": "file_size", "Max open files": "open_files",
           "Max cpu time": "cpu_seconds", "Max address space": "address_space"}  # fmt: skip
@@ -120,7 +127,82 @@ def network() -> str:
     return "REACHABLE"
 
 
+def uid_map() -> str:
+    """`inside -> outside` for this process's uid (the host id behind the sandbox's user)."""
+    uid = os.getuid()
+    with open("/proc/self/uid_map") as fh:
+        for line in fh:
+            inside, outside, count = (int(x) for x in line.split())
+            if inside <= uid < inside + count:
+                return f"{uid} -> {outside + uid - inside}"
+    return f"{uid} -> unmapped"
+
+
+def shm_size() -> int:
+    st = os.statvfs("/dev/shm")
+    return st.f_blocks * st.f_frsize
+
+
+def credentials(names: list[str], home: str) -> list[str]:
+    """Credential-named entries with content, at the top two levels of every mount under the home."""
+    wanted, found = set(names), []
+    roots = [m.split(" (")[0] for m in mounts() if m.startswith(home.rstrip("/") + "/")]
+    for root in roots:
+        level = [root]
+        for _depth in range(2):
+            below = []
+            for folder in level:
+                try:
+                    entries = list(os.scandir(folder))
+                except OSError:
+                    continue
+                for entry in entries:
+                    if entry.name in wanted and _has_content(entry.path):
+                        found.append(entry.path)
+                    elif entry.is_dir(follow_symlinks=False):
+                        below.append(entry.path)
+            level = below
+    return sorted(set(found))
+
+
+def _has_content(path: str) -> bool:
+    try:
+        return bool(os.listdir(path)) if os.path.isdir(path) else os.path.getsize(path) > 0
+    except OSError:
+        return False
+
+
+def connect_through_proxy(target: str) -> str:
+    """The status line the egress proxy answers a CONNECT with."""
+    with socket.create_connection(EGRESS_BRIDGE, timeout=10) as s:
+        s.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
+        return s.recv(200).split(b"\r\n")[0].decode(errors="replace")
+
+
+def egress(spec: dict) -> dict:
+    out = {"allowed": _status(lambda: connect_through_proxy(spec["allowed"]))}
+    out["denied"] = [_status(lambda t=t: connect_through_proxy(t)) for t in spec["denied"]]
+    out["loopback"] = refused(lambda: socket.create_connection(("127.0.0.1", spec["loopback"]), timeout=3).close())
+    out["outside"] = network()
+
+    def abstract() -> None:
+        s = socket.socket(socket.AF_UNIX)
+        s.connect("\0" + spec["abstract"])
+        s.close()
+
+    out["abstract"] = refused(abstract)
+    return out
+
+
+def _status(call) -> str:
+    try:
+        return call()
+    except OSError as exc:
+        return f"failed ({exc.strerror or exc})"
+
+
 def main() -> None:
+    asked = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
     work = os.getcwd()
     info = status()
     report = {
@@ -132,8 +214,19 @@ def main() -> None:
         "write_root": refused(lambda: open("/graphlemon-probe", "w").close()),
         "host_paths": host_paths(os.environ.get("HOME", "/")),
         "mounts": mounts(), "sockets": sockets([work, *SCANNED, os.environ.get("HOME", "/")]),
-        "network": network(), "python": sys.executable,
+        "network": network(), "python": sys.executable, "uid_map": uid_map(),
+        "core_pattern_writable": os.access("/proc/sys/kernel/core_pattern", os.W_OK),
+        "write_hostname": refused(lambda: open("/proc/sys/kernel/hostname", "w").write("sandbox")),
+        "shm_bytes": shm_size(), "write_dev": refused(lambda: open("/dev/graphlemon-probe", "w").close()),
+        "credentials": credentials(asked.get("credential_names", []), os.environ.get("HOME", "/")),
     }  # fmt: skip
+    if "person_config" in asked:
+        config = os.environ.get("CLAUDE_CONFIG_DIR", "")
+        report["config_dir"] = config
+        report["config_writable"] = refused(lambda: open(os.path.join(config, "settings.json"), "w").close())
+        report["person_config_visible"] = os.path.exists(asked["person_config"])
+    if "egress" in asked:
+        report["egress"] = egress(asked["egress"])
     print(json.dumps(report))
 
 

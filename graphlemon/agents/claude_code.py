@@ -17,11 +17,13 @@ Claude Code is told to refuse the git commands that make them (`GIT_DENY_RULES`)
 minimal one-turn `claude -p` in an empty folder (REQ-14's cheap probe).
 
 The `claude` process runs inside the same bubblewrap sandbox as test runs (testrun/confine.py,
-`AgentProcessConfinement`): the work tree writable (its `.git` read-only), network allowed for the
-API, Claude Code's install dir read-only and its config dir (`$CLAUDE_CONFIG_DIR`, else `~/.claude`
-and `~/.claude.json`) writable, the environment's allow-list plus Claude Code's own variables
-(`agent_process_env`); so every command its Bash tool runs is confined too. Where the sandbox
-cannot be made the backend is refused (EXECUTOR_ERROR) unless GRAPHLEMON_TEST_CONFINEMENT opts out.
+`AgentProcessConfinement`): the work tree writable (its `.git` read-only), a network namespace of its
+own whose only way out is the egress proxy (egress_proxy.py: the API's host and
+`AgentSettings.claude_egress`), Claude Code's install dir read-only, a config folder of the turn's own
+(claude_config.py: the login copied in read-only, the rest scratch, judged and discarded after the turn),
+the environment's allow-list plus Claude Code's own variables (`agent_process_env`); so every command
+its Bash tool runs is confined too. Where the sandbox cannot be made the backend is refused
+(EXECUTOR_ERROR) unless GRAPHLEMON_TEST_CONFINEMENT opts out.
 """
 
 from __future__ import annotations
@@ -33,7 +35,6 @@ import re
 import subprocess
 import tempfile
 import threading
-from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,13 +42,15 @@ from pathlib import Path
 from ..errors import ErrorCode, GraphLemonError
 from ..models import ExecutorName
 from ..testrun import confine
-from ..testrun.environment import agent_process_env
+from ..testrun.environment import agent_process_env, egress_env
 from ..worktrees import task_lock, task_lock_dir
 from . import git_guard, git_ignored, worktree
 from .automode_denials import ClassifierGuard
 from .budget import budget_status, estimate_tokens, preflight
+from .claude_config import TurnConfig
 from .claude_stream import ClaudeStream
 from .effects import TreeGuard
+from .egress_proxy import EgressProxy, default_rules, parse_rules
 from .executor_seam import AgentRequest, AgentResult
 from .prompt import RenderedPrompt, render
 from .roles import role_spec
@@ -100,15 +103,21 @@ class ClaudeCodeExecutor:
         git_before = git_guard.capture(ctx.sandbox.root)
         effects = TreeGuard(ctx.sandbox)
         stream = ClaudeStream(request, ctx, rec, guard, model)
+        proxy = self.egress_proxy()
+        config = TurnConfig.for_turn(os.environ)
         neighbours = _turns.enter(git_before.common_dir, ctx.node_exec_id)
         try:
             writable = _state_folders(Path(request.workdir), request.sandbox.writable, ctx.state_dir)
-            stream.run(*self.confined(self.argv(request, ctx, model), Path(request.workdir), ctx.state_dir, writable))
+            with proxy:
+                argv = self.argv(request, ctx, model)
+                stream.run(*self.confined(argv, Path(request.workdir), ctx.state_dir, writable, config, proxy))
         finally:
             try:
                 reverted = self._enforce_git(git_before, ctx, rec, neighbours)
             finally:
                 _turns.leave(git_before.common_dir, neighbours)
+            reverted += self._enforce_config(config, ctx, rec)
+            self._record_egress(proxy, ctx, rec)
             skip = set(git_before.ignored)  # judged by _enforce_git even when a changed rule shows them to git status
             reverted += self._enforce_sandbox(before, ctx, rec, skip=skip)
             reverted += self._enforce_effects(effects, ctx, rec, skip=skip)
@@ -131,30 +140,48 @@ class ClaudeCodeExecutor:
             argv += ["--max-budget-usd", f"{max(status.remaining, 0):.4f}"]
         return argv
 
+    def egress_proxy(self) -> EgressProxy:
+        """The turn's egress proxy: the API's host (what `ANTHROPIC_BASE_URL` names, else api.anthropic.com) and
+        `claude_egress`."""
+        return EgressProxy([*default_rules(os.environ), *parse_rules(self.settings.claude_egress)])
+
     def confined(
-        self, argv: list[str], workdir: Path, state_dir: Path | None, writable: list[Path] | None = None
-    ) -> tuple[list[str], dict[str, str] | None]:
-        """`argv` as it runs inside the sandbox (testrun/confine.py), with Claude Code's config and `writable`
-        writable, and its environment (None: this process's, when the person opted out of the sandbox); refused
-        where it cannot be confined."""
-        shown = [*claude_config_paths(os.environ), *(writable or [])]
-        conf = confine.for_agent_process(workdir, state_dir, program=argv[0], writable=shown)
+        self,
+        argv: list[str],
+        workdir: Path,
+        state_dir: Path | None,
+        writable: list[Path],
+        config: TurnConfig,
+        proxy: EgressProxy,
+    ) -> tuple[list[str], dict[str, str]]:
+        """`argv` as it runs inside the sandbox (testrun/confine.py), with the turn's config folder and `writable`
+        writable and the proxy its only way out, and its environment (with the sandbox opted out: this process's,
+        the config folder still the turn's); refused where it cannot be confined."""
+        conf = confine.for_agent_process(
+            workdir, state_dir, program=argv[0], writable=[config.folder, *writable], egress=proxy.socket_path
+        )
         wrapped, how = confine.wrap(argv, conf, cwd=workdir)
-        return wrapped, agent_process_env(conf.settings.env) if how == "bwrap" else None
+        if how != "bwrap":
+            return wrapped, {**os.environ, "CLAUDE_CONFIG_DIR": str(config.folder)}
+        env = agent_process_env(conf.settings.env)
+        return wrapped, {**env, **egress_env(confine.EGRESS_PORT), "CLAUDE_CONFIG_DIR": str(config.folder)}
 
     def probe(self, model: str) -> bool:
         """True when a minimal turn on `model` completes; False while a usage limit (or any failure) persists."""
         argv = [self.settings.claude_bin, "-p", "--output-format", "stream-json", "--verbose", "--model", model]
         argv += ["--max-turns", "1", "--disallowedTools", "Bash,Write,Edit,MultiEdit,WebFetch,WebSearch"]
-        with tempfile.TemporaryDirectory(prefix="graphlemon-probe-") as cwd:
-            argv, env = self.confined(argv, Path(cwd), None)
-            try:
-                proc = subprocess.run(
-                    argv, input=PROBE_PROMPT, cwd=cwd, env=env, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S,
-                    start_new_session=True,
-                )  # fmt: skip
-            except (OSError, subprocess.TimeoutExpired) as exc:
-                raise GraphLemonError(ErrorCode.EXECUTOR_ERROR, f"quota probe: {exc}", executor="claude_code") from None
+        with tempfile.TemporaryDirectory(prefix="graphlemon-probe-") as cwd, TurnConfig.for_turn(os.environ) as config:
+            with self.egress_proxy() as proxy:
+                argv, env = self.confined(argv, Path(cwd), None, [], config, proxy)
+                try:
+                    proc = subprocess.run(
+                        argv, input=PROBE_PROMPT, cwd=cwd, env=env, capture_output=True, text=True,
+                        timeout=PROBE_TIMEOUT_S, start_new_session=True,
+                    )  # fmt: skip
+                except (OSError, subprocess.TimeoutExpired) as exc:
+                    raise GraphLemonError(
+                        ErrorCode.EXECUTOR_ERROR, f"quota probe: {exc}", executor="claude_code"
+                    ) from None
         return probe_succeeded(proc.stdout)
 
     @staticmethod
@@ -184,6 +211,35 @@ class ClaudeCodeExecutor:
             rec.event("reverted", path=name, finding=finding.kind)
             reverted.append(name)
         return reverted
+
+    @staticmethod
+    def _enforce_config(config: TurnConfig, ctx: ToolContext, rec: TurnRecorder) -> list[str]:
+        """Whatever the turn wrote into its config folder that would steer a later Claude Code (a hook, an MCP
+        server, a command, settings, CLAUDE.md) is a recorded violation; then the folder is thrown away."""
+        try:
+            findings = config.findings()
+        finally:
+            config.discard()
+        out = []
+        for finding in findings:
+            err = GraphLemonError(
+                ErrorCode.SANDBOX_VIOLATION,
+                f"sandbox: claude_config: the turn {finding.change} {finding.kind} {finding.path!r} in Claude Code's "
+                "config folder; the folder was the turn's own and is discarded (it never reaches your ~/.claude)",
+                path=f"claude_config/{finding.path}", kind=f"claude_config_{finding.kind}",
+            )  # fmt: skip
+            ctx.record_tool_error("claude_code", err)
+            rec.event("discarded", path=finding.path, finding=finding.kind)
+            out.append(f"claude_config_{finding.kind}:{finding.path}")
+        return out
+
+    @staticmethod
+    def _record_egress(proxy: EgressProxy, ctx: ToolContext, rec: TurnRecorder) -> None:
+        """Each connection the egress proxy refused is a recorded violation of the turn."""
+        for why in list(dict.fromkeys(proxy.refusals))[:50]:
+            err = GraphLemonError(ErrorCode.SANDBOX_VIOLATION, f"sandbox: egress: {why}", kind="egress")
+            ctx.record_tool_error("claude_code", err)
+            rec.event("egress_refused", why=why)
 
     def _enforce_sandbox(
         self, before: worktree.Snapshot, ctx: ToolContext, rec: TurnRecorder, *, skip: set[str] = frozenset()
@@ -236,22 +292,6 @@ def _state_folders(root: Path, globs: list[str], state_dir: Path | None) -> list
         if fixed and folder.is_dir() and Path(state_dir).resolve() in [folder.resolve(), *folder.resolve().parents]:
             out.append(folder)
     return out
-
-
-def claude_config_paths(env: Mapping[str, str]) -> list[Path]:
-    """Where Claude Code keeps its login, settings and sessions: `$CLAUDE_CONFIG_DIR`, else `~/.claude` and
-    `~/.claude.json`. The folder is made when missing, so what a confined turn writes there is kept."""
-    named = env.get("CLAUDE_CONFIG_DIR", "").strip()
-    home = Path(env.get("HOME") or Path.home())
-    paths = [Path(named)] if named else [home / ".claude", home / ".claude.json"]
-    try:
-        paths[0].mkdir(mode=0o700, parents=True, exist_ok=True)
-    except OSError as exc:
-        raise GraphLemonError(
-            ErrorCode.EXECUTOR_ERROR, f"Claude Code's config folder {paths[0]} cannot be made: {exc}",
-            executor="claude_code", path=str(paths[0]),
-        ) from None  # fmt: skip
-    return paths
 
 
 def probe_succeeded(stream_json: str) -> bool:

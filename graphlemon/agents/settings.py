@@ -15,6 +15,7 @@ environment (`AgentSettings.from_env()`):
 | GRAPHLEMON_RETRY_MAX, GRAPHLEMON_RETRY_BASE_DELAY_S, GRAPHLEMON_RETRY_MAX_DELAY_S | retries |
 | ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL | api_key, base_url |
 | GRAPHLEMON_CLAUDE_BIN, GRAPHLEMON_CLAUDE_PERMISSION_MODE | claude_bin, claude_permission_mode |
+| GRAPHLEMON_CLAUDE_EGRESS (comma-separated `host[:port][=address]`) | claude_egress |
 | GRAPHLEMON_CLASSIFIER_MAX_CONSECUTIVE, GRAPHLEMON_CLASSIFIER_MAX_TOTAL | classifier thresholds |
 """
 
@@ -28,6 +29,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from ..errors import invalid_param
+from .egress_proxy import parse_rules
 
 Backend = Literal["scripted", "anthropic", "claude_code"]
 
@@ -74,6 +76,10 @@ class AgentSettings(BaseModel):
     # claude_code
     claude_bin: str = "claude"
     claude_permission_mode: str = "auto"
+    claude_egress: list[str] = Field(
+        default_factory=list,
+        description="Destinations claude_code's sandbox may reach besides the API's host: host[:port][=address].",
+    )
     classifier_max_consecutive: int = Field(default=3, ge=1)
     classifier_max_total: int = Field(default=20, ge=1)
 
@@ -90,6 +96,12 @@ class AgentSettings(BaseModel):
         if bad:
             raise ValueError(f"turn limits must be 1..500, got {', '.join(bad)}")
         return limits
+
+    @field_validator("claude_egress")
+    @classmethod
+    def _egress_rules(cls, entries: list[str]) -> list[str]:
+        parse_rules(entries)  # INVALID_PARAM naming the bad entry
+        return entries
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> AgentSettings:
@@ -116,6 +128,8 @@ class AgentSettings(BaseModel):
         for var, field in simple.items():
             if env.get(var, "").strip():
                 values[field] = env[var].strip()
+        if env.get("GRAPHLEMON_CLAUDE_EGRESS", "").strip():
+            values["claude_egress"] = [e.strip() for e in env["GRAPHLEMON_CLAUDE_EGRESS"].split(",") if e.strip()]
         models = {} if "default_model" in values else dict(DEFAULT_MODELS)  # one model for all roles
         for role in DEFAULT_MODELS:
             var = "GRAPHLEMON_MODEL_" + role.upper().replace("-", "_")

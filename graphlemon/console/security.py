@@ -3,9 +3,11 @@
 A state-changing request needs the console token in the `X-GraphLemon-Token` header (a cross-site page can neither
 read the token nor set the header, so this is also the CSRF guard) and, when it sends an Origin, the console's own
 origin; without it the answer is PERMISSION_DENIED. The page learns the token only from the HttpOnly cookie set by
-opening the printed URL `/?token=...` (so a local process that never saw that URL cannot steer a loopback console).
-Bound beyond loopback, every request needs the token (header or cookie); on loopback the Host header must name the
-loopback (no DNS rebinding). A WebSocket passes the same Host and Origin checks, and beyond loopback the token.
+opening the printed URL `/?token=...` (so a local process that never saw that URL can neither read nor steer a
+loopback console: a sandboxed agent on the same machine included). Every read of the API (`/api/...`) and every
+WebSocket needs the token too (header, cookie or, for a WebSocket, the query); bound beyond loopback, every request
+does. On loopback the Host header must name the loopback (no DNS rebinding). A WebSocket passes the same Host and
+Origin checks.
 """
 
 from __future__ import annotations
@@ -48,7 +50,8 @@ def check_request(request: Request, settings: ConsoleSettings) -> Response | Non
         return error_response(invalid_param(f"host {host!r} is not this console's"), status=421)
     header = request.headers.get(TOKEN_HEADER)
     authorised = _same(header, settings.token)
-    if not settings.loopback and not authorised and not _same(request.cookies.get(TOKEN_COOKIE), settings.token):
+    needs_token = not settings.loopback or (request.method in ("GET", "HEAD") and _reads_data(request.url.path))
+    if needs_token and not authorised and not _same(request.cookies.get(TOKEN_COOKIE), settings.token):
         if request.url.path == "/" and "token" in request.query_params:
             return None  # the token login (checked by the page handler)
         return error_response(_token_refused("this console needs its token: open the URL it printed"), status=401)
@@ -71,9 +74,12 @@ def ws_authorised(ws: WebSocket, settings: ConsoleSettings) -> bool:
     origin = ws.headers.get("origin")
     if origin is not None and origin.split("://", 1)[-1] != host:  # cross-site WebSocket hijacking
         return False
-    if settings.loopback:
-        return True
     return _same(ws.cookies.get(TOKEN_COOKIE), settings.token) or _same(ws.query_params.get("token"), settings.token)
+
+
+def _reads_data(path: str) -> bool:
+    """The API's reads (the project's data); `/api/token` checks its own cookie, the page and its assets hold none."""
+    return path.startswith("/api/") and path != "/api/token"
 
 
 def page_routes(settings: ConsoleSettings, static: Traversable) -> list[Route]:

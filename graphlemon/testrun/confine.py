@@ -1,29 +1,27 @@
 """Confined runs: agent-written code runs in a bubblewrap (`bwrap`) sandbox on Linux (docs/agents.md,
 "What the sandbox promises").
 
-* Unprivileged, even when GraphLemon runs as root: a new user namespace in which the
-  process is uid/gid 65534, every capability dropped (effective, permitted, bounding,
-  ambient), no_new_privs, a new session (no terminal to inject into), and a seccomp filter
-  (`syscall_filter.py`) that refuses mount, namespaces, ptrace, keyrings, bpf, perf and the like.
-* A filesystem built from what the run needs, never `/` with holes: `/usr` and the root's
-  links into it, a copy of the named `/etc` entries every user may read (`etc_view`), the toolchains (PATH entries, the Python
-  prefixes, what the PATH's links point at, `~/go`, `~/.cargo`, `~/.rustup`, GOPATH /
-  CARGO_HOME / RUSTUP_HOME), GraphLemon's package (its plugins and reporters), the project's
-  repository read-only with its `.graphlemon/` replaced by an empty folder, and the work
-  tree writable except its `.git` pointer and git dirs (read-only). No `/run`, `/var/run`,
-  no host `/tmp`, no home (an empty private one), so no host socket is reachable by path;
-  without network (the default) the abstract socket namespace is a new one too.
-* Limits (`SandboxSettings`, the project's `settings.sandbox`), set by the launcher's shell before
-  bwrap starts: processes, file size, open files, CPU seconds and address space per process, a
-  sized private `/tmp` and home. A run a limit stopped says `resource_limit` (`judge_outcome`).
-  Processes are counted per user by the kernel, which does not count root's: as root
-  the bound comes from a pids cgroup when one can be made (`cgroups.py`).
-* A private pid namespace ends every process with the run (`--die-with-parent` as well).
+* Unprivileged, whoever runs GraphLemon: a user namespace in which the process is uid/gid 65534, every
+  capability dropped (effective, permitted, bounding, ambient), no_new_privs, a new session (no terminal to inject
+  into), and a seccomp filter (`syscall_filter.py`) that refuses mount, namespaces, ptrace, keyrings, bpf, perf and
+  the like. As root the namespace is one GraphLemon made (`root_identity.py`): its 65534 is an unprivileged host
+  id, never root, and the writable folders are shown through idmapped mounts so they stay root's on disk.
+* A filesystem built from what the run needs, never `/` with holes: `/usr` and the root's links into it, a copy of
+  the named `/etc` entries every user may read (`etc_view`), the toolchains by allow-list (`toolchain_mounts.py`),
+  GraphLemon's package, the project's repository read-only with its `.graphlemon/` replaced by an empty folder, and
+  the work tree writable except its `.git` pointer and git dirs (read-only). `/proc/sys` and `/dev` read-only, a
+  sized private `/dev/shm`. No `/run`, `/var/run`, no host `/tmp`, no home (an empty private one), so no host
+  socket is reachable by path; without network (always) the abstract socket namespace is a new one too.
+* Limits (`SandboxSettings`, the project's `settings.sandbox`), held by the launcher (`launcher.py`) before bwrap
+  starts: processes, file size, open files, CPU seconds and address space per process, a sized private `/tmp`,
+  home and `/dev/shm`, and the writable folders' size on disk, watched while the run goes. A run a limit stopped
+  says `resource_limit` (`judge_outcome`). Processes are counted per user by the kernel, which does not count
+  root's: as root the bound comes from a pids cgroup when one can be made (`cgroups.py`).
+* A private pid namespace; when the command ends the launcher ends whatever it left behind.
 
-`AgentProcessConfinement` is the same sandbox for an agent's own process (Claude Code): network
-allowed (the model's API), its config dir writable, its install dir read-only, no address-space
-limit (JavaScript runtimes reserve address space they never use), so every command it runs is
-confined too.
+`AgentProcessConfinement` is the same sandbox for an agent's own process (Claude Code): its per-turn config folder
+writable, its install dir read-only, no address-space limit, and a network namespace whose only way out is the
+egress proxy's Unix socket (`egress_bridge.py` inside), so every command it runs is confined too.
 
 `GRAPHLEMON_TEST_CONFINEMENT` chooses: `required` (default: refuse to run agent-written code
 unconfined), `auto` (confine when bwrap works, else say so loudly once and run unconfined), `off`
@@ -53,8 +51,11 @@ from pydantic import ValidationError
 
 from ..errors import ErrorCode, GraphLemonError, invalid_param
 from ..models import SandboxSettings
-from . import cgroups, syscall_filter
+from . import cgroups, root_identity, syscall_filter
+from .launcher import FILTER_FD, RESOURCE_LIMIT, launcher
 from .process import ProcessOutcome
+from .root_identity import RootIdentityError
+from .toolchain_mounts import PACKAGE_DIR, TOOL_HOME_VARS, TOOL_HOMES, allowed_parts, covered_by_usr, tool_mounts
 
 log = logging.getLogger(__name__)
 SETTING = "GRAPHLEMON_TEST_CONFINEMENT"
@@ -66,11 +67,11 @@ FIX = (
     "agent-written code runs with your rights)"
 )
 Confined = Literal["bwrap", "none"]
-TOOL_HOMES = ("go", ".cargo", ".rustup")
-PACKAGE_DIR = Path(__file__).resolve().parents[1]  # graphlemon's own plugins and reporters
-TOOL_HOME_VARS = ("GOPATH", "GOMODCACHE", "GOROOT", "CARGO_HOME", "RUSTUP_HOME", "JAVA_HOME", "VIRTUAL_ENV")
+__all__ = ["PACKAGE_DIR", "RESOURCE_LIMIT", "TOOL_HOMES", "TOOL_HOME_VARS"]
 SANDBOX_ID = 65534  # the uid and gid inside (the conventional `nobody`)
-FILTER_FD = 3  # the descriptor bwrap reads the seccomp filter from
+EGRESS_BRIDGE = Path(__file__).resolve().with_name("egress_bridge.py")
+EGRESS_SOCKET = "/.graphlemon-egress.sock"  # where the egress proxy's socket is inside
+EGRESS_PORT = 3128  # where egress_bridge.py listens inside (the sandbox's own loopback)
 SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # what programs read from /etc: the loader's cache, users and groups, name lookup, time zone, certificates,
 # Debian's alternatives (links such as /usr/bin/java point through them), services and MIME types
@@ -81,7 +82,6 @@ ETC_FILES = (
 # bwrap's own refusal to start the command (the interpreter or tool is not inside the sandbox)
 START_FAILURE = "bwrap: execvp"
 LIMIT_SIGNALS = {signal.SIGXCPU: "cpu_seconds", signal.SIGXFSZ: "file_size_mb"}
-RESOURCE_LIMIT = "resource_limit"  # a run a limit stopped: the machine's doing (infra), never a failing test
 
 
 @dataclass(frozen=True)
@@ -134,10 +134,11 @@ class Confinement:
 
 @dataclass(frozen=True)
 class AgentProcessConfinement(Confinement):
-    """An agent's own process (Claude Code) and every command it runs: network allowed, its config dir writable,
-    its install dir read-only (`readable`), and no address-space limit."""
+    """An agent's own process (Claude Code) and every command it runs: its per-turn config dir writable, its install
+    dir read-only (`readable`), no address-space limit, and a network namespace of its own whose only way out is the
+    egress proxy's Unix socket (`egress`, bound at EGRESS_SOCKET; `egress_bridge.py` listens on EGRESS_PORT)."""
 
-    network: bool = True
+    egress: Path | None = None
 
     @property
     def address_space_mb(self) -> int | None:
@@ -175,14 +176,21 @@ def for_workdir(workdir: Path, state_dir: Path | None = None, *, mode: Mode | No
 
 
 def for_agent_process(
-    workdir: Path, state_dir: Path | None, *, program: str, writable: Iterable[Path] = (), mode: Mode | None = None
+    workdir: Path,
+    state_dir: Path | None,
+    *,
+    program: str,
+    writable: Iterable[Path] = (),
+    egress: Path | None = None,
+    mode: Mode | None = None,
 ) -> AgentProcessConfinement:
     """The confinement of an agent's own process run as `program` in `workdir`: what `for_workdir` gives a test
-    run, plus the program's install dirs read-only and `writable` (its config) writable, with network."""
+    run, plus the program's install dirs read-only, `writable` (its config) writable, and `egress` (the proxy's
+    socket) its only way out."""
     base = for_workdir(workdir, state_dir, mode=mode)
     return AgentProcessConfinement(
         workdir=base.workdir, hidden=base.hidden, readable=(*base.readable, *program_dirs(program)), mode=mode,
-        settings=base.settings, writable=tuple(Path(p) for p in writable),
+        settings=base.settings, writable=tuple(Path(p) for p in writable), egress=egress,
     )  # fmt: skip
 
 
@@ -195,7 +203,9 @@ def program_dirs(program: str) -> list[Path]:
         return []
     real = Path(os.path.realpath(found)).parent
     out = [Path(os.path.abspath(found)).parent, real.parent if real.name == "bin" else real]
-    return [p for p in dict.fromkeys(out) if not _covered(p)]
+    home = Path(os.environ.get("HOME") or Path.home())
+    shown = [q for p in dict.fromkeys(out) for q in allowed_parts(p, home)]  # never a home or a secret store whole
+    return [p for p in dict.fromkeys(shown) if not covered_by_usr(p)]
 
 
 def project_settings(state_dir: Path) -> SandboxSettings:
@@ -228,9 +238,11 @@ def _probe_bwrap() -> tuple[str | None, str]:
     built, why = syscall_filter.available()
     if not built:
         return None, why
-    argv = _launcher(path) + [*_identity_args(), "--ro-bind", "/usr", "/usr", *_root_links(), "--", "/usr/bin/true"]
     try:
+        argv = _launch(path, [*_identity_args(), "--ro-bind", "/usr", "/usr", *_root_links(), "--", "/usr/bin/true"])
         proc = subprocess.run(argv, capture_output=True, timeout=30)
+    except RootIdentityError as exc:
+        return None, str(exc)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return None, f"bwrap could not start: {exc}"
     if proc.returncode != 0:
@@ -248,6 +260,8 @@ def wrap(
     bwrap = sandbox_for(conf)
     if bwrap is None:
         return argv, "none"
+    if isinstance(conf, AgentProcessConfinement) and conf.egress is not None:
+        argv = [sys.executable, "-I", "-S", str(EGRESS_BRIDGE), EGRESS_SOCKET, str(EGRESS_PORT), "--", *argv]
     return confined_argv(bwrap, argv, conf, cwd=cwd, writable=writable), "bwrap"
 
 
@@ -268,56 +282,77 @@ def sandbox_for(conf: Confinement) -> str | None:
 def confined_argv(
     bwrap: str, argv: list[str], conf: Confinement, *, cwd: Path, writable: Iterable[Path] = ()
 ) -> list[str]:
-    """The whole command line: the launcher (limits, pids cgroup, filter descriptor), bwrap, `argv`."""
+    """The whole command line: the launcher (limits, pids cgroup, filter descriptor, quota), bwrap, `argv`; as root
+    refused (`conf.refusal`) where the sandbox's own identity cannot be made."""
+    writable = list(writable)
     group = cgroups.new_group(conf.settings.processes) if os.geteuid() == 0 else None
-    return _launcher(bwrap, conf.limit_steps(), group) + [*bwrap_args(conf, cwd=cwd, writable=writable), "--", *argv]
+    try:
+        args = bwrap_args(conf, cwd=cwd, writable=writable)
+        quota = ([p for p in _writable(conf, writable)], conf.settings.worktree_mb)
+        return _launch(bwrap, [*args, "--", *argv], limits=conf.limit_steps(), group=group, quota=quota)
+    except RootIdentityError as exc:
+        raise conf.refusal(str(exc)) from None
 
 
-def _launcher(bwrap: str, limits: Iterable[str] = (), group: Path | None = None) -> list[str]:
-    """One `sh` (no other program starts before bwrap) sets the limits every process of the run inherits, as root
-    moves itself into the run's pids cgroup before anything forks, and opens the filter on FILTER_FD for bwrap
-    (an inherited descriptor, so no caller has to pass one)."""
-    steps = list(limits)
-    if group is not None:
-        steps.append(f"echo $$ > '{group / 'cgroup.procs'}' || exit 125")
-    script = "; ".join([*steps, f'exec "$@" {FILTER_FD}<"$0"'])
-    return ["/bin/sh", "-c", script, str(syscall_filter.filter_file()), bwrap]
+def _launch(bwrap: str, args: list[str], **launch) -> list[str]:
+    """`bwrap args` behind the launcher; as root through the keeper's mount namespace, with its user namespace."""
+    if not root_identity.needed():
+        return launcher(syscall_filter.filter_file(), [bwrap, *args], **launch)
+    enter, userns = root_identity.launcher_steps()
+    return launcher(syscall_filter.filter_file(), [*enter, bwrap, *args], userns=userns, **launch)
 
 
 def _identity_args() -> list[str]:
+    """Unprivileged: uid/gid 65534 in a user namespace (as root: the prepared one, whose 65534 is an unprivileged
+    host id), no capability, a new session, private pid / ipc / uts / cgroup namespaces, the seccomp filter."""
     ids = str(SANDBOX_ID)
+    user = root_identity.identity_args() if root_identity.needed() else ["--unshare-user"]
     return [
-        "--unshare-user", "--uid", ids, "--gid", ids, "--cap-drop", "ALL", "--new-session", "--die-with-parent",
+        *user, "--uid", ids, "--gid", ids, "--cap-drop", "ALL", "--new-session", "--die-with-parent",
         "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--seccomp", str(FILTER_FD),
     ]  # fmt: skip
+
+
+def _writable(conf: Confinement, writable: Iterable[Path]) -> list[Path]:
+    """The folders the run may write: the work tree, the confinement's own (a config file may not exist yet) and
+    the run's (its report folder)."""
+    extra = [*(Path(p) for p in conf.writable if os.path.lexists(p)), *(Path(p) for p in writable)]
+    return [Path(conf.workdir), *extra]
 
 
 def bwrap_args(
     conf: Confinement, *, cwd: Path, writable: Iterable[Path] = (), environ: Mapping[str, str] | None = None
 ) -> list[str]:
-    """The bwrap options: a parent's mount always comes before the mounts inside it."""
+    """The bwrap options: a parent's mount always comes before the mounts inside it. As root, the writable folders
+    and the work tree's git dirs are shown through idmapped mounts (root_identity.py)."""
     env = os.environ if environ is None else environ
     home = Path(env.get("HOME") or Path.home())
-    settings = conf.settings
-    mounts: list[tuple[Path, str]] = [(Path(p), "--ro-bind") for p in _system_dirs()]
+    settings, mb = conf.settings, 1024 * 1024
+    tools, credentials = tool_mounts(home, env)
+    mounts: list[_Mount] = [_Mount(Path(p), "--ro-bind") for p in _system_dirs()]
     if home.resolve() != Path("/"):
-        mounts.append((home, "--tmpfs"))  # an empty private home; the tool folders under it are shown again
-    mounts += [(p, "--ro-bind") for p in _tool_dirs(home, env)]
-    mounts += [(Path(p).resolve(), "--ro-bind") for p in conf.readable if Path(p).exists()]
-    mounts += [(p, "--tmpfs") for p in conf.hidden if p.exists()]
-    extra = [*(p for p in conf.writable if os.path.lexists(p)), *writable]  # a config file may not exist yet
-    mounts += [(Path(conf.workdir), "--bind"), *[(Path(p), "--bind") for p in extra]]
-    mounts += [(p, "--ro-bind") for p in _git_paths(Path(conf.workdir))]  # after the work tree: over it
+        mounts.append(_Mount(home, "--tmpfs"))  # an empty private home; the tool folders under it are shown again
+    mounts += [_Mount(p, "--ro-bind") for p in tools]
+    mounts += [_Mount(p, "--ro-bind", _empty(p)) for p in credentials]  # covered: an empty file or folder
+    mounts += [_Mount(Path(p).resolve(), "--ro-bind") for p in conf.readable if Path(p).exists()]
+    mounts += [_Mount(p, "--tmpfs") for p in conf.hidden if p.exists()]
+    mounts += [_shown(p, "--bind") for p in _writable(conf, writable)]
+    mounts += [_shown(p, "--ro-bind") for p in _git_paths(Path(conf.workdir))]  # after the work tree: over it
+    egress = conf.egress if isinstance(conf, AgentProcessConfinement) else None
+    if egress is not None:
+        mounts.append(_Mount(Path(EGRESS_SOCKET), "--ro-bind", Path(egress)))
     args = _identity_args()
     if not conf.network:
         args.append("--unshare-net")
     args += [*_root_links(), "--ro-bind", str(etc_view()), "/etc", "--dev", "/dev", "--proc", "/proc"]
-    args += ["--size", str(settings.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp", "--symlink", "/tmp", "/var/tmp"]
-    for path, op in sorted(_unique(mounts), key=lambda m: len(m[0].parts)):
-        if op == "--tmpfs":
-            args += ["--size", str(settings.tmp_mb * 1024 * 1024), op, str(path)]
+    args += ["--ro-bind", "/proc/sys", "/proc/sys"]  # no kernel setting is written from inside, whoever runs it
+    args += ["--size", str(settings.shm_mb * mb), "--perms", "01777", "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
+    args += ["--size", str(settings.tmp_mb * mb), "--tmpfs", "/tmp", "--symlink", "/tmp", "/var/tmp"]
+    for mount in sorted(_unique(mounts), key=lambda m: len(m.dest.parts)):
+        if mount.op == "--tmpfs":
+            args += ["--size", str(settings.tmp_mb * mb), mount.op, str(mount.dest)]
         else:
-            args += [op, str(path), str(path)]
+            args += [mount.op, str(mount.source or mount.dest), str(mount.dest)]
     for path in conf.writable:  # a link (a dotfiles manager's `~/.claude`) is shown as the link to its target
         if os.path.islink(path):
             args += ["--symlink", os.path.realpath(path), str(path)]
@@ -327,6 +362,35 @@ def bwrap_args(
     args += ["--remount-ro", "/"]  # the sandbox's own root folder too: only the work tree, /tmp and home are writable
     args += ["--setenv", "TMPDIR", "/tmp", "--setenv", "HOME", str(home), "--chdir", str(cwd)]
     return args
+
+
+@dataclass(frozen=True)
+class _Mount:
+    dest: Path
+    op: str
+    source: Path | None = None  # None: the same path on the host
+
+
+def _shown(path: Path, op: str) -> _Mount:
+    """A folder of the run's own (`--bind`) or its git dirs (`--ro-bind`): as root through an idmapped mount, so
+    the sandbox's user owns what root owns there (and git inside sees its repository as its own)."""
+    real = Path(os.path.realpath(path))
+    if not root_identity.needed():
+        return _Mount(real, op)
+    return _Mount(real, op, root_identity.idmapped(real, read_only=op == "--ro-bind"))
+
+
+def _empty(path: Path) -> Path:
+    """What covers a credential entry: an empty folder for a folder, /dev/null for a file."""
+    return _empty_dir() if path.is_dir() else Path("/dev/null")
+
+
+@lru_cache(maxsize=1)
+def _empty_dir() -> Path:
+    folder = Path(tempfile.mkdtemp(prefix=f"graphlemon-empty-{os.getpid()}-"))
+    folder.chmod(0o555)
+    atexit.register(lambda: (folder.chmod(0o700), folder.rmdir()))
+    return folder
 
 
 @lru_cache(maxsize=1)
@@ -398,59 +462,6 @@ def _copy_readable(source: Path, target: Path) -> None:
         shutil.copy2(source, target, follow_symlinks=False)
 
 
-def _tool_dirs(home: Path, env: Mapping[str, str]) -> list[Path]:
-    """Folders a run needs to read: PATH entries and what their links point at, the Python prefixes, toolchain
-    homes, GraphLemon's package. Folders already under `/usr` are inside its mount."""
-    return [Path(p) for p in _tool_dirs_cached(str(home), env.get("PATH", ""), _home_vars(env))]
-
-
-def _home_vars(env: Mapping[str, str]) -> tuple[str, ...]:
-    return tuple(env.get(name, "") for name in TOOL_HOME_VARS)
-
-
-@lru_cache(maxsize=16)
-def _tool_dirs_cached(home: str, path: str, home_vars: tuple[str, ...]) -> tuple[str, ...]:
-    entries = [Path(p) for p in path.split(os.pathsep) if p]
-    found = list(entries)
-    found += [Path(sys.prefix), Path(sys.base_prefix), Path(os.path.realpath(sys.executable)).parents[1], PACKAGE_DIR]
-    found += [Path(home) / name for name in TOOL_HOMES]
-    found += [Path(p) for p in home_vars if p]
-    found += _link_targets(entries)
-    real = {_tool_root(Path(os.path.realpath(p)), Path(home)) for p in found if p.is_absolute() and p.is_dir()}
-    kept = sorted(p for p in real if not _covered(p))
-    return tuple(str(p) for p in kept if not any(q in p.parents for q in kept))  # one mount per tree
-
-
-def _tool_root(path: Path, home: Path) -> Path:
-    """A folder under home stands for the tool folder it is in (`~/.pyenv/shims` -> `~/.pyenv`): one mount for
-    each tool, however many PATH entries it adds."""
-    if home in path.parents and home != Path("/"):
-        return home / path.relative_to(home).parts[0]
-    return path
-
-
-def _link_targets(entries: list[Path]) -> list[Path]:
-    """The prefixes that the links in PATH folders point into (`/usr/local/bin/node` -> `/opt/node/bin/node`:
-    `/opt/node`)."""
-    out: set[Path] = set()
-    for folder in entries:
-        try:
-            names = list(os.scandir(folder))
-        except OSError:
-            continue
-        for entry in names:
-            if not entry.is_symlink():
-                continue
-            target = Path(os.path.realpath(entry.path)).parent
-            out.add(target.parent if target.name == "bin" else target)
-    return sorted(out)
-
-
-def _covered(path: Path) -> bool:
-    """Under `/usr` (mounted whole) or the root itself (never mounted)."""
-    return path == Path("/") or path == Path("/usr") or Path("/usr") in path.parents
-
-
 def _git_paths(workdir: Path) -> list[Path]:
     """The work tree's `.git` (a pointer file or a folder) and, for a pointer, the git dirs it names: read-only."""
     dot_git = workdir / ".git"
@@ -474,14 +485,14 @@ def _git_paths(workdir: Path) -> list[Path]:
     return out
 
 
-def _unique(mounts: list[tuple[Path, str]]) -> list[tuple[Path, str]]:
+def _unique(mounts: list[_Mount]) -> list[_Mount]:
     """One mount per path (resolved); a later mount of the same path wins (the work tree over a hidden one)."""
-    out: dict[Path, str] = {}
-    for path, op in mounts:
-        real = Path(os.path.realpath(path))
+    out: dict[Path, _Mount] = {}
+    for mount in mounts:
+        real = Path(os.path.realpath(mount.dest))
         out.pop(real, None)
-        out[real] = op
-    return list(out.items())
+        out[real] = replace(mount, dest=real)
+    return list(out.values())
 
 
 def judge_outcome(outcome: ProcessOutcome, output: str, confined: Confined) -> tuple[ProcessOutcome, str]:

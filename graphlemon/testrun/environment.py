@@ -7,7 +7,8 @@ Python writes no bytecode caches into the work tree.
 Nothing else of GraphLemon's environment reaches it: no token, no database URL, whatever
 its name. An agent's own confined process (Claude Code) gets the same allow-list plus the
 variables it and its model providers read (`AGENT_PROCESS_*`): its key reaches it, and so its
-Bash, but no other secret of GraphLemon's environment. An unconfined run (the user's own `graphlemon test`) inherits the environment
+Bash, but no other secret of GraphLemon's environment; its proxy variables name the egress proxy's bridge
+(`egress_env`), whatever the person's were. An unconfined run (the user's own `graphlemon test`) inherits the environment
 minus secret-named variables. Both: colours off, the caller's additions laid on top.
 """
 
@@ -19,7 +20,8 @@ from collections.abc import Iterable, Mapping
 from ..redact import is_secret_name  # the one definition of a secret's name
 from .confine import TOOL_HOME_VARS, Confined, Confinement
 
-__all__ = ["agent_process_env", "child_env", "confined_env", "is_secret_name", "run_env"]
+__all__ = ["agent_process_env", "child_env", "confined_env", "egress_env", "is_secret_name", "run_env"]
+LOOPBACK_NAMES = "localhost,127.0.0.1,::1"
 
 ALLOWED = ("PATH", "LANG", "LANGUAGE", "TZ", "TERM", *TOOL_HOME_VARS)
 ALLOWED_PREFIXES = ("LC_",)
@@ -59,6 +61,14 @@ def agent_process_env(declared: Iterable[str] = (), base: Mapping[str, str] | No
     source = os.environ if base is None else base
     names = [k for k in source if k in AGENT_PROCESS_NAMES or k.startswith(AGENT_PROCESS_PREFIXES)]
     return confined_env(declared=[*declared, *names], base=source)
+
+
+def egress_env(port: int) -> dict[str, str]:
+    """The proxy variables of a sandbox whose only way out is the egress proxy (its bridge on `port` inside); the
+    sandbox's own loopback is reached directly."""
+    url = f"http://127.0.0.1:{port}"
+    names = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
+    return {**dict.fromkeys(names, url), "NO_PROXY": LOOPBACK_NAMES, "no_proxy": LOOPBACK_NAMES}
 
 
 def run_env(extra: Mapping[str, str], conf: Confinement | None, confined: Confined) -> dict[str, str]:

@@ -44,7 +44,7 @@ def claude_run(prefect_harness, tmp_path_factory):
     fake.queue(*_broken_mul_then_fixed())
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("GRAPHLEMON_CLAUDE_BIN", str(fake.bin))
-        mp.setenv("CLAUDE_CONFIG_DIR", str(fake.config))
+        fake.setenv(mp)
         final = devloop(goal="Build calc", project=str(project.root), executor="claude_code", config={})
     return project, fake, final
 
@@ -93,8 +93,8 @@ def test_boundary_claude_is_never_started_with_bare(claude_run, tmp_path):
     probe_fake = FakeClaude(tmp_path)  # the usage-limit probe is a normal start too
     probe_fake.queue(when({"steps": [{"result": {"result": "ok"}}]}, stdin="Reply with the single word"))
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("CLAUDE_CONFIG_DIR", str(probe_fake.config))
-        executor = ClaudeCodeExecutor(AgentSettings(backend="claude_code", claude_bin=str(probe_fake.bin)))
+        probe_fake.setenv(mp)
+        executor = ClaudeCodeExecutor(AgentSettings.from_env(backend="claude_code", claude_bin=str(probe_fake.bin)))
         assert executor.probe("claude-sonnet-4-5")
     [probe] = probe_fake.calls
     assert "--bare" not in probe["argv"] and probe["argv"][:2] == ["-p", "--output-format"]

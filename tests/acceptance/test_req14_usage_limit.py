@@ -70,8 +70,9 @@ def calc(tmp_path):
 def fake_claude(tmp_path, monkeypatch):
     fake = FakeClaude(tmp_path)
     monkeypatch.setenv("GRAPHLEMON_CLAUDE_BIN", str(fake.bin))
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(fake.config))
-    return fake
+    fake.setenv(monkeypatch)
+    yield fake
+    fake.close()
 
 
 def test_happy_session_limit_waits_until_the_reset_probes_and_resumes_without_blocking(calc, fake_claude):

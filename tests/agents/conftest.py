@@ -49,15 +49,16 @@ def anthropic_settings(messages_server):
 @pytest.fixture
 def fake_claude(tmp_path: Path, monkeypatch) -> FakeClaude:
     fake = FakeClaude(tmp_path)
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(fake.config))  # where claude keeps its state: shown to it
-    return fake
+    fake.setenv(monkeypatch)
+    yield fake
+    fake.close()
 
 
 @pytest.fixture
 def claude_settings(fake_claude):
     from graphlemon.agents import AgentSettings
 
-    return AgentSettings(backend="claude_code", claude_bin=str(fake_claude.bin))
+    return AgentSettings(backend="claude_code", claude_bin=str(fake_claude.bin), claude_egress=[fake_claude.egress])
 
 
 @pytest.fixture

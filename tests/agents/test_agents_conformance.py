@@ -62,10 +62,10 @@ def test_the_conformance_fake_finishes_the_snake_goal_on_the_anthropic_backend(t
 def test_the_conformance_fake_finishes_the_snake_goal_on_the_claude_code_backend(tmp_path, count, monkeypatch):
     project = snake_project(tmp_path / "snake")
     claude = FakeClaude(tmp_path)
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude.config))
-    fake = ConformanceClaude(claude.config / "conformance", snake_solution(SNAKE))  # the fake claude keeps state there
+    claude.setenv(monkeypatch)
+    fake = ConformanceClaude(tmp_path / "conformance", snake_solution(SNAKE))  # its log is appended by the server
     claude.queue(*fake.behaviours(count))
-    final = run_snake(project, "claude_code", AgentSettings(claude_bin=str(claude.bin)))
+    final = run_snake(project, "claude_code", AgentSettings(claude_bin=str(claude.bin), claude_egress=[claude.egress]))
     assert fake.violations == []
     assert final.status == "done", final.note
     roles = fake.roles()

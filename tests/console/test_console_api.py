@@ -33,8 +33,8 @@ def registry(tmp_path: Path) -> ProjectRegistry:
 def client(registry, project):
     registry.register(project)
     app = create_app(ConsoleSettings(token=TOKEN, registry=registry))
-    with TestClient(app, base_url="http://127.0.0.1:8766") as c:
-        yield c
+    with TestClient(app, base_url="http://127.0.0.1:8766", cookies={"graphlemon_console": TOKEN}) as c:
+        yield c  # as a browser that opened the printed URL: its cookie reads, its header steers
 
 
 def post(client, path, body):
@@ -80,6 +80,9 @@ def test_add_project_git_repo_plain_folder_consent_and_idempotence(client, tmp_p
 
 
 def test_state_changing_requests_need_the_token_and_same_origin(client, tmp_path):
+    client.cookies.clear()  # a local process that never saw the printed URL (a sandboxed agent's, say)
+    assert client.get("/api/projects").status_code == 401  # reads need the token too, on loopback as well
+    assert client.get("/api/projects", headers={TOKEN_HEADER: TOKEN}).status_code == 200
     assert client.post("/api/projects", json={"path": str(tmp_path)}).status_code == 403
     foreign = client.post(
         "/api/projects", json={"path": str(tmp_path)}, headers={TOKEN_HEADER: TOKEN, "Origin": "http://evil.example"}

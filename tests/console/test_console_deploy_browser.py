@@ -114,7 +114,8 @@ def test_deploy_api_unknown_deployment_is_invalid_param(server, project):
     import urllib.request
 
     with pytest.raises(urllib.error.HTTPError) as err:
-        urllib.request.urlopen(f"{server.url}/api/projects/{project[0].project_id}/deployments/dep-nope")
+        url = f"{server.url}/api/projects/{project[0].project_id}/deployments/dep-nope"
+        urllib.request.urlopen(urllib.request.Request(url, headers={"X-GraphLemon-Token": "d" * 32}))  # reads too
     assert err.value.code == 400 and json.loads(err.value.read())["error"]["code"] == "INVALID_PARAM"
 
 

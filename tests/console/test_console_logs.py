@@ -24,8 +24,8 @@ def client(tmp_path: Path, project):
     registry = ProjectRegistry(tmp_path / "config")
     registry.register(project)
     app = create_app(ConsoleSettings(token=TOKEN, registry=registry))
-    with TestClient(app, base_url="http://127.0.0.1:8766") as c:
-        yield c
+    with TestClient(app, base_url="http://127.0.0.1:8766", cookies={"graphlemon_console": TOKEN}) as c:
+        yield c  # as a browser that opened the printed URL: its cookie reads, its header steers
 
 
 def follow_ws(client, project, nid: str, start: int = 0) -> tuple[str, list[dict]]:

@@ -34,8 +34,8 @@ def registry(tmp_path: Path) -> ProjectRegistry:
 @pytest.fixture
 def client(registry):
     app = create_app(ConsoleSettings(token=TOKEN, registry=registry))
-    with TestClient(app, base_url="http://127.0.0.1:8766") as c:
-        yield c
+    with TestClient(app, base_url="http://127.0.0.1:8766", cookies={"graphlemon_console": TOKEN}) as c:
+        yield c  # as a browser that opened the printed URL: its cookie reads, its header steers
 
 
 def post(client, path, body=None):

@@ -7,29 +7,118 @@
         denials(3),
     )
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude.config))   # the `fake_claude` fixture does it
-    settings = AgentSettings(claude_bin=str(claude.bin), ...)   # or a subprocess's environment from claude.env()
+    settings = AgentSettings(claude_bin=str(claude.bin), claude_egress=[claude.egress], ...)   # or claude.env()
     ...
     claude.calls[0]["argv"]  # what our executor passed
 
-It is installed as the real one is: `bin/claude` is a link to `fake_claude.py` (run by the system's `python3`),
-and what it keeps between runs lives in its config dir, `$CLAUDE_CONFIG_DIR` — what the sandbox shows a confined
-`claude` (its executable, the folder its link resolves to, its config dir, the work tree), nothing more.
+It is installed as the real one is: `bin/claude` is a link to `fake_claude.py` (run by the system's `python3`).
+Like the real one, it gets its turns from "its API": a behaviour server on 127.0.0.1 in the test process, which the
+fake reaches by name (`$CLAUDE_FAKE_SERVER`, http://fake-claude-N.test:PORT) through the proxy variables it is
+given — inside the sandbox, the egress proxy, which lets the name through because `claude.egress`
+(`fake-claude-N.test:PORT=127.0.0.1`, GRAPHLEMON_CLAUDE_EGRESS / AgentSettings.claude_egress) allows it and pins it
+to the server's address. Without proxy variables (the sandbox opted out) it connects to 127.0.0.1 directly.
+`claude.config` is the person's own config dir ($CLAUDE_CONFIG_DIR): a turn sees only a read-only copy of its
+login (`.credentials.json`), in a folder of its own.
 
 Each run of the executable consumes one behaviour: the first queued one whose
 `match` fits the call (see fake_claude.py for the match keys and the step
 vocabulary), so `when(success(...), system="You are the Coder agent")` scripts
-turns that run in parallel. The queue and the call log live in files, so
-behaviours survive across processes (a CLI subprocess, a Prefect worker).
+turns that run in parallel. The queue and the call log live in the server, so
+behaviours are shared by every process the test starts (a CLI subprocess, a Prefect worker).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import threading
+import weakref
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 SCRIPT = Path(__file__).with_name("fake_claude.py")
+_names = itertools.count(1)
+
+
+class _Behaviours:
+    """The queue and the call log, shared by every run of the fake (one lock)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.items: list[dict[str, Any]] = []
+        self.calls: list[dict[str, Any]] = []
+        self.logs: set[str] = set()  # the conformance logs handed out: the only files the fake may append to
+        self.bash_outputs: list[str] = []  # what each Bash step printed, in order
+
+    def take(self, call: dict[str, Any]) -> dict[str, Any] | None:
+        with self.lock:
+            self.calls.append({"argv": call.get("argv_list"), "cwd": call.get("cwd"), "stdin": call.get("stdin")})
+            index = next((i for i, item in enumerate(self.items) if _fits(item.get("match"), call)), None)
+            if index is None:
+                return None
+            behaviour = self.items.pop(index)
+        if "conformance" in behaviour:
+            options = dict(behaviour["conformance"])
+            options["solution_data"] = json.loads(Path(options["solution"]).read_text())
+            with self.lock:
+                self.logs.add(options["log"])
+            behaviour = {**behaviour, "conformance": options}
+        return behaviour
+
+    def append_log(self, path: str, lines: list[str]) -> None:
+        with self.lock:
+            if path not in self.logs:
+                raise ValueError(f"{path} is not a conformance log")
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.writelines(line + "\n" for line in lines)
+
+
+def _fits(match: dict | None, call: dict) -> bool:
+    """Every wanted substring occurs (whitespace runs compare equal: skills wrap their lines)."""
+    for key, wanted in (match or {}).items():
+        text = " ".join(str(call.get(key, "")).split())
+        if not all(" ".join(part.split()) in text for part in ([wanted] if isinstance(wanted, str) else wanted)):
+            return False
+    return True
+
+
+def _handler(state: _Behaviours) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")
+            try:
+                if self.path.endswith("/take"):
+                    answer: dict[str, Any] = {"behaviour": state.take(body)}
+                elif self.path.endswith("/note"):
+                    with state.lock:
+                        state.bash_outputs.append(str(body["bash"]))
+                    answer = {"ok": True}
+                elif self.path.endswith("/log"):
+                    state.append_log(str(body["log"]), [str(line) for line in body["lines"]])
+                    answer = {"ok": True}
+                else:
+                    raise ValueError(f"no such endpoint {self.path}")
+                status = 200
+            except (ValueError, KeyError, OSError) as exc:
+                answer, status = {"error": str(exc)}, 400
+            data = json.dumps(answer).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    return Handler
+
+
+def _stop(server: ThreadingHTTPServer) -> None:
+    server.shutdown()
+    server.server_close()
 
 
 class FakeClaude:
@@ -39,28 +128,55 @@ class FakeClaude:
         self.bin = root / "bin" / "claude"
         self.bin.unlink(missing_ok=True)
         self.bin.symlink_to(SCRIPT)
-        self.folder = self.config = root / "config"  # $CLAUDE_CONFIG_DIR: the queue and the call log
+        self.folder = self.config = root / "config"  # the person's $CLAUDE_CONFIG_DIR (its login, if a test puts one)
         self.config.mkdir(exist_ok=True)
-        (self.folder / "queue.json").write_text("[]")
+        self._state = _Behaviours()
+        server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self._state))
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        self._finalizer = weakref.finalize(self, _stop, server)
+        port = server.server_address[1]
+        name = f"fake-claude-{next(_names)}.test"
+        self.server_url = f"http://{name}:{port}"
+        self.egress = f"{name}:{port}=127.0.0.1"  # the egress proxy's rule that lets the fake reach its server
+
+    def close(self) -> None:
+        self._finalizer()
 
     def queue(self, *behaviours: dict[str, Any]) -> None:
-        path = self.folder / "queue.json"
-        path.write_text(json.dumps(json.loads(path.read_text()) + list(behaviours)))
+        with self._state.lock:
+            self._state.items += list(behaviours)
 
     @property
     def pending(self) -> int:
-        return len(json.loads((self.folder / "queue.json").read_text()))
+        with self._state.lock:
+            return len(self._state.items)
 
     @property
     def calls(self) -> list[dict[str, Any]]:
-        log = self.folder / "calls.ndjson"
-        return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+        with self._state.lock:
+            return list(self._state.calls)
+
+    def setenv(self, monkeypatch: Any) -> None:
+        """This test's environment names the fake's config dir, server and egress rule (not PATH: the settings
+        name the executable)."""
+        for name, value in self.env().items():
+            if name != "PATH":
+                monkeypatch.setenv(name, value)
+
+    @property
+    def bash_outputs(self) -> list[str]:
+        with self._state.lock:
+            return list(self._state.bash_outputs)
 
     def env(self) -> dict[str, str]:
-        """PATH with the fake first and its config dir (for subprocesses such as the CLI)."""
+        """PATH with the fake first, its config dir, its server and the egress rule (for subprocesses such as the
+        CLI, whose settings come from the environment)."""
         return {
             "PATH": f"{self.bin.parent}{os.pathsep}{os.environ.get('PATH', '')}",
             "CLAUDE_CONFIG_DIR": str(self.config),
+            "CLAUDE_FAKE_SERVER": self.server_url,
+            "GRAPHLEMON_CLAUDE_EGRESS": self.egress,
         }
 
 

@@ -2,14 +2,14 @@
 """A fake `claude` CLI: emits Claude Code's stream-json events from a scripted queue.
 
 Installed on PATH as `claude` by `tests/fakes/claude.py::FakeClaude` (a link to this file, run by the
-system's `python3`, standard library only). Each run
-takes a behaviour from `$CLAUDE_CONFIG_DIR/queue.json` (else `~/.claude/`, as the real one; under a file lock): the
+system's `python3`, standard library only). Each run asks "its API", the behaviour server at
+`$CLAUDE_FAKE_SERVER` (through the proxy variables it is given, as the real one reaches its API; directly at
+127.0.0.1 without them), for a behaviour: the
 first one whose `match` fits the call (a behaviour without `match` fits any), so
 turns that run in parallel threads still get their own behaviour. `match` maps
 `system` (the --append-system-prompt text), `stdin`, `prompt` (both), `cwd` or `argv` (joined by
 spaces) to a substring or a list of substrings that must all occur (any run of
-whitespace matches any other). The run's
-argv, cwd and stdin are recorded in `$CLAUDE_CONFIG_DIR/calls.ndjson`. A behaviour
+whitespace matches any other). The server records the run's argv, cwd and stdin. A behaviour
 is `{"steps": [...], "exit_code": 0, "match": {...}}`; steps run in order:
 
   {"text": "..."}                                       assistant text (one model call)
@@ -30,12 +30,13 @@ Usage per model call comes from the behaviour's `usage` (default small numbers).
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import subprocess
 import sys
 import time
+import urllib.parse
+import urllib.request
 import uuid
 from pathlib import Path
 
@@ -43,20 +44,19 @@ DENIAL = "Permission for this action was denied by the Claude Code auto mode cla
 
 
 def main() -> int:
-    folder = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")  # where the real one looks
     prompt = sys.stdin.read()
-    behaviour = _pop(
-        folder / "queue.json",
-        {
-            "system": _arg("--append-system-prompt") or "",
-            "stdin": prompt,
-            "prompt": (_arg("--append-system-prompt") or "") + "\n" + prompt,
-            "cwd": os.getcwd(),
-            "argv": " ".join(sys.argv[1:]),
-        },
-    )
-    with (folder / "calls.ndjson").open("a", encoding="utf-8") as fh:
-        fh.write(json.dumps({"argv": sys.argv[1:], "cwd": os.getcwd(), "stdin": prompt}) + "\n")
+    call = {
+        "system": _arg("--append-system-prompt") or "",
+        "stdin": prompt,
+        "prompt": (_arg("--append-system-prompt") or "") + "\n" + prompt,
+        "cwd": os.getcwd(),
+        "argv": sys.argv[1:],
+    }
+    try:
+        behaviour = _api("/take", {**call, "argv": " ".join(sys.argv[1:]), "argv_list": sys.argv[1:]})["behaviour"]
+    except OSError as exc:
+        print(f"fake claude: its API cannot be reached: {exc}", file=sys.stderr)
+        return 4
     if behaviour is None:
         print("fake claude: no scripted behaviour left for this call", file=sys.stderr)
         return 3
@@ -176,7 +176,7 @@ def _conformance_steps(options: dict, prompt: str) -> list[dict]:
     """Read, Write and the structured answer, as the prompt (system + stdin) says; violations go to the log."""
     from conformance import plan
 
-    solution = json.loads(Path(options["solution"]).read_text())
+    solution = options["solution_data"]
     todo, problems = plan(_arg("--append-system-prompt") or "", prompt, solution, "claude_code")
     allowed = (_arg("--allowedTools") or "").split(",")
     bare = {a.split("(", 1)[0] for a in allowed}
@@ -189,12 +189,9 @@ def _conformance_steps(options: dict, prompt: str) -> list[dict]:
     for path in todo.writes:
         if not any(glob_match(g, path) for g in writable):
             problems.append(f"{todo.facts.role}: SANDBOX lists {path!r} but Write is not allowed there")
-    with open(options["log"], "a", encoding="utf-8") as fh:
-        for problem in problems:
-            fh.write(json.dumps({"violation": problem}) + "\n")
-        fh.write(
-            json.dumps({"role": todo.facts.role, "system": _arg("--append-system-prompt"), "stdin": prompt}) + "\n"
-        )
+    lines = [json.dumps({"violation": problem}) for problem in problems]
+    lines.append(json.dumps({"role": todo.facts.role, "system": _arg("--append-system-prompt"), "stdin": prompt}))
+    _api("/log", {"log": options["log"], "lines": lines})
     steps: list[dict] = []
     for rel in todo.reads:
         path = Path(os.getcwd()) / rel
@@ -230,6 +227,7 @@ def _apply(spec: dict) -> None:
         proc = subprocess.run(["sh", "-c", spec["run"]], capture_output=True, text=True)
         spec["result"] = (proc.stdout + proc.stderr)[-4000:] or f"exit {proc.returncode}"
         spec["is_error"] = proc.returncode != 0
+        _api("/note", {"bash": spec["result"]})  # what the test sees of a turn that has no transcript (a probe)
     if "write" in spec:
         path = Path(spec["write"]["path"])
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -243,24 +241,16 @@ def _arg(name: str) -> str | None:
     return args[args.index(name) + 1] if name in args and args.index(name) + 1 < len(args) else None
 
 
-def _fits(match: dict | None, call: dict) -> bool:
-    """Every wanted substring occurs (whitespace runs compare equal: skills wrap their lines)."""
-    for key, wanted in (match or {}).items():
-        text = " ".join(call[key].split())
-        if not all(" ".join(part.split()) in text for part in ([wanted] if isinstance(wanted, str) else wanted)):
-            return False
-    return True
-
-
-def _pop(queue_file: Path, call: dict) -> dict | None:
-    with open(queue_file.with_suffix(".lock"), "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        items = json.loads(queue_file.read_text()) if queue_file.exists() else []
-        index = next((i for i, item in enumerate(items) if _fits(item.get("match"), call)), None)
-        if index is None:
-            return None
-        queue_file.write_text(json.dumps(items[:index] + items[index + 1 :]))
-        return items[index]
+def _api(path: str, payload: dict) -> dict:
+    """A call to the behaviour server, as the real claude calls its API: through the proxy it is given, or
+    straight to 127.0.0.1 when it is given none."""
+    url = os.environ["CLAUDE_FAKE_SERVER"].rstrip("/") + path
+    if not (os.environ.get("http_proxy") or os.environ.get("HTTP_PROXY")):
+        parts = urllib.parse.urlsplit(url)
+        url = parts._replace(netloc=f"127.0.0.1:{parts.port}").geturl()
+    request = urllib.request.Request(url, data=json.dumps(payload).encode(), headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.loads(response.read())
 
 
 if __name__ == "__main__":

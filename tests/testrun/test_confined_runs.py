@@ -128,7 +128,7 @@ def test_mounts_come_parent_first_so_the_work_tree_inside_a_hidden_folder_stays_
     work.mkdir(parents=True)
     args = bwrap_args(Confinement(workdir=work, hidden=(state,)), cwd=work, environ={"HOME": str(tmp_path / "h")})
     assert args.index(str(state)) < args.index(str(work))
-    assert "--unshare-net" in args and args[args.index("--bind") + 1] == str(work)
+    assert "--unshare-net" in args and args[args.index("--bind") + 2] == str(work)  # as root the source is idmapped
 
 
 def test_a_repository_under_home_is_shown_read_only_with_its_ledger_still_hidden(tmp_path):
@@ -179,3 +179,22 @@ def test_a_program_s_install_dirs_follow_its_links(tmp_path):
     (found / "node").symlink_to(prefix / "bin" / "node")
     assert program_dirs(str(found / "node")) == [found, prefix]
     assert program_dirs("no-such-program-here") == []
+
+
+def test_toolchains_are_shown_by_allow_list_never_a_home_s_folder_whole(tmp_path):
+    """Issue 43, class 5: a PATH entry shows itself, a toolchain home only what builds read, a secret store nothing,
+    and a credential-named entry inside a shown folder is covered."""
+    from graphlemon.testrun.toolchain_mounts import tool_mounts
+
+    home = tmp_path / "home"
+    for rel in (".cargo/bin/cargo", ".cargo/registry/index/x", ".cargo/credentials.toml", ".cargo/config.toml",
+                ".config/gh/hosts.yml", ".config/tool/bin/tool", ".local/bin/claude", ".local/share/keyrings/k",
+                "go/pkg/mod/m", "go/.netrc", "bin/mine", "bin/.npmrc"):  # fmt: skip
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / rel).write_text("x")
+    path = ":".join(str(home / p) for p in (".cargo/bin", ".config/tool/bin", ".local/bin", "bin", "")) + ":/usr/bin"  # "": the home
+    shown, covered = tool_mounts(home, {"PATH": path})
+    under = {str(p.relative_to(home)) for p in shown if home in p.parents}
+    assert under == {".cargo/bin", ".cargo/registry", ".local/bin", "bin", "go/pkg"}, under  # what exists of them
+    assert covered == [home / "bin" / ".npmrc"]  # behind the allow-list, a credential-named entry is covered
+    assert not any(p in shown for p in (home, home / ".cargo", home / ".config", home / ".local", home / "go"))

@@ -24,10 +24,8 @@ from graphlemon.worktrees import Worktrees
 
 pytestmark = pytest.mark.skipif(bwrap_available()[0] is None, reason=f"no working bwrap: {bwrap_available()[1]}")
 
-ATTACKS = r'''
-import ctypes, json, os, pathlib, signal, socket, subprocess, time
-
-T = json.loads(os.environ["ATTACK_TARGETS"])
+ATTEMPT = r'''
+import json, os, pathlib
 seen = {}
 def attempt(name, fn):
     try:
@@ -35,6 +33,12 @@ def attempt(name, fn):
         seen[name] = "done" if out is None else out
     except BaseException as exc:  # noqa: BLE001 - every way of failing is an answer here
         seen[name] = f"{type(exc).__name__}: {exc}"[:200]
+'''
+
+ATTACKS = ATTEMPT + r'''
+import ctypes, signal, socket, subprocess, time
+
+T = json.loads(os.environ["ATTACK_TARGETS"])
 
 def status(field):
     for line in open("/proc/self/status"):
@@ -262,3 +266,105 @@ def test_records_mask_url_passwords_and_password_like_names_but_not_working_fold
     assert "token123" not in text and f"postgres://app:{MASK}@db.internal" in text and "cwd=/work/project" in text
     assert {n for n in ("PGPASSWORD", "MYSQL_PWD", "AWS_CREDENTIALS", "MY_SECRET_X", "PWD", "OLDPWD", "PATH")
             if is_secret_name(n)} == {"PGPASSWORD", "MYSQL_PWD", "AWS_CREDENTIALS", "MY_SECRET_X"}  # fmt: skip
+
+
+WALL = ATTEMPT + r'''
+
+# class 0: whoever runs GraphLemon, no host-wide kernel setting passes the permission check; the sandbox's own
+# hostname (its own UTS namespace: harmless if it were written) is the one write tried
+for name in ("kernel/core_pattern", "vm/drop_caches", "kernel/panic", "fs/protected_symlinks", "kernel/modprobe"):
+    seen["writable:" + name] = os.access("/proc/sys/" + name, os.W_OK)
+attempt("hostname", lambda: open("/proc/sys/kernel/hostname", "w").write("sandbox") and None)
+seen["uid_map"] = open("/proc/self/uid_map").read().split("\n")
+attempt("worktree_write", lambda: pathlib.Path("made-inside.txt").write_text("inside") and None)
+attempt("worktree_chmod", lambda: os.chmod("made-inside.txt", 0o600))
+attempt("dev_write", lambda: open("/dev/planted", "w").close())
+# class 5: the toolchain folders show binaries, never credentials
+T = json.loads(os.environ["ATTACK_TARGETS"])
+for i, path in enumerate(T["secrets"]):
+    attempt(f"secret{i}", lambda p=path: open(p).read())
+attempt("tool_binary", lambda: open(T["tool_binary"]).read())
+pathlib.Path("seen.json").write_text(json.dumps(seen))
+'''
+
+
+def test_as_root_the_sandbox_s_user_is_an_unprivileged_host_id_and_no_kernel_setting_is_writable(
+    unit, tmp_path, monkeypatch
+):
+    """Issue 43, classes 0 and 5, from inside a confined run: host-wide sysctls fail the permission check, the
+    sandbox's own hostname is refused, the host id behind it is not root; the work tree is writable yet stays the
+    host user's on disk (host git works in it unchanged); a home's credentials are not among the toolchain's files."""
+    project, wt = unit
+    home = tmp_path / "home"
+    secrets = {
+        ".cargo/credentials.toml": "[registry]\ntoken = 'cio-secret'\n", ".cargo/config.toml": "[http]\n",
+        ".npmrc": "//registry/:_authToken=npm-secret\n", ".config/gh/hosts.yml": "oauth_token: gho-secret\n",
+        ".local/share/keyrings/login.keyring": "secret\n", ".docker/config.json": '{"auths": {}}\n',
+        ".config/tool/creds.json": "secret\n",
+    }  # fmt: skip
+    for rel, text in secrets.items():
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / rel).write_text(text)
+    for folder in (home / ".cargo" / "bin", home / ".config" / "tool" / "bin"):
+        folder.mkdir(parents=True)
+        (folder / "tool").write_text("#!/bin/sh\n")
+        (folder / "tool").chmod(0o755)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", f"{home}/.cargo/bin:{home}/.config/tool/bin:{os.environ['PATH']}")
+    targets = {"secrets": [str(home / rel) for rel in secrets], "tool_binary": str(home / ".cargo/bin/tool")}
+    (wt.path / "tests" / "conftest.py").write_text(WALL)
+    result = run_tests(wt.path, ["tests"], framework="pytest", timeout=120, env={"ATTACK_TARGETS": json.dumps(targets)},
+                       confinement=for_workdir(wt.path, project.state_dir))  # fmt: skip
+    assert result.confinement == "bwrap" and result.ok, result.output_tail
+    seen = json.loads((wt.path / "seen.json").read_text())
+    assert not any(v for k, v in seen.items() if k.startswith("writable:")), seen
+    assert "Read-only file system" in seen["hostname"] or "Permission" in seen["hostname"], seen["hostname"]
+    if os.geteuid() == 0:
+        mapped = [line.split() for line in seen["uid_map"] if line.strip()]
+        assert ["65534", "0", "1"] not in mapped and all(m[1] != "0" for m in mapped if m[0] == "65534"), mapped
+    assert seen["worktree_write"] == "done" and seen["worktree_chmod"] == "done"
+    made = wt.path / "made-inside.txt"
+    assert made.stat().st_uid == os.geteuid()  # the host user's on disk, whoever wrote it inside
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=wt.path, capture_output=True, text=True)
+    assert status.returncode == 0 and "made-inside.txt" in status.stdout  # git's ownership check: unchanged
+    assert "Read-only" in seen["dev_write"]
+    assert all(seen[f"secret{i}"] != "done" and "secret" not in seen[f"secret{i}"] for i in range(len(secrets)))
+    assert seen["tool_binary"] == "#!/bin/sh\n"  # the toolchain's binaries are there
+
+
+SURFACES = r'''
+import json, os, pathlib, time
+seen = {}
+def fill(path, mb):
+    try:
+        with open(path, "wb") as fh:
+            for _ in range(mb):
+                fh.write(b"\1" * 1024 * 1024)
+                fh.flush()
+        return "done"
+    except OSError as exc:
+        return type(exc).__name__ + ": " + str(exc.strerror)
+    finally:
+        pathlib.Path(path).unlink(missing_ok=True)
+seen["shm"] = fill("/dev/shm/big", 40)
+pathlib.Path("seen.json").write_text(json.dumps(seen))
+with open("big.bin", "wb") as fh:  # past the work-tree quota: the run is stopped while it writes
+    for _ in range(120):
+        fh.write(b"\1" * 1024 * 1024)
+        fh.flush()
+        time.sleep(0.02)
+pathlib.Path("wrote-it-all").write_text("yes")
+'''
+
+
+def test_dev_shm_is_sized_and_a_run_writing_past_the_work_tree_quota_is_stopped_as_resource_limit(unit):
+    project, wt = unit
+    update_settings(project, sandbox=SandboxSettings(shm_mb=16, worktree_mb=32).model_dump())
+    (wt.path / "tests" / "conftest.py").write_text(SURFACES)
+    result = run_tests(wt.path, ["tests"], framework="pytest", timeout=120,
+                       confinement=for_workdir(wt.path, project.state_dir))  # fmt: skip
+    seen = json.loads((wt.path / "seen.json").read_text())
+    assert seen["shm"].startswith("OSError") and "space" in seen["shm"], seen
+    assert result.confinement == "bwrap" and not result.ok and result.crashed
+    assert "resource_limit: the run was stopped by the sandbox's worktree_mb limit" in result.output_tail
+    assert not (wt.path / "wrote-it-all").exists() and (wt.path / "big.bin").stat().st_size < 120 * 1024 * 1024

@@ -36,10 +36,18 @@ def test_every_promise_holds_here_and_the_project_limits_are_the_ones_checked(pr
     assert checks["limit open_files"]["seen"] == "333" and checks["limit processes"]["seen"] == "77"
     assert checks["mount"]["seen"].startswith("refused") and checks["network"]["seen"].startswith("none")
     assert not any(m.startswith(("/run ", "/var/run ", "/home ")) for m in report["mounts"])
-    # the claude_code backend's process: the same sandbox, with network and no address-space limit
+    # issue 43's wall: the host id behind the sandbox's user, /proc/sys, /dev/shm, the quota, the toolchain mounts
+    host_id = checks["uid mapping"]["seen"].split(" -> ")[1].split()[0]
+    assert host_id != "0" if os.geteuid() == 0 else checks["uid mapping"]["ok"]
+    assert checks["/proc/sys read-only"]["seen"].startswith("core_pattern writable: False")
+    assert checks["/dev/shm size"]["seen"].startswith("256 MB") and "stopped" in checks["work-tree quota"]["seen"]
+    assert checks["credential files in toolchain mounts"]["seen"] == "none"
+    # the claude_code backend's process: the same sandbox, its own config folder, only the egress proxy out
     assert checks["claude_code: uid/gid inside"]["seen"] != "0/0" and checks["claude_code: seccomp filter"]["ok"]
     assert checks["claude_code: mount"]["seen"].startswith("refused")
-    assert checks["claude_code: network"]["seen"].startswith("allowed")
+    assert checks["claude_code: network"]["seen"].startswith("none")
+    assert checks["claude_code: egress only through the proxy"]["ok"]
+    assert "discarded" in checks["claude_code: config folder per turn"]["seen"]
     assert checks["claude_code: limit address_space"]["seen"] == "unlimited"
     assert checks["claude_code: limit open_files"]["seen"] == "333"
     text = _doctor("-p", str(project.root))
