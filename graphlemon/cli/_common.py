@@ -56,3 +56,18 @@ def line(*parts: str | tuple[str, str]):
     from rich.text import Text
 
     return Text.assemble(*parts)
+
+
+def invocation() -> str:
+    """How to call graphlemon again, as a person can copy it: `graphlemon` when that is on PATH and is this program,
+    else this program's full path (a virtualenv that is not activated), else `python -m graphlemon`."""
+    import shutil
+    import sys
+
+    me = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] else None
+    on_path = shutil.which("graphlemon")
+    if on_path and (me is None or me.name != "graphlemon" or Path(on_path).resolve() == me):
+        return "graphlemon"
+    if me is not None and me.name == "graphlemon" and me.is_file():
+        return str(me)
+    return f"{sys.executable} -m graphlemon"
