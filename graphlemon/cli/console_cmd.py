@@ -3,6 +3,8 @@ running now, each URL with its token (Jupyter's `server list`). Never imports Pr
 
 from __future__ import annotations
 
+import signal
+import sys
 from typing import Annotated
 
 import typer
@@ -50,6 +52,8 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"token (generated): {binding.token}")
         typer.echo("(open it in your browser; `graphlemon console list` prints it again)")
         record = instances.record(binding.host, binding.port, binding.url)
+        # uvicorn stops on SIGTERM and then raises it again: as SystemExit here, so the record is removed
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         try:
             serve(binding)
         finally:

@@ -102,6 +102,14 @@ def _health_and_project_routes(router: Router, settings: ConsoleSettings) -> Non
 
     router.raw("/healthz", healthz)
 
+    @route("GET", "/api/words")
+    async def words() -> Any:
+        """The words the page shows for statuses, reasons and categories (graphlemon/wording.py: the CLI's too)."""
+        from .. import wording
+
+        return {"status": wording.STATUS_WORDS, "reason": wording.REASON_WORDS, "node": wording.NODE_WORDS,
+                "category": wording.CATEGORY_WORDS}  # fmt: skip
+
     # -- projects (v_project_setup) ----------------------------------------------------------------
     @route("GET", "/api/projects")
     async def list_projects() -> Any:
@@ -196,8 +204,10 @@ def _read_routes(router: Router, settings: ConsoleSettings, hubs: Hubs) -> None:
         from ..skills.iteration import iteration_detail
 
         handle = settings.registry.get(project_id)
+        from .rendering import diff_lines
+
         detail = await asyncio.to_thread(iteration_detail, handle.state_dir, handle.ledger, iteration_id)
-        return detail.model_dump(mode="json")
+        return {**detail.model_dump(mode="json"), "diff_lines": [line.model_dump() for line in diff_lines(detail.diff or "")]}
 
     @route("GET", "/api/projects/{project_id}/artifacts/{artifact_id}")
     async def artifact(project_id: str, artifact_id: str) -> Response:

@@ -82,7 +82,7 @@ def log_routes(router: Router, settings: ConsoleSettings) -> None:
         if request.query_params.get("render") == "1":  # the lines for people (graphlemon/log_render.py)
             from ..log_render import render
 
-            body["entries"] = [e.model_dump() for e in render(chunk.text)]
+            body["entries"] = [e.model_dump() for e in render(chunk.text, chunk.start)]
         return JSONResponse(body)
 
     router.raw("/api/projects/{project_id}/logs/{node_exec_id}/range", log_range)
