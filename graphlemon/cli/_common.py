@@ -59,15 +59,16 @@ def line(*parts: str | tuple[str, str]):
 
 
 def invocation() -> str:
-    """How to call graphlemon again, as a person can copy it: `graphlemon` when that is on PATH and is this program,
-    else this program's full path (a virtualenv that is not activated), else `python -m graphlemon`."""
+    """How to call graphlemon again, as a person can copy it: `graphlemon` when that is on PATH and is this
+    installation's, else the full path of this installation's `graphlemon` (a virtualenv that is not activated),
+    else `python -m graphlemon` with this interpreter's full path."""
     import shutil
     import sys
 
-    me = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] else None
     on_path = shutil.which("graphlemon")
-    if on_path and (me is None or me.name != "graphlemon" or Path(on_path).resolve() == me):
+    beside = Path(sys.executable).parent / "graphlemon"
+    if on_path and (not beside.exists() or Path(on_path).resolve() == beside.resolve()):
         return "graphlemon"
-    if me is not None and me.name == "graphlemon" and me.is_file():
-        return str(me)
+    if beside.exists():
+        return str(beside)
     return f"{sys.executable} -m graphlemon"

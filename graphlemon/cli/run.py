@@ -253,8 +253,11 @@ class _PrefectLines(logging.Filter):
     the Prefect UI, off the terminal; its warnings and errors, and the lines the flow marks `graphlemon_say`, print."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return (not record.name.startswith("prefect") or record.levelno >= logging.WARNING
-                or getattr(record, "graphlemon_say", False))  # fmt: skip
+        if not record.name.startswith("prefect") or getattr(record, "graphlemon_say", False):
+            return True
+        if record.getMessage().startswith("Finished in state"):  # a failed stage's state: its timeline line says it
+            return False
+        return record.levelno >= logging.WARNING
 
 
 def _one_line_per_event() -> None:
