@@ -34,6 +34,8 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--venv", default=".venv")
     parser.add_argument("--extras", default="dev", help="demo: what `make demo` needs; dev: tests, lint, benchmarks")
+    parser.add_argument("--installer", choices=("auto", "pip"), default="auto",
+                        help="auto: uv, else pip; pip: pip only (to compare the two)")  # fmt: skip
     args = parser.parse_args(argv)
     venv = (ROOT / args.venv).resolve()
     python = venv / "bin" / "python"
@@ -41,7 +43,7 @@ def main(argv: list[str]) -> int:
     if not python.exists():
         step("creating the virtualenv " + str(venv), [sys.executable, "-m", "venv", str(venv)])
     target = [f"-e{ROOT}[{args.extras}]"]
-    uv = _uv(python)
+    uv = _uv(python) if args.installer == "auto" else None
     if uv is not None:
         cmd = [*uv, "pip", "install", "--python", str(python), "-c", str(ROOT / "constraints.txt"),
                "--config-setting", "editable_mode=compat", *_pip_sources_for_uv(), *target]  # fmt: skip

@@ -81,14 +81,14 @@ def print_next_step(handle, task, out) -> None:
     out.print(line(("next: ", "bold"), printable(step.why)))
     if step.action == "none" and task.status != "done":
         return
-    out.print(f"  {step.command}", markup=False, highlight=False)
+    out.print(f"  {step.command}", markup=False, highlight=False, soft_wrap=True)  # one line, copied whole
     url = console_task_url(handle.project_id, task.task_id)
     words = f"{step.label} on the task's page" if step.label else "the task's page"
     if url:
-        out.print(f"  or in the console ({words}): {url}", markup=False, highlight=False)
+        out.print(f"  or in the console ({words}): {url}", markup=False, highlight=False, soft_wrap=True)
     elif step.action != "none":
         out.print(f"  or in the console: `{invocation()} console`, then {words} ({status_words(task.status, task.blocked_reason)})",
-                  markup=False, highlight=False)  # fmt: skip
+                  markup=False, highlight=False, soft_wrap=True)  # fmt: skip
 
 
 def console_task_url(project_id: str, task_id: str) -> str | None:

@@ -482,7 +482,7 @@ function drawRest(rest, pid, d) {
   const tl = h("table", { id: "timeline" }, h("tr", {}, ["time", "event", "unit", "summary", ""].map((c) => h("th", {}, c))),
     d.timeline.map((e, i) => h("tr", { dataset: { event: e.event } }, timeCell(e.ts, i ? d.timeline[i - 1].ts : null), h("td", { title: e.event }, said(e.event, "event")), h("td", {}, e.unit_id || ""), h("td", { class: "prose" }, withBugLinks(pid, e.summary)), h("td", {}, timelineLog(pid, d, e)))));
   const bugs = d.bugs.length ? h("table", { id: "bugs" }, h("tr", {}, ["bug", "unit", "status", "root cause", "route", "title"].map((c) => h("th", {}, c))),
-    d.bugs.map((b) => h("tr", { dataset: { bug: b.bug_id } }, h("td", {}, bugLink(pid, b.bug_id)), h("td", {}, b.unit_id || ""), h("td", {}, pill(b.status)),
+    d.bugs.map((b) => h("tr", { dataset: { bug: b.bug_id } }, h("td", { class: "id" }, bugLink(pid, b.bug_id)), h("td", {}, b.unit_id || ""), h("td", { class: "id" }, pill(b.status)),
       h("td", { class: "prose" }, b.root_cause_category ? said(b.root_cause_category, "category") : h("span", { class: "muted", title: b.category }, said(b.category, "category")),
         b.root_cause_detail ? h("div", { class: "muted" }, b.root_cause_detail) : null),
       h("td", {}, said(b.suggested_route, "route")), h("td", { class: "prose" }, b.title)))) : h("p", { class: "muted" }, "No bugs.");
@@ -869,7 +869,7 @@ async function pageBudget(pid, tid) {
   const pidq = encodeURIComponent(pid); const tidq = encodeURIComponent(tid);
   const info = h("div", { id: "budget-info", class: "card" }, "Loading…");
   const limit = h("input", { type: "number", id: "budget-limit", min: "0", step: "any" });
-  const type = h("select", { id: "budget-type" }, h("option", { value: "token_count" }, "token_count"), h("option", { value: "cost_usd" }, "cost_usd"));
+  const type = h("select", { id: "budget-type" }, h("option", { value: "token_count", title: "token_count" }, "tokens"), h("option", { value: "cost_usd", title: "cost_usd" }, "US dollars"));
   const msg = h("div", { id: "budget-msg", hidden: true });
   const form = h("form", { class: "stack card", id: "budget-form" }, h("label", { for: "budget-limit" }, "New limit"), limit,
     h("label", { for: "budget-type" }, "Type"), type, h("br"), h("button", { type: "submit" }, "Set the budget"), msg);
@@ -896,7 +896,7 @@ async function pageBudget(pid, tid) {
     e.preventDefault();
     try {
       const res = await api("POST", `/api/projects/${pidq}/tasks/${tidq}/budget`, { limit: Number(limit.value), limit_type: type.value });
-      message(msg, null, `Budget set: ${amount(res.limit, res.limit_type)}; the task is ${said(res.task_status, "status")}.` +
+      message(msg, null, `Budget set: ${amount(res.limit, res.limit_type)}; the task: ${said(res.task_status, "status")}.` +
         (res.run ? ` It was stopped by its budget: started graphlemon resume (process ${res.run.ref}).` : ""));
       if (res.warning) msg.append(h("div", { class: "msg info", id: "budget-warning" }, `Note: ${res.warning}.`));
       msg.append(" ", h("a", { href: `#/p/${pidq}/t/${tidq}`, id: "budget-follow" }, "Follow it on the task page →"));
