@@ -47,9 +47,8 @@ def list_(
     if as_json:
         emit_json([b.model_dump(mode="json") for b in bugs])
         return
-    from .fit import Col, print_fitted
-
     from ..wording import CATEGORY_WORDS, printable
+    from .fit import Col, print_fitted
 
     # the validator's attribution (root cause) beside the triage category: a bug the triage never classified is
     # still "unknown" there ("not triaged yet" in words), while the validator may have said whose fault it was

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from ._common import JsonOpt, ProjectOpt, WideOpt, console, emit_json, line, open_project
 from ..wording import REASON_WORDS, STATUS_WORDS, printable
+from ._common import JsonOpt, ProjectOpt, WideOpt, console, emit_json, line, open_project
 from .fit import Col, print_fitted
 
 

@@ -32,10 +32,10 @@ index 193ffb2..4c1d2aa 100644
      x, y = head
 -    return x < 0 or y < 0 or x >= board.width or y > board.height
 +    return x < 0 or y < 0 or x >= board.width or y >= board.height
- 
- 
+<SP>
+<SP>
  def hits_self(body: list[Point]) -> bool:
-"""
+""".replace("<SP>", " ")  # context lines that are blank hold one space
 REPORT = """# Test report: collision (run-1)
 
 red: 10/11 passed, 1 failed, 0 skipped (executor: scripted)
