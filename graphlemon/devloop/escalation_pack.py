@@ -8,7 +8,7 @@ from ..lifecycle import ACTIVE_BUG
 from ..models import BlockedReason, EscalationRecord, TriageRecord, UsageRecord, utcnow
 from ..redact import write_redacted
 from ..stages.session import LoopSession
-from ..wording import markdown_text, next_step
+from ..wording import REASON_WORDS, markdown_text, next_step
 
 DECISIONS: dict[str, str] = {
     "budget_exceeded": "Raise the budget above what the task used (the console's **Raise the budget** button, or "
@@ -59,7 +59,7 @@ def evidence_markdown(session: LoopSession, reason: BlockedReason, note: str) ->
     # one field per list item (each on its own line however it is rendered); people's and agents' text escaped, so
     # it reads as typed (`<script>`, backticks) and a right-to-left override shows as its code point
     lines = [
-        f"# {task.task_id} needs a human: {reason}",
+        f"# {task.task_id} needs you: {REASON_WORDS.get(reason, reason)} ({reason})",
         "",
         f"- **Goal:** {markdown_text(task.goal_text)}",
         f"- **Why:** {markdown_text(note)}",
