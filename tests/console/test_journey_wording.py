@@ -309,3 +309,24 @@ def test_a_busy_port_moves_to_the_next_free_one_and_says_so():
         assert moved.asked_port == busy and moved.port > busy
         with pytest.raises(Exception, match="cannot listen"):
             plan_binding("127.0.0.1", busy, None)  # `graphlemon serve` (a deploy instance) never moves
+
+
+def test_the_run_output_keeps_prefects_own_lines_off_the_terminal():
+    """`graphlemon run` prints the timeline, one line per event: Prefect's INFO lines (the timeline it streams to
+    the run's logs, `Finished in state Completed()`) and its `Finished in state Red(...)` errors stay in the Prefect
+    UI; its other warnings and errors, and the flow's lines marked for the terminal, print."""
+    import logging
+
+    from graphlemon.cli.run import _PrefectLines
+
+    def shown(name: str, level: int, msg: str, **extra) -> bool:
+        record = logging.LogRecord(name, level, __file__, 1, msg, None, None)
+        record.__dict__.update(extra)
+        return _PrefectLines().filter(record)
+
+    assert not shown("prefect.task_runs", logging.INFO, "Finished in state Completed()")
+    assert not shown("prefect.task_runs", logging.ERROR, "Finished in state Red('1 of 11 failed')")
+    assert not shown("prefect.flow_runs", logging.INFO, "unit_tested [board] 9/9 passed")  # the Follower prints it
+    assert shown("prefect.flow_runs", logging.INFO, "task T waits for a goal slot", graphlemon_say=True)
+    assert shown("prefect.task_runs", logging.ERROR, "Task run failed with exception: KeyError")
+    assert shown("graphlemon.anything", logging.INFO, "not Prefect's")
