@@ -31,7 +31,7 @@ def register(app: typer.Typer) -> None:
         """Serve the web console: projects, dashboard, live DevLoop graph, task detail, goals, bugs, budgets."""
         if ctx.invoked_subcommand is not None:
             return
-        from ..console import instances
+        from ..console import running_consoles
         from ..console.project_registry import ProjectRegistry
         from ..console.server import plan_binding, serve
         from ..errors import GraphLemonError
@@ -51,18 +51,18 @@ def register(app: typer.Typer) -> None:
         if not binding.loopback and not binding.token_given:
             typer.echo(f"token (generated): {binding.token}")
         typer.echo("(open it in your browser; `graphlemon console list` prints it again)")
-        record = instances.record(binding.host, binding.port, binding.url)
+        record = running_consoles.record(binding.host, binding.port, binding.url)
         # uvicorn stops on SIGTERM and then raises it again: as SystemExit here, so the record is removed
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         try:
             serve(binding)
         finally:
-            instances.forget(record)
+            running_consoles.forget(record)
 
     @group.command("list")
     def list_(as_json: JsonOpt = False) -> None:
         """The consoles running now for this user: each URL with its token (from a file only this user can read)."""
-        from ..console.instances import folder, running
+        from ..console.running_consoles import folder, running
 
         found = running()
         if as_json:

@@ -93,7 +93,7 @@ def print_next_step(handle, task, out) -> None:
 
 def console_task_url(project_id: str, task_id: str) -> str | None:
     """The task's page in the newest console running on this machine for this user (none running: None)."""
-    from ..console.instances import running
+    from ..console.running_consoles import running
 
     consoles = running()
     return consoles[-1].task_url(project_id, task_id) if consoles else None

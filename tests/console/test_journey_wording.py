@@ -286,16 +286,16 @@ def test_the_token_cookie_lasts_days_and_is_httponly(client):
 
 
 def test_a_console_record_is_private_and_a_stale_one_is_dropped(tmp_path, monkeypatch):
-    from graphlemon.console import instances
+    from graphlemon.console import running_consoles
 
     monkeypatch.setenv("GRAPHLEMON_CONFIG_DIR", str(tmp_path / "cfg"))
-    path = instances.record("127.0.0.1", 8766, "http://127.0.0.1:8766/?token=secret")
+    path = running_consoles.record("127.0.0.1", 8766, "http://127.0.0.1:8766/?token=secret")
     assert stat.S_IMODE(path.stat().st_mode) == 0o600 and stat.S_IMODE(path.parent.stat().st_mode) == 0o700
-    (mine,) = instances.running()
+    (mine,) = running_consoles.running()
     assert mine.url.endswith("token=secret") and mine.task_url("p 1", "t") == "http://127.0.0.1:8766/#/p/p%201/t/t"
     gone = path.parent / "999999999.json"
     gone.write_text(json.dumps({**json.loads(path.read_text()), "pid": 999999999}))
-    assert [c.pid for c in instances.running()] == [os.getpid()] and not gone.exists()
+    assert [c.pid for c in running_consoles.running()] == [os.getpid()] and not gone.exists()
 
 
 def test_a_busy_port_moves_to_the_next_free_one_and_says_so():
