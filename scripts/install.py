@@ -40,8 +40,12 @@ def main(argv: list[str]) -> int:
     venv = (ROOT / args.venv).resolve()
     python = venv / "bin" / "python"
     expected = _constrained_packages()
-    if not python.exists():
-        step("creating the virtualenv " + str(venv), [sys.executable, "-m", "venv", str(venv)])
+    if not python.exists():  # without pip: the one pip run below puts pip and uv in it (ensurepip is a second one)
+        step("creating the virtualenv " + str(venv), [sys.executable, "-m", "venv", "--without-pip", str(venv)])
+        seed = [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--progress-bar", "off",
+                "pip", *(["uv"] if args.installer == "auto" else [])]  # fmt: skip
+        if step("installing pip and uv (a fast installer, from PyPI) into it", seed) != 0:
+            step("installing pip into it (ensurepip)", [str(python), "-m", "ensurepip", "--upgrade"])
     target = [f"-e{ROOT}[{args.extras}]"]
     uv = _uv(python) if args.installer == "auto" else None
     if uv is not None:

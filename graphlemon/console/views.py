@@ -7,6 +7,7 @@ paint and its live updates come from one place.
 from __future__ import annotations
 
 from collections import Counter
+from datetime import datetime
 from typing import Any
 
 from .. import bugs as bugfold
@@ -134,22 +135,19 @@ def task_detail(records: Records, task_id: str, nodes: list[dict] | None = None)
     }
 
 
-SETTLED = frozenset({"blocked_pending_human", "paused", "done", "abandoned"})
 ENDED_NODE = frozenset({"done", "failed", "blocked", "cancelled"})
 
 
 def task_times(task: taskboard.Task) -> dict[str, Any]:
     """When the task started, when it stopped (done, abandoned, or waiting for a person: its last change), and how
     long it took or has taken so far (`ended` None: it is still going)."""
-    ended = task.updated_at if task.status in SETTLED else None
+    ended = task.updated_at if task.status in SETTLED_TASK else None
     return {"started": task.created_at.isoformat(), "ended": ended.isoformat() if ended else None,
             "duration_s": (ended - task.created_at).total_seconds() if ended else None}  # fmt: skip
 
 
 def node_times(node: dict[str, Any]) -> dict[str, Any]:
     """A node's end (its last change, once it has ended) and its duration; the Gantt strip on the task page."""
-    from datetime import datetime
-
     if node.get("status") not in ENDED_NODE:
         return {"ended_at": None, "duration_s": None}
     start, end = datetime.fromisoformat(node["started_at"]), datetime.fromisoformat(node["updated_at"])
