@@ -59,6 +59,7 @@ def run_demo(playbook_name: str = "playbook.yaml", engine: str = "prefect") -> i
     # the demo's code comes from the playbook shipped with GraphLemon, not from a model: confined where bwrap works,
     # and on a machine without it run anyway (said loudly) instead of refused, as a real run is (docs/agents.md)
     os.environ.setdefault("GRAPHLEMON_TEST_CONFINEMENT", "auto")
+    os.environ.setdefault("COLUMNS", "150")  # the tables as wide as a wide terminal, also in a pipe
     started = time.monotonic()
     me = invocation()
     work = Path(tempfile.mkdtemp(prefix="graphlemon-demo-"))
@@ -86,12 +87,24 @@ def run_demo(playbook_name: str = "playbook.yaml", engine: str = "prefect") -> i
 
 
 def _sh(me: str | None, args: list[str], cwd: Path) -> int:
-    """Print the command as a person would type it, then run it (the demo's own graphlemon: this interpreter's)."""
+    """Print the command as a person would type it, then run it: git as a process, graphlemon's own commands in this
+    process (the same CLI, without starting an interpreter for each: seconds on a busy machine)."""
     shown = [me or args[0], *(args if me else args[1:])]
     print(f"\n$ {' '.join(_quoted(a) for a in shown)}", flush=True)
-    cmd = [sys.executable, "-m", "graphlemon", *args] if me else args
-    env = {**os.environ, "COLUMNS": os.environ.get("COLUMNS", "150")}
-    return subprocess.run(cmd, cwd=cwd, env=env).returncode
+    if me is None:
+        return subprocess.run(args, cwd=cwd).returncode
+    from . import main
+
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        main(args)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        os.chdir(here)
+        sys.stdout.flush()
+    return 0
 
 
 def _quoted(arg: str) -> str:
