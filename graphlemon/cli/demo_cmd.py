@@ -70,8 +70,7 @@ def run_demo(playbook_name: str = "playbook.yaml", engine: str = "prefect") -> i
     print("GraphLemon demo — SCRIPTED EXECUTOR (a replayed playbook, no model is called)", flush=True)
     print(f"target repository: {repo}", flush=True)
     _sh(me, ["init", str(repo)], work)
-    rc = _sh(me, ["run", "Implement a snake game", "--project", str(repo), "--executor", "scripted",
-                  "--playbook", str(example / playbook_name), "--max-unit-attempts", "2", "--engine", engine], repo)  # fmt: skip
+    rc = _sh(me, run_command(repo, example / playbook_name, engine), repo)
     _sh(None, ["git", "log", "--oneline", "--graph", "-12"], repo)
     _sh(me, ["bugs", "list", "--project", str(repo)], repo)
     if playbook_name != "playbook.yaml":  # the skill demo: the audit log and the skills report
@@ -84,6 +83,13 @@ def run_demo(playbook_name: str = "playbook.yaml", engine: str = "prefect") -> i
     if me != "graphlemon":
         print(f"(`graphlemon` alone is not on your PATH: it is {me}; `. {Path(me).parent}/activate` puts it there)")
     return rc
+
+
+def run_command(repo: Path, playbook: Path, engine: str) -> list[str]:
+    """`graphlemon run` for the demo: the scripted executor named explicitly, so a key in the environment never
+    turns the demo into paid model calls."""
+    return ["run", "Implement a snake game", "--project", str(repo), "--executor", "scripted", "--playbook",
+            str(playbook), "--max-unit-attempts", "2", "--engine", engine]  # fmt: skip
 
 
 def _sh(me: str | None, args: list[str], cwd: Path) -> int:
