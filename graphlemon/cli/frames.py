@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
@@ -21,10 +20,9 @@ def print_frame(
     limit: int = DEFAULT_LIMIT,
     columns: list[str] | None = None,
     wide: bool = False,
-    task_ids: Iterable[str] = (),
 ) -> None:
     """One DataFrame as a rich table that fits the console (at most `limit` rows, 0 = all): `columns` first, then
-    the others while they fit (`wide`: all); task ids whole, never cut (fit.py; `task_ids`: kept for callers)."""
+    the others while they fit (`wide`: all); task ids whole, never cut (fit.py)."""
     if frame.empty:
         console.print(Text(f"{title}: no rows"), highlight=False)
         return
@@ -51,11 +49,10 @@ def print_rich(
     section: str | None = None,
     limit: int = DEFAULT_LIMIT,
     wide: bool = False,
-    task_ids: Iterable[str] = (),
 ) -> None:
     console.print(
         Text.assemble((f"{report.title} report", "bold"), f"  filters: {filters_line(report)}"), highlight=False
     )
     for name in [section] if section else report.sections:
         frame = report.section(name)
-        print_frame(console, frame, f"{name} ({len(frame)})", limit, report.brief.get(name), wide, task_ids)
+        print_frame(console, frame, f"{name} ({len(frame)})", limit, report.brief.get(name), wide)
