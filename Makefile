@@ -1,28 +1,34 @@
 # GraphLemon — `make demo`, `make test`, `make bench`, `make bench-live`, `make lint`.
-# Every target creates .venv on first use (Python 3.11) and installs the project into it.
+# Every target creates .venv on first use (Python 3.11) and installs the project into it (scripts/install.py: uv from
+# PyPI, else pip; it prints each step, its progress and its time). `make demo` installs what the demo needs; the
+# other targets add the dev extras (tests, lint, benchmarks).
 
 SHELL := /bin/bash
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 120
 
 .PHONY: install fixtures lint test demo demo-skill bench bench-smoke bench-live clean
 
-install: $(STAMP)
+install: $(DEV_STAMP)
 
-$(STAMP): pyproject.toml constraints.txt
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev]' --config-settings editable_mode=compat
+$(STAMP): pyproject.toml constraints.txt scripts/install.py
+	@$(PYTHON) scripts/install.py --venv $(VENV) --extras demo
 	@touch $(STAMP)
 
+$(DEV_STAMP): $(STAMP)
+	@$(PYTHON) scripts/install.py --venv $(VENV) --extras dev
+	@touch $(DEV_STAMP)
+
 # Test-fixture dependencies (JS test frameworks from committed lockfiles).
-fixtures: $(STAMP)
+fixtures: $(DEV_STAMP)
 	@bash scripts/install-fixtures.sh
 
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports --no-cache
 
@@ -30,7 +36,7 @@ lint: $(STAMP)
 # The tests run over PYTEST_WORKERS pytest-xdist processes, 2 by default (tests/conftest.py keeps a module, and the
 # tests of the Prefect stack, on one of them); PYTEST_WORKERS=0 runs them in this one process.
 PYTEST_WORKERS ?= 2
-test: $(STAMP) fixtures lint
+test: $(DEV_STAMP) fixtures lint
 	@set +e; $(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests (exit 5): the suite is missing" >&2; fi; \
 	$(MAKE) --no-print-directory bench-smoke; bench=$$?; \
@@ -52,15 +58,15 @@ define run_benchmarks
 	if [ $${#failed[@]} -gt 0 ]; then printf 'benchmark failed: %s\n' "$${failed[@]}" >&2; exit 1; fi
 endef
 
-bench: $(STAMP) fixtures
+bench: $(DEV_STAMP) fixtures
 	$(call run_benchmarks,)
 
 # Each benchmark at its smoke size (BENCH_SMOKE=1: seconds, every figure printed, no number judged): part of `make test`.
-bench-smoke: $(STAMP)
+bench-smoke: $(DEV_STAMP)
 	$(call run_benchmarks,BENCH_SMOKE=1)
 
 # The model path against the real API (costs money; skipped with a message without ANTHROPIC_API_KEY or in CI).
-bench-live: $(STAMP)
+bench-live: $(DEV_STAMP)
 	@$(BIN)/python benchmarks/live.py
 
 clean:

@@ -128,6 +128,9 @@ def devloop(
     flow_run_id = str(get_run_context().flow_run.id)
     task = board.get(task_id) if task_id else board.create(goal, flow_run_id=flow_run_id)  # a re-run finds its task
     _name_run(flow_run_id, task)
+    url = flow_run_url(flow_run_id)
+    if url:
+        get_run_logger().info("%s: Prefect flow run %s", task.task_id, url, extra=SAY)
     if not task_id:
         _apply_budget_block(handle, task.task_id, budget_block)
     overrides = config.model_dump(exclude_unset=True) if config else {}
@@ -145,6 +148,19 @@ def devloop(
     if final.blocked_reason == "stage_failed":  # an error no stage could retry past: the run failed
         return Failed(name="Stage failed", message=why, data=_summary(final))
     return Completed(name="Blocked", message=why, data=_summary(final))  # waits for `graphlemon resume`
+
+
+# a line of this run's log that `graphlemon run` also prints on the terminal, whose output is otherwise the task's
+# timeline, one line per event (Prefect's own INFO lines, and the timeline it streams to the run's logs, are not)
+SAY = {"graphlemon_say": True}
+
+
+def flow_run_url(flow_run_id: str) -> str | None:
+    """The flow run's page in the Prefect UI of the API this process uses (None when that API has no UI)."""
+    from prefect.settings import get_current_settings
+
+    ui = get_current_settings().ui_url
+    return f"{ui.rstrip('/')}/runs/flow-run/{flow_run_id}" if ui else None
 
 
 class PrefectEngine:
@@ -169,7 +185,7 @@ class PrefectEngine:
         """Wait for a goal slot (the task stays queued), hold it while the loop runs (while a person decides, the
         slot is given back), and send stage artifacts off the loop's path."""
         state_dir, task_id = session.project.state_dir, session.task_id
-        get_run_logger().info("task %s waits for a goal slot (%s)", task_id, self._slots(session))
+        get_run_logger().info("task %s waits for a goal slot (%s)", task_id, self._slots(session), extra=SAY)
         with concurrency(self._slots(session), occupy=1, strict=True), sent_in_background():
             marker = runmarker.read_marker(state_dir, task_id)
             runmarker.write_marker(state_dir, marker.model_copy(update={"holds_goal_slot": True}))
@@ -189,7 +205,8 @@ class PrefectEngine:
         answer = suspend_with_message(form, f"human-{task.task_id}-{rounds}", _suspension_message(session, task))
         now = session.board.get(task.task_id)
         if now.status != "blocked_pending_human":  # decided meanwhile (`graphlemon resume` / abandon from the CLI)
-            get_run_logger().info("task %s was already %s when this form was submitted", now.task_id, now.status)
+            get_run_logger().info("task %s was already %s when this form was submitted", now.task_id, now.status,
+                                  extra=SAY)  # fmt: skip
             return None
         return Decision(action=answer.action, note=answer.note, by="human (Prefect UI)", place="in the Prefect UI")
 

@@ -35,7 +35,7 @@ def unit_loop(
     if logged.reused:
         return logged.cached(out)
     why = (
-        f"still red after {out.attempts} attempt(s): {out.error or ''}; open bugs {', '.join(out.open_bug_ids) or '-'}"
+        f"still red at attempt {out.last_attempt} ({out.attempts} this round): {out.error or ''}; open bugs {', '.join(out.open_bug_ids) or '-'}"
     )
     return finished(out, red=not out.green, name="Blocked", message=why)
 

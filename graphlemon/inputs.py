@@ -35,3 +35,17 @@ def read_text_input(path: Path | str, what: str) -> str:
             "save it as UTF-8",
             path=str(file),
         ) from None
+
+
+def existing_file(path: Path | str, what: str) -> Path:
+    """`path` as an existing regular file, or INVALID_PARAM in the words every command and the console use:
+    "`what` PATH does not exist" / "is a folder, not a file"."""
+    file = Path(path).expanduser()
+    if "\x00" in str(path) or not str(path).strip():
+        raise invalid_param(f"{what} path {str(path)!r} is not a usable file name", path=str(path))
+    if not file.exists():
+        raise invalid_param(f"{what} {file} does not exist", path=str(file))
+    if not file.is_file():
+        raise invalid_param(f"{what} {file} is {'a folder' if file.is_dir() else 'not a regular file'}, not a file",
+                            path=str(file))  # fmt: skip
+    return file

@@ -25,20 +25,25 @@ class LogEntry(BaseModel):
     text: str  # one line for people
     detail: str | None = None  # shown collapsed: pretty JSON or the indented lines under the line
     detail_kind: Literal["json", "text"] | None = None
+    offset: int | None = None  # the byte offset of its first line in the log (a permalink to the line), when known
 
 
-def render(text: str) -> list[LogEntry]:
-    """The entries of a piece of log (whole lines); lines indented under a line join its detail."""
+def render(text: str, start: int | None = None) -> list[LogEntry]:
+    """The entries of a piece of log (whole lines); lines indented under a line join its detail. `start`: the byte
+    offset of `text` in its log, so each entry carries its own (`offset`)."""
     entries: list[LogEntry] = []
     below: list[str] = []
-    for raw in text.splitlines():
+    at = start
+    for line in text.split("\n"):  # the log's own line ends (offsets count its bytes exactly)
+        here, at = at, None if at is None else at + len(line.encode("utf-8", "surrogatepass")) + 1
+        raw = line.removesuffix("\r")
         if raw.startswith(CONTINUATION) and entries and entries[-1].detail_kind != "json":
             below.append(raw[len(CONTINUATION) :])
             entries[-1] = entries[-1].model_copy(update={"detail": "\n".join(below), "detail_kind": "text"})
             continue
         below = []
         if raw.strip():
-            entries.append(render_line(raw))
+            entries.append(render_line(raw).model_copy(update={"offset": here}))
     return entries
 
 

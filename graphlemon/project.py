@@ -61,8 +61,10 @@ def init_project(path: Path | str, confirm_git_init: Callable[[str], bool] | Non
     if existing is None:
         _check_can_create(root)  # before `git init` or any file: nothing is half-written
     if existing is not None:
+        handle = ProjectHandle(root, existing, Ledger(root / STATE_DIR))
+        require_git(handle)  # its .git removed: what to do, in the words every command uses (not git's own)
         ensure_excluded(root)
-        return InitResult(ProjectHandle(root, existing, Ledger(root / STATE_DIR)), created=False, git_initialised=False)
+        return InitResult(handle, created=False, git_initialised=False)
     git_initialised = False
     _refuse_git_dir(root)
     top = _git_toplevel(root)

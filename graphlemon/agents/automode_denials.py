@@ -51,7 +51,10 @@ def classifier_counts(ledger: Ledger, task_id: str | None) -> tuple[int, int]:
 def reset_classifier_counts(ledger: Ledger, task_id: str, note: str = "") -> None:
     """A person resumed the task: both counters start again from zero (the events stay in the ledger)."""
     ledger.append(
-        TimelineEvent(event=EVENT_RESET, task_id=task_id, ref=MANUAL_RESET, summary=note or "counts reset by a person")
+        TimelineEvent(event=EVENT_RESET, task_id=task_id, ref=MANUAL_RESET,
+                      summary="a person resumed the task"
+                      + (f" (their note: {note})" if note and note != "manual resume" else "")
+                      + "; Claude Code's classifier denial counts start again from zero")  # fmt: skip
     )
 
 

@@ -36,6 +36,7 @@ def full_app() -> typer.Typer:
             budget,
             bugs,
             console_cmd,
+            demo_cmd,
             deploy_cmd,
             doctor_cmd,
             gc_cmd,
@@ -69,6 +70,7 @@ def full_app() -> typer.Typer:
         sql.register(app)
         gc_cmd.register(app)
         console_cmd.register(app)
+        demo_cmd.register(app)
         serve_cmd.register(app)
         app.add_typer(deploy_cmd.app, name="deploy")
         app.add_typer(doctor_cmd.app, name="doctor")

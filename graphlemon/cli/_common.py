@@ -56,3 +56,19 @@ def line(*parts: str | tuple[str, str]):
     from rich.text import Text
 
     return Text.assemble(*parts)
+
+
+def invocation() -> str:
+    """How to call graphlemon again, as a person can copy it: `graphlemon` when that is on PATH and is this
+    installation's, else the full path of this installation's `graphlemon` (a virtualenv that is not activated),
+    else `python -m graphlemon` with this interpreter's full path."""
+    import shutil
+    import sys
+
+    on_path = shutil.which("graphlemon")
+    beside = Path(sys.executable).parent / "graphlemon"
+    if on_path and (not beside.exists() or Path(on_path).resolve() == beside.resolve()):
+        return "graphlemon"
+    if beside.exists():
+        return str(beside)
+    return f"{sys.executable} -m graphlemon"

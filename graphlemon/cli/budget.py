@@ -26,12 +26,16 @@ def set_(
     `graphlemon resume TASK_ID` continues it."""
     from ..agents.budget import update_budget
     from ..taskboard import TaskBoard
+    from ..wording import budget_warning
 
     ledger = open_project(project).ledger
     task_id = TaskBoard(ledger).resolve(task_id)  # a unique prefix names its task
     update = update_budget(ledger, task_id, limit, limit_type)
     if as_json:
-        emit_json(_view(update.status) | {"task_status": update.task_status, "requeued": update.requeued})
+        warned = budget_warning(update.status.limit_type, update.status.limit_value, update.status.used,
+                                update.task_status)  # fmt: skip
+        emit_json(_view(update.status) | {"task_status": update.task_status, "requeued": update.requeued,
+                                          "warning": warned})  # fmt: skip
         return
     out = console()
     s = update.status
@@ -41,8 +45,9 @@ def set_(
         out.print(
             f"the task was blocked by its budget and is queued again: graphlemon resume {task_id}", highlight=False
         )
-    elif update.task_status == "blocked_pending_human" and s.remaining <= 0:
-        out.print("the task stays blocked: the new limit is not above what it already used", style="yellow")
+    warning = budget_warning(s.limit_type, s.limit_value, s.used, update.task_status)
+    if warning:
+        out.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)
 
 
 @app.command()

@@ -47,11 +47,13 @@ def list_(
     if as_json:
         emit_json([b.model_dump(mode="json") for b in bugs])
         return
+    from ..wording import CATEGORY_WORDS, printable
     from .fit import Col, print_fitted
 
     # the validator's attribution (root cause) beside the triage category: a bug the triage never classified is
-    # still "unknown" there, while the validator may have said whose fault it was
-    rows = [[b.bug_id, b.status, b.unit_id or "-", b.root_cause_category or "-", b.category, b.severity, b.title]
+    # still "unknown" there ("not triaged yet" in words), while the validator may have said whose fault it was
+    rows = [[b.bug_id, b.status, b.unit_id or "-", b.root_cause_category or "-", CATEGORY_WORDS.get(b.category, b.category),
+             b.severity, printable(b.title)]
             for b in bugs]  # fmt: skip
     cols = [Col("bug_id", whole=True), Col("status", whole=True), Col("unit", whole=True), Col("root_cause", whole=True),
             Col("category", whole=True), Col("severity", whole=True), Col("title")]  # fmt: skip

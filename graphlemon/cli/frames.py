@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
@@ -11,7 +10,7 @@ from rich.text import Text
 from graphlemon.analytics.formats import DEFAULT_LIMIT, cell_text, filters_line, shown_rows
 from graphlemon.analytics.report import Report
 
-from .fit import Col, print_fitted, unique_prefixes
+from .fit import Col, print_fitted
 
 
 def print_frame(
@@ -21,23 +20,15 @@ def print_frame(
     limit: int = DEFAULT_LIMIT,
     columns: list[str] | None = None,
     wide: bool = False,
-    task_ids: Iterable[str] = (),
 ) -> None:
     """One DataFrame as a rich table that fits the console (at most `limit` rows, 0 = all): `columns` first, then
-    the others while they fit (`wide`: all); task ids shortened to their unique prefix among `task_ids` and the
-    frame's own (fit.py)."""
+    the others while they fit (`wide`: all); task ids whole, never cut (fit.py)."""
     if frame.empty:
         console.print(Text(f"{title}: no rows"), highlight=False)
         return
     shown, more = shown_rows(frame, limit)
     names = [str(c) for c in shown.columns]
-    ids = [*task_ids, *(v for v in shown["task_id"] if isinstance(v, str))] if "task_id" in names else []
-    short = unique_prefixes(ids)
-    rows = [
-        [Text(short.get(v, cell_text(v)) if n == "task_id" and isinstance(v, str) else cell_text(v))
-         for n, v in zip(names, row, strict=True)]
-        for row in shown.itertuples(index=False, name=None)
-    ]  # fmt: skip
+    rows = [[Text(cell_text(v)) for v in row] for row in shown.itertuples(index=False, name=None)]
     cols = [Col(n, whole=_whole(n, shown[c])) for n, c in zip(names, shown.columns, strict=True)]
     print_fitted(
         console, title, cols, rows, wide, priority=columns or names, more="--wide, --md, --json or --csv show all"
@@ -58,11 +49,10 @@ def print_rich(
     section: str | None = None,
     limit: int = DEFAULT_LIMIT,
     wide: bool = False,
-    task_ids: Iterable[str] = (),
 ) -> None:
     console.print(
         Text.assemble((f"{report.title} report", "bold"), f"  filters: {filters_line(report)}"), highlight=False
     )
     for name in [section] if section else report.sections:
         frame = report.section(name)
-        print_frame(console, frame, f"{name} ({len(frame)})", limit, report.brief.get(name), wide, task_ids)
+        print_frame(console, frame, f"{name} ({len(frame)})", limit, report.brief.get(name), wide)

@@ -64,7 +64,7 @@ def _emit(
         typer.echo(to_markdown(report, section, limit))
     else:
         _name_taskless_rows(report)
-        print_rich(report, console(), section, limit, wide, task_ids)
+        print_rich(report, console(), section, limit, wide)
 
 
 NO_TASK = "(no task)"

@@ -6,6 +6,7 @@ after the input has been checked.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import threading
@@ -156,8 +157,10 @@ def _backend(executor: str | None, playbook: Path | None, engine: str, api=None)
         raise invalid_param(f"--playbook is for the scripted executor; {backend} does not replay a playbook")
     if backend == "scripted" and playbook is None:
         raise invalid_param("the scripted executor needs --playbook FILE (or set ANTHROPIC_API_KEY to use the model)")
-    if playbook is not None and not playbook.is_file():
-        raise invalid_param(f"playbook {playbook} does not exist")
+    if playbook is not None:
+        from ..inputs import existing_file
+
+        existing_file(playbook, "playbook")
     check_executor(backend, playbook=playbook, settings=_agent_settings(engine, api))  # before anything is written
     return backend
 
@@ -216,6 +219,7 @@ def _drive(
                 api.imported.wait()
             from graphlemon.flows.devloop import devloop
 
+            _one_line_per_event()
             if api is not None:
                 api.wait()
             devloop(project=str(handle.root), executor=backend, playbook=str(playbook) if playbook else None,
@@ -235,11 +239,31 @@ def _drive(
     if as_json:
         emit_json({**task.model_dump(mode="json"), "duration_s": round(time.monotonic() - started, 2)})
     else:
-        from .show import show_task
+        from .show import print_next_step, show_task
 
         show_task(handle, task_id, out)
         out.print(f"({time.monotonic() - started:.1f} s)")
+        print_next_step(handle, task, out)
     raise typer.Exit(0 if task.status == "done" else 1)
+
+
+class _PrefectLines(logging.Filter):
+    """The terminal shows the task's timeline, one line per event (the `_Follower`): Prefect's INFO lines (`Beginning
+    flow run`, `Finished in state Completed()`, the timeline it streams to the run's logs) stay in the run's logs in
+    the Prefect UI, off the terminal; its warnings and errors, and the lines the flow marks `graphlemon_say`, print."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.name.startswith("prefect") or getattr(record, "graphlemon_say", False):
+            return True
+        if record.getMessage().startswith("Finished in state"):  # a failed stage's state: its timeline line says it
+            return False
+        return record.levelno >= logging.WARNING
+
+
+def _one_line_per_event() -> None:
+    for handler in logging.getLogger().handlers:
+        if not any(isinstance(f, _PrefectLines) for f in handler.filters):
+            handler.addFilter(_PrefectLines())
 
 
 def _deploy_merge(session, task) -> None:

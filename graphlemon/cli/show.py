@@ -32,22 +32,30 @@ def task_summary(handle, task_id: str) -> dict:
 
 def show_task(handle, task_id: str, out, wide: bool = False) -> None:
     from ..models import TimelineEvent
+    from ..wording import duration_words, printable, status_words
     from .fit import Col, print_fitted
 
     s = task_summary(handle, task_id)
     task = s["task"]
     colour = "green" if task.status == "done" else "red" if task.status == "blocked_pending_human" else "yellow"
-    reason = f" ({task.blocked_reason})" if task.blocked_reason else ""
-    out.print(line("\n", (task.task_id, "bold"), ": ", (f"{task.status}{reason}", colour), f" — {task.goal_text}"))
+    words = status_words(task.status, task.blocked_reason)
+    out.print(line("\n", (task.task_id, "bold"), ": ", (words, colour), f" — {printable(task.goal_text)}"))
+    ended = task.status in ("done", "abandoned", "blocked_pending_human", "paused")
+    span = (f"started {task.created_at:%Y-%m-%d %H:%M:%S} UTC"
+            + (f" · stopped {task.updated_at:%Y-%m-%d %H:%M:%S} UTC · took "
+               f"{duration_words((task.updated_at - task.created_at).total_seconds())}" if ended else ""))  # fmt: skip
+    out.print(f"  {span}", markup=False, highlight=False)
     if task.note:
-        out.print(f"  {task.note}", markup=False)
+        out.print(f"  {printable(task.note)}", markup=False)
     events = [e for e in handle.ledger.read_as("timeline", TimelineEvent) if e.task_id == task_id]
-    rows = [[f"{e.ts:%H:%M:%S}", e.event, e.unit_id or "", e.summary] for e in events]
+    day = len({e.ts.date() for e in events}) > 1  # a timeline over more than one day shows the date
+    rows = [[f"{e.ts:%Y-%m-%d %H:%M:%S}" if day else f"{e.ts:%H:%M:%S}", e.event, e.unit_id or "", printable(e.summary)]
+            for e in events]  # fmt: skip
     cols = [Col("time", whole=True), Col("event", whole=True), Col("unit", whole=True), Col("summary")]
     print_fitted(out, "timeline", cols, rows, wide, priority=["time", "event", "summary", "unit"])
     if s["bugs"]:
-        rows = [[b.bug_id, b.unit_id or "", b.status, b.root_cause_category or "", b.suggested_route or "", b.title]
-                for b in s["bugs"]]  # fmt: skip
+        rows = [[b.bug_id, b.unit_id or "", b.status, b.root_cause_category or "", b.suggested_route or "",
+                 printable(b.title)] for b in s["bugs"]]  # fmt: skip
         cols = [Col("bug_id", whole=True), Col("unit", whole=True), Col("status", whole=True),
                 Col("root cause", whole=True), Col("route", whole=True), Col("title")]  # fmt: skip
         print_fitted(out, "bugs", cols, rows, wide, priority=["bug_id", "status", "title", "unit"])
@@ -59,3 +67,33 @@ def show_task(handle, task_id: str, out, wide: bool = False) -> None:
         f"(executor: {executors})",
         highlight=False,
     )
+
+
+def print_next_step(handle, task, out) -> None:
+    """After a run stops: what to do now, as a command that works as printed (the full task id, the project's
+    absolute path, graphlemon's own path when it is not on PATH), and the task's page in a running console."""
+    from ..runmarker import run_state
+    from ..wording import next_step, printable, status_words
+    from ._common import invocation
+
+    run = run_state(handle.state_dir, task.task_id, task.status)
+    step = next_step(task.task_id, task.status, task.blocked_reason, handle.root, run, invocation())
+    out.print(line(("next: ", "bold"), printable(step.why)))
+    if step.action == "none" and task.status != "done":
+        return
+    out.print(f"  {step.command}", markup=False, highlight=False, soft_wrap=True)  # one line, copied whole
+    url = console_task_url(handle.project_id, task.task_id)
+    words = f"{step.label} on the task's page" if step.label else "the task's page"
+    if url:
+        out.print(f"  or in the console ({words}): {url}", markup=False, highlight=False, soft_wrap=True)
+    elif step.action != "none":
+        out.print(f"  or in the console: `{invocation()} console`, then {words} ({status_words(task.status, task.blocked_reason)})",
+                  markup=False, highlight=False, soft_wrap=True)  # fmt: skip
+
+
+def console_task_url(project_id: str, task_id: str) -> str | None:
+    """The task's page in the newest console running on this machine for this user (none running: None)."""
+    from ..console.running_consoles import running
+
+    consoles = running()
+    return consoles[-1].task_url(project_id, task_id) if consoles else None

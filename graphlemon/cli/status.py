@@ -7,8 +7,9 @@ from typing import Annotated
 
 import typer
 
+from ..wording import REASON_WORDS, STATUS_WORDS, printable
 from ._common import JsonOpt, ProjectOpt, WideOpt, console, emit_json, line, open_project
-from .fit import Col, print_fitted, unique_prefixes
+from .fit import Col, print_fitted
 
 
 def register(app: typer.Typer) -> None:
@@ -71,11 +72,13 @@ def register(app: typer.Typer) -> None:
                 from rich.panel import Panel
 
                 out.print(Panel(Markdown(packs[task.task_id].summary_md), title=line(f"{task.task_id} needs a human")))
+            from .show import print_next_step
+
+            print_next_step(handle, task, out)
 
 
 def _tasks_table(handle, tasks, runs, out, wide: bool = False) -> None:
     from ..bugs import BugTracker
-    from ..taskboard import TaskBoard
 
     bugs = Counter(b.status for b in BugTracker(handle.ledger).all().values())
     out.print(line(("project", "bold"), f" {handle.project_id}  {handle.root}"))
@@ -83,14 +86,14 @@ def _tasks_table(handle, tasks, runs, out, wide: bool = False) -> None:
     if not tasks:
         out.print('no tasks yet: `graphlemon run "GOAL"`')
         return
-    short = unique_prefixes(TaskBoard(handle.ledger).all())  # unique among all the project's tasks
     rows = []
-    for t in tasks:
+    for t in tasks:  # the whole task id (a cut one names no task a person can copy); statuses in words
         colour = {"done": "green", "blocked_pending_human": "red"}.get(t.status, "yellow")
-        status = line((t.status, colour))
+        status = line((STATUS_WORDS.get(t.status, t.status), colour))
         if runs[t.task_id] == "interrupted":  # nobody is running it
             status.append(" (interrupted)", style="red")
-        rows.append([short[t.task_id], status, str(t.loop_round), t.blocked_reason or t.note or "", t.goal_text])
+        reason = REASON_WORDS.get(t.blocked_reason, t.blocked_reason) if t.blocked_reason else t.note or ""
+        rows.append([t.task_id, status, str(t.loop_round), printable(reason), printable(t.goal_text)])
     cols = [Col("task_id", whole=True), Col("status", whole=True), Col("round", whole=True), Col("reason / note"),
             Col("goal")]  # fmt: skip
     print_fitted(out, f"{len(tasks)} task(s)", cols, rows, wide, priority=["task_id", "status", "goal", "round"])

@@ -104,7 +104,7 @@ def check_goal(
         raise invalid_param(f"unknown engine {engine!r}; choose prefect or direct")
     book = _playbook(playbook)
     if executor == "scripted" and book is None:
-        raise invalid_param("the scripted executor needs a playbook (a .yaml file)")
+        raise invalid_param("the scripted executor needs a playbook (the absolute path of its YAML file)")
     check_executor(executor, playbook=book, settings=AgentSettings.from_env())
     if budget_tokens is not None:
         check_budget(budget_tokens, "token_count")
@@ -114,13 +114,13 @@ def check_goal(
 def _playbook(value: str | None) -> Path | None:
     if value is None or not value.strip():
         return None
+    from ..inputs import existing_file
+
     path = Path(value.strip()).expanduser()
-    if not path.is_absolute():
-        raise invalid_param(f"playbook {value!r}: give an absolute path")
-    path = path.resolve()
-    if path.suffix not in (".yaml", ".yml") or not path.is_file():
-        raise invalid_param(f"playbook {path} is not a .yaml file")
-    return path
+    if not path.is_absolute():  # the console runs elsewhere than the person's shell: a relative path means nothing
+        raise invalid_param(f"playbook {value.strip()!r} is a relative path: give its absolute path (the console "
+                            "does not know the folder you mean)")  # fmt: skip
+    return existing_file(path, "playbook").resolve()
 
 
 def check_project_can_run(handle: ProjectHandle) -> None:

@@ -19,7 +19,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from ..errors import ErrorCode, GraphLemonError
 from . import views
 from .security import ws_authorised
-from .shared import ConsoleSettings, Hubs, dashboard_rows, with_run
+from .shared import ConsoleSettings, Hubs, dashboard_state, with_run
 
 WS_CLOSE_PROJECT_NOT_FOUND = 4404
 WS_CLOSE_UNAUTHORISED = 4401
@@ -66,8 +66,7 @@ async def serve_subscription(ws: WebSocket) -> None:
                 handle = settings.registry.get(project_id)
                 state: Any = await asyncio.to_thread(with_run, handle, detail, records)
             else:
-                rows = await asyncio.to_thread(dashboard_rows, settings.registry.get(project_id), records)
-                state = {"tasks": rows, "spend": views.project_spend(rows)}
+                state = await asyncio.to_thread(dashboard_state, settings.registry.get(project_id), records)
             # events already queued for this subscriber but covered by the snapshot are skipped by cursor
             await ws.send_json({"type": "snapshot", "cursors": snap_cursors, "state": state})
             floor = snap_cursors

@@ -108,7 +108,12 @@ class ProjectRegistry:
             self._write(entries)
 
     def add(self, path: Path | str, confirm_git_init: Callable[[str], bool] | None = None) -> InitResult:
-        """The CLI's `init` rules (same errors), then registered."""
+        """The CLI's `init` rules (same errors), then registered. A relative path is refused: the console runs in its
+        own folder, not in the person's shell, so it cannot know which folder they mean."""
+        if str(path).strip() and not Path(str(path).strip()).expanduser().is_absolute():
+            raise GraphLemonError(ErrorCode.INVALID_PARAM, f"{str(path).strip()!r} is a relative path: give the "
+                                  "folder's absolute path (the console does not know which folder you are in)",
+                                  path=str(path))  # fmt: skip
         result = init_project(path, confirm_git_init=confirm_git_init)
         self.register(result.project)
         return result

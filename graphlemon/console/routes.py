@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
@@ -21,7 +22,7 @@ from . import views
 from .shared import (
     ConsoleSettings,
     Hubs,
-    dashboard_rows,
+    dashboard_state,
     declared_units,
     error_response,
     task_or_404,
@@ -101,6 +102,14 @@ def _health_and_project_routes(router: Router, settings: ConsoleSettings) -> Non
 
     router.raw("/healthz", healthz)
 
+    @route("GET", "/api/words")
+    async def words() -> Any:
+        """The words the page shows for statuses, reasons and categories (graphlemon/wording.py: the CLI's too)."""
+        from .. import wording
+
+        return {"status": wording.STATUS_WORDS, "reason": wording.REASON_WORDS, "node": wording.NODE_WORDS,
+                "category": wording.CATEGORY_WORDS}  # fmt: skip
+
     # -- projects (v_project_setup) ----------------------------------------------------------------
     @route("GET", "/api/projects")
     async def list_projects() -> Any:
@@ -148,8 +157,15 @@ def _read_routes(router: Router, settings: ConsoleSettings, hubs: Hubs) -> None:
     async def tasks(project_id: str) -> Any:
         hub = await hubs.get(project_id)
         _cursors, records, _nodes = hub.feed.snapshot()
-        rows = await asyncio.to_thread(dashboard_rows, settings.registry.get(project_id), records)
-        return {"project_id": project_id, "tasks": rows, "spend": views.project_spend(rows)}
+        state = await asyncio.to_thread(dashboard_state, settings.registry.get(project_id), records)
+        return {"project_id": project_id, **state}
+
+    @route("GET", "/api/runs")
+    async def runs() -> Any:
+        """Every task of every listed project, newest first (the runs page filters them by status and date)."""
+        from .runs_view import all_runs
+
+        return await asyncio.to_thread(all_runs, settings.registry)
 
     @route("GET", "/api/projects/{project_id}/tasks/{task_id}")
     async def task(project_id: str, task_id: str) -> Any:
@@ -188,21 +204,27 @@ def _read_routes(router: Router, settings: ConsoleSettings, hubs: Hubs) -> None:
         from ..skills.iteration import iteration_detail
 
         handle = settings.registry.get(project_id)
+        from .rendering import diff_lines
+
         detail = await asyncio.to_thread(iteration_detail, handle.state_dir, handle.ledger, iteration_id)
-        return detail.model_dump(mode="json")
+        return {**detail.model_dump(mode="json"), "diff_lines": [line.model_dump() for line in diff_lines(detail.diff or "")]}
 
     @route("GET", "/api/projects/{project_id}/artifacts/{artifact_id}")
     async def artifact(project_id: str, artifact_id: str) -> Response:
-        from ..artifacts import ARTIFACTS_DIR, ArtifactStore
+        handle = settings.registry.get(project_id)
+        _record, text = await asyncio.to_thread(_artifact_text, handle, artifact_id)
+        return PlainTextResponse(text, headers={"X-Content-Type-Options": "nosniff"})
+
+    @route("GET", "/api/projects/{project_id}/artifacts/{artifact_id}/view")
+    async def artifact_page(project_id: str, artifact_id: str) -> Any:
+        """The artifact's own page: its record, and its text as people read it (a diff's numbered lines, markdown
+        rendered safely: rendering.py)."""
+        from .rendering import artifact_view
 
         handle = settings.registry.get(project_id)
-        record = ArtifactStore(handle.ledger).get(artifact_id)
-        root = (handle.state_dir / ARTIFACTS_DIR).resolve()
-        path = (handle.state_dir / record.path).resolve()
-        if not path.is_relative_to(root) or not path.is_file():
-            raise GraphLemonError(ErrorCode.SANDBOX_VIOLATION, f"artifact {artifact_id} is not a file under {root}")
-        return PlainTextResponse(path.read_text(encoding="utf-8", errors="replace"),
-                                 headers={"X-Content-Type-Options": "nosniff"})  # fmt: skip
+        record, text = await asyncio.to_thread(_artifact_text, handle, artifact_id)
+        return {"artifact": record.model_dump(mode="json"), **artifact_view(record.artifact_type,
+                                                                             Path(record.path).suffix, text)}  # fmt: skip
 
 
     @route("GET", "/api/projects/{project_id}/bugs")
@@ -226,6 +248,18 @@ def _read_routes(router: Router, settings: ConsoleSettings, hubs: Hubs) -> None:
         found = await asyncio.to_thread(tracker.get, bug_id)  # BUG_NOT_FOUND
         history = [e for e in await asyncio.to_thread(handle.ledger.read, "bug") if e.bug_id == bug_id]
         return {**views.bug_row(found), "history": [e.model_dump(mode="json", exclude_none=True) for e in history]}
+
+
+def _artifact_text(handle, artifact_id: str):
+    """ARTIFACT_NOT_FOUND; SANDBOX_VIOLATION for a record naming a file outside `.graphlemon/artifacts/`."""
+    from ..artifacts import ARTIFACTS_DIR, ArtifactStore
+
+    record = ArtifactStore(handle.ledger).get(artifact_id)
+    root = (handle.state_dir / ARTIFACTS_DIR).resolve()
+    path = (handle.state_dir / record.path).resolve()
+    if not path.is_relative_to(root) or not path.is_file():
+        raise GraphLemonError(ErrorCode.SANDBOX_VIOLATION, f"artifact {artifact_id} is not a file under {root}")
+    return record, path.read_text(encoding="utf-8", errors="replace")
 
 
 async def _json(request: Request) -> Any:

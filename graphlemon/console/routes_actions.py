@@ -61,7 +61,7 @@ def action_routes(router: Router, settings: ConsoleSettings) -> None:
         note = (body.note or "").strip() or None
         await asyncio.to_thread(check_can_continue, handle)  # before the task changes: its run must be able to start
         board = TaskBoard(handle.ledger)
-        why = "manual_resume" + (f" with the note: {note}" if note else "")
+        why = "resumed by a person" + (f" with the note: {note}" if note else "")
         if await asyncio.to_thread(engine_of, handle, task_id) == "prefect":
             # a deployed run of it may wait in Prefect for a person: `graphlemon resume --note` answers that run (or
             # resumes the task itself when none waits), so the decision and the note go to it, not to the ledger here
@@ -124,9 +124,12 @@ def action_routes(router: Router, settings: ConsoleSettings) -> None:
         else:
             run = None
             await asyncio.to_thread(_record_action, handle, task_id, f"budget set to {limit}")
-        return {"task_status": update.task_status, "requeued": update.requeued, "limit": update.status.limit_value,
-                "limit_type": update.status.limit_type, "used": update.status.used,
-                "remaining": update.status.remaining, "run": run}  # fmt: skip
+        from ..wording import budget_warning
+
+        st = update.status
+        return {"task_status": update.task_status, "requeued": update.requeued, "limit": st.limit_value,
+                "limit_type": st.limit_type, "used": st.used, "remaining": st.remaining, "run": run,
+                "warning": budget_warning(st.limit_type, st.limit_value, st.used, update.task_status)}  # fmt: skip
 
     @route("POST", "/api/projects/{project_id}/goals", GoalBody)
     async def goal(project_id: str, body: GoalBody) -> Any:
@@ -156,9 +159,11 @@ def action_routes(router: Router, settings: ConsoleSettings) -> None:
     @route("POST", "/api/projects/{project_id}/first-commit")
     async def first_commit(project_id: str) -> Any:
         """A repository with no commit yet: commit what the folder holds, so a goal can branch from it."""
+        from ..project import require_git
         from .project_registry import make_first_commit
 
         handle = settings.registry.get(project_id)
+        await asyncio.to_thread(require_git, handle)  # a removed .git: what to do, not git's own words
         return {"commit": await asyncio.to_thread(make_first_commit, handle.root)}
 
     async def _continue(handle, task_id: str, why: str, note: str | None = None) -> dict:

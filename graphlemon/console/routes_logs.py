@@ -82,7 +82,7 @@ def log_routes(router: Router, settings: ConsoleSettings) -> None:
         if request.query_params.get("render") == "1":  # the lines for people (graphlemon/log_render.py)
             from ..log_render import render
 
-            body["entries"] = [e.model_dump() for e in render(chunk.text)]
+            body["entries"] = [e.model_dump() for e in render(chunk.text, chunk.start)]
         return JSONResponse(body)
 
     router.raw("/api/projects/{project_id}/logs/{node_exec_id}/range", log_range)
@@ -95,6 +95,16 @@ def log_routes(router: Router, settings: ConsoleSettings) -> None:
         handle = settings.registry.get(project_id)
         logs = await asyncio.to_thread(NodeLogs(handle.ledger).for_task, task_id)
         return {"task_id": task_id, "logs": [g.model_dump(mode="json") for g in logs]}
+
+    @route("GET", "/api/projects/{project_id}/logs")
+    async def project_logs(project_id: str) -> Any:
+        """Every execution log of the project, newest first (the nav's Logs page; the retention setting beside it)."""
+        from ..execlogs import NodeLogs
+
+        handle = settings.registry.get(project_id)
+        logs = await asyncio.to_thread(lambda: list(NodeLogs(handle.ledger).all().values()))
+        logs.sort(key=lambda g: g.created_at, reverse=True)
+        return {"logs": [g.model_dump(mode="json") for g in logs]}
 
     @route("GET", "/api/projects/{project_id}/log-retention")
     async def log_retention(project_id: str) -> Any:

@@ -25,6 +25,9 @@ from .shared import ConsoleSettings, error_response
 
 TOKEN_HEADER = "X-GraphLemon-Token"
 TOKEN_COOKIE = "graphlemon_console"
+# the cookie outlives the browser session (a person closes the browser and comes back to the same console); it is
+# HttpOnly, and a console restarted with a new token no longer accepts it (revoked)
+COOKIE_DAYS = 30
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 
 
@@ -94,7 +97,8 @@ def page_routes(settings: ConsoleSettings, static: Traversable) -> list[Route]:
             if not _same(given, settings.token):
                 return error_response(_token_refused("the token in this URL is not this console's"), status=401)
             response = RedirectResponse("/", status_code=303)
-            response.set_cookie(TOKEN_COOKIE, settings.token, httponly=True, samesite="strict")
+            response.set_cookie(TOKEN_COOKIE, settings.token, httponly=True, samesite="strict",
+                                max_age=COOKIE_DAYS * 86400)  # fmt: skip
             return response
         html = (static / "index.html").read_text(encoding="utf-8")
         token = settings.token if _same(request.cookies.get(TOKEN_COOKIE), settings.token) else ""

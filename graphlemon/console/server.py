@@ -8,7 +8,7 @@ import secrets
 import socket
 from dataclasses import dataclass
 
-from ..errors import invalid_param
+from ..errors import GraphLemonError, invalid_param
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8766
@@ -19,6 +19,9 @@ MIN_TOKEN_CHARS = 16
 WS_DEFLATE = False
 
 
+PORT_TRIES = 50  # a console whose port is busy takes the next free one, up to this many further (as Jupyter does)
+
+
 @dataclass(frozen=True)
 class Binding:
     host: str
@@ -26,6 +29,7 @@ class Binding:
     token: str
     loopback: bool
     token_given: bool
+    asked_port: int | None = None  # the port asked for, when it was busy and `port` is the next free one
 
     @property
     def url(self) -> str:
@@ -42,16 +46,26 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def plan_binding(host: str, port: int, token: str | None) -> Binding:
-    """INVALID_PARAM for a port out of range, a short token, or a port already taken."""
+def plan_binding(host: str, port: int, token: str | None, *, next_free: bool = False) -> Binding:
+    """INVALID_PARAM for a port out of range, a short token, or a port already taken. `next_free` (the console): a
+    busy port moves to the next free one after it (at most PORT_TRIES further), and the binding says so."""
     if not 0 < port < 65536:
         raise invalid_param(f"port {port} is not between 1 and 65535")
     given = token if token is not None else os.environ.get(TOKEN_ENV)
     if given is not None and len(given.strip()) < MIN_TOKEN_CHARS:
         raise invalid_param(f"the console token must have at least {MIN_TOKEN_CHARS} characters")
-    binding = Binding(host, port, (given or "").strip() or secrets.token_urlsafe(24), is_loopback(host), bool(given))
-    _check_free(host, port)
-    return binding
+    token = (given or "").strip() or secrets.token_urlsafe(24)
+    first_error: GraphLemonError | None = None
+    for candidate in range(port, min(port + PORT_TRIES, 65535) + 1 if next_free else port + 1):
+        try:
+            _check_free(host, candidate)
+        except GraphLemonError as exc:
+            first_error = first_error or exc
+            continue
+        return Binding(host, candidate, token, is_loopback(host), bool(given), port if candidate != port else None)
+    if next_free and first_error is not None:
+        raise invalid_param(f"{first_error.message}, nor on the next {PORT_TRIES} ports; give a free one: --port N")
+    raise first_error  # type: ignore[misc]
 
 
 def _check_free(host: str, port: int) -> None:

@@ -109,17 +109,29 @@ def dashboard_rows(handle, records: dict) -> list[dict]:
     return rows
 
 
-def with_run(handle, detail: dict, records: dict) -> dict:
-    """The task view plus whether anything runs it, which human actions its state allows, and the units its plan
-    declared that have not started (all from the feed's parsed records, plus the run markers and launches)."""
-    from ..taskboard import fold
+def dashboard_state(handle, records: dict) -> dict:
+    """The dashboard: its rows, the project's spend, and its open bugs (a bug a person reported on no task counts)."""
+    rows = dashboard_rows(handle, records)
+    return {"tasks": rows, "spend": views.project_spend(rows), "bugs": views.project_bugs(records)}
 
-    task_id = detail["task"]["task_id"]
+
+def with_run(handle, detail: dict, records: dict) -> dict:
+    """The task view plus whether anything runs it, which human actions its state allows and which one is the main
+    one (`next`: the next step, the command included), the run's parameters, links to its Prefect flow runs, and the
+    units its plan declared that have not started (from the feed's parsed records, the run markers and launches)."""
+    from ..taskboard import fold
+    from ..wording import next_step
+    from .prefect_links import flow_run_links
+
+    task = detail["task"]
+    task_id = task["task_id"]
     view = run_view(handle, task_id, fold(records.get("task", [])))
-    pending = [] if detail["task"]["status"] in ("done", "abandoned") else views.pending_units(
+    pending = [] if task["status"] in ("done", "abandoned") else views.pending_units(
         records.get("node", []), task_id, declared_units(handle))  # fmt: skip
+    step = next_step(task_id, task["status"], task.get("blocked_reason"), handle.root, view["state"])
     return {**detail, "run": {"state": view["state"], "launch": view["launch"]}, "actions": view["actions"],
-            "pending_units": pending}  # fmt: skip
+            "pending_units": pending, "next": step.model_dump(), "params": views.run_params(records, task_id),
+            "flow_runs": flow_run_links(detail["flow_runs"])}  # fmt: skip
 
 
 def declared_units(handle) -> list[str]:

@@ -7,6 +7,7 @@ paint and its live updates come from one place.
 from __future__ import annotations
 
 from collections import Counter
+from datetime import datetime
 from typing import Any
 
 from .. import bugs as bugfold
@@ -18,6 +19,7 @@ from ..models import (
     EscalationRecord,
     NodeEvent,
     RunRecord,
+    TaskEvent,
     TimelineEvent,
     UsageRecord,
 )
@@ -86,7 +88,7 @@ def task_detail(records: Records, task_id: str, nodes: list[dict] | None = None)
             for n in nodefold.fold(e for e in records.get("node", []) if e.task_id == task_id).values()
         ]
     failures = attempt_failures(records.get("node", []), task_id)
-    nodes = [{**n, "failures": failures.get(n["node_exec_id"], [])} for n in nodes]
+    nodes = [{**n, "failures": failures.get(n["node_exec_id"], []), **node_times(n)} for n in nodes]
     bugs = [b for b in bugfold.fold(records.get("bug", [])).values() if b.task_id == task_id]
     tokens, cost = _spend(records.get("usage", [])).get(task_id, (0, 0.0))
     usage = [u for u in records.get("usage", []) if isinstance(u, UsageRecord) and u.task_id == task_id]
@@ -126,8 +128,55 @@ def task_detail(records: Records, task_id: str, nodes: list[dict] | None = None)
         "budget_changes": [
             b.model_dump(mode="json", include={"ts", "limit_type", "limit_value", "by"}) for b in history
         ],
-        "escalation": escalations[-1].model_dump(mode="json") if escalations else None,
+        "escalation": _escalation_view(escalations[-1]) if escalations else None,
+        "times": task_times(task),
+        "flow_runs": [{"flow_run_id": e.flow_run_id, "ts": e.ts.isoformat()} for e in records.get("task", [])
+                      if isinstance(e, TaskEvent) and e.task_id == task_id and e.flow_run_id],  # fmt: skip
     }
+
+
+ENDED_NODE = frozenset({"done", "failed", "blocked", "cancelled"})
+
+
+def task_times(task: taskboard.Task) -> dict[str, Any]:
+    """When the task started, when it stopped (done, abandoned, or waiting for a person: its last change), and how
+    long it took or has taken so far (`ended` None: it is still going)."""
+    ended = task.updated_at if task.status in SETTLED_TASK else None
+    return {"started": task.created_at.isoformat(), "ended": ended.isoformat() if ended else None,
+            "duration_s": (ended - task.created_at).total_seconds() if ended else None}  # fmt: skip
+
+
+def node_times(node: dict[str, Any]) -> dict[str, Any]:
+    """A node's end (its last change, once it has ended) and its duration; the Gantt strip on the task page."""
+    if node.get("status") not in ENDED_NODE:
+        return {"ended_at": None, "duration_s": None}
+    start, end = datetime.fromisoformat(node["started_at"]), datetime.fromisoformat(node["updated_at"])
+    return {"ended_at": node["updated_at"], "duration_s": (end - start).total_seconds()}
+
+
+def _escalation_view(record: EscalationRecord) -> dict[str, Any]:
+    from .rendering import markdown_html
+
+    return {**record.model_dump(mode="json"), "summary_html": markdown_html(record.summary_md)}
+
+
+def project_bugs(records: Records) -> dict[str, int]:
+    """The project's open bugs, those of no task (reported by a person from the console or the CLI) included."""
+    bugs = [b for b in bugfold.fold(records.get("bug", [])).values() if b.status in OPEN_BUG]
+    return {"open": len(bugs), "open_without_task": sum(1 for b in bugs if not b.task_id)}
+
+
+def run_params(records: Records, task_id: str) -> dict[str, Any]:
+    """What the task runs with: executor, playbook, the loop's limits (its latest `task_settings`), the engine (a
+    Prefect flow ran it, or the direct engine) and its budget."""
+    settings = [r for r in records.get("task_settings", []) if getattr(r, "task_id", None) == task_id]
+    saved = settings[-1].settings if settings else {}
+    flows = any(isinstance(e, TaskEvent) and e.task_id == task_id and e.flow_run_id for e in records.get("task", []))
+    budget = _budgets(records.get("budget", [])).get(task_id)
+    return {"executor": saved.get("executor"), "playbook": saved.get("playbook"),
+            "max_unit_attempts": saved.get("max_unit_attempts"), "max_loop_rounds": saved.get("max_loop_rounds"),
+            "engine": "prefect" if flows else "direct",
+            "budget": {"limit": budget.limit_value, "limit_type": budget.limit_type} if budget else None}  # fmt: skip
 
 
 def bug_row(bug: bugfold.Bug) -> dict[str, Any]:

@@ -104,7 +104,8 @@ class DeploymentBook:
         try:
             return self.all()[deployment_id]
         except KeyError:
-            raise GraphLemonError(ErrorCode.INVALID_PARAM, f"no deployment {deployment_id!r}") from None
+            raise GraphLemonError(ErrorCode.DEPLOYMENT_NOT_FOUND, f"no deployment {deployment_id!r} in this project",
+                                  deployment_id=deployment_id) from None
 
     def latest(self) -> Deployment | None:
         deployments = sorted(self.all().values(), key=lambda d: d.started_at)
@@ -137,7 +138,8 @@ class DeploymentBook:
         with self.ledger.transaction("deployment") as tx:
             current = fold(tx.records()).get(deployment_id)  # type: ignore[arg-type]
             if current is None:
-                raise GraphLemonError(ErrorCode.INVALID_PARAM, f"no deployment {deployment_id!r}")
+                raise GraphLemonError(ErrorCode.DEPLOYMENT_NOT_FOUND, f"no deployment {deployment_id!r} in this project",
+                                      deployment_id=deployment_id)  # fmt: skip
             lifecycle.check("deployment", current.status, to)
             tx.append(DeploymentEvent(deployment_id=deployment_id, status=to, from_status=current.status, by=by,
                                       **fields))  # fmt: skip

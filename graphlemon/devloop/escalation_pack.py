@@ -8,9 +8,11 @@ from ..lifecycle import ACTIVE_BUG
 from ..models import BlockedReason, EscalationRecord, TriageRecord, UsageRecord, utcnow
 from ..redact import write_redacted
 from ..stages.session import LoopSession
+from ..wording import REASON_WORDS, markdown_text, next_step
 
 DECISIONS: dict[str, str] = {
-    "budget_exceeded": "Raise the budget (`graphlemon budget set TASK --limit N`) and resume, or abandon the task.",
+    "budget_exceeded": "Raise the budget above what the task used (the console's **Raise the budget** button, or "
+    "`graphlemon budget set TASK --limit N`): the task carries on by itself; or abandon it.",
     "usage_limit_wait_timeout": "The plan's usage limit did not reset in time: check the subscription, then resume.",
     "classifier_blocked": "Claude Code's auto-mode classifier kept denying actions: review the transcript, adjust "
     "permissions or the goal, then resume.",
@@ -38,9 +40,9 @@ def _budget_line(session: LoopSession) -> str:
 
     status = budget_status(session.ledger, session.task_id)
     if status is None:
-        return "**Budget limit:** none set"
+        return "- **Budget limit:** none set"
     return (
-        f"**Budget limit:** {status.limit_value:g} ({status.limit_type}), used {status.used:g}, remaining "
+        f"- **Budget limit:** {status.limit_value:g} ({status.limit_type}), used {status.used:g}, remaining "
         f"{status.remaining:g} (as of {utcnow():%Y-%m-%d %H:%M} UTC, when the task stopped; now: "
         f"`graphlemon budget show {session.task_id}`)"
     )
@@ -54,36 +56,41 @@ def evidence_markdown(session: LoopSession, reason: BlockedReason, note: str) ->
     cost = sum(u.cost_usd for u in usage)
     executors = sorted({u.executor for u in usage})
     triage = [t for t in session.ledger.read_as("triage", TriageRecord) if t.task_id == session.task_id]
+    # one field per list item (each on its own line however it is rendered); people's and agents' text escaped, so
+    # it reads as typed (`<script>`, backticks) and a right-to-left override shows as its code point
     lines = [
-        f"# {task.task_id} needs a human: {reason}",
+        f"# {task.task_id} needs you: {REASON_WORDS.get(reason, reason)} ({reason})",
         "",
-        f"**Goal:** {task.goal_text}",
-        f"**Why:** {note}",
-        f"**Rounds so far:** {task.loop_round + 1} (loop_round {task.loop_round})",
-        f"**Budget used:** {tokens:,} tokens, ${cost:.4f} over {len(usage)} call(s)"
+        f"- **Goal:** {markdown_text(task.goal_text)}",
+        f"- **Why:** {markdown_text(note)}",
+        f"- **Rounds so far:** {task.loop_round + 1} (loop_round {task.loop_round})",
+        f"- **Budget used:** {tokens:,} tokens, ${cost:.4f} over {len(usage)} call(s)"
         + (f" (executor: {', '.join(executors)})" if executors else ""),
         _budget_line(session),
         "",
         "## Open bugs",
     ]
     lines += [
-        f"- `{b.bug_id}` [{b.unit_id or '-'}] {b.title}"
-        + (f" — root cause {b.root_cause_category}: {b.root_cause_detail}" if b.root_cause_category else "")
+        f"- `{b.bug_id}` [{markdown_text(b.unit_id or '-')}] {markdown_text(b.title)}"
+        + (f" — root cause {b.root_cause_category}: {markdown_text(b.root_cause_detail)}"
+           if b.root_cause_category else "")  # fmt: skip
         for b in bugs
     ] or ["- none"]
     if triage:
         last = triage[-1]
-        lines += ["", "## Last triage", f"- {last.category} (confidence {last.confidence:.2f}): {last.root_cause}"]
+        lines += ["", "## Last triage",
+                  f"- {last.category} (confidence {last.confidence:.2f}): {markdown_text(last.root_cause)}"]  # fmt: skip
     if reason == "skill_defect":  # REQ-08: the rejected skill iteration, both versions and the gate's results
         from ..skills.iteration import evidence_section
 
         lines += evidence_section(session.project.state_dir, session.ledger, session.task_id)
     lines += ["", "## What to decide", DECISIONS.get(reason, "Decide how to continue, then resume.")]
+    step = next_step(task.task_id, "blocked_pending_human", reason, session.project.root)
     if session.human_step == "prefect_ui":
-        lines += ["", "Resume: click **Resume** on this flow run in the Prefect UI (your note reaches the coder), "
-                  f"or run `graphlemon resume {task.task_id} --note TEXT`."]  # fmt: skip
+        lines += ["", f"Next: click **Resume** on this flow run in the Prefect UI (your note reaches the coder), "
+                  f"or run `{step.command}`"]  # fmt: skip
     else:
-        lines += ["", f"Resume: `graphlemon resume {task.task_id} [--note TEXT]`"]
+        lines += ["", f"Next: {step.label} in the console (`graphlemon console`), or run `{step.command}`"]
     return "\n".join(lines) + "\n", [b.bug_id for b in bugs]
 
 

@@ -57,9 +57,8 @@ def run_unit_loop(
             )  # fmt: skip
             ref = session.save_outcome(nid, outcome)
             session.nodes.transition(nid, "done", attempt=attempt, output_ref=ref)
-            session.timeline(
-                "unit_green", f"{unit_id}: green after {outcome.attempts} attempt(s)", unit_id=unit_id, ref=nid
-            )
+            session.timeline("unit_green", f"{unit_id}: green at attempt {attempt}{_this_round(outcome.attempts, first)}",
+                             unit_id=unit_id, ref=nid)  # fmt: skip
             return outcome
         hints = coder.claims_note() + hints_for_coder(tested, crash_reason(session, tested))
         session.nodes.transition(nid, "reflecting", attempt=attempt, error=hints[:2000])
@@ -73,9 +72,8 @@ def run_unit_loop(
             session.nodes.transition(
                 nid, "blocked", attempt=attempt, error_code="RETRY_LIMIT", error=hints[:2000], output_ref=ref
             )
-            session.timeline(
-                "unit_blocked", f"{unit_id}: still red after {outcome.attempts} attempts", unit_id=unit_id, ref=nid
-            )
+            session.timeline("unit_blocked", f"{unit_id}: still red at attempt {attempt}"
+                             f"{_this_round(outcome.attempts, first)}", unit_id=unit_id, ref=nid)  # fmt: skip
             return outcome
         attempt += 1
         session.nodes.transition(nid, "retrying", attempt=attempt)
@@ -100,3 +98,9 @@ def _tampered(
     )
     session.timeline("unit_blocked", f"{unit_id}: {exc.message[:500]}", unit_id=unit_id, ref=nid)
     return outcome
+
+
+def _this_round(attempts: int, first: int) -> str:
+    """Attempts are numbered across the task's rounds (the node, the log and the tester say `attempt 3`); a unit that
+    began this round at a later attempt says how many of them were this round's."""
+    return "" if first == 1 else f" ({attempts} in this round)"

@@ -250,8 +250,9 @@ def test_goal_composer_runs_the_scripted_snake_demo_to_done(page, server, tmp_pa
     page.shot("budget")
     page.go_back()
     page.wait_for_selector("#artifacts a")
-    page.click("#artifacts a >> nth=0")
-    page.wait_for_selector("#artifact-view .md")
+    page.click("#artifacts a >> nth=0")  # the artifact's own page (issue 47: a URL of its own)
+    page.wait_for_selector("#artifact-page .artifact-body #artifact-md")
+    assert "/artifacts/" in page.url
     page.shot("artifact")
 
 

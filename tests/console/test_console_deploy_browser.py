@@ -108,7 +108,7 @@ def test_deploy_page_shows_machine_signals_timeline_and_the_plain_rollback_failu
             browser.close()
 
 
-def test_deploy_api_unknown_deployment_is_invalid_param(server, project):
+def test_deploy_api_unknown_deployment_is_deployment_not_found(server, project):
     import json
     import urllib.error
     import urllib.request
@@ -116,7 +116,7 @@ def test_deploy_api_unknown_deployment_is_invalid_param(server, project):
     with pytest.raises(urllib.error.HTTPError) as err:
         url = f"{server.url}/api/projects/{project[0].project_id}/deployments/dep-nope"
         urllib.request.urlopen(urllib.request.Request(url, headers={"X-GraphLemon-Token": "d" * 32}))  # reads too
-    assert err.value.code == 400 and json.loads(err.value.read())["error"]["code"] == "INVALID_PARAM"
+    assert err.value.code == 404 and json.loads(err.value.read())["error"]["code"] == "DEPLOYMENT_NOT_FOUND"
 
 
 def _shot(pg, tmp_path: Path, name: str) -> None:

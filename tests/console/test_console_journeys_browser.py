@@ -48,6 +48,9 @@ def test_snake_from_a_budget_block_to_done_from_the_console_alone(page, server, 
     repo = committed_copy(SNAKE / "repo", tmp_path / "snake")
     pid = add_project(page, server, repo)
     page.shot("project-added")
+    page.goto(f"{server.url}/#/p/{pid}")  # the first open of the project: no task yet, and what to do
+    page.wait_for_selector("#dashboard:has-text('No tasks yet')")
+    page.shot("first-open")
     page.goto(f"{server.url}/#/p/{pid}/goal")
     page.fill("#goal-text", "Implement a snake game")
     page.fill("#goal-playbook", str(SNAKE / "playbook.yaml"))
@@ -58,10 +61,12 @@ def test_snake_from_a_budget_block_to_done_from_the_console_alone(page, server, 
     page.shot("goal-run-ended")
     page.click("#launch-task")
     page.wait_for_selector("#task-head .pill[data-status=blocked_pending_human]")
-    page.wait_for_selector("#actions[data-actions='resume budget abandon']")
-    assert "budget_exceeded" in page.inner_text("#task-head")
+    page.wait_for_selector("#actions[data-actions='resume budget abandon'][data-main=budget]")
+    assert "needs you: out of budget" in page.inner_text("#task-head")  # words; the name is the pill's tooltip
+    assert "budget_exceeded" in page.get_attribute("#task-head .pill", "title")
+    assert "secondary" in page.get_attribute("#resume", "class") and page.inner_text("#budget-main") == "Raise the budget"
     page.shot("budget-blocked")
-    page.click("#budget-action")
+    page.click("#budget-main")  # the main action for a budget block
     page.wait_for_selector("#budget-info .kv")
     page.fill("#budget-limit", "200000")
     page.click("#budget-form button[type=submit]")
@@ -74,7 +79,7 @@ def test_snake_from_a_budget_block_to_done_from_the_console_alone(page, server, 
     page.wait_for_selector("#run-state[data-state=none]", state="attached")
     assert page.query_selector("#resume") is None and page.query_selector("#abandon") is None  # nothing to decide
     timeline = page.inner_text("#timeline")
-    assert "human_action" in timeline and "budget raised to 200,000 token_count" in timeline
+    assert "human action" in timeline and "budget raised to 200,000 token_count" in timeline
     page.shot("done")
     (task,) = TaskBoard(opened(repo).ledger).all().values()
     assert task.status == "done"
@@ -116,6 +121,9 @@ def test_manual_resume_of_a_blocked_task_runs_it_to_done_and_the_graph_shows_the
     page.goto(f"{server.url}/#/p/{pid}/t/{task.task_id}")
     page.wait_for_selector("#evidence")
     page.wait_for_selector("g.node[data-stage=coder] .fail-mark")  # mul's attempt 1 failed: a red mark
+    page.wait_for_selector("#actions[data-main=resume_note]")  # a decision: resume with a note is the main action
+    assert page.inner_text("#resume") == "Resume with this note" and "secondary" not in page.get_attribute("#resume", "class")
+    assert f"resume {task.task_id} --project" in page.inner_text("#next-command")
     page.shot("blocked")
     page.fill("#resume-note", "mul must multiply; the SDD is right")
     page.click("#resume")
@@ -123,7 +131,7 @@ def test_manual_resume_of_a_blocked_task_runs_it_to_done_and_the_graph_shows_the
     assert "Started graphlemon resume" in page.inner_text("#action-msg")
     page.wait_for_selector("#task-head .pill[data-status=done]", timeout=RUN_TIMEOUT_MS)
     page.wait_for_selector("#run-state[data-state=none]", state="attached")
-    assert "manual_resume with the note: mul must multiply" in page.inner_text("#timeline")
+    assert "resumed by a person with the note: mul must multiply" in page.inner_text("#timeline")
     page.shot("done")
 
 

@@ -168,6 +168,8 @@ CASES: list[tuple[str, list[str], int, str]] = [
     ("console-port-too-big", ["console", "--port", "70000", "-p", "{p}"], 2, "INVALID_PARAM"),
     ("console-short-token", ["console", "--token", "short", "-p", "{p}"], 2, "INVALID_PARAM"),
     ("console-markup-host", ["console", "--host", "[/bold]", "-p", "{p}"], 2, "INVALID_PARAM"),
+    ("console-list-stray-argument", ["console", "list", "[/bold]"], 2, "INVALID_PARAM"),
+    ("demo-unknown-engine", ["demo", "--engine", "[red]x[/red]"], 2, "INVALID_PARAM"),
     # gc
     ("gc-not-a-project", ["gc", "--dry-run", "-p", "{missing}"], 2, "PROJECT_NOT_FOUND"),
     ("gc-unknown-option", ["gc", "--all-of-it", "-p", "{p}"], 2, "INVALID_PARAM"),
@@ -187,7 +189,7 @@ CASES: list[tuple[str, list[str], int, str]] = [
      "INVALID_PARAM"),
     ("deploy-status-missing-project", ["deploy", "status", "-p", "{missing}"], 2, "PROJECT_NOT_FOUND"),
     ("deploy-rollback-nothing-deployed", ["deploy", "rollback", "-p", "{p}"], 2, "INVALID_PARAM"),
-    ("deploy-rollback-unknown-id", ["deploy", "rollback", "dep-[/red]", "-p", "{p}"], 2, "INVALID_PARAM"),
+    ("deploy-rollback-unknown-id", ["deploy", "rollback", "dep-[/red]", "-p", "{p}"], 2, "DEPLOYMENT_NOT_FOUND"),
     ("deploy-merged-unknown-task", ["deploy", "merged", "task-[/red]", "-p", "{p}"], 2, "TASK_NOT_FOUND"),
     ("deploy-merged-empty-id", ["deploy", "merged", "", "--no-prefect", "-p", "{p}"], 2, "TASK_NOT_FOUND"),
     ("deploy-merged-missing-project", ["deploy", "merged", "{task}", "-p", "{missing}"], 2, "PROJECT_NOT_FOUND"),
@@ -297,7 +299,7 @@ def test_the_table_covers_every_command():
         assert command in covered, f"no hostile-input case for `graphlemon {' '.join(command)}`"
 
 
-_GROUPS = ("bugs", "budget", "agent", "tester", "report", "skills", "deploy", "logs", "doctor", "server")
+_GROUPS = ("bugs", "budget", "agent", "tester", "report", "skills", "deploy", "logs", "doctor", "server", "console")
 
 
 def _commands(app) -> list[tuple[str, ...]]:

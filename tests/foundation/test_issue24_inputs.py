@@ -3,7 +3,6 @@ are refused up front, and nested YAML aliases cannot blow a tiny playbook up int
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 from pathlib import Path
@@ -48,11 +47,10 @@ def test_a_playbook_means_the_scripted_executor_even_with_an_api_key_set(cli, pr
 
 
 def test_the_demo_names_the_scripted_executor():
-    spec = importlib.util.spec_from_file_location("demo", ROOT / "scripts" / "demo.py")
-    demo = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(demo)
-    argv = demo.run_command(Path("/tmp/x"))
-    assert argv[argv.index("--executor") + 1] == "scripted" and "--playbook" in argv
+    from graphlemon.cli.demo_cmd import run_command
+
+    argv = run_command(Path("/tmp/x"), Path("/tmp/pb.yaml"), "prefect")
+    assert argv[argv.index("--executor") + 1] == "scripted" and argv[argv.index("--playbook") + 1] == "/tmp/pb.yaml"
 
 
 # -- item 5: repositories the loop cannot work in ----------------------------------------------

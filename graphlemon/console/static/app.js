@@ -11,28 +11,37 @@ const SEVERITIES = ["low", "medium", "high", "critical"];
 const EXECUTORS = ["scripted", "anthropic", "claude_code"];
 
 // -- small DOM helpers ------------------------------------------------------------------------------
+// bidi overrides and control characters in people's and agents' text are shown as their code point (a goal cannot
+// reorder what follows it on screen); the server does the same (graphlemon/wording.py `printable`)
+const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const safeText = (t) => String(t).replace(UNSAFE, (c) => `<U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}>`);
 function h(tag, attrs, ...children) {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === null || v === undefined || v === false) continue;
     if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
     else if (k === "dataset") Object.assign(el.dataset, v);
-    else el.setAttribute(k, v === true ? "" : String(v));
+    else el.setAttribute(k, v === true ? "" : k === "title" ? safeText(v) : String(v));
   }
   for (const c of children.flat()) {
     if (c === null || c === undefined || c === false) continue;
-    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    el.append(c instanceof Node ? c : document.createTextNode(safeText(c)));
   }
   return el;
 }
+// the words people read for a status (the server's graphlemon/wording.py); the internal name is the tooltip
+let WORDS = { status: {}, reason: {}, node: {}, category: {} };
+const said = (name, table) => (name === null || name === undefined ? "" : (WORDS[table] || {})[name] || String(name).replace(/_/g, " "));
+const statusWords = (status, reason) => said(status, "status") + (reason ? `: ${said(reason, "reason")}` : "");
 const SVG = "http://www.w3.org/2000/svg";
 function s(tag, attrs, ...children) {
   const el = document.createElementNS(SVG, tag);
   for (const [k, v] of Object.entries(attrs || {})) el.setAttribute(k, String(v));
-  for (const c of children) el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  for (const c of children) el.append(c instanceof Node ? c : document.createTextNode(safeText(c)));
   return el;
 }
-const pill = (status) => h("span", { class: `pill s-${status}`, dataset: { status } }, status);
+const pill = (status, reason) => h("span", { class: `pill s-${status}`, dataset: { status }, title: reason ? `${status} (${reason})` : status },
+  reason ? statusWords(status, reason) : said(status, "status"));
 const fmtTime = (iso) => (iso ? new Date(iso).toLocaleTimeString([], { hour12: false }) : "");
 // a timeline's time: the clock time, the date when it is not today, and the full date on hover
 function timeCell(iso, prev) {
@@ -164,11 +173,13 @@ function route() {
   document.body.dataset.live = "idle";
   const parts = location.hash.replace(/^#\/?/, "").split("?")[0].split("/").filter(Boolean).map(decodeURIComponent);
   const [p, pid, t, tid, sub] = parts;
-  updateNav(p === "p" ? pid : null, p === "p" ? (t || "dashboard") : "projects");
+  updateNav(p === "p" ? pid : null, p === "p" ? (t || "dashboard") : p === "runs" ? "runs" : "projects");
   if (p === "p" && pid && t === "t" && tid && sub === "budget") return pageBudget(pid, tid);
   if (p === "p" && pid && t === "t" && tid && sub === "logs") return pageTaskLogs(pid, tid);
-  if (p === "p" && pid && t === "logs" && tid) return pageLogViewer(pid, tid);
-  if (p === "p" && pid && t === "logs") return pageLogRetention(pid);
+  if (p === "p" && pid && t === "logs" && tid) return pageLogViewer(pid, tid, hashQuery());
+  if (p === "p" && pid && t === "logs") return pageProjectLogs(pid);
+  if (p === "p" && pid && t === "artifacts" && tid) return pageArtifact(pid, tid);
+  if (p === "runs") return pageRuns(hashQuery());
   if (p === "p" && pid && t === "t" && tid) return pageTask(pid, tid);
   if (p === "p" && pid && t === "goal") return pageGoal(pid);
   if (p === "p" && pid && t === "bug") return pageBug(pid);
@@ -180,6 +191,7 @@ function route() {
   if (p === "p" && pid) return pageDashboard(pid);
   return pageProjects();
 }
+const hashQuery = () => new URLSearchParams(location.hash.split("?")[1] || "");
 const projectNames = {};
 function updateNav(pid, active) {
   document.getElementById("project-label").textContent = pid ? `project ${projectNames[pid] || pid}` : "";
@@ -197,8 +209,9 @@ function updateNav(pid, active) {
   }
 }
 window.addEventListener("hashchange", route);
-window.addEventListener("DOMContentLoaded", () => {
+window.addEventListener("DOMContentLoaded", async () => {
   if (!TOKEN) refreshToken().then((ok) => { if (!ok) tokenNotice("This page has no console token: it can read, not act."); });
+  try { WORDS = await api("GET", "/api/words"); } catch (e) { console.error(e); } // without them: the names, spaced
   route();
 });
 
@@ -274,19 +287,21 @@ function pageDashboard(pid) {
   const RUN_NOTE = { idle: "queued, and no run picks it up: open it to run it", interrupted: "its run stopped: open it to run it again" };
   const render = (state) => {
     const tasks = state.tasks;
-    if (state.spend) spend.textContent = `${state.spend.tasks} task(s) · ${fmtNum(state.spend.tokens)} tokens · $${state.spend.cost_usd.toFixed(4)} in all`;
+    if (state.spend) put(spend, `${state.spend.tasks} task(s) · ${fmtNum(state.spend.tokens)} tokens · $${state.spend.cost_usd.toFixed(4)} in all · `,
+      h("a", { href: `#/p/${encodeURIComponent(pid)}/bugs?status=open`, id: "project-open-bugs" }, `${state.bugs ? state.bugs.open : 0} open bug(s)`),
+      state.bugs && state.bugs.open_without_task ? ` (${state.bugs.open_without_task} on no task: reported by people)` : "");
     if (!tasks.length) { body.replaceChildren(h("p", { class: "muted" }, "No tasks yet: start one from New goal.")); return; }
     body.replaceChildren(h("table", { id: "tasks" },
       h("tr", {}, ["task", "status", "round", "spend / budget", "open bugs", "goal", "updated"].map((c) => h("th", {}, c))),
       tasks.map((t) => h("tr", { dataset: { task: t.task_id, status: t.status, run: t.run || "" } },
         h("td", {}, h("a", { href: `#/p/${encodeURIComponent(pid)}/t/${encodeURIComponent(t.task_id)}` }, t.task_id)),
-        h("td", {}, pill(t.status), t.blocked_reason ? h("div", { class: "muted" }, t.blocked_reason) : null,
+        h("td", {}, pill(t.status, t.blocked_reason),
           RUN_NOTE[t.run] ? h("div", { class: "run-note" }, RUN_NOTE[t.run]) : null),
         h("td", {}, String(t.loop_round)),
         h("td", {}, spendText(t)),
         h("td", {}, String(t.open_bugs)),
-        h("td", {}, t.goal_text),
-        h("td", { class: "time", title: fmtDateTime(t.updated_at) }, fmtTime(t.updated_at))))));
+        h("td", { class: "prose" }, t.goal_text),
+        h("td", { class: "time" }, fmtWhen(t.updated_at))))));
   };
   const reload = async () => { try { render(await api("GET", `/api/projects/${encodeURIComponent(pid)}/tasks`)); } catch (e) { console.error(e); } };
   current = new Live(pid, null, {
@@ -307,7 +322,7 @@ function spendText(t) {
 function pageTask(pid, tid) {
   const head = h("div", { id: "task-head" });
   const graph = h("div", { class: "graph-wrap", id: "graph" });
-  const legend = h("div", { class: "legend" }, NODE_STATUSES.map((st) => h("span", {}, h("i", { class: `lg-${st}` }), st)));
+  const legend = h("div", { class: "legend" }, NODE_STATUSES.map((st) => h("span", { title: st }, h("i", { class: `lg-${st}` }), said(st, "node"))));
   const rest = h("div", { id: "task-rest" });
   const acts = h("div", { id: "task-actions" });
   const actMsg = h("div", { id: "action-msg", hidden: true }); // outside the redrawn box: a result stays on the page
@@ -378,9 +393,20 @@ function currentPid() { return location.hash.replace(/^#\/?/, "").split("/").map
 function drawHead(head, pid, d) {
   const t = d.task;
   const pidq = encodeURIComponent(pid); const tidq = encodeURIComponent(t.task_id);
+  const times = d.times || {}; const p = d.params || {};
+  const flowRuns = (d.flow_runs || []).map((r, i) => r.url
+    ? h("a", { href: r.url, target: "_blank", rel: "noopener", class: "flow-run", title: `Prefect flow run ${r.flow_run_id}, started ${r.ts}` }, `Prefect flow run ${i + 1}`)
+    : h("span", { class: "flow-run muted", title: "its Prefect server is not running now" }, `Prefect flow run ${r.flow_run_id.slice(0, 8)}…`));
+  const limits = [p.executor ? `executor ${p.executor}` : null, p.engine ? `engine ${p.engine}` : null,
+    p.max_unit_attempts ? `${p.max_unit_attempts} attempts per unit` : null, p.max_loop_rounds ? `${p.max_loop_rounds} rounds at most` : null,
+    p.budget ? `budget ${p.budget.limit_type === "token_count" ? `${fmtNum(p.budget.limit)} tokens` : `$${p.budget.limit}`}` : "no budget"].filter(Boolean);
   head.replaceChildren(...[
-    h("h1", {}, `${t.task_id} `, pill(t.status), t.blocked_reason ? h("span", { class: "muted" }, ` ${t.blocked_reason}`) : null),
-    h("p", {}, t.goal_text),
+    h("h1", {}, `${t.task_id} `, pill(t.status, t.blocked_reason)),
+    h("p", { class: "goal" }, t.goal_text),
+    h("p", { id: "task-times", class: "muted" }, "started ", fmtWhen(times.started),
+      times.ended ? [" · stopped ", fmtWhen(times.ended), ` · took ${fmtDuration(times.duration_s)}`] : [" · going on for ", h("span", { id: "task-elapsed" }, fmtDuration((Date.now() - new Date(times.started)) / 1000))],
+      flowRuns.length ? " · " : "", flowRuns.flatMap((a, i) => (i ? [", ", a] : [a]))),
+    h("p", { id: "task-params", class: "muted" }, limits.join(" · "), p.playbook ? [" · playbook ", h("code", {}, p.playbook)] : ""),
     h("p", { class: "muted" }, `round ${t.loop_round} · ${d.usage.tokens.toLocaleString()} tokens · $${d.usage.cost_usd.toFixed(4)} in ${d.usage.calls} call(s) · `,
       h("a", { href: `#/p/${pidq}/t/${tidq}/budget`, id: "budget-link" }, "budget"), " · ",
       h("a", { href: `#/p/${pidq}/t/${tidq}/logs`, id: "logs-link" }, "execution logs")),
@@ -390,28 +416,37 @@ function drawHead(head, pid, d) {
 // the human actions the task's state allows (the server sends them: `d.actions`), and whether anything runs it
 function actions(pid, d, msg) {
   const t = d.task; const allowed = new Set(d.actions || []);
+  const next = d.next || { action: "none" };
   const base = `/api/projects/${encodeURIComponent(pid)}/tasks/${encodeURIComponent(t.task_id)}`;
+  const budgetHref = `#/p/${encodeURIComponent(pid)}/t/${encodeURIComponent(t.task_id)}/budget`;
   const note = h("textarea", { id: "resume-note", placeholder: "What you decided (the coder sees it)" });
   const post = async (what, body) => {
     try {
       const res = await api("POST", `${base}/${what}`, body);
       const run = res.run ? ` Started graphlemon resume (process ${res.run.ref}); the graph follows it.` : "";
-      message(msg, null, what === "resume" ? `manual_resume:${run}` : what === "run" ? run.trim() : `The task is ${res.task.status}.`);
+      message(msg, null, what === "resume" ? `Resumed.${run}` : what === "run" ? run.trim() : `The task is ${said(res.task.status, "status")}.`);
       if (window.glRefreshRun) window.glRefreshRun();
     } catch (err) { message(msg, err); }
   };
   const evidence = d.escalation && t.status === "blocked_pending_human" ? h("div", { id: "evidence" },
-    h("h2", {}, `Evidence pack (${d.escalation.blocked_reason})`), markdown(d.escalation.summary_md),
+    h("h2", { title: d.escalation.blocked_reason }, `Evidence pack: ${said(d.escalation.blocked_reason, "reason")}`),
+    renderedHtml(d.escalation.summary_html, pid),
     d.escalation.open_bug_ids.length ? h("p", {}, "open bugs: ", d.escalation.open_bug_ids.map((b) => bugLink(pid, b)).flatMap((a, i) => (i ? [", ", a] : [a]))) : null) : null;
   const open = allowed.has("resume") || allowed.has("run");
-  const box = h("div", { class: open ? "card" : "card quiet", id: "actions", dataset: { open: open ? "1" : "", actions: [...allowed].join(" ") } },
-    evidence, runState(d), h("h2", {}, "Human actions"),
-    allowed.size ? null : h("p", { class: "muted", id: "no-actions" }, `The task is ${t.status}: there is nothing left to decide.`),
-    allowed.has("run") ? h("button", { id: "run", type: "button", onclick: () => post("run", {}) }, "Run it now") : null, " ",
-    allowed.has("resume") ? [h("label", { for: "resume-note", class: "block" }, "Note"), note, h("br"),
-      h("button", { id: "resume", type: "button", onclick: () => post("resume", { note: note.value }) }, "manual_resume")] : null, " ",
-    allowed.has("budget") ? h("a", { href: `#/p/${encodeURIComponent(pid)}/t/${encodeURIComponent(t.task_id)}/budget`, id: "budget-action", class: "button-link" }, "Change the budget") : null, " ",
-    allowed.has("abandon") ? h("button", { id: "abandon", type: "button", class: "danger", onclick: () => { if (window.confirm(`Abandon ${t.task_id}?`)) post("abandon", { note: note.value }); } }, "abandon") : null);
+  // the main action (yellow) is the one the block's reason calls for; the others are secondary (white)
+  const kind = (action) => (next.action === action || (action === "resume" && next.action === "resume_note") ? "" : "secondary");
+  const resumeLabel = next.action === "resume_note" ? "Resume with this note" : "Resume";
+  const box = h("div", { class: open ? "card" : "card quiet", id: "actions", dataset: { open: open ? "1" : "", actions: [...allowed].join(" "), main: next.action } },
+    evidence, runState(d), h("h2", {}, "What to do now"),
+    next.why ? h("p", { id: "next-why" }, next.label ? h("b", {}, `${next.label}: `) : null, next.why, ".") : null,
+    allowed.size ? null : h("p", { class: "muted", id: "no-actions" }, `The task is ${said(t.status, "status")}: there is nothing left to decide.`),
+    allowed.has("budget") && next.action === "budget" ? h("a", { href: budgetHref, id: "budget-main", class: "button-link main" }, "Raise the budget") : null, " ",
+    allowed.has("run") ? h("button", { id: "run", type: "button", class: kind("run"), onclick: () => post("run", {}) }, "Run it now") : null, " ",
+    allowed.has("resume") ? [h("label", { for: "resume-note", class: "block" }, next.action === "budget" ? "Note (optional; resuming before the budget is raised blocks again)" : "Note"), note, h("br"),
+      h("button", { id: "resume", type: "button", class: kind("resume"), title: "manual_resume", onclick: () => post("resume", { note: note.value }) }, resumeLabel)] : null, " ",
+    allowed.has("budget") && next.action !== "budget" ? h("a", { href: budgetHref, id: "budget-action", class: "button-link" }, "Change the budget") : null, " ",
+    allowed.has("abandon") ? h("button", { id: "abandon", type: "button", class: "danger", onclick: () => { if (window.confirm(`Abandon ${t.task_id}?`)) post("abandon", { note: note.value }); } }, "Abandon") : null,
+    next.command && next.action !== "none" ? h("p", { class: "muted", id: "next-command" }, "On a terminal: ", h("code", {}, next.command)) : null);
   return box;
 }
 // what runs the task now: a live process, nothing (queued with no run, or its run stopped), and its last launch
@@ -445,50 +480,25 @@ function timelineLog(pid, d, e) { // a timeline line opens the log of its node (
 }
 function drawRest(rest, pid, d) {
   const tl = h("table", { id: "timeline" }, h("tr", {}, ["time", "event", "unit", "summary", ""].map((c) => h("th", {}, c))),
-    d.timeline.map((e, i) => h("tr", { dataset: { event: e.event } }, timeCell(e.ts, i ? d.timeline[i - 1].ts : null), h("td", {}, e.event), h("td", {}, e.unit_id || ""), h("td", {}, withBugLinks(pid, e.summary)), h("td", {}, timelineLog(pid, d, e)))));
+    d.timeline.map((e, i) => h("tr", { dataset: { event: e.event } }, timeCell(e.ts, i ? d.timeline[i - 1].ts : null), h("td", { title: e.event }, said(e.event, "event")), h("td", {}, e.unit_id || ""), h("td", { class: "prose" }, withBugLinks(pid, e.summary)), h("td", {}, timelineLog(pid, d, e)))));
   const bugs = d.bugs.length ? h("table", { id: "bugs" }, h("tr", {}, ["bug", "unit", "status", "root cause", "route", "title"].map((c) => h("th", {}, c))),
-    d.bugs.map((b) => h("tr", { dataset: { bug: b.bug_id } }, h("td", {}, bugLink(pid, b.bug_id)), h("td", {}, b.unit_id || ""), h("td", {}, pill(b.status)),
-      h("td", {}, b.root_cause_category || "", b.root_cause_detail ? h("div", { class: "muted" }, b.root_cause_detail) : null),
-      h("td", {}, b.suggested_route || ""), h("td", {}, b.title)))) : h("p", { class: "muted" }, "No bugs.");
-  const view = h("div", { id: "artifact-view" });
-  const arts = d.artifacts.length ? h("ul", { id: "artifacts" }, d.artifacts.map((a) => h("li", {},
-    h("a", { href: "javascript:void 0", onclick: async () => {
-      try { const text = await api("GET", `/api/projects/${encodeURIComponent(pid)}/artifacts/${encodeURIComponent(a.artifact_id)}`); view.replaceChildren(h("h3", {}, `${a.artifact_type} v${a.version}`), markdown(text)); }
-      catch (err) { view.replaceChildren(h("div", { class: "msg error" }, err.message)); }
-    } }, `${a.artifact_type} v${a.version}${a.unit_id ? ` (${a.unit_id})` : ""}`), a.title ? ` — ${a.title}` : ""))) : h("p", { class: "muted" }, "No artifacts.");
+    d.bugs.map((b) => h("tr", { dataset: { bug: b.bug_id } }, h("td", { class: "id" }, bugLink(pid, b.bug_id)), h("td", {}, b.unit_id || ""), h("td", { class: "id" }, pill(b.status)),
+      h("td", { class: "prose" }, b.root_cause_category ? said(b.root_cause_category, "category") : h("span", { class: "muted", title: b.category }, said(b.category, "category")),
+        b.root_cause_detail ? h("div", { class: "muted" }, b.root_cause_detail) : null),
+      h("td", {}, said(b.suggested_route, "route")), h("td", { class: "prose" }, b.title)))) : h("p", { class: "muted" }, "No bugs.");
+  const arts = d.artifacts.length ? h("ul", { id: "artifacts" }, d.artifacts.map((a) => h("li", {}, // each at its own URL
+    h("a", { href: `#/p/${encodeURIComponent(pid)}/artifacts/${encodeURIComponent(a.artifact_id)}`, class: "artifact-link", dataset: { artifact: a.artifact_id, type: a.artifact_type } },
+      `${a.artifact_type} v${a.version}${a.unit_id ? ` (${a.unit_id})` : ""}`), a.title ? ` — ${a.title}` : "", " ", h("span", { class: "muted small" }, fmtWhen(a.ts))))) : h("p", { class: "muted" }, "No artifacts.");
   const usage = h("table", { id: "usage" }, h("tr", {}, ["role", "calls", "tokens", "cost"].map((c) => h("th", {}, c))),
     Object.entries(d.usage.by_role).map(([role, u]) => h("tr", {}, h("td", {}, role), h("td", {}, String(u.calls)), h("td", {}, u.tokens.toLocaleString()), h("td", {}, `$${u.cost_usd.toFixed(4)}`))));
   rest.replaceChildren(
-    h("div", { class: "grid2" },
+    h("div", { class: "grid2 task-rest" },
       h("div", {}, h("h2", {}, "Timeline"),
         d.timeline_total > d.timeline.length ? h("p", { class: "muted", id: "timeline-more" }, `the latest ${d.timeline.length} of ${d.timeline_total} milestones (graphlemon status ${d.task.task_id} shows all)`) : null, tl),
       h("div", {}, h("h2", {}, "Bugs"), bugs, h("h2", {}, "Usage"), usage,
         h("p", { class: "muted" }, `executor: ${d.usage.executors.join(", ") || "none"}`),
-        h("h2", {}, "Artifacts"), arts, view)));
-}
-
-// **bold** and `code` inside a line, as elements holding text (never HTML)
-function inline(text) {
-  return String(text).split(/(\*\*[^*]+\*\*|`[^`]+`)/).filter(Boolean).map((part) =>
-    part.startsWith("**") && part.endsWith("**") && part.length > 4 ? h("b", {}, part.slice(2, -2))
-      : part.startsWith("`") && part.endsWith("`") && part.length > 2 ? h("code", {}, part.slice(1, -1)) : part);
-}
-// a small, safe markdown view: headings, lists, code blocks, paragraphs (all text nodes)
-function markdown(text) {
-  const box = h("div", { class: "md" });
-  let list = null; let code = null;
-  for (const line of String(text).split("\n")) {
-    if (line.startsWith("```")) { if (code) { box.append(h("pre", {}, code.join("\n"))); code = null; } else { code = []; } continue; }
-    if (code) { code.push(line); continue; }
-    const m = /^(#{1,6})\s+(.*)$/.exec(line);
-    if (m) { list = null; box.append(h(`h${Math.min(6, m[1].length + 2)}`, {}, inline(m[2]))); continue; }
-    const li = /^\s*(?:[-*]|\d+\.)\s+(.*)$/.exec(line);
-    if (li) { if (!list) { list = h("ul"); box.append(list); } list.append(h("li", {}, inline(li[1]))); continue; }
-    list = null;
-    if (line.trim()) box.append(h("p", {}, inline(line)));
-  }
-  if (code) box.append(h("pre", {}, code.join("\n")));
-  return box;
+        h("h2", {}, "Artifacts"), arts)),
+    h("h2", {}, "When each node ran"), gantt(pid, d));
 }
 
 // -- the graph: planner -> each unit's coder <-> tester -> integrator -> bug-triager -> validator, per round --
@@ -497,7 +507,7 @@ function nodeLabel(n, hasTester) {
   const stage = n.stage === "coder" && !hasTester ? "coder ⇄ tester" : n.stage;
   const shown = n.shown || n.status;
   const second = shown === "pending" ? "pending (declared by the plan)" : shown === "sent_back" ? "done · sent the round back"
-    : `attempt ${n.attempt} · ${shown}`;
+    : `attempt ${n.attempt} · ${said(shown, "node")}`;
   return [n.unit_id ? `${stage} · ${n.unit_id}` : stage, second];
 }
 const LIVE_NODE = new Set(["running", "verifying", "reflecting", "retrying", "waiting_for_quota"]);
@@ -510,6 +520,30 @@ function shownStatus(n, d, every) {
   if (LIVE_NODE.has(n.status) && (task === "abandoned" || task === "done")) return "cancelled";
   if (n.stage === "validator" && n.status === "done" && (task !== "done" || every.some((m) => !m.pending && (m.loop_round || 0) > (n.loop_round || 0)))) return "sent_back";
   return n.status;
+}
+// a Gantt-like strip: one bar per node execution from its start to its end (or now), on one time axis; hover: the times
+function gantt(pid, d) {
+  const nodes = (d.nodes || []).filter((n) => n.started_at).sort((a, b) => String(a.started_at).localeCompare(String(b.started_at)));
+  if (!nodes.length) return h("p", { class: "muted", id: "gantt" }, "No node has run yet.");
+  const t0 = new Date(d.times && d.times.started ? d.times.started : nodes[0].started_at).getTime();
+  const endOf = (n) => new Date(n.ended_at || (LIVE_NODE.has(n.status) ? new Date().toISOString() : n.updated_at)).getTime();
+  const t1 = Math.max(...nodes.map(endOf), d.times && d.times.ended ? new Date(d.times.ended).getTime() : 0, t0 + 1000);
+  const W = 640, LABEL = 230, ROW = 16, span = t1 - t0;
+  const svg = s("svg", { class: "gantt", id: "gantt", width: LABEL + W + 90, height: nodes.length * ROW + 24 });
+  nodes.forEach((n, i) => {
+    const a = new Date(n.started_at).getTime(), b = endOf(n);
+    const x = LABEL + ((a - t0) / span) * W, w = Math.max(2, ((b - a) / span) * W), y = i * ROW + 4;
+    const label = `${n.stage}${n.unit_id ? ` · ${n.unit_id}` : ""} · r${n.loop_round}`;
+    const g = s("g", { class: "bar", "data-node-id": n.node_exec_id, "data-status": n.shown || n.status },
+      s("title", {}, `${label}: ${fmtDateTime(n.started_at)} → ${n.ended_at ? fmtDateTime(n.ended_at) : "going on"} (${fmtDuration((b - a) / 1000)})`),
+      s("text", { x: 4, y: y + 11 }, label), s("rect", { x, y, width: w, height: ROW - 4, rx: 2 }),
+      s("text", { x: x + w + 4, y: y + 11, class: "dur" }, fmtDuration((b - a) / 1000)));
+    g.addEventListener("click", () => { location.hash = `#/p/${encodeURIComponent(pid)}/logs/${encodeURIComponent(n.node_exec_id)}`; });
+    svg.append(g);
+  });
+  svg.append(s("text", { x: LABEL, y: nodes.length * ROW + 18, class: "axis" }, fmtTime(new Date(t0).toISOString())),
+    s("text", { x: LABEL + W, y: nodes.length * ROW + 18, class: "axis", "text-anchor": "end" }, `${fmtTime(new Date(t1).toISOString())} (+${fmtDuration(span / 1000)})`));
+  return h("div", { class: "graph-wrap" }, svg);
 }
 const ROUNDS_SHOWN = 12; // a long task opens on its latest rounds; the button shows them all
 function drawGraph(wrap, nodes, detail) {
@@ -709,7 +743,7 @@ async function pageBugs(pid, query) {
     table.replaceChildren(h("p", { class: "muted", id: "bugs-count" }, `${shown.length} of ${data.bugs.length} bug(s)`),
       shown.length ? h("table", { id: "bugs-table" }, h("tr", {}, ["bug", "status", "unit", "category", "severity", "task", "title", "opened"].map((c) => h("th", {}, c))),
         shown.map((b) => h("tr", { dataset: { bug: b.bug_id } }, h("td", {}, bugLink(pid, b.bug_id)), h("td", {}, pill(b.status)), h("td", {}, b.unit_id || ""),
-          h("td", {}, b.shown_category), h("td", {}, b.severity),
+          h("td", { title: b.shown_category }, said(b.shown_category, "category")), h("td", {}, b.severity),
           h("td", {}, b.task_id ? h("a", { href: `#/p/${pidq}/t/${encodeURIComponent(b.task_id)}` }, b.task_id) : ""),
           h("td", {}, b.title), h("td", { class: "time" }, fmtDateTime(b.opened_at))))) : null);
   };
@@ -726,7 +760,7 @@ async function pageBugDetail(pid, bid) {
     put(box,
       h("p", {}, pill(b.status), " ", h("b", {}, b.title)),
       h("div", { class: "kv" },
-        h("b", {}, "unit"), h("span", {}, b.unit_id || "—"), h("b", {}, "category"), h("span", {}, b.shown_category),
+        h("b", {}, "unit"), h("span", {}, b.unit_id || "—"), h("b", {}, "category"), h("span", { title: b.shown_category }, said(b.shown_category, "category")),
         h("b", {}, "severity"), h("span", {}, b.severity), h("b", {}, "source"), h("span", {}, b.source || "—"),
         h("b", {}, "task"), b.task_id ? h("a", { href: `#/p/${pidq}/t/${encodeURIComponent(b.task_id)}` }, b.task_id) : h("span", {}, "—"),
         h("b", {}, "test"), h("span", {}, b.test_name || "—"),
@@ -748,7 +782,7 @@ async function pageSkills(pid) {
       h("tr", {}, ["iteration", "skill", "status", "bug", "author", "commit", "change", "gate"].map((c) => h("th", {}, c))),
       iterations.map((it) => h("tr", { dataset: { iteration: it.iteration_id } },
         h("td", {}, h("a", { href: `#/p/${encodeURIComponent(pid)}/skills/${encodeURIComponent(it.iteration_id)}` }, it.iteration_id)),
-        h("td", {}, it.skill), h("td", {}, pill(it.status)), h("td", {}, it.triggered_by_bug_id), h("td", {}, it.author),
+        h("td", {}, it.skill), h("td", {}, pill(it.status)), h("td", {}, it.triggered_by_bug_id ? bugLink(pid, it.triggered_by_bug_id) : ""), h("td", {}, it.author),
         h("td", {}, (it.commit || "").slice(0, 10)), h("td", {}, it.diff_stat),
         h("td", {}, it.gate ? (it.gate.ok ? "passed" : "failed") : "")))));
   } catch (err) { message(box, err); }
@@ -762,11 +796,11 @@ async function pageSkillIteration(pid, iid) {
     const it = d.iteration;
     put(box,
       h("p", {}, pill(it.status), " ", h("b", {}, it.skill), ` by ${it.author}, commit ${(it.commit || "").slice(0, 10)} (parent ${(it.parent_commit || "").slice(0, 10)})`),
-      h("p", {}, h("b", {}, "bug "), it.triggered_by_bug_id, d.bug_title ? ` — ${d.bug_title}` : "", d.bug_status ? ` (${d.bug_status})` : ""),
+      h("p", {}, h("b", {}, "bug "), it.triggered_by_bug_id ? bugLink(pid, it.triggered_by_bug_id) : "—", d.bug_title ? ` — ${d.bug_title}` : "", d.bug_status ? ` (${d.bug_status})` : ""),
       d.root_cause_detail ? h("p", {}, h("b", {}, "root cause "), d.root_cause_detail) : null,
-      h("h2", {}, "Rationale"), h("p", { id: "skill-rationale" }, it.rationale || "—"),
+      h("h2", {}, "Rationale"), h("p", { id: "skill-rationale" }, withBugLinks(pid, it.rationale || "—")),
       h("h2", {}, "Gate"), h("pre", { id: "skill-gate" }, it.gate ? JSON.stringify(it.gate, null, 2) : "not gated"),
-      h("h2", {}, "Diff"), h("pre", { id: "skill-diff" }, d.diff || "(no diff)"),
+      h("h2", {}, "Diff"), d.diff ? h("div", { id: "skill-diff" }, renderDiff(d.diff_lines || [], pid)) : h("p", { class: "muted", id: "skill-diff" }, "(no diff)"),
       h("h2", {}, "History"), h("ul", {}, (it.history || []).map((line) => h("li", {}, line))));
   } catch (err) { message(box, err); }
 }
@@ -835,10 +869,10 @@ async function pageBudget(pid, tid) {
   const pidq = encodeURIComponent(pid); const tidq = encodeURIComponent(tid);
   const info = h("div", { id: "budget-info", class: "card" }, "Loading…");
   const limit = h("input", { type: "number", id: "budget-limit", min: "0", step: "any" });
-  const type = h("select", { id: "budget-type" }, h("option", { value: "token_count" }, "token_count"), h("option", { value: "cost_usd" }, "cost_usd"));
+  const type = h("select", { id: "budget-type" }, h("option", { value: "token_count", title: "token_count" }, "tokens"), h("option", { value: "cost_usd", title: "cost_usd" }, "US dollars"));
   const msg = h("div", { id: "budget-msg", hidden: true });
   const form = h("form", { class: "stack card", id: "budget-form" }, h("label", { for: "budget-limit" }, "New limit"), limit,
-    h("label", { for: "budget-type" }, "Type"), type, h("br"), h("button", { type: "submit" }, "Set budget"), msg);
+    h("label", { for: "budget-type" }, "Type"), type, h("br"), h("button", { type: "submit" }, "Set the budget"), msg);
   const amount = (v, t) => (t === "token_count" ? `${fmtNum(v)} tokens` : `$${Number(v).toFixed(2)}`);
   const load = async () => {
     try {
@@ -847,14 +881,14 @@ async function pageBudget(pid, tid) {
       form.hidden = !(d.actions || []).includes("budget");
       info.replaceChildren(h("div", { class: "kv" },
         h("b", {}, "task"), h("a", { href: `#/p/${pidq}/t/${tidq}`, id: "budget-task" }, tid),
-        h("b", {}, "status"), h("span", { id: "budget-status" }, pill(d.task.status), d.task.blocked_reason ? ` ${d.task.blocked_reason}` : "",
+        h("b", {}, "status"), h("span", { id: "budget-status" }, pill(d.task.status, d.task.blocked_reason),
           d.run && d.run.state === "running" ? " · a run is going on" : ""),
         h("b", {}, "limit"), h("span", { id: "budget-limit-now" }, b ? amount(b.limit, b.limit_type) : "none"),
         h("b", {}, "used"), h("span", {}, `${fmtNum(d.usage.tokens)} tokens · $${d.usage.cost_usd.toFixed(4)}`),
         h("b", {}, "remaining"), h("span", {}, b ? amount(b.remaining, b.limit_type) : "—"),
         h("b", {}, "changes"), d.budget_changes.length ? h("ol", { id: "budget-history", class: "plain" }, d.budget_changes.map((c) =>
           h("li", {}, `${fmtDateTime(c.ts)} · ${amount(c.limit_value, c.limit_type)} · by ${c.by}`))) : h("span", {}, "none")),
-        ...(form.hidden ? [h("p", { class: "muted" }, `The task is ${d.task.status}: its budget can no longer change anything.`)] : []));
+        ...(form.hidden ? [h("p", { class: "muted" }, `The task is ${said(d.task.status, "status")}: its budget can no longer change anything.`)] : []));
       if (b) type.value = b.limit_type;
     } catch (err) { info.replaceChildren(h("div", { class: "msg error" }, err.message)); }
   };
@@ -862,15 +896,17 @@ async function pageBudget(pid, tid) {
     e.preventDefault();
     try {
       const res = await api("POST", `/api/projects/${pidq}/tasks/${tidq}/budget`, { limit: Number(limit.value), limit_type: type.value });
-      message(msg, null, `Budget set: ${amount(res.limit, res.limit_type)}; the task is ${res.task_status}.` +
-        (res.run ? ` It was paused for its budget: started graphlemon resume (process ${res.run.ref}).` : ""));
+      message(msg, null, `Budget set: ${amount(res.limit, res.limit_type)}; the task: ${said(res.task_status, "status")}.` +
+        (res.run ? ` It was stopped by its budget: started graphlemon resume (process ${res.run.ref}).` : ""));
+      if (res.warning) msg.append(h("div", { class: "msg info", id: "budget-warning" }, `Note: ${res.warning}.`));
       msg.append(" ", h("a", { href: `#/p/${pidq}/t/${tidq}`, id: "budget-follow" }, "Follow it on the task page →"));
       load();
     } catch (err) { message(msg, err); }
   });
   main().replaceChildren(h("h1", {}, "Budget"), info, form);
   let refetch = null; // the status and spend follow the run live
-  current = new Live(pid, tid, { snapshot: () => load(), event: () => { clearTimeout(refetch); refetch = setTimeout(load, 200); } });
+  current = new Live(pid, tid, { snapshot: () => load(), event: () => { clearTimeout(refetch); refetch = setTimeout(load, 200); },
+    refused: (err) => { form.hidden = true; info.replaceChildren(h("div", { class: "msg error", id: "budget-missing", dataset: { code: err.code } }, `error[${err.code}]: ${err.message}`)); } });
 }
 
 // -- v_log_viewer (c_execution_log_get by byte range, c_ws_log_tail) -----------------------------------------
@@ -879,7 +915,8 @@ async function pageBudget(pid, tid) {
 const LOG_PAGE = 256 * 1024, LOG_DOM_BYTES = 2 * 1024 * 1024;
 const fmtBytes = (n) => n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1048576).toFixed(1)} MB`;
 window.glLog = { lines: 0, chunks: 0, lastText: "" };
-async function pageLogViewer(pid, nid) {
+async function pageLogViewer(pid, nid, query) {
+  const at = query && query.has("at") ? Number(query.get("at")) : null; // a permalink to one line (its byte offset)
   const pidq = encodeURIComponent(pid); const nidq = encodeURIComponent(nid);
   const state = h("div", { id: "log-state", class: "muted" }, "Loading…");
   const notice = h("div", { id: "log-notice", hidden: true });
@@ -903,9 +940,12 @@ async function pageLogViewer(pid, nid) {
   const entryEl = (e) => {
     if (!kinds.has(e.kind)) { kinds.add(e.kind); kind.append(h("option", { value: e.kind }, e.kind)); }
     const text = e.detail ? h("details", {}, h("summary", {}, e.text, h("span", { class: "muted" }, e.detail_kind === "text" ? ` (${e.detail.split("\n").length} lines)` : "")), h("pre", {}, e.detail))
-      : h("span", { class: "x" }, e.text);
-    const el = h("div", { class: "entry", dataset: { kind: e.kind, source: e.source || "" } },
-      h("span", { class: "t", title: e.ts || "" }, e.ts ? fmtClock(e.ts) : ""), h("span", { class: "k" }, e.kind), text);
+      : h("span", { class: "x" }, withBugLinks(pid, e.text));
+    const link = e.offset === null || e.offset === undefined ? h("span", { class: "t" }, e.ts ? fmtClock(e.ts) : "")
+      : h("a", { class: "t permalink", href: `#/p/${pidq}/logs/${nidq}?at=${e.offset}`, title: `${e.ts || ""} · a link to this line` }, e.ts ? fmtClock(e.ts) : "#");
+    const el = h("div", { class: "entry", id: e.offset === null || e.offset === undefined ? null : `at-${e.offset}`,
+      dataset: { kind: e.kind, source: e.source || "", offset: e.offset ?? "" } }, link, h("span", { class: "k" }, e.kind), text);
+    if (e.offset === at) el.classList.add("linked");
     el.hidden = !matches(el);
     return el;
   };
@@ -971,10 +1011,17 @@ async function pageLogViewer(pid, nid) {
       first = chunk.start; add(chunk, true); box.scrollTop += box.scrollHeight - height;
     } catch (err) { message(notice, err); }
   });
-  try { // the last page only: a 1 GB log is never loaded into the page
-    const from = Math.max(0, meta.size_bytes - LOG_PAGE);
+  try { // the last page only (a 1 GB log is never loaded into the page); a permalink: the page around its line
+    const from = at !== null ? Math.max(0, at - LOG_PAGE / 2) : Math.max(0, meta.size_bytes - LOG_PAGE);
     const chunk = await api("GET", `/api/projects/${pidq}/logs/${nidq}/range?start=${from}&max=${LOG_PAGE}&render=1`);
-    first = chunk.start; last = chunk.end; add(chunk, false);
+    first = chunk.start; last = chunk.end;
+    if (at !== null) follow = false;
+    add(chunk, false);
+    if (at !== null) {
+      const target = document.getElementById(`at-${at}`);
+      if (target) { target.scrollIntoView({ block: "center" }); box.scrollTop = Math.max(0, target.offsetTop - box.offsetTop - box.clientHeight / 2); }
+      else message(notice, { message: `no line starts at byte ${at} of this log`, error: { code: "INVALID_PARAM" } });
+    }
   } catch (err) { message(notice, err); return; }
   const mode = meta.live ? "live" : "static";
   document.body.dataset.logMode = mode; describe(meta, mode);
@@ -1008,17 +1055,12 @@ async function pageTaskLogs(pid, tid) {
   try {
     const { logs } = await api("GET", `/api/projects/${pidq}/tasks/${encodeURIComponent(tid)}/logs`);
     if (!logs.length) { box.replaceChildren(h("p", { class: "muted" }, "No execution log yet.")); return; }
-    box.replaceChildren(h("table", {}, h("tr", {}, ["node", "stage", "unit", "state", "size", "lines", "created"].map((c) => h("th", {}, c))),
-      logs.map((g) => h("tr", { dataset: { node: g.node_exec_id } },
-        h("td", {}, h("a", { href: `#/p/${pidq}/logs/${encodeURIComponent(g.node_exec_id)}` }, g.node_exec_id)),
-        h("td", {}, g.stage || ""), h("td", {}, g.unit_id || ""), h("td", {}, pill(g.status)),
-        h("td", {}, g.size_bytes == null ? "" : fmtBytes(g.size_bytes)), h("td", {}, g.line_count == null ? "" : String(g.line_count)),
-        h("td", {}, new Date(g.created_at).toLocaleString())))));
+    box.replaceChildren(logTable(pid, logs, false));
   } catch (err) { message(box, err); }
 }
 
 // -- v_log_retention_settings (c_log_retention_config_update) ----------------------------------------------------
-async function pageLogRetention(pid) {
+async function pageLogRetention(pid, into) {
   const pidq = encodeURIComponent(pid);
   const info = h("div", { id: "retention-info", class: "card" }, "Loading…");
   const days = h("input", { type: "number", id: "retention-days", min: "1", max: "3650", step: "1" });
@@ -1042,6 +1084,109 @@ async function pageLogRetention(pid) {
       show(r); message(msg, null, `Saved: closed logs are kept ${r.retention_days} day(s).`);
     } catch (err) { message(msg, err); }
   });
-  main().replaceChildren(h("h1", {}, "Log retention"), info, form);
+  if (into) into.replaceChildren(h("h2", {}, "Log retention"), info, form);
+  else main().replaceChildren(h("h1", {}, "Log retention"), info, form);
   try { show(await api("GET", `/api/projects/${pidq}/log-retention`)); } catch (err) { message(info, err); }
+}
+
+// -- people's text rendered: markdown (HTML made by the server with markdown-it, raw HTML off, links only http(s):
+// graphlemon/console/rendering.py), a diff's numbered lines; bug ids in either are links ----------------------------
+function renderedHtml(html, pid, attrs) {
+  const box = h("div", { class: "md", ...(attrs || {}) });
+  box.innerHTML = html; // escaped by the server: every character of the input is text in it
+  if (pid) linkBugsIn(box, pid);
+  return box;
+}
+function linkBugsIn(root, pid) {
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  const hits = [];
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) if (/bug-\d{8}-\d{4}-[0-9a-f]{4,}/.test(n.nodeValue) && !n.parentElement.closest("a")) hits.push(n);
+  for (const n of hits) n.replaceWith(...withBugLinks(pid, n.nodeValue));
+}
+function renderDiff(lines, pid) {
+  const sign = { add: "+", del: "-", ctx: " " };
+  return h("table", { class: "diff", id: "artifact-diff" }, lines.map((l, i) => (l.kind in sign
+    ? h("tr", { class: `d-${l.kind}`, id: `L${i + 1}` }, h("td", { class: "ln" }, l.old ?? ""), h("td", { class: "ln" }, l.new ?? ""),
+      h("td", { class: "sign" }, sign[l.kind]), h("td", { class: "code" }, l.text))
+    : h("tr", { class: `d-${l.kind}`, id: `L${i + 1}` }, h("td", { class: "code", colspan: 4 }, pid ? withBugLinks(pid, l.text) : l.text)))));
+}
+const fmtWhen = (iso) => { // a date a person reads: the time today, else the date and time; the full date on hover
+  if (!iso) return h("span", { class: "muted" }, "—");
+  const t = new Date(iso); const today = new Date().toDateString() === t.toDateString();
+  return h("time", { datetime: iso, title: `${t.toString()} (${iso})` }, today ? fmtTime(iso) : `${t.toLocaleDateString()} ${fmtTime(iso)}`);
+};
+
+// -- an artifact at its own URL: #/p/<project>/artifacts/<artifact id> -------------------------------------------------
+async function pageArtifact(pid, aid) {
+  const pidq = encodeURIComponent(pid); const aidq = encodeURIComponent(aid);
+  const box = h("div", { id: "artifact-page" }, h("p", { class: "muted" }, "Loading…"));
+  main().replaceChildren(h("h1", {}, "Artifact ", h("code", {}, aid)), box);
+  try {
+    const v = await api("GET", `/api/projects/${pidq}/artifacts/${aidq}/view`);
+    const a = v.artifact;
+    const body = v.kind === "diff" ? renderDiff(v.lines, pid) : v.kind === "markdown" ? renderedHtml(v.html, pid, { id: "artifact-md" })
+      : h("pre", { id: "artifact-text" }, withBugLinks(pid, v.text));
+    put(box, h("p", { id: "artifact-meta" }, h("b", {}, `${a.artifact_type} v${a.version}`), a.unit_id ? ` · unit ${a.unit_id}` : "",
+      a.title ? ` · ${a.title}` : "", " · ", fmtWhen(a.ts), a.task_id ? " · task " : "",
+      a.task_id ? h("a", { href: `#/p/${pidq}/t/${encodeURIComponent(a.task_id)}`, id: "artifact-task" }, a.task_id) : "",
+      " · ", h("a", { href: `/api/projects/${pidq}/artifacts/${aidq}`, id: "artifact-raw" }, "raw text")),
+    h("div", { class: "card artifact-body" }, body));
+  } catch (err) { message(box, err); }
+}
+
+// -- every run across the listed projects: #/runs?status=…&since=… ----------------------------------------------------
+const SINCE = { "": "any time", "1": "the last 24 hours", "7": "the last 7 days", "30": "the last 30 days" };
+async function pageRuns(query) {
+  const box = h("div", { id: "runs" }, h("p", { class: "muted" }, "Loading…"));
+  main().replaceChildren(h("h1", {}, "Runs in every project"), box);
+  let data;
+  try { data = await api("GET", "/api/runs"); } catch (err) { message(box, err); return; }
+  const statuses = [...new Set(data.runs.map((r) => r.status))].sort();
+  const status = h("select", { id: "runs-status" }, h("option", { value: "" }, "every status"),
+    statuses.map((st) => h("option", { value: st, selected: query.get("status") === st }, said(st, "status"))));
+  const since = h("select", { id: "runs-since" }, Object.entries(SINCE).map(([v, label]) => h("option", { value: v, selected: (query.get("since") || "") === v }, label)));
+  const table = h("div", {});
+  const draw = () => {
+    const days = Number(since.value || 0); const from = days ? Date.now() - days * 86400e3 : 0;
+    const shown = data.runs.filter((r) => (!status.value || r.status === status.value) && new Date(r.started).getTime() >= from);
+    const qs = new URLSearchParams(Object.entries({ status: status.value, since: since.value }).filter(([, v]) => v)).toString();
+    history.replaceState(null, "", `#/runs${qs ? `?${qs}` : ""}`); // a filtered list is a link
+    put(table, h("p", { class: "muted", id: "runs-count" }, `${shown.length} of ${data.runs.length} run(s)`),
+      data.unreadable.length ? h("div", { class: "msg error" }, data.unreadable.map((u) => `${u.name}: ${u.error}`).join("; ")) : null,
+      shown.length ? h("table", { id: "runs-table" }, h("tr", {}, ["project", "task", "status", "goal", "started", "ended", "took"].map((c) => h("th", {}, c))),
+        shown.map((r) => h("tr", { dataset: { task: r.task_id, status: r.status } },
+          h("td", {}, h("a", { href: `#/p/${encodeURIComponent(r.project_id)}` }, r.project)),
+          h("td", { class: "id" }, h("a", { href: `#/p/${encodeURIComponent(r.project_id)}/t/${encodeURIComponent(r.task_id)}` }, r.task_id)),
+          h("td", {}, pill(r.status, r.blocked_reason)), h("td", { class: "goal" }, r.goal_text),
+          h("td", { class: "time" }, fmtWhen(r.started)), h("td", { class: "time" }, fmtWhen(r.ended)),
+          h("td", { class: "time" }, r.duration_s === null ? "going on" : fmtDuration(r.duration_s))))) : null);
+  };
+  box.replaceChildren(h("div", { class: "filters card", id: "runs-filters" }, h("label", { class: "filter" }, "status ", status),
+    h("label", { class: "filter" }, "started ", since)), table);
+  status.addEventListener("change", draw); since.addEventListener("change", draw);
+  draw();
+}
+
+// -- the nav's Logs: every execution log of the project, newest first, then the retention setting ------------------
+async function pageProjectLogs(pid) {
+  const pidq = encodeURIComponent(pid);
+  const list = h("div", { id: "project-logs", class: "card" }, "Loading…");
+  const retention = h("div", { id: "retention" });
+  main().replaceChildren(h("h1", {}, "Execution logs"), list, retention);
+  pageLogRetention(pid, retention);
+  try {
+    const { logs } = await api("GET", `/api/projects/${pidq}/logs`);
+    if (!logs.length) { list.replaceChildren(h("p", { class: "muted" }, "No execution log yet: a task's nodes write one each.")); return; }
+    list.replaceChildren(logTable(pid, logs, true));
+  } catch (err) { message(list, err); }
+}
+function logTable(pid, logs, withTask) {
+  const pidq = encodeURIComponent(pid);
+  return h("table", { id: "logs-table" }, h("tr", {}, [...(withTask ? ["task"] : []), "node", "stage", "unit", "state", "size", "lines", "created"].map((c) => h("th", {}, c))),
+    logs.map((g) => h("tr", { dataset: { node: g.node_exec_id } },
+      withTask ? h("td", { class: "id" }, g.task_id ? h("a", { href: `#/p/${pidq}/t/${encodeURIComponent(g.task_id)}` }, g.task_id) : "") : null,
+      h("td", { class: "id" }, h("a", { href: `#/p/${pidq}/logs/${encodeURIComponent(g.node_exec_id)}` }, g.node_exec_id)),
+      h("td", {}, g.stage || ""), h("td", {}, g.unit_id || ""), h("td", {}, pill(g.status)),
+      h("td", {}, g.size_bytes == null ? "" : fmtBytes(g.size_bytes)), h("td", {}, g.line_count == null ? "" : String(g.line_count)),
+      h("td", { class: "time" }, fmtWhen(g.created_at)))));
 }

@@ -1,0 +1,31 @@
+"""The runs page: every task of every project the console lists, newest first, with its times (the page filters by
+status and date in place; a filtered list is a link)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import GraphLemonError
+from ..taskboard import TaskBoard
+from ..wording import status_words
+from .views import task_times
+
+
+def all_runs(registry) -> dict[str, Any]:
+    rows: list[dict[str, Any]] = []
+    skipped: list[dict[str, str]] = []
+    for project in registry.list():
+        if not project.available:
+            continue
+        try:
+            tasks = TaskBoard(registry.get(project.project_id).ledger).all()
+        except GraphLemonError as exc:  # a damaged ledger is named, never skipped silently
+            skipped.append({"project_id": project.project_id, "name": project.name, "error": f"{exc.code}: {exc.message}"})
+            continue
+        for task in tasks.values():
+            rows.append({"project_id": project.project_id, "project": project.name, "task_id": task.task_id,
+                         "goal_text": task.goal_text, "status": task.status, "blocked_reason": task.blocked_reason,
+                         "words": status_words(task.status, task.blocked_reason), "loop_round": task.loop_round,
+                         **task_times(task)})  # fmt: skip
+    rows.sort(key=lambda r: r["started"], reverse=True)
+    return {"runs": rows, "unreadable": skipped}

@@ -1,0 +1,332 @@
+"""Issue 47, the person's journey, checked fast: the words people read (statuses, the next step after every stop, the
+budget warning), people's text kept as text (markdown rendered without HTML, diffs numbered, the evidence pack, bidi
+overrides), the console's answers to wrong input in the CLI's words, the console's own record for `console list`,
+the next free port, the lasting cookie, and the console's views (times, parameters, runs, logs, bugs of no task)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from graphlemon.bugs import BugTracker
+from graphlemon.console.app import TOKEN_HEADER, ConsoleSettings, create_app
+from graphlemon.console.project_registry import ProjectRegistry
+from graphlemon.console.rendering import artifact_view, diff_lines, markdown_html
+from graphlemon.log_render import render
+from graphlemon.taskboard import TaskBoard
+from graphlemon.wording import budget_warning, markdown_text, next_step, printable, status_words
+
+TOKEN = "w" * 32
+RLO = "\u202e"
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> ProjectRegistry:
+    return ProjectRegistry(tmp_path / "config")
+
+
+@pytest.fixture
+def client(registry, project):
+    registry.register(project)
+    with TestClient(create_app(ConsoleSettings(token=TOKEN, registry=registry)), base_url="http://127.0.0.1:8766") as c:
+        yield c
+
+
+def post(client, path, body):
+    return client.post(path, json=body, headers={TOKEN_HEADER: TOKEN})
+
+
+def blocked(project, reason: str, goal: str = "Implement a snake game"):
+    board = TaskBoard(project.ledger)
+    task = board.create(goal)
+    board.transition(task.task_id, "planning")
+    board.transition(task.task_id, "blocked_pending_human", blocked_reason=reason)
+    return task
+
+
+# -- the next step after every stop: the main action for the reason, and the command as printed -----------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "reason", "run", "action", "label", "in_command"),
+    [
+        ("blocked_pending_human", "budget_exceeded", None, "budget", "Raise the budget", "budget set T1 --limit N"),
+        ("blocked_pending_human", "not_converging", None, "resume_note", "Resume with a note", 'resume T1 --project'),
+        ("blocked_pending_human", "stopped_by_person", None, "resume", "Resume", "resume T1 --project"),
+        ("blocked_pending_human", "human_requested", None, "resume", "Resume", "resume T1"),
+        ("paused", None, None, "resume_note", "Resume with a note", "resume T1"),
+        ("coding", None, "interrupted", "run", "Run it now", "resume T1"),
+        ("queued", None, "idle", "run", "Run it now", "resume T1"),
+        ("coding", None, "running", "none", "", "status T1"),
+        ("done", None, None, "none", "", "status T1"),
+    ],
+)
+def test_the_next_step_names_the_main_action_for_the_reason(tmp_path, status, reason, run, action, label, in_command):
+    step = next_step("T1", status, reason, tmp_path, run, graphlemon="/opt/venv/bin/graphlemon")
+    assert (step.action, step.label) == (action, label)
+    assert in_command in step.command and step.command.startswith("/opt/venv/bin/graphlemon ")
+    assert f"--project {tmp_path.resolve()}" in step.command  # a path that works from any folder
+    if action == "resume_note":
+        assert "--note" in step.command
+
+
+def test_a_project_path_with_a_space_is_quoted_in_the_command(tmp_path):
+    spaced = tmp_path / "my repo"
+    spaced.mkdir()
+    step = next_step("T1", "blocked_pending_human", "not_converging", spaced)
+    assert f"--project '{spaced}'" in step.command
+
+
+def test_statuses_in_words():
+    assert status_words("blocked_pending_human", "not_converging") == "needs you: not converging"
+    assert status_words("blocked_pending_human", "budget_exceeded") == "needs you: out of budget"
+    assert status_words("waiting_for_quota") == "waiting for the usage limit to reset"
+    assert status_words("some_new_status") == "some new status"  # an unknown name still reads as words
+
+
+def test_a_limit_below_what_was_used_is_said():
+    assert budget_warning("token_count", 5000, 1000, "coding") is None
+    said = budget_warning("token_count", 1000, 5000, "coding")
+    assert "1,000 tokens" in said and "5,000 tokens" in said and "next model call will block it" in said
+    assert "stays blocked" in budget_warning("token_count", 5000, 5000, "blocked_pending_human")
+
+
+# -- people's text stays text ----------------------------------------------------------------------------------------
+
+
+def test_bidi_overrides_and_controls_are_shown_as_code_points():
+    assert printable(f"abc{RLO}exe.txt") == "abc<U+202E>exe.txt"
+    assert printable("a\x1b[31mred\tb\nc") == "a<U+001B>[31mred\tb\nc"
+    assert printable("plain text, ünïcode ✓") == "plain text, ünïcode ✓"
+
+
+def test_markdown_text_keeps_script_tags_backticks_and_fields_on_their_lines():
+    from markdown_it import MarkdownIt
+
+    goal = "Add <script>alert(1)</script> and `rm -rf` *here*\n# not a heading " + RLO
+    shown = MarkdownIt().render(f"- **Goal:** {markdown_text(goal)}\n- **Why:** x")
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in shown and "`rm -rf` *here*" in shown
+    assert "<h1>" not in shown and "&lt;U+202E&gt;" in shown
+    assert shown.count("<li>") == 2  # each field on its own line
+
+
+def test_markdown_is_rendered_with_tables_and_without_html_or_unsafe_links():
+    html = markdown_html(
+        "| test | result |\n|---|---|\n| a | <b>x</b> |\n\n<script>alert(1)</script>\n\n"
+        "[bad](javascript:alert(1)) [ok](https://example.com/x) ![img](https://example.com/i.png) [rel](foo.md)"
+    )
+    assert "<table>" in html and "<td>&lt;b&gt;x&lt;/b&gt;</td>" in html
+    assert "<script" not in html and "&lt;script&gt;" in html
+    assert "javascript:" not in html.split("[bad]")[0] and 'href="javascript' not in html
+    assert 'href="https://example.com/x"' in html and "<img" not in html and 'href="foo.md"' not in html
+
+
+def test_a_diff_is_numbered_on_both_sides_and_other_text_is_numbered_plain():
+    lines = diff_lines("diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -3,3 +3,3 @@\n a\n-b\n+c\n d\n")
+    body = [(line.kind, line.old, line.new, line.text) for line in lines if line.kind in ("add", "del", "ctx")]
+    assert body == [("ctx", 3, 3, "a"), ("del", 4, None, "b"), ("add", None, 4, "c"), ("ctx", 5, 5, "d")]
+    assert [line.kind for line in lines[:4]] == ["file", "meta", "file", "hunk"]
+    plain = diff_lines("just\ntext")
+    assert [(line.kind, line.old) for line in plain] == [("ctx", 1), ("ctx", 2)]
+    assert artifact_view("test_report", ".md", "| a |\n|---|\n| 1 |")["kind"] == "markdown"
+    assert artifact_view("code_diff", ".diff", "@@ -1 +1 @@\n-a\n+b")["kind"] == "diff"
+
+
+def test_log_entries_carry_their_byte_offset():
+    first = "2026-01-01T00:00:00Z [node] start\n    detail é\r\n"  # a line with its detail under it, a CRLF end
+    text = first + "2026-01-01T00:00:01Z [tests] ünï done\n"
+    entries = render(text, 1000)
+    assert [e.offset for e in entries] == [1000, 1000 + len(first.encode())]
+    assert entries[0].detail == "detail é"
+    assert [e.offset for e in render(text)] == [None, None]
+
+
+# -- the console: wrong input in the CLI's words ----------------------------------------------------------------------
+
+
+def test_a_relative_project_path_is_refused_not_resolved_against_the_console(client):
+    got = post(client, "/api/projects", {"path": "some/relative/dir"})
+    assert got.status_code == 400 and got.json()["error"]["code"] == "INVALID_PARAM"
+    assert "relative path" in got.json()["error"]["message"]
+
+
+def test_a_removed_git_folder_is_said_as_the_cli_says_it(client, project, cli_words):
+    import shutil
+
+    shutil.rmtree(project.root / ".git")
+    console = post(client, "/api/projects", {"path": str(project.root)}).json()["error"]
+    commit = post(client, f"/api/projects/{project.project_id}/first-commit", {}).json()["error"]
+    cli = cli_words("init", str(project.root))
+    assert console["code"] == commit["code"] == "GIT_ERROR"
+    assert "restore its .git folder" in console["message"] and console["message"] in cli
+    assert "fatal:" not in console["message"] + commit["message"]
+
+
+def test_a_missing_playbook_is_said_as_the_cli_says_it(client, project, cli_words, tmp_path):
+    missing = tmp_path / "nope.yaml"
+    console = post(client, f"/api/projects/{project.project_id}/goals",
+                   {"goal": "x", "executor": "scripted", "playbook": str(missing)}).json()["error"]  # fmt: skip
+    cli = cli_words("run", "x", "--executor", "scripted", "--playbook", str(missing), "--engine", "direct",
+                    "--project", str(project.root))  # fmt: skip
+    assert console["code"] == "INVALID_PARAM" and console["message"] == f"playbook {missing} does not exist"
+    assert console["message"] in cli
+    relative = post(client, f"/api/projects/{project.project_id}/goals", {"goal": "x", "playbook": "pb.yaml"})
+    assert "relative path" in relative.json()["error"]["message"]
+
+
+def test_unknown_task_and_deployment_are_not_found(client, project):
+    pid = project.project_id
+    assert client.get(f"/api/projects/{pid}/tasks/task-nope").json()["error"]["code"] == "TASK_NOT_FOUND"
+    dep = client.get(f"/api/projects/{pid}/deployments/dep-nope")
+    assert dep.status_code == 404 and dep.json()["error"]["code"] == "DEPLOYMENT_NOT_FOUND"
+
+
+@pytest.fixture
+def cli_words(tmp_path):
+    def run(*args: str) -> str:
+        from tests.conftest import run_cli
+
+        proc = run_cli(*args, env={"GRAPHLEMON_CONFIG_DIR": str(tmp_path / "cli-config")})
+        assert proc.returncode != 0
+        return proc.stderr
+
+    return run
+
+
+# -- the console's views ----------------------------------------------------------------------------------------------
+
+
+def test_the_task_view_names_its_next_step_times_parameters_and_words(client, project):
+    from graphlemon.models import BudgetConfig
+    from graphlemon.stages.session import LoopConfig
+
+    task = blocked(project, "budget_exceeded", goal=f"snake {RLO}gpj.exe")
+    LoopConfig.record(project.state_dir, task.task_id, executor="scripted", playbook="/pb.yaml", max_unit_attempts=2)
+    project.ledger.append(BudgetConfig(task_id=task.task_id, limit_type="token_count", limit_value=1000, by="test"))
+    d = client.get(f"/api/projects/{project.project_id}/tasks/{task.task_id}").json()
+    assert d["next"]["action"] == "budget" and d["next"]["label"] == "Raise the budget"
+    assert f"--project {project.root}" in d["next"]["command"] and task.task_id in d["next"]["command"]
+    assert d["params"]["executor"] == "scripted" and d["params"]["max_unit_attempts"] == 2
+    assert d["params"]["engine"] == "direct" and d["params"]["budget"] == {"limit": 1000, "limit_type": "token_count"}
+    assert d["times"]["started"] and d["times"]["ended"] and d["times"]["duration_s"] >= 0
+    assert d["flow_runs"] == []
+    words = client.get("/api/words").json()
+    assert words["status"]["blocked_pending_human"] == "needs you" and words["category"]["unknown"] == "not triaged yet"
+
+
+def test_raising_a_limit_below_what_was_used_is_accepted_and_said(client, project):
+    from graphlemon.models import UsageRecord
+
+    task = blocked(project, "not_converging")
+    project.ledger.append(UsageRecord(call_id="c1", task_id=task.task_id, role="coder", model="m", executor="scripted",
+                                      input_tokens=5000))  # fmt: skip
+    got = post(client, f"/api/projects/{project.project_id}/tasks/{task.task_id}/budget", {"limit": 1000})
+    assert got.status_code == 200 and "not above what the task already used (5,000 tokens)" in got.json()["warning"]
+    above = post(client, f"/api/projects/{project.project_id}/tasks/{task.task_id}/budget", {"limit": 9000})
+    assert above.json()["warning"] is None
+
+
+def test_a_reported_bug_of_no_task_counts_on_the_dashboard(client, project):
+    BugTracker(project.ledger).report(title="the snake flickers", description="it flickers", by="console")
+    d = client.get(f"/api/projects/{project.project_id}/tasks").json()
+    assert d["bugs"] == {"open": 1, "open_without_task": 1}
+
+
+def test_runs_across_projects_logs_and_artifact_pages(client, project, registry, tmp_path):
+    from graphlemon.artifacts import ArtifactStore
+    from graphlemon.project import init_project
+
+    other_repo = tmp_path / "other"
+    other_repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=other_repo, check=True)
+    other = init_project(other_repo).project
+    registry.register(other)
+    first = blocked(project, "not_converging")
+    second = TaskBoard(other.ledger).create("another goal")
+    runs = client.get("/api/runs").json()
+    assert {(r["project_id"], r["task_id"]) for r in runs["runs"]} == {(project.project_id, first.task_id),
+                                                                       (other.project_id, second.task_id)}  # fmt: skip
+    assert next(r for r in runs["runs"] if r["task_id"] == first.task_id)["words"] == "needs you: not converging"
+    assert client.get(f"/api/projects/{project.project_id}/logs").json() == {"logs": []}
+    rec = ArtifactStore(project.ledger).write("code_diff", "@@ -1 +1 @@\n-old\n+new <script>\n", unit_id="u",
+                                              task_id=first.task_id)  # fmt: skip
+    view = client.get(f"/api/projects/{project.project_id}/artifacts/{rec.artifact_id}/view").json()
+    assert view["kind"] == "diff" and view["artifact"]["artifact_id"] == rec.artifact_id
+    assert [(x["kind"], x["text"]) for x in view["lines"][1:]] == [("del", "old"), ("add", "new <script>")]
+    missing = client.get(f"/api/projects/{project.project_id}/artifacts/art-none/view")
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "ARTIFACT_NOT_FOUND"
+
+
+def test_the_evidence_pack_is_rendered_safely_for_the_page(client, project):
+    from graphlemon.models import EscalationRecord
+
+    task = blocked(project, "not_converging")
+    project.ledger.append(EscalationRecord(task_id=task.task_id, blocked_reason="not_converging",
+                                           summary_md="# x\n\n- **Goal:** <img src=x onerror=alert(1)>\n",
+                                           open_bug_ids=[]))  # fmt: skip
+    d = client.get(f"/api/projects/{project.project_id}/tasks/{task.task_id}").json()
+    assert "<img" not in d["escalation"]["summary_html"] and "&lt;img src=x" in d["escalation"]["summary_html"]
+
+
+# -- coming back: the cookie lasts, `console list`, the next free port ----------------------------------------------
+
+
+def test_the_token_cookie_lasts_days_and_is_httponly(client):
+    got = client.get(f"/?token={TOKEN}", follow_redirects=False)
+    cookie = got.headers["set-cookie"].lower()
+    assert got.status_code == 303 and "httponly" in cookie and "samesite=strict" in cookie
+    assert "max-age=2592000" in cookie  # 30 days
+
+
+def test_a_console_record_is_private_and_a_stale_one_is_dropped(tmp_path, monkeypatch):
+    from graphlemon.console import running_consoles
+
+    monkeypatch.setenv("GRAPHLEMON_CONFIG_DIR", str(tmp_path / "cfg"))
+    path = running_consoles.record("127.0.0.1", 8766, "http://127.0.0.1:8766/?token=secret")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    (mine,) = running_consoles.running()
+    assert mine.url.endswith("token=secret") and mine.task_url("p 1", "t") == "http://127.0.0.1:8766/#/p/p%201/t/t"
+    gone = path.parent / "999999999.json"
+    gone.write_text(json.dumps({**json.loads(path.read_text()), "pid": 999999999}))
+    assert [c.pid for c in running_consoles.running()] == [os.getpid()] and not gone.exists()
+
+
+def test_a_busy_port_moves_to_the_next_free_one_and_says_so():
+    from graphlemon.console.server import plan_binding
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = taken.getsockname()[1]
+        moved = plan_binding("127.0.0.1", busy, None, next_free=True)
+        assert moved.asked_port == busy and moved.port > busy
+        with pytest.raises(Exception, match="cannot listen"):
+            plan_binding("127.0.0.1", busy, None)  # `graphlemon serve` (a deploy instance) never moves
+
+
+def test_the_run_output_keeps_prefects_own_lines_off_the_terminal():
+    """`graphlemon run` prints the timeline, one line per event: Prefect's INFO lines (the timeline it streams to
+    the run's logs, `Finished in state Completed()`) and its `Finished in state Red(...)` errors stay in the Prefect
+    UI; its other warnings and errors, and the flow's lines marked for the terminal, print."""
+    import logging
+
+    from graphlemon.cli.run import _PrefectLines
+
+    def shown(name: str, level: int, msg: str, **extra) -> bool:
+        record = logging.LogRecord(name, level, __file__, 1, msg, None, None)
+        record.__dict__.update(extra)
+        return _PrefectLines().filter(record)
+
+    assert not shown("prefect.task_runs", logging.INFO, "Finished in state Completed()")
+    assert not shown("prefect.task_runs", logging.ERROR, "Finished in state Red('1 of 11 failed')")
+    assert not shown("prefect.flow_runs", logging.INFO, "unit_tested [board] 9/9 passed")  # the Follower prints it
+    assert shown("prefect.flow_runs", logging.INFO, "task T waits for a goal slot", graphlemon_say=True)
+    assert shown("prefect.task_runs", logging.ERROR, "Task run failed with exception: KeyError")
+    assert shown("graphlemon.anything", logging.INFO, "not Prefect's")
