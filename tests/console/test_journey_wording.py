@@ -35,8 +35,9 @@ def registry(tmp_path: Path) -> ProjectRegistry:
 @pytest.fixture
 def client(registry, project):
     registry.register(project)
-    with TestClient(create_app(ConsoleSettings(token=TOKEN, registry=registry)), base_url="http://127.0.0.1:8766") as c:
-        yield c
+    app = create_app(ConsoleSettings(token=TOKEN, registry=registry))
+    with TestClient(app, base_url="http://127.0.0.1:8766", cookies={"graphlemon_console": TOKEN}) as c:
+        yield c  # as a browser that opened the printed URL: reads need the token's cookie (docs/console.md)
 
 
 def post(client, path, body):
