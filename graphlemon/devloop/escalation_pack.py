@@ -3,11 +3,14 @@ open bugs with hints, the last triage, budget used, and what a human should deci
 
 from __future__ import annotations
 
+import re
+
 from ..errors import write_failed
 from ..lifecycle import ACTIVE_BUG
-from ..models import BlockedReason, EscalationRecord, TriageRecord, UsageRecord, utcnow
+from ..models import BlockedReason, EscalationRecord, NodeEvent, TriageRecord, UsageRecord, utcnow
 from ..redact import write_redacted
 from ..stages.session import LoopSession
+from ..violations import fold
 
 DECISIONS: dict[str, str] = {
     "budget_exceeded": "Raise the budget (`graphlemon budget set TASK --limit N`) and resume, or abandon the task.",
@@ -71,6 +74,11 @@ def evidence_markdown(session: LoopSession, reason: BlockedReason, note: str) ->
         + (f" — root cause {b.root_cause_category}: {b.root_cause_detail}" if b.root_cause_category else "")
         for b in bugs
     ] or ["- none"]
+    refused = fold(session.ledger.read_as("node", NodeEvent), session.task_id)
+    if refused.count:
+        lines += ["", f"## Refused actions ({refused.headline()})",
+                  "What an agent or a run tried that the sandbox undid or refused (not part of the task's result):"]
+        lines += [f"- {_md_text(text)}" for text in refused.lines()]
     if triage:
         last = triage[-1]
         lines += ["", "## Last triage", f"- {last.category} (confidence {last.confidence:.2f}): {last.root_cause}"]
@@ -85,6 +93,11 @@ def evidence_markdown(session: LoopSession, reason: BlockedReason, note: str) ->
     else:
         lines += ["", f"Resume: `graphlemon resume {task.task_id} [--note TEXT]`"]
     return "\n".join(lines) + "\n", [b.bug_id for b in bugs]
+
+
+def _md_text(text: str) -> str:
+    """An agent's text as literal markdown text (no link, emphasis, code span or HTML of its making)."""
+    return re.sub(r"([\\`*_\[\]<>#|!])", r"\\\1", text)
 
 
 def write_evidence_pack(session: LoopSession, reason: BlockedReason, note: str) -> EscalationRecord:

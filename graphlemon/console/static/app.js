@@ -280,7 +280,7 @@ function pageDashboard(pid) {
       h("tr", {}, ["task", "status", "round", "spend / budget", "open bugs", "goal", "updated"].map((c) => h("th", {}, c))),
       tasks.map((t) => h("tr", { dataset: { task: t.task_id, status: t.status, run: t.run || "" } },
         h("td", {}, h("a", { href: `#/p/${encodeURIComponent(pid)}/t/${encodeURIComponent(t.task_id)}` }, t.task_id)),
-        h("td", {}, pill(t.status), t.blocked_reason ? h("div", { class: "muted" }, t.blocked_reason) : null,
+        h("td", {}, pill(t.status), refusedBadge(t.refused_actions), t.blocked_reason ? h("div", { class: "muted" }, t.blocked_reason) : null,
           RUN_NOTE[t.run] ? h("div", { class: "run-note" }, RUN_NOTE[t.run]) : null),
         h("td", {}, String(t.loop_round)),
         h("td", {}, spendText(t)),
@@ -379,7 +379,7 @@ function drawHead(head, pid, d) {
   const t = d.task;
   const pidq = encodeURIComponent(pid); const tidq = encodeURIComponent(t.task_id);
   head.replaceChildren(...[
-    h("h1", {}, `${t.task_id} `, pill(t.status), t.blocked_reason ? h("span", { class: "muted" }, ` ${t.blocked_reason}`) : null),
+    h("h1", {}, `${t.task_id} `, pill(t.status), refusedBadge(d.violations ? d.violations.count : 0), t.blocked_reason ? h("span", { class: "muted" }, ` ${t.blocked_reason}`) : null),
     h("p", {}, t.goal_text),
     h("p", { class: "muted" }, `round ${t.loop_round} · ${d.usage.tokens.toLocaleString()} tokens · $${d.usage.cost_usd.toFixed(4)} in ${d.usage.calls} call(s) · `,
       h("a", { href: `#/p/${pidq}/t/${tidq}/budget`, id: "budget-link" }, "budget"), " · ",
@@ -443,6 +443,19 @@ function timelineLog(pid, d, e) { // a timeline line opens the log of its node (
   return nid ? h("a", { href: `#/p/${pidq}/logs/${encodeURIComponent(nid)}`, class: "log-link", dataset: { node: nid } }, "log")
     : h("a", { href: `#/p/${pidq}/t/${encodeURIComponent(d.task.task_id)}/logs`, class: "log-link" }, "logs");
 }
+// a task with refused actions never reads as a clean "done": the count beside its status, everywhere
+const refusedBadge = (n) => (n ? h("span", { class: "refused-badge", dataset: { refused: String(n) } }, ` — with ${n} refused action${n > 1 ? "s" : ""}`) : null);
+// every refused action of the task (the sandbox undid or refused each), as text
+function refusedList(pid, d) {
+  const v = d.violations;
+  if (!v || !v.count) return null;
+  const stages = Object.entries(v.by_stage).map(([stage, n]) => `${stage} ${n}`).join(", ");
+  return h("div", { class: "card", id: "refused" }, h("h2", {}, `Refused actions: ${v.count} `, h("span", { class: "muted" }, `(${stages})`)),
+    h("p", { class: "muted" }, "What an agent or a run tried and the sandbox undid or refused; the task's result does not include it."),
+    h("table", { id: "refused-actions" }, h("tr", {}, ["time", "stage", "unit", "refused", ""].map((c) => h("th", {}, c))),
+      v.actions.map((a, i) => h("tr", { dataset: { stage: a.stage } }, timeCell(a.ts, i ? v.actions[i - 1].ts : null), h("td", {}, a.stage), h("td", {}, a.unit_id || ""),
+        h("td", {}, a.shown), h("td", {}, h("a", { href: `#/p/${encodeURIComponent(pid)}/logs/${encodeURIComponent(a.node_exec_id)}`, class: "log-link" }, "log"))))));
+}
 function drawRest(rest, pid, d) {
   const tl = h("table", { id: "timeline" }, h("tr", {}, ["time", "event", "unit", "summary", ""].map((c) => h("th", {}, c))),
     d.timeline.map((e, i) => h("tr", { dataset: { event: e.event } }, timeCell(e.ts, i ? d.timeline[i - 1].ts : null), h("td", {}, e.event), h("td", {}, e.unit_id || ""), h("td", {}, withBugLinks(pid, e.summary)), h("td", {}, timelineLog(pid, d, e)))));
@@ -459,6 +472,7 @@ function drawRest(rest, pid, d) {
   const usage = h("table", { id: "usage" }, h("tr", {}, ["role", "calls", "tokens", "cost"].map((c) => h("th", {}, c))),
     Object.entries(d.usage.by_role).map(([role, u]) => h("tr", {}, h("td", {}, role), h("td", {}, String(u.calls)), h("td", {}, u.tokens.toLocaleString()), h("td", {}, `$${u.cost_usd.toFixed(4)}`))));
   rest.replaceChildren(
+    ...[refusedList(pid, d)].filter(Boolean),
     h("div", { class: "grid2" },
       h("div", {}, h("h2", {}, "Timeline"),
         d.timeline_total > d.timeline.length ? h("p", { class: "muted", id: "timeline-more" }, `the latest ${d.timeline.length} of ${d.timeline_total} milestones (graphlemon status ${d.task.task_id} shows all)`) : null, tl),
