@@ -30,7 +30,7 @@ import shutil
 import stat
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Literal
@@ -140,11 +140,12 @@ def _open_root(root: Path | str) -> int:
     return os.open(os.fspath(root), os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
 
 
-def _walk_dirs(root_fd: int, parts: list[str], shown: str) -> int:
-    """A descriptor of the folder `parts` names below `root_fd`, never through a link (the caller closes it)."""
+def _walk_dirs(root_fd: int, parts: list[str], shown: str, *, make: bool = False) -> int:
+    """A descriptor of the folder `parts` names below `root_fd` (each missing folder made first when `make`), never
+    through a link (the caller closes it)."""
     if not parts:
         return os.dup(root_fd)
-    if _OPENAT2.available:
+    if _OPENAT2.available and not make:
         try:
             return _OPENAT2.open(root_fd, "/".join(parts), DIR_FLAGS)
         except OSError as exc:
@@ -152,6 +153,9 @@ def _walk_dirs(root_fd: int, parts: list[str], shown: str) -> int:
     fd = os.dup(root_fd)
     try:
         for i, part in enumerate(parts):
+            if make:
+                with suppress(FileExistsError):
+                    os.mkdir(part, 0o755, dir_fd=fd)
             try:
                 nxt = os.open(part, DIR_FLAGS, dir_fd=fd)
             except OSError as exc:
@@ -200,6 +204,29 @@ def _first_link(root_fd: int, parts: list[str]) -> str | None:
     finally:
         os.close(fd)
     return None
+
+
+@contextmanager
+def _folder(root: Path | str, parts: list[str], *, make: bool = False) -> Iterator[int | None]:
+    """A descriptor of the folder `parts` names below `root` (its folders made first when `make`), opened without
+    following a link (a link on the way is refused); None when it does not exist. Closed after the block."""
+    root_fd = _open_root(root)
+    try:
+        try:
+            fd = _walk_dirs(root_fd, parts, "/".join(parts), make=make)
+        except FileNotFoundError:
+            fd = None
+    finally:
+        os.close(root_fd)
+    try:
+        yield fd
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def _temp_name(name: str) -> str:
+    return f".{name[:60]}.{os.getpid()}.{time.monotonic_ns()}.graphlemon-tmp"
 
 
 def _open_file(root: Path | str, rel: Path | str) -> tuple[int, str]:
@@ -325,22 +352,15 @@ def lstat(root: Path | str, rel: Path | str) -> os.stat_result | None:
     """`lstat` of `rel`'s last component, its folders opened without following a link (a link on the way is
     refused); None when it does not exist."""
     parts = parts_of(root, rel)
-    root_fd = _open_root(root)
-    try:
-        try:
-            dir_fd = _walk_dirs(root_fd, parts[:-1], "/".join(parts))
-        except FileNotFoundError:
+    if not parts:
+        return os.stat(os.fspath(root))
+    with _folder(root, parts[:-1]) as dir_fd:
+        if dir_fd is None:
             return None
         try:
-            return os.lstat(parts[-1], dir_fd=dir_fd) if parts else os.fstat(dir_fd)
-        except FileNotFoundError:
+            return os.lstat(parts[-1], dir_fd=dir_fd)
+        except (FileNotFoundError, NotADirectoryError):
             return None
-        except NotADirectoryError:
-            return None
-        finally:
-            os.close(dir_fd)
-    finally:
-        os.close(root_fd)
 
 
 def _kind_of(mode: int) -> Kind:
@@ -356,19 +376,10 @@ def _kind_of(mode: int) -> Kind:
 def entries(root: Path | str, rel: Path | str = "") -> list[Entry]:
     """The entries of a folder below `root`, sorted by name, each with what it is (links are not followed);
     an absent folder has none."""
-    parts = parts_of(root, rel)
-    root_fd = _open_root(root)
-    try:
-        try:
-            dir_fd = _walk_dirs(root_fd, parts, "/".join(parts))
-        except FileNotFoundError:
+    with _folder(root, parts_of(root, rel)) as dir_fd:
+        if dir_fd is None:
             return []
-    finally:
-        os.close(root_fd)
-    try:
         listing = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=dir_fd)
-    finally:
-        os.close(dir_fd)
     out = []
     with os.scandir(listing) as scan:
         for item in scan:
@@ -436,16 +447,9 @@ def count_files(root: Path | str, rel: Path | str = "", *, limit: int = 100_000)
 def write_bytes(root: Path | str, rel: Path | str, data: bytes, *, mode: int = 0o644) -> None:
     """Write `rel` whole (a new file beside it, then renamed over it), its folders made where missing; no link on
     the way is followed, and a link at `rel` itself is replaced, never written through."""
-    parts = parts_of(root, rel)
-    if not parts:
-        raise refused(os.fspath(rel), "not_regular", "is the folder itself, not a file")
-    root_fd = _open_root(root)
-    try:
-        dir_fd = _make_dirs(root_fd, parts[:-1], "/".join(parts))
-    finally:
-        os.close(root_fd)
-    tmp = f".{parts[-1][:60]}.{os.getpid()}.{time.monotonic_ns()}.graphlemon-tmp"
-    try:
+    parts = _file_parts(root, rel)
+    with _folder(root, parts[:-1], make=True) as dir_fd:
+        tmp = _temp_name(parts[-1])
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dir_fd)
         try:
             with os.fdopen(fd, "wb") as fh:
@@ -453,33 +457,16 @@ def write_bytes(root: Path | str, rel: Path | str, data: bytes, *, mode: int = 0
                 fh.write(data)
             os.replace(tmp, parts[-1], src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         except BaseException:
-            try:
+            with suppress(OSError):
                 os.unlink(tmp, dir_fd=dir_fd)
-            except OSError:
-                pass
             raise
-    finally:
-        os.close(dir_fd)
 
 
-def _make_dirs(root_fd: int, parts: list[str], shown: str) -> int:
-    fd = os.dup(root_fd)
-    try:
-        for i, part in enumerate(parts):
-            try:
-                os.mkdir(part, 0o755, dir_fd=fd)
-            except FileExistsError:
-                pass
-            try:
-                nxt = os.open(part, DIR_FLAGS, dir_fd=fd)
-            except OSError as exc:
-                raise _explain(exc, root_fd, parts[: i + 1], shown) from None
-            os.close(fd)
-            fd = nxt
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+def _file_parts(root: Path | str, rel: Path | str) -> list[str]:
+    parts = parts_of(root, rel)
+    if not parts:
+        raise refused(os.fspath(rel), "not_regular", "is the folder itself, not a file")
+    return parts
 
 
 def readlink(root: Path | str, rel: Path | str) -> str | None:
@@ -487,109 +474,62 @@ def readlink(root: Path | str, rel: Path | str) -> str | None:
     parts = parts_of(root, rel)
     if not parts:
         return None
-    root_fd = _open_root(root)
-    try:
+    with _folder(root, parts[:-1]) as dir_fd:
         try:
-            dir_fd = _walk_dirs(root_fd, parts[:-1], "/".join(parts))
-        except FileNotFoundError:
+            return os.readlink(parts[-1], dir_fd=dir_fd) if dir_fd is not None else None
+        except OSError:
             return None
-    finally:
-        os.close(root_fd)
-    try:
-        return os.readlink(parts[-1], dir_fd=dir_fd)
-    except OSError:
-        return None
-    finally:
-        os.close(dir_fd)
 
 
 def symlink(root: Path | str, rel: Path | str, target: str) -> None:
     """Make `rel` a link to `target` (replacing a file or link there), its folders made without following a link."""
-    parts = parts_of(root, rel)
-    if not parts:
-        raise refused(os.fspath(rel), "not_regular", "is the folder itself")
-    root_fd = _open_root(root)
-    try:
-        dir_fd = _make_dirs(root_fd, parts[:-1], "/".join(parts))
-    finally:
-        os.close(root_fd)
-    tmp = f".{parts[-1][:60]}.{os.getpid()}.{time.monotonic_ns()}.graphlemon-tmp"
-    try:
+    parts = _file_parts(root, rel)
+    with _folder(root, parts[:-1], make=True) as dir_fd:
+        tmp = _temp_name(parts[-1])
         os.symlink(target, tmp, dir_fd=dir_fd)
         os.replace(tmp, parts[-1], src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-    finally:
-        os.close(dir_fd)
 
 
 def remove(root: Path | str, rel: Path | str) -> bool:
     """Unlink a file or a link (never what a link points at) below `root`, its folders opened without following
     a link. -> whether something was removed (a folder is left alone)."""
-    parts = parts_of(root, rel)
-    if not parts:
-        return False
-    root_fd = _open_root(root)
-    try:
-        try:
-            dir_fd = _walk_dirs(root_fd, parts[:-1], "/".join(parts))
-        except FileNotFoundError:
-            return False
-    finally:
-        os.close(root_fd)
-    try:
-        st = os.lstat(parts[-1], dir_fd=dir_fd)
-        if stat.S_ISDIR(st.st_mode):
-            return False
-        os.unlink(parts[-1], dir_fd=dir_fd)
-        return True
-    except FileNotFoundError:
-        return False
-    finally:
-        os.close(dir_fd)
+    return _remove(root, rel, folders=False)
 
 
 def remove_tree(root: Path | str, rel: Path | str) -> bool:
     """Remove a folder below `root` and all it holds (`shutil.rmtree` from its parent's descriptor: no link is
     followed, on the way or inside), or a file or link there. -> whether something was removed."""
+    return _remove(root, rel, folders=True)
+
+
+def _remove(root: Path | str, rel: Path | str, *, folders: bool) -> bool:
     parts = parts_of(root, rel)
     if not parts:
         return False
-    root_fd = _open_root(root)
-    try:
+    with _folder(root, parts[:-1]) as dir_fd:
+        if dir_fd is None:
+            return False
         try:
-            dir_fd = _walk_dirs(root_fd, parts[:-1], "/".join(parts))
+            if stat.S_ISDIR(os.lstat(parts[-1], dir_fd=dir_fd).st_mode):
+                if not folders:
+                    return False
+                shutil.rmtree(parts[-1], dir_fd=dir_fd)
+            else:
+                os.unlink(parts[-1], dir_fd=dir_fd)
+            return True
         except FileNotFoundError:
             return False
-    finally:
-        os.close(root_fd)
-    try:
-        st = os.lstat(parts[-1], dir_fd=dir_fd)
-        if stat.S_ISDIR(st.st_mode):
-            shutil.rmtree(parts[-1], dir_fd=dir_fd)
-        else:
-            os.unlink(parts[-1], dir_fd=dir_fd)
-        return True
-    except FileNotFoundError:
-        return False
-    finally:
-        os.close(dir_fd)
 
 
 def prune_empty_dirs(root: Path | str, rel_dir: Path | str) -> None:
     """Remove `rel_dir` and the folders above it (up to `root`, excluded) while they are empty."""
     parts = parts_of(root, rel_dir)
     while parts:
-        root_fd = _open_root(root)
         try:
-            try:
-                dir_fd = _walk_dirs(root_fd, parts[:-1], "/".join(parts))
-            except (OSError, GraphLemonError):
-                return
-        finally:
-            os.close(root_fd)
-        try:
-            os.rmdir(parts[-1], dir_fd=dir_fd)
-        except OSError:
+            with _folder(root, parts[:-1]) as dir_fd:
+                if dir_fd is None:
+                    return
+                os.rmdir(parts[-1], dir_fd=dir_fd)
+        except (OSError, GraphLemonError):
             return
-        finally:
-            os.close(dir_fd)
         parts = parts[:-1]

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from .. import beneath, gitrun
 from ..errors import ErrorCode, GraphLemonError
-from .kept_files import ABSENT, Keeper, KeptState, look, put_back, unchanged
+from .kept_files import ABSENT, Keeper, KeptState, link_on_the_way, look, put_back, unchanged
 from .sandbox import PROTECTED_TOP, Sandbox
 
 
@@ -112,6 +112,9 @@ def restore_path(root: Path, rel: str, before: KeptState | None) -> bool:
     if _git(root, "cat-file", "-e", f":{rel}", check=False).returncode == 0:
         if beneath.kind(root, rel) == "dir":
             return False
+        link = link_on_the_way(root, rel)  # it was tracked and clean: a link among its folders is the turn's
+        if link is not None:
+            beneath.remove(root, link)
         beneath.remove(root, rel)
         return _git(root, "checkout", "--", rel, check=False).returncode == 0
     return put_back(root, rel, ABSENT)

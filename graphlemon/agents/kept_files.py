@@ -154,11 +154,11 @@ def put_back(root: Path | str, rel: str, before: KeptState) -> bool:
     if now == "dir":
         return False  # a folder where a file was: never removed wholesale
     if before.kind == "absent":
-        if now != "link" or _link_on_the_way(root, rel) is None:
+        if now != "link" or link_on_the_way(root, rel) is None:
             beneath.remove(root, rel)
             beneath.prune_empty_dirs(root, posixpath.dirname(rel))
         return True  # below a link there is nothing of the tree's: the link is judged on its own
-    link = _link_on_the_way(root, rel)
+    link = link_on_the_way(root, rel)
     if link is not None:  # the folders held this file before: a link in their place is the turn's, removed
         beneath.remove(root, link)
     if before.kind == "link":
@@ -171,7 +171,7 @@ def put_back(root: Path | str, rel: str, before: KeptState) -> bool:
     return True
 
 
-def _link_on_the_way(root: Path | str, rel: str) -> str | None:
+def link_on_the_way(root: Path | str, rel: str) -> str | None:
     """The first folder of `rel` (not `rel` itself) that is a link now, or None."""
     parts = beneath.parts_of(root, rel)
     for i in range(1, len(parts)):

@@ -121,6 +121,8 @@ def verify_one(root: Path, evidence: str) -> EvidenceCheck:
     except GraphLemonError as exc:
         return EvidenceCheck(evidence=evidence, ok=False, reason=exc.message)
     real_root = Path(os.path.realpath(root))
+    if beneath.kind(real_root, path) in ("absent", "dir"):
+        return EvidenceCheck(evidence=evidence, ok=False, reason=f"file not found: {rel}")
     try:
         with _text(real_root, path) as fh:  # the safe reader: a link or a FIFO is refused, never followed
             found = _match_at_line(fh, quote, line) if line else _find(fh, quote)
