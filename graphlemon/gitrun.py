@@ -5,8 +5,11 @@ Every git call GraphLemon makes goes through `git()`:
 * hooks off (`core.hooksPath=/dev/null`; callers that commit pass `--no-verify` too),
   `core.fsmonitor=false`, no pager, editor, credential helper, askpass, ssh command,
   external diff, GPG program or alternate-refs command of anyone's choosing;
-* the filter, textconv and merge drivers named in the repository's own config are
-  emptied for the call (attributes in the work tree may name them; none runs);
+* git sees only config GraphLemon controls: every key of the repository's own config, and of
+  every file it includes (`include.path`, `includeIf.*.path`, whatever the condition), that is not
+  on an allow-list of inert keys is emptied for the call in command scope (git_config.py): filter,
+  textconv and merge drivers, fsmonitor, aliases, `remote.*.uploadpack`, whatever a future git adds;
+  an attribute in the work tree may name a driver, and none runs;
 * system and global config ignored (`GIT_CONFIG_NOSYSTEM=1`, `GIT_CONFIG_GLOBAL=/dev/null`),
   every inherited `GIT_*` variable dropped (the caller's identity is passed explicitly);
 * before each call, the work tree's `.git` is checked (`verify_work_tree`): a linked
@@ -21,24 +24,26 @@ from __future__ import annotations
 
 import os
 import subprocess
-import threading
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 
+from . import beneath, git_config
 from .errors import ErrorCode, GraphLemonError
 
+# GraphLemon's own settings, last (they win): no hook, fsmonitor, pager, editor, helper or signing program runs
 SAFE_CONFIG = (
     "core.hooksPath=/dev/null", "core.fsmonitor=false", "core.pager=cat", "core.editor=:", "sequence.editor=:",
     "credential.helper=", "core.askPass=", "core.sshCommand=ssh", "core.gitProxy=",
     "core.alternateRefsCommand=", "gpg.program=gpg", "commit.gpgSign=false", "tag.gpgSign=false",
     "core.attributesFile=/dev/null", "core.untrackedCache=false", "protocol.ext.allow=never",
+    "log.showSignature=false", "submodule.recurse=false", "color.ui=never",
 )  # fmt: skip
 ENV = {
     "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat",
     "PAGER": "cat", "GIT_EDITOR": ":", "GIT_SEQUENCE_EDITOR": ":", "GIT_ASKPASS": "", "SSH_ASKPASS": "",
+    "GIT_ATTR_NOSYSTEM": "1", "GIT_NO_REPLACE_OBJECTS": "1",
 }  # fmt: skip
-DRIVER_KEYS = {"filter": ("clean", "smudge", "process"), "diff": ("textconv", "command"), "merge": ("driver",)}
 LOOP_WORKTREES = (".graphlemon", "worktrees")  # where the loop makes its work trees
 TIMEOUT = 600.0
 
@@ -57,11 +62,13 @@ def git(
     `common_dir`: the git dir the work tree must belong to, when the caller knows it."""
     cwd = Path(cwd)
     git_dir, common = verify_work_tree(cwd, common_dir)
-    argv = ["git", *_options(git_dir, common), *_no_diff_programs(args)]
     base = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    safe = {**base, **ENV}
+    argv = ["git", *_no_diff_programs(args)]
+    config = git_config.as_env(_settings(cwd, git_dir, common, safe))
     try:
         proc = subprocess.run(
-            argv, cwd=cwd, input=input, capture_output=True, timeout=timeout, env={**base, **ENV, **(env or {})}
+            argv, cwd=cwd, input=input, capture_output=True, timeout=timeout, env={**safe, **(env or {}), **config}
         )
     except subprocess.TimeoutExpired:
         raise GraphLemonError(ErrorCode.GIT_ERROR, f"git {args[0]} did not finish within {timeout:g} s in {cwd}") from None
@@ -96,15 +103,28 @@ def _no_diff_programs(args: tuple[str, ...]) -> tuple[str, ...]:
     return args
 
 
-def _options(git_dir: Path | None, common: Path | None) -> list[str]:
-    options: list[str] = []
-    for setting in (*SAFE_CONFIG, *(f"safe.directory={d}" for d in _safe_directories())):
-        options += ["-c", setting]
-    for key in _driver_keys(git_dir, common):
-        options += ["-c", f"{key}="]
-        if key.startswith("filter.") and key.endswith(".clean"):
-            options += ["-c", f"{key.removesuffix('.clean')}.required=false"]
-    return options
+def _settings(cwd: Path, git_dir: Path | None, common: Path | None, env: dict[str, str]) -> list[tuple[str, str]]:
+    """The config git runs with, in command scope (it wins): every key of the repository's config graph that is not
+    inert emptied (git_config.py), then GraphLemon's own settings, then the person's `safe.directory` entries."""
+    if git_dir is None and common is None:
+        git_dir, common = _discovered(cwd, env)
+    settings = git_config.overrides(git_config.keys(git_dir, common, env))
+    settings += [tuple(s.split("=", 1)) for s in SAFE_CONFIG]  # type: ignore[misc]
+    return settings + [("safe.directory", d) for d in _safe_directories()]
+
+
+def _discovered(cwd: Path, env: dict[str, str]) -> tuple[Path | None, Path | None]:
+    """The git dir and common dir git finds from a folder without its own `.git` (one above it, or a bare
+    repository), so their config is listed too; (None, None) outside any repository."""
+    try:
+        proc = subprocess.run(["git", "rev-parse", "--absolute-git-dir", "--git-common-dir"], cwd=cwd,
+                              capture_output=True, timeout=60, env=env)  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return None, None
+    lines = proc.stdout.decode(errors="surrogateescape").splitlines()
+    if proc.returncode != 0 or len(lines) < 2:
+        return None, None
+    return Path(lines[0]), Path(os.path.realpath(cwd / lines[1]))  # the common dir is printed relative to cwd
 
 
 # -- the work tree's git dir ------------------------------------------------------------------------
@@ -126,7 +146,7 @@ def verify_work_tree(work_tree: Path, common_dir: Path | None = None) -> tuple[P
             raise _tampered(work_tree, ".git is a folder (a repository of its own), not the pointer the loop made")
         _expect(work_tree, dot_git.resolve(), common_dir, "its git dir")
         return dot_git.resolve(), dot_git.resolve()
-    text = _read_small(dot_git)
+    text = _read_small(work_tree, ".git")
     if not text.startswith("gitdir:"):
         raise _tampered(work_tree, f"its .git file is not a git pointer: {text[:120]!r}")
     named = Path(text.removeprefix("gitdir:").strip())
@@ -143,13 +163,13 @@ def _common_of(work_tree: Path, admin: Path, real_admin: Path, text: str) -> Pat
         raise _tampered(work_tree, f"its pointer ({text[:200]!r}) names no git admin folder")
     if real_admin == here or here in real_admin.parents:
         raise _tampered(work_tree, f"its pointer ({text[:200]!r}) names a git dir inside the work tree")
-    named = _read_small(real_admin / "commondir") if (real_admin / "commondir").is_file() else ""
+    named = _read_small(real_admin, "commondir")
     if not named:
         raise _tampered(work_tree, f"its pointer ({text[:200]!r}) names a folder that is not a linked work tree's")
     common = Path(os.path.realpath(real_admin / named))
     if real_admin.parent != common / "worktrees" or here in common.parents or common == here:
         raise _tampered(work_tree, f"its pointer ({text[:200]!r}) names {real_admin}, not <repository>/worktrees/<name>")
-    back = _read_small(real_admin / "gitdir") if (real_admin / "gitdir").is_file() else ""
+    back = _read_small(real_admin, "gitdir")
     if not back or Path(os.path.realpath(back)) != here / ".git":
         raise _tampered(work_tree, f"the admin folder {real_admin} belongs to another work tree ({back[:200]!r})")
     if not (common / "HEAD").is_file() or not (common / "objects").is_dir():
@@ -167,11 +187,11 @@ def _under_loop_worktrees(work_tree: Path) -> bool:
     return any(parts[i : i + 2] == LOOP_WORKTREES for i in range(len(parts) - 3))
 
 
-def _read_small(path: Path) -> str:
+def _read_small(folder: Path, name: str) -> str:
+    """The first 4 KiB of a small file of git's, through the safe reader ("" when absent, a link or a FIFO)."""
     try:
-        with open(path, "rb") as fh:
-            return fh.read(4096).decode("utf-8", errors="replace").strip()
-    except OSError:
+        return beneath.read_bytes(folder, name, max_bytes=4096, truncate=True).decode("utf-8", errors="replace").strip()
+    except (OSError, GraphLemonError):
         return ""
 
 
@@ -199,37 +219,3 @@ def _safe_directories() -> tuple[str, ...]:
         if os.environ.get(f"GIT_CONFIG_KEY_{i}", "").lower() == "safe.directory":
             found.append(os.environ.get(f"GIT_CONFIG_VALUE_{i}", ""))
     return tuple(d for d in dict.fromkeys(found) if d)
-
-
-# -- drivers named in the repository's config -------------------------------------------------------
-
-_drivers_lock = threading.Lock()
-_drivers: dict[tuple, tuple[str, ...]] = {}
-
-
-def _driver_keys(git_dir: Path | None, common: Path | None) -> tuple[str, ...]:
-    """`filter.<x>.clean`, `diff.<x>.textconv`, `merge.<x>.driver`, ... set in the repository's config files (read
-    with `git config --file`, which runs nothing), cached while those files are unchanged."""
-    files = [p for p in {common and common / "config", git_dir and git_dir / "config.worktree"} if p and p.is_file()]
-    if not files:
-        return ()
-    key = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(files))
-    with _drivers_lock:
-        if key in _drivers:
-            return _drivers[key]
-    found: set[str] = set()
-    base = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    for path in files:
-        proc = subprocess.run(
-            ["git", "config", "--file", str(path), "--includes", "--name-only", "--list"],
-            capture_output=True, timeout=60, env={**base, **ENV}, cwd="/",
-        )  # fmt: skip
-        for name in proc.stdout.decode(errors="replace").splitlines():
-            section, _, rest = name.partition(".")
-            sub, _, leaf = rest.rpartition(".")
-            if sub and leaf.lower() in DRIVER_KEYS.get(section.lower(), ()):
-                found.add(name)
-    keys = tuple(sorted(found))
-    with _drivers_lock:
-        _drivers[key] = keys
-    return keys

@@ -8,7 +8,12 @@
 * a change to `.gitmodules` (added, changed or deleted) — put back as HEAD has it;
 * any path with a `.git` component (git refuses most; whatever gets through is unstaged);
 * a symlink whose target is absolute, climbs above the repository root, or points into
-  `.git/` or `.graphlemon/` — unstaged and deleted.
+  `.git/` or `.graphlemon/` — unstaged and deleted;
+* everything staged in a folder git would take for a repository of its own once checked out,
+  with no `.git` anywhere in its path: a `HEAD` file beside `objects/` and `refs/` (or beside a
+  `commondir` file), names compared case-insensitively — a bare repository laid out as plain
+  files, whose config (`core.fsmonitor`, hooks) the person's next `git status` there would run.
+  New files are unstaged and deleted, changed ones put back as HEAD has them.
 
 Each one is a `Refusal` (path, why) that the caller records as a violation.
 """
@@ -18,11 +23,10 @@ from __future__ import annotations
 import logging
 import os
 import posixpath
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import gitrun
+from . import beneath, gitrun
 
 log = logging.getLogger(__name__)
 LINK_MODE = "120000"
@@ -58,14 +62,34 @@ def staged_entries(work_tree: Path) -> list[tuple[str, str, str, str]]:
     return out
 
 
+def repository_folders(work_tree: Path) -> set[str]:
+    """The folders of the index (the tree the next commit holds; "" is the root) that git would discover as a
+    repository when checked out: `HEAD` beside `objects/` and `refs/`, or beside `commondir` (git's own test,
+    `is_git_directory`), case-insensitively (a checkout on a case-insensitive disk)."""
+    paths = [os.fsdecode(p).lower() for p in gitrun.git(work_tree, "ls-files", "-z").stdout.split(b"\0") if p]
+    heads = {posixpath.dirname(p) for p in paths if posixpath.basename(p) == "head"}
+    if not heads:
+        return set()
+    folders = {posixpath.dirname(p) for p in paths}
+    folders |= {"/".join(f.split("/")[:i]) for f in list(folders) for i in range(1, f.count("/") + 1)}
+    found = set()
+    for folder in heads:
+        prefix = f"{folder}/" if folder else ""
+        if (f"{prefix}objects" in folders and f"{prefix}refs" in folders) or f"{prefix}commondir" in paths:
+            found.add(folder)
+    return found
+
+
 def drop_refused(work_tree: Path) -> list[Refusal]:
     """Unstage (and where needed delete or put back) every refused entry; returns what was refused."""
     refused = []
-    for path, old_mode, new_mode, status in staged_entries(work_tree):
-        why = _why_refused(work_tree, path, old_mode, new_mode, status)
+    staged = staged_entries(work_tree)
+    repositories = repository_folders(work_tree) if staged else set()
+    for path, old_mode, new_mode, status in staged:
+        why = _why_refused(work_tree, path, old_mode, new_mode, status) or _in_repository(path, status, repositories)
         if why is None:
             continue
-        _take_out(work_tree, path, new_mode, in_head=old_mode != "000000")
+        _take_out(work_tree, path, new_mode, in_head=old_mode != "000000", delete=why.startswith(REPOSITORY_WHY))
         log.warning("sandbox: refused to commit %s: %s", path, why)
         refused.append(Refusal(path, why))
     return refused
@@ -86,20 +110,33 @@ def _why_refused(work_tree: Path, path: str, old_mode: str, new_mode: str, statu
     return None
 
 
-def _take_out(work_tree: Path, path: str, new_mode: str, *, in_head: bool) -> None:
+REPOSITORY_WHY = "inside a folder git would take for a repository"
+
+
+def _in_repository(path: str, status: str, repositories: set[str]) -> str | None:
+    if status == "D":
+        return None
+    lowered = path.lower()
+    for folder in sorted(repositories):
+        if folder == "" or lowered.startswith(f"{folder}/"):
+            shown = repr(path[: len(folder)]) if folder else "the repository's root"
+            return (f"{REPOSITORY_WHY} ({shown} holds HEAD beside objects/ and refs/ as plain files: a bare "
+                    "repository whose config git would run)")  # fmt: skip
+    return None
+
+
+def _take_out(work_tree: Path, path: str, new_mode: str, *, in_head: bool, delete: bool = False) -> None:
     if in_head:
         gitrun.git(work_tree, "reset", "-q", "HEAD", "--", path)
         gitrun.git(work_tree, "checkout", "HEAD", "--", path, check=False)
     else:
         gitrun.git(work_tree, "rm", "--cached", "-r", "-q", "-f", "--ignore-unmatch", "--", path)
-    target = Path(work_tree) / path
+        if delete:
+            beneath.remove(work_tree, path)  # never what a link on its way points at
+            beneath.prune_empty_dirs(work_tree, posixpath.dirname(path))
     if new_mode == GITLINK_MODE:
-        nested = target / ".git"
-        if nested.is_dir() and not nested.is_symlink():
-            shutil.rmtree(nested)
-        elif os.path.lexists(nested):
-            nested.unlink()
-    elif new_mode == LINK_MODE and not in_head and target.is_symlink():
-        target.unlink()
-    elif not in_head and path == ".gitmodules" and target.is_file():
-        target.unlink()
+        beneath.remove_tree(work_tree, f"{path}/.git")  # the nested repository's pointer or git dir
+    elif new_mode == LINK_MODE and not in_head and beneath.kind(work_tree, path) == "link":
+        beneath.remove(work_tree, path)
+    elif not in_head and path == ".gitmodules" and beneath.kind(work_tree, path) == "file":
+        beneath.remove(work_tree, path)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from git import Repo
 
-from . import gitrun
+from . import beneath, gitrun
 from .agents.git_guard import CACHE_DIRS
 from .errors import ErrorCode, GraphLemonError, invalid_param
 from .staged_links import Refusal, drop_refused
@@ -38,6 +38,7 @@ IDENTITY = {
 }
 _SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 INTEGRATION = "_integration"
+SCRATCH = "_scratch-"  # a turn's throw-away work tree (`Worktrees.scratch`)
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,26 @@ class Worktrees:
             add = ["worktree", "add", str(path), branch] if exists else ["worktree", "add", "-b", branch, str(path), start_point]
             self._run(self.repo_root, *add)
         return Worktree(path, branch)
+
+    @contextmanager
+    def scratch(self, name: str) -> Iterator[Worktree]:
+        """A detached work tree of the repository's HEAD for one agent turn that must not run in the person's own
+        work tree (the planner's): made fresh (whatever a killed run left there is discarded first) and removed
+        afterwards with everything the turn left in it. Its `branch` is empty: nothing is committed from it."""
+        path = self.base / f"{SCRATCH}{_safe(name, 'scratch name')}"
+        with self._lock():
+            self._discard(path)
+            self._run(self.repo_root, "worktree", "add", "--detach", str(path), "HEAD")
+        try:
+            yield Worktree(path, "")
+        finally:
+            with self._lock():
+                self._discard(path)
+
+    def _discard(self, path: Path) -> None:
+        """Remove a work tree of this task's folder and its admin dir (never following a link inside it)."""
+        beneath.remove_tree(self.base, path.name)
+        self._run(self.repo_root, "worktree", "prune")
 
     # -- changes -------------------------------------------------------------------------------
     def commit_all(self, wt: Worktree, message: str) -> str | None:
@@ -248,6 +269,11 @@ class Worktrees:
         answer was saved is not run again, so its files are still needed. -> what it did."""
         done = []
         for path in sorted(self.base.glob("*")):
+            if path.name.startswith(SCRATCH):  # a turn's throw-away tree a killed run left: nothing in it is kept
+                with self._lock():
+                    self._discard(path)
+                done.append(f"{path.name}: removed a scratch work tree a killed run left")
+                continue
             if not (path / ".git").exists():
                 continue
             admin = self._admin_dir(path)
@@ -284,7 +310,7 @@ class Worktrees:
 
     def _admin_dir(self, path: Path) -> Path | None:
         """The worktree's admin dir in the main repository (from its `.git` pointer), if it lies there."""
-        pointer = (path / ".git").read_text(encoding="utf-8", errors="replace") if (path / ".git").is_file() else ""
+        pointer = _read_small(path, ".git")  # the work tree's own file: never a link, never a FIFO
         if not pointer.startswith("gitdir:"):
             return None
         admin = Path(pointer.removeprefix("gitdir:").strip())
@@ -293,9 +319,8 @@ class Worktrees:
     @staticmethod
     def _half_made(admin: Path) -> bool:
         """git writes the admin dir, locks it as 'initializing', checks out, then unlocks: a kill leaves one of those."""
-        locked = admin / "locked"
-        initializing = locked.is_file() and locked.read_text(errors="replace").startswith("initializing")
-        return not (admin / "HEAD").is_file() or not (admin / "commondir").is_file() or initializing
+        initializing = _read_small(admin, "locked").startswith("initializing")
+        return beneath.kind(admin, "HEAD") != "file" or beneath.kind(admin, "commondir") != "file" or initializing
 
     def _discard_half_made(self, path: Path, admin: Path) -> None:
         """Such a worktree holds no work of its own (no turn runs before it exists): drop it and its admin dir."""
@@ -314,7 +339,12 @@ class Worktrees:
 
 
 def _read_head(git_dir: Path) -> str:
+    return _read_small(git_dir, "HEAD")
+
+
+def _read_small(folder: Path, name: str) -> str:
+    """A small file of git's admin folder, read without following a link ("" when absent or not a regular file)."""
     try:
-        return (git_dir / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
+        return beneath.read_text(folder, name, errors="replace", max_bytes=64 * 1024).strip()
+    except (OSError, GraphLemonError):
         return ""

@@ -49,7 +49,7 @@ from .automode_denials import ClassifierGuard
 from .budget import budget_status, estimate_tokens, preflight
 from .claude_config import TurnConfig
 from .claude_stream import ClaudeStream
-from .effects import TreeGuard
+from .effects import NOT_PUT_BACK, TreeGuard
 from .egress_proxy import EgressProxy, default_rules, parse_rules
 from .executor_seam import AgentRequest, AgentResult
 from .prompt import RenderedPrompt, render
@@ -251,11 +251,12 @@ class ClaudeCodeExecutor:
                 continue
             if ctx.sandbox.is_writable(rel) and _resolves_inside(ctx, rel):
                 continue
-            worktree.restore(before, rel)
+            done = worktree.restore(before, rel)
             reverted.append(rel)
+            what = "the change was reverted" if done else NOT_PUT_BACK.removeprefix("; ")
             err = GraphLemonError(
                 ErrorCode.SANDBOX_VIOLATION,
-                f"sandbox: claude changed {rel!r}, outside this role's writable paths; the change was reverted",
+                f"sandbox: claude changed {rel!r}, outside this role's writable paths; {what}",
                 path=rel,
             )
             ctx.record_tool_error("claude_code", err)
@@ -271,7 +272,7 @@ class ClaudeCodeExecutor:
         for refusal in refusals:
             err = GraphLemonError(
                 ErrorCode.SANDBOX_VIOLATION,
-                f"sandbox: claude: {refusal.why}; the change was reverted",
+                f"sandbox: claude: {refusal.why}; {refusal.outcome}",
                 path=refusal.path,
             )
             ctx.record_tool_error("claude_code", err)

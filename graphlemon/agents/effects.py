@@ -18,81 +18,69 @@ while a tool runs; agents cannot reach them through the tools' path checks).
 from __future__ import annotations
 
 import os
-import stat
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
-from .. import gitrun
+from .. import beneath, gitrun
 from ..errors import ErrorCode, GraphLemonError
+from .kept_files import ABSENT, Keeper, KeptState, link_on_the_way, look, put_back, unchanged
 from .sandbox import PROTECTED_TOP, Sandbox
-
-MAX_KEPT_BYTES = 20_000_000
-Kind = Literal["file", "link", "absent", "other"]
-
-
-@dataclass(frozen=True)
-class PathState:
-    kind: Kind
-    executable: bool = False
-    data: bytes | None = None  # file bytes or link target; None when too large to keep
-    size: int = 0
-    mtime_ns: int = 0
-
-    def same_as(self, other: PathState) -> bool:
-        if (self.kind, self.executable) != (other.kind, other.executable):
-            return False
-        if self.data is not None and other.data is not None:
-            return self.data == other.data
-        return (self.size, self.mtime_ns) == (other.size, other.mtime_ns)
 
 
 @dataclass(frozen=True)
 class Refusal:
     path: str
     why: str
+    put_back: bool = True  # False: its earlier bytes were not kept, so it was left as it is (`why` says so)
+
+    @property
+    def outcome(self) -> str:
+        """What became of the change, for a violation's message."""
+        return "the change was reverted" if self.put_back else "it was left as it is"
 
 
 @dataclass
 class TreeGuard:
     sandbox: Sandbox
-    before: dict[str, PathState] | None = field(init=False)  # dirty paths before; None: not a git work tree
+    keeper: Keeper = field(default_factory=Keeper)
+    before: dict[str, KeptState] | None = field(init=False)  # dirty paths before; None: not a git work tree
 
     def __post_init__(self) -> None:
         root = self.sandbox.root
-        self.before = {rel: path_state(root / rel) for rel in dirty_paths(root)} if is_work_tree(root) else None
+        self.before = {rel: self.keeper.look(root, rel) for rel in dirty_paths(root)} if is_work_tree(root) else None
 
-    def changed(self, skip: set[str] = frozenset()) -> dict[str, tuple[PathState, PathState]]:
+    def changed(self, skip: set[str] = frozenset()) -> dict[str, tuple[KeptState, KeptState]]:
         """path -> (state before, state now) for every path git sees as changed since the guard was made
         (`skip`: paths judged elsewhere, e.g. files git ignored before a rule changed)."""
         if self.before is None:
             return {}
         root = self.sandbox.root
         now = dirty_paths(root)
-        out: dict[str, tuple[PathState, PathState]] = {}
+        out: dict[str, tuple[KeptState, KeptState]] = {}
         for rel in sorted(now | set(self.before)):
             if rel.split("/", 1)[0] in PROTECTED_TOP or rel in skip:  # the loop's own state: never undone here
                 continue
-            current = path_state(root / rel)
+            current = look(root, rel)
             if rel in self.before:
-                if not current.same_as(self.before[rel]):
+                if not unchanged(root, rel, self.before[rel], current):
                     out[rel] = (self.before[rel], current)
             else:
                 out[rel] = (index_state(root, rel), current)
         return out
 
     def judge(self, skip: set[str] = frozenset()) -> list[Refusal]:
-        """Revert every change this role may not make; one Refusal per reverted path."""
+        """Revert every change this role may not make; one Refusal per path (saying so when it could not be put
+        back byte for byte, and was therefore left as it is)."""
         refusals = []
         for rel, (before, now) in self.changed(skip).items():
             why = self.refusal(rel, before, now)
             if why is not None:
-                self.revert(rel)
-                refusals.append(Refusal(rel, why))
+                done = self.revert(rel)
+                refusals.append(Refusal(rel, why if done else why + NOT_PUT_BACK, put_back=done))
         return refusals
 
-    def refusal(self, rel: str, before: PathState, now: PathState) -> str | None:
+    def refusal(self, rel: str, before: KeptState, now: KeptState) -> str | None:
         policy = self.sandbox.policy
         if not self.sandbox.is_writable(rel):
             allowed = ", ".join(policy.writable) or "nothing"
@@ -108,57 +96,51 @@ class TreeGuard:
             return f"{rel!r} was created executable; this role may not set file modes"
         return None
 
-    def revert(self, rel: str) -> None:
-        """Put `rel` back as it was when the guard was made."""
-        root = self.sandbox.root
-        path = root / rel
-        before = (self.before or {}).get(rel)
-        _remove(path)
-        if before is not None and before.kind == "file" and before.data is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(before.data)
-            os.chmod(path, 0o755 if before.executable else 0o644)
-        elif before is not None and before.kind == "link" and before.data is not None:
-            os.symlink(os.fsdecode(before.data), path)
-        elif before is None and _git(root, "cat-file", "-e", f":{rel}", check=False).returncode == 0:
-            _git(root, "checkout", "--", rel)
-        else:
-            _prune_empty_dirs(path.parent, root)
+    def revert(self, rel: str) -> bool:
+        """Put `rel` back as it was when the guard was made. -> False when that cannot be done byte for byte:
+        then nothing is touched (a file whose earlier bytes were not kept is never deleted)."""
+        return restore_path(self.sandbox.root, rel, (self.before or {}).get(rel))
+
+
+NOT_PUT_BACK = "; its earlier bytes were not kept, so it could not be put back byte for byte and was left as it is"
+
+
+def restore_path(root: Path, rel: str, before: KeptState | None) -> bool:
+    """`rel` as it was: its kept state, or (None: git showed it clean before) the index's version, or absent."""
+    if before is not None:
+        return put_back(root, rel, before)
+    if _git(root, "cat-file", "-e", f":{rel}", check=False).returncode == 0:
+        if beneath.kind(root, rel) == "dir":
+            return False
+        link = link_on_the_way(root, rel)  # it was tracked and clean: a link among its folders is the turn's
+        if link is not None:
+            beneath.remove(root, link)
+        beneath.remove(root, rel)
+        return _git(root, "checkout", "--", rel, check=False).returncode == 0
+    return put_back(root, rel, ABSENT)
 
 
 def violation(tool: str, refusals: list[Refusal]) -> GraphLemonError:
     """One SANDBOX_VIOLATION naming every reverted path."""
     text = "; ".join(r.why for r in refusals)
+    head = "reverted" if all(r.put_back for r in refusals) else "refused (each says what became of it)"
     return GraphLemonError(
         ErrorCode.SANDBOX_VIOLATION,
-        f"sandbox: {tool} changed what this role may not change; reverted: {text}",
+        f"sandbox: {tool} changed what this role may not change; {head}: {text}",
         path=refusals[0].path,
     )
 
 
-def path_state(path: Path) -> PathState:
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return PathState("absent")
-    if stat.S_ISLNK(st.st_mode):
-        return PathState("link", data=os.fsencode(os.readlink(path)))
-    if not stat.S_ISREG(st.st_mode):
-        return PathState("other")
-    data = _read_nofollow(path) if st.st_size <= MAX_KEPT_BYTES else None
-    return PathState("file", bool(st.st_mode & 0o111), data, st.st_size, st.st_mtime_ns)
-
-
-def index_state(root: Path, rel: str) -> PathState:
+def index_state(root: Path, rel: str) -> KeptState:
     """The state git's index records for a path that was clean (absent when untracked)."""
     out = _git(root, "ls-files", "-s", "-z", "--", rel, check=False).stdout
     entry = out.split(b"\0", 1)[0]
     if not entry:
-        return PathState("absent")
+        return ABSENT
     mode = entry.split(b" ", 1)[0]
     if mode == b"120000":
-        return PathState("link")
-    return PathState("file", executable=mode == b"100755")
+        return KeptState("link")
+    return KeptState("file", mode=0o755 if mode == b"100755" else 0o644)
 
 
 def is_work_tree(root: Path) -> bool:
@@ -171,33 +153,10 @@ def dirty_paths(root: Path) -> set[str]:
     return {os.fsdecode(entry[3:]) for entry in out.split(b"\0") if len(entry) > 3}
 
 
-def _read_nofollow(path: Path) -> bytes | None:
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as fh:
-        return fh.read()
-
-
 def _git(
     root: Path, *args: str, check: bool = True, input: bytes | None = None
 ) -> subprocess.CompletedProcess[bytes]:
     return gitrun.git(root, *args, check=check, input=input, timeout=120)
-
-
-def _remove(path: Path) -> None:
-    if path.is_symlink() or path.is_file():
-        path.unlink()
-
-
-def _prune_empty_dirs(folder: Path, root: Path) -> None:
-    while folder != root and root in folder.parents:
-        try:
-            folder.rmdir()
-        except OSError:
-            return
-        folder = folder.parent
 
 
 def guard_run(root: Path, writable: list[str]) -> TreeGuard:
@@ -207,17 +166,21 @@ def guard_run(root: Path, writable: list[str]) -> TreeGuard:
     return TreeGuard(Sandbox(SandboxPolicy(root=root, writable=writable)))
 
 
-def record_run_refusals(guard: TreeGuard, ledger, *, what: str, **node: object) -> list[Refusal]:
+def record_run_refusals(guard: TreeGuard, ledger, *, what: str, result=None, **node: object) -> list[Refusal]:
     """Revert what the run changed that it may not, and record each as a violation node event (`node`: its
-    node_exec_id, task_id, stage, unit_id, attempt)."""
+    node_exec_id, task_id, stage, unit_id, attempt); so is each of the run's files the host refused to read
+    (`result.refused_reads`: a link or FIFO it planted)."""
     from ..models import NodeEvent
 
+    for refused in getattr(result, "refused_reads", None) or []:
+        ledger.append(NodeEvent(event="violation", status="running", error_code="SANDBOX_VIOLATION",
+                                error=f"{what}: {refused}", **node))  # fmt: skip
     refusals = guard.judge()
     for refusal in refusals:
         ledger.append(
             NodeEvent(
                 event="violation", status="running", error_code="SANDBOX_VIOLATION",
-                error=f"{what}: {refusal.why}; the change was reverted", **node,
+                error=f"{what}: {refusal.why}; {refusal.outcome}", **node,
             )
         )  # fmt: skip
     return refusals

@@ -30,13 +30,14 @@ guarantee when a command slips past those rules.
 from __future__ import annotations
 
 import os
-import shutil
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from .effects import _git, _read_nofollow, _remove
+from .. import beneath
+from ..errors import GraphLemonError
+from .effects import _git
+from .kept_files import Keeper, KeptState
 
 FindingKind = Literal[
     "git_commit", "git_ref", "git_index", "git_control", "git_operation", "ignored_file", "ignore_rule"
@@ -61,22 +62,6 @@ class GitFinding:
     why: str
 
 
-@dataclass(frozen=True)
-class FileState:
-    kind: Literal["file", "link", "absent", "other"]
-    size: int = 0
-    mtime_ns: int = 0
-    mode: int = 0
-    data: bytes | None = None  # bytes (or link target) when kept
-
-    def same_as(self, other: FileState) -> bool:
-        if (self.kind, self.size, self.mode) != (other.kind, other.size, other.mode):
-            return False
-        if self.data is not None and other.data is not None:
-            return self.data == other.data
-        return self.mtime_ns == other.mtime_ns
-
-
 @dataclass
 class GitState:
     root: Path
@@ -90,7 +75,7 @@ class GitState:
     entries: bytes  # `git ls-files -s -v`: entries with their flags
     control: dict[str, bytes | None]  # absolute path -> bytes (None: absent)
     op_state: set[str]
-    ignored: dict[str, FileState] = field(default_factory=dict)
+    ignored: dict[str, KeptState] = field(default_factory=dict)
     rules: dict[str, bytes] = field(default_factory=dict)  # the work tree's .gitignore files -> bytes
 
 
@@ -101,7 +86,6 @@ def capture(root: Path) -> GitState:
     root = Path(root)
     git_dir = _abs(root, _out(root, "rev-parse", "--absolute-git-dir"))
     common_dir = _abs(root, _out(root, "rev-parse", "--git-common-dir"))
-    index = git_dir / "index"
     ignored = ignored_paths(root)
     return GitState(
         root=root,
@@ -111,7 +95,7 @@ def capture(root: Path) -> GitState:
         head=_head(root),
         refs=_refs(root),
         others=_other_worktree_branches(root),
-        index=index.read_bytes() if index.is_file() else None,
+        index=_index_bytes(git_dir),
         entries=_entries(root),
         control=_control(git_dir, common_dir),
         op_state=_op_state(git_dir),
@@ -149,12 +133,12 @@ def _restore_control(before: GitState) -> list[GitFinding]:
         if old == new:
             continue
         target = Path(path)
-        _remove(target)
-        if old is not None:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(old)
-            if "/hooks/" in path:
-                target.chmod(0o755)
+        base, rel = _split(target, before.git_dir, before.common_dir)
+        beneath.remove(base, rel)
+        if old is not None and old.startswith(b"symlink:"):
+            beneath.symlink(base, rel, os.fsdecode(old.removeprefix(b"symlink:")))
+        elif old is not None:
+            beneath.write_bytes(base, rel, old, mode=0o755 if "/hooks/" in path else 0o644)
         what = "created" if old is None else "deleted" if new is None else "changed"
         rel = _git_rel(before, target)
         findings.append(GitFinding("git_control", rel, f"claude {what} git's {rel}; it was put back"))
@@ -164,8 +148,7 @@ def _restore_control(before: GitState) -> list[GitFinding]:
 def _restore_op_state(before: GitState) -> list[GitFinding]:
     findings = []
     for name in sorted(_op_state(before.git_dir) - before.op_state):
-        path = before.git_dir / name
-        shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else _remove(path)
+        beneath.remove_tree(before.git_dir, name)
         findings.append(
             GitFinding(
                 "git_operation",
@@ -226,10 +209,7 @@ def _restore_index(before: GitState, *, head_moved: bool) -> list[GitFinding]:
     entries = _entries(before.root)
     if before.index is None or (entries == before.entries and not head_moved):
         return []
-    path = before.git_dir / "index"
-    tmp = path.with_name("index.graphlemon-restore")
-    tmp.write_bytes(before.index)
-    os.replace(tmp, path)
+    beneath.write_bytes(before.git_dir, "index", before.index)  # a new file renamed over it: no link followed
     hidden = _hiding_entries(entries) - _hiding_entries(before.entries)
     if not hidden:
         return []  # staged changes only: the work tree still shows them to the path checks
@@ -246,53 +226,37 @@ def ignore_rules(root: Path, ignored: set[str]) -> dict[str, bytes]:
     args = ["ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", ":(glob)**/.gitignore"]
     paths = {os.fsdecode(p) for p in _git(root, *args).stdout.split(b"\0") if p}
     paths |= {p for p in ignored if p.rsplit("/", 1)[-1] == ".gitignore"}
-    return {p: data for p in sorted(paths) if (data := rule_bytes(root / p)) is not None}
+    return {p: data for p in sorted(paths) if (data := rule_bytes(root, p)) is not None}
 
 
-def rule_bytes(path: Path) -> bytes | None:
-    return _read_nofollow(path) if path.is_file() and not path.is_symlink() else None
+def rule_bytes(root: Path, rel: str) -> bytes | None:
+    """An ignore file's bytes (None: absent, or not a regular file reached without a link)."""
+    try:
+        return beneath.read_bytes(root, rel, max_bytes=MAX_KEPT_FILE)
+    except (OSError, GraphLemonError):
+        return None
 
 
 # -- helpers ----------------------------------------------------------------------------------
 
 
-def _ignored_states(root: Path, paths: set[str]) -> dict[str, FileState]:
+def _ignored_states(root: Path, paths: set[str]) -> dict[str, KeptState]:
     """The state of each ignored file; bytes only of small files outside big ignored trees (dependencies, builds:
-    regenerated, and too many to keep each turn), within MAX_KEPT_TOTAL."""
+    regenerated, and too many to keep each turn), within MAX_KEPT_TOTAL. A file whose bytes are not kept is never
+    deleted by the checks after the turn (git_ignored.py)."""
     per_top: dict[str, int] = {}
     for rel in paths:
         top = rel.split("/", 1)[0]
         per_top[top] = per_top.get(top, 0) + 1
+    keeper = Keeper(in_memory=MAX_KEPT_FILE, spill=0)
     budget = MAX_KEPT_TOTAL
-    base = os.fspath(root) + os.sep
     out = {}
     for rel in sorted(paths):
         keep = budget > 0 and per_top[rel.split("/", 1)[0]] <= MAX_KEPT_TREE
-        state = file_state(base + rel, keep=keep)
+        state = keeper.look(root, rel, keep=keep)
         budget -= len(state.data or b"")
         out[rel] = state
     return out
-
-
-def file_state(path: str | Path, *, keep: bool) -> FileState:
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return FileState("absent")
-    if stat.S_ISLNK(st.st_mode):
-        return FileState("link", st.st_size, st.st_mtime_ns, 0, os.fsencode(os.readlink(path)))
-    if not stat.S_ISREG(st.st_mode):
-        return FileState("other", 0, 0, 0)
-    data = _read_nofollow(Path(path)) if keep and st.st_size <= MAX_KEPT_FILE else None
-    return FileState("file", st.st_size, st.st_mtime_ns, stat.S_IMODE(st.st_mode), data)
-
-
-def same_bytes(path: Path, old: FileState) -> bool:
-    """A touched file with the same bytes is unchanged (only when its bytes were kept)."""
-    if old.data is None or old.kind != "file":
-        return False
-    now = file_state(path, keep=True)
-    return now.kind == "file" and now.mode == old.mode and now.data == old.data
 
 
 def inside(root: Path, rel: str) -> bool:
@@ -300,17 +264,37 @@ def inside(root: Path, rel: str) -> bool:
     return real.startswith(str(Path(os.path.realpath(root))) + os.sep)
 
 
-def _control(git_dir: Path, common_dir: Path) -> dict[str, bytes | None]:
-    paths = {common_dir / name for name in CONTROL_FILES} | {git_dir / "config.worktree"}
-    hooks = common_dir / "hooks"
-    if hooks.is_dir():
-        paths |= {p for p in hooks.iterdir() if not p.is_dir()}
-    out: dict[str, bytes | None] = {}
-    for path in paths:
-        out[str(path)] = path.read_bytes() if path.is_file() and not path.is_symlink() else None
-        if path.is_symlink():
-            out[str(path)] = b"symlink:" + os.fsencode(os.readlink(path))
-    return {k: v for k, v in out.items() if v is not None}
+def _control(git_dir: Path, common_dir: Path) -> dict[str, bytes]:
+    """git's control files (config, exclude, attributes, hooks) -> their bytes (a link: `symlink:<target>`),
+    read without following a link."""
+    places = [(common_dir, name) for name in CONTROL_FILES] + [(git_dir, "config.worktree")]
+    places += [(common_dir, f"hooks/{e.name}") for e in beneath.entries(common_dir, "hooks") if e.kind != "dir"]
+    out: dict[str, bytes] = {}
+    for base, rel in places:
+        what = beneath.kind(base, rel)
+        if what == "link":
+            out[str(base / rel)] = b"symlink:" + os.fsencode(beneath.readlink(base, rel) or "")
+        elif what == "file":
+            out[str(base / rel)] = beneath.read_bytes(base, rel)
+        elif what == "other":
+            out[str(base / rel)] = b"other:"
+    return out
+
+
+def _split(path: Path, git_dir: Path, common_dir: Path) -> tuple[Path, str]:
+    """(the git folder a control file lies in, its path there)."""
+    for base in (common_dir, git_dir):
+        if path.is_relative_to(base):
+            return base, path.relative_to(base).as_posix()
+    raise AssertionError(f"{path} is outside {git_dir} and {common_dir}")
+
+
+def _index_bytes(git_dir: Path) -> bytes | None:
+    """The work tree's index as it is now (None: there is none), read without following a link."""
+    try:
+        return beneath.read_bytes(git_dir, "index", max_bytes=2 * 1024 * 1024 * 1024)
+    except FileNotFoundError:
+        return None
 
 
 def _op_state(git_dir: Path) -> set[str]:

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from .. import beneath
+from ..errors import GraphLemonError
 from .executor_seam import AgentRequest
 from .sandbox import glob_match
 
@@ -144,7 +146,8 @@ def _sandbox_section(request: AgentRequest) -> str:
 
 
 def file_tree(root: Path, writable: list[str], limit: int = TREE_MAX_ENTRIES) -> str:
-    """Two levels of the work tree, folders first; a deeper folder shows its file count. `*`: writable."""
+    """Two levels of the work tree, folders first; a deeper folder shows its file count. `*`: writable. Read
+    through the safe reader: links are neither followed nor shown."""
     root = Path(root)
     if not root.is_dir():
         return ""
@@ -153,25 +156,25 @@ def file_tree(root: Path, writable: list[str], limit: int = TREE_MAX_ENTRIES) ->
     def mark(rel: str) -> str:
         return " *" if any(glob_match(g, rel) for g in writable) else ""
 
-    def entries(folder: Path) -> list[os.DirEntry]:
+    def entries(folder: str) -> list[beneath.Entry]:
         try:
-            items = [e for e in os.scandir(folder) if e.name not in TREE_SKIP and not e.is_symlink()]
-        except OSError:
+            items = [e for e in beneath.entries(root, folder) if e.name not in TREE_SKIP and e.kind in ("dir", "file")]
+        except (OSError, GraphLemonError):
             return []
-        return sorted(items, key=lambda e: (not e.is_dir(), e.name))
+        return sorted(items, key=lambda e: (e.kind != "dir", e.name))
 
-    for top in entries(root):
+    for top in entries(""):
         if len(lines) >= limit:
             lines.append("… (more; list a folder to see it)")
             break
-        if not top.is_dir():
+        if top.kind != "dir":
             lines.append(top.name + mark(top.name))
             continue
         lines.append(top.name + "/")
-        for child in entries(Path(top.path)):
+        for child in entries(top.name):
             rel = f"{top.name}/{child.name}"
-            if child.is_dir():
-                count = sum(len(f) for _, _, f in os.walk(child.path))
+            if child.kind == "dir":
+                count = beneath.count_files(root, rel)
                 lines.append(f"  {child.name}/ ({count} files)" + (" *" if mark(rel + "/x") else ""))
             else:
                 lines.append(f"  {child.name}" + mark(rel))

@@ -235,14 +235,23 @@ def _drive(
     finally:
         if follower:
             follower.stop()
+    from ..models import NodeEvent
+    from ..violations import fold, with_refusals
+    from ..wording import status_words
+
     task = TaskBoard(handle.ledger).get(task_id)
+    refused = fold(handle.ledger.read_as("node", NodeEvent), task_id)
     if as_json:
-        emit_json({**task.model_dump(mode="json"), "duration_s": round(time.monotonic() - started, 2)})
+        emit_json({**task.model_dump(mode="json"), "duration_s": round(time.monotonic() - started, 2),
+                   "violations": refused.as_dict()})  # fmt: skip
     else:
         from .show import print_next_step, show_task
 
         show_task(handle, task_id, out)
         out.print(f"({time.monotonic() - started:.1f} s)")
+        if refused.count:  # the last lines a person reads name them too
+            out.print(line((f"{task.task_id}: {with_refusals(status_words(task.status, task.blocked_reason), refused)}",
+                            "yellow"), f"; `graphlemon status {task.task_id}` lists each one"))  # fmt: skip
         print_next_step(handle, task, out)
     raise typer.Exit(0 if task.status == "done" else 1)
 

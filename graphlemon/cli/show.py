@@ -10,8 +10,9 @@ from ._common import line
 def task_summary(handle, task_id: str) -> dict:
     """The numbers `graphlemon status` and the demo print (pure reads of the ledger)."""
     from ..bugs import BugTracker
-    from ..models import RunRecord, UsageRecord
+    from ..models import NodeEvent, RunRecord, UsageRecord
     from ..taskboard import TaskBoard
+    from ..violations import fold
 
     task = TaskBoard(handle.ledger).get(task_id)
     bugs = BugTracker(handle.ledger).list(task_id=task_id)
@@ -27,18 +28,22 @@ def task_summary(handle, task_id: str) -> dict:
         "cost_usd": sum(u.cost_usd for u in usage),
         "calls": len(usage),
         "executors": sorted({u.executor for u in usage}),
+        "violations": fold(handle.ledger.read_as("node", NodeEvent), task_id),
     }
 
 
 def show_task(handle, task_id: str, out, wide: bool = False) -> None:
     from ..models import TimelineEvent
+    from ..violations import with_refusals
     from ..wording import duration_words, printable, status_words
     from .fit import Col, print_fitted
 
     s = task_summary(handle, task_id)
     task = s["task"]
+    refused = s["violations"]
     colour = "green" if task.status == "done" else "red" if task.status == "blocked_pending_human" else "yellow"
-    words = status_words(task.status, task.blocked_reason)
+    colour = "yellow" if refused.count and colour == "green" else colour  # never a clean green with refusals
+    words = with_refusals(status_words(task.status, task.blocked_reason), refused)
     out.print(line("\n", (task.task_id, "bold"), ": ", (words, colour), f" — {printable(task.goal_text)}"))
     ended = task.status in ("done", "abandoned", "blocked_pending_human", "paused")
     span = (f"started {task.created_at:%Y-%m-%d %H:%M:%S} UTC"
@@ -59,6 +64,11 @@ def show_task(handle, task_id: str, out, wide: bool = False) -> None:
         cols = [Col("bug_id", whole=True), Col("unit", whole=True), Col("status", whole=True),
                 Col("root cause", whole=True), Col("route", whole=True), Col("title")]  # fmt: skip
         print_fitted(out, "bugs", cols, rows, wide, priority=["bug_id", "status", "title", "unit"])
+    if refused.count:
+        rows = [[f"{a.ts:%H:%M:%S}", a.stage, a.unit_id or "", a.shown] for a in refused.actions]
+        cols = [Col("time", whole=True), Col("stage", whole=True), Col("unit", whole=True), Col("refused")]
+        print_fitted(out, f"refused actions ({refused.count}): the sandbox undid or refused each", cols, rows, wide,
+                     priority=["time", "stage", "refused", "unit"])  # fmt: skip
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(s["bug_status"].items())) or "none"
     executors = ", ".join(s["executors"]) or "none"
     out.print(

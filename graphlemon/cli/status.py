@@ -23,9 +23,10 @@ def register(app: typer.Typer) -> None:
         """The project's tasks, blocked ones first with their reason and evidence pack; or one task in detail.
         Tables fit the terminal (task ids as their shortest unique prefix; --wide: every column)."""
         from ..bugs import BugTracker
-        from ..models import LEDGER_FILES, EscalationRecord
+        from ..models import LEDGER_FILES, EscalationRecord, NodeEvent
         from ..runmarker import run_state
         from ..taskboard import TaskBoard
+        from ..violations import fold
 
         handle = open_project(project)
         ledger = handle.ledger
@@ -38,6 +39,8 @@ def register(app: typer.Typer) -> None:
         packs: dict[str, EscalationRecord] = {e.task_id: e for e in ledger.read_as("escalation", EscalationRecord)}
         blocked = [t for t in tasks if t.status == "blocked_pending_human"]
         runs = {t.task_id: run_state(handle.state_dir, t.task_id, t.status) for t in tasks}
+        node_events = ledger.read_as("node", NodeEvent)
+        refused = {t.task_id: fold(node_events, t.task_id) for t in tasks}
         # every ledger file is read, whatever the output: a corrupt line is LEDGER_CORRUPT in the table as in JSON
         records = {kind: len(ledger.read(kind)) for kind in LEDGER_FILES}
         if as_json:
@@ -45,7 +48,8 @@ def register(app: typer.Typer) -> None:
                 {
                     "project_id": handle.project_id,
                     "root": str(handle.root),
-                    "tasks": [{**t.model_dump(mode="json"), "run": runs[t.task_id]} for t in tasks],
+                    "tasks": [{**t.model_dump(mode="json"), "run": runs[t.task_id],
+                               "violations": refused[t.task_id].as_dict()} for t in tasks],  # fmt: skip
                     "blocked": [
                         {
                             "task_id": t.task_id,
@@ -65,7 +69,7 @@ def register(app: typer.Typer) -> None:
 
             show_task(handle, task_id, out, wide)
         else:
-            _tasks_table(handle, tasks, runs, out, wide)
+            _tasks_table(handle, tasks, runs, out, wide, refused)
         for task in blocked:
             if task.task_id in packs:
                 from rich.markdown import Markdown
@@ -77,7 +81,7 @@ def register(app: typer.Typer) -> None:
             print_next_step(handle, task, out)
 
 
-def _tasks_table(handle, tasks, runs, out, wide: bool = False) -> None:
+def _tasks_table(handle, tasks, runs, out, wide: bool = False, refused: dict | None = None) -> None:
     from ..bugs import BugTracker
 
     bugs = Counter(b.status for b in BugTracker(handle.ledger).all().values())
@@ -88,15 +92,22 @@ def _tasks_table(handle, tasks, runs, out, wide: bool = False) -> None:
         return
     rows = []
     for t in tasks:  # the whole task id (a cut one names no task a person can copy); statuses in words
-        colour = {"done": "green", "blocked_pending_human": "red"}.get(t.status, "yellow")
+        count = refused[t.task_id].count if refused else 0
+        colour = {"done": "yellow" if count else "green", "blocked_pending_human": "red"}.get(t.status, "yellow")
         status = line((STATUS_WORDS.get(t.status, t.status), colour))
         if runs[t.task_id] == "interrupted":  # nobody is running it
             status.append(" (interrupted)", style="red")
+        if count:  # a task with refused actions never reads as a clean "done"
+            status.append(f" — with {count} refused action{'s' if count > 1 else ''}", style="yellow")
         reason = REASON_WORDS.get(t.blocked_reason, t.blocked_reason) if t.blocked_reason else t.note or ""
         rows.append([t.task_id, status, str(t.loop_round), printable(reason), printable(t.goal_text)])
     cols = [Col("task_id", whole=True), Col("status", whole=True), Col("round", whole=True), Col("reason / note"),
             Col("goal")]  # fmt: skip
     print_fitted(out, f"{len(tasks)} task(s)", cols, rows, wide, priority=["task_id", "status", "goal", "round"])
+    flagged = [t.task_id for t in tasks if refused and refused[t.task_id].count]
+    if flagged:
+        out.print(f"refused actions: the sandbox undid or refused what an agent or a run tried; "
+                  f"`graphlemon status {flagged[0]}` lists them.", highlight=False)  # fmt: skip
     stopped = [t.task_id for t in tasks if runs[t.task_id] == "interrupted"]
     if stopped:
         out.print(f"{len(stopped)} task(s) interrupted (their run was stopped before the task ended): "

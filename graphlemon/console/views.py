@@ -12,7 +12,7 @@ from typing import Any
 
 from .. import bugs as bugfold
 from .. import nodes as nodefold
-from .. import taskboard
+from .. import taskboard, violations
 from ..models import (
     ArtifactRecord,
     BudgetConfig,
@@ -51,6 +51,7 @@ def dashboard(records: Records) -> list[dict[str, Any]]:
     spend = _spend(records.get("usage", []))
     budgets = _budgets(records.get("budget", []))
     open_bugs = Counter(b.task_id for b in bugs.values() if b.status in OPEN_BUG)
+    refused = Counter(e.task_id for e in records.get("node", []) if isinstance(e, NodeEvent) and e.event == "violation")
     rows = []
     for task in tasks.values():
         tokens, cost = spend.get(task.task_id, (0, 0.0))
@@ -65,6 +66,7 @@ def dashboard(records: Records) -> list[dict[str, Any]]:
             "used_cost_usd": round(cost, 6),
             "budget": _budget_view(budgets.get(task.task_id), tokens, cost),
             "open_bugs": open_bugs.get(task.task_id, 0),
+            "refused_actions": refused.get(task.task_id, 0),  # violations.fold's count: never a clean "done"
         })  # fmt: skip
     rows.sort(key=lambda r: (STATUS_ORDER.get(r["status"], 9), r["updated_at"]), reverse=False)
     return rows
@@ -132,7 +134,14 @@ def task_detail(records: Records, task_id: str, nodes: list[dict] | None = None)
         "times": task_times(task),
         "flow_runs": [{"flow_run_id": e.flow_run_id, "ts": e.ts.isoformat()} for e in records.get("task", [])
                       if isinstance(e, TaskEvent) and e.task_id == task_id and e.flow_run_id],  # fmt: skip
+        "violations": refused_view(violations.fold(records.get("node", []), task_id)),
     }
+
+
+def refused_view(refused: violations.TaskViolations) -> dict[str, Any]:
+    """A task's refused actions as the task page shows them (the texts neutralised for display)."""
+    return {"count": refused.count, "headline": refused.headline(), "by_stage": refused.by_stage(),
+            "actions": [{**a.as_dict(), "shown": a.shown} for a in refused.actions]}  # fmt: skip
 
 
 ENDED_NODE = frozenset({"done", "failed", "blocked", "cancelled"})

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from ..errors import write_failed
 from ..lifecycle import ACTIVE_BUG
-from ..models import BlockedReason, EscalationRecord, TriageRecord, UsageRecord, utcnow
+from ..models import BlockedReason, EscalationRecord, NodeEvent, TriageRecord, UsageRecord, utcnow
 from ..redact import write_redacted
 from ..stages.session import LoopSession
+from ..violations import fold
 from ..wording import REASON_WORDS, markdown_text, next_step
 
 DECISIONS: dict[str, str] = {
@@ -76,6 +77,11 @@ def evidence_markdown(session: LoopSession, reason: BlockedReason, note: str) ->
            if b.root_cause_category else "")  # fmt: skip
         for b in bugs
     ] or ["- none"]
+    refused = fold(session.ledger.read_as("node", NodeEvent), session.task_id)
+    if refused.count:
+        lines += ["", f"## Refused actions ({refused.headline()})",
+                  "What an agent or a run tried that the sandbox undid or refused (not part of the task's result):"]
+        lines += [f"- {markdown_text(text)}" for text in refused.lines()]
     if triage:
         last = triage[-1]
         lines += ["", "## Last triage",
@@ -92,6 +98,7 @@ def evidence_markdown(session: LoopSession, reason: BlockedReason, note: str) ->
     else:
         lines += ["", f"Next: {step.label} in the console (`graphlemon console`), or run `{step.command}`"]
     return "\n".join(lines) + "\n", [b.bug_id for b in bugs]
+
 
 
 def write_evidence_pack(session: LoopSession, reason: BlockedReason, note: str) -> EscalationRecord:

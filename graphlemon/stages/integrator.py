@@ -122,7 +122,7 @@ def _run_cases(session, spec, workdir: Path, run_id: str, loop_round: int, nid: 
     run = run_tests(workdir, spec.test_paths, timeout=session.config.test_timeout_s * 2,
                     confinement=for_workdir(workdir, session.project.state_dir))  # fmt: skip
     log_test_run(session.project.state_dir, nid, "integration cases", run)
-    record_run_refusals(guard, session.ledger, what="integration run", node_exec_id=nid, task_id=session.task_id,
+    record_run_refusals(guard, session.ledger, what="integration run", result=run, node_exec_id=nid, task_id=session.task_id,
                         stage="integrator")  # fmt: skip
     log(f"$ {run.command}\n{run.output_tail}\nexit code {run.exit_code}{' (timed out)' if run.timed_out else ''}")
     failures = [_case_failure(spec, f) for f in run.failures]

@@ -1,7 +1,9 @@
 """Planner stage (REQ-02): BRD / PRD / SDD / benchmark, units, specs, contracts, integration cases.
 
-The planner role writes drafts to `.graphlemon/plan/drafts/` (brd.md, prd.md,
-sdd.md, benchmark.md, plan.json); the stage then *verifies* them
+The planner role works in a scratch work tree of the repository's HEAD (never the person's own work tree; it is
+removed after the turn with whatever the turn left there) and writes drafts to its `.graphlemon/plan/drafts/`
+(brd.md, prd.md, sdd.md, benchmark.md, plan.json), which the stage reads back through the safe reader
+(`beneath`: a link or a FIFO there is not followed, and recorded as a violation); the stage then *verifies* them
 (`check_plan`: structure and contradictions). A contradiction sends the node to
 `reflecting` and re-plans with the violations as feedback; only a consistent plan
 is written as versioned artifacts with lineage sdd → prd → brd (benchmark → sdd)
@@ -12,19 +14,22 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .. import beneath
 from ..errors import ErrorCode, GraphLemonError
 from ..models import SddPatch
 from ..nodes import node_exec_id
 from ..units import AcceptanceCriterion, Contract, ContractExports, IntegrationSpec, UnitEntry, UnitsFile, UnitSpec
+from ..violations import violation_event
 from .outcomes import PlanOutcome
 from .session import LoopSession
 
 DRAFTS = Path("plan") / "drafts"
+DRAFTS_IN_TREE = Path(".graphlemon") / DRAFTS  # in the planner's scratch work tree
+DRAFT_MAX_BYTES = 4 * 1024 * 1024
 DOCS = ("brd", "prd", "sdd", "benchmark")
 _ASSUMPTION = re.compile(r"^\s*[-*]\s*([A-Za-z][\w .-]{0,60}?)\s*:\s*(.+?)\s*$")
 
@@ -76,19 +81,23 @@ def run_planner(session: LoopSession, loop_round: int, feedback: str | None = No
     violations: list[str] = []
     while True:
         session.enter_node(nid, PlanOutcome, stage="planner", loop_round=loop_round, attempt=attempt)
-        drafts_dir = _reset_drafts(session)
         context = _context(task.goal_text, loop_round, feedback, violations)
-        session.turn(
-            "planner",
-            context,
-            output_model=PlannerOutput,
-            node_exec_id=nid,
-            workdir=session.project.root,
-            writable=[f".graphlemon/{DRAFTS.as_posix()}/**"],
-            attempt=attempt,
-        )
-        session.nodes.transition(nid, "verifying", attempt=attempt)
-        drafts, violations = read_drafts(drafts_dir)
+        with session.worktrees.scratch("planner") as scratch:  # never the person's own work tree
+            beneath.write_bytes(scratch.path, DRAFTS_IN_TREE / ".keep", b"")  # the folder the turn writes in
+            session.turn(
+                "planner",
+                context,
+                output_model=PlannerOutput,
+                node_exec_id=nid,
+                workdir=scratch.path,
+                writable=[f"{DRAFTS_IN_TREE.as_posix()}/**"],
+                attempt=attempt,
+            )
+            session.nodes.transition(nid, "verifying", attempt=attempt)
+            drafts, violations, refused = read_drafts(scratch.path)
+        for err in refused:  # a link or FIFO where a draft should be: not followed, recorded
+            session.ledger.append(violation_event(err, what="planner drafts", node_exec_id=nid,
+                                                  task_id=session.task_id, stage="planner", attempt=attempt))  # fmt: skip
         if drafts is not None:
             violations = check_plan(drafts)
         if not violations:
@@ -117,20 +126,12 @@ def run_planner(session: LoopSession, loop_round: int, feedback: str | None = No
         session.nodes.transition(nid, "retrying", attempt=attempt)
 
 
-def _reset_drafts(session: LoopSession) -> Path:
-    drafts = session.project.state_dir / DRAFTS
-    if drafts.exists():
-        shutil.rmtree(drafts)
-    drafts.mkdir(parents=True)
-    return drafts
-
-
 def _context(goal: str, loop_round: int, feedback: str | None, violations: list[str]) -> dict[str, str]:
     context = {
         "Goal": goal,
         "Round": f"loop_round {loop_round}",
         "What to write": (
-            f"Write these files under .graphlemon/{DRAFTS.as_posix()}/: brd.md, prd.md (with an '## Assumptions' "
+            f"Write these files under {DRAFTS_IN_TREE.as_posix()}/: brd.md, prd.md (with an '## Assumptions' "
             "list of `- key: value` lines), sdd.md (one section per unit, numbered like `## 3.2 Collision`), "
             "benchmark.md (with a fenced code block tagged checks, one `name: command` line per check that must exit 0), and plan.json "
             "(a JSON object matching the plan.json schema below: each unit's code and test paths, its criteria "
@@ -146,25 +147,42 @@ def _context(goal: str, loop_round: int, feedback: str | None, violations: list[
     return context
 
 
-def read_drafts(drafts_dir: Path) -> tuple[Drafts | None, list[str]]:
-    docs, problems = {}, []
+def read_drafts(root: Path) -> tuple[Drafts | None, list[str], list[GraphLemonError]]:
+    """The drafts a planner turn wrote in `root` (its scratch work tree), read through the safe reader: a draft
+    that is a link, a FIFO or a folder is not read (a problem, and a refusal for the caller to record).
+    -> (the drafts or None, the problems, the refusals)."""
+    docs, problems, refused = {}, [], []
+
+    def read(name: str) -> str | None:
+        try:
+            return beneath.read_text(root, DRAFTS_IN_TREE / name, max_bytes=DRAFT_MAX_BYTES)
+        except FileNotFoundError:
+            return None
+        except UnicodeDecodeError:
+            problems.append(f"{name} is not UTF-8 text")
+            return ""
+        except GraphLemonError as exc:
+            if beneath.is_refusal(exc):
+                refused.append(exc)
+            problems.append(f"{name} could not be read: {exc.message}")
+            return ""
+
     for name in DOCS:
-        path = drafts_dir / f"{name}.md"
-        text = path.read_text(encoding="utf-8") if path.is_file() else ""
+        text = read(f"{name}.md") or ""
         if not text.strip():
             problems.append(f"{name}.md is missing or empty")
         docs[name] = text
-    plan_path = drafts_dir / "plan.json"
-    try:
-        plan = PlanDoc.model_validate_json(plan_path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    plan_text = read("plan.json")
+    if plan_text is None:
         problems.append("plan.json is missing")
-        return None, problems
+        return None, problems, refused
+    try:
+        plan = PlanDoc.model_validate_json(plan_text)
     except ValidationError as exc:
         first = exc.errors()[0]
         problems.append(f"plan.json: {'.'.join(str(p) for p in first.get('loc', ()))}: {first.get('msg')}")
-        return None, problems
-    return (Drafts(docs=docs, plan=plan), problems) if not problems else (None, problems)
+        return None, problems, refused
+    return (Drafts(docs=docs, plan=plan), problems, refused) if not problems else (None, problems, refused)
 
 
 def assumptions(prd: str) -> dict[str, list[str]]:

@@ -30,6 +30,7 @@ from ..nodes import node_exec_id
 from ..skills.iteration import SkillIteration, SkillIterations, blamed_skill
 from ..skills.repo import SkillRepo, repin
 from ..testrun.result_models import TestRunResult
+from ..violations import violation_event
 from ..worktrees import IDENTITY
 from .coder import CoderOutput, prior_attempts
 from .outcomes import SkillUpdateOutcome, ValidationOutcome
@@ -191,9 +192,15 @@ def reproduce(session: LoopSession, bug: Bug) -> TestRunResult:
 def _gate_run(session: LoopSession, path: Path, nid: str | None, what: str) -> TestRunResult:
     from ..execlogs import log_test_run
     from ..testrun import run_tests
+    from ..testrun.confine import for_workdir
 
-    run = run_tests(path, timeout=session.config.test_timeout_s * 3)
+    # agent-written code (the unit as the old or the new skill made it): confined as every run of the project's code
+    run = run_tests(path, timeout=session.config.test_timeout_s * 3,
+                    confinement=for_workdir(path, session.project.state_dir))  # fmt: skip
     log_test_run(session.project.state_dir, nid, what, run)
+    for refused in run.refused_reads if nid else []:  # a link or FIFO the run planted for the host: not followed
+        session.ledger.append(violation_event(refused, node_exec_id=nid, stage="skill-editor", task_id=session.task_id,
+                                              what=what or "skill gate run"))  # fmt: skip
     return run
 
 

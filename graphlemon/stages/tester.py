@@ -239,7 +239,7 @@ class _Attempt:
         run = _run_tests(self.workdir, unit.tests, o["timeout_s"], self.project.state_dir)
         log_test_run(self.project.state_dir, o["node_id"], "unit tests", run)
         record_run_refusals(
-            guard, self.project.ledger, what="test run", node_exec_id=o["node_id"], task_id=o["task_id"],
+            guard, self.project.ledger, what="test run", result=run, node_exec_id=o["node_id"], task_id=o["task_id"],
             stage="tester", unit_id=unit.unit_id, attempt=o["attempt"],
         )  # fmt: skip
         return run

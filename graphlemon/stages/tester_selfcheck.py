@@ -24,6 +24,9 @@ from pathlib import Path, PurePosixPath
 
 from pydantic import ValidationError
 
+from .. import beneath
+from ..agents.sandbox import glob_match
+from ..errors import GraphLemonError
 from ..ledger import Ledger
 from ..models import BugEvent, TimelineEvent
 from ..units import UnitSpec
@@ -34,6 +37,8 @@ _TEST_FN = re.compile(r"^\s*(?:async\s+)?def\s+test\w*\s*\(|\b(?:it|test)\s*\(\s
 _REMOTE_URL = re.compile(
     r"https?://(?!localhost\b|127\.0\.0\.1\b|0\.0\.0\.0\b|\[::1\]|testserver\b|example\.invalid\b)[\w.-]+"
 )
+TEST_FILE_MAX_BYTES = 4 * 1024 * 1024
+SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "__pycache__", ".pytest_cache", ".graphlemon"})
 _NETWORK_CALL = re.compile(
     r"\b(?:requests|httpx|urllib\.request|aiohttp)\.(?:get|post|put|delete|urlopen|request)\s*\(|\bsocket\.create_connection\("
 )
@@ -44,12 +49,13 @@ def unit_modules(root: Path, code_paths: Iterable[str]) -> list[str]:
     `snake.collision`."""
     names: set[str] = set()
     for raw in code_paths:
-        base = root / raw.rstrip("/")
-        files = sorted(base.rglob("*.py")) if base.is_dir() else [base] if base.suffix == ".py" else []
-        if base.is_dir():
+        kind = _kind(root, raw.rstrip("/"))
+        files = [f for f in _files(root, raw.rstrip("/")) if f.endswith(".py")] if kind == "dir" else \
+            [raw] if raw.endswith(".py") else []  # fmt: skip
+        if kind == "dir":
             names.add(".".join(PurePosixPath(raw.rstrip("/")).parts))
         for f in files:
-            rel = PurePosixPath(f.relative_to(root).as_posix()).with_suffix("")
+            rel = PurePosixPath(f).with_suffix("")
             parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
             names.add(".".join(parts))
     return sorted(n for n in names if n)
@@ -149,9 +155,32 @@ def read_test_files(root: Path, test_paths: list[str]) -> dict[str, str]:
     """The unit's test sources (files under its declared test paths)."""
     files: dict[str, str] = {}
     for raw in test_paths:
-        base = root / raw
-        candidates = [base] if base.is_file() else sorted(base.rglob("*")) if base.is_dir() else sorted(root.glob(raw))
-        for path in candidates:
-            if path.is_file() and path.suffix in (".py", ".js", ".ts", ".mjs", ".cjs", ".jsx", ".tsx"):
-                files[path.relative_to(root).as_posix()] = path.read_text(encoding="utf-8", errors="replace")
+        kind = _kind(root, raw)
+        if kind == "file":
+            candidates = [raw]
+        elif kind == "dir":
+            candidates = _files(root, raw)
+        else:  # a glob: matched against the work tree's files (links never followed)
+            candidates = [f for f in _files(root, "") if glob_match(raw, f)]
+        for rel in candidates:
+            if PurePosixPath(rel).suffix in (".py", ".js", ".ts", ".mjs", ".cjs", ".jsx", ".tsx"):
+                try:
+                    files[rel] = beneath.read_text(root, rel, errors="replace", max_bytes=TEST_FILE_MAX_BYTES)
+                except (OSError, GraphLemonError):
+                    continue  # a link, a FIFO or a huge file: not read (the run's own checks judge it)
     return files
+
+
+def _kind(root: Path, rel: str) -> str:
+    try:
+        return beneath.kind(root, rel)
+    except GraphLemonError:
+        return "absent"
+
+
+def _files(root: Path, rel: str) -> list[str]:
+    """The regular files below `rel` in the work tree, sorted (no link followed; caches and dependencies skipped)."""
+    try:
+        return beneath.walk_files(root, rel, skip=SKIP_DIRS)[0]
+    except (OSError, GraphLemonError):
+        return []

@@ -20,9 +20,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from .. import beneath
 from ..errors import ErrorCode, GraphLemonError
 
 CONFIG_FILE = "pyproject.toml"
+CONFIG_MAX_BYTES = 4 * 1024 * 1024
 
 
 class ValidationSuite(BaseModel):
@@ -43,11 +45,15 @@ def declared_suite(workdir: Path, unit_tests: list[str] | tuple[str, ...] = ()) 
     """The suite `workdir`'s project declares, with `unit_tests` (the task's units' test paths) added to a declared
     one. A malformed declaration is INVALID_PARAM (never a silent whole run)."""
     config = Path(workdir) / CONFIG_FILE
-    if not config.is_file():
-        return ValidationSuite()
     try:
-        data = tomllib.loads(config.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        text = beneath.read_text(workdir, CONFIG_FILE, max_bytes=CONFIG_MAX_BYTES)  # no link followed, no FIFO
+    except FileNotFoundError:
+        return ValidationSuite()
+    except UnicodeDecodeError as exc:
+        raise GraphLemonError(ErrorCode.INVALID_PARAM, f"{config} is not valid UTF-8: {exc}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise GraphLemonError(ErrorCode.INVALID_PARAM, f"{config} is not valid TOML: {exc}") from None
     declared = data.get("tool", {}).get("graphlemon", {}).get("validate")
     if declared is None:
@@ -56,17 +62,19 @@ def declared_suite(workdir: Path, unit_tests: list[str] | tuple[str, ...] = ()) 
         raise GraphLemonError(
             ErrorCode.INVALID_PARAM, f"{config}: [tool.graphlemon] validate must be a list of test paths"
         )
-    root = Path(workdir).resolve()
-    inside = [t for t in declared if _inside(root, t)]
-    present = [t for t in inside if (root / t.split("::", 1)[0]).exists()]
+    root = Path(workdir)
+    present = [t for t in declared if _present(root, t)]
     missing = [t for t in declared if t not in present]
     if present:
-        own = [t.rstrip("*") for t in unit_tests if t.rstrip("*") and _inside(root, t.rstrip("*"))]
-        present += [t for t in own if (root / t).exists() and t not in present]
+        own = [t.rstrip("*") for t in unit_tests if t.rstrip("*")]
+        present += [t for t in own if _present(root, t) and t not in present]
     return ValidationSuite(targets=present, missing=missing, declared=True)
 
 
-def _inside(root: Path, target: str) -> bool:
-    """A relative path that stays in the checkout (an absolute or `..` target is left out)."""
-    path = Path(target.split("::", 1)[0])
-    return not path.is_absolute() and (root / path).resolve().is_relative_to(root)
+def _present(root: Path, target: str) -> bool:
+    """A file or folder of the checkout, reached without a link (an absolute or `..` target, or one through a
+    link, is left out)."""
+    try:
+        return beneath.kind(root, target.split("::", 1)[0]) in ("file", "dir")
+    except GraphLemonError:
+        return False

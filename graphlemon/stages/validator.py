@@ -1,7 +1,8 @@
 """Validator stage (REQ-04): all tests + the benchmark's checks, then root cause per bug from three perspectives.
 
 1. In the integration worktree run every test and every check of the benchmark
-   artifact (a ```checks block of `name: command` lines, each must exit 0).
+   artifact (a ```checks block of `name: command` lines, each must exit 0), both
+   confined as every run of the project's code is (testrun/confine.py).
 2. Failures become bugs (source `validator`); with the task's still-active bugs they
    go to the validator role, which judges each bug from three perspectives — spec,
    code, skill — and cites an SDD section and a code location.
@@ -17,29 +18,33 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
-import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .. import beneath
 from ..errors import GraphLemonError
 from ..execlogs import log_test_run, write_line
 from ..lifecycle import ACTIVE_BUG
 from ..models import RootCauseCategory, RunFailure, RunRecord, Stage, TestSummary
 from ..nodes import node_exec_id
 from ..redact import write_redacted
+from ..violations import violation_event
 from .outcomes import Attribution, ValidationOutcome
 from .own_state import own_state
 from .routing import root_cause_route, validator_route
 from .session import LoopSession
 
+if TYPE_CHECKING:
+    from ..testrun.confine import Confinement
+
 CHECK_TIMEOUT_S = 120
+CITED_FILE_BYTES = 16 * 1024 * 1024
 _CHECK_LINE = re.compile(r"^\s*(?P<name>[\w.-]+)(?:\s*\((?P<unit>[\w.-]+)\))?\s*:\s*(?P<cmd>.+?)\s*$")
-_SECRET_ENV = re.compile(r"(^ANTHROPIC_API_KEY$|_TOKEN$|_SECRET$|_KEY$)")
 
 
 class Perspective(BaseModel):
@@ -79,6 +84,8 @@ class Check(BaseModel):
     ok: bool = False
     exit_code: int | None = None
     output_tail: str = ""
+    confinement: Literal["bwrap", "none"] = "none"  # how it ran (testrun/confine.py)
+    refused_reads: list[str] = Field(default_factory=list)  # its files the host would not follow (violations)
 
 
 def parse_checks(benchmark_md: str) -> list[Check]:
@@ -94,24 +101,24 @@ def parse_checks(benchmark_md: str) -> list[Check]:
     return checks
 
 
-def run_check(check: Check, workdir: Path) -> Check:
-    """Run one check as an argv list (no shell), secrets removed from its environment; `{python}` is this interpreter."""
-    env = {k: v for k, v in os.environ.items() if not _SECRET_ENV.search(k)}
+def run_check(check: Check, workdir: Path, confinement: Confinement) -> Check:
+    """Run one check as an argv list (no shell), confined as a test run is (the same sandbox and settings, refused
+    when confinement is `required` and cannot be had); `{python}` is this interpreter."""
     try:
         argv = [sys.executable if part == "{python}" else part for part in shlex.split(check.command)]
-        proc = subprocess.run(
-            argv, cwd=workdir, env=env, capture_output=True, text=True,
-            timeout=CHECK_TIMEOUT_S, start_new_session=True,
-        )  # fmt: skip
-        return check.model_copy(
-            update={
-                "ok": proc.returncode == 0,
-                "exit_code": proc.returncode,
-                "output_tail": (proc.stdout + proc.stderr)[-1500:],
-            }
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return check.model_copy(update={"ok": False, "output_tail": f"{type(exc).__name__}: {exc}"})
+    except ValueError as exc:
+        return check.model_copy(update={"ok": False, "output_tail": f"the command cannot be split into words: {exc}"})
+    if not argv:
+        return check.model_copy(update={"ok": False, "output_tail": "the check has no command"})
+    from ..testrun.command_run import run_command
+
+    result = run_command(argv, workdir, confinement=confinement, timeout=CHECK_TIMEOUT_S)
+    notes = [f"[graphlemon: could not start the command: {result.start_error}]"] if result.start_error else []
+    notes += [f"[graphlemon: timed out after {CHECK_TIMEOUT_S} s; the process group was killed]"] * result.timed_out
+    notes += [f"[graphlemon: {r}]" for r in result.refused_reads]
+    tail = "\n".join([result.output[-1500:].rstrip("\n"), *notes]).strip("\n")
+    return check.model_copy(update={"ok": result.ok, "exit_code": result.exit_code, "output_tail": tail,
+                                    "confinement": result.confinement, "refused_reads": result.refused_reads})  # fmt: skip
 
 
 def run_validator(session: LoopSession, loop_round: int) -> ValidationOutcome:
@@ -124,23 +131,32 @@ def run_validator(session: LoopSession, loop_round: int) -> ValidationOutcome:
     from ..agents.effects import guard_run, record_run_refusals
     from ..testrun import run_tests
     from ..testrun.confine import for_workdir
-    from .validation_suite import declared_suite
+    from .validation_suite import ValidationSuite, declared_suite
 
     confinement = for_workdir(workdir, session.project.state_dir)
-    guard = guard_run(workdir, [])  # the validator writes nothing: whatever its run changed is undone
-    suite = declared_suite(workdir, [t for u in session.unit_files.units().units for t in u.tests])
+    guard = guard_run(workdir, [])  # the validator writes nothing: whatever its run and checks changed is undone
+    node = {"node_exec_id": nid, "task_id": session.task_id, "stage": "validator"}
+    try:
+        suite = declared_suite(workdir, [t for u in session.unit_files.units().units for t in u.tests])
+    except GraphLemonError as exc:
+        if not beneath.is_refusal(exc):  # a link or FIFO where pyproject.toml is: not read, recorded
+            raise
+        session.ledger.append(violation_event(exc, what="validation suite", **node))
+        suite = ValidationSuite()
     write_line(session.project.state_dir, nid, "tests", f"validation run: {suite.describe()}")
     tests = run_tests(workdir, suite.targets, timeout=session.config.test_timeout_s * 3, confinement=confinement)
     log_test_run(session.project.state_dir, nid, "validation run", tests)
-    record_run_refusals(
-        guard, session.ledger, what="validation run", node_exec_id=nid, task_id=session.task_id, stage="validator"
-    )
     own = own_state(session)  # this task's units, never another task's bug states
     complete = own.green
     bench = session.artifacts.latest("benchmark", task_id=session.task_id)
     checks = (
-        [run_check(c, workdir) for c in parse_checks(session.artifacts.read_text(bench))] if bench and complete else []
-    )
+        [run_check(c, workdir, confinement) for c in parse_checks(session.artifacts.read_text(bench))]
+        if bench and complete else []
+    )  # fmt: skip
+    record_run_refusals(guard, session.ledger, what="validation run and benchmark checks", result=tests, **node)
+    for c in checks:
+        for refused in c.refused_reads:
+            session.ledger.append(violation_event(refused, what=f"benchmark check {c.name}", **node))
     failed_checks = [c for c in checks if not c.ok]
     if complete:  # with a red unit the product is unfinished: attribute that unit's bugs, don't pile up symptoms
         _open_validation_bugs(session, tests, failed_checks, run_id)
@@ -333,13 +349,17 @@ def citations_ok(verdict: BugVerdict, sdd: str, roots: list[Path]) -> bool:
 
 
 def _line_exists(location: str | None, root: Path) -> bool:
+    """`path:line` names a line of a regular file in the work tree `root` (read without following a link)."""
     if not location or ":" not in location:
         return False
     path, _, line = location.rpartition(":")
-    target = (root / path).resolve()
-    if not (line.isdigit() and target.is_file() and target.is_relative_to(root.resolve())):
+    if not line.isdigit():
         return False
-    return 1 <= int(line) <= len(target.read_text(encoding="utf-8", errors="replace").splitlines())
+    try:
+        text = beneath.read_text(root, path, errors="replace", max_bytes=CITED_FILE_BYTES)
+    except (OSError, GraphLemonError):
+        return False
+    return 1 <= int(line) <= len(text.splitlines())
 
 
 def _decide(

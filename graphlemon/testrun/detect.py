@@ -5,7 +5,8 @@ In one folder: package.json dependencies (vitest, jest, mocha), then its
 interpreter the project would use has no pytest), go.mod (go),
 Cargo.toml (cargo), and last a `test/` folder or `*.test.*` files with no runner
 dependency (node:test). In a monorepo the folder nearest to the project root wins
-(breadth first, a few levels deep, skipping dependency and build folders).
+(breadth first, a few levels deep, skipping dependency and build folders). Every marker is read through the
+safe reader (`beneath`): a link or a FIFO where a marker would be counts as no marker.
 """
 
 from __future__ import annotations
@@ -13,13 +14,16 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from fnmatch import fnmatch
 from pathlib import Path
 
+from .. import beneath
 from ..errors import ErrorCode, GraphLemonError
 from .python_env import has_pytest, python_for
 from .result_models import FRAMEWORKS, FrameworkName
 
 MAX_DEPTH = 3
+MARKER_MAX_BYTES = 8 * 1024 * 1024  # a package.json larger than this is not read
 _PYTHON = {"pytest", "unittest"}  # one marker (Python test files, pytest configuration), either runner
 SKIP_DIRS = {"node_modules", ".git", ".venv", "venv", "target", "vendor", "dist", "build", "__pycache__", ".graphlemon"}
 PYTEST_CONFIGS = ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "conftest.py")
@@ -46,11 +50,13 @@ class PackageJson:
 
     @classmethod
     def read(cls, directory: Path) -> PackageJson | None:
-        path = directory / "package.json"
-        if not path.is_file():
-            return None
+        """The folder's package.json (read without following a link; a link, FIFO or folder there is absent)."""
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(beneath.read_text(directory, "package.json", max_bytes=MARKER_MAX_BYTES))
+        except FileNotFoundError:
+            return None
+        except GraphLemonError as exc:
+            return None if beneath.is_refusal(exc) else cls()
         except (OSError, ValueError):
             return cls()
         if not isinstance(data, dict):
@@ -89,12 +95,12 @@ def detect_in(directory: Path) -> FrameworkName | None:
                 return runner  # type: ignore[return-value]
         if pkg.test_script:
             return "npm-test"
-    if any((directory / name).is_file() for name in PYTEST_CONFIGS) or _has_python_tests(directory):
+    if any(_is_file(directory, name) for name in PYTEST_CONFIGS) or _has_python_tests(directory):
         # the interpreter the project would use decides: without pytest in it, its tests are unittest's
         return "pytest" if has_pytest(python_for(directory)) else "unittest"
-    if (directory / "go.mod").is_file():
+    if _is_file(directory, "go.mod"):
         return "go"
-    if (directory / "Cargo.toml").is_file():
+    if _is_file(directory, "Cargo.toml"):
         return "cargo"
     if _has_node_tests(directory):
         return "node"
@@ -118,28 +124,45 @@ def detect_framework(project_dir: Path, framework: FrameworkName | None = None) 
 
 
 def _folders_nearest_first(root: Path) -> Iterator[Path]:
-    level = [root]
+    """The project's folders, breadth first (links never entered)."""
+    level = [""]
     for _depth in range(MAX_DEPTH + 1):
-        next_level: list[Path] = []
-        for directory in level:
-            yield directory
-            try:
-                subdirs = sorted(p for p in directory.iterdir() if p.is_dir() and not p.is_symlink())
-            except OSError:
-                continue
-            next_level.extend(p for p in subdirs if p.name not in SKIP_DIRS and not p.name.startswith("."))
+        next_level: list[str] = []
+        for rel in level:
+            yield root / rel if rel else root
+            next_level += [f"{rel}/{e.name}" if rel else e.name for e in _listing(root, rel)
+                           if e.kind == "dir" and e.name not in SKIP_DIRS and not e.name.startswith(".")]  # fmt: skip
         level = next_level
 
 
+def _listing(root: Path, rel: str = "") -> list[beneath.Entry]:
+    try:
+        return beneath.entries(root, rel)
+    except (OSError, GraphLemonError):
+        return []
+
+
+def _is_file(directory: Path, name: str) -> bool:
+    try:
+        return beneath.kind(directory, name) == "file"
+    except GraphLemonError:
+        return False
+
+
 def _has_python_tests(directory: Path) -> bool:
-    for folder in (directory, directory / "tests", directory / "test"):
-        if folder.is_dir() and (any(folder.glob("test_*.py")) or any(folder.glob("*_test.py"))):
+    for sub in ("", "tests", "test"):
+        names = [e.name for e in _listing(directory, sub) if e.kind == "file"]
+        if any(fnmatch(n, "test_*.py") or fnmatch(n, "*_test.py") for n in names):
             return True
     return False
 
 
 def _has_node_tests(directory: Path) -> bool:
-    test_dir = directory / "test"
-    if test_dir.is_dir() and any(p.suffix in NODE_TEST_SUFFIXES for p in test_dir.rglob("*") if p.is_file()):
+    try:
+        below_test, _ = beneath.walk_files(directory, "test", limit=10_000)
+    except (OSError, GraphLemonError):
+        below_test = []
+    if any(Path(p).suffix in NODE_TEST_SUFFIXES for p in below_test):
         return True
-    return any(p.is_file() and ".test." in p.name and p.suffix in NODE_TEST_SUFFIXES for p in directory.iterdir())
+    names = [e.name for e in _listing(directory) if e.kind == "file"]
+    return any(".test." in n and Path(n).suffix in NODE_TEST_SUFFIXES for n in names)

@@ -10,21 +10,26 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import tempfile
 from pathlib import Path
 
+from .. import beneath
+from ..errors import GraphLemonError
 from ..test_counts import STATE_DIR
 from .frameworks.framework import selector_file
 from .result_models import TestCase
 
 log = logging.getLogger(__name__)
 STORE_FILE = Path(STATE_DIR) / "testrun" / "last_failed.json"
+MAX_STORE_BYTES = 32 * 1024 * 1024
 
 
 class LastFailedStore:
+    """Read and written through the safe reader (`beneath`): the store lies in the work tree a test run may write,
+    so a link or a FIFO there is never followed (an unreadable store starts afresh; it is written over the link)."""
+
     def __init__(self, project_dir: Path) -> None:
-        self.path = project_dir / STORE_FILE
+        self.root = Path(project_dir)
+        self.path = self.root / STORE_FILE
 
     def failed(self, framework: str, run_key: str) -> list[str]:
         return list(self._load().get(framework, {}).get(run_key, []))
@@ -49,10 +54,10 @@ class LastFailedStore:
 
     def _load(self) -> dict[str, dict[str, list[str]]]:
         try:
-            raw = json.loads(self.path.read_text(encoding="utf-8"))
+            raw = json.loads(beneath.read_text(self.root, STORE_FILE, max_bytes=MAX_STORE_BYTES))
         except FileNotFoundError:
             return {}
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, GraphLemonError) as exc:
             log.warning("last-failed store %s is unreadable (%s); starting afresh", self.path, exc)
             return {}
         frameworks = raw.get("frameworks") if isinstance(raw, dict) else None
@@ -65,13 +70,10 @@ class LastFailedStore:
         return clean
 
     def _save(self, data: dict[str, dict[str, list[str]]]) -> None:
+        text = json.dumps({"version": 1, "frameworks": data}, ensure_ascii=False, indent=1)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".last_failed.", suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump({"version": 1, "frameworks": data}, fh, ensure_ascii=False, indent=1)
-            os.replace(tmp, self.path)
-        except OSError as exc:
+            beneath.write_bytes(self.root, STORE_FILE, text.encode("utf-8"))
+        except (OSError, GraphLemonError) as exc:
             log.warning("could not write the last-failed store %s: %s", self.path, exc)
 
 

@@ -105,6 +105,8 @@ class TestRunResult(BaseModel):
     # false when the run stopped early (timeout, cancel, a crash mid-suite): the counts are what the output proves
     complete: bool = True
     confinement: Literal["bwrap", "none"] = Field(default="none", exclude=True)  # how it ran (testrun/confine.py)
+    # the run's files the host refused to read (a link or FIFO it planted in its scratch folder): sandbox violations
+    refused_reads: list[str] = Field(default_factory=list, exclude=True)
     cases: list[TestCase] = Field(default_factory=list, exclude=True)
 
     def tail_needed(self) -> bool:

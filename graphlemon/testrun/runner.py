@@ -10,6 +10,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from .. import beneath
 from ..errors import ErrorCode, GraphLemonError, invalid_param
 from .confine import RESOURCE_LIMIT, Confinement, judge_outcome, wrap
 from .detect import detect_framework, normalise_framework
@@ -29,6 +30,7 @@ log = logging.getLogger(__name__)
 MAX_TIMEOUT = 24 * 3600.0
 MAX_OUTPUT_BYTES = 64 * 1024 * 1024  # parsed from the head and the tail beyond this
 MAX_REPORT_BYTES = 256 * 1024 * 1024
+OUTPUT_LOG = "output.log"
 
 
 def run_tests(
@@ -74,11 +76,12 @@ def run_tests(
         argv, confined = wrap(invocation.argv, confinement, cwd=run_dir, writable=[report_dir])
         outcome = run_process(
             argv, cwd=run_dir, env=run_env({**invocation.env, **(env or {})}, confinement, confined),
-            output_path=report_dir / "output.log", timeout=timeout, cancel=cancel,
+            output_path=report_dir / OUTPUT_LOG, timeout=timeout, cancel=cancel,
             stdout_path=invocation.report if invocation.stdout_is_report else None,
         )  # fmt: skip
-        outcome, output = judge_outcome(outcome, _read_output(report_dir / "output.log"), confined)
-        report = _read_report(invocation.report)
+        refused: list[str] = []  # what the run left in its scratch folder that the host would not follow
+        outcome, output = judge_outcome(outcome, _read_output(report_dir, refused), confined)
+        report = _read_report(report_dir, invocation.report, refused)
     if variant is not None:
         output = variant.human_output(report, output)
     parsed = _drop_filtered(_parse(variant, report, output), invocation.name_filter)
@@ -97,6 +100,10 @@ def run_tests(
             shorten_values(failure)
     result.output_tail = head_and_tail(output + _marker(outcome, timeout), tail_chars)
     result.confinement = confined
+    if refused:  # a planted link or FIFO: the run's own files were not read, so nothing it says counts
+        result.refused_reads = refused
+        result.warnings += refused
+        result.crashed, result.ok = True, False
     result.crashed = result.crashed or f"] {RESOURCE_LIMIT}:" in output  # a limit stopped it: infra, not the code
     if name and outcome.start_error is None:
         store.record(name, run_key, result.cases)
@@ -154,28 +161,30 @@ def _rerun_selection(failed: list[str], wanted: Targets) -> list[str]:
     ]
 
 
-def _read_output(path: Path) -> str:
+def _read_output(report_dir: Path, refused: list[str]) -> str:
+    """The run's captured output (beyond MAX_OUTPUT_BYTES its head and tail), through the safe reader: the run could
+    replace the file with a link or a FIFO."""
     try:
-        size = path.stat().st_size
-        with open(path, "rb") as fh:
-            if size <= MAX_OUTPUT_BYTES:
-                data = fh.read()
-            else:
-                data = fh.read(MAX_OUTPUT_BYTES // 4) + b"\n[... output cut ...]\n"
-                fh.seek(size - MAX_OUTPUT_BYTES * 3 // 4)
-                data += fh.read()
+        data = beneath.read_head_tail(report_dir, OUTPUT_LOG, max_bytes=MAX_OUTPUT_BYTES, cut=b"\n[... output cut ...]\n")
+    except GraphLemonError as exc:
+        refused.append(exc.message)
+        return ""
     except OSError:
         return ""
     return strip_ansi(data.decode("utf-8", errors="replace"))
 
 
-def _read_report(path: Path | None) -> str | None:
-    """The report's text; beyond MAX_REPORT_BYTES only its start (a report that size is not parsed whole)."""
+def _read_report(report_dir: Path, path: Path | None, refused: list[str]) -> str | None:
+    """The report's text (in the run's scratch folder); beyond MAX_REPORT_BYTES only its start (a report that size
+    is not parsed whole)."""
     if path is None:
         return None
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_REPORT_BYTES)
+        data = beneath.read_bytes(report_dir, path, max_bytes=MAX_REPORT_BYTES, truncate=True)
+    except GraphLemonError as exc:
+        if beneath.is_refusal(exc):
+            refused.append(exc.message)
+        return None
     except OSError:
         return None
     return data.decode("utf-8", errors="replace")

@@ -12,6 +12,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from .. import beneath
+from ..errors import GraphLemonError
+
 _TEST_DIRS = {"tests", "benches", "examples"}
 _FN = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:const\s+|async\s+|unsafe\s+)*fn\s+(?P<name>\w+)")
 _CFG_TEST = re.compile(r"^\s*#\[cfg\((?:all\()?test\b")
@@ -42,12 +45,9 @@ def rust_place(root: Path | None, file: str | None, line: int | None) -> RustPla
 def _read(root: Path | None, file: str) -> list[str] | None:
     if root is None:
         return None
-    try:
-        path = (root / file).resolve()
-        if not path.is_relative_to(root.resolve()) or path.stat().st_size > _MAX_BYTES:
-            return None
-        return path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+    try:  # through the safe reader: a link or a FIFO in the work tree is never followed
+        return beneath.read_text(root, file, errors="replace", max_bytes=_MAX_BYTES).splitlines()
+    except (OSError, GraphLemonError):
         return None
 
 

@@ -11,13 +11,17 @@ Files are streamed, so a multi-gigabyte process.log is searched in constant memo
 
 from __future__ import annotations
 
+import io
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import TextIO
 
 from pydantic import BaseModel, Field
 
+from .. import beneath
 from ..errors import ErrorCode, GraphLemonError
 
 STATE_DIR = ".graphlemon"
@@ -116,10 +120,17 @@ def verify_one(root: Path, evidence: str) -> EvidenceCheck:
         path = resolve_in_project(root, rel)
     except GraphLemonError as exc:
         return EvidenceCheck(evidence=evidence, ok=False, reason=exc.message)
-    if not path.is_file():
+    real_root = Path(os.path.realpath(root))
+    if beneath.kind(real_root, path) in ("absent", "dir"):
         return EvidenceCheck(evidence=evidence, ok=False, reason=f"file not found: {rel}")
-    hit_file = path.relative_to(Path(os.path.realpath(root))).as_posix()
-    found = _match_at_line(path, quote, line) if line else _find(path, quote)
+    try:
+        with _text(real_root, path) as fh:  # the safe reader: a link or a FIFO is refused, never followed
+            found = _match_at_line(fh, quote, line) if line else _find(fh, quote)
+    except FileNotFoundError:
+        return EvidenceCheck(evidence=evidence, ok=False, reason=f"file not found: {rel}")
+    except GraphLemonError as exc:
+        return EvidenceCheck(evidence=evidence, ok=False, reason=exc.message)
+    hit_file = path.relative_to(real_root).as_posix()
     if isinstance(found, str):
         return EvidenceCheck(evidence=evidence, ok=False, reason=found, hit_file=hit_file)
     if found is None:
@@ -145,33 +156,38 @@ def cite(rel: str, line: int | None, quote: str) -> str:
 # -- matching ------------------------------------------------------------------------------
 
 
-def _find(path: Path, quote: str) -> int | None:
+@contextmanager
+def _text(root: Path, path: Path) -> Iterator[TextIO]:
+    """A file of the project opened through the safe reader (no link, no FIFO), streamed as text."""
+    with beneath.open_regular(root, path) as raw:
+        yield io.TextIOWrapper(io.BufferedReader(raw), encoding="utf-8", errors="replace")  # type: ignore[arg-type]
+
+
+def _find(fh: TextIO, quote: str) -> int | None:
     """Stream the file; the line on which the (whitespace-normalised) quote ends, or None."""
     keep = len(quote)
     buf = ""
-    with path.open(encoding="utf-8", errors="replace") as fh:
-        for lineno, raw in enumerate(fh, 1):
-            piece = normalize(raw)
-            if not piece:
-                continue
-            buf = f"{buf} {piece}" if buf else piece
-            if quote in buf:
-                return lineno
-            buf = buf[-keep:]
+    for lineno, raw in enumerate(fh, 1):
+        piece = normalize(raw)
+        if not piece:
+            continue
+        buf = f"{buf} {piece}" if buf else piece
+        if quote in buf:
+            return lineno
+        buf = buf[-keep:]
     return None
 
 
-def _match_at_line(path: Path, quote: str, line: int) -> int | str | None:
+def _match_at_line(fh: TextIO, quote: str, line: int) -> int | str | None:
     """The quote must start on `line` (it may continue on the following lines)."""
-    with path.open(encoding="utf-8", errors="replace") as fh:
-        for lineno, raw in enumerate(fh, 1):
-            if lineno == line:
-                first = normalize(raw)
-                text = first
-                for more in fh:
-                    if len(text) >= len(first) + len(quote):
-                        break
-                    text = f"{text} {normalize(more)}".strip()
-                at = text.find(quote)
-                return line if 0 <= at < max(len(first), 1) else None
+    for lineno, raw in enumerate(fh, 1):
+        if lineno == line:
+            first = normalize(raw)
+            text = first
+            for more in fh:
+                if len(text) >= len(first) + len(quote):
+                    break
+                text = f"{text} {normalize(more)}".strip()
+            at = text.find(quote)
+            return line if 0 <= at < max(len(first), 1) else None
     return f"line {line} is beyond the end of the file"

@@ -22,6 +22,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from .. import beneath
+from ..agents.sandbox import glob_match
 from ..bugs import Bug, BugTracker
 from ..errors import ErrorCode, GraphLemonError, invalid_param
 from ..models import ArtifactRecord, TriageRecord
@@ -313,29 +315,40 @@ def _inside(root: Path, path: Path) -> bool:
     return Path(os.path.realpath(path)).is_relative_to(root)
 
 
+def _code_files(root: Path, pattern: str, literal: str, kind: str) -> list[str]:
+    """The work tree's files a units.json code path names, listed through the safe reader (no link is listed or
+    followed; dependency and build folders are not entered)."""
+    if "*" not in pattern:
+        if kind == "file":
+            return [literal]
+        return beneath.walk_files(root, "" if literal == "." else literal, skip=SKIP_DIRS)[0] if kind == "dir" else []
+    folder = literal if kind == "dir" else literal.rpartition("/")[0]
+    return [p for p in beneath.walk_files(root, "" if folder == "." else folder, skip=SKIP_DIRS)[0] if glob_match(pattern, p)]
+
+
 def read_code(root: Path, patterns: list[str], notes: list[str]) -> list[SourceFile]:
     """Source files under each units.json path (file, folder or glob), skipping dependencies and build output."""
     files: dict[str, SourceFile] = {}
     for pattern in patterns:
         literal = pattern.split("*", 1)[0].rstrip("/") or "."
         try:
-            base = resolve_in_project(root, literal)
+            resolve_in_project(root, literal)
+            kind = beneath.kind(root, "" if literal == "." else literal)
         except GraphLemonError as exc:
             notes.append(f"units.json code path {pattern!r} skipped: {exc.message}")
             continue
-        folder = base if base.is_dir() else base.parent
-        candidates = root.glob(pattern) if "*" in pattern else base.rglob("*") if base.is_dir() else [base]
-        for path in candidates:
+        candidates = _code_files(root, pattern, literal, kind)
+        for rel in candidates:
             if len(files) >= MAX_FILES_PER_UNIT:
                 notes.append(f"more than {MAX_FILES_PER_UNIT} source files under {pattern!r}; the rest were not read")
                 break
-            inner = path.relative_to(folder).parts[:-1] if path.is_relative_to(folder) else ()
-            if path.suffix not in SOURCE_SUFFIXES or SKIP_DIRS.intersection(inner) or not path.is_file():
+            if Path(rel).suffix not in SOURCE_SUFFIXES:
                 continue
-            if not _inside(root, path) or path.stat().st_size > MAX_SOURCE_BYTES:
+            try:  # a link, a FIFO or a file over the cap is not read
+                text = beneath.read_text(root, rel, errors="replace", max_bytes=MAX_SOURCE_BYTES)
+            except (OSError, GraphLemonError):
                 continue
-            src = _source(root, path)
-            files.setdefault(src.rel, src)
+            files.setdefault(rel, SourceFile(rel, text))
     return sorted(files.values(), key=lambda s: s.rel)
 
 

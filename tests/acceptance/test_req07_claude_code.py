@@ -62,7 +62,8 @@ def test_happy_the_calc_loop_runs_end_to_end_on_claude_code_through_prefect(clau
     assert usage and {u.executor for u in usage} == {"claude_code"}
     assert {u.role for u in usage} == {"planner", "coder", "tester"}
     cwds = {c["cwd"] for c in fake.calls}
-    assert str(project.root) in cwds  # the planner
+    assert f"{project.state_dir}/worktrees/{task_id}/_scratch-planner" in cwds  # the planner: a scratch work tree
+    assert str(project.root) not in cwds  # no turn runs in the person's own work tree
     assert {f"{project.state_dir}/worktrees/{task_id}/{u}" for u in ("add", "mul")} <= cwds
     assert "a * b" in (project.root / "calc" / "mul.py").read_text()  # merged into main after the fix
     tests = subprocess.run(

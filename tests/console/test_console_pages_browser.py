@@ -177,3 +177,31 @@ def test_missing_projects_are_collapsed_and_removed_in_one_click(page, server, r
     page.wait_for_selector("#missing-projects", state="detached")
     assert all(p.available for p in registry.list())
     page.shot("cleaned")
+
+
+def test_a_done_task_with_refused_actions_says_so_on_the_dashboard_and_lists_each_on_its_page(page, server, project):
+    """A task the sandbox refused actions for never reads as a clean "done": the count beside its status on the
+    dashboard and the task page, and a table of each refused action (an agent's path shown as text)."""
+    from graphlemon.violations import violation_event
+
+    pid = project.project_id
+    board = TaskBoard(project.ledger)
+    tid = board.create("Implement a snake game").task_id
+    for status in ("planning", "coding", "validating", "done"):
+        board.transition(tid, status)
+    hostile = "tests/<b>x</b>\u202eyp.txt"
+    for i, (stage, why) in enumerate([("tester", f"test run: sandbox: '{hostile}' goes through a symlink; GraphLemon "
+                                                 "did not follow it"),
+                                      ("coder", "commit: refused 'tests/fixture/HEAD': inside a folder git would take "
+                                                "for a repository")]):  # fmt: skip
+        project.ledger.append(violation_event(why, node_exec_id=f"ne-{i}", stage=stage, task_id=tid, unit_id="board"))
+    page.goto(f"{server.url}/#/p/{pid}")
+    page.wait_for_selector(f"tr[data-task='{tid}'] .refused-badge")
+    assert "with 2 refused actions" in page.inner_text(f"tr[data-task='{tid}']")
+    page.shot("dashboard")
+    page.goto(f"{server.url}/#/p/{pid}/t/{tid}")
+    page.wait_for_selector("#refused-actions tr[data-stage=coder]")
+    assert "with 2 refused actions" in page.inner_text("h1")
+    table = page.inner_text("#refused-actions")
+    assert "<b>x</b>" in table and "\u202e" not in table and "\\u202e" in table  # text, never markup; bidi shown
+    page.shot("task")

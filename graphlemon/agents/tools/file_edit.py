@@ -80,7 +80,7 @@ def edit_file(ctx: ToolContext, args: EditFileArgs) -> dict:
         raise invalid_param(f"{args.path}: no such file", path=args.path)
     if args.old == args.new:
         raise invalid_param(f"edit_file: old and new are the same text; nothing would change in {args.path}")
-    text = read_text(real, args.path)
+    text = read_text(ctx.sandbox.root, real, args.path)
     count = text.count(args.old)
     if count == 0:
         raise invalid_param(

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 from pydantic import Field
 
-from ...errors import invalid_param
+from ... import beneath
+from ...errors import GraphLemonError, invalid_param
 from ..sandbox import glob_match
 from ..tool_context import ToolContext
 from .fs_guard import MAX_LINE_CHARS, SKIP_DIRS, ToolArgs, read_text, walk_files
@@ -53,11 +53,12 @@ def _render_read(result: dict) -> str:
 def read_file(ctx: ToolContext, args: ReadFileArgs) -> dict:
     real = ctx.sandbox.resolve_read(args.path)
     rel = ctx.sandbox.relative(real)
-    if real.is_dir():
-        return {"path": rel, "listing": _listing(real, depth=2)}
-    if not real.is_file():
+    kind = beneath.kind(ctx.sandbox.root, real)
+    if kind == "dir":
+        return {"path": rel, "listing": _listing(ctx.sandbox.root, real, depth=2)}
+    if kind == "absent":
         raise invalid_param(f"{args.path}: no such file or folder", path=args.path)
-    text = read_text(real, args.path)
+    text = read_text(ctx.sandbox.root, real, args.path)
     lines = text.splitlines(keepends=True)
     chunk, end = "", args.offset - 1
     for line in lines[args.offset - 1 : args.offset - 1 + args.limit]:
@@ -77,31 +78,28 @@ def read_file(ctx: ToolContext, args: ReadFileArgs) -> dict:
     }
 
 
-def _listing(folder: Path, depth: int) -> list[str]:
-    """Folders first, then files, `depth` levels; a deeper folder shows how many files it holds."""
+def _listing(root: Path, folder: Path, depth: int) -> list[str]:
+    """Folders first, then files, `depth` levels; a deeper folder shows how many files it holds (links are neither
+    followed nor shown)."""
     out: list[str] = []
 
-    def walk(base: Path, level: int) -> None:
+    def walk(base: str, level: int) -> None:
         try:
-            entries = sorted(
-                (e for e in os.scandir(base) if e.name not in SKIP_DIRS and not e.is_symlink()),
-                key=lambda e: (not e.is_dir(), e.name),
-            )
-        except OSError:
+            found = [e for e in beneath.entries(root, base) if e.name not in SKIP_DIRS and e.kind in ("dir", "file")]
+        except (OSError, GraphLemonError):
             return
-        for entry in entries:
-            pad = "  " * level
-            if entry.is_dir():
+        for entry in sorted(found, key=lambda e: (e.kind != "dir", e.name)):
+            pad, path = "  " * level, f"{base}/{entry.name}" if base else entry.name
+            if entry.kind == "dir":
                 if level + 1 < depth:
                     out.append(f"{pad}{entry.name}/")
-                    walk(Path(entry.path), level + 1)
+                    walk(path, level + 1)
                 else:
-                    count = sum(len(files) for _, _, files in os.walk(entry.path))
-                    out.append(f"{pad}{entry.name}/ ({count} files)")
+                    out.append(f"{pad}{entry.name}/ ({beneath.count_files(root, path)} files)")
             else:
                 out.append(f"{pad}{entry.name}")
 
-    walk(folder, 0)
+    walk(folder.relative_to(root).as_posix() if folder != root else "", 0)
     return out
 
 
@@ -130,10 +128,10 @@ def _render_list(result: dict) -> str:
 )
 def list_files(ctx: ToolContext, args: ListFilesArgs) -> dict:
     base = ctx.sandbox.resolve_read(args.path)
-    if not base.is_dir():
+    if beneath.kind(ctx.sandbox.root, base) != "dir":
         raise invalid_param(f"{args.path}: not a folder", path=args.path)
     files, truncated = [], False
-    for rel_to_base, real in walk_files(base):
+    for rel_to_base, real in walk_files(ctx.sandbox.root, base):
         if glob_match(args.pattern, rel_to_base) or args.pattern in ("**", "**/*"):
             if len(files) >= args.max_results:
                 truncated = True
@@ -186,19 +184,18 @@ def search_text(ctx: ToolContext, args: SearchTextArgs) -> dict:
     except re.error as exc:
         raise invalid_param(f"search_text: bad regular expression {args.pattern!r}: {exc}") from None
     base = ctx.sandbox.resolve_read(args.path)
-    targets = [(base.name, base)] if base.is_file() else list(walk_files(base)) if base.is_dir() else []
+    kind = beneath.kind(ctx.sandbox.root, base)
+    targets = [(base.name, base)] if kind == "file" else list(walk_files(ctx.sandbox.root, base)) if kind == "dir" else []
     if not targets:
         raise invalid_param(f"{args.path}: no such file or folder", path=args.path)
     found, count, truncated = [], 0, False
     for rel_to_base, real in targets:
-        if base.is_dir() and not glob_match(args.glob, rel_to_base) and args.glob not in ("**", "**/*"):
-            continue
-        if real.stat().st_size > MAX_SEARCH_FILE_BYTES:
+        if kind == "dir" and not glob_match(args.glob, rel_to_base) and args.glob not in ("**", "**/*"):
             continue
         try:
-            lines = real.read_text(encoding="utf-8").splitlines()
-        except (UnicodeDecodeError, OSError):
-            continue
+            lines = read_text(ctx.sandbox.root, real, rel_to_base, max_bytes=MAX_SEARCH_FILE_BYTES).splitlines()
+        except (OSError, GraphLemonError):
+            continue  # too large, not text, or no longer a regular file
         hits = [i for i, line in enumerate(lines) if regex.search(line)]
         if not hits:
             continue

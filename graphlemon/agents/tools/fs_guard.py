@@ -11,11 +11,13 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from ... import beneath
 from ...errors import ErrorCode, GraphLemonError, invalid_param
 from ..effects import TreeGuard, violation
 from ..tool_context import ToolContext
 
 MAX_LINE_CHARS = 2_000  # a longer line is cut in a numbered view
+MAX_READ_BYTES = 64 * 1024 * 1024  # the largest file a tool reads
 SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "__pycache__", ".pytest_cache", ".ruff_cache"})
 
 
@@ -38,20 +40,20 @@ def judged(ctx: ToolContext, tool_name: str) -> Iterator[None]:
 
 
 
-def walk_files(base: Path):
-    """(path relative to base, real path) of regular files, not following symlinked folders."""
-    for dirpath, dirnames, filenames in os.walk(base):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not os.path.islink(os.path.join(dirpath, d)))
-        for name in sorted(filenames):
-            real = Path(dirpath) / name
-            if real.is_symlink() or not real.is_file():
-                continue
-            yield real.relative_to(base).as_posix(), real
+def walk_files(root: Path, base: Path):
+    """(path relative to base, real path) of regular files below `base` (inside `root`), through the safe reader:
+    no link is followed, folders in SKIP_DIRS are not entered."""
+    files, _ = beneath.walk_files(root, base, skip=SKIP_DIRS)
+    prefix = base.relative_to(root).as_posix() if base != root else ""
+    for rel in files:
+        yield (rel[len(prefix) + 1 :] if prefix else rel), root / rel
 
 
-def read_text(real: Path, shown: str) -> str:
+def read_text(root: Path, real: Path, shown: str, *, max_bytes: int = MAX_READ_BYTES) -> str:
+    """A text file of the work tree, through the safe reader (a link or a FIFO is a SANDBOX_VIOLATION, recorded by
+    the registry); a file over `max_bytes` is IO_ERROR."""
     try:
-        return real.read_text(encoding="utf-8")
+        return beneath.read_text(root, real, max_bytes=max_bytes)
     except UnicodeDecodeError:
         raise invalid_param(f"{shown}: not a UTF-8 text file", path=shown) from None
 

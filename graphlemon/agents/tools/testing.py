@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...errors import invalid_param
+from ...errors import ErrorCode, GraphLemonError, invalid_param
 from ..effects import TreeGuard, violation
 from ..tool_context import ToolContext
 from .registry import tool
@@ -48,6 +48,8 @@ def run_tests(ctx: ToolContext, args: RunTestsArgs) -> dict:
         confinement=for_workdir(ctx.sandbox.root, ctx.state_dir),
     )  # fmt: skip
     out = result.contract().model_dump(mode="json")  # as `graphlemon test --json` prints it
+    for refused in result.refused_reads:  # a link or FIFO the run planted for the host to read: not followed
+        ctx.record_tool_error("run_tests", GraphLemonError(ErrorCode.SANDBOX_VIOLATION, refused))
     refusals = guard.judge()
     for refusal in refusals:  # the run stands; each forbidden change it made is reverted and recorded
         ctx.record_tool_error("run_tests", violation("run_tests", [refusal]))

@@ -295,7 +295,7 @@ function pageDashboard(pid) {
       h("tr", {}, ["task", "status", "round", "spend / budget", "open bugs", "goal", "updated"].map((c) => h("th", {}, c))),
       tasks.map((t) => h("tr", { dataset: { task: t.task_id, status: t.status, run: t.run || "" } },
         h("td", {}, h("a", { href: `#/p/${encodeURIComponent(pid)}/t/${encodeURIComponent(t.task_id)}` }, t.task_id)),
-        h("td", {}, pill(t.status, t.blocked_reason),
+        h("td", {}, pill(t.status, t.blocked_reason), refusedBadge(t.refused_actions),
           RUN_NOTE[t.run] ? h("div", { class: "run-note" }, RUN_NOTE[t.run]) : null),
         h("td", {}, String(t.loop_round)),
         h("td", {}, spendText(t)),
@@ -401,7 +401,7 @@ function drawHead(head, pid, d) {
     p.max_unit_attempts ? `${p.max_unit_attempts} attempts per unit` : null, p.max_loop_rounds ? `${p.max_loop_rounds} rounds at most` : null,
     p.budget ? `budget ${p.budget.limit_type === "token_count" ? `${fmtNum(p.budget.limit)} tokens` : `$${p.budget.limit}`}` : "no budget"].filter(Boolean);
   head.replaceChildren(...[
-    h("h1", {}, `${t.task_id} `, pill(t.status, t.blocked_reason)),
+    h("h1", {}, `${t.task_id} `, pill(t.status, t.blocked_reason), refusedBadge(d.violations ? d.violations.count : 0)),
     h("p", { class: "goal" }, t.goal_text),
     h("p", { id: "task-times", class: "muted" }, "started ", fmtWhen(times.started),
       times.ended ? [" · stopped ", fmtWhen(times.ended), ` · took ${fmtDuration(times.duration_s)}`] : [" · going on for ", h("span", { id: "task-elapsed" }, fmtDuration((Date.now() - new Date(times.started)) / 1000))],
@@ -478,6 +478,19 @@ function timelineLog(pid, d, e) { // a timeline line opens the log of its node (
   return nid ? h("a", { href: `#/p/${pidq}/logs/${encodeURIComponent(nid)}`, class: "log-link", dataset: { node: nid } }, "log")
     : h("a", { href: `#/p/${pidq}/t/${encodeURIComponent(d.task.task_id)}/logs`, class: "log-link" }, "logs");
 }
+// a task with refused actions never reads as a clean "done": the count beside its status, everywhere
+const refusedBadge = (n) => (n ? h("span", { class: "refused-badge", dataset: { refused: String(n) } }, ` — with ${n} refused action${n > 1 ? "s" : ""}`) : null);
+// every refused action of the task (the sandbox undid or refused each), as text
+function refusedList(pid, d) {
+  const v = d.violations;
+  if (!v || !v.count) return null;
+  const stages = Object.entries(v.by_stage).map(([stage, n]) => `${stage} ${n}`).join(", ");
+  return h("div", { class: "card", id: "refused" }, h("h2", {}, `Refused actions: ${v.count} `, h("span", { class: "muted" }, `(${stages})`)),
+    h("p", { class: "muted" }, "What an agent or a run tried and the sandbox undid or refused; the task's result does not include it."),
+    h("table", { id: "refused-actions" }, h("tr", {}, ["time", "stage", "unit", "refused", ""].map((c) => h("th", {}, c))),
+      v.actions.map((a, i) => h("tr", { dataset: { stage: a.stage } }, timeCell(a.ts, i ? v.actions[i - 1].ts : null), h("td", {}, a.stage), h("td", {}, a.unit_id || ""),
+        h("td", {}, a.shown), h("td", {}, h("a", { href: `#/p/${encodeURIComponent(pid)}/logs/${encodeURIComponent(a.node_exec_id)}`, class: "log-link" }, "log"))))));
+}
 function drawRest(rest, pid, d) {
   const tl = h("table", { id: "timeline" }, h("tr", {}, ["time", "event", "unit", "summary", ""].map((c) => h("th", {}, c))),
     d.timeline.map((e, i) => h("tr", { dataset: { event: e.event } }, timeCell(e.ts, i ? d.timeline[i - 1].ts : null), h("td", { title: e.event }, said(e.event, "event")), h("td", {}, e.unit_id || ""), h("td", { class: "prose" }, withBugLinks(pid, e.summary)), h("td", {}, timelineLog(pid, d, e)))));
@@ -492,6 +505,7 @@ function drawRest(rest, pid, d) {
   const usage = h("table", { id: "usage" }, h("tr", {}, ["role", "calls", "tokens", "cost"].map((c) => h("th", {}, c))),
     Object.entries(d.usage.by_role).map(([role, u]) => h("tr", {}, h("td", {}, role), h("td", {}, String(u.calls)), h("td", {}, u.tokens.toLocaleString()), h("td", {}, `$${u.cost_usd.toFixed(4)}`))));
   rest.replaceChildren(
+    ...[refusedList(pid, d)].filter(Boolean),
     h("div", { class: "grid2 task-rest" },
       h("div", {}, h("h2", {}, "Timeline"),
         d.timeline_total > d.timeline.length ? h("p", { class: "muted", id: "timeline-more" }, `the latest ${d.timeline.length} of ${d.timeline_total} milestones (graphlemon status ${d.task.task_id} shows all)`) : null, tl),

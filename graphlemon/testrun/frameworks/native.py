@@ -6,7 +6,8 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from ...errors import invalid_param
+from ... import beneath
+from ...errors import GraphLemonError, invalid_param
 from ..output_text import strip_ansi
 from ..parsers.cargo_text import compile_failure, parse_cargo_text
 from ..parsers.go_json import human_text, parse_go_json
@@ -103,8 +104,8 @@ _CARGO_ENV = {"CARGO_TERM_COLOR": "never", "RUST_BACKTRACE": "0"}
 
 def _go_module(run_dir: Path) -> str | None:
     try:
-        text = (run_dir / "go.mod").read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        text = beneath.read_text(run_dir, "go.mod", errors="replace", max_bytes=1024 * 1024)  # never a link or FIFO
+    except (OSError, GraphLemonError):
         return None
     match = re.search(r"^module\s+(\S+)", text, re.M)
     return match.group(1).strip('"') if match else None
