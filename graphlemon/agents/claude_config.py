@@ -21,6 +21,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import beneath
+from ..errors import GraphLemonError
+
 CREDENTIAL_FILES = (".credentials.json",)  # Claude Code's login on Linux
 STEERING_FOLDERS = {"hooks": "hook", "commands": "slash_command", "agents": "subagent", "skills": "skill",
                     "plugins": "plugin", "output-styles": "output_style", "rules": "memory"}  # fmt: skip
@@ -105,14 +108,14 @@ class TurnConfig:
                 elif stat.S_ISDIR(st.st_mode):
                     out[rel] = "dir"
                 elif stat.S_ISREG(st.st_mode):
-                    out[rel] = f"file:{st.st_size}:{st.st_mtime_ns}:{_digest(path)}"
+                    out[rel] = f"file:{st.st_size}:{st.st_mtime_ns}:{_digest(self.folder, rel)}"
                 else:
                     out[rel] = f"other:{stat.S_IFMT(st.st_mode)}"
         return out
 
     def _state_servers(self) -> list[str]:
         """The MCP servers the turn put in Claude Code's state file (top level or under a project)."""
-        data = _read_json(self.folder / STATE_FILE)
+        data = _read_json(self.folder, STATE_FILE)
         if not isinstance(data, dict):
             return []
         found = list(data.get("mcpServers") or {}) if isinstance(data.get("mcpServers"), dict) else []
@@ -145,32 +148,21 @@ def person_config_dir(env: Mapping[str, str]) -> Path:
     return Path(named) if named else Path(env.get("HOME") or Path.home()) / ".claude"
 
 
-def _digest(path: Path) -> str:
+def _digest(folder: Path, rel: str) -> str:
+    """The sha256 of a regular file the turn wrote, read through the safe reader (no link, no FIFO)."""
     h = hashlib.sha256()
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
+        with beneath.open_regular(folder, rel) as fh:
+            while chunk := fh.read(1 << 20):
+                h.update(chunk)
+    except (OSError, GraphLemonError):
         return "unreadable"
-    with os.fdopen(fd, "rb") as fh:
-        while chunk := fh.read(1 << 20):
-            h.update(chunk)
     return h.hexdigest()
 
 
-def _read_json(path: Path) -> object:
-    """The JSON of a regular file the turn wrote, without following a link, blocking on a FIFO or reading a huge
-    file (bounded); None when it is none of that."""
+def _read_json(folder: Path, rel: str) -> object:
+    """The JSON of a regular file the turn wrote, through the safe reader (bounded); None when it is none of that."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            return None
-        raw = fh.read(STATE_LIMIT + 1)
-    if len(raw) > STATE_LIMIT:
-        return None
-    try:
-        return json.loads(raw)
-    except ValueError:
+        return json.loads(beneath.read_bytes(folder, rel, max_bytes=STATE_LIMIT))
+    except (OSError, ValueError, GraphLemonError):
         return None

@@ -62,7 +62,8 @@ def test_the_console_shows_the_count_on_the_dashboard_and_each_action_on_the_tas
     task_id = _done_task_with_refusals(project)
     registry = ProjectRegistry(tmp_path / "config")
     registry.register(project)
-    with TestClient(create_app(ConsoleSettings(token=TOKEN, registry=registry)), base_url="http://127.0.0.1:8766") as c:
+    app = create_app(ConsoleSettings(token=TOKEN, registry=registry))
+    with TestClient(app, base_url="http://127.0.0.1:8766", cookies={"graphlemon_console": TOKEN}) as c:
         rows = c.get(f"/api/projects/{project.project_id}/tasks").json()["tasks"]
         assert {r["task_id"]: r["refused_actions"] for r in rows}[task_id] == 3
         detail = c.get(f"/api/projects/{project.project_id}/tasks/{task_id}").json()
