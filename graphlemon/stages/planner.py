@@ -17,6 +17,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..agents.executor_seam import MISBEHAVIOUR
+from ..agents.schemas import model_schema
 from ..errors import ErrorCode, GraphLemonError
 from ..models import SddPatch
 from ..nodes import node_exec_id
@@ -25,6 +27,7 @@ from .outcomes import PlanOutcome
 from .session import LoopSession
 
 DRAFTS = Path("plan") / "drafts"
+ENDED_WITHOUT_ANSWER = ("max_turns", "timeout", *MISBEHAVIOUR)  # the drafts it wrote are checked all the same
 DOCS = ("brd", "prd", "sdd", "benchmark")
 _ASSUMPTION = re.compile(r"^\s*[-*]\s*([A-Za-z][\w .-]{0,60}?)\s*:\s*(.+?)\s*$")
 
@@ -37,7 +40,9 @@ class PlannedUnit(BaseModel):
     summary: str = ""
     code: list[str] = Field(min_length=1)
     tests: list[str] = Field(min_length=1)
-    depends_on: list[str] = Field(default_factory=list)
+    depends_on: list[str] = Field(
+        default_factory=list, description="The units whose code this unit calls: they are built and merged first"
+    )
     acceptance_criteria: list[AcceptanceCriterion] = Field(min_length=1)
     contract: ContractExports | None = None
 
@@ -54,7 +59,9 @@ class PlanDoc(BaseModel):
 class PlannerOutput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    summary: str = Field(min_length=1)
+    summary: str = Field(
+        min_length=1, description="A few sentences: what the plan holds, the assumptions it makes, open questions"
+    )
 
 
 class Drafts(BaseModel):
@@ -78,7 +85,7 @@ def run_planner(session: LoopSession, loop_round: int, feedback: str | None = No
         session.enter_node(nid, PlanOutcome, stage="planner", loop_round=loop_round, attempt=attempt)
         drafts_dir = _reset_drafts(session)
         context = _context(task.goal_text, loop_round, feedback, violations)
-        session.turn(
+        result = session.run_turn(
             "planner",
             context,
             output_model=PlannerOutput,
@@ -87,10 +94,14 @@ def run_planner(session: LoopSession, loop_round: int, feedback: str | None = No
             writable=[f".graphlemon/{DRAFTS.as_posix()}/**"],
             attempt=attempt,
         )
+        if not result.ok and result.stop_reason not in ENDED_WITHOUT_ANSWER:
+            raise session.turn_failed("planner", nid, attempt, result)
         session.nodes.transition(nid, "verifying", attempt=attempt)
-        drafts, violations = read_drafts(drafts_dir)
+        drafts, violations = read_drafts(drafts_dir)  # a turn that ended without an answer may have written them
         if drafts is not None:
             violations = check_plan(drafts)
+        if violations and not result.ok:
+            violations.insert(0, f"your turn ended without an answer ({result.stop_reason}: {result.output_error})")
         if not violations:
             outcome = _write_plan(session, drafts, attempt)  # type: ignore[arg-type]
             ref = session.save_outcome(nid, outcome)
@@ -132,12 +143,18 @@ def _context(goal: str, loop_round: int, feedback: str | None, violations: list[
         "What to write": (
             f"Write these files under .graphlemon/{DRAFTS.as_posix()}/: brd.md, prd.md (with an '## Assumptions' "
             "list of `- key: value` lines), sdd.md (one section per unit, numbered like `## 3.2 Collision`), "
-            "benchmark.md (with a fenced code block tagged checks, one `name: command` line per check that must exit 0), and plan.json "
-            "(a JSON object matching the plan.json schema below: each unit's code and test paths, its criteria "
-            "with ids AC1, AC2, ... citing SDD sections, its contract; the integration cases). Then submit a "
-            "short summary."
+            "benchmark.md (with a fenced code block tagged checks, one `name: command` line per check that must exit "
+            "0), and plan.json (a JSON object matching the plan.json schema below: each unit's code and test paths, "
+            "its criteria with ids AC1, AC2, ... citing SDD sections, its contract; the integration cases). Then "
+            "submit a short summary."
         ),
-        "plan.json schema": "```json\n" + json.dumps(PlanDoc.model_json_schema(), separators=(",", ":")) + "\n```",
+        "How the benchmark's checks run": (
+            "After every unit is green and merged, the Validator runs each check in the merged work tree (the "
+            "repository root, with every unit's code). A command is split into words like a shell would and run "
+            "without a shell: no pipes, `&&`, redirections, globs or variables. `{python}` is replaced by the "
+            "Python interpreter GraphLemon runs under. A check passes when it exits 0 within 120 seconds."
+        ),
+        "plan.json schema": "```json\n" + json.dumps(model_schema(PlanDoc), separators=(",", ":")) + "\n```",
     }
     if feedback:
         context["Feedback from the last round"] = feedback
