@@ -41,8 +41,10 @@ class SkillEdit(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    text: str = Field(min_length=1)
-    rationale: str = Field(min_length=1)
+    text: str = Field(min_length=1, description="The whole new skill, every section heading and the first line kept")
+    rationale: str = Field(
+        min_length=1, description="Two or three sentences: which defect, which change, why it generalises"
+    )
 
 
 def run_skill_update(session: LoopSession, loop_round: int) -> SkillUpdateOutcome:
