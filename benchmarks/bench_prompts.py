@@ -10,17 +10,16 @@ the anthropic backend sends it, and measured in three parts:
 * docs — the shared documents block (the SDD, the PRD: cached once for every unit of the task);
 * first — the turn's first message (ids, sandbox, files, memory, the stage's context).
 
-Tokens are characters / 4, as the local fake Messages server counts them. The script measures whatever tree
-it is imported from, so the table before a change is the same script run with `PYTHONPATH=<old checkout>`
-(the issue 48 note gives both). `BENCH_SMOKE=1` skips the skill demo (seconds; every other figure printed).
+Tokens are characters / 4, as the local fake Messages server counts them. The requests come from this
+checkout's demo playbooks and fixtures; the prompts are rendered by whichever `graphlemon` is imported, so
+the table of another version is this script run with `PYTHONPATH=<that checkout>` (issue 48: before and
+after). `BENCH_SMOKE=1` skips the skill demo (every other figure printed).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -28,42 +27,22 @@ from pathlib import Path
 import graphlemon
 
 ROOT = Path(graphlemon.__file__).resolve().parents[1]  # the tree under measurement (PYTHONPATH may point elsewhere)
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the fakes and fixtures of this checkout
+
+from fakes.stage_requests import SNAKE, Recording, snake_loop  # noqa: E402
 
 from graphlemon.agents import build_executor  # noqa: E402
-from graphlemon.devloop.loop import run_devloop  # noqa: E402
-from graphlemon.devloop.stages import Stages  # noqa: E402
-from graphlemon.project import init_project  # noqa: E402
-from graphlemon.stages.session import LoopConfig, LoopSession  # noqa: E402
-from graphlemon.taskboard import TaskBoard  # noqa: E402
 
 SMOKE = os.environ.get("BENCH_SMOKE") == "1"
-SNAKE = ROOT / "examples" / "snake"
 ROLES = ("planner", "coder", "tester", "integrator", "validator", "bug-triager", "skill-editor")
 GIT_ENV = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@b"}
 
 
-class FirstRequests:
-    """An executor that keeps each role's first request, then lets the scripted executor run it."""
-
-    def __init__(self, inner, seen: dict) -> None:
-        self.inner, self.name, self.seen = inner, inner.name, seen
-
-    def run(self, request, ctx):
-        self.seen.setdefault(request.role, request)
-        return self.inner.run(request, ctx)
-
-
 def snake_requests(base: Path, playbook: str, seen: dict) -> None:
-    repo = base / playbook.replace(".", "-")
-    shutil.copytree(SNAKE / "repo", repo)
-    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "empty snake package"]):
-        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
-    project = init_project(repo).project
-    task = TaskBoard(project.ledger).create("Implement a snake game")
-    session = LoopSession(project, task.task_id, LoopConfig(playbook=SNAKE / playbook, max_unit_attempts=2))
-    session.__dict__["executor"] = FirstRequests(build_executor("scripted", playbook=SNAKE / playbook), seen)
-    run_devloop(session, Stages(session.run))
+    recording = snake_loop(base / playbook.replace(".", "-"), playbook,
+                           Recording(build_executor("scripted", playbook=SNAKE / playbook)))  # fmt: skip
+    for role, request in recording.first.items():
+        seen.setdefault(role, request)
 
 
 def triage_request(base: Path, seen: dict) -> None:
@@ -72,8 +51,10 @@ def triage_request(base: Path, seen: dict) -> None:
     from graphlemon.triage import triage_run
 
     scenario = make_scenario("cm01_expired_token_accepted", base)
-    playbook = ROOT / "tests" / "fixtures" / "triage" / "playbooks" / "good-verdict.yaml"
-    triage_run(scenario.project, scenario.run_id, executor=FirstRequests(build_executor("scripted", playbook=playbook), seen))
+    playbook = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "triage" / "playbooks" / "good-verdict.yaml"
+    recording = Recording(build_executor("scripted", playbook=playbook))
+    triage_run(scenario.project, scenario.run_id, executor=recording)
+    seen.update(recording.first)
 
 
 def wire(request) -> tuple[list[str], list[dict], str]:

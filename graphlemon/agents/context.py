@@ -125,15 +125,14 @@ class Conversation:
 
     def _cap_answered(self) -> int:
         """Stub text blocks and tool-input strings over REPLY_MAX_CHARS in every reply, except the latest one when it
-        is still an open tool-use reply with thinking (the API wants that message back as it came)."""
+        holds thinking and its tool-use cycle is still open (the API wants that message back as it came)."""
         count = 0
-        last = len(self.messages) - 1
-        for index, message in enumerate(self.messages):
-            if message["role"] != "assistant" or not isinstance(message["content"], list):
-                continue
-            if index == last and any(b.get("type") in THINKING for b in message["content"]):
-                continue
-            count += _stub_blocks(message["content"], REPLY_MAX_CHARS)
+        replies = [i for i, m in enumerate(self.messages) if m["role"] == "assistant" and isinstance(m["content"], list)]
+        for index in replies:
+            content = self.messages[index]["content"]
+            if index == replies[-1] and index >= self._closed_before() and any(b.get("type") in THINKING for b in content):
+                continue  # the open cycle's latest reply with thinking goes back as it came
+            count += _stub_blocks(content, REPLY_MAX_CHARS)
         return count
 
     def _closed_before(self) -> int:

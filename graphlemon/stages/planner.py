@@ -143,10 +143,10 @@ def _context(goal: str, loop_round: int, feedback: str | None, violations: list[
         "What to write": (
             f"Write these files under .graphlemon/{DRAFTS.as_posix()}/: brd.md, prd.md (with an '## Assumptions' "
             "list of `- key: value` lines), sdd.md (one section per unit, numbered like `## 3.2 Collision`), "
-            "benchmark.md (with a fenced code block tagged checks, one `name: command` line per check that must exit "
-            "0), and plan.json (a JSON object matching the plan.json schema below: each unit's code and test paths, "
-            "its criteria with ids AC1, AC2, ... citing SDD sections, its contract; the integration cases). Then "
-            "submit a short summary."
+            "benchmark.md (with a fenced code block tagged checks, one `name: command` line per check that must exit 0), and plan.json "
+            "(a JSON object matching the plan.json schema below: each unit's code and test paths, its criteria "
+            "with ids AC1, AC2, ... citing SDD sections, its contract; the integration cases). Then submit a "
+            "short summary."
         ),
         "How the benchmark's checks run": (
             "After every unit is green and merged, the Validator runs each check in the merged work tree (the "

@@ -128,7 +128,6 @@ def _propose(session: LoopSession, iterations: SkillIterations, bug: Bug, nid: s
         "Evidence": (bug.detail or "(none)")[:4000],
         "Root cause (validator)": bug.root_cause_detail or "(none)",
         f"Current {role} skill": current,
-        "How to answer": "Return the whole new skill as `text` and a short `rationale`.",
     }
     _, edit = session.turn(
         "skill-editor", context, output_model=SkillEdit, node_exec_id=nid, workdir=iterations.repo.path,

@@ -247,3 +247,15 @@ def test_reply_limit_is_what_the_model_is_told(project, messages_server, anthrop
     run(turn, anthropic_settings)
     system = messages_server.requests[0].body["system"][0]["text"]
     assert f"over {REPLY_MAX_CHARS:,} characters becomes a one-line stub" in system
+
+
+def test_the_latest_reply_with_thinking_goes_back_whole_while_its_cycle_is_open():
+    convo = Conversation("go")
+    reply = [{"type": "thinking", "thinking": "t", "signature": "s"}, {"type": "text", "text": "w" * 20_000},
+             {"type": "tool_use", "id": "t1", "name": "write_file", "input": {"path": "a", "content": "c" * 20_000}}]
+    convo.add("assistant", [dict(b) for b in reply])
+    convo.add("user", [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}])
+    assert not convo.prepare() and convo.messages[1]["content"] == reply  # sent back exactly as it came
+    convo.add("assistant", [{"type": "text", "text": "next"}])  # a later reply: the earlier one may be stubbed now
+    convo.add("user", "go on")
+    assert convo.prepare().replies == 2 and convo.messages[1]["content"][0] == reply[0]

@@ -9,52 +9,31 @@ bug-triager's comes from the triage stage over a failed integration run.
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+from fakes.stage_requests import SNAKE, Recording, snake_loop
 
 from graphlemon.agents import build_executor, build_request
 from graphlemon.agents.claude_code import claude_prompt
 from graphlemon.agents.prompt import audit, file_tree, render
-from graphlemon.devloop.loop import run_devloop
-from graphlemon.devloop.stages import Stages
-from graphlemon.project import init_project
-from graphlemon.stages.session import LoopConfig, LoopSession
-from graphlemon.taskboard import TaskBoard
-
-SNAKE = Path(__file__).resolve().parents[2] / "examples" / "snake"
 
 
-class Recorder:
+class Recorder(Recording):
     """An executor that audits each request's rendered prompts, then lets the scripted executor run it."""
 
     def __init__(self, inner) -> None:
-        self.inner, self.name = inner, inner.name
+        super().__init__(inner)
         self.problems: dict[str, list[str]] = {}
-        self.roles: set[str] = set()
 
-    def run(self, request, ctx):
-        self.roles.add(request.role)
+    def on_request(self, request) -> None:
         for backend, rendered in (("anthropic", render(request, "anthropic")), ("claude_code", claude_prompt(request))):
             for problem in audit(rendered, request, backend):
                 self.problems.setdefault(f"{request.role}/{backend}", []).append(problem)
-        return self.inner.run(request, ctx)
 
 
 def snake_run(tmp_path: Path, playbook: str) -> Recorder:
-    repo = tmp_path / "snake"
-    shutil.copytree(SNAKE / "repo", repo)
-    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "empty snake package"]):
-        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
-    project = init_project(repo).project
-    task = TaskBoard(project.ledger).create("Implement a snake game")
-    session = LoopSession(project, task.task_id, LoopConfig(playbook=SNAKE / playbook, max_unit_attempts=2))
-    recorder = Recorder(build_executor("scripted", playbook=SNAKE / playbook))
-    session.__dict__["executor"] = recorder  # the stages call the executor the session holds
-    run_devloop(session, Stages(session.run))
-    return recorder
+    return snake_loop(tmp_path, playbook, Recorder(build_executor("scripted", playbook=SNAKE / playbook)))
 
 
 @pytest.mark.parametrize(
