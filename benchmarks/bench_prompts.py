@@ -13,7 +13,7 @@ the anthropic backend sends it, and measured in three parts:
 Tokens are characters / 4, as the local fake Messages server counts them. The requests come from this
 checkout's demo playbooks and fixtures; the prompts are rendered by whichever `graphlemon` is imported, so
 the table of another version is this script run with `PYTHONPATH=<that checkout>` (issue 48: before and
-after). `BENCH_SMOKE=1` skips the skill demo (every other figure printed).
+after). `BENCH_SMOKE=1` records the planner's and the bug-triager's requests only (seconds).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ GIT_ENV = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAM
 
 def snake_requests(base: Path, playbook: str, seen: dict) -> None:
     recording = snake_loop(base / playbook.replace(".", "-"), playbook,
-                           Recording(build_executor("scripted", playbook=SNAKE / playbook)))  # fmt: skip
+                           Recording(build_executor("scripted", playbook=SNAKE / playbook)), planner_only=SMOKE)  # fmt: skip
     for role, request in recording.first.items():
         seen.setdefault(role, request)
 
@@ -99,7 +99,7 @@ def main() -> None:
                  static + tokens(docs) + tokens(first))  # fmt: skip
         print(f"{role:13}" + "".join(f"{c:>11}" for c in cells))
     if SMOKE:
-        print("(BENCH_SMOKE=1: the skill-editor's demo is skipped)")
+        print("(BENCH_SMOKE=1: the planner and the bug-triager only; run without it for every role)")
 
 
 if __name__ == "__main__":

@@ -348,8 +348,8 @@ def _submit_spec(request: AgentRequest) -> dict[str, Any]:
     return {
         "name": SUBMIT_TOOL,
         "description": (
-            "Submit your final answer; the turn ends when it is accepted. Call it once, when the work is done and "
-            "checked. An answer that does not match this schema comes back as an error naming the fields to fix."
+            "Submit your final answer, once the work is done and checked: the turn ends when it is accepted. An answer "
+            "that does not match this schema comes back as an error naming the fields to fix."
         ),
         "input_schema": output_schema(request),
     }

@@ -2,8 +2,9 @@
 
 The coder sees the unit, its acceptance criteria, its contract, the units it depends on and
 which SDD sections are its own (the whole SDD is a shared document, sent once and cached for every
-unit), plus the previous attempt's test failures as hints; it may write only the unit's code paths. The turn, its answer and its commit are memoised per attempt, so a resumed
-run never repeats a finished turn.
+unit), plus the previous attempt's test failures as hints; it may write only the unit's code paths.
+The turn, its answer and its commit are memoised per attempt, so a resumed run never repeats a
+finished turn.
 """
 
 from __future__ import annotations
@@ -57,7 +58,12 @@ class CoderTurn(BaseModel):
                        "leaves them unchanged: a write may have been refused (read the tool results) or never made.\n")  # fmt: skip
 
 
-NO_ANSWER = "(no answer; the changes so far are tested: "
+NO_ANSWER = "(no answer; the changes so far are tested: "  # the summary of a turn that gave none (`_coder_answer`)
+
+
+def _stopped(answer: CoderOutput) -> str:
+    """How the turn ended when it gave no answer ('' when it answered): the recorded answer is all a resumed run has."""
+    return answer.summary.removeprefix(NO_ANSWER).removesuffix(")") if answer.summary.startswith(NO_ANSWER) else ""
 
 
 def prior_attempts(session: LoopSession, unit_id: str, nid: str) -> int:
@@ -130,9 +136,8 @@ def _turn(session: LoopSession, nid: str, unit_id: str, attempt: int, hints: str
     if unmet:
         session.timeline("coder_claims_unmet", f"{unit_id}: attempt {attempt} reported {', '.join(unmet)} as "
                          "changed; its commit leaves them unchanged", unit_id=unit_id, ref=nid)  # fmt: skip
-    stopped = answer.summary.removeprefix(NO_ANSWER).rstrip(")") if answer.summary.startswith(NO_ANSWER) else ""
     return CoderTurn(attempt=attempt, commit=commit, files_changed=changed, summary=answer.summary,
-                     claimed_unchanged=unmet, stopped=stopped)  # fmt: skip
+                     claimed_unchanged=unmet, stopped=_stopped(answer))  # fmt: skip
 
 
 def unmet_claims(claimed: list[str], changed: list[str]) -> list[str]:

@@ -159,8 +159,8 @@ def run_validator(session: LoopSession, loop_round: int) -> ValidationOutcome:
             session.bugs.transition(bug.bug_id, "verified", by="validator", fix_refs=[run_id])
         outcome = ValidationOutcome(ok=True, run_id=run_id, route="done")
     else:
-        results = _merged_note(session, own.red_units) + _results_text(tests, checks)
-        attributions = _attribute(session, nid, loop_round, active, workdir, results=results, red=own.red_units)
+        attributions = _attribute(session, nid, loop_round, active, workdir, results=_results_text(tests, checks),
+                                  red=own.red_units)  # fmt: skip
         outcome = _decide(run_id, tests.summary.failed, failed_checks, attributions)
     ref = session.save_outcome(nid, outcome)
     session.nodes.transition(nid, "done", output_ref=ref)
@@ -248,13 +248,14 @@ def _results_text(tests, checks: list[Check]) -> str:
     return "\n".join(lines)
 
 
-def _merged_note(session: LoopSession, red: list[str]) -> str:
+def _merged_note(session: LoopSession, red: list[str], code_shown: bool) -> str:
     """What the run covered: the integration tree holds only the units merged so far."""
     green = [u for u in session.unit_files.units().ids() if u not in red]
     note = f"The run is of your work tree, which holds the units merged so far: {', '.join(green) or 'none'}.\n"
     if red:
+        shown = "; their code is below" if code_shown else ""
         note += (f"Not merged (red), so neither their code nor their tests are in your work tree or in this run: "
-                 f"{', '.join(red)}. Their bugs come from their own unit test runs; their code is below.\n")  # fmt: skip
+                 f"{', '.join(red)}. Their bugs come from their own unit test runs{shown}.\n")  # fmt: skip
     return note
 
 
@@ -265,13 +266,14 @@ def _attribute(
     sdd = session.artifacts.read_text(sdd_record) if sdd_record else ""
     prd_record = session.artifacts.latest("prd", task_id=session.task_id)
     documents = {"SDD": sdd, "PRD": session.artifacts.read_text(prd_record) if prd_record else ""}
+    code = unmerged_code(session, [u for u in red if any(b.unit_id == u for b in bugs)])
     context = {
-        "Test and check results (this validation run)": results or "(not run)",
+        "Test and check results (this validation run)": _merged_note(session, list(red), bool(code))
+        + (results or "(not run)"),
         "Bugs to attribute": "\n".join(
             f"- {b.bug_id} [{b.unit_id or '-'}] {b.title}\n  {(b.detail or '')[:600]}" for b in bugs
         ),
     }
-    code = unmerged_code(session, [u for u in red if any(b.unit_id == u for b in bugs)])
     if code:
         context["Code of the units not merged (from their branches; cite it as path:line)"] = code
     missing = "the validator gave no verdict for this bug"

@@ -2,7 +2,8 @@
 
 `Recording(inner)` lets a (scripted) executor run each turn and keeps every role's first request
 (`first[role]`) and the roles it saw; `on_request(request)` is the hook a subclass fills (the prompt audit).
-`snake_loop(folder, playbook, recording)` runs the snake goal with it in a fresh copy of the example.
+`snake_loop(folder, playbook, recording)` runs the snake goal with it in a fresh copy of the example
+(`planner_only`: the planner's stage alone, a few seconds).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ class Recording:
         return self.inner.run(request, ctx)
 
 
-def snake_loop(folder: Path, playbook: str, recording: Recording) -> Recording:
+def snake_loop(folder: Path, playbook: str, recording: Recording, *, planner_only: bool = False) -> Recording:
     from graphlemon.devloop.loop import run_devloop
     from graphlemon.devloop.stages import Stages
     from graphlemon.project import init_project
@@ -45,5 +46,10 @@ def snake_loop(folder: Path, playbook: str, recording: Recording) -> Recording:
     task = TaskBoard(project.ledger).create("Implement a snake game")
     session = LoopSession(project, task.task_id, LoopConfig(playbook=SNAKE / playbook, max_unit_attempts=2))
     session.__dict__["executor"] = recording  # the stages call the executor the session holds
-    run_devloop(session, Stages(session.run))
+    if planner_only:
+        from graphlemon.stages.planner import run_planner
+
+        run_planner(session, 0)
+    else:
+        run_devloop(session, Stages(session.run))
     return recording

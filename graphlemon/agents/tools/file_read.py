@@ -121,9 +121,9 @@ def _render_list(result: dict) -> str:
 
 @tool(
     "list_files",
-    "List the files under a folder, filtered by a glob such as **/*.py, to find files by name. Git internals, "
-    "dependencies and caches are skipped; read_file on a folder gives a two-level overview. A long list is cut "
-    "with a note: narrow the folder or the pattern.",
+    "List the files under a folder by a glob such as **/*.py. Git internals, dependencies and caches are skipped; "
+    "read_file on a folder gives a two-level overview. A long list is cut with a note: narrow the folder or the "
+    "pattern.",
     render=_render_list,
 )
 def list_files(ctx: ToolContext, args: ListFilesArgs) -> dict:
