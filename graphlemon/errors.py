@@ -145,6 +145,15 @@ class QuotaExceeded(GraphLemonError):
         return datetime.fromisoformat(when) if when else None
 
 
+class ExecutorGaveUp(GraphLemonError):
+    """A model backend stopped trying (EXECUTOR_ERROR): the API kept failing after GraphLemon's own retries
+    (`attempts` > 1), or answered something no retry can fix (`attempts` == 1: HTML from a proxy, a bad key).
+    Either way it is final for this turn: an orchestrator must not retry it again."""
+
+    def __init__(self, message: str, **context: Any) -> None:
+        super().__init__(ErrorCode.EXECUTOR_ERROR, message, **context)
+
+
 class ClassifierBlocked(GraphLemonError):
     """Claude Code's auto-mode classifier denied too many actions for one task (REQ-07)."""
 

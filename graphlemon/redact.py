@@ -159,3 +159,36 @@ def redact_file(path: Path) -> None:
     clean = redact(text)
     if clean != text:
         path.write_bytes(clean.encode("utf-8", errors="surrogateescape"))
+
+
+class RedactingLogFilter:
+    """A `logging` filter that masks a record's text with a redactor (known secrets and key shapes): for a library
+    that logs what GraphLemon sends (the anthropic SDK logs each request's body at DEBUG), since what goes to the
+    API is sent as it came and only what is written down is redacted."""
+
+    def __init__(self) -> None:
+        self.secrets: set[str] = set()
+
+    def add(self, *secrets: str) -> None:
+        self.secrets |= {s for s in secrets if s}
+
+    def filter(self, record: Any) -> bool:
+        text = record.getMessage()
+        clean = Redactor(self.secrets).text(text)
+        if clean != text:
+            record.msg, record.args = clean, ()
+        return True
+
+
+_LOG_FILTER = RedactingLogFilter()
+
+
+def redact_library_logs(logger_names: Iterable[str], secrets: Iterable[str] = ()) -> None:
+    """Mask secrets in what these loggers record (installed once per logger; `secrets` are added to it)."""
+    import logging
+
+    _LOG_FILTER.add(*secrets)
+    for name in logger_names:
+        logger = logging.getLogger(name)
+        if _LOG_FILTER not in logger.filters:
+            logger.addFilter(_LOG_FILTER)

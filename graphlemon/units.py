@@ -128,7 +128,9 @@ class FunctionExport(BaseModel):
 class ContractExports(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    http: list[HttpEndpoint] = Field(default_factory=list)
+    http: list[HttpEndpoint] = Field(
+        default_factory=list, description="Only for a unit that serves HTTP: its endpoints; empty otherwise"
+    )
     functions: list[FunctionExport] = Field(default_factory=list)
 
 

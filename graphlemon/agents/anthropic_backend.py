@@ -1,17 +1,25 @@
 """The anthropic backend: the Messages API tool-use loop with the `anthropic` SDK.
 
-* the skill is the system prompt, marked for prompt caching, as are the tool
-  definitions and the conversation so far (three cache breakpoints);
-* tool calls run through the sandboxed tool registry; results (and errors) are
-  fed back as `tool_result` blocks;
-* the structured output arrives through a `submit_output` tool whose schema is
-  the role's pydantic model (a bare JSON answer is accepted too); an invalid one
-  is returned to the model as a tool error;
+* the system blocks, the tool definitions and the conversation so far are marked for prompt
+  caching (at most four breakpoints);
+* tool calls run through the sandboxed tool registry; results (and errors) are fed back as
+  `tool_result` blocks. A reply stopped for any reason other than `tool_use` / `end_turn` /
+  `stop_sequence` (`max_tokens`, `model_context_window_exceeded`, any future one) may have cut its
+  last call: that call is never run;
+* the structured output arrives through a `submit_output` tool whose schema is the role's pydantic
+  model (the one place the schema is sent; a bare JSON answer is accepted too); an invalid one is
+  returned to the model as a tool error;
+* what the API sent goes back as it came (thinking blocks and their signatures byte for byte); only
+  what GraphLemon writes down (transcript, ledger, logs) is redacted;
+* misbehaviour is noticed and named (agents/misbehaviour.py): a refusal, replies without a tool
+  call, the same call again end the attempt with that stop reason;
+* the conversation stays within a context budget over every block (agents/context.py);
 * every call is preceded by the budget pre-flight and followed by one usage record;
-* 429 / 529 / 5xx / connection errors are retried with backoff honouring
-  `retry-after`; after the last retry (or on any other API error) the turn fails
-  with a clear EXECUTOR_ERROR. The SDK's own retries are off, so this is the one
-  retry policy;
+* 429 / 529 / 5xx / connection errors, an empty 200 and a cut-off JSON body are retried with
+  backoff honouring `retry-after`; after the last retry, or on a reply no retry can fix (HTML from
+  a proxy, JSON that is not a message, any other 4xx), the turn fails with `ExecutorGaveUp`
+  (EXECUTOR_ERROR) quoting what answered (agents/api_reply.py). The SDK's own retries are off, so
+  this is the one retry policy;
 * `probe(model)` is the cheap check of REQ-14's usage-limit wait: one request
   with `max_tokens=1`; False while the API answers 429 / 529 / 5xx.
 """
@@ -22,15 +30,19 @@ import copy
 import json
 import random
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 import anthropic
 
-from ..errors import ErrorCode, GraphLemonError, invalid_param
+from ..errors import ExecutorGaveUp, invalid_param
 from ..models import ExecutorName
+from ..redact import redact_library_logs
+from .api_reply import ReplyProblem, describe_status_error, read_message
 from .budget import estimate_tokens, preflight
-from .context import KEEP_RECENT_RESULTS, Conversation, countdown
+from .context import KEEP_RECENT_REPLIES, KEEP_RECENT_RESULTS, Conversation, countdown
 from .executor_seam import AgentRequest, AgentResult, ToolError
+from .misbehaviour import Ending, RepeatedCalls, TextReplies
 from .prompt import SUBMIT_TOOL, output_schema, render
 from .settings import AgentSettings
 from .tool_context import ToolContext
@@ -40,10 +52,27 @@ from .turn import TurnRecorder, json_in_text
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 CACHE = {"type": "ephemeral"}
 PROMPT_TOO_LONG_RETRIES = 2
+SAFE_STOPS = frozenset({"tool_use", "end_turn", "stop_sequence"})  # the reply ended on its own: its calls are whole
+CONTEXT_FULL = "model_context_window_exceeded"
+SDK_LOGGERS = ("anthropic._base_client", "anthropic")  # the SDK logs each request's body at DEBUG
 
 
 class PromptTooLong(Exception):
     """The API's 400 'prompt is too long': the conversation is trimmed and the call sent again."""
+
+
+@dataclass(frozen=True)
+class WirePrompt:
+    """What every call of a turn starts with: the system blocks, the tool definitions, the first message."""
+
+    system: list[str]
+    tools: list[dict[str, Any]]
+    first_message: str
+
+
+def wire_prompt(request: AgentRequest) -> WirePrompt:
+    rendered = render(request, "anthropic")
+    return WirePrompt(rendered.system, tool_specs(request.tools) + [_submit_spec(request)], rendered.first_message)
 
 
 class AnthropicExecutor:
@@ -57,6 +86,7 @@ class AnthropicExecutor:
         self.settings = settings
         key = settings.api_key.get_secret_value()
         self.secrets = (key,)
+        redact_library_logs(SDK_LOGGERS, self.secrets)  # requests go out as they came; their DEBUG log is masked
         self.client = client or anthropic.Anthropic(
             api_key=key, base_url=settings.base_url, max_retries=0, timeout=settings.request_timeout_s
         )
@@ -65,67 +95,39 @@ class AnthropicExecutor:
     def run(self, request: AgentRequest, ctx: ToolContext) -> AgentResult:
         rec = TurnRecorder(self.name, request, ctx)
         model = request.model or self.settings.model_for(request.role)
-        rendered = render(request, "anthropic")
-        tools = _with_cache_mark(tool_specs(request.tools) + [_submit_spec(request)])
-        system = [{"type": "text", "text": block, "cache_control": CACHE} for block in rendered.system]
-        convo = Conversation(rendered.first_message)
-        fixed_tokens = estimate_tokens(rendered.system_text) + estimate_tokens(json.dumps(tools))
-        problem: str | None = None
+        prompt = wire_prompt(request)
+        tools = _with_cache_mark(prompt.tools)
+        system = [{"type": "text", "text": block, "cache_control": CACHE} for block in prompt.system]
+        turn = _Turn(request, ctx, rec, Conversation(prompt.first_message), self.settings.max_output_tokens)
+        fixed = estimate_tokens("\n\n".join(prompt.system)) + estimate_tokens(json.dumps(tools))
         limit = request.limits.max_turns
-        for turn in range(limit):
+        for index in range(limit):
             remaining = request.limits.timeout_s - rec.elapsed()
             if remaining <= 0:
-                return rec.finish("timeout", output_error=problem)
-            response = self._call(convo, rec, ctx, model=model, system=system, tools=tools, fixed=fixed_tokens,
+                return rec.finish("timeout", output_error=turn.problem)
+            response = self._call(turn, model=model, system=system, tools=tools, fixed=fixed,
                                   deadline=time.monotonic() + remaining)  # fmt: skip
             rec.turns += 1
-            content = ctx.redactor.value(
-                [block.model_dump(mode="json", exclude_none=True) for block in response.content]
-            )
-            rec.event("response", stop_reason=response.stop_reason, content=content)
-            convo.add("assistant", content or [{"type": "text", "text": "(empty reply)"}])
-            uses = [b for b in response.content if b.type == "tool_use"]
-            if response.stop_reason == "refusal":
-                return rec.finish("output_invalid", output_error="the model refused to continue (stop_reason=refusal)")
-            left = limit - turn - 1
-            if not uses:
-                text = "".join(b.text for b in response.content if b.type == "text")
-                answer = json_in_text(text)
-                if not isinstance(answer, dict) and request.output_model is None and text.strip():
-                    answer = {"text": text}  # no schema asked for: a plain answer is the output
-                output, problem = rec.validate_output(answer)
-                if problem is None:
-                    return rec.finish("completed", output=output)
-                convo.add("user", _text_only_note(response.stop_reason, problem, self.settings.max_output_tokens)
-                          + countdown(left))  # fmt: skip
-                continue
-            cut = uses[-1] if response.stop_reason == "max_tokens" else None
-            results, output = [], None
-            for use in uses:
-                if use is cut:  # its arguments may be incomplete: never run half a call
-                    results.append(_tool_result(use.id, _cut_note(self.settings.max_output_tokens), True))
-                    rec.event("tool_skipped", tool=use.name, tool_use_id=use.id, why="max_tokens")
-                    continue
-                result, accepted, problem = self._run_tool(use, request, ctx, rec)
-                results.append(result)
-                output = accepted if accepted is not None else output
-            if output is not None:
-                return rec.finish("completed", output=output)
-            note = countdown(left)
-            convo.add("user", results + ([{"type": "text", "text": note.strip()}] if note else []))
-        return rec.finish("max_turns", output_error=problem or f"no output was submitted within {limit} model calls")
+            done = turn.answer(response, left=limit - index - 1)
+            if done is not None:
+                return done
+        return rec.finish("max_turns", output_error=turn.problem or f"no output was submitted within {limit} model calls")
 
-    def _call(self, convo: Conversation, rec: TurnRecorder, ctx: ToolContext, *, model: str, system, tools,
-              fixed: int, deadline: float) -> Any:  # fmt: skip
-        """One model call; a 'prompt is too long' answer clears old tool results and is sent again (twice at most)."""
+    def _call(self, turn: _Turn, *, model: str, system, tools, fixed: int, deadline: float) -> Any:
+        """One model call; a 'prompt is too long' answer trims the conversation and is sent again (twice at most)."""
+        convo, rec = turn.convo, turn.rec
         trim = 0
         while True:
-            cleared = convo.clear_old(keep=KEEP_RECENT_RESULTS if trim == 0 else max(0, 2 - trim))
-            if cleared:
-                rec.event("context_cleared", tool_results=cleared)
+            keep = (KEEP_RECENT_RESULTS, KEEP_RECENT_REPLIES) if trim == 0 else (max(0, 2 - trim), max(0, 2 - trim))
+            trimmed = convo.prepare(*keep)
+            if trimmed:
+                rec.event("context_cleared", tool_results=trimmed.tool_results, replies=trimmed.replies,
+                          thinking=trimmed.thinking, conversation_chars=convo.size())  # fmt: skip
+                if trimmed.tool_results or trimmed.thinking:
+                    turn.repeats.context_trimmed()  # a result the model saw is gone: reading it again is no repeat
             estimate = fixed + estimate_tokens(json.dumps(convo.messages, ensure_ascii=False))
             max_tokens = preflight(
-                ctx.ledger,
+                turn.ctx.ledger,
                 rec.request.task_id,
                 model=model,
                 input_tokens=estimate,
@@ -134,43 +136,35 @@ class AnthropicExecutor:
             params = {"model": model, "max_tokens": max_tokens, "system": system, "tools": tools,
                       "messages": _cache_last(convo.messages)}  # fmt: skip
             rec.event("request", model=model, max_tokens=max_tokens, estimate_input_tokens=estimate,
-                      messages=len(convo.messages))  # fmt: skip
+                      messages=len(convo.messages), conversation_chars=convo.size())  # fmt: skip
             try:
                 return self._create(params, rec, deadline=deadline)
             except PromptTooLong as exc:
                 if trim >= PROMPT_TOO_LONG_RETRIES or not convo.can_clear():
-                    raise self._error(f"anthropic API error: {exc} (clearing old tool results did not make it fit)",
-                                      status=400) from None  # fmt: skip
+                    raise self._error(f"anthropic API error: {exc} (trimming the conversation did not make it fit)",
+                                      status=400, attempts=trim + 1) from None  # fmt: skip
                 trim += 1
                 convo.force_clear = True
 
-    def _run_tool(self, use: Any, request: AgentRequest, ctx: ToolContext, rec: TurnRecorder):
-        """-> (tool_result block, accepted output or None, problem or None)."""
-        rec.event("tool_call", tool=use.name, tool_use_id=use.id, args=use.input)
-        if use.name == SUBMIT_TOOL:
-            output, problem = rec.validate_output(use.input)
-            text = "accepted" if problem is None else f"error[OUTPUT_INVALID]: {problem}"
-            if problem is not None:
-                ctx.tool_errors.append(ToolError(tool=SUBMIT_TOOL, code="OUTPUT_INVALID", message=problem))
-            rec.event("tool_result", tool=use.name, ok=problem is None, content=text)
-            return _tool_result(use.id, text, problem is not None), output, problem
-        outcome = call_tool(ctx, use.name, use.input, allowed=request.tools)
-        rec.event("tool_result", tool=use.name, ok=outcome.ok, content=outcome.content)
-        return _tool_result(use.id, outcome.as_text(), not outcome.ok), None, None
-
     def probe(self, model: str) -> bool:
-        """True when a minimal request on `model` is answered; False while the API is rate-limited or overloaded."""
+        """True when a minimal request on `model` is answered; False while the API is rate-limited or overloaded
+        (or a reply came back empty or cut off); EXECUTOR_ERROR for what waiting cannot fix (a bad key, HTML)."""
         try:
-            self.client.messages.create(
+            raw = self.client.messages.with_raw_response.create(
                 model=model, max_tokens=1, messages=[{"role": "user", "content": "ok"}],
                 timeout=min(self.settings.request_timeout_s, 60.0),
             )  # fmt: skip
+            read_message(raw)
         except anthropic.APIStatusError as exc:
             if exc.status_code in RETRYABLE_STATUS or exc.status_code >= 500:
                 return False
-            raise self._error(f"anthropic quota probe: {_describe(exc)}", status=exc.status_code) from None
+            raise self._error(f"anthropic quota probe: {describe_status_error(exc)}", status=exc.status_code) from None
         except anthropic.APIConnectionError:
             return False
+        except ReplyProblem as problem:
+            if problem.transient:
+                return False
+            raise self._error(f"anthropic quota probe: {problem.message}") from None
         return True
 
     # -- one API call, with retries ------------------------------------------------------------
@@ -180,18 +174,24 @@ class AnthropicExecutor:
         for attempt in range(attempts):
             started = time.monotonic()
             try:
-                response = self.client.messages.create(
+                raw = self.client.messages.with_raw_response.create(
                     **params, timeout=max(1.0, min(self.settings.request_timeout_s, deadline - started))
                 )
+                response = read_message(raw)
             except anthropic.APIStatusError as exc:
-                last = _describe(exc)
+                last = describe_status_error(exc)
                 if exc.status_code == 400 and "prompt is too long" in last.lower():
                     raise PromptTooLong(last) from None
                 if exc.status_code not in RETRYABLE_STATUS and exc.status_code < 500:
-                    raise self._error(f"anthropic API error: {last}", status=exc.status_code) from None
+                    raise self._error(f"anthropic API error: {last}", status=exc.status_code, attempts=attempt + 1) from None
                 wait = self._delay(attempt, exc.response.headers)
             except anthropic.APIConnectionError as exc:
                 last = f"{type(exc).__name__}: {exc}"
+                wait = self._delay(attempt, {})
+            except ReplyProblem as problem:
+                last = problem.message
+                if not problem.transient:
+                    raise self._error(f"anthropic: {last}", attempts=attempt + 1) from None
                 wait = self._delay(attempt, {})
             else:
                 self._record(rec, params["model"], response, started)
@@ -199,7 +199,8 @@ class AnthropicExecutor:
             if attempt + 1 >= attempts:
                 break
             if time.monotonic() + wait > deadline:
-                raise self._error(f"anthropic: the turn timeout leaves no time to retry after: {last}")
+                raise self._error(f"anthropic: the turn timeout leaves no time to retry after: {last}",
+                                  attempts=attempt + 1)  # fmt: skip
             rec.event("retry", attempt=attempt + 1, wait_s=round(wait, 3), error=last)
             time.sleep(wait)
         raise self._error(f"anthropic: giving up after {attempts} attempt(s); last error: {last}", attempts=attempts)
@@ -219,17 +220,125 @@ class AnthropicExecutor:
     def _record(self, rec: TurnRecorder, model: str, response: Any, started: float) -> None:
         u = response.usage
         rec.record_usage(
-            model=response.model or model,
-            input_tokens=u.input_tokens or 0,
-            output_tokens=u.output_tokens or 0,
-            cache_read_tokens=u.cache_read_input_tokens or 0,
-            cache_write_tokens=u.cache_creation_input_tokens or 0,
+            model=getattr(response, "model", None) or model,
+            input_tokens=getattr(u, "input_tokens", None) or 0,
+            output_tokens=getattr(u, "output_tokens", None) or 0,
+            cache_read_tokens=getattr(u, "cache_read_input_tokens", None) or 0,
+            cache_write_tokens=getattr(u, "cache_creation_input_tokens", None) or 0,
             latency_ms=int((time.monotonic() - started) * 1000),
-            stop_reason=response.stop_reason,
+            stop_reason=getattr(response, "stop_reason", None),
         )
 
-    def _error(self, message: str, **context: Any) -> GraphLemonError:
-        return GraphLemonError(ErrorCode.EXECUTOR_ERROR, message[:2000], executor="anthropic", **context)
+    def _error(self, message: str, **context: Any) -> ExecutorGaveUp:
+        return ExecutorGaveUp(message[:2000], executor="anthropic", **context)
+
+
+@dataclass
+class _Turn:
+    """One turn's conversation and what the model has done in it so far."""
+
+    request: AgentRequest
+    ctx: ToolContext
+    rec: TurnRecorder
+    convo: Conversation
+    max_output_tokens: int
+    problem: str | None = None  # why the last answer was not accepted
+    texts: TextReplies = field(default_factory=TextReplies)
+    repeats: RepeatedCalls = field(default_factory=RepeatedCalls)
+
+    def answer(self, response: Any, *, left: int) -> AgentResult | None:
+        """Handle one reply -> the turn's result when it ends here, else None (the next call follows)."""
+        content = [block.model_dump(mode="json", exclude_none=True) for block in response.content or []]
+        stop = getattr(response, "stop_reason", None)
+        self.rec.event("response", stop_reason=stop, content=content)  # redacted in the transcript only
+        self.convo.add("assistant", content or [{"type": "text", "text": "(empty reply)"}])  # as it came
+        if stop == "refusal":
+            return self._end(Ending("refused", "the API stopped the reply with stop_reason 'refusal'"))
+        uses = [b for b in response.content or [] if getattr(b, "type", None) == "tool_use"]
+        if not uses:
+            return self._text_reply(response, stop, left)
+        self.texts.tool_called()
+        self.problem = None  # an earlier text reply's problem is stale now
+        cut = uses[-1] if stop not in SAFE_STOPS else None
+        if stop == CONTEXT_FULL:
+            self.convo.force_clear = True  # the next request must be smaller
+        results, output = [], None
+        for use in uses:
+            if use is cut:  # its arguments may be incomplete: never run half a call
+                results.append(_tool_result(use.id, self._cut_note(stop), True))
+                self.rec.event("tool_skipped", tool=use.name, tool_use_id=use.id, why=stop)
+                continue
+            result, accepted = self._run_tool(use)
+            results.append(result)
+            output = accepted if accepted is not None else output
+        if output is not None:
+            return self.rec.finish("completed", output=output)
+        ending = self.repeats.ending()
+        if ending is not None:
+            return self._end(ending)
+        note = countdown(left)
+        self.convo.add("user", results + ([{"type": "text", "text": note.strip()}] if note else []))
+        return None
+
+    def _text_reply(self, response: Any, stop: str | None, left: int) -> AgentResult | None:
+        text = "".join(getattr(b, "text", "") for b in response.content or [] if getattr(b, "type", None) == "text")
+        answer = json_in_text(text)
+        if not isinstance(answer, dict) and self.request.output_model is None and text.strip():
+            answer = {"text": text}  # no schema asked for: a plain answer is the output
+        output, self.problem = self.rec.validate_output(answer)
+        if self.problem is None:
+            return self.rec.finish("completed", output=output)
+        ending = self.texts.after(text)
+        if ending is not None:
+            return self._end(ending)
+        cut = self._cut_note(stop) + "\n\n" if stop not in SAFE_STOPS and stop is not None else ""
+        self.convo.add("user", cut + self.texts.note(self.problem, SUBMIT_TOOL) + countdown(left))
+        return None
+
+    def _run_tool(self, use: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """-> (tool_result block, the accepted output or None)."""
+        ctx, rec = self.ctx, self.rec
+        rec.event("tool_call", tool=use.name, tool_use_id=use.id, args=use.input)
+        repeat = self.repeats.check(use.name, use.input)
+        if repeat is not None:
+            rec.event("tool_repeated", tool=use.name, tool_use_id=use.id, repeats=self.repeats.repeats)
+            return _tool_result(use.id, repeat[0], repeat[1]), None
+        if use.name == SUBMIT_TOOL:
+            output, problem = rec.validate_output(use.input)
+            text = "accepted" if problem is None else f"error[OUTPUT_INVALID]: {problem}"
+            if problem is not None:
+                self.problem = problem
+                ctx.tool_errors.append(ToolError(tool=SUBMIT_TOOL, code="OUTPUT_INVALID", message=problem))
+                self.repeats.record(use.name, use.input, ok=False, text=text)
+            rec.event("tool_result", tool=use.name, ok=problem is None, content=text)
+            return _tool_result(use.id, text, problem is not None), output
+        available = [*self.request.tools, SUBMIT_TOOL]
+        if use.name not in available:
+            text = f"error[INVALID_PARAM]: there is no tool {use.name!r} in this turn; the tools are: {', '.join(available)}"
+            ctx.tool_errors.append(ToolError(tool=str(use.name), code="INVALID_PARAM", message=text))
+            self.repeats.record(use.name, use.input, ok=False, text=text)
+            rec.event("tool_result", tool=use.name, ok=False, content=text)
+            return _tool_result(use.id, text, True), None
+        outcome = call_tool(ctx, use.name, use.input, allowed=self.request.tools)
+        text = outcome.as_text()
+        self.repeats.record(use.name, use.input, ok=outcome.ok, text=text)
+        rec.event("tool_result", tool=use.name, ok=outcome.ok, content=outcome.content)
+        return _tool_result(use.id, text, not outcome.ok), None
+
+    def _end(self, ending: Ending) -> AgentResult:
+        return self.rec.finish(ending.stop_reason, output_error=ending.why)  # type: ignore[arg-type]
+
+    def _cut_note(self, stop: str | None) -> str:
+        writes = {"write_file", "edit_file"} <= set(self.request.tools)
+        smaller = (" Work in smaller steps: write a long file in parts (a first part with write_file, the rest with "
+                   "edit_file), or one file per call." if writes else " Work in smaller steps.")  # fmt: skip
+        if stop == "max_tokens":
+            why = f"your reply was cut at the output limit ({self.max_output_tokens} tokens)"
+        elif stop == CONTEXT_FULL:
+            why = "your reply was cut: the conversation filled the model's context window (older parts are now trimmed)"
+        else:
+            why = f"your reply ended with stop reason {stop!r}, which may have cut it"
+        return f"Not run: {why} while this call was being written, so its arguments may be incomplete.{smaller}"
 
 
 # -- message helpers ---------------------------------------------------------------------------
@@ -239,10 +348,8 @@ def _submit_spec(request: AgentRequest) -> dict[str, Any]:
     return {
         "name": SUBMIT_TOOL,
         "description": (
-            "Submit the final structured output of this turn; the turn ends when it is accepted. Call it once, "
-            "when the work is done and checked, with an object matching the schema (the OUTPUT section of the "
-            "system prompt explains each field). An object that does not match comes back as an error naming "
-            "the fields to fix; correct them and call it again."
+            "Submit your final answer, once the work is done and checked: the turn ends when it is accepted. An answer "
+            "that does not match this schema comes back as an error naming the fields to fix."
         ),
         "input_schema": output_schema(request),
     }
@@ -264,31 +371,8 @@ def _cache_last(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _text_only_note(stop_reason: str | None, problem: str, max_output_tokens: int) -> str:
-    if stop_reason == "max_tokens":
-        return _cut_note(max_output_tokens)
-    return (
-        f"Your reply had no tool call and is not a valid final answer ({problem}). Nobody reads text in this "
-        f"unattended run: continue the work with the tools, and when it is done call {SUBMIT_TOOL}."
-    )
-
-
-def _cut_note(max_output_tokens: int) -> str:
-    return (
-        f"Not run: your reply was cut at the output limit ({max_output_tokens} tokens) while this call was being "
-        "written, so its arguments may be incomplete. Work in smaller steps: write a long file in parts (a first "
-        "part with write_file, the rest with edit_file), or one file per call."
-    )
-
-
 def _tool_result(tool_use_id: str, text: str, is_error: bool) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": text or "(empty)"}
     if is_error:
         block["is_error"] = True
     return block
-
-
-def _describe(exc: anthropic.APIStatusError) -> str:
-    kind = getattr(exc, "type", None) or ""
-    message = getattr(exc, "api_message", None) or exc.message
-    return f"{exc.status_code} {kind}: {message}".replace("  ", " ")

@@ -55,6 +55,7 @@ class ClaudeStream:
         self.exit_code: int | None = None
         self.stderr_tail: list[str] = []
         self.tool_names: dict[str, str] = {}
+        self.refused = False  # an assistant message stopped with stop_reason "refusal"
         self._pending_usage: dict[str, dict[str, Any]] = {}
         self._last_event = time.monotonic()
 
@@ -136,6 +137,7 @@ class ClaudeStream:
 
     def on_assistant(self, event: dict[str, Any]) -> None:
         message = event.get("message") or {}
+        self.refused = self.refused or message.get("stop_reason") == "refusal"
         msg_id = message.get("id") or f"anon-{len(self._pending_usage)}"
         if message.get("usage") and message.get("model") != "<synthetic>":
             if msg_id not in self._pending_usage:
@@ -248,6 +250,9 @@ class ClaudeStream:
                 executor="claude_code",
             )
         data = result.get("structured_output")
+        if data is None and self.refused:
+            return self.rec.finish("refused", output_error="the API stopped a reply with stop_reason 'refusal'",
+                                   files_changed=kept, reverted_paths=reverted)  # fmt: skip
         if data is None:
             data = json_in_text(text)
             if not isinstance(data, dict) and self.request.output_model is None:

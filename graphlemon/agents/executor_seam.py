@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from .tool_context import ToolContext
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"  # ids become path parts and globs: no '/', '..', '*'
-StopReason = Literal["completed", "max_turns", "timeout", "output_invalid"]
+StopReason = Literal["completed", "max_turns", "timeout", "output_invalid", "refused", "no_tool_use", "repeated_calls"]
+MISBEHAVIOUR: tuple[StopReason, ...] = ("refused", "no_tool_use", "repeated_calls")  # agents/misbehaviour.py
 
 
 class Limits(BaseModel):

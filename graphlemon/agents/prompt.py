@@ -2,19 +2,21 @@
 
 A role's skill (`skills/<role>.md`) holds only judgement: what good work is, the
 checklists, examples. Everything a model could be told wrongly is rendered here
-from the request itself, per backend:
+from the request itself, per backend, and said once:
 
-* the system prompt = the skill, then TOOLS (the backend's real tool names, each
-  with what it is for), OUTPUT (the output model's JSON schema and how to submit
-  it) and the unattended-run rules — the same for every turn of a role, so it is
-  prompt-cached; then the shared documents (the SDD, ...), cached too and the same
-  for every unit of a task;
+* the system prompt = the skill and the unattended-run rules (on anthropic also the context
+  rule); on claude_code also TOOLS (Claude Code's built-ins as the turn is started with them)
+  and OUTPUT (the schema). On anthropic the tools and the answer's schema are the request's tool
+  definitions (`submit_output` carries the schema), so the text does not repeat them. The same for
+  every turn of a role, so it is prompt-cached; then the shared documents (the SDD, ...), cached
+  too and the same for every unit of a task;
 * the first message = this turn (ids, turn budget), SANDBOX (the writable globs),
   a compact tree of the work tree, the role's memory, the stage's context, and
   the previous attempt last.
 
-`audit(...)` reads a rendered prompt the way a model would and lists every tool,
-path or field it names that the request does not allow or provide.
+`audit(...)` reads a rendered prompt the way a model would and lists every tool, path or field
+it names that the request does not allow or provide, every output field without a description,
+every enum value nothing explains, and every document the skill names that the turn does not get.
 """
 
 from __future__ import annotations
@@ -28,8 +30,10 @@ from typing import Any, Literal
 
 from .. import beneath
 from ..errors import GraphLemonError
+from .context import CONTEXT_RULE
 from .executor_seam import AgentRequest
 from .sandbox import glob_match
+from .schemas import model_schema
 
 Backend = Literal["anthropic", "claude_code"]
 SUBMIT_TOOL = "submit_output"
@@ -47,9 +51,9 @@ CLAUDE_TOOL_TEXT = {
 }
 UNATTENDED = (
     "This run is unattended: nobody reads your text replies or answers questions. Decide on the most conservative "
-    "reading of the documents, act with the tools, and put open questions in the output. A reply without a tool "
-    "call ends the turn only when it is a valid answer; otherwise you are asked to go on."
+    "reading of the documents, act with the tools, and put open questions in the output."
 )
+DOCUMENTS = ("SDD", "PRD", "BRD")  # the planner's documents, by the names skills use
 
 
 @dataclass(frozen=True)
@@ -66,16 +70,13 @@ class RenderedPrompt:
 def render(request: AgentRequest, backend: Backend, *, claude_tools: list[str] | None = None) -> RenderedPrompt:
     """The system blocks and first message for one turn on `backend` (`claude_tools`: the Claude Code tools the
     turn is started with, bare names)."""
-    if backend == "anthropic":
+    if backend == "anthropic":  # the tools and the answer's schema are the request's tool definitions
         tools = [*request.tools, SUBMIT_TOOL]
-        tools_text = _anthropic_tools(request.tools)
+        parts = [request.system, f"# UNATTENDED\n\n{UNATTENDED}\n\n{CONTEXT_RULE}"]
     else:
         tools = list(claude_tools or [])
-        tools_text = _claude_tools(tools)
-    static = "\n\n".join(
-        part.strip()
-        for part in (request.system, tools_text, _output_section(request, backend), "# UNATTENDED\n\n" + UNATTENDED)
-    )
+        parts = [request.system, _claude_tools(tools), _output_section(request), "# UNATTENDED\n\n" + UNATTENDED]
+    static = "\n\n".join(part.strip() for part in parts)
     system = [static]
     if request.documents:
         docs = "\n\n".join(f"## {name}\n\n{text.strip()}" for name, text in request.documents.items())
@@ -83,36 +84,21 @@ def render(request: AgentRequest, backend: Backend, *, claude_tools: list[str] |
     return RenderedPrompt(system=system, first_message=_first_message(request), tools=tools)
 
 
-def _anthropic_tools(names: list[str]) -> str:
-    from .tools import get_tool
-
-    lines = [f"- `{n}`: {_first_sentence(get_tool(n).description)}" for n in names]
-    lines.append(f"- `{SUBMIT_TOOL}`: submit your final answer (see OUTPUT); the turn ends when it is accepted.")
-    return "# TOOLS\n\nYou can call these tools, and only these:\n\n" + "\n".join(lines)
-
-
 def _claude_tools(names: list[str]) -> str:
     lines = [f"- `{n}`: {CLAUDE_TOOL_TEXT.get(n, 'a Claude Code tool.')}" for n in names]
     return "# TOOLS\n\nYou can use these Claude Code tools, and only these:\n\n" + "\n".join(lines)
 
 
-def _output_section(request: AgentRequest, backend: Backend) -> str:
-    how = (
-        f"Finish by calling `{SUBMIT_TOOL}` once with a JSON object matching this schema; an invalid one comes back "
-        "as an error saying what to fix."
-        if backend == "anthropic"
-        else "Finish with your final answer as structured output matching this JSON schema (it is checked)."
-    )
-    schema = output_schema(request)
-    return f"# OUTPUT\n\n{how}\n\n```json\n{json.dumps(schema, indent=1, ensure_ascii=False)}\n```"
+def _output_section(request: AgentRequest) -> str:
+    how = "Finish with your final answer as structured output matching this JSON schema (it is checked)."
+    schema = json.dumps(output_schema(request), separators=(",", ":"), ensure_ascii=False)
+    return f"# OUTPUT\n\n{how}\n\n```json\n{schema}\n```"
 
 
 def output_schema(request: AgentRequest) -> dict[str, Any]:
     if request.output_model is None:
         return {"type": "object", "additionalProperties": True}
-    schema = request.output_model.model_json_schema()
-    schema.pop("title", None)
-    return schema
+    return model_schema(request.output_model)
 
 
 def _first_message(request: AgentRequest) -> str:
@@ -178,12 +164,18 @@ def file_tree(root: Path, writable: list[str], limit: int = TREE_MAX_ENTRIES) ->
                 lines.append(f"  {child.name}/ ({count} files)" + (" *" if mark(rel + "/x") else ""))
             else:
                 lines.append(f"  {child.name}" + mark(rel))
-    return "\n".join(lines)
+    return "\n".join(lines + _hidden_writable(writable))
 
 
-def _first_sentence(text: str) -> str:
-    first = re.split(r"(?<=[.!?])\s", text.strip(), maxsplit=1)[0]
-    return first if first.endswith((".", "!", "?")) else first + "."
+def _hidden_writable(writable: list[str]) -> list[str]:
+    """Writable folders the tree leaves out (under `.graphlemon/`, say), each as one line with its path."""
+    out = []
+    for glob in writable:
+        parts = glob.split("/")
+        fixed = parts[: next((i for i, p in enumerate(parts) if any(ch in p for ch in "*?[")), len(parts))]
+        if fixed and any(part in TREE_SKIP for part in fixed):
+            out.append("/".join(fixed) + ("/ *" if len(fixed) < len(parts) else " *"))
+    return list(dict.fromkeys(out))
 
 
 # -- the audit: what a model reading this prompt would be told that is not true ---------------------------
@@ -197,9 +189,9 @@ _FIELD = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
 
 
 def audit(rendered: RenderedPrompt, request: AgentRequest, backend: Backend) -> list[str]:
-    """Every tool, path or output field the prompt names that this turn does not have; [] when it is true.
-    The project's own texts (the shared documents, the role's memory) are the project's words, not the harness's:
-    they are not audited."""
+    """Every tool, path or output field the prompt names that this turn does not have, and what it leaves
+    unexplained (`meaning_problems`); [] when it is true. The project's own texts (the shared documents, the role's
+    memory) are the project's words, not the harness's: they are not audited."""
     from .tools import tool_names
 
     harness = [rendered.system[0], _MEMORY.sub("", rendered.first_message)]
@@ -223,7 +215,77 @@ def audit(rendered: RenderedPrompt, request: AgentRequest, backend: Backend) -> 
                 problems.append(problem)
         elif _FIELD.match(token) and token not in fields:
             problems.append(f"names {token!r}, which is neither a tool of this turn nor a field of its output")
+    return problems + meaning_problems(request)
+
+
+def meaning_problems(request: AgentRequest) -> list[str]:
+    """What the prompt leaves unexplained: an output field with no description the skill does not name either, an
+    enum value neither the skill nor its field's description names, a document the skill names (SDD, PRD, BRD)
+    that the turn neither receives (a shared document, a context section) nor writes (a `<name>.md` it is told of)."""
+    schema = output_schema(request)
+    skill = request.system
+    problems = []
+    for path, prop, enum_text in _fields(schema, schema):
+        name = path.rsplit(".", 1)[-1].removesuffix("[]")
+        if not prop.get("description") and not _names(skill, name):
+            problems.append(f"the output field {path!r} has no description and the skill does not explain it")
+        for value in _enum_values(prop, schema):
+            if not (_names(skill, value) or _names(enum_text, value)):
+                problems.append(f"the output field {path!r} allows {value!r}, which nothing in the prompt explains")
+    for name in DOCUMENTS:
+        if _names(skill, name) and not _receives(request, name):
+            problems.append(f"the skill names the {name}, which this turn neither receives nor writes")
     return problems
+
+
+def _names(text: str, word: str) -> bool:
+    return bool(re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text or ""))
+
+
+def _receives(request: AgentRequest, name: str) -> bool:
+    if any(_names(title, name) for title in request.documents):
+        return True
+    headings = re.findall(r"^#+ (.+)$", request.prompt, re.M)
+    return any(_names(h, name) for h in headings) or f"{name.lower()}.md" in request.prompt
+
+
+def _resolve(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        return {**root.get("$defs", {}).get(ref.rsplit("/", 1)[-1], {}), **{k: v for k, v in schema.items() if k != "$ref"}}
+    return schema
+
+
+def _fields(schema: dict[str, Any], root: dict[str, Any], prefix: str = "", seen: frozenset = frozenset()):
+    """(path, property schema, the text that may explain its enum values) for every property at any depth."""
+    for name, prop in (schema.get("properties") or {}).items():
+        path = f"{prefix}{name}"
+        yield path, prop, " ".join(str(_resolve(p, root).get("description", "")) for p in _variants(prop, root))
+        for variant in _variants(prop, root):
+            ref = variant.get("$ref") or ""
+            target = _resolve(variant, root)
+            if ref in seen:
+                continue
+            if target.get("type") == "array" and isinstance(target.get("items"), dict):
+                item = _resolve(target["items"], root)
+                yield from _fields(item, root, f"{path}[].", seen | {ref, target["items"].get("$ref", "")})
+            else:
+                yield from _fields(target, root, f"{path}.", seen | {ref})
+
+
+def _variants(prop: dict[str, Any], root: dict[str, Any]) -> list[dict[str, Any]]:
+    options = prop.get("anyOf") or prop.get("oneOf")
+    return [prop, *options] if isinstance(options, list) else [prop]
+
+
+def _enum_values(prop: dict[str, Any], root: dict[str, Any]) -> list[str]:
+    values: list[str] = []
+    for variant in _variants(prop, root):
+        target = _resolve(variant, root)
+        if target.get("type") == "array" and isinstance(target.get("items"), dict):
+            target = _resolve(target["items"], root)
+        values += [v for v in target.get("enum") or [] if isinstance(v, str)]
+    return list(dict.fromkeys(values))
 
 
 def _is_path(token: str) -> bool:

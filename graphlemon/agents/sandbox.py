@@ -71,7 +71,10 @@ class Sandbox:
         if "\x00" in path:
             raise self._violation(path, "the path contains a NUL byte")
         text = path.strip().replace("\\", "/")
-        if text.startswith(("/", "~")) or re.match(r"^[A-Za-z]:/", text):
+        if text.startswith("~"):
+            raise self._violation(path, "a path starting with ~ (a home folder) is not allowed; use a path relative "
+                                  "to the project root")  # fmt: skip
+        if text.startswith("/") or re.match(r"^[A-Za-z]:/", text):
             raise self._violation(path, "absolute paths are not allowed; use a path relative to the project root")
         rel = PurePosixPath(text)
         if ".." in rel.parts:

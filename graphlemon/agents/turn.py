@@ -17,8 +17,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from .. import execlogs
-from ..models import ExecutorName, UsageRecord, utcnow
-from .executor_seam import AgentRequest, AgentResult, StopReason, UsageTotals
+from ..models import ExecutorName, TimelineEvent, UsageRecord, utcnow
+from .executor_seam import MISBEHAVIOUR, AgentRequest, AgentResult, StopReason, UsageTotals
 from .pricing import cost_usd
 from .tool_context import ToolContext
 
@@ -122,8 +122,10 @@ class TurnRecorder:
 
     def validate_output(self, data: Any) -> tuple[dict[str, Any] | None, str | None]:
         """-> (output, None) or (None, a message saying what is wrong)."""
+        if isinstance(data, str):
+            return None, "the reply was empty" if not data.strip() else "the reply holds no JSON object"
         if not isinstance(data, dict):
-            return None, f"the output must be a JSON object, got {type(data).__name__}"
+            return None, f"the answer must be a JSON object, not a JSON {_json_kind(data)}"
         model = self.request.output_model
         if model is None:
             return data, None
@@ -133,7 +135,7 @@ class TurnRecorder:
             problems = "; ".join(
                 f"{'.'.join(str(p) for p in e.get('loc', ())) or '(root)'}: {e.get('msg')}" for e in exc.errors()[:5]
             )
-            return None, f"the output does not match {model.__name__}: {problems}"
+            return None, f"the answer does not match its schema: {problems}"
 
     def finish(
         self,
@@ -170,10 +172,37 @@ class TurnRecorder:
             output_error=output_error,
             usage=self.usage.model_dump(),
         )
+        if stop_reason in MISBEHAVIOUR and self.request.task_id:  # the person's timeline names what the model did
+            self.ctx.ledger.append(TimelineEvent(
+                event=f"turn_{stop_reason}", task_id=self.request.task_id, unit_id=self.request.unit_id,
+                ref=self.ctx.node_exec_id, summary=self.ctx.redactor.text(stopped_summary(result))[:1000],
+            ))  # fmt: skip
         return result
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
+
+
+STOPPED = {
+    "refused": "refused",
+    "no_tool_use": "replied without calling a tool",
+    "repeated_calls": "repeated the same call",
+    "max_turns": "ran out of model calls",
+    "timeout": "ran out of time",
+    "output_invalid": "gave no valid answer",
+}
+
+
+def stopped_summary(result: AgentResult) -> str:
+    """One line for a person: which turn stopped early, how, and why (`coder add attempt 2 refused: ...`)."""
+    unit = f" {result.unit_id}" if result.unit_id else ""
+    what = STOPPED.get(result.stop_reason, result.stop_reason)
+    why = f": {result.output_error}" if result.output_error else ""
+    return f"{result.role}{unit} attempt {result.attempt} {what} ({result.stop_reason}){why}"
+
+
+def _json_kind(value: Any) -> str:
+    return {list: "array", bool: "boolean", int: "number", float: "number", type(None): "null"}.get(type(value), "value")
 
 
 def json_in_text(text: str) -> Any:

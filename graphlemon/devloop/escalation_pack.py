@@ -1,11 +1,12 @@
 """The evidence pack that comes with every `blocked_pending_human`: why, rounds so far,
-open bugs with hints, the last triage, budget used, and what a human should decide."""
+open bugs with hints, the last triage, the agent turns that stopped early (a refusal, replies
+without tools, repeated calls, out of calls), budget used, and what a human should decide."""
 
 from __future__ import annotations
 
 from ..errors import write_failed
 from ..lifecycle import ACTIVE_BUG
-from ..models import BlockedReason, EscalationRecord, NodeEvent, TriageRecord, UsageRecord, utcnow
+from ..models import BlockedReason, EscalationRecord, NodeEvent, TimelineEvent, TriageRecord, UsageRecord, utcnow
 from ..redact import write_redacted
 from ..stages.session import LoopSession
 from ..violations import fold
@@ -49,6 +50,20 @@ def _budget_line(session: LoopSession) -> str:
     )
 
 
+STOPPED_EVENTS = ("turn_refused", "turn_no_tool_use", "turn_repeated_calls", "coder_out_of_turns")
+STOPPED_SHOWN = 20
+
+
+def stopped_turns(session: LoopSession) -> list[str]:
+    """One line per agent turn of the task that ended without an answer, from the timeline (latest last)."""
+    events = [e for e in session.ledger.read_as("timeline", TimelineEvent)
+              if e.task_id == session.task_id and e.event in STOPPED_EVENTS]  # fmt: skip
+    lines = [f"- {e.event}: {e.summary}" for e in events[-STOPPED_SHOWN:]]
+    if len(events) > STOPPED_SHOWN:
+        lines.insert(0, f"- ({len(events) - STOPPED_SHOWN} earlier ones left out)")
+    return lines
+
+
 def evidence_markdown(session: LoopSession, reason: BlockedReason, note: str) -> tuple[str, list[str]]:
     task = session.board.get(session.task_id)
     bugs = [b for b in session.bugs.list(task_id=session.task_id) if b.status in ACTIVE_BUG]
@@ -86,6 +101,9 @@ def evidence_markdown(session: LoopSession, reason: BlockedReason, note: str) ->
         last = triage[-1]
         lines += ["", "## Last triage",
                   f"- {last.category} (confidence {last.confidence:.2f}): {markdown_text(last.root_cause)}"]  # fmt: skip
+    stopped = stopped_turns(session)
+    if stopped:
+        lines += ["", "## Agent turns that stopped early", *stopped]
     if reason == "skill_defect":  # REQ-08: the rejected skill iteration, both versions and the gate's results
         from ..skills.iteration import evidence_section
 

@@ -1,9 +1,10 @@
 """Coder stage (loop L1): one coder turn in the unit's worktree, committed.
 
 The coder sees the unit, its acceptance criteria, its contract, the units it depends on and
-its SDD sections, plus the previous attempt's test failures as hints; it may write only the
-unit's code paths. The turn, its answer and its commit are memoised per attempt, so a resumed
-run never repeats a finished turn.
+which SDD sections are its own (the whole SDD is a shared document, sent once and cached for every
+unit), plus the previous attempt's test failures as hints; it may write only the unit's code paths.
+The turn, its answer and its commit are memoised per attempt, so a resumed run never repeats a
+finished turn.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import PurePosixPath
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..agents.executor_seam import MISBEHAVIOUR
 from ..models import OutcomeRecord
 from ..nodes import node_exec_id
 from .session import LoopSession
@@ -24,8 +26,15 @@ class CoderOutput(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    summary: str = Field(min_length=1)
-    files: list[str] = Field(default_factory=list)
+    summary: str = Field(
+        min_length=1,
+        description="One paragraph: what you changed and why; questions about the SDD go here (nobody answers them "
+        "during the run)",
+    )
+    files: list[str] = Field(
+        default_factory=list,
+        description="The files you changed, relative to the work tree (checked against what the commit changed)",
+    )
 
 
 class CoderTurn(BaseModel):
@@ -37,13 +46,24 @@ class CoderTurn(BaseModel):
     files_changed: list[str]
     summary: str
     claimed_unchanged: list[str] = Field(default_factory=list)
+    stopped: str = ""  # how the turn ended when it gave no answer: "refused: ...", "no_tool_use: ...", ...
 
     def claims_note(self) -> str:
-        """For the next attempt: the files this turn said it changed and did not (a write refused, or never made)."""
+        """For the next attempt: how the last turn ended without an answer, and the files it said it changed and did
+        not (a write refused, or never made)."""
+        note = f"Your previous attempt ended without an answer ({self.stopped}).\n" if self.stopped else ""
         if not self.claimed_unchanged:
-            return ""
-        return (f"Your previous answer reported changing {', '.join(self.claimed_unchanged)}, but its commit leaves "
-                "them unchanged: a write may have been refused (read the tool results) or never made.\n")  # fmt: skip
+            return note
+        return note + (f"Your previous answer reported changing {', '.join(self.claimed_unchanged)}, but its commit "
+                       "leaves them unchanged: a write may have been refused (read the tool results) or never made.\n")  # fmt: skip
+
+
+NO_ANSWER = "(no answer; the changes so far are tested: "  # the summary of a turn that gave none (`_coder_answer`)
+
+
+def _stopped(answer: CoderOutput) -> str:
+    """How the turn ended when it gave no answer ('' when it answered): the recorded answer is all a resumed run has."""
+    return answer.summary.removeprefix(NO_ANSWER).removesuffix(")") if answer.summary.startswith(NO_ANSWER) else ""
 
 
 def prior_attempts(session: LoopSession, unit_id: str, nid: str) -> int:
@@ -96,8 +116,7 @@ def _turn(session: LoopSession, nid: str, unit_id: str, attempt: int, hints: str
         ),
         "Contract": contract.model_dump_json(indent=1, exclude_none=True) if contract else "(none)",
         "Units it depends on": _dependencies(files, unit) or "(none)",
-        "The unit's SDD sections": sdd_sections(sdd, [c.sdd_section for c in spec.acceptance_criteria])
-        or "(the SDD names no section for this unit; see the whole SDD in the system prompt)",
+        "The unit's SDD sections": _own_sections(sdd, [c.sdd_section for c in spec.acceptance_criteria]),
     }
     if hints:
         context["PREVIOUS ATTEMPT (fix this first)"] = hints
@@ -118,7 +137,7 @@ def _turn(session: LoopSession, nid: str, unit_id: str, attempt: int, hints: str
         session.timeline("coder_claims_unmet", f"{unit_id}: attempt {attempt} reported {', '.join(unmet)} as "
                          "changed; its commit leaves them unchanged", unit_id=unit_id, ref=nid)  # fmt: skip
     return CoderTurn(attempt=attempt, commit=commit, files_changed=changed, summary=answer.summary,
-                     claimed_unchanged=unmet)  # fmt: skip
+                     claimed_unchanged=unmet, stopped=_stopped(answer))  # fmt: skip
 
 
 def unmet_claims(claimed: list[str], changed: list[str]) -> list[str]:
@@ -163,41 +182,28 @@ def write_coder_log(session: LoopSession, unit_id: str) -> None:
 
 
 def _coder_answer(session: LoopSession, result, nid: str, attempt: int) -> CoderOutput:
-    """The coder's answer; a coder that ran out of model calls or time without submitting has still left its work
-    in the tree, and that work is tested as this attempt (the next attempt starts from the test's verdict)."""
+    """The coder's answer. A coder that ran out of model calls or time, refused, replied without tools or repeated
+    itself has still left its work in the tree (perhaps none): that work is tested as this attempt, and the next
+    attempt starts from the test's verdict and is told how this one ended."""
     if result.ok and result.output is not None:
         return CoderOutput.model_validate(result.output)
     if result.stop_reason in ("max_turns", "timeout"):
         session.timeline("coder_out_of_turns", f"{result.unit_id}: {result.stop_reason} after {result.turns} model "
                          "calls; its changes are tested as this attempt", unit_id=result.unit_id, ref=nid)  # fmt: skip
-        return CoderOutput(
-            summary=f"(no answer: the turn stopped with {result.stop_reason}; the changes so far are tested)",
-            files=result.files_changed,
-        )
+    if result.stop_reason in ("max_turns", "timeout", *MISBEHAVIOUR):
+        why = f"{result.stop_reason}: {result.output_error}" if result.output_error else result.stop_reason
+        return CoderOutput(summary=f"{NO_ANSWER}{why})", files=result.files_changed)
     raise session.turn_failed("coder", nid, attempt, result)
 
 
-def sdd_sections(sdd: str, numbers: list[str | None]) -> str:
-    """The SDD's sections with these numbers (`## 3.2 Collision` up to the next heading of the same or a higher
-    level), in document order."""
-    wanted = {n.strip().rstrip(".") for n in numbers if n and n.strip()}
-    if not wanted or not sdd:
-        return ""
-    lines, out, level = sdd.splitlines(), [], 0
-    for line in lines:
-        stripped = line.lstrip()
-        depth = len(stripped) - len(stripped.lstrip("#")) if stripped.startswith("#") else 0
-        if depth:
-            number = stripped.lstrip("#").strip().split(" ", 1)[0].rstrip(".")
-            if number in wanted:
-                level = depth
-                out.append(line)
-                continue
-            if level and depth <= level:
-                level = 0
-        if level:
-            out.append(line)
-    return "\n".join(out).strip()
+def _own_sections(sdd: str, numbers: list[str | None]) -> str:
+    """Which SDD sections the unit's criteria cite, by their headings (the text is in the shared SDD)."""
+    wanted = {n.strip().lstrip("§").strip().split(" ", 1)[0].rstrip(".") for n in numbers if n and n.strip(" §")}
+    headings = [line.lstrip("#").strip() for line in sdd.splitlines() if line.lstrip().startswith("#")]
+    found = [h for h in headings if h.split(" ", 1)[0].lstrip("§").rstrip(".") in wanted]
+    if not found:
+        return "(its criteria cite no section of the SDD: read the SDD among the shared documents)"
+    return "In the SDD among the shared documents: " + "; ".join(f"§ {h}" for h in found)
 
 
 def _dependencies(files, unit) -> str:

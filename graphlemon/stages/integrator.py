@@ -37,8 +37,10 @@ from .session import LoopSession
 class IntegratorOutput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    tests: list[str] = Field(default_factory=list)
-    summary: str = ""
+    tests: list[str] = Field(
+        default_factory=list, description="The integration test files you wrote, relative to the work tree"
+    )
+    summary: str = Field(default="", description="A few sentences: which cases the tests exercise")
 
 
 def case_token(case_id: str) -> re.Pattern[str]:

@@ -19,6 +19,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import beneath
+from ..agents.executor_seam import MISBEHAVIOUR
+from ..agents.schemas import model_schema
 from ..errors import ErrorCode, GraphLemonError
 from ..models import SddPatch
 from ..nodes import node_exec_id
@@ -30,6 +32,7 @@ from .session import LoopSession
 DRAFTS = Path("plan") / "drafts"
 DRAFTS_IN_TREE = Path(".graphlemon") / DRAFTS  # in the planner's scratch work tree
 DRAFT_MAX_BYTES = 4 * 1024 * 1024
+ENDED_WITHOUT_ANSWER = ("max_turns", "timeout", *MISBEHAVIOUR)  # the drafts it wrote are checked all the same
 DOCS = ("brd", "prd", "sdd", "benchmark")
 _ASSUMPTION = re.compile(r"^\s*[-*]\s*([A-Za-z][\w .-]{0,60}?)\s*:\s*(.+?)\s*$")
 
@@ -42,7 +45,9 @@ class PlannedUnit(BaseModel):
     summary: str = ""
     code: list[str] = Field(min_length=1)
     tests: list[str] = Field(min_length=1)
-    depends_on: list[str] = Field(default_factory=list)
+    depends_on: list[str] = Field(
+        default_factory=list, description="The units whose code this unit calls: they are built and merged first"
+    )
     acceptance_criteria: list[AcceptanceCriterion] = Field(min_length=1)
     contract: ContractExports | None = None
 
@@ -59,7 +64,9 @@ class PlanDoc(BaseModel):
 class PlannerOutput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    summary: str = Field(min_length=1)
+    summary: str = Field(
+        min_length=1, description="A few sentences: what the plan holds, the assumptions it makes, open questions"
+    )
 
 
 class Drafts(BaseModel):
@@ -84,7 +91,7 @@ def run_planner(session: LoopSession, loop_round: int, feedback: str | None = No
         context = _context(task.goal_text, loop_round, feedback, violations)
         with session.worktrees.scratch("planner") as scratch:  # never the person's own work tree
             beneath.write_bytes(scratch.path, DRAFTS_IN_TREE / ".keep", b"")  # the folder the turn writes in
-            session.turn(
+            result = session.run_turn(
                 "planner",
                 context,
                 output_model=PlannerOutput,
@@ -93,13 +100,18 @@ def run_planner(session: LoopSession, loop_round: int, feedback: str | None = No
                 writable=[f"{DRAFTS_IN_TREE.as_posix()}/**"],
                 attempt=attempt,
             )
+            if not result.ok and result.stop_reason not in ENDED_WITHOUT_ANSWER:
+                raise session.turn_failed("planner", nid, attempt, result)
             session.nodes.transition(nid, "verifying", attempt=attempt)
+            # a turn that ended without an answer may have written them
             drafts, violations, refused = read_drafts(scratch.path)
         for err in refused:  # a link or FIFO where a draft should be: not followed, recorded
             session.ledger.append(violation_event(err, what="planner drafts", node_exec_id=nid,
                                                   task_id=session.task_id, stage="planner", attempt=attempt))  # fmt: skip
         if drafts is not None:
             violations = check_plan(drafts)
+        if violations and not result.ok:
+            violations.insert(0, f"your turn ended without an answer ({result.stop_reason}: {result.output_error})")
         if not violations:
             outcome = _write_plan(session, drafts, attempt)  # type: ignore[arg-type]
             ref = session.save_outcome(nid, outcome)
@@ -138,7 +150,14 @@ def _context(goal: str, loop_round: int, feedback: str | None, violations: list[
             "with ids AC1, AC2, ... citing SDD sections, its contract; the integration cases). Then submit a "
             "short summary."
         ),
-        "plan.json schema": "```json\n" + json.dumps(PlanDoc.model_json_schema(), separators=(",", ":")) + "\n```",
+        "How the benchmark's checks run": (
+            "After every unit is green and merged, the Validator runs each check in the merged work tree (the "
+            "repository root, with every unit's code). A command is split into words like a shell would and run "
+            "without a shell: no pipes, `&&`, redirections, globs or variables. `{python}` is replaced by the "
+            "Python interpreter GraphLemon runs under. Checks run confined like the tests (no network, a private home "
+            "and /tmp). A check passes when it exits 0 within 120 seconds."
+        ),
+        "plan.json schema": "```json\n" + json.dumps(model_schema(PlanDoc), separators=(",", ":")) + "\n```",
     }
     if feedback:
         context["Feedback from the last round"] = feedback

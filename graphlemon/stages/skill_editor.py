@@ -42,8 +42,10 @@ class SkillEdit(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    text: str = Field(min_length=1)
-    rationale: str = Field(min_length=1)
+    text: str = Field(min_length=1, description="The whole new skill, every section heading and the first line kept")
+    rationale: str = Field(
+        min_length=1, description="Two or three sentences: which defect, which change, why it generalises"
+    )
 
 
 def run_skill_update(session: LoopSession, loop_round: int) -> SkillUpdateOutcome:
@@ -127,7 +129,6 @@ def _propose(session: LoopSession, iterations: SkillIterations, bug: Bug, nid: s
         "Evidence": (bug.detail or "(none)")[:4000],
         "Root cause (validator)": bug.root_cause_detail or "(none)",
         f"Current {role} skill": current,
-        "How to answer": "Return the whole new skill as `text` and a short `rationale`.",
     }
     _, edit = session.turn(
         "skill-editor", context, output_model=SkillEdit, node_exec_id=nid, workdir=iterations.repo.path,

@@ -24,6 +24,7 @@ import secrets
 import time
 from pathlib import Path
 
+from ..agents.executor_seam import MISBEHAVIOUR
 from ..bugs import BugTracker
 from ..errors import ErrorCode, GraphLemonError, invalid_param
 from ..execlogs import log_test_run
@@ -38,6 +39,7 @@ from .tester_models import TesterAgentOutput, TesterFailure, TesterMode, TesterO
 from .tester_selfcheck import read_test_files, self_check, unit_modules
 
 TEST_TIMEOUT_S = 60.0
+ENDED_WITHOUT_ANSWER = ("max_turns", "timeout", *MISBEHAVIOUR)  # the turn's tests are run and judged all the same
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")  # object addresses differ per run: masked so results are repeatable
 STAGE_ITEMS = ("2:", "4:", "8:")  # self-check items about the stage's own records, checked after recording
 RUN_ID_PREFIX = "run"
@@ -227,7 +229,7 @@ class _Attempt:
             ledger=self.project.ledger, task_id=self.opts["task_id"],
             sandbox_violations=[e.message for e in agent.violations] if agent else [],
             todo_statuses=_todo_statuses(self.project, self.opts["node_id"]) if agent else None, test_names=self.names,
-        )  # fmt: skip
+        ) + ([ended_note(agent)] if agent is not None and agent.stop_reason in ENDED_WITHOUT_ANSWER else [])  # fmt: skip
 
     def _guarded_run(self, unit):
         """The unit's tests, confined; afterwards any change the tests made outside the tester's writable paths
@@ -267,27 +269,53 @@ def _tester_turn(
         "Mode": mode,
         "Acceptance criteria (spec.json)": "\n".join(f"- {c.id}: {c.text}" for c in spec.acceptance_criteria),
         "Contract (contract.json)": contract.model_dump_json(indent=1, exclude_none=True) if contract else "(none)",
-        "Naming rule": "put the criterion id (ac1, ac2, ...) in each test's name, and http<code> for a contract status; "
-        "give every criterion at least one negative case (a name with neg / invalid / reject / not / ...)",
+        "Naming rule": _naming_rule(contract),
     }
     if feedback:
         context["Your last turn was rejected by the self-check"] = "\n".join(f"- {v}" for v in feedback)
     request = build_request(
         project, "tester", context=context, unit_id=unit.unit_id, run_id=run_id, task_id=task_id,
         node_exec_id=node_id, attempt=attempt, workdir=workdir, writable=_writable(unit.tests),
-        output_model=TesterAgentOutput, skill_vars={"mode": mode},
+        output_model=TesterAgentOutput, skill_vars={"mode": mode}, documents=_shared_documents(project, task_id),
     )  # fmt: skip
     result = run_turn(project, request, executor)
-    if not result.ok or result.output is None:
+    if result.stop_reason in ENDED_WITHOUT_ANSWER:  # the tests it wrote (if any) run; the self-check names the end
+        answer = TesterAgentOutput()
+    elif not result.ok or result.output is None:
         raise GraphLemonError(
             ErrorCode.OUTPUT_INVALID,
             f"tester turn for {unit.unit_id} stopped with {result.stop_reason}: {result.output_error or 'no output'}",
             transcript=result.transcript_path,
         )
-    answer = TesterAgentOutput.model_validate(result.output)
+    else:
+        answer = TesterAgentOutput.model_validate(result.output)
     memo.parent.mkdir(parents=True, exist_ok=True)
     _write(memo, json.dumps({"result": result.model_dump(mode="json"), "answer": answer.model_dump(mode="json")}))
     return result, answer
+
+
+def _naming_rule(contract) -> str:
+    """How test names are read for coverage (tester_coverage.py); the HTTP part only when the contract has statuses."""
+    rule = "put the criterion id (ac1, ac2, ...) in each test's name; "
+    statuses = coverage.required_statuses(contract)
+    if statuses:
+        rule += f"put http<code> in a test's name for each contract status ({', '.join(f'http{c}' for c in statuses)}); "
+    return rule + "give every criterion at least one negative case (a name with neg / invalid / reject / not / ...)"
+
+
+def _shared_documents(project: ProjectHandle, task_id: str | None) -> dict[str, str]:
+    """The task's SDD (the tester's skill judges tests against it), shared and cached for every unit's turn."""
+    from ..artifacts import ArtifactStore
+
+    store = ArtifactStore(project.ledger)
+    record = store.latest("sdd", task_id=task_id) if task_id else None
+    return {"SDD": store.read_text(record)} if record else {}
+
+
+def ended_note(result) -> str:
+    """The self-check line for a tester turn that ended without an answer (its tests, if any, still ran)."""
+    why = f": {result.output_error}" if result.output_error else ""
+    return f"turn: the tester's turn ended without an answer ({result.stop_reason}{why})"
 
 
 def _writable(test_paths: list[str]) -> list[str]:

@@ -93,6 +93,8 @@ class TesterAgentOutput(BaseModel):
     model_config = ConfigDict(extra="forbid")
     __test__ = False
 
-    tests: list[str] = Field(default_factory=list, description="test files written or reused")
-    hints: dict[str, str] = Field(default_factory=dict, description="test name -> a better hint than the runner's")
-    summary: str = ""
+    tests: list[str] = Field(default_factory=list, description="The test files you wrote or kept, relative to the work tree")
+    hints: dict[str, str] = Field(
+        default_factory=dict, description="Test name -> a hint for the Coder: what to change, in one or two sentences"
+    )
+    summary: str = Field(default="", description="A few sentences: what the tests cover and what fails")

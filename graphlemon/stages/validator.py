@@ -38,6 +38,7 @@ from .outcomes import Attribution, ValidationOutcome
 from .own_state import own_state
 from .routing import root_cause_route, validator_route
 from .session import LoopSession
+from .unmerged_code import unmerged_code
 
 if TYPE_CHECKING:
     from ..testrun.confine import Confinement
@@ -50,8 +51,8 @@ _CHECK_LINE = re.compile(r"^\s*(?P<name>[\w.-]+)(?:\s*\((?P<unit>[\w.-]+)\))?\s*
 class Perspective(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    category: RootCauseCategory
-    reason: str = Field(min_length=1)
+    category: RootCauseCategory = Field(description="This view's root cause category (the skill explains each)")
+    reason: str = Field(min_length=1, description="Why, in one or two sentences, judged from this view alone")
 
 
 class BugVerdict(BaseModel):
@@ -59,22 +60,28 @@ class BugVerdict(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    bug_id: str | None = None
-    unit_id: str | None = None
-    test: str | None = None
-    spec: Perspective
-    code: Perspective
-    skill: Perspective
-    root_cause_detail: str = Field(min_length=20)
-    sdd_section: str | None = None
-    code_location: str | None = None  # "path:line"
-    skill_role: Stage | None = None  # a skill_defect: whose skill (default: the coder's, REQ-08)
+    bug_id: str | None = Field(default=None, description="The bug this verdict judges, as the context lists it")
+    unit_id: str | None = Field(default=None, description="Instead of a bug id: the verdict covers this unit's bugs")
+    test: str | None = Field(default=None, description="With a unit id: only its bugs whose test name contains this")
+    spec: Perspective = Field(description="The spec view: does the SDD / PRD define the behaviour the test checks?")
+    code: Perspective = Field(description="The code view: does the code follow what the SDD says?")
+    skill: Perspective = Field(description="The skill view: did a role's skill make it act wrongly?")
+    root_cause_detail: str = Field(
+        min_length=20, description="The root cause, citing the SDD section and the code location (path:line)"
+    )
+    sdd_section: str | None = Field(default=None, description="The SDD section number, as its heading starts (3.2)")
+    code_location: str | None = Field(default=None, description="path:line of the code at fault")
+    skill_role: Stage | None = Field(  # a skill_defect: whose skill (default: the coder's, REQ-08)
+        default=None,
+        description="For skill_defect: the role whose skill let it happen (planner, coder, tester, integrator, "
+        "bug-triager, validator, skill-editor); the coder's when left out",
+    )
 
 
 class ValidatorOutput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    verdicts: list[BugVerdict] = Field(default_factory=list)
+    verdicts: list[BugVerdict] = Field(default_factory=list, description="One verdict per bug the context lists")
 
 
 class Check(BaseModel):
@@ -168,7 +175,8 @@ def run_validator(session: LoopSession, loop_round: int) -> ValidationOutcome:
             session.bugs.transition(bug.bug_id, "verified", by="validator", fix_refs=[run_id])
         outcome = ValidationOutcome(ok=True, run_id=run_id, route="done")
     else:
-        attributions = _attribute(session, nid, loop_round, active, workdir, results=_results_text(tests, checks))
+        attributions = _attribute(session, nid, loop_round, active, workdir, results=_results_text(tests, checks),
+                                  red=own.red_units)  # fmt: skip
         outcome = _decide(run_id, tests.summary.failed, failed_checks, attributions)
     ref = session.save_outcome(nid, outcome)
     session.nodes.transition(nid, "done", output_ref=ref)
@@ -256,22 +264,35 @@ def _results_text(tests, checks: list[Check]) -> str:
     return "\n".join(lines)
 
 
+def _merged_note(session: LoopSession, red: list[str], code_shown: bool) -> str:
+    """What the run covered: the integration tree holds only the units merged so far."""
+    green = [u for u in session.unit_files.units().ids() if u not in red]
+    note = f"The run is of your work tree, which holds the units merged so far: {', '.join(green) or 'none'}.\n"
+    if red:
+        shown = "; their code is below" if code_shown else ""
+        note += (f"Not merged (red), so neither their code nor their tests are in your work tree or in this run: "
+                 f"{', '.join(red)}. Their bugs come from their own unit test runs{shown}.\n")  # fmt: skip
+    return note
+
+
 def _attribute(
-    session: LoopSession, nid: str, loop_round: int, bugs, workdir: Path, results: str = ""
+    session: LoopSession, nid: str, loop_round: int, bugs, workdir: Path, results: str = "", red: list[str] = ()
 ) -> list[Attribution]:
     sdd_record = session.artifacts.latest("sdd", task_id=session.task_id)
     sdd = session.artifacts.read_text(sdd_record) if sdd_record else ""
     prd_record = session.artifacts.latest("prd", task_id=session.task_id)
     documents = {"SDD": sdd, "PRD": session.artifacts.read_text(prd_record) if prd_record else ""}
+    code = unmerged_code(session, [u for u in red if any(b.unit_id == u for b in bugs)])
     context = {
-        "Test and check results (this validation run)": results or "(not run)",
+        "Test and check results (this validation run)": _merged_note(session, list(red), bool(code))
+        + (results or "(not run)"),
         "Bugs to attribute": "\n".join(
             f"- {b.bug_id} [{b.unit_id or '-'}] {b.title}\n  {(b.detail or '')[:600]}" for b in bugs
         ),
-        "How to answer": "For every bug give three independent judgements (spec, code, skill), each one of coder / "
-        "planning / skill_defect, a root_cause_detail that cites the SDD section and the code location "
-        "(path:line), plus sdd_section and code_location.",
     }
+    if code:
+        context["Code of the units not merged (from their branches; cite it as path:line)"] = code
+    missing = "the validator gave no verdict for this bug"
     try:
         _, answer = session.turn(
             "validator", context, output_model=ValidatorOutput, node_exec_id=nid, workdir=workdir,
@@ -280,13 +301,13 @@ def _attribute(
     except GraphLemonError as exc:
         if exc.code in ("BUDGET_EXCEEDED", "QUOTA_EXCEEDED", "CLASSIFIER_BLOCKED"):
             raise
-        answer = ValidatorOutput()
+        answer, missing = ValidatorOutput(), f"the validator gave no verdict: {exc.message[:600]}"
     self_hosted = session.project.meta.settings.self_hosted
     roots = [workdir, *(p for p in sorted(session.worktrees.base.glob("*")) if (p / ".git").exists())]
     out = []
     for bug in bugs:
         verdict = next((v for v in answer.verdicts if _covers(v, bug)), None)
-        attribution = decide_bug(bug.bug_id, bug.unit_id, verdict, sdd, roots, self_hosted=self_hosted)
+        attribution = decide_bug(bug.bug_id, bug.unit_id, verdict, sdd, roots, self_hosted=self_hosted, missing=missing)
         fields = {"root_cause_category": attribution.root_cause_category, "root_cause_detail": attribution.root_cause_detail,
                   "suggested_route": attribution.suggested_route}  # fmt: skip
         if attribution.skill_role:
@@ -313,13 +334,15 @@ def decide_bug(
     roots: list[Path],
     *,
     self_hosted: bool = False,
+    missing: str = "the validator gave no verdict for this bug",
 ) -> Attribution:
     """Three perspectives must agree and a coder verdict must cite real places; otherwise inconclusive_escalate.
-    `self_hosted`: the project is GraphLemon's own repository (a core_engine bug goes to the Coder there)."""
+    `self_hosted`: the project is GraphLemon's own repository (a core_engine bug goes to the Coder there).
+    `missing`: why there is no verdict (the turn's end, when it gave none)."""
     if verdict is None:
         return Attribution(
             bug_id=bug_id, unit_id=unit_id, root_cause_category="inconclusive_escalate",
-            root_cause_detail="the validator gave no verdict for this bug", suggested_route="escalate",
+            root_cause_detail=missing, suggested_route="escalate",
         )  # fmt: skip
     views = {"spec": verdict.spec.category, "code": verdict.code.category, "skill": verdict.skill.category}
     category: RootCauseCategory = views["spec"] if len(set(views.values())) == 1 else "inconclusive_escalate"

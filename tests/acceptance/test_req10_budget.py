@@ -27,7 +27,7 @@ from graphlemon.stages.usage_limit_wait import SimulatedClock
 from graphlemon.taskboard import TaskBoard
 
 API_KEY = "sk-ant-test-budget-0123456789"
-LIMIT = 12000  # room for the planner's two calls (~10.3k tokens), not for a coder's first one (~3.6k)
+LIMIT = 10000  # room for the planner's two calls (~8.1k tokens, the second estimated at ~9.4k), not for a coder's first one (~3.8k)
 
 
 @pytest.fixture

@@ -208,11 +208,11 @@ def test_text_answers_json_fences_nudges_and_max_turns(project, messages_server,
     assert turn(executor, "tester", output_model=Verdict).output == {"ok": True, "failed": 0}
     messages_server.queue(text("I think it works."), text("Still no JSON."))
     result = turn(executor, "tester", output_model=Verdict, limits=Limits(max_turns=2))
-    assert result.stop_reason == "max_turns" and result.output is None
+    assert result.stop_reason == "no_tool_use" and result.output is None  # told once, then the attempt ends
     nudge = messages_server.requests[2].body["messages"][-1]["content"][0]["text"]
     assert "submit_output" in nudge
     messages_server.queue(Reply(content=[{"type": "text", "text": "I can't help with that."}], stop_reason="refusal"))
-    assert turn(executor, "tester").stop_reason == "output_invalid"
+    assert turn(executor, "tester").stop_reason == "refused"
     messages_server.queue(Reply(content=[], stop_reason="end_turn"), text("Tests written."))
     plain = turn(executor, "tester")  # no output model: an empty reply is nudged, a plain answer is the output
     assert plain.output == {"text": "Tests written."} and messages_server.requests[-1].status == 200

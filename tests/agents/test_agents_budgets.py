@@ -38,9 +38,10 @@ def test_a_prompt_too_long_answer_clears_old_tool_results_and_is_sent_again(
     project, messages_server, anthropic_settings, turn
 ):
     (project.root / "big.txt").write_text("y" * 15_000 + "\n")
+    (project.root / "big2.txt").write_text("y" * 15_000 + "\n")
     messages_server.queue(
         tool_use("read_file", {"path": "big.txt"}),
-        tool_use("read_file", {"path": "big.txt"}),
+        tool_use("read_file", {"path": "big2.txt"}),
         error(400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"),
         tool_use("submit_output", {"summary": "read it"}),
     )
@@ -61,7 +62,7 @@ def test_a_text_only_reply_is_told_to_use_the_tools_and_the_countdown_runs_to_th
                   limits=Limits(max_turns=4))  # fmt: skip
     assert result.stop_reason == "max_turns" and "4 model calls" in result.output_error
     nudge = last_user(messages_server.requests[1])[0]["text"]
-    assert "no tool call" in nudge and "Nobody reads text" in nudge and "3 model calls left" in nudge
+    assert "called no tool" in nudge and "Nobody reads text" in nudge and "3 model calls left" in nudge
     assert "2 model calls left" in last_user(messages_server.requests[2])[-1]["text"]
     assert "last model call" in last_user(messages_server.requests[3])[-1]["text"]
 

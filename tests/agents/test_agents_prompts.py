@@ -8,52 +8,32 @@ bug-triager's comes from the triage stage over a failed integration run.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
+import json
 from pathlib import Path
 
 import pytest
+from fakes.stage_requests import SNAKE, Recording, snake_loop
 
 from graphlemon.agents import build_executor, build_request
 from graphlemon.agents.claude_code import claude_prompt
 from graphlemon.agents.prompt import audit, file_tree, render
-from graphlemon.devloop.loop import run_devloop
-from graphlemon.devloop.stages import Stages
-from graphlemon.project import init_project
-from graphlemon.stages.session import LoopConfig, LoopSession
-from graphlemon.taskboard import TaskBoard
-
-SNAKE = Path(__file__).resolve().parents[2] / "examples" / "snake"
 
 
-class Recorder:
+class Recorder(Recording):
     """An executor that audits each request's rendered prompts, then lets the scripted executor run it."""
 
     def __init__(self, inner) -> None:
-        self.inner, self.name = inner, inner.name
+        super().__init__(inner)
         self.problems: dict[str, list[str]] = {}
-        self.roles: set[str] = set()
 
-    def run(self, request, ctx):
-        self.roles.add(request.role)
+    def on_request(self, request) -> None:
         for backend, rendered in (("anthropic", render(request, "anthropic")), ("claude_code", claude_prompt(request))):
             for problem in audit(rendered, request, backend):
                 self.problems.setdefault(f"{request.role}/{backend}", []).append(problem)
-        return self.inner.run(request, ctx)
 
 
 def snake_run(tmp_path: Path, playbook: str) -> Recorder:
-    repo = tmp_path / "snake"
-    shutil.copytree(SNAKE / "repo", repo)
-    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "empty snake package"]):
-        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
-    project = init_project(repo).project
-    task = TaskBoard(project.ledger).create("Implement a snake game")
-    session = LoopSession(project, task.task_id, LoopConfig(playbook=SNAKE / playbook, max_unit_attempts=2))
-    recorder = Recorder(build_executor("scripted", playbook=SNAKE / playbook))
-    session.__dict__["executor"] = recorder  # the stages call the executor the session holds
-    run_devloop(session, Stages(session.run))
-    return recorder
+    return snake_loop(tmp_path, playbook, Recorder(build_executor("scripted", playbook=SNAKE / playbook)))
 
 
 @pytest.mark.parametrize(
@@ -88,11 +68,48 @@ def test_the_audit_finds_a_tool_a_path_and_a_field_the_turn_does_not_have(projec
     assert any("'open_questions'" in p for p in problems)
     assert any("'Bash'" in p for p in problems)
     assert not any("src/app.py" in p for p in problems)  # writable
+    assert "the skill names the SDD, which this turn neither receives nor writes" in problems
     documented = request.model_copy(update={"documents": {"SDD": "`user_id` in `docs/api.md`"}, "memory": "`tmp_x`"})
-    assert audit(render(documented, "anthropic"), documented, "anthropic") == problems  # the project's words
+    names = [p for p in problems if "SDD" not in p]
+    assert audit(render(documented, "anthropic"), documented, "anthropic") == names  # the project's words
     claude = claude_prompt(request)
     assert not any("'Bash'" in p for p in audit(claude, request, "claude_code"))  # the coder has Bash there
     assert "`read_file`" not in claude.system_text and "`Read`" in claude.system_text
+
+
+def test_the_audit_reads_meaning_a_bare_field_an_unexplained_enum_value_a_missing_document(project):
+    from typing import Literal
+
+    from pydantic import BaseModel, Field
+
+    class Out(BaseModel):
+        summary: str = Field(description="what was done")
+        verdict: Literal["pass", "flaky", "hopeless"] = Field(description="pass, or flaky when a re-run passes")
+        mystery_score: float
+
+    request = build_request(project, "validator", context="## Bugs\n\n- b1", output_model=Out,
+                            documents={"PRD": "p"})  # fmt: skip
+    problems = audit(render(request, "anthropic"), request, "anthropic")
+    assert "the output field 'mystery_score' has no description and the skill does not explain it" in problems
+    assert "the output field 'verdict' allows 'hopeless', which nothing in the prompt explains" in problems
+    assert not any("'flaky'" in p or "'pass'" in p or "'summary'" in p for p in problems)
+    assert "the skill names the SDD, which this turn neither receives nor writes" in problems  # the PRD it gets
+    assert not any("the PRD" in p for p in problems)
+
+
+def test_the_anthropic_prompt_says_the_schema_and_each_tool_once(project):
+    from graphlemon.agents.anthropic_backend import wire_prompt
+    from graphlemon.stages.validator import ValidatorOutput
+
+    request = build_request(project, "validator", context="x", output_model=ValidatorOutput)
+    wire = wire_prompt(request)
+    system = "\n".join(wire.system)
+    assert "root_cause_detail" not in system and '"title"' not in json.dumps(wire.tools)
+    assert [t["name"] for t in wire.tools][-1] == "submit_output"
+    for tool in wire.tools:  # a tool's description is in its definition only
+        assert tool["description"].split(".")[0] not in system
+    claude = claude_prompt(request)  # Claude Code is given the schema in the prompt (and as --json-schema)
+    assert "root_cause_detail" in claude.system_text and '"title"' not in claude.system_text
 
 
 def test_the_prompt_keeps_per_turn_text_out_of_the_cached_system_prompt(project):
@@ -112,6 +129,8 @@ def test_the_file_tree_shows_two_levels_and_marks_what_may_be_written(tmp_path):
         (tmp_path / rel).write_text("x")
     tree = file_tree(tmp_path, ["snake/board.py", "tests/board/**"]).splitlines()
     assert tree == ["snake/", "  deep/ (1 files)", "  board.py *", "tests/", "  board/ (1 files) *", "README.md"]
+    drafts = file_tree(tmp_path, [".graphlemon/plan/drafts/**"]).splitlines()  # the planner's folder, hidden below
+    assert drafts[-1] == ".graphlemon/plan/drafts/ *"
 
 
 def test_the_bug_triager_prompt_names_only_what_its_request_allows(tmp_path):

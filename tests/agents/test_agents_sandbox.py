@@ -28,7 +28,7 @@ def sandbox(tmp_path):
         ("../../etc/passwd", "'..'"),
         ("tests/../../outside.txt", "'..'"),
         ("/etc/passwd", "absolute"),
-        ("~/.ssh/id_rsa", "absolute"),
+        ("~/.ssh/id_rsa", "a home folder"),
         ("C:/Windows/x", "absolute"),
         ("", "empty"),
         ("   ", "empty"),

@@ -3,12 +3,14 @@
 It reads the prompt (the system text and the first message) the way a model would, never the
 request behind it:
 
-* TOOLS: the tools it may call — the only names it uses;
+* TOOLS: the tools it may call — the only names it uses (on the Messages API: the request's tool
+  definitions, which is where that backend says it);
 * SANDBOX: the paths it may write — it writes there every file of the `solution` (path -> text,
   a fixture: a fake cannot invent code) that a listed glob matches, and nothing else;
 * FILES: the work tree — it reads the files listed there before it writes;
 * OUTPUT: the JSON schema of the answer — it submits an instance of it, built from the schema in
-  the prompt (the files and tests it names are the ones it wrote).
+  the prompt, or on the Messages API from `submit_output`'s input schema (the files and tests it
+  names are the ones it wrote).
 
 A step the harness refuses (a tool error, a refused write, a rejected answer) is a conformance
 violation: the prompt told the model to do something the harness does not allow. Violations are
@@ -43,11 +45,16 @@ def _section(text: str, name: str) -> str:
     return m.group(1) if m else ""
 
 
-def read_prompt(system: str, first_message: str) -> PromptFacts:
-    tools = re.findall(r"^- `([^`]+)`:", _section(system, "TOOLS"), re.M)
+def read_prompt(system: str, first_message: str, declared: list[dict[str, Any]] | None = None) -> PromptFacts:
+    """`declared`: the request's tool definitions (the Messages API), else the prompt's TOOLS and OUTPUT."""
+    if declared is not None:
+        tools = [t["name"] for t in declared]
+        schema = next((t["input_schema"] for t in declared if t["name"] == "submit_output"), {})
+    else:
+        tools = re.findall(r"^- `([^`]+)`:", _section(system, "TOOLS"), re.M)
+        fence = re.search(r"```json\n(.*?)\n```", _section(system, "OUTPUT"), re.S)
+        schema = json.loads(fence.group(1)) if fence else {}
     writable = re.findall(r"^- `([^`]+)`\s*$", _section(first_message, "SANDBOX"), re.M)
-    fence = re.search(r"```json\n(.*?)\n```", _section(system, "OUTPUT"), re.S)
-    schema = json.loads(fence.group(1)) if fence else {}
     role = re.search(r"^role ([\w-]+)", _section(first_message, "THIS TURN").strip(), re.M)
     return PromptFacts(tools, writable, _tree(_section(first_message, "FILES")), schema, role.group(1) if role else "")
 
@@ -129,9 +136,11 @@ class Plan:
     facts: PromptFacts
 
 
-def plan(system: str, first_message: str, solution: dict[str, str], backend: str) -> tuple[Plan, list[str]]:
+def plan(
+    system: str, first_message: str, solution: dict[str, str], backend: str, declared: list[dict[str, Any]] | None = None
+) -> tuple[Plan, list[str]]:
     """-> (the plan, what the prompt gets wrong before any tool is called)."""
-    facts = read_prompt(system, first_message)
+    facts = read_prompt(system, first_message, declared)
     problems = []
     for needed in (READ_TOOLS[backend],):
         if needed not in facts.tools:

@@ -3,7 +3,7 @@
 
 The Messages side keeps no state of its own: each request carries the whole conversation, so the
 step is the number of assistant messages so far. Before answering it checks what the harness said
-to the last step (a tool error is a violation) and that every tool the prompt names is declared.
+to the last step (a tool error is a violation). The tools it may call are the ones the request declares.
 """
 
 from __future__ import annotations
@@ -32,11 +32,8 @@ class ConformanceModel:
     def __call__(self, body: dict[str, Any]) -> Reply:
         system = "\n\n".join(b.get("text", "") for b in body.get("system") or [])
         messages = body["messages"]
-        todo, problems = plan(system, _text(messages[0]["content"]), self.solution, "anthropic")
+        todo, problems = plan(system, _text(messages[0]["content"]), self.solution, "anthropic", body.get("tools") or [])
         role = todo.facts.role
-        declared = {t["name"] for t in body.get("tools") or []}
-        problems += [f"{role}: TOOLS names {t!r}, which the request does not declare" for t in todo.facts.tools
-                     if t not in declared]  # fmt: skip
         step = sum(1 for m in messages if m["role"] == "assistant")
         if step:
             problems += self._check_results(role, messages[-1]["content"])

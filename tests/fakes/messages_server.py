@@ -19,6 +19,12 @@ Scripting, per test:
         ... AgentSettings(base_url=server.base_url, api_key=...) ...
         assert server.requests[2].body["messages"][-1]["content"][0]["type"] == "tool_result"
 
+A reply may carry thinking blocks (`thinking(text)`: signed by the server; a changed block sent back is a
+400 "Invalid signature in thinking block"), any stop reason (`refusal`, `model_context_window_exceeded`,
+one the SDK does not know), or raw bytes with any content type (`raw(b"<html>...", "text/html")`: what a
+proxy or captive portal answers). `context_window` (tokens, 4 characters each) answers an oversized
+request with the API's 400 "prompt is too long".
+
 Replies are consumed in order; with the queue empty the server answers with
 `server.responder(body)` if set (benchmarks), else a 500 that names the problem.
 A reply with no explicit usage gets a deterministic one computed from the
@@ -34,14 +40,15 @@ import itertools
 import json
 import threading
 import time
+import typing
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from anthropic import types as at
 
-from .messages_validation import BadRequest, validate_request
+from .messages_validation import BadRequest, signature, validate_request
 
 _ids = itertools.count(1)
 
@@ -69,6 +76,8 @@ class Reply:
     error_message: str = ""
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
+    raw: bytes | None = None  # sent as it is (with `content_type`), instead of a message
+    content_type: str = "application/json"
 
 
 def text(
@@ -89,6 +98,16 @@ def tool_uses(
     content: list[dict[str, Any]] = [{"type": "text", "text": preamble}] if preamble else []
     content += [{"type": "tool_use", "id": f"toolu_{next(_ids):06d}", "name": n, "input": i} for n, i in calls]
     return Reply(content=content, stop_reason="tool_use", usage=usage)
+
+
+def raw(body: bytes, content_type: str = "application/json", *, status: int = 200) -> Reply:
+    """Bytes as they are: an HTML page, an empty body, JSON cut off, JSON that is not a message."""
+    return Reply(status=status, raw=body, content_type=content_type)
+
+
+def thinking(text: str) -> dict[str, Any]:
+    """A thinking block for `Reply.content`, signed by the server."""
+    return {"type": "thinking", "thinking": text, "signature": signature(text)}
 
 
 def error(
@@ -118,8 +137,11 @@ def server_error(status: int = 500) -> Reply:
 
 
 class FakeMessagesServer:
-    def __init__(self, *, api_key: str | None = None, default_model: str = "claude-sonnet-5-5") -> None:
+    def __init__(
+        self, *, api_key: str | None = None, default_model: str = "claude-sonnet-5-5", context_window: int | None = None
+    ) -> None:
         self.api_key = api_key
+        self.context_window = context_window  # tokens (4 characters each); None: no limit
         self.default_model = default_model
         self.requests: list[RecordedRequest] = []
         self.responder: Callable[[dict[str, Any]], Reply] | None = None
@@ -178,6 +200,7 @@ class FakeMessagesServer:
                 raise BadRequest(f"Not found: {method} {path}", 404, "not_found_error")
             self._check_auth(headers)
             validate_request(body)
+            self._check_size(raw)
             reply = self._next_reply(body)
         except BadRequest as exc:
             record.status = exc.status
@@ -185,9 +208,11 @@ class FakeMessagesServer:
         if reply.delay_s:
             time.sleep(reply.delay_s)
         record.status = reply.status
+        if reply.raw is not None:
+            return reply.status, {"content-type": reply.content_type, **reply.headers}, reply.raw
         if reply.status >= 400:
             return reply.status, reply.headers, _error_body(reply.error_type, reply.error_message)
-        return 200, reply.headers, self._message(body, reply).model_dump_json().encode()
+        return 200, reply.headers, self._message_json(body, reply)
 
     def _check_auth(self, headers: dict[str, str]) -> None:
         bearer = headers.get("authorization", "")
@@ -199,6 +224,11 @@ class FakeMessagesServer:
         if not headers.get("anthropic-version"):
             raise BadRequest("anthropic-version header is required")
 
+    def _check_size(self, raw: bytes) -> None:
+        tokens = len(raw) // 4
+        if self.context_window is not None and tokens > self.context_window:
+            raise BadRequest(f"prompt is too long: {tokens} tokens > {self.context_window} maximum")
+
     def _next_reply(self, body: dict[str, Any]) -> Reply:
         with self._lock:
             if self._queue:
@@ -207,11 +237,24 @@ class FakeMessagesServer:
             return self.responder(body)
         return error(500, "api_error", "fake server: no scripted reply left for this request")
 
+    def _message_json(self, body: dict[str, Any], reply: Reply) -> bytes:
+        """The reply as the API's JSON; a stop reason the SDK does not know yet (a future one) is sent as it is."""
+        known = reply.stop_reason in typing.get_args(at.StopReason)
+        message = self._message(body, reply if known or reply.stop_reason is None else replace(reply, stop_reason=None))
+        data = message.model_dump(mode="json")
+        if not known and reply.stop_reason is not None:
+            data["stop_reason"] = reply.stop_reason
+        return json.dumps(data).encode()
+
     def _message(self, body: dict[str, Any], reply: Reply) -> at.Message:
         blocks: list[at.ContentBlock] = []
         for block in reply.content:
             if block["type"] == "text":
                 blocks.append(at.TextBlock(type="text", text=block["text"]))
+            elif block["type"] == "thinking":
+                blocks.append(at.ThinkingBlock(type="thinking", thinking=block["thinking"], signature=block["signature"]))
+            elif block["type"] == "redacted_thinking":
+                blocks.append(at.RedactedThinkingBlock(type="redacted_thinking", data=block["data"]))
             else:
                 blocks.append(
                     at.ToolUseBlock(type="tool_use", id=block["id"], name=block["name"], input=block["input"])
@@ -286,7 +329,8 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {k.lower(): v for k, v in self.headers.items()}
         status, extra, payload = self.fake.handle(self.command, self.path, headers, raw)
         self.send_response(status)
-        self.send_header("content-type", "application/json")
+        extra = dict(extra)
+        self.send_header("content-type", extra.pop("content-type", "application/json"))
         self.send_header("content-length", str(len(payload)))
         self.send_header("request-id", f"req_fake_{next(_ids):06d}")
         for k, v in extra.items():

@@ -1,11 +1,16 @@
 """Request validation for the fake Messages server: what the real API rejects with a 400.
 
 Allowed keys come from the SDK's own request TypedDicts (`MessageCreateParams`,
-`TextBlockParam`, `ToolUseBlockParam`, `ToolResultBlockParam`, `ToolParam`).
+`TextBlockParam`, `ToolUseBlockParam`, `ToolResultBlockParam`, `ThinkingBlockParam`,
+`RedactedThinkingBlockParam`, `ToolParam`). A thinking block must come back with the signature the
+server gave it (`signature(thinking)`): a changed byte is "Invalid signature in thinking block", as the
+real API answers.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from typing import Any
 
 from anthropic import types as at
@@ -17,7 +22,15 @@ BLOCK_KEYS = {
     "text": frozenset(at.TextBlockParam.__annotations__),
     "tool_use": frozenset(at.ToolUseBlockParam.__annotations__),
     "tool_result": frozenset(at.ToolResultBlockParam.__annotations__),
+    "thinking": frozenset(at.ThinkingBlockParam.__annotations__),
+    "redacted_thinking": frozenset(at.RedactedThinkingBlockParam.__annotations__),
 }
+_SIGNING_KEY = b"fake-messages-server"
+
+
+def signature(thinking: str) -> str:
+    """The signature the fake gives a thinking block (an HMAC of its text)."""
+    return hmac.new(_SIGNING_KEY, thinking.encode(), hashlib.sha256).hexdigest()
 TOOL_KEYS = frozenset(at.ToolParam.__annotations__)
 MAX_CACHE_BREAKPOINTS = 4
 
@@ -109,7 +122,7 @@ def _check_message(i: int, message: Any, previous_uses: set[str]) -> int:
         content = [{"type": "text", "text": content}]
     if not isinstance(content, list) or not content:
         raise BadRequest(f"messages.{i}.content: must be a non-empty string or list")
-    allowed = {"text", "tool_use"} if role == "assistant" else {"text", "tool_result"}
+    allowed = {"text", "tool_use", "thinking", "redacted_thinking"} if role == "assistant" else {"text", "tool_result"}
     results = set()
     for j, block in enumerate(content):
         _check_block(f"messages.{i}.content.{j}", block, allowed)
@@ -142,6 +155,10 @@ def _check_block(where: str, block: Any, allowed: set[str]) -> None:
         raise BadRequest(f"{where}: tool_use needs id, name and an object input")
     if block["type"] == "tool_result" and not isinstance(block.get("content", ""), str | list):
         raise BadRequest(f"{where}.content: must be a string or a list of blocks")
+    if block["type"] == "thinking" and not hmac.compare_digest(
+        str(block.get("signature", "")), signature(str(block.get("thinking", "")))
+    ):
+        raise BadRequest(f"{where}: Invalid `signature` in `thinking` block")
     cache = block.get("cache_control")
     if cache is not None and cache.get("type") != "ephemeral":
         raise BadRequest(f"{where}.cache_control.type: Input should be 'ephemeral'")

@@ -28,11 +28,10 @@ def _render_write(result: dict) -> str:
 
 @tool(
     "write_file",
-    "Create a file, or replace a whole file, inside this turn's writable paths (the SANDBOX section); folders are "
-    "created as needed. Use it for new files; to change part of an existing file use edit_file, which is shorter "
-    "and safer. A long file may be written in parts: write the first part, then add the rest with edit_file. A "
-    "path outside the writable paths is refused and recorded; a Python file with a syntax error is written, with "
-    "a warning naming the line.",
+    "Create or replace a whole file inside this turn's writable paths (folders are made as needed); to change part "
+    "of a file use edit_file. A long file may be written in parts: the first with write_file, the rest with "
+    "edit_file. A path outside the writable paths is refused and recorded; a Python file with a syntax error is "
+    "written, with a warning naming the line.",
     render=_render_write,
 )
 def write_file(ctx: ToolContext, args: WriteFileArgs) -> dict:
@@ -67,11 +66,10 @@ def _render_edit(result: dict) -> str:
 
 @tool(
     "edit_file",
-    "Replace an exact piece of text in a file inside this turn's writable paths: `old` must occur exactly once "
-    "(include a few surrounding lines to make it unique) unless replace_all is set. The result shows the changed "
-    "lines with line numbers and context. When `old` is not found the error shows the nearest lines; when it "
-    "occurs several times the error lists their line numbers. An edit that changes nothing, or that breaks a "
-    "Python file's syntax, is refused and the file is left as it was.",
+    "Replace an exact piece of text in a file inside this turn's writable paths: `old` must occur once (add "
+    "surrounding lines to make it unique) unless replace_all is set; the result shows the changed lines in "
+    "context. Not found: the error shows the nearest lines; found several times: their line numbers. An edit that "
+    "changes nothing or breaks a Python file's syntax is refused, the file left as it was.",
     render=_render_edit,
 )
 def edit_file(ctx: ToolContext, args: EditFileArgs) -> dict:

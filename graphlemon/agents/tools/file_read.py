@@ -44,10 +44,9 @@ def _render_read(result: dict) -> str:
 
 @tool(
     "read_file",
-    "Read a text file of the project: the lines come back numbered (`  12<TAB>text`) under a header 'path: lines "
-    "a-b of n; next offset k'. Read a long file in ranges with offset and limit, following the next offset. The "
-    "numbers are not part of the file: leave them out of edit_file's old text. A folder gives a two-level listing "
-    "instead; a missing path is an error naming it.",
+    "Read a text file: numbered lines (`  12<TAB>text`) under 'path: lines a-b of n; next offset k'; read a long "
+    "file in ranges (offset, limit). The numbers are not part of the file: leave them out of edit_file's old text. "
+    "A folder gives a two-level listing; a missing path is an error naming it.",
     render=_render_read,
 )
 def read_file(ctx: ToolContext, args: ReadFileArgs) -> dict:
@@ -120,9 +119,8 @@ def _render_list(result: dict) -> str:
 
 @tool(
     "list_files",
-    "List the files under a folder of the project (paths relative to the project root), filtered by a glob such "
-    "as **/*.py. Use it to find files by name; read_file on a folder gives a quicker two-level overview. Git "
-    "internals, dependencies and caches are skipped. A long list is cut with a note: narrow the folder or the "
+    "List the files under a folder by a glob such as **/*.py. Git internals, dependencies and caches are skipped; "
+    "read_file on a folder gives a two-level overview. A long list is cut with a note: narrow the folder or the "
     "pattern.",
     render=_render_list,
 )
@@ -171,10 +169,9 @@ def _render_search(result: dict) -> str:
 
 @tool(
     "search_text",
-    "Search the project's text files for a literal string (set regex for a regular expression), like grep. "
-    "Matches come back grouped by file, with line numbers and a few lines of context (`12:` a match, `11-` "
-    "context). Use it to find where a name is defined or used before you read or edit. Results are bounded: "
-    "narrow the folder, the glob or the pattern when it says there are more.",
+    "Search text files for a literal string (or a regex), like grep, to find where a name is defined or used. "
+    "Matches come grouped by file, with line numbers and context (`12:` a match, `11-` context). Results are "
+    "bounded: narrow the folder, the glob or the pattern when it says there are more.",
     render=_render_search,
 )
 def search_text(ctx: ToolContext, args: SearchTextArgs) -> dict:

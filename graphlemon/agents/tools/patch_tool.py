@@ -21,11 +21,10 @@ class ApplyPatchArgs(ToolArgs):
 
 @tool(
     "apply_patch",
-    "Apply a unified diff in git's format (`--- a/path`, `+++ b/path`, `@@` hunks with context lines) to files "
-    "inside this turn's writable paths. Use it for several related changes at once; for one change edit_file is "
-    "simpler. The whole diff applies or nothing does: a hunk whose context does not match, or headers without "
-    "the a/ and b/ prefixes, is a format error that names the problem. A diff touching a path outside the "
-    "writable paths is refused and recorded.",
+    "Apply a unified diff in git's format (`--- a/path`, `+++ b/path`, `@@` hunks) inside this turn's writable "
+    "paths, for several related changes at once. The whole diff applies or nothing does: context that does not "
+    "match, or headers without a/ and b/, is a format error naming the problem. A path outside the writable paths "
+    "is refused and recorded.",
 )
 def apply_patch(ctx: ToolContext, args: ApplyPatchArgs) -> dict:
     diff = args.diff if args.diff.endswith("\n") else args.diff + "\n"

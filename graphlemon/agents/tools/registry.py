@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 from ...errors import ErrorCode, GraphLemonError, invalid_param
 from ..context import cap_result
 from ..executor_seam import ToolError
+from ..schemas import model_schema
 from ..tool_context import ToolContext
 
 ToolFn = Callable[[ToolContext, Any], Any]
@@ -35,9 +36,7 @@ class Tool:
 
     @property
     def input_schema(self) -> dict[str, Any]:
-        schema = self.args_model.model_json_schema()
-        schema.pop("title", None)
-        return schema
+        return model_schema(self.args_model)
 
     def spec(self) -> dict[str, Any]:
         """The tool as the Messages API declares it."""

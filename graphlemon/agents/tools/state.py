@@ -122,9 +122,9 @@ class RecordMemoryArgs(BaseModel):
 
 @tool(
     "record_memory",
-    "Keep a lesson for later turns of this role, in any unit or task: a topic and a few sentences (the latest "
-    "entry of a topic replaces earlier ones). Record what would have saved you time (a project's test command, a "
-    "framework's quirk), not facts of this unit. Later turns see it under MEMORY.",
+    "Keep a lesson for this role's later turns, in any unit or task (shown under MEMORY): a topic and a few "
+    "sentences; a topic's latest entry replaces earlier ones. Record what would have saved you time (a test "
+    "command, a framework's quirk), not this unit's facts.",
 )
 def record_memory(ctx: ToolContext, args: RecordMemoryArgs) -> dict:
     entry = MemoryEntry(topic=args.topic, content=args.content, relevance=args.relevance, by=ctx.node_exec_id)

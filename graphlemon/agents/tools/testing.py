@@ -29,10 +29,9 @@ class RunTestsArgs(BaseModel):
 
 @tool(
     "run_tests",
-    "Run the project's tests once (the framework is detected: pytest, vitest, jest, ...) and get a structured "
-    "summary: counts, and each failure with its message, location and a hint. Give targets (files, folders or "
-    "test ids) to run only what you changed; set last_failed to re-run the failures. The run is confined and "
-    "killed at timeout_s; what the tests change outside this turn's writable paths is reverted and listed.",
+    "Run the project's tests once (pytest, vitest, jest, ... detected): counts, and each failure with its message, "
+    "location and a hint. Give targets to run only what you changed; last_failed re-runs the failures. The run is "
+    "confined and killed at timeout_s; what the tests change outside your writable paths is reverted and listed.",
 )
 def run_tests(ctx: ToolContext, args: RunTestsArgs) -> dict:
     from ...testrun import run_tests as run
