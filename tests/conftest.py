@@ -34,6 +34,8 @@ os.environ.update(
 os.environ.pop("PREFECT_API_URL", None)
 os.environ.pop("ANTHROPIC_API_KEY", None)
 
+pytest_plugins = ["tier_guard"]  # the unit tier's guard: a test that starts a process or binds a socket is `system`
+
 ROOT = Path(__file__).resolve().parents[1]
 GRAPHLEMON = [sys.executable, "-m", "graphlemon"]
 

@@ -130,7 +130,9 @@ def run_validator(session: LoopSession, loop_round: int) -> ValidationOutcome:
     guard = guard_run(workdir, [])  # the validator writes nothing: whatever its run changed is undone
     suite = declared_suite(workdir, [t for u in session.unit_files.units().units for t in u.tests])
     write_line(session.project.state_dir, nid, "tests", f"validation run: {suite.describe()}")
-    tests = run_tests(workdir, suite.targets, timeout=session.config.test_timeout_s * 3, confinement=confinement)
+    tests = run_tests(
+        workdir, suite.targets, timeout=session.config.test_timeout_s * 3, confinement=confinement, env=suite.env()
+    )
     log_test_run(session.project.state_dir, nid, "validation run", tests)
     record_run_refusals(
         guard, session.ledger, what="validation run", node_exec_id=nid, task_id=session.task_id, stage="validator"

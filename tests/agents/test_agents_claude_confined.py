@@ -36,6 +36,7 @@ def _turn(turn, claude_settings, role="tester"):
     return turn(build_executor("claude_code", settings=claude_settings), role, node_exec_id="ne-confined")
 
 
+@pytest.mark.system
 def test_claude_s_bash_is_unprivileged_even_when_graphlemon_is_root(project, fake_claude, claude_settings, turn):
     fake_claude.queue(bash("id -u", "grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/self/status"))
     result = _turn(turn, claude_settings)
@@ -46,6 +47,7 @@ def test_claude_s_bash_is_unprivileged_even_when_graphlemon_is_root(project, fak
     assert fields["NoNewPrivs"] == "1" and fields["Seccomp"] == "2"
 
 
+@pytest.mark.system
 def test_claude_s_bash_cannot_write_outside_the_work_tree(project, fake_claude, claude_settings, turn, tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -74,6 +76,7 @@ def test_claude_s_bash_cannot_write_outside_the_work_tree(project, fake_claude, 
             path.unlink(missing_ok=True)
 
 
+@pytest.mark.system
 def test_claude_s_bash_cannot_reach_a_host_unix_socket(project, fake_claude, claude_settings, turn, tmp_path):
     path = tmp_path / "sock" / "agent.sock"
     path.parent.mkdir()
@@ -107,6 +110,7 @@ def test_claude_s_bash_cannot_reach_a_host_unix_socket(project, fake_claude, cla
     assert accepted == []
 
 
+@pytest.mark.system
 def test_claude_s_bash_sees_no_home_and_no_root_but_its_own_config_dir(
     project, fake_claude, claude_settings, turn, tmp_path, monkeypatch
 ):
@@ -132,6 +136,7 @@ def test_claude_s_bash_sees_no_home_and_no_root_but_its_own_config_dir(
     assert "notes.txt" not in listing and ".ssh" not in listing  # a private, empty home
 
 
+@pytest.mark.system
 def test_claude_reaches_the_network_for_its_api(project, fake_claude, claude_settings, turn):
     server = socket.create_server(("127.0.0.1", 0))
     server.settimeout(60)
@@ -158,6 +163,7 @@ def test_claude_reaches_the_network_for_its_api(project, fake_claude, claude_set
     assert bash_results(result) == [(False, "exit 0")] and got == [b"api call"]
 
 
+@pytest.mark.system
 def test_the_quota_probe_runs_confined_too(fake_claude, claude_settings):
     behaviour = bash('id -u > "$CLAUDE_CONFIG_DIR/probe-uid"')
     fake_claude.queue(behaviour)
@@ -165,6 +171,7 @@ def test_the_quota_probe_runs_confined_too(fake_claude, claude_settings):
     assert (fake_claude.config / "probe-uid").read_text() == "65534\n"
 
 
+@pytest.mark.system
 def test_without_a_sandbox_the_backend_is_refused_unless_the_person_opts_out(
     project, fake_claude, claude_settings, turn, tmp_path, monkeypatch
 ):
@@ -205,6 +212,7 @@ def test_the_config_dir_is_claude_s_own_choice(tmp_path):
     assert err.value.code == ErrorCode.EXECUTOR_ERROR
 
 
+@pytest.mark.system
 def test_without_claude_config_dir_the_home_s_claude_folder_and_file_are_shown_writable(
     project, fake_claude, claude_settings, turn, tmp_path, monkeypatch
 ):
@@ -222,6 +230,7 @@ def test_without_claude_config_dir_the_home_s_claude_folder_and_file_are_shown_w
     assert other_failed
 
 
+@pytest.mark.system
 def test_claude_s_bash_gets_claude_s_variables_and_no_other_secret(
     project, fake_claude, claude_settings, turn, monkeypatch
 ):

@@ -56,6 +56,7 @@ def snake_run(tmp_path: Path, playbook: str) -> Recorder:
     return recorder
 
 
+@pytest.mark.system
 @pytest.mark.parametrize(
     ("playbook", "roles"),
     [

@@ -367,6 +367,7 @@ def _repo(path: Path) -> Path:
     return path
 
 
+@pytest.mark.system
 def test_init_in_a_read_only_repository_names_the_path(shared_tmp):
     repo = _repo(shared_tmp / "repo")
     out = _as_unprivileged(["init", str(repo)], shared_tmp)
@@ -376,6 +377,7 @@ def test_init_in_a_read_only_repository_names_the_path(shared_tmp):
     assert not (repo / ".graphlemon").exists()
 
 
+@pytest.mark.system
 def test_run_on_a_read_only_ledger_names_the_file_and_writes_nothing(shared_tmp):
     from graphlemon.project import init_project
     from graphlemon.taskboard import TaskBoard

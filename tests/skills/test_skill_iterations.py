@@ -165,6 +165,7 @@ def test_a_rollback_moves_the_pin_of_every_task_that_ran_the_rolled_back_skill(p
     assert "t1" in rolled.history[-1] and "t-other" not in rolled.history[-1]
 
 
+@pytest.mark.system
 def test_skills_report_counts_iterations_and_bugs_per_skill_version(project, cli):
     its = SkillIterations(project.state_dir, project.ledger)
     seed = pin_for_task(project.state_dir, project.ledger, "t1")
@@ -189,6 +190,7 @@ def test_skills_report_counts_iterations_and_bugs_per_skill_version(project, cli
     assert out.returncode == 0 and '"by_role"' in out.stdout
 
 
+@pytest.mark.system
 def test_skills_update_refuses_unreadable_or_empty_text_and_a_bug_of_no_task_before_writing(project, cli, tmp_path):
     tracker = BugTracker(project.ledger)
     bug_id, _ = tracker.open(title="t failed", source="unit_test", unit_id="mul", test_name="tests/mul/t.py::t")
