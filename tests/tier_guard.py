@@ -5,8 +5,9 @@ An audit hook (sys.addaudithook, one frozenset look-up per audit event) sees eve
 subprocesses and Playwright's driver included), `os.posix_spawn`, `os.fork`, `os.forkpty`, `os.system`, `os.exec*`
 and `socket.bind`, from any thread; multiprocessing's spawn and forkserver starts, which raise no audit event, are
 seen through `_posixsubprocess.fork_exec`. What happens while a test is set up, runs or tears down its own
-(function-scoped) fixtures belongs to that test; a test not marked `system` that did any of it fails with the
-message below, whatever the test itself caught. Loaded by tests/conftest.py (`pytest_plugins`); in each xdist worker
+(function-scoped) fixtures belongs to that test, and so does what a fixture's set-up started to every test that
+uses the fixture; a thread a system test leaves running is its own (what it does later is no other test's). A test
+not marked `system` that did any of it fails with the message below, whatever the test itself caught. Loaded by tests/conftest.py (`pytest_plugins`); in each xdist worker
 on its own.
 """
 
@@ -37,6 +38,7 @@ class _Watch:
     found: list[str] = []  # in the current phase
     seen: list[str] = []  # in the whole test (--tier-log)
     starters: dict[str, str] = {}  # fixture -> what its set-up started (in this process)
+    leftovers: set[int] = set()  # threads a system test left running: what they do later is theirs
 
 
 def describe(event: str, args: tuple) -> str | None:
@@ -70,11 +72,15 @@ def _text(value) -> str:
 
 
 def _hook(event: str, args: tuple) -> None:
-    if event in WATCHED and _Watch.item is not None and _counts(_Watch.item):
+    if event in WATCHED and _Watch.item is not None and _counts(_Watch.item) and _own_thread():
         what = describe(event, args)
         if what is not None:
             thread = threading.current_thread()
             _Watch.found.append(what if thread is threading.main_thread() else f"{what} (thread {thread.name})")
+
+
+def _own_thread() -> bool:
+    return threading.get_ident() not in _Watch.leftovers
 
 
 def _counts(item: pytest.Item) -> bool:
@@ -112,6 +118,8 @@ def pytest_runtest_protocol(item, nextitem):
     finally:
         _Watch.item = None
         _log(item, _Watch.seen)
+        if item.get_closest_marker(MARKER) is not None:
+            _Watch.leftovers |= {t.ident for t in threading.enumerate() if t is not threading.main_thread()}
 
 
 def _log(item: pytest.Item, seen: list[str]) -> None:

@@ -85,6 +85,15 @@ def test_an_unmarked_user_of_a_started_server(listening):
 @pytest.mark.system
 def test_marked_popen():
     subprocess.run(["true"])
+
+@pytest.mark.system
+def test_a_system_test_leaves_a_thread():
+    import time
+    threading.Thread(target=lambda: (time.sleep(0.3), subprocess.run(["true"])), daemon=True).start()
+
+def test_an_unmarked_test_while_that_thread_runs():
+    import time
+    time.sleep(1)
 '''
 
 FAILS = [
@@ -92,7 +101,8 @@ FAILS = [
     "test_fork", "test_posix_spawn", "test_os_system", "test_fixture_teardown",
     "test_an_unmarked_user_of_a_started_server",
 ]  # fmt: skip
-PASSES = ["test_git_only", "test_nothing", "test_a_marked_user_starts_the_server", "test_marked_popen"]
+PASSES = ["test_git_only", "test_nothing", "test_a_marked_user_starts_the_server", "test_marked_popen",
+          "test_a_system_test_leaves_a_thread", "test_an_unmarked_test_while_that_thread_runs"]
 
 
 def test_the_guard_fails_every_unmarked_start_and_passes_git_and_marked_tests(tmp_path):
