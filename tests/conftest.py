@@ -113,10 +113,14 @@ def git_repo(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def project(git_repo: Path):
-    """An initialised GraphLemon project (a ProjectHandle) in a fresh git repo."""
+    """An initialised GraphLemon project (a ProjectHandle) in a fresh git repo, as `graphlemon init` leaves it: with
+    its skills repository seeded."""
     from graphlemon.project import init_project
+    from graphlemon.skills.repo import SkillRepo
 
-    return init_project(git_repo).project
+    handle = init_project(git_repo).project
+    SkillRepo(handle.state_dir).ensure(handle.ledger)
+    return handle
 
 
 def run_cli(

@@ -16,9 +16,9 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..staged_links import CACHE_DIRS
 from .effects import _git, _prune_empty_dirs, _remove
 from .git_guard import (
-    CACHE_DIRS,
     FileState,
     GitFinding,
     GitState,

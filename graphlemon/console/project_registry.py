@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from .. import gitrun
 from ..errors import ErrorCode, GraphLemonError
 from ..project import InitResult, ProjectHandle, config_dir, init_project, open_project
+from ..skills.repo import SkillRepo
 
 REGISTRY_FILE = "projects.json"
 MAX_NAME_CHARS = 80
@@ -108,8 +109,11 @@ class ProjectRegistry:
             self._write(entries)
 
     def add(self, path: Path | str, confirm_git_init: Callable[[str], bool] | None = None) -> InitResult:
-        """The CLI's `init` rules (same errors), then registered."""
+        """`graphlemon init` (the CLI calls this too): the project (init_project's rules and errors), its skills
+        repository seeded from the built-ins when it is new (REQ-08), then registered."""
         result = init_project(path, confirm_git_init=confirm_git_init)
+        if result.created:
+            SkillRepo(result.project.state_dir).ensure(result.project.ledger)
         self.register(result.project)
         return result
 

@@ -1,6 +1,7 @@
 """The import contracts `make lint` checks (pyproject.toml [tool.importlinter], scripts/import_contracts.py), run on
 graphlemon's real import graph as grimp builds it, and on that graph with a module or an import planted in memory
-(no file is written): a new domain module importing Prefect breaks the domain contract without being named anywhere."""
+(no file is written): a new domain module importing Prefect breaks the domain contract without being named anywhere,
+and a new cycle, or a listed cycle that is gone, breaks the acyclic one."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from importlinter import configuration
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # scripts/ as lint-imports finds it (from the repository's root)
 
-from scripts.import_contracts import ForbiddenBelowContract  # noqa: E402
+from scripts.import_contracts import AcyclicContract, ForbiddenBelowContract, module_cycles  # noqa: E402
 
 configuration.configure()  # what lint-imports sets up before it checks a contract
 CONFIG = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
@@ -75,3 +76,38 @@ def test_a_planted_domain_module_importing_prefect_breaks_the_domain_contract(gr
 def test_a_prefect_layer_importing_prefect_is_its_job(graph):
     _plant(graph, "graphlemon.flows.planted", "prefect")
     assert _contract(ForbiddenBelowContract).check(graph, verbose=False).kept
+
+
+def test_the_cycles_left_are_exactly_the_three_listed_with_their_owners(graph):
+    contract = _contract(AcyclicContract)
+    assert contract.check(graph, verbose=False).kept
+    assert module_cycles(graph, "graphlemon") == [
+        ["graphlemon.flows.stages", "graphlemon.flows.unit_loop"],
+        ["graphlemon.stages.session", "graphlemon.stages.usage_limit_wait"],
+        ["graphlemon.triage.agent", "graphlemon.triage.triager"],
+    ]
+    assert all(entry.split(":")[0] in ("journal", "triage") for entry in contract.allowed)
+
+
+@pytest.mark.parametrize(
+    "edges",
+    [
+        [("graphlemon.ledger", "graphlemon.models"), ("graphlemon.models", "graphlemon.ledger")],  # two modules
+        [("graphlemon.agents", "graphlemon.agents.factory"), ("graphlemon.agents.factory", "graphlemon.agents")],
+        [("graphlemon.errors", "graphlemon.errors")],  # a module importing itself
+    ],
+)
+def test_a_new_cycle_breaks_the_acyclic_contract(graph, edges):
+    for importer, imported in edges:
+        _plant(graph, importer, imported)
+    check = _contract(AcyclicContract).check(graph, verbose=False)
+    assert not check.kept
+    [cycle] = check.metadata["unlisted"]
+    assert {a for a, _, _ in cycle} == {a for a, _ in edges}
+
+
+def test_a_listed_cycle_that_is_gone_breaks_it_so_the_list_only_shrinks(graph):
+    graph.remove_import(importer="graphlemon.triage.triager", imported="graphlemon.triage.agent")
+    check = _contract(AcyclicContract).check(graph, verbose=False)
+    assert not check.kept and check.metadata["gone"] == [["graphlemon.triage.agent", "graphlemon.triage.triager"]]
+

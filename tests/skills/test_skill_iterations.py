@@ -12,6 +12,7 @@ from graphlemon.bugs import BugTracker
 from graphlemon.errors import ErrorCode, GraphLemonError
 from graphlemon.lifecycle import check
 from graphlemon.models import SkillGateResult, UsageRecord
+from graphlemon.project import open_project
 from graphlemon.skills import ROLES, load_skill
 from graphlemon.skills.iteration import SkillIterations, skill_log
 from graphlemon.skills.repo import SkillRepo, pin_for_task, repin
@@ -36,7 +37,9 @@ def _log(project) -> list[str]:
     return out.stdout.splitlines()
 
 
-def test_init_seeds_a_separate_skills_repository_from_the_built_ins(project):
+def test_init_seeds_a_separate_skills_repository_from_the_built_ins(git_repo, cli_in_process):
+    assert cli_in_process("init", str(git_repo)).returncode == 0  # `graphlemon init` seeds it (init_project does not)
+    project = open_project(git_repo)
     repo = SkillRepo(project.state_dir)
     assert repo.exists() and _log(project) == ["seed: the built-in skills"]
     assert all(repo.text_at(role, repo.head()) == load_skill(role) for role in ROLES)
