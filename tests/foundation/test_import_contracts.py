@@ -5,7 +5,9 @@ and a new cycle, or a listed cycle that is gone, breaks the acyclic one."""
 
 from __future__ import annotations
 
+import ast
 import copy
+import re
 import sys
 import tomllib
 from pathlib import Path
@@ -111,3 +113,17 @@ def test_a_listed_cycle_that_is_gone_breaks_it_so_the_list_only_shrinks(graph):
     check = _contract(AcyclicContract).check(graph, verbose=False)
     assert not check.kept and check.metadata["gone"] == [["graphlemon.triage.agent", "graphlemon.triage.triager"]]
 
+
+def test_docs_prefect_names_exactly_the_prefect_modules_graphlemon_imports_and_none_is_private():
+    """docs/prefect.md's first paragraph lists the Prefect modules GraphLemon imports (each in backticks): the list is
+    read from the code (every `import prefect…` / `from prefect… import`, in functions too) and must match it."""
+    imported = set()
+    for path in [p for top in ("graphlemon", "flows", "tasks", "blocks", "analytics") for p in (ROOT / top).rglob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            names += [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
+            imported |= {n for n in names if n == "prefect" or n.startswith("prefect.")}
+    assert imported and not [m for m in imported if any(part.startswith("_") for part in m.split("."))]
+    first = (ROOT / "docs" / "prefect.md").read_text(encoding="utf-8").split("\n\n")[1]
+    named = set(re.findall(r"`(prefect(?:\.[a-z_]+)*)`", first))
+    assert named == imported, f"docs/prefect.md names {sorted(named - imported)} and misses {sorted(imported - named)}"
