@@ -7,8 +7,8 @@ and `socket.bind`, from any thread; multiprocessing's spawn and forkserver start
 seen through `_posixsubprocess.fork_exec`. What happens while a test is set up, runs or tears down its own
 (function-scoped) fixtures belongs to that test, and so does what a fixture's set-up started to every test that
 uses the fixture; a thread a system test leaves running is its own (what it does later is no other test's). A test
-not marked `system` that did any of it fails with the message below, whatever the test itself caught. Loaded by tests/conftest.py (`pytest_plugins`); in each xdist worker
-on its own.
+not marked `system` that did any of it fails with the message below, whatever the test itself caught. Loaded by
+tests/conftest.py (`pytest_plugins`); in each xdist worker on its own.
 """
 
 from __future__ import annotations
@@ -52,9 +52,20 @@ def describe(event: str, args: tuple) -> str | None:
     if event == "os.system":
         return f"ran a shell command ({_text(args[0])!r})"
     program, argv = _program(event, args)
-    if PurePath(program).name in ALLOWED_PROGRAMS:
+    if PurePath(program).name in ALLOWED_PROGRAMS or _probe_of_this_interpreter():
         return None
     return f"started a process: {' '.join(_text(a) for a in argv[:4])[:160]}"
+
+
+def _probe_of_this_interpreter() -> bool:
+    """`platform.architecture()` runs `file -b` on the interpreter (Prefect's vendored croniter does at its import):
+    the standard library reading a file, not a process the test starts."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_name == "_syscmd_file" and frame.f_globals.get("__name__") == "platform":
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _program(event: str, args: tuple) -> tuple[str, list]:

@@ -208,7 +208,6 @@ def test_a_lock_that_outlasts_the_quick_retries_reaches_the_client_as_its_503():
     assert status == 503 and len(locked.bodies) == len(QUICK_S) + 1  # then the client's own back-off
 
 
-@pytest.mark.system
 def test_a_503_that_says_when_to_come_back_is_passed_on_at_once():
     locked = _Locked(locked=1, retry_after=True)
     status, _ = _post(locked.app, b"{}")
