@@ -12,7 +12,7 @@ DEV_STAMP := $(VENV)/.installed-dev
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 120
 
-.PHONY: install fixtures lint test demo demo-skill bench bench-smoke bench-live clean
+.PHONY: install fixtures lint test test-fast demo demo-skill bench bench-smoke bench-live clean
 
 install: $(DEV_STAMP)
 
@@ -41,6 +41,12 @@ test: $(DEV_STAMP) fixtures lint
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests (exit 5): the suite is missing" >&2; fi; \
 	$(MAKE) --no-print-directory bench-smoke; bench=$$?; \
 	exit $$(( rc ? rc : bench ))
+
+# The unit tier: every test not marked `system` (README, "Tests"), each stopped after PYTEST_FAST_TIMEOUT seconds. No
+# fixtures to install, no lint, no benchmark: what changed is checked in about two minutes.
+PYTEST_FAST_TIMEOUT ?= 60
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup -m "not system" --timeout $(PYTEST_FAST_TIMEOUT) $(PYTEST_ARGS)
 
 demo: $(STAMP)
 	$(BIN)/python scripts/demo.py

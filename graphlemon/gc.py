@@ -25,8 +25,8 @@ from pydantic import BaseModel
 from . import gitrun
 from .errors import ErrorCode, GraphLemonError
 from .project import ProjectHandle
+from .scratch import sweep_stale
 from .taskboard import TaskBoard
-from .testrun.scratch import sweep_stale
 
 Action = Literal["remove_worktree", "delete_branch", "keep", "remove_scratch", "close_log"]
 

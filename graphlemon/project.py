@@ -88,9 +88,6 @@ def init_project(path: Path | str, confirm_git_init: Callable[[str], bool] | Non
     meta, created = _create_meta(root)
     ensure_excluded(root)
     ledger = Ledger(root / STATE_DIR)
-    from .skills.repo import SkillRepo  # the project's own skills repository, seeded from the built-ins (REQ-08)
-
-    SkillRepo(root / STATE_DIR).ensure(ledger)
     return InitResult(ProjectHandle(root, meta, ledger), created=created, git_initialised=git_initialised)
 
 

@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 LINK_MODE = "120000"
 GITLINK_MODE = "160000"
 PROTECTED_TOP = (".git", ".graphlemon")
+CACHE_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})  # the tools
+# regenerate them: never committed, never put back, never judged as a change
 
 
 @dataclass(frozen=True)

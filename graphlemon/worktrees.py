@@ -26,9 +26,8 @@ from pathlib import Path
 from git import Repo
 
 from . import beneath, gitrun
-from .agents.git_guard import CACHE_DIRS
 from .errors import ErrorCode, GraphLemonError, invalid_param
-from .staged_links import Refusal, drop_refused
+from .staged_links import CACHE_DIRS, Refusal, drop_refused
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "GraphLemon",

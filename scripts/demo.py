@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import sys
 
+from graphlemon.cli import main
 from graphlemon.cli.demo_cmd import run_demo
 
 if __name__ == "__main__":
-    sys.exit(run_demo(sys.argv[1] if len(sys.argv) > 1 else "playbook.yaml"))
+    sys.exit(run_demo(main, sys.argv[1] if len(sys.argv) > 1 else "playbook.yaml"))

@@ -34,6 +34,8 @@ os.environ.update(
 os.environ.pop("PREFECT_API_URL", None)
 os.environ.pop("ANTHROPIC_API_KEY", None)
 
+pytest_plugins = ["tier_guard"]  # the unit tier's guard: a test that starts a process or binds a socket is `system`
+
 ROOT = Path(__file__).resolve().parents[1]
 GRAPHLEMON = [sys.executable, "-m", "graphlemon"]
 
@@ -111,10 +113,14 @@ def git_repo(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def project(git_repo: Path):
-    """An initialised GraphLemon project (a ProjectHandle) in a fresh git repo."""
+    """An initialised GraphLemon project (a ProjectHandle) in a fresh git repo, as `graphlemon init` leaves it: with
+    its skills repository seeded."""
     from graphlemon.project import init_project
+    from graphlemon.skills.repo import SkillRepo
 
-    return init_project(git_repo).project
+    handle = init_project(git_repo).project
+    SkillRepo(handle.state_dir).ensure(handle.ledger)
+    return handle
 
 
 def run_cli(

@@ -4,10 +4,10 @@ Entry points: `build_executor(name, playbook=, settings=)`, `build_request(proje
 `run_turn(project, request, executor) -> AgentResult`. See docs/agents.md.
 """
 
+from .executor_protocol import Executor
 from .executor_seam import (
     AgentRequest,
     AgentResult,
-    Executor,
     Limits,
     SandboxPolicy,
     StopReason,

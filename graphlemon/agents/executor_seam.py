@@ -1,9 +1,9 @@
-"""The Executor seam: one call runs one role turn.
+"""What crosses the Executor seam (executor_protocol.py): one call runs one role turn.
 
 An `AgentRequest` names the role, its rendered skill (`system`) and task context
 (`prompt`), the working directory, the sandbox, the tools it may call, the limits
 and the ids the ledger needs. An `Executor` (scripted, anthropic, claude_code —
-peers behind this Protocol) runs the turn against a `ToolContext` and returns an
+peers behind one Protocol) runs the turn against a `ToolContext` and returns an
 `AgentResult`: the structured output validated by the role's pydantic schema,
 the files it changed, token usage, the transcript path and why it stopped.
 
@@ -14,14 +14,11 @@ Terminal conditions are raised, never returned: `BudgetExceeded`,
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..models import ExecutorName, Stage
-
-if TYPE_CHECKING:
-    from .tool_context import ToolContext
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"  # ids become path parts and globs: no '/', '..', '*'
 StopReason = Literal["completed", "max_turns", "timeout", "output_invalid", "refused", "no_tool_use", "repeated_calls"]
@@ -144,12 +141,3 @@ class AgentResult(BaseModel):
     @property
     def violations(self) -> list[ToolError]:
         return [e for e in self.tool_errors if e.code == "SANDBOX_VIOLATION"]
-
-
-@runtime_checkable
-class Executor(Protocol):
-    """Runs one role turn. Backends: ScriptedExecutor, AnthropicExecutor, ClaudeCodeExecutor."""
-
-    name: ExecutorName
-
-    def run(self, request: AgentRequest, ctx: ToolContext) -> AgentResult: ...

@@ -13,7 +13,8 @@ from ..errors import invalid_param
 from ..project import ProjectHandle
 from ..redact import Redactor
 from ..skills import render_skill, render_text
-from .executor_seam import ID_PATTERN, AgentRequest, AgentResult, Executor, Limits, SandboxPolicy
+from .executor_protocol import Executor
+from .executor_seam import ID_PATTERN, AgentRequest, AgentResult, Limits, SandboxPolicy
 from .memory import render_memory
 from .roles import role_spec, writable_globs
 from .settings import AgentSettings

@@ -48,7 +48,6 @@ OP_STATE = (
     "rebase-merge", "rebase-apply", "sequencer", "index.lock", "HEAD.lock",
 )  # fmt: skip
 CONTROL_FILES = ("config", "config.worktree", "info/exclude", "info/attributes", "info/sparse-checkout")
-CACHE_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
 SKIPPED_TOP = (".git", ".graphlemon")
 MAX_KEPT_FILE = 1_000_000  # bytes of one ignored file kept to put it back
 MAX_KEPT_TOTAL = 32_000_000  # bytes of all ignored files kept per turn

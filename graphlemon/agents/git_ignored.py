@@ -16,8 +16,9 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..staged_links import CACHE_DIRS
 from .effects import _git
-from .git_guard import CACHE_DIRS, GitFinding, GitState, ignore_rules, ignored_paths, inside, rule_bytes
+from .git_guard import GitFinding, GitState, ignore_rules, ignored_paths, inside, rule_bytes
 from .kept_files import ABSENT, KeptState, look, put_back, unchanged
 from .sandbox import Sandbox
 

@@ -70,7 +70,7 @@ def full_app() -> typer.Typer:
         sql.register(app)
         gc_cmd.register(app)
         console_cmd.register(app)
-        demo_cmd.register(app)
+        demo_cmd.register(app, main)
         serve_cmd.register(app)
         app.add_typer(deploy_cmd.app, name="deploy")
         app.add_typer(doctor_cmd.app, name="doctor")

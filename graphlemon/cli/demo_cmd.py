@@ -16,12 +16,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+CliMain = Callable[[list[str]], None]  # graphlemon.cli.main, passed in (the CLI package imports this module)
 GIT = ["git", "-c", "user.name=GraphLemon demo", "-c", "user.email=demo@graphlemon.local"]
 
 
@@ -30,7 +32,7 @@ def example_dir() -> Path:
     return Path(str(resources.files("graphlemon") / "examples" / "snake"))
 
 
-def register(app: typer.Typer) -> None:
+def register(app: typer.Typer, cli_main: CliMain) -> None:
     @app.command()
     def demo(
         skill: Annotated[bool, typer.Option(help="The skill-iteration story (REQ-08) instead of the plain one.")] = False,
@@ -40,11 +42,12 @@ def register(app: typer.Typer) -> None:
         ] = False,
     ) -> None:
         """Run the DevLoop on a temp copy of the snake example (scripted: a replayed playbook, no model is called)."""
-        rc = run_demo("playbook-skill.yaml" if skill else "playbook.yaml", engine)
+        rc = run_demo(cli_main, "playbook-skill.yaml" if skill else "playbook.yaml", engine)
         raise typer.Exit(0 if keep_going else rc)
 
 
-def run_demo(playbook_name: str = "playbook.yaml", engine: str = "prefect") -> int:
+def run_demo(cli_main: CliMain, playbook_name: str = "playbook.yaml", engine: str = "prefect") -> int:
+    """The demo; graphlemon's own commands run in this process through `cli_main` (graphlemon.cli.main)."""
     from ..errors import GraphLemonError, invalid_param
     from ._common import invocation
 
@@ -69,13 +72,13 @@ def run_demo(playbook_name: str = "playbook.yaml", engine: str = "prefect") -> i
         subprocess.run([*GIT, *step], cwd=repo, check=True)
     print("GraphLemon demo — SCRIPTED EXECUTOR (a replayed playbook, no model is called)", flush=True)
     print(f"target repository: {repo}", flush=True)
-    _sh(me, ["init", str(repo)], work)
-    rc = _sh(me, run_command(repo, example / playbook_name, engine), repo)
-    _sh(None, ["git", "log", "--oneline", "--graph", "-12"], repo)
-    _sh(me, ["bugs", "list", "--project", str(repo)], repo)
+    _sh(me, ["init", str(repo)], work, cli_main)
+    rc = _sh(me, run_command(repo, example / playbook_name, engine), repo, cli_main)
+    _sh(None, ["git", "log", "--oneline", "--graph", "-12"], repo, cli_main)
+    _sh(me, ["bugs", "list", "--project", str(repo)], repo, cli_main)
     if playbook_name != "playbook.yaml":  # the skill demo: the audit log and the skills report
-        _sh(me, ["skills", "log", "--project", str(repo)], repo)
-        _sh(me, ["report", "skills", "--project", str(repo)], repo)
+        _sh(me, ["skills", "log", "--project", str(repo)], repo, cli_main)
+        _sh(me, ["report", "skills", "--project", str(repo)], repo, cli_main)
     print(f"\ndemo finished in {time.monotonic() - started:.1f} s; the project is left in {repo}")
     print(f"next, as printed (copy a line): {me} status --project {repo}")
     print(f"                                {me} report convergence --project {repo}")
@@ -92,19 +95,17 @@ def run_command(repo: Path, playbook: Path, engine: str) -> list[str]:
             str(playbook), "--max-unit-attempts", "2", "--engine", engine]  # fmt: skip
 
 
-def _sh(me: str | None, args: list[str], cwd: Path) -> int:
+def _sh(me: str | None, args: list[str], cwd: Path, cli_main: CliMain) -> int:
     """Print the command as a person would type it, then run it: git as a process, graphlemon's own commands in this
     process (the same CLI, without starting an interpreter for each: seconds on a busy machine)."""
     shown = [me or args[0], *(args if me else args[1:])]
     print(f"\n$ {' '.join(_quoted(a) for a in shown)}", flush=True)
     if me is None:
         return subprocess.run(args, cwd=cwd).returncode
-    from . import main
-
     here = os.getcwd()
     os.chdir(cwd)
     try:
-        main(args)
+        cli_main(args)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     finally:

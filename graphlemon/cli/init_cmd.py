@@ -30,12 +30,9 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOpt = False,
     ) -> None:
         """Create .graphlemon/ and project.json in a git repository (idempotent)."""
-        from ..project import init_project
+        from ..console.project_registry import ProjectRegistry  # the console's list of known projects
 
-        result = init_project(path, confirm_git_init=(lambda _q: True) if yes else _ask)
-        from ..console.project_registry import ProjectRegistry
-
-        ProjectRegistry().register(result.project)  # the console's list of known projects
+        result = ProjectRegistry().add(path, confirm_git_init=(lambda _q: True) if yes else _ask)
         handle = result.project
         if as_json:
             emit_json(

@@ -201,8 +201,8 @@ def _drive(
     quiet: bool,
     as_json: bool,
 ):
+    from ..scratch import sweep_stale
     from ..taskboard import TaskBoard
-    from ..testrun.scratch import sweep_stale
 
     sweep_stale()  # scratch folders of killed runs (only those whose process has ended)
     out = console()

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from .. import gitrun
 from ..errors import ErrorCode, GraphLemonError
 from ..project import InitResult, ProjectHandle, config_dir, init_project, open_project
+from ..skills.repo import SkillRepo
 
 REGISTRY_FILE = "projects.json"
 MAX_NAME_CHARS = 80
@@ -108,13 +109,16 @@ class ProjectRegistry:
             self._write(entries)
 
     def add(self, path: Path | str, confirm_git_init: Callable[[str], bool] | None = None) -> InitResult:
-        """The CLI's `init` rules (same errors), then registered. A relative path is refused: the console runs in its
-        own folder, not in the person's shell, so it cannot know which folder they mean."""
+        """`graphlemon init` (the CLI calls this too): the project (init_project's rules and errors), its skills
+        repository seeded from the built-ins when it is new (REQ-08), then registered. A relative path is refused:
+        the console runs in its own folder, not in the person's shell, so it cannot know which folder they mean."""
         if str(path).strip() and not Path(str(path).strip()).expanduser().is_absolute():
             raise GraphLemonError(ErrorCode.INVALID_PARAM, f"{str(path).strip()!r} is a relative path: give the "
                                   "folder's absolute path (the console does not know which folder you are in)",
                                   path=str(path))  # fmt: skip
         result = init_project(path, confirm_git_init=confirm_git_init)
+        if result.created:
+            SkillRepo(result.project.state_dir).ensure(result.project.ledger)
         self.register(result.project)
         return result
 

@@ -2,7 +2,7 @@
 
 Every route reaches the domain through the same calls as the CLI; the guard (`security.py`) has already checked
 the request before any route runs. Files are served only from a project's `.graphlemon/artifacts/`. Here: the
-router, health, projects and the reads; the actions are in `routes_actions.py`, the execution logs in `routes_logs.py`.
+health, projects and the reads (the router: `router.py`); the actions are in `routes_actions.py`, the execution logs in `routes_logs.py`.
 """
 
 from __future__ import annotations
@@ -10,15 +10,18 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from ..errors import ErrorCode, GraphLemonError, invalid_param
+from ..errors import ErrorCode, GraphLemonError
 from . import views
+from .router import Router
+from .routes_actions import action_routes
+from .routes_logs import log_routes
 from .shared import (
     ConsoleSettings,
     Hubs,
@@ -28,9 +31,6 @@ from .shared import (
     task_or_404,
     with_run,
 )
-
-if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
 
 
 class AddProject(BaseModel):
@@ -43,45 +43,8 @@ class NameBody(BaseModel):
     name: str = ""
 
 
-class Router:
-    """The routes as they are declared: `@router.route(method, path, Body)` makes a JSON endpoint (path parameters
-    and the validated body as arguments; domain errors as `error` JSON); `router.raw` adds a plain Starlette one."""
-
-    def __init__(self) -> None:
-        self.routes: list[Route] = []
-
-    def route(self, method: str, path: str, body: type[BaseModel] | None = None):
-        routes = self.routes
-
-        def register(handler):
-            async def endpoint(request: Request) -> Response:
-                try:
-                    kwargs = dict(request.path_params)
-                    if body is not None:
-                        kwargs["body"] = body.model_validate(await _json(request))
-                    result = await handler(**kwargs)
-                except GraphLemonError as exc:
-                    return error_response(exc)
-                except ValidationError as exc:
-                    first = exc.errors()[0]
-                    where = ".".join(str(p) for p in first.get("loc", ())) or "request"
-                    return error_response(invalid_param(f"{where}: {first.get('msg', 'invalid')}"))
-                return result if isinstance(result, Response) else JSONResponse(result)
-
-            routes.append(Route(path, endpoint, methods=[method]))
-            return handler
-
-        return register
-
-    def raw(self, path: str, endpoint: Callable[[Request], Awaitable[Response]], method: str = "GET") -> None:
-        self.routes.append(Route(path, endpoint, methods=[method]))
-
-
 def api_routes(settings: ConsoleSettings, hubs: Hubs) -> list[Route]:
     """Every REST route of the console, each bound to these settings and this project-hub cache."""
-    from .routes_actions import action_routes
-    from .routes_logs import log_routes
-
     router = Router()
     _health_and_project_routes(router, settings)
     _read_routes(router, settings, hubs)
@@ -260,10 +223,3 @@ def _artifact_text(handle, artifact_id: str):
     if not path.is_relative_to(root) or not path.is_file():
         raise GraphLemonError(ErrorCode.SANDBOX_VIOLATION, f"artifact {artifact_id} is not a file under {root}")
     return record, path.read_text(encoding="utf-8", errors="replace")
-
-
-async def _json(request: Request) -> Any:
-    try:
-        return await request.json()
-    except ValueError:
-        raise invalid_param("the request body is not JSON") from None

@@ -4,19 +4,17 @@ does is recorded on the task's timeline (`human_action`); a resume or a re-queue
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from ..errors import ErrorCode, GraphLemonError, invalid_param
+from .router import Router
 from .shared import (
     ConsoleSettings,
     error_response,
     run_view,
 )
-
-if TYPE_CHECKING:
-    from .routes import Router
 
 
 class ResumeBody(BaseModel):

@@ -4,7 +4,7 @@ v_log_retention_settings."""
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel
 from starlette.requests import Request
@@ -12,13 +12,11 @@ from starlette.responses import JSONResponse, Response
 
 from ..errors import ErrorCode, GraphLemonError, invalid_param
 from . import views
+from .router import Router
 from .shared import (
     ConsoleSettings,
     error_response,
 )
-
-if TYPE_CHECKING:
-    from .routes import Router
 
 
 class RetentionBody(BaseModel):

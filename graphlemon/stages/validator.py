@@ -151,7 +151,9 @@ def run_validator(session: LoopSession, loop_round: int) -> ValidationOutcome:
         session.ledger.append(violation_event(exc, what="validation suite", **node))
         suite = ValidationSuite()
     write_line(session.project.state_dir, nid, "tests", f"validation run: {suite.describe()}")
-    tests = run_tests(workdir, suite.targets, timeout=session.config.test_timeout_s * 3, confinement=confinement)
+    tests = run_tests(
+        workdir, suite.targets, timeout=session.config.test_timeout_s * 3, confinement=confinement, env=suite.env()
+    )
     log_test_run(session.project.state_dir, nid, "validation run", tests)
     own = own_state(session)  # this task's units, never another task's bug states
     complete = own.green

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from .. import beneath
 from ..errors import ErrorCode, GraphLemonError, invalid_param
+from ..scratch import scratch_dir
 from .confine import RESOURCE_LIMIT, Confinement, judge_outcome, wrap
 from .detect import detect_framework, normalise_framework
 from .environment import run_env
@@ -22,7 +23,6 @@ from .output_text import TAIL_CHARS, head_and_tail, strip_ansi
 from .process import ProcessOutcome, run_process
 from .reconcile import reconcile
 from .result_models import FrameworkName, ParsedRun, TestRunResult
-from .scratch import scratch_dir
 from .targets import Targets, split_targets
 from .value_window import shorten_values
 

@@ -21,7 +21,7 @@ from functools import cache
 from pathlib import PurePosixPath
 from typing import Any
 
-from .codescan import CodeRoute, SourceFile
+from .code_records import CodeRoute, SourceFile
 from .sdd import normalize_path
 
 PY_VERBS = {"get", "post", "put", "patch", "delete", "head", "options", "route", "api_route"}

@@ -21,13 +21,16 @@ SNAKE_GOAL = "Implement a snake game"
 
 
 def make_repo(dest: Path, source: Path):
-    """Copy a fixture repo, commit it, `graphlemon init` it; returns the ProjectHandle."""
+    """Copy a fixture repo, commit it, `graphlemon init` it (its skills repository seeded); returns the ProjectHandle."""
     from graphlemon.project import init_project
+    from graphlemon.skills.repo import SkillRepo
 
     shutil.copytree(source, dest)
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "fixture"]):
         subprocess.run(["git", *args], cwd=dest, check=True, capture_output=True)
-    return init_project(dest).project
+    handle = init_project(dest).project
+    SkillRepo(handle.state_dir).ensure(handle.ledger)
+    return handle
 
 
 def playbook_variant(tmp_path: Path, base: Path, edit) -> Path:

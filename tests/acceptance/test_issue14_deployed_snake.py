@@ -30,7 +30,9 @@ from prefect_stack import told_why_it_waits
 from graphlemon.models import BudgetConfig
 from graphlemon.taskboard import TaskBoard
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.system
+
+pytestmark = [pytest.mark.system, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "tests" / ".screenshots"
 

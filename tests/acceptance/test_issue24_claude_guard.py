@@ -12,11 +12,14 @@ from __future__ import annotations
 import json
 import subprocess
 
+import pytest
 from _loop_helpers import CALC, claude_behaviour, claude_calc, script_turn
 from conftest import make_repo
 from fakes.claude import FakeClaude
 
 from graphlemon.models import NodeEvent
+
+pytestmark = pytest.mark.system
 
 SNEAKY = (
     "git add -A; git -c user.name=agent -c user.email=agent@example.invalid commit -qm 'agent: sneaky'; "

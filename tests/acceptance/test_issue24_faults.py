@@ -56,6 +56,7 @@ def test_a_full_disk_under_one_ledger_file_is_an_error_naming_it(tmp_path):
     assert [e.summary for e in ledger.read_as("timeline", TimelineEvent)] == ["before", "after"]
 
 
+@pytest.mark.system
 def test_a_stage_that_hits_a_full_disk_blocks_the_task_with_the_path_and_resume_finishes(tmp_path):
     project = make_repo(tmp_path / "calc", CALC / "repo")
     task = TaskBoard(project.ledger).create("Build calc")
@@ -73,6 +74,7 @@ def test_a_stage_that_hits_a_full_disk_blocks_the_task_with_the_path_and_resume_
     assert run_devloop(again, Stages(again.run)).status == "done"
 
 
+@pytest.mark.system
 def test_when_even_the_block_cannot_be_recorded_the_cli_says_so_plainly(tmp_path, cli):
     project = make_repo(tmp_path / "calc", CALC / "repo")
     _fill(project.ledger, "run")

@@ -9,6 +9,8 @@ import sys
 import threading
 import time
 
+import pytest
+
 from graphlemon.devloop.goal_slots import goal_slot
 
 HOLDER = """
@@ -20,6 +22,7 @@ with goal_slot(sys.argv[1], "task-holder", 1):
 """
 
 
+@pytest.mark.system
 def test_a_second_run_waits_for_the_slot_and_gets_it_when_the_holder_is_killed(tmp_path):
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path)], stdout=subprocess.PIPE, text=True)
     try:

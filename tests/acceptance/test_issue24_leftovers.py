@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from _loop_helpers import CALC
 from conftest import make_repo, playbook_variant, turn
 
@@ -19,6 +20,8 @@ from graphlemon.devloop.loop import run_devloop
 from graphlemon.devloop.stages import Stages
 from graphlemon.stages.session import LoopConfig, LoopSession
 from graphlemon.taskboard import TaskBoard
+
+pytestmark = pytest.mark.system
 
 GRAPHLEMON = str(Path(sys.executable).parent / "graphlemon")
 

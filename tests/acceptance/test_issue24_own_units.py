@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from conftest import SNAKE, SNAKE_GOAL, make_repo
 
 from graphlemon.devloop.loop import run_devloop
@@ -19,6 +20,8 @@ from graphlemon.stages.outcomes import ValidationOutcome
 from graphlemon.stages.own_state import own_state
 from graphlemon.stages.session import LoopConfig, LoopSession
 from graphlemon.taskboard import TaskBoard
+
+pytestmark = pytest.mark.system
 
 GRAPHLEMON = str(Path(sys.executable).parent / "graphlemon")
 PLAYBOOK = SNAKE / "playbook.yaml"

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from conftest import CALC, playbook_variant, run_flow, turn
 
 from graphlemon.models import TimelineEvent, TriageRecord
 from graphlemon.nodes import NodeTracker
+
+pytestmark = pytest.mark.system
 
 
 def with_integration_case(data: dict) -> None:

@@ -37,6 +37,7 @@ def _wait_stopped(directory: Path, pid: int, within_s: float) -> float:
     raise AssertionError(f"the server {pid} still runs after {within_s} s")
 
 
+@pytest.mark.system
 @pytest.mark.slow
 def test_started_once_reused_then_stopped_and_idle_only_without_live_leases(tmp_path):
     config = tmp_path / "config"
@@ -74,6 +75,7 @@ def test_started_once_reused_then_stopped_and_idle_only_without_live_leases(tmp_
     assert _server(config, "stop")["stopped"] is False
 
 
+@pytest.mark.system
 def test_a_recorded_pid_that_is_not_this_users_server_is_never_reused(tmp_path, monkeypatch):
     monkeypatch.setenv("GRAPHLEMON_CONFIG_DIR", str(tmp_path))
     directory = local_server.state_dir()
@@ -93,6 +95,7 @@ def test_a_recorded_pid_that_is_not_this_users_server_is_never_reused(tmp_path, 
     assert local_server.read_info(directory) is None and local_server.status(directory)["state"] == "stopped"
 
 
+@pytest.mark.system
 @pytest.mark.parametrize(
     ("env", "exit_code", "code"),
     [({"GRAPHLEMON_PREFECT_SERVER_IDLE_MINUTES": "nan"}, 2, "INVALID_PARAM"),
@@ -188,6 +191,7 @@ def _post(app, body: bytes) -> tuple[int, float]:
     return asyncio.run(post())
 
 
+@pytest.mark.system
 def test_a_locked_sqlite_is_retried_on_the_server_within_milliseconds_with_the_body_replayed():
     locked = _Locked(locked=2)
     status, took = _post(locked.app, b'{"name": "attempt"}')
@@ -195,6 +199,7 @@ def test_a_locked_sqlite_is_retried_on_the_server_within_milliseconds_with_the_b
     assert took < 1.0  # 20 + 50 ms of waiting, not the client's 2 s back-off
 
 
+@pytest.mark.system
 def test_a_lock_that_outlasts_the_quick_retries_reaches_the_client_as_its_503():
     from graphlemon.flows.local_server import QUICK_S
 
@@ -209,6 +214,7 @@ def test_a_503_that_says_when_to_come_back_is_passed_on_at_once():
     assert status == 503 and len(locked.bodies) == 1
 
 
+@pytest.mark.system
 @pytest.mark.slow
 def test_graphlemon_run_starts_the_local_server_once_and_the_next_run_reuses_it(tmp_path):
     """Two `graphlemon run`s with no Prefect API configured: one local server for both, each run recorded in it

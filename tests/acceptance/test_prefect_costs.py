@@ -3,6 +3,7 @@ background (flows/stages.py, tasks/_redacted_artifacts.py)."""
 
 from __future__ import annotations
 
+import pytest
 from prefect.settings import PREFECT_API_URL, get_current_settings, temporary_settings
 from prefect_stack import artifacts_keyed
 
@@ -29,6 +30,7 @@ def test_derived_once_per_settings_and_again_when_the_settings_change():
             assert third.settings.flows.heartbeat_frequency is None
 
 
+@pytest.mark.system
 def test_stage_artifacts_are_sent_in_the_background_linked_to_their_task_run_and_all_there_at_the_end(
     prefect_harness,
 ):
@@ -54,6 +56,7 @@ def test_stage_artifacts_are_sent_in_the_background_linked_to_their_task_run_and
     assert all(str(found[key].task_run_id) == run_id for key, run_id in runs.items())
 
 
+@pytest.mark.system
 def test_an_artifact_that_cannot_be_sent_is_logged_and_never_fails_the_stage(prefect_harness, caplog):
     from prefect import flow, task
 
@@ -73,6 +76,7 @@ def test_an_artifact_that_cannot_be_sent_is_logged_and_never_fails_the_stage(pre
     assert "artifact Not A Valid Key! not sent" in caplog.text
 
 
+@pytest.mark.system
 def test_outside_the_loop_an_artifact_is_sent_at_once(prefect_harness):
     from prefect import flow, task
 

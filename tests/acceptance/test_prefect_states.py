@@ -14,6 +14,8 @@ from conftest import CALC, broken_mul, playbook_variant, run_flow, verdict
 
 from graphlemon.taskboard import TaskBoard
 
+pytestmark = pytest.mark.system
+
 
 @pytest.fixture
 def page(request, tmp_path):

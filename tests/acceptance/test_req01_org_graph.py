@@ -14,6 +14,8 @@ from graphlemon.models import TaskEvent
 from graphlemon.nodes import NodeTracker
 from graphlemon.taskboard import TaskBoard
 
+pytestmark = pytest.mark.system
+
 
 def task_events(project, task_id: str) -> list[TaskEvent]:
     return [e for e in project.ledger.read_as("task", TaskEvent) if e.task_id == task_id]

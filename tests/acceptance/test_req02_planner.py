@@ -10,6 +10,7 @@ from graphlemon.errors import ErrorCode, GraphLemonError
 from graphlemon.models import NodeEvent, TimelineEvent
 
 
+@pytest.mark.system
 def test_happy_four_artifacts_with_an_unbroken_lineage(snake_run):
     project, final = snake_run
     store = ArtifactStore(project.ledger)
@@ -22,6 +23,7 @@ def test_happy_four_artifacts_with_an_unbroken_lineage(snake_run):
     assert (project.state_dir / "units.json").is_file() and (project.state_dir / "units" / "collision" / "spec.json").is_file()
 
 
+@pytest.mark.system
 def test_boundary_contradictory_prd_is_caught_in_verifying_and_replanned(calc, tmp_path, prefect_harness):
     def edit(data):
         planner = turn(data, role="planner")

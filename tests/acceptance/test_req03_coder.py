@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
 from conftest import CALC, broken_mul, playbook_variant, run_flow
 
 from graphlemon.artifacts import ArtifactStore
 from graphlemon.models import NodeEvent, OutcomeRecord, TimelineEvent
 from graphlemon.nodes import NodeTracker
 from graphlemon.testrun import run_tests
+
+pytestmark = pytest.mark.system
 
 
 def test_happy_code_diff_and_test_report_and_all_tests_pass(snake_run):

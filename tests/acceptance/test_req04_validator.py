@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from conftest import CALC, broken_mul, playbook_variant, run_flow, verdict
 
 from graphlemon.bugs import BugTracker
 from graphlemon.models import EscalationRecord
+
+pytestmark = pytest.mark.system
 
 
 def test_happy_planted_wall_bug_is_the_coders_with_sdd_section_and_code_line(snake_run):

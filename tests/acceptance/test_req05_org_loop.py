@@ -5,11 +5,14 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
 from conftest import CALC, broken_mul, playbook_variant, run_flow
 
 from graphlemon.models import TaskEvent, TimelineEvent
 from graphlemon.nodes import NodeTracker
 from graphlemon.taskboard import TaskBoard
+
+pytestmark = pytest.mark.system
 
 
 def test_happy_fast_lane_fix_and_loop_round_zero_to_one(snake_run):

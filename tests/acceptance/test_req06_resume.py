@@ -12,10 +12,13 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from conftest import CALC, broken_mul, playbook_variant, turn
 
 from graphlemon.models import NodeEvent, RunRecord, TaskEvent, TimelineEvent, UsageRecord
 from graphlemon.taskboard import TaskBoard
+
+pytestmark = pytest.mark.system
 
 GRAPHLEMON = [sys.executable, "-m", "graphlemon"]
 

@@ -24,6 +24,8 @@ from graphlemon.models import OutcomeRecord, TaskEvent, UsageRecord
 from graphlemon.nodes import NodeTracker
 from graphlemon.taskboard import TaskBoard
 
+pytestmark = pytest.mark.system
+
 
 def _broken_mul_then_fixed() -> list[dict]:
     broken = script_turn("coder", "mul")

@@ -66,6 +66,7 @@ def _cli(capsys, *args: str) -> tuple[int, str, str]:
     return exc.value.code, out.out, out.err
 
 
+@pytest.mark.system
 def test_happy_skill_defect_updates_the_skill_in_one_commit_the_gate_passes_and_the_task_ends_done(
     calc, tmp_path, prefect_harness, capsys
 ):
@@ -135,6 +136,7 @@ def test_failure_rolling_back_an_unknown_iteration_is_iteration_not_found(calc, 
     assert code == 2 and err.startswith("error[ITERATION_NOT_FOUND]")
 
 
+@pytest.mark.system
 def test_gate_a_skill_that_turns_another_unit_red_is_rejected_reverted_and_the_task_blocks_with_evidence(
     calc, tmp_path, prefect_harness
 ):

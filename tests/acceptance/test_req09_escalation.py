@@ -16,6 +16,8 @@ from graphlemon.errors import ErrorCode, GraphLemonError
 from graphlemon.models import EscalationRecord, TaskEvent, TimelineEvent
 from graphlemon.taskboard import TaskBoard
 
+pytestmark = pytest.mark.system
+
 
 @pytest.fixture
 def blocked(calc, tmp_path, prefect_harness):

@@ -60,6 +60,7 @@ def total(records: list[UsageRecord]) -> int:
     return sum(u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens for u in records)
 
 
+@pytest.mark.system
 def test_happy_a_small_token_budget_blocks_before_the_call_that_would_cross_it(blocked, server):
     project, task, graphlemon = blocked
     assert task["status"] == "blocked_pending_human" and task["blocked_reason"] == "budget_exceeded"
@@ -79,6 +80,7 @@ def test_happy_a_small_token_budget_blocks_before_the_call_that_would_cross_it(b
     assert view["remaining"] == LIMIT - total(usage) and view["blocked_reason"] == "budget_exceeded"
 
 
+@pytest.mark.system
 def test_boundary_raising_the_budget_makes_the_task_schedulable_and_resume_finishes_it(blocked, server):
     project, task, graphlemon = blocked
     task_id = task["task_id"]
@@ -126,6 +128,7 @@ def test_failure_a_plan_usage_limit_and_an_exhausted_budget_are_two_different_re
     assert by_quota.blocked_reason != by_budget.blocked_reason
 
 
+@pytest.mark.system
 @pytest.mark.parametrize(
     ("args", "code"),
     [

@@ -7,8 +7,12 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from graphlemon.execlogs import NodeLogs, log_path
 from graphlemon.nodes import NodeTracker
+
+pytestmark = pytest.mark.system
 
 
 def test_every_node_of_the_demo_run_has_a_closed_log_that_says_what_it_did(snake_run):

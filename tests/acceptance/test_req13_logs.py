@@ -27,6 +27,8 @@ from graphlemon.execlogs.retention import purge_expired, remove_log_folder, set_
 from graphlemon.models import ExecutionLogEvent, utcnow
 from graphlemon.project import init_project
 
+pytestmark = pytest.mark.system
+
 GRAPHLEMON = [sys.executable, "-m", "graphlemon"]
 
 

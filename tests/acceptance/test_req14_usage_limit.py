@@ -75,6 +75,7 @@ def fake_claude(tmp_path, monkeypatch):
     fake.close()
 
 
+@pytest.mark.system
 def test_happy_session_limit_waits_until_the_reset_probes_and_resumes_without_blocking(calc, fake_claude):
     clock = SimulatedClock()
     resets = clock.now() + timedelta(hours=2)
@@ -107,6 +108,7 @@ def test_happy_session_limit_waits_until_the_reset_probes_and_resumes_without_bl
     assert fake_claude.pending == 0
 
 
+@pytest.mark.system
 def test_boundary_opus_limit_retries_at_once_on_the_configured_non_opus_model(calc, fake_claude):
     clock = SimulatedClock()
     planner = script_turn("planner")
@@ -141,6 +143,7 @@ def test_failure_waiting_past_the_timeout_blocks_with_usage_limit_wait_timeout(c
     assert timeline(session)[-1].event == "quota_wait_timeout"
 
 
+@pytest.mark.system
 def test_failure_then_a_manual_resume_reopens_the_gate_and_the_task_finishes(calc, tmp_path):
     clock = SimulatedClock()
     config = LoopConfig(playbook=quota_playbook(tmp_path, 10_000), quota_session_timeout_s=3600)
@@ -203,6 +206,7 @@ def test_boundary_no_other_turn_of_the_task_starts_while_one_waits(calc, tmp_pat
     assert board.get(task_id).status == "coding" and session.nodes.get(nid).status == "running"
 
 
+@pytest.mark.system
 def test_happy_real_clock_wait_is_in_the_ledger_for_analytics(calc, tmp_path):
     from graphlemon.analytics.api import budget
 

@@ -150,6 +150,7 @@ def _ledger_lines(env: Env) -> dict[str, list[str]]:
 # -- happy -------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.system
 def test_happy_core_engine_bug_fixed_by_the_devloop_merged_then_staged_to_finalized_with_no_human(
     deploy_env, prefect_harness
 ):
@@ -209,6 +210,7 @@ def test_happy_core_engine_bug_fixed_by_the_devloop_merged_then_staged_to_finali
 # -- path A ----------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.system
 def test_path_a_failed_canary_stops_candidate_reverts_and_files_a_core_engine_bug(deploy_env):
     env = deploy_env
     _ensure_fixed(env)
@@ -236,6 +238,7 @@ def test_path_a_failed_canary_stops_candidate_reverts_and_files_a_core_engine_bu
 # -- path B ----------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.system
 def test_path_b_approval_rate_anomaly_puts_the_previous_instance_back(deploy_env, prefect_harness):
     from prefect.client.orchestration import get_client
 
@@ -277,6 +280,7 @@ def test_path_b_approval_rate_anomaly_puts_the_previous_instance_back(deploy_env
 # -- failure: the rollback itself fails ----------------------------------------------------------------------
 
 
+@pytest.mark.system
 def test_failure_damaged_previous_instance_ends_blocked_with_rollback_failed(deploy_env):
     env = deploy_env
     _ensure_fixed(env)
@@ -318,6 +322,7 @@ def test_failure_damaged_previous_instance_ends_blocked_with_rollback_failed(dep
 # -- zero downtime -----------------------------------------------------------------------------------------------
 
 
+@pytest.mark.system
 def test_zero_downtime_no_failed_request_through_cutover_and_rollback(deploy_env):
     env = deploy_env
     _ensure_fixed(env)

@@ -10,6 +10,7 @@ from graphlemon.flows.run_names import devloop_run_name, unit_run_name
 from graphlemon.taskboard import TaskBoard
 
 
+@pytest.mark.system
 @pytest.mark.slow
 def test_a_console_goal_is_created_with_its_final_name_and_its_task(tmp_path, monkeypatch):
     from prefect_stack import running_stack

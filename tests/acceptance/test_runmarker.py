@@ -21,6 +21,7 @@ def dead_pid() -> int:
     return proc.pid
 
 
+@pytest.mark.system
 def test_a_zombie_is_not_a_live_run(tmp_path):
     zombie = subprocess.Popen([sys.executable, "-c", "pass"])  # exits; not waited for yet: a zombie
     try:
@@ -39,6 +40,7 @@ def test_nothing_should_run_and_nothing_does(tmp_path, status):
     assert run_state(tmp_path, "t1", status) is None
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("status", ["blocked_pending_human", "done", "abandoned"])
 def test_a_task_waiting_for_a_person_is_never_called_interrupted(tmp_path, status):
     write_marker(tmp_path, RunMarker(task_id="t1", pid=dead_pid(), host=socket.gethostname()))
@@ -50,6 +52,7 @@ def test_a_working_status_with_no_run_is_interrupted(tmp_path, status):
     assert run_state(tmp_path, "t1", status) == "interrupted"
 
 
+@pytest.mark.system
 def test_a_live_run_is_running_and_a_killed_one_is_interrupted(tmp_path):
     assert claim(tmp_path, "t1") is None
     assert run_state(tmp_path, "t1", "coding") == "running"
@@ -60,6 +63,7 @@ def test_a_live_run_is_running_and_a_killed_one_is_interrupted(tmp_path):
     assert stale is not None and stale.pid != os.getpid() and run_state(tmp_path, "t1", "coding") == "running"
 
 
+@pytest.mark.system
 def test_a_second_run_of_a_live_task_is_refused(tmp_path):
     other = subprocess.Popen([sys.executable, "-c", "import time; print('up', flush=True); time.sleep(30)"],
                              stdout=subprocess.PIPE, text=True)  # fmt: skip

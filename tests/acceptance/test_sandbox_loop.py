@@ -52,6 +52,7 @@ def _tree(root: Path, rev: str = "HEAD") -> list[tuple[str, str]]:
     return [(line.split()[0], line.split("\t", 1)[1]) for line in out.splitlines()]
 
 
+@pytest.mark.system
 def test_the_loop_commits_no_gitlink_runs_no_planted_hook_and_records_the_refusal(tmp_path):
     project = make_repo(tmp_path / "calc", CALC / "repo")
 
@@ -71,6 +72,7 @@ def test_the_loop_commits_no_gitlink_runs_no_planted_hook_and_records_the_refusa
     assert any("tests/add/sub" in (v.error or "") and "gitlink" in (v.error or "") for v in violations)
 
 
+@pytest.mark.system
 def test_a_green_run_of_tests_the_branch_does_not_hold_does_not_count(tmp_path):
     """The tester hides its own tests from git (an ignore rule): they ran green but were never committed, so the
     unit is blocked with the evidence (not the whole stage failed), the task waits for a person, nothing is merged."""
@@ -184,6 +186,7 @@ def test_a_commit_never_carries_gitmodules_git_entries_or_links_that_leave(unit_
     assert sorted(r.path for r in trees.refused) == [".gitmodules", "tests/cfg", "tests/nested", "tests/passwd"]
 
 
+@pytest.mark.system
 def test_a_file_name_with_a_lone_surrogate_does_not_crash_the_run(tmp_path):
     """An agent's file name that is not valid UTF-8 (a lone surrogate) is logged escaped; the run goes on."""
     project = make_repo(tmp_path / "calc", CALC / "repo")

@@ -17,7 +17,9 @@ from conftest import SNAKE, SNAKE_GOAL, make_repo
 from graphlemon.nodes import NodeTracker
 from graphlemon.taskboard import TaskBoard
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.system
+
+pytestmark = [pytest.mark.system, pytest.mark.slow]
 
 
 def _tree(project) -> str:

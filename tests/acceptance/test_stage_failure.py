@@ -20,6 +20,7 @@ from graphlemon.taskboard import TaskBoard
 API_KEY = "sk-ant-test-blocks-0123456789"
 
 
+@pytest.mark.system
 def test_a_stage_that_fails_for_good_blocks_the_task_with_the_error_and_resume_finishes_it(tmp_path):
     project = make_repo(tmp_path / "calc", CALC / "repo")
 
@@ -43,6 +44,7 @@ def test_a_stage_that_fails_for_good_blocks_the_task_with_the_error_and_resume_f
     assert statuses[statuses.index("blocked_pending_human") + 1] == "coding"  # back where it stopped
 
 
+@pytest.mark.system
 @pytest.mark.parametrize(
     ("executor", "env", "says"),
     [
@@ -67,6 +69,7 @@ def test_a_backend_that_cannot_run_is_refused_before_anything_is_written(tmp_pat
     assert project.ledger.read("task") == before  # the block stays, with nobody told it was resumed
 
 
+@pytest.mark.system
 @pytest.mark.slow
 def test_a_prefect_run_takes_the_api_key_from_the_anthropic_credentials_block(tmp_path, prefect_harness, monkeypatch):
     from graphlemon.blocks.credentials import AnthropicCredentials

@@ -23,6 +23,7 @@ class Verdict(BaseModel):
     failed: int
 
 
+@pytest.mark.system
 def test_multi_turn_tool_use_records_usage_exactly_and_marks_the_cache(
     project, messages_server, anthropic_settings, turn
 ):
@@ -84,6 +85,7 @@ def test_multi_turn_tool_use_records_usage_exactly_and_marks_the_cache(
     assert "cache_control" not in json.dumps(third["messages"][:4])  # one moving breakpoint, on the newest block
 
 
+@pytest.mark.system
 def test_prompt_caching_is_visible_in_the_recorded_usage(project, messages_server, anthropic_settings, turn):
     messages_server.queue(tool_use("list_files", {}), text('{"ok": true, "failed": 0}'))  # usage computed by the fake
     result = turn(build_executor("anthropic", settings=anthropic_settings), "tester", output_model=Verdict)
@@ -94,6 +96,7 @@ def test_prompt_caching_is_visible_in_the_recorded_usage(project, messages_serve
     assert result.output == {"ok": True, "failed": 0}
 
 
+@pytest.mark.system
 def test_429_retry_after_is_honoured_and_529_5xx_are_retried(project, messages_server, anthropic_settings, turn):
     messages_server.queue(
         rate_limited(retry_after=0.3), overloaded(), server_error(503), text('{"ok": true, "failed": 0}')
@@ -109,6 +112,7 @@ def test_429_retry_after_is_honoured_and_529_5xx_are_retried(project, messages_s
     assert events.count("retry") == 3
 
 
+@pytest.mark.system
 def test_after_the_last_retry_the_turn_fails_with_a_clear_executor_error(
     project, messages_server, anthropic_settings, turn
 ):
@@ -123,6 +127,7 @@ def test_after_the_last_retry_the_turn_fails_with_a_clear_executor_error(
     assert project.ledger.read_as("usage", UsageRecord) == []
 
 
+@pytest.mark.system
 def test_client_errors_are_not_retried_and_never_show_the_key(project, messages_server, anthropic_settings, turn):
     messages_server.queue(error(400, "invalid_request_error", "prompt is too long: 250000 tokens > 200000 maximum"))
     with pytest.raises(GraphLemonError, match="400 invalid_request_error: prompt is too long"):
@@ -135,6 +140,7 @@ def test_client_errors_are_not_retried_and_never_show_the_key(project, messages_
     assert len(messages_server.requests) == 2
 
 
+@pytest.mark.system
 @pytest.mark.parametrize(
     "kwargs, message",
     [
@@ -191,6 +197,7 @@ def test_the_fake_rejects_malformed_requests_like_the_real_api(messages_server, 
     assert messages_server.requests[-1].status == 400
 
 
+@pytest.mark.system
 def test_an_invalid_output_goes_back_to_the_model_which_corrects_it(project, messages_server, anthropic_settings, turn):
     messages_server.queue(
         tool_use("submit_output", {"ok": "maybe"}), tool_use("submit_output", {"ok": False, "failed": 2})
@@ -202,6 +209,7 @@ def test_an_invalid_output_goes_back_to_the_model_which_corrects_it(project, mes
     assert [e.code for e in result.tool_errors] == ["OUTPUT_INVALID"]
 
 
+@pytest.mark.system
 def test_text_answers_json_fences_nudges_and_max_turns(project, messages_server, anthropic_settings, turn):
     executor = build_executor("anthropic", settings=anthropic_settings)
     messages_server.queue(text('Done.\n```json\n{"ok": true, "failed": 0}\n```'))
@@ -218,6 +226,7 @@ def test_text_answers_json_fences_nudges_and_max_turns(project, messages_server,
     assert plain.output == {"text": "Tests written."} and messages_server.requests[-1].status == 200
 
 
+@pytest.mark.system
 def test_the_turn_timeout_stops_the_loop(project, messages_server, anthropic_settings, turn):
     slow = tool_use("list_files", {})
     slow.delay_s = 0.4
@@ -226,6 +235,7 @@ def test_the_turn_timeout_stops_the_loop(project, messages_server, anthropic_set
     assert result.stop_reason == "timeout" and len(messages_server.requests) == 1
 
 
+@pytest.mark.system
 def test_budget_preflight_never_sends_a_call_that_would_cross_the_limit(
     project, messages_server, anthropic_settings, turn
 ):
@@ -238,6 +248,7 @@ def test_budget_preflight_never_sends_a_call_that_would_cross_the_limit(
     assert project.ledger.read_as("usage", UsageRecord) == []
 
 
+@pytest.mark.system
 def test_budget_caps_max_tokens_so_the_reply_cannot_overshoot(project, messages_server, anthropic_settings, turn):
     project.ledger.append(BudgetConfig(task_id="task-c", limit_type="token_count", limit_value=12_000))
     messages_server.queue(
@@ -256,11 +267,13 @@ def test_budget_caps_max_tokens_so_the_reply_cannot_overshoot(project, messages_
     assert len(messages_server.requests) == 1
 
 
+@pytest.mark.system
 def test_no_api_key_is_a_clear_error(anthropic_settings):
     with pytest.raises(GraphLemonError, match="needs an API key"):
         build_executor("anthropic", settings=anthropic_settings.model_copy(update={"api_key": None}))
 
 
+@pytest.mark.system
 def test_the_api_key_never_reaches_the_ledger_transcripts_or_logs(
     project, messages_server, anthropic_settings, turn, caplog, cli
 ):
@@ -289,6 +302,7 @@ def test_the_api_key_never_reaches_the_ledger_transcripts_or_logs(
     assert json.loads(proc.stdout)["executor"] == "anthropic"
 
 
+@pytest.mark.system
 def test_the_quota_probe_is_one_tiny_request_false_while_limited(messages_server, anthropic_settings):
     messages_server.queue(
         rate_limited(), overloaded(), server_error(503), text("ok"), error(401, "authentication_error", "bad key")

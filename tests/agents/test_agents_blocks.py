@@ -21,6 +21,7 @@ def _python(code: str, **env: str) -> str:
     return proc.stdout.strip()
 
 
+@pytest.mark.system
 def test_the_domain_never_imports_prefect():
     code = (
         "import sys, graphlemon.agents, graphlemon.agents.scripted, graphlemon.agents.anthropic_backend, "
@@ -30,11 +31,13 @@ def test_the_domain_never_imports_prefect():
     assert _python(code) == "False"
 
 
+@pytest.mark.system
 def test_without_a_prefect_api_settings_come_from_the_environment():
     code = "from graphlemon.blocks.agents import load_agent_settings as l; s = l(); print(s.backend, s.max_turns)"
     assert _python(code, GRAPHLEMON_EXECUTOR="claude_code", GRAPHLEMON_MAX_TURNS="4") == "claude_code 4"
 
 
+@pytest.mark.system
 @pytest.mark.slow
 def test_blocks_register_save_and_load(prefect_harness, project):
     from graphlemon.agents.budget import budget_status

@@ -4,6 +4,7 @@ results; and a coder that runs out of turns is tested as an attempt."""
 
 from __future__ import annotations
 
+import pytest
 from fakes.messages_server import error, text, tool_use, tool_uses
 from pydantic import BaseModel
 
@@ -20,6 +21,7 @@ def last_user(request) -> list:
     return content if isinstance(content, list) else [{"type": "text", "text": content}]
 
 
+@pytest.mark.system
 def test_a_reply_cut_at_max_tokens_does_not_run_its_last_call_and_says_so(
     project, messages_server, anthropic_settings, turn
 ):
@@ -34,6 +36,7 @@ def test_a_reply_cut_at_max_tokens_does_not_run_its_last_call_and_says_so(
     assert "smaller steps" in second["content"]
 
 
+@pytest.mark.system
 def test_a_prompt_too_long_answer_clears_old_tool_results_and_is_sent_again(
     project, messages_server, anthropic_settings, turn
 ):
@@ -54,6 +57,7 @@ def test_a_prompt_too_long_answer_clears_old_tool_results_and_is_sent_again(
     assert [r["content"] for r in results[:-1]] == [CLEARED] and "yyyy" in results[-1]["content"]
 
 
+@pytest.mark.system
 def test_a_text_only_reply_is_told_to_use_the_tools_and_the_countdown_runs_to_the_last_call(
     project, messages_server, anthropic_settings, turn
 ):

@@ -25,6 +25,7 @@ def _git(root, *args):
     return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
 
 
+@pytest.mark.system
 def test_a_successful_turn_parses_events_output_and_usage(project, fake_claude, claude_settings, turn):
     usage = {
         "input_tokens": 100,
@@ -71,6 +72,7 @@ def test_a_successful_turn_parses_events_output_and_usage(project, fake_claude, 
     assert argv[argv.index("--max-turns") + 1] == "40"  # the tester's turn limit
 
 
+@pytest.mark.system
 def test_changes_outside_the_sandbox_are_detected_from_the_diff_and_reverted(
     project, fake_claude, claude_settings, turn
 ):
@@ -106,6 +108,7 @@ def test_changes_outside_the_sandbox_are_detected_from_the_diff_and_reverted(
     assert {e.code for e in result.tool_errors} == {"SANDBOX_VIOLATION"}
 
 
+@pytest.mark.system
 @pytest.mark.parametrize(
     "behaviour, limit_type, resets",
     [
@@ -127,6 +130,7 @@ def test_usage_limit_messages_become_quota_exceeded(
         assert err.value.resets_at.timestamp() == 1_900_000_000
 
 
+@pytest.mark.system
 def test_a_limit_message_only_in_the_result_text_is_recognised(project, fake_claude, claude_settings, turn):
     fake_claude.queue(
         {
@@ -141,6 +145,7 @@ def test_a_limit_message_only_in_the_result_text_is_recognised(project, fake_cla
     assert err.value.limit_type == "weekly" and (err.value.resets_at.month, err.value.resets_at.day) == (7, 31)
 
 
+@pytest.mark.system
 def test_three_classifier_denials_in_a_row_block_the_task(project, fake_claude, claude_settings, turn):
     fake_claude.queue(denials(3))
     with pytest.raises(ClassifierBlocked) as err:
@@ -151,6 +156,7 @@ def test_three_classifier_denials_in_a_row_block_the_task(project, fake_claude, 
     assert len(events) == 3 and "Irreversible Local Destruction" in events[0].summary
 
 
+@pytest.mark.system
 def test_denials_separated_by_allowed_actions_do_not_block_but_count_in_total(
     project, fake_claude, claude_settings, turn
 ):
@@ -165,6 +171,7 @@ def test_denials_separated_by_allowed_actions_do_not_block_but_count_in_total(
         turn(executor, "coder", task_id="task-m")
 
 
+@pytest.mark.system
 def test_classifier_counts_survive_a_restart(project, fake_claude, claude_settings, cli):
     fake_claude.queue(denials(2, finish=True))
     args = [
@@ -195,6 +202,7 @@ def test_classifier_counts_survive_a_restart(project, fake_claude, claude_settin
     assert cli(*args, env=env).returncode == 0
 
 
+@pytest.mark.system
 def test_a_crash_is_an_executor_error_with_stderr(project, fake_claude, claude_settings, turn):
     fake_claude.queue(crash(2, "Error: Invalid API key · Please run /login"))
     with pytest.raises(GraphLemonError) as err:
@@ -209,6 +217,7 @@ def test_a_crash_is_an_executor_error_with_stderr(project, fake_claude, claude_s
         turn(build_executor("claude_code", settings=missing), "coder")
 
 
+@pytest.mark.system
 def test_a_hanging_claude_is_killed_at_the_turn_timeout(project, fake_claude, claude_settings, turn):
     fake_claude.queue(hang(30))
     started = time.monotonic()
@@ -216,6 +225,7 @@ def test_a_hanging_claude_is_killed_at_the_turn_timeout(project, fake_claude, cl
     assert result.stop_reason == "timeout" and time.monotonic() - started < 10
 
 
+@pytest.mark.system
 def test_max_turns_garbage_lines_and_text_results(project, fake_claude, claude_settings, turn):
     executor = build_executor("claude_code", settings=claude_settings)
     fake_claude.queue(
@@ -235,6 +245,7 @@ def test_max_turns_garbage_lines_and_text_results(project, fake_claude, claude_s
     assert turn(executor, "coder", output_model=Verdict).stop_reason == "output_invalid"
 
 
+@pytest.mark.system
 def test_budget_preflight_and_token_budget_stop(project, fake_claude, claude_settings, turn):
     executor = build_executor("claude_code", settings=claude_settings)
     project.ledger.append(BudgetConfig(task_id="task-x", limit_type="token_count", limit_value=50))
@@ -261,6 +272,7 @@ def test_claude_code_needs_a_git_work_tree(project, claude_settings, turn):
 # -- REQ-14 probe, TodoWrite, behaviour matching ---------------------------------------------------
 
 
+@pytest.mark.system
 def test_the_quota_probe_is_a_minimal_claude_run_false_while_the_limit_holds(project, fake_claude, claude_settings):
     from fakes.claude import when
 
@@ -280,6 +292,7 @@ def test_the_quota_probe_is_a_minimal_claude_run_false_while_the_limit_holds(pro
     assert project.ledger.read("usage") == []  # probes are not task turns
 
 
+@pytest.mark.system
 def test_a_probe_that_cannot_start_claude_is_an_executor_error(claude_settings, tmp_path):
     executor = build_executor(
         "claude_code", settings=claude_settings.model_copy(update={"claude_bin": str(tmp_path / "x")})
@@ -289,6 +302,7 @@ def test_a_probe_that_cannot_start_claude_is_an_executor_error(claude_settings, 
     assert info.value.code == ErrorCode.EXECUTOR_ERROR
 
 
+@pytest.mark.system
 def test_todowrite_becomes_the_roles_todo_list(project, fake_claude, claude_settings, turn):
     todos = [
         {"content": "tests for AC1", "status": "completed", "activeForm": "Writing tests for AC1"},
@@ -309,6 +323,7 @@ def test_todowrite_becomes_the_roles_todo_list(project, fake_claude, claude_sett
     assert "TodoWrite" in argv[argv.index("--allowedTools") + 1].split(",")
 
 
+@pytest.mark.system
 def test_the_fake_gives_each_call_the_first_behaviour_that_fits(project, fake_claude, claude_settings, turn):
     from fakes.claude import when
 

@@ -20,6 +20,8 @@ from graphlemon import gitrun
 from graphlemon.agents import build_executor
 from graphlemon.models import NodeEvent
 
+pytestmark = pytest.mark.system
+
 COMMIT = "git -c user.name=agent -c user.email=agent@example.invalid commit -q"
 
 

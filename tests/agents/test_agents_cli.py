@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+pytestmark = pytest.mark.system
+
 PLAYBOOK = """
 version: 1
 turns:

@@ -27,6 +27,8 @@ from graphlemon.project import init_project
 from graphlemon.stages.session import LoopConfig, LoopSession
 from graphlemon.taskboard import TaskBoard
 
+pytestmark = pytest.mark.system
+
 SNAKE = Path(__file__).resolve().parents[2] / "examples" / "snake"
 KEY = "sk-ant-conformance-000000000000"
 ROLES = {"planner", "coder", "tester", "integrator"}

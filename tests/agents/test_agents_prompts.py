@@ -36,6 +36,7 @@ def snake_run(tmp_path: Path, playbook: str) -> Recorder:
     return snake_loop(tmp_path, playbook, Recorder(build_executor("scripted", playbook=SNAKE / playbook)))
 
 
+@pytest.mark.system
 @pytest.mark.parametrize(
     ("playbook", "roles"),
     [

@@ -70,6 +70,7 @@ def _tester_project(project, write_playbook):
     return path
 
 
+@pytest.mark.system
 def test_tester_playbook_writes_tests_runs_them_opens_a_bug_and_is_refused_outside_the_sandbox(
     project, write_playbook, turn
 ):

@@ -200,6 +200,7 @@ def test_extract_evidence_verifies_quotes_and_refuses_escapes(ctx, tmp_path):
     assert ctx.tool_errors and ctx.tool_errors[-1].code == "SANDBOX_VIOLATION"
 
 
+@pytest.mark.system
 def test_run_tests_runs_the_structured_runner(ctx, project):
     (project.root / "tests").mkdir()
     (project.root / "tests" / "test_app.py").write_text(
@@ -221,6 +222,7 @@ def test_a_tool_the_role_was_not_given_is_refused(ctx):
     assert "must be a JSON object" in call_tool(ctx, "read_file", ["src/app.py"]).content
 
 
+@pytest.mark.system
 def test_the_first_tool_lookups_from_parallel_threads_all_see_every_tool():
     """Parallel units start their first turns together: nobody may see a half-loaded registry."""
     import subprocess

@@ -24,6 +24,7 @@ def filled(project):
     return project, synthetic
 
 
+@pytest.mark.system
 def test_report_json_is_the_api_report(cli, filled):
     project, _ = filled
     now_dependent = [
@@ -45,6 +46,7 @@ def test_report_json_is_the_api_report(cli, filled):
             assert len(got) == len(frame) and (frame.empty or got[0].keys() <= set(frame.columns))
 
 
+@pytest.mark.system
 def test_report_filters_csv_markdown_and_table(cli, filled):
     project, _ = filled
     root = str(project.root)
@@ -107,6 +109,7 @@ def test_bad_input_is_invalid_param(filled, args, monkeypatch, capsys):
     assert err.startswith("error[INVALID_PARAM]: ")
 
 
+@pytest.mark.system
 def test_empty_project_gives_empty_reports(cli, project, monkeypatch, capsys):
     proc = cli("report", "convergence", cwd=project.root)  # one real process; the rest in-process
     assert proc.returncode == 0 and "units (0): no rows" in proc.stdout, proc.stderr
@@ -120,6 +123,7 @@ def test_empty_project_gives_empty_reports(cli, project, monkeypatch, capsys):
     )
 
 
+@pytest.mark.system
 def test_a_corrupt_line_fails_with_file_and_line(cli, filled):
     project, _ = filled
     runs = project.state_dir / "runs.ndjson"
@@ -132,6 +136,7 @@ def test_a_corrupt_line_fails_with_file_and_line(cli, filled):
         assert proc.stderr.startswith(f"error[LEDGER_CORRUPT]: {runs}:5: ")
 
 
+@pytest.mark.system
 def test_sql_query_and_shell_init(cli, filled):
     project, synthetic = filled
     proc = cli(
@@ -152,6 +157,7 @@ def test_sql_query_and_shell_init(cli, filled):
     assert con.execute("SELECT count(*) FROM runs").fetchone() == (len(synthetic.runs),)
 
 
+@pytest.mark.system
 @pytest.mark.parametrize(
     "statement",
     ["delete from bugs", "DROP TABLE runs", "select 1; insert into bugs select * from bugs", "create table t(a int)",
@@ -166,6 +172,7 @@ def test_sql_refuses_every_statement_that_is_not_a_read(cli, filled, statement):
     assert {p.name: p.read_bytes() for p in project.state_dir.glob("*.ndjson")} == before
 
 
+@pytest.mark.system
 def test_report_and_sql_never_import_prefect(filled):
     project, _ = filled
     code = (
@@ -183,6 +190,7 @@ def test_report_and_sql_never_import_prefect(filled):
     assert proc.stderr.strip().splitlines()[-1] == "False"
 
 
+@pytest.mark.system
 def test_every_command_has_help(cli):
     for args in (
         ("report", "--help"),

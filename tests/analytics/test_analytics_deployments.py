@@ -11,6 +11,8 @@ from analytics_synthetic import build
 
 from graphlemon import analytics
 
+pytestmark = pytest.mark.system
+
 
 @pytest.mark.slow
 def test_reports_deployment_runs_on_a_worker_and_publishes_artifacts(project, prefect_stack):

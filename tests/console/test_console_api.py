@@ -170,6 +170,7 @@ def test_artifacts_are_served_only_from_the_artifacts_folder(client, project):
 # -- actions ------------------------------------------------------------------------------------------
 
 
+@pytest.mark.system
 def test_manual_resume_and_abandon(client, project):
     tid = blocked_task(project)
     res = post(client, f"/api/projects/{project.project_id}/tasks/{tid}/resume", {"note": "use the wall rule"})
@@ -197,6 +198,7 @@ def test_bug_report_refuses_an_empty_description_and_writes_nothing(client, proj
     assert bug.source == "human_reported" and bug.title == "<b>snake</b> dies" and bug.unit_id == "collision"
 
 
+@pytest.mark.system
 def test_budget_raise_requeues_a_task_blocked_by_its_budget(client, project):
     tid = blocked_task(project, reason="budget_exceeded")
     project.ledger.append(BudgetConfig(task_id=tid, limit_type="token_count", limit_value=10))
@@ -301,6 +303,7 @@ def test_feed_takes_only_whole_lines_and_voids_cursors_of_a_replaced_file(projec
 # -- the command ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.system
 def test_starting_the_console_never_imports_prefect():
     probe = (
         "import sys, graphlemon.cli; from graphlemon.console import app, feed, hub, project_registry, server, views; "
@@ -310,6 +313,7 @@ def test_starting_the_console_never_imports_prefect():
     assert out.stdout.strip() == "False"
 
 
+@pytest.mark.system
 def test_console_command_token_rules_and_bad_input(cli, tmp_path):
     from graphlemon.console.server import free_port
 
@@ -330,6 +334,7 @@ def test_console_command_token_rules_and_bad_input(cli, tmp_path):
     assert token.startswith("token (generated): ") and url.endswith(token.split(": ", 1)[1])
 
 
+@pytest.mark.system
 def test_init_registers_the_project_for_the_console(cli, git_repo, tmp_path):
     env = {"GRAPHLEMON_CONFIG_DIR": str(tmp_path / "cfg")}
     res = cli("init", str(git_repo), "--json", env=env)
@@ -338,6 +343,7 @@ def test_init_registers_the_project_for_the_console(cli, git_repo, tmp_path):
     assert [p.project_id for p in ProjectRegistry(tmp_path / "cfg").list()] == [pid]
 
 
+@pytest.mark.system
 def test_goal_with_an_unreachable_prefect_api_is_a_clear_error_and_starts_nothing(client, project, monkeypatch):
     from graphlemon.console.server import free_port
 

@@ -19,6 +19,8 @@ from graphlemon.nodes import NodeTracker
 from graphlemon.project import init_project
 from graphlemon.taskboard import TaskBoard
 
+pytestmark = pytest.mark.system
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -27,6 +27,7 @@ def in_project(cli, project, *args, env=None):
     return cli(*args, "--project", str(project.root), env=env)
 
 
+@pytest.mark.system
 def test_skills_log_fits_80_columns_without_cutting_every_cell(cli, project):
     tracker = BugTracker(project.ledger)
     its = SkillIterations(project.state_dir, project.ledger)
@@ -44,6 +45,7 @@ def test_skills_log_fits_80_columns_without_cutting_every_cell(cli, project):
     assert "applied" in out.stdout and "passed" in out.stdout and "coder" in out.stdout
 
 
+@pytest.mark.system
 def test_logs_take_a_task_prefix_and_read_for_people_on_request(cli, project):
     node = RunningNode(project).start()
     node.line(TOOL_CALL)
@@ -73,6 +75,7 @@ def test_render_keeps_every_line_and_folds_indented_output_under_its_line():
     assert broken.kind == "agent" and broken.text.endswith('{"args": {"unclosed"')  # shown as written
 
 
+@pytest.mark.system
 def test_a_report_names_taskless_work_and_refuses_an_unknown_task(cli, project):
     tid = TaskBoard(project.ledger).create("Implement a snake game").task_id
     BugTracker(project.ledger).open(title="score resets", source="human_reported")  # no task
@@ -86,6 +89,7 @@ def test_a_report_names_taskless_work_and_refuses_an_unknown_task(cli, project):
         assert nope.returncode == 2 and nope.stderr.startswith("error[TASK_NOT_FOUND]"), (name, nope.stderr)
 
 
+@pytest.mark.system
 def test_bugs_list_shows_the_validators_attribution(cli, project):
     tracker = BugTracker(project.ledger)
     bug, _ = tracker.open(title="wall", source="unit_test", unit_id="collision", test_name="t", task_id="t1")
@@ -95,6 +99,7 @@ def test_bugs_list_shows_the_validators_attribution(cli, project):
     assert "coder" in row and "not triaged yet" in row  # attributed to the coder; the triage category never set (unknown)
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("as_json", [False, True])
 def test_status_of_a_task_refuses_a_corrupt_ledger_as_its_json_does(cli, project, as_json):
     tid = TaskBoard(project.ledger).create("Implement a snake game").task_id

@@ -18,6 +18,8 @@ from graphlemon.deploy.deployments import ROLLBACK_FAILED_MESSAGE, DeploymentBoo
 from graphlemon.models import DeployHealthSignal
 from graphlemon.project import init_project
 
+pytestmark = pytest.mark.system
+
 PREVIOUS, CANDIDATE = "a" * 40, "b" * 40
 
 

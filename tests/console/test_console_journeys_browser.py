@@ -16,6 +16,8 @@ from browser_kit import console_page
 from graphlemon.project import init_project, open_project
 from graphlemon.taskboard import TaskBoard
 
+pytestmark = pytest.mark.system
+
 ROOT = Path(__file__).resolve().parents[2]
 SNAKE = ROOT / "examples" / "snake"
 CALC = ROOT / "tests" / "acceptance" / "fixtures" / "calc"

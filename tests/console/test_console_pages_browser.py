@@ -16,6 +16,8 @@ from graphlemon.models import TimelineEvent
 from graphlemon.project import init_project
 from graphlemon.taskboard import TaskBoard
 
+pytestmark = pytest.mark.system
+
 UNITS = {"units": [{"unit_id": u, "title": u, "code": [f"snake/{u}.py"], "tests": [f"tests/{u}"], "depends_on": []}
                    for u in ("board", "collision", "scoring")]}  # fmt: skip
 

@@ -74,6 +74,7 @@ def wait_until(check, timeout: float, what: str):
     raise AssertionError(f"{what}: not reached after {timeout} s")
 
 
+@pytest.mark.system
 @pytest.mark.slow
 def test_raising_the_budget_of_a_budget_blocked_task_runs_it_to_done(client, registry, tmp_path):
     handle, tid = budget_blocked_snake(tmp_path, registry)
@@ -91,6 +92,7 @@ def test_raising_the_budget_of_a_budget_blocked_task_runs_it_to_done(client, reg
     assert actions[0].ref == body["run"]["launch_id"]
 
 
+@pytest.mark.system
 def test_a_queued_task_nothing_runs_is_idle_and_a_run_that_dies_at_start_is_shown_failed(client, project, registry):
     registry.register(project)
     tid = TaskBoard(project.ledger).create("Implement a snake game").task_id  # no run recorded its executor
@@ -166,6 +168,7 @@ def test_a_goal_on_a_folder_whose_git_is_gone_is_refused_with_what_to_do(client,
     assert not (handle.state_dir / LAUNCH_DIR).exists()
 
 
+@pytest.mark.system
 def test_a_goal_launch_is_followed_to_its_task(client, registry, tmp_path):
     handle = snake_repo(tmp_path, registry)
     goal = {"goal": "Implement a snake game", "executor": "scripted", "playbook": str(SNAKE / "playbook.yaml"),
@@ -192,6 +195,7 @@ def test_manual_resume_in_a_folder_whose_git_is_gone_is_refused_before_the_task_
     assert board.get(tid).status == "blocked_pending_human" and not (handle.state_dir / LAUNCH_DIR).exists()
 
 
+@pytest.mark.system
 def test_manual_resume_of_a_task_prefect_ran_hands_the_note_to_graphlemon_resume(client, registry, tmp_path):
     """A deployed run may wait in Prefect for this very decision: `graphlemon resume --note` answers it (or resumes
     the task), so the console changes nothing itself and starts that command with the note."""

@@ -8,6 +8,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import pytest
+
 from graphlemon.deploy.canary import note_lines
 from graphlemon.deploy.instances import Instance, wait_healthy
 
@@ -25,6 +27,7 @@ class _Degraded(BaseHTTPRequestHandler):
         pass
 
 
+@pytest.mark.system
 def test_a_healthz_answering_503_ends_the_wait_at_once():
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Degraded)
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -23,6 +23,8 @@ from graphlemon.deploy.supervisor import Supervisor, SupervisorState
 from graphlemon.models import NodeEvent, utcnow
 from graphlemon.project import init_project, update_settings
 
+pytestmark = pytest.mark.system
+
 HAPPY = ["candidate_starting", "health_check_running", "health_check_passed", "cutover_in_progress", "live",
          "monitoring", "monitoring_window_clean", "finalized"]  # fmt: skip
 # the CLI in a real process; on its way out it says whether Prefect was imported at all

@@ -130,6 +130,7 @@ def test_book_folds_and_refuses_a_second_deployment(tmp_path):
     assert book.active().deployment_id == dep.deployment_id  # blocked is not over
 
 
+@pytest.mark.system
 def test_a_person_rolls_back_a_deployment_its_supervisor_left_before_cutover(tmp_path):
     """The supervisor stopped during the health check: `deploy rollback` fails it (path A): candidate stopped,
     commit reverted, core_engine bug filed; the live instance is not involved."""

@@ -14,6 +14,8 @@ import pytest
 
 from graphlemon.deploy import haproxy
 
+pytestmark = pytest.mark.system
+
 
 def _server(name: str) -> http.server.ThreadingHTTPServer:
     class Handler(http.server.BaseHTTPRequestHandler):

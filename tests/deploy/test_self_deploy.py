@@ -145,6 +145,7 @@ def test_the_task_timeline_says_what_became_of_its_merge(project):
     assert "staged" in events[0].summary and "one deployment at a time" in events[1].summary
 
 
+@pytest.mark.system
 def test_deploy_status_names_the_task_whose_merge_was_deployed(project):
     import os
     import sys
@@ -158,6 +159,7 @@ def test_deploy_status_names_the_task_whose_merge_was_deployed(project):
     assert "[not markup]" in cli.stdout
 
 
+@pytest.mark.system
 def test_deploy_merged_says_why_nothing_is_deployed(project):
     import os
     import sys
@@ -170,6 +172,7 @@ def test_deploy_merged_says_why_nothing_is_deployed(project):
     assert why_no_deploy(project, task_id).startswith("the project is not self-hosted")
 
 
+@pytest.mark.system
 def test_spawned_deploy_runs_in_its_own_session_and_logs_what_it_did(project):
     """What a deployment's devloop run does (a worker's process group may be an instance's that finalize stops)."""
     import os

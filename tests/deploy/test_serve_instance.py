@@ -44,6 +44,7 @@ def _serve(code: Path, project: Path, **kw) -> instances.Instance:
     return instances.start(code, "c0ffee", _free_port(), project, **kw)
 
 
+@pytest.mark.system
 def test_instance_runs_its_own_checkout(checkout):
     project, code = checkout
     inst = _serve(code, project)
@@ -60,6 +61,7 @@ def test_instance_runs_its_own_checkout(checkout):
     assert not pid_alive(inst.pid)
 
 
+@pytest.mark.system
 def test_worker_flag_runs_a_real_prefect_worker(checkout, prefect_harness):
     from prefect.client.orchestration import get_client
     from prefect.settings import PREFECT_API_URL

@@ -17,11 +17,11 @@ def _declare(root: Path, body: str) -> None:
     (root / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.graphlemon]\n' + body)
 
 
-def test_graphlemon_declares_a_bounded_suite_of_existing_test_files():
+def test_graphlemon_declares_its_unit_tier():
     suite = declared_suite(ROOT, ["tests/skills/"])
-    assert suite.declared and not suite.missing and suite.targets
-    assert all((ROOT / t).is_file() for t in suite.targets[:-1]) and suite.targets[-1] == "tests/skills/"
-    assert not any(t.startswith(("tests/acceptance", "tests/console")) for t in suite.targets)  # no browser, no server
+    assert suite.declared and not suite.missing and suite.targets == ["tests", "tests/skills/"]
+    assert suite.marker == "not system" and suite.env() == {"PYTEST_ADDOPTS": "-m 'not system'"}
+    assert "marked 'not system'" in suite.describe()
 
 
 def test_declarations_missing_hostile_and_malformed(tmp_path):
@@ -33,7 +33,10 @@ def test_declarations_missing_hostile_and_malformed(tmp_path):
     assert "declared but missing here" in suite.describe()
     _declare(tmp_path, 'validate = ["tests/gone.py"]\n')
     assert declared_suite(tmp_path).targets == [] and "the whole suite" in declared_suite(tmp_path).describe()
-    for body in ('validate = "tests"\n', "validate = [1]\n", 'validate = [""]\n', "validate = [\n"):
+    _declare(tmp_path, 'validate = ["tests/a"]\nvalidate_marker = "not system and not slow"\n')
+    assert declared_suite(tmp_path).env() == {"PYTEST_ADDOPTS": "-m 'not system and not slow'"}
+    bad_markers = ('validate = ["tests/a"]\nvalidate_marker = ""\n', 'validate = ["tests/a"]\nvalidate_marker = 1\n')
+    for body in ('validate = "tests"\n', "validate = [1]\n", 'validate = [""]\n', "validate = [\n", *bad_markers):
         _declare(tmp_path, body)
         with pytest.raises(GraphLemonError) as exc:
             declared_suite(tmp_path)

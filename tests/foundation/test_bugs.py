@@ -134,6 +134,7 @@ def test_list_filters(tracker):
     assert tracker.list(category="impl_bug") == []
 
 
+@pytest.mark.system
 def test_concurrent_processes_open_one_bug_for_one_failure(project):
     code = (
         "import sys; from graphlemon.project import open_project; from graphlemon.bugs import BugTracker;"

@@ -7,7 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 
+
+@pytest.mark.system
 def test_help_lists_commands(cli):
     out = cli("--help")
     assert out.returncode == 0
@@ -15,6 +18,7 @@ def test_help_lists_commands(cli):
         assert command in out.stdout
 
 
+@pytest.mark.system
 def test_init_bugs_and_status_do_not_import_prefect(git_repo: Path):
     code = (
         "import sys\n"
@@ -32,6 +36,7 @@ def test_init_bugs_and_status_do_not_import_prefect(git_repo: Path):
     assert out.stdout.strip().endswith("clean")
 
 
+@pytest.mark.system
 def test_init_json_and_idempotent(cli, git_repo: Path):
     first = json.loads(cli("init", str(git_repo), "--json").stdout)
     second = json.loads(cli("init", str(git_repo), "--json").stdout)
@@ -39,6 +44,7 @@ def test_init_json_and_idempotent(cli, git_repo: Path):
     assert first["project_id"] == second["project_id"]
 
 
+@pytest.mark.system
 def test_init_non_git_prompt_declined_and_accepted(cli, tmp_path: Path):
     folder = tmp_path / "plain"
     folder.mkdir()
@@ -54,6 +60,7 @@ def test_init_non_git_prompt_declined_and_accepted(cli, tmp_path: Path):
     assert "already initialised" in yes.stdout
 
 
+@pytest.mark.system
 def test_missing_project_is_exit_2_with_error_code(cli, tmp_path: Path):
     out = cli("init", str(tmp_path / "nope"))
     assert out.returncode == 2 and out.stderr.startswith("error[PROJECT_NOT_FOUND]:")
@@ -61,6 +68,7 @@ def test_missing_project_is_exit_2_with_error_code(cli, tmp_path: Path):
     assert out.returncode == 2 and out.stderr.startswith("error[PROJECT_NOT_FOUND]:")
 
 
+@pytest.mark.system
 def test_bugs_report_list_show_transition(cli, project):
     root = str(project.root)
     empty = cli("bugs", "report", "--title", "wall", "--description", "", "--project", root)
@@ -82,17 +90,20 @@ def test_bugs_report_list_show_transition(cli, project):
     assert bad_status.returncode == 2 and "error[INVALID_PARAM]" in bad_status.stderr
 
 
+@pytest.mark.system
 def test_status_json(cli, project):
     data = json.loads(cli("status", "--json", "--project", str(project.root)).stdout)
     assert data["project_id"] == project.project_id and data["records"]["bug"] == 0
 
 
+@pytest.mark.system
 def test_corrupt_ledger_is_reported_not_skipped(cli, project):
     (project.state_dir / "bugs.ndjson").write_text("{oops\n")
     out = cli("bugs", "list", "--project", str(project.root))
     assert out.returncode == 1 and out.stderr.startswith("error[LEDGER_CORRUPT]:") and "bugs.ndjson:1" in out.stderr
 
 
+@pytest.mark.system
 def test_usage_errors_use_the_error_format_without_a_traceback(cli, project):
     root = str(project.root)
     cases = [
@@ -109,6 +120,7 @@ def test_usage_errors_use_the_error_format_without_a_traceback(cli, project):
         assert "Traceback" not in out.stderr
 
 
+@pytest.mark.system
 def test_a_group_alone_prints_its_help(cli):
     out = cli("bugs")
     assert out.returncode == 2 and "Usage: graphlemon bugs" in out.stderr and "Traceback" not in out.stderr

@@ -67,6 +67,7 @@ def _cells(header: str) -> list[str]:
     return [" ".join(r[i].strip() for r in rows if r[i].strip()) for i in range(len(rows[0]))]
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("columns", [80, 120])
 @pytest.mark.parametrize(
     ("args", "title", "names"),
@@ -97,6 +98,7 @@ def test_happy_tables_fit_with_whole_headers_and_unwrapped_ids(ledger_project, c
         assert sum(t in table for t in ids) == 4
 
 
+@pytest.mark.system
 def test_happy_narrow_hides_columns_and_wide_shows_all(ledger_project):
     project, ids = ledger_project
     narrow = _run(project, "status", columns=80).stdout
@@ -107,6 +109,7 @@ def test_happy_narrow_hides_columns_and_wide_shows_all(ledger_project):
     assert "stayed red" in wide and "retry_limit_exceeded" not in wide  # the reason in words (--json: the name)
 
 
+@pytest.mark.system
 def test_happy_json_keeps_full_ids_and_a_unique_prefix_names_its_task(ledger_project):
     project, ids = ledger_project
     data = json.loads(_run(project, "status", "--json", columns=80).stdout)
@@ -119,6 +122,7 @@ def test_happy_json_keeps_full_ids_and_a_unique_prefix_names_its_task(ledger_pro
     assert json.loads(budget.stdout)["task_id"] == ids[1]
 
 
+@pytest.mark.system
 def test_failure_an_ambiguous_prefix_is_invalid_param_and_an_unknown_one_not_found(ledger_project):
     project, _ = ledger_project
     ambiguous = _run(project, "status", "task-", columns=80)

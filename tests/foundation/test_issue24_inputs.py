@@ -24,6 +24,7 @@ def _git(cwd: Path, *args: str) -> None:
 # -- item 2: the demo never spends money -------------------------------------------------------
 
 
+@pytest.mark.system
 def test_a_playbook_means_the_scripted_executor_even_with_an_api_key_set(cli, project, tmp_path):
     from graphlemon.stages.session import LoopConfig
     from graphlemon.taskboard import TaskBoard
@@ -56,6 +57,7 @@ def test_the_demo_names_the_scripted_executor():
 # -- item 5: repositories the loop cannot work in ----------------------------------------------
 
 
+@pytest.mark.system
 def test_init_refuses_a_bare_repository_and_writes_nothing(cli, tmp_path):
     bare = tmp_path / "bare.git"
     _git(tmp_path, "init", "-q", "--bare", str(bare))
@@ -67,6 +69,7 @@ def test_init_refuses_a_bare_repository_and_writes_nothing(cli, tmp_path):
     assert inside.returncode == 2 and not (bare / "hooks" / ".git").exists()
 
 
+@pytest.mark.system
 def test_run_refuses_a_repository_without_commits_before_creating_a_task(cli, tmp_path):
     repo = tmp_path / "unborn"
     repo.mkdir()
@@ -92,6 +95,7 @@ def _alias_bomb(levels: int = 7) -> str:
     return "\n".join(lines) + "\n"
 
 
+@pytest.mark.system
 def test_nested_aliases_are_refused_before_they_expand(cli, project, tmp_path):
     book = tmp_path / "bomb.yaml"
     book.write_text(_alias_bomb())
@@ -115,6 +119,7 @@ def test_a_recursive_alias_and_modest_reuse(tmp_path):
     assert Playbook.load(fine).turns[0].output["summary"] == "boom"
 
 
+@pytest.mark.system
 def test_transcripts_and_printed_output_are_bounded(cli, project, tmp_path, monkeypatch):
     from graphlemon.agents import turn as turn_module
 

@@ -37,6 +37,7 @@ def _spawn(*args: str, code: str = WRITER) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", code, *args])
 
 
+@pytest.mark.system
 def test_eight_processes_append_without_interleaving(tmp_path: Path):
     writers = [_spawn(str(tmp_path), f"w{n}", "2000") for n in range(8)]
     assert [p.wait(timeout=300) for p in writers] == [0] * 8
@@ -69,6 +70,7 @@ TORN_WRITER = textwrap.dedent(
 )
 
 
+@pytest.mark.system
 def test_writer_killed_mid_append_leaves_a_torn_tail_that_is_repaired(tmp_path: Path, caplog):
     ledger = Ledger(tmp_path)
     ledger.append(*(TimelineEvent(event="tick", ref=str(i)) for i in range(5)))
@@ -91,6 +93,7 @@ def test_writer_killed_mid_append_leaves_a_torn_tail_that_is_repaired(tmp_path: 
     assert [r.ref for r in Ledger(tmp_path).read("timeline")][-1] == "after"
 
 
+@pytest.mark.system
 def test_random_sigkill_during_appends_never_corrupts(tmp_path: Path):
     rng = random.Random(7)
     for round_ in range(6):

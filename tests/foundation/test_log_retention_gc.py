@@ -43,6 +43,7 @@ def _age(project, nid: str, days: int) -> None:
                                             path=f"logs/{nid}/node.log", size_bytes=1, line_count=1))  # fmt: skip
 
 
+@pytest.mark.system
 def test_gc_retention_purges_a_node_with_its_turns_transcript_folders(project, cli):
     turns = _node_with_turns(project)
     other = project.state_dir / "logs" / "ne-t1-coder-add-r0x-tester-a1"  # not inside the node: another name
@@ -65,6 +66,7 @@ def test_gc_retention_purges_a_node_with_its_turns_transcript_folders(project, c
     assert cli("gc", "--days", "3", "-p", str(project.root)).returncode == 2
 
 
+@pytest.mark.system
 def test_a_partial_purge_records_the_bytes_left_and_is_retried(project):
     turns = _node_with_turns(project)
     pinned = turns[1] / "tester-a1-scripted.ndjson"
@@ -83,6 +85,7 @@ def test_a_partial_purge_records_the_bytes_left_and_is_retried(project):
     assert [p.node_exec_id for p in again.purged] == [NODE] and not turns[1].exists()
 
 
+@pytest.mark.system
 def test_gc_closes_the_logs_a_killed_run_left_open_and_only_those(project, cli):
     nodes = NodeTracker(project.ledger)
     for nid, task in (("ne-t1-coder-add-r0", "t1"), ("ne-t2-coder-add-r0", "t2"), ("ne-t3-coder-add-r0", "t3")):

@@ -116,6 +116,7 @@ def test_corrupt_project_json_is_ledger_corrupt(git_repo: Path):
     assert info.value.code == ErrorCode.LEDGER_CORRUPT
 
 
+@pytest.mark.system
 def test_concurrent_inits_create_one_project(git_repo: Path):
     import sys
 

@@ -90,6 +90,7 @@ def leaky_project(tmp_path: Path) -> Path:
     return repo
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("confinement", ["off", "required"])
 def test_a_test_printing_its_parents_environment_leaves_no_canary_under_graphlemon(leaky_project: Path, confinement):
     """Unconfined, the test reads the canaries and the one redactor masks them before anything is written;
@@ -120,6 +121,7 @@ def test_a_test_printing_its_parents_environment_leaves_no_canary_under_graphlem
     assert committed.stdout == b""
 
 
+@pytest.mark.system
 def test_prefect_artifacts_carry_no_canary(prefect_harness, monkeypatch):
     from prefect import flow
     from prefect_stack import artifacts_keyed

@@ -77,6 +77,7 @@ def test_no_hook_of_the_remote_runs_on_a_push_or_fetch(tmp_path):
     assert not witness.exists()
 
 
+@pytest.mark.system
 def test_a_remote_kept_in_a_block_never_travels_in_the_job(tmp_path, prefect_harness):
     from graphlemon.blocks.git_remote import GitRemote, resolve_remote
 

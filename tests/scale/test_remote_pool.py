@@ -26,7 +26,9 @@ from scale_kit import CALC, git, ledger_view, make_project, run_goal, tree
 from graphlemon.project import update_settings
 from graphlemon.taskboard import TaskBoard
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.system
+
+pytestmark = [pytest.mark.system, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

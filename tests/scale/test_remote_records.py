@@ -29,6 +29,7 @@ def _sizes(state_dir):
     return {p.name: p.stat().st_size for p in state_dir.glob("*.ndjson")}
 
 
+@pytest.mark.system
 def test_isolated_units_leave_the_same_ledger_and_tree_as_in_process_units(tmp_path):
     direct = make_project(tmp_path / "direct" / "calc")
     isolated = make_project(tmp_path / "isolated" / "calc")
@@ -57,6 +58,7 @@ def _one_unit(tmp_path):
     return session, job, result
 
 
+@pytest.mark.system
 def test_a_result_taken_in_twice_adds_nothing(tmp_path):
     session, job, result = _one_unit(tmp_path)
     assert result.outcome is not None and result.outcome.green and result.records.count() > 5
@@ -72,6 +74,7 @@ def test_a_result_taken_in_twice_adds_nothing(tmp_path):
     assert session.worktrees.branch("add") in session.worktrees.integration().repo.git.branch("--merged")
 
 
+@pytest.mark.system
 def test_a_devloop_killed_half_way_through_taking_in_completes_it_once(tmp_path):
     session, job, result = _one_unit(tmp_path)
     nodes = {k: v for k, v in result.records.lines.items() if k == "nodes.ndjson"}
@@ -84,6 +87,7 @@ def test_a_devloop_killed_half_way_through_taking_in_completes_it_once(tmp_path)
     assert len({r.model_dump_json() for r in after}) == len(after)
 
 
+@pytest.mark.system
 def test_collect_returns_only_what_was_written_after_the_mark(tmp_path):
     session, job, result = _one_unit(tmp_path)
     state = session.project.state_dir
@@ -139,6 +143,7 @@ def test_a_snapshot_never_carries_work_trees_or_locks(tmp_path):
     assert "project.json" in names and not names & {"worktrees", "goal-slots"}
 
 
+@pytest.mark.system
 def test_the_outcome_names_the_devloops_merge_commit(tmp_path):
     session, job, result = _one_unit(tmp_path)
     with session.bound():
@@ -174,6 +179,7 @@ def test_a_unit_stopped_by_its_budget_allowance_returns_its_records_and_the_devl
     assert budget_status(session.ledger, task.task_id).limit_value == 1_000_000
 
 
+@pytest.mark.system
 def test_a_malformed_result_changes_neither_the_ledger_nor_the_integration_branch(tmp_path):
     session, job, result = _one_unit(tmp_path)
     lines = dict(result.records.lines)

@@ -12,6 +12,7 @@ from graphlemon.bugs import BugTracker
 from graphlemon.errors import ErrorCode, GraphLemonError
 from graphlemon.lifecycle import check
 from graphlemon.models import SkillGateResult, UsageRecord
+from graphlemon.project import open_project
 from graphlemon.skills import ROLES, load_skill
 from graphlemon.skills.iteration import SkillIterations, skill_log
 from graphlemon.skills.repo import SkillRepo, pin_for_task, repin
@@ -36,7 +37,9 @@ def _log(project) -> list[str]:
     return out.stdout.splitlines()
 
 
-def test_init_seeds_a_separate_skills_repository_from_the_built_ins(project):
+def test_init_seeds_a_separate_skills_repository_from_the_built_ins(git_repo, cli_in_process):
+    assert cli_in_process("init", str(git_repo)).returncode == 0  # `graphlemon init` seeds it (init_project does not)
+    project = open_project(git_repo)
     repo = SkillRepo(project.state_dir)
     assert repo.exists() and _log(project) == ["seed: the built-in skills"]
     assert all(repo.text_at(role, repo.head()) == load_skill(role) for role in ROLES)
@@ -165,6 +168,7 @@ def test_a_rollback_moves_the_pin_of_every_task_that_ran_the_rolled_back_skill(p
     assert "t1" in rolled.history[-1] and "t-other" not in rolled.history[-1]
 
 
+@pytest.mark.system
 def test_skills_report_counts_iterations_and_bugs_per_skill_version(project, cli):
     its = SkillIterations(project.state_dir, project.ledger)
     seed = pin_for_task(project.state_dir, project.ledger, "t1")
@@ -189,6 +193,7 @@ def test_skills_report_counts_iterations_and_bugs_per_skill_version(project, cli
     assert out.returncode == 0 and '"by_role"' in out.stdout
 
 
+@pytest.mark.system
 def test_skills_update_refuses_unreadable_or_empty_text_and_a_bug_of_no_task_before_writing(project, cli, tmp_path):
     tracker = BugTracker(project.ledger)
     bug_id, _ = tracker.open(title="t failed", source="unit_test", unit_id="mul", test_name="tests/mul/t.py::t")

@@ -15,6 +15,8 @@ from graphlemon.project import init_project
 from graphlemon.stages.tester import run_tester
 from graphlemon.testrun.confine import bwrap_available
 
+pytestmark = pytest.mark.system
+
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "tester" / "todo_fastapi"
 
 CONFTEST = """

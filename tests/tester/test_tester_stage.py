@@ -42,6 +42,7 @@ def fix_code(project, variant: str) -> None:
     shutil.copy(FIXTURE / "code" / variant, project.root / "todo" / "app.py")
 
 
+@pytest.mark.system
 def test_sample_a_first_run_red_one_failure_with_hint_and_bug(todo):
     out = run_tester(todo, "todo-be", executor=scripted(), mode="test", attempt=1)
     assert not out.ok and out.executor == "scripted" and out.accepted, out.self_check_violations
@@ -65,6 +66,7 @@ def test_sample_a_first_run_red_one_failure_with_hint_and_bug(todo):
     assert out.tokens_used == 2450  # the playbook's simulated usage, recorded as executor scripted
 
 
+@pytest.mark.system
 def test_repeated_failure_reuses_the_open_bug(todo):
     first = run_tester(todo, "todo-be", executor=scripted(), mode="test", attempt=1)
     again = run_tester(todo, "todo-be", executor=scripted(), mode="retry", attempt=2)
@@ -72,6 +74,7 @@ def test_repeated_failure_reuses_the_open_bug(todo):
     assert again.bugs_opened == [] and len(BugTracker(todo.ledger).all()) == 1
 
 
+@pytest.mark.system
 def test_sample_b_retry_after_the_coder_fix_is_green_and_fixes_the_bug(todo):
     first = run_tester(todo, "todo-be", executor=scripted(), mode="test", attempt=1)
     bug_id = first.failures[0].bug_id
@@ -85,6 +88,7 @@ def test_sample_b_retry_after_the_coder_fix_is_green_and_fixes_the_bug(todo):
     assert json.loads(out.model_dump_json(by_alias=True))["bugs_transitioned"][0]["from"] == "fixing"
 
 
+@pytest.mark.system
 def test_sample_c_syntax_error_crashes_then_escalates_to_the_coder(todo):
     fix_code(todo, "app_syntax_error.py")
     first = run_tester(todo, "todo-be", executor=scripted(), mode="test", attempt=1)
@@ -98,6 +102,7 @@ def test_sample_c_syntax_error_crashes_then_escalates_to_the_coder(todo):
     assert second.crashed and second.next_action == "retry_coder"
 
 
+@pytest.mark.system
 def test_whole_module_mock_is_rejected_by_the_self_check(todo):
     out = run_tester(todo, "todo-be", executor=scripted("playbook_mocked.yaml"), mode="test")
     assert not out.accepted
@@ -107,6 +112,7 @@ def test_whole_module_mock_is_rejected_by_the_self_check(todo):
     assert todo.ledger.read_as("run", RunRecord)[-1].run_id == out.run_id  # only the retried turn was recorded
 
 
+@pytest.mark.system
 def test_coverage_below_one_is_reported(todo):
     out = run_tester(todo, "todo-be", executor=scripted("playbook_partial.yaml"), mode="test")
     assert out.acceptance_coverage == pytest.approx(2 / 3)
@@ -116,6 +122,7 @@ def test_coverage_below_one_is_reported(todo):
     assert any(v.startswith("10:") for v in out.self_check_violations) and not out.accepted
 
 
+@pytest.mark.system
 def test_writing_the_code_under_test_is_refused_and_recorded(todo):
     before = (todo.root / "todo" / "app.py").read_text()
     out = run_tester(todo, "todo-be", executor=scripted("playbook_escape.yaml"), mode="test")
@@ -125,6 +132,7 @@ def test_writing_the_code_under_test_is_refused_and_recorded(todo):
     assert any(v.startswith("5:") for v in out.self_check_violations)
 
 
+@pytest.mark.system
 def test_same_code_and_tests_give_the_same_result(todo):
     run_tester(todo, "todo-be", executor=scripted(), mode="test", attempt=1)  # writes the tests
     first = run_tester(todo, "todo-be", executor=None, mode="retry", attempt=2)
@@ -135,6 +143,7 @@ def test_same_code_and_tests_give_the_same_result(todo):
     assert a == b
 
 
+@pytest.mark.system
 def test_resume_returns_a_finished_run_without_rerunning(todo):
     first = run_tester(todo, "todo-be", executor=scripted(), mode="test", attempt=1)
     runs_before = len(todo.ledger.read_as("run", RunRecord))
@@ -143,6 +152,7 @@ def test_resume_returns_a_finished_run_without_rerunning(todo):
     assert len(todo.ledger.read_as("run", RunRecord)) == runs_before
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("rel", ["units.json", "units/todo-be/contract.json"])
 def test_a_unit_file_that_is_not_utf8_is_invalid_param(todo, cli, rel):
     path = todo.state_dir / rel
@@ -152,6 +162,7 @@ def test_a_unit_file_that_is_not_utf8_is_invalid_param(todo, cli, rel):
     assert proc.stderr.startswith("error[INVALID_PARAM]: ") and f"{path.name}: not UTF-8" in proc.stderr
 
 
+@pytest.mark.system
 def test_resuming_a_run_whose_result_json_is_not_utf8_is_invalid_param(todo):
     from graphlemon.errors import ErrorCode, GraphLemonError
 
@@ -163,6 +174,7 @@ def test_resuming_a_run_whose_result_json_is_not_utf8_is_invalid_param(todo):
     assert err.value.code is ErrorCode.INVALID_PARAM and "result.json: not UTF-8 (byte 0xff" in err.value.message
 
 
+@pytest.mark.system
 def test_cli_runs_the_three_samples(todo, cli):
     root = str(todo.root)
     playbook = str(FIXTURE / "playbook.yaml")

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from graphlemon.cli import full_app, lean_test_app
 from graphlemon.testrun.parsers.jest_json import parse_jest_json
 from graphlemon.testrun.parsers.vitest_text import parse_vitest_text
@@ -83,6 +85,7 @@ def test_the_test_command_runs_on_an_app_that_holds_only_it():
     assert len(full.registered_commands) > 5 and full.registered_groups
 
 
+@pytest.mark.system
 def test_graphlemon_test_help_and_errors_are_the_full_apps(tmp_path: Path):
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "graphlemon", *args], capture_output=True, text=True)

@@ -64,6 +64,7 @@ def hostile(tmp_path, monkeypatch):
     return work, state, outside, home
 
 
+@pytest.mark.system
 @needs_bwrap
 def test_a_conftest_cannot_write_outside_the_work_tree_nor_see_the_ledger_or_home(hostile):
     work, state, outside, home = hostile
@@ -82,6 +83,7 @@ def test_a_conftest_cannot_write_outside_the_work_tree_nor_see_the_ledger_or_hom
     assert seen["net"] != "done"
 
 
+@pytest.mark.system
 def test_unconfined_runs_say_so_in_the_result(hostile):
     work, _state, outside, _home = hostile
     (work / "tests" / "conftest.py").write_text("")
@@ -89,6 +91,7 @@ def test_unconfined_runs_say_so_in_the_result(hostile):
     assert result.ok and result.confinement == "none"
 
 
+@pytest.mark.system
 def test_required_confinement_refuses_when_bwrap_cannot_run(hostile, monkeypatch, tmp_path):
     from graphlemon.testrun import confine
 
@@ -143,6 +146,7 @@ def test_a_repository_under_home_is_shown_read_only_with_its_ledger_still_hidden
     assert args[args.index(str(state)) - 1] == "--tmpfs"
 
 
+@pytest.mark.system
 def test_a_run_s_pids_group_waits_for_its_launcher_while_other_runs_start(monkeypatch):
     """Runs start side by side (units, claude turns and their tests): a group handed out is not swept before its
     launcher joins it; once its processes have ended (or its launcher never came), a later sweep removes it."""

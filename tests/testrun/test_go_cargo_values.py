@@ -48,6 +48,7 @@ def _check_go_values(result) -> None:
         assert "does not hold: print the value" not in failure.hint  # none generic
 
 
+@pytest.mark.system
 def test_go_conventions_and_timeout_from_go_test_json(go_values):
     result = run_tests(go_values, command="go test -json -timeout 2s ./...")
     assert result.counts_source == "report"
@@ -55,6 +56,7 @@ def test_go_conventions_and_timeout_from_go_test_json(go_values):
     assert statuses(result)["TestWaitHangs"] == "failed"
 
 
+@pytest.mark.system
 def test_go_conventions_and_timeout_from_go_test_text(go_values):
     result = run_tests(go_values, command="go test -timeout 2s ./...")
     assert result.counts_source == "text"
@@ -100,6 +102,7 @@ def cargo_asserts(tmp_path_factory):
     return run_tests(project, env={"CARGO_TARGET_DIR": str(root / "target")})
 
 
+@pytest.mark.system
 def test_cargo_tells_a_failed_test_assertion_from_a_panic_in_the_code(cargo_asserts):
     result = cargo_asserts
     assert (result.summary.passed, result.summary.failed) == (2, 3)
@@ -204,6 +207,7 @@ func TestSlice(t *testing.T) {
 """
 
 
+@pytest.mark.system
 def test_real_go_cmp_diffs_give_both_sides_and_the_changed_field(tmp_path):
     """cmp.Diff itself (Debian's go-cmp from the corpus, offline), with its randomised non-breaking spaces."""
     _require("go")

@@ -113,6 +113,7 @@ def test_mocha_keeps_the_projects_options_without_its_spec_paths():
     assert "--grep=slow" not in mocha_options(args, keep_grep=False)
 
 
+@pytest.mark.system
 def test_python_tests_are_unittest_when_the_projects_interpreter_has_no_pytest(tmp_path: Path):
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_x.py").write_text("import unittest\n")

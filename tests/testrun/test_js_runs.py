@@ -10,6 +10,8 @@ from graphlemon.testrun import run_tests
 
 from .helpers import FIXTURES, alive, by_name, copy_fixture, statuses
 
+pytestmark = pytest.mark.system
+
 
 @pytest.fixture(autouse=True, scope="module")
 def node_modules_installed():

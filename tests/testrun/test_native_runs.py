@@ -10,6 +10,8 @@ from graphlemon.testrun import run_tests
 
 from .helpers import by_name, copy_fixture, statuses
 
+pytestmark = pytest.mark.system
+
 
 def require(tool: str) -> None:
     if shutil.which(tool) is None:

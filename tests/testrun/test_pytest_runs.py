@@ -22,6 +22,7 @@ def mixed(tmp_path_factory):
     return project, run_tests(project)
 
 
+@pytest.mark.system
 def test_mixed_suite_counts_every_outcome(mixed):
     _, result = mixed
     s = result.summary
@@ -37,6 +38,7 @@ def test_mixed_suite_counts_every_outcome(mixed):
     assert st[f"{MIXED}::test_ac_01_login_works"] == "passed"  # passed names are kept for coverage
 
 
+@pytest.mark.system
 def test_parametrized_ids_with_brackets_spaces_and_unicode(mixed):
     _, result = mixed
     st = statuses(result)
@@ -45,6 +47,7 @@ def test_parametrized_ids_with_brackets_spaces_and_unicode(mixed):
     assert any(name.startswith(f"{MIXED}::test_params[") and "code" in name for name in st)
 
 
+@pytest.mark.system
 def test_failures_carry_location_expected_got_and_a_specific_hint(mixed):
     _, result = mixed
     status = by_name(result, f"{MIXED}::test_status_code")
@@ -61,6 +64,7 @@ def test_failures_carry_location_expected_got_and_a_specific_hint(mixed):
         assert failure.detail  # the full error text stays available in Python
 
 
+@pytest.mark.system
 def test_setup_teardown_and_collection_errors_are_failures(mixed):
     _, result = mixed
     setup = by_name(result, f"{MIXED}::test_setup_error")
@@ -73,6 +77,7 @@ def test_setup_teardown_and_collection_errors_are_failures(mixed):
     assert "not_a_real_module" in broken.message and "not_a_real_module" in broken.hint
 
 
+@pytest.mark.system
 def test_json_is_exactly_the_contract(mixed):
     _, result = mixed
     data = json.loads(result.model_dump_json())
@@ -88,6 +93,7 @@ def test_json_is_exactly_the_contract(mixed):
     assert len(data["output_tail"]) <= 3100
 
 
+@pytest.mark.system
 def test_targets_node_ids_folders_and_name_patterns(fixture_project):
     project = fixture_project("pytest_mixed")
     by_id = run_tests(project, [f"{MIXED}::test_params[[brackets]]", f"{MIXED}::test_params[with space]"])
@@ -103,6 +109,7 @@ def test_targets_node_ids_folders_and_name_patterns(fixture_project):
     assert absolute.ok and absolute.summary.total == 1
 
 
+@pytest.mark.system
 def test_last_failed_reruns_only_the_failures(fixture_project):
     project = fixture_project("pytest_mixed")
     first = run_tests(project)
@@ -120,12 +127,14 @@ def test_last_failed_reruns_only_the_failures(fixture_project):
     assert f"{MIXED}::test_status_code" not in stored and len(stored) == first.summary.failed - 1
 
 
+@pytest.mark.system
 def test_last_failed_with_nothing_failed_runs_everything(fixture_project):
     project = fixture_project("pytest_noisy")
     result = run_tests(project, ["tests/test_noisy.py::test_passes"], last_failed=True)
     assert result.ok and result.summary.total == 1
 
 
+@pytest.mark.system
 def test_conftest_crash_is_a_crash_with_the_error_text(fixture_project):
     result = run_tests(fixture_project("pytest_conftest_crash"))
     assert result.crashed and not result.ok and result.exit_code == 4
@@ -135,6 +144,7 @@ def test_conftest_crash_is_a_crash_with_the_error_text(fixture_project):
     assert "conftest.py" in failure.hint and "conftest.py:3" in failure.hint
 
 
+@pytest.mark.system
 def test_empty_suite_is_not_ok_and_not_a_crash(fixture_project):
     result = run_tests(fixture_project("pytest_empty"))
     assert not result.ok and not result.crashed
@@ -142,6 +152,7 @@ def test_empty_suite_is_not_ok_and_not_a_crash(fixture_project):
     assert result.exit_code == 5 and "no tests ran" in result.output_tail
 
 
+@pytest.mark.system
 def test_5000_coloured_lines_are_cut_to_a_clean_tail(fixture_project):
     result = run_tests(fixture_project("pytest_noisy"))
     assert "\x1b" not in result.output_tail and "\r" not in result.output_tail
@@ -152,6 +163,7 @@ def test_5000_coloured_lines_are_cut_to_a_clean_tail(fixture_project):
     assert "\x1b" not in failure.message
 
 
+@pytest.mark.system
 def test_hang_is_killed_with_its_child_and_partial_results_kept(fixture_project, tmp_path):
     project = fixture_project("pytest_hang")
     pid_file = tmp_path / "pids"
@@ -169,6 +181,7 @@ def test_hang_is_killed_with_its_child_and_partial_results_kept(fixture_project,
     assert "timed out after 4 s" in result.output_tail
 
 
+@pytest.mark.system
 def test_custom_command_is_parsed_when_the_framework_is_known(fixture_project):
     project = fixture_project("pytest_mixed")
     result = run_tests(project, command="python -m pytest -q tests/test_mixed.py -k 'add or status'")
@@ -176,6 +189,7 @@ def test_custom_command_is_parsed_when_the_framework_is_known(fixture_project):
     assert statuses(result) == {f"{MIXED}::test_add_passes": "passed", f"{MIXED}::test_status_code": "failed"}
 
 
+@pytest.mark.system
 def test_custom_command_of_an_unknown_runner_degrades_to_exit_code_and_tail(fixture_project):
     project = fixture_project("pytest_empty")
     result = run_tests(project, command="echo 'checking'; echo 'suite: 4 passed, 1 failed'; exit 3")
@@ -186,6 +200,7 @@ def test_custom_command_of_an_unknown_runner_degrades_to_exit_code_and_tail(fixt
     assert "all good" in silent.output_tail
 
 
+@pytest.mark.system
 def test_missing_command_is_a_crash_not_an_exception(fixture_project):
     project = fixture_project("pytest_empty")
     result = run_tests(project, command="definitely-not-a-command-xyz --run")
@@ -193,6 +208,7 @@ def test_missing_command_is_a_crash_not_an_exception(fixture_project):
     assert result.summary.failed == 1 and result.crashed
 
 
+@pytest.mark.system
 def test_secrets_are_removed_from_the_child_environment(fixture_project, monkeypatch, tmp_path):
     project = fixture_project("pytest_empty")
     dump = tmp_path / "env.json"
@@ -248,6 +264,7 @@ def test_missing_project_and_undetectable_project(tmp_path):
     assert unknown.value.code == ErrorCode.UNKNOWN_FRAMEWORK and "--framework" in unknown.value.message
 
 
+@pytest.mark.system
 def test_child_runs_in_the_project_folder(fixture_project, tmp_path):
     project = fixture_project("pytest_empty")
     result = run_tests(project, command=f"pwd > {tmp_path / 'cwd'}")

@@ -7,6 +7,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from graphlemon.testrun import run_tests
 from graphlemon.testrun.npm_scripts import script_of_command, script_runners
 from graphlemon.testrun.parsers.mocha_text import parse_mocha_text
@@ -60,6 +62,7 @@ PYTEST_PROJECT = {
 }
 
 
+@pytest.mark.system
 def test_pytest_hints_and_values_come_from_what_happened(tmp_path: Path):
     result = run_tests(_project(tmp_path, PYTEST_PROJECT))
     assert (result.summary.total, result.summary.failed) == (4, 4)
@@ -114,6 +117,7 @@ UNITTEST_PROJECT = {
 }
 
 
+@pytest.mark.system
 def test_unittest_runs_counts_tests_and_lists_failing_subtests(tmp_path: Path):
     project = _project(tmp_path, UNITTEST_PROJECT)
     result = run_tests(project, command=f"{sys.executable} -m unittest discover -s tests -t .")
@@ -126,6 +130,7 @@ def test_unittest_runs_counts_tests_and_lists_failing_subtests(tmp_path: Path):
     assert result.subtests is not None and result.subtests.failed == 2
 
 
+@pytest.mark.system
 def test_unittest_green_suite_is_ok_with_its_count(tmp_path: Path):
     project = _project(tmp_path, {"tests/__init__.py": "", "tests/test_ok.py": UNITTEST_PROJECT["tests/test_calc.py"]})
     (project / "tests/test_ok.py").write_text(
@@ -136,6 +141,7 @@ def test_unittest_green_suite_is_ok_with_its_count(tmp_path: Path):
     assert result.counts_source == "text"
 
 
+@pytest.mark.system
 def test_a_green_command_whose_output_cannot_be_read_is_unparsed_not_zero(tmp_path: Path):
     result = run_tests(tmp_path, command="echo 'everything fine'")
     assert result.unparsed and not result.ok and not result.crashed

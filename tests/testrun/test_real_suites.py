@@ -22,6 +22,8 @@ import pytest
 from graphlemon.testrun import run_tests
 from graphlemon.testrun.hint_context import without_source
 
+pytestmark = pytest.mark.system
+
 CACHE = Path(__file__).resolve().parent / "corpus" / ".cache"
 MORE_ITERTOOLS_CLASSES = ["SplitAtTests", "LastTests", "WindowedTests"]
 

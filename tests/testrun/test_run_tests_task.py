@@ -7,6 +7,8 @@ from prefect_stack import artifacts_keyed
 
 from .helpers import copy_fixture
 
+pytestmark = pytest.mark.system
+
 
 @pytest.mark.slow
 def test_run_tests_task_returns_the_result_and_an_artifact(prefect_harness, tmp_path):

@@ -130,6 +130,7 @@ def _listen_unix(path: Path | str) -> socket.socket:
     return server
 
 
+@pytest.mark.system
 def test_root_gets_no_capability_and_cannot_remount_nor_reach_host_paths_or_sockets(unit, tmp_path):
     project, wt = unit
     outside = tmp_path / "outside" / "pwned.txt"
@@ -170,6 +171,7 @@ def test_root_gets_no_capability_and_cannot_remount_nor_reach_host_paths_or_sock
     assert seen["home_listing"] == [] or all(name.startswith(".") for name in seen["home_listing"])
 
 
+@pytest.mark.system
 def test_the_environment_is_an_allow_list_plus_what_the_project_declares(unit, monkeypatch):
     project, wt = unit
     update_settings(project, sandbox=SandboxSettings(env=["MY_FIXTURE_DIR"]).model_dump())
@@ -189,6 +191,7 @@ def test_the_environment_is_an_allow_list_plus_what_the_project_declares(unit, m
     assert "hunter2" not in json.dumps(env)
 
 
+@pytest.mark.system
 def test_limits_bound_processes_file_size_and_the_private_tmp(unit):
     project, wt = unit
     update_settings(project, sandbox=SandboxSettings(processes=64, file_size_mb=64, tmp_mb=16).model_dump())
@@ -215,6 +218,7 @@ def _processes(cmdline: bytes) -> list[str]:
     return found
 
 
+@pytest.mark.system
 def test_an_interpreter_hidden_from_the_sandbox_is_a_start_failure_not_a_failing_test(unit, tmp_path):
     """A tool that lives only where the sandbox does not show it (here inside the project's hidden
     `.graphlemon/`) cannot start: the run is a start failure (crashed, "could not start ... inside the sandbox"),
@@ -244,6 +248,7 @@ def test_the_commit_after_a_confined_run_runs_no_hook(unit, tmp_path):
     subprocess.run(["git", "log", "-1"], cwd=wt.path, check=True, capture_output=True)
 
 
+@pytest.mark.system
 def test_a_run_stopped_by_a_limit_says_resource_limit_and_is_not_a_failing_test(unit):
     project, wt = unit
     update_settings(project, sandbox=SandboxSettings(cpu_seconds=1).model_dump())

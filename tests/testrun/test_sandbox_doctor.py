@@ -13,6 +13,8 @@ import pytest
 
 from graphlemon.testrun.confine import bwrap_available
 
+pytestmark = pytest.mark.system
+
 GRAPHLEMON = [sys.executable, "-m", "graphlemon"]
 
 

@@ -9,6 +9,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from .helpers import alive
 
 CONTRACT = [
@@ -30,6 +32,7 @@ CONTRACT = [
 ]
 
 
+@pytest.mark.system
 def test_json_output_is_one_object_with_the_contract_keys(cli, fixture_project):
     project = fixture_project("pytest_mixed")
     proc = cli("test", "--project", str(project), "--json", "tests/test_mixed.py::test_status_code")
@@ -40,6 +43,7 @@ def test_json_output_is_one_object_with_the_contract_keys(cli, fixture_project):
     assert data["failures"][0]["name"] == "tests/test_mixed.py::test_status_code"
 
 
+@pytest.mark.system
 def test_the_lean_entry_and_the_full_app_print_the_same_result(cli, fixture_project):
     """`graphlemon test … --json` runs on its lean path (no typer); the full app's `test` prints the same object."""
     project = fixture_project("pytest_mixed")
@@ -56,6 +60,7 @@ def test_the_lean_entry_and_the_full_app_print_the_same_result(cli, fixture_proj
     assert bad.returncode == 2 and "INVALID_PARAM" in bad.stderr and bad.stdout == ""
 
 
+@pytest.mark.system
 def test_exit_zero_when_ok_and_a_table_without_json(cli, fixture_project):
     project = fixture_project("pytest_mixed")
     ok = cli("test", "-p", str(project), "tests/test_mixed.py::test_add_passes")
@@ -64,6 +69,7 @@ def test_exit_zero_when_ok_and_a_table_without_json(cli, fixture_project):
     assert failing.returncode == 1 and "auth path" in failing.stdout.replace("\n", " ").replace("│", "")
 
 
+@pytest.mark.system
 def test_usage_errors_exit_2(cli, fixture_project, tmp_path):
     project = fixture_project("pytest_empty")
     missing = cli("test", "--project", str(tmp_path / "nope"), "--json")
@@ -74,6 +80,7 @@ def test_usage_errors_exit_2(cli, fixture_project, tmp_path):
     assert bad_timeout.returncode == 2 and "INVALID_PARAM" in bad_timeout.stderr
 
 
+@pytest.mark.system
 def test_sigterm_is_forwarded_to_the_whole_test_process_group(fixture_project, tmp_path):
     project = fixture_project("pytest_hang")
     pid_file = tmp_path / "pids"

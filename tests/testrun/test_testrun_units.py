@@ -131,6 +131,7 @@ def test_child_env_strips_secrets_keeps_the_rest():
     assert env == {"PATH": "/bin", "KEYBOARD": "us", "NO_COLOR": "1", "MY_TOKEN": "deliberate"}
 
 
+@pytest.mark.system
 def test_timeout_kills_grandchildren_even_when_they_start_their_own_session(tmp_path):
     script = (
         "import subprocess, sys, time, os\n"
@@ -146,6 +147,7 @@ def test_timeout_kills_grandchildren_even_when_they_start_their_own_session(tmp_
     assert not any(alive(int(p)) for p in (tmp_path / "pids").read_text().split())
 
 
+@pytest.mark.system
 def test_cancel_event_stops_the_run(tmp_path):
     cancel = threading.Event()
     threading.Timer(0.5, cancel.set).start()
@@ -156,6 +158,7 @@ def test_cancel_event_stops_the_run(tmp_path):
     assert outcome.duration_ms < 10_000
 
 
+@pytest.mark.system
 def test_background_process_left_by_a_passing_run_is_killed(tmp_path):
     outcome = run_process(["sh", "-c", f"sleep 600 & echo $! > {tmp_path / 'pid'}; exit 0"], cwd=tmp_path,
                           env=dict(os.environ), output_path=tmp_path / "out", timeout=30)  # fmt: skip
@@ -163,6 +166,7 @@ def test_background_process_left_by_a_passing_run_is_killed(tmp_path):
     assert not alive(int((tmp_path / "pid").read_text()))
 
 
+@pytest.mark.system
 def test_missing_executable_is_reported_not_raised(tmp_path):
     outcome = run_process(["no-such-binary-xyz"], cwd=tmp_path, env={}, output_path=tmp_path / "out", timeout=5)
     assert outcome.exit_code is None and "no-such-binary-xyz" in (outcome.start_error or "")
@@ -347,6 +351,7 @@ def test_file_level_failure_is_forgotten_once_the_file_runs_tests(tmp_path):
     assert store.failed("vitest", ".") == []
 
 
+@pytest.mark.system
 def test_cli_runs_in_a_plain_folder_without_graphlemon_state(cli, tmp_path):
     write(tmp_path / "tests" / "test_ok.py", "def test_ok():\n    assert True\n")
     proc = cli("test", "--json", "-p", str(tmp_path))

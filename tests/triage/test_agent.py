@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from graphlemon.agents import build_executor
 from graphlemon.models import UsageRecord
 from graphlemon.triage import triage_run
@@ -66,6 +68,7 @@ def test_a_rejected_proposal_is_retried_with_its_violations(scenario):
     assert '"case": "login-then-profile"' in prompt["Failure Context"]
 
 
+@pytest.mark.system
 def test_cli_with_the_scripted_executor(scenario, cli):
     s = scenario(SCENARIO)
     proc = cli(

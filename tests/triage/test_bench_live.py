@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 LIVE = ROOT / "benchmarks" / "live.py"
 
@@ -18,6 +20,7 @@ def env_without_key(**extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
+@pytest.mark.system
 def test_make_bench_live_without_a_key_skips_with_a_message():
     proc = subprocess.run(
         ["make", "-s", "bench-live"], cwd=ROOT, env=env_without_key(), capture_output=True, text=True, timeout=300
@@ -26,6 +29,7 @@ def test_make_bench_live_without_a_key_skips_with_a_message():
     assert proc.stdout.startswith("bench-live skipped: ANTHROPIC_API_KEY is not set")
 
 
+@pytest.mark.system
 def test_bench_live_never_runs_in_ci():
     proc = subprocess.run(
         [sys.executable, str(LIVE)], env=env_without_key(CI="true", ANTHROPIC_API_KEY="sk-ant-x"),
@@ -34,6 +38,7 @@ def test_bench_live_never_runs_in_ci():
     assert proc.returncode == 0 and "CI is set" in proc.stdout
 
 
+@pytest.mark.system
 def test_the_triage_part_runs_the_agent_path_against_the_fake_server():
     proc = subprocess.run(
         [sys.executable, str(LIVE), "--fake"], env=env_without_key(BENCH_LIVE_SCENARIOS="3"),
@@ -48,6 +53,7 @@ def test_the_triage_part_runs_the_agent_path_against_the_fake_server():
     assert result["agent"]["auto"] == 0 and result["agent"]["auto_wrong"] == 0
 
 
+@pytest.mark.system
 def test_the_triage_part_measures_one_split_alone():
     proc = subprocess.run(
         [sys.executable, str(LIVE), "--fake"], env=env_without_key(BENCH_LIVE_SPLITS="blind6", BENCH_LIVE_SCENARIOS="2"),

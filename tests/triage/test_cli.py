@@ -29,6 +29,7 @@ def _family(name: str) -> str:
 REAL_PROCESS = {min(n for n in SCENARIOS if _family(n) == family) for family in map(_family, SCENARIOS)}
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("name", SCENARIOS)
 def test_cli_triages_every_scenario(scenario, cli, cli_in_process, name):
     s = scenario(name)
@@ -78,6 +79,7 @@ def test_holdout_accuracy_does_not_regress(scenario):
     assert sum(right["http"]) / len(right["http"]) >= 0.9  # the goal on the first held-out batch
 
 
+@pytest.mark.system
 def test_human_output(scenario, cli):
     s = scenario("cm06_quota_429_vs_503")
     proc = cli("triage", "--run", s.run_id, cwd=s.root)
@@ -87,6 +89,7 @@ def test_human_output(scenario, cli):
     assert "search.md:12: When the provider says our quota is spent" in proc.stdout
 
 
+@pytest.mark.system
 def test_missing_run_directory_is_a_clear_error(scenario, cli):
     s = scenario("if01_backend_killed")
     proc = cli("triage", "--project", str(s.root), "--run", "run-int-does-not-exist", "--json")
@@ -95,6 +98,7 @@ def test_missing_run_directory_is_a_clear_error(scenario, cli):
     assert "known runs: run-int-20260513-1700" in proc.stderr
 
 
+@pytest.mark.system
 @pytest.mark.parametrize(
     "args, words",
     [
@@ -110,11 +114,13 @@ def test_bad_arguments(scenario, cli, args, words):
     assert proc.returncode == 2 and words in proc.stderr
 
 
+@pytest.mark.system
 def test_help(cli):
     proc = cli("triage", "--help")
     assert proc.returncode == 0 and "--run" in proc.stdout and "--executor" in proc.stdout
 
 
+@pytest.mark.system
 @pytest.mark.parametrize(
     "rel",
     [

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from prefect_stack import artifacts_keyed
 
+pytestmark = pytest.mark.system
+
 
 @pytest.mark.slow
 def test_triage_run_task_writes_the_verdict_and_an_artifact(prefect_harness, scenario):

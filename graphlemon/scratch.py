@@ -14,7 +14,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from ..processes import pid_alive
+from .processes import pid_alive
 
 PREFIX = "graphlemon-testrun-"
 _NAME = re.compile(rf"^{PREFIX}(?P<pid>\d+)-[A-Za-z0-9_]+$")
