@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.system  # builds a wheel and runs the demo in a fresh venv
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

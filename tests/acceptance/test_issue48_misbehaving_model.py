@@ -24,6 +24,8 @@ from graphlemon.models import EscalationRecord, TimelineEvent, UsageRecord
 from graphlemon.stages.session import LoopConfig, LoopSession
 from graphlemon.taskboard import TaskBoard
 
+pytestmark = pytest.mark.system  # the real loop against a local fake Messages server, running pytest
+
 KEY = "sk-ant-test-issue48-0123456789"
 KEY_SHAPED = "sk-ant-api03-" + "W" * 40
 ATTEMPTS = 2

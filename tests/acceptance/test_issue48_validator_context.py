@@ -18,6 +18,8 @@ from graphlemon.devloop.stages import Stages
 from graphlemon.stages.session import LoopConfig, LoopSession
 from graphlemon.taskboard import TaskBoard
 
+pytestmark = pytest.mark.system  # the real loop, running pytest
+
 
 def test_the_validator_reads_what_its_run_covered_and_the_red_units_code(tmp_path):
     project = make_repo(tmp_path / "calc", CALC / "repo")

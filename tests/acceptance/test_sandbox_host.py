@@ -28,6 +28,8 @@ from graphlemon.testrun import confine
 from graphlemon.testrun.confine import Confinement
 from graphlemon.testrun.frameworks.pytest import REPORT_ENV
 
+pytestmark = pytest.mark.system  # the real loop, confined runs
+
 CANARY = "canary-host-secret-41f7"  # never a real secret
 
 

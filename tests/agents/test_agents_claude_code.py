@@ -263,6 +263,7 @@ def test_budget_preflight_and_token_budget_stop(project, fake_claude, claude_set
     assert argv[argv.index("--max-budget-usd") + 1] == "2.5000"
 
 
+@pytest.mark.system
 def test_claude_code_needs_a_git_work_tree(project, claude_settings, turn):
     shutil.rmtree(project.root / ".git")
     with pytest.raises(GraphLemonError, match="not a git work tree"):

@@ -66,6 +66,7 @@ def upstream():
     server.close()
 
 
+@pytest.mark.system
 def test_the_proxy_lets_through_its_rules_only(upstream):
     port, seen = upstream
     rules = [EgressRule("api.allowed.test", port, "127.0.0.1"), EgressRule("localhost", port)]

@@ -36,6 +36,7 @@ def run(turn, settings, **kw):
 # -- what answers instead of a message ------------------------------------------------------------------
 
 
+@pytest.mark.system
 @pytest.mark.parametrize(
     ("reply", "says"),
     [
@@ -55,6 +56,7 @@ def test_a_reply_no_retry_can_fix_is_an_executor_error_that_quotes_what_answered
     assert len(messages_server.requests) == 1 and project.ledger.read_as("usage", UsageRecord) == []
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("reply", [empty_body, cut_json, lambda: raw(HTML, "text/html", status=502)])
 def test_an_empty_or_cut_off_reply_is_retried_like_an_overload(project, messages_server, anthropic_settings, turn, reply):
     messages_server.queue(reply(), tool_use("submit_output", {"summary": "done"}))
@@ -64,6 +66,7 @@ def test_an_empty_or_cut_off_reply_is_retried_like_an_overload(project, messages
     assert "empty body" in retry["error"] or "does not parse" in retry["error"] or "HTML" in retry["error"]
 
 
+@pytest.mark.system
 def test_a_proxy_that_keeps_answering_html_with_502_gives_up_saying_so(
     project, messages_server, anthropic_settings, turn
 ):
@@ -77,6 +80,7 @@ def test_a_proxy_that_keeps_answering_html_with_502_gives_up_saying_so(
 # -- text that cannot be trimmed ------------------------------------------------------------------------
 
 
+@pytest.mark.system
 def test_a_one_megabyte_reply_is_stubbed_once_answered(project, messages_server, anthropic_settings, turn):
     huge = Reply(content=[{"type": "text", "text": "y" * 1_000_000}, *tool_use("list_files", {}).content],
                  stop_reason="tool_use")  # fmt: skip
@@ -88,6 +92,7 @@ def test_a_one_megabyte_reply_is_stubbed_once_answered(project, messages_server,
     assert sent.startswith("[your earlier text of 1,000,000 characters") and len(sent) < 200
 
 
+@pytest.mark.system
 def test_eight_long_replies_stay_under_the_context_window(project, messages_server, anthropic_settings, turn):
     messages_server.context_window = 200_000  # 800,000 characters: eight 110k replies would not fit
     (project.root / "notes.txt").write_text("n\n")
@@ -117,6 +122,7 @@ def test_old_thinking_is_dropped_whole_only_after_its_cycle_closed():
 # -- what goes back is what came ------------------------------------------------------------------------
 
 
+@pytest.mark.system
 def test_a_signed_thinking_block_goes_back_byte_for_byte_and_is_redacted_only_where_stored(
     project, messages_server, anthropic_settings, turn
 ):
@@ -133,6 +139,7 @@ def test_a_signed_thinking_block_goes_back_byte_for_byte_and_is_redacted_only_wh
 # -- refusals ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.system
 def test_an_api_refusal_ends_the_attempt_at_once_and_is_named(project, messages_server, anthropic_settings, turn):
     messages_server.queue(Reply(content=[{"type": "text", "text": "I"}], stop_reason="refusal"))
     result = run(turn, anthropic_settings, task_id="task-r", unit_id="u1")
@@ -142,6 +149,7 @@ def test_an_api_refusal_ends_the_attempt_at_once_and_is_named(project, messages_
     assert event.event == "turn_refused" and event.unit_id == "u1" and "tester u1 attempt 1 refused" in event.summary
 
 
+@pytest.mark.system
 def test_a_text_refusal_is_answered_once_then_named(project, messages_server, anthropic_settings, turn):
     messages_server.queue(*[text("I can't help with that request.") for _ in range(5)])
     result = run(turn, anthropic_settings, task_id="task-t")
@@ -164,6 +172,7 @@ def test_what_reads_as_a_refusal(reply, refusal):
 # -- loops ------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.system
 def test_the_same_call_again_is_answered_once_then_counted_to_a_stop(project, messages_server, anthropic_settings, turn):
     messages_server.queue(*[tool_use("list_files", {"path": "."}) for _ in range(10)])
     result = run(turn, anthropic_settings, task_id="task-l")
@@ -174,6 +183,7 @@ def test_the_same_call_again_is_answered_once_then_counted_to_a_stop(project, me
     assert [e.event for e in project.ledger.read_as("timeline", TimelineEvent)] == ["turn_repeated_calls"]
 
 
+@pytest.mark.system
 def test_an_identical_failing_edit_is_told_what_failed_and_what_to_do(
     project, messages_server, anthropic_settings, turn
 ):
@@ -185,6 +195,7 @@ def test_an_identical_failing_edit_is_told_what_failed_and_what_to_do(
     assert "It failed with: error[" in note and "read the file first" in note
 
 
+@pytest.mark.system
 def test_a_call_repeated_after_a_change_is_no_repeat(project, messages_server, anthropic_settings, turn):
     messages_server.queue(
         tool_use("read_file", {"path": "tests/a.py"}),
@@ -196,6 +207,7 @@ def test_a_call_repeated_after_a_change_is_no_repeat(project, messages_server, a
     assert result.ok and not [e for e in events(result) if e["event"] == "tool_repeated"]
 
 
+@pytest.mark.system
 def test_a_model_that_only_writes_text_ends_as_no_tool_use(project, messages_server, anthropic_settings, turn):
     messages_server.queue(*[text("Here is my plan for the tests, step by step.") for _ in range(10)])
     result = run(turn, anthropic_settings, task_id="task-n")
@@ -204,6 +216,7 @@ def test_a_model_that_only_writes_text_ends_as_no_tool_use(project, messages_ser
     assert "Here is my plan" in result.output_error
 
 
+@pytest.mark.system
 def test_an_empty_reply_is_told_it_was_empty(project, messages_server, anthropic_settings, turn):
     messages_server.queue(Reply(content=[], stop_reason="end_turn"), tool_use("submit_output", {"summary": "ok"}))
     assert run(turn, anthropic_settings).ok
@@ -213,6 +226,7 @@ def test_an_empty_reply_is_told_it_was_empty(project, messages_server, anthropic
 # -- a cut tool call never runs ---------------------------------------------------------------------------
 
 
+@pytest.mark.system
 @pytest.mark.parametrize(("stop", "says"), [("model_context_window_exceeded", "filled the model's context window"),
                                              ("a_future_stop_reason", "stop reason 'a_future_stop_reason'")])  # fmt: skip
 def test_a_call_cut_by_any_stop_reason_but_a_clean_end_is_not_run(
@@ -230,6 +244,7 @@ def test_a_call_cut_by_any_stop_reason_but_a_clean_end_is_not_run(
 # -- the unknown-tool answer -------------------------------------------------------------------------------
 
 
+@pytest.mark.system
 def test_an_unknown_tool_is_answered_with_every_tool_of_the_turn(project, messages_server, anthropic_settings, turn):
     messages_server.queue(tool_use("bash", {"command": "ls"}), tool_use("submit_output", {"summary": "done"}))
     result = run(turn, anthropic_settings)
@@ -242,6 +257,7 @@ def result_tools(server) -> list[str]:
     return [t["name"] for t in server.requests[0].body["tools"]]
 
 
+@pytest.mark.system
 def test_reply_limit_is_what_the_model_is_told(project, messages_server, anthropic_settings, turn):
     messages_server.queue(tool_use("submit_output", {"summary": "done"}))
     run(turn, anthropic_settings)

@@ -22,6 +22,8 @@ from graphlemon.bugs import BugTracker
 from graphlemon.project import init_project
 from graphlemon.taskboard import TaskBoard
 
+pytestmark = pytest.mark.system  # Chromium and a console server
+
 DIFF = """diff --git a/snake/collision.py b/snake/collision.py
 index 193ffb2..4c1d2aa 100644
 --- a/snake/collision.py

@@ -158,6 +158,7 @@ def test_a_relative_project_path_is_refused_not_resolved_against_the_console(cli
     assert "relative path" in got.json()["error"]["message"]
 
 
+@pytest.mark.system
 def test_a_removed_git_folder_is_said_as_the_cli_says_it(client, project, cli_words):
     import shutil
 
@@ -170,6 +171,7 @@ def test_a_removed_git_folder_is_said_as_the_cli_says_it(client, project, cli_wo
     assert "fatal:" not in console["message"] + commit["message"]
 
 
+@pytest.mark.system
 def test_a_missing_playbook_is_said_as_the_cli_says_it(client, project, cli_words, tmp_path):
     missing = tmp_path / "nope.yaml"
     console = post(client, f"/api/projects/{project.project_id}/goals",
@@ -299,6 +301,7 @@ def test_a_console_record_is_private_and_a_stale_one_is_dropped(tmp_path, monkey
     assert [c.pid for c in running_consoles.running()] == [os.getpid()] and not gone.exists()
 
 
+@pytest.mark.system
 def test_a_busy_port_moves_to_the_next_free_one_and_says_so():
     from graphlemon.console.server import plan_binding
 

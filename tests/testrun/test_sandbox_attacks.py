@@ -293,6 +293,7 @@ pathlib.Path("seen.json").write_text(json.dumps(seen))
 '''
 
 
+@pytest.mark.system
 def test_as_root_the_sandbox_s_user_is_an_unprivileged_host_id_and_no_kernel_setting_is_writable(
     unit, tmp_path, monkeypatch
 ):
@@ -362,6 +363,7 @@ pathlib.Path("wrote-it-all").write_text("yes")
 '''
 
 
+@pytest.mark.system
 def test_dev_shm_is_sized_and_a_run_writing_past_the_work_tree_quota_is_stopped_as_resource_limit(unit):
     project, wt = unit
     update_settings(project, sandbox=SandboxSettings(shm_mb=16, worktree_mb=32).model_dump())
