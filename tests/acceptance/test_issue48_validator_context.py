@@ -8,6 +8,7 @@ verdict can cite `path:line`); the citation check finds the line in the unit's w
 
 from __future__ import annotations
 
+import pytest
 from conftest import CALC, broken_mul, make_repo, playbook_variant
 from fakes.stage_requests import Recording
 
