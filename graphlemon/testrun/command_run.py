@@ -10,11 +10,11 @@ from pathlib import Path
 
 from .. import beneath
 from ..errors import GraphLemonError
+from ..scratch import scratch_dir
 from .confine import Confined, Confinement, judge_outcome, wrap
 from .environment import run_env
 from .output_text import strip_ansi
 from .process import run_process
-from ..scratch import scratch_dir
 
 OUTPUT_LOG = "output.log"
 MAX_OUTPUT_BYTES = 4 * 1024 * 1024  # the head and tail of a longer output
