@@ -22,8 +22,8 @@ def register(app: typer.Typer) -> None:
         """The project's tasks, blocked ones first with their reason and evidence pack; or one task in detail.
         Tables fit the terminal (task ids as their shortest unique prefix; --wide: every column)."""
         from ..bugs import BugTracker
+        from ..lease import current, run_state
         from ..models import LEDGER_FILES, EscalationRecord
-        from ..runmarker import run_state
         from ..taskboard import TaskBoard
 
         handle = open_project(project)
@@ -36,7 +36,10 @@ def register(app: typer.Typer) -> None:
             tasks = [t for t in tasks if t.task_id == task_id]
         packs: dict[str, EscalationRecord] = {e.task_id: e for e in ledger.read_as("escalation", EscalationRecord)}
         blocked = [t for t in tasks if t.status == "blocked_pending_human"]
-        runs = {t.task_id: run_state(handle.state_dir, t.task_id, t.status) for t in tasks}
+        held = {t.task_id: current(ledger, t.task_id) for t in tasks}
+        states = {t.task_id: run_state(held[t.task_id], t.status) for t in tasks}
+        # `run` keeps its three values (running, interrupted, null); `lease` says who holds the task, and a stop
+        runs = {tid: {"stopping": "running", "idle": None}.get(st, st) if st else None for tid, st in states.items()}
         # every ledger file is read, whatever the output: a corrupt line is LEDGER_CORRUPT in the table as in JSON
         records = {kind: len(ledger.read(kind)) for kind in LEDGER_FILES}
         if as_json:
@@ -44,7 +47,8 @@ def register(app: typer.Typer) -> None:
                 {
                     "project_id": handle.project_id,
                     "root": str(handle.root),
-                    "tasks": [{**t.model_dump(mode="json"), "run": runs[t.task_id]} for t in tasks],
+                    "tasks": [{**t.model_dump(mode="json"), "run": runs[t.task_id],
+                               "lease": _lease_json(held[t.task_id], states[t.task_id])} for t in tasks],
                     "blocked": [
                         {
                             "task_id": t.task_id,
@@ -64,7 +68,7 @@ def register(app: typer.Typer) -> None:
 
             show_task(handle, task_id, out, wide)
         else:
-            _tasks_table(handle, tasks, runs, out, wide)
+            _tasks_table(handle, tasks, runs, states, held, out, wide)
         for task in blocked:
             if task.task_id in packs:
                 from rich.markdown import Markdown
@@ -73,7 +77,17 @@ def register(app: typer.Typer) -> None:
                 out.print(Panel(Markdown(packs[task.task_id].summary_md), title=line(f"{task.task_id} needs a human")))
 
 
-def _tasks_table(handle, tasks, runs, out, wide: bool = False) -> None:
+def _lease_json(lease, state) -> dict | None:
+    """Who holds the task (its live lease), and whether a person asked it to stop; None when nothing runs it."""
+    if state not in ("running", "stopping"):
+        return None
+    h = lease.holder
+    return {"lease_id": lease.lease_id, "holder": h.label, "pid": h.pid, "host": h.host,
+            "since": lease.since.isoformat(), "heartbeat": lease.heartbeat.isoformat(),
+            "stop_requested_by": lease.stop.by if lease.stop else None}  # fmt: skip
+
+
+def _tasks_table(handle, tasks, runs, states, held, out, wide: bool = False) -> None:
     from ..bugs import BugTracker
     from ..taskboard import TaskBoard
 
@@ -90,6 +104,8 @@ def _tasks_table(handle, tasks, runs, out, wide: bool = False) -> None:
         status = line((t.status, colour))
         if runs[t.task_id] == "interrupted":  # nobody is running it
             status.append(" (interrupted)", style="red")
+        elif states[t.task_id] in ("running", "stopping"):
+            status.append(f" ({states[t.task_id]})", style="cyan")
         rows.append([short[t.task_id], status, str(t.loop_round), t.blocked_reason or t.note or "", t.goal_text])
     cols = [Col("task_id", whole=True), Col("status", whole=True), Col("round", whole=True), Col("reason / note"),
             Col("goal")]  # fmt: skip
