@@ -102,12 +102,13 @@ LIVE_NODE = frozenset({"running", "verifying", "reflecting", "retrying", "waitin
 
 def stopped(session: LoopSession, stop: GraphLemonError) -> Task:
     """A person's stop, served at a safe point: the task is blocked (`stopped_by_person`, resumable) or abandoned,
-    the note saying who stopped it, before which step, and which stages were in flight (kept: finished work)."""
+    the note saying who stopped it, before which step, and which stages had started and not finished (their
+    finished steps are kept)."""
     running = sorted(
         f"{n.stage}{' ' + n.unit_id if n.unit_id else ''} (round {n.loop_round}, attempt {n.attempt}, {n.status})"
         for n in session.nodes.for_task(session.task_id) if n.status in LIVE_NODE
     )  # fmt: skip
-    note = (f"{stop.message}; in flight: {', '.join(running) if running else 'no stage'}. Finished work is kept: "
+    note = (f"{stop.message}; started, not finished: {', '.join(running) if running else 'no stage'}. Finished work is kept: "
             f"`graphlemon resume {session.task_id}` continues from there")  # fmt: skip
     if stop.context.get("then") == "abandon":
         task = session.board.transition(session.task_id, "abandoned", note=note[:2000], by=str(stop.context["by"]))

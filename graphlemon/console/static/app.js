@@ -410,10 +410,10 @@ function actions(pid, d, msg) {
   const box = h("div", { class: open ? "card" : "card quiet", id: "actions", dataset: { open: open ? "1" : "", actions: [...allowed].join(" ") } },
     evidence, runState(d), h("h2", {}, "Human actions"),
     allowed.size ? null : h("p", { class: "muted", id: "no-actions" }, `The task is ${t.status}: there is nothing left to decide.`),
+    ["resume", "stop", "abandon"].some((a) => allowed.has(a)) ? [h("label", { for: "resume-note", class: "block" }, "Note"), note, h("br")] : null,
     allowed.has("run") ? h("button", { id: "run", type: "button", onclick: () => post("run", {}) }, "Run it now") : null, " ",
     allowed.has("stop") ? h("button", { id: "stop", type: "button", onclick: () => post("stop", { note: note.value }) }, "Stop") : null, " ",
-    allowed.has("resume") ? [h("label", { for: "resume-note", class: "block" }, "Note"), note, h("br"),
-      h("button", { id: "resume", type: "button", onclick: () => post("resume", { note: note.value }) }, "manual_resume")] : null, " ",
+    allowed.has("resume") ? h("button", { id: "resume", type: "button", onclick: () => post("resume", { note: note.value }) }, "manual_resume") : null, " ",
     allowed.has("budget") ? h("a", { href: `#/p/${encodeURIComponent(pid)}/t/${encodeURIComponent(t.task_id)}/budget`, id: "budget-action", class: "button-link" }, "Change the budget") : null, " ",
     allowed.has("abandon") ? h("button", { id: "abandon", type: "button", class: "danger", onclick: () => { if (window.confirm(`Abandon ${t.task_id}?`)) post("abandon", { note: note.value }); } }, "abandon") : null);
   return box;
