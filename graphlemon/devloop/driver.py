@@ -100,6 +100,8 @@ def drive(
     run starts goes straight to the person (a deployed run that was suspended starts over here once its form is
     answered)."""
     board = session.board
+    if board.get(session.task_id).terminal:  # ended before this start: nothing to run, nothing to hold
+        return board.get(session.task_id)
     status = lambda: board.get(session.task_id).status  # noqa: E731 - the task's status when the lease is let go
     with leases.held(session.ledger, session.task_id, engine.holder(session), adopt=adopt, status=status) as held:
         session.lease = held
@@ -108,6 +110,8 @@ def drive(
                 held.renew(flow_run_id=run_id)  # the journal links the lease to its Prefect flow run
             close_gone_holders(session, engine)
             final = board.get(session.task_id)
+            if final.terminal:  # ended while this start waited for the lease
+                return final
             if final.status != "blocked_pending_human":
                 final = run_once(session, engine, run_id)
             while final.status == "blocked_pending_human" and final.blocked_reason != "stopped_by_person":
