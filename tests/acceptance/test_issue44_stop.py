@@ -31,7 +31,7 @@ GRAPHLEMON = [sys.executable, "-m", "graphlemon"]
 # timeline events the calc goal passes through with steps still to come (a stop that arrives after the last step
 # finds the task done: nothing to stop)
 POINTS = ["planned", "unit_tested", "unit_green"]
-STOP_POINTS = POINTS[: int(os.environ.get("GRAPHLEMON_STOP_POINTS", "2"))]
+STOP_POINTS = POINTS[: int(os.environ.get("GRAPHLEMON_STOP_POINTS", "1"))]
 
 
 def lines(path: Path) -> list[dict]:

@@ -1,9 +1,9 @@
 """Issue 44 in the browser: one run per task, whatever a person clicks. Real headless Chromium on the console, real
 `graphlemon` processes on the scripted calc goal (labelled scripted: the loop's plumbing, not a model's work).
 
-* a double-click on manual_resume is one action: one launch, one run, one `human_action`;
+* a double-click on manual_resume is one action: one launch, one run; Stop on that running task stops it at its
+  next safe point, blocked `stopped_by_person`, and manual_resume finishes it without redoing a finished stage;
 * "Run it now" pressed in two tabs of a task nothing runs: one run, the other tab told who runs it;
-* Stop on a running task: it stops at its next safe point, blocked `stopped_by_person`, and resumes to done;
 * abandon on a running task: the run stops first, then the task is abandoned.
 
 "Running / not running" comes from the task's lease alone: while a run holds it, the page names the holder and never
@@ -76,30 +76,6 @@ def runs_of(handle, task_id: str) -> list[str]:
             if e.task_id == task_id and e.event in ("taken", "taken_over", "adopted")]  # fmt: skip
 
 
-def test_a_double_click_on_resume_is_one_action_and_one_run(page, server, registry, tmp_path):
-    handle, task = calc_at(tmp_path, registry, "planned", then="stop")
-    assert (task.status, task.blocked_reason) == ("blocked_pending_human", "stopped_by_person")
-    open_task(page, server, handle, task.task_id)
-    page.wait_for_selector("#actions[data-actions='resume budget abandon']")
-    page.shot("stopped")
-    page.fill("#resume-note", "go on")
-    page.dblclick("#resume")
-    page.wait_for_selector("#action-msg.ok")
-    page.wait_for_selector("#run-state[data-state=running] #run-holder")
-    assert "console launch" in page.inner_text("#run-holder")
-    assert page.query_selector("#run") is None  # never "Run it now" while a run holds the task
-    page.shot("resumed-once")
-    page.wait_for_selector("#task-head .pill[data-status=done]", timeout=RUN_MS)
-    page.shot("done")
-    launches = [e for e in handle.ledger.read_as("launch", LaunchEvent) if e.event == "started"]
-    assert len(launches) == 1, launches  # the second click started nothing
-    actions = [e for e in handle.ledger.read_as("timeline", TimelineEvent) if e.event == "human_action"]
-    assert len(actions) == 1 and "manual_resume with the note: go on" in actions[0].summary
-    clicks = [e for e in handle.ledger.read_as("lease", LeaseEvent) if e.task_id == task.task_id and e.action_id]
-    assert len({e.action_id for e in clicks}) == 1  # both requests carried one action id
-    assert runs_of(handle, task.task_id).count("adopted") == 1
-
-
 def test_run_it_now_in_two_tabs_starts_one_run_and_tells_the_other_who_runs_it(page, browser, request, server,
                                                                                registry, tmp_path):  # fmt: skip
     handle, task = calc_at(tmp_path, registry, "unit_tested", then="kill")
@@ -131,17 +107,29 @@ def test_run_it_now_in_two_tabs_starts_one_run_and_tells_the_other_who_runs_it(p
     assert len(refusals) == 1 and refusals[0].holder == "console: run it now"
 
 
-def test_stop_on_a_running_task_stops_it_at_a_safe_point_and_resume_finishes_it(page, server, registry, tmp_path):
+def test_a_double_clicked_resume_is_one_run_which_stop_stops_at_a_safe_point_and_resume_finishes(page, server,
+                                                                                                 registry, tmp_path):  # fmt: skip
     handle, task = calc_at(tmp_path, registry, "planned", then="stop")
+    assert (task.status, task.blocked_reason) == ("blocked_pending_human", "stopped_by_person")
     open_task(page, server, handle, task.task_id)
-    page.click("#resume")
+    page.wait_for_selector("#actions[data-actions='resume budget abandon']")
+    page.shot("stopped-by-set-up")
+    page.fill("#resume-note", "go on")
+    page.dblclick("#resume")  # two requests of one action
+    page.wait_for_selector("#action-msg.ok")
     page.wait_for_selector("#run-state[data-state=running] #run-holder")
+    assert "console launch" in page.inner_text("#run-holder")
+    assert page.query_selector("#run") is None  # never "Run it now" while a run holds the task
     page.wait_for_selector("#stop")
     page.shot("running")
+    launches = [e for e in handle.ledger.read_as("launch", LaunchEvent) if e.event == "started"]
+    assert len(launches) == 1, launches  # the second click started nothing
+    clicks = {e.action_id for e in handle.ledger.read_as("lease", LeaseEvent) if e.task_id == task.task_id and e.action_id}
+    assert len(clicks) == 1  # both requests carried one action id
+
     page.fill("#resume-note", "the wall rule needs a second look")
     page.click("#stop")
     page.wait_for_selector("#action-msg.ok:has-text('stop requested')")
-    page.wait_for_selector("#run-state[data-state=stopping], #task-head .pill[data-status=blocked_pending_human]")
     page.wait_for_selector("#task-head .pill[data-status=blocked_pending_human]", timeout=RUN_MS)
     page.wait_for_selector("#actions[data-actions='resume budget abandon']")
     assert "stopped_by_person" in page.inner_text("#task-head")
@@ -154,6 +142,9 @@ def test_stop_on_a_running_task_stops_it_at_a_safe_point_and_resume_finishes_it(
     page.shot("done")
     again = [e for e in handle.ledger.read_as("node", NodeEvent)[seen:] if e.node_exec_id in done_before]
     assert not [e for e in again if e.status == "running"], "a finished stage ran again after the stop"
+    actions = [e.summary for e in handle.ledger.read_as("timeline", TimelineEvent) if e.event == "human_action"]
+    assert len(actions) == 3 and "manual_resume with the note: go on" in actions[0]  # resume, stop, resume
+    assert runs_of(handle, task.task_id).count("adopted") == 2  # one run per resume
 
 
 def test_abandon_on_a_running_task_stops_it_first(page, server, registry, tmp_path):

@@ -15,9 +15,9 @@ import pytest
 
 from graphlemon.execlogs import NodeLogs, log_path
 from graphlemon.execlogs.retention import purge_expired
+from graphlemon.lease import Holder, take
 from graphlemon.models import ExecutionLogEvent, utcnow
 from graphlemon.nodes import NodeTracker
-from graphlemon.lease import Holder, take
 
 NODE = "ne-t1-coder-add-r0"
 
