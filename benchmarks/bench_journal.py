@@ -1,14 +1,14 @@
 """One truth per task (issue 44): the long sweeps of the task's lease, kills and stops, on real processes.
 
-* starts: `BENCH_STARTS` (20) simultaneous starts of one queued task — `graphlemon resume` processes and "Run it now"
+* starts: `BENCH_JOURNAL_STARTS` (20) simultaneous starts of one queued task — `graphlemon resume` processes and "Run it now"
   requests to a console on 127.0.0.1 — must make one run; every other start is refused with the holder named.
-* kills: `BENCH_KILLS` (50) runs killed with SIGKILL at a random moment, each then resumed to done. One in three is
+* kills: `BENCH_JOURNAL_KILLS` (50) runs killed with SIGKILL at a random moment, each then resumed to done. One in three is
   killed inside a console launch (the console's `graphlemon resume`, its process group), one in three right after a
   resumer took over the killed holder's lease, the rest as `graphlemon run` processes. Counted: double runs (a
   sampler watching, every 50 ms, how many live processes hold a lease of the task at once: more than one is a double
   run), duplicated records, lost work (a task not done after its resume), work records (runs, artifacts, bugs) against
   an uninterrupted run, and tokens re-spent (a turn cut inside its model call is paid again: its answer never came).
-* stops: `BENCH_STOPS` (20) stops at random moments (`graphlemon stop` semantics, asked in-process the moment it is
+* stops: `BENCH_JOURNAL_STOPS` (20) stops at random moments (`graphlemon stop` semantics, asked in-process the moment it is
   drawn), then `graphlemon resume`: done, stages repeated, tokens re-spent.
 
 The calc goal of the acceptance tests (two units, scripted, labelled so: the loop's plumbing, not a model's work).
@@ -32,28 +32,14 @@ from collections import Counter
 from pathlib import Path
 
 from bench_logs import CALC, GIT_ENV, fresh_repo
+from bench_resume import duplicates, records
 from smoke import sized
 
-STARTS = int(os.environ.get("BENCH_STARTS", sized(20, 3)))
-KILLS = int(os.environ.get("BENCH_KILLS", sized(50, 1)))
-STOPS = int(os.environ.get("BENCH_STOPS", sized(20, 1)))
+STARTS = int(os.environ.get("BENCH_JOURNAL_STARTS", sized(20, 3)))
+KILLS = int(os.environ.get("BENCH_JOURNAL_KILLS", sized(50, 1)))
+STOPS = int(os.environ.get("BENCH_JOURNAL_STOPS", sized(20, 1)))
 GOAL = "Build calc"
 GRAPHLEMON = [sys.executable, "-m", "graphlemon"]
-
-
-def records(repo: Path, name: str) -> list[dict]:
-    path = repo / ".graphlemon" / name
-    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.exists() else []
-
-
-def duplicates(repo: Path) -> int:
-    dup = 0
-    for name, key in (("runs.ndjson", ("run_id",)), ("usage.ndjson", ("call_id",)),
-                      ("artifacts.ndjson", ("artifact_type", "unit_id", "version")),
-                      ("timeline.ndjson", ("event", "unit_id", "ref", "summary"))):  # fmt: skip
-        seen = Counter(tuple(r.get(k) for k in key) for r in records(repo, name))
-        dup += sum(c - 1 for c in seen.values())
-    return dup
 
 
 def work(repo: Path) -> dict:
