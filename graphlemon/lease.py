@@ -301,8 +301,9 @@ def check(ledger: Ledger, task_id: str, mine: str | None, step: str) -> None:
                         f"before {step}", task_id=task_id, lease_id=mine)  # fmt: skip
     if cur is not None and cur.stop is not None:
         stop = cur.stop
+        verb = "abandoned" if stop.then == "abandon" else "stopped"
         raise StopRequested(
-            f"stopped by {stop.by}" + (f" ({stop.note})" if stop.note else "") + f" before {step}",
+            f"{verb} by {stop.by}" + (f" ({stop.note})" if stop.note else "") + f" before {step}",
             task_id=task_id, by=stop.by, note=stop.note, then=stop.then, step=step,
         )  # fmt: skip
 

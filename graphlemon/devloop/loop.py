@@ -108,13 +108,13 @@ def stopped(session: LoopSession, stop: GraphLemonError) -> Task:
         f"{n.stage}{' ' + n.unit_id if n.unit_id else ''} (round {n.loop_round}, attempt {n.attempt}, {n.status})"
         for n in session.nodes.for_task(session.task_id) if n.status in LIVE_NODE
     )  # fmt: skip
-    note = (f"{stop.message}; started, not finished: {', '.join(running) if running else 'no stage'}. Finished work is kept: "
-            f"`graphlemon resume {session.task_id}` continues from there")  # fmt: skip
+    note = f"{stop.message}; started, not finished: {', '.join(running) if running else 'no stage'}"
     if stop.context.get("then") == "abandon":
         task = session.board.transition(session.task_id, "abandoned", note=note[:2000], by=str(stop.context["by"]))
-        session.timeline("abandoned", f"abandoned: {note[:300]}")
+        session.timeline("abandoned", note[:300])
         return task
-    return block(session, "stopped_by_person", note)
+    return block(session, "stopped_by_person", f"{note}. Finished work is kept: `graphlemon resume "
+                 f"{session.task_id}` continues from there")  # fmt: skip
 
 
 def _stage_failed(session: LoopSession, exc: Exception) -> Task:
