@@ -214,10 +214,13 @@ def reserved_for(ledger: Ledger, task_id: str, flow_run_id: str) -> str | None:
     return None
 
 
-def waiting_run(ledger: Ledger, task_id: str) -> str | None:
-    """The deployed flow run that waits for a person's answer in Prefect (its run let go of the lease to wait, and
-    nothing took the task since), or None."""
+def waiting_run(ledger: Ledger, task_id: str, before: str | None = None) -> str | None:
+    """The deployed flow run that waits for a person's answer in Prefect, or None: the run let go of the lease to wait
+    (`waiting_run` on its release), and every holder since (a console's or a stopper's short hold) that did not run
+    the loop itself passed it on. `before`: as of the lease before that one."""
     mine = history(ledger, task_id)
+    if before is not None:
+        mine = mine[: next((i for i, x in enumerate(mine) if x.lease_id == before), len(mine))]
     return mine[-1].waiting_run if mine and mine[-1].released is not None else None
 
 
@@ -419,6 +422,7 @@ def held(ledger: Ledger, task_id: str, holder: Holder, *, adopt: str | None = No
         return
     lease, replaced = take(ledger, task_id, holder, adopt=adopt)
     mine = HeldLease(ledger, lease, replaced)
+    mine.waiting_run = waiting_run(ledger, task_id, before=lease.lease_id)  # kept unless this holder runs the loop
     token = _HELD.set((*_HELD.get(), mine))
     reason = "the run ended"
     try:

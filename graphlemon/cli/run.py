@@ -148,9 +148,9 @@ def _answer_waiting_run(handle, lease, note: str | None, api) -> bool:
     """A deployed run of this task waits in the Prefect UI for a person (the journal says which: its lease was let go
     to wait): resume *that* run (its worker carries on, adopting the lease handed to it) instead of starting a second
     one here, so no suspended run is left behind."""
-    from ..lease import Holder, waiting_run
+    from ..lease import Holder
 
-    run = waiting_run(handle.ledger, lease.task_id)
+    run = lease.waiting_run  # the run its predecessors left waiting, as this lease took the task
     if run is None:
         return False
     if api is not None:  # the API the run was recorded in: the configured one, or GraphLemon's local server

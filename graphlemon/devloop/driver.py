@@ -139,6 +139,7 @@ def run_once(session: LoopSession, engine: Engine, run_id: str | None = None) ->
     a slot is served there: the task was queued, it is blocked `stopped_by_person`)."""
     held = session.lease
     assert held is not None, "run_once runs under the task's lease (drive)"
+    held.waiting_run = None  # this run runs the loop: no deployed run waits for the task any more
     try:
         held.take_slot(session.project.meta.settings.max_concurrent_goals, on_wait=engine.on_wait)
         with engine.running(session):

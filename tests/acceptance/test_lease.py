@@ -241,3 +241,15 @@ def test_an_unknown_lease_event_kind_is_corrupt_not_skipped(ledger):
     with pytest.raises(GraphLemonError) as err:
         leases.current(ledger, "t1")
     assert err.value.code == ErrorCode.LEDGER_CORRUPT
+
+
+def test_a_waiting_deployed_run_is_passed_on_by_short_holds_and_forgotten_once_a_run_takes_the_task(ledger):
+    with leases.held(ledger, "t1", Holder.here("Prefect flow run devloop", flow_run_id="run-9")) as deployed:
+        deployed.waiting_run = "run-9"  # it suspends for a person: the lease is let go to wait
+    assert leases.waiting_run(ledger, "t1") == "run-9"
+    with leases.held(ledger, "t1", Holder.here("console: budget raised")) as console:
+        assert console.waiting_run == "run-9"  # a console's short hold passes it on
+    with leases.held(ledger, "t1", Holder.here("graphlemon resume")) as run:
+        assert run.waiting_run == "run-9"
+        run.waiting_run = None  # it ran the loop itself (the driver's run_once)
+    assert leases.waiting_run(ledger, "t1") is None
