@@ -21,6 +21,7 @@ and merged is deployed by the `deploy-supervisor` flow, a subflow of the same ru
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -201,7 +202,8 @@ def cancel_watched(session: LoopSession, flow_run_id: str):
                     if stop is not None:
                         return
 
-    watcher = threading.Thread(target=watch, name=f"cancel-watch-{flow_run_id}", daemon=True)
+    watcher = threading.Thread(target=contextvars.copy_context().run, args=(watch,), name=f"cancel-watch-{flow_run_id}",
+                               daemon=True)  # this run's Prefect settings and API, in the thread too
     watcher.start()
     try:
         yield
