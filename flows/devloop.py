@@ -176,7 +176,7 @@ def end_run(state: State | dict):
     raise Abort(f"{state.name}: {state.message}")
 
 
-CANCEL_POLL_S = 2.0
+CANCEL_POLL_S = 5.0  # a stop lands at the next safe point anyway: a step takes seconds
 
 
 @contextmanager
