@@ -41,6 +41,17 @@ def records(repo: Path, name: str) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
 
 
+def duplicates(repo: Path) -> int:
+    """Records written twice: the same run id, call id, artifact version or timeline event."""
+    dup = 0
+    for name, key in (("runs.ndjson", ("run_id",)), ("usage.ndjson", ("call_id",)),
+                      ("artifacts.ndjson", ("artifact_type", "unit_id", "version")),
+                      ("timeline.ndjson", ("event", "unit_id", "ref", "summary"))):  # fmt: skip
+        counts = Counter(tuple(r.get(k) for k in key) for r in records(repo, name))
+        dup += sum(c - 1 for c in counts.values())
+    return dup
+
+
 def graphlemon(*args: str, env: dict) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "graphlemon", *args], env=env, capture_output=True, text=True)
 
@@ -80,12 +91,7 @@ def one(tmp: Path, delay: float) -> dict:
     final = json.loads(out.stdout) if out.stdout.strip() else {"status": "error", "stderr": out.stderr[-500:]}
     after = records(repo, "nodes.ndjson")[n_nodes:]
     repeated = sum(1 for e in after if e["node_exec_id"] in done_before and e["status"] == "running")
-    dup = 0
-    for name, key in (("runs.ndjson", ("run_id",)), ("usage.ndjson", ("call_id",)),
-                      ("artifacts.ndjson", ("artifact_type", "unit_id", "version")),
-                      ("timeline.ndjson", ("event", "unit_id", "ref", "summary"))):  # fmt: skip
-        counts = Counter(tuple(r.get(k) for k in key) for r in records(repo, name))
-        dup += sum(c - 1 for c in counts.values())
+    dup = duplicates(repo)
     tokens = sum(u["input_tokens"] + u["output_tokens"] for u in records(repo, "usage.ndjson"))
     return {"status": final.get("status"), "killed": killed, "repeated": repeated, "duplicates": dup, "tokens": tokens,
             "repo": repo, "delay": delay}  # fmt: skip

@@ -34,9 +34,12 @@ def deployment_exists(name: str, api_url: str) -> bool:
 def start_devloop_run(name: str, handle, request) -> str:
     """A run of the deployment `name` for a new task of the console's `request` (launch.GoalRequest), left to its
     worker; its flow run id. The task is created first, as `graphlemon run` does, so the run is created with its
-    final name (`devloop · goal · task-…`) instead of a random one its flow renames when a worker starts it. A run
-    that cannot be created abandons the task it was for (nothing else was written)."""
+    final name (`devloop · goal · task-…`) instead of a random one its flow renames when a worker starts it. The
+    console holds the task's lease from its creation and hands it to the flow run (held for it until it starts:
+    nothing else can start the task meanwhile). A run that cannot be created abandons the task it was for (nothing
+    else was written)."""
     from graphlemon.agents.budget import update_budget
+    from graphlemon.lease import Holder, held
     from graphlemon.taskboard import TaskBoard
 
     from .devloop import _apply_budget_block
@@ -46,15 +49,18 @@ def start_devloop_run(name: str, handle, request) -> str:
     task = board.create(request.goal)
     params = {"goal": request.goal, "project": str(handle.root), "executor": request.executor,
               "playbook": str(request.playbook) if request.playbook else None, "task_id": task.task_id}  # fmt: skip
-    try:
-        if request.budget_tokens is not None:
-            update_budget(handle.ledger, task.task_id, request.budget_tokens, "token_count", by="console")
-        else:
-            _apply_budget_block(handle, task.task_id, "default")  # what the flow gives a task it creates itself
-        run = run_deployment(name, parameters=params, timeout=0,
-                             flow_run_name=devloop_run_name(task.goal_text, task.task_id))  # fmt: skip
-    except BaseException as exc:
-        board.transition(task.task_id, "abandoned", note=f"its deployment run was not created: {exc}"[:500],
-                         by="console")  # fmt: skip
-        raise
+    run_name = devloop_run_name(task.goal_text, task.task_id)
+    with held(handle.ledger, task.task_id, Holder.here("console: new goal (deployment run)"),
+              status=lambda: board.get(task.task_id).status) as lease:  # fmt: skip
+        try:
+            if request.budget_tokens is not None:
+                update_budget(handle.ledger, task.task_id, request.budget_tokens, "token_count", by="console")
+            else:
+                _apply_budget_block(handle, task.task_id, "default")  # what the flow gives a task it creates itself
+            run = run_deployment(name, parameters=params, timeout=0, flow_run_name=run_name)
+        except BaseException as exc:
+            board.transition(task.task_id, "abandoned", note=f"its deployment run was not created: {exc}"[:500],
+                             by="console")  # fmt: skip
+            raise
+        lease.hand(Holder(label=f"Prefect flow run {run_name}", flow_run_id=str(run.id)))
     return str(run.id)

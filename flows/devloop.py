@@ -4,9 +4,16 @@ is `graphlemon.devloop.loop`; flows/stages.py says how each stage runs (Prefect 
     devloop(goal="Implement a snake game", project="/path/to/repo", executor="scripted", playbook="...",
             config={"max_unit_attempts": 2})
 
-A new task is created `queued`; it starts when a slot of the project's global
-concurrency limit `graphlemon-goals-<project_id>` (size `max_concurrent_goals`,
-default 1) is free, so a second goal waits in `queued` while the first runs.
+A new task is created `queued`; it starts when one of the project's goal slots (`max_concurrent_goals`, default 1:
+leases holding a slot, in the journal, shared with the direct engine) is free, so a second goal waits in `queued`
+while the first runs.
+
+The run holds the task's lease (graphlemon/lease.py): a run whose task another holder runs is refused and ends
+`Cancelled` named `Refused`, naming the holder. Its final state is written from the journal, never read back:
+done is `Completed`; a task blocked for a person is `Cancelled` named `Blocked` (a run the CLI started: `graphlemon
+resume` continues it) or a `Suspended` run with a form (a deployed run); a person's stop is `Cancelled` named
+`Stopped`; an abandoned task `Cancelled` named `Abandoned`; `stage_failed` is `Failed`. Cancel in the Prefect UI is
+a person's stop: recorded on the lease, served at the run's next safe point (docs/prefect.md, "States").
 
 In GraphLemon's own repository (a self-hosted project, `graphlemon deploy bootstrap`) a task that ends `done`
 and merged is deployed by the `deploy-supervisor` flow, a subflow of the same run, with no person (REQ-15).
@@ -14,24 +21,26 @@ and merged is deployed by the `deploy-supervisor` flow, a subflow of the same ru
 
 from __future__ import annotations
 
+import contextvars
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
 from prefect import flow, get_run_logger
-from prefect.concurrency.sync import concurrency
 from prefect.context import get_run_context
 from prefect.input import RunInput
-from prefect.states import Completed, Failed
+from prefect.states import Cancelled, Failed, State
 from pydantic import Field
 
-from graphlemon import runmarker
+from graphlemon import lease as leases
 from graphlemon.blocks.agents import load_agent_settings
 from graphlemon.deploy.self_deploy import pending_self_deploy, spawn_deploy
 from graphlemon.devloop.driver import Decision, drive
 from graphlemon.devloop.escalation_pack import suspension_message
 from graphlemon.devloop.stages import Stages
-from graphlemon.errors import GraphLemonError
+from graphlemon.errors import ErrorCode, GraphLemonError
+from graphlemon.lease import Holder, Lease
 from graphlemon.models import EscalationRecord, utcnow
 from graphlemon.project import open_project
 from graphlemon.redact import DEFAULT as _REDACTOR
@@ -43,39 +52,23 @@ from graphlemon.tasks._redacted_artifacts import create_markdown_artifact, creat
 from ._params import project_dir
 from .run_names import devloop_flow_run_name, devloop_run_name
 from .stages import PrefectRunner
+from .unit_loop import UnitRuns
 
 
-def goals_limit_name(project_id: str) -> str:
-    return f"graphlemon-goals-{project_id}"
-
-
-def ensure_goal_slots(project_id: str, limit: int) -> str:
-    """Create (or resize) the project's global concurrency limit for running goals."""
-    from prefect.client.orchestration import get_client
-
-    name = goals_limit_name(project_id)
-    with get_client(sync_client=True) as client:
-        client.upsert_global_concurrency_limit_by_name(name, limit)
-    return name
-
-
-def close_dead_run(stale: runmarker.RunMarker, slots: str) -> None:
-    """A killed run stays RUNNING in the API and keeps its goal slot (Prefect has no process to notice the kill):
-    mark it Crashed, free the slot."""
+def close_gone_run(gone: Lease, this_run: str) -> None:
+    """A gone holder's flow run stays RUNNING in the API (Prefect has no process to notice a kill): it is marked
+    Crashed, written from the journal (the lease that names it was taken over)."""
     from prefect.client.orchestration import get_client
     from prefect.states import Crashed
 
+    if not gone.holder.flow_run_id or gone.holder.flow_run_id == this_run:
+        return
     with get_client(sync_client=True) as client:
-        if stale.flow_run_id:
-            try:
-                client.set_flow_run_state(
-                    stale.flow_run_id, Crashed(message="process killed; resumed by graphlemon"), force=True
-                )
-            except Exception:  # the run may be gone from this API (another server): nothing to close
-                pass
-        if stale.holds_goal_slot:
-            occupied = max(1.0, (utcnow() - stale.started).total_seconds())
-            client.release_concurrency_slots(names=[slots], slots=1, occupancy_seconds=occupied)
+        try:
+            client.set_flow_run_state(gone.holder.flow_run_id, Crashed(message=f"its process is gone; the task's "
+                                      f"lease was taken over ({gone.lease_id})"), force=True)  # fmt: skip
+        except Exception:  # noqa: BLE001 - the run may be gone from this API (another server): nothing to close
+            pass
 
 
 class HumanDecision(RunInput):
@@ -137,17 +130,88 @@ def devloop(
     chosen = {**overrides, "executor": executor, "playbook": str(Path(playbook).resolve()) if playbook else None}
     session = LoopSession.start(handle, task.task_id, load_agent_settings(), **chosen)
     session.human_step = "prefect_ui" if _from_deployment() else "cli"
-    with session.bound(), timeline_streamed(session):  # the task's story in the run's logs, as it happens
-        final = drive(session, PrefectEngine(flow_run_id), run_id=flow_run_id, on_done=[_deploy_merge])
+    reserved = leases.reserved_for(handle.ledger, task.task_id, flow_run_id)  # handed to this run before it started
+    try:
+        with session.bound(), timeline_streamed(session), cancel_watched(session, flow_run_id):
+            final = drive(session, PrefectEngine(flow_run_id), run_id=flow_run_id, on_done=[_deploy_merge],
+                          adopt=reserved)  # fmt: skip
+    except GraphLemonError as exc:
+        if exc.code not in (ErrorCode.TASK_HELD, ErrorCode.LEASE_LOST):
+            raise
+        get_run_logger().warning("task %s: %s", task.task_id, exc.message)  # a state and its message, no traceback
+        return end_run(Cancelled(name="Refused" if exc.code == ErrorCode.TASK_HELD else "Lease lost",
+                                 message=exc.message[:500]))  # fmt: skip
     if final.status == "blocked_pending_human":
         _publish_evidence(session, final)
     get_run_logger().info("task %s: %s (round %s)", task.task_id, final.status, final.loop_round)
-    if final.status != "blocked_pending_human":
-        return _summary(final)
-    why = f"{final.blocked_reason}: {final.note or ''}"[:500]
-    if final.blocked_reason == "stage_failed":  # an error no stage could retry past: the run failed
-        return Failed(name="Stage failed", message=why, data=_summary(final))
-    return Completed(name="Blocked", message=why, data=_summary(final))  # waits for `graphlemon resume`
+    return end_run(final_state(final))
+
+
+def final_state(task) -> State | dict:
+    """The run's final state, from the task's journal: done is Completed; anything that stopped before done is not
+    green, its message says why (and how it goes on)."""
+    summary = _summary(task)
+    if task.status == "done":
+        return summary
+    if task.status == "abandoned":
+        return Cancelled(name="Abandoned", message=(task.note or "abandoned")[:500], data=summary)
+    if task.status != "blocked_pending_human":
+        return summary
+    why = f"{task.blocked_reason}: {task.note or ''}"[:400] + f" · resume: graphlemon resume {task.task_id}"
+    if task.blocked_reason == "stage_failed":  # an error no stage could retry past: the run failed
+        return Failed(name="Stage failed", message=why, data=summary)
+    if task.blocked_reason == "stopped_by_person":
+        return Cancelled(name="Stopped", message=why, data=summary)
+    return Cancelled(name="Blocked", message=why, data=summary)  # waits for `graphlemon resume`
+
+
+def end_run(state: State | dict):
+    """Return the run's final state. A deployed run (a worker's process) would have Prefect read a non-completed
+    state's result and log a traceback for it, so the state is set through the API and the run ends there, as the
+    orchestrator ends a run it aborts (`Abort`: exit 0, one info line)."""
+    if not isinstance(state, State) or state.is_completed() or not _from_deployment():
+        return state
+    from prefect.client.orchestration import get_client
+    from prefect.exceptions import Abort
+
+    with get_client(sync_client=True) as client:
+        client.set_flow_run_state(get_run_context().flow_run.id, state.model_copy(update={"data": None}), force=True)
+    raise Abort(f"{state.name}: {state.message}")
+
+
+CANCEL_POLL_S = 5.0  # a stop lands at the next safe point anyway: a step takes seconds
+
+
+@contextmanager
+def cancel_watched(session: LoopSession, flow_run_id: str):
+    """Cancel in the Prefect UI is a person's stop: while the block runs, the run's state is polled, and a run put
+    in `Cancelling` gets a stop request on the task's lease (the one thing read from Prefect: a person's command,
+    turned at once into a journal record). The loop then stops at its next safe point like any stop."""
+    from prefect.client.orchestration import get_client
+
+    done = threading.Event()
+
+    def watch() -> None:
+        with get_client(sync_client=True) as client:
+            while not done.wait(CANCEL_POLL_S):
+                try:
+                    state = client.read_flow_run(flow_run_id).state
+                except Exception:  # noqa: BLE001 - the API did not answer this time: asked again next time
+                    continue
+                if state is not None and state.is_cancelling():
+                    stop = leases.request_stop(session.ledger, session.task_id,
+                                               by="a person (Cancel in the Prefect UI)",
+                                               note=state.message or f"flow run {flow_run_id} cancelled")  # fmt: skip
+                    if stop is not None:
+                        return
+
+    watcher = threading.Thread(target=contextvars.copy_context().run, args=(watch,), name=f"cancel-watch-{flow_run_id}",
+                               daemon=True)  # this run's Prefect settings and API, in the thread too
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
 
 
 # a line of this run's log that `graphlemon run` also prints on the terminal, whose output is otherwise the task's
@@ -164,35 +228,28 @@ def flow_run_url(flow_run_id: str) -> str | None:
 
 
 class PrefectEngine:
-    """The driver's engine for a flow run: Prefect's global concurrency limit as the goal slot, stages as Prefect
-    tasks and subflows, and — in a deployed run — a blocked task suspends the run with a form for a person."""
+    """The driver's engine for a flow run: the flow run holds the task's lease, stages run as Prefect tasks and
+    subflows, stage artifacts are sent off the loop's path, and — in a deployed run — a blocked task suspends the
+    run with a form for a person."""
 
     def __init__(self, flow_run_id: str) -> None:
         self.flow_run_id = flow_run_id
-        self.slots: str | None = None
 
-    def _slots(self, session: LoopSession) -> str:
-        if self.slots is None:
-            handle = session.project
-            self.slots = ensure_goal_slots(handle.project_id, handle.meta.settings.max_concurrent_goals)
-        return self.slots
+    def holder(self, session: LoopSession) -> Holder:
+        name = get_run_context().flow_run.name
+        return Holder.here(f"Prefect flow run {name}", flow_run_id=self.flow_run_id)
 
-    def close_stale(self, session: LoopSession, stale: runmarker.RunMarker) -> None:
-        close_dead_run(stale, self._slots(session))
+    def on_wait(self, message: str) -> None:
+        get_run_logger().info("%s", message, extra=SAY)
 
-    @contextmanager
-    def goal_slot(self, session: LoopSession):
-        """Wait for a goal slot (the task stays queued), hold it while the loop runs (while a person decides, the
-        slot is given back), and send stage artifacts off the loop's path."""
-        state_dir, task_id = session.project.state_dir, session.task_id
-        get_run_logger().info("task %s waits for a goal slot (%s)", task_id, self._slots(session), extra=SAY)
-        with concurrency(self._slots(session), occupy=1, strict=True), sent_in_background():
-            marker = runmarker.read_marker(state_dir, task_id)
-            runmarker.write_marker(state_dir, marker.model_copy(update={"holds_goal_slot": True}))
-            yield
+    def running(self, session: LoopSession):
+        return sent_in_background()
+
+    def close_gone(self, session: LoopSession, gone: Lease) -> None:
+        close_gone_run(gone, self.flow_run_id)
 
     def stages(self, session: LoopSession) -> Stages:
-        return PrefectRunner(progress=_progress(session)).stages(session.run)
+        return PrefectRunner(progress=_progress(session), units=UnitRuns()).stages(session.run)
 
     def ask_person(self, session: LoopSession, task) -> Decision | None:
         """A deployed run suspends with the form; the answer comes back when the rescheduled run passes here
@@ -202,6 +259,8 @@ class PrefectEngine:
         _publish_evidence(session, task)
         rounds = sum(e.task_id == task.task_id for e in session.ledger.read_as("escalation", EscalationRecord))
         form = HumanDecision.with_initial_data(description=_form_description(session, task))
+        if session.lease is not None:  # the lease is let go while the run waits; the journal says which run waits
+            session.lease.waiting_run = self.flow_run_id
         answer = suspend_with_message(form, f"human-{task.task_id}-{rounds}", _suspension_message(session, task))
         now = session.board.get(task.task_id)
         if now.status != "blocked_pending_human":  # decided meanwhile (`graphlemon resume` / abandon from the CLI)
@@ -323,22 +382,18 @@ def _publish_evidence(session: LoopSession, task) -> None:
                                  description=f"{task.task_id} needs a human: {task.blocked_reason}")  # fmt: skip
 
 
-def resume_suspended_run(flow_run_id: str, note: str | None, action: str = "resume") -> str | None:
-    """`graphlemon resume` on a task whose deployed run waits in the Prefect UI: answer that run's form, so the two
-    paths are one. Returns the run's name, or None when no Prefect API is set or that run is not waiting."""
-    from prefect.client.orchestration import get_client
+def resume_suspended_run(flow_run_id: str, note: str | None, action: str = "resume") -> bool:
+    """`graphlemon resume` on a task whose journal says a deployed run waits for a person: answer that run's form,
+    so the two paths are one. False when no Prefect API is set or Prefect refuses (that run no longer waits: it was
+    cancelled, deleted, or answered): then the caller runs the task itself."""
     from prefect.flow_runs import resume_flow_run
 
     from graphlemon.blocks.agents import prefect_api_configured
 
     if not prefect_api_configured():
-        return None
-    with get_client(sync_client=True) as client:
-        try:
-            run = client.read_flow_run(flow_run_id)
-        except Exception:  # noqa: BLE001 - a run of another server, or deleted: nothing waits
-            return None
-    if run.state is None or not run.state.is_paused():
-        return None
-    resume_flow_run(flow_run_id, run_input={"action": action, "note": note or ""})
-    return run.name
+        return False
+    try:
+        resume_flow_run(flow_run_id, run_input={"action": action, "note": note or ""})
+    except Exception:  # noqa: BLE001 - not paused, of another server, or deleted: nothing waits there
+        return False
+    return True

@@ -1,4 +1,5 @@
-"""The `unit-loop` flow: loop L1 for one unit in one round (coder turn → tester → hints → coder ...).
+"""The `unit-loop` flow: loop L1 for one unit in one round (coder turn → tester → hints → coder ...), and how the
+devloop runs it (`UnitRuns`).
 
 The devloop flow runs it as a subflow per unit and round; deployed (prefect.yaml
 `unit-loop`), any worker of a work pool can run it for a devloop whose task settings
@@ -7,6 +8,10 @@ in the ledger.
 
 `remote-unit-loop` is the same loop for workers that share no filesystem with the devloop
 (`unit_runner: remote_pool`): its result is everything the unit loop wrote, which the devloop appends.
+
+A unit loop that stops for a known reason (a person's stop, a budget, a usage-limit wait that timed out)
+ends in a state named for it with its message (tasks/_common.py, `ended_state`), never as a traceback; the
+devloop raises the error again where the loop decides.
 """
 
 from __future__ import annotations
@@ -14,12 +19,15 @@ from __future__ import annotations
 from prefect import flow
 
 from graphlemon.devloop.unit_loop import run_unit_loop
+from graphlemon.errors import ErrorCode, GraphLemonError
 from graphlemon.flows.run_names import remote_flow_run_name, unit_flow_run_name
 from graphlemon.stages.coder import unit_node_id
 from graphlemon.stages.outcomes import UnitOutcome
-from graphlemon.stages.session import RunRef
-from graphlemon.tasks._common import finished, timeline_logged
+from graphlemon.stages.session import RunRef, open_session
+from graphlemon.tasks._common import ended_state, finished, stage_result, timeline_logged
 from graphlemon.tasks._redacted_artifacts import sent_in_background
+
+from .stages import PrefectRunner
 
 
 @flow(name="unit-loop", flow_run_name=unit_flow_run_name, persist_result=False)
@@ -27,11 +35,12 @@ def unit_loop(
     run: RunRef, unit_id: str, loop_round: int, feedback: str | None = None, pass_tag: str = ""
 ) -> UnitOutcome:
     """L1 for one unit: coder turn -> tester stage -> retry with hints until green or the retry limit."""
-    from .stages import PrefectRunner
-
     logged = timeline_logged(run, step=(unit_node_id(run.task_id, unit_id, loop_round, pass_tag), "outcome"))
-    with logged as session, session.bound(), sent_in_background():
-        out = run_unit_loop(session, PrefectRunner().stages(run), unit_id, loop_round, feedback, pass_tag)
+    try:
+        with logged as session, session.bound(), sent_in_background():
+            out = run_unit_loop(session, PrefectRunner().stages(run), unit_id, loop_round, feedback, pass_tag)
+    except GraphLemonError as exc:  # a stop, a budget, a backend that gave up: a state with its message
+        return ended_state(exc)
     if logged.reused:
         return logged.cached(out)
     why = (
@@ -52,11 +61,149 @@ def remote_unit_loop(job: dict) -> dict:
     from graphlemon.blocks.git_remote import resolve_remote
     from graphlemon.devloop.remote_unit import RemoteUnitJob, run_remote_unit
 
-    from .stages import PrefectRunner, result_store
-
     unit = RemoteUnitJob.model_validate(job)
     with tempfile.TemporaryDirectory(prefix="graphlemon-unit-") as scratch, sent_in_background():
         out = run_remote_unit(
             unit, result_store(), Path(scratch), PrefectRunner().stages, load_agent_settings(), resolve_remote
         )
     return out.model_dump(mode="json")
+
+
+class UnitRuns:
+    """How the devloop runs one unit loop (the runner's `unit-loop` step): a subflow run in this process, or — with
+    `unit_runner: work_pool` in the task's settings — a run of the unit-loop deployment on a work pool, or — with
+    `unit_runner: remote_pool` — a run of remote-unit-loop (`RemoteUnits`)."""
+
+    def __init__(self) -> None:
+        self._quiet_settings = None  # the flow's Prefect settings with subflow heartbeats off, derived once
+
+    def __call__(self, run: RunRef, unit_id: str, loop_round: int, feedback: str | None, pass_tag: str) -> UnitOutcome:
+        where = open_session(run).config.unit_runner
+        if where == "remote_pool":
+            return RemoteUnits()(run, unit_id, loop_round, feedback, pass_tag)
+        if where == "work_pool":
+            return self.on_pool(run, unit_id, loop_round, feedback, pass_tag)
+        return self.in_process(run, unit_id, loop_round, feedback, pass_tag)
+
+    def in_process(self, run: RunRef, unit_id: str, loop_round: int, feedback: str | None, pass_tag: str):
+        """A subflow run in this process. It sends no heartbeats of its own: the devloop flow run's heartbeat
+        already says this process is alive, and Prefect's heartbeat thread costs a subflow up to a second at its
+        end (the thread sleeps in one-second steps and is joined)."""
+        with self.without_heartbeat():
+            return stage_result(unit_loop(run, unit_id, loop_round, feedback, pass_tag, return_state=True))
+
+    def on_pool(self, run: RunRef, unit_id: str, loop_round: int, feedback: str | None, pass_tag: str):
+        """A run of the unit-loop deployment (any worker of its pool); its outcome is read from the shared ledger.
+        A run that recorded none because a person stopped the task is that stop, raised here."""
+        from prefect.deployments import run_deployment
+
+        from .run_names import unit_run_name
+
+        session = open_session(run)
+        params = {"run": run.model_dump(), "unit_id": unit_id, "loop_round": loop_round, "feedback": feedback,
+                  "pass_tag": pass_tag}  # fmt: skip
+        flow_run = run_deployment(session.config.unit_deployment, parameters=params, timeout=None,
+                                  flow_run_name=unit_run_name(unit_id, loop_round, pass_tag))  # fmt: skip
+        outcome = session.load_outcome(unit_node_id(run.task_id, unit_id, loop_round, pass_tag), UnitOutcome)
+        if outcome is None:
+            session.checkpoint(f"unit {unit_id} · round {loop_round} (its run on the work pool ended)")
+            state = flow_run.state.name if flow_run.state else "unknown"
+            raise GraphLemonError(
+                ErrorCode.EXECUTOR_ERROR,
+                f"unit {unit_id} (round {loop_round}) ran on the work pool as flow run {flow_run.name} and ended "
+                f"{state} without recording an outcome in the ledger",
+                flow_run_id=str(flow_run.id),
+            )
+        return outcome
+
+    def without_heartbeat(self):
+        """The current Prefect settings with flow heartbeats off, as a settings context. Derived once per runner:
+        `temporary_settings` rebuilds and validates the whole settings model on every call (53 ms here, more
+        under load), once per unit subflow."""
+        import prefect.context
+        from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY
+
+        current = prefect.context.get_settings_context()
+        base, derived = self._quiet_settings or (None, None)
+        if base is not current.settings:
+            derived = current.settings.copy_with_update(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None})
+            self._quiet_settings = (current.settings, derived)
+        return prefect.context.SettingsContext(profile=current.profile, settings=derived)
+
+
+def result_store():
+    """Prefect's default result storage block (PREFECT_DEFAULT_RESULT_STORAGE_BLOCK, e.g.
+    `local-file-system/graphlemon-results` or an `s3-bucket/...` block): where remote unit loops keep their results
+    and the devloop its state snapshots for them. Both sides must name the same block."""
+    from prefect.blocks.core import Block
+    from prefect.settings import PREFECT_DEFAULT_RESULT_STORAGE_BLOCK
+
+    slug = PREFECT_DEFAULT_RESULT_STORAGE_BLOCK.value()
+    if not slug:
+        raise GraphLemonError(
+            ErrorCode.INVALID_PARAM,
+            "remote unit loops need a shared result store: set PREFECT_DEFAULT_RESULT_STORAGE_BLOCK (e.g. "
+            "local-file-system/graphlemon-results) for the devloop and every worker (docs/scale.md)",
+        )
+    try:
+        return Block.load(slug)
+    except ValueError as exc:
+        raise GraphLemonError(ErrorCode.INVALID_PARAM, f"result storage block {slug!r}: {exc}") from None
+
+
+class RemoteUnits:
+    """Unit loops on workers that see only the project's git remote and Prefect: each unit loop a run of the
+    remote-unit-loop deployment; this flow, the ledger's one writer, takes its result in.
+
+    A run is found again by its idempotency key (task, unit, round, pass): a devloop resumed after a kill waits
+    for the run it had started (or reads its finished result) instead of starting another. A run that ended with
+    no result (its worker died) is followed by one new run, keyed after it, so a second resume finds that one."""
+
+    POLL_S = 1.0
+    TRIES = 2
+
+    def __call__(self, run: RunRef, unit_id: str, loop_round: int, feedback: str | None, pass_tag: str) -> UnitOutcome:
+        from graphlemon.blocks.git_remote import resolve_remote
+        from graphlemon.devloop.remote_unit import RemoteUnitResult, dispatch, take_in
+        from graphlemon.devloop.stages import MAX_PARALLEL_UNITS
+
+        session = open_session(run)
+        stored = session.load_outcome(unit_node_id(run.task_id, unit_id, loop_round, pass_tag), UnitOutcome)
+        if stored is not None:  # taken in before the devloop was stopped
+            return stored
+        store = result_store()
+        job = dispatch(session, unit_id, loop_round, feedback, pass_tag, store, MAX_PARALLEL_UNITS, resolve_remote)
+        key = f"graphlemon/{job.node_exec_id}"
+        for _ in range(self.TRIES):
+            flow_run = self._run(session.config.remote_unit_deployment, job, key)
+            data = _result_of(flow_run)
+            if data is not None:
+                return take_in(session, job, RemoteUnitResult.model_validate(data), resolve_remote)
+            key = f"graphlemon/{job.node_exec_id}/after-{flow_run.id}"
+        state = flow_run.state.name if flow_run.state else "unknown"
+        raise GraphLemonError(
+            ErrorCode.EXECUTOR_ERROR,
+            f"unit {unit_id} (round {loop_round}) ran on the remote pool as flow run {flow_run.name} and ended {state} "
+            f"without a result, {self.TRIES} times",
+            flow_run_id=str(flow_run.id),
+        )
+
+    def _run(self, deployment: str, job, key: str):
+        from prefect.deployments import run_deployment
+
+        from .run_names import unit_run_name
+
+        name = unit_run_name(job.unit_id, job.loop_round, job.pass_tag)
+        return run_deployment(deployment, parameters={"job": job.model_dump(mode="json")}, timeout=None,
+                              poll_interval=self.POLL_S, flow_run_name=name, idempotency_key=key)  # fmt: skip
+
+
+def _result_of(flow_run) -> dict | None:
+    """A finished run's result from the result store, or None when it ended without one."""
+    state = flow_run.state
+    if state is None or not state.is_completed():
+        return None
+    try:
+        return state.result(raise_on_failure=False)
+    except Exception:  # noqa: BLE001 - a result lost with its storage: the run is as good as never finished
+        return None

@@ -42,6 +42,12 @@ class ErrorCode(StrEnum):
     ABORTED = "ABORTED"
     # a work tree's `.git` (pointer or git dir) is not the one GraphLemon made: git is not run in it
     WORKTREE_TAMPERED = "WORKTREE_TAMPERED"
+    # one lease per task (graphlemon/lease.py): another holder runs the task (the message names it and since when)
+    TASK_HELD = "TASK_HELD"
+    # this run's lease was taken over by another holder: it stops at once and writes nothing more for the task
+    LEASE_LOST = "LEASE_LOST"
+    # a person asked the run to stop: it stopped at a safe point (the task is blocked, reason stopped_by_person)
+    STOPPED = "STOPPED"
 
 
 BAD_INPUT_CODES = frozenset(
@@ -57,6 +63,20 @@ BAD_INPUT_CODES = frozenset(
         ErrorCode.ITERATION_NOT_FOUND,
         ErrorCode.DEPLOYMENT_NOT_FOUND,
         ErrorCode.UNKNOWN_FRAMEWORK,
+    }
+)
+
+
+# Stops that are states of the task, not failures: the run ends with a message and the task's state (blocked for a
+# person, or left to the lease's new holder); never a traceback, and never retried (docs/devloop.md, "Stop").
+EXPECTED_STOPS = frozenset(
+    {
+        ErrorCode.BUDGET_EXCEEDED,
+        ErrorCode.QUOTA_EXCEEDED,
+        ErrorCode.CLASSIFIER_BLOCKED,
+        ErrorCode.STOPPED,
+        ErrorCode.LEASE_LOST,
+        ErrorCode.TASK_HELD,
     }
 )
 
@@ -159,3 +179,30 @@ class ClassifierBlocked(GraphLemonError):
 
     def __init__(self, message: str, **context: Any) -> None:
         super().__init__(ErrorCode.CLASSIFIER_BLOCKED, message, **context)
+
+
+class TaskHeld(GraphLemonError):
+    """Another holder has the task's lease (graphlemon/lease.py): this start is refused, nothing was changed.
+    `holder`, `pid`, `host`, `since` and `lease_id` name who runs it."""
+
+    def __init__(self, message: str, **context: Any) -> None:
+        super().__init__(ErrorCode.TASK_HELD, message, **context)
+
+
+class StopRequested(GraphLemonError):
+    """A person asked the run to stop; raised at the run's next safe point (before a step starts, or in a wait).
+    `then` is what the stop leads to: `block` (stopped_by_person, resumable) or `abandon`."""
+
+    def __init__(self, message: str, **context: Any) -> None:
+        super().__init__(ErrorCode.STOPPED, message, **context)
+
+    @property
+    def then(self) -> str:
+        return self.context.get("then") or "block"
+
+
+class LeaseLost(GraphLemonError):
+    """This run's lease was taken over (its holder was judged gone): the run stops and writes nothing more."""
+
+    def __init__(self, message: str, **context: Any) -> None:
+        super().__init__(ErrorCode.LEASE_LOST, message, **context)

@@ -17,18 +17,24 @@ _ACTIVE_TASK = ("planning", "coding", "integrating", "validating")
 TASK: dict[str, frozenset[str]] = {
     "_initial": frozenset({"created"}),
     "created": frozenset({"queued", "planning", "abandoned"}),
-    "queued": frozenset({"planning", "coding", "integrating", "validating", "abandoned"}),
-    # planning -> coding; full_replan comes back to planning; each stage may block or wait
-    "planning": frozenset({"planning", "coding", "waiting_for_quota", "paused", "blocked_pending_human"}),
+    # a queued run waiting for a goal slot may be stopped by a person (stopped_by_person)
+    "queued": frozenset({"planning", "coding", "integrating", "validating", "blocked_pending_human", "abandoned"}),
+    # planning -> coding; full_replan comes back to planning; each stage may block or wait; a person's abandon
+    # ends the task from every state that has not ended (its run stops at a safe point first)
+    "planning": frozenset({"planning", "coding", "waiting_for_quota", "paused", "blocked_pending_human", "abandoned"}),
     "coding": frozenset(
-        {"coding", "integrating", "validating", "planning", "waiting_for_quota", "paused", "blocked_pending_human"}
-    ),
+        {"coding", "integrating", "validating", "planning", "waiting_for_quota", "paused", "blocked_pending_human",
+         "abandoned"}
+    ),  # fmt: skip
     "integrating": frozenset(
-        {"integrating", "coding", "planning", "validating", "waiting_for_quota", "paused", "blocked_pending_human"}
+        {"integrating", "coding", "planning", "validating", "waiting_for_quota", "paused", "blocked_pending_human",
+         "abandoned"}
+    ),  # fmt: skip
+    "validating": frozenset(
+        {"done", "coding", "planning", "waiting_for_quota", "paused", "blocked_pending_human", "abandoned"}
     ),
-    "validating": frozenset({"done", "coding", "planning", "waiting_for_quota", "paused", "blocked_pending_human"}),
     # quota wait returns to the stage it interrupted, or times out (usage_limit_wait_timeout)
-    "waiting_for_quota": frozenset({*_ACTIVE_TASK, "blocked_pending_human", "paused"}),
+    "waiting_for_quota": frozenset({*_ACTIVE_TASK, "blocked_pending_human", "paused", "abandoned"}),
     # a human resumes (back to the stage before the block, or re-queued) or abandons
     "blocked_pending_human": frozenset({*_ACTIVE_TASK, "queued", "paused", "abandoned"}),
     "paused": frozenset({*_ACTIVE_TASK, "queued", "blocked_pending_human", "abandoned"}),

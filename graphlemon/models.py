@@ -48,6 +48,7 @@ BlockedReason = Literal[
     "rollback_failed",
     "human_requested",
     "stage_failed",
+    "stopped_by_person",  # a person stopped the run (graphlemon stop, the console's Stop, Cancel in Prefect)
 ]
 # a stage is named after the role that runs it: the one name of both (an agent turn's `role` is its stage)
 Stage = Literal["planner", "coder", "tester", "integrator", "bug-triager", "validator", "skill-editor"]
@@ -463,6 +464,55 @@ class SkillIterationEvent(Record):
     revert_commit: str | None = None  # the commit that undid it (rejected, rolled_back)
 
     _current_stage = field_validator("skill", mode="before")(current_stage)
+
+
+LeaseEventKind = Literal[
+    "taken", "taken_over", "handed", "adopted", "renewed", "released", "refused", "stop_requested", "slot_taken",
+    "slot_released",
+]
+
+
+class LeaseEvent(Record):
+    """One event of a task's lease (graphlemon/lease.py): who runs the task, since when, its heartbeat, a person's
+    stop request, the goal slot it holds. The current lease of a task is the fold of its events."""
+
+    ledger_file = "leases.ndjson"
+    kind: Literal["lease"] = "lease"
+    task_id: str
+    lease_id: str  # the lease the event is about (`refused`: the lease that refused the starter)
+    event: LeaseEventKind
+    holder: str | None = None  # what runs the task: "graphlemon resume", "console: run it now", "Prefect flow run …"
+    pid: int | None = None
+    host: str | None = None
+    boot_id: str | None = None  # the holder's machine since its last boot (/proc/sys/kernel/random/boot_id)
+    proc_start: int | None = None  # the holder process's start, in clock ticks since boot: a reused pid is not it
+    flow_run_id: str | None = None
+    launch_id: str | None = None
+    action_id: str | None = None  # the console action that took it: a second request with this id is the same one
+    reserved_until: datetime | None = None  # handed to a flow run not started yet: held until then
+    previous: str | None = None  # taken_over: the lease it replaced
+    reason: str | None = None  # taken_over, released, refused: why
+    task_status: TaskStatus | None = None  # released: the task's status when its run let go
+    waiting_run: str | None = None  # released: a deployed flow run waits for a person's answer in Prefect
+    by: str | None = None  # stop_requested: who asked
+    note: str | None = None  # stop_requested: why
+    then: Literal["block", "abandon"] | None = None  # stop_requested: what the stop leads to
+
+
+class LaunchEvent(Record):
+    """A process the console started (`graphlemon run` for a goal, `graphlemon resume` for a task), and its exit."""
+
+    ledger_file = "launches.ndjson"
+    kind: Literal["launch"] = "launch"
+    launch_id: str
+    event: Literal["started", "ended"]
+    launch_kind: Literal["goal", "resume"] | None = None
+    task_id: str | None = None  # a goal's task is created by the process itself (its lease names the launch)
+    goal: str | None = None
+    pid: int | None = None
+    log: str | None = None  # its output, relative to the state dir
+    action_id: str | None = None
+    returncode: int | None = None  # ended
 
 
 class DeploymentFields(BaseModel):

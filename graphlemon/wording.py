@@ -95,6 +95,9 @@ def next_step(task_id: str, status: str, reason: str | None, root: Path | str, r
     if run_state in ("idle", "interrupted"):
         why = "its run stopped before the task ended" if run_state == "interrupted" else "nothing runs it"
         return NextStep(action="run", label="Run it now", command=resume, why=f"{why}: run it to continue")
+    if run_state == "stopping":
+        return NextStep(action="none", label="", command=f"{graphlemon} status {task_id} {where}",
+                        why="a person asked its run to stop: it stops at its next safe point, its work kept")  # fmt: skip
     if status == "done":
         return NextStep(action="none", label="", command=f"{graphlemon} status {task_id} {where}",
                         why="the task is done; its work is merged into your branch")  # fmt: skip

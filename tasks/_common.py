@@ -1,4 +1,5 @@
-"""What every stage task shares: the retry rule, the stage options, the run's session and its logged timeline.
+"""What every stage task shares: the retry rule, the stage options, the states it ends in, the run's session and its
+logged timeline.
 
 * A stage task receives the run's reference (`RunRef`) and opens the run's session from it
   (`graphlemon.stages.session.open_session`): the devloop flow's own session in its process, the task's
@@ -9,46 +10,72 @@
   resumed run found recorded ends `Cached`, its message naming the outcome record.
 * A stage that ran but did not succeed ends Failed with its result as the state's data
   (`finished`); the runner awaits the state and reads the result (`stage_result`).
-* Retries are for transient trouble only (a model API that kept failing, a git lock,
-  the test runner dying, I/O): a real test failure is a result, and a budget stop, a
-  usage-limit wait, a classifier block or a corrupt ledger must never be retried.
+* One retry policy: Prefect retries no stage. Every retry is GraphLemon's own, where the
+  trouble is (a backend retries its API calls with back-off, and says when it gave up); what
+  is left after them blocks the task for a person (`stage_failed`), who resumes it.
+* An error GraphLemon knows (a `GraphLemonError`) ends the stage's run in a state with its
+  message, never as a raised exception with a traceback (`stage_task`): an expected stop (a
+  budget, a usage-limit wait that timed out, a classifier block, a person's stop, a lease taken
+  over) is `Cancelled` named for it, any other known error `Failed`; the error is the state's data,
+  and the caller raises it again where the loop decides (`stage_result`). Only a bug (an error
+  GraphLemon does not know) keeps its traceback.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from contextlib import contextmanager
 
+from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from graphlemon.errors import GraphLemonError
+from graphlemon.errors import EXPECTED_STOPS, ErrorCode, GraphLemonError
 from graphlemon.models import TimelineEvent
 from graphlemon.stages.session import LoopSession, RunRef, open_session
 
-TRANSIENT_CODES = frozenset({"EXECUTOR_ERROR", "GIT_ERROR", "TEST_RUNNER_ERROR"})
-RETRY_DELAYS = [2, 10]
+STAGE_OPTIONS = dict(retries=0, cache_policy=NO_CACHE, persist_result=False)  # one retry policy: GraphLemon's own
+STOP_NAMES = {
+    ErrorCode.STOPPED: "Stopped",
+    ErrorCode.BUDGET_EXCEEDED: "Budget exceeded",
+    ErrorCode.QUOTA_EXCEEDED: "Quota wait timed out",
+    ErrorCode.CLASSIFIER_BLOCKED: "Classifier blocked",
+    ErrorCode.LEASE_LOST: "Lease lost",
+    ErrorCode.TASK_HELD: "Refused",
+}
 
 
-def transient_only(task, task_run, state) -> bool:
-    """retry_condition_fn: retry only what a second try can fix."""
-    try:
-        state.result()
-    except GraphLemonError as exc:
-        return str(exc.code) in TRANSIENT_CODES
-    except (OSError, TimeoutError, ConnectionError):
-        return True
-    except Exception:
-        return False
-    return False
+def ended_state(exc: GraphLemonError):
+    """The state a run ends in for an error GraphLemon knows: `Cancelled` named for an expected stop, else `Failed`
+    named `Error`; its message is the error's, its data the error (raised again by the caller, `stage_result`)."""
+    from prefect.states import Cancelled, Failed
+
+    if exc.code in EXPECTED_STOPS:
+        return Cancelled(name=STOP_NAMES.get(exc.code, "Stopped"), message=exc.message[:500], data=exc)
+    return Failed(name="Error", message=f"{exc.code}: {exc.message}"[:500], data=exc)
 
 
-STAGE_OPTIONS = dict(
-    retries=2,
-    retry_delay_seconds=RETRY_DELAYS,
-    retry_condition_fn=transient_only,
-    cache_policy=NO_CACHE,
-    persist_result=False,
-)
+def in_a_state(fn):
+    """`fn`, whose known errors end its run in a state (`ended_state`) instead of being raised through Prefect."""
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except GraphLemonError as exc:
+            return ended_state(exc)
+
+    return run
+
+
+def stage_task(**options):
+    """`@stage_task(name=..., task_run_name=...)`: a stage's Prefect task with the stage options, whose known errors
+    end it in a state (`in_a_state`)."""
+
+    def decorate(fn):
+        return task(**{**STAGE_OPTIONS, **options})(in_a_state(fn))
+
+    return decorate
 
 
 def session_of(run: RunRef) -> LoopSession:
@@ -73,12 +100,13 @@ def finished(out, *, red: bool, name: str, message: str):
 
 def stage_result(state):
     """A stage's result from its final state (the caller runs it with `return_state=True`): the value it returned,
-    the result a Failed (`Red`, `Blocked`) or Cached state holds, or the exception it failed with, raised again."""
+    the result a Failed (`Red`, `Blocked`) or Cached state holds, or the error it ended with (a Failed or Cancelled
+    state's data, or the exception it raised), raised again."""
     from prefect.states import State
 
     if not isinstance(state, State):
         return state
-    if state.is_failed():
+    if state.is_failed() or state.is_cancelled():
         value = state.result(raise_on_failure=False)
         if isinstance(value, BaseException):
             raise value

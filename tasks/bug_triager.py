@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from prefect import task
-
 from graphlemon.nodes import node_exec_id
 from graphlemon.stages.bug_triager import triage_integration
 from graphlemon.stages.outcomes import IntegrationOutcome
 from graphlemon.stages.session import RunRef
 
-from ._common import STAGE_OPTIONS, task_key, timeline_logged
+from ._common import stage_task, task_key, timeline_logged
 from ._redacted_artifacts import create_markdown_artifact
 
 
-@task(name="bug-triager", task_run_name="bug-triager · round {loop_round} · attempt {attempt}", **STAGE_OPTIONS)
+@stage_task(name="bug-triager", task_run_name="bug-triager · round {loop_round} · attempt {attempt}")
 def bug_triager_task(run: RunRef, loop_round: int, attempt: int, run_id: str) -> IntegrationOutcome:
     """The DevLoop's BugTriager stage: judge the failed integration run; the verdict becomes the L2 action."""
     nid = node_exec_id(run.task_id, "bug-triager", loop_round=loop_round, attempt=attempt)

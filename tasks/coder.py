@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from prefect import task
-
 from graphlemon.stages.coder import CoderTurn, coder_turn
 from graphlemon.stages.session import RunRef
 
-from ._common import STAGE_OPTIONS, timeline_logged
+from ._common import stage_task, timeline_logged
 
 
 def _run_name() -> str:
@@ -18,7 +16,7 @@ def _run_name() -> str:
     return f"coder {p['unit_id']} · attempt {p['attempt'] - p['first'] + 1}"
 
 
-@task(name="coder", task_run_name=_run_name, **STAGE_OPTIONS)
+@stage_task(name="coder", task_run_name=_run_name)
 def coder_task(
     run: RunRef, nid: str, unit_id: str, attempt: int, first: int, loop_round: int, hints: str | None
 ) -> CoderTurn:

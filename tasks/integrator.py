@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from prefect import task
-
 from graphlemon.nodes import node_exec_id
 from graphlemon.stages.integrator import run_integration
 from graphlemon.stages.outcomes import IntegrationOutcome
 from graphlemon.stages.session import RunRef
 
-from ._common import STAGE_OPTIONS, finished, timeline_logged
+from ._common import finished, stage_task, timeline_logged
 
 
-@task(name="integrator", task_run_name="integrator · round {loop_round} · attempt {attempt}", **STAGE_OPTIONS)
+@stage_task(name="integrator", task_run_name="integrator · round {loop_round} · attempt {attempt}")
 def integrator_task(run: RunRef, loop_round: int, attempt: int) -> IntegrationOutcome:
     """Run the integration cases on the merged code (a failed run goes to the bug-triager task)."""
     nid = node_exec_id(run.task_id, "integrator", loop_round=loop_round, attempt=attempt)

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from prefect import task
-
 from graphlemon.nodes import node_exec_id
 from graphlemon.stages.outcomes import PlanOutcome
 from graphlemon.stages.planner import run_planner
 from graphlemon.stages.session import RunRef
 
-from ._common import STAGE_OPTIONS, finished, task_key, timeline_logged
+from ._common import finished, stage_task, task_key, timeline_logged
 from ._redacted_artifacts import create_markdown_artifact
 
 
-@task(name="planner", task_run_name="planner · round {loop_round}", **STAGE_OPTIONS)
+@stage_task(name="planner", task_run_name="planner · round {loop_round}")
 def planner_task(run: RunRef, loop_round: int, feedback: str | None) -> PlanOutcome:
     """Plan (or re-plan) the task: BRD / PRD / SDD / benchmark, units, specs, contracts."""
     logged = timeline_logged(run, step=(node_exec_id(run.task_id, "planner", loop_round=loop_round), "outcome"))

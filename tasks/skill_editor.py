@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from prefect import task
 from prefect.artifacts import create_markdown_artifact
 
 from graphlemon.nodes import node_exec_id
@@ -10,10 +9,10 @@ from graphlemon.stages.outcomes import SkillUpdateOutcome
 from graphlemon.stages.session import RunRef
 from graphlemon.stages.skill_editor import run_skill_update
 
-from ._common import STAGE_OPTIONS, task_key, timeline_logged
+from ._common import stage_task, task_key, timeline_logged
 
 
-@task(name="skill-editor", task_run_name="skill-editor · round {loop_round}", **STAGE_OPTIONS)
+@stage_task(name="skill-editor", task_run_name="skill-editor · round {loop_round}")
 def skill_editor_task(run: RunRef, loop_round: int) -> SkillUpdateOutcome:
     """A skill_defect bug → a gated iteration of the blamed role's skill (applied or rejected)."""
     logged = timeline_logged(run, step=(node_exec_id(run.task_id, "skill-editor", loop_round=loop_round), "outcome"))

@@ -11,7 +11,7 @@ from graphlemon.stages.session import RunRef
 from graphlemon.stages.tester import TesterOutput, test_unit
 from graphlemon.testrun import TestRunResult
 
-from ._common import STAGE_OPTIONS, artifact_key, finished, task_key, timeline_logged
+from ._common import artifact_key, finished, stage_task, task_key, timeline_logged
 from ._redacted_artifacts import create_markdown_artifact, create_table_artifact
 
 
@@ -42,7 +42,7 @@ def _tester_name() -> str:
     return f"tester {p['unit_id']} · attempt {p['attempt'] - p['first'] + 1}"
 
 
-@task(name="tester", task_run_name=_tester_name, **STAGE_OPTIONS)
+@stage_task(name="tester", task_run_name=_tester_name)
 def tester_task(
     run: RunRef, nid: str, unit_id: str, attempt: int, first: int, loop_round: int, code_ref: str | None
 ) -> TesterOutput:

@@ -9,12 +9,11 @@ from graphlemon.project import open_project
 from graphlemon.triage import triage_run as triage
 from graphlemon.triage.triager import markdown
 
-from ._common import RETRY_DELAYS, artifact_key, transient_only
+from ._common import artifact_key
 from ._redacted_artifacts import create_markdown_artifact
 
 
-@task(name="triage-run", task_run_name="triage-{run_id}", retries=2, retry_delay_seconds=RETRY_DELAYS,
-      retry_condition_fn=transient_only)  # fmt: skip
+@task(name="triage-run", task_run_name="triage-{run_id}", retries=0)  # one retry policy: GraphLemon's own
 def triage_run(
     project: str, run_id: str, executor: str = "none", playbook: str | None = None, task_id: str | None = None
 ) -> TriageRecord:

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from prefect import task
-
 from graphlemon.nodes import node_exec_id
 from graphlemon.stages.outcomes import ValidationOutcome
 from graphlemon.stages.session import RunRef
 from graphlemon.stages.validator import run_validator
 
-from ._common import STAGE_OPTIONS, task_key, timeline_logged
+from ._common import stage_task, task_key, timeline_logged
 from ._redacted_artifacts import create_table_artifact
 
 
-@task(name="validator", task_run_name="validator · round {loop_round}", **STAGE_OPTIONS)
+@stage_task(name="validator", task_run_name="validator · round {loop_round}")
 def validator_task(run: RunRef, loop_round: int) -> ValidationOutcome:
     """All tests + benchmark checks; root cause per bug; the route."""
     logged = timeline_logged(run, step=(node_exec_id(run.task_id, "validator", loop_round=loop_round), "outcome"))

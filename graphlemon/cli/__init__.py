@@ -49,6 +49,7 @@ def full_app() -> typer.Typer:
             skills_cmd,
             sql,
             status,
+            stop_cmd,
             test_cmd,
             tester,
             triage,
@@ -58,6 +59,7 @@ def full_app() -> typer.Typer:
         init_cmd.register(app)
         run.register(app)
         status.register(app)
+        stop_cmd.register(app)
         test_cmd.register(app)
         triage.register(app)
         app.add_typer(bugs.app, name="bugs")

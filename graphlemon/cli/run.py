@@ -1,7 +1,9 @@
 """`graphlemon run GOAL` and `graphlemon resume TASK_ID`: the DevLoop from the command line.
 
 These are the commands that orchestrate, so they import Prefect (seconds), and only
-after the input has been checked.
+after the input has been checked. Each takes the task's lease first, before it changes anything (a
+second run of a running task is refused with `TASK_HELD`, naming the holder); a console launch hands
+its lease to the process it starts (`GRAPHLEMON_LEASE`), which adopts it.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ def register(app: typer.Typer) -> None:
         """Create a task for GOAL and run the DevLoop until it is done or needs a human (REQ-01)."""
         from ..agents.budget import check_budget, update_budget
         from ..errors import invalid_param
+        from ..lease import held
         from ..project import require_commit, require_git, require_writable
         from ..stages.session import LoopConfig
         from ..taskboard import TaskBoard
@@ -69,13 +72,16 @@ def register(app: typer.Typer) -> None:
         if budget[0] is not None:
             check_budget(*budget)
         config = {"max_unit_attempts": max_unit_attempts, "max_loop_rounds": max_rounds}
-        task = TaskBoard(handle.ledger).create(goal)
-        # recorded at once: a run killed before the loop starts (Prefect still importing) resumes with them
-        LoopConfig.record(handle.state_dir, task.task_id, executor=backend,
-                          playbook=playbook.resolve() if playbook else None, **config)  # fmt: skip
-        if budget[0] is not None:
-            update_budget(handle.ledger, task.task_id, *budget, by="graphlemon run")
-        _drive(handle, task.task_id, backend, playbook, config, engine, api, quiet, as_json)
+        board = TaskBoard(handle.ledger)
+        task = board.create(goal)
+        with held(handle.ledger, task.task_id, _holder("graphlemon run"), status=lambda: board.get(task.task_id).status):
+            # recorded at once: a run killed before the loop starts (Prefect still importing) resumes with them
+            LoopConfig.record(handle.state_dir, task.task_id, executor=backend,
+                              playbook=playbook.resolve() if playbook else None, **config)  # fmt: skip
+            if budget[0] is not None:
+                update_budget(handle.ledger, task.task_id, *budget, by="graphlemon run")
+            final, took = _drive(handle, task.task_id, backend, playbook, config, engine, api, quiet, as_json)
+        _report(handle, final, took, as_json)
 
     @app.command()
     def resume(
@@ -92,6 +98,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Continue a task: after a crash (from the persisted nodes), or manual_resume of a blocked task (REQ-06 / REQ-09)."""
         from ..agents.automode_denials import reset_classifier_counts
+        from ..lease import held
         from ..project import require_git, require_writable
         from ..stages.session import LoopConfig
         from ..taskboard import TaskBoard
@@ -110,35 +117,52 @@ def register(app: typer.Typer) -> None:
             executor = executor or saved.executor
             playbook = playbook or (saved.playbook if executor == "scripted" else None)  # a switched backend: none
         backend = _backend(executor, playbook, engine, api)  # a backend that cannot run changes nothing
-        if (  # blocked, or queued again by a raised budget: a deployed run of it may wait in the Prefect UI
-            task.status in ("blocked_pending_human", "queued")
-            and engine == "prefect"
-            and _answer_waiting_run(handle, task_id, note, api)
-        ):
-            return
-        if task.status in ("blocked_pending_human", "paused") or task.terminal:
-            board.manual_resume(task_id, note=note)  # a done task is a clear error and changes nothing
-            reset_classifier_counts(handle.ledger, task_id, note or "manual resume")  # REQ-07: a person resumed
-        _drive(handle, task_id, backend, playbook, {}, engine, api, quiet, as_json)
+        adopt = os.environ.get(LEASE_ENV) or None  # a lease the console took for this process
+        with held(handle.ledger, task_id, _holder("graphlemon resume"), adopt=adopt,
+                  status=lambda: board.get(task_id).status) as lease:  # fmt: skip
+            task = board.get(task_id)  # as it is now that this process holds the task
+            if (  # blocked, or queued again by a raised budget: a deployed run of it may wait in the Prefect UI
+                task.status in ("blocked_pending_human", "queued")
+                and engine == "prefect"
+                and _answer_waiting_run(handle, lease, note, api)
+            ):
+                return
+            if task.status in ("blocked_pending_human", "paused") or task.terminal:
+                board.manual_resume(task_id, note=note)  # a done task is a clear error and changes nothing
+                reset_classifier_counts(handle.ledger, task_id, note or "manual resume")  # REQ-07: a person resumed
+            final, took = _drive(handle, task_id, backend, playbook, {}, engine, api, quiet, as_json)
+        _report(handle, final, took, as_json)
 
 
-def _answer_waiting_run(handle, task_id: str, note: str | None, api) -> bool:
-    """A deployed run of this task waits in the Prefect UI for a person: resume *that* run (its worker carries on)
-    instead of starting a second one here, so no suspended run is left behind."""
-    from ..models import TaskEvent
+LEASE_ENV = "GRAPHLEMON_LEASE"  # the lease a console launch hands to the process it starts
+LAUNCH_ENV = "GRAPHLEMON_LAUNCH_ID"  # that launch's id (a goal's task is found through its lease)
 
-    runs = [e.flow_run_id for e in handle.ledger.read_as("task", TaskEvent) if e.task_id == task_id and e.flow_run_id]
-    if not runs:
+
+def _holder(command: str):
+    from ..lease import Holder
+
+    launch = os.environ.get(LAUNCH_ENV) or None
+    return Holder.here(f"{command} (console launch {launch})" if launch else command, launch_id=launch)
+
+
+def _answer_waiting_run(handle, lease, note: str | None, api) -> bool:
+    """A deployed run of this task waits in the Prefect UI for a person (the journal says which: its lease was let go
+    to wait): resume *that* run (its worker carries on, adopting the lease handed to it) instead of starting a second
+    one here, so no suspended run is left behind."""
+    from ..lease import Holder
+
+    run = lease.waiting_run  # the run its predecessors left waiting, as this lease took the task
+    if run is None:
         return False
     if api is not None:  # the API the run was recorded in: the configured one, or GraphLemon's local server
         api.wait()
     from graphlemon.flows.devloop import resume_suspended_run
 
-    name = resume_suspended_run(runs[-1], note)
-    if name is None:
+    if not resume_suspended_run(run, note):
         return False
-    console().print(f"resumed the waiting Prefect flow run {name!r} ({runs[-1]}); it continues on its worker",
-                    markup=False, highlight=False)  # fmt: skip
+    lease.hand(Holder(label=f"Prefect flow run {run} (resumed from its form)", flow_run_id=run))
+    console().print(f"resumed the waiting Prefect flow run {run}; it continues on its worker", markup=False,
+                    highlight=False)  # fmt: skip
     return True
 
 
@@ -235,20 +259,25 @@ def _drive(
     finally:
         if follower:
             follower.stop()
+    return TaskBoard(handle.ledger).get(task_id), time.monotonic() - started
+
+
+def _report(handle, task, took: float, as_json: bool) -> None:
+    """The run's end: the task as it stands (the exit status says done or not), every refused action counted, and
+    the next step."""
     from ..models import NodeEvent
     from ..violations import fold, with_refusals
     from ..wording import status_words
 
-    task = TaskBoard(handle.ledger).get(task_id)
-    refused = fold(handle.ledger.read_as("node", NodeEvent), task_id)
+    refused = fold(handle.ledger.read_as("node", NodeEvent), task.task_id)
     if as_json:
-        emit_json({**task.model_dump(mode="json"), "duration_s": round(time.monotonic() - started, 2),
-                   "violations": refused.as_dict()})  # fmt: skip
+        emit_json({**task.model_dump(mode="json"), "duration_s": round(took, 2), "violations": refused.as_dict()})
     else:
         from .show import print_next_step, show_task
 
-        show_task(handle, task_id, out)
-        out.print(f"({time.monotonic() - started:.1f} s)")
+        out = console()
+        show_task(handle, task.task_id, out)
+        out.print(f"({took:.1f} s)")
         if refused.count:  # the last lines a person reads name them too
             out.print(line((f"{task.task_id}: {with_refusals(status_words(task.status, task.blocked_reason), refused)}",
                             "yellow"), f"; `graphlemon status {task.task_id}` lists each one"))  # fmt: skip

@@ -82,11 +82,11 @@ def show_task(handle, task_id: str, out, wide: bool = False) -> None:
 def print_next_step(handle, task, out) -> None:
     """After a run stops: what to do now, as a command that works as printed (the full task id, the project's
     absolute path, graphlemon's own path when it is not on PATH), and the task's page in a running console."""
-    from ..runmarker import run_state
+    from ..lease import current, run_state
     from ..wording import next_step, printable, status_words
     from ._common import invocation
 
-    run = run_state(handle.state_dir, task.task_id, task.status)
+    run = run_state(current(handle.ledger, task.task_id), task.status)
     step = next_step(task.task_id, task.status, task.blocked_reason, handle.root, run, invocation())
     out.print(line(("next: ", "bold"), printable(step.why)))
     if step.action == "none" and task.status != "done":

@@ -23,8 +23,8 @@ def register(app: typer.Typer) -> None:
         """The project's tasks, blocked ones first with their reason and evidence pack; or one task in detail.
         Tables fit the terminal (task ids as their shortest unique prefix; --wide: every column)."""
         from ..bugs import BugTracker
+        from ..lease import current, run_state
         from ..models import LEDGER_FILES, EscalationRecord, NodeEvent
-        from ..runmarker import run_state
         from ..taskboard import TaskBoard
         from ..violations import fold
 
@@ -38,7 +38,10 @@ def register(app: typer.Typer) -> None:
             tasks = [t for t in tasks if t.task_id == task_id]
         packs: dict[str, EscalationRecord] = {e.task_id: e for e in ledger.read_as("escalation", EscalationRecord)}
         blocked = [t for t in tasks if t.status == "blocked_pending_human"]
-        runs = {t.task_id: run_state(handle.state_dir, t.task_id, t.status) for t in tasks}
+        held = {t.task_id: current(ledger, t.task_id) for t in tasks}
+        states = {t.task_id: run_state(held[t.task_id], t.status) for t in tasks}
+        # `run` keeps its three values (running, interrupted, null); `lease` says who holds the task, and a stop
+        runs = {tid: {"stopping": "running", "idle": None}.get(st, st) if st else None for tid, st in states.items()}
         node_events = ledger.read_as("node", NodeEvent)
         refused = {t.task_id: fold(node_events, t.task_id) for t in tasks}
         # every ledger file is read, whatever the output: a corrupt line is LEDGER_CORRUPT in the table as in JSON
@@ -49,6 +52,7 @@ def register(app: typer.Typer) -> None:
                     "project_id": handle.project_id,
                     "root": str(handle.root),
                     "tasks": [{**t.model_dump(mode="json"), "run": runs[t.task_id],
+                               "lease": _lease_json(held[t.task_id], states[t.task_id]),
                                "violations": refused[t.task_id].as_dict()} for t in tasks],  # fmt: skip
                     "blocked": [
                         {
@@ -69,7 +73,7 @@ def register(app: typer.Typer) -> None:
 
             show_task(handle, task_id, out, wide)
         else:
-            _tasks_table(handle, tasks, runs, out, wide, refused)
+            _tasks_table(handle, tasks, runs, states, out, wide, refused)
         for task in blocked:
             if task.task_id in packs:
                 from rich.markdown import Markdown
@@ -81,7 +85,17 @@ def register(app: typer.Typer) -> None:
             print_next_step(handle, task, out)
 
 
-def _tasks_table(handle, tasks, runs, out, wide: bool = False, refused: dict | None = None) -> None:
+def _lease_json(lease, state) -> dict | None:
+    """Who holds the task (its live lease), and whether a person asked it to stop; None when nothing runs it."""
+    if state not in ("running", "stopping"):
+        return None
+    h = lease.holder
+    return {"lease_id": lease.lease_id, "holder": h.label, "pid": h.pid, "host": h.host,
+            "since": lease.since.isoformat(), "heartbeat": lease.heartbeat.isoformat(),
+            "stop_requested_by": lease.stop.by if lease.stop else None}  # fmt: skip
+
+
+def _tasks_table(handle, tasks, runs, states, out, wide: bool = False, refused: dict | None = None) -> None:
     from ..bugs import BugTracker
 
     bugs = Counter(b.status for b in BugTracker(handle.ledger).all().values())
@@ -97,6 +111,8 @@ def _tasks_table(handle, tasks, runs, out, wide: bool = False, refused: dict | N
         status = line((STATUS_WORDS.get(t.status, t.status), colour))
         if runs[t.task_id] == "interrupted":  # nobody is running it
             status.append(" (interrupted)", style="red")
+        elif states[t.task_id] in ("running", "stopping"):
+            status.append(f" ({states[t.task_id]})", style="cyan")
         if count:  # a task with refused actions never reads as a clean "done"
             status.append(f" — with {count} refused action{'s' if count > 1 else ''}", style="yellow")
         reason = REASON_WORDS.get(t.blocked_reason, t.blocked_reason) if t.blocked_reason else t.note or ""

@@ -24,7 +24,8 @@ from ..ledger import decode_line
 from ..models import LEDGER_FILES, NodeEvent, Record
 
 # what the console shows; outcomes (stage return values) and triage verdicts are read on demand
-FOLLOWED_KINDS = ("task", "node", "bug", "usage", "budget", "timeline", "escalation", "artifact", "run", "task_settings")
+FOLLOWED_KINDS = ("task", "node", "bug", "usage", "budget", "timeline", "escalation", "artifact", "run", "task_settings",
+                  "lease")
 FOLLOWED_FILES = tuple(LEDGER_FILES[k] for k in FOLLOWED_KINDS)
 FILE_KIND = {LEDGER_FILES[k]: k for k in FOLLOWED_KINDS}
 

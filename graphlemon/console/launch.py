@@ -4,8 +4,14 @@ resumed, re-budgeted or found idle (REQ-09 / REQ-10).
 A goal runs as a Prefect deployment run when a Prefect API is configured and the `devloop` deployment exists,
 otherwise as `graphlemon run`, a detached local process. A task is continued by `graphlemon resume`, a detached
 local process too (the same run the command line would start, with the engine the task last ran under).
-Every local process is a *launch*: `.graphlemon/logs/console/<launch_id>.log` (its output) and `<launch_id>.json`
-(what was started, its pid, and its exit code once it ends), so the page can follow it and show why it failed.
+
+The console takes the task's lease before it changes anything (graphlemon/lease.py): a second action on a running
+task is refused with who runs it, and a second request of the same action (a double-click: the same action id) is
+that action, answered again. The lease is handed to the process it starts (`GRAPHLEMON_LEASE`, adopted by
+`graphlemon resume`) or to the deployment's flow run (held for it until it starts), so nothing can start a second
+run between the click and the run. Every local process is a *launch*: `.graphlemon/logs/console/<launch_id>.log`
+(its output) and `launch` records in the journal (what was started, its pid, its exit code), so the page can follow
+it and show why it failed.
 
 The input is checked here first, with the CLI's rules, so a bad goal writes nothing and starts nothing; a project
 that cannot run a goal (no git work tree, no commit yet) is refused before any process starts.
@@ -14,7 +20,6 @@ Prefect is imported only on the deployment path (starting the console must not i
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -26,12 +31,13 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from .. import lease as leases
 from ..errors import ErrorCode, GraphLemonError, invalid_param
-from ..models import TaskEvent, utcnow
-from ..processes import pid_alive
+from ..lease import HeldLease, Holder, Lease
+from ..models import LaunchEvent, TaskEvent, utcnow
+from ..processes import pid_exists
 from ..project import ProjectHandle, require_commit, require_git, require_writable
 from ..taskboard import MAX_GOAL_CHARS
-from .views import SETTLED_TASK
 
 DEPLOYMENT = "devloop/devloop"
 ENGINES = ("prefect", "direct")
@@ -59,11 +65,12 @@ class Started:
 
 
 class Launch(BaseModel):
-    """One process the console started: `graphlemon run` for a goal, or `graphlemon resume` for a task."""
+    """One process the console started (`graphlemon run` for a goal, `graphlemon resume` for a task): the fold of
+    its `launch` records."""
 
     launch_id: str
     kind: Literal["goal", "resume"]
-    task_id: str | None = None  # a goal's task is created by the process itself
+    task_id: str | None = None  # a goal's task is created by the process itself (its lease names the launch)
     goal: str | None = None
     pid: int
     log: str  # relative to the state dir
@@ -73,8 +80,8 @@ class Launch(BaseModel):
 
 
 class LaunchView(BaseModel):
-    """A launch as the page shows it: `running`, `ended` (the run stopped where the loop stops: done, blocked...)
-    or `failed` (it exited with an error, leaving no task or a task that still needs a run); the log's tail."""
+    """A launch as the page shows it: `running`, `ended` (its run let go of the task where the loop stops: done,
+    blocked...) or `failed` (it exited with an error before running the task, or died holding it); the log's tail."""
 
     launch_id: str
     kind: str
@@ -143,16 +150,18 @@ def check_can_continue(handle: ProjectHandle) -> None:
     require_writable(handle)
 
 
-def start_resume(handle: ProjectHandle, task_id: str, note: str | None = None) -> Started:
-    """`graphlemon resume TASK` in the background: the run the command line would start, with the engine the task
-    last ran under (a task a Prefect flow ran goes on under Prefect; one the direct engine ran stays direct).
-    `note`: a person's decision for `resume --note` to give the blocked task (or the deployed run waiting on it)."""
+def start_resume(handle: ProjectHandle, task_id: str, held: HeldLease, note: str | None = None,
+                 action_id: str | None = None) -> Started:  # fmt: skip
+    """`graphlemon resume TASK` in the background, handed the task's lease this console holds (`held`): the run the
+    command line would start, with the engine the task last ran under (a task a Prefect flow ran goes on under
+    Prefect; one the direct engine ran stays direct). `note`: a person's decision for `resume --note` to give the
+    blocked task (or the deployed run waiting on it)."""
     check_can_continue(handle)
     cmd = [sys.executable, "-m", "graphlemon", "resume", task_id, "--project", str(handle.root),
            "--engine", engine_of(handle, task_id), "--quiet"]  # fmt: skip
     if note is not None:
         cmd += [f"--note={note}"]  # one argument, whatever the note starts with
-    return _spawn(handle, cmd, kind="resume", task_id=task_id)
+    return _spawn(handle, cmd, kind="resume", task_id=task_id, held=held, action_id=action_id)
 
 
 def engine_of(handle: ProjectHandle, task_id: str) -> str:
@@ -160,43 +169,43 @@ def engine_of(handle: ProjectHandle, task_id: str) -> str:
     return "prefect" if ran_under_prefect else "direct"
 
 
-def launches(state_dir: Path) -> list[Launch]:
-    """Every launch recorded in the project, oldest first (an unreadable record is skipped: it is the console's
-    own bookkeeping, not the ledger)."""
-    out = []
-    for path in sorted((Path(state_dir) / LAUNCH_DIR).glob("*.json")):
-        try:
-            out.append(Launch.model_validate_json(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError):
-            continue
-    return out
+def fold_launches(events) -> list[Launch]:
+    """The launches the `launch` records describe, oldest first."""
+    found: dict[str, Launch] = {}
+    for e in events:
+        if e.event == "started":
+            found[e.launch_id] = Launch(launch_id=e.launch_id, kind=e.launch_kind or "resume", task_id=e.task_id,
+                                        goal=e.goal, pid=e.pid or -1, log=e.log or "", started=e.ts)  # fmt: skip
+        elif e.launch_id in found:
+            found[e.launch_id] = found[e.launch_id].model_copy(update={"returncode": e.returncode, "ended": e.ts})
+    return list(found.values())
 
 
-def get_launch(state_dir: Path, launch_id: str) -> Launch:
-    path = Path(state_dir) / LAUNCH_DIR / f"{launch_id}.json"
-    if "/" in launch_id or launch_id.startswith(".") or not path.is_file():
+def launches(handle: ProjectHandle) -> list[Launch]:
+    """Every launch recorded in the project, oldest first."""
+    return fold_launches(handle.ledger.read_as("launch", LaunchEvent))
+
+
+def get_launch(handle: ProjectHandle, launch_id: str) -> Launch:
+    found = next((x for x in launches(handle) if x.launch_id == launch_id), None)
+    if found is None:
         raise GraphLemonError(ErrorCode.INVALID_PARAM, f"no launch {launch_id!r} in this project", launch_id=launch_id)
-    return Launch.model_validate_json(path.read_text(encoding="utf-8"))
+    return found
 
 
-def launch_view(state_dir: Path, launch: Launch, tasks: dict) -> LaunchView:
-    """`tasks`: the project's folded tasks (a goal launch finds its task by goal text and start time)."""
-    task_id = launch.task_id or _goal_task(launch, tasks)
-    alive = launch.returncode is None and pid_alive(launch.pid)
-    if alive:
+def launch_view(state_dir: Path, launch: Launch, ran: Lease | None) -> LaunchView:
+    """`ran`: the lease the launch's process held (`leases_by_launch`): its task, and whether its run let go of the
+    task (ended) or never ran it / died holding it (failed)."""
+    task_id = launch.task_id or (ran.task_id if ran is not None else None)
+    if launch.returncode is None and pid_exists(launch.pid):  # a zombie: its exit code is being recorded
         state = "running"
+    elif launch.returncode == 0 or (ran is not None and ran.released is not None):
+        state = "ended"
     else:
-        task = tasks.get(task_id) if task_id else None
-        clean = launch.returncode == 0 or (task is not None and task.status in SETTLED_TASK)
-        state = "ended" if clean else "failed"
+        state = "failed"
     return LaunchView(launch_id=launch.launch_id, kind=launch.kind, task_id=task_id, state=state,
                       returncode=launch.returncode, log=launch.log, started=launch.started,
                       log_tail=_tail(Path(state_dir) / launch.log))  # fmt: skip
-
-
-def _goal_task(launch: Launch, tasks: dict) -> str | None:
-    mine = [t for t in tasks.values() if t.goal_text == launch.goal and t.created_at >= launch.started]
-    return min(mine, key=lambda t: t.created_at).task_id if mine else None
 
 
 def _tail(path: Path) -> str:
@@ -233,54 +242,75 @@ def _start_local(handle: ProjectHandle, request: GoalRequest) -> Started:
     return _spawn(handle, cmd, kind="goal", goal=request.goal)
 
 
-def _spawn(handle: ProjectHandle, cmd: list[str], *, kind: str, task_id: str | None = None,
-           goal: str | None = None) -> Started:  # fmt: skip
-    """A detached process with its output in a log and its record beside it; the record gets the exit code."""
+def _spawn(handle: ProjectHandle, cmd: list[str], *, kind: str, task_id: str | None = None, goal: str | None = None,
+           held: HeldLease | None = None, action_id: str | None = None) -> Started:  # fmt: skip
+    """A detached process with its output in a log and its `launch` records (started, then ended with its exit code);
+    `held`: the task's lease, handed to the process (it adopts it)."""
     folder = handle.state_dir / LAUNCH_DIR
     folder.mkdir(parents=True, exist_ok=True)
     started = utcnow()
     launch_id = f"{'run' if kind == 'goal' else 'resume'}-{started:%Y%m%d-%H%M%S-%f}"
     log = folder / f"{launch_id}.log"
+    env = {**os.environ, "GRAPHLEMON_LAUNCH_ID": launch_id}
+    if held is not None:
+        env["GRAPHLEMON_LEASE"] = held.lease_id
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, cwd=handle.root, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)  # fmt: skip
-    record = Launch(launch_id=launch_id, kind=kind, task_id=task_id, goal=goal, pid=proc.pid,  # type: ignore[arg-type]
-                    log=str(log.relative_to(handle.state_dir)), started=started)  # fmt: skip
-    _write_launch(folder, record)
+                                start_new_session=True, env=env)  # fmt: skip
+    if held is not None:
+        held.hand(Holder.here(f"console launch {launch_id}: graphlemon resume", pid=proc.pid, launch_id=launch_id,
+                              action_id=action_id))  # fmt: skip
+    rel = str(log.relative_to(handle.state_dir))
+    handle.ledger.append(LaunchEvent(launch_id=launch_id, event="started", launch_kind=kind, task_id=task_id,  # type: ignore[arg-type]
+                                     goal=goal, pid=proc.pid, log=rel, action_id=action_id))  # fmt: skip
 
     def reap() -> None:  # no zombie, and the exit code is kept for the page
         code = proc.wait()
-        _write_launch(folder, record.model_copy(update={"returncode": code, "ended": utcnow()}))
+        handle.ledger.append(LaunchEvent(launch_id=launch_id, event="ended", returncode=code))
 
     threading.Thread(target=reap, daemon=True).start()
-    return Started("local", str(proc.pid), record.log, launch_id)
+    return Started("local", str(proc.pid), rel, launch_id)
 
 
-def _write_launch(folder: Path, launch: Launch) -> None:
-    path = folder / f"{launch.launch_id}.json"
-    tmp = folder / f".{launch.launch_id}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(launch.model_dump(mode="json")), encoding="utf-8")
-    os.replace(tmp, path)
+class LeaseView(BaseModel):
+    """Who holds the task, as the page says it: from its live lease alone."""
+
+    lease_id: str
+    holder: str
+    pid: int | None = None
+    host: str | None = None
+    flow_run_id: str | None = None
+    since: datetime
+    heartbeat: datetime
+    stop_requested_by: str | None = None
+    stop_requested_at: datetime | None = None
 
 
 class TaskRun(BaseModel):
-    """Is anything running the task? `running`; `interrupted` (its run ended or was killed mid-stage); `idle`
-    (queued, and no process picks it up); None (a person decides next, or it has ended). With its latest launch."""
+    """Is anything running the task, from its lease alone: `running` (a live holder, named in `lease`), `stopping`
+    (a live holder a person asked to stop), `interrupted` (a working status and no live holder), `idle` (queued,
+    and nothing holds it), None (a person decides next, or it has ended). With the latest launch of the task."""
 
-    state: Literal["running", "interrupted", "idle"] | None
+    state: Literal["running", "stopping", "interrupted", "idle"] | None
+    lease: LeaseView | None = None
     launch: LaunchView | None = None
 
 
-def task_run(handle: ProjectHandle, task, tasks: dict, known: list[Launch] | None = None) -> TaskRun:
-    """`known`: the project's launches when already read (a dashboard asks for every task at once)."""
-    from ..runmarker import run_state
-
-    mine = [x for x in (launches(handle.state_dir) if known is None else known) if x.task_id == task.task_id or
-            (x.kind == "goal" and _goal_task(x, tasks) == task.task_id)]  # fmt: skip
-    latest = launch_view(handle.state_dir, mine[-1], tasks) if mine else None
-    state = run_state(handle.state_dir, task.task_id, task.status)
-    if latest is not None and latest.state == "running":
-        state = "running"  # started by the console, not yet at the point where it claims the task
-    elif state is None and task.status == "queued":
-        state = "idle"
-    return TaskRun(state=state, launch=latest)
+def task_run(handle: ProjectHandle, task, known: list[Launch] | None = None,
+             by_launch: dict[str, Lease] | None = None) -> TaskRun:  # fmt: skip
+    """`known`, `by_launch`: the project's launches and the leases naming them, when already read (a dashboard asks
+    for every task at once)."""
+    by_launch = leases.leases_by_launch(handle.ledger) if by_launch is None else by_launch
+    mine = [x for x in (launches(handle) if known is None else known)
+            if (x.task_id or (by_launch[x.launch_id].task_id if x.launch_id in by_launch else None)) == task.task_id]  # fmt: skip
+    latest = launch_view(handle.state_dir, mine[-1], by_launch.get(mine[-1].launch_id)) if mine else None
+    lease = leases.current(handle.ledger, task.task_id)
+    state = leases.run_state(lease, task.status)
+    view = None
+    if state in ("running", "stopping") and lease is not None:
+        h = lease.holder
+        view = LeaseView(lease_id=lease.lease_id, holder=h.label, pid=h.pid, host=h.host, flow_run_id=h.flow_run_id,
+                         since=lease.since, heartbeat=lease.heartbeat,
+                         stop_requested_by=lease.stop.by if lease.stop else None,
+                         stop_requested_at=lease.stop.at if lease.stop else None)  # fmt: skip
+    return TaskRun(state=state, lease=view, launch=latest)

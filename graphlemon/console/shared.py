@@ -78,8 +78,8 @@ def task_or_404(records: dict, task_id: str, nodes: list[dict]) -> dict:
 
 
 def run_view(handle, task_id: str, tasks: dict | None = None) -> dict:
-    """Whether anything runs the task and the actions its state allows. `tasks`: the project's tasks already
-    folded (the live feed has them parsed), else they are read from the ledger."""
+    """Whether anything runs the task (from its lease alone) and the actions its state allows. `tasks`: the
+    project's tasks already folded (the live feed has them parsed), else they are read from the ledger."""
     from ..taskboard import TaskBoard
     from .launch import task_run
 
@@ -87,7 +87,7 @@ def run_view(handle, task_id: str, tasks: dict | None = None) -> dict:
     task = tasks.get(task_id)
     if task is None:
         raise GraphLemonError(ErrorCode.TASK_NOT_FOUND, f"no task {task_id!r} in this project", task_id=task_id)
-    run = task_run(handle, task, tasks).model_dump(mode="json")
+    run = task_run(handle, task).model_dump(mode="json")
     return {
         "task_id": task_id,
         "status": task.status,
@@ -97,15 +97,17 @@ def run_view(handle, task_id: str, tasks: dict | None = None) -> dict:
 
 
 def dashboard_rows(handle, records: dict) -> list[dict]:
-    """The dashboard's rows, each with whether anything runs its task (`run`: running, interrupted, idle or None)."""
+    """The dashboard's rows, each with whether anything runs its task (`run`: running, stopping, interrupted, idle
+    or None)."""
+    from .. import lease as leases
     from ..taskboard import fold
     from .launch import launches, task_run
 
     rows = views.dashboard(records)
-    tasks, known = fold(records.get("task", [])), launches(handle.state_dir)
+    tasks, known, by_launch = fold(records.get("task", [])), launches(handle), leases.leases_by_launch(handle.ledger)
     for row in rows:
         task = tasks.get(row["task_id"])
-        row["run"] = task_run(handle, task, tasks, known).state if task else None
+        row["run"] = task_run(handle, task, known, by_launch).state if task else None
     return rows
 
 
@@ -116,9 +118,9 @@ def dashboard_state(handle, records: dict) -> dict:
 
 
 def with_run(handle, detail: dict, records: dict) -> dict:
-    """The task view plus whether anything runs it, which human actions its state allows and which one is the main
-    one (`next`: the next step, the command included), the run's parameters, links to its Prefect flow runs, and the
-    units its plan declared that have not started (from the feed's parsed records, the run markers and launches)."""
+    """The task view plus whether anything runs it (from its lease), which human actions its state allows and which
+    one is the main one (`next`: the next step, the command included), the run's parameters, links to its Prefect
+    flow runs, and the units its plan declared that have not started (from the feed's parsed records)."""
     from ..taskboard import fold
     from ..wording import next_step
     from .prefect_links import flow_run_links
@@ -129,9 +131,9 @@ def with_run(handle, detail: dict, records: dict) -> dict:
     pending = [] if task["status"] in ("done", "abandoned") else views.pending_units(
         records.get("node", []), task_id, declared_units(handle))  # fmt: skip
     step = next_step(task_id, task["status"], task.get("blocked_reason"), handle.root, view["state"])
-    return {**detail, "run": {"state": view["state"], "launch": view["launch"]}, "actions": view["actions"],
-            "pending_units": pending, "next": step.model_dump(), "params": views.run_params(records, task_id),
-            "flow_runs": flow_run_links(detail["flow_runs"])}  # fmt: skip
+    return {**detail, "run": {"state": view["state"], "lease": view["lease"], "launch": view["launch"]},
+            "actions": view["actions"], "pending_units": pending, "next": step.model_dump(),
+            "params": views.run_params(records, task_id), "flow_runs": flow_run_links(detail["flow_runs"])}  # fmt: skip
 
 
 def declared_units(handle) -> list[str]:

@@ -240,12 +240,15 @@ def log_liveness(log_status: str | None, node_status: str | None, task_status: s
 
 def allowed_actions(status: str, run_state: str | None) -> list[str]:
     """The human actions a task's state allows (the server refuses the others anyway): `run` a task nothing runs,
-    `resume` a blocked or paused one, `budget` and `abandon` until it has ended."""
+    `resume` a blocked or paused one nothing runs, `stop` a running one, `budget` and `abandon` until it has ended
+    (an abandon of a running task stops it first)."""
     if status in ("done", "abandoned"):
         return []
     actions = ["run"] if run_state in ("idle", "interrupted") else []
-    if status in ("blocked_pending_human", "paused"):
+    if status in ("blocked_pending_human", "paused") and run_state not in ("running", "stopping"):
         actions.append("resume")
+    if run_state == "running":
+        actions.append("stop")
     return [*actions, "budget", "abandon"]
 
 

@@ -32,6 +32,8 @@ DECISIONS: dict[str, str] = {
     "state_corrupt": "Persisted state is damaged (see the error): repair or remove the named file, then resume.",
     "rollback_failed": "The automatic rollback itself failed: the recovery mechanism needs attention, not the code.",
     "human_requested": "Paused on request: resume when ready.",
+    "stopped_by_person": "A person stopped the run at a safe point (the note says who, and what was running): "
+    "resume continues from there without redoing finished work, or abandon the task.",
     "stage_failed": "A stage failed with an error it could not retry past (see the note: an unreachable API, a "
     "missing credential, a broken playbook, a bug in GraphLemon): fix the cause, then resume; finished work is kept.",
 }

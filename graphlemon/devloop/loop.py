@@ -11,6 +11,8 @@ full_replan → the planner re-plans; escalate / a plan that stays inconsistent 
 that cannot converge / the same bug active for `non_convergence_rounds` rounds →
 `blocked_pending_human` with a reason and an evidence pack. So does a stage that fails with an
 error it cannot retry past (`stage_failed`): the task never stays "running" with nobody running it.
+A person's stop ends the loop at the next safe point (`stopped`): blocked with `stopped_by_person` and what
+was running, or abandoned; a lease taken over ends it at once, writing nothing (the new holder owns the task).
 """
 
 from __future__ import annotations
@@ -18,12 +20,10 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from .. import runmarker
 from ..errors import ClassifierBlocked, ErrorCode, GraphLemonError, invalid_param
 from ..lifecycle import ACTIVE_BUG
 from ..models import BlockedReason, SddPatch, TaskStatus
 from ..nodes import node_exec_id
-from ..runmarker import RunMarker
 from ..stages.coder import red_units
 from ..stages.outcomes import Noted, UnitOutcome, ValidationOutcome
 from ..stages.planner import apply_sdd_patch, waves
@@ -55,17 +55,6 @@ class Blocked(Exception):
         self.reason, self.note = reason, note
 
 
-def prepare_run(session: LoopSession, flow_run_id: str | None = None) -> RunMarker | None:
-    """Claim the task for this process. If a killed run left it (REQ-06), clean its worktrees and say so;
-    returns that dead run's marker (the Prefect layer then closes its flow run and goal slot)."""
-    stale = runmarker.claim(session.project.state_dir, session.task_id, flow_run_id)
-    if stale is not None:
-        repaired = session.worktrees.recover() if session.worktrees.base.exists() else []
-        note = f"resumed after an interrupted run (pid {stale.pid})" + (f"; {'; '.join(repaired)}" if repaired else "")
-        session.timeline("resumed", note)
-    return stale
-
-
 def run_devloop(session: LoopSession, stages: Stages, *, flow_run_id: str | None = None) -> Task:
     """Run (or resume) one task until done or blocked_pending_human; returns the task."""
     task = session.board.get(session.task_id)
@@ -92,6 +81,10 @@ def run_devloop(session: LoopSession, stages: Stages, *, flow_run_id: str | None
     except ClassifierBlocked as exc:
         return block(session, "classifier_blocked", exc.message)
     except GraphLemonError as exc:
+        if exc.code == ErrorCode.STOPPED:
+            return stopped(session, exc)
+        if exc.code == ErrorCode.LEASE_LOST:  # another holder runs the task now: nothing more is written here
+            raise
         if exc.code == ErrorCode.BUDGET_EXCEEDED:
             return block(session, "budget_exceeded", exc.message)
         if exc.code == ErrorCode.QUOTA_EXCEEDED:  # the usage-limit wait gave up (REQ-14 failure)
@@ -102,6 +95,26 @@ def run_devloop(session: LoopSession, stages: Stages, *, flow_run_id: str | None
     except Exception as exc:  # noqa: BLE001 - the task must not be left "running" with nobody running it
         return _stage_failed(session, exc)
     return session.board.get(session.task_id)
+
+
+LIVE_NODE = frozenset({"running", "verifying", "reflecting", "retrying", "waiting_for_quota"})
+
+
+def stopped(session: LoopSession, stop: GraphLemonError) -> Task:
+    """A person's stop, served at a safe point: the task is blocked (`stopped_by_person`, resumable) or abandoned,
+    the note saying who stopped it, before which step, and which stages had started and not finished (their
+    finished steps are kept)."""
+    running = sorted(
+        f"{n.stage}{' ' + n.unit_id if n.unit_id else ''} (round {n.loop_round}, attempt {n.attempt}, {n.status})"
+        for n in session.nodes.for_task(session.task_id) if n.status in LIVE_NODE
+    )  # fmt: skip
+    note = f"{stop.message}; started, not finished: {', '.join(running) if running else 'no stage'}"
+    if stop.context.get("then") == "abandon":
+        task = session.board.transition(session.task_id, "abandoned", note=note[:2000], by=str(stop.context["by"]))
+        session.timeline("abandoned", note[:300])
+        return task
+    return block(session, "stopped_by_person", f"{note}. Finished work is kept: `graphlemon resume "
+                 f"{session.task_id}` continues from there")  # fmt: skip
 
 
 def _stage_failed(session: LoopSession, exc: Exception) -> Task:

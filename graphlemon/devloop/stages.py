@@ -8,6 +8,9 @@ calls the same function (flows/stages.py). Nothing else differs between the engi
 
 Unit loops of one wave run side by side in threads; each thread starts from the caller's context,
 so the run's bound session (and a Prefect run context) reach it.
+
+Every step starts at a safe point (`LoopSession.checkpoint`): nothing of the run is half-written there, so a
+person's stop (or a lease taken over) ends the run before the step, never inside it.
 """
 
 from __future__ import annotations
@@ -50,8 +53,13 @@ class Stages:
     def __init__(self, run: RunRef, runner: Runner = call, max_parallel_units: int = MAX_PARALLEL_UNITS) -> None:
         self.run, self.runner, self.max_parallel_units = run, runner, max_parallel_units
 
+    def _step(self, step: str, what: str, fn: Callable[..., T], *args: Any) -> T:
+        """Run one step from a safe point: `what` names it as the UI does (`coder add · attempt 2`)."""
+        open_session(self.run).checkpoint(what)
+        return self.runner(step, fn, self.run, *args)
+
     def plan(self, loop_round: int, feedback: str | None) -> PlanOutcome:
-        return self.runner("planner", run_planner, self.run, loop_round, feedback)
+        return self._step("planner", f"planner · round {loop_round}", run_planner, loop_round, feedback)
 
     def code_units(
         self, unit_ids: list[str], loop_round: int, feedback: dict[str, str], pass_tag: str = ""
@@ -64,7 +72,8 @@ class Stages:
             return [f.result() for f in futures]
 
     def unit_loop(self, unit_id: str, loop_round: int, feedback: str | None, pass_tag: str = "") -> UnitOutcome:
-        return self.runner("unit-loop", self._unit_loop, self.run, unit_id, loop_round, feedback, pass_tag)
+        what = f"unit {unit_id} · round {loop_round}" + (f" · {pass_tag}" if pass_tag else "")
+        return self._step("unit-loop", what, self._unit_loop, unit_id, loop_round, feedback, pass_tag)
 
     def _unit_loop(self, session: LoopSession, unit_id: str, loop_round: int, feedback: str | None, pass_tag: str):
         return run_unit_loop(session, self, unit_id, loop_round, feedback, pass_tag)
@@ -72,21 +81,25 @@ class Stages:
     def coder_turn(
         self, nid: str, unit_id: str, attempt: int, first: int, loop_round: int, hints: str | None
     ) -> CoderTurn:
-        return self.runner("coder", coder_turn, self.run, nid, unit_id, attempt, first, loop_round, hints)
+        what = f"coder {unit_id} · attempt {attempt - first + 1} (round {loop_round})"
+        return self._step("coder", what, coder_turn, nid, unit_id, attempt, first, loop_round, hints)
 
     def test_unit(
         self, nid: str, unit_id: str, attempt: int, first: int, loop_round: int, code_ref: str | None
     ) -> TesterOutput:
-        return self.runner("tester", test_unit, self.run, nid, unit_id, attempt, first, loop_round, code_ref)
+        what = f"tester {unit_id} · attempt {attempt - first + 1} (round {loop_round})"
+        return self._step("tester", what, test_unit, nid, unit_id, attempt, first, loop_round, code_ref)
 
     def integrate(self, loop_round: int, attempt: int) -> IntegrationOutcome:
-        return self.runner("integrator", run_integration, self.run, loop_round, attempt)
+        what = f"integrator · round {loop_round} · attempt {attempt}"
+        return self._step("integrator", what, run_integration, loop_round, attempt)
 
     def triage(self, loop_round: int, attempt: int, run_id: str) -> IntegrationOutcome:
-        return self.runner("bug-triager", triage_integration, self.run, loop_round, attempt, run_id)
+        what = f"bug-triager · round {loop_round} · attempt {attempt}"
+        return self._step("bug-triager", what, triage_integration, loop_round, attempt, run_id)
 
     def validate(self, loop_round: int) -> ValidationOutcome:
-        return self.runner("validator", run_validator, self.run, loop_round)
+        return self._step("validator", f"validator · round {loop_round}", run_validator, loop_round)
 
     def update_skill(self, loop_round: int) -> SkillUpdateOutcome:
-        return self.runner("skill-editor", run_skill_update, self.run, loop_round)
+        return self._step("skill-editor", f"skill-editor · round {loop_round}", run_skill_update, loop_round)

@@ -11,10 +11,10 @@ repeating a finished turn.
 from __future__ import annotations
 
 from ..errors import ErrorCode, GraphLemonError
-from ..stages.coder import prior_attempts, unit_node_id
+from ..stages.coder import CoderTurn, prior_attempts, unit_node_id
 from ..stages.outcomes import UnitOutcome
 from ..stages.session import LoopSession
-from ..stages.tester import crash_reason, hints_for_coder
+from ..stages.tester import TesterOutput, crash_reason, hints_for_coder
 
 
 def run_unit_loop(
@@ -40,7 +40,7 @@ def run_unit_loop(
     else:
         attempt = node.attempt
         session.enter_node(nid, UnitOutcome, stage="coder", loop_round=loop_round)  # back to running, attempt kept
-    hints = feedback
+    hints = (_hints_after(session, nid, attempt - 1) if attempt > first else None) or feedback
     while True:
         coder = stages.coder_turn(nid, unit_id, attempt, first, loop_round, hints)
         try:
@@ -78,6 +78,16 @@ def run_unit_loop(
         attempt += 1
         session.nodes.transition(nid, "retrying", attempt=attempt)
         session.nodes.transition(nid, "running", attempt=attempt)
+
+
+def _hints_after(session: LoopSession, nid: str, attempt: int) -> str | None:
+    """What the coder was told after `attempt` (from its recorded turn and test run): a node resumed at the next
+    attempt (after a stop or a kill) gives its coder the same hints an uninterrupted run would."""
+    coder = session.load_outcome(nid, CoderTurn, f"a{attempt}-coder")
+    tested = session.load_outcome(nid, TesterOutput, f"a{attempt}-tester")
+    if coder is None or tested is None:
+        return None
+    return coder.claims_note() + hints_for_coder(tested, crash_reason(session, tested))
 
 
 def green_merge_message(unit_id: str, loop_round: int) -> str:

@@ -168,17 +168,16 @@ class AbandonedLog(BaseModel):
 
 
 def abandoned_logs(ledger: Ledger, *, now: datetime | None = None) -> list[AbandonedLog]:
-    """Open logs a killed run left: no live run holds the task (its run marker is gone or its process dead) and the
+    """Open logs a killed run left: no live run holds the task (no lease of it, or its holder is gone) and the
     file was not written for `ABANDONED_AFTER`."""
-    from ..runmarker import is_alive, read_marker
+    from ..lease import live
 
     now = now or utcnow()
     found = []
     for log in NodeLogs(ledger).all().values():
         if log.status != "open":
             continue
-        marker = read_marker(ledger.state_dir, log.task_id) if log.task_id else None
-        if marker is not None and is_alive(marker):
+        if log.task_id and live(ledger, log.task_id) is not None:
             continue
         path = ledger.state_dir / log.path
         try:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .. import lease as leases
 from ..artifacts import ArtifactStore
 from ..bugs import BugTracker
 from ..errors import ErrorCode, GraphLemonError
@@ -36,6 +37,7 @@ from ..project import ProjectHandle, open_project
 from ..taskboard import TaskBoard
 from ..units import UnitFiles
 from ..worktrees import Worktrees
+from .usage_limit_wait import QuotaAwareExecutor
 
 if TYPE_CHECKING:
     from ..agents.settings import AgentSettings
@@ -162,6 +164,7 @@ class LoopSession:
         self.config = config or LoopConfig()
         self.agent_settings = agent_settings  # None: from the environment (the Prefect layer passes its blocks)
         self.human_step: Literal["cli", "prefect_ui"] = "cli"  # where a person resumes a block (the evidence says)
+        self.lease: leases.HeldLease | None = None  # the task's lease while this session's run holds it
         self._lock = threading.Lock()
 
     @classmethod
@@ -219,12 +222,18 @@ class LoopSession:
     def executor(self):
         """The backend, wrapped in the usage-limit wait (every turn of the task, tester turns included)."""
         from ..agents import build_executor
-        from .usage_limit_wait import QuotaAwareExecutor
 
         executor = build_executor(self.config.executor, playbook=self.config.playbook, settings=self.agent_settings)
         return QuotaAwareExecutor(executor, self)
 
     # -- helpers -------------------------------------------------------------------------------
+    def checkpoint(self, step: str) -> None:
+        """A safe point, before `step` starts (nothing is half-written here): LEASE_LOST when this run's lease was
+        taken over, STOPPED when a person asked the task's run to stop. A helper of the run that holds no lease
+        itself (a unit loop on a work-pool worker) checks for a stop only."""
+        held = self.lease or leases.holding(self.ledger, self.task_id)
+        leases.check(self.ledger, self.task_id, held.lease_id if held is not None else None, step)
+
     def turn(self, role: str, context: Mapping[str, str], *, output_model: type[M], **kwargs):
         """One role turn whose answer the stage needs; a turn that stopped without a valid one is OUTPUT_INVALID.
         Keyword arguments as `run_turn`."""

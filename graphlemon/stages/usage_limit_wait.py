@@ -25,6 +25,9 @@ Every wait is in the ledger: node and task events (so analytics measures the
 time spent in `waiting_for_quota`) and timeline events `quota_wait`,
 `quota_fallback`, `quota_resumed`, `quota_wait_timeout`. The clock is a seam
 (`Clock`: `SystemClock`, `SimulatedClock`), so tests wait hours in milliseconds.
+
+A wait is a safe point: a person's stop ends it (the real clock sleeps in slices of `slice_s`, and the
+task's lease is checked between them: `WaitingTask.checkpoint`).
 """
 
 from __future__ import annotations
@@ -32,20 +35,39 @@ from __future__ import annotations
 import threading
 import time
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import lifecycle
 from ..errors import GraphLemonError, QuotaExceeded
 from ..execlogs import write_line
+from ..ledger import Ledger
 from ..models import QuotaLimitType, TimelineEvent, utcnow
-from ..taskboard import ACTIVE_STAGES
+from ..nodes import NodeTracker
+from ..project import ProjectHandle
+from ..taskboard import ACTIVE_STAGES, TaskBoard
 
 if TYPE_CHECKING:
     from ..agents import AgentRequest, AgentResult, Executor, ToolContext
     from ..nodes import NodeExec
-    from .session import LoopSession
 
 WAITING = "waiting_for_quota"
+
+
+class WaitingTask(Protocol):
+    """What a wait needs of the task's run (a `LoopSession` is one): its records, its limits, its safe point."""
+
+    task_id: str
+    project: ProjectHandle
+    config: Any  # the task's LoopConfig (its quota timeouts, poll delays, fallback model)
+
+    @property
+    def ledger(self) -> Ledger: ...
+    @property
+    def board(self) -> TaskBoard: ...
+    @property
+    def nodes(self) -> NodeTracker: ...
+    def timeline(self, event: str, summary: str, *, unit_id: str | None = None, ref: str | None = None) -> None: ...
+    def checkpoint(self, step: str) -> None: ...
 
 
 class Clock(Protocol):
@@ -54,6 +76,8 @@ class Clock(Protocol):
 
 
 class SystemClock:
+    slice_s = 5.0  # a long sleep is cut in slices, a person's stop checked between them
+
     def now(self) -> datetime:
         return utcnow()
 
@@ -122,7 +146,7 @@ _GATES: dict[tuple[str, str], TaskGate] = {}
 _GATES_LOCK = threading.Lock()
 
 
-def gate_for(session: LoopSession) -> TaskGate:
+def gate_for(session: WaitingTask) -> TaskGate:
     """The task's gate in this process (shared by every session object of the task, e.g. Prefect task threads)."""
     key = (str(session.project.state_dir), session.task_id)
     with _GATES_LOCK:
@@ -140,7 +164,7 @@ def _limit_type(hit: QuotaExceeded) -> QuotaLimitType:
     return hit.limit_type if hit.limit_type in ("session", "weekly", "opus") else "session"  # type: ignore[return-value]
 
 
-def owning_node(session: LoopSession, turn_node_id: str | None) -> NodeExec | None:
+def owning_node(session: WaitingTask, turn_node_id: str | None) -> NodeExec | None:
     """The node a turn belongs to: its own id, or the longest tracked prefix (tester turns run under the
     coder node: `<coder node>-tester-a<n>`)."""
     if not turn_node_id:
@@ -155,7 +179,7 @@ def owning_node(session: LoopSession, turn_node_id: str | None) -> NodeExec | No
 class QuotaWait:
     """One episode of waiting for a usage limit to reset (the task's gate is held meanwhile)."""
 
-    def __init__(self, session: LoopSession, clock: Clock, request: AgentRequest, hit: QuotaExceeded) -> None:
+    def __init__(self, session: WaitingTask, clock: Clock, request: AgentRequest, hit: QuotaExceeded) -> None:
         self.session, self.clock, self.request = session, clock, request
         self.started = clock.now()
         self.polls = 0
@@ -241,7 +265,7 @@ class QuotaWait:
             delay = self.next_delay(now)
             write_line(self.session.project.state_dir, self._ref(), "quota",
                        f"{self.who}: {self.limit_type} usage limit; poll {self.polls + 1} after {_span(delay)}")  # fmt: skip
-            self.clock.sleep(delay)
+            self._sleep(delay)
             self.polls += 1
             if probe is None:
                 return
@@ -252,6 +276,19 @@ class QuotaWait:
             except GraphLemonError as exc:  # a probe that cannot run is "not yet", not the end of the wait
                 self.probes_failed += 1
                 self.last_error = exc.message[:300]
+
+
+    def _sleep(self, delay: float) -> None:
+        """Sleep `delay` on the clock, a person's stop checked before and between its slices (a stop ends the
+        wait; the turn never ran, so nothing is half-written)."""
+        step = getattr(self.clock, "slice_s", None) or delay  # a simulated clock jumps the whole delay at once
+        while True:
+            self.session.checkpoint(f"{self.who} waiting for the {self.limit_type} usage limit")
+            chunk = min(step, delay)
+            self.clock.sleep(chunk)
+            delay -= chunk
+            if delay <= 0:
+                return
 
 
 def _span(seconds: float) -> str:
@@ -267,7 +304,7 @@ def _span(seconds: float) -> str:
 class QuotaAwareExecutor:
     """An `Executor` running its task's turns through the usage-limit wait (a peer of the backends it wraps)."""
 
-    def __init__(self, inner: Executor, session: LoopSession, clock: Clock | None = None) -> None:
+    def __init__(self, inner: Executor, session: WaitingTask, clock: Clock | None = None) -> None:
         self.inner, self.session = inner, session
         self.clock: Clock = clock or SystemClock()
         self.name = inner.name

@@ -50,12 +50,21 @@ def turn(data: dict, **match) -> dict:
 
 
 def run_flow(project, goal: str | None, playbook: Path, *, task_id: str | None = None, **config) -> dict:
-    """One `devloop` flow run (in this process, against the test harness's API)."""
+    """One `devloop` flow run (in this process, against the test harness's API) -> the task as the run left it (a
+    run that ends before done ends in a state that is not Completed: its data is the same summary)."""
+    state = flow_state(project, goal, playbook, task_id=task_id, **config)
+    value = state.result(raise_on_failure=False, _sync=True)  # sync even beside a running loop (Playwright's)
+    if isinstance(value, BaseException):  # the flow raised (bad input): as a direct call would
+        raise value
+    return value
+
+
+def flow_state(project, goal: str | None, playbook: Path, *, task_id: str | None = None, **config):
+    """One `devloop` flow run's final Prefect state."""
     from graphlemon.flows.devloop import devloop
 
-    return devloop(
-        goal=goal or "", project=str(project.root), executor="scripted", playbook=str(playbook), task_id=task_id, config=config
-    )
+    return devloop(goal=goal or "", project=str(project.root), executor="scripted", playbook=str(playbook),
+                   task_id=task_id, config=config, return_state=True)  # fmt: skip
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,5 @@
 """Unit subflows run without a heartbeat of their own (settings derived once), and stage artifacts are sent in the
-background (flows/stages.py, tasks/_redacted_artifacts.py)."""
+background (flows/unit_loop.py, tasks/_redacted_artifacts.py)."""
 
 from __future__ import annotations
 
@@ -7,18 +7,18 @@ import pytest
 from prefect.settings import PREFECT_API_URL, get_current_settings, temporary_settings
 from prefect_stack import artifacts_keyed
 
-from graphlemon.flows.stages import PrefectRunner
+from graphlemon.flows.unit_loop import UnitRuns
 
 
 def test_heartbeat_is_off_inside_and_untouched_outside():
     with temporary_settings({"flows.heartbeat_frequency": 30}):
-        with PrefectRunner().without_heartbeat():
+        with UnitRuns().without_heartbeat():
             assert get_current_settings().flows.heartbeat_frequency is None
         assert get_current_settings().flows.heartbeat_frequency == 30
 
 
 def test_derived_once_per_settings_and_again_when_the_settings_change():
-    runner = PrefectRunner()
+    runner = UnitRuns()
     with temporary_settings({PREFECT_API_URL: "http://127.0.0.1:1/api"}):
         with runner.without_heartbeat() as first:
             pass

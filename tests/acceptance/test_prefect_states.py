@@ -1,5 +1,6 @@
 """What a Prefect client reads of a devloop run (docs/devloop.md): a red tester attempt is a FAILED task run named
-`Red`, a green one COMPLETED; a unit that ends blocked is a FAILED subflow run named `Blocked`; resumed, every stage
+`Red`, a green one COMPLETED; a unit that ends blocked is a FAILED subflow run named `Blocked`; a devloop run that ends
+with its task blocked for a person is CANCELLED named `Blocked` (never a green Completed); resumed, every stage
 the ledger already holds is a CACHED run whose message names its outcome record. The Prefect UI of the same server
 shows it so: screenshots of the retried unit's Task Runs tab and of the resumed run's graph and task runs (saved under
 the test's tmp folder and tests/.screenshots/)."""
@@ -80,6 +81,9 @@ def test_red_attempts_fail_blocked_units_fail_resumed_stages_are_cached(calc, tm
         devloops = [r for r in _runs(client, task_id) if r.name.startswith("devloop")]
         assert len(devloops) == 2, [r.name for r in devloops]
         before, after = devloops
+        # the run that ended with its task blocked is not a green Completed: Cancelled, named for why, with the reason
+        assert (before.state.type.value, before.state.name) == ("CANCELLED", "Blocked"), before.state
+        assert before.state.message.startswith("validator_inconclusive: ") and "graphlemon resume" in before.state.message
         units = {u.name: u for u in _subflows(client, before.id)}
         assert (units["unit mul · round 0"].state.type.value, units["unit mul · round 0"].state.name) == (
             "FAILED", "Blocked")  # fmt: skip
@@ -104,5 +108,7 @@ def test_red_attempts_fail_blocked_units_fail_resumed_stages_are_cached(calc, tm
     _tab(page, ui, after.id, "Task Runs", "resumed-task-runs")  # the graph, and the stages reused from the ledger
     for stage in ("planner · round 0", "validator · round 0"):
         expect(_row(page, stage).locator(".state-badge")).to_have_text("Cached")
+    _tab(page, ui, before.id, "Task Runs", "blocked-run")  # its badge grey, named Blocked
+    expect(page.locator(".state-badge").first).to_have_text("Blocked")
     _tab(page, ui, after.id, "Subflow Runs", "resumed-subflow-runs")
     expect(_row(page, "unit mul · round 0").locator(".state-badge")).to_have_text("Cached")

@@ -4,7 +4,6 @@ is refused before anything starts; a run that dies at start is shown failed with
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys
@@ -15,7 +14,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from graphlemon.console.app import TOKEN_HEADER, ConsoleSettings, create_app
-from graphlemon.console.launch import LAUNCH_DIR
+from graphlemon.console.launch import LAUNCH_DIR, launches
 from graphlemon.console.project_registry import ProjectRegistry
 from graphlemon.models import TimelineEvent
 from graphlemon.project import init_project
@@ -98,7 +97,7 @@ def test_a_queued_task_nothing_runs_is_idle_and_a_run_that_dies_at_start_is_show
     tid = TaskBoard(project.ledger).create("Implement a snake game").task_id  # no run recorded its executor
     url = f"/api/projects/{project.project_id}/tasks/{tid}"
     idle = client.get(url).json()
-    assert idle["run"] == {"state": "idle", "launch": None} and idle["actions"][0] == "run"
+    assert idle["run"] == {"state": "idle", "lease": None, "launch": None} and idle["actions"][0] == "run"
     board = client.get(f"/api/projects/{project.project_id}/tasks").json()
     assert board["tasks"][0]["run"] == "idle" and board["spend"] == {"tokens": 0, "cost_usd": 0.0, "tasks": 1}
     started = post(client, f"{url}/run").json()["run"]
@@ -178,8 +177,8 @@ def test_a_goal_launch_is_followed_to_its_task(client, registry, tmp_path):
     view = wait_until(lambda: (v := client.get(url).json())["state"] != "running" and v, 120, "the run ends")
     tid = view["task_id"]
     assert view["state"] == "ended" and TaskBoard(handle.ledger).get(tid).blocked_reason == "budget_exceeded"
-    record = json.loads((handle.state_dir / LAUNCH_DIR / f"{started['launch_id']}.json").read_text())
-    assert record["kind"] == "goal" and record["returncode"] == 1  # blocked: `graphlemon run`'s exit 1
+    [record] = [x for x in launches(handle) if x.launch_id == started["launch_id"]]
+    assert record.kind == "goal" and record.returncode == 1  # blocked: `graphlemon run`'s exit 1
     assert client.get(f"/api/projects/{handle.project_id}/launches/.x").status_code == 400
 
 

@@ -1,18 +1,18 @@
 """The one driver of a run's lifecycle (graphlemon/devloop/driver.py), the memo every replayable step goes through,
 and the run reference and its session factory: driven by fake stages and a
-fake engine (a real project, ledger, run marker and task board; no agents, no Prefect)."""
+fake engine (a real project, ledger, lease and task board; no agents, no Prefect)."""
 
 from __future__ import annotations
 
 import threading
-from contextlib import contextmanager
+from contextlib import nullcontext
 
 import pytest
 from pydantic import BaseModel
 from test_loop_fake_stages import FakeStages, _fast_lane
 
-from graphlemon import runmarker
-from graphlemon.devloop.driver import Decision, drive
+from graphlemon import lease as leases
+from graphlemon.devloop.driver import Decision, close_gone_holders, drive
 from graphlemon.devloop.stages import Stages
 from graphlemon.devloop.unit_loop import unit_node_id
 from graphlemon.models import TaskEvent
@@ -45,15 +45,20 @@ class FakeEngine:
         self.answers = list(answers)
         self.asked: list[str] = []
         self.slots = 0
-        self.stale: list[runmarker.RunMarker] = []
+        self.stale: list[leases.Lease] = []
 
-    @contextmanager
-    def goal_slot(self, session):
-        self.slots += 1
-        yield
+    def holder(self, session):
+        return leases.Holder.here("a test's fake engine")
 
-    def close_stale(self, session, stale):
-        self.stale.append(stale)
+    def on_wait(self, message):
+        raise AssertionError(f"no other task holds a slot here: {message}")
+
+    def running(self, session):
+        self.slots += 1  # the loop runs once its goal slot is held
+        return nullcontext()
+
+    def close_gone(self, session, gone):
+        self.stale.append(gone)
 
     def stages(self, session):
         return self.fake
@@ -63,12 +68,13 @@ class FakeEngine:
         return self.answers.pop(0) if self.answers else None
 
 
-def test_happy_a_run_holds_a_slot_releases_its_marker_and_runs_the_on_done_hooks_once(session):
+def test_happy_a_run_holds_a_slot_releases_its_lease_and_runs_the_on_done_hooks_once(session):
     engine, done = FakeEngine(session), []
     final = drive(session, engine, on_done=[lambda s, t: done.append((s.task_id, t.status))])
     assert final.status == "done" and engine.slots == 1 and engine.asked == []
     assert done == [(session.task_id, "done")]
-    assert runmarker.read_marker(session.project.state_dir, session.task_id) is None  # given back
+    [lease] = leases.history(session.ledger, session.task_id)
+    assert lease.released is not None and lease.task_status == "done" and not lease.slot  # given back, slot too
 
 
 def test_a_blocked_task_asks_the_person_and_a_resume_runs_the_loop_again_until_done(session):
@@ -101,12 +107,19 @@ def test_a_task_already_blocked_goes_straight_to_the_person(session):
     assert engine.asked == ["validator_inconclusive"] and engine.slots == 1  # no run before the answer
 
 
-def test_a_killed_runs_marker_is_handed_to_the_engine_to_close(session):
-    state = session.project.state_dir
-    runmarker.write_marker(state, runmarker.RunMarker(task_id=session.task_id, pid=999_999_999, host="?"))
+def test_a_killed_runs_lease_is_taken_over_and_handed_to_the_engine_to_close_once(session):
+    gone = leases.Holder.here("a run killed long ago", pid=999_999_999)
+    leases.take(session.ledger, session.task_id, gone)
     engine = FakeEngine(session)
     assert drive(session, engine).status == "done"
-    assert [m.pid for m in engine.stale] == [999_999_999]
+    assert [x.holder.pid for x in engine.stale] == [999_999_999]
+    first, second = leases.history(session.ledger, session.task_id)
+    assert second.previous == first.lease_id and "has ended" in second.took_over_because  # the journal says so
+    resumed = [e for e in session.ledger.read("timeline") if e.event == "resumed"]
+    assert [e.ref for e in resumed] == [first.lease_id] and "a run killed long ago" in resumed[0].summary
+    again = FakeEngine(session)
+    close_gone_holders(session, again)  # the gone lease was closed once: never again
+    assert again.stale == []
 
 
 class Count(BaseModel):

@@ -65,6 +65,15 @@ CASES: list[tuple[str, list[str], int, str]] = [
     ("resume-unknown-engine", ["resume", "{task}", "--engine", "warp", "-p", "{p}"], 2, "INVALID_PARAM"),
     ("resume-playbook-non-utf8", ["resume", "{task}", "--playbook", "{bad}", "--engine", "direct", "-p", "{p}"], 2,
      "INVALID_PARAM"),
+    # stop, abandon
+    ("stop-unknown-task", ["stop", "task-nope", "-p", "{p}"], 2, "TASK_NOT_FOUND"),
+    ("stop-empty-id", ["stop", "", "-p", "{p}"], 2, "TASK_NOT_FOUND"),
+    ("stop-timeout-nan", ["stop", "{task}", "--timeout", "nan", "-p", "{p}"], 2, "INVALID_PARAM"),
+    ("stop-timeout-negative", ["stop", "{task}", "--timeout", "-1", "-p", "{p}"], 2, "INVALID_PARAM"),
+    ("stop-missing-project", ["stop", "{task}", "-p", "{missing}"], 2, "PROJECT_NOT_FOUND"),
+    ("abandon-unknown-task", ["abandon", "task-nope", "-p", "{p}"], 2, "TASK_NOT_FOUND"),
+    ("abandon-timeout-inf", ["abandon", "{task}", "--timeout", "inf", "-p", "{p}"], 2, "INVALID_PARAM"),
+    ("abandon-not-a-project", ["abandon", "{task}", "-p", "{dir}"], 2, "PROJECT_NOT_FOUND"),
     # status
     ("status-unknown-task", ["status", "task-nope", "-p", "{p}"], 2, "TASK_NOT_FOUND"),
     ("status-missing-project", ["status", "-p", "{missing}"], 2, "PROJECT_NOT_FOUND"),

@@ -15,9 +15,9 @@ import pytest
 
 from graphlemon.execlogs import NodeLogs, log_path
 from graphlemon.execlogs.retention import purge_expired
+from graphlemon.lease import Holder, take
 from graphlemon.models import ExecutionLogEvent, utcnow
 from graphlemon.nodes import NodeTracker
-from graphlemon.runmarker import RunMarker, write_marker
 
 NODE = "ne-t1-coder-add-r0"
 
@@ -93,7 +93,7 @@ def test_gc_closes_the_logs_a_killed_run_left_open_and_only_those(project, cli):
     stale = time.time() - 3600
     for nid in ("ne-t1-coder-add-r0", "ne-t2-coder-add-r0"):  # t1: killed; t2: a live run (this process) holds it
         os.utime(log_path(project.state_dir, nid), (stale, stale))
-    write_marker(project.state_dir, RunMarker(task_id="t2", pid=os.getpid(), host=os.uname().nodename))
+    take(project.ledger, "t2", Holder.here("a live run (this test)"))
     # t3: no run either, but written a moment ago: not taken for abandoned yet
 
     dry = cli("gc", "--dry-run", "--json", "-p", str(project.root))

@@ -73,11 +73,13 @@ def run_goal(handle, fixture: Path = CALC, engine=None, **config):
 
 def ledger_view(state_dir: Path) -> dict[str, Counter]:
     """Each ledger file as a multiset of its records without ids, times and sizes (units of a wave interleave
-    in any order, in one process as on workers)."""
+    in any order, in one process as on workers); the task's leases, which name the processes that ran it, apart."""
     state_dir = Path(state_dir)
     task_ids = {json.loads(line)["task_id"] for line in (state_dir / "tasks.ndjson").read_text().splitlines()}
     view = {}
     for path in sorted(state_dir.glob("*.ndjson")):
+        if path.name == "leases.ndjson":  # who ran the task (a flow run, this process): never the same twice
+            continue
         records = Counter()
         for line in path.read_text().splitlines():
             data = {k: v for k, v in json.loads(line).items() if k not in VARYING}

@@ -333,14 +333,14 @@ function pageTask(pid, tid) {
   let actsKey = null; // the actions box is redrawn only when what it offers changes (a note being typed stays)
   const drawActs = () => {
     const run = detail.run || {};
-    const key = JSON.stringify([detail.task.status, detail.escalation, detail.actions, run.state, run.launch && [run.launch.launch_id, run.launch.state]]);
+    const key = JSON.stringify([detail.task.status, detail.escalation, detail.actions, run.state, run.lease && [run.lease.lease_id, run.lease.stop_requested_by], run.launch && [run.launch.launch_id, run.launch.state]]);
     if (key !== actsKey) { actsKey = key; acts.replaceChildren(actions(pid, detail, actMsg)); }
   };
   const pollRun = async () => { // the run is not in the ledger: its state is read while the page is open
     if (!detail) return;
     try {
       const r = await api("GET", `/api/projects/${encodeURIComponent(pid)}/tasks/${encodeURIComponent(tid)}/run`);
-      detail.run = { state: r.state, launch: r.launch }; detail.actions = r.actions; drawActs();
+      detail.run = { state: r.state, lease: r.lease, launch: r.launch }; detail.actions = r.actions; drawActs();
     } catch (e) { console.error(e); }
   };
   window.glRefreshRun = pollRun;
@@ -420,11 +420,14 @@ function actions(pid, d, msg) {
   const base = `/api/projects/${encodeURIComponent(pid)}/tasks/${encodeURIComponent(t.task_id)}`;
   const budgetHref = `#/p/${encodeURIComponent(pid)}/t/${encodeURIComponent(t.task_id)}/budget`;
   const note = h("textarea", { id: "resume-note", placeholder: "What you decided (the coder sees it)" });
+  // one id per drawn set of buttons: a double-click sends the same action twice, and the server runs it once
+  const actionId = (crypto.randomUUID ? crypto.randomUUID() : `a-${Date.now()}-${Math.random().toString(36).slice(2)}`);
   const post = async (what, body) => {
     try {
-      const res = await api("POST", `${base}/${what}`, body);
+      const res = await api("POST", `${base}/${what}`, { ...body, action_id: actionId });
       const run = res.run ? ` Started graphlemon resume (process ${res.run.ref}); the graph follows it.` : "";
-      message(msg, null, what === "resume" ? `Resumed.${run}` : what === "run" ? run.trim() : `The task is ${said(res.task.status, "status")}.`);
+      const told = res.message ? `${res.message}.` : res.task ? `The task is ${said(res.task.status, "status")}.` : "";
+      message(msg, null, what === "resume" ? `Resumed.${run}` : what === "run" ? run.trim() : told);
       if (window.glRefreshRun) window.glRefreshRun();
     } catch (err) { message(msg, err); }
   };
@@ -442,8 +445,9 @@ function actions(pid, d, msg) {
     allowed.size ? null : h("p", { class: "muted", id: "no-actions" }, `The task is ${said(t.status, "status")}: there is nothing left to decide.`),
     allowed.has("budget") && next.action === "budget" ? h("a", { href: budgetHref, id: "budget-main", class: "button-link main" }, "Raise the budget") : null, " ",
     allowed.has("run") ? h("button", { id: "run", type: "button", class: kind("run"), onclick: () => post("run", {}) }, "Run it now") : null, " ",
-    allowed.has("resume") ? [h("label", { for: "resume-note", class: "block" }, next.action === "budget" ? "Note (optional; resuming before the budget is raised blocks again)" : "Note"), note, h("br"),
-      h("button", { id: "resume", type: "button", class: kind("resume"), title: "manual_resume", onclick: () => post("resume", { note: note.value }) }, resumeLabel)] : null, " ",
+    ["resume", "stop", "abandon"].some((a) => allowed.has(a)) ? [h("label", { for: "resume-note", class: "block" }, next.action === "budget" ? "Note (optional; resuming before the budget is raised blocks again)" : "Note"), note, h("br")] : null,
+    allowed.has("stop") ? h("button", { id: "stop", type: "button", class: "secondary", title: "stops at the next safe point; the work done is kept", onclick: () => post("stop", { note: note.value }) }, "Stop") : null, " ",
+    allowed.has("resume") ? h("button", { id: "resume", type: "button", class: kind("resume"), title: "manual_resume", onclick: () => post("resume", { note: note.value }) }, resumeLabel) : null, " ",
     allowed.has("budget") && next.action !== "budget" ? h("a", { href: budgetHref, id: "budget-action", class: "button-link" }, "Change the budget") : null, " ",
     allowed.has("abandon") ? h("button", { id: "abandon", type: "button", class: "danger", onclick: () => { if (window.confirm(`Abandon ${t.task_id}?`)) post("abandon", { note: note.value }); } }, "Abandon") : null,
     next.command && next.action !== "none" ? h("p", { class: "muted", id: "next-command" }, "On a terminal: ", h("code", {}, next.command)) : null);
@@ -453,10 +457,13 @@ function actions(pid, d, msg) {
 function runState(d) {
   const run = d.run || {}; const launch = run.launch;
   const box = h("div", { id: "run-state", dataset: { state: run.state || "none" } });
-  if (run.state === "running") box.append(h("p", { class: "msg info" }, "A run of this task is going on", launch ? ` (process started ${fmtTime(launch.started)})` : "", "."));
+  const held = run.lease;
+  const who = held ? ` by ${held.holder}${held.pid ? ` (pid ${held.pid} on ${held.host})` : ""} since ${fmtTime(held.since)}` : "";
+  if (run.state === "running") box.append(h("p", { class: "msg info", id: "run-holder" }, `A run of this task is going on${who}.`));
+  else if (run.state === "stopping") box.append(h("p", { class: "msg info", id: "run-holder" }, `Stopping: ${held.stop_requested_by} asked the run${who} to stop; it stops at its next safe point and keeps its finished work.`));
   else if (run.state === "idle") box.append(h("p", { class: "msg error" }, "The task is queued, and no run picks it up. Run it now to continue."));
   else if (run.state === "interrupted") box.append(h("p", { class: "msg error" }, `The task is ${d.task.status}, but nothing is running it: its run stopped. Run it now to continue where it stopped.`));
-  if (launch && launch.state === "failed" && run.state !== "running") {
+  if (launch && launch.state === "failed" && run.state !== "running" && run.state !== "stopping") {
     box.append(h("div", { class: "msg error", id: "launch-failed" }, `The last run the console started failed (exit code ${launch.returncode ?? "unknown"}):`,
       h("pre", { class: "launch-tail" }, launch.log_tail || "(no output)")));
   }
