@@ -205,8 +205,9 @@ def cancel_watched(session: LoopSession, flow_run_id: str):
                     if stop is not None:
                         return
 
-    watcher = threading.Thread(target=contextvars.copy_context().run, args=(watch,), name=f"cancel-watch-{flow_run_id}",
-                               daemon=True)  # this run's Prefect settings and API, in the thread too
+    watcher = threading.Thread(
+        target=contextvars.copy_context().run, args=(watch,), name=f"cancel-watch-{flow_run_id}", daemon=True
+    )  # this run's Prefect settings and API, in the thread too
     watcher.start()
     try:
         yield

@@ -82,12 +82,19 @@ def next_step(task_id: str, status: str, reason: str | None, root: Path | str, r
     where = project_arg(root)
     resume = f"{graphlemon} resume {task_id} {where}"
     if status == "blocked_pending_human" and reason in BUDGET_REASONS:
-        return NextStep(action="budget", label="Raise the budget",
-                        command=f"{graphlemon} budget set {task_id} --limit N {where} && {resume}",
-                        why="the task used its budget: raise the limit above what it used, and it carries on")
+        return NextStep(
+            action="budget",
+            label="Raise the budget",
+            command=f"{graphlemon} budget set {task_id} --limit N {where} && {resume}",
+            why="the task used its budget: raise the limit above what it used, and it carries on",
+        )
     if status == "blocked_pending_human" and reason in STOPPED_REASONS:
-        return NextStep(action="resume", label="Resume", command=resume,
-                        why="a person stopped the task: resume it to carry on where it stopped")
+        return NextStep(
+            action="resume",
+            label="Resume",
+            command=resume,
+            why="a person stopped the task: resume it to carry on where it stopped",
+        )
     if status in ("blocked_pending_human", "paused"):
         return NextStep(action="resume_note", label="Resume with a note",
                         command=f'{resume} --note "what to do differently"',
@@ -116,8 +123,10 @@ def budget_warning(limit_type: str, limit: float, used: float, task_status: str)
     """Said when a limit is set at or below what the task already used (accepted: a person may mean to stop it)."""
     if limit > used:
         return None
-    what = f"the new limit, {budget_words(limit_type, limit)}, is not above what the task already used " \
-           f"({budget_words(limit_type, used)})"
+    what = (
+        f"the new limit, {budget_words(limit_type, limit)}, is not above what the task already used "
+        f"({budget_words(limit_type, used)})"
+    )
     if task_status == "blocked_pending_human":
         return f"{what}: the task stays blocked; set a limit above {budget_words(limit_type, used)} to let it go on"
     if task_status in ("done", "abandoned"):

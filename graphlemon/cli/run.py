@@ -74,7 +74,9 @@ def register(app: typer.Typer) -> None:
         config = {"max_unit_attempts": max_unit_attempts, "max_loop_rounds": max_rounds}
         board = TaskBoard(handle.ledger)
         task = board.create(goal)
-        with held(handle.ledger, task.task_id, _holder("graphlemon run"), status=lambda: board.get(task.task_id).status):
+        with held(
+            handle.ledger, task.task_id, _holder("graphlemon run"), status=lambda: board.get(task.task_id).status
+        ):
             # recorded at once: a run killed before the loop starts (Prefect still importing) resumes with them
             LoopConfig.record(handle.state_dir, task.task_id, executor=backend,
                               playbook=playbook.resolve() if playbook else None, **config)  # fmt: skip

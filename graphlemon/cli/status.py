@@ -51,9 +51,15 @@ def register(app: typer.Typer) -> None:
                 {
                     "project_id": handle.project_id,
                     "root": str(handle.root),
-                    "tasks": [{**t.model_dump(mode="json"), "run": runs[t.task_id],
-                               "lease": _lease_json(held[t.task_id], states[t.task_id]),
-                               "violations": refused[t.task_id].as_dict()} for t in tasks],  # fmt: skip
+                    "tasks": [
+                        {
+                            **t.model_dump(mode="json"),
+                            "run": runs[t.task_id],
+                            "lease": _lease_json(held[t.task_id], states[t.task_id]),
+                            "violations": refused[t.task_id].as_dict(),
+                        }
+                        for t in tasks
+                    ],  # fmt: skip
                     "blocked": [
                         {
                             "task_id": t.task_id,

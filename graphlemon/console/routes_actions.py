@@ -21,7 +21,6 @@ from .shared import (
     run_view,
 )
 
-
 ActionId = Field(default=None, max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")
 
 
@@ -248,8 +247,8 @@ def _stop(handle, task_id: str, note: str, then: str) -> dict:
 
 def _budget(handle, task_id: str, body) -> dict:
     from ..agents.budget import update_budget
-    from ..wording import budget_warning
     from ..taskboard import TaskBoard
+    from ..wording import budget_warning
     from .launch import start_resume
 
     limit = f"{body.limit:,g} {body.limit_type}"

@@ -34,7 +34,7 @@ from graphlemon.taskboard import TaskBoard
 
 GRAPHLEMON = [sys.executable, "-m", "graphlemon"]
 STARTS = int(os.environ.get("GRAPHLEMON_STARTS", "6"))
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.system]
 
 
 def queued_calc(tmp_path: Path, registry):

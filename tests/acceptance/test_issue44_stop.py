@@ -27,6 +27,8 @@ from graphlemon.devloop.stopping import stop_task
 from graphlemon.models import NodeEvent, TimelineEvent, UsageRecord
 from graphlemon.taskboard import TaskBoard
 
+pytestmark = pytest.mark.system  # graphlemon runs, Prefect servers
+
 GRAPHLEMON = [sys.executable, "-m", "graphlemon"]
 # timeline events the calc goal passes through with steps still to come (a stop that arrives after the last step
 # finds the task done: nothing to stop)

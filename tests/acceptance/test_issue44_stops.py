@@ -31,13 +31,14 @@ ROOT = Path(__file__).resolve().parents[2]
 SNAKE = ROOT / "examples" / "snake"
 TOKEN = "s" * 32
 API_KEY = "sk-ant-test-issue44-0123456789"
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.system]
 
 
 @pytest.fixture
 def console(tmp_path):
     registry = ProjectRegistry(tmp_path / "console-config")
-    with TestClient(create_app(ConsoleSettings(token=TOKEN, registry=registry)), base_url="http://127.0.0.1:8766") as c:
+    with TestClient(create_app(ConsoleSettings(token=TOKEN, registry=registry)), base_url="http://127.0.0.1:8766",
+                    cookies={"graphlemon_console": TOKEN}) as c:  # reads need the token too
         c.registry = registry
         yield c
 

@@ -58,6 +58,7 @@ def test_a_second_starter_is_refused_with_the_holder_named_and_the_refusal_recor
     leases.take(ledger, "t2", Holder.here("another task"))  # one lease per task: another task is free
 
 
+@pytest.mark.system  # starts processes
 def test_a_lease_whose_process_ended_is_taken_over_and_the_journal_says_why(ledger):
     leases.take(ledger, "t1", Holder.here("a killed run", pid=dead_pid()))
     lease, replaced = leases.take(ledger, "t1", Holder.here("graphlemon resume"))
@@ -66,6 +67,7 @@ def test_a_lease_whose_process_ended_is_taken_over_and_the_journal_says_why(ledg
     assert [e.event for e in ledger.read_as("lease", LeaseEvent)] == ["taken", "taken_over"]
 
 
+@pytest.mark.system  # starts processes
 def test_a_reused_pid_is_not_the_holder(ledger):
     live = sleeper()
     try:
@@ -114,6 +116,7 @@ def test_a_reservation_nobody_adopted_expires(ledger):
     assert replaced.holder.flow_run_id == "run-2"
 
 
+@pytest.mark.system  # starts processes
 def test_a_child_process_adopts_the_lease_handed_to_it(ledger, tmp_path):
     code = ("import sys; from graphlemon import lease; from graphlemon.ledger import Ledger; "
             "l, _ = lease.take(Ledger(sys.argv[1]), 't1', lease.Holder.here('child'), adopt=sys.argv[2]); "
@@ -164,6 +167,7 @@ def test_a_holder_renews_its_lease_while_it_runs(ledger, monkeypatch):
     assert events[0] == "taken" and events[-1] == "released" and events.count("renewed") >= 2
 
 
+@pytest.mark.system  # starts processes
 def test_a_goal_slot_waits_for_the_holder_and_a_killed_holder_frees_it(ledger):
     child = ("import sys, time; from graphlemon import lease; from graphlemon.ledger import Ledger; "
              "l = lease.HeldLease(Ledger(sys.argv[1]), *lease.take(Ledger(sys.argv[1]), 'holder', "
@@ -203,6 +207,7 @@ def test_a_stop_while_waiting_for_a_slot_ends_the_wait(ledger):
             mine.take_slot(1)
 
 
+@pytest.mark.system  # a dead holder is a process that ended
 @pytest.mark.parametrize(("live", "stop", "status", "state"), [
     (True, False, "coding", "running"), (True, True, "coding", "stopping"), (True, False, "blocked_pending_human", "running"),
     (False, False, "coding", "interrupted"), (False, False, "waiting_for_quota", "interrupted"),
@@ -219,6 +224,7 @@ def test_running_or_not_comes_from_the_lease_alone(ledger, live, stop, status, s
     assert leases.run_state(leases.current(ledger, "t1"), status) == state
 
 
+@pytest.mark.system  # starts processes
 def test_starters_racing_in_separate_processes_get_one_lease(ledger):
     code = ("import sys, time; from graphlemon import lease; from graphlemon.ledger import Ledger\n"
             "time.sleep(max(0, float(sys.argv[2]) - time.time()))\n"

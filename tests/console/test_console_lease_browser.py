@@ -31,7 +31,7 @@ from graphlemon.taskboard import TaskBoard
 ROOT = Path(__file__).resolve().parents[2]
 CALC = ROOT / "tests" / "acceptance" / "fixtures" / "calc"
 RUN_MS = 300_000
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.system]
 
 
 @pytest.fixture
