@@ -80,12 +80,14 @@ def api_routes(settings: ConsoleSettings, hubs: Hubs) -> list[Route]:
     """Every REST route of the console, each bound to these settings and this project-hub cache."""
     from .routes_actions import action_routes
     from .routes_logs import log_routes
+    from .routes_patches import patch_routes
 
     router = Router()
     _health_and_project_routes(router, settings)
     _read_routes(router, settings, hubs)
     action_routes(router, settings)
     log_routes(router, settings)
+    patch_routes(router, settings)  # the SDD-patch approval page (routes_patches.py)
     return router.routes
 
 
