@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from ..units import Contract
+from .handlers import CodeRoute, SourceFile, parsed_routes
 from .sdd import path_matches
 
 Framework = Literal["fastapi", "flask", "express", "python", "node"]
@@ -24,28 +24,6 @@ DivergenceKind = Literal[
     "missing_route", "undeclared_route", "status_not_implemented", "undeclared_status", "missing_function"
 ]
 AUTOMATIC = {"fastapi": {422}, "flask": set(), "express": set()}  # statuses the framework produces itself
-
-
-@dataclass(frozen=True)
-class SourceFile:
-    rel: str  # project-relative path
-    text: str
-
-    @property
-    def lines(self) -> list[str]:
-        return self.text.split("\n")
-
-
-class CodeRoute(BaseModel):
-    method: str
-    path: str  # normalised, prefixes applied
-    file: str
-    line: int
-    statuses: dict[int, int] = Field(default_factory=dict)  # status -> line that produces it
-    throws_at: int | None = None  # a `throw` / `raise` of a non-HTTP error in the handler
-
-    def produces(self, status: int) -> bool:
-        return status in self.statuses
 
 
 class Divergence(BaseModel):
@@ -87,18 +65,11 @@ def detect_framework(sources: Iterable[SourceFile], declared: str | None = None)
     return "python" if any(s.rel.endswith(".py") for s in texts) else "node"
 
 
-def scan_routes(sources: list[SourceFile], framework: Framework) -> list[CodeRoute]:
-    """Routes found by parsing the code (handlers.py): Python's ast, tree-sitter for JavaScript / TypeScript."""
-    from .handlers import parsed_routes
-
-    return parsed_routes(sources, framework)
-
-
 def diff_sources(
     unit_id: str, sources: list[SourceFile], contract: Contract | None, declared: str | None = None
 ) -> ContractDiff:
     framework = detect_framework(sources, declared)
-    diff = ContractDiff(unit_id=unit_id, framework=framework, routes=scan_routes(sources, framework))
+    diff = ContractDiff(unit_id=unit_id, framework=framework, routes=parsed_routes(sources, framework))
     if contract is None:
         return diff
     automatic = AUTOMATIC.get(framework, set())

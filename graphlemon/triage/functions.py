@@ -10,7 +10,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from .codescan import SourceFile
+from .handlers import SourceFile
 from .run_context import RunContext
 
 

@@ -17,16 +17,40 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import cache
 from pathlib import PurePosixPath
 from typing import Any
 
-from .codescan import CodeRoute, SourceFile
+from pydantic import BaseModel, Field
+
 from .sdd import normalize_path
 
 PY_VERBS = {"get", "post", "put", "patch", "delete", "head", "options", "route", "api_route"}
 JS_VERBS = {"get", "post", "put", "patch", "delete", "all"}
 ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    rel: str  # project-relative path
+    text: str
+
+    @property
+    def lines(self) -> list[str]:
+        return self.text.split("\n")
+
+
+class CodeRoute(BaseModel):
+    method: str
+    path: str  # normalised, prefixes applied
+    file: str
+    line: int
+    statuses: dict[int, int] = Field(default_factory=dict)  # status -> line that produces it
+    throws_at: int | None = None  # a `throw` / `raise` of a non-HTTP error in the handler
+
+    def produces(self, status: int) -> bool:
+        return status in self.statuses
 
 
 def parsed_routes(sources: list[SourceFile], framework: str) -> list[CodeRoute]:

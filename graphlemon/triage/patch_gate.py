@@ -10,13 +10,14 @@ from __future__ import annotations
 from .decider import KEPT
 from .findings import Finding
 from .run_context import RunContext
-from .sdd_element import other_statements
+from .sdd_element import cited_block, other_statements
 from .verdict import TriageVerdict
 
 
 def patch_review(ctx: RunContext, verdict: TriageVerdict, findings: list[Finding]) -> str | None:
     """None when the verdict's patch rests on a kept structural finding for the same unit(s), confirmed by a side
-    beyond the two that disagree, and the SDD's cited statement is its only statement about the element."""
+    beyond the two that disagree, whose cited SDD statement stands in the provider's own section and is the SDD's
+    only statement about the element."""
     units = sorted(verdict.affected_units)
     backing = [
         f for f in findings
@@ -29,7 +30,11 @@ def patch_review(ctx: RunContext, verdict: TriageVerdict, findings: list[Finding
         return "only the two sides that disagree show it (no trace, code or other contract confirms which departs)"
     element = found.element
     assert element is not None
-    others = other_statements([(d.rel, d.text) for d in ctx.sdd_docs], element, ctx.units.ids())
+    docs = [(d.rel, d.text) for d in ctx.sdd_docs]
+    cited = cited_block(docs, element, ctx.units.ids())
+    if element.unit and (cited is None or cited.unit != element.unit):
+        return f"the SDD statement it rests on ({element.statement}) is not in {element.unit}'s section"
+    others = other_statements(docs, element, ctx.units.ids())
     if others:
         where = ", ".join(f"{b.rel}:{b.first}" for b in others[:5])
         what = f"{element.method or ''} {element.path}".strip()

@@ -72,6 +72,15 @@ def other_statements(docs: list[tuple[str, str]], element: Element, unit_ids: li
     return out
 
 
+def cited_block(docs: list[tuple[str, str]], element: Element, unit_ids: list[str]) -> Block | None:
+    """The block that holds the statement the finding cites."""
+    rel, _, line = element.statement.rpartition(":")
+    text = dict(docs).get(rel)
+    if text is None or not line.isdigit():
+        return None
+    return next((b for b in sdd_blocks(rel, text, unit_ids) if b.first <= int(line) <= b.last), None)
+
+
 def _about(block: Block, element: Element, paths: list[str]) -> bool:
     if _names_path(block.text, paths) or _names_path(block.heading, paths):
         return True
@@ -93,4 +102,4 @@ def _same_class(text: str, statuses: tuple[int, ...]) -> bool:
     return any(m.code // 100 in classes for m in status_mentions(text))
 
 
-__all__ = ["Block", "other_statements", "sdd_blocks"]
+__all__ = ["Block", "cited_block", "other_statements", "sdd_blocks"]

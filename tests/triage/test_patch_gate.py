@@ -57,3 +57,13 @@ def test_the_scan_reads_every_document_block_by_block():
     docs = [("a.md", TABLE), ("b.md", "# Release notes\n\n1. `POST /appointments` refusals: 422 since v2.\n")]
     element = Element("a.md:10", "POST", "/appointments", (409,), unit="appointments")
     assert [(b.rel, b.first) for b in other_statements(docs, element, ["appointments"])] == [("b.md", 3)]
+
+
+def test_a_statement_outside_the_providers_section_sends_the_patch_to_a_person(tmp_path):
+    shared = (  # no unit's section: whose statement is it?
+        "# Clinic\n\n## Shared endpoints\n\n| endpoint | status | when |\n|---|---|---|\n"
+        "| POST /appointments | 201 | booked |\n| POST /appointments | 409 | the slot is taken |\n"
+    )
+    record = triage_run(_project(tmp_path, shared), RUN_ID).record
+    assert record.category == "contract_mismatch" and not record.will_auto_apply
+    assert "is not in appointments's section" in (record.patch_review or "")
