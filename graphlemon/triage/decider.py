@@ -54,7 +54,6 @@ KEPT: dict[str, Kept] = {
     "impl:call_formula": Kept("impl_bug", 1, 1, "holdout"),
     "contract:status_differs": Kept("contract_mismatch", 8, 8, "final, last, blind (2), blind2, blind3, holdout (2)"),
     "contract:path_differs": Kept("contract_mismatch", 5, 5, "after, final, last, blind, blind2"),
-    "contract:types": Kept("contract_mismatch", 1, 1, "holdout"),
 }
 
 

@@ -20,11 +20,8 @@ from .rundir import IntegrationFailure, Observation
 from .steps import Call
 from .voice import Said
 
-# what the call-level mechanisms claim (callfindings.py, fitfindings.py)
-CONFIDENCE = {
-    "contract_call": 0.8, "contract_signature": 0.8, "contract_types": 0.8, "contract_types_consumer": 0.6,
-    "impl_call": 0.8, "impl_call_formula": 0.8, "impl_signature": 0.78, "spec_contradiction": 0.55,
-}  # fmt: skip
+# what the call-level mechanisms claim (callfindings.py)
+CONFIDENCE = {"contract_call": 0.8, "impl_call": 0.8, "impl_call_formula": 0.8, "spec_contradiction": 0.55}
 
 
 @dataclass(frozen=True)

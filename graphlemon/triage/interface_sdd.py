@@ -11,9 +11,9 @@ The document is walked as markdown-it's block tokens, never as lines:
 - a heading that names an endpoint (`### POST /appointments`) opens it for the blocks under it;
 - a bullet list right after text that named a status, each item opening with a code-span identifier, lists
   that answer's fields;
-- a fenced code block that parses as JSON or YAML is read as OpenAPI (`paths:`, local `$ref`s followed), as contract-style endpoint
-  objects (`{method, path, responses}`), or, after text that named a status of the current operation, as an
-  example answer of that status (its keys are the answer's fields).
+- a fenced code block that parses as JSON or YAML is read as OpenAPI (`paths:`, local `$ref`s followed), or, after
+  text that named a status of the current operation, as an example answer of that status (its keys are the
+  answer's fields); a quantity with a unit ("up to 5 MB") or a range is neither a call count nor a status.
 An operation mentioned again in the same section (the same method and path) gathers the new facts.
 """
 

@@ -4,8 +4,8 @@
     uncaught      a refusal that became a 5xx, or no answer, with a stack through the serving unit's code (uncaught.py)
     interface     the sides of the step's endpoints compared by structure: SDD, contracts, code, trace
                   (interface_diff.py: path_differs, status_differs, field_missing, limit_violated, status_unproduced)
-    calls         a function-level step read call by call: a call that does not fit its function, an observed
-                  value an SDD statement contradicts (fitfindings.py, callfindings.py)
+    calls         a function-level step read call by call: an observed value an SDD statement contradicts
+                  (callfindings.py)
 
 The decider (decider.py) reads the findings; the agent's tools return them as facts.
 """
@@ -13,6 +13,7 @@ The decider (decider.py) reads the findings; the agent's tools return them as fa
 from __future__ import annotations
 
 import json
+import re
 
 from ..models import SddPatch
 from .callfindings import CallFindings
@@ -45,7 +46,8 @@ def findings_of(ctx: RunContext, failure: IntegrationFailure) -> list[Finding]:
     cite = Citer(ctx)
     calls = step_calls(ctx, failure)
     out = [_env_finding(ctx, failure, cite, s) for s in _distinct(environment_signals(ctx, failure))]
-    no_answer = failure.got.error is not None and "ECONNREFUSED" not in failure.got.error.upper()
+    refused = failure.got.error and re.search(r"ECONNREFUSED|connection refused", failure.got.error, re.I)
+    no_answer = failure.got.error is not None and not refused  # nothing listened: no code served the request
     if no_answer or refused_became_error(failure):
         raised = uncaught_in_provider(ctx, failure, calls)
         if raised is not None:

@@ -2,7 +2,7 @@
 
 `load_run(project, run_id)` validates the run id, reads the run directory
 (result.json, http-trace.ndjson, process.log), units.json, each unit's
-contract.json, coder.log and tester history, the current SDD, the units' code,
+contract.json, the current SDD, the units' code,
 the bug ledger and earlier triage verdicts. A process.log over `LOG_LIMIT_BYTES`
 is read as a window: ±30 s around the failure when lines carry timestamps, else
 its tail. Missing run → RUN_NOT_FOUND; malformed inputs → INVALID_PARAM naming

@@ -1,10 +1,10 @@
 """triage_run: one integration run in, one verified triage.json and one ledger record out.
 
-    load the run → propose a verdict (the deterministic triager, or the bug-triager
-    role through an Executor with one retry) → a second triage of the same failure
-    becomes spec_ambiguous → self-check → on failure the fallback
-    (spec_ambiguous, confidence 0.3) → archive an existing triage.json under
-    history/ → write triage.json → append the TriageRecord.
+    load the run → how earlier triages of the same failure bear on it (history.retriage: fresh, without the
+    environment hypothesis, or escalate) → propose a verdict (the decider, or the bug-triager role through an
+    Executor with one retry) → self-check → on failure the fallback (spec_ambiguous, 0.3) → calibrate → the
+    patch gate for a contract patch → archive an existing triage.json under history/ → write triage.json →
+    append the TriageRecord.
 
 Nothing else is written: not the SDD, not the bugs (the LoopController acts on
 the verdict), not the units.

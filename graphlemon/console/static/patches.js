@@ -38,7 +38,8 @@ function card(p) {
     button.disabled = true;
     try {
       const done = await api("POST", `/api/projects/${encodeURIComponent(PROJECT)}/patches/${encodeURIComponent(p.run_id)}/approve`);
-      status.className = "done"; status.textContent = `Approved: the SDD is now ${done.artifact_id}. Resume the task to re-code ${p.units.join(", ")}.`;
+      status.className = "done"; status.textContent = `Approved: the SDD is now ${done.artifact_id}. Resume the task to re-code ${p.units.join(", ")}: `;
+      if (done.task_id) status.append(h("a", { href: `/#/p/${encodeURIComponent(PROJECT)}/t/${encodeURIComponent(done.task_id)}` }, "open the task"));
       button.remove();
     } catch (e) { button.disabled = false; status.className = "msg error"; status.textContent = plain(e.message); }
   });
