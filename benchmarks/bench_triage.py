@@ -71,7 +71,6 @@ ABLATIONS: dict[str, tuple[tuple[str, object], ...]] = {
     "interface_diff.unproduced (no status_unproduced)": (("graphlemon.triage.mechanisms.unproduced", lambda c, f, k: None),),
     "handlers.py + codescan.py (no code routes)": (("graphlemon.triage.interface_sides.Interfaces.code", []),),
     "callfindings.py (no observed call checked)": (("graphlemon.triage.callfindings.CallFindings.contradicted_calls", lambda s: None),),
-    "fitfindings.py (no type fit checked)": (("graphlemon.triage.fitfindings.FitFindings.type_mismatch", lambda s: None),),
     "sdd_element.py (the patch gate reads one statement)": (("graphlemon.triage.patch_gate.other_statements", lambda d, e, u: []),),
     "decider veto (only kept findings count)": (("graphlemon.triage.decider.VETO", False),),
 }  # fmt: skip
@@ -166,7 +165,7 @@ def per_set(splits: tuple[str, ...] | None) -> None:
                   f"({r['rule']}, {r['conf']}, auto {r['auto']})")  # fmt: skip
 
 
-def ablate(splits: tuple[str, ...] | None) -> None:
+def ablate(splits: tuple[str, ...] | None, only: str | None = None) -> None:
     names = names_of(splits)
     base = run_path(names, None)
     sets = sorted({r["split"] for r in base})
@@ -177,6 +176,8 @@ def ablate(splits: tuple[str, ...] | None) -> None:
         + "".join(f"{_short(table([r for r in base if r['split'] == s])):>14}" for s in sets)
     )
     for label, patches in ABLATIONS.items():
+        if only and only not in label:
+            continue
         with ExitStack() as stack:
             for target, value in patches:
                 stack.enter_context(mock.patch(target, value))
@@ -306,13 +307,14 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--split", action="append", help="only this set (repeatable), e.g. --split blind6")
     parser.add_argument("--ablate", action="store_true", help="each mechanism module removed in turn")
+    parser.add_argument("--only", help="with --ablate: only the rows whose label holds this text")
     parser.add_argument("--mechanisms", action="store_true", help="each rule's verdicts on sets it was not shaped on")
     args = parser.parse_args()
     chosen = tuple(args.split) if args.split else None
     if args.mechanisms:
         mechanisms()
     elif args.ablate:
-        ablate(chosen)
+        ablate(chosen, args.only)
     else:
         per_set(chosen)
         seed_side_by_side(chosen)

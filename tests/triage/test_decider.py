@@ -81,3 +81,12 @@ def test_a_facts_only_verdict_is_below_auto_apply_verified_and_asks_a_question(t
     record = outcome.record
     assert (record.category, record.confidence, record.will_auto_apply) == ("spec_ambiguous", FACTS_ONLY, False)
     assert record.evidence_verified and record.l3_question and outcome.rule == "facts:only"
+
+
+def test_a_finding_that_may_not_decide_still_vetoes(tmp_path):
+    # the unit's own log says its disk is full: no environment verdict (its voice), but a second reading of the
+    # failure all the same, so the kept impl:uncaught does not decide alone either
+    log = "2026-12-03T10:00:04Z [orders] OSError: [Errno 28] No space left on device\n"
+    verdict = classify(load_run(_project(tmp_path, stack=OWN, log=log), RUN_ID))
+    assert (verdict.category, verdict.confidence) == ("spec_ambiguous", FACTS_ONLY)
+    assert {f.rule for f in verdict.facts} == {"impl:uncaught", "infra:disk_full"}

@@ -127,3 +127,13 @@ def test_a_verdict_and_its_facts_keep_their_voices_in_the_record(tmp_path):
     outcome = triage_run(project, RUN_ID)
     assert outcome.record.category == "spec_ambiguous" and not outcome.record.will_auto_apply
     assert any("infra:disk_full suggests infra_flake" in h and "unit/orders before" in h for h in outcome.hints)
+
+
+def test_words_the_runners_message_quotes_from_the_case_are_the_cases(tmp_path):
+    failure = {"case": "full-disk-answer", "involves": ["orders"], "request": {"method": "POST", "path": "/orders"},
+               "expected": {"status": 507, "body": {"error": "No space left on device"}}, "got": {"status": 201},
+               "message": "AssertionError: expected 507 {'error': 'No space left on device'}, got 201"}  # fmt: skip
+    project = build_project(tmp_path / "q", units=[{"unit_id": "orders", "code": ["orders"]}],
+                            files={"orders/app.py": "x = 1\n"}, sdd=SDD, failure=failure)  # fmt: skip
+    verdict = classify(load_run(project, RUN_ID))
+    assert verdict.category == "spec_ambiguous" and not any(f.rule.startswith("infra") for f in verdict.facts)
