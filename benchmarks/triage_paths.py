@@ -77,6 +77,7 @@ def run_path(names: list[str], make_executor: Callable[[], Any] | None) -> list[
                     "tokens": r.tokens_used,
                     "ms": (time.perf_counter() - started) * 1000,
                     "method": outcome.output.method,
+                    "rule": outcome.rule,
                 }
             )
     return rows

@@ -331,6 +331,9 @@ class TriageRecord(Record):
     duration_ms: int = 0  # TriagerOutput.duration_ms
     tokens_used: int = 0  # TriagerOutput.tokens_used (0 for the deterministic triager)
     method: Literal["agent", "rules"] = "rules"  # the bug-triager agent (rules as its tools), or the rules alone
+    behaviour: str | None = None  # digest of what the failing step got: did a retry change the failing behaviour?
+    patch_review: str | None = None  # why a contract patch waits for a person (another SDD statement, one side only)
+    retriage: str | None = None  # "without_environment" / "escalate" when an earlier triage of the failure exists
 
 
 class ArtifactRecord(Record):

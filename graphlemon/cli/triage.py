@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 from typing import Annotated
 
@@ -57,6 +58,55 @@ def register(app: typer.Typer) -> None:
             emit_json(outcome.merged())
             return
         _print(outcome)
+
+    @app.command("approve-patch")
+    def approve_patch(
+        run: Annotated[
+            str | None, typer.Option("--run", help="The integration run whose SDD patch to approve.")
+        ] = None,
+        show: Annotated[bool, typer.Option("--show", help="Print the diff only; change nothing.")] = False,
+        project: ProjectOpt = None,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Approve a contract_mismatch's SDD patch that waits for a person (the console's approval page does the same).
+
+        Without --run: list the patches that wait. With --run: print the diff and write the patched SDD as a new
+        version (with --show: only print the diff). A patch is approved once.
+        """
+        from ..stages.patch_approval import approve, pending_patches, preview
+
+        handle = open_project(project)
+        if run is None:
+            waiting = pending_patches(handle)
+            if as_json:
+                emit_json({"pending": [p.model_dump(mode="json") for p in waiting]})
+                return
+            for p in waiting:
+                console().print(
+                    plain(f"{p.run_id}  {', '.join(p.units)}  {p.review or ''}"), markup=False, highlight=False
+                )
+            if not waiting:
+                console().print("no SDD patch waits for a person", markup=False)
+            return
+        shown = preview(handle, run)
+        approved = None if show else approve(handle, run, by="cli")
+        if as_json:
+            emit_json(
+                {**shown.model_dump(mode="json"), "approved": approved.artifact_id if approved else shown.approved}
+            )
+            return
+        out = console()
+        out.print(plain(shown.diff or f"(no diff: {shown.problem})"), markup=False, highlight=False)
+        if approved is not None:
+            out.print(f"approved: the SDD is now {approved.artifact_id} ({approved.path})", markup=False)
+
+
+def plain(text: str) -> str:
+    """Text as text: control and bidi characters shown as U+XXXX (newlines and tabs kept)."""
+    return "".join(
+        f"<U+{ord(c):04X}>" if unicodedata.category(c) in ("Cc", "Cf", "Co", "Cs") and c not in "\n\t" else c
+        for c in text
+    )
 
 
 def _print(outcome) -> None:

@@ -22,6 +22,7 @@ from . import views
 from .router import Router
 from .routes_actions import action_routes
 from .routes_logs import log_routes
+from .routes_patches import patch_routes
 from .shared import (
     ConsoleSettings,
     Hubs,
@@ -50,6 +51,7 @@ def api_routes(settings: ConsoleSettings, hubs: Hubs) -> list[Route]:
     _read_routes(router, settings, hubs)
     action_routes(router, settings)
     log_routes(router, settings)
+    patch_routes(router, settings)  # the SDD-patch approval page (routes_patches.py)
     return router.routes
 
 

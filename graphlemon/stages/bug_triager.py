@@ -55,6 +55,15 @@ def _triage(
         )  # fmt: skip
     return IntegrationOutcome(
         ok=False, run_id=run_id, action=action, category=category, confidence=verdict.confidence,  # type: ignore[arg-type]
-        affected_units=verdict.affected_units, sdd_patch=verdict.proposed_sdd_patch, root_cause=verdict.root_cause,
+        affected_units=verdict.affected_units, sdd_patch=verdict.proposed_sdd_patch, root_cause=_note(verdict, run_id),
         failures=len(failures),
     )  # fmt: skip
+
+
+def _note(verdict, run_id: str) -> str:
+    """The verdict's root cause; for an SDD patch that waits for a person, where to approve it."""
+    record = verdict.record
+    if record.category != "contract_mismatch" or record.proposed_sdd_patch is None or record.will_auto_apply:
+        return record.root_cause
+    return (f"{record.root_cause} — its SDD patch waits for a person ({record.patch_review}): approve it on the "
+            f"console's /patches page or with `graphlemon approve-patch --run {run_id}`, then resume")  # fmt: skip

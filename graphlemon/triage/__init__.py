@@ -14,10 +14,10 @@ Observation, HttpRequest, HttpTraceEntry; and UnitsFile / UnitEntry / Contract.
 """
 
 from ..units import Contract, ContractResponse, HttpEndpoint, UnitEntry, UnitsFile
+from .agenttools import diff_contract_vs_impl
 from .evidence_check import EvidenceCheck, EvidenceReport, resolve_in_project, verify_all, verify_one
 from .history import failure_signature, find_similar_bug
 from .rundir import HttpRequest, HttpTraceEntry, IntegrationFailure, IntegrationResult, Observation
-from .tools import diff_contract_vs_impl
 from .triager import TriageOutcome, triage_run
 from .verdict import TriagerOutput, TriageVerdict, Violation
 from .verdict_selfcheck import self_check

@@ -16,36 +16,39 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from ..agents import build_request, run_turn
 from ..agents.roles import role_spec
-from ..agents.tool_context import ToolContext
-from ..agents.tools.registry import REGISTRY, tool
 from ..project import ProjectHandle
 from .agenttools import AGENT_TOOLS
+from .mechanisms import findings_of
+from .proposal import Proposal, fallback
 from .run_context import RunContext
-from .tools import category_classifier, diff_contract_vs_impl, similar_bugs
 from .verdict import TodoItem, TriageVerdict, Violation
 from .verdict_selfcheck import changed_since, self_check, snapshot
 
 ATTEMPTS = 2
-TRIAGE_TOOLS = ["category_classifier", "diff_contract_vs_impl", "find_similar_bug", *AGENT_TOOLS]
+TRIAGE_TOOLS = AGENT_TOOLS
 
 
 def agent_proposal(
-    project: ProjectHandle, ctx: RunContext, executor: Any, *, task_id: str | None, node_exec_id: str | None
-):
-    """-> triager.Proposal: an accepted verdict, or the fallback after `ATTEMPTS` rejected proposals."""
-    from .triager import Proposal, fallback
-
+    project: ProjectHandle,
+    ctx: RunContext,
+    executor: Any,
+    *,
+    task_id: str | None,
+    node_exec_id: str | None,
+    without: frozenset[str] = frozenset(),
+) -> Proposal:
+    """An accepted verdict, or the fallback after `ATTEMPTS` rejected proposals. `without={"environment"}`: an
+    infra_flake re-run failed the same way, and the prompt says the environment hypothesis is dropped."""
+    findings = findings_of(ctx, ctx.result.failures[0])
     node_exec_id = node_exec_id or f"ne-triage-{secrets.token_hex(4)}"
     tools = [*role_spec("bug-triager").tools, *TRIAGE_TOOLS]
     rejected: list[list[Violation]] = []
     tokens = 0
     for attempt in range(1, ATTEMPTS + 1):
         request = build_request(
-            project, "bug-triager", context=failure_context(ctx, rejected[-1] if rejected else None),
+            project, "bug-triager", context=failure_context(ctx, rejected[-1] if rejected else None, without),
             run_id=ctx.run_id, task_id=task_id, node_exec_id=node_exec_id, attempt=attempt,
             output_model=TriageVerdict, tools=tools,
         )  # fmt: skip
@@ -67,7 +70,8 @@ def agent_proposal(
         ]
         if not violations:
             verdict = TriageVerdict.model_validate(result.output)
-            return Proposal(verdict, executor.name, tokens_used=tokens, rule="agent", rejected=rejected)
+            return Proposal(verdict, executor.name, tokens_used=tokens, rule="agent", rejected=rejected,
+                            findings=findings)  # fmt: skip
         rejected.append(sorted(violations, key=lambda v: v.item))
     reason = f"{ATTEMPTS} proposals failed the self-check; last: " + "; ".join(
         f"#{v.item} {v.detail}" for v in rejected[-1][:3]
@@ -79,10 +83,13 @@ def agent_proposal(
         rule="agent:fallback",
         rejected=rejected,
         fallback_reason=reason,
+        findings=findings,
     )
 
 
-def failure_context(ctx: RunContext, violations: list[Violation] | None) -> dict[str, str]:
+def failure_context(
+    ctx: RunContext, violations: list[Violation] | None, without: frozenset[str] = frozenset()
+) -> dict[str, str]:
     """The turn's prompt: a `## Failure Context` (result.json excerpt, units, files to read)."""
     failure = ctx.result.failures[0]
     units = "\n".join(
@@ -108,6 +115,11 @@ def failure_context(ctx: RunContext, violations: list[Violation] | None) -> dict
             "l3_question (for spec_ambiguous). The verdict is checked by a self-check before it is written."
         ),
     }
+    if "environment" in without:
+        out["Environment hypothesis dropped"] = (
+            "An earlier triage of this failure said infra_flake and its re-run failed the same way: do not answer "
+            "infra_flake again (that answer escalates to a person); decide among the other categories."
+        )
     if violations:
         out["Your previous proposal was rejected"] = "\n".join(
             f"- check {v.item} ({v.check}): {v.detail}" for v in violations
@@ -130,56 +142,3 @@ def _restore(path: Path, kept: bytes | None) -> None:
         path.unlink(missing_ok=True)
     elif not path.exists() or path.read_bytes() != kept:
         path.write_bytes(kept)
-
-
-# -- the triage tools, for agents -------------------------------------------------------------
-
-
-class _RunArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    run_id: str = Field(description="the integration run id")
-
-
-class _UnitArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    unit_id: str
-
-
-class _SimilarArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    signature: str = Field(description="a failure signature (sig-...), from the triage context or bugs.ndjson")
-    unit_ids: list[str] = Field(default_factory=list)
-    text: str = Field(default="", description="words of the failure, to find bugs of the same units that read alike")
-
-
-def _register() -> None:
-    if "category_classifier" in REGISTRY:
-        return
-
-    @tool(
-        "category_classifier", "A first opinion on the run's category (the deterministic triager); review it yourself."
-    )
-    def _classifier(ctx: ToolContext, args: _RunArgs) -> dict:
-        return category_classifier(ctx.project, args.run_id).model_dump()
-
-    @tool(
-        "diff_contract_vs_impl",
-        "Routes and status codes in a unit's code vs its contract.json: {matches, divergences}.",
-    )
-    def _diff(ctx: ToolContext, args: _UnitArgs) -> dict:
-        return diff_contract_vs_impl(ctx.project, args.unit_id).model_dump(exclude={"routes"})
-
-    @tool("find_similar_bug", "Earlier bugs with this failure signature, or of the same units and reading alike.")
-    def _similar(ctx: ToolContext, args: _SimilarArgs) -> dict:
-        bugs = similar_bugs(ctx.project, args.signature, unit_ids=args.unit_ids, text=args.text)
-        return {
-            "bugs": [
-                b.model_dump(
-                    mode="json", include={"bug_id", "status", "category", "title", "unit_id", "run_id", "signature"}
-                )
-                for b in bugs[:10]
-            ]
-        }
-
-
-_register()

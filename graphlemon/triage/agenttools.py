@@ -1,16 +1,18 @@
-"""The deterministic triage pieces as tools of the bug-triager agent (it reviews them; they do not decide).
+"""The rules' facts as tools of the bug-triager agent (it reviews them; they do not decide).
 
 verify_evidence(evidence[])              each "path: quote" checked against the project (extract_evidence)
-find_sdd_clause(run_id, method, path)    the SDD clauses about an endpoint, best first, with file:line
-scan_signals(run_id)                     environment signals, backing-service failures, start-up crashes,
-                                         uncaught exceptions in a unit's own code (with file:line)
+triage_findings(run_id)                  every mechanism's typed findings: the category and units it points to,
+                                         its quotes with their voices and times, the sides that confirm it, and
+                                         whether the decider keeps that mechanism (with its unseen precision)
+scan_signals(run_id)                     environment signals in every voice (who said it, when), the units' ports
+find_sdd_clause(run_id, method, path)    the SDD statements that name an endpoint (any section, table or changelog)
 locate_handler(unit_id, method, path)    the handler a parser finds for a route, and the statuses it can produce
 read_assertion(run_id)                   the failing step's assertion: expected vs got, message, stack frames
 compare_interfaces(run_id)               the interface model of the step's endpoints (SDD, contracts, code, trace)
                                          and its typed disagreements, each with the two lines that disagree
-                                         (declared facts too: units, enumerations, field numbers, key layouts),
-                                         and the SDD statement that decides the case by its values, if one does
-(plus category_classifier, diff_contract_vs_impl, find_similar_bug registered in agent.py)
+category_classifier(run_id)              the decider's verdict: a first opinion to review, never an answer to copy
+diff_contract_vs_impl(unit_id)           routes and status codes in a unit's code vs its contract.json
+find_similar_bug(signature, ...)         earlier bugs with the failure's signature, or of its units reading alike
 """
 
 from __future__ import annotations
@@ -21,26 +23,74 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..agents.tool_context import ToolContext
 from ..agents.tools.registry import REGISTRY, tool
+from ..bugs import Bug, BugTracker
 from ..errors import ErrorCode, GraphLemonError
-from ..project import ProjectHandle
-from .backing import backing_service_signals, unit_ports
-from .decides import Decision, Statement, decide
+from ..models import TriageCategory
+from ..project import STATE_DIR, ProjectHandle
+from ..units import Contract, UnitsFile
+from .codescan import ContractDiff, diff_sources
+from .decider import KEPT, admissible, classify
+from .environment import environment_signals, unit_ports
 from .evidence_check import verify_all
-from .facts_diff import value_contradiction
-from .interface_diff import compare, distinguishing_input, input_unspecified, unproduced
-from .interface_sidecheck import header_unread, input_sides, side_checks
+from .findings import Element
+from .history import find_similar_bug
+from .interface_diff import compare
 from .interface_sides import Interfaces
-from .matching import Call, Matcher, step_calls
-from .run_context import load_run, runs_dir
-from .signals import infra_signals, local_module_names, stack_frames, startup_crash, unit_of_path
-from .uncaught import refused_became_error, uncaught_in_provider
+from .mechanisms import findings_of
+from .run_context import load_run, read_code, read_model, runs_dir
+from .sdd_element import other_statements
+from .steps import step_calls
+from .voice import stack_frames, unit_of_path
 
 _RUN_IN_PATH = re.compile(r"integration/runs/([A-Za-z0-9._-]+)/")
 _ITEM_LINE = re.compile(r"^([^:\n]+?):(\d+): ")
 AGENT_TOOLS = [
-    "verify_evidence", "find_sdd_clause", "scan_signals", "locate_handler", "read_assertion", "compare_interfaces",
+    "verify_evidence", "triage_findings", "find_sdd_clause", "scan_signals", "locate_handler", "read_assertion",
+    "compare_interfaces", "category_classifier", "diff_contract_vs_impl", "find_similar_bug",
 ]  # fmt: skip
-MAX_CLAUSES = 8
+MAX_STATEMENTS = 12
+
+
+class ClassifierHint(BaseModel):
+    """category_classifier's answer: a first opinion the agent must review."""
+
+    category: TriageCategory
+    confidence: float
+    affected_units: list[str] = Field(default_factory=list)
+    rule: str
+    root_cause: str
+    hints: list[str] = Field(default_factory=list)
+
+
+def diff_contract_vs_impl(project: ProjectHandle, unit_id: str) -> ContractDiff:
+    """Routes and status codes in the unit's code vs its contract.json (FastAPI, Flask, Express)."""
+    root = project.root
+    units = read_model(root / STATE_DIR / "units.json", UnitsFile, "the project has no .graphlemon/units.json")
+    entry = units.get(unit_id)
+    if entry is None:
+        raise GraphLemonError(ErrorCode.UNIT_NOT_FOUND, f"unit {unit_id!r} is not in units.json", unit_id=unit_id)
+    contract_path = root / STATE_DIR / "units" / unit_id / "contract.json"
+    contract = read_model(contract_path, Contract, "") if contract_path.is_file() else None
+    return diff_sources(unit_id, read_code(root.resolve(), entry.code, []), contract, entry.framework)
+
+
+def category_classifier(project: ProjectHandle, run_id: str) -> ClassifierHint:
+    finding = classify(load_run(project, run_id))
+    return ClassifierHint(
+        category=finding.category,
+        confidence=finding.confidence,
+        affected_units=finding.affected,
+        rule=finding.rule,
+        root_cause=finding.root_cause,
+        hints=finding.hints,
+    )
+
+
+def similar_bugs(
+    project: ProjectHandle, signature: str, *, unit_ids: list[str] | None = None, text: str = ""
+) -> list[Bug]:
+    bugs = list(BugTracker(project.ledger).all().values())
+    return find_similar_bug(bugs, signature, unit_ids=unit_ids, text=text)
 
 
 def verify_evidence(project: ProjectHandle, evidence: list[str]) -> dict:
@@ -51,63 +101,39 @@ def verify_evidence(project: ProjectHandle, evidence: list[str]) -> dict:
     }
 
 
+def triage_findings(project: ProjectHandle, run_id: str) -> dict:
+    ctx = load_run(project, run_id)
+    found = findings_of(ctx, ctx.result.failures[0])
+    return {
+        "findings": [
+            {
+                **f.as_fact(),
+                "kept": admissible(f, frozenset()),
+                "unseen_precision": f"{KEPT[f.rule].right}/{KEPT[f.rule].fired}" if f.rule in KEPT else None,
+            }
+            for f in found
+        ],  # fmt: skip
+        "note": "kept: the decider would decide with it; a finding in a unit's own voice is evidence about that unit",
+    }
+
+
 def find_sdd_clause(project: ProjectHandle, run_id: str, method: str, path: str) -> dict:
     ctx = load_run(project, run_id)
-    failure = ctx.result.failures[0]
-    call = next((c for c in step_calls(ctx, failure) if c.method == method and c.path == path), None)
-    if call is None:
-        call = Call(method, path, None, None, None, None, None, False)
-    reqs = Matcher(ctx, failure).clauses(call)[:MAX_CLAUSES]
-    return {
-        "clauses": [
-            {
-                "cite": f"{r.clause.doc}:{r.clause.line}: {r.clause.raw.strip()[:300]}",
-                "statuses": [s.code for s in r.clause.statuses],
-                "score": round(r.score, 2),
-                "names_endpoint": r.relevance >= 2,
-            }
-            for r in reqs
-        ]
-    }
+    blocks = other_statements([(d.rel, d.text) for d in ctx.sdd_docs], Element("", method, path), ctx.units.ids())
+    return {"statements": [{"at": f"{b.rel}:{b.first}", "under": b.heading, "says": b.text.strip()[:300]}
+                           for b in blocks[:MAX_STATEMENTS]]}  # fmt: skip
 
 
 def scan_signals(project: ProjectHandle, run_id: str) -> dict:
     ctx = load_run(project, run_id)
-    failure = ctx.result.failures[0]
-    local = local_module_names(ctx)
-    signals = [*infra_signals(ctx, failure, local), *backing_service_signals(ctx, failure)]
-    crash = startup_crash(ctx, local)
-    raised = uncaught_in_provider(ctx, failure, step_calls(ctx, failure))
+    signals = environment_signals(ctx, ctx.result.failures[0])
     return {
-        "environment": [
-            {
-                "kind": s.kind,
-                "strong": s.strong,
-                "on_failing_step": s.on_failing_step,
-                "unit_id": s.unit_id,
-                "where": f"{s.rel}:{s.line}" if s.line else s.rel,
-                "text": s.text[:300],
-            }
-            for s in signals[:12]
-        ],
+        "environment": [{"kind": s.kind, **s.said.as_dict()} for s in signals[:20]],
         "unit_ports": {str(p): u for p, u in sorted(unit_ports(ctx).items())},
-        "startup_crash": None
-        if crash is None
-        else {"unit_id": crash.unit_id, "where": f"{crash.rel}:{crash.line}", "text": crash.text[:300]},
-        "uncaught_exception": None
-        if raised is None
-        else {
-            "unit_id": raised.unit_id,
-            "code": f"{raised.file}:{raised.line}",
-            "seen_in": f"{raised.where}:{raised.where_line}" if raised.where_line else raised.where,
-            "refusal_became_5xx": refused_became_error(failure),
-        },
     }
 
 
 def locate_handler(project: ProjectHandle, unit_id: str, method: str, path: str) -> dict:
-    from .tools import diff_contract_vs_impl
-
     diff = diff_contract_vs_impl(project, unit_id)
     route = diff.route(method, path)
     if route is None:
@@ -136,51 +162,9 @@ def compare_interfaces(project: ProjectHandle, run_id: str) -> dict:
             side: ifs.of(side, call.provider, call.method, call.path)
             for side in ("spec", "contract", "consumer", "code")
         }
-        sides[key] = {
-            side: [f"{op.signature()} [{op.at.rel}:{op.at.line}]" for op in ops[:4]]
-            for side, ops in found.items()
-            if ops
-        }
-    findings = compare(ctx, failure, calls)
-    findings += [c.finding for c in side_checks(ctx, failure, calls) if c.finding is not None]
-    findings += input_sides(ctx, failure, calls) + header_unread(ctx, failure, calls)
-    declared = value_contradiction(ctx, failure, calls)
-    findings += [declared.finding] if declared is not None else []
-    distinguishing = distinguishing_input(ctx, failure, calls[-1]) if calls else None
-    unspecified = (
-        input_unspecified(ctx, failure, calls[-1], distinguishing) if distinguishing and not findings else None
-    )
-    never = unproduced(ctx, failure, calls[-1]) if calls and calls[-1].path is not None else None
-    return {
-        "interface": sides,
-        "findings": [f.as_dict() for f in [*findings, *(x for x in (unspecified, never) if x)]],
-        "distinguishing_input": None
-        if distinguishing is None
-        else {
-            "inputs": dict(distinguishing.items),
-            "passing_request": f"{distinguishing.passing.rel}:{distinguishing.passing.line}",
-            "note": "a verdict whose root cause does not name this input is capped below auto-apply",
-        },
-        "sdd_decides": _decision(decide(ctx, failure)),
-    }
-
-
-def _decision(found: Decision | None) -> dict | None:
-    """The SDD statement that holds the case's distinguishing values and the outcome it expects (an impl_bug of its
-    section's unit), or two statements that hold them both ways (a person decides)."""
-    if found is None:
-        return None
-    return {
-        "kind": found.kind,
-        "covers": list(found.covered),
-        "statement": _statement(found.statement),
-        "rival": _statement(found.rival) if found.rival is not None else None,
-        "rival_states": found.run_literal,
-    }
-
-
-def _statement(st: Statement) -> dict:
-    return {"at": f"{st.doc}:{st.line}", "unit": st.unit, "says": st.text[:300]}
+        sides[key] = {side: [f"{op.signature()} [{op.at.rel}:{op.at.line}]" for op in ops[:4]]
+                      for side, ops in found.items() if ops}  # fmt: skip
+    return {"interface": sides, "findings": [f.as_dict() for f in compare(ctx, failure, calls)]}
 
 
 def evidence_findings(project: ProjectHandle, evidence: list[str]) -> dict:
@@ -246,7 +230,7 @@ class _EndpointArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
     run_id: str
     method: str = Field(description="GET, POST, ...")
-    path: str = Field(description="the request path, e.g. /api/orders/42")
+    path: str = Field(description="the endpoint's path, e.g. /api/orders/{id} or /api/orders/42")
 
 
 class _HandlerArgs(BaseModel):
@@ -256,24 +240,66 @@ class _HandlerArgs(BaseModel):
     path: str
 
 
+class _UnitArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    unit_id: str
+
+
+class _SimilarArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    signature: str = Field(description="a failure signature (sig-...), from the triage context or bugs.ndjson")
+    unit_ids: list[str] = Field(default_factory=list)
+    text: str = Field(default="", description="words of the failure, to find bugs of the same units that read alike")
+
+
 def _register() -> None:
     if "verify_evidence" in REGISTRY:
         return
+
+    @tool(
+        "category_classifier", "A first opinion on the run's category (the deterministic triager); review it yourself."
+    )
+    def _classifier(ctx: ToolContext, args: _RunArgs) -> dict:
+        return category_classifier(ctx.project, args.run_id).model_dump()
+
+    @tool(
+        "diff_contract_vs_impl",
+        "Routes and status codes in a unit's code vs its contract.json: {matches, divergences}.",
+    )
+    def _diff(ctx: ToolContext, args: _UnitArgs) -> dict:
+        return diff_contract_vs_impl(ctx.project, args.unit_id).model_dump(exclude={"routes"})
+
+    @tool("find_similar_bug", "Earlier bugs with this failure signature, or of the same units and reading alike.")
+    def _similar(ctx: ToolContext, args: _SimilarArgs) -> dict:
+        bugs = similar_bugs(ctx.project, args.signature, unit_ids=args.unit_ids, text=args.text)
+        return {
+            "bugs": [
+                b.model_dump(
+                    mode="json", include={"bug_id", "status", "category", "title", "unit_id", "run_id", "signature"}
+                )
+                for b in bugs[:10]
+            ]
+        }
 
     @tool("verify_evidence", "Check evidence items against the project files before you cite them: {ok, results[]}.")
     def _verify(ctx: ToolContext, args: _EvidenceArgs) -> dict:
         return verify_evidence(ctx.project, args.evidence)
 
     @tool(
-        "find_sdd_clause", "SDD clauses about an endpoint in this run's failing case, best first, each as a citation."
+        "triage_findings",
+        "Every mechanism's typed findings about the run: what it points to, its quotes with their voices (unit, "
+        "runner, os, service, fixture, sdd) and times, the sides that confirm it, and whether the decider keeps it.",
+    )
+    def _findings(ctx: ToolContext, args: _RunArgs) -> dict:
+        return triage_findings(ctx.project, args.run_id)
+
+    @tool(
+        "find_sdd_clause", "The SDD statements that name an endpoint, wherever they are (sections, tables, changelogs)."
     )
     def _clauses(ctx: ToolContext, args: _EndpointArgs) -> dict:
         return find_sdd_clause(ctx.project, args.run_id, args.method.upper(), args.path)
 
-    @tool(
-        "scan_signals",
-        "Environment signals, failed connections to backing services, start-up crashes and uncaught exceptions in units' code.",
-    )
+    @tool("scan_signals", "Environment signals in every voice (who said it, when it was said), and the units' ports.")
     def _signals(ctx: ToolContext, args: _RunArgs) -> dict:
         return scan_signals(ctx.project, args.run_id)
 
@@ -289,9 +315,8 @@ def _register() -> None:
     @tool(
         "compare_interfaces",
         "The failing step's endpoints as the SDD, the contracts, the code and the trace state them, and the typed "
-        "disagreements between them (path_differs, field_missing, status_differs, status_unproduced, limit_violated, "
-        "limits_disagree, input_unspecified), "
-        "each with the two lines that disagree.",
+        "disagreements between them (path_differs, field_missing, status_differs, limit_violated), each with the "
+        "two lines that disagree.",
     )
     def _interfaces(ctx: ToolContext, args: _RunArgs) -> dict:
         return compare_interfaces(ctx.project, args.run_id)

@@ -6,12 +6,9 @@
         otherwise                                                      → impl_bug (the unit whose code
                                                                          defines the function; every such unit)
     two SDD statements give the same call different values           → spec_ambiguous (contradiction)
-    the SDD states nothing checkable about the asserted call         → spec_ambiguous (`call_unspecified`)
-    the code returns what the SDD states, the case expects otherwise → spec_ambiguous (`case_vs_sdd`)
 
 Formulas are evaluated on the *observed* arguments, so each unit is judged on its own inputs: a
-wrong inner value does not make the outer call look wrong. Signature and type disagreements
-(a call that does not fit the function) are `FitFindings`, checked first.
+wrong inner value does not make the outer call look wrong.
 """
 
 from __future__ import annotations
@@ -24,12 +21,10 @@ from typing import Any
 from ..models import SddPatch
 from .calls import ObservedCall, Statement, observed_calls, statements, statements_in
 from .evidence_check import cite
-from .findings import CONFIDENCE, Finding
-from .fitfindings import FitFindings
+from .findings import CONFIDENCE, Finding, FindingBuilder, describe, squash
 from .functions import Definition, owner
-from .matching import Call, step_calls
 from .pyexpr import MISSING, Undefined, same_value, show
-from .verdict_helpers import describe, squash
+from .steps import Call, step_calls
 
 
 @dataclass(frozen=True)
@@ -46,11 +41,11 @@ class Check:
         return same_value(self.want, self.observed.value)
 
 
-class CallFindings(FitFindings):
+class CallFindings(FindingBuilder):
     """The call-level branches of the decision flow (see the module docstring)."""
 
     def call_level(self) -> Finding | None:
-        return self.signature_mismatch() or self.type_mismatch() or self.contradicted_calls()
+        return self.contradicted_calls()
 
     # -- facts ------------------------------------------------------------------------------
 
@@ -117,43 +112,6 @@ class CallFindings(FitFindings):
         key = "impl_call_formula" if first.statement.formula else "impl_call"
         confidence = CONFIDENCE[key] - (0.1 if first.definition.unit_id not in self.failure.involves else 0.0)
         return Finding("impl_bug", units, confidence, root, evidence, key.replace("_", ":", 1))
-
-    def call_unspecified(self) -> Finding | None:
-        """The asserted call is one of the units' functions and the SDD says nothing checkable about it."""
-        top = next((o for o in self.observed if o.value is not MISSING and self._owner(o)), None)
-        if top is None:
-            return None
-        unit = self._owner(top).unit_id  # type: ignore[union-attr]
-        f = self.failure
-        stated = [c for c in self.checks if c.observed is top]
-        if stated and all(c.agrees for c in stated) and top.depth == 0:
-            s = stated[0].statement
-            root = f"{unit} returns {top.value_text} for {top.call.text} as the SDD ({s.where()}) states, but {self._what()} expects {describe(f.expected)}: the case and the SDD disagree"
-            finding = self.spec(
-                "spec_case_vs_sdd",
-                root,
-                f"Is {top.call.text} {top.value_text} (as the SDD says) or does the case's {describe(f.expected)} reflect a new rule?",
-                self._step_call(),
-            )
-            finding.evidence += [self._cite_statement(s), self._cite_failure_text(top.quote)]
-            return finding
-        if stated:
-            return None
-        near = self._clauses_naming(top.call.name)[:1]
-        said = (
-            f'; the SDD only says "{squash(near[0].raw)[:120]}"'
-            if near
-            else f"; the SDD never mentions {top.call.name}"
-        )
-        root = f"The SDD does not state what {top.call.text} returns: {self._what()} expects {describe(f.expected)}, {unit} returns {top.value_text}{said}"
-        finding = self.spec(
-            "spec_call",
-            root,
-            f"What should {top.call.text} return: {describe(f.expected)} (as the case expects) or {top.value_text} (what {unit} returns)?",
-            self._step_call(),
-        )
-        finding.evidence += [self.cite.clause(c) for c in near] + [self._cite_failure_text(top.quote)]
-        return finding
 
     # -- builders ---------------------------------------------------------------------------
 
@@ -234,3 +192,10 @@ class CallFindings(FitFindings):
         if s.source == "contract" or not s.quote:
             return self.cite.line(s.doc, s.line, s.quote[:30] or None)
         return cite(s.doc, s.line, s.quote)
+
+    def _cite_failure_text(self, text: str) -> str | None:
+        """A verbatim slice of result.json (strings are JSON-escaped there) that shows `text`."""
+        rel = f"{self.ctx.run_rel}/result.json"
+        needle = json.dumps(text.strip())[1:-1][:200]
+        at = self.cite.find(rel, needle) if needle else None
+        return cite(rel, at, needle) if at is not None else None

@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 
 from .evidence_check import MIN_LINE_QUOTE_CHARS, cite
-from .run_context import LogLine, RunContext
+from .run_context import RunContext
 from .rundir import IntegrationFailure
-from .sdd import Clause, path_matches
+from .sdd import Clause
 
 MAX_QUOTE = 220
 
@@ -77,33 +77,5 @@ class Citer:
             return cite(rel, lineno, text[start : start + end.end()].strip())
         return self.line(rel, lineno, '"status"' if '"status"' in text else '"error"')
 
-    def contract(self, unit_id: str, method: str | None, path: str) -> tuple[str | None, int]:
-        """(citation, line) of the contract.json line that names the endpoint (or its first line)."""
-        rel = self.ctx.contract_rel(unit_id)
-        contract = self.ctx.contracts.get(unit_id)
-        if contract is None:
-            return None, 1
-        lines = self.lines(rel)
-        for ep in [*contract.exports.http, *contract.consumes]:
-            if (method is None or ep.method == method) and path_matches(ep.path, path):
-                hits = [i for i, text in enumerate(lines, 1) if f'"{ep.path}"' in text]
-                near = [
-                    i
-                    for i in hits
-                    if any(f'"{ep.method}"' in lines[j - 1] for j in (i - 1, i, i + 1) if 1 <= j <= len(lines))
-                ]
-                at = (near or hits or [None])[0]
-                if at:
-                    return self.line(rel, at, f'"{ep.path}"'), at
-        return self.line(rel, 1), 1
-
-    def log(self, line: LogLine) -> str | None:
-        return self.line(f"{self.ctx.run_rel}/process.log", line.lineno, _anchor(line.text))
-
     def code(self, rel: str, lineno: int) -> str | None:
         return self.line(rel, lineno)
-
-
-def _anchor(text: str) -> str | None:
-    m = re.search(r"E[A-Z]{4,}|Error|error|timeout|exited", text)
-    return m.group(0) if m else None

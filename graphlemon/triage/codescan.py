@@ -66,16 +66,11 @@ def detect_framework(sources: Iterable[SourceFile], declared: str | None = None)
     return "python" if any(s.rel.endswith(".py") for s in texts) else "node"
 
 
-def scan_routes(sources: list[SourceFile], framework: Framework) -> list[CodeRoute]:
-    """Routes found by parsing the code (handlers.py): Python's ast, tree-sitter for JavaScript / TypeScript."""
-    return parsed_routes(sources, framework)
-
-
 def diff_sources(
     unit_id: str, sources: list[SourceFile], contract: Contract | None, declared: str | None = None
 ) -> ContractDiff:
     framework = detect_framework(sources, declared)
-    diff = ContractDiff(unit_id=unit_id, framework=framework, routes=scan_routes(sources, framework))
+    diff = ContractDiff(unit_id=unit_id, framework=framework, routes=parsed_routes(sources, framework))
     if contract is None:
         return diff
     automatic = AUTOMATIC.get(framework, set())

@@ -226,60 +226,6 @@ def js_routes(sources: list[SourceFile]) -> list[CodeRoute]:
     return routes
 
 
-def js_function_defs(src: SourceFile, name: str) -> list[tuple[int, list[str] | None, bool]]:
-    """(line, parameter names or None, top level) of each definition of `name` in a JS / TS file:
-    `function name(..)`, `const name = (..) => ..` / `= function (..)`, `exports.name = ..`."""
-    if name not in src.text:
-        return []
-    source = src.text.encode("utf-8")
-    root = js_parser(PurePosixPath(src.rel).suffix).parse(source).root_node
-    out = []
-    for node in walk_nodes(root):
-        fn = None
-        if node.type in ("function_declaration", "generator_function_declaration"):
-            named = node.child_by_field_name("name")
-            fn = node if named is not None and _text(named, source) == name else None
-        elif node.type == "variable_declarator":
-            named, value = node.child_by_field_name("name"), node.child_by_field_name("value")
-            if named is not None and _text(named, source) == name and value is not None:
-                fn = value
-        elif node.type == "assignment_expression":
-            left, value = node.child_by_field_name("left"), node.child_by_field_name("right")
-            if left is not None and left.type == "member_expression" and _text(left, source).split(".")[-1] == name:
-                if _text(left.child_by_field_name("object"), source) in ("exports", "module.exports"):
-                    fn = value
-        if fn is None:
-            continue
-        params = _param_names(fn, source) if fn.type in _FUNCTIONS else None
-        out.append((node.start_point[0] + 1, params, not _inside_function(node)))
-    return out
-
-
-def _inside_function(node) -> bool:
-    parent = node.parent
-    while parent is not None:
-        if parent.type in _FUNCTIONS or parent.type in ("method_definition", "class_body"):
-            return True
-        parent = parent.parent
-    return False
-
-
-def _param_names(fn, source: bytes) -> list[str]:
-    params = fn.child_by_field_name("parameters") or fn.child_by_field_name("parameter")
-    if params is None:
-        return []
-    if params.type == "identifier":
-        return [_text(params, source)]
-    names = []
-    for p in params.named_children:
-        target = p.child_by_field_name("left") or p.child_by_field_name("pattern") or p
-        if target.type == "rest_pattern":
-            target = next(iter(target.named_children), target)
-        if target.type == "identifier":
-            names.append(_text(target, source))
-    return names
-
-
 def _js_route(call, source: bytes, receivers: set[str], functions: dict[str, Any]):
     fn = call.child_by_field_name("function")
     args = call.child_by_field_name("arguments")

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+from typing import Literal
 
 from ..bugs import Bug
 from ..models import TriageRecord
 from .rundir import IntegrationFailure
 from .sdd import normalize_path
-from .sdd_terms import terms
-
-ACTIVE_OR_DONE = ("open", "fixing", "reopened", "fixed", "verified")
 
 
 def failure_signature(failure: IntegrationFailure) -> str:
@@ -35,6 +34,13 @@ def failure_signature(failure: IntegrationFailure) -> str:
     return f"sig-{digest[:12]}"
 
 
+def _words(text: str) -> frozenset[str]:
+    return frozenset(w for w in re.findall(r"[a-z][a-z0-9]{2,}", text.lower()) if w not in _COMMON)
+
+
+_COMMON = frozenset("the and for with from that this was were are not but case step got expected".split())
+
+
 def find_similar_bug(
     bugs: list[Bug], signature: str, *, unit_ids: list[str] | None = None, text: str = ""
 ) -> list[Bug]:
@@ -42,26 +48,52 @@ def find_similar_bug(
     exact = [b for b in bugs if b.signature == signature]
     if not unit_ids or not text:
         return sorted(exact, key=lambda b: b.opened_at)
-    wanted = terms(text)
+    wanted = _words(text)
     similar = []
     for bug in bugs:
         if bug in exact or not (set(bug.affected_units) | {bug.unit_id}) & set(unit_ids):
             continue
-        words = terms(f"{bug.title} {bug.detail} {bug.test_name or ''}")
+        words = _words(f"{bug.title} {bug.detail} {bug.test_name or ''}")
         overlap = len(wanted & words) / max(len(wanted | words), 1)
         if overlap >= 0.3:
             similar.append((overlap, bug))
     return sorted(exact, key=lambda b: b.opened_at) + [b for _, b in sorted(similar, key=lambda x: -x[0])]
 
 
-def earlier_triage(
-    records: list[TriageRecord], bugs: list[Bug], signature: str, run_id: str
-) -> TriageRecord | Bug | None:
-    """An earlier triage of the same failure in another run (its ledger record, or a bug the loop re-categorised)."""
-    for record in reversed(records):
-        if record.failure_signature == signature and record.run_id != run_id:
-            return record
-    for bug in bugs:
-        if bug.signature == signature and bug.category != "unknown" and bug.run_id not in (None, run_id):
-            return bug
-    return None
+def behaviour_digest(failure: IntegrationFailure) -> str:
+    """`got-<12 hex>` of what the failing step got: the same digest after a retry means the behaviour did not change."""
+    got = failure.got.model_dump(mode="json", exclude_none=True)
+    return "got-" + hashlib.sha1(json.dumps(got, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+Retriage = Literal["fresh", "without_environment", "escalate"]
+
+
+def retriage(
+    records: list[TriageRecord], bugs: list[Bug], signature: str, run_id: str, behaviour: str
+) -> tuple[Retriage, TriageRecord | Bug | None]:
+    """How to triage a failure that was triaged before (in another run), from the ledger alone:
+
+    | earlier verdicts of the same signature                         | this triage            |
+    |----------------------------------------------------------------|------------------------|
+    | none                                                            | fresh                  |
+    | only infra_flake (its re-run failed the same way)               | without_environment    |
+    | another verdict was acted on, and the step got the same answer  | escalate (the seed: a second triage escalates) |
+    | another verdict was acted on, and the step's answer changed     | fresh, without the environment if it was dropped |
+
+    A bug the loop re-categorised counts as an earlier verdict of its category (its answer is not recorded)."""
+    earlier: list[TriageRecord | Bug] = [r for r in records if r.failure_signature == signature and r.run_id != run_id]
+    earlier += [
+        b for b in bugs if b.signature == signature and b.category != "unknown" and b.run_id not in (None, run_id)
+    ]
+    if not earlier:
+        return "fresh", None
+    acted = [e for e in earlier if e.category != "infra_flake"]
+    if not acted:
+        return "without_environment", earlier[-1]
+    recorded = [e for e in acted if isinstance(e, TriageRecord)]  # a record knows the answer it saw; a bug does not
+    last = (recorded or acted)[-1]
+    same = getattr(last, "behaviour", None) in (None, behaviour)
+    if same:
+        return "escalate", last
+    return ("without_environment" if len(acted) < len(earlier) else "fresh"), last

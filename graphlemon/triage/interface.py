@@ -34,47 +34,16 @@ class Quote:
     line: int
 
 
-Measure = Literal["count", "bytes", "length", "value"]
-
-
 @dataclass(frozen=True)
 class Limit:
-    """ "at most N ..." with the status answered beyond N (None when the SDD names none).
-
-    `measure` says what is limited: "count" (calls to the endpoint, or a number the statement names), "bytes" (a
-    request's size: `count` is in bytes, `count_max` the largest reading of a unit like MB, 10^6 or 2^20), "length"
-    (characters of a text input the statement names), "value" (a numeric input the statement names). `bound` is
-    the side of N that is allowed; `strict` excludes N itself. `statement` is the block's text, which names the
-    limited input; `unit_wide` marks a limit stated in a unit's section outside any endpoint's statement."""
+    """ "at most N" calls to the endpoint, with the status answered beyond N (None when the SDD names none);
+    `statement` is the block's text, `written` the words that state the limit."""
 
     count: float
     status: int | None
     at: Quote
-    measure: Measure = "count"
-    bound: Literal["max", "min"] = "max"
-    strict: bool = False
     statement: str = ""
-    count_max: float | None = None
-    unit_wide: bool = False
-    written: str = ""  # the quantity as the SDD writes it ("longer than 2 MB")
-    amount: str = ""  # its number and unit ("2 MB")
-
-    def allows(self, quantity: float) -> bool | None:
-        """Whether `quantity` is on the allowed side; None when the unit's readings disagree about it."""
-        verdicts = {self._allows(quantity, n) for n in (self.count, self.count_max or self.count)}
-        return verdicts.pop() if len(verdicts) == 1 else None
-
-    def _allows(self, quantity: float, n: float) -> bool:
-        if self.bound == "max":
-            return quantity < n if self.strict else quantity <= n
-        return quantity > n if self.strict else quantity >= n
-
-    def says(self) -> str:
-        """`at most 280 characters ("longer than 280 characters")`: the allowed side, in the SDD's unit."""
-        rel = {("max", False): "at most", ("max", True): "under", ("min", False): "at least", ("min", True): "over"}
-        unit = {"bytes": " bytes", "length": " characters"}.get(self.measure, "")
-        amount = self.amount or f"{number_text(self.count)}{unit}"
-        return f"{rel[(self.bound, self.strict)]} {amount}" + (f' ("{self.written}")' if self.written else "")
+    written: str = ""
 
 
 _NESTING = 4  # how deep an answer's objects are read for field paths
@@ -94,11 +63,6 @@ def field_paths(body: dict) -> list[str]:
             if isinstance(value, dict) and depth + 1 < _NESTING:
                 stack.append((f"{name}.", value, depth + 1))
     return out[:_PATHS]
-
-
-def number_text(n: float) -> str:
-    """`3` for 3.0, `1.5` for 1.5."""
-    return str(int(n)) if float(n).is_integer() else str(n)
 
 
 @dataclass
@@ -155,25 +119,12 @@ class Operation:
         return f"{self.method or '*'} {self.path} → {answer}"
 
 
-def same_interface(a: Operation, b: Operation) -> bool:
-    """Two statements describe the same interface: endpoint, statuses, fields per status and limits."""
-    return (
-        (a.method, a.template) == (b.method, b.template)
-        and set(a.statuses) == set(b.statuses)
-        and {s: set(a.fields_for(s)) for s in a.statuses} == {s: set(b.fields_for(s)) for s in b.statuses}
-        and {(x.count, x.status, x.measure) for x in a.limits} == {(x.count, x.status, x.measure) for x in b.limits}
-    )
-
-
 __all__ = [
     "ANY_STATUS",
     "SIDE_NAMES",
     "Limit",
     "field_paths",
-    "Measure",
     "Operation",
     "Quote",
     "Side",
-    "number_text",
-    "same_interface",
 ]

@@ -3,8 +3,7 @@
 Each disagreement is a typed `InterfaceFinding` with the two lines that disagree. The category follows from
 which sides agree (the decision flow, docs/triage.md): the SDD and the implementation's contract agree and the run did otherwise
 → `impl_bug`; a contract.json disagrees with the SDD (or a consumer's with its provider and the SDD) →
-`contract_mismatch` for that contract's unit; the request that failed differs from one that succeeded only by
-an input the SDD never mentions → `spec_ambiguous`.
+`contract_mismatch` for that contract's unit; two SDD statements that say it two ways → `spec_ambiguous`.
 
 Kinds:
 - `path_differs`     the step called a path its provider does not serve; one side declares that path, the
@@ -18,49 +17,26 @@ Kinds:
 - `status_unproduced` the SDD and the provider's contract state the status the case expects for the endpoint,
                      and the endpoint's handler never produces it (it does produce the status the run got);
 - `limit_violated`   the SDD limits a count ("at most three") with a status beyond it; the trace shows the call
-                     past the limit answered with success; or the SDD limits a quantity of the request (its size
-                     in bytes, a text input's length, a number) and the request past the limit was accepted, or
-                     the request within it refused;
-- `limits_disagree`  two SDD statements limit the same quantity of the request (its size, a text's length, a
-                     number) differently, and the failing request lies between them: the SDD contradicts itself;
-- `subject_differs`  a consumer subscribes to a message subject (topic) its publisher does not publish on, and the
-                     SDD states one of the two (messages.py);
-- `nullable_differs` a field of an answer the SDD says may (or may never) be null, that a contract declares the other
-                     way, and the traced answer did what that contract says (nullability.py);
-- `measure_differs`  a field's unit (minutes vs seconds, MiB vs bytes) or date format (YYYY-MM-DD vs DD/MM/YYYY)
-                     that a contract states otherwise than the SDD, the traced values fitting that contract (measures.py);
-- `value_differs`    a declared fact of a subject (unit, enumeration, range, field number, key layout, type) that
-                     two sides state and contradict (facts_diff.py);
-- `required_differs` a call refused (4xx) for leaving out a request field the SDD's table marks optional (required.py);
-- `input_unspecified` the failing request differs from a request that got the expected answer only by inputs
-                     the SDD does not mention.
+                     past the limit answered with success;
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import urlsplit
 
 from ..models import TriageCategory
-from .interface import SIDE_NAMES, Limit, Operation, Quote, Side, field_paths, number_text
-from .interface_sdd import stated_sizes
-from .interface_sides import Interfaces, request_inputs
-from .matching import Call
+from .interface import SIDE_NAMES, Operation, Quote, Side, field_paths
+from .interface_sides import Interfaces
 from .run_context import RunContext
 from .rundir import IntegrationFailure
-from .sdd import normalize_path, path_matches
-from .sdd_terms import terms
+from .sdd import normalize_path
+from .steps import Call
 
 FindingKind = Literal[
     "path_differs", "field_missing", "fields_disagree", "status_differs", "status_unproduced", "limit_violated",
-    "limits_disagree", "input_unspecified", "input_differs", "subject_differs",
-    "nullable_differs", "measure_differs", "required_differs", "value_differs",
 ]  # fmt: skip
-# A value's other names, where a standard gives it some (a byte-order mark is U+FEFF).
-_ALIASES = {"\ufeff": ("BOM", "byte-order mark", "byte order mark")}
 
 
 @dataclass(frozen=True)
@@ -105,32 +81,6 @@ class InterfaceFinding:
         }
 
 
-@dataclass(frozen=True)
-class DistinguishingInput:
-    """What the failing request has that a request which got the expected answer did not."""
-
-    items: tuple[tuple[str, str], ...]  # (input name, value in the failing request)
-    passing: Quote  # the trace line of the request that succeeded
-    failing: Quote | None
-
-    def names(self) -> list[str]:
-        """Every spelling a reason may use for the input: its name, its value, a standard alias of the value."""
-        out: list[str] = []
-        for name, value in self.items:
-            out += [name.removesuffix("'s type").removesuffix("'s marks").split(" ")[-1], *spellings(value)]
-        return [x for x in out if len(x) >= 2]
-
-    def describe(self) -> str:
-        return ", ".join(f"{name} = {_shown(value)}" for name, value in self.items)
-
-
-def _shown(value: str) -> str:
-    """A value as a reason can show it: marks that are whitespace by their Unicode names."""
-    if value and not value.strip():
-        return " and ".join(unicodedata.name(c, f"U+{ord(c):04X}").lower() for c in value)
-    return value
-
-
 def compare(ctx: RunContext, failure: IntegrationFailure, calls: list[Call]) -> list[InterfaceFinding]:
     """The typed disagreements about the endpoints the failing step called, upstream calls first."""
     ifs = Interfaces(ctx)
@@ -141,13 +91,8 @@ def compare(ctx: RunContext, failure: IntegrationFailure, calls: list[Call]) -> 
         out += _paths(ifs, call, failure)
         out += _answered(ifs, call)
         out += _fields(ifs, call, failure)
-    needed = failure.expected.status is not None and 200 <= failure.expected.status < 300
-    for call in calls[:-1]:  # an upstream refusal the step needed to succeed, of a request within the SDD's limits
-        if needed and call.path is not None and call.status is not None and 400 <= call.status < 500:
-            out += _quantities(ifs, failure, call, expected=200)
     failing = calls[-1]
     if failing.path is not None:
-        out += _quantities(ifs, failure, failing)
         out += _limits(ifs, ctx, failure, failing)
         out += _statuses(ifs, failure, failing)
     return out
@@ -406,201 +351,6 @@ def _limits(ifs: Interfaces, ctx: RunContext, failure: IntegrationFailure, call:
     return []
 
 
-def _quantities(
-    ifs: Interfaces, failure: IntegrationFailure, call: Call, expected: int | None = None
-) -> list[InterfaceFinding]:
-    """The SDD's limits on a quantity of a request (size, length, number) against the request's own; `expected` is
-    what the call had to answer (the failing step's expectation when it is the failing call)."""
-    upstream = expected is not None
-    expected, got = failure.expected.status if expected is None else expected, call.status
-    if expected is None or got is None or call.provider is None or got >= 500:
-        return []
-    refused_ok = 400 <= expected < 500 and 200 <= got < 300  # accepted what the case wanted refused
-    accepted_no = 200 <= expected < 300 and 400 <= got < 500  # refused what the case wanted accepted
-    if not (refused_ok or accepted_no):
-        return []
-    provider, m, path = call.provider, call.method, call.path or "/"
-    at = _trace_quote(ifs, call) or Quote(f"{ifs.ctx.run_rel}/result.json", 1)
-    groups: dict[tuple[str, str], list[tuple[Limit, Operation, float, bool]]] = {}
-    for spec in ifs.of("spec", provider, m, path):
-        for limit in spec.limits:
-            if limit.unit_wide and not _about(limit.statement, spec.template):
-                continue  # a rule for the unit's other resources ("exports up to 10 MB"), not this endpoint's
-            measured = _measured(limit, _with_query(ifs, call), None) if upstream else _measured(limit, call, failure)
-            if measured is None:
-                continue
-            name, low, high = measured
-            allowed = limit.allows(low)
-            if allowed is not None and limit.allows(high) == allowed:
-                groups.setdefault((limit.measure, name), []).append((limit, spec, high, allowed))
-    for (_measure, name), found in groups.items():
-        spec, q = found[0][1], found[0][2]
-        ep = f"{m} {spec.path}"
-        has = {"bytes": f"{name} = {number_text(q)} bytes", "length": f"{name} of {number_text(q)} characters"}.get(
-            _measure, f"{name} = {number_text(q)}"
-        )
-        yes = [x[0] for x in found if x[3]]
-        no = [x[0] for x in found if not x[3]]
-        pair = next(((a, b) for b in no for a in yes if a.bound == b.bound), None)
-        if pair is not None:  # the same side of the quantity bounded twice, the request between the two
-            a, b = pair
-            return [_finding("limits_disagree", "spec_ambiguous", (), spec, f"{name} {a.says()} / {b.says()}",
-                             "spec", a.at, f"{ep} allows {a.says()} (so {has} is allowed)", "spec", b.at,
-                             f"{ep} allows {b.says()} (so {has} is not)")]  # fmt: skip
-        limit = (no or yes)[0]
-        contract = _first(ifs.of("contract", provider, m, path))
-        if refused_ok and no:
-            blamed_contract = contract is not None and bool(contract.statuses) and expected not in contract.statuses
-            return [_finding("limit_violated", "contract_mismatch" if blamed_contract else "impl_bug", (provider,),
-                             spec, f"{name} {limit.says()}", "spec", limit.at,
-                             f"{ep} allows {limit.says()}", "trace", at,
-                             f"the request with {has} was answered {got}",
-                             () if blamed_contract or contract is None else ("contract",))]  # fmt: skip
-        if accepted_no and not no:  # a refusal may have another reason than the limit: never corroborated
-            return [_finding("limit_violated", "impl_bug", (provider,), spec, f"{name} {limit.says()}", "spec",
-                             limit.at, f"{ep} allows {limit.says()}", "trace", at,
-                             f"the request with {has}, within that limit, was answered {got}")]  # fmt: skip
-    return []
-
-
-def _with_query(ifs: Interfaces, call: Call) -> Call:
-    """The call with the query string its trace entry sent (a call's path is the route's, without it)."""
-    entry = dict(ifs.ctx.trace).get(call.trace_line) if call.trace_line is not None else None
-    query = urlsplit(entry.url).query if entry is not None else ""
-    return replace(call, path=f"{call.path}?{query}") if query else call
-
-
-def _measured(limit: Limit, call: Call, failure: IntegrationFailure | None) -> tuple[str, float, float] | None:
-    """(input name, smallest and largest reading of the quantity) of a request for `limit`: its size
-    (Content-Length, a text body, else the size the case's description states), or the length or number of an
-    input the limit's statement names. `failure` is the case's own request when `call` is the failing one."""
-    body = call.request_body
-    if body is None and failure is not None and failure.request:
-        body = failure.request.body
-    if limit.measure == "bytes" and failure is None:
-        return None  # an upstream call's size is not the case's
-    if limit.measure == "bytes":
-        headers = {k.lower(): v for k, v in {**(failure.request.headers if failure.request else {}),
-                                              **(call.headers or {})}.items()}  # fmt: skip
-        size = str(headers.get("content-length", "")).strip()
-        if size.isdigit():
-            return "Content-Length", float(size), float(size)
-        if isinstance(body, str):
-            return "the request body's size", float(len(body.encode())), float(len(body.encode()))
-        stated = stated_sizes(failure.description)
-        return ("the size the case states", *stated[0]) if len(stated) == 1 else None
-    inputs: dict[str, object] = {k: _as_number(v) for k, v in parse_qsl(urlsplit(call.path or "").query)}
-    inputs.update({str(k): v for k, v in body.items()} if isinstance(body, dict) else {})  # a JSON "2" is no number
-    sentence = _sentence_of(limit.statement, limit.written)
-    for name, value in inputs.items():
-        if not _named(sentence, name):
-            continue
-        if limit.measure == "length" and isinstance(value, str):
-            return name, float(len(value)), float(len(value))
-        if limit.measure in ("value", "count") and isinstance(value, int | float) and not isinstance(value, bool):
-            return name, float(value), float(value)
-    return None
-
-
-def _about(statement: str, template: str) -> bool:
-    """A statement outside any endpoint speaks of this one when it names a resource of its path (`/profiles/{u}/
-    avatar` and "profile images (avatars and banners)")."""
-    resources = terms(" ".join(seg for seg in template.split("/") if seg and not seg.startswith(("{", "<", ":"))))
-    return bool(resources & terms(statement))
-
-
-def _sentence_of(statement: str, written: str) -> str:
-    """The sentence (or table cell) of `statement` that states the limit: the input it limits is named there."""
-    for sentence in re.split(r"(?<=[.;!?|])\s+|\n", statement):
-        if written and written in sentence:
-            return sentence
-    return statement
-
-
-def _named(statement: str, name: str) -> bool:
-    spellings = {name, name.replace("_", " "), name.replace("_", "-")}
-    return any(re.search(rf"(?<![\w]){re.escape(x)}(?:s|es)?(?![\w])", statement, re.IGNORECASE) for x in spellings)
-
-
-def _as_number(text: str) -> float | str:
-    """A query parameter's value: a number when it reads as one (a query has no types), else the text."""
-    try:
-        return float(text)
-    except ValueError:
-        return text
-
-
-# -- the input that distinguishes the failing request ---------------------------------------------------------
-
-
-def distinguishing_input(ctx: RunContext, failure: IntegrationFailure, call: Call) -> DistinguishingInput | None:
-    """The request inputs by which the failing call differs from the closest traced call to the same endpoint that
-    got the answer the case expected; None when the trace holds no such call."""
-    expected = failure.expected.status
-    if call.path is None or expected is None or expected == call.status:
-        return None
-    failing_line = call.trace_line
-    failing_entry = next((e for line, e in ctx.trace if line == failing_line), None)
-    url = failing_entry.url if failing_entry else call.path
-    mine = request_inputs(url, call.headers, call.request_body)
-    best: tuple[int, tuple, int] | None = None
-    for line, e in ctx.trace:
-        if line == failing_line or e.status != expected or e.method != call.method:
-            continue
-        if not path_matches(call.path, urlsplit(e.url).path or "/"):
-            continue
-        theirs = request_inputs(e.url, e.request_headers, e.request_body)
-        # a body field's value differs between any two cases by design; its type, or any other input, does not
-        diff = tuple((k, v) for k, v in mine.items() if theirs.get(k) != v and not _is_body_value(k))
-        if diff and (best is None or len(diff) < best[0]):
-            best = (len(diff), diff, line)
-    if best is None:
-        return None
-    trace_rel = f"{ctx.run_rel}/http-trace.ndjson"
-    return DistinguishingInput(
-        best[1], Quote(trace_rel, best[2]), Quote(trace_rel, failing_line) if failing_line else None
-    )
-
-
-def _is_body_value(name: str) -> bool:
-    return name.startswith("body field ") and not name.endswith(("'s type", "'s marks"))
-
-
-def input_unspecified(ctx: RunContext, failure: IntegrationFailure, call: Call,
-                      found: DistinguishingInput) -> InterfaceFinding | None:  # fmt: skip
-    """`found` names inputs none of whose values the SDD mentions: the SDD does not say what they should do."""
-    sdd = "\n".join(d.text for d in ctx.sdd_docs).lower()
-    values = [v for _n, v in found.items]
-    if any(_mentions(sdd, alias) for v in values for alias in spellings(v)):
-        return None
-    ep = f"{call.method} {call.path}"
-    return InterfaceFinding(
-        "input_unspecified", "spec_ambiguous", (), ep, found.describe(), "trace", found.passing,
-        f"a request without {found.describe()} got {failure.expected.status}", "trace", found.failing or found.passing,
-        f"the failing request, with {found.describe()}, got {call.status}; the SDD never mentions that input",
-    )  # fmt: skip
-
-
-def spellings(value: str) -> list[str]:
-    """How a text may name an input value: the value itself when it has letters or digits, the Unicode names of
-    a code point (`U+FEFF`) or of punctuation (`;` → "semicolon"), and a standard's other names for it."""
-    value = value.strip("'\"")
-    chars = [chr(int(value[2:], 16))] if value.startswith("U+") and len(value) > 2 else list(value)
-    if any(c.isalnum() for c in chars) and not value.startswith("U+"):
-        return [value]
-    out = [value] if value.startswith("U+") else []
-    for c in chars:
-        out += [unicodedata.name(c, "").lower(), *_ALIASES.get(c, ())]
-    return [x for x in out if x]
-
-
-def _mentions(text: str, value: str) -> bool:
-    value = value.lower()
-    if not value:
-        return False
-    return re.search(rf"(?<![\w]){re.escape(value)}(?![\w])", text) is not None
-
-
 # -- helpers --------------------------------------------------------------------------------------------------
 
 
@@ -609,9 +359,6 @@ def _finding(kind: FindingKind, category: TriageCategory, blamed: tuple[str, ...
              agree: tuple[Side, ...] = (), with_b: tuple[Side, ...] = ()) -> InterfaceFinding:  # fmt: skip
     return InterfaceFinding(kind, category, blamed, f"{op.method or '*'} {op.path}", subject, a_side, a, a_says,
                             b_side, b, b_says, agree, with_b)  # fmt: skip
-
-
-finding_between = _finding  # for the other comparisons of the interface model
 
 
 def _also(sides: tuple[Side, ...]) -> str:
@@ -626,7 +373,4 @@ def _trace_quote(ifs: Interfaces, call: Call) -> Quote | None:
     return Quote(f"{ifs.ctx.run_rel}/http-trace.ndjson", call.trace_line) if call.trace_line else None
 
 
-__all__ = [
-    "DistinguishingInput", "InterfaceFinding", "compare", "distinguishing_input", "finding_between", "input_unspecified",
-    "unproduced",
-]  # fmt: skip
+__all__ = ["InterfaceFinding", "compare", "unproduced"]

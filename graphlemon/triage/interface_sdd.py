@@ -11,9 +11,9 @@ The document is walked as markdown-it's block tokens, never as lines:
 - a heading that names an endpoint (`### POST /appointments`) opens it for the blocks under it;
 - a bullet list right after text that named a status, each item opening with a code-span identifier, lists
   that answer's fields;
-- a fenced code block that parses as JSON or YAML is read as OpenAPI (`paths:`, local `$ref`s followed), as contract-style endpoint
-  objects (`{method, path, responses}`), or, after text that named a status of the current operation, as an
-  example answer of that status (its keys are the answer's fields).
+- a fenced code block that parses as JSON or YAML is read as OpenAPI (`paths:`, local `$ref`s followed), or, after
+  text that named a status of the current operation, as an example answer of that status (its keys are the
+  answer's fields); a quantity with a unit ("up to 5 MB") or a range is neither a call count nor a status.
 An operation mentioned again in the same section (the same method and path) gathers the new facts.
 """
 
@@ -23,15 +23,14 @@ import json
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 import yaml
 from markdown_it import MarkdownIt
 
-from .declared_fields import declared_fields, schema_fields
-from .interface import ANY_STATUS, Limit, Operation, Quote, number_text
+from .interface import ANY_STATUS, Limit, Operation, Quote
 from .sdd import METHODS
 from .sdd_terms import KNOWN_STATUSES, status_mentions
 
@@ -59,14 +58,11 @@ _TOKENS = re.compile(
     r"|(?P<status>(?<![\w/.:#-])[1-5]\d\d(?![\w/-]|:\S|\.\d))",
     re.IGNORECASE,
 )
-# A quantity with a unit: a request's size ("up to 2 MB") or a text's length ("longer than 80 characters"), with
-# the words that say which side of it is allowed; "between A and B" bounds a number on both sides.
+# A quantity with a unit ("up to 2 MB", "longer than 80 characters") or a range: its number is no call count and
+# no status (the quantities themselves are not compared: only counts of calls are).
 # A block that introduces what follows it as the answer, or as the request (document structure, not the case).
 _ANSWER_LABEL = re.compile(r"\b(?:response|answer|returns|responds|reply|result|output)\b", re.IGNORECASE)
 _REQUEST_LABEL = re.compile(r"\b(?:request|payload|send|sends|sent|submit|input|body to post)\b", re.IGNORECASE)
-_SIZE_UNITS = {"b": 1, "byte": 1, "kb": 10**3, "kib": 2**10, "kilobyte": 10**3, "mb": 10**6, "mib": 2**20,
-               "megabyte": 10**6, "gb": 10**9, "gib": 2**30, "gigabyte": 10**9}  # fmt: skip
-_BINARY = {"kb": 2**10, "kilobyte": 2**10, "mb": 2**20, "megabyte": 2**20, "gb": 2**30, "gigabyte": 2**30}
 _UNIT = r"(?:bytes?|[kmg]i?b|b|kilobytes?|megabytes?|gigabytes?|characters?|chars?|letters?|code points?)"
 _AT_MOST = r"at most|no more than|not more than|up to|maximum(?: of)?|max\.?|limit(?:ed)? (?:of|to)|≤|<="
 _BEYOND = r"more than|over|above|larger than|greater than|longer than|bigger than|exceed(?:s|ing)?|beyond"
@@ -116,27 +112,6 @@ def unit_named(heading: str, unit_ids: list[str]) -> str | None:
     return max(named, key=len) if named else None
 
 
-def code_spans(text: str, unit_id: str, unit_ids: list[str]) -> list[tuple[str, int]]:
-    """(span, line) of each code span (`X-Api-Key`, `?key=`) in the sections of `unit_id`: the names the SDD
-    gives the unit's inputs and fields, as written."""
-    out: list[tuple[str, int]] = []
-    stack: list[_Section] = []
-    tokens = _markdown().parse(text)
-    for i, tok in enumerate(tokens):
-        if tok.type == "heading_open":
-            level = int(tok.tag[1:])
-            while stack and stack[-1].level >= level:
-                stack.pop()
-            stack.append(_Section(level, unit_named(tokens[i + 1].content, unit_ids)))
-        elif tok.type == "inline" and tok.map and next((s.unit for s in reversed(stack) if s.unit), None) == unit_id:
-            lines = tok.content.split("\n")
-            for child in tok.children or []:
-                if child.type == "code_inline":
-                    at = next((n for n, x in enumerate(lines) if f"`{child.content}`" in x), 0)
-                    out.append((child.content, tok.map[0] + 1 + at))
-    return out
-
-
 class _Reader:
     def __init__(self, rel: str, unit_ids: list[str]) -> None:
         self.rel, self.unit_ids = rel, unit_ids
@@ -145,7 +120,6 @@ class _Reader:
         self.current: Operation | None = None
         self.last_status: int | None = None  # the status the block just read speaks for: its success, else its last
         self.document: Any = None  # the structured code block being read (for `$ref`s)
-        self.unit_wide: list[tuple[str | None, Limit]] = []
         self.statement = 0  # which statement of the document is being read
         self.labels_answer = False  # the block just read introduces an answer ("Response:", "returns:")
 
@@ -176,10 +150,6 @@ class _Reader:
             elif tok.type in ("fence", "code_block") and tok.map:
                 self._code(tok.content, tok.map[0] + (2 if tok.type == "fence" else 1), tok.info)
             i += 1
-        for unit, limit in self.unit_wide:
-            for op in self.ops:
-                if op.unit == unit:
-                    op.limits.append(limit)
         return self.ops
 
     def _heading(self, level: int, text: str, line: int) -> None:
@@ -197,7 +167,6 @@ class _Reader:
         self.last_status = None  # only the block right before a list or a code block speaks for it
         self.labels_answer = bool(_ANSWER_LABEL.search(text)) and not _REQUEST_LABEL.search(text)
         pending: list[tuple[int, str, Quote]] = []  # limits waiting for their status
-        quantities: list[tuple[re.Match[str], Quote]] = []
         breaks = [i for i, c in enumerate(text) if c == "\n"]  # a fact's line: the breaks before it (bisect)
         for start, kind, value in _events(text):
             at = Quote(self.rel, first_line + bisect_left(breaks, start))
@@ -222,18 +191,9 @@ class _Reader:
             elif kind == "limit" and self.current is not None:
                 number, written = value
                 pending.append((int(number) if number.isdigit() else _NUMBER_WORDS[number.lower()], written, at))
-            elif kind == "quantity" and (self.current is not None or self.unit is not None):
-                quantities.append((value, at))
         for count, written, where in pending:
             if self.current is not None:
                 self.current.limits.append(Limit(count, None, where, statement=text, written=written))
-        refusal = next((s for _p, k, s in _events(text) if k == "status" and 400 <= int(s) < 500), None)
-        for m, where in quantities:
-            for limit in _limits_of(m, int(refusal) if refusal else None, where, text):
-                if self.current is not None:
-                    self.current.limits.append(limit)
-                else:  # stated in the unit's section outside any endpoint: it holds for all of the unit's
-                    self.unit_wide.append((self.unit, replace(limit, unit_wide=True)))
 
     def _field_list(self, tokens: list[Any], start: int) -> bool:
         """A bullet list right after text that named a status, each item opening with a code-span identifier
@@ -305,18 +265,12 @@ class _Reader:
                     if str(method).upper() in METHODS and isinstance(spec, dict):
                         self._openapi(str(path), str(method).upper(), spec, lines, first_line)
             return
-        endpoints = list(_endpoint_objects(doc))
-        for obj in endpoints:
-            self._openapi(str(obj["path"]), str(obj["method"]).upper(), obj, lines, first_line)
         status = self.last_status or (self._success() if self.labels_answer else None)
-        if endpoints or self.current is None or not status:
+        if self.current is None or not status or not isinstance(doc, dict) or not doc:
             return
         # after text that named a status (or labelled what follows the answer, "Response:", for the endpoint's
-        # success): its answer as a JSON Schema, an example, or a typed declaration
-        if isinstance(doc, dict) and doc:
-            names = schema_fields(doc) or [str(k) for k in doc]
-        else:
-            names = declared_fields(text, language)
+        # success): an example of its answer, whose keys are the answer's fields
+        names = [str(k) for k in doc]
         for name in names:
             at = Quote(self.rel, first_line + _line_of(lines, name, 0))
             self.current.add_fields(status, [name], at, self.statement)
@@ -333,27 +287,6 @@ class _Reader:
                 op.add_fields(
                     int(code), [name], Quote(self.rel, first_line + _line_of(lines, name, at)), self.statement
                 )
-        refusal = next((int(c) for c in (spec.get("responses") or {}) if str(c) in ("400", "422")), None)
-        for param in spec.get("parameters") or []:
-            op.limits += _parameter_limits(param, refusal, lines, first_line, start, self.rel)
-
-
-def _parameter_limits(
-    param: Any, refusal: int | None, lines: list[str], first_line: int, start: int, rel: str
-) -> list[Limit]:
-    """An OpenAPI parameter's numeric bounds (`schema.minimum` / `maximum`, exclusive or not) as value limits."""
-    if not isinstance(param, dict) or not isinstance(param.get("schema"), dict) or not param.get("name"):
-        return []
-    name, schema, out = str(param["name"]), param["schema"], []
-    line = _line_of(lines, name, start)
-    statement = lines[line] if line < len(lines) else name
-    for key, bound in (("maximum", "max"), ("minimum", "min")):
-        n = schema.get(key)
-        if isinstance(n, int | float) and not isinstance(n, bool):
-            strict = schema.get(f"exclusive{key.capitalize()}") is True
-            out.append(Limit(float(n), refusal, Quote(rel, first_line + line), "value", bound, strict,  # type: ignore[arg-type]
-                             f"{name}: {statement}", amount=number_text(float(n))))  # fmt: skip
-    return out
 
 
 def _events(text: str) -> list[tuple[int, str, Any]]:
@@ -416,25 +349,6 @@ def _outer_braces(text: str, start: int) -> tuple[int, str] | None:
     return None
 
 
-_PERIOD = re.compile(
-    r"\b(?:per|each|every|an?|within)\s+(?:[\w,-]+\s+){0,4}?(?:second|minute|hour|day|week|month|year|window)s?\b"
-    r"|\b(?:hourly|daily|weekly|monthly|quota|rate[- ]limit)\b",
-    re.IGNORECASE,
-)
-
-
-def states_a_bound(text: str) -> bool:
-    """The statement bounds a quantity: a limit or quantity it states, or a number that is no status next to a
-    period or quota ("3 per key per hour", "| batches per hour | 3 | 429 |")."""
-    events = _events(text)
-    if any(k in ("limit", "quantity") for _s, k, _v in events):
-        return True
-    statuses = {int(v) for _s, k, v in events if k == "status"}
-    numbers = [m.group(0) for m in re.finditer(r"(?<![\w.])\d+(?![\w.])", text) if int(m.group(0)) not in statuses]
-    words = [w for w in re.findall(r"[a-z]+", text.lower()) if w in _NUMBER_WORDS and w not in ("a", "an")]
-    return bool((numbers or words) and _PERIOD.search(text))
-
-
 def _listed(phrase: str) -> list[str]:
     """The field names of a listing phrase: its code spans, else the words after "fields" / "keys" / "properties"."""
     spans = re.findall(r"`([A-Za-z_]\w*)`", phrase)
@@ -453,66 +367,6 @@ def _is_quantity(m: re.Match[str]) -> bool:
     if not rel or re.fullmatch(_AT_MOST, rel):
         return False
     return not number[0].isdigit() or float(number) not in KNOWN_STATUSES
-
-
-def _limits_of(m: re.Match[str], refusal: int | None, at: Quote, statement: str) -> list[Limit]:
-    """The limits one quantity states. `refusal` is the 4xx the block names: with it, "under N" describes the
-    refused side (so at least N is allowed); without it, the allowed one."""
-    if m.group("lo") is not None:
-        unit = m.group("unit2") or ""
-        lo, hi = (_quantity(m.group(g), unit) for g in ("lo", "hi"))
-        measure = _measure(unit) if unit else "value"
-        lo_amount, hi_amount = (f"{m.group(g)} {unit}".strip() for g in ("lo", "hi"))
-        return [Limit(lo[0], refusal, at, measure, "min", False, statement, lo[1], written=m.group(0), amount=lo_amount),
-                Limit(hi[0], refusal, at, measure, "max", False, statement, hi[1], written=m.group(0), amount=hi_amount)]  # fmt: skip
-    rel, trail, unit = (m.group("rel") or "").lower(), (m.group("trail") or "").lower(), (m.group("unit") or "").lower()
-    n, n_max = _quantity(m.group("n"), unit)
-    if trail in ("more", "longer", "larger", "bigger") or re.fullmatch(_AT_LEAST, rel):
-        bound, strict = "min", False
-    elif re.fullmatch(_BELOW, rel):
-        bound, strict = ("min", False) if refusal else ("max", True)
-    else:  # at most / up to / beyond N / a bare quantity: N is the most allowed
-        bound, strict = "max", False
-    amount = f"{m.group('n')} {m.group('unit') or ''}".strip()
-    measure = _measure(unit) if unit else "value"
-    return [Limit(n, refusal, at, measure, bound, strict, statement, n_max, written=m.group(0), amount=amount)]  # type: ignore[arg-type]
-
-
-def stated_sizes(text: str) -> list[tuple[float, float]]:
-    """The sizes a text states ("an 8 MB photo"), each as (smallest, largest reading) in bytes."""
-    return [
-        _quantity(m.group("n"), m.group("unit"))
-        for m in _QUANTITY.finditer(text)
-        if m.group("n") and m.group("unit") and _measure(m.group("unit")) == "bytes"
-    ]
-
-
-def _quantity(number: str, unit: str) -> tuple[float, float]:
-    """(value, largest reading) of a number in `unit`: sizes in bytes (MB read as 10^6 and as 2^20)."""
-    n = float(number) if number[0].isdigit() else float(_NUMBER_WORDS[number.lower()])
-    key = unit.lower().removesuffix("s") if unit.lower() not in ("b", "kb", "mb", "gb") else unit.lower()
-    if _measure(unit) != "bytes":
-        return n, n
-    return n * _SIZE_UNITS.get(key, 1), n * _BINARY.get(key, _SIZE_UNITS.get(key, 1))
-
-
-def _measure(unit: str) -> str:
-    unit = unit.lower()
-    return "bytes" if re.fullmatch(r"bytes?|[kmg]i?b|b|kilobytes?|megabytes?|gigabytes?", unit) else "length"
-
-
-def _endpoint_objects(doc: Any, depth: int = 0) -> Iterator[dict]:
-    """Contract-style endpoint objects anywhere in a parsed block (a list of them, or under a key like
-    `endpoints:`), at most a few levels down."""
-    if _is_endpoint_object(doc):
-        yield doc
-    elif depth < 4 and isinstance(doc, dict | list):
-        for value in doc.values() if isinstance(doc, dict) else doc:
-            yield from _endpoint_objects(value, depth + 1)
-
-
-def _is_endpoint_object(obj: Any) -> bool:
-    return isinstance(obj, dict) and {"method", "path"} <= set(obj) and isinstance(obj.get("responses"), dict)
 
 
 def _rows(tokens: list[Any]) -> Iterator[tuple[int, list[str], bool]]:
@@ -600,4 +454,4 @@ def _line_of(lines: list[str], needle: str, start: int) -> int:
     return start
 
 
-__all__ = ["sdd_operations", "stated_sizes", "states_a_bound"]
+__all__ = ["sdd_operations"]

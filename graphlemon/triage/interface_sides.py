@@ -7,15 +7,12 @@ file that holds the endpoint's path, then its status key, then its field key. Th
 
 from __future__ import annotations
 
-import string
 from dataclasses import dataclass
 from functools import cached_property
-from urllib.parse import parse_qsl, urlsplit
 
 from .cite import Citer
 from .interface import Operation, Quote, field_paths
 from .run_context import RunContext
-from .rundir import HttpTraceEntry
 
 
 @dataclass
@@ -55,16 +52,6 @@ class Interfaces:
                 out.append(op)
         return out
 
-    def trace_op(self, line: int, entry: HttpTraceEntry) -> Operation:
-        rel = f"{self.ctx.run_rel}/http-trace.ndjson"
-        at = Quote(rel, line)
-        op = Operation("trace", entry.unit_id, entry.unit_id, entry.method, urlsplit(entry.url).path or "/", at)
-        if entry.status is not None:
-            op.add_status(entry.status, at)
-            if isinstance(entry.response_body, dict):
-                op.add_fields(entry.status, field_paths(entry.response_body), at)
-        return op
-
     def of(self, side: str, provider: str | None, method: str | None, path: str) -> list[Operation]:
         """The operations of `side` about `provider`'s endpoint that serves (method, path)."""
         pool = self.spec if side == "spec" else self.code if side == "code" else self.contracts
@@ -96,38 +83,6 @@ class Interfaces:
         return op
 
 
-def request_inputs(entry_url: str, headers: dict[str, str] | None, body: object) -> dict[str, str]:
-    """The inputs of one request as `name → value` strings: query parameters, headers, body fields and their JSON
-    types, the marks (non-alphanumeric characters) of their text values, and for a text
-    body its first character when invisible (a byte-order mark is an input too) and the punctuation of its first line."""
-    out = {f"query {k}": v for k, v in parse_qsl(urlsplit(entry_url).query, keep_blank_values=True)}
-    out.update({f"header {k.lower()}": str(v) for k, v in (headers or {}).items()})
-    if isinstance(body, dict):
-        out.update({f"body field {k}": repr(v) for k, v in body.items()})
-        out.update({f"body field {k}'s type": _json_type(v) for k, v in body.items()})
-        # the characters a text value carries besides letters and digits: a grouped or punctuated form of it
-        out.update({f"body field {k}'s marks": _marks(v) for k, v in body.items() if isinstance(v, str) and v})
-    elif isinstance(body, str) and body:
-        if not body[0].isprintable():  # an invisible prefix: a byte-order mark, a control character
-            out["body's first character"] = f"U+{ord(body[0]):04X}"
-        first_line = body.lstrip("\ufeff").split("\n", 1)[0]
-        marks = "".join(sorted({c for c in first_line if c in string.punctuation}))
-        if marks:  # what separates a text body's fields: commas, semicolons, tabs, pipes
-            out["body's separators"] = marks
-    return out
-
-
-def _marks(text: str) -> str:
-    return "".join(sorted({c for c in text if not c.isalnum()})) or "none"
-
-
-def _json_type(value: object) -> str:
-    """The JSON type of a decoded value: a number sent as a string is another input than the number."""
-    if isinstance(value, bool) or value is None:
-        return "boolean" if isinstance(value, bool) else "null"
-    return {int: "number", float: "number", str: "string", list: "array", dict: "object"}.get(type(value), "unknown")
-
-
 def _find(lines: list[str], needle: str, start: int) -> int:
     for i in range(max(start, 1), len(lines) + 1):
         if needle in lines[i - 1]:
@@ -135,4 +90,4 @@ def _find(lines: list[str], needle: str, start: int) -> int:
     return max(start, 1)
 
 
-__all__ = ["Interfaces", "request_inputs"]
+__all__ = ["Interfaces"]

@@ -2,7 +2,7 @@
 
 `load_run(project, run_id)` validates the run id, reads the run directory
 (result.json, http-trace.ndjson, process.log), units.json, each unit's
-contract.json, coder.log and tester history, the current SDD, the units' code,
+contract.json, the current SDD, the units' code,
 the bug ledger and earlier triage verdicts. A process.log over `LOG_LIMIT_BYTES`
 is read as a window: ±30 s around the failure when lines carry timestamps, else
 its tail. Missing run → RUN_NOT_FOUND; malformed inputs → INVALID_PARAM naming
@@ -11,7 +11,6 @@ the file (and line).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections import deque
@@ -33,7 +32,7 @@ from .codescan import ContractDiff, SourceFile, diff_sources
 from .evidence_check import resolve_in_project
 from .interface import Operation
 from .interface_sdd import sdd_operations
-from .rundir import RUN_ID_RE, HttpTraceEntry, IntegrationResult, UnitTestResult
+from .rundir import RUN_ID_RE, HttpTraceEntry, IntegrationResult
 from .sdd import Sdd
 
 LOG_LIMIT_BYTES = 10 * 1024 * 1024
@@ -66,13 +65,10 @@ class RunContext:
     result: IntegrationResult
     trace: list[tuple[int, HttpTraceEntry]]  # (line in http-trace.ndjson, entry)
     log: list[LogLine]
-    log_windowed: bool
     units: UnitsFile
     contracts: dict[str, Contract]
     sdd_docs: list[SourceFile]
     code: dict[str, list[SourceFile]]
-    coder_logs: dict[str, SourceFile]
-    tester_runs: dict[str, list[tuple[str, UnitTestResult]]]
     bugs: list[Bug]
     prior_triage: list[TriageRecord]
     notes: list[str] = field(default_factory=list)  # what could not be read, for the hints
@@ -142,27 +138,21 @@ def load_run(project: ProjectHandle, run_id: str, *, code_root: Path | str | Non
         result=result,
         trace=_read_trace(run_dir / "http-trace.ndjson"),
         log=[],
-        log_windowed=False,
         units=units,
         contracts={},
         sdd_docs=_read_sdd(root, project, notes),
         code={},
-        coder_logs={},
-        tester_runs={},
         bugs=list(BugTracker(project.ledger).all().values()),
         prior_triage=project.ledger.read_as("triage", TriageRecord),
         notes=notes,
     )
     failed_at = next((f.ts for f in result.failures if f.ts), None)
-    ctx.log, ctx.log_windowed = _read_log(run_dir / "process.log", failed_at)
+    ctx.log, _windowed = _read_log(run_dir / "process.log", failed_at)
     for unit in units.units:
         unit_dir = root / STATE_DIR / "units" / unit.unit_id
         contract = unit_dir / "contract.json"
         if contract.is_file():
             ctx.contracts[unit.unit_id] = read_model(contract, Contract, "")
-        if (unit_dir / "coder.log").is_file():
-            ctx.coder_logs[unit.unit_id] = _source(root, unit_dir / "coder.log")
-        ctx.tester_runs[unit.unit_id] = _read_tester_runs(root, unit_dir / "runs", notes)
         ctx.code[unit.unit_id] = read_code(root, [f"{code_prefix}{p}" for p in unit.code], notes)
     return ctx
 
@@ -350,18 +340,3 @@ def read_code(root: Path, patterns: list[str], notes: list[str]) -> list[SourceF
                 continue
             files.setdefault(rel, SourceFile(rel, text))
     return sorted(files.values(), key=lambda s: s.rel)
-
-
-def _read_tester_runs(root: Path, runs: Path, notes: list[str]) -> list[tuple[str, UnitTestResult]]:
-    out = []
-    for path in sorted(runs.glob("*/result.json")) if runs.is_dir() else []:
-        try:
-            out.append(
-                (
-                    path.relative_to(root).as_posix(),
-                    UnitTestResult.model_validate_json(path.read_text(encoding="utf-8")),
-                )
-            )
-        except (ValidationError, ValueError, json.JSONDecodeError) as exc:
-            notes.append(f"{path.relative_to(root)}: unreadable tester result ({exc.__class__.__name__})")
-    return out

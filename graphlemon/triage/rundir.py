@@ -107,22 +107,3 @@ class HttpTraceEntry(BaseModel):
     response_body: Any = None
     duration_ms: int | None = None
     error: str | None = None
-
-
-class UnitTestFailure(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    test: str = ""
-    expected: Any = None
-    got: Any = None
-    hint: str = ""
-
-
-class UnitTestResult(BaseModel):
-    """The parts of a Tester `units/<unit_id>/runs/<run_id>/result.json` the triager reads."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    run_id: str = ""
-    ok: bool = False
-    failures: list[UnitTestFailure] = Field(default_factory=list)

@@ -1,10 +1,10 @@
 """triage_run: one integration run in, one verified triage.json and one ledger record out.
 
-    load the run → propose a verdict (the deterministic triager, or the bug-triager
-    role through an Executor with one retry) → a second triage of the same failure
-    becomes spec_ambiguous → self-check → on failure the fallback
-    (spec_ambiguous, confidence 0.3) → archive an existing triage.json under
-    history/ → write triage.json → append the TriageRecord.
+    load the run → how earlier triages of the same failure bear on it (history.retriage: fresh, without the
+    environment hypothesis, or escalate) → propose a verdict (the decider, or the bug-triager role through an
+    Executor with one retry) → self-check → on failure the fallback (spec_ambiguous, 0.3) → calibrate → the
+    patch gate for a contract patch → archive an existing triage.json under history/ → write triage.json →
+    append the TriageRecord.
 
 Nothing else is written: not the SDD, not the bugs (the LoopController acts on
 the verdict), not the units.
@@ -15,21 +15,24 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..bugs import Bug
-from ..models import ExecutorName, SddPatch, TriageRecord, utcnow
+from ..models import SddPatch, TriageRecord, utcnow
 from ..project import ProjectHandle
 from ..redact import write_redacted
+from .agent import agent_proposal
 from .calibration import calibrate, may_auto_apply
 from .cite import Citer
-from .history import earlier_triage, failure_signature
-from .rule_classifier import classify
+from .decider import classify
+from .findings import describe
+from .history import behaviour_digest, failure_signature, retriage
+from .patch_gate import patch_review
+from .proposal import Proposal, fallback
 from .run_context import RunContext, load_run
-from .verdict import FALLBACK_CONFIDENCE, TodoItem, TriagerOutput, TriageVerdict, Violation
-from .verdict_helpers import describe
+from .verdict import TodoItem, TriagerOutput, TriageVerdict, Violation
 from .verdict_selfcheck import self_check, triage_json_rel
 
 WORKFLOW = (
@@ -39,19 +42,6 @@ WORKFLOW = (
     ("step-004", "draft proposed_sdd_patch (contract_mismatch only)"),
     ("step-005", "write triage.json after checking every evidence quote"),
 )
-
-
-@dataclass
-class Proposal:
-    """A verdict that passed its self-check (or the fallback), and what it cost."""
-
-    verdict: TriageVerdict
-    executor: ExecutorName
-    tokens_used: int = 0
-    rule: str = ""
-    hints: list[str] = field(default_factory=list)
-    rejected: list[list[Violation]] = field(default_factory=list)
-    fallback_reason: str | None = None
 
 
 @dataclass
@@ -112,18 +102,19 @@ def triage_run(
     """
     started = time.monotonic()
     ctx = load_run(project, run_id, code_root=code_root)
-    signature = failure_signature(ctx.result.failures[0])
+    failure = ctx.result.failures[0]
+    signature, behaviour = failure_signature(failure), behaviour_digest(failure)
+    mode, earlier = retriage(ctx.prior_triage, ctx.bugs, signature, run_id, behaviour)
+    without = frozenset({"environment"}) if mode == "without_environment" else frozenset()
     if executor is None:
-        proposal = deterministic_proposal(ctx)
+        proposal = deterministic_proposal(ctx, without)
     else:
-        from .agent import agent_proposal
-
         proposal = agent_proposal(
-            project, ctx, executor, task_id=task_id or ctx.result.task_id, node_exec_id=node_exec_id
+            project, ctx, executor, task_id=task_id or ctx.result.task_id, node_exec_id=node_exec_id, without=without
         )
     verdict = proposal.verdict
-    earlier = earlier_triage(ctx.prior_triage, ctx.bugs, signature, run_id)
-    if earlier is not None and proposal.fallback_reason is None and verdict.category != "spec_ambiguous":
+    again = mode == "escalate" or (mode == "without_environment" and verdict.category == "infra_flake")
+    if earlier is not None and again and proposal.fallback_reason is None and verdict.category != "spec_ambiguous":
         verdict = second_triage(ctx, verdict, earlier)
         proposal.rule = "spec:second_triage"
     violations, report = self_check(verdict, root=ctx.root, run_id=run_id, unit_ids=ctx.units.ids(), todolist=_done())
@@ -142,6 +133,9 @@ def triage_run(
         proposal.hints.append(f"confidence lowered to {calibration.confidence}: {calibration.reason}")
     verdict = verdict.model_copy(update={"confidence": calibration.confidence})
     verified = report is not None and report.ok
+    review = patch_review(ctx, verdict, proposal.findings) if verdict.category == "contract_mismatch" else None
+    if review:
+        proposal.hints.append(f"the SDD patch waits for a person: {review}")
     record = TriageRecord(
         run_id=run_id,
         task_id=task_id or ctx.result.task_id,
@@ -151,7 +145,7 @@ def triage_run(
         proposed_sdd_patch=verdict.proposed_sdd_patch,
         confidence=verdict.confidence,
         evidence=verdict.evidence,
-        will_auto_apply=may_auto_apply(verdict.category, calibration, is_fallback),
+        will_auto_apply=may_auto_apply(verdict.category, calibration, is_fallback) and review is None,
         evidence_verified=verified,
         failure_signature=signature,
         fallback=is_fallback,
@@ -162,6 +156,9 @@ def triage_run(
         duration_ms=int((time.monotonic() - started) * 1000),
         tokens_used=proposal.tokens_used,
         method="rules" if executor is None else "agent",
+        behaviour=behaviour,
+        patch_review=review,
+        retriage=None if mode == "fresh" else mode,
     )
     write_triage(project, ctx, record)
     output = TriagerOutput(
@@ -182,8 +179,8 @@ def triage_run(
     return TriageOutcome(output, record, proposal.rule, proposal.hints, proposal.rejected)
 
 
-def deterministic_proposal(ctx: RunContext) -> Proposal:
-    finding = classify(ctx)
+def deterministic_proposal(ctx: RunContext, without: frozenset[str] = frozenset()) -> Proposal:
+    finding = classify(ctx, without=without)
     verdict = TriageVerdict(
         run_id=ctx.run_id,
         root_cause=finding.root_cause,
@@ -194,7 +191,7 @@ def deterministic_proposal(ctx: RunContext) -> Proposal:
         evidence=finding.evidence,
         l3_question=finding.l3_question,
     )
-    return Proposal(verdict, "none", rule=finding.rule, hints=finding.hints)
+    return Proposal(verdict, "none", rule=finding.rule, hints=finding.hints, findings=finding.facts or [finding])
 
 
 def second_triage(ctx: RunContext, verdict: TriageVerdict, earlier: TriageRecord | Bug) -> TriageVerdict:
@@ -223,22 +220,6 @@ def second_triage(ctx: RunContext, verdict: TriageVerdict, earlier: TriageRecord
         confidence=0.45,
         evidence=[e for e in evidence if e],
         l3_question=f"The {before} verdict of {where} did not fix case {failure.case}: is the SDD for this behaviour right? ({verdict.root_cause[:200]})",
-    )
-
-
-def fallback(ctx: RunContext, reason: str) -> TriageVerdict:
-    """When a proposal fails its self-check twice, a minimal spec_ambiguous verdict at confidence 0.3."""
-    failure = ctx.result.failures[0]
-    return TriageVerdict(
-        run_id=ctx.run_id,
-        root_cause=(
-            f"case {failure.case} step {failure.step} receives {describe(failure.got)} instead of {describe(failure.expected)}; "
-            f"the proposed triage failed its self-check ({reason[:300]}), so a person must attribute it"
-        ),
-        category="spec_ambiguous",
-        confidence=FALLBACK_CONFIDENCE,
-        evidence=Citer(ctx).failure(failure),
-        l3_question=f"Which unit is at fault for case {failure.case} step {failure.step}, and should the SDD change?",
     )
 
 

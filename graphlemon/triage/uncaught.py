@@ -1,11 +1,12 @@
 """Uncaught exceptions: a 5xx where a 4xx was required (or no answer at all), raised inside the providing unit's
-own code; and a request a live unit never answered.
+own code.
 
-The general fact: a request the case expects to be refused (4xx) that is answered 5xx, while a
-stack trace of the same step runs through the serving unit's own source files, means that unit's
-code raised instead of refusing: an impl_bug of that unit, whatever words the SDD uses. The frame
-that names a project file is the place to fix; frames in dependencies (site-packages,
-node_modules, the runtime) are skipped.
+The general fact: a request the case expects to be refused (4xx) that is answered 5xx, while a stack trace of the
+same step runs through the serving unit's own source files, means that unit's code raised instead of refusing.
+Who raised is read from the stack's innermost frame: the unit's own file (`raised_by_unit`) is the unit's code
+failing; a frame of a library or the runtime (site-packages, node_modules, the standard library) is that library
+reporting what an outside service or the operating system answered, through the unit's stack — a fact about the
+unit's handling, not proof of its bug (the decider keeps only the first).
 """
 
 from __future__ import annotations
@@ -13,10 +14,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .matching import Call
 from .run_context import RunContext
 from .rundir import IntegrationFailure
-from .signals import in_window, stack_frames, unit_of_path
+from .steps import Call
+from .voice import log_ts, stack_frames, unit_of_path
+
+_ANY_FRAME = re.compile(
+    r"(?:File \")?([\w@.~/\\:<>-]+\.(?:py|js|mjs|cjs|ts|tsx|jsx|go|rs|rb|java|kt|php|cs))(?:\"?, line |:)(\d+)"
+)
+_WINDOW_S = 60
 
 
 @dataclass(frozen=True)
@@ -27,6 +33,7 @@ class Uncaught:
     where: str  # the file that shows the trace (result.json / http-trace / process.log)
     where_line: int | None
     text: str  # the trace text (one line of it)
+    raised_by_unit: bool  # the innermost frame of all is the unit's own file
 
 
 def refused_became_error(failure: IntegrationFailure) -> bool:
@@ -43,7 +50,7 @@ def uncaught_in_provider(ctx: RunContext, failure: IntegrationFailure, calls: li
     }
     if len(failure.involves) == 1:
         serving.add(failure.involves[0])
-    result_rel = f"{ctx.run_rel}/result.json"
+    result_rel, log_rel = f"{ctx.run_rel}/result.json", f"{ctx.run_rel}/process.log"
     texts: list[tuple[str, int | None, str]] = [(result_rel, None, failure.stack or "")]
     if isinstance(failure.got.body, str):
         texts.append((result_rel, None, failure.got.body))
@@ -52,57 +59,33 @@ def uncaught_in_provider(ctx: RunContext, failure: IntegrationFailure, calls: li
         for line, e in ctx.trace
         if (e.case, e.step) == (failure.case, failure.step) and isinstance(e.response_body, str)
     ]
-    texts += [(f"{ctx.run_rel}/process.log", x.lineno, x.text) for x in ctx.log if in_window(x, failure.ts)]
-    by_source: dict[str, list[tuple[str, str, int, int | None, str]]] = {}
+    texts += [(log_rel, x.lineno, x.text) for x in ctx.log if _near(log_ts(x.text), failure)]
+    own: dict[str, list[tuple[str, str, int, int | None, str]]] = {}
+    every: dict[str, list[str]] = {}  # each source's frames in order, a library's included
     for where, line, text in texts:
+        every.setdefault(where, []).extend(m.group(1) for m in _ANY_FRAME.finditer(text))
         for path, n in stack_frames(text):
             hit = unit_of_path(ctx, path)
             if hit and hit[0] in serving:
-                by_source.setdefault(where, []).append((hit[0], hit[1], n, line, text))
-    for where in (result_rel, f"{ctx.run_rel}/http-trace.ndjson", f"{ctx.run_rel}/process.log"):
-        frames = by_source.get(where)
+                own.setdefault(where, []).append((hit[0], hit[1], n, line, text))
+    for where in (result_rel, f"{ctx.run_rel}/http-trace.ndjson", log_rel):
+        frames = own.get(where)
         if frames:
             # Python prints the innermost frame last ("most recent call last"); JavaScript prints it first
-            unit, rel, n, line, text = frames[-1] if rel_is_python(frames[0][1]) else frames[0]
+            python = frames[0][1].endswith(".py")
+            unit, rel, n, line, text = frames[-1] if python else frames[0]
             quote = next((x for x in text.split("\n") if rel.rsplit("/", 1)[-1] in x), text.split("\n")[0])
-            return Uncaught(unit, rel, n, where, line, quote.strip()[:200])
+            innermost = every[where][-1 if python else 0]
+            raised = (unit_of_path(ctx, innermost) or ("", ""))[0] == unit
+            return Uncaught(unit, rel, n, where, line, quote.strip()[:200], raised)
     return None
 
 
-@dataclass(frozen=True)
-class Hung:
-    """A call of the failing step that got no answer within the client's timeout, from a unit that answered the
-    traced calls before and after it."""
-
-    unit_id: str
-    line: int  # the unanswered call's line in http-trace.ndjson
-    error: str
-    before: int  # a call the unit answered before it
-    after: int  # and one after it
+def _near(ts, failure: IntegrationFailure) -> bool:
+    if ts is None or failure.ts is None:
+        return True
+    failed = failure.ts if failure.ts.tzinfo else failure.ts.replace(tzinfo=ts.tzinfo)
+    return abs((ts - failed).total_seconds()) <= _WINDOW_S
 
 
-# a client's own words for giving up on an answer (Node, Go, Python, curl); not a refusal or a reset
-_TIMED_OUT = re.compile(r"\btime(?:d)?[ -]?out\b|\btimeout\b|deadline exceeded", re.IGNORECASE)
-
-
-def hung_request(ctx: RunContext, failure: IntegrationFailure) -> Hung | None:
-    """The unit was up and reachable (it answered the calls traced before and after), and the failing step's call
-    to it timed out: its handling of that request never answered — the unit's code, not the environment."""
-    unanswered = [
-        (line, e)
-        for line, e in ctx.trace
-        if (e.case, e.step) == (failure.case, failure.step) and e.status is None and e.error and e.unit_id
-    ]
-    if not unanswered or not _TIMED_OUT.search(unanswered[-1][1].error or ""):
-        return None
-    line, entry = unanswered[-1]
-    answered = [n for n, e in ctx.trace if e.unit_id == entry.unit_id and e.status is not None]
-    before = [n for n in answered if n < line]
-    after = [n for n in answered if n > line]
-    if not before or not after or not entry.unit_id:
-        return None
-    return Hung(entry.unit_id, line, entry.error or "", before[-1], after[0])
-
-
-def rel_is_python(rel: str) -> bool:
-    return rel.endswith(".py")
+__all__ = ["Uncaught", "refused_became_error", "uncaught_in_provider"]

@@ -156,6 +156,8 @@ CASES: list[tuple[str, list[str], int, str]] = [
     ("test-empty-command", ["test", "--command", " ", "-p", "{p}"], 2, "INVALID_PARAM"),
     # triage
     ("triage-unknown-run", ["triage", "--run", "run-nope", "-p", "{p}"], 2, "RUN_NOT_FOUND"),
+    ("approve-patch-unknown-run", ["approve-patch", "--run", "run-nope", "-p", "{p}"], 2, "RUN_NOT_FOUND"),
+    ("approve-patch-run-escapes", ["approve-patch", "--run", "../../etc", "-p", "{p}"], 2, "INVALID_PARAM"),
     ("triage-run-escapes", ["triage", "--run", "../../../etc", "-p", "{p}"], 2, "INVALID_PARAM"),
     ("triage-unknown-executor", ["triage", "--run", "r", "--executor", "gpt", "-p", "{p}"], 2, "INVALID_PARAM"),
     ("triage-playbook-without-scripted", ["triage", "--run", "r", "--playbook", "{pb}", "-p", "{p}"], 2,

@@ -47,3 +47,24 @@ def build_project(
     (run / "process.log").write_text(log)
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     return init_project(root).project
+
+
+# A provider whose contract.json states 400 where the SDD states 409 for a taken slot (contract_mismatch, the trace
+# answering what the contract says): the patch gate's and the approval's project.
+UNITS = [{"unit_id": "appointments", "code": ["appointments"]}, {"unit_id": "kiosk", "code": ["kiosk"]}]
+TABLE = (
+    "# Clinic\n\n## appointments\n\n### POST /appointments\n\n| status | when |\n|---|---|\n"
+    "| 201 | the slot was booked |\n| 409 | the slot is already taken |\n"
+)
+CONTRACT = {"unit_id": "appointments", "exports": {"http": [{"method": "POST", "path": "/appointments",
+            "responses": {"201": "booked", "400": "the slot is taken"}}]}}  # fmt: skip
+
+
+def appointments_project(root: Path, sdd: str, *, traced: bool = True, got: int = 400):
+    failure = {"case": "book-a-taken-slot", "involves": ["appointments"], "description": "a taken slot is refused",
+               "request": {"method": "POST", "path": "/appointments", "body": {"slot": "09:00"}},
+               "expected": {"status": 409}, "got": {"status": got, "body": {"error": "slot taken"}}}  # fmt: skip
+    trace = [{"case": "book-a-taken-slot", "step": 0, "unit_id": "appointments", "method": "POST",
+              "url": "http://127.0.0.1:8700/appointments", "status": got, "response_body": {"error": "slot taken"}}]  # fmt: skip
+    return build_project(root, units=UNITS, files={"appointments/app.py": "x = 1\n", "kiosk/app.js": "1\n"}, sdd=sdd,
+                         failure=failure, trace=trace if traced else [], contracts={"appointments": CONTRACT})  # fmt: skip

@@ -28,7 +28,9 @@ def test_a_sound_proposal_is_accepted(scenario):
     o, r = outcome.output, outcome.record
     assert o.ok and not o.fallback and outcome.rejected == [] and outcome.rule == "agent"
     assert (r.category, r.affected_units, r.confidence) == ("contract_mismatch", ["profile-be"], 0.8)
-    assert r.executor == "scripted" and o.evidence_verified and o.will_auto_apply
+    assert r.executor == "scripted" and o.evidence_verified
+    # the rules' contract:status_differs backs it, but the SDD also speaks of the endpoint's refusals: a person approves
+    assert not o.will_auto_apply and r.patch_review and "the SDD also speaks of" in r.patch_review
     assert (
         o.tokens_used
         == 9823

@@ -9,7 +9,6 @@ from decimal import Decimal
 import pytest
 
 from graphlemon.triage.calls import observed_calls, statements, statements_in
-from graphlemon.triage.functions import Signature, compatible, mentions, type_names
 from graphlemon.triage.pyexpr import MISSING, Undefined, evaluate, parse_call, read_value, same_value
 from graphlemon.triage.rundir import IntegrationFailure
 from graphlemon.triage.sdd import Sdd
@@ -161,27 +160,3 @@ def test_a_formula_applies_to_any_arguments_an_example_to_its_own():
     [mean] = statements_in("mean(xs) returns sum(xs) / len(xs).", "d", 1)
     with pytest.raises(Undefined):
         mean.expected(parse_call("mean([])"))
-
-
-# -- signatures and types --------------------------------------------------------------------
-
-
-def test_signatures_and_type_compatibility():
-    sig = Signature.parse('slugify(title: str, sep: str = "-") -> str')
-    assert sig is not None and sig.names() == ("title", "sep") and sig.returns == "str" and sig.params[1].has_default
-    assert Signature.parse("(amount: Decimal) -> Decimal", "convert").name == "convert"
-    assert Signature.parse("not a signature((") is None
-    assert compatible("int", "float") and compatible("Decimal", "decimal.Decimal") and compatible("str", "str | None")
-    assert compatible("str", "Optional[str]") and compatible("list[str]", "Any")
-    assert not compatible("float", "Decimal") and not compatible("list[str]", "list[Token]")
-    assert not compatible("str | None", "str")
-    assert type_names("list[Token]") == {"Token"} and type_names("Optional[decimal.Decimal]") == {"Decimal"}
-    assert mentions("rates are Decimal values", "Decimal") and mentions("a list of strings", "str")
-    assert not mentions("binary floating point", "float")
-
-
-def test_a_missing_python_package_is_not_read_as_a_dns_error():
-    from graphlemon.triage.signals import match_infra
-
-    assert match_infra("E   ModuleNotFoundError: No module named 'tomli_w'") == ("missing_dependency", True)
-    assert match_infra("getaddrinfo ENOTFOUND redis") == ("dns", True)

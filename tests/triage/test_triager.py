@@ -91,13 +91,13 @@ def test_second_triage_is_also_seen_through_the_bug_ledger(scenario):
 
 
 def test_low_confidence_is_never_auto_applied(scenario):
-    s = scenario("sa03_delete_missing_contradiction")
+    s = scenario("sa03_delete_missing_contradiction")  # status_unproduced at 0.7: a verdict, below auto-apply
     outcome = triage_run(s.project, s.run_id)
-    assert outcome.record.category == "spec_ambiguous" and outcome.record.confidence < 0.6
-    assert outcome.record.will_auto_apply is False and outcome.record.l3_question
-    s2 = scenario("if02_port_clash_500")
-    infra = triage_run(s2.project, s2.run_id)
-    assert infra.record.confidence >= 0.5 and infra.record.will_auto_apply is True
+    assert outcome.record.category == "impl_bug" and outcome.record.confidence < 0.8
+    assert outcome.record.will_auto_apply is False
+    s2 = scenario("ib01_missing_user_500")  # a kept mechanism at >= 0.8, every quote verified
+    kept = triage_run(s2.project, s2.run_id)
+    assert kept.record.confidence >= 0.8 and kept.record.will_auto_apply is True
 
 
 def test_failure_signature_ignores_what_was_got():
@@ -135,20 +135,17 @@ def test_large_process_log_is_windowed_around_the_failure(scenario):
     result["failures"][0]["ts"] = "2026-06-28T19:15:33Z"
     (s.run_dir / "result.json").write_text(json.dumps(result))
     log = s.run_dir / "process.log"
-    tail = log.read_text().replace("19:15:", "2026-06-28T19:15:")
     with log.open("w") as fh:
         for i in range(160_000):
             fh.write(
                 f"2026-06-28T18:{i % 60:02d}:00Z [inventory] GET /inventory/TEA-0{i % 9} 200 1.2 ms (noise line {i})\n"
             )
-        fh.write(tail)
+        fh.write("2026-06-28T19:15:30Z [runner] OSError: [Errno 28] No space left on device: '/var/tmp'\n")
     assert log.stat().st_size > 10 * 1024 * 1024
-    ctx = load_run(s.project, s.run_id)
-    assert ctx.log_windowed and len(ctx.log) < 20
-    timeout_line = 160_000 + next(i for i, line in enumerate(tail.splitlines(), 1) if "ETIMEDOUT" in line)
+    assert len(load_run(s.project, s.run_id).log) < 20  # ±30 s around the failure, not 160,000 lines
     outcome = triage_run(s.project, s.run_id)
     assert outcome.record.category == "infra_flake" and outcome.record.evidence_verified
-    assert any(f":{timeout_line}:" in e and "ETIMEDOUT" in e for e in outcome.record.evidence)
+    assert any(":160001:" in e and "No space left" in e for e in outcome.record.evidence)  # the file's own line
 
 
 @pytest.mark.parametrize(
@@ -218,16 +215,3 @@ def test_code_is_read_from_the_integration_worktree(scenario):
     with pytest.raises(GraphLemonError) as err:
         triage_run(s.project, s.run_id, code_root=s.root.parent)
     assert err.value.code == "INVALID_PARAM"
-
-
-def test_history_shows_up_as_hints_and_coder_log_as_evidence(scenario):
-    s = scenario("ib01_missing_user_500")
-    BugTracker(s.project.ledger).open(
-        title="unknown user id answers 500", source="unit_test", unit_id="users-be", test_name="t-404"
-    )
-    outcome = triage_run(s.project, s.run_id)
-    assert any(h.startswith("similar bug bug-") and "unknown user id answers 500" in h for h in outcome.hints)
-    assert "users-be's last unit-test run (run-20260513-1301) was green" in outcome.hints
-    cm = scenario("cm01_expired_token_accepted")
-    evidence = triage_run(cm.project, cm.run_id).record.evidence
-    assert any(e.startswith(".graphlemon/units/profile-be/coder.log:1:") for e in evidence)

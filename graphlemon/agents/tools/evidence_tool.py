@@ -3,8 +3,8 @@
 One verifier serves the agent and the triager's self-check, so an agent never
 sees a quote pass that the self-check would reject. Beside whether each quote is
 in its file, the answer says what a cited line shows: the typed interface findings
-(`graphlemon.triage.interface_diff`: path_differs, field_missing, status_differs, status_unproduced,
-limit_violated, limits_disagree, input_unspecified) that line takes part in, for the runs the
+(`graphlemon.triage.interface_diff`: path_differs, field_missing, fields_disagree, status_differs,
+status_unproduced, limit_violated) that line takes part in, for the runs the
 evidence names (else the latest runs). A path that tries to leave
 the project (`..`, absolute, a symlink out) is also recorded as a sandbox
 violation of the turn.

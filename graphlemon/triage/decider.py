@@ -1,0 +1,132 @@
+"""The decider: findings in, one verdict out. It keeps only the mechanisms whose verdicts were right on sets their
+rules were not shaped on (`KEPT`, docs/triage.md "The decider"); every other finding is a fact for the agent or
+a person, never a verdict.
+
+    a kept finding, and every finding (kept or not) pointing to the same
+    category and units                                                      → that verdict, at its confidence
+        environment findings count only in the environment's own voice (the runner, the OS, a service outside
+        the project) at or before the failing step, and not when the environment hypothesis was dropped
+        (`without={"environment"}`: a re-run failed the same way)
+    findings that point to different verdicts, or no kept one               → spec_ambiguous at FACTS_ONLY,
+                                                                               the findings laid out for a person
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..models import TriageCategory
+from .cite import Citer
+from .findings import Finding, describe, squash
+from .mechanisms import findings_of
+from .run_context import RunContext
+
+FACTS_ONLY = 0.4  # the seed: an unplaced failure goes to a person at ≤ 0.4
+ENVIRONMENT_VOICES = frozenset({"runner", "os", "service"})  # who may speak for the environment
+ENVIRONMENT_TIMES = frozenset({"before", "at"})  # and when, relative to the failing step
+VETO = True  # a finding that points to another verdict, kept or not, sends the failure to a person
+
+
+@dataclass(frozen=True)
+class Kept:
+    category: TriageCategory
+    right: int  # verdicts of the mechanism that were right on sets it was not shaped on
+    fired: int  # of its verdicts there
+    sets: str  # which sets (each at the commit it was written against; holdout now)
+
+
+# Measured with benchmarks/bench_triage.py --mechanisms: each fresh set run through the rules at the commit it was
+# written against (unseen), plus the held-out set; precision = right / fired, kept when >= 0.95 (docs/triage.md).
+KEPT: dict[str, Kept] = {
+    "infra:port_in_use": Kept("infra_flake", 5, 5, "final, blind, blind2, blind3, holdout"),
+    "infra:disk_full": Kept("infra_flake", 5, 5, "after, last, blind, blind3, blind4"),
+    "infra:dns": Kept("infra_flake", 5, 5, "before, blind, blind3, blind4, holdout"),
+    "infra:missing_dependency": Kept("infra_flake", 3, 3, "blind, blind2, holdout"),
+    "infra:out_of_resources": Kept("infra_flake", 1, 1, "holdout"),
+    "infra:backing_service": Kept("infra_flake", 5, 5, "before, after, last (2), blind4"),
+    "infra:external_service": Kept("infra_flake", 1, 1, "blind5"),
+    "impl:uncaught": Kept("impl_bug", 2, 2, "blind, blind3"),
+    "impl:status_differs": Kept("impl_bug", 3, 3, "after, final, last"),
+    "impl:field_missing": Kept("impl_bug", 2, 2, "after, final"),
+    "impl:limit_violated": Kept("impl_bug", 4, 4, "after, last, blind3, holdout"),
+    "impl:status_unproduced": Kept("impl_bug", 1, 1, "holdout"),
+    "impl:call": Kept("impl_bug", 1, 1, "holdout (with impl:call_formula)"),
+    "impl:call_formula": Kept("impl_bug", 1, 1, "holdout"),
+    "contract:status_differs": Kept("contract_mismatch", 8, 8, "final, last, blind (2), blind2, blind3, holdout (2)"),
+    "contract:path_differs": Kept("contract_mismatch", 5, 5, "after, final, last, blind, blind2"),
+}
+
+
+def admissible(f: Finding, without: frozenset[str]) -> bool:
+    """A finding the decider may decide with: a kept mechanism, an environment finding in the environment's voice."""
+    if f.rule not in KEPT:
+        return False
+    if f.category == "infra_flake":
+        said = f.said[0] if f.said else None
+        voiced = said is not None and said.voice in ENVIRONMENT_VOICES and said.when in ENVIRONMENT_TIMES
+        return voiced and "environment" not in without
+    return True
+
+
+def classify(ctx: RunContext, *, without: frozenset[str] = frozenset()) -> Finding:
+    """Triage the first failure of the run (failures[0]; the others usually follow from it)."""
+    failure = ctx.result.failures[0]
+    findings = findings_of(ctx, failure)
+    verdict = decide(ctx, findings, without)
+    base = Citer(ctx).failure(failure)
+    verdict.evidence = list(dict.fromkeys(x for x in [*base, *verdict.evidence] if x))
+    verdict.hints = [*ctx.notes, *verdict.hints]
+    if "environment" in without:
+        verdict.hints.append("environment hypothesis dropped: an earlier infra_flake re-run failed the same way")
+    if len(ctx.result.failures) > 1:
+        verdict.hints.append(
+            f"{len(ctx.result.failures) - 1} more failure(s) in this run; the verdict is for the first ({failure.case})"
+        )
+    verdict.confidence = round(min(max(verdict.confidence, 0.05), 0.97), 2)
+    return verdict
+
+
+def decide(ctx: RunContext, findings: list[Finding], without: frozenset[str] = frozenset()) -> Finding:
+    kept = [f for f in findings if admissible(f, without)]
+    dropped = "environment" in without
+    voters = findings if VETO else kept
+    pointing = {
+        (f.category, tuple(sorted(f.affected))) for f in voters if not (dropped and f.category == "infra_flake")
+    }
+    if kept and len(pointing) == 1:
+        best = max(kept, key=lambda f: f.confidence)
+        others = [e for f in kept if f is not best for e in f.evidence]
+        best.evidence = [*best.evidence, *others]
+        best.hints = [*best.hints, *(f"fact: {_fact(f)}" for f in findings if f not in kept)]
+        best.facts = findings
+        return best
+    return facts_only(ctx, findings, kept)
+
+
+def facts_only(ctx: RunContext, findings: list[Finding], kept: list[Finding]) -> Finding:
+    """No kept mechanism decides (or two disagree): spec_ambiguous below auto-apply, the findings for a person."""
+    failure = ctx.result.failures[0]
+    what = f"case {failure.case} step {failure.step} received {describe(failure.got)} instead of {describe(failure.expected)}"
+    if kept:
+        why = "the findings point to different verdicts: " + "; ".join(_fact(f) for f in findings[:4])
+    elif findings:
+        why = "no mechanism the decider keeps found it; the facts: " + "; ".join(_fact(f) for f in findings[:4])
+    else:
+        why = "no mechanism found a disagreement between the sides of the interface or an environment failure"
+    question = next((f.l3_question for f in findings if f.l3_question), None) or (
+        f"Which unit should change (or should the SDD change) so that case {failure.case} step {failure.step} "
+        f"gets {describe(failure.expected)}?"
+    )
+    evidence = [e for f in findings for e in f.evidence if e][:8]
+    out = Finding("spec_ambiguous", [], FACTS_ONLY, f"{what}, and {why}", evidence, "facts:only",
+                  l3_question=question, hints=[f"fact: {_fact(f)}" for f in findings])  # fmt: skip
+    out.facts = findings
+    return out
+
+
+def _fact(f: Finding) -> str:
+    voices = ", ".join(f"{s.voice}{'/' + s.speaker if s.speaker else ''} {s.when}" for s in f.said)
+    return f"{f.rule} suggests {f.category} {f.affected or ''} ({squash(f.root_cause)[:160]}{'; ' + voices if voices else ''})"
+
+
+__all__ = ["FACTS_ONLY", "KEPT", "Kept", "admissible", "classify", "decide", "facts_only"]

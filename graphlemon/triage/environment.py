@@ -1,0 +1,226 @@
+"""Environment signals, each with its voice and time: what failed around the run, and who said so.
+
+A signal is a kind (its names below) found in one piece of run evidence, kept with that evidence's `Said` (voice.py).
+This module reports every one it finds, in any voice; the decider (decider.py) lets only those in the
+environment's own voice (the runner, the OS, a service outside the project) at or before the failing step
+decide `infra_flake`. Two kinds are read from the run's structure rather than from a name:
+
+- `backing_service`: a failed connection (refused, reset, timed out, unreachable) to an address whose port no
+  unit of the project serves (a unit's ports: those the trace shows it serving, those its own log lines say it
+  listens on). A runner's "waiting for X … attempt 2/30" line followed by X becoming ready is start-up noise.
+- `external_service`: a traced call to a host outside the project (not loopback, no unit's name) that answered
+  429, 502, 503 or 504. A call served by no unit on the loopback is the case's own stand-in (a fixture).
+
+A `missing_dependency` naming one of the project's own modules is the project's code, not the environment; words
+the runner's assertion message quotes from what the case expected or got are theirs, not the runner's.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from .run_context import RunContext
+from .rundir import IntegrationFailure
+from .voice import Said, failure_said, log_ts, voiced_log, when_at, when_of_step, without_frames
+
+# How runtimes name the kinds the decider keeps: the POSIX errno symbol (`ENOSPC`) and the C library's message
+# for it (`os.strerror`), and the other standard names (Python's OSError subclasses, Rust's io::ErrorKind, Java's
+# exceptions, Go's and Node's messages). A name says what failed; the voice says whether the environment said it.
+# kind -> (errno symbols, other standard names). A symbol this platform lacks is skipped.
+_NAMES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "port_in_use": (
+        ("EADDRINUSE",),
+        ("AddrInUse", "java.net.BindException", "port is already allocated", r"port \d+ (?:is )?already in use"),
+    ),  # fmt: skip
+    "disk_full": (("ENOSPC", "EDQUOT"), ("StorageFull", "QuotaExceeded", r"disk (?:is )?full")),
+    # the resolver saying "try again" (EAI_AGAIN, SERVFAIL); "no such host" says something of the name itself
+    "dns": (
+        (),
+        (
+            r"EAI_AGAIN",
+            "Temporary failure in name resolution",
+            "server misbehaving",
+            "SERVFAIL",
+            r"temporary failure in (?:name|DNS) resolution",
+        ),
+    ),  # fmt: skip
+    "out_of_resources": (
+        ("EMFILE", "ENFILE", "ENOMEM"),
+        (
+            "OutOfMemoryError",
+            "heap out of memory",
+            "MemoryError",
+            "Too many open files",
+            r"\bout of memory\b",
+            r"can't start new thread",
+            r"unable to create (?:new )?native thread",
+            r"pids\.max",
+        ),
+    ),  # fmt: skip
+    "missing_dependency": (
+        (),
+        (
+            r"Cannot find module '(?![./])[^']+'",
+            r"No module named '[^']+'",
+            r"error while loading shared libraries",
+            r"cannot open shared object file",
+            r"No matching distribution found",
+        ),
+    ),  # fmt: skip
+    # what a failed connection to another process looks like, whatever the runtime (backing services)
+    "connection_failed": (
+        ("ETIMEDOUT", "ECONNREFUSED", "ECONNRESET", "ENETUNREACH", "EHOSTUNREACH"),
+        (
+            "ConnectionRefused",
+            "ConnectionReset",
+            "java.net.ConnectException",
+            "connect timeout",
+            "i/o timeout",
+            "socket hang up",
+        ),
+    ),  # fmt: skip
+}
+
+
+def _spellings(kind: str) -> list[str]:
+    symbols, names = _NAMES[kind]
+    out = list(names)
+    for symbol in symbols:
+        code = getattr(errno, symbol, None)
+        out.append(rf"\b{symbol}\b")
+        message = os.strerror(code) if code is not None else ""
+        if message and not message.startswith("Unknown error"):
+            out.append(re.escape(message))
+    return out
+
+
+def _compile(kind: str) -> re.Pattern[str]:
+    return re.compile("|".join(s if s.startswith(r"\b") else rf"(?<!\w){s}" for s in _spellings(kind)), re.I)
+
+
+PATTERNS: dict[str, re.Pattern[str]] = {kind: _compile(kind) for kind in _NAMES}
+KINDS = ("port_in_use", "disk_full", "dns", "out_of_resources", "missing_dependency")
+
+BUSY = frozenset({429, 502, 503, 504})
+# an address in the same message: host:port, "port N", or Python's `("host", N)`
+_ADDRESS = re.compile(
+    r"(?:(?<![\w/])(?:\d{1,3}(?:\.\d{1,3}){3}|localhost|\[[0-9a-f:]+\]|[a-z][\w-]*(?:\.[\w-]+)*):(\d{2,5})\b)"
+    r"|\bport (\d{2,5})\b|\(['\"][\w.-]+['\"],\s*(\d{2,5})\)",
+    re.IGNORECASE,
+)
+_LISTENING = re.compile(r"\b(?:listening|running|serving|started)\b.*?(?::|\bport\s+|\bon\s+)(\d{2,5})\b", re.I)
+_RETRY_NOISE = re.compile(r"waiting for|attempt \d+\s*/\s*\d+|retrying|retry \d+", re.IGNORECASE)
+_READY = re.compile(r"healthy|ready|listening|running on|startup complete|started", re.IGNORECASE)
+_MODULE = re.compile(r"No module named '([\w.]+)'")
+_LOOPBACK = re.compile(r"^(?:localhost|127(?:\.\d{1,3}){3}|::1|0\.0\.0\.0)$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class EnvSignal:
+    kind: str
+    said: Said
+
+
+def environment_signals(ctx: RunContext, failure: IntegrationFailure) -> list[EnvSignal]:
+    """Every environment signal the run shows for this failure, in any voice (the decider reads the voice)."""
+    ports, local = unit_ports(ctx), _local_modules(ctx)
+    out: list[EnvSignal] = []
+    # the runner's message quotes what the case expected and got: words it echoes from them are theirs
+    echo = json.dumps([failure.expected.model_dump(mode="json"), failure.got.model_dump(mode="json"),
+                       failure.description], ensure_ascii=False).lower()  # fmt: skip
+    for said in failure_said(ctx, failure):  # the failing call's own target is the case's unit, never a backing service
+        out += _kinds(said, ports, local, backing=said.voice != "os", echo=echo if said.voice == "runner" else "")
+    trace_rel, units = f"{ctx.run_rel}/http-trace.ndjson", set(ctx.units.ids())
+    for line, e in ctx.trace:
+        if e.case != failure.case:
+            continue
+        when = when_of_step(e.step, failure)
+        if e.error:
+            out += _kinds(Said(trace_rel, line, e.error, "os", e.unit_id, when), ports, local)
+        server = e.unit_id if e.unit_id in units else None
+        host = urlsplit(e.url).hostname or ""
+        outside = server is None and bool(host) and not _LOOPBACK.match(host) and host not in units
+        if outside and e.status in BUSY:
+            said = Said(trace_rel, line, f"{e.url} {e.status}", "service", host, when)
+            out.append(EnvSignal("external_service", said))
+        if isinstance(e.response_body, str) and (e.status or 0) >= 500:
+            voice = "unit" if server else "service" if outside else "fixture"
+            out += _kinds(Said(trace_rel, line, e.response_body, voice, server or e.unit_id, when), ports, local)
+    log_rel = f"{ctx.run_rel}/process.log"
+    voiced = voiced_log(ctx)
+    for i, v in enumerate(voiced):
+        said = Said(log_rel, v.line.lineno, v.line.text, v.voice, v.speaker, when_at(log_ts(v.line.text), failure))
+        if not _startup_noise(voiced, i):
+            out += _kinds(said, ports, local)
+    return out
+
+
+def _kinds(
+    said: Said, ports: dict[int, str], local: set[str], *, backing: bool = True, echo: str = ""
+) -> list[EnvSignal]:
+    text = said.text if len(said.text) <= 16384 else f"{said.text[:8192]}\n{said.text[-8192:]}"
+    out = []
+    for kind in KINDS:
+        m = PATTERNS[kind].search(text)
+        if m is None or (echo and m.group(0).lower() in echo):
+            continue
+        module = _MODULE.search(text)
+        if kind == "missing_dependency" and module and module.group(1).split(".")[0] in local:
+            continue  # the project's own module: its code, not an install
+        out.append(EnvSignal(kind, said))
+    if backing and _foreign(text, ports):
+        out.append(EnvSignal("backing_service", said))
+    return out
+
+
+def unit_ports(ctx: RunContext) -> dict[int, str]:
+    """port → unit_id for every port the trace shows a unit serving, or a unit's own log line says it listens on."""
+    out: dict[int, str] = {}
+    for _line, entry in ctx.trace:
+        port = _port_of_url(entry.url)
+        if port is not None and entry.unit_id:
+            out.setdefault(port, entry.unit_id)
+    for v in voiced_log(ctx):
+        m = _LISTENING.search(v.line.text)
+        if m and v.voice == "unit" and v.speaker:
+            out.setdefault(int(m.group(1)), v.speaker)
+    return out
+
+
+def _foreign(text: str, ports: dict[int, str]) -> bool:
+    """The text reports a failed connection, and every address it names belongs to no unit."""
+    if not PATTERNS["connection_failed"].search(text):
+        return False
+    found = [int(next(g for g in m.groups() if g)) for m in _ADDRESS.finditer(without_frames(text))]
+    return bool(found) and all(p not in ports for p in found)
+
+
+def _startup_noise(voiced, i: int) -> bool:
+    """A retried connection at start-up ("waiting for X ... attempt 2/30") that later succeeded is not a failure."""
+    text = voiced[i].line.text
+    if not _RETRY_NOISE.search(text):
+        return False
+    target = re.search(r"waiting for ([\w.-]+)", text, re.IGNORECASE)
+    name = target.group(1) if target else None
+    return any(_READY.search(x.line.text) and (name is None or name in x.line.text) for x in voiced[i + 1 :])
+
+
+def _local_modules(ctx: RunContext) -> set[str]:
+    """Top-level names the project's own code can be imported as (folders and modules of unit code)."""
+    return {part.rsplit(".", 1)[0] for files in ctx.code.values() for src in files for part in src.rel.split("/")}
+
+
+def _port_of_url(url: str) -> int | None:
+    try:
+        parts = urlsplit(url)
+        return parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    except ValueError:
+        return None
+
+
+__all__ = ["BUSY", "EnvSignal", "environment_signals", "unit_ports"]

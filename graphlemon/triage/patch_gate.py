@@ -1,0 +1,45 @@
+"""May a contract_mismatch's SDD patch be applied without a person? Only when two sides confirm it and the SDD says
+nothing else about the element it changes (docs/triage.md, "What is applied without a person").
+
+`patch_review` returns None when the patch may be applied, else why a person must approve it (the console's
+approval page shows the diff; `graphlemon approve-patch` does the same).
+"""
+
+from __future__ import annotations
+
+from .decider import KEPT
+from .findings import Finding
+from .run_context import RunContext
+from .sdd_element import cited_block, other_statements
+from .verdict import TriageVerdict
+
+
+def patch_review(ctx: RunContext, verdict: TriageVerdict, findings: list[Finding]) -> str | None:
+    """None when the verdict's patch rests on a kept structural finding for the same unit(s), confirmed by a side
+    beyond the two that disagree, whose cited SDD statement stands in the provider's own section and is the SDD's
+    only statement about the element."""
+    units = sorted(verdict.affected_units)
+    backing = [
+        f for f in findings
+        if f.category == "contract_mismatch" and f.rule in KEPT and sorted(f.affected) == units and f.element
+    ]  # fmt: skip
+    if not backing:
+        return "no structural finding of the rules shows this contract departing from the SDD"
+    found = backing[0]
+    if not found.confirmed_by:
+        return "only the two sides that disagree show it (no trace, code or other contract confirms which departs)"
+    element = found.element
+    assert element is not None
+    docs = [(d.rel, d.text) for d in ctx.sdd_docs]
+    cited = cited_block(docs, element, ctx.units.ids())
+    if element.unit and (cited is None or cited.unit != element.unit):
+        return f"the SDD statement it rests on ({element.statement}) is not in {element.unit}'s section"
+    others = other_statements(docs, element, ctx.units.ids())
+    if others:
+        where = ", ".join(f"{b.rel}:{b.first}" for b in others[:5])
+        what = f"{element.method or ''} {element.path}".strip()
+        return f"the SDD also speaks of {what}{' answers of that class' if element.statuses else ''} at {where}"
+    return None
+
+
+__all__ = ["patch_review"]

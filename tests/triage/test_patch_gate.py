@@ -1,0 +1,69 @@
+"""A contract_mismatch's SDD patch is applied without a person only when two sides confirm it and the whole SDD says
+nothing else about the element it changes (patch_gate.py, sdd_element.py); otherwise it waits for a person."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphlemon.triage import triage_run
+from graphlemon.triage.findings import Element
+from graphlemon.triage.sdd_element import other_statements
+
+from .runbuilder import RUN_ID, TABLE, appointments_project
+
+
+def _project(tmp_path, sdd: str, *, traced: bool = True, got: int = 400):
+    return appointments_project(tmp_path / "p", sdd, traced=traced, got=got)
+
+
+def test_the_sdds_one_statement_confirmed_by_the_trace_is_applied_without_a_person(tmp_path):
+    record = triage_run(_project(tmp_path, TABLE), RUN_ID).record
+    assert (record.category, record.affected_units) == ("contract_mismatch", ["appointments"])
+    assert record.confidence >= 0.8 and record.will_auto_apply and record.patch_review is None
+
+
+@pytest.mark.parametrize(
+    ("extra", "where"),
+    [
+        ("\n## Changelog\n\n- v2: `POST /appointments` now refuses a taken slot with 422.\n", "Changelog"),
+        ("\n## Errata\n\nThe refusal of POST /appointments/ is 400 (bad request), not 409.\n", "Errata"),
+        ("\n### Policies\n\nEvery refusal of a booking is answered 422.\n", "prose in the unit's section"),
+        ("\n## Errors\n\n| endpoint | status |\n|---|---|\n| POST /appointments | 400 |\n", "another table"),
+    ],
+)
+def test_another_statement_of_the_same_element_anywhere_sends_the_patch_to_a_person(tmp_path, extra, where):
+    record = triage_run(_project(tmp_path, TABLE + extra), RUN_ID).record
+    assert record.category == "contract_mismatch" and not record.will_auto_apply, where
+    assert record.patch_review and "the SDD also speaks of POST /appointments" in record.patch_review
+
+
+def test_a_statement_of_another_class_or_another_endpoint_is_not_the_same_element(tmp_path):
+    extra = (
+        "\n## Changelog\n\n- v2: `POST /appointments` answers 201 with the booking's `id`.\n"
+        "- v3: `GET /appointments/{id}` answers 404 for an unknown booking.\n"
+    )
+    record = triage_run(_project(tmp_path, TABLE + extra), RUN_ID).record
+    assert record.will_auto_apply and record.patch_review is None
+
+
+def test_only_two_sides_is_not_enough(tmp_path):
+    # the run answered 422, which neither the SDD (409) nor the contract (400) states: nothing confirms either side
+    record = triage_run(_project(tmp_path, TABLE, traced=False, got=422), RUN_ID).record
+    assert record.category == "contract_mismatch" and not record.will_auto_apply
+    assert record.patch_review and "only the two sides" in record.patch_review
+
+
+def test_the_scan_reads_every_document_block_by_block():
+    docs = [("a.md", TABLE), ("b.md", "# Release notes\n\n1. `POST /appointments` refusals: 422 since v2.\n")]
+    element = Element("a.md:10", "POST", "/appointments", (409,), unit="appointments")
+    assert [(b.rel, b.first) for b in other_statements(docs, element, ["appointments"])] == [("b.md", 3)]
+
+
+def test_a_statement_outside_the_providers_section_sends_the_patch_to_a_person(tmp_path):
+    shared = (  # no unit's section: whose statement is it?
+        "# Clinic\n\n## Shared endpoints\n\n| endpoint | status | when |\n|---|---|---|\n"
+        "| POST /appointments | 201 | booked |\n| POST /appointments | 409 | the slot is taken |\n"
+    )
+    record = triage_run(_project(tmp_path, shared), RUN_ID).record
+    assert record.category == "contract_mismatch" and not record.will_auto_apply
+    assert "is not in appointments's section" in (record.patch_review or "")
