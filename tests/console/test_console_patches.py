@@ -16,6 +16,8 @@ from graphlemon.artifacts import ArtifactStore
 from graphlemon.models import TimelineEvent
 from graphlemon.triage import triage_run
 
+pytestmark = pytest.mark.system  # a console server and Chromium
+
 
 @pytest.fixture
 def project(tmp_path, registry):

@@ -40,6 +40,7 @@ def _cli(argv: list[str], capsys) -> str:
     return capsys.readouterr().out
 
 
+@pytest.mark.timeout(240)  # twelve examples, each through every command (the SQL one opens DuckDB)
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(goal=non_blank, note=texty, summary=texty, title=non_blank, detail=non_blank, evidence=texty)
 def test_ledger_text_prints_through_every_command(project, capsys, goal, note, summary, title, detail, evidence):
