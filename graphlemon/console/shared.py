@@ -81,6 +81,7 @@ def run_view(handle, task_id: str, tasks: dict | None = None) -> dict:
     """Whether anything runs the task (from its lease alone) and the actions its state allows. `tasks`: the
     project's tasks already folded (the live feed has them parsed), else they are read from the ledger."""
     from ..taskboard import TaskBoard
+    from ..wording import next_step
     from .launch import task_run
 
     tasks = TaskBoard(handle.ledger).all() if tasks is None else tasks
@@ -88,11 +89,13 @@ def run_view(handle, task_id: str, tasks: dict | None = None) -> dict:
     if task is None:
         raise GraphLemonError(ErrorCode.TASK_NOT_FOUND, f"no task {task_id!r} in this project", task_id=task_id)
     run = task_run(handle, task).model_dump(mode="json")
+    step = next_step(task_id, task.status, task.blocked_reason, handle.root, run["state"])
     return {
         "task_id": task_id,
         "status": task.status,
         **run,
         "actions": views.allowed_actions(task.status, run["state"]),
+        "next": step.model_dump(),
     }
 
 
@@ -122,7 +125,6 @@ def with_run(handle, detail: dict, records: dict) -> dict:
     one is the main one (`next`: the next step, the command included), the run's parameters, links to its Prefect
     flow runs, and the units its plan declared that have not started (from the feed's parsed records)."""
     from ..taskboard import fold
-    from ..wording import next_step
     from .prefect_links import flow_run_links
 
     task = detail["task"]
@@ -130,9 +132,8 @@ def with_run(handle, detail: dict, records: dict) -> dict:
     view = run_view(handle, task_id, fold(records.get("task", [])))
     pending = [] if task["status"] in ("done", "abandoned") else views.pending_units(
         records.get("node", []), task_id, declared_units(handle))  # fmt: skip
-    step = next_step(task_id, task["status"], task.get("blocked_reason"), handle.root, view["state"])
     return {**detail, "run": {"state": view["state"], "lease": view["lease"], "launch": view["launch"]},
-            "actions": view["actions"], "pending_units": pending, "next": step.model_dump(),
+            "actions": view["actions"], "pending_units": pending, "next": view["next"],
             "params": views.run_params(records, task_id), "flow_runs": flow_run_links(detail["flow_runs"])}  # fmt: skip
 
 

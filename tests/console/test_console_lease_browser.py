@@ -12,6 +12,7 @@ offers "Run it now". Screenshots are saved under each test's tmp dir and tests/.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -118,9 +119,11 @@ def test_a_double_clicked_resume_is_one_run_which_stop_stops_at_a_safe_point_and
     page.dblclick("#resume")  # two requests of one action
     page.wait_for_selector("#action-msg.ok")
     page.wait_for_selector("#run-state[data-state=running] #run-holder")
-    assert "console launch" in page.inner_text("#run-holder")
+    # the console's action holds the lease from the click on, then hands it to the launch it started
+    assert re.search(r"by console(: manual_resume| launch)", page.inner_text("#run-holder"))
     assert page.query_selector("#run") is None  # never "Run it now" while a run holds the task
     page.wait_for_selector("#stop")
+    page.wait_for_selector("#next-why:has-text('a run is working on it')")  # not the stopped task's "Resume"
     page.shot("running")
     launches = [e for e in handle.ledger.read_as("launch", LaunchEvent) if e.event == "started"]
     assert len(launches) == 1, launches  # the second click started nothing
@@ -132,7 +135,7 @@ def test_a_double_clicked_resume_is_one_run_which_stop_stops_at_a_safe_point_and
     page.wait_for_selector("#action-msg.ok:has-text('stop requested')")
     page.wait_for_selector("#task-head .pill[data-status=blocked_pending_human]", timeout=RUN_MS)
     page.wait_for_selector("#actions[data-actions='resume budget abandon']")
-    assert "stopped_by_person" in page.inner_text("#task-head")
+    assert "stopped by a person" in page.inner_text("#task-head")  # in words (the name is the tooltip)
     assert "the wall rule needs a second look" in page.inner_text("#evidence")
     page.shot("stopped")
     done_before = {e.node_exec_id for e in handle.ledger.read_as("node", NodeEvent) if e.status == "done"}
@@ -143,7 +146,7 @@ def test_a_double_clicked_resume_is_one_run_which_stop_stops_at_a_safe_point_and
     again = [e for e in handle.ledger.read_as("node", NodeEvent)[seen:] if e.node_exec_id in done_before]
     assert not [e for e in again if e.status == "running"], "a finished stage ran again after the stop"
     actions = [e.summary for e in handle.ledger.read_as("timeline", TimelineEvent) if e.event == "human_action"]
-    assert len(actions) == 3 and "manual_resume with the note: go on" in actions[0]  # resume, stop, resume
+    assert len(actions) == 3 and "resumed by a person with the note: go on" in actions[0]  # resume, stop, resume
     assert runs_of(handle, task.task_id).count("adopted") == 2  # one run per resume
 
 

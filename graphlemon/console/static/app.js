@@ -333,14 +333,14 @@ function pageTask(pid, tid) {
   let actsKey = null; // the actions box is redrawn only when what it offers changes (a note being typed stays)
   const drawActs = () => {
     const run = detail.run || {};
-    const key = JSON.stringify([detail.task.status, detail.escalation, detail.actions, run.state, run.lease && [run.lease.lease_id, run.lease.stop_requested_by], run.launch && [run.launch.launch_id, run.launch.state]]);
+    const key = JSON.stringify([detail.task.status, detail.escalation, detail.actions, detail.next, run.state, run.lease && [run.lease.lease_id, run.lease.stop_requested_by], run.launch && [run.launch.launch_id, run.launch.state]]);
     if (key !== actsKey) { actsKey = key; acts.replaceChildren(actions(pid, detail, actMsg)); }
   };
   const pollRun = async () => { // the run is not in the ledger: its state is read while the page is open
     if (!detail) return;
     try {
       const r = await api("GET", `/api/projects/${encodeURIComponent(pid)}/tasks/${encodeURIComponent(tid)}/run`);
-      detail.run = { state: r.state, lease: r.lease, launch: r.launch }; detail.actions = r.actions; drawActs();
+      detail.run = { state: r.state, lease: r.lease, launch: r.launch }; detail.actions = r.actions; detail.next = r.next; drawActs();
     } catch (e) { console.error(e); }
   };
   window.glRefreshRun = pollRun;
