@@ -16,9 +16,9 @@ from __future__ import annotations
 import _posixsubprocess
 import json
 import os
+import shutil
 import sys
 import threading
-from pathlib import PurePath
 
 import pytest
 
@@ -27,7 +27,7 @@ SPAWN = "tier_guard.spawn"  # the event _fork_exec raises
 WATCHED = frozenset(
     {"subprocess.Popen", "os.posix_spawn", "os.fork", "os.forkpty", "os.system", "os.exec", "socket.bind", SPAWN}
 )
-ALLOWED_PROGRAMS = frozenset({"git"})  # GraphLemon's own git runner: cheap, local, the unit tier's tmp repos
+# allowed: the real git (GraphLemon's own git runner: cheap, local, the unit tier's tmp repos), found as REAL_GIT below
 SHOWN = 3  # the first distinct starts named in a failure
 
 
@@ -52,14 +52,34 @@ def describe(event: str, args: tuple) -> str | None:
     if event == "os.system":
         return f"ran a shell command ({_text(args[0])!r})"
     program, argv = _program(event, args)
-    if PurePath(program).name in ALLOWED_PROGRAMS or _probe_of_this_interpreter():
+    env = args[3] if event == "subprocess.Popen" and len(args) > 3 else None
+    if _resolved(program, env) == REAL_GIT or _probe_of_this_interpreter(program, argv, env):
         return None
     return f"started a process: {' '.join(_text(a) for a in argv[:4])[:160]}"
 
 
-def _probe_of_this_interpreter() -> bool:
+def _resolved(program: str, env) -> str | None:
+    """The file a program name runs (looked up on the PATH the process gets), its links resolved: a program merely
+    named `git` or `file` is not the real one."""
+    path = None
+    if env is not None:
+        path = env.get("PATH", env.get(b"PATH")) if hasattr(env, "get") else None
+        path = os.fsdecode(path) if path is not None else None
+    found = program if os.sep in program else shutil.which(program, path=path)
+    return os.path.realpath(found) if found else None
+
+
+REAL_GIT = _resolved("git", None)
+REAL_FILE = _resolved("file", None)
+
+
+def _probe_of_this_interpreter(program: str, argv: list, env) -> bool:
     """`platform.architecture()` runs `file -b` on the interpreter (Prefect's vendored croniter does at its import):
-    the standard library reading a file, not a process the test starts."""
+    the standard library reading this interpreter with the real `file`, not a process the test starts."""
+    if REAL_FILE is None or _resolved(program, env) != REAL_FILE:
+        return False
+    if os.path.realpath(_text(argv[-1])) != os.path.realpath(sys.executable):
+        return False
     frame = sys._getframe(2)
     while frame is not None:
         if frame.f_code.co_name == "_syscmd_file" and frame.f_globals.get("__name__") == "platform":

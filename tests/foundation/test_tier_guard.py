@@ -94,12 +94,27 @@ def test_a_system_test_leaves_a_thread():
 def test_an_unmarked_test_while_that_thread_runs():
     import time
     time.sleep(1)
+
+def _program(folder, name):
+    folder.mkdir(exist_ok=True)
+    (folder / name).write_text("#!/bin/sh\\nexit 0\\n"); (folder / name).chmod(0o755)
+    return folder / name
+
+def test_a_program_named_git(tmp_path):
+    subprocess.run([str(_program(tmp_path / "bin", "git")), "status"])
+
+def test_a_file_program_first_on_path(tmp_path, monkeypatch):
+    import platform
+    _program(tmp_path / "bin", "file")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    (tmp_path / "target").write_text("x")
+    platform.architecture(str(tmp_path / "target"))
 '''
 
 FAILS = [
     "test_popen", "test_caught", "test_thread", "test_bind", "test_asyncio", "test_multiprocessing_spawn",
     "test_fork", "test_posix_spawn", "test_os_system", "test_fixture_teardown",
-    "test_an_unmarked_user_of_a_started_server",
+    "test_an_unmarked_user_of_a_started_server", "test_a_program_named_git", "test_a_file_program_first_on_path",
 ]  # fmt: skip
 PASSES = ["test_git_only", "test_nothing", "test_a_marked_user_starts_the_server", "test_marked_popen",
           "test_a_system_test_leaves_a_thread", "test_an_unmarked_test_while_that_thread_runs"]
