@@ -3,7 +3,7 @@ listening server, Chromium's driver included) must be marked `system`; `make tes
 
 An audit hook (sys.addaudithook, one frozenset look-up per audit event) sees every `subprocess.Popen` (asyncio's
 subprocesses and Playwright's driver included), `os.posix_spawn`, `os.fork`, `os.forkpty`, `os.system`, `os.exec*`
-and `socket.bind`, from any thread; multiprocessing's spawn and forkserver starts, which raise no audit event, are
+and `socket.bind`, from any thread (and while a test module is imported: its tests own that); multiprocessing's spawn and forkserver starts, which raise no audit event, are
 seen through `_posixsubprocess.fork_exec`. What happens while a test is set up, runs or tears down its own
 (function-scoped) fixtures belongs to that test, and so does what a fixture's set-up started to every test that
 uses the fixture; a thread a system test leaves running is its own (what it does later is no other test's). A test
@@ -38,6 +38,8 @@ class _Watch:
     found: list[str] = []  # in the current phase
     seen: list[str] = []  # in the whole test (--tier-log)
     starters: dict[str, str] = {}  # fixture -> what its set-up started (in this process)
+    collecting = False  # a test module is being imported
+    imports: dict[str, str] = {}  # test module's node id -> what its import started
     leftovers: set[int] = set()  # threads a system test left running: what they do later is theirs
 
 
@@ -103,7 +105,9 @@ def _text(value) -> str:
 
 
 def _hook(event: str, args: tuple) -> None:
-    if event in WATCHED and _Watch.item is not None and _counts(_Watch.item) and _own_thread():
+    if event not in WATCHED or not _own_thread():
+        return
+    if _Watch.collecting or (_Watch.item is not None and _counts(_Watch.item)):
         what = describe(event, args)
         if what is not None:
             thread = threading.current_thread()
@@ -174,6 +178,21 @@ def pytest_fixture_setup(fixturedef, request):
 
 
 @pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector):
+    """What a test module starts when it is imported (a process run at module level) belongs to each of its tests."""
+    if not isinstance(collector, pytest.Module):
+        return (yield)
+    _Watch.collecting, before = True, len(_Watch.found)
+    try:
+        return (yield)
+    finally:
+        _Watch.collecting = False
+        if len(_Watch.found) > before:
+            _Watch.imports.setdefault(collector.nodeid, _Watch.found[before])
+            del _Watch.found[before:]
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
     report = yield
     found, _Watch.found = _Watch.found, []
@@ -181,6 +200,9 @@ def pytest_runtest_makereport(item, call):
         started = [name for name in item.fixturenames if name in _Watch.starters]
         found += [f"uses the fixture `{name}`, whose set-up {_Watch.starters[name]}" for name in started
                   if not any(f.startswith(_Watch.starters[name]) for f in found)]  # fmt: skip
+        module = item.getparent(pytest.Module)
+        if module is not None and module.nodeid in _Watch.imports:
+            found.append(f"is in a module whose import {_Watch.imports[module.nodeid]}")
     _Watch.seen += found
     if not found or item.get_closest_marker(MARKER) is not None:
         return report

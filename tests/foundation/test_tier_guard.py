@@ -13,7 +13,7 @@ import pytest
 
 pytestmark = pytest.mark.system  # it runs pytest, and the planted tests start processes
 
-PLANTED = '''
+PLANTED = """
 import asyncio, multiprocessing, os, socket, subprocess, threading
 import pytest
 
@@ -109,15 +109,21 @@ def test_a_file_program_first_on_path(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     (tmp_path / "target").write_text("x")
     platform.architecture(str(tmp_path / "target"))
-'''
+"""
 
 FAILS = [
     "test_popen", "test_caught", "test_thread", "test_bind", "test_asyncio", "test_multiprocessing_spawn",
     "test_fork", "test_posix_spawn", "test_os_system", "test_fixture_teardown",
     "test_an_unmarked_user_of_a_started_server", "test_a_program_named_git", "test_a_file_program_first_on_path",
 ]  # fmt: skip
-PASSES = ["test_git_only", "test_nothing", "test_a_marked_user_starts_the_server", "test_marked_popen",
-          "test_a_system_test_leaves_a_thread", "test_an_unmarked_test_while_that_thread_runs"]
+PASSES = [
+    "test_git_only",
+    "test_nothing",
+    "test_a_marked_user_starts_the_server",
+    "test_marked_popen",
+    "test_a_system_test_leaves_a_thread",
+    "test_an_unmarked_test_while_that_thread_runs",
+]
 
 
 def test_the_guard_fails_every_unmarked_start_and_passes_git_and_marked_tests(tmp_path):
@@ -140,6 +146,23 @@ def test_the_guard_fails_every_unmarked_start_and_passes_git_and_marked_tests(tm
     assert "Either mark it `@pytest.mark.system`" in proc.stdout
     assert "(thread " in proc.stdout and "called os.fork()" in proc.stdout and "bound a socket to" in proc.stdout
     assert "uses the fixture `listening`, whose set-up bound a socket" in proc.stdout
+
+
+def test_a_process_a_test_module_starts_at_its_import_belongs_to_each_of_its_tests(tmp_path):
+    (tmp_path / "test_at_import.py").write_text(
+        "import subprocess\nimport pytest\n\nRESULT = subprocess.run(['true']).returncode\n\n"
+        "def test_unmarked():\n    assert RESULT == 0\n\n@pytest.mark.system\ndef test_marked():\n    assert RESULT == 0\n"
+    )  # fmt: skip
+    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    system: planted\n")
+    tests = Path(__file__).resolve().parents[1]
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "tier_guard", "-p", "no:cacheprovider", "-n", "0", "-rA", "-q",
+         str(tmp_path / "test_at_import.py")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, env={**_env(), "PYTHONPATH": str(tests)},
+    )  # fmt: skip
+    assert "ERROR test_at_import.py::test_unmarked" in proc.stdout, proc.stdout[-3000:]  # failed at its set-up
+    assert "PASSED test_at_import.py::test_marked" in proc.stdout, proc.stdout[-3000:]
+    assert "is in a module whose import started a process: true" in proc.stdout
 
 
 def _env() -> dict[str, str]:
