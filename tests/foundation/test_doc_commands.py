@@ -60,8 +60,9 @@ def _blocks():
     parser = MarkdownIt("commonmark")
     for doc in DOCS:
         for token in parser.parse(doc.read_text(encoding="utf-8")):
-            if token.type == "fence":
-                yield doc.relative_to(ROOT), token.map[0] + 1, token.info.strip(), token.content
+            if token.type in ("fence", "code_block"):  # an indented block has no tag: it must be fenced and tagged
+                language = token.info.split()[0] if token.info.split() else ""  # ```bash title="x": bash
+                yield doc.relative_to(ROOT), token.map[0] + 1, language, token.content
 
 
 def _lines(text: str):
@@ -195,6 +196,17 @@ def _git_subcommand(args: list[str]) -> str:
 def _python(where: str, args: list[str]) -> None:
     if args[:1] == ["-m"]:
         assert importlib.util.find_spec(args[1]) is not None, f"{where}: no module {args[1]}"
+        return
+    if args[:1] and args[0].startswith(("benchmarks/", "scripts/")) and args[0].endswith(".py"):
+        script = ROOT / args[0]  # a repository script: it exists, and every option the line names is in its --help
+        assert script.is_file(), f"{where}: no {args[0]}"
+        proc = subprocess.run([sys.executable, str(script), "--help"], cwd=ROOT, capture_output=True, text=True,
+                              timeout=120)  # fmt: skip
+        assert proc.returncode == 0, f"{where}: python {args[0]} --help: {proc.stderr[-500:]}"
+        named = [a.split("=", 1)[0] for a in args[1:] if a.startswith("--")]
+        assert all(o in proc.stdout for o in named), (
+            f"{where}: {args[0]} has no {[o for o in named if o not in proc.stdout]}"
+        )
         return
     assert args[:1] == ["-c"], f"{where}: python {args}: give it a check here"
     for node in ast.walk(ast.parse(args[1])):
