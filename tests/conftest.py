@@ -34,6 +34,14 @@ os.environ.update(
 os.environ.pop("PREFECT_API_URL", None)
 os.environ.pop("ANTHROPIC_API_KEY", None)
 
+try:  # no property test is a timed test: the machines are shared and noisy (a slow example is not a failure)
+    from hypothesis import settings as _hypothesis_settings
+
+    _hypothesis_settings.register_profile("graphlemon", deadline=None)
+    _hypothesis_settings.load_profile("graphlemon")
+except ImportError:  # pragma: no cover - hypothesis is a dev dependency
+    pass
+
 pytest_plugins = ["tier_guard"]  # the unit tier's guard: a test that starts a process or binds a socket is `system`
 
 ROOT = Path(__file__).resolve().parents[1]
