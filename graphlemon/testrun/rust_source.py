@@ -91,3 +91,8 @@ def _open_from(lines: list[str]) -> bool:
         if not opened and code.strip().endswith(";"):
             return False  # `#[cfg(test)] mod tests;` or a single item: no block
     return opened and depth > 0
+
+
+def source_lines(root: Path, file: str) -> list[str] | None:
+    """The lines of a project file (a hint's evidence: the statement at a failure's own place), if readable."""
+    return _read(root, file)

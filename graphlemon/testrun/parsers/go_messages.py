@@ -13,9 +13,9 @@ goroutine dump.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from ..assertions import VALUE_CHARS, extract_expected_got
+from ..assertions import VALUE_CHARS, Compared, compared_in, sided
 from ..output_text import clip
 
 _LOCATION = re.compile(r"^(?P<indent>\s+)(?P<file>[\w./-]+\.go):(?P<line>\d+): (?P<message>.*)$")
@@ -61,18 +61,20 @@ _DIFF_HEADER = re.compile(r"\((?P<first>[-+])(?P<a>want|got|expected|actual) (?P
 _DIFF_LINE = re.compile(r"^(?P<mark>[-+ ])[ \u00a0](?P<text>.*)$")
 
 
-def go_expected_got(message: str) -> tuple[str | None, str | None]:
-    """(expected, got) from a Go test's message, by the conventions above, else the shared dialects."""
+def go_compared(message: str) -> Compared | None:
+    """The two values of a Go test's message with their sides, by the conventions above, else the shared
+    dialects (where a side is named only when the message names it). Written as Go prints them (`%v`)."""
     diff = diff_sides(message)
     if diff is not None:
-        return diff
+        return sided(diff[0], diff[1], "go", ("want", "got"))
     for pattern in (_BLOCKS, _BLOCKS_WANT_FIRST, _GOT_WANT, _CALL_EQUALS, _LINE_PAIR_WANT_FIRST):
         match = pattern.search(message)
         if match:
             expected, got = match["e"].rstrip("\n"), match["g"].rstrip("\n")
             if expected.strip() and got.strip() and expected != got:
-                return clip(expected, VALUE_CHARS), clip(got, VALUE_CHARS)
-    return extract_expected_got(message)
+                return sided(clip(expected, VALUE_CHARS), clip(got, VALUE_CHARS), "go", ("want", "got"))
+    found = compared_in(message)
+    return replace(found, grammar="go") if found is not None and found.grammar == "any" else found
 
 
 def diff_sides(message: str) -> tuple[str, str] | None:

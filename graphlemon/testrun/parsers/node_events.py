@@ -117,6 +117,6 @@ def _add_failure(
         make_failure(
             name, file=file, line=line_in_file(stack, file) or line, message=message or message_of(stack), detail=stack or message,
             expected=to_str(error.get("expected")) or None if has_values else None,
-            got=to_str(error.get("actual")) or None if has_values else None,
+            got=to_str(error.get("actual")) or None if has_values else None, grammar="js",
         )
     )  # fmt: skip
