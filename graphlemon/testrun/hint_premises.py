@@ -109,7 +109,7 @@ HTTP_EXCHANGE: Premise[HintContext] = Premise(
 
 # --- a boundary: a range, an index, a count ------------------------------------------------------------
 
-BOUNDARY_WORDS = frozenset({
+BOUNDARY_WORDS: frozenset[str] = frozenset({
     "count", "counts", "counted", "counter", "counting", "len", "length", "lengths", "size", "sizes", "qty",
     "quantity", "quantities", "index", "indexes", "indices", "idx", "offset", "offsets", "position", "positions",
     "range", "ranges", "bound", "bounds", "boundary", "limit", "limits", "slice", "nth", "times",
@@ -123,15 +123,32 @@ def boundary_words(text: str) -> set[str]:
     return set(identifier_words(text)) & BOUNDARY_WORDS
 
 
-def code_boundary(ctx: HintContext) -> str | None:
-    """A boundary word in the code on the failing path, the expressions pytest explained, the runner's message
-    or the test's name (`len(...)`, `countHashes(...)`, `toHaveLength`, `'counts every # in the text'`)."""
+# a sum or a count built up: what doubling or a missing half, or a total left at zero, can happen to
+ACCUMULATION_WORDS = BOUNDARY_WORDS | {"sum", "sums", "total", "totals", "add", "adds", "added", "accumulate",
+                                      "accumulated", "tally", "subtotal", "aggregate", "append", "push"}  # fmt: skip
+
+
+def code_words(ctx: HintContext, vocabulary: frozenset[str]) -> str | None:
+    """Words of `vocabulary` in the code on the failing path, the expressions pytest explained, the runner's
+    message or the test's own name (`len(...)`, `countHashes(...)`, `toHaveLength`, `'counts every #'`)."""
     for where, text in (("code", ctx.code), ("call", ctx.explained), ("message", ctx.failure.message),
-                        ("name", ctx.failure.name)):  # fmt: skip
-        words = boundary_words(text)
+                        ("name", test_name(ctx.failure.name))):  # fmt: skip
+        words = set(identifier_words(text)) & vocabulary
         if words:
             return f"{where}: {', '.join(sorted(words))}"
     return None
+
+
+def code_boundary(ctx: HintContext) -> str | None:
+    return code_words(ctx, BOUNDARY_WORDS)
+
+
+def test_name(name: str) -> str:
+    """The test's own name, without its file or module (`tests/test_bounds.py::test_min` → `test_min`)."""
+    leaf = name.rsplit("::", 1)[-1]
+    if " " not in leaf and "." in leaf:  # a dotted id: tests.test_x.Case.test_y
+        leaf = leaf.rsplit(".", 1)[-1]
+    return leaf
 
 
 def data_boundary(*texts: str | None) -> str | None:

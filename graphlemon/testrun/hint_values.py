@@ -25,7 +25,16 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .hint_context import HintContext
-from .hint_premises import Premise, Rule, boundary_words, code_boundary, data_boundary
+from .assertions import identifier_words
+from .hint_premises import (
+    ACCUMULATION_WORDS,
+    Premise,
+    Rule,
+    boundary_words,
+    code_boundary,
+    code_words,
+    data_boundary,
+)
 from .result_models import TestFailure, ValueGrammar
 from .value_types import (
     Elided,
@@ -179,6 +188,18 @@ def _boundary(p: Pair) -> str | None:
     return code_boundary(p.ctx) if p.ctx is not None else None
 
 
+def _accumulation(p: Pair) -> str | None:
+    """A count or a sum: in the path to the numbers, the texts holding them, or the code on the failing path."""
+    words = set(identifier_words(" ".join(p.path))) & ACCUMULATION_WORDS
+    if words:
+        return f"path: {', '.join(sorted(words))}"
+    if p.within is not None and data_boundary(*p.within):
+        return "the data shows a count"
+    return code_words(p.ctx, ACCUMULATION_WORDS) if p.ctx is not None else None
+
+
+ACCUMULATION = Premise("a count or a sum shown", "the code (the failing statement, the expressions the runner "
+                       "explained, the test's name) or the data shows a count or a sum", _accumulation)  # fmt: skip
 BOUNDARY = Premise("a boundary shown", "the code (the failing statement, the expressions the runner explained, the "
                    "test's name) or the data (a range, an index, a count) shows a boundary", _boundary)  # fmt: skip
 
@@ -223,7 +244,7 @@ def _rounding(p: Pair, numbers: tuple[Any, Any], close: bool) -> str:
             "result to the precision the spec asks for.")  # fmt: skip
 
 
-def _zero(p: Pair, sided: bool, numbers: tuple[Any, Any], zero: bool) -> str:
+def _zero(p: Pair, sided: bool, numbers: tuple[Any, Any], zero: bool, why: str) -> str:
     return (f"The result stayed at zero{_shown_numbers(p, numbers)}: nothing was counted or added to it (the "
             "loop or query never ran or matched nothing, or a value was not assigned back).")  # fmt: skip
 
@@ -232,11 +253,11 @@ def _sign(p: Pair, numbers: tuple[Any, Any], negated: bool) -> str:
     return f"The sign is inverted{_shown_numbers(p, numbers)}: check the order of a subtraction or a negated condition."
 
 
-def _doubled(p: Pair, sided: bool, numbers: tuple[Any, Any], doubled: bool) -> str:
+def _doubled(p: Pair, sided: bool, numbers: tuple[Any, Any], doubled: bool, why: str) -> str:
     return f"The result is doubled{_shown_numbers(p, numbers)}: something is counted or applied twice (duplicate loop, handler or insert)."
 
 
-def _half(p: Pair, sided: bool, numbers: tuple[Any, Any], half: bool) -> str:
+def _half(p: Pair, sided: bool, numbers: tuple[Any, Any], half: bool, why: str) -> str:
     return (f"The result is half the expected one{_shown_numbers(p, numbers)}: one of two contributions is missing "
             "(a skipped item or branch).")  # fmt: skip
 
@@ -428,13 +449,13 @@ VALUE_RULES: tuple[Rule[Pair], ...] = (
     Rule("off by one", (NUMBERS, INTEGERS, _premise("one apart", "the integers differ by one",
          lambda p: (n := _numbers(p)) is not None and abs(n[0] - n[1]) == 1), BOUNDARY), _off_by_one),
     Rule("stayed at zero", (SIDES, NUMBERS, _premise("zero produced", "the produced number is 0 and the expected "
-         "one is not", lambda p: (n := _numbers(p)) is not None and n[1] == 0)), _zero),
+         "one is not", lambda p: (n := _numbers(p)) is not None and n[1] == 0), ACCUMULATION), _zero),
     Rule("sign inverted", (NUMBERS, _premise("opposite numbers", "the numbers are opposites",
          lambda p: (n := _numbers(p)) is not None and n[0] == -n[1])), _sign),
     Rule("doubled", (SIDES, NUMBERS, _premise("twice", "the produced number is twice the expected one",
-         lambda p: (n := _numbers(p)) is not None and n[1] == 2 * n[0])), _doubled),
+         lambda p: (n := _numbers(p)) is not None and n[1] == 2 * n[0]), ACCUMULATION), _doubled),
     Rule("half", (SIDES, NUMBERS, _premise("half", "the produced number is half the expected one",
-         lambda p: (n := _numbers(p)) is not None and n[1] * 2 == n[0])), _half),
+         lambda p: (n := _numbers(p)) is not None and n[1] * 2 == n[0]), ACCUMULATION), _half),
     Rule("type names", (SIDES, _premise("two type names", "both texts are type names (`typeof x` compared)",
          lambda p: isinstance(p.expected, str) and isinstance(p.got, str) and p.expected in _TYPE_NAMES
          and p.got in _TYPE_NAMES and p.expected != p.got)), _type_names),

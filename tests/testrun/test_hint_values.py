@@ -48,8 +48,8 @@ def test_addresses_are_ignored_and_the_smallest_difference_is_found():
         ("defaultdict(<class 'list'>, {'f': [1, 2]})", "defaultdict(<class 'list'>, {'f': [2, 1]})", ["['f']", "order"], ["character"]),
         ("<m.Item object at 0x1>", "<m.Item object at 0x2>", ["different `Item` object"], ["0x", "character"]),
         ("None", "<m.Item object at 0x2>", ["`Item` object came back", "None"], []),
-        ("'-32768'", "'-32769'", ["Off by one (numbers written as text)"], ["character"]),
-        ("'9223372036854775808'", "'9223372036854775809'", ["Off by one"], ["rounding"]),  # exact integers
+        ("{'count': '-32768'}", "{'count': '-32769'}", ["Off by one (numbers written as text)"], ["character"]),
+        ("{'size': '9223372036854775808'}", "{'size': '9223372036854775809'}", ["Off by one"], ["rounding"]),  # exact
         ("'-128..127'", "'-129..127'", ["The number -128", "-129", "Off by one"], []),
         ("'abcd'", "'ab\\uffffcd'", ["U+FFFF"], []),
         ("'number'", "'string'", ["a string where a number is expected"], ["character"]),
