@@ -157,13 +157,16 @@ def main() -> None:
     parser.add_argument(
         "--code", type=Path, default=ROOT, help="a checkout whose graphlemon to measure (default: this one)"
     )
+    parser.add_argument("--labels", type=Path, default=LABELS,
+                        help="a label file of another split (a held-out one); its suites are judged, default all of them")  # fmt: skip
     parser.add_argument("suites", nargs="*", help="suite ids (default: all; BENCH_SMOKE=1: the local Python ones)")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     from tests.testrun import test_real_suites as corpus  # noqa: E402
 
-    labels = json.loads(LABELS.read_text(encoding="utf-8"))["suites"]
-    wanted = args.suites or (SMOKE_SUITES if os.environ.get("BENCH_SMOKE") == "1" else [s.id for s in corpus.SUITES])
+    labels = json.loads(args.labels.read_text(encoding="utf-8"))["suites"]
+    default = [s.id for s in corpus.SUITES if s.id in labels]
+    wanted = args.suites or (SMOKE_SUITES if os.environ.get("BENCH_SMOKE") == "1" else default)
     suites = [s for s in corpus.SUITES if s.id in wanted]
     missing = [s.package for s in suites if not (corpus.CACHE / s.package / ".graphlemon-corpus-ok").is_file()]
     if missing:

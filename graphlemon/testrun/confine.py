@@ -52,7 +52,7 @@ from typing import Literal
 from pydantic import ValidationError
 
 from ..errors import ErrorCode, GraphLemonError, invalid_param
-from ..models import SandboxSettings
+from ..sandbox_settings import SandboxSettings
 from . import cgroups, syscall_filter
 from .process import ProcessOutcome
 

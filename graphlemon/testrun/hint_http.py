@@ -31,8 +31,9 @@ def statuses(ctx: HintContext) -> tuple[int, int] | None:
 
 
 STATUSES: Premise[HintContext] = Premise(
-    "two HTTP statuses, sides known", "the reporter says which value is expected, and both are HTTP status numbers "
-    "(100-599) that differ", statuses,
+    "two HTTP statuses, sides known",
+    "the reporter says which value is expected, and both are HTTP status numbers (100-599) that differ",
+    statuses,
 )
 
 

@@ -86,7 +86,10 @@ def http_exchange(ctx: HintContext) -> str | None:
     """Why the failing path is an HTTP exchange (a status read from a response object, a status with its HTTP
     reason, a test client's request, a server or HTTP client on the stack), or None."""
     code = f"{ctx.code}\n{ctx.explained}"
-    if _RESPONSE_STATUS.search(code) or _RESPONSE_STATUS.search(ctx.failure.message):
+    words = set(identifier_words(code))
+    if _RESPONSE_STATUS.search(code) or _RESPONSE_STATUS.search(ctx.failure.message) or (
+        "status" in words and words & {"res", "resp", "response", "reply"}
+    ):
         return "a status read from a response object"
     if _STATUS_WITH_REASON.search(ctx.text):
         return "statuses with their HTTP reasons"

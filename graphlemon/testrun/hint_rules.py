@@ -10,6 +10,7 @@ from collections.abc import Callable
 from .hint_context import HintContext, error_type, short_path
 from .hint_premises import Premise, Rule, said
 
+
 def _module_missing(ctx: HintContext, m: re.Match[str]) -> str:
     name = short_path(m.group("mod"), ctx.root)
     if name.startswith((".", "/")) or name != m.group("mod"):
@@ -98,7 +99,9 @@ def _nil_pointer(ctx: HintContext, m: re.Match[str]) -> str:
 
 
 def _nil_map(ctx: HintContext, m: re.Match[str]) -> str:
-    return f"A map is written before it was created{ctx.where_of(m)}: initialise it with make() (or in the constructor)."
+    return (
+        f"A map is written before it was created{ctx.where_of(m)}: initialise it with make() (or in the constructor)."
+    )
 
 
 def _unwrap(ctx: HintContext, m: re.Match[str]) -> str:

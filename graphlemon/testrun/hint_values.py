@@ -24,8 +24,8 @@ import unicodedata
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .hint_context import HintContext
 from .assertions import identifier_words
+from .hint_context import HintContext
 from .hint_premises import (
     ACCUMULATION_WORDS,
     Premise,
@@ -101,7 +101,9 @@ def pair_of(first: str, second: str, grammar: ValueGrammar = "any", labels: tupl
 def typed_pair(expected: str, got: str, grammar: Any) -> tuple[Any, Any]:
     """The parsed pair; a value no parser reads stands as its text, whose kind is unknown."""
     exp, act = parse_pair(expected, got, grammar)
-    return (Printed(exp.text) if isinstance(exp, Unknown) else exp), (Printed(act.text) if isinstance(act, Unknown) else act)
+    return (Printed(exp.text) if isinstance(exp, Unknown) else exp), (
+        Printed(act.text) if isinstance(act, Unknown) else act
+    )
 
 
 def value_hint(pair: Pair, limit: int = 100) -> str | None:
@@ -140,7 +142,10 @@ def value_facts(pair: Pair) -> str:
     lead = "" if pair.sided else " (the reporter does not say which one is expected)"
     if isinstance(diff.expected, str) and isinstance(diff.got, str):
         at = _first_difference(diff.expected, diff.got)
-        shown = (_clip(repr(diff.expected[max(0, at - 10) : at + 20])), _clip(repr(diff.got[max(0, at - 10) : at + 20])))
+        shown = (
+            _clip(repr(diff.expected[max(0, at - 10) : at + 20])),
+            _clip(repr(diff.got[max(0, at - 10) : at + 20])),
+        )
         return f"They differ{where} from character {at + 1}{lead}: {pair.named(*shown)}."
     if isinstance(diff.expected, Obj) and isinstance(diff.got, Obj) and diff.expected.cls != diff.got.cls:
         if pair.sided:
@@ -208,7 +213,9 @@ BOUNDARY = Premise("a boundary shown", "the code (the failing statement, the exp
 
 
 def _is_nothing(value: Any) -> bool:
-    return value is None or (isinstance(value, str) and value.strip().lower() in ("none", "undefined", "null", "nil", "<nil>"))
+    return value is None or (
+        isinstance(value, str) and value.strip().lower() in ("none", "undefined", "null", "nil", "<nil>")
+    )
 
 
 def _nothing_came_back(p: Pair) -> str:
@@ -301,11 +308,11 @@ def _empty(p: Pair, sided: bool, strings: bool, empty: bool) -> str:
 
 
 def _cut_short(p: Pair, sided: bool, strings: bool, cut: bool) -> str:
-    return f"The text is cut short: it ends where {_clip(repr(p.expected[len(p.got):]))} should follow."
+    return f"The text is cut short: it ends where {_clip(repr(p.expected[len(p.got) :]))} should follow."
 
 
 def _extra_at_end(p: Pair, sided: bool, strings: bool, extra: bool) -> str:
-    return f"The text has extra content at the end: {_clip(repr(p.got[len(p.expected):]))}."
+    return f"The text has extra content at the end: {_clip(repr(p.got[len(p.expected) :]))}."
 
 
 def _same_class_objects(p: Pair, same: bool) -> str:
@@ -383,7 +390,11 @@ def _one_item(p: Pair, sided: bool, lists: bool, delta: int) -> str:
 
 
 def _lacks_same_length(p: Pair) -> list[Any] | None:
-    if not (_whole(p.expected) and _whole(p.got)) or len(p.expected) == len(p.got) or abs(len(p.expected) - len(p.got)) == 1:
+    if (
+        not (_whole(p.expected) and _whole(p.got))
+        or len(p.expected) == len(p.got)
+        or abs(len(p.expected) - len(p.got)) == 1
+    ):
         return None
     missing = [x for x in p.expected if x not in list(p.got)][:3]
     return missing or None

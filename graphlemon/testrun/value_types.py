@@ -105,7 +105,9 @@ def parse_value(text: str | None, grammar: ValueGrammar = "any") -> Any:
     return Unknown(stripped)
 
 
-def parse_pair(expected: str | None, got: str | None, grammar: ValueGrammar = "any", margin: int = 4000) -> tuple[Any, Any]:
+def parse_pair(
+    expected: str | None, got: str | None, grammar: ValueGrammar = "any", margin: int = 4000
+) -> tuple[Any, Any]:
     """Both values parsed; two JavaScript-printed values too long (or cut off) to parse whole are read up to a
     little past their first differing character, each container cut there ending in `Cut()`. mocha's
     values are both raw strings, or both its diff form: when either does not read as that form, both are

@@ -42,7 +42,9 @@ def _check_go_values(result) -> None:
     assert diff.hint.startswith("Field `Port` differs (8080 wanted, 8081 produced)") and "Off by one" not in diff.hint
     hang = by_name(result, "TestWaitHangs")  # go's -timeout panic names the test, not the package folder
     assert (hang.file, hang.line) == ("values_test.go", 46)
-    assert hang.message.startswith("panic: test timed out after 2s: TestWaitHangs was still running, in values.Wait at values.go:")
+    assert hang.message.startswith(
+        "panic: test timed out after 2s: TestWaitHangs was still running, in values.Wait at values.go:"
+    )
     assert "`values.Wait`" in hang.hint and "-timeout (2s)" in hang.hint
     assert not any("example.com" in f.name for f in result.failures)
     for failure in result.failures:

@@ -78,7 +78,11 @@ def test_a_printed_assertion_settles_unittests_sides_and_a_literal_is_the_expect
 
 def test_an_error_code_of_a_library_is_no_http_exchange(pytest_run):
     failure = by_name(pytest_run, "tests/test_shop.py::test_default_error_code")
-    assert failure.hint_confidence == "facts" and "handler" not in failure.hint and "500 expected, 400 produced" in failure.hint
+    assert (
+        failure.hint_confidence == "facts"
+        and "handler" not in failure.hint
+        and "500 expected, 400 produced" in failure.hint
+    )
 
 
 def test_a_status_read_from_a_response_object_is_an_http_exchange(pytest_run):
@@ -183,7 +187,11 @@ def test_grouped_numerals_in_text_are_text():
     first = hint_for(thousands).text
     assert "zero" not in first and "number" not in first.lower() and "cut short" in first
     second = hint_for(separator)
-    assert second.confidence == "facts" and "list" not in second.text and "'1,000' expected, '1_000' produced" in second.text
+    assert (
+        second.confidence == "facts"
+        and "list" not in second.text
+        and "'1,000' expected, '1_000' produced" in second.text
+    )
 
 
 # 6. locations from the failure's own frame -----------------------------------------------------------

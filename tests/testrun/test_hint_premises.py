@@ -38,7 +38,9 @@ def pair(expected: str, got: str, *, sided: bool = True, grammar: Any = "any", c
     return Pair(a, b, sided=sided, labels=("expected", "got") if sided else ("left", "right"), ctx=context, path=path)
 
 
-def status(expected: str, got: str, evidence: str = "assert resp.status_code == 401", sided: bool = True) -> HintContext:
+def status(
+    expected: str, got: str, evidence: str = "assert resp.status_code == 401", sided: bool = True
+) -> HintContext:
     ops = Operands() if sided else Operands(sided=False, labels=("left", "right"), first=expected, second=got)
     return ctx("assert failed", detail=f">       {evidence}", expected=expected if sided else None,
                got=got if sided else None, operands=ops)  # fmt: skip
@@ -87,7 +89,9 @@ ERROR_EXAMPLES: dict[str, str] = {
 }
 # rule-specific premises whose counter-example is not the generic one
 ERROR_COUNTERS: dict[tuple[str, str], HintContext] = {
-    ("receiver of another type", "a method of one built-in type"): ctx("TypeError: this.client.query is not a function"),
+    ("receiver of another type", "a method of one built-in type"): ctx(
+        "TypeError: this.client.query is not a function"
+    ),
     ("bare name not a function", "a bare name"): ctx("TypeError: rows.map is not a function"),
 }
 
@@ -134,13 +138,16 @@ VALUE_EXAMPLES: dict[str, Pair] = {
 def _value_counter(rule: str, premise: str) -> Pair:
     example = VALUE_EXAMPLES[rule]
     generic: dict[str, Callable[[], Pair]] = {
-        "sides known": lambda: Pair(example.expected, example.got, sided=False, labels=("left", "right"),
-                                    ctx=example.ctx),  # fmt: skip
+        "sides known": lambda: Pair(
+            example.expected, example.got, sided=False, labels=("left", "right"), ctx=example.ctx
+        ),  # fmt: skip
         "two numbers": lambda: pair("'x'", "'y'"),
         "two integers": lambda: pair("2.5", "3.5", code=COUNT),
         "a boundary shown": lambda: pair("4", "3", code="assert larger(3, 4) == 4"),
-        "a count or a sum shown": lambda: pair(*{"stayed at zero": ("7", "0"), "doubled": ("1", "2"),
-                                                 "half": ("2", "1")}[rule], code="assert fn('test') == 1"),  # fmt: skip
+        "a count or a sum shown": lambda: pair(
+            *{"stayed at zero": ("7", "0"), "doubled": ("1", "2"), "half": ("2", "1")}[rule],
+            code="assert fn('test') == 1",
+        ),  # fmt: skip
         "two texts": lambda: pair("3", "4"),
         "kinds known": lambda: pair("5", "five", grammar="go"),
         "two lists": lambda: pair("{'a': 1}", "{'b': 1}"),
@@ -171,7 +178,10 @@ def _examples(tmp_path: Path) -> dict[str, tuple[Any, Callable[[str], Any]]]:
     """rule name → (an example where it speaks, premise name → a counter-example where that premise fails)."""
     found: dict[str, tuple[Any, Callable[[str], Any]]] = {}
     for name, message in ERROR_EXAMPLES.items():
-        found[name] = (ctx(message), lambda premise, name=name: ERROR_COUNTERS.get((name, premise), ctx("AssertionError: 1 == 2")))
+        found[name] = (
+            ctx(message),
+            lambda premise, name=name: ERROR_COUNTERS.get((name, premise), ctx("AssertionError: 1 == 2")),
+        )
     found["coverage threshold"] = (
         ctx('Jest: "global" coverage threshold for lines (90%) not met: 45%', name="jest: run failed"),
         lambda premise: ctx('Jest: "global" coverage threshold for lines (90%) not met: 45%', name="adds")
@@ -189,8 +199,8 @@ def _examples(tmp_path: Path) -> dict[str, tuple[Any, Callable[[str], Any]]]:
     found["go-cmp diff"] = (ctx(diff), lambda premise: ctx("got 3, want 4"))
     (tmp_path / "tests").mkdir(exist_ok=True)
     (tmp_path / "src").mkdir(exist_ok=True)
-    (tmp_path / "tests" / "t.rs").write_text("#[test]\nfn test_it() {\n    assert!(ok(1), \"did not match\");\n}\n")
-    (tmp_path / "src" / "lib.rs").write_text("pub fn ok(x: u8) -> bool {\n    panic!(\"bad\");\n}\n")
+    (tmp_path / "tests" / "t.rs").write_text('#[test]\nfn test_it() {\n    assert!(ok(1), "did not match");\n}\n')
+    (tmp_path / "src" / "lib.rs").write_text('pub fn ok(x: u8) -> bool {\n    panic!("bad");\n}\n')
     panic = "thread 'test_it' panicked at tests/t.rs:3:5:\ndid not match"
     in_test = ctx("did not match", detail=panic, name="test_it", file="tests/t.rs", line=3, root=tmp_path)
     in_code = ctx("bad", detail=panic.replace("tests/t.rs:3:5", "src/lib.rs:2:5"), name="test_it", file="src/lib.rs",

@@ -45,7 +45,12 @@ def test_addresses_are_ignored_and_the_smallest_difference_is_found():
 @pytest.mark.parametrize(
     ("expected", "got", "must", "must_not"),
     [
-        ("defaultdict(<class 'list'>, {'f': [1, 2]})", "defaultdict(<class 'list'>, {'f': [2, 1]})", ["['f']", "order"], ["character"]),
+        (
+            "defaultdict(<class 'list'>, {'f': [1, 2]})",
+            "defaultdict(<class 'list'>, {'f': [2, 1]})",
+            ["['f']", "order"],
+            ["character"],
+        ),
         ("<m.Item object at 0x1>", "<m.Item object at 0x2>", ["different `Item` object"], ["0x", "character"]),
         ("None", "<m.Item object at 0x2>", ["`Item` object came back", "None"], []),
         ("{'count': '-32768'}", "{'count': '-32769'}", ["Off by one (numbers written as text)"], ["character"]),
@@ -122,9 +127,8 @@ def test_python_tests_are_unittest_when_the_projects_interpreter_has_no_pytest(t
 
 
 def test_go_got_expected_is_read_as_got_and_want():
-    from graphlemon.testrun.parsers.go_messages import go_compared
-
     from graphlemon.testrun.parsers.common import make_failure
+    from graphlemon.testrun.parsers.go_messages import go_compared
 
     for message, want, got in (("Count() mismatch: got 3 expected 4", "4", "3"), ("got 500, want 401", "401", "500")):
         failure = make_failure("t", message=message, compared=go_compared(message))

@@ -88,7 +88,9 @@ def test_npm_test_is_mocha_even_with_vitest_in_dev_dependencies(mocha_with_vites
 
 
 def test_no_test_files_found_with_a_failing_exit_is_a_failure_of_the_run():
-    output = " RUN  v3.2.4 /p\n\nNo test files found, exiting with code 1\n\ninclude: **/*.{test,spec}.?(c|m)[jt]s?(x)\n"
+    output = (
+        " RUN  v3.2.4 /p\n\nNo test files found, exiting with code 1\n\ninclude: **/*.{test,spec}.?(c|m)[jt]s?(x)\n"
+    )
     outcome = ProcessOutcome(exit_code=1, duration_ms=10)
     result = reconcile(ParsedRun(), outcome, get_framework("vitest"), output, framework="vitest", command="vitest run",
                        timeout=60)  # fmt: skip

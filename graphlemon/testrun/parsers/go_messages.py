@@ -57,7 +57,9 @@ _LINE_PAIR_WANT_FIRST = re.compile(r"^\s*want:?[ \t]+(?P<e>\S.*?)\s*\n\s*got:?[ 
 # `got:\n<block>\nwant:\n<block>` (either order): the blocks run to the next label or the end
 _BLOCKS = re.compile(r"^\s*got:\s*\n(?P<g>(?:.*\n)*?)\s*want:\s*\n(?P<e>(?:.*\n?)*)", re.M)
 _BLOCKS_WANT_FIRST = re.compile(r"^\s*want:\s*\n(?P<e>(?:.*\n)*?)\s*got:\s*\n(?P<g>(?:.*\n?)*)", re.M)
-_DIFF_HEADER = re.compile(r"\((?P<first>[-+])(?P<a>want|got|expected|actual) (?P<second>[-+])(?P<b>want|got|expected|actual)\)")
+_DIFF_HEADER = re.compile(
+    r"\((?P<first>[-+])(?P<a>want|got|expected|actual) (?P<second>[-+])(?P<b>want|got|expected|actual)\)"
+)
 _DIFF_LINE = re.compile(r"^(?P<mark>[-+ ])[ \u00a0](?P<text>.*)$")
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..assertions import Compared, sided
 from ..output_text import to_int, to_str
 from ..result_models import ParsedRun, TestCase, TestFailure
-from ..assertions import Compared, sided
 from .common import error_summary, json_lines, make_failure
 
 _PHASE_ORDER = ("setup", "call", "teardown")

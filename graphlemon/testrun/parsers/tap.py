@@ -100,7 +100,9 @@ def _add_result(run: ParsedRun, result: Any, group: str) -> None:
     detail = "\n".join(f"{k}: {v}" for k, v in block.items()) or message
     # tape prints values with object-inspect (JavaScript); a YAML block's values are YAML (written here as JSON)
     grammar: ValueGrammar = "js" if tape else "json"
-    expected, got = (_text(block.get("expected"), tape), _text(block.get("actual"), tape)) if has_values else (None, None)
+    expected, got = (
+        (_text(block.get("expected"), tape), _text(block.get("actual"), tape)) if has_values else (None, None)
+    )
     if not has_values:  # node:test leaves them out when a side is undefined or a function: its diff has both
         expected, got = node_assert_diff(str(block.get("error") or ""))
         grammar = "js"
@@ -110,7 +112,9 @@ def _add_result(run: ParsedRun, result: Any, group: str) -> None:
 
 # a tape block: `key: value` lines whose values are object-inspect's text (`'it\'s'`, `[ 'a', 1 ]`), not YAML
 # (YAML would take `'1,000'` for the text 1,000 and refuses `\'`); a value of `|-` is the more indented lines below
-_TAPE_KEY = re.compile(r"^(?P<indent> *)(?P<key>operator|expected|actual|at|stack|actual_|message|name|error):(?: (?P<value>.*))?$")
+_TAPE_KEY = re.compile(
+    r"^(?P<indent> *)(?P<key>operator|expected|actual|at|stack|actual_|message|name|error):(?: (?P<value>.*))?$"
+)
 
 
 def _is_tape_block(raw: str | None) -> bool:
