@@ -17,6 +17,11 @@ complete) and per failing test what a specific and true hint would say, or that 
 
 `--code DIR` runs another checkout's graphlemon on the same suites (the "before" column: main's).
 BENCH_SMOKE=1: only the three local Python suites (a few seconds).
+
+`--split heldout`: the held-out split instead (tests/testrun/corpus/heldout.json, labels in heldout_labels.json):
+eight real projects the corpus never used, planted and labelled from their native output by a red team that had
+not read the hint code, frozen before the hint rules changed (heldout/native/ keeps the output each label was read
+from). Installed by `make fixtures` like the corpus; not part of pytest's suite; BENCH_SMOKE=1 does not run it.
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LABELS = ROOT / "tests" / "testrun" / "corpus" / "labels.json"
+HELDOUT = ROOT / "tests" / "testrun" / "corpus" / "heldout.json"
+HELDOUT_LABELS = ROOT / "tests" / "testrun" / "corpus" / "heldout_labels.json"
 SMOKE_SUITES = ("py-reprs", "py-numeric", "py-doctest")
 # the generic fallbacks of a checkout that has no `hint_confidence`: they state no finding, so they are facts
 OLD_GENERIC = (
@@ -152,22 +159,48 @@ def measure(code: Path, suites, corpus, labels: dict) -> None:
           f"wrong {total['wrong'] / n:.0%} of {total['failures']} failures")  # fmt: skip
 
 
+def heldout_suites(corpus) -> list:
+    """The held-out split's suites (heldout.json) as the corpus's Suite records: every plant applied, in order."""
+    suites = []
+    for s in json.loads(HELDOUT.read_text(encoding="utf-8"))["suites"]:
+        (file, before, after), *more = s["plants"]
+        command = s.get("command")
+        suites.append(corpus.Suite(
+            s["id"], s["package"], tuple(s["green"]), tuple(s["bug"]), file, before, after, s["framework"],
+            targets=list(s.get("targets", [])), command=command.replace("{python}", sys.executable) if command else None,
+            framework_arg=s.get("framework_arg"), more_bugs=tuple(tuple(m) for m in more),
+            timeout=float(s.get("timeout", 300.0))))  # fmt: skip
+    return suites
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--code", type=Path, default=ROOT, help="a checkout whose graphlemon to measure (default: this one)"
     )
-    parser.add_argument("--labels", type=Path, default=LABELS,
-                        help="a label file of another split (a held-out one); its suites are judged, default all of them")  # fmt: skip
+    parser.add_argument(
+        "--split",
+        choices=("corpus", "heldout"),
+        default="corpus",
+        help="corpus: the labelled real-suite corpus (default); heldout: the frozen held-out split",
+    )
     parser.add_argument("suites", nargs="*", help="suite ids (default: all; BENCH_SMOKE=1: the local Python ones)")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     from tests.testrun import test_real_suites as corpus  # noqa: E402
 
-    labels = json.loads(args.labels.read_text(encoding="utf-8"))["suites"]
-    default = [s.id for s in corpus.SUITES if s.id in labels]
-    wanted = args.suites or (SMOKE_SUITES if os.environ.get("BENCH_SMOKE") == "1" else default)
-    suites = [s for s in corpus.SUITES if s.id in wanted]
+    if args.split == "heldout":
+        if os.environ.get("BENCH_SMOKE") == "1":
+            print("the held-out split is not run at smoke size (BENCH_SMOKE=1): run it with --split heldout")
+            return
+        all_suites = heldout_suites(corpus)
+        labels = json.loads(HELDOUT_LABELS.read_text(encoding="utf-8"))["suites"]
+        wanted = args.suites or [s.id for s in all_suites]
+    else:
+        all_suites = corpus.SUITES
+        labels = json.loads(LABELS.read_text(encoding="utf-8"))["suites"]
+        wanted = args.suites or (SMOKE_SUITES if os.environ.get("BENCH_SMOKE") == "1" else [s.id for s in all_suites])
+    suites = [s for s in all_suites if s.id in wanted]
     missing = [s.package for s in suites if not (corpus.CACHE / s.package / ".graphlemon-corpus-ok").is_file()]
     if missing:
         sys.exit(f"error[INVALID_PARAM]: the corpus is not installed ({', '.join(missing)}): run `make fixtures`")
