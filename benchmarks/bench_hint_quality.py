@@ -127,8 +127,9 @@ def judge(result: dict | None, objects: int, labels: dict) -> dict:
     return row
 
 
-def measure(code: Path, suites, corpus, labels: dict) -> None:
+def measure(code: Path, suites, corpus, labels: dict, dump: Path | None = None) -> None:
     print(f"graphlemon from {code}")
+    dumped: dict[str, list[dict]] = {}
     print(
         f"{'suite':<22} {'failures':>8} {'counts':>7} {'named':>7} {'specific':>9} {'facts':>6} {'wrong':>6} {'json':>5}"
     )
@@ -141,6 +142,8 @@ def measure(code: Path, suites, corpus, labels: dict) -> None:
             env = {**corpus.ENV, "CARGO_TARGET_DIR": str(Path(tmp) / "cargo-target")}
             result, objects = run_cli(code, project, suite, env)
         row = judge(result, objects, label)
+        if dump is not None:
+            dumped[suite.id] = [_dumped(f, label) for f in (result or {}).get("failures", [])]
         n = row["specific"] + row["facts"] + row["wrong"]
         print(f"{suite.id:<22} {n:8d} {'yes' if row['counts'] else 'NO':>7} {row['named']:>3}/{row['labelled']:<3} "
               f"{row['specific']:9d} {row['facts']:6d} {row['wrong']:6d} {'yes' if row['json'] else 'NO':>5}")  # fmt: skip
@@ -157,6 +160,19 @@ def measure(code: Path, suites, corpus, labels: dict) -> None:
           f"{total['specific']:9d} {total['facts']:6d} {total['wrong']:6d} {total['json']:>3}/{total['suites']}")  # fmt: skip
     print(f"specific and true {total['specific'] / n:.0%}, facts only {total['facts'] / n:.0%}, "
           f"wrong {total['wrong'] / n:.0%} of {total['failures']} failures")  # fmt: skip
+    if dump is not None:
+        dump.write_text(json.dumps(dumped, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"every failure's hint: {dump}")
+
+
+def _dumped(failure: dict, labels: dict) -> dict:
+    """One failure as the result gave it, with the bench's verdict (for reading every hint whole, by hand)."""
+    key = failure_key(failure)
+    if key not in labels["failures"]:
+        key = f"{key} @{failure.get('file')}"
+    label = labels["failures"].get(key)
+    keep = ("name", "subtest", "file", "line", "message", "expected", "got", "hint_confidence", "hint")
+    return {**{k: failure.get(k) for k in keep}, "verdict": verdict(failure, label), "label": label}
 
 
 def heldout_suites(corpus) -> list:
@@ -184,6 +200,7 @@ def main() -> None:
         default="corpus",
         help="corpus: the labelled real-suite corpus (default); heldout: the frozen held-out split",
     )
+    parser.add_argument("--dump", type=Path, help="write every failure's hint, facts and verdict to this JSON file")
     parser.add_argument("suites", nargs="*", help="suite ids (default: all; BENCH_SMOKE=1: the local Python ones)")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
@@ -204,7 +221,7 @@ def main() -> None:
     missing = [s.package for s in suites if not (corpus.CACHE / s.package / ".graphlemon-corpus-ok").is_file()]
     if missing:
         sys.exit(f"error[INVALID_PARAM]: the corpus is not installed ({', '.join(missing)}): run `make fixtures`")
-    measure(args.code.resolve(), suites, corpus, labels)
+    measure(args.code.resolve(), suites, corpus, labels, args.dump)
 
 
 if __name__ == "__main__":
