@@ -6,8 +6,9 @@ and doctest's `Expected:` / `Got:` name their sides; pytest's `assert left == ri
 pytest's own convention (the right side is expected) unless the assertion it printed says otherwise;
 Rust's `left:` / `right:` and unittest's `first != second` name no side. A printed Python assertion
 (pytest's `>` line, a traceback's quoted line) settles the sides when its operands do: a name such as
-`expected` / `want` against `actual` / `result`, or one literal against a computed value (a literal
-is never what the code under test produced). unittest's abbreviated reprs (`'abc[58 chars]xyz'`)
+`expected` / `want` against `actual` / `result`, one literal against a computed value (a literal
+is never what the code under test produced), or a directly parametrized argument of a pytest test (its
+data, written in the test file) against an expression that calls code. unittest's abbreviated reprs (`'abc[58 chars]xyz'`)
 are not values: they are kept as printed and marked `shortened`.
 """
 
@@ -34,6 +35,7 @@ class Compared:
     labels: tuple[str, str]
     expected_at: int | None
     grammar: ValueGrammar = "any"
+    data_names: tuple[str, ...] = ()  # names whose values are the test's own data (pytest's direct parametrize)
 
     def operands(self, shortened: bool = False) -> tuple[str | None, str | None, Operands]:
         """(expected, got, operands) for a TestFailure: the values are expected/got only when sided and whole."""
@@ -57,6 +59,10 @@ _DIALECTS: tuple[_Dialect, ...] = (
     # jest / vitest expect(): "Expected: 401\nReceived: 500"
     (re.compile(r"^\s*Expected(?: value)?:\s*(?P<e>.+?)\s*\n\s*Received(?: value)?:\s*(?P<g>.+?)\s*$", re.M | re.S),
      "e", "g", ("expected", "received"), 0, "js"),
+    # referee (sinon's assertions): "[assert.isTrue] Expected false to be true" (a boolean check: its value and the
+    # one it must have)
+    (re.compile(r"^\s*(?:AssertionError: )?\[(?:assert|refute)\.\w+\] Expected (?P<g>true|false) to be (?P<e>true|false)\s*$",
+                re.M), "g", "e", ("actual", "expected"), 1, "js"),
     # chai / vitest: "expected 500 to be 401", "expected [ 1 ] to deeply equal [ 2 ]"
     (re.compile(r"expected (?P<g>.+?) to (?:be|equal|deeply equal|strictly equal|eql|have length|have property|"
                 r"include|match|be close to) (?P<e>.+?)(?: // Object\.is equality)?$", re.M),
@@ -101,10 +107,11 @@ def node_assert_diff(text: str) -> tuple[str | None, str | None]:
     """node:assert's `+ actual - expected` diff: `-` (and common) lines are expected, `+` (and common) lines got.
 
     Node prints it when a value has no short form (`undefined` against an object, multi-line values) and
-    then leaves `expected` / `actual` out of its TAP YAML.
+    then leaves `expected` / `actual` out of its TAP YAML. A diff that leaves lines out (`... Lines skipped`)
+    holds no whole value: none is read (`hint_diff` reads its changed field).
     """
     header = _NODE_DIFF.search(text or "")
-    if header is None:
+    if header is None or "skipped" in header.group(0):  # `... Lines skipped`: not two whole values
         return None, None
     expected: list[str] = []
     got: list[str] = []
@@ -185,7 +192,7 @@ def settled(compared: Compared, printed: str) -> tuple[str | None, str | None, O
     operands do (names, or one literal); unittest's abbreviated values are kept as printed, unknown."""
     if compared.grammar == "python" and compared.labels in (("left", "right"), ("first", "second")):
         statement = printed_assertion(printed)
-        at = expected_operand(statement) if statement else None
+        at = expected_operand(statement, compared.data_names) if statement else None
         if at is not None:
             compared = replace(compared, expected_at=at)
     shortened = bool(_SHORTENED.search(compared.first) or _SHORTENED.search(compared.second))
@@ -215,8 +222,9 @@ def printed_assertion(printed: str) -> tuple[ast.expr, ast.expr] | None:
     return None
 
 
-def expected_operand(operands: tuple[ast.expr, ast.expr]) -> int | None:
-    """Which operand (0, 1) the statement shows to be expected: by its name, else the one literal; else None."""
+def expected_operand(operands: tuple[ast.expr, ast.expr], data_names: tuple[str, ...] = ()) -> int | None:
+    """Which operand (0, 1) the statement shows to be expected: by its name, else the one literal, else the one
+    that is the test's own data (a directly parametrized argument) against one that calls code; else None."""
     roles = [_role(node) for node in operands]
     for i in (0, 1):
         if roles[i] == "expected" and roles[1 - i] != "expected":
@@ -226,6 +234,11 @@ def expected_operand(operands: tuple[ast.expr, ast.expr]) -> int | None:
     literal = [_is_literal(node) for node in operands]
     if literal[0] != literal[1]:
         return 0 if literal[0] else 1
+    data = [isinstance(node, ast.Name) and node.id in data_names for node in operands]
+    calls = [any(isinstance(n, ast.Call) for n in ast.walk(node)) for node in operands]
+    for i in (0, 1):
+        if data[i] and not data[1 - i] and calls[1 - i] and not calls[i]:
+            return i
     return None
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from .result_models import TestFailure
 from .rust_source import source_lines
 
-_DEPENDENCY_PATH = re.compile(
+DEPENDENCY_PATH = re.compile(
     r"node_modules|site-packages|dist-packages|/lib/python\d|^node:|^internal/|<frozen|/rustc/|/usr/lib/go|/usr/local/go|/\.cargo/registry|/\.venv/|/_pytest/|/pluggy/"
 )
 _PY_FRAME = re.compile(r'^(?:\s*File "(?P<p1>[^"]+)", line (?P<l1>\d+)|(?P<p2>[^\s:"]+\.py):(?P<l2>\d+): )', re.M)
@@ -79,10 +79,14 @@ def statement_at(root: Path | None, file: str | None, line: int | None) -> str |
     return lines[line - 1].strip()[:400] or None
 
 
+# an exception class as a traceback names it: `KeyError`, `json.decoder.JSONDecodeError`, `re.error`
+_ERROR_NAME = re.compile(r"(?<![\w.])((?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)|(?:[a-z_]\w*\.)+error)\b")
+
+
 def error_type(ctx: HintContext) -> str | None:
     """The exception class named in the message (else the detail), AssertionError aside."""
     for text in (ctx.failure.message, ctx.evidence):
-        for error in re.findall(r"\b([A-Z]\w*(?:Error|Exception))\b", text):
+        for error in _ERROR_NAME.findall(text):
             if error != "AssertionError":
                 return error
     return None
@@ -138,17 +142,20 @@ def _last_segment(text: str) -> str:
     return head + text[separators[-1].end() :]
 
 
-def source_frame(text: str, test_file: str | None, root: Path | None) -> str | None:
-    """`path:line` of the innermost stack frame that is neither a dependency nor the test file itself."""
-    frames: list[tuple[str, str]] = [
+def frames(text: str) -> list[tuple[str, str]]:
+    """The stack frames (path, line) of a traceback, innermost first (Python lists it last, the others first)."""
+    found: list[tuple[str, str]] = [
         (m.group("p1") or m.group("p2"), m.group("l1") or m.group("l2")) for m in _PY_FRAME.finditer(text)
     ]
-    if frames:
-        frames.reverse()  # Python tracebacks list the innermost frame last
-    else:
-        frames = [(m.group("p"), m.group("l")) for m in _OTHER_FRAME.finditer(text)]
-    for path, line in frames:
-        if _DEPENDENCY_PATH.search(path) or (test_file and path.endswith(test_file.lstrip("./"))):
+    if found:
+        return found[::-1]
+    return [(m.group("p"), m.group("l")) for m in _OTHER_FRAME.finditer(text)]
+
+
+def source_frame(text: str, test_file: str | None, root: Path | None) -> str | None:
+    """`path:line` of the innermost stack frame that is neither a dependency nor the test file itself."""
+    for path, line in frames(text):
+        if DEPENDENCY_PATH.search(path) or (test_file and path.endswith(test_file.lstrip("./"))):
             continue
         return f"{short_path(path, root)}:{line}"
     return None

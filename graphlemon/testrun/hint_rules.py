@@ -188,12 +188,14 @@ def _signature(ctx: HintContext, m: re.Match[str]) -> str:
 
 
 def _key_error(ctx: HintContext, m: re.Match[str]) -> str:
-    return (f"The dict has no key {m.group('key')}{ctx.where_of(m)}: the key is spelt differently where the dict is built, "
-            "or it is optional and needs `.get()` with a default.")  # fmt: skip
+    return (f"KeyError: the mapping has no key {m.group('key')}{ctx.where_of(m)}: the key is spelt differently where "
+            "it is built, or it is optional and needs `.get()` with a default.")  # fmt: skip
 
 
 def _index(ctx: HintContext, m: re.Match[str]) -> str:
-    return f"An index runs past the end of a sequence{ctx.where_of(m)}: check the length first (empty input?) and the loop bounds."
+    said = m.group("said").strip().removesuffix("[recovered]").strip()
+    return (f"An index runs past the end of a sequence ({said}){ctx.where_of(m)}: check the length first (empty "
+            "input?) and the loop bounds.")  # fmt: skip
 
 
 def _zero_div(ctx: HintContext, m: re.Match[str]) -> str:
@@ -319,7 +321,7 @@ ERROR_RULES: tuple[Rule[HintContext], ...] = (
           "a call does not match the signature", _signature),
     _rule("KeyError", re.compile(r"^(?:E\s+)?KeyError: (?P<key>.+)$", re.M), "a KeyError was raised", _key_error),
     _rule("index out of range", re.compile(
-        r"IndexError|RangeError: (?:Invalid array length|offset)|index out of (?:range|bounds)"),
+        r"(?P<said>IndexError[^\n]*|RangeError: (?:Invalid array length|offset)[^\n]*|index out of (?:range|bounds)[^\n]*)"),
           "an index is out of range", _index),
     _rule("division by zero", re.compile(r"ZeroDivisionError|divide by zero|division by zero", _I),
           "a division by zero", _zero_div),

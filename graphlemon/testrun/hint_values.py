@@ -21,11 +21,12 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from .assertions import identifier_words
 from .hint_context import HintContext
+from .hint_pair import INTEGERS, KNOWN_KINDS, NUMBERS, SIDES, STRINGS, Pair, numbers
 from .hint_premises import (
     ACCUMULATION_WORDS,
     Premise,
@@ -35,14 +36,15 @@ from .hint_premises import (
     code_words,
     data_boundary,
 )
+from .hint_text import TEXT_RULES
 from .result_models import TestFailure, ValueGrammar
+from .rust_source import literal_operand
 from .value_types import (
     Elided,
     Obj,
     Printed,
     Unknown,
     first_differing_part,
-    is_number,
     kind_of,
     parse_pair,
     smallest_difference,
@@ -57,26 +59,6 @@ _TYPE_NAMES = {
 }  # fmt: skip
 
 
-@dataclass(frozen=True)
-class Pair:
-    """Two values at one place. Sided: `expected` is the expected value and `got` the produced one; otherwise
-    they are the reporter's first and second operands (`labels`)."""
-
-    expected: Any
-    got: Any
-    sided: bool = True
-    labels: tuple[str, str] = ("expected", "got")
-    ctx: HintContext | None = None
-    path: tuple[str, ...] = ()
-    within: tuple[str, str] | None = None  # the two texts a pair of numbers was read from
-
-    def named(self, value_first: str, value_second: str) -> str:
-        """`7 expected, 6 produced` / `left: 7, right: 6`."""
-        if self.sided:
-            return f"{value_first} expected, {value_second} produced"
-        return f"{self.labels[0]}: {value_first}, {self.labels[1]}: {value_second}"
-
-
 def operand_pair(failure: TestFailure, ctx: HintContext | None = None) -> Pair | None:
     """The failure's compared values as a Pair (None when the reporter gave none, or only abbreviated ones)."""
     ops = failure.operands
@@ -85,17 +67,28 @@ def operand_pair(failure: TestFailure, ctx: HintContext | None = None) -> Pair |
         if ops.shortened or ops.first is None or ops.second is None:
             return None
         first, second = typed_pair(ops.first, ops.second, grammar)
-        return Pair(first, second, sided=False, labels=ops.labels, ctx=ctx)
+        literal = _literal_operand(failure, ctx) if grammar == "rust" else None
+        if literal is not None:  # the test's source writes the expected value as a literal
+            values = (first, second)
+            return Pair(values[literal], values[1 - literal], ctx=ctx, grammar=grammar)
+        return Pair(first, second, sided=False, labels=ops.labels, ctx=ctx, grammar=grammar)
     if failure.expected is None or failure.got is None:
         return None
     exp, act = typed_pair(failure.expected, failure.got, grammar)
-    return Pair(exp, act, ctx=ctx)
+    return Pair(exp, act, ctx=ctx, grammar=grammar)
+
+
+def _literal_operand(failure: TestFailure, ctx: HintContext | None) -> int | None:
+    """`assert_eq!(left, right)` names no side; the test's own source does when one operand is a literal."""
+    if ctx is None or failure.operands is None or failure.operands.labels != ("left", "right"):
+        return None
+    return literal_operand(ctx.root, failure.file, failure.line)
 
 
 def pair_of(first: str, second: str, grammar: ValueGrammar = "any", labels: tuple[str, str] | None = None) -> Pair:
     """Two printed values as a Pair: sided (expected, got) unless `labels` name unsided operands."""
     a, b = typed_pair(first, second, grammar)
-    return Pair(a, b) if labels is None else Pair(a, b, sided=False, labels=labels)
+    return Pair(a, b, grammar=grammar) if labels is None else Pair(a, b, sided=False, labels=labels, grammar=grammar)
 
 
 def typed_pair(expected: str, got: str, grammar: Any) -> tuple[Any, Any]:
@@ -128,7 +121,7 @@ def value_hint(pair: Pair, limit: int = 100) -> str | None:
         if step is None:
             return None
         label, exp, act, count = step
-        pair = replace(pair, expected=exp, got=act, path=(*pair.path, label), within=None)
+        pair = replace(pair, expected=exp, got=act, path=(*pair.path, label), within=None, numerals=None)
         others = max(others, count - 1) if count else max(others, 1)  # 0: a cut-off value, others unknown
     return None
 
@@ -142,10 +135,7 @@ def value_facts(pair: Pair) -> str:
     lead = "" if pair.sided else " (the reporter does not say which one is expected)"
     if isinstance(diff.expected, str) and isinstance(diff.got, str):
         at = _first_difference(diff.expected, diff.got)
-        shown = (
-            _clip(repr(diff.expected[max(0, at - 10) : at + 20])),
-            _clip(repr(diff.got[max(0, at - 10) : at + 20])),
-        )
+        shown = (_window(diff.expected, at), _window(diff.got, at))
         return f"They differ{where} from character {at + 1}{lead}: {pair.named(*shown)}."
     if isinstance(diff.expected, Obj) and isinstance(diff.got, Obj) and diff.expected.cls != diff.got.cls:
         if pair.sided:
@@ -155,32 +145,6 @@ def value_facts(pair: Pair) -> str:
 
 
 # --- premises ---------------------------------------------------------------------------------------------
-
-
-def _sides(p: Pair) -> bool:
-    return p.sided
-
-
-SIDES = Premise("sides known", "the reporter says which value is expected (its labels, the assertion's form, or "
-                "the assertion it printed)", _sides)  # fmt: skip
-
-
-def _both(test: Any) -> Any:
-    return lambda p: test(p.expected) and test(p.got) and p.expected != p.got
-
-
-def _numbers(p: Pair) -> tuple[int | float, int | float] | None:
-    e, a = _as_number(p.expected), _as_number(p.got)
-    return (e, a) if e is not None and a is not None and e != a else None
-
-
-NUMBERS = Premise("two numbers", "both values are numbers in the test's own language (a numeral such as `'-32768'` "
-                  "counts; `'1,000'`, `1_000`, `0x10` do not)", _numbers)  # fmt: skip
-INTEGERS = Premise("two integers", "both numbers are integers", lambda p: (n := _numbers(p)) is not None and not any(
-    isinstance(x, float) for x in n))  # fmt: skip
-STRINGS = Premise("two texts", "both values are texts", _both(lambda v: isinstance(v, str)))
-KNOWN_KINDS = Premise("kinds known", "both values' kinds are known (not a value printed without its type, such as "
-                      "Go's %v)", lambda p: not isinstance(p.expected, Printed) and not isinstance(p.got, Printed))  # fmt: skip
 
 
 def _boundary(p: Pair) -> str | None:
@@ -229,8 +193,56 @@ def _something_came_back(p: Pair) -> str:
 
 
 def _booleans(p: Pair) -> str:
-    return ("The condition comes out the other way: check the comparison operator, a stray negation, or which "
-            "value the check actually tests.")  # fmt: skip
+    shown = (f"{p.literal(p.got)} where {p.literal(p.expected)} is expected" if p.sided
+             else f"{p.labels[0]} {p.literal(p.expected)}, {p.labels[1]} {p.literal(p.got)}")  # fmt: skip
+    return (f"The condition comes out the other way ({shown}): check the comparison operator, a stray negation, "
+            "or which value the check actually tests.")  # fmt: skip
+
+
+def _absence_named(p: Pair) -> str | None:
+    """The produced value is absence itself (None/null/undefined/nil) and the expected one is its name as text."""
+    if p.got is not None or not isinstance(p.expected, str) or isinstance(p.expected, Printed):
+        return None
+    name = p.expected.strip()
+    return name if name in _ABSENCE_NAMES else None
+
+
+_ABSENCE_NAMES = frozenset({"None", "null", "undefined", "nil", "<nil>", "NULL"})
+
+
+def _absence_as_text(p: Pair, sided: bool, name: str) -> str:
+    produced = p.ctx.failure.got.strip() if p.ctx is not None and not p.path and p.ctx.failure.got else p.literal(None)
+    return (f"{produced} itself came back where the string {name!r} is expected: the value is returned as it is, "
+            "not converted to its text, on this path (String(value), str(value), a formatter that passes it "
+            "through).")  # fmt: skip
+
+
+def _truncated(p: Pair) -> tuple[str, str] | None:
+    """The numbers as written, when the produced one is one step of its own last digit below the expected one,
+    which is written with fewer decimals and is what rounding the produced one to those decimals gives."""
+    if p.numerals is None or not p.sided:
+        return None
+    e_text, g_text = p.numerals
+    e_dec, g_dec = _decimals(e_text), _decimals(g_text)
+    if g_dec == 0 or e_dec >= g_dec:
+        return None
+    e, g = float(e_text), float(g_text)
+    step = 10.0**-g_dec
+    if not math.isclose(e - g, step, rel_tol=1e-9) or not math.isclose(round(g, e_dec), e, rel_tol=1e-9):
+        return None
+    return e_text, g_text
+
+
+def _decimals(numeral: str) -> int:
+    return len(numeral.partition(".")[2])
+
+
+def _truncated_says(p: Pair, sided: bool, numbers: tuple[Any, Any], found: tuple[str, str]) -> str:
+    e, g = found
+    step = f"{10.0 ** -_decimals(g):.{_decimals(g)}f}"
+    return (f"{g} is one step ({step}) below {e}, and {e} is {g} rounded: the value is cut off (rounded down) where "
+            "it should be rounded to the nearest — check the rounding where it is computed or formatted (a floor "
+            "or an integer cast, a missing + 0.5).")  # fmt: skip
 
 
 def _shown_numbers(p: Pair, numbers: tuple[Any, Any]) -> str:
@@ -308,11 +320,13 @@ def _empty(p: Pair, sided: bool, strings: bool, empty: bool) -> str:
 
 
 def _cut_short(p: Pair, sided: bool, strings: bool, cut: bool) -> str:
-    return f"The text is cut short: it ends where {_clip(repr(p.expected[len(p.got) :]))} should follow."
+    return (f"The text is cut short ({_repr(p.got)} where {_repr(p.expected)} is expected): it ends where "
+            f"{_clip(repr(p.expected[len(p.got) :]))} should follow.")  # fmt: skip
 
 
 def _extra_at_end(p: Pair, sided: bool, strings: bool, extra: bool) -> str:
-    return f"The text has extra content at the end: {_clip(repr(p.got[len(p.expected) :]))}."
+    return (f"The text has extra content at the end: {_clip(repr(p.got[len(p.expected) :]))} ({_repr(p.got)} where "
+            f"{_repr(p.expected)} is expected).")  # fmt: skip
 
 
 def _same_class_objects(p: Pair, same: bool) -> str:
@@ -449,24 +463,30 @@ _LISTS = _premise("two lists", "both values are sequences", _sequences)
 VALUE_RULES: tuple[Rule[Pair], ...] = (
     Rule("nothing came back", (SIDES, _premise("nothing produced", "the produced value is None/null/undefined and "
          "a value is expected", lambda p: p.got is None and not _is_nothing(p.expected))), lambda p, s, n: _nothing_came_back(p)),
+    Rule("absence for its name", (SIDES, _premise("absence, its name expected", "the produced value is absence "
+         "itself (None/null/undefined/nil) and the expected one is its name written as a string",
+         _absence_named)), _absence_as_text),
     Rule("something came back", (SIDES, _premise("None expected", "None is expected and a value was produced",
          lambda p: p.expected is None and not _is_nothing(p.got))), lambda p, s, n: _something_came_back(p)),
     Rule("booleans flipped", (_premise("two booleans", "both values are booleans and differ",
          lambda p: isinstance(p.expected, bool) and isinstance(p.got, bool) and p.expected != p.got),),
          lambda p, b: _booleans(p)),
     Rule("rounding", (NUMBERS, _premise("close fractions", "one number has a fraction and they are equal to 6 "
-         "significant digits", lambda p: (n := _numbers(p)) is not None and any(isinstance(x, float) for x in n)
+         "significant digits", lambda p: (n := numbers(p)) is not None and any(isinstance(x, float) for x in n)
          and math.isclose(n[0], n[1], rel_tol=1e-6, abs_tol=1e-9))), _rounding),
+    Rule("cut off, not rounded", (SIDES, NUMBERS, _premise("one step below, rounds to it", "the produced number "
+         "is one step of its last decimal below the expected one, which has fewer decimals and is the produced one "
+         "rounded to them", _truncated)), _truncated_says),
     Rule("off by one", (NUMBERS, INTEGERS, _premise("one apart", "the integers differ by one",
-         lambda p: (n := _numbers(p)) is not None and abs(n[0] - n[1]) == 1), BOUNDARY), _off_by_one),
+         lambda p: (n := numbers(p)) is not None and abs(n[0] - n[1]) == 1), BOUNDARY), _off_by_one),
     Rule("stayed at zero", (SIDES, NUMBERS, _premise("zero produced", "the produced number is 0 and the expected "
-         "one is not", lambda p: (n := _numbers(p)) is not None and n[1] == 0), ACCUMULATION), _zero),
+         "one is not", lambda p: (n := numbers(p)) is not None and n[1] == 0), ACCUMULATION), _zero),
     Rule("sign inverted", (NUMBERS, _premise("opposite numbers", "the numbers are opposites",
-         lambda p: (n := _numbers(p)) is not None and n[0] == -n[1])), _sign),
+         lambda p: (n := numbers(p)) is not None and n[0] == -n[1])), _sign),
     Rule("doubled", (SIDES, NUMBERS, _premise("twice", "the produced number is twice the expected one",
-         lambda p: (n := _numbers(p)) is not None and n[1] == 2 * n[0]), ACCUMULATION), _doubled),
+         lambda p: (n := numbers(p)) is not None and n[1] == 2 * n[0]), ACCUMULATION), _doubled),
     Rule("half", (SIDES, NUMBERS, _premise("half", "the produced number is half the expected one",
-         lambda p: (n := _numbers(p)) is not None and n[1] * 2 == n[0]), ACCUMULATION), _half),
+         lambda p: (n := numbers(p)) is not None and n[1] * 2 == n[0]), ACCUMULATION), _half),
     Rule("type names", (SIDES, _premise("two type names", "both texts are type names (`typeof x` compared)",
          lambda p: isinstance(p.expected, str) and isinstance(p.got, str) and p.expected in _TYPE_NAMES
          and p.got in _TYPE_NAMES and p.expected != p.got)), _type_names),
@@ -482,6 +502,7 @@ VALUE_RULES: tuple[Rule[Pair], ...] = (
          lambda p: bool(p.got) and str(p.expected).startswith(str(p.got)))), _cut_short),
     Rule("extra at the end", (SIDES, STRINGS, _premise("extended", "the produced text starts with the expected one",
          lambda p: bool(p.expected) and str(p.got).startswith(str(p.expected)))), _extra_at_end),
+    *TEXT_RULES,
     Rule("another object", (_premise("same class, addresses only", "both are objects of one class whose reprs show "
          "only their addresses", lambda p: isinstance(p.expected, Obj) and isinstance(p.got, Obj)
          and p.expected.cls == p.got.cls and bool(p.expected.address and p.got.address)
@@ -512,9 +533,9 @@ VALUE_RULES: tuple[Rule[Pair], ...] = (
 
 # --- a number inside two texts ----------------------------------------------------------------------------
 
-# a numeral as a token of text: not part of a word, nor of a grouped or decimal numeral (`1,000`, `1_000`,
-# `1.5.2`); leading zeros make it digits, not a number (`007`)
-_NUMERAL = re.compile(r"(?<![\w,])(?<!\d\.)-?(?:0|[1-9]\d*)(?![\w]|[.,_]\d)")
+# a numeral as a token of text (`42`, `9.9`): not part of a word, nor of a grouped numeral or a version (`1,000`,
+# `1_000`, `1.5.2`); leading zeros make it digits, not a number (`007`)
+_NUMERAL = re.compile(r"(?<![\w,.])-?(?:0|[1-9]\d*)(?:\.\d+)?(?![\w]|[.,_]\d)")
 
 
 def _number_within(pair: Pair) -> tuple[Pair, str] | None:
@@ -538,7 +559,8 @@ def _number_within(pair: Pair) -> tuple[Pair, str] | None:
         lead = (f"The number {e} in the {pair.labels[0]} text {_repr(exp_text)} is {a} in the {pair.labels[1]} one "
                 f"({_repr(got_text)}). " if short else f"The number {e} in the {pair.labels[0]} text is {a} in the "
                 f"{pair.labels[1]} one. ")  # fmt: skip
-    return replace(pair, expected=int(e), got=int(a), within=(exp_text, got_text)), lead
+    number = float if "." in e + a else int
+    return replace(pair, expected=number(e), got=number(a), within=(exp_text, got_text), numerals=(e, a)), lead
 
 
 def _index_in_texts(p: Pair) -> bool:
@@ -551,21 +573,6 @@ def _index_in_texts(p: Pair) -> bool:
 
 
 # --- helpers ----------------------------------------------------------------------------------------------
-
-
-def _as_number(value: Any) -> int | float | None:
-    if isinstance(value, Printed):
-        return None
-    if is_number(value):
-        return value if math.isfinite(value) else None
-    if isinstance(value, str) and _is_numeral(value):
-        return float(value) if "." in value else int(value)
-    return None
-
-
-def _is_numeral(text: str) -> bool:
-    """A decimal numeral every language reads as a number: `-32768`, `3.5` (not `1,000`, `1_000`, `007`, `+1`)."""
-    return re.fullmatch(r"-?(?:0|[1-9]\d*)(?:\.\d+)?", text) is not None
 
 
 def _invisible(ch: str) -> bool:
@@ -590,6 +597,12 @@ def _missing_items(short: list[Any], long: list[Any]) -> list[Any]:
         else:
             missing.append(item)
     return missing
+
+
+def _window(text: str, at: int) -> str:
+    """The text around position `at`: quoted when it is a string, as printed when its kind is unknown (Go's %v)."""
+    part = text[max(0, at - 10) : at + 20]
+    return _clip(str(part) if isinstance(text, Printed) else repr(part))
 
 
 def _first_difference(a: str, b: str) -> int:

@@ -1,10 +1,13 @@
 """A hint for every failure: specific and true, or the facts only (`hint_confidence`).
 
 Every rule is data (`hint_premises.Rule`): its premises and what it says when they hold. They are tried in
-order: the framework's own (`Framework.hint_rules`: go-cmp diffs, Rust panics), the error rules of
-`hint_rules` (a pattern the runner's error text must say), the HTTP status rules of `hint_http` (only
-on an HTTP exchange), then the rules over the two compared values (`hint_values`, read in their
-reporter's grammar, directional ones only when the reporter says which value is expected). When none
+order: the framework's own (`Framework.hint_rules`: go-cmp and node:assert diffs, Rust panics), the
+exception rules that read more than the error text (`hint_raised`: another exception expected by the
+test's own code, a function used as a value), the error rules of `hint_rules` (a pattern the runner's
+error text must say), an exception raised inside a library called from the project (`hint_raised`),
+the HTTP status rules of `hint_http` (only on an HTTP exchange), then the rules over the two compared
+values (`hint_values`, `hint_text`: read in their reporter's grammar, directional ones only when the
+reporter says which value is expected). When none
 speaks, the failure carries the facts: where it failed, the call and what it returned, the raised
 error, or where the values first differ, with both operands named as the reporter names them —
 `hint_confidence` "facts". No hint is "fix the bug" or a restatement of expected/got.
@@ -19,11 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from .hint_context import HintContext, error_type, short_path, source_frame
+from .hint_diff import DIFF_RULES, field_facts
 from .hint_http import HTTP_RULES
 from .hint_premises import Rule
+from .hint_raised import FIRST_RULES, LAST_RULES, raised
 from .hint_rules import ERROR_RULES
 from .hint_values import VALUE_RULES, operand_pair, value_facts, value_hint
 from .result_models import HintConfidence, TestFailure
+from .rust_source import doc_test
 
 # a framework's own rule (over the failure's HintContext)
 FrameworkRule = Rule[HintContext]
@@ -46,7 +52,7 @@ class Hint:
 
 def all_rules(framework_rules: Sequence[Rule[Any]] = ()) -> tuple[Rule[Any], ...]:
     """Every hint rule, in the order they are tried (framework rules first, when given)."""
-    return (*framework_rules, *ERROR_RULES, *HTTP_RULES, *VALUE_RULES)
+    return (*framework_rules, *FIRST_RULES, *ERROR_RULES, *LAST_RULES, *HTTP_RULES, *DIFF_RULES, *VALUE_RULES)
 
 
 def build_hint(failure: TestFailure, root: Path | None = None, rules: Sequence[FrameworkRule] = ()) -> str:
@@ -55,7 +61,9 @@ def build_hint(failure: TestFailure, root: Path | None = None, rules: Sequence[F
 
 def hint_for(failure: TestFailure, root: Path | None = None, rules: Sequence[FrameworkRule] = ()) -> Hint:
     ctx = HintContext(failure, root)
-    specific = _first(rules, ctx) or _first(ERROR_RULES, ctx) or _first(HTTP_RULES, ctx) or _value_hint(ctx)
+    specific = _first((*rules, *FIRST_RULES, *ERROR_RULES, *LAST_RULES, *HTTP_RULES, *DIFF_RULES), ctx) or _value_hint(
+        ctx
+    )
     lead = _call_lead(ctx)
     hint = (
         Hint(f"{lead}. {specific}" if lead else specific, "specific") if specific else Hint(_facts(ctx, lead), "facts")
@@ -109,10 +117,12 @@ def _facts(ctx: HintContext, lead: str | None) -> str:
     """What is known without a claim of cause: the place, the call, the error, or where the values differ."""
     f = ctx.failure
     location = f" at {short_path(f.file, ctx.root)}:{f.line}" if f.file and f.line else ""
-    parts = [f"Facts only (no hint rule's conditions hold): the check{location} failed"]
+    doc = doc_test(f.name)
+    check = f"the doc test of `{doc.item}` (its example{location})" if doc else f"the check{location}"
+    parts = [f"Facts only (no hint rule's conditions hold): {check} failed"]
     if lead:
         parts.append(f"{lead}")
-    error = error_type(ctx)
+    error = error_type(ctx) or (raised(ctx) or (None, ""))[0]
     pair = operand_pair(f, ctx)
     ops = f.operands
     if pair is not None:
@@ -120,6 +130,8 @@ def _facts(ctx: HintContext, lead: str | None) -> str:
             parts.append(value_facts(pair))
         except RecursionError:
             parts.append("the two values differ (nested too deep to name where)")
+    elif (diff := field_facts(ctx)) is not None:
+        parts.append(diff)
     elif ops is not None and ops.shortened and ops.first is not None and ops.second is not None:
         parts.append(f"the runner printed the values abbreviated, so they are not known: {ops.labels[0]} "
                      f"{_clip(ops.first)}, {ops.labels[1]} {_clip(ops.second)}")  # fmt: skip

@@ -421,7 +421,8 @@ _GO_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|Inf|NaN)")
 
 def _go(text: str) -> Any:
     """Go's `%v`/`%q`: a number as Go prints one, true/false, nil, a quoted string; anything else is the text it
-    printed (`%v` prints a string without quotes: `1,000` and `1_000` are texts)."""
+    printed (`%v` prints a string without quotes: `1,000` and `1_000` are texts), without the single quotes a
+    test's format string put around it (Go prints no `'…'` of its own but a one-character rune literal)."""
     if _GO_NUMBER.fullmatch(text):
         if text.lstrip("+-") in ("Inf", "NaN"):
             return float(text.replace("Inf", "inf").replace("NaN", "nan"))
@@ -435,6 +436,8 @@ def _go(text: str) -> Any:
             return json.loads(text)
         except ValueError:
             return Printed(text)
+    if len(text) >= 2 and text[0] == text[-1] == "'" and "'" not in text[1:-1]:
+        return Printed(text[1:-1])  # the test's own quotes around a `%s` / `%v` (`expected '1,000', but got '1,00'`)
     return Printed(text)
 
 

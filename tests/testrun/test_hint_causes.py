@@ -163,8 +163,9 @@ def test_tapes_values_are_object_inspect_text_not_yaml():
     quote, thousands = parse_tap(TAPE).failures
     assert (quote.file, quote.line, quote.expected, quote.got) == ("/p/test/q.js", 3, "'it\\'s there'", "'it\\'s here'")
     assert (thousands.expected, thousands.got, thousands.line) == ("'1,000'", "'1_000'", 5)
-    hint = hint_for(thousands)  # two texts (never a number and a tuple)
-    assert hint.confidence == "facts" and "'1,000' expected, '1_000' produced" in hint.text, hint.text
+    hint = hint_for(thousands)  # two texts (never a number and a tuple) that differ in one separator
+    assert hint.confidence == "specific" and "number" not in hint.text and "list" not in hint.text
+    assert "The separator is '_' where ',' is expected (one place: '1_000' where '1,000' is expected)" in hint.text
 
 
 # 5. numbers only where the test's language reads numbers -------------------------------------------------
@@ -186,12 +187,10 @@ def test_grouped_numerals_in_text_are_text():
     assert (thousands.expected, thousands.got) == ("1,000", "1,00")
     first = hint_for(thousands).text
     assert "zero" not in first and "number" not in first.lower() and "cut short" in first
+    assert "('1,00' where '1,000' is expected)" in first
     second = hint_for(separator)
-    assert (
-        second.confidence == "facts"
-        and "list" not in second.text
-        and "'1,000' expected, '1_000' produced" in second.text
-    )
+    assert second.confidence == "specific" and "list" not in second.text and "number" not in second.text.lower()
+    assert second.text.startswith("The separator is '_' where ',' is expected"), second.text
 
 
 # 6. locations from the failure's own frame -----------------------------------------------------------

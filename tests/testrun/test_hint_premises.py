@@ -132,6 +132,13 @@ VALUE_EXAMPLES: dict[str, Pair] = {
     "keys missing": pair("{'a': 1, 'b': 2}", "{'a': 1}"),
     "unexpected keys": pair("{'a': 1}", "{'a': 1, 'b': 2}"),
     "wrong type": pair("5", "'5'"),
+    "absence for its name": pair("'undefined'", "undefined", grammar="js"),
+    "cut off, not rounded": Pair(10, 9.9, numerals=("10", "9.9"), within=("10 kB", "9.9 kB")),
+    "quotation marks": pair("'merge \"const\" schemas'", "'merge const schemas'"),
+    "separator replaced": pair("'1_000'", "'1,000'"),
+    "ending replaced": pair("'13th'", "'13rd'"),
+    "part added": pair("'foo and bar'", "'foo, and bar'"),
+    "part left out": pair("'foo, and bar'", "'foo and bar'"),
 }
 
 
@@ -168,6 +175,12 @@ def _value_counter(rule: str, premise: str) -> Pair:
         "one apart in length": pair("[1, 2, 3]", "[1, 9, 8, 7, 6]"), "expected items absent": pair("[1, 2]", "[1, 2, 3]"),
         "keys absent": pair("{'a': 1}", "{'a': 2}"), "keys added": pair("{'a': 1}", "{'a': 2}"),
         "kinds differ": pair("5", "6"),
+        "absence, its name expected": pair("'none of them'", "undefined", grammar="js"),
+        "one step below, rounds to it": Pair(10, 9.8, numerals=("10", "9.8"), within=("10 kB", "9.8 kB")),
+        "equal but for quotation marks": pair("'merge \"const\" schemas'", "'merge const schema'"),
+        "one separator for another": pair("'1_000'", "'1a000'"), "another ending": pair("'13th'", "'14th'"),
+        "a part added": pair("'foo and bar'", "'foo and bar, baz'"),
+        "a part left out": pair("'foo and bar, baz'", "'foo and bar'"),
     }  # fmt: skip
     if premise == "empty produced":
         return pair("'abc'", "'ab'") if rule == "empty text" else pair("[1, 2]", "[1]")
@@ -195,6 +208,7 @@ def _examples(tmp_path: Path) -> dict[str, tuple[Any, Callable[[str], Any]]]:
         }.get(premise, status(*other)))  # fmt: skip
     for name in VALUE_EXAMPLES:
         found[name] = (VALUE_EXAMPLES[name], lambda premise, name=name: _value_counter(name, premise))
+    found.update(_exception_examples(tmp_path))
     diff = "Options() mismatch (-want +got):\n  cmp.Options{\n-   Port: 8080,\n+   Port: 8081,\n  }"
     found["go-cmp diff"] = (ctx(diff), lambda premise: ctx("got 3, want 4"))
     (tmp_path / "tests").mkdir(exist_ok=True)
@@ -213,6 +227,47 @@ def _examples(tmp_path: Path) -> dict[str, tuple[Any, Callable[[str], Any]]]:
     found["rust: a panic of the code under test"] = (in_code, lambda premise: {
         "a panic": no_panic, "no values printed": with_values, "in the code under test": in_test}[premise])  # fmt: skip
     return found
+
+
+NODE_DIFF = ("AssertionError: Expected values to be strictly deep-equal:\n+ actual - expected ... Lines skipped\n\n"
+             "  Comparison {\n+   message: 'merge const schemas',\n-   message: 'merge \"const\" schemas',\n  }")
+LIBRARY_TRACEBACK = """Traceback (most recent call last):
+  File "/p/tests/test_x.py", line 3, in test_it
+    load("x")
+  File "/p/app/config.py", line 9, in load
+    return json.loads(text)
+  File "/usr/lib/python3.11/json/__init__.py", line 346, in loads
+    return _default_decoder.decode(s)
+json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)"""
+
+
+def _exception_examples(tmp_path: Path) -> dict[str, tuple[Any, Callable[[str], Any]]]:
+    """Examples of the rules over a raised exception (`hint_raised`) and node's diff (`hint_diff`)."""
+    (tmp_path / "tests").mkdir(exist_ok=True)
+    (tmp_path / "tests" / "test_x.py").write_text(
+        "import unittest\nclass T(unittest.TestCase):\n    def test_it(self):\n"
+        "        self.assertRaises(ValueError, f, 'x')\n"
+    )  # fmt: skip
+
+    def raises(message: str, line: int = 4) -> HintContext:
+        return ctx(message, file="tests/test_x.py", line=line, root=tmp_path)
+
+    json_error = LIBRARY_TRACEBACK.splitlines()[-1]
+    in_project = "\n".join(LIBRARY_TRACEBACK.splitlines()[:5] + [json_error])
+    other_field = NODE_DIFF.replace("'merge const schemas'", "'xyz'").replace("'merge \"const\" schemas'", "'abc'")
+    return {
+        "another exception expected": (raises("KeyError: 'x'"), lambda premise: {
+            "an exception raised": raises("AssertionError: 1 != 2"), "an exception expected": raises("KeyError: 'x'", 2),
+            "another one escaped": raises("ValueError: bad x")}[premise]),
+        "function used as a value": (ctx("TypeError: unsupported operand type(s) for +: 'method' and 'str'"),
+                                     lambda premise: ctx("TypeError: unsupported operand type(s) for +: 'int' and 'str'")),
+        "raised inside a library": (ctx(json_error, detail=LIBRARY_TRACEBACK), lambda premise: {
+            "an exception raised": ctx("AssertionError", detail=LIBRARY_TRACEBACK),
+            "raised in a dependency, called by the project": ctx(json_error, detail=in_project)}[premise]),
+        "node:assert diff": (ctx(NODE_DIFF), lambda premise: {
+            "a changed field in node's diff": ctx("AssertionError: 1 == 2"),
+            "a value rule holds": ctx(other_field)}[premise]),
+    }  # fmt: skip
 
 
 def test_every_rule_has_examples_and_declares_premises(tmp_path):

@@ -95,7 +95,8 @@ def test_jest_report_module_not_found_and_matcher_values(fixture_project):
     assert "helper-that-does-not-exist" in missing.hint
     unicode = by_name(result, "slugify > keeps words — ünïcode ✓ [x]")
     assert (unicode.expected, unicode.got) == ('"hello-world"', '"hello--world"')
-    assert "character 7" in unicode.hint and unicode.hint_confidence == "facts"  # no rule for one inserted character: the facts
+    # one character added in the middle: the edit, named with both texts
+    assert unicode.hint.startswith("The text has '-' added after 'hello-' ('hello--world' where 'hello-world' is")
     assert "The list lacks 'b'" in by_name(result, "slugify > returns the list of parts").hint
     unknown = by_name(result, "login > answers 401 for an unknown user")
     assert "`password`" in unknown.hint and "src/users.js:5" in unknown.hint

@@ -11,7 +11,7 @@ from ..hint_context import HintContext
 from ..hint_premises import Premise, Rule
 from ..hint_values import Pair, typed_pair, value_hint
 from ..parsers.go_messages import changed_lines
-from ..rust_source import RustPlace, rust_place
+from ..rust_source import RustPlace, doc_test, rust_place
 
 _FIELD = re.compile(r"^(?P<key>[\w.\[\]\"'-]+):\s+(?P<value>.+?),?$")
 
@@ -55,6 +55,9 @@ def _no_values(ctx: HintContext) -> bool:
 
 
 def _place(ctx: HintContext) -> RustPlace | None:
+    doc = doc_test(ctx.failure.name)
+    if doc is not None:  # a doc test's example is test code: the item it documents is what it checks
+        return RustPlace(in_test_code=True, function=None, doc_item=doc.item)
     return rust_place(ctx.root, ctx.failure.file, ctx.failure.line)
 
 
@@ -78,13 +81,17 @@ def _test_assertion(ctx: HintContext, panic: re.Match[str], _none: bool, place: 
     at = f"{f.file}:{f.line}" if f.line else f.file
     message = _message(ctx, panic)
     test_fn = f.name.rsplit("::", 1)[-1]
-    where = (f"in test helper `{place.function}` ({at})" if place.function and place.function != test_fn
-             else f"in the test ({at})")  # fmt: skip
+    if place.doc_item:
+        where = f"in the doc test of `{place.doc_item}` (its example at {at})"
+    elif place.function and place.function != test_fn:
+        where = f"in test helper `{place.function}` ({at})"
+    else:
+        where = f"in the test ({at})"
     check = message.removeprefix("assertion failed: ")
     what = f"The assertion `{check}`" if check != message else f"An assertion (message `{message}`)"
-    return (f"{what} {where} failed — a check of the test, not a panic in the code under test. Print the "
-            "values it checks (or use assert_eq! so both are shown) and trace them back to the code under test "
-            "that computes them for this input.")  # fmt: skip
+    return (f"{what} failed {where}: the test's own check — the code under test returned without panicking, and "
+            "the check prints no values. Print them (assert_eq!, or a message with `{:?}`) and trace them back to "
+            "the code that computes them for this input.")  # fmt: skip
 
 
 def _code_panic(ctx: HintContext, panic: re.Match[str], _none: bool, place: RustPlace) -> str:

@@ -51,7 +51,8 @@ def log_messages(lines: list[str]) -> list[LogMessage]:
 # `got 500, want 401`, `Sum(x) = 3; got 3, want 6`, `got 3 expected 4`
 _GOT_WANT = re.compile(r"\bgot:?\s+(?P<g>\S.*?)[,;]?\s+(?:want(?:ed)?|expected):?\s+(?P<e>\S.*?)\s*$", re.M)
 # `Len() = 3, want 4`, `Sum([1 2]) = 3; want 4` (the call is the first part of the message)
-_CALL_EQUALS = re.compile(r"^(?P<call>.*?\S) = (?P<g>.+?)[,;] want:? (?P<e>.+?)\s*$", re.M)
+# and without spaces after a call: `WordSeries(["a" "b"], "and")="a, and b"; want: "a and b"`
+_CALL_EQUALS = re.compile(r"^(?P<call>.*?\S)(?: = |(?<=\))=)(?P<g>.+?)[,;] want:? (?P<e>.+?)\s*$", re.M)
 # `want MX` above `got  XXY` (got above want is _GOT_WANT), as a multi-line t.Errorf writes them
 _LINE_PAIR_WANT_FIRST = re.compile(r"^\s*want:?[ \t]+(?P<e>\S.*?)\s*\n\s*got:?[ \t]+(?P<g>\S.*?)\s*$", re.M)
 # `got:\n<block>\nwant:\n<block>` (either order): the blocks run to the next label or the end

@@ -104,7 +104,8 @@ def _compared(values: Any) -> Compared | None:
         return None
     if values.get("source") == "doctest":
         return sided(left, right, "python")
-    return Compared(left, right, ("left", "right"), 1, "python")
+    data = tuple(str(n) for n in values.get("data") or () if isinstance(n, str))
+    return Compared(left, right, ("left", "right"), 1, "python", data_names=data)
 
 
 def _add_collect_error(run: ParsedRun, nodeid: str, record: dict[str, Any]) -> None:

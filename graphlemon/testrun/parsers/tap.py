@@ -22,6 +22,9 @@ from .js_common import value_text
 
 _TAP_START = re.compile(r"^TAP version 1[34]\s*$|^1\.\.\d+\s*$", re.M)
 _TOTAL = re.compile(r"^# (?P<word>tests|pass|fail|skip|skipped|todo)\s+(?P<n>\d+)\s*$", re.M)
+# TAP's optional ` - ` between the number and the description (`ok 3 - adds`); a description that starts with a
+# dash of its own (`ok 140 -1000, numericSeparator true`) keeps it
+_TAP_SEPARATOR = re.compile(r"^-(?:\s+|$)")
 _AT = re.compile(r"\(?(?P<file>(?:file://)?[^\s():]+\.[cm]?[jt]sx?):(?P<line>\d+)(?::\d+)?\)?")
 
 
@@ -80,7 +83,7 @@ def _add_result(run: ParsedRun, result: Any, group: str) -> None:
     if directive is not None and directive.text and not skipped:
         # only `# SKIP` / `# TODO` are directives: any other `#` belongs to the description (tape does not escape it)
         description = f"{description.rstrip()} # {directive.text}"
-    description = description.lstrip("- ").strip()
+    description = _TAP_SEPARATOR.sub("", description, count=1).strip()
     name = f"{group} > {description}" if group and description else group or description or UNNAMED
     status = "skipped" if skipped else "passed" if result.ok else "failed"
     raw = getattr(result, "_yaml_block", None)
