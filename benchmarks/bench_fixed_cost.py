@@ -28,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_testrun import one_second_suite  # this folder is on the path of a script run from it
+
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = os.environ.get("BENCH_SMOKE") == "1"
 PAIRS = 1 if SMOKE else 9
@@ -45,16 +47,6 @@ import graphlemon.testrun, graphlemon.test_command
 t3 = time.process_time()
 print(f"{(t1 - t0) * 1000:.1f} {(t2 - t1) * 1000:.1f} {(t3 - t2) * 1000:.1f}")
 """
-
-
-def green_suite(root: Path) -> Path:
-    """20 tests of 40 ms: about a second with pytest's own start-up, on an idle machine."""
-    suite = root / "green-1s"
-    (suite / "tests").mkdir(parents=True)
-    (suite / "pytest.ini").write_text("[pytest]\n")
-    body = "\n".join(f"def test_wait_{i:02d}():\n    time.sleep(0.04)\n" for i in range(20))
-    (suite / "tests" / "test_wait.py").write_text("import time\n\n" + body)
-    return suite
 
 
 def timed(argv: list[str], cwd: Path) -> tuple[float, float, subprocess.CompletedProcess[bytes]]:
@@ -95,7 +87,7 @@ def main() -> None:
     load = os.getloadavg()[0]
     print(f"load average at start {load:.1f} on {os.cpu_count()} processors; {PAIRS} interleaved pairs")
     with tempfile.TemporaryDirectory(prefix="bench-fixed-cost-") as tmp:
-        suite = green_suite(Path(tmp))
+        suite = one_second_suite(Path(tmp))  # 20 tests of 40 ms, as bench_testrun's entry-point figure
         native = [sys.executable, "-m", "pytest"]
         ours = [sys.executable, "-m", "graphlemon", "test", "--json", "--project", str(suite)]
         run = paired(ours, native, suite)

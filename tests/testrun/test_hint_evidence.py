@@ -89,7 +89,7 @@ def test_an_error_raised_inside_a_library_names_the_projects_call(words):
 
 def test_a_thrown_errors_field_is_read_from_nodes_diff(tmp_path):
     if shutil.which("node") is None:
-        pytest.skip("node is not installed")
+        pytest.fail("node is not installed: run scripts/install-fixtures.sh (make test does)")
     result = run_tests(copy_fixture("evidence_node", tmp_path), framework="node", timeout=120)
     failure = by_name(result, "throws a merge error for different consts")
     # the error's printed stack is not a compared value; node's diff says which field differs, with its sides
