@@ -13,7 +13,9 @@ level in (a key, an item, a field), or a number inside two texts that are equal 
 - "off by one" needs a boundary (a range, an index, a count) shown by the code or the data, never the
   difference of two numbers alone.
 
-When no rule speaks, `value_facts` says where the values first differ and what each holds there.
+The rules over two texts equal but for one small edit (quotation marks, a separator, the ending, a part
+added or left out) are `hint_text.TEXT_RULES`, tried among these after "extra at the end". When no rule
+speaks, `value_facts` says where the values first differ and what each holds there.
 """
 
 from __future__ import annotations
