@@ -36,8 +36,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LABELS = ROOT / "tests" / "testrun" / "corpus" / "labels.json"
-HELDOUT = ROOT / "tests" / "testrun" / "corpus" / "heldout.json"
-HELDOUT_LABELS = ROOT / "tests" / "testrun" / "corpus" / "heldout_labels.json"
+# the held-out splits: split name -> (its suites and packages, its frozen labels)
+CORPUS = ROOT / "tests" / "testrun" / "corpus"
+HELDOUT_SPLITS = {name: (CORPUS / f"{name}.json", CORPUS / f"{name}_labels.json") for name in ("heldout", "heldout2")}
 SMOKE_SUITES = ("py-reprs", "py-numeric", "py-doctest")
 # the generic fallbacks of a checkout that has no `hint_confidence`: they state no finding, so they are facts
 OLD_GENERIC = (
@@ -175,10 +176,10 @@ def _dumped(failure: dict, labels: dict) -> dict:
     return {**{k: failure.get(k) for k in keep}, "verdict": verdict(failure, label), "label": label}
 
 
-def heldout_suites(corpus) -> list:
-    """The held-out split's suites (heldout.json) as the corpus's Suite records: every plant applied, in order."""
+def heldout_suites(corpus, split: str = "heldout") -> list:
+    """A held-out split's suites (heldout.json, heldout2.json) as the corpus's Suite records: every plant applied, in order."""
     suites = []
-    for s in json.loads(HELDOUT.read_text(encoding="utf-8"))["suites"]:
+    for s in json.loads(HELDOUT_SPLITS[split][0].read_text(encoding="utf-8"))["suites"]:
         (file, before, after), *more = s["plants"]
         command = s.get("command")
         suites.append(corpus.Suite(
@@ -196,9 +197,9 @@ def main() -> None:
     )
     parser.add_argument(
         "--split",
-        choices=("corpus", "heldout"),
+        choices=("corpus", *HELDOUT_SPLITS),
         default="corpus",
-        help="corpus: the labelled real-suite corpus (default); heldout: the frozen held-out split",
+        help="corpus: the labelled real-suite corpus (default); heldout, heldout2: the frozen held-out splits",
     )
     parser.add_argument("--dump", type=Path, help="write every failure's hint, facts and verdict to this JSON file")
     parser.add_argument("suites", nargs="*", help="suite ids (default: all; BENCH_SMOKE=1: the local Python ones)")
@@ -206,12 +207,12 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     from tests.testrun import test_real_suites as corpus  # noqa: E402
 
-    if args.split == "heldout":
+    if args.split in HELDOUT_SPLITS:
         if os.environ.get("BENCH_SMOKE") == "1":
-            print("the held-out split is not run at smoke size (BENCH_SMOKE=1): run it with --split heldout")
+            print(f"the held-out split is not run at smoke size (BENCH_SMOKE=1): run it with --split {args.split}")
             return
-        all_suites = heldout_suites(corpus)
-        labels = json.loads(HELDOUT_LABELS.read_text(encoding="utf-8"))["suites"]
+        all_suites = heldout_suites(corpus, args.split)
+        labels = json.loads(HELDOUT_SPLITS[args.split][1].read_text(encoding="utf-8"))["suites"]
         wanted = args.suites or [s.id for s in all_suites]
     else:
         all_suites = corpus.SUITES
