@@ -70,6 +70,10 @@ _DIALECTS: tuple[_Dialect, ...] = (
     # node:assert: "Expected values to be strictly equal:\n\n500 !== 401" (actual !== expected)
     (re.compile(r"^\s*(?:AssertionError(?: \[ERR_ASSERTION\])?: )?(?P<g>\S.*?) !== (?P<e>\S.*?)\s*$", re.M),
      "g", "e", ("actual", "expected"), 1, "js"),
+    # node:assert's legacy equal: "AssertionError [ERR_ASSERTION]: '0.5' == '2'" (its generated message is
+    # `inspect(actual) == inspect(expected)`; read only when each side is one whole value)
+    (_NODE_EQUAL := re.compile(r"^\s*AssertionError \[ERR_ASSERTION\]: (?P<g>\S.*?) == (?P<e>\S.*?)\s*$", re.M),
+     "g", "e", ("actual", "expected"), 1, "js"),
     # unittest assertEqual(first, second): "AssertionError: 4 != 3" (no side is expected)
     (re.compile(r"^(?!.*\bassert )\s*(?:AssertionError: )?(?:(?:Lists|Tuples|Sets|Sequences|Dicts|Strings|Items) "
                 r"differ: )?(?P<g>\S.*?) != (?P<e>\S.*?)\s*$", re.M),
@@ -163,11 +167,37 @@ def compared_in(text: str) -> Compared | None:
         return sided(match["e"], clip(match["g"], VALUE_CHARS), "python")
     for pattern, first, second, labels, expected_at, grammar in _DIALECTS:
         match = pattern.search(head)
-        if match:
+        if match and (pattern not in _SENTENCES or (whole_value(match[first]) and whole_value(match[second]))):
             a, b = clip(match[first], VALUE_CHARS), clip(match[second], VALUE_CHARS)
             if a and b and a != b:
                 return Compared(a, b, labels, expected_at, grammar)
     return None
+
+
+# the dialects that are a sentence (`expected X but got Y`, `got X, want Y`, node's `X == Y`): where a value ends
+# is certain only when each is one whole value (`'32000' with error '<nil>'` is not one)
+_SENTENCES = frozenset((*(d[0] for d in _DIALECTS[-2:]), _NODE_EQUAL))
+_CLOSERS = {"[": "]", "{": "}", "(": ")"}
+
+
+def whole_value(text: str) -> bool:
+    """One whole printed value: a single quoted literal, one bracketed value (balanced to its last character),
+    or a token without spaces."""
+    text = text.strip()
+    if not text:
+        return False
+    if text[0] in "'\"`" and len(text) >= 2 and text[-1] == text[0]:
+        inner, quote = text[1:-1], text[0]
+        return all(inner[i - 1] == "\\" for i, c in enumerate(inner) if c == quote and i > 0) and not inner.startswith(quote)
+    if text[0] in _CLOSERS:
+        depth = 0
+        for i, c in enumerate(text):
+            depth += c in _CLOSERS
+            depth -= c in _CLOSERS.values()
+            if depth == 0 and i < len(text) - 1:
+                return False
+        return depth == 0
+    return not any(c.isspace() for c in text)
 
 
 def extract_expected_got(text: str) -> tuple[str | None, str | None]:

@@ -171,6 +171,34 @@ def yaml_block(raw: str | None) -> dict[str, Any]:
     return {str(k): _restore(v, back) for k, v in loaded.items()}
 
 
+def strict_yaml_block(raw: str) -> tuple[dict[str, Any], frozenset[str]] | None:
+    """A YAML block as a mapping and the keys it repeats within one mapping (node 20 prints some nested blocks
+    unindented, so their keys land beside the outer ones: which value belongs to which key is then not certain, and
+    a repeated key is left out), or None when a YAML parser refuses the block. Characters YAML refuses are kept as
+    `yaml_block` keeps them."""
+    import yaml
+
+    repeated: set[str] = set()
+
+    class _Strict(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+            keys = [str(self.construct_object(k, deep=deep)) for k, _ in node.value]
+            repeated.update(k for k in keys if keys.count(k) > 1)
+            return super().construct_mapping(node, deep=deep)
+
+    refused = {c for c in raw if not _yaml_printable(c)}
+    marks = {c: f"\ue000GRAPHLEMON-U+{ord(c):04X}\ue000" for c in refused}
+    text = textwrap.dedent("".join(marks.get(c, c) for c in raw))
+    try:
+        loaded = yaml.load(text, Loader=_Strict)  # noqa: S506 - a SafeLoader that notes repeated keys
+    except (yaml.YAMLError, RecursionError):
+        return None
+    if not isinstance(loaded, dict):
+        return None
+    back = {mark: c for c, mark in marks.items()}
+    return {str(k): _restore(v, back) for k, v in loaded.items() if str(k) not in repeated}, frozenset(repeated)
+
+
 def _yaml_printable(ch: str) -> bool:
     """YAML 1.1's printable set (what PyYAML's reader accepts)."""
     code = ord(ch)
