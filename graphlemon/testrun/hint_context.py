@@ -44,16 +44,27 @@ class HintContext:
     def where(self) -> str:
         """` (at src/x.py:12)`: the innermost frame outside the test file and dependencies of the final error."""
         frame = source_frame(_last_segment(self.text), self.failure.file, self.root)
-        return f" (at {frame})" if frame else ""
+        return f" (at {frame})" if frame else self.own_place
+
+    @property
+    def own_place(self) -> str:
+        """` (at test/x.test.js:33)`: the failure's own file and line, when no frame outside the test says more (a
+        doc test's line is its generated test's, not a place in the file, so it is left out)."""
+        f = self.failure
+        if not f.file or not f.line or " - " in f.name and "(line " in f.name:
+            return ""
+        return f" (at {short_path(f.file, self.root)}:{f.line})"
+
+    def segment_of(self, match: re.Match[str]) -> str:
+        """The traceback of the error `match` found (its own, between chained-exception separators)."""
+        if match.string is self.evidence and _PY_FRAME.search(self.evidence):
+            return _segment_at(self.evidence, match.start())
+        return _last_segment(self.text)  # in the message: the final error; other stacks follow their error
 
     def where_of(self, match: re.Match[str]) -> str:
         """` (at src/x.py:12)` for the error `match` found: the innermost frame of that error's own traceback."""
-        if match.string is self.evidence and _PY_FRAME.search(self.evidence):
-            segment = _segment_at(self.evidence, match.start())
-        else:  # in the message: the failure's final error (the last traceback); other stacks follow their error
-            segment = _last_segment(self.text)
-        frame = source_frame(segment, self.failure.file, self.root)
-        return f" (at {frame})" if frame else ""
+        frame = source_frame(self.segment_of(match), self.failure.file, self.root)
+        return f" (at {frame})" if frame else self.own_place
 
     @cached_property
     def code(self) -> str:
@@ -83,10 +94,16 @@ def statement_at(root: Path | None, file: str | None, line: int | None) -> str |
 _ERROR_NAME = re.compile(r"(?<![\w.])((?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)|(?:[a-z_]\w*\.)+error)\b")
 
 
+# an exception as a traceback or a stack prints it: at the start of a line, then `:` or the line's end
+_LEADING_ERROR = re.compile(r"^\s*(?:E\s+)?(?:error in \w+: )?(?:Uncaught\s+)?" + _ERROR_NAME.pattern + r"(?=:|\s*$| \[)", re.M)
+
+
 def error_type(ctx: HintContext) -> str | None:
-    """The exception class named in the message (else the detail), AssertionError aside."""
+    """The exception class the message (else the detail) reports, AssertionError aside: a name at the start of a
+    line, as a traceback prints the raised exception (a name quoted inside a value, `name: 'TypeError'`, is not
+    one)."""
     for text in (ctx.failure.message, ctx.evidence):
-        for error in _ERROR_NAME.findall(text):
+        for error in _LEADING_ERROR.findall(text):
             if error != "AssertionError":
                 return error
     return None

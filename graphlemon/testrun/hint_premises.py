@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from .assertions import identifier_words
-from .hint_context import HintContext
+from .hint_context import HintContext, frames, short_path, statement_at
 
 S = TypeVar("S")
 
@@ -160,3 +160,54 @@ def data_boundary(*texts: str | None) -> str | None:
         if text and (_DATA_RANGE.search(text) or _DATA_COUNT.search(text)):
             return "the data shows a range or a count"
     return None
+
+
+# --- the runtime's voice -------------------------------------------------------------------------------
+
+# a failed comparison: the words in it are the compared values', not an error the runtime raised
+_ASSERTION_SAYS = re.compile(
+    r"^\s*(?:E\s+)?(?:AssertionError\b|AssertionFailedError\b|ComparisonFailure\b|Expected values to be\b|"
+    r"expected\b.*\bto\b)|ERR_ASSERTION|\bassertion `left (?:==|!=) right` failed|\bassertion failed\b",
+    re.I,
+)
+# the test's own statement expects an error: its words are the unit's, on purpose
+_EXPECTS_AN_ERROR = re.compile(
+    r"\b(?:assert\.(?:throws|rejects|doesNotThrow)|assertRaises\w*|raises|toThrow\w*|rejects|should\.throw|"
+    r"to\.(?:be\.)?throw\w*|throws|expectPanic|should_panic|assert_raises)\b"
+)
+# the statement that raised is the code's own: `raise X(...)`, `throw new X(...)`, `panic(...)`, `panic!(...)`
+_OWN_RAISE = re.compile(r"^\s*(?:raise\b|throw\b)|\bthrow\s+new\b|\bpanic!?\(|\breject\(|\bErr\(")
+
+
+def runtime_voice(ctx: HintContext, match: re.Match[str]) -> str | None:
+    """The error `match` found is the runtime's own (an error the language or a library raised while the code
+    ran), not the unit's voice: not a failed comparison whose values hold the words, not an error the test's own
+    statement expects, not a `raise`/`throw`/`panic` written in the statement that raised it (the innermost frame
+    of that error's own traceback)."""
+    f = ctx.failure
+    first = f.message.strip().splitlines()[0] if f.message.strip() else ""
+    if _ASSERTION_SAYS.search(first) or f.expected is not None or f.got is not None or f.operands is not None:
+        return None
+    if _EXPECTS_AN_ERROR.search(statement_at(ctx.root, f.file, f.line) or ""):
+        return None
+    for path, line in frames(ctx.segment_of(match))[:1]:
+        statement = statement_at(ctx.root, short_path(path, ctx.root), int(line))
+        if statement and _OWN_RAISE.search(statement):
+            return None
+    return "the runtime's error, raised while the code ran"
+
+
+def said_by_runtime(pattern: re.Pattern[str], what: str) -> Premise[HintContext]:
+    """The error `pattern` finds (as `said` finds it) is in the runtime's voice (`runtime_voice`)."""
+
+    def check(ctx: HintContext) -> str | None:
+        match = pattern.search(ctx.failure.message) or pattern.search(ctx.evidence)
+        return runtime_voice(ctx, match) if match else None
+
+    return Premise(
+        "the runtime's voice",
+        f"the error that says {what} is the runtime's (raised by the language or a library while the code ran): not "
+        "the values of a failed comparison, not an error the test's own statement expects, not a raise/throw/panic "
+        "in the statement that raised it",
+        check,
+    )

@@ -124,7 +124,7 @@ def _another_says(ctx: HintContext, error: tuple[str, str], expected: tuple[tupl
     wanted = " or ".join(expected[0])
     said = f" ({_clip(message)})" if message else ""
     return (f"{kind}{said} is raised{ctx.where} where the test expects {wanted} (its `{expected[1]}`): the code "
-            f"lets {kind} escape for this input — raise {wanted} there, or turn the {kind} into it.")  # fmt: skip
+            f"lets {kind} escape for this input.")  # fmt: skip
 
 
 # --- a function used as a value ----------------------------------------------------------------------------
@@ -187,7 +187,7 @@ def _library_says(ctx: HintContext, error: tuple[str, str], where: tuple[str, st
     inner, call = where
     said = f": {_clip(message, 120)}" if message else ""
     return (f"{kind}{said} — raised inside {library_name(inner)} ({PurePosixPath(inner).name}), called from the "
-            f"project's code at {call}: check what that call passes for this input.")  # fmt: skip
+            f"project's code at {call}.")  # fmt: skip
 
 
 def _clip(text: str, limit: int = 80) -> str:

@@ -8,30 +8,26 @@ import re
 from collections.abc import Callable
 
 from .hint_context import HintContext, error_type, short_path
-from .hint_premises import Premise, Rule, said
+from .hint_premises import Premise, Rule, said, said_by_runtime
 
 
 def _module_missing(ctx: HintContext, m: re.Match[str]) -> str:
     name = short_path(m.group("mod"), ctx.root)
     if name.startswith((".", "/")) or name != m.group("mod"):
-        return (f"The import of `{name}` points to a file that does not exist: check the relative path, the file "
-                "extension and letter case from the importing file.")  # fmt: skip
-    return (f"Module `{name}` cannot be loaded: if it is a third-party package add it to the project's "
-            "dependencies and install them; if it is the project's own code check its path and package layout.")  # fmt: skip
+        return f"The import of `{name}` points to a file that does not exist, as resolved from the importing file."
+    return f"Module `{name}` cannot be found where the test runs."
 
 
 def _cannot_import(ctx: HintContext, m: re.Match[str]) -> str:
-    return (f"`{m.group('mod')}` has no `{m.group('name')}`: the name was renamed, removed or never defined there; "
-            "define/export it or fix the import (also look for a circular import).")  # fmt: skip
+    return f"`{m.group('mod')}` has no `{m.group('name')}` when the import runs."
 
 
 def _no_export(ctx: HintContext, m: re.Match[str]) -> str:
-    return (f"The module does not export `{m.group('name')}`: export it, or switch between default and named "
-            "import to match how the module exports it.")  # fmt: skip
+    return f"The module does not export `{m.group('name')}` as the import asks for it."
 
 
 def _syntax(ctx: HintContext, m: re.Match[str]) -> str:
-    return f"The code does not parse{ctx.where_of(m)}: fix that syntax error first; nothing in the file can run until then."
+    return f"The code does not parse{ctx.where_of(m)}: nothing in that file can run while it does not parse."
 
 
 def _conftest(ctx: HintContext, m: re.Match[str]) -> str:
@@ -45,104 +41,90 @@ def _conftest(ctx: HintContext, m: re.Match[str]) -> str:
 def _compile(ctx: HintContext, m: re.Match[str]) -> str:
     f = ctx.failure
     where = f" (at {short_path(f.file, ctx.root)}:{f.line})" if f.file and f.line else ctx.where
-    return (f"The code does not compile{where}: fix that compiler error first; no test of that package or crate "
-            "can run until it builds.")  # fmt: skip
+    return f"The code does not compile{where}: no test of that package or crate can run until it builds."
 
 
 def _undefined_name(ctx: HintContext, m: re.Match[str]) -> str:
-    return f"`{m.group('name')}` is used but never defined or imported in that scope{ctx.where_of(m)}: define or import it, or fix the spelling."
+    return f"`{m.group('name')}` is used but not defined in that scope{ctx.where_of(m)}."
 
 
 def _constraint(ctx: HintContext, m: re.Match[str]) -> str:
     kind, column = m.group("kind").upper(), (m.group("col") or "").strip()
     on = f" on `{column}`" if column else ""
     if kind == "UNIQUE":
-        return (f"A duplicate row violates the UNIQUE constraint{on}: look the row up first (or catch the constraint "
-                "error and answer a conflict, e.g. 409) instead of letting the insert crash; check each test starts from a fresh database.")  # fmt: skip
+        return f"A write violates the UNIQUE constraint{on}: a row with the same value is already stored."
     if kind == "NOT NULL":
-        return f"The insert leaves{on or ' a required column'} NULL: pass a value or a default for it in the INSERT / model."
+        return f"A write leaves{on or ' a required column'} NULL, which the schema forbids."
     if kind == "FOREIGN KEY":
-        return ("A row references a parent that does not exist (or a parent is deleted while still referenced): "
-                "create the parent first, or delete / cascade the children first.")  # fmt: skip
-    return f"A database {kind.lower()} constraint{on} rejects the write: validate the data before writing, as the schema requires."
+        return "A write breaks a FOREIGN KEY constraint: a row references a parent row that does not exist (or one still referenced is deleted)."
+    return f"A database {kind.lower()} constraint{on} rejects the write."
 
 
 def _generic_db(ctx: HintContext, m: re.Match[str]) -> str:
-    return ("A database constraint (unique, foreign key, not null) rejects the write: the business layer should "
-            "check first (or catch the error and answer 409/400) rather than let the write crash.")  # fmt: skip
+    return "A database integrity constraint rejects the write (the error names which)."
 
 
 def _missing_table(ctx: HintContext, m: re.Match[str]) -> str:
-    return f"The {m.group('what')} `{m.group('name')}` does not exist in the test database: create the schema (run migrations) in the test setup, and check the name."
+    return f"The {m.group('what')} `{m.group('name')}` does not exist in the database the test uses."
 
 
 def _bcrypt(ctx: HintContext, m: re.Match[str]) -> str:
-    return ("Check that the user exists before calling bcrypt.compare: a missing user or hash passes null/undefined "
-            "and compare throws a TypeError — answer 401 for an unknown user instead.")  # fmt: skip
+    return f"bcrypt's compare was called without its data or its hash (null/undefined){ctx.where_of(m)}."
 
 
 def _undefined_access(ctx: HintContext, m: re.Match[str]) -> str:
     prop, what = m.group("prop"), m.group("what")
-    return (f"A value is {what} where the code reads `{prop}`{ctx.where_of(m)}: check it exists before the access "
-            "(a missing request field, a lookup that found nothing, a function without `return`).")  # fmt: skip
+    return f"A value is {what} where the code reads `{prop}`{ctx.where_of(m)}."
 
 
 def _none_attr(ctx: HintContext, m: re.Match[str]) -> str:
     attr = m.group("attr") or m.group("attr2").replace("is not ", "")
-    return (f"A value is None where the code uses `{attr}`{ctx.where_of(m)}: a function returned nothing or a "
-            "lookup found no row; guard the None case or make that function return a value.")  # fmt: skip
+    return f"A value is None where the code uses `{attr}`{ctx.where_of(m)}."
 
 
 def _nil_pointer(ctx: HintContext, m: re.Match[str]) -> str:
-    return (f"A nil pointer is dereferenced{ctx.where_of(m)}: a constructor or lookup returned nil (check its error "
-            "return) or a struct field was never initialised.")  # fmt: skip
+    return f"A nil pointer is dereferenced{ctx.where_of(m)}."
 
 
 def _nil_map(ctx: HintContext, m: re.Match[str]) -> str:
     return (
-        f"A map is written before it was created{ctx.where_of(m)}: initialise it with make() (or in the constructor)."
+        f"A map is written while it is nil (never created with make()){ctx.where_of(m)}."
     )
 
 
 def _unwrap(ctx: HintContext, m: re.Match[str]) -> str:
     if m.group("kind") == "Option":
-        return f"`unwrap()` met a None{ctx.where_of(m)}: the value is absent for this input; handle it with match / if let / `?` or make it present."
-    return f"`unwrap()` met an Err{ctx.where_of(m)}: the operation failed for this input; handle or propagate the error (`?`) and fix its cause."
+        return f"`unwrap()` met a None{ctx.where_of(m)}: the value is absent for this input."
+    return f"`unwrap()` met an Err{ctx.where_of(m)}: the operation failed for this input."
 
 
 def _timeout(ctx: HintContext, m: re.Match[str]) -> str:
-    return ("An asynchronous step never finished in time: look for a missing await/return on a promise, a callback "
-            "or done() never called, or a network/database call that should be mocked.")  # fmt: skip
+    return f"A step did not finish within its time limit (the runner's timeout){ctx.where}."
 
 
 def _hang(ctx: HintContext, m: re.Match[str]) -> str:
-    return ("The test was still running when the time limit hit and was killed with its child processes: look for "
-            "an infinite loop, a blocking read or input(), or a server / subprocess the test never stops.")  # fmt: skip
+    return "The test was still running when the time limit hit and was killed with its child processes."
 
 
 def _go_timeout(ctx: HintContext, m: re.Match[str]) -> str:
     place = f" while in `{m.group('func')}` ({m.group('at')})" if m.group("func") else ""
-    return (f"go test's -timeout ({m.group('after')}) stopped `{m.group('test')}`{place}: look for a loop whose exit "
-            "condition this input never reaches, or a channel send/receive, lock or WaitGroup with no partner.")  # fmt: skip
+    return f"go test's -timeout ({m.group('after')}) stopped `{m.group('test')}`{place}: it was still running."
 
 
 def _not_installed(ctx: HintContext, m: re.Match[str]) -> str:
-    return (f"`{m.group('cmd')}` is not installed where the test script runs it: install the project's dependencies "
-            "(devDependencies included), or run the script's test step without it.")  # fmt: skip
+    return f"`{m.group('cmd')}` is not found where the test script runs it (the shell says so)."
 
 
 def _unhandled(ctx: HintContext, m: re.Match[str]) -> str:
-    return ("A promise rejected (or an error was thrown) outside any test, so the run fails even though the tests "
-            f"passed{ctx.where_of(m)}: await that promise or add a .catch, and make sure timers/handlers end with the test.")  # fmt: skip
+    return f"An error was not handled (a promise rejected or an error thrown outside any test's check){ctx.where_of(m)}."
 
 
 def _conn_refused(ctx: HintContext, m: re.Match[str]) -> str:
-    return (f"Nothing listens on {m.group('addr') or 'that address'} when the test connects: start the server (and "
-            "wait until it listens) in the setup, or mock the external service.")  # fmt: skip
+    return f"Nothing listens on {m.group('addr') or 'that address'} when the test connects (connection refused)."
 
 
 def _addr_in_use(ctx: HintContext, m: re.Match[str]) -> str:
-    return "The port is already taken (an earlier server was not closed): listen on port 0 and close the server in teardown."
+    return "The port is already taken when the test listens on it."
 
 
 # methods that only one built-in type has: `x.match is not a function` means x is not a string
@@ -166,9 +148,8 @@ def _method_of_one_type(ctx: HintContext) -> tuple[str, str, str] | None:
 
 def _wrong_receiver(ctx: HintContext, m: re.Match[str], found: tuple[str, str, str]) -> str:
     receiver, method, owner = found
-    return (f"`{receiver}` is not {owner} where the code calls `.{method}()` on it{ctx.where_of(m)}: a value of "
-            f"another type reaches this code (check what the caller passes, and convert it to {owner} there "
-            "or reject it).")  # fmt: skip
+    return (f"`{receiver}` is not {owner} where the code calls `.{method}()` on it{ctx.where_of(m)} (only {owner} "
+            f"has `.{method}()`): a value of another type reaches this code.")  # fmt: skip
 
 
 def _bare_name(ctx: HintContext) -> str | None:
@@ -178,48 +159,44 @@ def _bare_name(ctx: HintContext) -> str | None:
 
 
 def _not_a_function(ctx: HintContext, m: re.Match[str], name: str) -> str:
-    return (f"`{name}` is not a function{ctx.where_of(m)}: the name is bound to something else — the import brings "
-            "another value (default vs named export, CommonJS vs ESM), or a variable shadows it.")  # fmt: skip
+    return f"`{name}` is not a function{ctx.where_of(m)}: the name is bound to another value there."
 
 
 def _signature(ctx: HintContext, m: re.Match[str]) -> str:
-    return (f"`{m.group('func')}` is called with arguments its signature does not take ({m.group('detail')}): update the "
-            "call site or the function definition so they agree.")  # fmt: skip
+    return f"`{m.group('func')}` is called with arguments its signature does not take ({m.group('detail')})."
 
 
 def _key_error(ctx: HintContext, m: re.Match[str]) -> str:
-    return (f"KeyError: the mapping has no key {m.group('key')}{ctx.where_of(m)}: the key is spelt differently where "
-            "it is built, or it is optional and needs `.get()` with a default.")  # fmt: skip
+    return f"KeyError: the mapping has no key {m.group('key')}{ctx.where_of(m)}."
 
 
 def _index(ctx: HintContext, m: re.Match[str]) -> str:
     said = m.group("said").strip().removesuffix("[recovered]").strip()
-    return (f"An index runs past the end of a sequence ({said}){ctx.where_of(m)}: check the length first (empty "
-            "input?) and the loop bounds.")  # fmt: skip
+    return f"An index runs past the end of a sequence ({said}){ctx.where_of(m)}."
 
 
 def _zero_div(ctx: HintContext, m: re.Match[str]) -> str:
-    return f"Division by zero{ctx.where_of(m)}: guard the empty or zero case (e.g. an average of no items) before dividing."
+    return f"Division by zero ({m.group(0)}){ctx.where_of(m)}: the divisor is zero there for this input."
 
 
 def _recursion(ctx: HintContext, m: re.Match[str]) -> str:
-    return f"Unbounded recursion{ctx.where_of(m)}: the base case is never reached for this input, or two functions call each other."
+    return f"The recursion is too deep: the stack limit was hit{ctx.where_of(m)}."
 
 
 def _overflow(ctx: HintContext, m: re.Match[str]) -> str:
-    return f"Integer overflow{ctx.where_of(m)}: use a wider type or checked/saturating arithmetic, or bound the input."
+    return f"Integer overflow{ctx.where_of(m)}: the result does not fit its type."
 
 
 def _bad_literal(ctx: HintContext, m: re.Match[str]) -> str:
-    return f"Converting {m.group('value') or m.group('v2')} to a number fails{ctx.where_of(m)}: validate or clean the input (and reject it with a clear error) before converting."
+    return f"Converting {m.group('value') or m.group('v2')} to a number fails{ctx.where_of(m)}."
 
 
 def _fixture(ctx: HintContext, m: re.Match[str]) -> str:
-    return f"The test asks for fixture `{m.group('name')}`, which no conftest.py or plugin defines: define it or fix the name."
+    return f"The test asks for fixture `{m.group('name')}`, which no conftest.py or plugin defines."
 
 
 def _snapshot(ctx: HintContext, m: re.Match[str]) -> str:
-    return "The output no longer matches the stored snapshot: if the change is intended update the snapshot (-u), otherwise find what changed the rendering."
+    return "The output no longer matches the stored snapshot."
 
 
 def _coverage(ctx: HintContext, m: re.Match[str], _run: bool) -> str:
@@ -242,20 +219,29 @@ _NOT_A_FUNCTION = re.compile(r"TypeError: (?P<name>[\w$.]+(?:\(\.\.\.\))?) is no
 def _rule(
     name: str, pattern: re.Pattern[str], what: str, says: Callable[..., str], *more: Premise[HintContext]
 ) -> Rule[HintContext]:
+    """A rule on an error raised while the code ran: the runtime's words, never the unit's own (said_by_runtime)."""
+    voice = said_by_runtime(pattern, what)
+    return Rule(name, (said(pattern, what), *more, voice), lambda ctx, *found: says(ctx, *found[:-1]))
+
+
+def _run_rule(
+    name: str, pattern: re.Pattern[str], what: str, says: Callable[..., str], *more: Premise[HintContext]
+) -> Rule[HintContext]:
+    """A rule on what the runner, the shell or the compiler said about the run (not an error the code raised)."""
     return Rule(name, (said(pattern, what), *more), says)
 
 
 ERROR_RULES: tuple[Rule[HintContext], ...] = (
-    _rule("coverage threshold", re.compile(
+    _run_rule("coverage threshold", re.compile(
         r"coverage threshold for (?P<what>\w+) \((?P<want>[\d.]+%)\) not met: (?P<got>[\d.]+%)|"
         r"Coverage for (?P<what2>\w+) \((?P<got2>[\d.]+%)\) does not meet (?:the )?(?:global )?threshold \((?P<want2>[\d.]+%)\)",
         _I), "a coverage threshold was not met", _coverage,
           Premise("no test failed", "the failure is the run's own: its exit is non-zero and no test failed", _run_failure)),
-    _rule("killed at the time limit", re.compile(r"did not finish within [\d.]+ ?s"), "the run hit the time limit", _hang),
-    _rule("go test -timeout", re.compile(
+    _run_rule("killed at the time limit", re.compile(r"did not finish within [\d.]+ ?s"), "the run hit the time limit", _hang),
+    _run_rule("go test -timeout", re.compile(
         r"^panic: test timed out after (?P<after>\S+): (?P<test>\S+) was still running(?:, in (?P<func>\S+) at (?P<at>\S+))?",
         re.M), "go test's -timeout stopped a test", _go_timeout),
-    _rule("command not installed",
+    _run_rule("command not installed",
           re.compile(r"^(?:(?:/bin/)?(?:ba)?sh: (?:line )?\d+: )(?P<cmd>[\w.@/+-]+): (?:command )?not found$", re.M),
           "a command was not found", _not_installed),
     _rule("unhandled rejection", re.compile(r"Unhandled (?:Rejection|Error|errors?)\b", _I),
@@ -274,7 +260,7 @@ ERROR_RULES: tuple[Rule[HintContext], ...] = (
           "a module lacks an export", _no_export),
     _rule("syntax error", re.compile(r"\b(?:SyntaxError|IndentationError|TabError)\b"), "a syntax error", _syntax),
     _rule("conftest crash", re.compile(r"^conftest failed to load"), "conftest.py failed to load", _conftest),
-    _rule("compile error", re.compile(r"^error\[E\d+\]: .*|^.*\.go:\d+:\d+: .*|\[build failed\]|could not compile", re.M),
+    _run_rule("compile error", re.compile(r"^error\[E\d+\]: .*|^.*\.go:\d+:\d+: .*|\[build failed\]|could not compile", re.M),
           "the code does not compile", _compile),
     _rule("DB constraint", re.compile(
         r"(?P<kind>UNIQUE|NOT NULL|FOREIGN KEY|CHECK) constraint failed(?::\s*(?P<col>[\w.]+))?", _I),
@@ -323,7 +309,9 @@ ERROR_RULES: tuple[Rule[HintContext], ...] = (
     _rule("index out of range", re.compile(
         r"(?P<said>IndexError[^\n]*|RangeError: (?:Invalid array length|offset)[^\n]*|index out of (?:range|bounds)[^\n]*)"),
           "an index is out of range", _index),
-    _rule("division by zero", re.compile(r"ZeroDivisionError|divide by zero|division by zero", _I),
+    _rule("division by zero", re.compile(
+        r"ZeroDivisionError|attempt to (?:divide|calculate the remainder)\b[^\n]*\bby zero|integer divide by zero|"
+        r"RangeError: Division by zero|DivideByZeroException"),
           "a division by zero", _zero_div),
     _rule("recursion", re.compile(
         r"RecursionError|Maximum call stack size exceeded|stack overflow|goroutine stack exceeds"),

@@ -136,14 +136,42 @@ def _facts(ctx: HintContext, lead: str | None) -> str:
         parts.append(f"the runner printed the values abbreviated, so they are not known: {ops.labels[0]} "
                      f"{_clip(ops.first)}, {ops.labels[1]} {_clip(ops.second)}")  # fmt: skip
     elif error:
-        parts.append(f"{error} was raised{ctx.where or ' while the test ran'}")
+        said = (raised(ctx) or (None, ""))
+        message = f": {_printed(said[1], 200)}" if said[0] == error and said[1] else ""
+        parts.append(f"{error} was raised{ctx.where or ' while the test ran'}{message}")
     else:
         statement = _failing_statement(f.detail)
         if statement:
             frame = source_frame(ctx.evidence, None, ctx.root)
             parts.append(f"`{_clip(statement)}`{f' at {frame}' if frame else ''} does not hold and the values it "
                          "checks were not reported (assert a comparison, `a == b`, so the runner shows both)")  # fmt: skip
+        elif _says_more(f):
+            parts.append(f"the runner said: {_printed(f.message, 300)}")
+    if pair is not None and _several_messages(f.message):
+        parts.append(f"the whole message: {_printed(f.message, 300)}")
     return "; ".join(p.rstrip(".") for p in parts) + "."
+
+
+def _printed(text: str, limit: int) -> str:
+    """A runner's text quoted as printed (its lines joined by ` / `), clipped to `limit`."""
+    return "«" + _clip(" / ".join(line.strip() for line in text.strip().splitlines() if line.strip()), limit) + "»"
+
+
+def _says_more(f: TestFailure) -> bool:
+    """The message says more than the test's name or a bare `failed`."""
+    text = f.message.strip()
+    return bool(text) and text not in (f.name.strip(), "failed", "failed (no message)", "not ok")
+
+
+def _several_messages(message: str) -> bool:
+    """The message is several messages (a Go test's t.Errorf lines), not one value's lines or a diff: only the first
+    was read as a pair, so the rest is shown whole."""
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    return len(lines) > 1 and not any(line[0] in "+-<>|{}[]" or _LABEL_LINE.match(line) for line in lines)
+
+
+# a line that labels one value (jest's `Expected:`, a doctest's `Got:`, Rust's `left:`) or explains one (pytest)
+_LABEL_LINE = re.compile(r"^(?:Expected|Received|Got|expected|actual|left|right|want|got)\s*:|^E\s|^where\b")
 
 
 def _failing_statement(detail: str) -> str | None:

@@ -178,7 +178,7 @@ def test_node_assert_diff_gives_both_values_when_node_leaves_them_out():
     failure = make_failure("t", message=error)
     assert failure.got == "undefined" and "produced nothing" in build_hint(failure)
     missing = make_failure("npm-test: run failed", message="> pkg@1.0.0 test:typescript\n> tsd\nsh: 1: tsd: not found")
-    assert build_hint(missing).startswith("`tsd` is not installed where the test script runs it")
+    assert build_hint(missing).startswith("`tsd` is not found where the test script runs it")
 
 
 GO_CMP = Path(__file__).resolve().parent / "corpus" / ".cache" / "go-cmp-0.5.9"

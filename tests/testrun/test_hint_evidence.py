@@ -29,6 +29,7 @@ def words(tmp_path_factory):
 # sides from a structured source -------------------------------------------------------------------------
 
 
+@pytest.mark.system
 def test_a_parametrized_value_is_the_expected_side_against_a_call(words):
     # `assert ordinalized == f"{number}{ordinal(number)}"`: the left operand is the test's own data (a direct
     # parametrize argument), the right one calls the code, so pytest's convention (right = expected) is overruled
@@ -37,6 +38,7 @@ def test_a_parametrized_value_is_the_expected_side_against_a_call(words):
     assert hint.hint.startswith("The text ends in 'rd' where 'th' is expected ('13rd' where '13th' is expected"), hint.hint
 
 
+@pytest.mark.system
 def test_an_indirect_parameter_is_not_the_tests_data(words):
     # `indirect=True`: the value went through a fixture, so nothing overrules pytest's convention
     hint = by_name(words, "tests/test_words.py::test_indirect_parameter[abc]").hint
@@ -69,16 +71,19 @@ FAIL
 # exceptions read where they were raised and against the test's own code ----------------------------------
 
 
+@pytest.mark.system
 def test_another_exception_than_the_test_expects(words):
     hint = by_name(words, "tests/test_words.py::test_unknown_color").hint
     assert hint.startswith("KeyError ('#123456') is raised (at words/__init__.py:24) where the test expects ValueError")
 
 
+@pytest.mark.system
 def test_a_method_used_as_a_value(words):
     hint = by_name(words, "tests/test_words.py::test_capitalize").hint
     assert "(at words/__init__.py:15): a function or method (builtin_function_or_method) is used as a value" in hint
 
 
+@pytest.mark.system
 def test_an_error_raised_inside_a_library_names_the_projects_call(words):
     failure = by_name(words, "tests/test_words.py::test_dasherize")
     assert failure.hint.startswith("re.error: invalid group reference 1 at position 2 — raised inside the standard "
@@ -87,6 +92,7 @@ def test_an_error_raised_inside_a_library_names_the_projects_call(words):
     assert "does not hold" not in failure.hint  # the library's `raise` line is no check of the test
 
 
+@pytest.mark.system
 def test_a_thrown_errors_field_is_read_from_nodes_diff(tmp_path):
     if shutil.which("node") is None:
         pytest.fail("node is not installed: run scripts/install-fixtures.sh (make test does)")
