@@ -203,8 +203,7 @@ def _coverage(ctx: HintContext, m: re.Match[str], _run: bool) -> str:
     what = m.group("what") or m.group("what2") or "the code"
     want, got = m.group("want") or m.group("want2"), m.group("got") or m.group("got2")
     return (f"No test failed: the run fails because the coverage of {what} ({got}) is below the project's threshold "
-            f"({want}). A run of some tests only (targets, --last-failed) covers less of the code: run the whole "
-            "suite to judge coverage, or test the code that is not covered.")  # fmt: skip
+            f"({want}).")  # fmt: skip
 
 
 def _run_failure(ctx: HintContext) -> bool:

@@ -288,7 +288,7 @@ def _half(p: Pair, sided: bool, numbers: tuple[Any, Any], half: bool, why: str) 
 def _reciprocals(p: Pair) -> bool:
     n = numbers(p)
     return (n is not None and 0 not in n and abs(n[0]) != 1 and n[0] != n[1]
-            and math.isclose(n[0] * n[1], 1, rel_tol=1e-3))  # fmt: skip
+            and math.isclose(n[0] * n[1], 1, rel_tol=1e-6))  # fmt: skip
 
 
 def _reciprocal(p: Pair, sided: bool, numbers: tuple[Any, Any], found: bool) -> str:

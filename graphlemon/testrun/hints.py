@@ -34,14 +34,7 @@ from .rust_source import doc_test
 # a framework's own rule (over the failure's HintContext)
 FrameworkRule = Rule[HintContext]
 
-_PHASES = (
-    ("setup", "so the test body never ran", "make that fixture work for this test before looking at the test body."),
-    (
-        "teardown",
-        "after the test body ran",
-        "make its cleanup cope with what the test leaves behind (closed connections, removed files).",
-    ),
-)
+_PHASES = (("setup", "so the test body never ran"), ("teardown", "after the test body ran"))
 
 
 @dataclass(frozen=True)
@@ -68,13 +61,13 @@ def hint_for(failure: TestFailure, root: Path | None = None, rules: Sequence[Fra
     hint = (
         Hint(f"{lead}. {specific}" if lead else specific, "specific") if specific else Hint(_facts(ctx, lead), "facts")
     )
-    for phase, consequence, advice in _PHASES:
+    for phase, consequence in _PHASES:
         if failure.message.startswith(f"error in {phase}"):
             error = error_type(ctx) or "an error"
             phase_lead = f"The test's {phase} (a fixture or hook) raised {error}{ctx.where}, {consequence}"
             if hint.confidence == "specific":
                 return Hint(f"{phase_lead}. {hint.text}", "specific")
-            return Hint(f"{phase_lead}: {advice}", "specific")
+            return Hint(f"{phase_lead}.", "specific")
     return hint
 
 
