@@ -91,8 +91,8 @@ def _quotes(p: Pair, strings: bool, marks: tuple[str, ...]) -> str:
 # --- a separator for another -----------------------------------------------------------------------------
 
 
-def _separator_swap(p: Pair) -> tuple[str, str, int] | None:
-    """(expected's mark, produced mark, how many places) when the texts differ only where one punctuation mark
+def _one_swap(p: Pair) -> tuple[str, str, int] | None:
+    """(expected's character, produced character, how many places) when the texts differ only where one character
     stands for another, the same two every time."""
     e, g = _texts(p)
     if len(e) != len(g) or e == g:
@@ -101,9 +101,13 @@ def _separator_swap(p: Pair) -> tuple[str, str, int] | None:
     if len(swaps) != 1:
         return None
     (a, b) = next(iter(swaps))
-    if not (_punctuation(a) and _punctuation(b)):
-        return None
     return a, b, sum(1 for x, y in zip(e, g, strict=True) if x != y)
+
+
+def _separator_swap(p: Pair) -> tuple[str, str, int] | None:
+    """`_one_swap` where both characters are punctuation marks."""
+    swap = _one_swap(p)
+    return swap if swap and _punctuation(swap[0]) and _punctuation(swap[1]) else None
 
 
 def _separator(p: Pair, strings: bool, swap: tuple[str, str, int]) -> str:
@@ -120,18 +124,9 @@ def _separator(p: Pair, strings: bool, swap: tuple[str, str, int]) -> str:
 
 
 def _char_swap(p: Pair) -> tuple[str, str, int] | None:
-    """(expected's character, produced character, how many places) when the texts differ only where one character
-    that is neither a letter nor a digit stands for another, the same two every time."""
-    e, g = _texts(p)
-    if len(e) != len(g) or e == g:
-        return None
-    swaps = {(a, b) for a, b in zip(e, g, strict=True) if a != b}
-    if len(swaps) != 1:
-        return None
-    (a, b) = next(iter(swaps))
-    if a.isalnum() or b.isalnum():
-        return None
-    return a, b, sum(1 for x, y in zip(e, g, strict=True) if x != y)
+    """`_one_swap` where neither character is a letter or a digit."""
+    swap = _one_swap(p)
+    return swap if swap and not swap[0].isalnum() and not swap[1].isalnum() else None
 
 
 def char_name(ch: str) -> str:
