@@ -206,6 +206,11 @@ def _coverage(ctx: HintContext, m: re.Match[str], _run: bool) -> str:
             f"({want}).")  # fmt: skip
 
 
+def _did_not_raise(ctx: HintContext, m: re.Match[str]) -> str:
+    return (f"The code returned without raising where the test expects an exception (the check says "
+            f"\"{m.group(0).strip()}\"){ctx.own_place}.")  # fmt: skip
+
+
 def _run_failure(ctx: HintContext) -> bool:
     """The failure is the run's own (a non-zero exit no failing test explains), not a test's."""
     return ctx.failure.name.endswith(": run failed") or ctx.failure.name == "test command failed"
@@ -240,6 +245,11 @@ ERROR_RULES: tuple[Rule[HintContext], ...] = (
     _run_rule("go test -timeout", re.compile(
         r"^panic: test timed out after (?P<after>\S+): (?P<test>\S+) was still running(?:, in (?P<func>\S+) at (?P<at>\S+))?",
         re.M), "go test's -timeout stopped a test", _go_timeout),
+    _run_rule("nothing raised", re.compile(
+        r"Missing expected (?:exception|rejection)\b[^\n]*|Received function did not throw|\bDID NOT RAISE\b[^\n]*|"
+        r"^(?:AssertionError: )?\w+(?:Error|Exception) not raised\b[^\n]*|test did not panic as expected"
+        r"|expected \[Function[^\]\n]*\] to throw\b[^\n]*", re.M),
+        "the check expected an exception and none was raised", _did_not_raise),
     _run_rule("command not installed",
           re.compile(r"^(?:(?:/bin/)?(?:ba)?sh: (?:line )?\d+: )(?P<cmd>[\w.@/+-]+): (?:command )?not found$", re.M),
           "a command was not found", _not_installed),

@@ -144,6 +144,30 @@ def _char_swapped(p: Pair, strings: bool, swap: tuple[str, str, int]) -> str:
             f"text, {char_name(b)} in the {p.labels[1]} one ({places}: {_shown(p)}).")  # fmt: skip
 
 
+# --- the same number written another way -------------------------------------------------------------------
+
+_NUMERAL = re.compile(r"(?<![\w.,])-?\d+(?:\.\d+)?(?![\w.,]?\d)")
+
+
+def _renumbered(p: Pair) -> tuple[tuple[str, str], ...] | None:
+    """The numerals that differ, when the texts are the same but for numerals that are equal as numbers and
+    written another way (`1.0000kB` for `1kB`): each pair (expected's, produced)."""
+    e, g = _texts(p)
+    ne, ng = _NUMERAL.findall(e), _NUMERAL.findall(g)
+    if e == g or not ne or len(ne) != len(ng) or _NUMERAL.sub("#", e) != _NUMERAL.sub("#", g):
+        return None
+    if any(float(a) != float(b) for a, b in zip(ne, ng, strict=True)):
+        return None
+    changed = tuple((a, b) for a, b in zip(ne, ng, strict=True) if a != b)
+    return changed or None
+
+
+def _renumbered_says(p: Pair, sided: bool, strings: bool, changed: tuple[tuple[str, str], ...]) -> str:
+    a, b = changed[0]
+    return (f"The same number written another way: {b} where {a} is expected — equal as numbers, the rest of the "
+            f"text the same ({_shown(p)}).")  # fmt: skip
+
+
 # --- the same words in another order ------------------------------------------------------------------------
 
 
@@ -228,6 +252,9 @@ TEXT_RULES: tuple[Rule[Pair], ...] = (
     Rule("ending replaced", (SIDES, STRINGS, Premise("another ending", "two short texts (60 characters at most) share "
          "a start at least as long as their different endings, which are short and hold no digit", _other_ending)),
          _ending),
+    Rule("a number written another way", (SIDES, STRINGS, Premise("numerals written another way", "the texts are "
+         "the same but for numerals that are equal as numbers and written another way", _renumbered)),
+         _renumbered_says),
     Rule("same words, another order", (STRINGS, Premise("the same words reordered", "both texts hold the same "
          "words, as many of each, in another order, between the same separators", _reordered_words)),
          _reordered_says),

@@ -58,6 +58,8 @@ def hint_for(failure: TestFailure, root: Path | None = None, rules: Sequence[Fra
         ctx
     )
     lead = _call_lead(ctx)
+    if specific and _several_messages(failure.message):  # the rule read the first: the others are shown whole
+        specific = f"{specific.rstrip('.')}. The whole message: {_printed(failure.message, 300)}."
     hint = (
         Hint(f"{lead}. {specific}" if lead else specific, "specific") if specific else Hint(_facts(ctx, lead), "facts")
     )

@@ -128,9 +128,17 @@ def test_kinds_of_difference_are_named():
         ("'one, two and three'", "'one, three and two'"): "same words in another order",
         ("2", "0.5"): "reciprocal",
         ("1024", "1"): "1/1024 of",
+        ("'1.024kB'", "'1.0240kB'"): "1.0240 where 1.024 is expected",
     }
     for (expected, got), said in cases.items():
         text, confidence = _hint("AssertionError", expected=expected, got=got)
         assert said in text and confidence == "specific", text
     text, confidence = _hint("AssertionError", expected="443", got="433")
     assert confidence == "facts" and "443" in text and "433" in text
+
+
+def test_a_check_that_expected_an_exception_says_none_was_raised():
+    for message in ("AssertionError [ERR_ASSERTION]: Missing expected exception (Error).",
+                    "Failed: DID NOT RAISE <class 'ValueError'>", "AssertionError: ValueError not raised"):  # fmt: skip
+        text, confidence = _hint(message, file="t.js", line=3)
+        assert "without raising" in text and "(at t.js:3)" in text and confidence == "specific", text
