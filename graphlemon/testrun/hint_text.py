@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from decimal import Decimal
 
 from .hint_pair import SIDES, STRINGS, Pair, clip, text_repr
 from .hint_premises import Premise, Rule
@@ -156,7 +157,7 @@ def _renumbered(p: Pair) -> tuple[tuple[str, str], ...] | None:
     ne, ng = _NUMERAL.findall(e), _NUMERAL.findall(g)
     if e == g or not ne or len(ne) != len(ng) or _NUMERAL.sub("#", e) != _NUMERAL.sub("#", g):
         return None
-    if any(float(a) != float(b) for a, b in zip(ne, ng, strict=True)):
+    if any(Decimal(a) != Decimal(b) for a, b in zip(ne, ng, strict=True)):  # exact: no float rounding
         return None
     changed = tuple((a, b) for a, b in zip(ne, ng, strict=True) if a != b)
     return changed or None
