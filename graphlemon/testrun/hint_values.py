@@ -303,10 +303,11 @@ def _scale(p: Pair) -> str | None:
     if n is None or 0 in n:
         return None
     e, g = n
+    exact = isinstance(e, int) and isinstance(g, int)  # integers compared exactly: 10000000001 is not 10 x 10^9
     for k in _SCALES:
-        if math.isclose(g, e * k, rel_tol=1e-9):
+        if (g == e * k) if exact else math.isclose(g, e * k, rel_tol=1e-9):
             return f"{k} times"
-        if math.isclose(g * k, e, rel_tol=1e-9):
+        if (g * k == e) if exact else math.isclose(g * k, e, rel_tol=1e-9):
             return f"1/{k} of"
     return None
 

@@ -135,6 +135,7 @@ def test_kinds_of_difference_are_named():
         assert said in text and confidence == "specific", text
     big = _hint("AssertionError", expected="'-9223372036854775808'", got="'-9223372036854775809'")[0]
     assert "written another way" not in big  # equal as floats, not as numbers
+    assert "times" not in _hint("AssertionError", expected="1000000000", got="10000000001")[0]
     text, confidence = _hint("AssertionError", expected="443", got="433")
     assert confidence == "facts" and "443" in text and "433" in text
 
