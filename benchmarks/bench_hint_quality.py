@@ -17,6 +17,11 @@ complete) and per failing test what a specific and true hint would say, or that 
 
 `--code DIR` runs another checkout's graphlemon on the same suites (the "before" column: main's).
 BENCH_SMOKE=1: only the three local Python suites (a few seconds).
+
+`--split heldout`: the held-out split instead (tests/testrun/corpus/heldout.json, labels in heldout_labels.json):
+eight real projects the corpus never used, planted and labelled from their native output by a red team that had
+not read the hint code, frozen before the hint rules changed (heldout/native/ keeps the output each label was read
+from). Installed by `make fixtures` like the corpus; not part of pytest's suite; BENCH_SMOKE=1 does not run it.
 """
 
 from __future__ import annotations
@@ -31,6 +36,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LABELS = ROOT / "tests" / "testrun" / "corpus" / "labels.json"
+# the held-out splits: split name -> (its suites and packages, its frozen labels)
+CORPUS = ROOT / "tests" / "testrun" / "corpus"
+HELDOUT_SPLITS = {name: (CORPUS / f"{name}.json", CORPUS / f"{name}_labels.json") for name in ("heldout", "heldout2")}
 SMOKE_SUITES = ("py-reprs", "py-numeric", "py-doctest")
 # the generic fallbacks of a checkout that has no `hint_confidence`: they state no finding, so they are facts
 OLD_GENERIC = (
@@ -120,8 +128,9 @@ def judge(result: dict | None, objects: int, labels: dict) -> dict:
     return row
 
 
-def measure(code: Path, suites, corpus, labels: dict) -> None:
+def measure(code: Path, suites, corpus, labels: dict, dump: Path | None = None) -> None:
     print(f"graphlemon from {code}")
+    dumped: dict[str, list[dict]] = {}
     print(
         f"{'suite':<22} {'failures':>8} {'counts':>7} {'named':>7} {'specific':>9} {'facts':>6} {'wrong':>6} {'json':>5}"
     )
@@ -134,6 +143,8 @@ def measure(code: Path, suites, corpus, labels: dict) -> None:
             env = {**corpus.ENV, "CARGO_TARGET_DIR": str(Path(tmp) / "cargo-target")}
             result, objects = run_cli(code, project, suite, env)
         row = judge(result, objects, label)
+        if dump is not None:
+            dumped[suite.id] = [_dumped(f, label) for f in (result or {}).get("failures", [])]
         n = row["specific"] + row["facts"] + row["wrong"]
         print(f"{suite.id:<22} {n:8d} {'yes' if row['counts'] else 'NO':>7} {row['named']:>3}/{row['labelled']:<3} "
               f"{row['specific']:9d} {row['facts']:6d} {row['wrong']:6d} {'yes' if row['json'] else 'NO':>5}")  # fmt: skip
@@ -150,6 +161,33 @@ def measure(code: Path, suites, corpus, labels: dict) -> None:
           f"{total['specific']:9d} {total['facts']:6d} {total['wrong']:6d} {total['json']:>3}/{total['suites']}")  # fmt: skip
     print(f"specific and true {total['specific'] / n:.0%}, facts only {total['facts'] / n:.0%}, "
           f"wrong {total['wrong'] / n:.0%} of {total['failures']} failures")  # fmt: skip
+    if dump is not None:
+        dump.write_text(json.dumps(dumped, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"every failure's hint: {dump}")
+
+
+def _dumped(failure: dict, labels: dict) -> dict:
+    """One failure as the result gave it, with the bench's verdict (for reading every hint whole, by hand)."""
+    key = failure_key(failure)
+    if key not in labels["failures"]:
+        key = f"{key} @{failure.get('file')}"
+    label = labels["failures"].get(key)
+    keep = ("name", "subtest", "file", "line", "message", "expected", "got", "hint_confidence", "hint")
+    return {**{k: failure.get(k) for k in keep}, "verdict": verdict(failure, label), "label": label}
+
+
+def heldout_suites(corpus, split: str = "heldout") -> list:
+    """A held-out split's suites (heldout.json, heldout2.json) as the corpus's Suite records: every plant applied, in order."""
+    suites = []
+    for s in json.loads(HELDOUT_SPLITS[split][0].read_text(encoding="utf-8"))["suites"]:
+        (file, before, after), *more = s["plants"]
+        command = s.get("command")
+        suites.append(corpus.Suite(
+            s["id"], s["package"], tuple(s["green"]), tuple(s["bug"]), file, before, after, s["framework"],
+            targets=list(s.get("targets", [])), command=command.replace("{python}", sys.executable) if command else None,
+            framework_arg=s.get("framework_arg"), more_bugs=tuple(tuple(m) for m in more),
+            timeout=float(s.get("timeout", 300.0))))  # fmt: skip
+    return suites
 
 
 def main() -> None:
@@ -157,18 +195,34 @@ def main() -> None:
     parser.add_argument(
         "--code", type=Path, default=ROOT, help="a checkout whose graphlemon to measure (default: this one)"
     )
+    parser.add_argument(
+        "--split",
+        choices=("corpus", *HELDOUT_SPLITS),
+        default="corpus",
+        help="corpus: the labelled real-suite corpus (default); heldout, heldout2: the frozen held-out splits",
+    )
+    parser.add_argument("--dump", type=Path, help="write every failure's hint, facts and verdict to this JSON file")
     parser.add_argument("suites", nargs="*", help="suite ids (default: all; BENCH_SMOKE=1: the local Python ones)")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     from tests.testrun import test_real_suites as corpus  # noqa: E402
 
-    labels = json.loads(LABELS.read_text(encoding="utf-8"))["suites"]
-    wanted = args.suites or (SMOKE_SUITES if os.environ.get("BENCH_SMOKE") == "1" else [s.id for s in corpus.SUITES])
-    suites = [s for s in corpus.SUITES if s.id in wanted]
+    if args.split in HELDOUT_SPLITS:
+        if os.environ.get("BENCH_SMOKE") == "1":
+            print(f"the held-out split is not run at smoke size (BENCH_SMOKE=1): run it with --split {args.split}")
+            return
+        all_suites = heldout_suites(corpus, args.split)
+        labels = json.loads(HELDOUT_SPLITS[args.split][1].read_text(encoding="utf-8"))["suites"]
+        wanted = args.suites or [s.id for s in all_suites]
+    else:
+        all_suites = corpus.SUITES
+        labels = json.loads(LABELS.read_text(encoding="utf-8"))["suites"]
+        wanted = args.suites or (SMOKE_SUITES if os.environ.get("BENCH_SMOKE") == "1" else [s.id for s in all_suites])
+    suites = [s for s in all_suites if s.id in wanted]
     missing = [s.package for s in suites if not (corpus.CACHE / s.package / ".graphlemon-corpus-ok").is_file()]
     if missing:
         sys.exit(f"error[INVALID_PARAM]: the corpus is not installed ({', '.join(missing)}): run `make fixtures`")
-    measure(args.code.resolve(), suites, corpus, labels)
+    measure(args.code.resolve(), suites, corpus, labels, args.dump)
 
 
 if __name__ == "__main__":

@@ -47,9 +47,11 @@ fi
 corpus=tests/testrun/corpus
 cache=$corpus/.cache
 mkdir -p "$cache"
-python3 - "$corpus/corpus.json" <<'PY' | while IFS=$'\t' read -r registry name version source dev drop; do
+# heldout.json, heldout2.json: the held-out splits of bench_hint_quality.py (`--split heldout`, `--split heldout2`),
+# installed the same way
+python3 - "$corpus/corpus.json" "$corpus/heldout.json" "$corpus/heldout2.json" <<'PY' | while IFS=$'\t' read -r registry name version source dev drop; do
 import json, sys
-for p in json.load(open(sys.argv[1]))["packages"]:
+for p in [p for f in sys.argv[1:] for p in json.load(open(f))["packages"]]:
     print("\t".join([p["registry"], p["name"], p["version"], p.get("source", "-"),
                      " ".join(p.get("dev", [])) or "-", " ".join(p.get("drop_dependencies", [])) or "-"]))
 PY
@@ -117,12 +119,12 @@ PY
       ;;
   esac
   # `files`: what the package's repository has beside it but the archive leaves out (a monorepo's test config)
-  python3 - "$corpus/corpus.json" "$name" "$dest" <<'PY'
+  python3 - "$name" "$dest" "$corpus/corpus.json" "$corpus/heldout.json" "$corpus/heldout2.json" <<'PY'
 import json, pathlib, sys
-for p in json.load(open(sys.argv[1]))["packages"]:
-    if p["name"] == sys.argv[2]:
+for p in [p for f in sys.argv[3:] for p in json.load(open(f))["packages"]]:
+    if p["name"] == sys.argv[1]:
         for rel, text in p.get("files", {}).items():
-            pathlib.Path(sys.argv[3], rel).write_text(text)
+            pathlib.Path(sys.argv[2], rel).write_text(text)
 PY
   rm -rf "$cache/tmp"
   touch "$dest/.graphlemon-corpus-ok"

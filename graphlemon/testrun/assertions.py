@@ -1,64 +1,106 @@
-"""Expected / got from an assertion message, in the dialects of the frameworks we parse.
+"""The two compared values of an assertion message, with what the reporter says about them.
 
-Returns (expected, got) as short strings, or None where the message does not say. A pattern's
-expected group may be a fixed value (`"=True"`) where the dialect implies it (`assert not x`).
+Each dialect says which printed operand is expected, or does not: jest's `Expected:` / `Received:`,
+chai's `expected <actual> to equal <expected>`, node's `actual !== expected`, Go's `got X, want Y`
+and doctest's `Expected:` / `Got:` name their sides; pytest's `assert left == right` is read by
+pytest's own convention (the right side is expected) unless the assertion it printed says otherwise;
+Rust's `left:` / `right:` and unittest's `first != second` name no side. A printed Python assertion
+(pytest's `>` line, a traceback's quoted line) settles the sides when its operands do: a name such as
+`expected` / `want` against `actual` / `result`, one literal against a computed value (a literal
+is never what the code under test produced), or a directly parametrized argument of a pytest test (its
+data, written in the test file) against an expression that calls code. unittest's abbreviated reprs (`'abc[58 chars]xyz'`)
+are not values: they are kept as printed and marked `shortened`.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 import textwrap
+from dataclasses import dataclass, replace
 
 from .output_text import clip
+from .result_models import Operands, ValueGrammar
 
 VALUE_CHARS = 1_000_000  # compared whole (bounded); shortened for display after the hint (values.py)
-_PATTERNS: tuple[tuple[re.Pattern[str], str, str], ...] = (
+
+
+@dataclass(frozen=True)
+class Compared:
+    """Two operands in the order the reporter printed them, its labels for them, and which one is expected
+    (`expected_at` 0 or 1; None when the reporter does not say)."""
+
+    first: str
+    second: str
+    labels: tuple[str, str]
+    expected_at: int | None
+    grammar: ValueGrammar = "any"
+    data_names: tuple[str, ...] = ()  # names whose values are the test's own data (pytest's direct parametrize)
+
+    def operands(self, shortened: bool = False) -> tuple[str | None, str | None, Operands]:
+        """(expected, got, operands) for a TestFailure: the values are expected/got only when sided and whole."""
+        if self.expected_at is None or shortened:
+            kept = Operands(labels=self.labels, sided=self.expected_at is not None, grammar=self.grammar,
+                            shortened=shortened, first=self.first, second=self.second)  # fmt: skip
+            return None, None, kept
+        i = self.expected_at
+        values, labels = (self.first, self.second), self.labels
+        sided = Operands(labels=(labels[i], labels[1 - i]), sided=True, grammar=self.grammar)
+        return values[i], values[1 - i], sided
+
+
+def sided(expected: str, got: str, grammar: ValueGrammar, labels: tuple[str, str] = ("expected", "got")) -> Compared:
+    return Compared(expected, got, labels, 0, grammar)
+
+
+# (pattern, group printed first, group printed second, labels, index of the expected one or None, grammar)
+_Dialect = tuple[re.Pattern[str], str, str, tuple[str, str], int | None, ValueGrammar]
+_DIALECTS: tuple[_Dialect, ...] = (
     # jest / vitest expect(): "Expected: 401\nReceived: 500"
-    (
-        re.compile(r"^\s*Expected(?: value)?:\s*(?P<e>.+?)\s*\n\s*Received(?: value)?:\s*(?P<g>.+?)\s*$", re.M | re.S),
-        "e",
-        "g",
-    ),
+    (re.compile(r"^\s*Expected(?: value)?:\s*(?P<e>.+?)\s*\n\s*Received(?: value)?:\s*(?P<g>.+?)\s*$", re.M | re.S),
+     "e", "g", ("expected", "received"), 0, "js"),
+    # referee (sinon's assertions): "[assert.isTrue] Expected false to be true" (a boolean check: its value and the
+    # one it must have)
+    (re.compile(r"^\s*(?:AssertionError: )?\[(?:assert|refute)\.\w+\] Expected (?P<g>true|false) to be (?P<e>true|false)\s*$",
+                re.M), "g", "e", ("actual", "expected"), 1, "js"),
     # chai / vitest: "expected 500 to be 401", "expected [ 1 ] to deeply equal [ 2 ]"
-    (
-        re.compile(
-            r"expected (?P<g>.+?) to (?:be|equal|deeply equal|strictly equal|eql|have length|have property|include|match|be close to) (?P<e>.+?)(?: // Object\.is equality)?$",
-            re.M,
-        ),
-        "e",
-        "g",
-    ),
-    # node:assert: "500 !== 401" / "Expected values to be strictly equal:\n\n500 !== 401";
-    # unittest assertEqual(actual, expected): "AssertionError: 4 != 3"
-    (
-        re.compile(
-            r"^(?!.*\bassert )\s*(?:AssertionError: )?(?:(?:Lists|Tuples|Sets|Sequences|Dicts|Strings|Items) differ: )?"
-            r"(?P<g>\S.*?) !==? (?P<e>\S.*?)\s*$",
-            re.M,
-        ),
-        "e",
-        "g",
-    ),
-    # unittest assertTrue / assertFalse: "AssertionError: False is not true"
-    (re.compile(r"^(?:AssertionError: )?(?P<g>.+?) is not true$", re.M), "=True", "g"),
-    (re.compile(r"^(?:AssertionError: )?(?P<g>.+?) is not false$", re.M), "=False", "g"),
-    # pytest: "assert True is False", "assert x is None"
-    (re.compile(r"^(?:AssertionError: )?assert (?P<g>.+?) is (?P<e>True|False|None)$", re.M), "e", "g"),
-    # pytest: "assert 500 == 401"
-    (re.compile(r"assert (?P<g>.+?) == (?P<e>.+?)$", re.M), "e", "g"),
-    # pytest, a bare check: "assert False\n +  where False = is_even(4)" (a truthy value expected), and
-    # "assert not True\n +  where True = is_even(3)" (a falsy one)
-    (re.compile(r"^(?:AssertionError: )?assert (?P<g>False|None|0|''|\[\]|\{\})\s*$", re.M), "=True", "g"),
-    (re.compile(r"^(?:AssertionError: )?assert not (?P<g>.+?)\s*$", re.M), "=False", "g"),
-    # rust: "  left: 500\n right: 401" (and the older "left: `500`,\n right: `401`")
-    (re.compile(r"^\s*left:\s*`?(?P<g>.*?)`?,?\s*\n\s*right:\s*`?(?P<e>.*?)`?\s*$", re.M), "e", "g"),
+    (re.compile(r"expected (?P<g>.+?) to (?:be|equal|deeply equal|strictly equal|eql|have length|have property|"
+                r"include|match|be close to) (?P<e>.+?)(?: // Object\.is equality)?$", re.M),
+     "g", "e", ("actual", "expected"), 1, "js"),
+    # node:assert: "Expected values to be strictly equal:\n\n500 !== 401" (actual !== expected)
+    (re.compile(r"^\s*(?:AssertionError(?: \[ERR_ASSERTION\])?: )?(?P<g>\S.*?) !== (?P<e>\S.*?)\s*$", re.M),
+     "g", "e", ("actual", "expected"), 1, "js"),
+    # node:assert's legacy equal: "AssertionError [ERR_ASSERTION]: '0.5' == '2'" (its generated message is
+    # `inspect(actual) == inspect(expected)`; read only when each side is one whole value)
+    (_NODE_EQUAL := re.compile(r"^\s*AssertionError \[ERR_ASSERTION\]: (?P<g>\S.*?) == (?P<e>\S.*?)\s*$", re.M),
+     "g", "e", ("actual", "expected"), 1, "js"),
+    # unittest assertEqual(first, second): "AssertionError: 4 != 3" (no side is expected)
+    (re.compile(r"^(?!.*\bassert )\s*(?:AssertionError: )?(?:(?:Lists|Tuples|Sets|Sequences|Dicts|Strings|Items) "
+                r"differ: )?(?P<g>\S.*?) != (?P<e>\S.*?)\s*$", re.M),
+     "g", "e", ("first", "second"), None, "python"),
+    # pytest: "assert 500 == 401" (pytest's convention: the right side is expected)
+    (re.compile(r"assert (?P<g>.+?) == (?P<e>.+?)$", re.M), "g", "e", ("left", "right"), 1, "python"),
+    # rust: "  left: 500\n right: 401" (and the older "left: `500`,\n right: `401`"): no side is expected
+    (re.compile(r"^\s*left:\s*`?(?P<g>.*?)`?,?\s*\n\s*right:\s*`?(?P<e>.*?)`?\s*$", re.M),
+     "g", "e", ("left", "right"), None, "rust"),
     # testify: "expected: 401\n actual  : 500"
-    (re.compile(r"^\s*expected\s*:\s*(?P<e>.+?)\s*\n\s*actual\s*:\s*(?P<g>.+?)\s*$", re.M | re.I), "e", "g"),
+    (re.compile(r"^\s*expected\s*:\s*(?P<e>.+?)\s*\n\s*actual\s*:\s*(?P<g>.+?)\s*$", re.M | re.I),
+     "e", "g", ("expected", "actual"), 0, "go"),
     # go idiom: "got 500, want 401"
-    (re.compile(r"\bgot:? (?P<g>.+?),? want(?:ed)?:? (?P<e>.+?)$", re.M | re.I), "e", "g"),
+    (re.compile(r"\bgot:? (?P<g>.+?),? want(?:ed)?:? (?P<e>.+?)$", re.M | re.I), "g", "e", ("got", "want"), 1, "go"),
     # "expected 401, got 500" / "expected 401 but got 500"
-    (re.compile(r"\bexpected:? (?P<e>.+?),? (?:but )?(?:got|received|was):? (?P<g>.+?)$", re.M | re.I), "e", "g"),
+    (re.compile(r"\bexpected:? (?P<e>.+?),? (?:but )?(?:got|received|was):? (?P<g>.+?)$", re.M | re.I),
+     "e", "g", ("expected", "got"), 0, "any"),
+)  # fmt: skip
+# forms whose expected value is implied by the assertion: (pattern, expected, label of the value)
+_IMPLIED: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"^(?:AssertionError: )?(?P<g>.+?) is not true$", re.M), "True"),  # unittest assertTrue
+    (re.compile(r"^(?:AssertionError: )?(?P<g>.+?) is not false$", re.M), "False"),  # unittest assertFalse
+    # pytest, a bare check: "assert False\n +  where False = is_even(4)"; "assert not True"
+    (re.compile(r"^(?:AssertionError: )?assert (?P<g>False|None|0|''|\[\]|\{\})\s*$", re.M), "True"),
+    (re.compile(r"^(?:AssertionError: )?assert not (?P<g>.+?)\s*$", re.M), "False"),
 )
+_IS = re.compile(r"^(?:AssertionError: )?assert (?P<g>.+?) is (?P<e>True|False|None)$", re.M)  # pytest `is`
 
 
 _NODE_DIFF = re.compile(r"^\s*\+ actual - expected[^\n]*\n", re.M)
@@ -69,10 +111,11 @@ def node_assert_diff(text: str) -> tuple[str | None, str | None]:
     """node:assert's `+ actual - expected` diff: `-` (and common) lines are expected, `+` (and common) lines got.
 
     Node prints it when a value has no short form (`undefined` against an object, multi-line values) and
-    then leaves `expected` / `actual` out of its TAP YAML.
+    then leaves `expected` / `actual` out of its TAP YAML. A diff that leaves lines out (`... Lines skipped`)
+    holds no whole value: none is read (`hint_diff` reads its changed field).
     """
     header = _NODE_DIFF.search(text or "")
-    if header is None:
+    if header is None or "skipped" in header.group(0):  # `... Lines skipped`: not two whole values
         return None, None
     expected: list[str] = []
     got: list[str] = []
@@ -104,22 +147,152 @@ def doctest_expected_got(text: str) -> tuple[str | None, str | None]:
     return (clip(expected, VALUE_CHARS), clip(got, VALUE_CHARS)) if expected != got else (None, None)
 
 
-def extract_expected_got(text: str) -> tuple[str | None, str | None]:
-    """The first (expected, got) pair any known dialect finds in `text`."""
+def compared_in(text: str) -> Compared | None:
+    """The first pair of compared values any known dialect finds in `text`, with its sides."""
     if not text:
+        return None
+    head = text[:20000]
+    diff = node_assert_diff(head)
+    if diff[0] is not None and diff[1] is not None:
+        return sided(diff[0], diff[1], "js", ("expected", "actual"))
+    doctest = doctest_expected_got(head)
+    if doctest[0] is not None and doctest[1] is not None:
+        return sided(doctest[0], doctest[1], "python")
+    for pattern, fixed in _IMPLIED:
+        match = pattern.search(head)
+        if match and match["g"] != fixed:
+            return sided(fixed, clip(match["g"], VALUE_CHARS), "python")
+    match = _IS.search(head)
+    if match and match["g"] != match["e"]:
+        return sided(match["e"], clip(match["g"], VALUE_CHARS), "python")
+    for pattern, first, second, labels, expected_at, grammar in _DIALECTS:
+        match = pattern.search(head)
+        if match and (pattern not in _SENTENCES or (whole_value(match[first]) and whole_value(match[second]))):
+            a, b = clip(match[first], VALUE_CHARS), clip(match[second], VALUE_CHARS)
+            if a and b and a != b:
+                return Compared(a, b, labels, expected_at, grammar)
+    return None
+
+
+# the dialects that are a sentence (`expected X but got Y`, `got X, want Y`, node's `X == Y`): where a value ends
+# is certain only when each is one whole value (`'32000' with error '<nil>'` is not one)
+_SENTENCES = frozenset((*(d[0] for d in _DIALECTS[-2:]), _NODE_EQUAL))
+_CLOSERS = {"[": "]", "{": "}", "(": ")"}
+
+
+def whole_value(text: str) -> bool:
+    """One whole printed value: a single quoted literal, one bracketed value (balanced to its last character),
+    or a token without spaces."""
+    text = text.strip()
+    if not text:
+        return False
+    if text[0] in "'\"`" and len(text) >= 2 and text[-1] == text[0]:
+        inner, quote = text[1:-1], text[0]
+        return all(inner[i - 1] == "\\" for i, c in enumerate(inner) if c == quote and i > 0) and not inner.startswith(quote)
+    if text[0] in _CLOSERS:
+        depth = 0
+        for i, c in enumerate(text):
+            depth += c in _CLOSERS
+            depth -= c in _CLOSERS.values()
+            if depth == 0 and i < len(text) - 1:
+                return False
+        return depth == 0
+    return not any(c.isspace() for c in text)
+
+
+def extract_expected_got(text: str) -> tuple[str | None, str | None]:
+    """(expected, got) when a dialect finds two values and says which is expected; else (None, None)."""
+    found = compared_in(text)
+    if found is None or found.expected_at is None:
         return None, None
-    diff = node_assert_diff(text[:20000])
-    if diff[0] is not None:
-        return diff
-    doctest = doctest_expected_got(text[:20000])
-    if doctest[0] is not None:
-        return doctest
-    for pattern, expected_group, got_group in _PATTERNS:
-        match = pattern.search(text[:20000])
-        if match:
-            fixed = expected_group.startswith("=")  # the dialect implies the expected value
-            expected = expected_group[1:] if fixed else clip(match.group(expected_group), VALUE_CHARS)
-            got = clip(match.group(got_group), VALUE_CHARS)
-            if expected and got and expected != got:
-                return expected, got
-    return None, None
+    i = found.expected_at
+    return (found.first, found.second)[i], (found.first, found.second)[1 - i]
+
+
+# --- the printed assertion settles the sides ------------------------------------------------------------
+
+_SHORTENED = re.compile(r"\[\d+ chars\]")  # unittest's _common_shorten_repr / safe_repr abbreviation
+_EXPECTED_WORDS = {"expected", "expect", "expectation", "want", "wanted", "desired", "correct", "golden", "reference"}
+_PRODUCED_WORDS = {"actual", "result", "results", "got", "received", "observed", "output", "outcome"}
+_ASSERT_METHOD = re.compile(r"^assert\w*(?:Equal|Equals)$")
+
+
+def settled(compared: Compared, printed: str) -> tuple[str | None, str | None, Operands]:
+    """(expected, got, operands): the Python assertion the runner printed decides the sides when its
+    operands do (names, or one literal); unittest's abbreviated values are kept as printed, unknown."""
+    if compared.grammar == "python" and compared.labels in (("left", "right"), ("first", "second")):
+        statement = printed_assertion(printed)
+        at = expected_operand(statement, compared.data_names) if statement else None
+        if at is not None:
+            compared = replace(compared, expected_at=at)
+    shortened = bool(_SHORTENED.search(compared.first) or _SHORTENED.search(compared.second))
+    return compared.operands(shortened)
+
+
+# pytest marks the failing line with `>`; a Python traceback quotes each frame's line under `File "…", line N`
+_PYTEST_LINE = re.compile(r"^>\s+(?P<code>\S.*)$", re.M)
+_QUOTED_LINE = re.compile(r'^\s*File "[^"]+", line \d+, in \S+\n\s+(?P<code>\S.*)$', re.M)
+
+
+def printed_assertion(printed: str) -> tuple[ast.expr, ast.expr] | None:
+    """The operands of the last `assert a == b` / `self.assertEqual(a, b)` the runner printed, if it parses."""
+    lines = [m["code"] for m in _PYTEST_LINE.finditer(printed)] + [m["code"] for m in _QUOTED_LINE.finditer(printed)]
+    for code in reversed(lines):
+        try:
+            node = ast.parse(code.strip()).body[0]
+        except (SyntaxError, IndexError, ValueError):
+            continue
+        if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1:
+            if isinstance(node.test.ops[0], ast.Eq):
+                return node.test.left, node.test.comparators[0]
+        call = node.value if isinstance(node, ast.Expr) else None
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and len(call.args) >= 2:
+            if _ASSERT_METHOD.match(call.func.attr):
+                return call.args[0], call.args[1]
+    return None
+
+
+def expected_operand(operands: tuple[ast.expr, ast.expr], data_names: tuple[str, ...] = ()) -> int | None:
+    """Which operand (0, 1) the statement shows to be expected: by its name, else the one literal, else the one
+    that is the test's own data (a directly parametrized argument) against one that calls code; else None."""
+    roles = [_role(node) for node in operands]
+    for i in (0, 1):
+        if roles[i] == "expected" and roles[1 - i] != "expected":
+            return i
+        if roles[i] == "produced" and roles[1 - i] != "produced":
+            return 1 - i
+    literal = [_is_literal(node) for node in operands]
+    if literal[0] != literal[1]:
+        return 0 if literal[0] else 1
+    data = [isinstance(node, ast.Name) and node.id in data_names for node in operands]
+    calls = [any(isinstance(n, ast.Call) for n in ast.walk(node)) for node in operands]
+    for i in (0, 1):
+        if data[i] and not data[1 - i] and calls[1 - i] and not calls[i]:
+            return i
+    return None
+
+
+def _role(node: ast.expr) -> str | None:
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+    if name is None:
+        return None
+    words = set(identifier_words(name))
+    if words & _EXPECTED_WORDS:
+        return "expected"
+    if words & _PRODUCED_WORDS:
+        return "produced"
+    return None
+
+
+def _is_literal(node: ast.expr) -> bool:
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def identifier_words(text: str) -> list[str]:
+    """The lower-case words of identifiers in `text`: `countHashes(x.line_qty)` → count, hashes, x, line, qty."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", " ", text)
+    return [w.lower() for w in re.findall(r"[A-Za-z]+", spaced)]

@@ -50,7 +50,7 @@ from typing import Literal
 from pydantic import ValidationError
 
 from ..errors import ErrorCode, GraphLemonError, invalid_param
-from ..models import SandboxSettings
+from ..sandbox_settings import SandboxSettings
 from . import cgroups, root_identity, syscall_filter
 from .launcher import FILTER_FD, RESOURCE_LIMIT, launcher
 from .process import ProcessOutcome

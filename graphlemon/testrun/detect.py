@@ -1,7 +1,8 @@
 """Which framework runs a project's tests, and from which folder.
 
-In one folder: package.json dependencies (vitest, jest, mocha), then its
-`scripts.test` (npm-test), then Python test configuration (pytest, or unittest when the
+In one folder: package.json's `scripts.test` (the first runner it starts: vitest, jest, mocha,
+node:test; any other is npm-test; a runner only listed in devDependencies does not override it),
+else its dependencies (vitest, jest, mocha), then Python test configuration (pytest, or unittest when the
 interpreter the project would use has no pytest), go.mod (go),
 Cargo.toml (cargo), and last a `test/` folder or `*.test.*` files with no runner
 dependency (node:test). In a monorepo the folder nearest to the project root wins
@@ -21,10 +22,16 @@ from .. import beneath
 from ..errors import ErrorCode, GraphLemonError
 from .python_env import has_pytest, python_for
 from .result_models import FRAMEWORKS, FrameworkName
+from .script_runners import runners_of
 
 MAX_DEPTH = 3
 MARKER_MAX_BYTES = 8 * 1024 * 1024  # a package.json larger than this is not read
 _PYTHON = {"pytest", "unittest"}  # one marker (Python test files, pytest configuration), either runner
+_JS = {"vitest", "jest", "mocha", "node", "npm-test"}  # run in their package's root
+_SCRIPT_RUNNERS: dict[str, FrameworkName] = {
+    "vitest": "vitest", "jest": "jest", "mocha": "mocha", "node:test": "node", "tape": "npm-test", "tap": "npm-test",
+    "ava": "npm-test",
+}  # fmt: skip
 SKIP_DIRS = {"node_modules", ".git", ".venv", "venv", "target", "vendor", "dist", "build", "__pycache__", ".graphlemon"}
 PYTEST_CONFIGS = ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "conftest.py")
 NODE_TEST_SUFFIXES = (".js", ".mjs", ".cjs")
@@ -90,11 +97,11 @@ def detect_in(directory: Path) -> FrameworkName | None:
     """The framework whose markers are in this one folder, or None."""
     pkg = PackageJson.read(directory)
     if pkg is not None:
+        if pkg.test_script:  # the project's own test command decides, whatever else its dependencies list
+            return script_framework(pkg.scripts)
         for runner in ("vitest", "jest", "mocha"):
             if runner in pkg.dependencies:
                 return runner  # type: ignore[return-value]
-        if pkg.test_script:
-            return "npm-test"
     if any(_is_file(directory, name) for name in PYTEST_CONFIGS) or _has_python_tests(directory):
         # the interpreter the project would use decides: without pytest in it, its tests are unittest's
         return "pytest" if has_pytest(python_for(directory)) else "unittest"
@@ -107,12 +114,31 @@ def detect_in(directory: Path) -> FrameworkName | None:
     return None
 
 
+def script_framework(scripts: dict[str, str]) -> FrameworkName:
+    """The framework of `npm test`: the first test runner its script starts (through `npm run` chains);
+    a runner we have no variant for (tape, tap, ava), or none, is `npm-test` (the script as it is)."""
+    for runner in runners_of(scripts, "test"):
+        if runner in _SCRIPT_RUNNERS:
+            return _SCRIPT_RUNNERS[runner]
+    return "npm-test"
+
+
 def detect_framework(project_dir: Path, framework: FrameworkName | None = None) -> tuple[FrameworkName, Path]:
-    """(framework, folder to run it in). With `framework` given, finds the nearest folder marked for it."""
+    """(framework, folder to run it in). With `framework` given, finds the nearest folder marked for it.
+
+    A JavaScript framework runs in its package's root (the nearest folder with a package.json, up to the
+    project root): a `test/` folder of node:test files inside a package is that package's, never a
+    folder to run in of its own (a test reading `process.cwd()` expects the package root)."""
+    packages: list[Path] = []
     for directory in _folders_nearest_first(project_dir):
+        if PackageJson.read(directory) is not None:
+            packages.append(directory)
         found = detect_in(directory)
-        if found is not None and (framework is None or found == framework or {found, framework} <= _PYTHON):
-            return framework or found, directory
+        if found is None or not (framework is None or found == framework or {found, framework} <= _PYTHON):
+            continue
+        if found in _JS:
+            directory = next((p for p in reversed(packages) if directory.is_relative_to(p)), directory)
+        return framework or found, directory
     if framework is not None:
         return framework, project_dir
     raise GraphLemonError(

@@ -1,17 +1,36 @@
-"""What a hint rule sees: the failure, its text, the project root, and where the error was raised."""
+"""What a hint rule sees: the failure, its text, the project root, the code on the failing path, and where
+each raised error was raised.
+
+Locations come from the failure's own frames: an error's place is the innermost frame of *its own*
+traceback (a chained `KeyError` is placed where the `KeyError` was raised, not where the exception that
+wraps it was). The code on the failing path is what the runner printed of it (pytest's `>` lines, a
+traceback's quoted lines) and the statement at the failure's own file and line.
+"""
 
 from __future__ import annotations
 
 import re
+from functools import cached_property
 from pathlib import Path
 
 from .result_models import TestFailure
+from .rust_source import source_lines
 
-_DEPENDENCY_PATH = re.compile(
+DEPENDENCY_PATH = re.compile(
     r"node_modules|site-packages|dist-packages|/lib/python\d|^node:|^internal/|<frozen|/rustc/|/usr/lib/go|/usr/local/go|/\.cargo/registry|/\.venv/|/_pytest/|/pluggy/"
 )
 _PY_FRAME = re.compile(r'^(?:\s*File "(?P<p1>[^"]+)", line (?P<l1>\d+)|(?P<p2>[^\s:"]+\.py):(?P<l2>\d+): )', re.M)
 _OTHER_FRAME = re.compile(r"(?P<p>(?:/|\.{1,2}/|\b[\w.-]+/)?[\w./@+-]+\.(?:[cm]?[jt]sx?|go|rs)):(?P<l>\d+)(?::\d+)?")
+# where one exception's traceback ends and the next one's begins (Python's chained exceptions)
+_CHAIN = re.compile(
+    r"^(?:During handling of the above exception, another exception occurred:|"
+    r"The above exception was the direct cause of the following exception:)\s*$",
+    re.M,
+)
+# pytest's `+  where 6 = total([1, 2])` explanation lines
+_WHERE = re.compile(r"^\s*(?:E\s+)?\+\s+where (?P<value>[^\n]+?) = (?P<expr>[^\n]+?)\s*$", re.M)
+# the code the runner printed: pytest's `>` lines and the line a Python traceback quotes under each frame
+_PRINTED_CODE = re.compile(r'^>\s+(?P<a>\S.*)$|^\s*File "[^"]+", line \d+, in \S+\n\s+(?P<b>\S.*)$', re.M)
 
 
 class HintContext:
@@ -23,15 +42,68 @@ class HintContext:
 
     @property
     def where(self) -> str:
-        """` (raised at src/x.py:12)` for the innermost frame outside the test file and dependencies."""
-        frame = source_frame(self.text, self.failure.file, self.root)
-        return f" (at {frame})" if frame else ""
+        """` (at src/x.py:12)`: the innermost frame outside the test file and dependencies of the final error."""
+        frame = source_frame(_last_segment(self.text), self.failure.file, self.root)
+        return f" (at {frame})" if frame else self.own_place
+
+    @property
+    def own_place(self) -> str:
+        """` (at test/x.test.js:33)`: the failure's own file and line, when no frame outside the test says more (a
+        doc test's line is its generated test's, not a place in the file, so it is left out)."""
+        f = self.failure
+        if not f.file or not f.line or " - " in f.name and "(line " in f.name:
+            return ""
+        return f" (at {short_path(f.file, self.root)}:{f.line})"
+
+    def segment_of(self, match: re.Match[str]) -> str:
+        """The traceback of the error `match` found (its own, between chained-exception separators)."""
+        if match.string is self.evidence and _PY_FRAME.search(self.evidence):
+            return _segment_at(self.evidence, match.start())
+        return _last_segment(self.text)  # in the message: the final error; other stacks follow their error
+
+    def where_of(self, match: re.Match[str]) -> str:
+        """` (at src/x.py:12)` for the error `match` found: the innermost frame of that error's own traceback."""
+        frame = source_frame(self.segment_of(match), self.failure.file, self.root)
+        return f" (at {frame})" if frame else self.own_place
+
+    @cached_property
+    def code(self) -> str:
+        """The code on the failing path: what the runner printed of it, and the statement at the failure's own
+        file and line (read from the project, one line)."""
+        printed = [m["a"] or m["b"] for m in _PRINTED_CODE.finditer(self.failure.detail or "")]
+        own = statement_at(self.root, self.failure.file, self.failure.line)
+        return "\n".join([*printed, *([own] if own else [])])
+
+    @cached_property
+    def explained(self) -> str:
+        """pytest's `where` explanations: the expressions whose values the assertion compared (`total([1, 2])`)."""
+        return "\n".join(m["expr"] for m in _WHERE.finditer(f"{self.failure.message}\n{self.failure.detail}"))
+
+
+def statement_at(root: Path | None, file: str | None, line: int | None) -> str | None:
+    """The source line at `file:line` of the project (None outside it, or when it cannot be read)."""
+    if root is None or not file or not line or file.startswith("/") or ".." in Path(file).parts:
+        return None
+    lines = source_lines(root, file)
+    if lines is None or not 0 < line <= len(lines):
+        return None
+    return lines[line - 1].strip()[:400] or None
+
+
+# an exception class as a traceback names it: `KeyError`, `json.decoder.JSONDecodeError`, `re.error`
+_ERROR_NAME = re.compile(r"(?<![\w.])((?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)|(?:[a-z_]\w*\.)+error)\b")
+
+
+# an exception as a traceback or a stack prints it: at the start of a line, then `:` or the line's end
+_LEADING_ERROR = re.compile(r"^\s*(?:E\s+)?(?:error in \w+: )?(?:Uncaught\s+)?" + _ERROR_NAME.pattern + r"(?=:|\s*$| \[)", re.M)
 
 
 def error_type(ctx: HintContext) -> str | None:
-    """The exception class named in the message (else the detail), AssertionError aside."""
+    """The exception class the message (else the detail) reports, AssertionError aside: a name at the start of a
+    line, as a traceback prints the raised exception (a name quoted inside a value, `name: 'TypeError'`, is not
+    one)."""
     for text in (ctx.failure.message, ctx.evidence):
-        for error in re.findall(r"\b([A-Z]\w*(?:Error|Exception))\b", text):
+        for error in _LEADING_ERROR.findall(text):
             if error != "AssertionError":
                 return error
     return None
@@ -39,7 +111,7 @@ def error_type(ctx: HintContext) -> str | None:
 
 # pytest's long traceback: `>` marks the failing line, `E ` the exception, `path:N: Type` the location;
 # every other indented line is quoted source code
-_PYTEST_KEPT = re.compile(r"^(?:E\s|\S+:\d+: |_{3,}|\[\w+\]$|-{3,})")
+_PYTEST_KEPT = re.compile(r"^(?:E\s|\S+:\d+: |_{3,}|\[\w+\]$|-{3,}|During handling|The above exception)")
 _PY_FILE_LINE = re.compile(r'^\s*File "[^"]+", line \d+')
 
 
@@ -49,7 +121,7 @@ def without_source(detail: str) -> str:
     Hints are derived from what happened (the raised exception, its message, the frames), never from a
     test's source text: `except ImportError:` quoted from a guard does not mean an ImportError was raised.
     Python tracebacks quote one source line under each `File "...", line N`; pytest's long format quotes
-    whole functions (kept: `E ` lines, `path:N:` locations, section rules).
+    whole functions (kept: `E ` lines, `path:N:` locations, section rules, chained-exception separators).
     """
     if not detail:
         return ""
@@ -67,17 +139,40 @@ def without_source(detail: str) -> str:
     return "\n".join(kept)
 
 
-def source_frame(text: str, test_file: str | None, root: Path | None) -> str | None:
-    """`path:line` of the innermost stack frame that is neither a dependency nor the test file itself."""
-    frames: list[tuple[str, str]] = [
+def _segment_at(text: str, position: int) -> str:
+    """The traceback (between chained-exception separators) that holds `position`."""
+    start, end = 0, len(text)
+    for sep in _CHAIN.finditer(text):
+        if sep.start() < position:
+            start = sep.end()
+        else:
+            end = sep.start()
+            break
+    return text[start:end]
+
+
+def _last_segment(text: str) -> str:
+    separators = list(_CHAIN.finditer(text))
+    if not separators:
+        return text
+    head = text[: text.find("\n") + 1] if "\n" in text else ""  # the message line stays with the final error
+    return head + text[separators[-1].end() :]
+
+
+def frames(text: str) -> list[tuple[str, str]]:
+    """The stack frames (path, line) of a traceback, innermost first (Python lists it last, the others first)."""
+    found: list[tuple[str, str]] = [
         (m.group("p1") or m.group("p2"), m.group("l1") or m.group("l2")) for m in _PY_FRAME.finditer(text)
     ]
-    if frames:
-        frames.reverse()  # Python tracebacks list the innermost frame last
-    else:
-        frames = [(m.group("p"), m.group("l")) for m in _OTHER_FRAME.finditer(text)]
-    for path, line in frames:
-        if _DEPENDENCY_PATH.search(path) or (test_file and path.endswith(test_file.lstrip("./"))):
+    if found:
+        return found[::-1]
+    return [(m.group("p"), m.group("l")) for m in _OTHER_FRAME.finditer(text)]
+
+
+def source_frame(text: str, test_file: str | None, root: Path | None) -> str | None:
+    """`path:line` of the innermost stack frame that is neither a dependency nor the test file itself."""
+    for path, line in frames(text):
+        if DEPENDENCY_PATH.search(path) or (test_file and path.endswith(test_file.lstrip("./"))):
             continue
         return f"{short_path(path, root)}:{line}"
     return None

@@ -1,4 +1,6 @@
-"""The hint rules: a pattern on the failure's text and the sentence it writes."""
+"""The error rules: each is a premise on the runner's error text (a pattern it must say) and the sentence
+that follows from it (`hint_premises.Rule`). A rule whose sentence needs more (a method only one built-in
+type has) declares that as a premise too."""
 
 from __future__ import annotations
 
@@ -6,34 +8,29 @@ import re
 from collections.abc import Callable
 
 from .hint_context import HintContext, error_type, short_path
+from .hint_premises import Premise, Rule, said, said_by_runtime
 
-Rule = tuple[re.Pattern[str], Callable[[re.Match[str], HintContext], str | None]]
 
-
-def _module_missing(m: re.Match[str], ctx: HintContext) -> str:
+def _module_missing(ctx: HintContext, m: re.Match[str]) -> str:
     name = short_path(m.group("mod"), ctx.root)
     if name.startswith((".", "/")) or name != m.group("mod"):
-        return (f"The import of `{name}` points to a file that does not exist: check the relative path, the file "
-                "extension and letter case from the importing file.")  # fmt: skip
-    return (f"Module `{name}` cannot be loaded: if it is a third-party package add it to the project's "
-            "dependencies and install them; if it is the project's own code check its path and package layout.")  # fmt: skip
+        return f"The import of `{name}` points to a file that does not exist, as resolved from the importing file."
+    return f"Module `{name}` cannot be found where the test runs."
 
 
-def _cannot_import(m: re.Match[str], ctx: HintContext) -> str:
-    return (f"`{m.group('mod')}` has no `{m.group('name')}`: the name was renamed, removed or never defined there; "
-            "define/export it or fix the import (also look for a circular import).")  # fmt: skip
+def _cannot_import(ctx: HintContext, m: re.Match[str]) -> str:
+    return f"`{m.group('mod')}` has no `{m.group('name')}` when the import runs."
 
 
-def _no_export(m: re.Match[str], ctx: HintContext) -> str:
-    return (f"The module does not export `{m.group('name')}`: export it, or switch between default and named "
-            "import to match how the module exports it.")  # fmt: skip
+def _no_export(ctx: HintContext, m: re.Match[str]) -> str:
+    return f"The module does not export `{m.group('name')}` as the import asks for it."
 
 
-def _syntax(m: re.Match[str], ctx: HintContext) -> str:
-    return f"The code does not parse{ctx.where}: fix that syntax error first; nothing in the file can run until then."
+def _syntax(ctx: HintContext, m: re.Match[str]) -> str:
+    return f"The code does not parse{ctx.where_of(m)}: nothing in that file can run while it does not parse."
 
 
-def _conftest(m: re.Match[str], ctx: HintContext) -> str:
+def _conftest(ctx: HintContext, m: re.Match[str]) -> str:
     error = error_type(ctx) or "an error"
     f = ctx.failure
     where = f" (at {short_path(f.file, ctx.root)}:{f.line})" if f.file and f.line else ctx.where
@@ -41,104 +38,93 @@ def _conftest(m: re.Match[str], ctx: HintContext) -> str:
             "module importable (its top-level code runs at load time).")  # fmt: skip
 
 
-def _compile(m: re.Match[str], ctx: HintContext) -> str:
+def _compile(ctx: HintContext, m: re.Match[str]) -> str:
     f = ctx.failure
     where = f" (at {short_path(f.file, ctx.root)}:{f.line})" if f.file and f.line else ctx.where
-    return (f"The code does not compile{where}: fix that compiler error first; no test of that package or crate "
-            "can run until it builds.")  # fmt: skip
+    return f"The code does not compile{where}: no test of that package or crate can run until it builds."
 
 
-def _undefined_name(m: re.Match[str], ctx: HintContext) -> str:
-    return f"`{m.group('name')}` is used but never defined or imported in that scope{ctx.where}: define or import it, or fix the spelling."
+def _undefined_name(ctx: HintContext, m: re.Match[str]) -> str:
+    return f"`{m.group('name')}` is used but not defined in that scope{ctx.where_of(m)}."
 
 
-def _constraint(m: re.Match[str], ctx: HintContext) -> str:
+def _constraint(ctx: HintContext, m: re.Match[str]) -> str:
     kind, column = m.group("kind").upper(), (m.group("col") or "").strip()
     on = f" on `{column}`" if column else ""
     if kind == "UNIQUE":
-        return (f"A duplicate row violates the UNIQUE constraint{on}: look the row up first (or catch the constraint "
-                "error and answer a conflict, e.g. 409) instead of letting the insert crash; check each test starts from a fresh database.")  # fmt: skip
+        return f"A write violates the UNIQUE constraint{on}: a row with the same value is already stored."
     if kind == "NOT NULL":
-        return f"The insert leaves{on or ' a required column'} NULL: pass a value or a default for it in the INSERT / model."
+        return f"A write leaves{on or ' a required column'} NULL, which the schema forbids."
     if kind == "FOREIGN KEY":
-        return ("A row references a parent that does not exist (or a parent is deleted while still referenced): "
-                "create the parent first, or delete / cascade the children first.")  # fmt: skip
-    return f"A database {kind.lower()} constraint{on} rejects the write: validate the data before writing, as the schema requires."
+        return "A write breaks a FOREIGN KEY constraint: a row references a parent row that does not exist (or one still referenced is deleted)."
+    return f"A database {kind.lower()} constraint{on} rejects the write."
 
 
-def _generic_db(m: re.Match[str], ctx: HintContext) -> str:
-    return ("A database constraint (unique, foreign key, not null) rejects the write: the business layer should "
-            "check first (or catch the error and answer 409/400) rather than let the write crash.")  # fmt: skip
+def _generic_db(ctx: HintContext, m: re.Match[str]) -> str:
+    return "A database integrity constraint rejects the write (the error names which)."
 
 
-def _missing_table(m: re.Match[str], ctx: HintContext) -> str:
-    return f"The {m.group('what')} `{m.group('name')}` does not exist in the test database: create the schema (run migrations) in the test setup, and check the name."
+def _missing_table(ctx: HintContext, m: re.Match[str]) -> str:
+    return f"The {m.group('what')} `{m.group('name')}` does not exist in the database the test uses."
 
 
-def _bcrypt(m: re.Match[str], ctx: HintContext) -> str:
-    return ("Check that the user exists before calling bcrypt.compare: a missing user or hash passes null/undefined "
-            "and compare throws a TypeError — answer 401 for an unknown user instead.")  # fmt: skip
+def _bcrypt(ctx: HintContext, m: re.Match[str]) -> str:
+    return f"bcrypt's compare was called without its data or its hash (null/undefined){ctx.where_of(m)}."
 
 
-def _undefined_access(m: re.Match[str], ctx: HintContext) -> str:
+def _undefined_access(ctx: HintContext, m: re.Match[str]) -> str:
     prop, what = m.group("prop"), m.group("what")
-    return (f"A value is {what} where the code reads `{prop}`{ctx.where}: check it exists before the access "
-            "(a missing request field, a lookup that found nothing, a function without `return`).")  # fmt: skip
+    return f"A value is {what} where the code reads `{prop}`{ctx.where_of(m)}."
 
 
-def _none_attr(m: re.Match[str], ctx: HintContext) -> str:
-    return (f"A value is None where the code uses `{m.group('attr')}`{ctx.where}: a function returned nothing or a "
-            "lookup found no row; guard the None case or make that function return a value.")  # fmt: skip
+def _none_attr(ctx: HintContext, m: re.Match[str]) -> str:
+    attr = m.group("attr") or m.group("attr2").replace("is not ", "")
+    return f"A value is None where the code uses `{attr}`{ctx.where_of(m)}."
 
 
-def _nil_pointer(m: re.Match[str], ctx: HintContext) -> str:
-    return (f"A nil pointer is dereferenced{ctx.where}: a constructor or lookup returned nil (check its error "
-            "return) or a struct field was never initialised.")  # fmt: skip
+def _nil_pointer(ctx: HintContext, m: re.Match[str]) -> str:
+    return f"A nil pointer is dereferenced{ctx.where_of(m)}."
 
 
-def _nil_map(m: re.Match[str], ctx: HintContext) -> str:
-    return f"A map is written before it was created{ctx.where}: initialise it with make() (or in the constructor)."
+def _nil_map(ctx: HintContext, m: re.Match[str]) -> str:
+    return (
+        f"A map is written while it is nil (never created with make()){ctx.where_of(m)}."
+    )
 
 
-def _unwrap(m: re.Match[str], ctx: HintContext) -> str:
+def _unwrap(ctx: HintContext, m: re.Match[str]) -> str:
     if m.group("kind") == "Option":
-        return f"`unwrap()` met a None{ctx.where}: the value is absent for this input; handle it with match / if let / `?` or make it present."
-    return f"`unwrap()` met an Err{ctx.where}: the operation failed for this input; handle or propagate the error (`?`) and fix its cause."
+        return f"`unwrap()` met a None{ctx.where_of(m)}: the value is absent for this input."
+    return f"`unwrap()` met an Err{ctx.where_of(m)}: the operation failed for this input."
 
 
-def _timeout(m: re.Match[str], ctx: HintContext) -> str:
-    return ("An asynchronous step never finished in time: look for a missing await/return on a promise, a callback "
-            "or done() never called, or a network/database call that should be mocked.")  # fmt: skip
+def _timeout(ctx: HintContext, m: re.Match[str]) -> str:
+    return f"A step did not finish within its time limit (the runner's timeout){ctx.where}."
 
 
-def _hang(m: re.Match[str], ctx: HintContext) -> str:
-    return ("The test was still running when the time limit hit and was killed with its child processes: look for "
-            "an infinite loop, a blocking read or input(), or a server / subprocess the test never stops.")  # fmt: skip
+def _hang(ctx: HintContext, m: re.Match[str]) -> str:
+    return "The test was still running when the time limit hit and was killed with its child processes."
 
 
-def _go_timeout(m: re.Match[str], ctx: HintContext) -> str:
+def _go_timeout(ctx: HintContext, m: re.Match[str]) -> str:
     place = f" while in `{m.group('func')}` ({m.group('at')})" if m.group("func") else ""
-    return (f"go test's -timeout ({m.group('after')}) stopped `{m.group('test')}`{place}: look for a loop whose exit "
-            "condition this input never reaches, or a channel send/receive, lock or WaitGroup with no partner.")  # fmt: skip
+    return f"go test's -timeout ({m.group('after')}) stopped `{m.group('test')}`{place}: it was still running."
 
 
-def _not_installed(m: re.Match[str], ctx: HintContext) -> str:
-    return (f"`{m.group('cmd')}` is not installed where the test script runs it: install the project's dependencies "
-            "(devDependencies included), or run the script's test step without it.")  # fmt: skip
+def _not_installed(ctx: HintContext, m: re.Match[str]) -> str:
+    return f"`{m.group('cmd')}` is not found where the test script runs it (the shell says so)."
 
 
-def _unhandled(m: re.Match[str], ctx: HintContext) -> str:
-    return ("A promise rejected (or an error was thrown) outside any test, so the run fails even though the tests "
-            f"passed{ctx.where}: await that promise or add a .catch, and make sure timers/handlers end with the test.")  # fmt: skip
+def _unhandled(ctx: HintContext, m: re.Match[str]) -> str:
+    return f"An error was not handled (a promise rejected or an error thrown outside any test's check){ctx.where_of(m)}."
 
 
-def _conn_refused(m: re.Match[str], ctx: HintContext) -> str:
-    return (f"Nothing listens on {m.group('addr') or 'that address'} when the test connects: start the server (and "
-            "wait until it listens) in the setup, or mock the external service.")  # fmt: skip
+def _conn_refused(ctx: HintContext, m: re.Match[str]) -> str:
+    return f"Nothing listens on {m.group('addr') or 'that address'} when the test connects (connection refused)."
 
 
-def _addr_in_use(m: re.Match[str], ctx: HintContext) -> str:
-    return "The port is already taken (an earlier server was not closed): listen on port 0 and close the server in teardown."
+def _addr_in_use(ctx: HintContext, m: re.Match[str]) -> str:
+    return "The port is already taken when the test listens on it."
 
 
 # methods that only one built-in type has: `x.match is not a function` means x is not a string
@@ -153,163 +139,198 @@ _OWNERS = {
 _OWNER_OF = {method: owner for owner, methods in _OWNERS.items() for method in methods}
 
 
-def _not_a_function(m: re.Match[str], ctx: HintContext) -> str | None:
-    """`recv.method is not a function`: when only one built-in type has that method, recv is of another type.
-    A bare name that is not a function is an import or binding of something else. Otherwise: no claim."""
-    name = m.group("name").removesuffix("(...)")
-    receiver, _, method = name.rpartition(".")
-    if receiver and method in _OWNER_OF:
-        owner = _OWNER_OF[method]
-        return (f"`{receiver}` is not {owner} where the code calls `.{method}()` on it{ctx.where}: a value of "
-                f"another type reaches this code (check what the caller passes, and convert it to {owner} there "
-                "or reject it).")  # fmt: skip
-    if not receiver:
-        return (f"`{name}` is not a function{ctx.where}: the name is bound to something else — the import brings "
-                "another value (default vs named export, CommonJS vs ESM), or a variable shadows it.")  # fmt: skip
-    return None
+def _method_of_one_type(ctx: HintContext) -> tuple[str, str, str] | None:
+    """`recv.method is not a function` where only one built-in type has `method`: (receiver, method, that type)."""
+    m = _NOT_A_FUNCTION.search(ctx.failure.message) or _NOT_A_FUNCTION.search(ctx.evidence)
+    receiver, _, method = m.group("name").removesuffix("(...)").rpartition(".") if m else ("", "", "")
+    return (receiver, method, _OWNER_OF[method]) if receiver and method in _OWNER_OF else None
 
 
-def _signature(m: re.Match[str], ctx: HintContext) -> str:
-    return (f"`{m.group('func')}` is called with arguments its signature does not take ({m.group('detail')}): update the "
-            "call site or the function definition so they agree.")  # fmt: skip
+def _wrong_receiver(ctx: HintContext, m: re.Match[str], found: tuple[str, str, str]) -> str:
+    receiver, method, owner = found
+    return (f"`{receiver}` is not {owner} where the code calls `.{method}()` on it{ctx.where_of(m)} (only {owner} "
+            f"has `.{method}()`): a value of another type reaches this code.")  # fmt: skip
 
 
-def _key_error(m: re.Match[str], ctx: HintContext) -> str:
-    return (f"The dict has no key {m.group('key')}{ctx.where}: the key is spelt differently where the dict is built, "
-            "or it is optional and needs `.get()` with a default.")  # fmt: skip
+def _bare_name(ctx: HintContext) -> str | None:
+    m = _NOT_A_FUNCTION.search(ctx.failure.message) or _NOT_A_FUNCTION.search(ctx.evidence)
+    name = m.group("name").removesuffix("(...)") if m else ""
+    return name if name and "." not in name else None
 
 
-def _index(m: re.Match[str], ctx: HintContext) -> str:
-    return f"An index runs past the end of a sequence{ctx.where}: check the length first (empty input?) and the loop bounds."
+def _not_a_function(ctx: HintContext, m: re.Match[str], name: str) -> str:
+    return f"`{name}` is not a function{ctx.where_of(m)}: the name is bound to another value there."
 
 
-def _zero_div(m: re.Match[str], ctx: HintContext) -> str:
-    return f"Division by zero{ctx.where}: guard the empty or zero case (e.g. an average of no items) before dividing."
+def _signature(ctx: HintContext, m: re.Match[str]) -> str:
+    return f"`{m.group('func')}` is called with arguments its signature does not take ({m.group('detail')})."
 
 
-def _recursion(m: re.Match[str], ctx: HintContext) -> str:
-    return f"Unbounded recursion{ctx.where}: the base case is never reached for this input, or two functions call each other."
+def _key_error(ctx: HintContext, m: re.Match[str]) -> str:
+    return f"KeyError: the mapping has no key {m.group('key')}{ctx.where_of(m)}."
 
 
-def _overflow(m: re.Match[str], ctx: HintContext) -> str:
-    return f"Integer overflow{ctx.where}: use a wider type or checked/saturating arithmetic, or bound the input."
+def _index(ctx: HintContext, m: re.Match[str]) -> str:
+    said = m.group("said").strip().removesuffix("[recovered]").strip()
+    return f"An index runs past the end of a sequence ({said}){ctx.where_of(m)}."
 
 
-def _bad_literal(m: re.Match[str], ctx: HintContext) -> str:
-    return f"Converting {m.group('value')} to a number fails{ctx.where}: validate or clean the input (and reject it with a clear error) before converting."
+def _zero_div(ctx: HintContext, m: re.Match[str]) -> str:
+    return f"Division by zero ({m.group(0)}){ctx.where_of(m)}: the divisor is zero there for this input."
 
 
-def _fixture(m: re.Match[str], ctx: HintContext) -> str:
-    return f"The test asks for fixture `{m.group('name')}`, which no conftest.py or plugin defines: define it or fix the name."
+def _recursion(ctx: HintContext, m: re.Match[str]) -> str:
+    return f"The recursion is too deep: the stack limit was hit{ctx.where_of(m)}."
 
 
-def _snapshot(m: re.Match[str], ctx: HintContext) -> str:
-    return "The output no longer matches the stored snapshot: if the change is intended update the snapshot (-u), otherwise find what changed the rendering."
+def _overflow(ctx: HintContext, m: re.Match[str]) -> str:
+    return f"Integer overflow{ctx.where_of(m)}: the result does not fit its type."
 
 
-def panic_hint(m: re.Match[str], ctx: HintContext) -> str:
-    return f"The code panicked{ctx.where}: {m.group('msg').strip()[:140]} — handle that case instead of panicking, or fix the state that leads to it."
+def _bad_literal(ctx: HintContext, m: re.Match[str]) -> str:
+    return f"Converting {m.group('value') or m.group('v2')} to a number fails{ctx.where_of(m)}."
+
+
+def _fixture(ctx: HintContext, m: re.Match[str]) -> str:
+    return f"The test asks for fixture `{m.group('name')}`, which no conftest.py or plugin defines."
+
+
+def _snapshot(ctx: HintContext, m: re.Match[str]) -> str:
+    return "The output no longer matches the stored snapshot."
+
+
+def _coverage(ctx: HintContext, m: re.Match[str], _run: bool) -> str:
+    what = m.group("what") or m.group("what2") or "the code"
+    want, got = m.group("want") or m.group("want2"), m.group("got") or m.group("got2")
+    return (f"No test failed: the run fails because the coverage of {what} ({got}) is below the project's threshold "
+            f"({want}).")  # fmt: skip
+
+
+def _did_not_raise(ctx: HintContext, m: re.Match[str]) -> str:
+    return (f"The code returned without raising where the test expects an exception (the check says "
+            f"\"{m.group(0).strip()}\"){ctx.own_place}.")  # fmt: skip
+
+
+def _run_failure(ctx: HintContext) -> bool:
+    """The failure is the run's own (a non-zero exit no failing test explains), not a test's."""
+    return ctx.failure.name.endswith(": run failed") or ctx.failure.name == "test command failed"
 
 
 _I = re.IGNORECASE
-RULES: tuple[Rule, ...] = (
-    (re.compile(r"did not finish within [\d.]+ ?s"), _hang),
-    (
-        re.compile(
-            r"^panic: test timed out after (?P<after>\S+): (?P<test>\S+) was still running(?:, in (?P<func>\S+) at (?P<at>\S+))?",
-            re.M,
-        ),
-        _go_timeout,
-    ),
-    (
-        re.compile(r"^(?:(?:/bin/)?(?:ba)?sh: (?:line )?\d+: )(?P<cmd>[\w.@/+-]+): (?:command )?not found$", re.M),
-        _not_installed,
-    ),
-    (re.compile(r"Unhandled (?:Rejection|Error|errors?)\b", _I), _unhandled),
-    (re.compile(r"No module named '(?P<mod>[^']+)'"), _module_missing),
-    (re.compile(r"cannot import name '(?P<name>[^']+)' from '(?P<mod>[^']+)'"), _cannot_import),
-    (re.compile(r"Cannot find (?:module|package) '(?P<mod>[^']+)'"), _module_missing),
-    (re.compile(r"Failed to (?:load url|resolve import) \"?(?P<mod>[^\s\"]+)"), _module_missing),
-    (
-        re.compile(
-            r"(?:no required module provides package|cannot find package|unresolved import) `?\"?(?P<mod>[\w./-]+)"
-        ),
-        _module_missing,
-    ),
-    (re.compile(r"does not provide an export named '(?P<name>[^']+)'"), _no_export),
-    (re.compile(r"\b(?:SyntaxError|IndentationError|TabError)\b"), _syntax),
-    (re.compile(r"^conftest failed to load"), _conftest),
-    (re.compile(r"^error\[E\d+\]: .*|^.*\.go:\d+:\d+: .*|\[build failed\]|could not compile", re.M), _compile),
-    (
-        re.compile(r"(?P<kind>UNIQUE|NOT NULL|FOREIGN KEY|CHECK) constraint failed(?::\s*(?P<col>[\w.]+))?", _I),
-        _constraint,
-    ),
-    (
-        re.compile(r"SQLITE_CONSTRAINT|IntegrityError|violates (?:unique|foreign key) constraint|duplicate key", _I),
-        _generic_db,
-    ),
-    (re.compile(r"no such (?P<what>table|column): (?P<name>[\w.]+)", _I), _missing_table),
-    (
-        re.compile(r"TypeError.*(?:bcrypt|compare)|(?:bcrypt|compare).*TypeError|data and hash arguments required", _I),
-        _bcrypt,
-    ),
-    (
-        re.compile(r"Cannot read propert(?:y|ies) of (?P<what>undefined|null) \(reading '(?P<prop>[^']*)'\)"),
-        _undefined_access,
-    ),
-    (re.compile(r"Cannot read property '(?P<prop>[^']*)' of (?P<what>undefined|null)"), _undefined_access),
-    (
-        re.compile(
-            r"'NoneType' object (?:has no attribute '(?P<attr>[^']+)'|(?P<attr2>is not (?:subscriptable|iterable|callable)))"
-        ),
-        lambda m, c: _none_attr(_Named(attr=m.group("attr") or m.group("attr2").replace("is not ", "")), c),
-    ),
-    (re.compile(r"nil pointer dereference"), _nil_pointer),
-    (re.compile(r"assignment to entry in nil map"), _nil_map),
-    (re.compile(r"called `(?P<kind>Option|Result)::unwrap\(\)` on an? `(?:None|Err)` value"), _unwrap),
-    (
-        re.compile(r"ECONNREFUSED(?: (?P<addr>[\w.:\[\]]+))?|Connection refused|connect: connection refused", _I),
-        _conn_refused,
-    ),
-    (re.compile(r"EADDRINUSE|Address already in use", _I), _addr_in_use),
-    (
-        re.compile(
-            r"\btimed out\b|\bTimeout(?:Error|Exception)?\b:|Timeout of \d+ ?ms exceeded|Exceeded timeout|test timed out (?:after|in)|context deadline exceeded",
-            _I,
-        ),
-        _timeout,
-    ),
-    (re.compile(r"(?:ReferenceError|NameError): (?:name )?'?(?P<name>[\w$]+)'? is not defined"), _undefined_name),
-    (re.compile(r"^(?:\S+: )?undefined: (?P<name>\w+)", re.M), _undefined_name),
-    (re.compile(r"TypeError: (?P<name>[\w$.]+(?:\(\.\.\.\))?) is not a function"), _not_a_function),
-    (
-        re.compile(
-            r"TypeError: (?P<func>[\w.]+)\(\) (?P<detail>(?:missing \d+ required|got an unexpected|takes \d+)[^\n]*)"
-        ),
-        _signature,
-    ),
-    (re.compile(r"^(?:E\s+)?KeyError: (?P<key>.+)$", re.M), _key_error),
-    (re.compile(r"IndexError|RangeError: (?:Invalid array length|offset)|index out of (?:range|bounds)"), _index),
-    (re.compile(r"ZeroDivisionError|divide by zero|division by zero", _I), _zero_div),
-    (re.compile(r"RecursionError|Maximum call stack size exceeded|stack overflow|goroutine stack exceeds"), _recursion),
-    (re.compile(r"attempt to (?:add|subtract|multiply|negate|shift \w+) with overflow"), _overflow),
-    (
-        re.compile(
-            r"invalid literal for int\(\) with base \d+: (?P<value>.+)$|could not convert string to float: (?P<v2>.+)$",
-            re.M,
-        ),
-        lambda m, c: _bad_literal(_Named(value=m.group("value") or m.group("v2")), c),
-    ),
-    (re.compile(r"fixture '(?P<name>[^']+)' not found"), _fixture),
-    (re.compile(r"Snapshot .* mismatched|toMatchSnapshot|snapshot.*(?:obsolete|failed)", _I), _snapshot),
-)
+_NOT_A_FUNCTION = re.compile(r"TypeError: (?P<name>[\w$.]+(?:\(\.\.\.\))?) is not a function")
 
 
-class _Named:
-    """A stand-in match for rules whose groups are renamed before calling the hint function."""
+def _rule(
+    name: str, pattern: re.Pattern[str], what: str, says: Callable[..., str], *more: Premise[HintContext]
+) -> Rule[HintContext]:
+    """A rule on an error raised while the code ran: the runtime's words, never the unit's own (said_by_runtime)."""
+    voice = said_by_runtime(pattern, what)
+    return Rule(name, (said(pattern, what), *more, voice), lambda ctx, *found: says(ctx, *found[:-1]))
 
-    def __init__(self, **groups: str) -> None:
-        self._groups = groups
 
-    def group(self, name: str) -> str:
-        return self._groups[name]
+def _run_rule(
+    name: str, pattern: re.Pattern[str], what: str, says: Callable[..., str], *more: Premise[HintContext]
+) -> Rule[HintContext]:
+    """A rule on what the runner, the shell or the compiler said about the run (not an error the code raised)."""
+    return Rule(name, (said(pattern, what), *more), says)
+
+
+ERROR_RULES: tuple[Rule[HintContext], ...] = (
+    _run_rule("coverage threshold", re.compile(
+        r"coverage threshold for (?P<what>\w+) \((?P<want>[\d.]+%)\) not met: (?P<got>[\d.]+%)|"
+        r"Coverage for (?P<what2>\w+) \((?P<got2>[\d.]+%)\) does not meet (?:the )?(?:global )?threshold \((?P<want2>[\d.]+%)\)",
+        _I), "a coverage threshold was not met", _coverage,
+          Premise("no test failed", "the failure is the run's own: its exit is non-zero and no test failed", _run_failure)),
+    _run_rule("killed at the time limit", re.compile(r"did not finish within [\d.]+ ?s"), "the run hit the time limit", _hang),
+    _run_rule("go test -timeout", re.compile(
+        r"^panic: test timed out after (?P<after>\S+): (?P<test>\S+) was still running(?:, in (?P<func>\S+) at (?P<at>\S+))?",
+        re.M), "go test's -timeout stopped a test", _go_timeout),
+    _run_rule("nothing raised", re.compile(
+        r"Missing expected (?:exception|rejection)\b[^\n]*|Received function did not throw|\bDID NOT RAISE\b[^\n]*|"
+        r"^(?:AssertionError: )?\w+(?:Error|Exception) not raised\b[^\n]*|test did not panic as expected"
+        r"|expected \[Function[^\]\n]*\] to throw\b[^\n]*", re.M),
+        "the check expected an exception and none was raised", _did_not_raise),
+    _run_rule("command not installed",
+          re.compile(r"^(?:(?:/bin/)?(?:ba)?sh: (?:line )?\d+: )(?P<cmd>[\w.@/+-]+): (?:command )?not found$", re.M),
+          "a command was not found", _not_installed),
+    _rule("unhandled rejection", re.compile(r"Unhandled (?:Rejection|Error|errors?)\b", _I),
+          "an error was unhandled", _unhandled),
+    _rule("module missing", re.compile(r"No module named '(?P<mod>[^']+)'"), "a module is missing", _module_missing),
+    _rule("name not importable", re.compile(r"cannot import name '(?P<name>[^']+)' from '(?P<mod>[^']+)'"),
+          "a name cannot be imported", _cannot_import),
+    _rule("JS module missing", re.compile(r"Cannot find (?:module|package) '(?P<mod>[^']+)'"),
+          "a module cannot be found", _module_missing),
+    _rule("import unresolved", re.compile(r"Failed to (?:load url|resolve import) \"?(?P<mod>[^\s\"]+)"),
+          "an import cannot be resolved", _module_missing),
+    _rule("package missing", re.compile(
+        r"(?:no required module provides package|cannot find package|unresolved import) `?\"?(?P<mod>[\w./-]+)"),
+          "a package cannot be found", _module_missing),
+    _rule("export missing", re.compile(r"does not provide an export named '(?P<name>[^']+)'"),
+          "a module lacks an export", _no_export),
+    _rule("syntax error", re.compile(r"\b(?:SyntaxError|IndentationError|TabError)\b"), "a syntax error", _syntax),
+    _rule("conftest crash", re.compile(r"^conftest failed to load"), "conftest.py failed to load", _conftest),
+    _run_rule("compile error", re.compile(r"^error\[E\d+\]: .*|^.*\.go:\d+:\d+: .*|\[build failed\]|could not compile", re.M),
+          "the code does not compile", _compile),
+    _rule("DB constraint", re.compile(
+        r"(?P<kind>UNIQUE|NOT NULL|FOREIGN KEY|CHECK) constraint failed(?::\s*(?P<col>[\w.]+))?", _I),
+          "a database constraint failed", _constraint),
+    _rule("DB constraint (generic)", re.compile(
+        r"SQLITE_CONSTRAINT|IntegrityError|violates (?:unique|foreign key) constraint|duplicate key", _I),
+          "a database integrity error", _generic_db),
+    _rule("DB table missing", re.compile(r"no such (?P<what>table|column): (?P<name>[\w.]+)", _I),
+          "a table or column is missing", _missing_table),
+    _rule("bcrypt on a missing user", re.compile(
+        r"TypeError.*(?:bcrypt|compare)|(?:bcrypt|compare).*TypeError|data and hash arguments required", _I),
+          "bcrypt.compare got no hash", _bcrypt),
+    _rule("undefined access", re.compile(
+        r"Cannot read propert(?:y|ies) of (?P<what>undefined|null) \(reading '(?P<prop>[^']*)'\)"),
+          "a property was read on undefined or null", _undefined_access),
+    _rule("undefined access (old node)", re.compile(r"Cannot read property '(?P<prop>[^']*)' of (?P<what>undefined|null)"),
+          "a property was read on undefined or null", _undefined_access),
+    _rule("None attribute", re.compile(
+        r"'NoneType' object (?:has no attribute '(?P<attr>[^']+)'|(?P<attr2>is not (?:subscriptable|iterable|callable)))"),
+          "a None value was used", _none_attr),
+    _rule("nil pointer", re.compile(r"nil pointer dereference"), "a nil pointer was dereferenced", _nil_pointer),
+    _rule("nil map", re.compile(r"assignment to entry in nil map"), "a nil map was written", _nil_map),
+    _rule("unwrap", re.compile(r"called `(?P<kind>Option|Result)::unwrap\(\)` on an? `(?:None|Err)` value"),
+          "unwrap() met None or Err", _unwrap),
+    _rule("connection refused", re.compile(
+        r"ECONNREFUSED(?: (?P<addr>[\w.:\[\]]+))?|Connection refused|connect: connection refused", _I),
+          "a connection was refused", _conn_refused),
+    _rule("port in use", re.compile(r"EADDRINUSE|Address already in use", _I), "the port is taken", _addr_in_use),
+    _rule("async timeout", re.compile(
+        r"\btimed out\b|\bTimeout(?:Error|Exception)?\b:|Timeout of \d+ ?ms exceeded|Exceeded timeout|"
+        r"test timed out (?:after|in)|context deadline exceeded", _I),
+          "a step timed out", _timeout),
+    _rule("name not defined", re.compile(r"(?:ReferenceError|NameError): (?:name )?'?(?P<name>[\w$]+)'? is not defined"),
+          "a name is not defined", _undefined_name),
+    _rule("go name undefined", re.compile(r"^(?:\S+: )?undefined: (?P<name>\w+)", re.M),
+          "a name is undefined", _undefined_name),
+    _rule("receiver of another type", _NOT_A_FUNCTION, "a method is not a function", _wrong_receiver,
+          Premise("a method of one built-in type", "the method exists on exactly one built-in type (String, Array, "
+                  "Promise)", _method_of_one_type)),
+    _rule("bare name not a function", _NOT_A_FUNCTION, "a name is not a function", _not_a_function,
+          Premise("a bare name", "what is called is a bare name, not a method", _bare_name)),
+    _rule("signature mismatch", re.compile(
+        r"TypeError: (?P<func>[\w.]+)\(\) (?P<detail>(?:missing \d+ required|got an unexpected|takes \d+)[^\n]*)"),
+          "a call does not match the signature", _signature),
+    _rule("KeyError", re.compile(r"^(?:E\s+)?KeyError: (?P<key>.+)$", re.M), "a KeyError was raised", _key_error),
+    _rule("index out of range", re.compile(
+        r"(?P<said>IndexError[^\n]*|RangeError: (?:Invalid array length|offset)[^\n]*|index out of (?:range|bounds)[^\n]*)"),
+          "an index is out of range", _index),
+    _rule("division by zero", re.compile(
+        r"ZeroDivisionError|attempt to (?:divide|calculate the remainder)\b[^\n]*\bby zero|integer divide by zero|"
+        r"RangeError: Division by zero|DivideByZeroException"),
+          "a division by zero", _zero_div),
+    _rule("recursion", re.compile(
+        r"RecursionError|Maximum call stack size exceeded|stack overflow|goroutine stack exceeds"),
+          "the recursion is too deep", _recursion),
+    _rule("integer overflow", re.compile(r"attempt to (?:add|subtract|multiply|negate|shift \w+) with overflow"),
+          "an integer overflowed", _overflow),
+    _rule("bad numeral", re.compile(
+        r"invalid literal for int\(\) with base \d+: (?P<value>.+)$|could not convert string to float: (?P<v2>.+)$", re.M),
+          "a text is not a number", _bad_literal),
+    _rule("fixture missing", re.compile(r"fixture '(?P<name>[^']+)' not found"), "a fixture is missing", _fixture),
+    _rule("snapshot mismatch", re.compile(r"Snapshot .* mismatched|toMatchSnapshot|snapshot.*(?:obsolete|failed)", _I),
+          "a snapshot does not match", _snapshot),
+)  # fmt: skip

@@ -1,25 +1,52 @@
-"""Hints from an (expected, got) pair, by rules over the values' parsed types (`value_types`).
+"""Hints from the two compared values, by rules over their parsed types (`value_types`), each with its premises.
 
-Each rule states its preconditions on the parsed values — both numbers (numerals in strings count),
-both strings, both sequences, both mappings, objects of one class, nothing against something — and
-gives a hint only when they hold. When none holds, `value_facts` says what is known without a claim:
-where the values first differ (the path into the structure, addresses ignored) and the two parts there.
+A `Pair` is the two values (read in their reporter's grammar) at one place: the whole values, a part one
+level in (a key, an item, a field), or a number inside two texts that are equal but for it. Every rule
+(`VALUE_RULES`) declares its premises and speaks only when they hold (`hint_premises.Rule`):
+
+- a rule that says which way the values differ (nothing came back, cut short, items missing, doubled)
+  needs the reporter to say which value is expected (`sided`); one that holds either way (letter case
+  only, same items in another order, booleans flipped) does not, and names the operands as the
+  reporter labels them;
+- a numeric rule needs two values that are numbers in the test's own language (Python, JSON, JavaScript,
+  Go, Rust numerals: `'1,000'` and `1_000` are texts, not numbers);
+- "off by one" needs a boundary (a range, an index, a count) shown by the code or the data, never the
+  difference of two numbers alone.
+
+The rules over two texts equal but for one small edit (quotation marks, a separator, the ending, a part
+added or left out) are `hint_text.TEXT_RULES`, tried among these after "extra at the end". When no rule
+speaks, `value_facts` says where the values first differ and what each holds there.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
-from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
+from .assertions import identifier_words
+from .hint_context import HintContext
+from .hint_pair import INTEGERS, KNOWN_KINDS, NUMBERS, SIDES, STRINGS, Pair, numbers
+from .hint_premises import (
+    ACCUMULATION_WORDS,
+    Premise,
+    Rule,
+    boundary_words,
+    code_boundary,
+    code_words,
+    data_boundary,
+)
+from .hint_text import TEXT_RULES
+from .result_models import TestFailure, ValueGrammar
+from .rust_source import literal_operand
 from .value_types import (
-    Difference,
     Elided,
     Obj,
+    Printed,
     Unknown,
     first_differing_part,
-    is_number,
     kind_of,
     parse_pair,
     smallest_difference,
@@ -34,293 +61,548 @@ _TYPE_NAMES = {
 }  # fmt: skip
 
 
-def value_hint(expected: str, got: str, limit: int = 100) -> str | None:
-    """A specific hint for the pair, or None when no rule's preconditions hold. The rules are tried on the
-    whole values, then on their first differing part, level by level (a mapping's key, a list's item)."""
-    exp, act = _typed_pair(expected, got)
-    path: list[str] = []
+def operand_pair(failure: TestFailure, ctx: HintContext | None = None) -> Pair | None:
+    """The failure's compared values as a Pair (None when the reporter gave none, or only abbreviated ones)."""
+    ops = failure.operands
+    grammar = ops.grammar if ops is not None else "any"
+    if ops is not None and (ops.shortened or not ops.sided):
+        if ops.shortened or ops.first is None or ops.second is None:
+            return None
+        first, second = typed_pair(ops.first, ops.second, grammar)
+        literal = _literal_operand(failure, ctx) if grammar == "rust" else None
+        if literal is not None:  # the test's source writes the expected value as a literal
+            values = (first, second)
+            return Pair(values[literal], values[1 - literal], ctx=ctx, grammar=grammar)
+        return Pair(first, second, sided=False, labels=ops.labels, ctx=ctx, grammar=grammar)
+    if failure.expected is None or failure.got is None:
+        return None
+    exp, act = typed_pair(failure.expected, failure.got, grammar)
+    return Pair(exp, act, ctx=ctx, grammar=grammar)
+
+
+def _literal_operand(failure: TestFailure, ctx: HintContext | None) -> int | None:
+    """`assert_eq!(left, right)` names no side; the test's own source does when one operand is a literal."""
+    if ctx is None or failure.operands is None or failure.operands.labels != ("left", "right"):
+        return None
+    return literal_operand(ctx.root, failure.file, failure.line)
+
+
+def pair_of(first: str, second: str, grammar: ValueGrammar = "any", labels: tuple[str, str] | None = None) -> Pair:
+    """Two printed values as a Pair: sided (expected, got) unless `labels` name unsided operands."""
+    a, b = typed_pair(first, second, grammar)
+    return Pair(a, b, grammar=grammar) if labels is None else Pair(a, b, sided=False, labels=labels, grammar=grammar)
+
+
+def typed_pair(expected: str, got: str, grammar: Any) -> tuple[Any, Any]:
+    """The parsed pair; a value no parser reads stands as its text, whose kind is unknown."""
+    exp, act = parse_pair(expected, got, grammar)
+    return (Printed(exp.text) if isinstance(exp, Unknown) else exp), (
+        Printed(act.text) if isinstance(act, Unknown) else act
+    )
+
+
+def value_hint(pair: Pair, limit: int = 100) -> str | None:
+    """A specific hint for the pair, or None when no rule's premises hold. The rules are tried on the whole
+    values, then on their first differing part, level by level (a mapping's key, a list's item, a number
+    inside two texts)."""
     others = 0
+    lead = ""
     for _ in range(limit):
-        hint = _pair_hint(exp, act)
+        hint = next((h for rule in VALUE_RULES if (h := rule.hint(pair))), None)
         if hint:
-            if not path:
-                return hint
-            note = (
-                f" (the first of {others + 1} differing parts)"
-                if others > 1
-                else " (the first differing part)"
-                if others
-                else ""
-            )
-            return f"At `{_clip(''.join(path))}`{note}: {hint}"
-        step = first_differing_part(exp, act)
+            if not pair.path:
+                return lead + hint
+            note = (f" (the first of {others + 1} differing parts)" if others > 1
+                    else " (the first differing part)" if others else "")  # fmt: skip
+            return f"At `{_clip(''.join(pair.path))}`{note}: {lead}{hint}"
+        number = _number_within(pair)
+        if number is not None:
+            pair, lead = number
+            continue
+        step = first_differing_part(pair.expected, pair.got)
         if step is None:
             return None
         label, exp, act, count = step
-        path.append(label)
+        pair = replace(pair, expected=exp, got=act, path=(*pair.path, label), within=None, numerals=None)
         others = max(others, count - 1) if count else max(others, 1)  # 0: a cut-off value, others unknown
     return None
 
 
-def value_facts(expected: str, got: str) -> str:
+def value_facts(pair: Pair) -> str:
     """Facts only: where the parsed values first differ and what each holds there (no claim of a cause)."""
-    diff = smallest_difference(*_typed_pair(expected, got))
+    diff = smallest_difference(pair.expected, pair.got)
     where = f" at `{_clip(diff.where)}`" if diff.path else ""
     if not diff.only:
         where += " (the first differing part)"
-    e, g = _show(diff.expected), _show(diff.got)
+    lead = "" if pair.sided else " (the reporter does not say which one is expected)"
     if isinstance(diff.expected, str) and isinstance(diff.got, str):
         at = _first_difference(diff.expected, diff.got)
-        return f"They differ{where} from character {at + 1}: {_clip(_repr(diff.expected[max(0, at - 10) : at + 20]))} expected, {_clip(_repr(diff.got[max(0, at - 10) : at + 20]))} produced."
+        shown = (_window(diff.expected, at), _window(diff.got, at))
+        return f"They differ{where} from character {at + 1}{lead}: {pair.named(*shown)}."
     if isinstance(diff.expected, Obj) and isinstance(diff.got, Obj) and diff.expected.cls != diff.got.cls:
-        return f"They differ{where}: {kind_of(diff.got)} where {kind_of(diff.expected)} is expected."
-    return f"They differ{where}: {e} expected, {g} produced."
+        if pair.sided:
+            return f"They differ{where}: {kind_of(diff.got)} where {kind_of(diff.expected)} is expected."
+        return f"They differ{where}{lead}: {pair.named(kind_of(diff.expected), kind_of(diff.got))}."
+    return f"They differ{where}{lead}: {pair.named(_show(diff.expected), _show(diff.got))}."
 
 
-def _typed_pair(expected: str, got: str) -> tuple[Any, Any]:
-    """The parsed pair; a value no parser reads stands as its text."""
-    exp, act = parse_pair(expected, got)
-    return (exp.text if isinstance(exp, Unknown) else exp), (act.text if isinstance(act, Unknown) else act)
+# --- premises ---------------------------------------------------------------------------------------------
 
 
-def _pair_hint(exp: Any, act: Any) -> str | None:
-    for rule in _RULES:
-        hint = rule(exp, act)
-        if hint:
-            return hint
+def _boundary(p: Pair) -> str | None:
+    """A range, an index or a count: in the path to the numbers, the texts holding them, the code, the message."""
+    words = boundary_words(" ".join(p.path))
+    if words:
+        return f"path: {', '.join(sorted(words))}"
+    if p.within is not None and (data_boundary(*p.within) or _index_in_texts(p)):
+        return "the data shows a range, an index or a count"
+    return code_boundary(p.ctx) if p.ctx is not None else None
+
+
+def _accumulation(p: Pair) -> str | None:
+    """A count or a sum: in the path to the numbers, the texts holding them, or the code on the failing path."""
+    words = set(identifier_words(" ".join(p.path))) & ACCUMULATION_WORDS
+    if words:
+        return f"path: {', '.join(sorted(words))}"
+    if p.within is not None and data_boundary(*p.within):
+        return "the data shows a count"
+    return code_words(p.ctx, ACCUMULATION_WORDS) if p.ctx is not None else None
+
+
+ACCUMULATION = Premise("a count or a sum shown", "the code (the failing statement, the expressions the runner "
+                       "explained, the test's name) or the data shows a count or a sum", _accumulation)  # fmt: skip
+BOUNDARY = Premise("a boundary shown", "the code (the failing statement, the expressions the runner explained, the "
+                   "test's name) or the data (a range, an index, a count) shows a boundary", _boundary)  # fmt: skip
+
+
+# --- rules ------------------------------------------------------------------------------------------------
+
+
+def _shown_value(value: Any) -> str:
+    return _clip(repr(value), 60) if not isinstance(value, str) else _repr(value)
+
+
+def _shown_pair(p: Pair) -> str:
+    """Both values as the reporter labels them: `got where expected is expected`, else by its labels."""
+    if p.sided:
+        return f"{_shown_value(p.got)} where {_shown_value(p.expected)} is expected"
+    return f"{p.labels[0]} {_shown_value(p.expected)}, {p.labels[1]} {_shown_value(p.got)}"
+
+
+def _is_nothing(value: Any) -> bool:
+    return value is None or (
+        isinstance(value, str) and value.strip().lower() in ("none", "undefined", "null", "nil", "<nil>")
+    )
+
+
+def _nothing_came_back(p: Pair) -> str:
+    return f"The code produced nothing (None/undefined/null) where {_shown_value(p.expected)} is expected."
+
+
+def _something_came_back(p: Pair) -> str:
+    return f"{_capital(kind_of(p.got))} came back ({_shown_value(p.got)}) where the test expects None."
+
+
+def _booleans(p: Pair) -> str:
+    shown = (f"{p.literal(p.got)} where {p.literal(p.expected)} is expected" if p.sided
+             else f"{p.labels[0]} {p.literal(p.expected)}, {p.labels[1]} {p.literal(p.got)}")  # fmt: skip
+    return f"The condition comes out the other way ({shown})."
+
+
+def _absence_named(p: Pair) -> str | None:
+    """The produced value is absence itself (None/null/undefined/nil) and the expected one is its name as text."""
+    if p.got is not None or not isinstance(p.expected, str) or isinstance(p.expected, Printed):
+        return None
+    name = p.expected.strip()
+    return name if name in _ABSENCE_NAMES else None
+
+
+_ABSENCE_NAMES = frozenset({"None", "null", "undefined", "nil", "<nil>", "NULL"})
+
+
+def _absence_as_text(p: Pair, sided: bool, name: str) -> str:
+    produced = p.ctx.failure.got.strip() if p.ctx is not None and not p.path and p.ctx.failure.got else p.literal(None)
+    return f"{produced} itself came back where the string {name!r} is expected (the value, not its text)."
+
+
+def _truncated(p: Pair) -> tuple[str, str] | None:
+    """The numbers as written, when the produced one is one step of its own last digit below the expected one,
+    which is written with fewer decimals and is what rounding the produced one to those decimals gives."""
+    if p.numerals is None or not p.sided:
+        return None
+    e_text, g_text = p.numerals
+    e_dec, g_dec = _decimals(e_text), _decimals(g_text)
+    if g_dec == 0 or e_dec >= g_dec:
+        return None
+    e, g = float(e_text), float(g_text)
+    step = 10.0**-g_dec
+    if not math.isclose(e - g, step, rel_tol=1e-9) or not math.isclose(round(g, e_dec), e, rel_tol=1e-9):
+        return None
+    return e_text, g_text
+
+
+def _decimals(numeral: str) -> int:
+    return len(numeral.partition(".")[2])
+
+
+def _truncated_says(p: Pair, sided: bool, numbers: tuple[Any, Any], found: tuple[str, str]) -> str:
+    e, g = found
+    step = f"{10.0 ** -_decimals(g):.{_decimals(g)}f}"
+    return (f"{g} is one step ({step}) below {e}, and {e} is {g} rounded: the produced value is cut off (rounded "
+            "down) where the expected one is the value rounded to the nearest.")  # fmt: skip
+
+
+def _shown_numbers(p: Pair, numbers: tuple[Any, Any]) -> str:
+    if p.within is not None:
+        return ""
+    e, a = numbers
+    return f" ({a} where {e} is expected)" if p.sided else f" ({p.labels[0]} {e}, {p.labels[1]} {a})"
+
+
+def _off_by_one(p: Pair, numbers: tuple[Any, Any], integers: bool, one: bool, why: str) -> str:
+    written = " (numbers written as text)" if isinstance(p.expected, str) else ""
+    return f"Off by one{written}{_shown_numbers(p, numbers)}, where a count, an index or a range is involved ({why})."
+
+
+def _rounding(p: Pair, numbers: tuple[Any, Any], close: bool) -> str:
+    return (f"The numbers are equal to within one part in a million{_shown_numbers(p, numbers)}: a "
+            "floating-point rounding difference.")  # fmt: skip
+
+
+def _zero(p: Pair, sided: bool, numbers: tuple[Any, Any], zero: bool, why: str) -> str:
+    return f"The result stayed at zero{_shown_numbers(p, numbers)}, where a count or a sum is built ({why})."
+
+
+def _sign(p: Pair, numbers: tuple[Any, Any], negated: bool) -> str:
+    return f"The sign is inverted{_shown_numbers(p, numbers)}: the same number with the other sign."
+
+
+def _doubled(p: Pair, sided: bool, numbers: tuple[Any, Any], doubled: bool, why: str) -> str:
+    return f"The result is doubled{_shown_numbers(p, numbers)}, where a count or a sum is built ({why})."
+
+
+def _half(p: Pair, sided: bool, numbers: tuple[Any, Any], half: bool, why: str) -> str:
+    return f"The result is half the expected one{_shown_numbers(p, numbers)}, where a count or a sum is built ({why})."
+
+
+def _reciprocals(p: Pair) -> bool:
+    n = numbers(p)
+    return (n is not None and 0 not in n and abs(n[0]) != 1 and n[0] != n[1]
+            and math.isclose(n[0] * n[1], 1, rel_tol=1e-6))  # fmt: skip
+
+
+def _reciprocal(p: Pair, sided: bool, numbers: tuple[Any, Any], found: bool) -> str:
+    return f"The produced number is the reciprocal of the expected one (1/x){_shown_numbers(p, numbers)}."
+
+
+_SCALES = (10, 100, 1000, 1024)
+
+
+def _scale(p: Pair) -> str | None:
+    n = numbers(p)
+    if n is None or 0 in n:
+        return None
+    e, g = n
+    exact = isinstance(e, int) and isinstance(g, int)  # integers compared exactly: 10000000001 is not 10 x 10^9
+    for k in _SCALES:
+        if (g == e * k) if exact else math.isclose(g, e * k, rel_tol=1e-9):
+            return f"{k} times"
+        if (g * k == e) if exact else math.isclose(g * k, e, rel_tol=1e-9):
+            return f"1/{k} of"
     return None
 
 
-# --- rules: each returns None when its preconditions do not hold --------------------------------------
+def _scaled(p: Pair, sided: bool, numbers: tuple[Any, Any], scale: str) -> str:
+    return f"The produced number is {scale} the expected one{_shown_numbers(p, numbers)}."
 
 
-def _nothing_came_back(exp: Any, act: Any) -> str | None:
-    """got is None/null/undefined, expected is a value."""
-    if act is None and exp is not None and not _is_nothing_word(exp):
-        return ("The code produced nothing (None/undefined/null) where a value was expected: look for a missing "
-                "`return`, or an early return on the branch this input takes.")  # fmt: skip
+def _type_names(p: Pair, sided: bool, names: bool) -> str:
+    return f"The test compares a type: the value is {_TYPE_NAMES[p.got]} where {_TYPE_NAMES[p.expected]} is expected."
+
+
+def _invisible_characters(p: Pair, strings: bool, extra: tuple[str, ...]) -> str:
+    names = ", ".join(sorted({f"U+{ord(c):04X}" for c in extra}))
+    in_second = any(c in str(p.got) for c in extra)
+    if p.sided and in_second:
+        return f"The text holds {names}, which prints as nothing and the expected text lacks; otherwise they are equal."
+    if p.sided:
+        return f"The expected text holds {names} (it prints as nothing), which the result lacks; otherwise they are equal."
+    holder, other = (p.labels[1], p.labels[0]) if in_second else p.labels
+    return f"The {holder} text holds {names}, which prints as nothing and the {other} text lacks; otherwise they are equal."
+
+
+def _invisible_difference(p: Pair) -> tuple[str, ...] | None:
+    e, a = str(p.expected), str(p.got)
+    if _visible(e) != _visible(a):
+        return None
+    extra = tuple(c for c in a if _invisible(c)) + tuple(c for c in e if _invisible(c))
+    return extra or None
+
+
+def _case(p: Pair, strings: bool, same: bool) -> str:
+    return f"The text differs only in letter case: {_shown_pair(p)}."
+
+
+def _whitespace(p: Pair, strings: bool, same: bool) -> str:
+    return f"The text differs only in whitespace (spaces, indentation or a line end): {_shown_pair(p)}."
+
+
+def _empty(p: Pair, sided: bool, strings: bool, empty: bool) -> str:
+    return f"An empty string came back where {_repr(p.expected)} is expected."
+
+
+def _cut_short(p: Pair, sided: bool, strings: bool, cut: bool) -> str:
+    return (f"The text is cut short ({_repr(p.got)} where {_repr(p.expected)} is expected): it ends where "
+            f"{_clip(repr(p.expected[len(p.got) :]))} follows in the expected one.")  # fmt: skip
+
+
+def _extra_at_end(p: Pair, sided: bool, strings: bool, extra: bool) -> str:
+    return (f"The text has extra content at the end: {_clip(repr(p.got[len(p.expected) :]))} ({_repr(p.got)} where "
+            f"{_repr(p.expected)} is expected).")  # fmt: skip
+
+
+def _same_class_objects(p: Pair, same: bool) -> str:
+    cls = p.expected.cls
+    return (f"Both are `{cls}` objects whose reprs show only their addresses: the code returns a different "
+            f"`{cls}` object than the one the test expects (the reprs do not say how they differ).")  # fmt: skip
+
+
+def _other_class(p: Pair, sided: bool, other: bool) -> str:
+    return f"{_capital(kind_of(p.got))} came back where {kind_of(p.expected)} is expected."
+
+
+def _sequences(p: Pair) -> bool:
+    return isinstance(p.expected, list | tuple) and isinstance(p.got, list | tuple)
+
+
+def _whole(items: Any) -> bool:
+    return not any(isinstance(x, Elided) for x in items)
+
+
+def _length(items: Any) -> int:
+    return sum(x.count if isinstance(x, Elided) else 1 for x in items)
+
+
+def _empty_list(p: Pair, sided: bool, lists: bool, empty: bool) -> str:
+    return f"An empty list came back where {_length(p.expected)} item(s) are expected."
+
+
+def _reordered(p: Pair, lists: bool, same: bool) -> str:
+    return "Same items in a different order."
+
+
+def _extra_items(p: Pair, sided: bool, lists: bool, extra: list[Any]) -> str:
+    n = _length(p.got) - len(p.expected)
+    shown = f": {', '.join(_clip(repr(x), 40) for x in extra[:3])}" if extra else ""
+    return f"The list has {n} extra item(s) after the {len(p.expected)} expected{shown}."
+
+
+def _extra_after(p: Pair) -> list[Any] | None:
+    known = [x for x in p.got if not isinstance(x, Elided)]
+    if _length(p.got) > len(p.expected) and _whole(p.expected) and list(known[: len(p.expected)]) == list(p.expected):
+        return known[len(p.expected) :]  # the extra items shown (none when the tail is elided)
     return None
 
 
-def _something_came_back(exp: Any, act: Any) -> str | None:
-    """expected None, got a value: the code found or built something where nothing is due."""
-    if exp is None and act is not None and not _is_nothing_word(act):
-        return (f"{_capital(kind_of(act))} came back where the test expects None: the code finds or builds a value "
-                "for this input where it should not (check the condition that should yield nothing).")  # fmt: skip
-    return None
-
-
-def _booleans(exp: Any, act: Any) -> str | None:
-    if isinstance(exp, bool) and isinstance(act, bool) and exp != act:
-        return ("The condition comes out the other way: check the comparison operator, a stray negation, or which "
-                "value the check actually tests.")  # fmt: skip
-    return None
-
-
-def _numbers(exp: Any, act: Any) -> str | None:
-    """Both numbers, or both numerals written as strings (`'-32769'` for `'-32768'`)."""
-    e, a = _as_number(exp), _as_number(act)
-    if e is None or a is None or e == a:
+def _lacks_subsequence(p: Pair) -> list[Any] | None:
+    exp, got = list(p.expected), list(p.got)
+    if not (_whole(exp) and _whole(got)) or len(exp) <= len(got) or not _is_subsequence(got, exp):
         return None
-    written = " (numbers written as text)" if isinstance(exp, str) else ""
-    return _number_hint(e, a, written)
+    return _missing_items(got, exp) or None
 
 
-def _number_hint(e: int | float, a: int | float, written: str = "") -> str | None:
-    """Integers are compared exactly (a 64-bit bound is not a float); rounding is a claim about fractions."""
-    fractional = isinstance(e, float) or isinstance(a, float)
-    if fractional and math.isclose(e, a, rel_tol=1e-6, abs_tol=1e-9):
-        return ("Floating-point rounding: compare with a tolerance (pytest.approx, toBeCloseTo) or round the "
-                "result to the precision the spec asks for.")  # fmt: skip
-    if abs(e - a) == 1 and not fractional:
-        return (f"Off by one{written}: check loop bounds, inclusive vs exclusive ranges, and 0- vs 1-based "
-                "counting in the code that computes this number.")  # fmt: skip
-    if a == 0:
-        return ("The result stayed at zero: the loop or query that should accumulate it never ran or never added "
-                "to it (empty input, a filter that matches nothing, a value not assigned back).")  # fmt: skip
-    if e != 0 and a == -e:
-        return "The sign is inverted: check the order of a subtraction or a negated condition."
-    if e != 0 and a == 2 * e:
-        return "The result is doubled: something is counted or applied twice (duplicate loop, handler or insert)."
-    if e != 0 and a * 2 == e:
-        return "The result is half the expected one: one of two contributions is missing (a skipped item or branch)."
-    return None
+def _lacks_items(p: Pair, sided: bool, lists: bool, missing: list[Any]) -> str:
+    return (f"The list lacks {', '.join(_clip(repr(x), 40) for x in missing[:3])}: {_length(p.got)} item(s) where "
+            f"{_length(p.expected)} are expected.")  # fmt: skip
 
 
-def _type_names(exp: Any, act: Any) -> str | None:
-    """Both strings are type names (`typeof x` compared with 'number'): the value has the wrong type."""
-    if isinstance(exp, str) and isinstance(act, str) and exp in _TYPE_NAMES and act in _TYPE_NAMES and exp != act:
-        return (f"The test compares a type: the value is {_TYPE_NAMES[act]} where {_TYPE_NAMES[exp]} is expected — "
-                "convert or parse it where it is produced.")  # fmt: skip
-    return None
-
-
-def _number_in_text(exp: Any, act: Any) -> str | None:
-    """Both strings, equal but for one number in them (`'-129..127'` for `'-128..127'`)."""
-    if not (isinstance(exp, str) and isinstance(act, str)):
+def _one_off_length(p: Pair) -> int | None:
+    if not (_whole(p.expected) and _whole(p.got)) or abs(len(p.expected) - len(p.got)) != 1:
         return None
-    e_parts, a_parts = _split_numbers(exp), _split_numbers(act)
-    if len(e_parts) != len(a_parts) or len(e_parts) < 2:
+    return len(p.got) - len(p.expected)
+
+
+def _one_item(p: Pair, sided: bool, lists: bool, delta: int) -> str:
+    more = "one item too many" if delta > 0 else "one item missing"
+    shared = min(len(p.expected), len(p.got))
+    step = first_differing_part(list(p.expected)[:shared], list(p.got)[:shared])
+    at = (f"; they first differ at {step[0]}: {_clip(repr(step[1]), 40)} expected, {_clip(repr(step[2]), 40)} produced"
+          if step else "")  # fmt: skip
+    return f"The list has {more} ({len(p.got)} items for {len(p.expected)}{at})."
+
+
+def _lacks_same_length(p: Pair) -> list[Any] | None:
+    if (
+        not (_whole(p.expected) and _whole(p.got))
+        or len(p.expected) == len(p.got)
+        or abs(len(p.expected) - len(p.got)) == 1
+    ):
         return None
-    differing = [i for i, (x, y) in enumerate(zip(e_parts, a_parts, strict=True)) if x != y]
-    if len(differing) != 1 or differing[0] % 2 == 0:  # odd positions hold the numbers
-        return None
-    e_num, a_num = e_parts[differing[0]], a_parts[differing[0]]
-    kind = _number_hint(int(e_num), int(a_num))
-    if kind is None:
-        return None
-    if len(exp) <= 60 and len(act) <= 60:
-        return f"The number {e_num} in {_repr(exp)} came out as {a_num} ({_repr(act)}). {kind}"
-    return f"The number {e_num} in the text came out as {a_num}. {kind}"
+    missing = [x for x in p.expected if x not in list(p.got)][:3]
+    return missing or None
 
 
-def _invisible_characters(exp: Any, act: Any) -> str | None:
-    """Both strings, equal once characters that print as nothing (U+FFFF, zero-width, controls) are dropped."""
-    if not (isinstance(exp, str) and isinstance(act, str)) or exp == act:
-        return None
-    if _visible(exp) != _visible(act):
-        return None
-    extra = [c for c in act if _invisible(c)]
-    lacking = [c for c in exp if _invisible(c)]
-    if len(extra) > len(lacking):
-        names = ", ".join(sorted({_code_point(c) for c in extra}))
-        return (f"The text holds {names}, which prints as nothing and the expected text lacks: drop or replace it "
-                "where the text is cleaned or built.")  # fmt: skip
-    names = ", ".join(sorted({_code_point(c) for c in lacking}))
-    return f"The expected text holds {names} (it prints as nothing), which the result lacks: keep it where the text is built."
+def _mapping_pair(p: Pair) -> tuple[dict[Any, Any], dict[Any, Any]] | None:
+    e, a = p.expected, p.got
+    if isinstance(e, Obj) and isinstance(a, Obj) and e.cls == a.cls:
+        e, a = e.fields, a.fields
+    return (e, a) if isinstance(e, dict) and isinstance(a, dict) else None
 
 
-def _strings(exp: Any, act: Any) -> str | None:
-    """Both strings: letter case, whitespace, empty, cut short, extra at the end."""
-    if not (isinstance(exp, str) and isinstance(act, str)) or exp == act:
-        return None
-    if exp.lower() == act.lower():
-        return "The text differs only in letter case: check capitalisation where the string is built or normalised."
-    if "".join(exp.split()) == "".join(act.split()):
-        return ("The text differs only in whitespace (spaces, indentation or a trailing newline): check how the "
-                "parts are joined and formatted.")  # fmt: skip
-    if not act:
-        return "An empty string came back: the value is never filled in, or a branch returns before building it."
-    if exp.startswith(act):
-        return f"The text is cut short: it ends where {_clip(_repr(exp[len(act) :]))} should follow."
-    if act.startswith(exp):
-        return f"The text has extra content at the end: {_clip(_repr(act[len(exp) :]))}."
-    return None
+def _missing_keys(p: Pair) -> list[str] | None:
+    maps = _mapping_pair(p)
+    keys = [repr(k) for k in maps[0] if k not in maps[1]][:4] if maps else []
+    return keys or None
 
 
-def _objects(exp: Any, act: Any) -> str | None:
-    """Objects whose reprs show only their addresses: equal-looking, so they are different objects."""
-    if not (isinstance(exp, Obj) and isinstance(act, Obj)):
-        return None
-    if exp.cls == act.cls and exp.address and act.address and not exp.fields and not act.fields:
-        return (f"Both are `{exp.cls}` objects whose reprs show only their addresses: the code returns a different "
-                f"`{exp.cls}` object than the one the test expects (another item, or a copy where `{exp.cls}` "
-                "compares by identity); compare the objects' fields to see which one came back.")  # fmt: skip
-    if exp.cls != act.cls:
-        return f"{_capital(kind_of(act))} came back where {kind_of(exp)} is expected."
-    return None
+def _extra_keys(p: Pair) -> list[str] | None:
+    maps = _mapping_pair(p)
+    keys = [repr(k) for k in maps[1] if k not in maps[0]][:4] if maps else []
+    return keys or None
 
 
-def _sequences(exp: Any, act: Any) -> str | None:
-    if not (isinstance(exp, list | tuple) and isinstance(act, list | tuple)):
-        return None
-    known = [x for x in act if not isinstance(x, Elided)]
-    length = len(known) + sum(x.count for x in act if isinstance(x, Elided))
-    if not act and exp:
-        return ("An empty list came back: the filter or query matched nothing; check its condition and that the "
-                "data the test sets up is really stored.")  # fmt: skip
-    if length == len(known) and len(exp) == len(act) and sorted(map(repr, exp)) == sorted(map(repr, act)):
-        return ("Same items in a different order: sort the result or keep insertion order (no iteration over an "
-                "unordered set or dict).")  # fmt: skip
-    if length > len(exp) and list(known[: len(exp)]) == list(exp):
-        extra = known[len(exp) :]
-        shown = f": {', '.join(_clip(repr(x), 40) for x in extra[:3])}" if extra else ""
-        return f"The list has {length - len(exp)} extra item(s) after the {len(exp)} expected{shown}; check what adds them."
-    if length == len(known) and len(exp) > length and _is_subsequence(known, exp):
-        missing = _missing_items(known, list(exp))
-        return f"The list lacks {', '.join(_clip(repr(x), 40) for x in missing[:3])}: check the condition that decides which items are kept or produced."
-    if length == len(known) and abs(len(exp) - length) == 1:
-        more = "one item too many" if length > len(exp) else "one item missing"
-        return f"The list has {more} ({length} items for {len(exp)}): look for an off-by-one bound or a duplicated / skipped append."
-    if length == len(known) and length != len(exp):  # same length: the first differing item tells more
-        missing = [x for x in exp if x not in known][:3]
-        if missing:
-            return f"The result lacks {', '.join(_clip(repr(x), 40) for x in missing)}: check the condition that decides which items are kept or produced."
-    return None
+def _lacks_keys(p: Pair, sided: bool, missing: list[str]) -> str:
+    return f"The object lacks key(s) {', '.join(missing)} that the expected one has."
 
 
-def _mappings(exp: Any, act: Any) -> str | None:
-    if isinstance(exp, Obj) and isinstance(act, Obj) and exp.cls == act.cls:
-        exp, act = exp.fields, act.fields
-    if not (isinstance(exp, dict) and isinstance(act, dict)):
-        return None
-    missing = [repr(k) for k in exp if k not in act][:4]
-    extra = [repr(k) for k in act if k not in exp][:4]
-    if missing:
-        return (f"The object lacks key(s) {', '.join(missing)}: add them where the object is built or serialised "
-                "(check the field names against the contract).")  # fmt: skip
-    if extra:
-        return (
-            f"The object has unexpected key(s) {', '.join(extra)}: check where the object is built which keys it adds."
-        )
-    return None
+def _has_extra_keys(p: Pair, sided: bool, extra: list[str]) -> str:
+    return f"The object has key(s) {', '.join(extra)} that the expected one does not have."
 
 
-def _wrong_type(exp: Any, act: Any) -> str | None:
-    """Values of different kinds (a string where a number is expected, …)."""
-    if exp is None or act is None or isinstance(exp, Obj) or isinstance(act, Obj):
-        return None
-    if kind_of(exp) != kind_of(act):
-        return (f"The value has the wrong type ({kind_of(act)} where {kind_of(exp)} is expected): convert or parse "
-                "it where it is produced, not in the test.")  # fmt: skip
-    return None
+def _kinds_differ(p: Pair) -> bool:
+    e, a = p.expected, p.got
+    if _is_nothing(e) or _is_nothing(a) or isinstance(e, Obj) or isinstance(a, Obj):
+        return False
+    return kind_of(e) != kind_of(a)
 
 
-_RULES: tuple[Callable[[Any, Any], str | None], ...] = (
-    _nothing_came_back, _something_came_back, _booleans, _numbers, _type_names, _number_in_text,
-    _invisible_characters, _strings, _objects, _sequences, _mappings, _wrong_type,
+def _wrong_type(p: Pair, sided: bool, known: bool, differ: bool) -> str:
+    return f"The value has another type: {kind_of(p.got)} where {kind_of(p.expected)} is expected."
+
+
+def _premise(name: str, states: str, check: Any) -> Premise[Pair]:
+    return Premise(name, states, check)
+
+
+_LISTS = _premise("two lists", "both values are sequences", _sequences)
+
+VALUE_RULES: tuple[Rule[Pair], ...] = (
+    Rule("nothing came back", (SIDES, _premise("nothing produced", "the produced value is None/null/undefined and "
+         "a value is expected", lambda p: p.got is None and not _is_nothing(p.expected))), lambda p, s, n: _nothing_came_back(p)),
+    Rule("absence for its name", (SIDES, _premise("absence, its name expected", "the produced value is absence "
+         "itself (None/null/undefined/nil) and the expected one is its name written as a string",
+         _absence_named)), _absence_as_text),
+    Rule("something came back", (SIDES, _premise("None expected", "None is expected and a value was produced",
+         lambda p: p.expected is None and not _is_nothing(p.got))), lambda p, s, n: _something_came_back(p)),
+    Rule("booleans flipped", (_premise("two booleans", "both values are booleans and differ",
+         lambda p: isinstance(p.expected, bool) and isinstance(p.got, bool) and p.expected != p.got),),
+         lambda p, b: _booleans(p)),
+    Rule("rounding", (NUMBERS, _premise("close fractions", "one number has a fraction and they are equal to 6 "
+         "significant digits", lambda p: (n := numbers(p)) is not None and any(isinstance(x, float) for x in n)
+         and math.isclose(n[0], n[1], rel_tol=1e-6, abs_tol=1e-9))), _rounding),
+    Rule("cut off, not rounded", (SIDES, NUMBERS, _premise("one step below, rounds to it", "the produced number "
+         "is one step of its last decimal below the expected one, which has fewer decimals and is the produced one "
+         "rounded to them", _truncated)), _truncated_says),
+    Rule("off by one", (NUMBERS, INTEGERS, _premise("one apart", "the integers differ by one",
+         lambda p: (n := numbers(p)) is not None and abs(n[0] - n[1]) == 1), BOUNDARY), _off_by_one),
+    Rule("stayed at zero", (SIDES, NUMBERS, _premise("zero produced", "the produced number is 0 and the expected "
+         "one is not", lambda p: (n := numbers(p)) is not None and n[1] == 0), ACCUMULATION), _zero),
+    Rule("sign inverted", (NUMBERS, _premise("opposite numbers", "the numbers are opposites",
+         lambda p: (n := numbers(p)) is not None and n[0] == -n[1])), _sign),
+    Rule("doubled", (SIDES, NUMBERS, _premise("twice", "the produced number is twice the expected one",
+         lambda p: (n := numbers(p)) is not None and n[1] == 2 * n[0]), ACCUMULATION), _doubled),
+    Rule("half", (SIDES, NUMBERS, _premise("half", "the produced number is half the expected one",
+         lambda p: (n := numbers(p)) is not None and n[1] * 2 == n[0]), ACCUMULATION), _half),
+    Rule("reciprocal", (SIDES, NUMBERS, _premise("reciprocals", "the numbers are each other's reciprocal (their "
+         "product is 1) and neither is 1 or -1", _reciprocals)), _reciprocal),
+    Rule("a scale", (SIDES, NUMBERS, _premise("a power of ten or 1024 apart", "the produced number is the expected "
+         "one times or divided by 10, 100, 1000 or 1024", _scale)), _scaled),
+    Rule("type names", (SIDES, _premise("two type names", "both texts are type names (`typeof x` compared)",
+         lambda p: isinstance(p.expected, str) and isinstance(p.got, str) and p.expected in _TYPE_NAMES
+         and p.got in _TYPE_NAMES and p.expected != p.got)), _type_names),
+    Rule("invisible characters", (STRINGS, _premise("equal but for invisible characters", "the texts are equal once "
+         "characters that print as nothing are dropped", _invisible_difference)), _invisible_characters),
+    Rule("letter case", (STRINGS, _premise("equal but for case", "the texts are equal ignoring letter case",
+         lambda p: str(p.expected).lower() == str(p.got).lower())), _case),
+    Rule("whitespace", (STRINGS, _premise("equal but for whitespace", "the texts are equal without whitespace",
+         lambda p: "".join(str(p.expected).split()) == "".join(str(p.got).split()))), _whitespace),
+    Rule("empty text", (SIDES, STRINGS, _premise("empty produced", "the produced text is empty",
+         lambda p: not p.got and bool(p.expected))), _empty),
+    Rule("cut short", (SIDES, STRINGS, _premise("a prefix", "the produced text is a start of the expected one",
+         lambda p: bool(p.got) and str(p.expected).startswith(str(p.got)))), _cut_short),
+    Rule("extra at the end", (SIDES, STRINGS, _premise("extended", "the produced text starts with the expected one",
+         lambda p: bool(p.expected) and str(p.got).startswith(str(p.expected)))), _extra_at_end),
+    *TEXT_RULES,
+    Rule("another object", (_premise("same class, addresses only", "both are objects of one class whose reprs show "
+         "only their addresses", lambda p: isinstance(p.expected, Obj) and isinstance(p.got, Obj)
+         and p.expected.cls == p.got.cls and bool(p.expected.address and p.got.address)
+         and not p.expected.fields and not p.got.fields),), _same_class_objects),
+    Rule("another class", (SIDES, _premise("two classes", "both are objects of different classes",
+         lambda p: isinstance(p.expected, Obj) and isinstance(p.got, Obj) and p.expected.cls != p.got.cls)), _other_class),
+    Rule("empty list", (SIDES, _LISTS, _premise("empty produced", "the produced list is empty and the expected one "
+         "is not", lambda p: not p.got and bool(p.expected))), _empty_list),
+    Rule("same items, another order", (_LISTS, _premise("same items", "both hold the same items, whole, in another "
+         "order", lambda p: _whole(p.expected) and _whole(p.got) and len(p.expected) == len(p.got)
+         and sorted(map(repr, p.expected)) == sorted(map(repr, p.got)))), _reordered),
+    Rule("extra items", (SIDES, _LISTS, _premise("expected items then more", "the produced list starts with the "
+         "expected items and has more", _extra_after)), _extra_items),
+    Rule("items missing", (SIDES, _LISTS, _premise("a subsequence", "the produced list is the expected one with "
+         "items left out", _lacks_subsequence)), _lacks_items),
+    Rule("one item more or less", (SIDES, _LISTS, _premise("one apart in length", "the lists' lengths differ by one",
+         _one_off_length)), _one_item),
+    Rule("items not produced", (SIDES, _LISTS, _premise("expected items absent", "expected items are absent from "
+         "the produced list (lengths apart by more than one)", _lacks_same_length)), _lacks_items),
+    Rule("keys missing", (SIDES, _premise("keys absent", "the expected mapping has keys the produced one lacks",
+         _missing_keys)), _lacks_keys),
+    Rule("unexpected keys", (SIDES, _premise("keys added", "the produced mapping has keys the expected one lacks",
+         _extra_keys)), _has_extra_keys),
+    Rule("wrong type", (SIDES, KNOWN_KINDS, _premise("kinds differ", "the values are of different kinds",
+         _kinds_differ)), _wrong_type),
 )  # fmt: skip
 
 
+# --- a number inside two texts ----------------------------------------------------------------------------
+
+# a numeral as a token of text (`42`, `9.9`): not part of a word, nor of a grouped numeral or a version (`1,000`,
+# `1_000`, `1.5.2`); leading zeros make it digits, not a number (`007`)
+_NUMERAL = re.compile(r"(?<![\w,.])-?(?:0|[1-9]\d*)(?:\.\d+)?(?![\w]|[.,_]\d)")
+
+
+def _number_within(pair: Pair) -> tuple[Pair, str] | None:
+    """Two texts equal but for one number token: the pair of numbers, and the sentence that leads the hint."""
+    if not (isinstance(pair.expected, str) and isinstance(pair.got, str)) or pair.within is not None:
+        return None
+    e_tokens, a_tokens = _NUMERAL.split(pair.expected), _NUMERAL.split(pair.got)
+    e_nums, a_nums = _NUMERAL.findall(pair.expected), _NUMERAL.findall(pair.got)
+    if e_tokens != a_tokens or len(e_nums) != len(a_nums) or not e_nums:
+        return None
+    differing = [i for i, (x, y) in enumerate(zip(e_nums, a_nums, strict=True)) if x != y]
+    if len(differing) != 1:
+        return None
+    e, a = e_nums[differing[0]], a_nums[differing[0]]
+    exp_text, got_text = str(pair.expected), str(pair.got)
+    short = len(exp_text) <= 60 and len(got_text) <= 60
+    if pair.sided:
+        lead = (f"The number {e} in {_repr(exp_text)} came out as {a} ({_repr(got_text)}). " if short
+                else f"The number {e} in the text came out as {a}. ")  # fmt: skip
+    else:
+        lead = (f"The number {e} in the {pair.labels[0]} text {_repr(exp_text)} is {a} in the {pair.labels[1]} one "
+                f"({_repr(got_text)}). " if short else f"The number {e} in the {pair.labels[0]} text is {a} in the "
+                f"{pair.labels[1]} one. ")  # fmt: skip
+    number = float if "." in e + a else int
+    return replace(pair, expected=number(e), got=number(a), within=(exp_text, got_text), numerals=(e, a)), lead
+
+
+def _index_in_texts(p: Pair) -> bool:
+    """The differing number is an index in both texts: a whole `/`-separated path segment or `[N]`."""
+    assert p.within is not None
+    for text, number in ((p.within[0], p.expected), (p.within[1], p.got)):
+        if not re.search(rf"(?:/{number}(?:/|$)|\[{number}\])", text):
+            return False
+    return True
+
+
 # --- helpers ----------------------------------------------------------------------------------------------
-
-
-def _is_nothing_word(value: Any) -> bool:
-    return isinstance(value, str) and value.strip().lower() in ("none", "undefined", "null", "nil", "<nil>")
-
-
-def _as_number(value: Any) -> int | float | None:
-    if is_number(value):
-        return value if math.isfinite(value) else None
-    if isinstance(value, str) and _is_numeral(value):
-        return float(value) if "." in value else int(value)
-    return None
-
-
-def _is_numeral(text: str) -> bool:
-    body = text[1:] if text[:1] in "+-" else text
-    whole, _, frac = body.partition(".")
-    return bool(whole) and whole.isdigit() and (not frac or frac.isdigit()) and whole.isascii()
-
-
-def _split_numbers(text: str) -> list[str]:
-    """`'-129..127'` → ['', '-129', '..', '127', '']: text and numbers alternating (numbers at odd places)."""
-    parts, current, i = [""], "", 0
-    while i < len(text):
-        starts_number = text[i].isdigit() or (text[i] == "-" and i + 1 < len(text) and text[i + 1].isdigit()
-                                              and (i == 0 or not text[i - 1].isalnum()))  # fmt: skip
-        if starts_number and text[i].isascii():
-            j = i + 1
-            while j < len(text) and text[j].isdigit() and text[j].isascii():
-                j += 1
-            parts[-1] += current
-            parts += [text[i:j], ""]
-            current, i = "", j
-            continue
-        current += text[i]
-        i += 1
-    parts[-1] += current
-    return parts
 
 
 def _invisible(ch: str) -> bool:
@@ -329,10 +611,6 @@ def _invisible(ch: str) -> bool:
 
 def _visible(text: str) -> str:
     return "".join(c for c in text if not _invisible(c))
-
-
-def _code_point(ch: str) -> str:
-    return f"U+{ord(ch):04X}"
 
 
 def _is_subsequence(short: list[Any], long: list[Any]) -> bool:
@@ -351,6 +629,12 @@ def _missing_items(short: list[Any], long: list[Any]) -> list[Any]:
     return missing
 
 
+def _window(text: str, at: int) -> str:
+    """The text around position `at`: quoted when it is a string, as printed when its kind is unknown (Go's %v)."""
+    part = text[max(0, at - 10) : at + 20]
+    return _clip(str(part) if isinstance(text, Printed) else repr(part))
+
+
 def _first_difference(a: str, b: str) -> int:
     return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
 
@@ -358,12 +642,13 @@ def _first_difference(a: str, b: str) -> int:
 def _show(value: Any) -> str:
     if isinstance(value, Obj) and value.address and not value.fields:
         return kind_of(value)
-    return _clip(_repr(value) if isinstance(value, str) else repr(value))
+    if isinstance(value, Printed):
+        return _clip(str(value))
+    return _clip(repr(value))
 
 
 def _repr(text: str) -> str:
-    """A string shown with its invisible characters named (`'ab\\uffffcd'`)."""
-    return repr(text)
+    return repr(str(text))
 
 
 def _capital(text: str) -> str:
@@ -372,6 +657,3 @@ def _capital(text: str) -> str:
 
 def _clip(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-__all__ = ["Difference", "value_facts", "value_hint"]

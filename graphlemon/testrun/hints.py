@@ -1,36 +1,40 @@
 """A hint for every failure: specific and true, or the facts only (`hint_confidence`).
 
-Rules are tried in order: the framework's own (`Framework.hint_rules`: go-cmp diffs, Rust panics), the
-error patterns of `hint_rules` on the failure's message then its detail, HTTP status pairs, then the
-rules over the parsed expected/got values (`hint_values`). Each rule writes a hint only when its
-preconditions hold. When none does, the failure carries the facts: where it failed, the call and what
-it returned, the raised error, or where the parsed values first differ — `hint_confidence` "facts".
-No hint is "fix the bug" or a restatement of expected/got.
+Every rule is data (`hint_premises.Rule`): its premises and what it says when they hold. They are tried in
+order: the framework's own (`Framework.hint_rules`: go-cmp and node:assert diffs, Rust panics), the
+exception rules that read more than the error text (`hint_raised`: another exception expected by the
+test's own code, a function used as a value), the error rules of `hint_rules` (a pattern the runner's
+error text must say), an exception raised inside a library called from the project (`hint_raised`),
+the HTTP status rules of `hint_http` (only on an HTTP exchange), then the rules over the two compared
+values (`hint_values`, `hint_text`: read in their reporter's grammar, directional ones only when the
+reporter says which value is expected). When none
+speaks, the failure carries the facts: where it failed, the call and what it returned, the raised
+error, or where the values first differ, with both operands named as the reporter names them —
+`hint_confidence` "facts". No hint is "fix the bug" or a restatement of expected/got.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .hint_context import HintContext, error_type, short_path, source_frame
-from .hint_rules import RULES
-from .hint_values import value_facts, value_hint
+from .hint_diff import DIFF_RULES, field_facts
+from .hint_http import HTTP_RULES
+from .hint_premises import Rule
+from .hint_raised import FIRST_RULES, LAST_RULES, raised
+from .hint_rules import ERROR_RULES
+from .hint_values import VALUE_RULES, operand_pair, value_facts, value_hint
 from .result_models import HintConfidence, TestFailure
+from .rust_source import doc_test
 
-# a framework's own rule: the hint it can tell from the failure, or None
-FrameworkRule = Callable[[HintContext], str | None]
+# a framework's own rule (over the failure's HintContext)
+FrameworkRule = Rule[HintContext]
 
-_PHASES = (
-    ("setup", "so the test body never ran", "make that fixture work for this test before looking at the test body."),
-    (
-        "teardown",
-        "after the test body ran",
-        "make its cleanup cope with what the test leaves behind (closed connections, removed files).",
-    ),
-)
+_PHASES = (("setup", "so the test body never ran"), ("teardown", "after the test body ran"))
 
 
 @dataclass(frozen=True)
@@ -39,39 +43,48 @@ class Hint:
     confidence: HintConfidence
 
 
+def all_rules(framework_rules: Sequence[Rule[Any]] = ()) -> tuple[Rule[Any], ...]:
+    """Every hint rule, in the order they are tried (framework rules first, when given)."""
+    return (*framework_rules, *FIRST_RULES, *ERROR_RULES, *LAST_RULES, *HTTP_RULES, *DIFF_RULES, *VALUE_RULES)
+
+
 def build_hint(failure: TestFailure, root: Path | None = None, rules: Sequence[FrameworkRule] = ()) -> str:
     return hint_for(failure, root, rules).text
 
 
 def hint_for(failure: TestFailure, root: Path | None = None, rules: Sequence[FrameworkRule] = ()) -> Hint:
     ctx = HintContext(failure, root)
-    specific = (
-        next((hint for rule in rules if (hint := rule(ctx))), None)
-        or _first_rule(ctx) or _status_hint(ctx) or _value_hint(failure)
-    )  # fmt: skip
+    specific = _first((*rules, *FIRST_RULES, *ERROR_RULES, *LAST_RULES, *HTTP_RULES, *DIFF_RULES), ctx) or _value_hint(
+        ctx
+    )
     lead = _call_lead(ctx)
+    if specific and _several_messages(failure.message):  # the rule read the first: the others are shown whole
+        specific = f"{specific.rstrip('.')}. The whole message: {_printed(failure.message, 300)}."
     hint = (
         Hint(f"{lead}. {specific}" if lead else specific, "specific") if specific else Hint(_facts(ctx, lead), "facts")
     )
-    for phase, consequence, advice in _PHASES:
+    for phase, consequence in _PHASES:
         if failure.message.startswith(f"error in {phase}"):
             error = error_type(ctx) or "an error"
             phase_lead = f"The test's {phase} (a fixture or hook) raised {error}{ctx.where}, {consequence}"
             if hint.confidence == "specific":
                 return Hint(f"{phase_lead}. {hint.text}", "specific")
-            return Hint(f"{phase_lead}: {advice}", "specific")
+            return Hint(f"{phase_lead}.", "specific")
     return hint
 
 
-def _first_rule(ctx: HintContext) -> str | None:
-    """Rules on the message first, then on the detail (which may quote source code)."""
-    for text in (ctx.failure.message, ctx.evidence):
-        for pattern, make in RULES:
-            match = pattern.search(text)
-            hint = make(match, ctx) if match else None
-            if hint:
-                return hint
-    return None
+def _first(rules: Sequence[Rule[HintContext]], ctx: HintContext) -> str | None:
+    return next((hint for rule in rules if (hint := rule.hint(ctx))), None)
+
+
+def _value_hint(ctx: HintContext) -> str | None:
+    pair = operand_pair(ctx.failure, ctx)
+    if pair is None:
+        return None
+    try:
+        return value_hint(pair)
+    except RecursionError:  # a value nested deeper than the rules walk: no claim
+        return None
 
 
 # pytest's assertion explanation: "assert 6 == 11\n +  where 6 = total([1, 2, 3, 4])"
@@ -95,92 +108,65 @@ def _clip(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-_STATUS_PAIRS: dict[tuple[int, int], str] = {
-    (401, 500): "Wrong credentials should answer 401, not crash with 500: "
-    "catch the failed lookup/compare in the auth path and return 401.",
-    (400, 500): "Invalid input should be rejected with 400 before it reaches the service: "
-    "validate the request in the route instead of letting it throw.",
-    (404, 200): "A missing resource must answer 404: "
-    "check the lookup result and return 404 before building the success response.",
-    (404, 500): "Looking up a missing resource crashes: handle the not-found case (no row, null) and return 404.",
-    (409, 500): "A duplicate should answer 409 Conflict: "
-    "check for the existing row (or catch the unique-constraint error) instead of crashing.",
-    (201, 200): "A creation should answer 201 Created: set the status explicitly on the create route.",
-}
-
-
-def _status_hint(ctx: HintContext) -> str | None:
-    exp, got = _status_pair(ctx)
-    if exp is None or got is None:
-        return None
-    if (exp, got) in _STATUS_PAIRS:
-        return _STATUS_PAIRS[(exp, got)]
-    if exp in (401, 403) and got < 300:
-        return "The request gets through without valid credentials: apply the auth check (middleware) to this route and reject before the handler runs."
-    if exp < 300 and got in (401, 403):
-        return "A valid request is rejected as unauthorised: check how the test's credentials reach the server (header name, `Bearer ` prefix, token secret)."
-    if exp < 300 and got in (400, 422):
-        return "A valid request fails validation: compare the request body with what the route checks (field names, types, required fields)."
-    if exp < 300 and got == 404:
-        return "The route or resource is not found: check the path, the HTTP method and the prefix the router is mounted at, or that the resource was created first."
-    if exp < 400 and got >= 500:
-        return "The handler throws on a request the test considers valid: read the server-side error for this request to find the exception."
-    if 400 <= exp < 500 and got < 300:
-        return "The server accepts a request it should reject: add the missing validation, permission or existence check before the success path."
-    if 400 <= exp < 500 and got >= 500:
-        return f"The server crashes where it should answer {exp}: catch this error case in the handler and return {exp} with a clear message."
-    return f"The handler takes the wrong branch for this request: find where a {got // 100}xx response is produced and what condition should lead to {exp} instead."
-
-
-_COMMON_STATUSES = {200, 201, 202, 204, 301, 302, 303, 304, 307, 308, 400, 401, 403, 404, 405, 409, 410, 413, 415, 422,
-                    429, 500, 501, 502, 503, 504}  # fmt: skip
-
-
-def _status_pair(ctx: HintContext) -> tuple[int | None, int | None]:
-    """(expected, got) HTTP statuses: codes in a status context, or well-known codes one of which is an error."""
-    exp, got = ctx.failure.expected, ctx.failure.got
-    if not (exp and got and exp.strip().isdigit() and got.strip().isdigit()):
-        return None, None
-    e, g = int(exp), int(got)
-    if e == g or not (100 <= e < 600 and 100 <= g < 600):
-        return None, None
-    in_context = re.search(r"status|response|http|\bcode\b", ctx.text + " " + ctx.failure.name, re.IGNORECASE)
-    if in_context or ({e, g} <= _COMMON_STATUSES and max(e, g) >= 400):
-        return e, g
-    return None, None
-
-
-def _value_hint(failure: TestFailure) -> str | None:
-    if failure.expected is None or failure.got is None:
-        return None
-    try:
-        return value_hint(failure.expected, failure.got)
-    except RecursionError:  # a value nested deeper than the rules walk: no claim
-        return None
-
-
 def _facts(ctx: HintContext, lead: str | None) -> str:
     """What is known without a claim of cause: the place, the call, the error, or where the values differ."""
     f = ctx.failure
     location = f" at {short_path(f.file, ctx.root)}:{f.line}" if f.file and f.line else ""
-    parts = [f"Facts only (no hint rule's conditions hold): the check{location} failed"]
+    doc = doc_test(f.name)
+    check = f"the doc test of `{doc.item}` (its example{location})" if doc else f"the check{location}"
+    parts = [f"Facts only (no hint rule's conditions hold): {check} failed"]
     if lead:
         parts.append(f"{lead}")
-    error = error_type(ctx)
-    if f.expected is not None and f.got is not None:
+    error = error_type(ctx) or (raised(ctx) or (None, ""))[0]
+    pair = operand_pair(f, ctx)
+    ops = f.operands
+    if pair is not None:
         try:
-            parts.append(value_facts(f.expected, f.got))
+            parts.append(value_facts(pair))
         except RecursionError:
-            parts.append("expected and got differ (nested too deep to name where)")
+            parts.append("the two values differ (nested too deep to name where)")
+    elif (diff := field_facts(ctx)) is not None:
+        parts.append(diff)
+    elif ops is not None and ops.shortened and ops.first is not None and ops.second is not None:
+        parts.append(f"the runner printed the values abbreviated, so they are not known: {ops.labels[0]} "
+                     f"{_clip(ops.first)}, {ops.labels[1]} {_clip(ops.second)}")  # fmt: skip
     elif error:
-        parts.append(f"{error} was raised{ctx.where or ' while the test ran'}")
+        said = (raised(ctx) or (None, ""))
+        message = f": {_printed(said[1], 200)}" if said[0] == error and said[1] else ""
+        parts.append(f"{error} was raised{ctx.where or ' while the test ran'}{message}")
     else:
         statement = _failing_statement(f.detail)
         if statement:
             frame = source_frame(ctx.evidence, None, ctx.root)
             parts.append(f"`{_clip(statement)}`{f' at {frame}' if frame else ''} does not hold and the values it "
                          "checks were not reported (assert a comparison, `a == b`, so the runner shows both)")  # fmt: skip
+        elif _says_more(f):
+            parts.append(f"the runner said: {_printed(f.message, 300)}")
+    if pair is not None and _several_messages(f.message):
+        parts.append(f"the whole message: {_printed(f.message, 300)}")
     return "; ".join(p.rstrip(".") for p in parts) + "."
+
+
+def _printed(text: str, limit: int) -> str:
+    """A runner's text quoted as printed (its lines joined by ` / `), clipped to `limit`."""
+    return "«" + _clip(" / ".join(line.strip() for line in text.strip().splitlines() if line.strip()), limit) + "»"
+
+
+def _says_more(f: TestFailure) -> bool:
+    """The message says more than the test's name or a bare `failed`."""
+    text = f.message.strip()
+    return bool(text) and text not in (f.name.strip(), "failed", "failed (no message)", "not ok")
+
+
+def _several_messages(message: str) -> bool:
+    """The message is several messages (a Go test's t.Errorf lines), not one value's lines or a diff: only the first
+    was read as a pair, so the rest is shown whole."""
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    return len(lines) > 1 and not any(line[0] in "+-<>|{}[]" or _LABEL_LINE.match(line) for line in lines)
+
+
+# a line that labels one value (jest's `Expected:`, a doctest's `Got:`, Rust's `left:`) or explains one (pytest)
+_LABEL_LINE = re.compile(r"^(?:Expected|Received|Got|expected|actual|left|right|want|got)\s*:|^E\s|^where\b")
 
 
 def _failing_statement(detail: str) -> str | None:

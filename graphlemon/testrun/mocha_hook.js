@@ -25,12 +25,15 @@ if (out) {
     }
   };
 
-  const text = (value) => {
-    if (value === undefined) return undefined;
-    let shown = typeof value === "string" ? value : undefined;
-    if (shown === undefined) {
+  // both strings: kept as they are ("text"); otherwise both printed by util.inspect ("inspect"), strings quoted,
+  // so a string is never taken for the value it spells
+  const text = (value, raw) => {
+    let shown;
+    if (raw) {
+      shown = value;
+    } else {
       try {
-        shown = util.inspect(value, { depth: 6, maxArrayLength: 10000, breakLength: Infinity });
+        shown = util.inspect(value, { depth: 20, maxArrayLength: 10000, maxStringLength: MAX_VALUE, breakLength: Infinity });
       } catch (_) {
         shown = String(value);
       }
@@ -47,11 +50,28 @@ if (out) {
       code: typeof err.code === "string" ? err.code : undefined,
     };
     if ("expected" in err || "actual" in err) {
-      record.expected = text(err.expected);
-      record.actual = text(err.actual);
+      const values = err.__graphlemonValues || { expected: err.expected, actual: err.actual };
+      const raw = typeof values.expected === "string" && typeof values.actual === "string";
+      record.expected = text(values.expected, raw);
+      record.actual = text(values.actual, raw);
+      record.valueFormat = raw ? "text" : "inspect";
       record.showDiff = err.showDiff !== false;
     }
     return record;
+  };
+
+  // the values as the assertion made them: a reporter's fail listener (mocha's Base) turns objects into its
+  // diff form in place, so they are taken by a listener that runs before any reporter's
+  const keepValues = (test, err) => {
+    if (err && typeof err === "object" && ("expected" in err || "actual" in err) && !err.__graphlemonValues) {
+      try {
+        Object.defineProperty(err, "__graphlemonValues", {
+          value: { expected: err.expected, actual: err.actual }, enumerable: false, configurable: true,
+        });
+      } catch (_) {
+        // a frozen error: its values are read as they are later
+      }
+    }
   };
 
   const testOf = (event, test) => {
@@ -72,6 +92,7 @@ if (out) {
     runner.__graphlemonRecorded = true;
     runner.on("pass", (test) => write(testOf("pass", test)));
     runner.on("pending", (test) => write(testOf("pending", test)));
+    if (typeof runner.prependListener === "function") runner.prependListener("fail", keepValues);
     runner.on("fail", (test, err) => write(Object.assign(testOf("fail", test), { err: errorOf(err) })));
     runner.once("end", () => write({ event: "end", stats: runner.stats || null, pid: process.pid }));
   };

@@ -5,15 +5,13 @@
 
 const util = require("node:util");
 
+// util.inspect for every value (strings quoted): JSON would print NaN and Infinity as null and drop undefined
 function value(v) {
-  if (v === undefined) return "undefined"; // assert.strictEqual(undefined, x): a value, not a missing one
   try {
-    const text = JSON.stringify(v);
-    if (text !== undefined) return text;
+    return util.inspect(v, { depth: 20, maxArrayLength: 10000, breakLength: Infinity });
   } catch (_) {
-    // circular or BigInt: fall back to inspect below
+    return String(v);
   }
-  return util.inspect(v, { depth: 4, breakLength: Infinity });
 }
 
 function error(err) {

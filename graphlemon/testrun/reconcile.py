@@ -2,7 +2,8 @@
 
 Counting: setup/teardown/collection errors are failed cases, skip/xfail/todo
 skipped, total = passed + failed + skipped. A non-zero exit that no failing test
-explains becomes a synthetic failure carrying the runner's error text; `crashed`
+explains is always a synthetic failure carrying the lines that say why (a coverage threshold, "no
+test files found", an error) and the runner's last lines; `crashed`
 means the runner produced no test result at all. A timeout adds a failure for the
 test that was running (when known). ok = exit 0, nothing failed, something ran,
 no timeout.
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from ..test_counts import TestSummary
 from .frameworks import Framework
-from .parsers.common import error_summary, make_failure
+from .parsers.common import make_failure, run_failure_message
 from .process import ProcessOutcome
 from .result_models import CountsSource, FrameworkName, ParsedRun, SubtestCounts, TestCase, TestFailure, TestRunResult
 
@@ -50,9 +51,9 @@ def reconcile(
         _add(cases, failures, make_failure(running.name, file=running.file, line=running.line, message=message),
              selector=running.selector)  # fmt: skip
     elif outcome.exit_code not in (0, None) and summary.failed == 0 and not outcome.cancelled:
-        if not (summary.total == 0 and variant is not None and variant.no_tests(output, outcome.exit_code)):
-            crashed = not ran_something
-            _add(cases, failures, _runner_failure(variant, output, outcome.exit_code))
+        # always a failure of the run, "no tests found" included: the exit says the run failed and no test says why
+        crashed = not ran_something
+        _add(cases, failures, _runner_failure(variant, output, outcome.exit_code))
     added = len(failures) - len(parsed.failures)  # synthetic failures: each one more failed case
     if added:
         summary = TestSummary(total=summary.total + added, passed=summary.passed, failed=summary.failed + added,
@@ -120,5 +121,4 @@ def _add(cases: list[TestCase], failures: list[TestFailure], failure: TestFailur
 def _runner_failure(variant: Framework | None, output: str, exit_code: int | None) -> TestFailure:
     if variant is not None:
         return variant.runner_error(output, exit_code)
-    summary = error_summary(output) or f"the command exited with code {exit_code}"
-    return make_failure("test command failed", message=summary, detail=output[-8000:])
+    return make_failure("test command failed", message=run_failure_message(output, exit_code), detail=output[-8000:])

@@ -21,6 +21,10 @@ CountsSource = Literal["report", "text", "summary", "none"]
 # "specific": a rule's preconditions held and the hint says what they imply; "facts": no rule applied, the
 # hint states only what is known (location, call, error, where the values differ)
 HintConfidence = Literal["specific", "facts"]
+# how a reporter prints compared values (value_types.py reads each in its own grammar): Python reprs, JSON,
+# JavaScript's inspect forms, mocha's diff form (or raw strings), Go's %v, Rust's Debug, a value that is the
+# string it shows ("text"), or unknown ("any": every grammar is tried)
+ValueGrammar = Literal["python", "json", "js", "mocha", "go", "rust", "text", "any"]
 FrameworkName = Literal["pytest", "unittest", "vitest", "jest", "mocha", "node", "npm-test", "go", "cargo"]
 FRAMEWORKS: tuple[FrameworkName, ...] = (
     "pytest",
@@ -48,6 +52,26 @@ class TestCase(BaseModel):
     selector: str | None = None  # framework-specific id used to rerun it (last-failed)
 
 
+class Operands(BaseModel):
+    """The two compared values as the reporter gave them (Python only, not in the JSON).
+
+    `sided`: the reporter (its labels, the assertion's form, or the assertion it printed) establishes which
+    operand is expected; then they are the failure's `expected`/`got`. Otherwise (`assert_eq!`'s left/right,
+    unittest's `first != second`) `expected`/`got` stay null and the values are `first`/`second`, named
+    by `labels` as the reporter names them. `shortened`: the reporter abbreviated them (unittest's
+    `[58 chars]`), so the values are unknown and only their printed forms are kept, in `first`/`second`.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    labels: tuple[str, str] = ("expected", "got")
+    sided: bool = True
+    grammar: ValueGrammar = "any"
+    shortened: bool = False
+    first: str | None = None
+    second: str | None = None
+
+
 class TestFailure(BaseModel):
     """One failing test (or a synthetic failure: collection error, crash, timeout)."""
 
@@ -67,6 +91,7 @@ class TestFailure(BaseModel):
     subtest: str | None = None  # a failing subtest's parameters (`(i=1)`, `[msg] (i=2)`); name is its test
     hint_confidence: HintConfidence = "facts"  # whether `hint` is a rule's finding or the facts only
     detail: str = Field(default="", exclude=True)  # full error text / stack, for hints and triage
+    operands: Operands | None = Field(default=None, exclude=True)  # how the reporter gave the compared values
 
 
 class SubtestCounts(BaseModel):

@@ -1,9 +1,12 @@
-"""Where a Rust panic happened: in test code (a failed assertion of a test or its helper) or in the code under test.
+"""Where a Rust panic happened: in test code (a failed assertion of a test or its helper) or in the code under test;
+and which operand of an `assert_eq!` the test's own source writes as a literal.
 
 libtest reports `panicked at FILE:LINE`. That place is test code when the file is an integration
 test (`tests/`, `benches/`, `examples/`), a `tests.rs` / `*_test(s).rs` module file, or the line
 lies inside a `#[cfg(test)]` module or a `#[test]` function of a source file. The enclosing
-`fn` is named so the hint can say "in test helper `assert_caret`".
+`fn` is named so the hint can say "in test helper `assert_caret`". A doc test
+(`src/lib.rs - hamming (line 52)`) is test code too: its panic's place is a line of the test
+rustdoc generated, not of the file, so the failure points at the example's own line.
 """
 
 from __future__ import annotations
@@ -26,6 +29,24 @@ _MAX_BYTES = 2_000_000
 class RustPlace:
     in_test_code: bool
     function: str | None  # the enclosing `fn`, when the source could be read
+    doc_item: str | None = None  # a doc test's documented item (`hamming`, `Foo::bar`)
+
+
+@dataclass(frozen=True)
+class DocTest:
+    """A doc test as libtest names it: `src/lib.rs - hamming (line 52)` (its example starts at that line)."""
+
+    file: str
+    item: str
+    line: int
+
+
+_DOC_TEST = re.compile(r"^(?P<file>\S+\.rs) - (?P<item>.+?) \(line (?P<line>\d+)\)$")
+
+
+def doc_test(name: str) -> DocTest | None:
+    match = _DOC_TEST.match(name.strip())
+    return DocTest(match["file"], match["item"], int(match["line"])) if match else None
 
 
 def rust_place(root: Path | None, file: str | None, line: int | None) -> RustPlace | None:
@@ -91,3 +112,79 @@ def _open_from(lines: list[str]) -> bool:
         if not opened and code.strip().endswith(";"):
             return False  # `#[cfg(test)] mod tests;` or a single item: no block
     return opened and depth > 0
+
+
+def source_lines(root: Path, file: str) -> list[str] | None:
+    """The lines of a project file (a hint's evidence: the statement at a failure's own place), if readable."""
+    return _read(root, file)
+
+
+# --- which operand of assert_eq! is a literal -------------------------------------------------------------
+
+_ASSERT_EQ = re.compile(r"\b(?:debug_)?assert_(?:eq|ne)!\s*\(")
+_RUST_NUMBER = re.compile(
+    r"-?(?:0x[0-9a-fA-F_]+|0o[0-7_]+|0b[01_]+|\d[\d_]*(?:\.\d[\d_]*)?(?:[eE][+-]?\d+)?)(?:[iu](?:8|16|32|64|128|size)|f32|f64)?"
+)
+_RUST_STRING = re.compile(r'b?r(?P<h>#*)".*?"(?P=h)|b?"(?:\\.|[^"\\])*"|b?\'(?:\\.|[^\'\\])+\'', re.S)
+_CONSTRUCTOR = re.compile(r"^(?:Ok|Err|Some|vec!|&|&mut )\s*")
+
+
+def literal_operand(root: Path | None, file: str | None, line: int | None) -> int | None:
+    """Which operand (0, 1) of the `assert_eq!` at `file:line` the test's source writes as a literal (a number,
+    string, char or bool, or one wrapped in Ok/Err/Some/&/a list or tuple of literals) while the other is not;
+    None when neither or both are, or the source cannot be read."""
+    if root is None or not file or not line or not file.endswith(".rs"):
+        return None
+    lines = _read(root, file)
+    if lines is None or not 0 < line <= len(lines):
+        return None
+    text = "\n".join(lines[line - 1 : line + 30])
+    start = _ASSERT_EQ.search(lines[line - 1])
+    if start is None:
+        return None
+    args = split_arguments(text, start.end())
+    if args is None or len(args) < 2:
+        return None
+    literal = [is_rust_literal(a) for a in args[:2]]
+    return (0 if literal[0] else 1) if literal[0] != literal[1] else None
+
+
+def split_arguments(text: str, at: int) -> list[str] | None:
+    """The comma-separated arguments from `at` (just after an opening parenthesis) to its closing one, split at
+    the top level only (brackets, strings and chars kept whole); None when it does not close."""
+    args: list[str] = []
+    depth, start, i = 0, at, at
+    while i < len(text):
+        ch = text[i]
+        string = _RUST_STRING.match(text, i) if ch in "\"'br" else None
+        if string and (ch != "'" or string.end() - i <= 12):  # a char literal, not a lifetime
+            i = string.end()
+            continue
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            if depth == 0:
+                args.append(text[start:i].strip())
+                return [a for a in args if a]
+            depth -= 1
+        elif ch == "," and depth == 0:
+            args.append(text[start:i].strip())
+            start = i + 1
+        i += 1
+    return None
+
+
+def is_rust_literal(expr: str) -> bool:
+    """A literal value: `3`, `1_100_000u64`, `-2.5`, `"a"`, `'c'`, `true`, `None`, `Ok(3)`, `&[1, 2]`, `(1, "a")`."""
+    expr = expr.strip()
+    if not expr:
+        return False
+    if expr in ("true", "false", "None") or _RUST_NUMBER.fullmatch(expr) or _RUST_STRING.fullmatch(expr):
+        return True
+    wrapped = _CONSTRUCTOR.match(expr)
+    if wrapped and wrapped.end() < len(expr):
+        return is_rust_literal(expr[wrapped.end() :])
+    if expr[0] in "([" and expr[-1] in ")]":
+        inner = split_arguments(expr, 1)
+        return inner is not None and all(is_rust_literal(a) for a in inner)
+    return False

@@ -2,9 +2,16 @@
 
 A framework prints expected/got as text: Python reprs (`defaultdict(<class 'list'>, {...})`,
 `Line(name='pear', qty=6)`, `<inventory.Item object at 0x7f…>`), JSON, node's util.inspect
-(`{ a: 1, b: [ 2 ] }`, `[ 'x', …(1) ]`) or mocha's diff form (JSON without commas). Hint rules
-reason over what these parse to — numbers, strings, booleans, None, sequences, mappings and
-objects (a class name with fields, or with only an address) — never over the text itself.
+(`{ a: 1, b: [ 2 ] }`, `[ 'x', …(1) ]`), mocha's diff form (JSON without commas), Go's `%v`,
+Rust's Debug. Hint rules reason over what these parse to — numbers, strings, booleans, None,
+sequences, mappings and objects (a class name with fields, or with only an address) — never over
+the text itself.
+
+Each value is read with the grammar of the reporter that printed it (`ValueGrammar`, set by the
+parser): a Python repr never holds adjacent string literals, a bare tuple or `1_000`; mocha's diff
+form puts items on lines without commas (`"ISO-8859-1"` above `"UTF-8"` are two items); Go's `%v`
+prints a string without quotes (`1,000` is a text, not a tuple); `text` is a value that is a string
+as it stands. "any" (a value of unknown origin) tries the grammars in turn.
 """
 
 from __future__ import annotations
@@ -16,7 +23,9 @@ import re
 import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, get_args
+
+from .result_models import ValueGrammar
 
 MAX_PARSED = 200_000  # longer values are left as text
 _NOTHING = {"None", "null", "undefined", "nil", "<nil>"}  # printed absence: Python, JSON, JavaScript, Go
@@ -54,6 +63,12 @@ class Cut:
         return "…"
 
 
+class Printed(str):
+    """A value printed without its type (Go's `%v` of a string, a struct, a slice): its text is known, its kind not."""
+
+    __slots__ = ()
+
+
 class Unknown:
     """A value the parser could not read (kept as its text)."""
 
@@ -64,37 +79,48 @@ class Unknown:
         return self.text
 
 
-def parse_value(text: str | None) -> Any:
-    """The typed value of a printed value, or `Unknown(text)`."""
+_PARSE_ERRORS = (
+    ValueError, SyntaxError, TypeError, KeyError, IndexError, MemoryError, RecursionError, tokenize.TokenError,
+)  # fmt: skip
+
+
+def parse_value(text: str | None, grammar: ValueGrammar = "any") -> Any:
+    """The typed value of a printed value read in its reporter's grammar, or `Unknown(text)`."""
     if text is None:
         return Unknown("")
+    if grammar == "text":
+        return text
     stripped = text.strip()
     if not stripped or len(stripped) > MAX_PARSED:
         return Unknown(stripped)
-    if stripped in _NOTHING:
+    if grammar == "go":
+        return _go(stripped)
+    if stripped in _NOTHING and grammar != "rust":
         return None
-    for parser in (_json, _python, _js_inspect, _mocha_diff_form):
+    for parser in _GRAMMARS[grammar]:
         try:
             return parser(stripped)
-        except (
-            ValueError,
-            SyntaxError,
-            TypeError,
-            KeyError,
-            IndexError,
-            MemoryError,
-            RecursionError,
-            tokenize.TokenError,
-        ):
+        except _PARSE_ERRORS:
             continue
     return Unknown(stripped)
 
 
-def parse_pair(expected: str | None, got: str | None, margin: int = 4000) -> tuple[Any, Any]:
+def parse_pair(
+    expected: str | None, got: str | None, grammar: ValueGrammar = "any", margin: int = 4000
+) -> tuple[Any, Any]:
     """Both values parsed; two JavaScript-printed values too long (or cut off) to parse whole are read up to a
-    little past their first differing character, each container cut there ending in `Cut()`."""
-    exp, act = parse_value(expected), parse_value(got)
-    if not (isinstance(exp, Unknown) and isinstance(act, Unknown)) or not expected or not got:
+    little past their first differing character, each container cut there ending in `Cut()`. mocha's
+    values are both raw strings, or both its diff form: when either does not read as that form, both are
+    the strings they are."""
+    if grammar == "mocha":
+        exp, act = parse_value(expected, "mocha"), parse_value(got, "mocha")
+        if isinstance(exp, Unknown) or isinstance(act, Unknown):
+            return parse_value(expected, "text"), parse_value(got, "text")
+        return exp, act
+    exp, act = parse_value(expected, grammar), parse_value(got, grammar)
+    if grammar not in ("any", "js", "mocha") or not (isinstance(exp, Unknown) and isinstance(act, Unknown)):
+        return exp, act
+    if not expected or not got:
         return exp, act
     e, g = expected.strip(), got.strip()
     at = next((i for i, (x, y) in enumerate(zip(e, g, strict=False)) if x != y), min(len(e), len(g)))
@@ -117,9 +143,29 @@ def _json(text: str) -> Any:
 
 
 def _python(text: str) -> Any:
-    """A Python repr: `<…>` spans (object addresses, `<class 'list'>`) become placeholders, then `ast`."""
+    """A Python repr: `<…>` spans (object addresses, `<class 'list'>`) become placeholders, then `ast`.
+    What no repr prints is refused: adjacent string literals (source concatenation, not a value), a tuple
+    without its parentheses (`1,000`), a numeral with `_` (`1_000`)."""
     source, placeholders = _replace_angle_spans(text)
-    return _from_ast(ast.parse(source, mode="eval").body, placeholders)
+    _refuse_non_repr(source)
+    body = ast.parse(source, mode="eval").body
+    if isinstance(body, ast.Tuple) and not source.lstrip().startswith("("):
+        raise ValueError("a tuple without parentheses is not a repr")
+    return _from_ast(body, placeholders)
+
+
+def _refuse_non_repr(source: str) -> None:
+    previous = None
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT):
+            continue
+        if tok.type == tokenize.STRING and previous == tokenize.STRING:
+            raise ValueError("adjacent string literals are not a repr")
+        if tok.type == tokenize.NUMBER and "_" in tok.string:
+            raise ValueError("a numeral with '_' is not a repr")
+        if tok.type == tokenize.STRING and "f" in tok.string[: tok.string.find(tok.string[-1])].lower():
+            raise ValueError("an f-string is not a repr")
+        previous = tok.type
 
 
 def _replace_angle_spans(text: str) -> tuple[str, dict[str, Obj]]:
@@ -370,6 +416,38 @@ class _Reader:
             raise ValueError(f"',' expected at {self.at}")
 
 
+_GO_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|Inf|NaN)")
+
+
+def _go(text: str) -> Any:
+    """Go's `%v`/`%q`: a number as Go prints one, true/false, nil, a quoted string; anything else is the text it
+    printed (`%v` prints a string without quotes: `1,000` and `1_000` are texts), without the single quotes a
+    test's format string put around it (Go prints no `'…'` of its own but a one-character rune literal)."""
+    if _GO_NUMBER.fullmatch(text):
+        if text.lstrip("+-") in ("Inf", "NaN"):
+            return float(text.replace("Inf", "inf").replace("NaN", "nan"))
+        return float(text) if any(c in text for c in ".eE") else int(text)
+    if text in ("true", "false"):
+        return text == "true"
+    if text in ("<nil>", "nil"):
+        return None
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        try:
+            return json.loads(text)
+        except ValueError:
+            return Printed(text)
+    if len(text) >= 2 and text[0] == text[-1] == "'" and "'" not in text[1:-1]:
+        return Printed(text[1:-1])  # the test's own quotes around a `%s` / `%v` (`expected '1,000', but got '1,00'`)
+    return Printed(text)
+
+
+def _rust(text: str) -> Any:
+    """Rust's Debug: `"text"`, numbers, true/false, `None`, `[1, 2]`, `Point { x: 1 }` (read as JavaScript-like)."""
+    if text == "None":
+        return None
+    return _Reader(text, commas=True).read_all()
+
+
 def _js_inspect(text: str) -> Any:
     if not text.startswith(("{", "[", "Object", "Array")) and not re.match(r"[A-Z]\w* \{", text):
         raise ValueError("not an object or array")
@@ -381,6 +459,27 @@ def _mocha_diff_form(text: str) -> Any:
     if not text.startswith(("{", "[")):
         raise ValueError("not an object or array")
     return _Reader(text, commas=False).read_all()
+
+
+def _mocha(text: str) -> Any:
+    """mocha's stringified value: its diff form for objects and arrays, JSON for the rest."""
+    return json.loads(text) if not text.startswith(("{", "[")) else _mocha_diff_form(text)
+
+
+def _js_value(text: str) -> Any:
+    """A JavaScript-printed value of any kind (util.inspect, object-inspect, pretty-format, JSON)."""
+    return _Reader(text, commas=True).read_all()
+
+
+_GRAMMARS: dict[str, tuple[Callable[[str], Any], ...]] = {
+    "any": (_json, _python, _js_inspect, _mocha_diff_form),
+    "python": (_python,),
+    "json": (_json,),
+    "js": (_json, _js_value),
+    "mocha": (_mocha,),
+    "rust": (_rust,),
+}
+assert set(_GRAMMARS) | {"text", "go"} == set(get_args(ValueGrammar))
 
 
 # --- the smallest difference --------------------------------------------------------------------------
@@ -469,6 +568,8 @@ def is_number(value: Any) -> bool:
 
 def kind_of(value: Any) -> str:
     """The kind of a parsed value, in words: `a number`, `a string`, `an `Item` object`, …"""
+    if isinstance(value, Printed):
+        return "a printed value"
     if isinstance(value, bool):
         return "a boolean"
     if is_number(value):

@@ -10,7 +10,7 @@ import pytest
 
 from graphlemon.testrun.detect import detect_framework
 from graphlemon.testrun.frameworks.js import mocha_options
-from graphlemon.testrun.hint_values import value_facts, value_hint
+from graphlemon.testrun.hint_values import pair_of, value_facts, value_hint
 from graphlemon.testrun.hints import hint_for
 from graphlemon.testrun.parsers.tap import parse_tap, yaml_block
 from graphlemon.testrun.result_models import TestFailure
@@ -45,11 +45,16 @@ def test_addresses_are_ignored_and_the_smallest_difference_is_found():
 @pytest.mark.parametrize(
     ("expected", "got", "must", "must_not"),
     [
-        ("defaultdict(<class 'list'>, {'f': [1, 2]})", "defaultdict(<class 'list'>, {'f': [2, 1]})", ["['f']", "order"], ["character"]),
+        (
+            "defaultdict(<class 'list'>, {'f': [1, 2]})",
+            "defaultdict(<class 'list'>, {'f': [2, 1]})",
+            ["['f']", "order"],
+            ["character"],
+        ),
         ("<m.Item object at 0x1>", "<m.Item object at 0x2>", ["different `Item` object"], ["0x", "character"]),
         ("None", "<m.Item object at 0x2>", ["`Item` object came back", "None"], []),
-        ("'-32768'", "'-32769'", ["Off by one (numbers written as text)"], ["character"]),
-        ("'9223372036854775808'", "'9223372036854775809'", ["Off by one"], ["rounding"]),  # exact integers
+        ("{'count': '-32768'}", "{'count': '-32769'}", ["Off by one (numbers written as text)"], ["character"]),
+        ("{'size': '9223372036854775808'}", "{'size': '9223372036854775809'}", ["Off by one"], ["rounding"]),  # exact
         ("'-128..127'", "'-129..127'", ["The number -128", "-129", "Off by one"], []),
         ("'abcd'", "'ab\\uffffcd'", ["U+FFFF"], []),
         ("'number'", "'string'", ["a string where a number is expected"], ["character"]),
@@ -58,7 +63,7 @@ def test_addresses_are_ignored_and_the_smallest_difference_is_found():
     ],
 )
 def test_a_rule_speaks_only_when_its_preconditions_hold(expected, got, must, must_not):
-    hint = value_hint(expected, got)
+    hint = value_hint(pair_of(expected, got))
     assert hint is not None
     for fragment in must:
         assert fragment in hint, hint
@@ -75,14 +80,14 @@ def test_a_rule_speaks_only_when_its_preconditions_hold(expected, got, must, mus
     ],
 )
 def test_no_rule_holds_so_only_the_facts_are_given(expected, got):
-    assert value_hint(expected, got) is None
+    assert value_hint(pair_of(expected, got)) is None
     failure = TestFailure(name="t", file="tests/t.py", line=3, message="AssertionError", expected=expected, got=got)
     hint = hint_for(failure)
     assert hint.confidence == "facts" and hint.text.startswith("Facts only") and "tests/t.py:3" in hint.text
 
 
 def test_facts_name_the_smallest_differing_part():
-    assert value_facts("[1, 5, 3]", "[1, 7, 3]") == "They differ at `[1]`: 5 expected, 7 produced."
+    assert value_facts(pair_of("[1, 5, 3]", "[1, 7, 3]")) == "They differ at `[1]`: 5 expected, 7 produced."
 
 
 @pytest.mark.parametrize(
@@ -123,10 +128,12 @@ def test_python_tests_are_unittest_when_the_projects_interpreter_has_no_pytest(t
 
 
 def test_go_got_expected_is_read_as_got_and_want():
-    from graphlemon.testrun.parsers.go_messages import go_expected_got
+    from graphlemon.testrun.parsers.common import make_failure
+    from graphlemon.testrun.parsers.go_messages import go_compared
 
-    assert go_expected_got("Count() mismatch: got 3 expected 4") == ("4", "3")
-    assert go_expected_got("got 500, want 401") == ("401", "500")
+    for message, want, got in (("Count() mismatch: got 3 expected 4", "4", "3"), ("got 500, want 401", "401", "500")):
+        failure = make_failure("t", message=message, compared=go_compared(message))
+        assert (failure.expected, failure.got, failure.operands.grammar) == (want, got, "go")
 
 
 def test_a_doctest_report_gives_expected_and_got():

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from ..parsers.common import error_summary, make_failure
+from ..parsers.common import make_failure, run_failure_message
 from ..result_models import FrameworkName, ParsedRun, TestFailure
 from ..targets import Targets
 
@@ -68,8 +68,8 @@ class Framework(ABC):
 
     def runner_error(self, output: str, exit_code: int | None) -> TestFailure:
         """The synthetic failure for a non-zero exit that no failing test explains."""
-        summary = error_summary(output) or f"exited with code {exit_code} and no test failed"
-        return make_failure(f"{self.name}: run failed", message=summary, detail=output[-8000:])
+        return make_failure(f"{self.name}: run failed", message=run_failure_message(output, exit_code),
+                            detail=output[-8000:])  # fmt: skip
 
 
 def file_and_name(selector: str) -> tuple[str, str]:

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from ..npm_scripts import runner_arguments, script_runners
-from ..parsers.common import error_summary, make_failure
+from ..parsers.common import make_failure, run_failure_message
 from ..parsers.jest_json import parse_jest_json
 from ..parsers.jest_text import parse_jest_text
 from ..parsers.js_common import name_regex
@@ -120,7 +120,7 @@ class Mocha(Framework):
         file = (required.group(1) or required.group(2)) if required else None
         return make_failure(
             f"mocha: {file or 'run'} failed to load" if file else "mocha: run failed", file=file,
-            message=error_summary(output) or f"mocha exited with code {exit_code}", detail=output[-8000:],
+            message=run_failure_message(output, exit_code), detail=output[-8000:],
         )  # fmt: skip
 
 

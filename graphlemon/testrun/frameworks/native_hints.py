@@ -1,7 +1,6 @@
 """The hint rules Go and Rust contribute: go-cmp's `(-want +got)` diffs, libtest panics read from the source.
 
-Each rule takes the failure's `HintContext` and returns a hint only when its conditions hold (a diff in
-the message; a panic whose location was found in the source), else None.
+Rules as data (`hint_premises.Rule`): each declares its premises and speaks only when they hold.
 """
 
 from __future__ import annotations
@@ -9,59 +8,114 @@ from __future__ import annotations
 import re
 
 from ..hint_context import HintContext
-from ..hint_rules import panic_hint
-from ..hint_values import value_hint
+from ..hint_premises import Premise, Rule
+from ..hint_values import Pair, typed_pair, value_hint
 from ..parsers.go_messages import changed_lines
-from ..rust_source import rust_place
+from ..rust_source import RustPlace, doc_test, rust_place
 
 _FIELD = re.compile(r"^(?P<key>[\w.\[\]\"'-]+):\s+(?P<value>.+?),?$")
 
 
-def go_cmp_diff(ctx: HintContext) -> str | None:
-    """A `(-want +got)` diff (go-cmp): name the first changed line, or field, and what kind of change it is."""
+def _diff(ctx: HintContext) -> tuple[list[str], list[str]] | None:
     want, got = changed_lines(ctx.failure.message)
-    if not want and not got:
-        return None
+    return (want, got) if want or got else None
+
+
+def _go_cmp(ctx: HintContext, diff: tuple[list[str], list[str]]) -> str:
+    """Name the first changed line, or field, and what kind of change it is."""
+    want, got = diff
     if not got:
-        return f"The result lacks what the diff marks as wanted, first `{_clip(want[0])}`: check the code that should produce it."
+        return f"The result lacks what the diff marks as wanted, first `{_clip(want[0])}`."
     if not want:
-        return f"The result has extra content the diff marks, first `{_clip(got[0])}`: check the code that adds it."
+        return f"The result has extra content the diff marks, first `{_clip(got[0])}`."
     w, g = _FIELD.match(want[0]), _FIELD.match(got[0])
     if w and g and w["key"] == g["key"]:
-        kind = value_hint(w["value"], g["value"]) or ""
+        kind = _kind(ctx, w["value"], g["value"], f".{w['key']}")
         return f"Field `{w['key']}` differs ({_clip(w['value'])} wanted, {_clip(g['value'])} produced). {kind}".strip()
-    kind = value_hint(want[0].rstrip(","), got[0].rstrip(",")) or ""
+    kind = _kind(ctx, want[0].rstrip(","), got[0].rstrip(","))
     return f"The diff's first change: `{_clip(want[0])}` wanted, `{_clip(got[0])}` produced. {kind}".strip()
 
 
-def rust_panic(ctx: HintContext) -> str | None:
-    """A libtest panic: a failed assertion in test code (a test or its helper), or a panic in the code under test."""
+def _kind(ctx: HintContext, want: str, got: str, path: str = "") -> str:
+    """What the value rules say of one changed field or line (the diff's sides are want and got)."""
+    exp, act = typed_pair(want, got, "go")
+    return value_hint(Pair(exp, act, ctx=ctx, path=(path,) if path else ())) or ""
+
+
+_PANIC = re.compile(r"panicked at [^\n]*\n?(?P<msg>[^\n]*)")
+
+
+def _panic(ctx: HintContext) -> re.Match[str] | None:
+    return _PANIC.search(ctx.text)
+
+
+def _no_values(ctx: HintContext) -> bool:
+    """The panic printed no compared values (`assert!`, `panic!`, `unwrap`): `assert_eq!`'s are the value rules'."""
+    return ctx.failure.operands is None and ctx.failure.expected is None and ctx.failure.got is None
+
+
+def _place(ctx: HintContext) -> RustPlace | None:
+    doc = doc_test(ctx.failure.name)
+    if doc is not None:  # a doc test's example is test code: the item it documents is what it checks
+        return RustPlace(in_test_code=True, function=None, doc_item=doc.item)
+    return rust_place(ctx.root, ctx.failure.file, ctx.failure.line)
+
+
+def _in_test_code(ctx: HintContext) -> RustPlace | None:
+    place = _place(ctx)
+    return place if place is not None and place.in_test_code else None
+
+
+def _in_code_under_test(ctx: HintContext) -> RustPlace | None:
+    place = _place(ctx)
+    return place if place is not None and not place.in_test_code else None
+
+
+def _message(ctx: HintContext, panic: re.Match[str]) -> str:
     f = ctx.failure
-    panic = re.search(r"panicked at [^\n]*\n?(?P<msg>[^\n]*)", ctx.text)
-    if panic is None or (f.expected is not None and f.got is not None and value_hint(f.expected, f.got)):
-        return None  # no panic, or `assert_eq!`'s values tell more (the value rules speak)
-    place = rust_place(ctx.root, f.file, f.line)
-    if place is None:
-        return None if f.expected is not None and f.got is not None else panic_hint(panic, ctx)
+    return _clip(f.message.strip().splitlines()[0] if f.message.strip() else panic.group("msg").strip(), 140)
+
+
+def _test_assertion(ctx: HintContext, panic: re.Match[str], _none: bool, place: RustPlace) -> str:
+    f = ctx.failure
     at = f"{f.file}:{f.line}" if f.line else f.file
-    message = _clip(f.message.strip().splitlines()[0] if f.message.strip() else panic.group("msg").strip(), 140)
+    message = _message(ctx, panic)
     test_fn = f.name.rsplit("::", 1)[-1]
-    if place.in_test_code:
-        where = (f"in test helper `{place.function}` ({at})" if place.function and place.function != test_fn
-                 else f"in the test ({at})")  # fmt: skip
-        check = message.removeprefix("assertion failed: ")
-        what = f"The assertion `{check}`" if check != message else f"An assertion (message `{message}`)"
-        return (f"{what} {where} failed — a check of the test, not a panic in the code under test. Print the "
-                "values it checks (or use assert_eq! so both are shown) and trace them back to the code under test "
-                "that computes them for this input.")  # fmt: skip
+    if place.doc_item:
+        where = f"in the doc test of `{place.doc_item}` (its example at {at})"
+    elif place.function and place.function != test_fn:
+        where = f"in test helper `{place.function}` ({at})"
+    else:
+        where = f"in the test ({at})"
+    check = message.removeprefix("assertion failed: ")
+    what = f"The assertion `{check}`" if check != message else f"An assertion (message `{message}`)"
+    return (f"{what} failed {where}: the test's own check — the code under test returned without panicking, and "
+            "the check prints no values.")  # fmt: skip
+
+
+def _code_panic(ctx: HintContext, panic: re.Match[str], _none: bool, place: RustPlace) -> str:
+    f = ctx.failure
+    at = f"{f.file}:{f.line}" if f.line else f.file
     inside = f" in `{place.function}`" if place.function else ""
-    return (f"The code under test panicked{inside} ({at}): {message} — handle that case instead of panicking, or "
-            "fix the state that leads to it.")  # fmt: skip
+    return f"The code under test panicked{inside} ({at}): {_message(ctx, panic)}."
 
 
 def _clip(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-GO_RULES = (go_cmp_diff,)
-CARGO_RULES = (rust_panic,)
+_PANICKED = Premise("a panic", "libtest says the test's thread panicked", _panic)
+_NO_VALUES = Premise("no values printed", "the panic printed no compared values", _no_values)
+
+GO_RULES: tuple[Rule[HintContext], ...] = (
+    Rule("go-cmp diff", (Premise("a go-cmp diff", "the message holds a `(-want +got)` diff with changed lines",
+                                 _diff),), _go_cmp),
+)  # fmt: skip
+CARGO_RULES: tuple[Rule[HintContext], ...] = (
+    Rule("rust: a check of the test", (_PANICKED, _NO_VALUES, Premise(
+        "in test code", "the panic's place is test code (tests/, a #[cfg(test)] module, a #[test] fn), read from "
+        "the source", _in_test_code)), _test_assertion),
+    Rule("rust: a panic of the code under test", (_PANICKED, _NO_VALUES, Premise(
+        "in the code under test", "the panic's place is the project's code outside its tests, read from the source",
+        _in_code_under_test)), _code_panic),
+)  # fmt: skip

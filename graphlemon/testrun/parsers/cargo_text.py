@@ -2,7 +2,9 @@
 
 libtest prints `test NAME ... ok|FAILED|ignored` as each test ends, then a
 `---- NAME stdout ----` section per failure holding the panic (`thread 'NAME'
-panicked at src/lib.rs:20:9:` + message, or the older `panicked at 'msg', file:line:col`).
+panicked at src/lib.rs:20:9:` + message, or the older `panicked at 'msg', file:line:col`). A doc
+test (`src/lib.rs - hamming (line 52)`) fails at its example's line: the panic's line is one of the
+test rustdoc generated around the example, not a line of the file.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import re
 
 from ..result_models import ParsedRun, TestCase, TestFailure
+from ..rust_source import doc_test
 from .common import UNNAMED, make_failure
 
 _BINARY = re.compile(r"^\s+(?:Running (?:unittests )?|Doc-tests )(?P<source>\S+)", re.M)
@@ -50,10 +53,14 @@ def _sections(output: str) -> dict[str, str]:
 
 def _failure(name: str, body: str, file: str | None) -> TestFailure:
     panic = _PANIC_NEW.search(body) or _PANIC_OLD.search(body)
+    doc = doc_test(name)
     if not panic:
-        return make_failure(name, file=file, message=body.strip()[:600] or "failed", detail=body)
-    message = panic["message"].strip()
-    return make_failure(name, file=panic["file"], line=int(panic["line"]), message=message or "panicked", detail=body)
+        return make_failure(name, file=doc.file if doc else file, line=doc.line if doc else None,
+                            message=body.strip()[:600] or "failed", detail=body)  # fmt: skip
+    message = panic["message"].strip() or "panicked"
+    if doc is not None:  # the panic's line is one of the test rustdoc generated: the example starts at doc.line
+        return make_failure(name, file=doc.file, line=doc.line, message=message, detail=body)
+    return make_failure(name, file=panic["file"], line=int(panic["line"]), message=message, detail=body)
 
 
 def compile_failure(output: str) -> TestFailure | None:

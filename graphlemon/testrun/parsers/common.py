@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...test_counts import TestSummary
-from ..assertions import extract_expected_got
+from ..assertions import Compared, compared_in, settled
 from ..output_text import clip
-from ..result_models import TestFailure
+from ..result_models import Operands, TestFailure, ValueGrammar
 
 MESSAGE_CHARS = 600
 UNNAMED = "(unnamed test)"
@@ -47,13 +47,23 @@ def make_failure(
     detail: str = "",
     expected: str | None = None,
     got: str | None = None,
+    grammar: ValueGrammar = "any",
+    compared: Compared | None = None,
 ) -> TestFailure:
-    """A failure with a clipped message; expected/got read from the message when not given.
+    """A failure with a clipped message and its compared values, with what the reporter says about them.
 
-    Not from the detail: it may quote source code (`assert f(x) == 0` above a ZeroDivisionError).
+    `expected`/`got`: the reporter's labelled values (written in `grammar`); `compared`: two operands with
+    the reporter's sides (or none); neither: read from the message in any known dialect (not from the
+    detail, which may quote source code: `assert f(x) == 0` above a ZeroDivisionError). A Python assertion
+    the runner printed in the detail may settle which operand is expected.
     """
+    operands = None
     if expected is None and got is None:
-        expected, got = extract_expected_got(message or detail)
+        compared = compared or compared_in(message or detail)
+        if compared is not None:
+            expected, got, operands = settled(compared, detail or message)
+    else:
+        operands = Operands(grammar=grammar)
     return TestFailure(
         name=name.strip() or UNNAMED,
         file=file or None,
@@ -62,6 +72,7 @@ def make_failure(
         expected=expected,
         got=got,
         detail=clip(detail or message, DETAIL_CHARS),
+        operands=operands,
     )
 
 
@@ -92,6 +103,26 @@ def error_summary(text: str, max_lines: int = 6) -> str:
     if errors:
         return "\n".join(errors[-max_lines:])
     return "\n".join(ln for ln in lines[-max_lines:] if ln.strip())
+
+
+# lines that say why a run failed although no test did: a coverage threshold (jest, nyc/c8, vitest), no tests
+_WHY = re.compile(
+    r"coverage threshold|does not meet (?:the )?(?:global )?threshold|coverage for \w+ \([\d.]+%\) does not meet|"
+    r"No tests? (?:files )?found|no test files|No test suite found|Missing script|ERR!|^\s*(?:ERROR|Error):",
+    re.I | re.M,
+)
+LAST_LINES = 8
+
+
+def run_failure_message(output: str, exit_code: int | None, max_lines: int = LAST_LINES) -> str:
+    """Why a run failed although no test failed: the lines that say why (a coverage threshold, no tests found,
+    error lines), then the runner's last lines."""
+    lines = [ln.rstrip() for ln in output.strip().splitlines() if ln.strip()]
+    said = [m.group(0).strip() for m in _ERROR_LINE.finditer(output)] + [ln.strip() for ln in lines if _WHY.search(ln)]
+    why = list(dict.fromkeys(said))[-max_lines:]
+    last = [ln for ln in lines[-max_lines:] if ln.strip() not in why]
+    parts = [*why, *(["…", *last] if why and last else last)]
+    return "\n".join(parts) or f"exited with code {exit_code} and no test failed"
 
 
 _SKIP_WORDS = ("skipped", "todo", "pending", "ignored", "xfailed")

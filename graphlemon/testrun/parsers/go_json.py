@@ -16,7 +16,7 @@ from collections import defaultdict
 from ..output_text import to_str
 from ..result_models import ParsedRun, TestCase
 from .common import json_lines, make_failure
-from .go_messages import Timeout, go_expected_got, go_timeout, log_messages, timeout_message
+from .go_messages import Timeout, go_compared, go_timeout, log_messages, timeout_message
 
 _TEST_FRAME = re.compile(r"^\t(?P<file>\S+_test\.go):(?P<line>\d+)", re.M)
 _NOISE = re.compile(r"^(?:=== (?:RUN|PAUSE|CONT|NAME)|\s*--- (?:PASS|FAIL|SKIP):|PASS$|FAIL$|ok\s|FAIL\s)")
@@ -105,9 +105,8 @@ def _add_test(run: ParsedRun, key: tuple[str, str], status: str, output: list[st
         detail = "".join(output)
         body = [ln for ln in lines if ln.strip() and not _NOISE.match(ln.strip())]
         message = "\n".join(m.text for m in located) or "\n".join(body[:4]) or "failed"
-        expected, got = go_expected_got(message)
         run.failures.append(make_failure(test, file=file, line=line, message=message, detail=detail,
-                                         expected=expected, got=got))  # fmt: skip
+                                         compared=go_compared(message)))  # fmt: skip
 
 
 def _fail_timed_out(

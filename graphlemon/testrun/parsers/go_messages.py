@@ -13,9 +13,9 @@ goroutine dump.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from ..assertions import VALUE_CHARS, extract_expected_got
+from ..assertions import VALUE_CHARS, Compared, compared_in, sided
 from ..output_text import clip
 
 _LOCATION = re.compile(r"^(?P<indent>\s+)(?P<file>[\w./-]+\.go):(?P<line>\d+): (?P<message>.*)$")
@@ -51,28 +51,33 @@ def log_messages(lines: list[str]) -> list[LogMessage]:
 # `got 500, want 401`, `Sum(x) = 3; got 3, want 6`, `got 3 expected 4`
 _GOT_WANT = re.compile(r"\bgot:?\s+(?P<g>\S.*?)[,;]?\s+(?:want(?:ed)?|expected):?\s+(?P<e>\S.*?)\s*$", re.M)
 # `Len() = 3, want 4`, `Sum([1 2]) = 3; want 4` (the call is the first part of the message)
-_CALL_EQUALS = re.compile(r"^(?P<call>.*?\S) = (?P<g>.+?)[,;] want:? (?P<e>.+?)\s*$", re.M)
+# and without spaces after a call: `WordSeries(["a" "b"], "and")="a, and b"; want: "a and b"`
+_CALL_EQUALS = re.compile(r"^(?P<call>.*?\S)(?: = |(?<=\))=)(?P<g>.+?)[,;] want:? (?P<e>.+?)\s*$", re.M)
 # `want MX` above `got  XXY` (got above want is _GOT_WANT), as a multi-line t.Errorf writes them
 _LINE_PAIR_WANT_FIRST = re.compile(r"^\s*want:?[ \t]+(?P<e>\S.*?)\s*\n\s*got:?[ \t]+(?P<g>\S.*?)\s*$", re.M)
 # `got:\n<block>\nwant:\n<block>` (either order): the blocks run to the next label or the end
 _BLOCKS = re.compile(r"^\s*got:\s*\n(?P<g>(?:.*\n)*?)\s*want:\s*\n(?P<e>(?:.*\n?)*)", re.M)
 _BLOCKS_WANT_FIRST = re.compile(r"^\s*want:\s*\n(?P<e>(?:.*\n)*?)\s*got:\s*\n(?P<g>(?:.*\n?)*)", re.M)
-_DIFF_HEADER = re.compile(r"\((?P<first>[-+])(?P<a>want|got|expected|actual) (?P<second>[-+])(?P<b>want|got|expected|actual)\)")
+_DIFF_HEADER = re.compile(
+    r"\((?P<first>[-+])(?P<a>want|got|expected|actual) (?P<second>[-+])(?P<b>want|got|expected|actual)\)"
+)
 _DIFF_LINE = re.compile(r"^(?P<mark>[-+ ])[ \u00a0](?P<text>.*)$")
 
 
-def go_expected_got(message: str) -> tuple[str | None, str | None]:
-    """(expected, got) from a Go test's message, by the conventions above, else the shared dialects."""
+def go_compared(message: str) -> Compared | None:
+    """The two values of a Go test's message with their sides, by the conventions above, else the shared
+    dialects (where a side is named only when the message names it). Written as Go prints them (`%v`)."""
     diff = diff_sides(message)
     if diff is not None:
-        return diff
+        return sided(diff[0], diff[1], "go", ("want", "got"))
     for pattern in (_BLOCKS, _BLOCKS_WANT_FIRST, _GOT_WANT, _CALL_EQUALS, _LINE_PAIR_WANT_FIRST):
         match = pattern.search(message)
         if match:
             expected, got = match["e"].rstrip("\n"), match["g"].rstrip("\n")
             if expected.strip() and got.strip() and expected != got:
-                return clip(expected, VALUE_CHARS), clip(got, VALUE_CHARS)
-    return extract_expected_got(message)
+                return sided(clip(expected, VALUE_CHARS), clip(got, VALUE_CHARS), "go", ("want", "got"))
+    found = compared_in(message)
+    return replace(found, grammar="go") if found is not None and found.grammar == "any" else found
 
 
 def diff_sides(message: str) -> tuple[str, str] | None:

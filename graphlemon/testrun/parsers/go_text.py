@@ -10,7 +10,7 @@ import re
 
 from ..result_models import ParsedRun, TestCase
 from .common import make_failure
-from .go_messages import go_expected_got, go_timeout, log_messages, timeout_message
+from .go_messages import go_compared, go_timeout, log_messages, timeout_message
 
 _RESULT = re.compile(r"^(?P<indent>\s*)--- (?P<status>PASS|FAIL|SKIP): (?P<name>\S+) \([\d.]+s\)$", re.M)
 _BODY_END = re.compile(r"^(?:=== (?:RUN|CONT|PAUSE|NAME)|panic: |FAIL\s|ok\s|PASS$|FAIL$)", re.M)
@@ -31,11 +31,10 @@ def parse_go_text(output: str) -> ParsedRun:
             body = _body(output, match, results[i + 1].start() if i + 1 < len(results) else len(output))
             located = log_messages(body.splitlines())
             message = "\n".join(m.text for m in located) or "failed"
-            expected, got = go_expected_got(message)
             first = located[0] if located else None
             run.failures.append(make_failure(name, file=first.file if first else None,
                                              line=first.line if first else None, message=message, detail=body,
-                                             expected=expected, got=got))  # fmt: skip
+                                             compared=go_compared(message)))  # fmt: skip
     _add_timed_out(run, output, names)
     return run
 

@@ -77,7 +77,7 @@ def _parse_assertion(run: ParsedRun, assertion: dict[str, Any], file: str | None
     run.failures.append(
         make_failure(
             name, file=file, line=line_in_file(detail, file) or to_int(location.get("line")),
-            message=message_of(detail) or "failed", detail=detail, expected=expected, got=got,
+            message=message_of(detail) or "failed", detail=detail, expected=expected, got=got, grammar="json",
         )
     )  # fmt: skip
 

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from ..output_text import clip, to_str
-from ..result_models import ParsedRun, TestCase
+from ..result_models import ParsedRun, TestCase, ValueGrammar
 from .common import UNNAMED, load_json, make_failure
 from .js_common import VALUE_CHARS, line_in_file, message_of, value_text
 
@@ -59,9 +59,13 @@ def add_entry(run: ParsedRun, entry: dict[str, Any], status: str) -> None:
         make_failure(
             name, file=file, line=line, message=message, detail=stack or message,
             expected=_value(err.get("expected")) if has_values else None,
-            got=_value(err.get("actual")) if has_values else None,
+            got=_value(err.get("actual")) if has_values else None, grammar=_GRAMMAR.get(to_str(err.get("valueFormat")), "mocha"),
         )
     )  # fmt: skip
+
+
+# our hook's values: both strings as they are, or both util.inspect'ed; mocha's JSON reporter: its diff form
+_GRAMMAR: dict[str, ValueGrammar] = {"text": "text", "inspect": "js"}
 
 
 def _value(value: Any) -> str | None:

@@ -19,6 +19,7 @@ from .common import UNNAMED, error_summary, json_lines, make_failure
 from .js_common import line_in_file, message_of
 
 FILTERED_OUT = "test name does not match pattern"  # node's skip reason under --test-name-pattern
+_ERROR_CHECKS = ("throws", "rejects")
 
 
 @dataclass
@@ -112,11 +113,13 @@ def _add_failure(
         message = f"{error_name}: {message}"
     if stderr:  # the file itself failed (did not load, exited non-zero): its stderr says why
         message, stack = "file failed: " + error_summary(stderr), stderr
-    has_values = "expected" in error or "actual" in error
+    # assert.throws / rejects with an expected object: the actual is the thrown error, compared property by
+    # property (node's diff in the message says which); its printed form is not a value the check compared
+    has_values = ("expected" in error or "actual" in error) and error.get("operator") not in _ERROR_CHECKS
     run.failures.append(
         make_failure(
             name, file=file, line=line_in_file(stack, file) or line, message=message or message_of(stack), detail=stack or message,
             expected=to_str(error.get("expected")) or None if has_values else None,
-            got=to_str(error.get("actual")) or None if has_values else None,
+            got=to_str(error.get("actual")) or None if has_values else None, grammar="js",
         )
     )  # fmt: skip

@@ -8,17 +8,19 @@ ones is a parent: only leaves (and parents that fail on their own) are cases.
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass, field
 
 from ...test_counts import TestSummary
 from ..result_models import ParsedRun, TestCase
 from .common import UNNAMED, make_failure
+from .js_common import value_text
+from .tap import strict_yaml_block
 
 _TAP_TEST = re.compile(r"^(?P<indent> *)(?P<mark>not ok|ok) \d+ - (?P<name>.*?)(?: # (?P<directive>SKIP|TODO)\b.*)?$")
 _SPEC_TEST = re.compile(
     r"^(?P<indent> *)(?P<mark>✔|✖|﹣) (?P<name>.+?) \([\d.]+m?s\)(?: # (?P<directive>SKIP|TODO)\b.*)?$"
 )
-_YAML_KEY = re.compile(r"^\s+(?P<key>location|error|expected|actual|failureType): ?(?P<value>.*)$")
 _COUNT = re.compile(r"^(?:#|ℹ) (?P<word>tests|pass|fail|skipped|todo|cancelled) (?P<n>\d+)\s*$", re.M)
 
 
@@ -47,36 +49,59 @@ def parse_node_text(output: str) -> ParsedRun:
         )  # type: ignore[arg-type]
         if status == "failed":
             body = "\n".join(test.body).strip()
-            message = test.info.get("error") or "\n".join(body.splitlines()[:3]) or "failed"
+            message = test.info.get("error") or test.info.get("printed") or "\n".join(body.splitlines()[:3]) or "failed"
             run.failures.append(make_failure(test.name, file=file, line=line, message=message, detail=body or message,
-                                             expected=test.info.get("expected"), got=test.info.get("actual")))  # fmt: skip
+                                             expected=test.info.get("expected"), got=test.info.get("actual"),
+                                             grammar="json"))  # fmt: skip
     if not run.cases:  # node's own counts include suites and parent tests: only when nothing else is known
         run.counts = _counts(output)
     return run
 
 
 def _tap_lines(output: str) -> list[_Line]:
+    """The TAP test lines, each with its YAML block read by a YAML parser (`_yaml_info`)."""
     lines: list[_Line] = []
-    collecting: str | None = None  # the YAML key whose `|-` block is being read
+    raw: list[list[str]] = []
+    inside = False  # between a test's `---` and `...`
     for text in output.splitlines():
         match = _TAP_TEST.match(text)
-        if match and not text.endswith("# SKIP test name does not match pattern"):
+        if match and not inside and not text.endswith("# SKIP test name does not match pattern"):
             name = match["name"].strip() or UNNAMED
             lines.append(_Line(len(match["indent"]) // 4, match["mark"] == "ok", name, bool(match["directive"])))
-            collecting = None
+            raw.append([])
         elif lines:
-            current = lines[-1]
-            key = _YAML_KEY.match(text)
-            if key:
-                block = key["value"].strip() in ("|-", "|", ">-")
-                current.info[key["key"]] = "" if block else key["value"].strip().strip("'")
-                collecting = key["key"] if block else None
-            elif collecting and text.strip() not in ("...", "---") and not re.match(r"^\s+\w+: ", text):
-                current.info[collecting] = (current.info.get(collecting, "") + "\n" + text.strip()).strip()
-            else:
-                collecting = None
-            current.body.append(text)
+            if text.strip() == "---" and not raw[-1]:
+                inside = True
+            elif text.strip() == "..." and inside:
+                inside = False
+            elif inside:
+                raw[-1].append(text)
+            lines[-1].body.append(text)
+    for line, block in zip(lines, raw, strict=True):
+        line.info = _yaml_info(block)
     return lines
+
+
+def _yaml_info(block: list[str]) -> dict[str, str]:
+    """A test's YAML block, loaded by a YAML parser: location, error and failureType as text; expected and actual
+    as JSON text (a nested mapping stays a mapping, a quoted `'5'` stays a string). A block the parser refuses is
+    not read; one that repeats a key (node 20 prints some nested blocks unindented) gives no values and none of its
+    repeated keys, and its text is the failure's message: no value from it is claimed as parsed."""
+    found = strict_yaml_block("\n".join(block))
+    if found is None:
+        return {"printed": textwrap.dedent("\n".join(block)).strip()}
+    loaded, repeated = found
+    info: dict[str, str] = {}
+    for key in ("location", "error", "failureType"):
+        if isinstance(loaded.get(key), str):
+            info[key] = loaded[key]
+    if repeated:
+        info["printed"] = textwrap.dedent("\n".join(block)).strip()
+        return info
+    for key in ("expected", "actual"):
+        if key in loaded and loaded[key] is not None:
+            info[key] = value_text(loaded[key]) or ""
+    return info
 
 
 def _spec_lines(output: str) -> list[_Line]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..assertions import Compared, sided
 from ..output_text import to_int, to_str
 from ..result_models import ParsedRun, TestCase, TestFailure
 from .common import error_summary, json_lines, make_failure
@@ -89,22 +90,22 @@ def _failure_of(
         or _crash_line(crash, file)
         or def_line
     )
-    expected, got = _compared(values)
-    return make_failure(nodeid, file=file, line=line, message=message, detail=detail, expected=expected, got=got)
+    return make_failure(nodeid, file=file, line=line, message=message, detail=detail, compared=_compared(values))
 
 
-def _compared(values: Any) -> tuple[str | None, str | None]:
-    """(expected, got) from the operands our plugin recorded for `assert got == expected` (whole values)."""
+def _compared(values: Any) -> Compared | None:
+    """The operands our plugin recorded: a doctest's wanted and printed output, or the two sides of a failing
+    `assert left == right` (whole values), read by pytest's convention (the right side is expected) unless
+    the assertion pytest printed says otherwise (`make_failure`)."""
     if not isinstance(values, dict) or values.get("op") != "==":
-        return None, None
+        return None
     left, right = to_str(values.get("left")), to_str(values.get("right"))
     if not (left and right):
-        return None, None
-    names = values.get("names") if isinstance(values.get("names"), list) else []
-    left_name, right_name = (to_str(n).lower() for n in (names + ["", ""])[:2])
-    if _EXPECTED_NAME.search(left_name) or _ACTUAL_NAME.search(right_name):  # `assert expected == result`
-        return left, right
-    return right, left  # pytest's convention: `assert got == expected`
+        return None
+    if values.get("source") == "doctest":
+        return sided(left, right, "python")
+    data = tuple(str(n) for n in values.get("data") or () if isinstance(n, str))
+    return Compared(left, right, ("left", "right"), 1, "python", data_names=data)
 
 
 def _add_collect_error(run: ParsedRun, nodeid: str, record: dict[str, Any]) -> None:
@@ -118,8 +119,6 @@ def _add_collect_error(run: ParsedRun, nodeid: str, record: dict[str, Any]) -> N
     run.failures.append(make_failure(name, file=file, line=line, message=message, detail=longrepr))
 
 
-_EXPECTED_NAME = re.compile(r"expect|want|wanted|desired|correct")
-_ACTUAL_NAME = re.compile(r"actual|result|got|received|output|observed")
 _ADVICE = re.compile(
     r"^\s*(?:Use -v+ to get (?:more|the full) diff|Omitting \d+ identical items, use -vv to show|Full diff:)\s*$"
 )

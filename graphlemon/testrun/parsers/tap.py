@@ -11,16 +11,20 @@ Lines that are not TAP (npm's banners, coverage tables) are ignored.
 from __future__ import annotations
 
 import re
+import textwrap
 from typing import Any
 
 from ...test_counts import TestSummary
 from ..assertions import node_assert_diff
-from ..result_models import ParsedRun, TestCase
+from ..result_models import ParsedRun, TestCase, ValueGrammar
 from .common import UNNAMED, make_failure
 from .js_common import value_text
 
 _TAP_START = re.compile(r"^TAP version 1[34]\s*$|^1\.\.\d+\s*$", re.M)
 _TOTAL = re.compile(r"^# (?P<word>tests|pass|fail|skip|skipped|todo)\s+(?P<n>\d+)\s*$", re.M)
+# TAP's optional ` - ` between the number and the description (`ok 3 - adds`); a description that starts with a
+# dash of its own (`ok 140 -1000, numericSeparator true`) keeps it
+_TAP_SEPARATOR = re.compile(r"^-(?:\s+|$)")
 _AT = re.compile(r"\(?(?P<file>(?:file://)?[^\s():]+\.[cm]?[jt]sx?):(?P<line>\d+)(?::\d+)?\)?")
 
 
@@ -79,10 +83,12 @@ def _add_result(run: ParsedRun, result: Any, group: str) -> None:
     if directive is not None and directive.text and not skipped:
         # only `# SKIP` / `# TODO` are directives: any other `#` belongs to the description (tape does not escape it)
         description = f"{description.rstrip()} # {directive.text}"
-    description = description.lstrip("- ").strip()
+    description = _TAP_SEPARATOR.sub("", description, count=1).strip()
     name = f"{group} > {description}" if group and description else group or description or UNNAMED
     status = "skipped" if skipped else "passed" if result.ok else "failed"
-    block = yaml_block(getattr(result, "_yaml_block", None))
+    raw = getattr(result, "_yaml_block", None)
+    tape = _is_tape_block(raw)
+    block = tape_block(raw) if tape else yaml_block(raw)
     where = _AT.search(str(block.get("at") or block.get("stack") or ""))
     file = where["file"].removeprefix("file://") if where else None
     line = int(where["line"]) if where else None
@@ -95,12 +101,53 @@ def _add_result(run: ParsedRun, result: Any, group: str) -> None:
     if operator:
         message = f"{message} ({operator})"
     detail = "\n".join(f"{k}: {v}" for k, v in block.items()) or message
-    expected, got = (_text(block.get("expected")), _text(block.get("actual"))) if has_values else (None, None)
+    # tape prints values with object-inspect (JavaScript); a YAML block's values are YAML (written here as JSON)
+    grammar: ValueGrammar = "js" if tape else "json"
+    expected, got = (
+        (_text(block.get("expected"), tape), _text(block.get("actual"), tape)) if has_values else (None, None)
+    )
     if not has_values:  # node:test leaves them out when a side is undefined or a function: its diff has both
         expected, got = node_assert_diff(str(block.get("error") or ""))
-    run.failures.append(
-        make_failure(name, file=file, line=line, message=message, detail=detail, expected=expected, got=got)
-    )
+        grammar = "js"
+    run.failures.append(make_failure(name, file=file, line=line, message=message, detail=detail, expected=expected,
+                                     got=got, grammar=grammar))  # fmt: skip
+
+
+# a tape block: `key: value` lines whose values are object-inspect's text (`'it\'s'`, `[ 'a', 1 ]`), not YAML
+# (YAML would take `'1,000'` for the text 1,000 and refuses `\'`); a value of `|-` is the more indented lines below
+_TAPE_KEY = re.compile(
+    r"^(?P<indent> *)(?P<key>operator|expected|actual|at|stack|actual_|message|name|error):(?: (?P<value>.*))?$"
+)
+
+
+def _is_tape_block(raw: str | None) -> bool:
+    """tape's block (operator, expected, actual, at, stack), not a YAML one (node:test's has duration_ms)."""
+    if not raw:
+        return False
+    keys = {m["key"] for m in map(_TAPE_KEY.match, raw.splitlines()) if m}
+    return "operator" in keys and "at" in keys and "duration_ms:" not in raw
+
+
+def tape_block(raw: str | None) -> dict[str, Any]:
+    """tape's block read by its own grammar: each known key's text as printed (a `|-` value: its lines below)."""
+    found: dict[str, Any] = {}
+    lines = (raw or "").splitlines()
+    indent = min((len(ln) - len(ln.lstrip(" ")) for ln in lines if ln.strip()), default=0)
+    i = 0
+    while i < len(lines):
+        match = _TAPE_KEY.match(lines[i])
+        i += 1
+        if match is None or len(match["indent"]) != indent:
+            continue
+        value = (match["value"] or "").strip()
+        if value in ("|-", "|", ">-", ">"):
+            block: list[str] = []
+            while i < len(lines) and (not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip(" ")) > indent):
+                block.append(lines[i])
+                i += 1
+            value = textwrap.dedent("\n".join(block)).strip("\n")
+        found[match["key"]] = value
+    return found
 
 
 def yaml_block(raw: str | None) -> dict[str, Any]:
@@ -122,6 +169,34 @@ def yaml_block(raw: str | None) -> dict[str, Any]:
         return {}
     back = {mark: c for c, mark in marks.items()}
     return {str(k): _restore(v, back) for k, v in loaded.items()}
+
+
+def strict_yaml_block(raw: str) -> tuple[dict[str, Any], frozenset[str]] | None:
+    """A YAML block as a mapping and the keys it repeats within one mapping (node 20 prints some nested blocks
+    unindented, so their keys land beside the outer ones: which value belongs to which key is then not certain, and
+    a repeated key is left out), or None when a YAML parser refuses the block. Characters YAML refuses are kept as
+    `yaml_block` keeps them."""
+    import yaml
+
+    repeated: set[str] = set()
+
+    class _Strict(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+            keys = [str(self.construct_object(k, deep=deep)) for k, _ in node.value]
+            repeated.update(k for k in keys if keys.count(k) > 1)
+            return super().construct_mapping(node, deep=deep)
+
+    refused = {c for c in raw if not _yaml_printable(c)}
+    marks = {c: f"\ue000GRAPHLEMON-U+{ord(c):04X}\ue000" for c in refused}
+    text = textwrap.dedent("".join(marks.get(c, c) for c in raw))
+    try:
+        loaded = yaml.load(text, Loader=_Strict)  # noqa: S506 - a SafeLoader that notes repeated keys
+    except (yaml.YAMLError, RecursionError):
+        return None
+    if not isinstance(loaded, dict):
+        return None
+    back = {mark: c for c, mark in marks.items()}
+    return {str(k): _restore(v, back) for k, v in loaded.items() if str(k) not in repeated}, frozenset(repeated)
 
 
 def _yaml_printable(ch: str) -> bool:
@@ -160,7 +235,10 @@ def _number_repeated_names(run: ParsedRun, numbers: list[int | None]) -> None:
         run.cases[i].name = name
 
 
-def _text(value: Any) -> str | None:
+def _text(value: Any, printed: bool) -> str | None:
+    """A block's value as text: tape's as printed; a YAML value as JSON (a string quoted, so `5` and `'5'` differ)."""
     if value is None:
         return None
-    return value if isinstance(value, str) else value_text(value)
+    if printed:
+        return str(value)
+    return value_text(value)

@@ -151,13 +151,37 @@ def _lookup(node, local_vars, global_vars):
 
 
 def pytest_runtest_makereport(item, call):
-    if _writer is not None and call.excinfo is not None and item.nodeid not in _values:
+    if _writer is None or call.excinfo is None:
+        return
+    if item.nodeid not in _values:
         try:
             found = _doctest_values(call) or _helper_values(call)
         except Exception:
             found = None
         if found is not None:
             _values[item.nodeid] = found
+    values = _values.get(item.nodeid)
+    if values is not None and values.get("source") != "doctest":
+        try:
+            values["data"] = _data_names(item)
+        except Exception:  # a mark written in a form we do not know: no names
+            values["data"] = []
+
+
+def _data_names(item):
+    """The test's arguments that `@pytest.mark.parametrize` passes directly: the test's own data, written in the
+    test file (an `indirect` one goes through a fixture first, so it is not)."""
+    names = set()
+    for mark in item.iter_markers("parametrize"):
+        argnames = mark.args[0] if mark.args else mark.kwargs.get("argnames", ())
+        if isinstance(argnames, str):
+            argnames = [n.strip() for n in argnames.split(",") if n.strip()]
+        indirect = mark.kwargs.get("indirect", False)
+        for name in argnames:
+            if indirect is True or (isinstance(indirect, (list, tuple)) and name in indirect):
+                continue
+            names.add(str(name))
+    return sorted(names)
 
 
 def pytest_runtest_logstart(nodeid, location):

@@ -1,0 +1,84 @@
+"""node:assert's diff (`+ actual - expected`): the field it shows changed, with its two values, sided by the legend.
+
+node prints the diff in an AssertionError's message; with `... Lines skipped` it leaves out the lines
+both sides share, so the diff is not two whole values — but a changed field is: the first `-` line and
+the first `+` line that name the same key (`-   message: 'a',` / `+   message: 'b',`), or the only
+`-` and `+` lines. Its values are util.inspect's text (JavaScript).
+"""
+
+from __future__ import annotations
+
+import re
+
+from .hint_context import HintContext
+from .hint_pair import Pair
+from .hint_premises import Premise, Rule
+from .hint_values import typed_pair, value_hint
+
+_LEGEND = re.compile(r"^\s*\+ actual - expected\b.*$", re.M)
+_LINE = re.compile(r"^(?P<mark>[-+]) +(?P<text>\S.*?)\s*$")
+_FIELD = re.compile(r"^(?P<key>[\w$]+|'[^']*'|\"[^\"]*\"): (?P<value>.+?),?$")
+
+
+def changed_field(text: str) -> tuple[str | None, str, str] | None:
+    """(key or None, expected value, actual value) of the first changed field of node's diff in `text`."""
+    legend = _LEGEND.search(text or "")
+    if legend is None:
+        return None
+    minus: list[str] = []
+    plus: list[str] = []
+    for line in text[legend.end() :].splitlines():
+        match = _LINE.match(line)
+        if match:
+            (plus if match["mark"] == "+" else minus).append(match["text"])
+    for expected in minus:
+        e = _FIELD.match(expected)
+        for got in plus:
+            g = _FIELD.match(got)
+            if e and g and e["key"] == g["key"] and e["value"] != g["value"]:
+                return e["key"], e["value"], g["value"]
+    if len(minus) == 1 and len(plus) == 1 and not _FIELD.match(minus[0]):
+        return None, minus[0].rstrip(","), plus[0].rstrip(",")
+    return None
+
+
+def _field(ctx: HintContext) -> tuple[str | None, str, str] | None:
+    return changed_field(ctx.failure.message) or changed_field(ctx.evidence)
+
+
+def _field_hint(ctx: HintContext, field: tuple[str | None, str, str] | None = None) -> str | None:
+    found = field or _field(ctx)
+    if found is None:
+        return None
+    key, expected, got = found
+    exp, act = typed_pair(expected, got, "js")
+    try:
+        return value_hint(Pair(exp, act, ctx=ctx, path=(f".{key}",) if key else (), grammar="js"))
+    except RecursionError:
+        return None
+
+
+def _says(ctx: HintContext, field: tuple[str | None, str, str], hint: str) -> str:
+    return hint if hint.startswith("At `") or field[0] is None else f"At `.{field[0]}`: {hint}"
+
+
+def field_facts(ctx: HintContext) -> str | None:
+    """Facts only: the field node's diff shows changed and its two values."""
+    found = _field(ctx)
+    if found is None:
+        return None
+    key, expected, got = found
+    where = f" at `.{key}`" if key else ""
+    return f"node's diff shows them differ{where}: {_clip(expected)} expected, {_clip(got)} actual"
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+DIFF_RULES: tuple[Rule[HintContext], ...] = (
+    Rule("node:assert diff", (Premise("a changed field in node's diff", "the message holds node:assert's `+ actual - "
+         "expected` diff with a changed field (the same key on a `-` and a `+` line) or one changed line", _field),
+         Premise("a value rule holds", "a value rule speaks on that field's two values, sided by the legend",
+         _field_hint)), _says),
+)  # fmt: skip

@@ -1,0 +1,210 @@
+"""Issue 46's eight causes of wrong hints, each on real runner output (a real run where the runner is quick,
+else the runner's own text captured here), with the hint the premises allow: specific where they hold,
+the facts with both operands as the reporter labels them where they do not."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphlemon.testrun import run_tests
+from graphlemon.testrun.hints import hint_for
+from graphlemon.testrun.parsers.cargo_text import parse_cargo_text
+from graphlemon.testrun.parsers.go_text import parse_go_text
+from graphlemon.testrun.parsers.tap import parse_tap
+from graphlemon.testrun.value_types import parse_pair, parse_value
+
+from .helpers import FIXTURES, by_name, copy_fixture
+
+
+@pytest.fixture(scope="module")
+def pytest_run(tmp_path_factory):
+    project = copy_fixture("premises_pytest", tmp_path_factory.mktemp("premises"))
+    return run_tests(project, timeout=120)
+
+
+# 1. operand order read, not assumed ------------------------------------------------------------------
+
+CARGO = """
+running 2 tests
+test tests::doubles ... FAILED
+test tests::counts_nothing ... FAILED
+
+failures:
+
+---- tests::doubles stdout ----
+
+thread 'tests::doubles' (24213) panicked at src/lib.rs:15:9:
+assertion `left == right` failed
+  left: 8
+ right: 2
+note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
+
+---- tests::counts_nothing stdout ----
+
+thread 'tests::counts_nothing' (24212) panicked at src/lib.rs:20:9:
+assertion `left == right` failed
+  left: 0
+ right: 7
+
+
+failures:
+    tests::counts_nothing
+    tests::doubles
+
+test result: FAILED. 0 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s
+"""
+
+
+def test_assert_eq_names_no_expected_side_so_only_the_facts_with_left_and_right():
+    for failure in parse_cargo_text(CARGO).failures:
+        hint = hint_for(failure)
+        assert (failure.expected, failure.got) == (None, None) and failure.operands.labels == ("left", "right")
+        assert hint.confidence == "facts", hint.text
+        assert "left: " in hint.text and "right: " in hint.text
+        for claim in ("doubled", "half", "zero", "Off by one"):
+            assert claim not in hint.text
+
+
+@pytest.mark.system
+def test_a_printed_assertion_settles_unittests_sides_and_a_literal_is_the_expected_operand(tmp_path):
+    result = run_tests(copy_fixture("premises_unittest", tmp_path), framework="unittest", timeout=60)
+    words = by_name(result, "tests.test_banner.BannerTests.test_words")  # self.assertEqual(actual, expected)
+    assert (words.expected, words.got) == ("['Welcome', 'to', 'a']", "['Welcome', 'to', 'the']")
+    count = by_name(result, "tests.test_banner.BannerTests.test_count")  # assertEqual(len(...), 20): 20 is a literal
+    assert (count.expected, count.got) == ("20", "19") and "Off by one" in count.hint  # `len`: a count
+
+
+# 2. a domain rule only in its domain -----------------------------------------------------------------
+
+
+@pytest.mark.system
+def test_an_error_code_of_a_library_is_no_http_exchange(pytest_run):
+    failure = by_name(pytest_run, "tests/test_shop.py::test_default_error_code")
+    assert (
+        failure.hint_confidence == "facts"
+        and "handler" not in failure.hint
+        and "500 expected, 400 produced" in failure.hint
+    )
+
+
+@pytest.mark.system
+def test_a_status_read_from_a_response_object_is_an_http_exchange(pytest_run):
+    failure = by_name(pytest_run, "tests/test_shop.py::test_unknown_user_is_unauthorised")
+    assert failure.hint_confidence == "specific" and "500 (a server error) where 401 (a client error)" in failure.hint
+
+
+# 3. no causal advice from a coincidence --------------------------------------------------------------
+
+
+@pytest.mark.system
+@pytest.mark.parametrize("name", ["test_rounds_half_up", "test_larger_of_two"])
+def test_numbers_one_apart_without_a_boundary_are_facts(pytest_run, name):
+    failure = by_name(pytest_run, f"tests/test_shop.py::{name}")
+    assert failure.hint_confidence == "facts" and "Off by one" not in failure.hint
+
+
+@pytest.mark.system
+def test_numbers_one_apart_in_a_count_are_off_by_one(pytest_run):
+    failure = by_name(pytest_run, "tests/test_shop.py::test_counts_words")
+    assert failure.hint_confidence == "specific" and "Off by one (2 where 3 is expected)" in failure.hint
+
+
+# 4. each reporter's format read with its own grammar ---------------------------------------------------
+
+
+@pytest.mark.system
+def test_mocha_arrays_are_read_as_arrays(tmp_path):
+    project = copy_fixture("premises_mocha", tmp_path)
+    (project / "node_modules").symlink_to(FIXTURES / "mocha_project" / "node_modules", target_is_directory=True)
+    result = run_tests(project, timeout=120)
+    assert result.framework == "mocha"  # npm test is mocha; vitest is only listed in devDependencies
+    assert "Same items in a different order" in by_name(result, "charsets lists UTF-8 first").hint
+    assert "The list lacks 'UTF-16'" in by_name(result, "charsets lists every charset").hint
+
+
+def test_mochas_diff_form_and_python_reprs_never_join_adjacent_strings():
+    exp, got = parse_pair('[\n  "UTF-8"\n  "ISO-8859-1"\n]', '[\n  "ISO-8859-1"\n  "UTF-8"\n]', "mocha")
+    assert (exp, got) == (["UTF-8", "ISO-8859-1"], ["ISO-8859-1", "UTF-8"])
+    assert parse_pair("[1, 2]", "[2, 1]", "mocha") == ([1, 2], [2, 1])
+    assert parse_pair("plain text", "other text", "mocha") == ("plain text", "other text")  # raw strings
+    assert not isinstance(parse_value('["ISO-8859-1" "UTF-8"]', "python"), list)  # not a repr: no concatenation
+    assert not isinstance(parse_value("1,000", "python"), tuple) and not isinstance(parse_value("1_000", "python"), int)
+
+
+@pytest.mark.system
+def test_unittests_abbreviated_values_are_unknown(tmp_path):
+    result = run_tests(copy_fixture("premises_unittest", tmp_path), framework="unittest", timeout=60)
+    failure = by_name(result, "tests.test_banner.BannerTests.test_banner")
+    assert "[34 chars]" in failure.message and (failure.expected, failure.got) == (None, None)
+    assert failure.hint_confidence == "facts" and "abbreviated, so they are not known" in failure.hint
+
+
+TAPE = """TAP version 13
+# quotes
+not ok 1 keeps the quote
+  ---
+    operator: equal
+    expected: 'it\\'s there'
+    actual:   'it\\'s here'
+    at: Test.<anonymous> (/p/test/q.js:3:5)
+    stack: |-
+      Error: keeps the quote
+          at Test.<anonymous> (/p/test/q.js:3:5)
+  ...
+not ok 2 thousands
+  ---
+    operator: equal
+    expected: '1,000'
+    actual:   '1_000'
+    at: Test.<anonymous> (/p/test/q.js:5:5)
+  ...
+
+1..2
+# tests 2
+# pass  0
+# fail  2
+"""
+
+
+def test_tapes_values_are_object_inspect_text_not_yaml():
+    quote, thousands = parse_tap(TAPE).failures
+    assert (quote.file, quote.line, quote.expected, quote.got) == ("/p/test/q.js", 3, "'it\\'s there'", "'it\\'s here'")
+    assert (thousands.expected, thousands.got, thousands.line) == ("'1,000'", "'1_000'", 5)
+    hint = hint_for(thousands)  # two texts (never a number and a tuple) that differ in one separator
+    assert hint.confidence == "specific" and "number" not in hint.text and "list" not in hint.text
+    assert "The separator is '_' where ',' is expected (one place: '1_000' where '1,000' is expected)" in hint.text
+
+
+# 5. numbers only where the test's language reads numbers -------------------------------------------------
+
+GO = """=== RUN   TestThousands
+    format_test.go:9: Thousands(1000) = 1,00, want 1,000
+--- FAIL: TestThousands (0.00s)
+=== RUN   TestSeparator
+    format_test.go:15: Thousands(1000) = 1_000, want 1,000
+--- FAIL: TestSeparator (0.00s)
+FAIL
+exit status 1
+FAIL	example.com/format	0.002s
+"""
+
+
+def test_grouped_numerals_in_text_are_text():
+    thousands, separator = parse_go_text(GO).failures
+    assert (thousands.expected, thousands.got) == ("1,000", "1,00")
+    first = hint_for(thousands).text
+    assert "zero" not in first and "number" not in first.lower() and "cut short" in first
+    assert "('1,00' where '1,000' is expected)" in first
+    second = hint_for(separator)
+    assert second.confidence == "specific" and "list" not in second.text and "number" not in second.text.lower()
+    assert second.text.startswith("The separator is '_' where ',' is expected"), second.text
+
+
+# 6. locations from the failure's own frame -----------------------------------------------------------
+
+
+@pytest.mark.system
+def test_a_chained_key_error_is_placed_where_it_was_raised(pytest_run):
+    failure = by_name(pytest_run, "tests/test_shop.py::test_pounds_convert")
+    assert "KeyError" not in failure.message  # the test failed with the exception that wraps it
+    assert "(at shop/units.py:5)" in failure.hint and "convert.py" not in failure.hint
