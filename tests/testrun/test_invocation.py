@@ -54,6 +54,7 @@ def test_a_named_js_framework_runs_in_the_package_root_not_its_test_folder(tmp_p
     assert detect_framework(tmp_path, "vitest") == ("vitest", tmp_path / "packages" / "web")
 
 
+@pytest.mark.system
 def test_node_tests_that_read_the_working_directory_pass_as_under_npm_test(tmp_path):
     project = tmp_path / "pkg"
     write(project / "package.json", json.dumps({"scripts": {"test": "tape test/*.js"}}))
@@ -78,6 +79,7 @@ def mocha_with_vitest_listed(tmp_path):
     return project
 
 
+@pytest.mark.system
 def test_npm_test_is_mocha_even_with_vitest_in_dev_dependencies(mocha_with_vitest_listed):
     result = run_tests(mocha_with_vitest_listed, timeout=120)
     assert result.framework == "mocha" and result.command == "npm test"
@@ -125,6 +127,7 @@ def jest_with_threshold(tmp_path):
     return project
 
 
+@pytest.mark.system
 def test_last_failed_under_a_coverage_threshold_keeps_the_line_that_says_why(jest_with_threshold):
     project = jest_with_threshold
     first = run_tests(project, timeout=120)

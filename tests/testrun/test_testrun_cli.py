@@ -66,7 +66,7 @@ def test_exit_zero_when_ok_and_a_table_without_json(cli, fixture_project):
     ok = cli("test", "-p", str(project), "tests/test_mixed.py::test_add_passes")
     assert ok.returncode == 0 and "1 passed" in ok.stdout
     failing = cli("test", "-p", str(project), "--framework", "pytest", "test_status_code")
-    assert failing.returncode == 1 and "auth path" in failing.stdout.replace("\n", " ").replace("│", "")
+    assert failing.returncode == 1 and "HTTP exchange" in failing.stdout.replace("\n", " ").replace("│", "")
 
 
 @pytest.mark.system
