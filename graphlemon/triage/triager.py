@@ -35,6 +35,7 @@ from .run_context import RunContext, load_run
 from .verdict import TodoItem, TriagerOutput, TriageVerdict, Violation
 from .verdict_selfcheck import self_check, triage_json_rel
 
+UNCHECKED_PATCH = 0.7  # a contract_mismatch whose SDD patch waits for a person
 WORKFLOW = (
     ("step-001", "collect the four kinds of evidence (Integrator output, SDD, code, history)"),
     ("step-002", "classify with the decision flow, then review the category"),
@@ -128,14 +129,15 @@ def triage_run(
             verdict, root=ctx.root, run_id=run_id, unit_ids=ctx.units.ids(), todolist=_done()
         )
     is_fallback = proposal.fallback_reason is not None
-    calibration = calibrate(verdict.confidence, report, ctx.run_rel)
+    calibration = calibrate(verdict.confidence, report, ctx.run_rel, verdict.category)
     if calibration.reason:
         proposal.hints.append(f"confidence lowered to {calibration.confidence}: {calibration.reason}")
     verdict = verdict.model_copy(update={"confidence": calibration.confidence})
     verified = report is not None and report.ok
     review = patch_review(ctx, verdict, proposal.findings) if verdict.category == "contract_mismatch" else None
-    if review:
+    if review:  # the patch's premise (the SDD's one statement, confirmed) is not verified: below auto-apply
         proposal.hints.append(f"the SDD patch waits for a person: {review}")
+        verdict = verdict.model_copy(update={"confidence": min(verdict.confidence, UNCHECKED_PATCH)})
     record = TriageRecord(
         run_id=run_id,
         task_id=task_id or ctx.result.task_id,
