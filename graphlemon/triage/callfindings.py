@@ -11,8 +11,8 @@ Formulas are evaluated on the *observed* arguments, so each unit is judged on it
 wrong inner value does not make the outer call look wrong.
 
 An `impl_bug` here re-codes a unit, so it reaches auto-apply only on a verified premise (`unverified_premise`):
-the cited statement is the SDD's only one about the function (no other block names it, and no later block of
-the same section amends it without naming a call: "the example above now gives 2"), and the case ran the unit's
+every SDD block that names the function states the same value for the observed call (no other statement of it,
+and no later block of the same section amends it without naming a call: "the example above now gives 2"), and the case ran the unit's
 own code (its test source replaces nothing: no `monkeypatch.setattr`, `mock.patch`, `mocker.patch`). Otherwise
 the finding stays at `UNVERIFIED`, below auto-apply: a fact for a person.
 """
@@ -34,7 +34,6 @@ from .functions import Definition, owner
 from .pyexpr import MISSING, Undefined, same_value, show
 from .sdd_element import sdd_blocks
 from .steps import Call, step_calls
-
 
 UNVERIFIED = 0.7  # an impl:call whose premise is not checked: below auto-apply
 _CALL = re.compile(r"(?<![\w.])[A-Za-z_]\w*\(")
@@ -153,8 +152,11 @@ class CallFindings(FindingBuilder):
     def unverified_premise(self, c: Check) -> str | None:
         """Why the statement or the observation may not be what it seems, or None when both are checked."""
         if stand_ins(self.failure.stack or ""):
-            return "the case replaces part of the code it calls (" + ", ".join(stand_ins(self.failure.stack or "")) + ")"
+            return (
+                "the case replaces part of the code it calls (" + ", ".join(stand_ins(self.failure.stack or "")) + ")"
+            )
         s = c.statement
+        agree = {(x.statement.doc, x.statement.line) for x in self.checks if x.observed.call == c.observed.call}
         docs = [(d.rel, d.text) for d in self.ctx.sdd_docs]
         blocks = [b for rel, text in docs if rel == s.doc for b in sdd_blocks(rel, text, self.ctx.units.ids())]
         cited = next((b for b in blocks if b.first <= s.line <= b.last), None)
@@ -163,6 +165,8 @@ class CallFindings(FindingBuilder):
             for b in sdd_blocks(rel, text, self.ctx.units.ids()):
                 if cited is not None and (rel, b.first) == (s.doc, cited.first):
                     continue
+                if any(rel == doc and b.first <= line <= b.last for doc, line in agree):
+                    continue  # a statement giving the same value for this call confirms it
                 if name.search(b.text):
                     return f"the SDD also speaks of {s.call.name} at {rel}:{b.first}"
                 later = cited is not None and rel == s.doc and b.first > cited.last and b.unit == cited.unit
