@@ -31,7 +31,7 @@ def _runner(*lines: str) -> str:
 @pytest.mark.parametrize(
     ("kind", "line"),
     [
-        ("port_in_use", "orders: Error: listen EADDRINUSE: address already in use 0.0.0.0:8080"),
+        ("port_in_use", "orders: Error: listen EADDRINUSE: address already in use 0.0.0.0:9464"),
         ("port_in_use", "OSError: [Errno 98] Address already in use"),
         ("disk_full", "write /var/lib/orders/upload-3378221: no space left on device"),
         ("disk_full", "std::io::ErrorKind::StorageFull while writing the spool"),
@@ -47,7 +47,8 @@ def _runner(*lines: str) -> str:
 def test_each_kept_kind_in_the_runners_voice_decides_infra_flake(tmp_path, kind, line):
     verdict = classify(load_run(_project(tmp_path, _runner(line)), RUN_ID))
     assert (verdict.category, verdict.rule, verdict.affected) == ("infra_flake", f"infra:{kind}", [])
-    assert verdict.confidence >= 0.8 and any("process.log:1" in e for e in verdict.evidence)
+    # a hypothesis: below auto-apply, its action the one re-run that checks it
+    assert verdict.confidence < 0.8 and any("process.log:1" in e for e in verdict.evidence)
 
 
 @pytest.mark.parametrize(

@@ -91,7 +91,7 @@ def test_the_same_environment_words_decide_only_in_the_environments_voice(tmp_pa
     project = _project(tmp_path, log=f"2026-12-03T10:00:04Z {where} {DISK}\n".replace("Z  ", "Z "))
     verdict = classify(load_run(project, RUN_ID))
     if decides:
-        assert (verdict.category, verdict.rule) == ("infra_flake", "infra:disk_full") and verdict.confidence >= 0.8
+        assert (verdict.category, verdict.rule) == ("infra_flake", "infra:disk_full") and verdict.confidence == 0.65
     else:
         assert (verdict.category, verdict.confidence) == ("spec_ambiguous", FACTS_ONLY)
         assert any(f.rule == "infra:disk_full" for f in verdict.facts)  # still a fact, with its voice, for a person
