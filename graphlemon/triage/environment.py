@@ -34,58 +34,23 @@ from .voice import Said, failure_said, log_times, voiced_log, when_of_step, with
 # exceptions, Go's and Node's messages). A name says what failed; the voice says whether the environment said it.
 # kind -> (errno symbols, other standard names). A symbol this platform lacks is skipped.
 _NAMES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "port_in_use": (
-        ("EADDRINUSE",),
-        ("AddrInUse", "java.net.BindException", "port is already allocated", r"port \d+ (?:is )?already in use"),
-    ),  # fmt: skip
+    "port_in_use": (("EADDRINUSE",), ("AddrInUse", "java.net.BindException", "port is already allocated",
+                                      r"port \d+ (?:is )?already in use")),
     "disk_full": (("ENOSPC", "EDQUOT"), ("StorageFull", "QuotaExceeded", r"disk (?:is )?full")),
     # the resolver saying "try again" (EAI_AGAIN, SERVFAIL); "no such host" says something of the name itself
-    "dns": (
-        (),
-        (
-            r"EAI_AGAIN",
-            "Temporary failure in name resolution",
-            "server misbehaving",
-            "SERVFAIL",
-            r"temporary failure in (?:name|DNS) resolution",
-        ),
-    ),  # fmt: skip
-    "out_of_resources": (
-        ("EMFILE", "ENFILE", "ENOMEM"),
-        (
-            "OutOfMemoryError",
-            "heap out of memory",
-            "MemoryError",
-            "Too many open files",
-            r"\bout of memory\b",
-            r"can't start new thread",
-            r"unable to create (?:new )?native thread",
-            r"pids\.max",
-        ),
-    ),  # fmt: skip
-    "missing_dependency": (
-        (),
-        (
-            r"Cannot find module '(?![./])[^']+'",
-            r"No module named '[^']+'",
-            r"error while loading shared libraries",
-            r"cannot open shared object file",
-            r"No matching distribution found",
-        ),
-    ),  # fmt: skip
+    "dns": ((), (r"EAI_AGAIN", "Temporary failure in name resolution", "server misbehaving", "SERVFAIL",
+                 r"temporary failure in (?:name|DNS) resolution")),
+    "out_of_resources": (("EMFILE", "ENFILE", "ENOMEM"), ("OutOfMemoryError", "heap out of memory", "MemoryError",
+                         "Too many open files", r"\bout of memory\b", r"can't start new thread",
+                         r"unable to create (?:new )?native thread", r"pids\.max")),
+    "missing_dependency": ((), (r"Cannot find module '(?![./])[^']+'", r"No module named '[^']+'",
+                                r"error while loading shared libraries", r"cannot open shared object file",
+                                r"No matching distribution found")),
     # what a failed connection to another process looks like, whatever the runtime (backing services)
-    "connection_failed": (
-        ("ETIMEDOUT", "ECONNREFUSED", "ECONNRESET", "ENETUNREACH", "EHOSTUNREACH"),
-        (
-            "ConnectionRefused",
-            "ConnectionReset",
-            "java.net.ConnectException",
-            "connect timeout",
-            "i/o timeout",
-            "socket hang up",
-        ),
-    ),  # fmt: skip
-}
+    "connection_failed": (("ETIMEDOUT", "ECONNREFUSED", "ECONNRESET", "ENETUNREACH", "EHOSTUNREACH"),
+                          ("ConnectionRefused", "ConnectionReset", "java.net.ConnectException", "connect timeout",
+                           "i/o timeout", "socket hang up")),
+}  # fmt: skip
 
 
 def _spellings(kind: str) -> list[str]:

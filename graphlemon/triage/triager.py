@@ -139,60 +139,31 @@ def triage_run(
         proposal.hints.append(f"the SDD patch waits for a person: {review}")
         verdict = verdict.model_copy(update={"confidence": min(verdict.confidence, UNCHECKED_PATCH)})
     record = TriageRecord(
-        run_id=run_id,
-        task_id=task_id or ctx.result.task_id,
-        root_cause=verdict.root_cause,
-        category=verdict.category,
-        affected_units=verdict.affected_units,
-        proposed_sdd_patch=verdict.proposed_sdd_patch,
-        confidence=verdict.confidence,
-        evidence=verdict.evidence,
+        **verdict.model_dump(include={"root_cause", "category", "affected_units", "proposed_sdd_patch", "confidence",
+                                      "evidence", "l3_question"}),
+        run_id=run_id, task_id=task_id or ctx.result.task_id, evidence_verified=verified, failure_signature=signature,
         will_auto_apply=may_auto_apply(verdict.category, calibration, is_fallback) and review is None,
-        evidence_verified=verified,
-        failure_signature=signature,
-        fallback=is_fallback,
-        fallback_reason=proposal.fallback_reason,
-        executor=proposal.executor,
-        triage_ref=triage_json_rel(run_id),
-        l3_question=verdict.l3_question,
-        duration_ms=int((time.monotonic() - started) * 1000),
-        tokens_used=proposal.tokens_used,
-        method="rules" if executor is None else "agent",
-        behaviour=behaviour,
-        patch_review=review,
-        retriage=None if mode == "fresh" else mode,
-    )
+        fallback=is_fallback, fallback_reason=proposal.fallback_reason, executor=proposal.executor,
+        triage_ref=triage_json_rel(run_id), duration_ms=int((time.monotonic() - started) * 1000),
+        tokens_used=proposal.tokens_used, method="rules" if executor is None else "agent", behaviour=behaviour,
+        patch_review=review, retriage=None if mode == "fresh" else mode,
+    )  # fmt: skip
     write_triage(project, ctx, record)
     output = TriagerOutput(
-        ok=not is_fallback,
-        run_id=run_id,
-        triage_ref=record.triage_ref or "",
-        category=record.category,
-        confidence=record.confidence,
-        affected_units=record.affected_units,
-        will_auto_apply=record.will_auto_apply,
-        evidence_verified=record.evidence_verified,
-        duration_ms=record.duration_ms,
-        tokens_used=record.tokens_used,
-        executor=record.executor,
-        fallback=is_fallback,
-        method=record.method,
-    )
+        **record.model_dump(include={"run_id", "category", "confidence", "affected_units", "will_auto_apply",
+                                     "evidence_verified", "duration_ms", "tokens_used", "executor", "method"}),
+        ok=not is_fallback, triage_ref=record.triage_ref or "", fallback=is_fallback,
+    )  # fmt: skip
     return TriageOutcome(output, record, proposal.rule, proposal.hints, proposal.rejected)
 
 
 def deterministic_proposal(ctx: RunContext, without: frozenset[str] = frozenset()) -> Proposal:
     finding = classify(ctx, without=without)
     verdict = TriageVerdict(
-        run_id=ctx.run_id,
-        root_cause=finding.root_cause,
-        category=finding.category,
-        affected_units=finding.affected,
-        proposed_sdd_patch=finding.patch,
-        confidence=finding.confidence,
-        evidence=finding.evidence,
+        run_id=ctx.run_id, root_cause=finding.root_cause, category=finding.category, affected_units=finding.affected,
+        proposed_sdd_patch=finding.patch, confidence=finding.confidence, evidence=finding.evidence,
         l3_question=finding.l3_question,
-    )
+    )  # fmt: skip
     return Proposal(verdict, "none", rule=finding.rule, hints=finding.hints, findings=finding.facts or [finding])
 
 

@@ -175,8 +175,7 @@ def log_times(lines: list[VoicedLine], failure: IntegrationFailure) -> list[When
     for v in lines:
         when = when_at(log_ts(v.line.text), failure)
         body = re.sub(rf"^\s*{_TS}", "", v.line.text)
-        dates = [d for d in re.findall(r"\b(\d{4}-\d{2}-\d{2})\b", body)]
-        if day is not None and any(d < day.isoformat() for d in dates):
+        if day is not None and any(d < day.isoformat() for d in re.findall(r"\b(\d{4}-\d{2}-\d{2})\b", body)):
             when = "quoted"
         elif failed and when == "at":
             when = "after"
