@@ -74,7 +74,9 @@ def other_statements(docs: list[tuple[str, str]], element: Element, unit_ids: li
                 continue
             sibling = cited is not None and block.table is not None and (rel, block.table) == (cited.rel, cited.table)
             named = not sibling and (_names_path(block.text, paths) or _names_path(block.heading, paths))
-            if element.statuses and not (status_mentions(block.text) if named else _same_class(block.text, element.statuses)):
+            if element.statuses and not (
+                status_mentions(block.text) if named else _same_class(block.text, element.statuses)
+            ):
                 continue
             out.append(block)
     return out
