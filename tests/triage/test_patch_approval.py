@@ -52,6 +52,7 @@ def test_an_unknown_or_malformed_run_is_a_clear_error(tmp_path, run, code):
     assert err.value.code is code
 
 
+@pytest.mark.system  # the CLI runs as a subprocess (tests/tier_guard.py)
 def test_the_cli_lists_shows_and_approves(tmp_path, cli, cli_in_process):
     project = waiting_project(tmp_path / "p")
     listed = cli("approve-patch", "--project", str(project.root), "--json")
