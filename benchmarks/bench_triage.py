@@ -40,9 +40,24 @@ TODAY = "e263e50e99fb5b14e7ea9c01fa207c0f946f1bc1"  # main before the decider (i
 SEALED = frozenset({"blind6"})
 # How docs/triage.md records each set: "shaped" (a rule was written or changed after reading it), "held out" (not
 # used to tune, written by the rules' author), "unseen" (no rule was shaped on it; blind6 is also sealed).
-STATUS = {"dev": "shaped", "dev7": "shaped", "dev8": "shaped", "dev9": "shaped", "before": "shaped", "after": "shaped",
-          "final": "shaped", "last": "shaped", "blind": "shaped", "blind2": "shaped", "blind3": "shaped",
-          "blind4": "shaped", "blind5": "shaped", "holdout": "held out", "blind6": "unseen"}  # fmt: skip
+STATUS = {
+    "dev": "shaped",
+    "dev7": "shaped",
+    "dev8": "shaped",
+    "dev9": "shaped",
+    "before": "shaped",
+    "after": "shaped",
+    "final": "shaped",
+    "last": "shaped",
+    "blind": "shaped",
+    "blind2": "shaped",
+    "blind3": "shaped",
+    "blind4": "shaped",
+    "blind5": "shaped",
+    "holdout": "held out",
+    "blind6": "unseen",
+    "red45": "shaped",
+}  # fmt: skip  (red45: the issue-45 red team's set, frozen at 79a36ed; the rules were then shaped on it)
 # The rules each fresh set was written against (unseen by them): its "at freeze" column.
 FREEZE_COMMITS = {
     "before": "a0194a1890b8e22ba7f209b30039973a089d3b64",
@@ -114,6 +129,7 @@ def rows_at(commit: str, names: list[str]) -> tuple[list[dict], str]:
 
 def table(rows: list[dict]) -> dict:
     auto = [r for r in rows if r["auto"]]
+    checked = [r for r in rows if r.get("rerun")]
     return {
         "n": len(rows),
         "right": sum(map(right, rows)),
@@ -121,13 +137,30 @@ def table(rows: list[dict]) -> dict:
         "auto": len(auto),
         "auto_wrong": sum(not right(r) for r in auto),
         "brier": statistics.mean((r["conf"] - right(r)) ** 2 for r in rows) if rows else 0.0,
+        "checked": len(checked),
+        "confirmed": sum(r["rerun"] == "passed" for r in checked),
+        "after": sum(map(right_after, rows)) if rows and "after" in rows[0] else None,
+        "after_auto_wrong": sum(1 for r in rows if r.get("after_auto") and not right_after(r)),
     }
+
+
+def right_after(row: dict) -> bool:
+    """Right once the loop's check ran: a re-run that passed confirms the environment; else the verdict it ended with."""
+    if row.get("rerun") == "passed":
+        return True
+    return row.get("after", row["got"]) == row["want"] and row.get("after_units", row["units"]) == row["want_units"]
 
 
 def cell(t: dict | None) -> str:
     if not t:
         return "-"
     return f"{t['right']}/{t['n']} w{t['wrong_hi']} a{t['auto']}({t['auto_wrong']}) B{t['brier']:.3f}"
+
+
+def checked_cell(t: dict) -> str:
+    """The re-runs the environment hypotheses asked for (of which passed: simulated from the label), and the right
+    verdicts once they ran, with the auto-applied wrong ones among the verdicts the loop ended with."""
+    return f"r{t['checked']}({t['confirmed']}) v{t['after']}/{t['n']} a{t['after_auto_wrong']}"
 
 
 def per_set(splits: tuple[str, ...] | None) -> None:
@@ -137,7 +170,9 @@ def per_set(splits: tuple[str, ...] | None) -> None:
     sets = sorted({r["split"] for r in now}, key=lambda s: (STATUS.get(s, "shaped") != "shaped", s))
     print(f"== the rule path per set: right/n, w = wrong at >= 0.8, a = auto-applied (wrong), B = Brier"
           f"{'; TODAY ' + why if why else ''}")  # fmt: skip
-    print(f"{'set':9}{'status':10}{'today (' + TODAY[:7] + ')':>34}{'now':>34}   lost  gained")
+    print("   r = re-runs to check an environment hypothesis (of which passed), v = right once checked (verified),"
+          " a = auto-applied wrong after the check")  # fmt: skip
+    print(f"{'set':9}{'status':10}{'today (' + TODAY[:7] + ')':>34}{'now':>34}   lost  gained{'checked now':>24}")
     then = {r["name"]: r for r in today}
     for split in sets:
         part = [r for r in now if r["split"] == split]
@@ -145,9 +180,10 @@ def per_set(splits: tuple[str, ...] | None) -> None:
         lost = sum(1 for r in part if r["name"] in then and right(then[r["name"]]) and not right(r))
         gained = sum(1 for r in part if r["name"] in then and not right(then[r["name"]]) and right(r))
         print(f"{split:9}{STATUS.get(split, 'shaped'):10}{cell(table(old)) if old else '-':>34}{cell(table(part)):>34}"
-              f"{lost if old else '-':>7}{gained if old else '-':>8}")  # fmt: skip
+              f"{lost if old else '-':>7}{gained if old else '-':>8}{checked_cell(table(part)):>24}")  # fmt: skip
     print(
         f"{'all':19}{cell(table([then[r['name']] for r in now if r['name'] in then])) if then else '-':>34}{cell(table(now)):>34}"
+        f"{'':15}{checked_cell(table(now)):>24}"
     )
     print(
         "  per category now (right / labelled): "

@@ -78,9 +78,31 @@ def run_path(names: list[str], make_executor: Callable[[], Any] | None) -> list[
                     "ms": (time.perf_counter() - started) * 1000,
                     "method": outcome.output.method,
                     "rule": outcome.rule,
+                    **rerun_check(project, expected, r, make_executor),
                 }
             )
     return rows
+
+
+def rerun_check(project, expected: dict, record, make_executor) -> dict:
+    """What the loop does with an environment hypothesis: one re-run to check it. Simulated from the label (the
+    world the scenario describes): an environment failure passes when re-run; any other fails the same way, and the
+    failure is triaged again (the real path: a second run of the same failure, history.retriage drops the
+    environment). `after` is the verdict the loop ends with: the first one, or what the check left."""
+    first = {"after": record.category, "after_units": sorted(record.affected_units), "after_conf": record.confidence,
+             "after_auto": record.will_auto_apply, "rerun": None}  # fmt: skip
+    if record.category != "infra_flake":
+        return first
+    if expected["category"] == "infra_flake":
+        return {**first, "rerun": "passed"}
+    runs = project.root / ".graphlemon" / "integration" / "runs"
+    again = f"{expected['run_id']}-rerun"
+    shutil.copytree(runs / expected["run_id"], runs / again, ignore=shutil.ignore_patterns("triage.json", "history"))
+    result = json.loads((runs / again / "result.json").read_text())
+    (runs / again / "result.json").write_text(json.dumps({**result, "run_id": again}))
+    second = triage_run(project, again, executor=make_executor() if make_executor else None).record
+    return {"after": second.category, "after_units": sorted(second.affected_units), "after_conf": second.confidence,
+            "after_auto": second.will_auto_apply, "rerun": "failed the same way"}  # fmt: skip
 
 
 def right(row: dict) -> bool:

@@ -23,28 +23,8 @@ from .verdict import TriagerOutput, TriageVerdict, Violation
 from .verdict_selfcheck import self_check
 
 __all__ = [
-    "Contract",
-    "ContractResponse",
-    "EvidenceCheck",
-    "EvidenceReport",
-    "HttpEndpoint",
-    "HttpRequest",
-    "HttpTraceEntry",
-    "IntegrationFailure",
-    "IntegrationResult",
-    "Observation",
-    "TriageOutcome",
-    "TriageVerdict",
-    "TriagerOutput",
-    "UnitEntry",
-    "UnitsFile",
-    "Violation",
-    "diff_contract_vs_impl",
-    "failure_signature",
-    "find_similar_bug",
-    "resolve_in_project",
-    "self_check",
-    "triage_run",
-    "verify_all",
-    "verify_one",
-]
+    "Contract", "ContractResponse", "EvidenceCheck", "EvidenceReport", "HttpEndpoint", "HttpRequest", "HttpTraceEntry",
+    "IntegrationFailure", "IntegrationResult", "Observation", "TriageOutcome", "TriageVerdict", "TriagerOutput", "UnitEntry",
+    "UnitsFile", "Violation", "diff_contract_vs_impl", "failure_signature", "find_similar_bug", "resolve_in_project", "self_check",
+    "triage_run", "verify_all", "verify_one",
+]  # fmt: skip

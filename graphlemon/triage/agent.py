@@ -76,15 +76,8 @@ def agent_proposal(
     reason = f"{ATTEMPTS} proposals failed the self-check; last: " + "; ".join(
         f"#{v.item} {v.detail}" for v in rejected[-1][:3]
     )
-    return Proposal(
-        fallback(ctx, reason),
-        executor.name,
-        tokens_used=tokens,
-        rule="agent:fallback",
-        rejected=rejected,
-        fallback_reason=reason,
-        findings=findings,
-    )
+    return Proposal(fallback(ctx, reason), executor.name, tokens_used=tokens, rule="agent:fallback",
+                    rejected=rejected, fallback_reason=reason, findings=findings)  # fmt: skip
 
 
 def failure_context(

@@ -256,30 +256,19 @@ def _register() -> None:
     if "verify_evidence" in REGISTRY:
         return
 
-    @tool(
-        "category_classifier", "A first opinion on the run's category (the deterministic triager); review it yourself."
-    )
+    @tool("category_classifier", "A first opinion on the run's category (the deterministic triager); review it yourself.")  # fmt: skip
     def _classifier(ctx: ToolContext, args: _RunArgs) -> dict:
         return category_classifier(ctx.project, args.run_id).model_dump()
 
-    @tool(
-        "diff_contract_vs_impl",
-        "Routes and status codes in a unit's code vs its contract.json: {matches, divergences}.",
-    )
+    @tool("diff_contract_vs_impl", "Routes and status codes in a unit's code vs its contract.json: {matches, divergences}.")  # fmt: skip
     def _diff(ctx: ToolContext, args: _UnitArgs) -> dict:
         return diff_contract_vs_impl(ctx.project, args.unit_id).model_dump(exclude={"routes"})
 
     @tool("find_similar_bug", "Earlier bugs with this failure signature, or of the same units and reading alike.")
     def _similar(ctx: ToolContext, args: _SimilarArgs) -> dict:
         bugs = similar_bugs(ctx.project, args.signature, unit_ids=args.unit_ids, text=args.text)
-        return {
-            "bugs": [
-                b.model_dump(
-                    mode="json", include={"bug_id", "status", "category", "title", "unit_id", "run_id", "signature"}
-                )
-                for b in bugs[:10]
-            ]
-        }
+        keep = {"bug_id", "status", "category", "title", "unit_id", "run_id", "signature"}
+        return {"bugs": [b.model_dump(mode="json", include=keep) for b in bugs[:10]]}
 
     @tool("verify_evidence", "Check evidence items against the project files before you cite them: {ok, results[]}.")
     def _verify(ctx: ToolContext, args: _EvidenceArgs) -> dict:
@@ -293,9 +282,7 @@ def _register() -> None:
     def _findings(ctx: ToolContext, args: _RunArgs) -> dict:
         return triage_findings(ctx.project, args.run_id)
 
-    @tool(
-        "find_sdd_clause", "The SDD statements that name an endpoint, wherever they are (sections, tables, changelogs)."
-    )
+    @tool("find_sdd_clause", "The SDD statements that name an endpoint, wherever they are (sections, tables, changelogs).")  # fmt: skip
     def _clauses(ctx: ToolContext, args: _EndpointArgs) -> dict:
         return find_sdd_clause(ctx.project, args.run_id, args.method.upper(), args.path)
 
@@ -321,9 +308,7 @@ def _register() -> None:
     def _interfaces(ctx: ToolContext, args: _RunArgs) -> dict:
         return compare_interfaces(ctx.project, args.run_id)
 
-    @tool(
-        "read_assertion", "The failing step's assertion: expected vs got, the message, and stack frames in units' code."
-    )
+    @tool("read_assertion", "The failing step's assertion: expected vs got, the message, and stack frames in units' code.")  # fmt: skip
     def _assertion(ctx: ToolContext, args: _RunArgs) -> dict:
         return read_assertion(ctx.project, args.run_id)
 

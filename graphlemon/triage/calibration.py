@@ -5,6 +5,9 @@ Each rule below states one general fact:
 - the failure itself (the run's result.json) shows *what* broke, never *why*: a verdict whose only
   verified evidence is result.json is capped at `UNSUPPORTED_CAP`, below the auto-apply bar;
 - a cited claim that fails verification can only lower confidence: it is capped at `REFUTED_CAP`;
+- an environment verdict (`infra_flake`) is a hypothesis whatever its words: capped at `HYPOTHESIS_CAP`, below
+  auto-apply; the loop's answer to it is the one re-run that checks it (a pass confirms the environment, the same
+  failure again drops the hypothesis);
 - `will_auto_apply` needs confidence ≥ `AUTO_APPLY_MIN_CONFIDENCE`, every cited claim verified,
   a category the loop can act on, and no fallback.
 
@@ -20,6 +23,7 @@ from .verdict import AUTO_APPLY_MIN_CONFIDENCE, will_auto_apply
 
 UNSUPPORTED_CAP = 0.6
 REFUTED_CAP = 0.45
+HYPOTHESIS_CAP = 0.7
 
 
 @dataclass(frozen=True)
@@ -35,7 +39,7 @@ class Calibration:
         return self.refuted == 0 and self.verified > 0
 
 
-def calibrate(confidence: float, report: EvidenceReport | None, run_rel: str) -> Calibration:
+def calibrate(confidence: float, report: EvidenceReport | None, run_rel: str, category: str = "") -> Calibration:
     """The confidence a verdict may carry, given which of its cited claims verified."""
     results = report.results if report is not None else []
     ok = [r for r in results if r.ok]
@@ -49,6 +53,9 @@ def calibrate(confidence: float, report: EvidenceReport | None, run_rel: str) ->
     elif not sources:
         value = min(value, UNSUPPORTED_CAP)
         reason = "only the failure itself (result.json) verified; nothing verified says why it failed"
+    if category == "infra_flake" and value > HYPOTHESIS_CAP:
+        value = HYPOTHESIS_CAP
+        reason = "an environment verdict is a hypothesis until the re-run checks it"
     return Calibration(round(value, 2), len(ok), refuted, sources, reason if value < confidence else None)
 
 

@@ -9,11 +9,19 @@
 
 Formulas are evaluated on the *observed* arguments, so each unit is judged on its own inputs: a
 wrong inner value does not make the outer call look wrong.
+
+An `impl_bug` here re-codes a unit, so it reaches auto-apply only on a verified premise (`unverified_premise`):
+every SDD block that names the function states the same value for the observed call (no other statement of it,
+and no later block of the same section amends it without naming a call: "the example above now gives 2"), and the case ran the unit's
+own code (its test source replaces nothing: no `monkeypatch.setattr`, `mock.patch`, `mocker.patch`). Otherwise
+the finding stays at `UNVERIFIED`, below auto-apply: a fact for a person.
 """
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -24,7 +32,32 @@ from .evidence_check import cite
 from .findings import CONFIDENCE, Finding, FindingBuilder, describe, squash
 from .functions import Definition, owner
 from .pyexpr import MISSING, Undefined, same_value, show
+from .sdd_element import sdd_blocks
 from .steps import Call, step_calls
+
+UNVERIFIED = 0.7  # an impl:call whose premise is not checked: below auto-apply
+_CALL = re.compile(r"(?<![\w.])[A-Za-z_]\w*\(")
+_STAND_INS = {("monkeypatch", "setattr"), ("mock", "patch"), ("mocker", "patch"), ("patch", "object"), ("jest", "mock")}
+
+
+def stand_ins(stack: str) -> list[str]:
+    """The stand-ins the failing test's source (as pytest echoes it) installs: `monkeypatch.setattr(...)` and kin."""
+    out = []
+    for line in stack.splitlines():
+        text = line.lstrip(">").strip()
+        if not text or line.startswith("E "):
+            continue
+        try:
+            tree = ast.parse(text.rstrip(":") + (" pass" if text.endswith(":") else ""))
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        for node in ast.walk(tree):
+            f = node.func if isinstance(node, ast.Call) else None
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and (f.value.id, f.attr) in _STAND_INS:
+                out.append(f"{f.value.id}.{f.attr}")
+            elif isinstance(f, ast.Name) and f.id == "patch":
+                out.append("patch")
+    return out
 
 
 @dataclass(frozen=True)
@@ -111,7 +144,35 @@ class CallFindings(FindingBuilder):
         evidence = [e for c in wrong.values() for e in self._check_evidence(c)]
         key = "impl_call_formula" if first.statement.formula else "impl_call"
         confidence = CONFIDENCE[key] - (0.1 if first.definition.unit_id not in self.failure.involves else 0.0)
-        return Finding("impl_bug", units, confidence, root, evidence, key.replace("_", ":", 1))
+        doubt = self.unverified_premise(first)
+        hints = [f"confidence {UNVERIFIED}: {doubt}"] if doubt else []
+        confidence = min(confidence, UNVERIFIED) if doubt else confidence
+        return Finding("impl_bug", units, confidence, root, evidence, key.replace("_", ":", 1), hints=hints)
+
+    def unverified_premise(self, c: Check) -> str | None:
+        """Why the statement or the observation may not be what it seems, or None when both are checked."""
+        if stand_ins(self.failure.stack or ""):
+            return (
+                "the case replaces part of the code it calls (" + ", ".join(stand_ins(self.failure.stack or "")) + ")"
+            )
+        s = c.statement
+        agree = {(x.statement.doc, x.statement.line) for x in self.checks if x.observed.call == c.observed.call}
+        docs = [(d.rel, d.text) for d in self.ctx.sdd_docs]
+        blocks = [b for rel, text in docs if rel == s.doc for b in sdd_blocks(rel, text, self.ctx.units.ids())]
+        cited = next((b for b in blocks if b.first <= s.line <= b.last), None)
+        name = re.compile(rf"(?<![\w.]){re.escape(s.call.name)}\s*\(")
+        for rel, text in docs:
+            for b in sdd_blocks(rel, text, self.ctx.units.ids()):
+                if cited is not None and (rel, b.first) == (s.doc, cited.first):
+                    continue
+                if any(rel == doc and b.first <= line <= b.last for doc, line in agree):
+                    continue  # a statement giving the same value for this call confirms it
+                if name.search(b.text):
+                    return f"the SDD also speaks of {s.call.name} at {rel}:{b.first}"
+                later = cited is not None and rel == s.doc and b.first > cited.last and b.unit == cited.unit
+                if later and not _CALL.search(b.text):
+                    return f"a later statement of the same section ({rel}:{b.first}) may amend it"
+        return None
 
     # -- builders ---------------------------------------------------------------------------
 

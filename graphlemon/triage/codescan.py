@@ -78,14 +78,8 @@ def diff_sources(
         route = diff.route(ep.method, ep.path)
         label = f"{ep.method} {ep.path}"
         if route is None:
-            diff.divergences.append(
-                Divergence(
-                    kind="missing_route",
-                    method=ep.method,
-                    path=ep.path,
-                    detail=f"{label} is declared in contract.json but no route in the code serves it",
-                )
-            )
+            diff.divergences.append(Divergence(kind="missing_route", method=ep.method, path=ep.path,
+                detail=f"{label} is declared in contract.json but no route in the code serves it"))  # fmt: skip
             continue
         for status in sorted(ep.responses):
             if status >= 500 or status in automatic:
@@ -93,52 +87,27 @@ def diff_sources(
             if route.produces(status):
                 diff.matches.append(f"{label} {status}")
             else:
-                diff.divergences.append(
-                    Divergence(
-                        kind="status_not_implemented",
-                        method=ep.method,
-                        path=ep.path,
-                        status=status,
-                        detail=f"{label} declares {status} but the handler at {route.file}:{route.line} never produces it",
-                        file=route.file,
-                        line=route.line,
-                    )
-                )
+                diff.divergences.append(Divergence(kind="status_not_implemented", method=ep.method, path=ep.path,
+                    status=status,
+                    detail=f"{label} declares {status} but the handler at {route.file}:{route.line} never produces it",
+                    file=route.file, line=route.line))  # fmt: skip
         for status, line in sorted(route.statuses.items()):
             if status < 500 and status not in ep.responses:
-                diff.divergences.append(
-                    Divergence(
-                        kind="undeclared_status",
-                        method=ep.method,
-                        path=ep.path,
-                        status=status,
-                        detail=f"{label}: the code produces {status}, which contract.json does not declare",
-                        file=route.file,
-                        line=line,
-                    )
-                )
+                diff.divergences.append(Divergence(kind="undeclared_status", method=ep.method, path=ep.path,
+                    status=status,
+                    detail=f"{label}: the code produces {status}, which contract.json does not declare",
+                    file=route.file, line=line))  # fmt: skip
     for route in diff.routes:
         if not any(e.method == route.method and path_matches(e.path, route.path) for e in contract.exports.http):
-            diff.divergences.append(
-                Divergence(
-                    kind="undeclared_route",
-                    method=route.method,
-                    path=route.path,
-                    detail=f"{route.method} {route.path} is served by the code but not declared in contract.json",
-                    file=route.file,
-                    line=route.line,
-                )
-            )
+            diff.divergences.append(Divergence(kind="undeclared_route", method=route.method, path=route.path,
+                detail=f"{route.method} {route.path} is served by the code but not declared in contract.json",
+                file=route.file, line=route.line))  # fmt: skip
     joined = "\n".join(s.text for s in sources)
     for fn in contract.exports.functions:
         if not re.search(
             rf"\b(?:def|function|async function|const|let|var|exports\.)\s*{re.escape(fn.name)}\b|\b{re.escape(fn.name)}\s*[:=]",
             joined,
         ):
-            diff.divergences.append(
-                Divergence(
-                    kind="missing_function",
-                    detail=f"function {fn.name} is declared in contract.json but not defined in the code",
-                )
-            )
+            diff.divergences.append(Divergence(kind="missing_function",
+                detail=f"function {fn.name} is declared in contract.json but not defined in the code"))  # fmt: skip
     return diff  # fmt: skip

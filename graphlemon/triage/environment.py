@@ -26,65 +26,31 @@ from urllib.parse import urlsplit
 
 from .run_context import RunContext
 from .rundir import IntegrationFailure
-from .voice import Said, failure_said, log_ts, voiced_log, when_at, when_of_step, without_frames
+from .sdd_element import sdd_blocks
+from .voice import Said, failure_said, log_times, voiced_log, when_of_step, without_frames
 
 # How runtimes name the kinds the decider keeps: the POSIX errno symbol (`ENOSPC`) and the C library's message
 # for it (`os.strerror`), and the other standard names (Python's OSError subclasses, Rust's io::ErrorKind, Java's
 # exceptions, Go's and Node's messages). A name says what failed; the voice says whether the environment said it.
 # kind -> (errno symbols, other standard names). A symbol this platform lacks is skipped.
 _NAMES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "port_in_use": (
-        ("EADDRINUSE",),
-        ("AddrInUse", "java.net.BindException", "port is already allocated", r"port \d+ (?:is )?already in use"),
-    ),  # fmt: skip
+    "port_in_use": (("EADDRINUSE",), ("AddrInUse", "java.net.BindException", "port is already allocated",
+                                      r"port \d+ (?:is )?already in use")),
     "disk_full": (("ENOSPC", "EDQUOT"), ("StorageFull", "QuotaExceeded", r"disk (?:is )?full")),
     # the resolver saying "try again" (EAI_AGAIN, SERVFAIL); "no such host" says something of the name itself
-    "dns": (
-        (),
-        (
-            r"EAI_AGAIN",
-            "Temporary failure in name resolution",
-            "server misbehaving",
-            "SERVFAIL",
-            r"temporary failure in (?:name|DNS) resolution",
-        ),
-    ),  # fmt: skip
-    "out_of_resources": (
-        ("EMFILE", "ENFILE", "ENOMEM"),
-        (
-            "OutOfMemoryError",
-            "heap out of memory",
-            "MemoryError",
-            "Too many open files",
-            r"\bout of memory\b",
-            r"can't start new thread",
-            r"unable to create (?:new )?native thread",
-            r"pids\.max",
-        ),
-    ),  # fmt: skip
-    "missing_dependency": (
-        (),
-        (
-            r"Cannot find module '(?![./])[^']+'",
-            r"No module named '[^']+'",
-            r"error while loading shared libraries",
-            r"cannot open shared object file",
-            r"No matching distribution found",
-        ),
-    ),  # fmt: skip
+    "dns": ((), (r"EAI_AGAIN", "Temporary failure in name resolution", "server misbehaving", "SERVFAIL",
+                 r"temporary failure in (?:name|DNS) resolution")),
+    "out_of_resources": (("EMFILE", "ENFILE", "ENOMEM"), ("OutOfMemoryError", "heap out of memory", "MemoryError",
+                         "Too many open files", r"\bout of memory\b", r"can't start new thread",
+                         r"unable to create (?:new )?native thread", r"pids\.max")),
+    "missing_dependency": ((), (r"Cannot find module '(?![./])[^']+'", r"No module named '[^']+'",
+                                r"error while loading shared libraries", r"cannot open shared object file",
+                                r"No matching distribution found")),
     # what a failed connection to another process looks like, whatever the runtime (backing services)
-    "connection_failed": (
-        ("ETIMEDOUT", "ECONNREFUSED", "ECONNRESET", "ENETUNREACH", "EHOSTUNREACH"),
-        (
-            "ConnectionRefused",
-            "ConnectionReset",
-            "java.net.ConnectException",
-            "connect timeout",
-            "i/o timeout",
-            "socket hang up",
-        ),
-    ),  # fmt: skip
-}
+    "connection_failed": (("ETIMEDOUT", "ECONNREFUSED", "ECONNRESET", "ENETUNREACH", "EHOSTUNREACH"),
+                          ("ConnectionRefused", "ConnectionReset", "java.net.ConnectException", "connect timeout",
+                           "i/o timeout", "socket hang up")),
+}  # fmt: skip
 
 
 def _spellings(kind: str) -> list[str]:
@@ -117,6 +83,10 @@ _LISTENING = re.compile(r"\b(?:listening|running|serving|started)\b.*?(?::|\bpor
 _RETRY_NOISE = re.compile(r"waiting for|attempt \d+\s*/\s*\d+|retrying|retry \d+", re.IGNORECASE)
 _READY = re.compile(r"healthy|ready|listening|running on|startup complete|started", re.IGNORECASE)
 _MODULE = re.compile(r"No module named '([\w.]+)'")
+_LISTENS = re.compile(r"\blisten(?:s|ing)? on\b\W*(?:port\W*)?(?:[\w.-]+:)?(\d{2,5})\b", re.I)
+_HOST = re.compile(r"`([a-z][\w-]*(?:\.[\w-]+)+)`")  # a host name in code spans: `ledger.internal`
+_URL = re.compile(r"\bhttps?://([a-z][\w.-]*):(\d{2,5})\b", re.I)
+_WORD = re.compile(r"[A-Za-z][\w.-]{3,}")
 _LOOPBACK = re.compile(r"^(?:localhost|127(?:\.\d{1,3}){3}|::1|0\.0\.0\.0)$", re.IGNORECASE)
 
 
@@ -126,56 +96,109 @@ class EnvSignal:
     said: Said
 
 
+@dataclass(frozen=True)
+class Project:
+    """What is the project's own, not the environment's: its ports and host names, its modules, and the case's
+    words (what it sent, expected, got and described: text the runner logs from them is theirs)."""
+
+    ports: dict[int, str]
+    held: frozenset[int]  # the ports a unit is seen holding in this run (the trace, its own "listening" lines)
+    hosts: frozenset[str]
+    local: set[str]
+    echo: str
+
+    def owns_port(self, port: int) -> bool:
+        """A unit's port, or a near-miss of one (8013 for 8031): the unit's address, or its mistake."""
+        return port in self.ports or any(near_miss(str(port), str(p)) for p in self.ports)
+
+    def owns_host(self, host: str) -> bool:
+        return host.lower() in self.hosts or any(near_miss(host.lower(), h) for h in self.hosts)
+
+
 def environment_signals(ctx: RunContext, failure: IntegrationFailure) -> list[EnvSignal]:
     """Every environment signal the run shows for this failure, in any voice (the decider reads the voice)."""
-    ports, local = unit_ports(ctx), _local_modules(ctx)
+    project = _project(ctx, failure)
     out: list[EnvSignal] = []
-    # the runner's message quotes what the case expected and got: words it echoes from them are theirs
-    echo = json.dumps([failure.expected.model_dump(mode="json"), failure.got.model_dump(mode="json"),
-                       failure.description], ensure_ascii=False).lower()  # fmt: skip
     for said in failure_said(ctx, failure):  # the failing call's own target is the case's unit, never a backing service
-        out += _kinds(said, ports, local, backing=said.voice != "os", echo=echo if said.voice == "runner" else "")
-    trace_rel, units = f"{ctx.run_rel}/http-trace.ndjson", set(ctx.units.ids())
+        out += _kinds(said, project, backing=said.voice != "os")
+    trace_rel = f"{ctx.run_rel}/http-trace.ndjson"
     for line, e in ctx.trace:
         if e.case != failure.case:
             continue
         when = when_of_step(e.step, failure)
-        if e.error:
-            out += _kinds(Said(trace_rel, line, e.error, "os", e.unit_id, when), ports, local)
-        server = e.unit_id if e.unit_id in units else None
         host = urlsplit(e.url).hostname or ""
-        outside = server is None and bool(host) and not _LOOPBACK.match(host) and host not in units
+        if e.error and not (host and project.owns_host(host) and host.lower() not in project.hosts):
+            out += _kinds(Said(trace_rel, line, e.error, "os", e.unit_id, when), project)  # not a misspelled unit host
+        server = e.unit_id if e.unit_id in ctx.units.ids() else None
+        outside = server is None and bool(host) and not _LOOPBACK.match(host) and not project.owns_host(host)
         if outside and e.status in BUSY:
             said = Said(trace_rel, line, f"{e.url} {e.status}", "service", host, when)
             out.append(EnvSignal("external_service", said))
         if isinstance(e.response_body, str) and (e.status or 0) >= 500:
             voice = "unit" if server else "service" if outside else "fixture"
-            out += _kinds(Said(trace_rel, line, e.response_body, voice, server or e.unit_id, when), ports, local)
+            out += _kinds(Said(trace_rel, line, e.response_body, voice, server or e.unit_id, when), project)
     log_rel = f"{ctx.run_rel}/process.log"
     voiced = voiced_log(ctx)
-    for i, v in enumerate(voiced):
-        said = Said(log_rel, v.line.lineno, v.line.text, v.voice, v.speaker, when_at(log_ts(v.line.text), failure))
+    for i, (v, when) in enumerate(zip(voiced, log_times(voiced, failure), strict=True)):
+        said = Said(log_rel, v.line.lineno, v.line.text, v.voice, v.speaker, when)
         if not _startup_noise(voiced, i):
-            out += _kinds(said, ports, local)
+            out += _kinds(said, project)
     return out
 
 
-def _kinds(
-    said: Said, ports: dict[int, str], local: set[str], *, backing: bool = True, echo: str = ""
-) -> list[EnvSignal]:
+def _kinds(said: Said, project: Project, *, backing: bool = True) -> list[EnvSignal]:
     text = said.text if len(said.text) <= 16384 else f"{said.text[:8192]}\n{said.text[-8192:]}"
+    echo = project.echo if said.voice in ("runner", "unknown") else ""
     out = []
     for kind in KINDS:
-        m = PATTERNS[kind].search(text)
-        if m is None or (echo and m.group(0).lower() in echo):
-            continue
+        if not any(not echo or m.group(0).lower() not in echo for m in PATTERNS[kind].finditer(text)):
+            continue  # every spelling of it is words the runner repeats from the case
         module = _MODULE.search(text)
-        if kind == "missing_dependency" and module and module.group(1).split(".")[0] in local:
+        if kind == "missing_dependency" and module and module.group(1).split(".")[0] in project.local:
             continue  # the project's own module: its code, not an install
+        if kind == "port_in_use" and any(_port(m) in project.held for m in _ADDRESS.finditer(without_frames(text))):
+            continue  # a port a unit of this run holds: the project's own processes clash, not the environment's
+        if kind == "dns" and any(project.owns_host(w) and w.lower() not in project.hosts for w in _WORD.findall(text)):
+            continue  # a near-miss of a unit's host name: the unit's typo, whatever the resolver answered
         out.append(EnvSignal(kind, said))
-    if backing and _foreign(text, ports):
+    if backing and _foreign(text, project):
         out.append(EnvSignal("backing_service", said))
     return out
+
+
+def near_miss(a: str, b: str) -> bool:
+    """`a` is `b` with one character added, dropped, changed, or two neighbours swapped (and longer than 3)."""
+    if a == b or min(len(a), len(b)) < 4 or abs(len(a) - len(b)) > 1:
+        return False
+    i = next((k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    return (
+        a[i + 1 :] == b[i + 1 :]
+        or a[i:] == b[i + 1 :]
+        or a[i + 1 :] == b[i:]
+        or a[i + 2 :] == b[i + 2 :]
+        and (a[i : i + 2] == b[i : i + 2][::-1])
+    )
+
+
+def _project(ctx: RunContext, failure: IntegrationFailure) -> Project:
+    ports, units = unit_ports(ctx), ctx.units.ids()
+    held = frozenset(ports)
+    hosts = {u.lower() for u in units}
+    hosts |= {(urlsplit(e.url).hostname or "").lower() for _l, e in ctx.trace if e.unit_id in units}
+    for doc in ctx.sdd_docs:  # what the SDD assigns to a unit: the port its section says it listens on, its aliases
+        for block in sdd_blocks(doc.rel, doc.text, units):
+            said = _LISTENS.search(block.text)
+            if block.unit and said:
+                ports.setdefault(int(said.group(1)), block.unit)
+                hosts |= {h.lower() for h in _HOST.findall(block.text)}
+            for m in _URL.finditer(block.text):
+                if m.group(1).lower() in hosts:
+                    ports.setdefault(int(m.group(2)), m.group(1))
+    sent = [failure.request.model_dump(mode="json") if failure.request else None]
+    sent += [[e.url, e.request_body] for _l, e in ctx.trace if e.case == failure.case]
+    echo = json.dumps([failure.expected.model_dump(mode="json"), failure.got.model_dump(mode="json"),
+                       failure.description, sent], ensure_ascii=False).lower()  # fmt: skip
+    return Project(ports, held, frozenset(hosts - {""}), _local_modules(ctx), echo)
 
 
 def unit_ports(ctx: RunContext) -> dict[int, str]:
@@ -192,12 +215,16 @@ def unit_ports(ctx: RunContext) -> dict[int, str]:
     return out
 
 
-def _foreign(text: str, ports: dict[int, str]) -> bool:
+def _port(m: re.Match[str]) -> int:
+    return int(next(g for g in m.groups() if g))
+
+
+def _foreign(text: str, project: Project) -> bool:
     """The text reports a failed connection, and every address it names belongs to no unit."""
     if not PATTERNS["connection_failed"].search(text):
         return False
-    found = [int(next(g for g in m.groups() if g)) for m in _ADDRESS.finditer(without_frames(text))]
-    return bool(found) and all(p not in ports for p in found)
+    found = [_port(m) for m in _ADDRESS.finditer(without_frames(text))]
+    return bool(found) and not any(project.owns_port(p) for p in found)
 
 
 def _startup_noise(voiced, i: int) -> bool:

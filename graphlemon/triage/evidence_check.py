@@ -99,11 +99,8 @@ def resolve_in_project(root: Path, rel: str) -> Path:
 def verify_one(root: Path, evidence: str) -> EvidenceCheck:
     """Check one `"path: quote"` / `"path:line: quote"` item against the project at `root`."""
     if not isinstance(evidence, str) or len(evidence) > MAX_EVIDENCE_CHARS:
-        return EvidenceCheck(
-            evidence=str(evidence)[:200],
-            ok=False,
-            reason=f"malformed: not a string of at most {MAX_EVIDENCE_CHARS} characters",
-        )
+        return EvidenceCheck(evidence=str(evidence)[:200], ok=False,
+                             reason=f"malformed: not a string of at most {MAX_EVIDENCE_CHARS} characters")  # fmt: skip
     m = _ITEM.match(evidence.strip())
     if m is None:
         return EvidenceCheck(evidence=evidence, ok=False, reason='malformed: need "path: quote" or "path:line: quote"')
@@ -111,11 +108,8 @@ def verify_one(root: Path, evidence: str) -> EvidenceCheck:
     quote = normalize(_QUOTE_EDGE.sub("", m["quote"].strip()))
     line = int(m["line"]) if m["line"] else None
     if len(quote) < (MIN_LINE_QUOTE_CHARS if line else MIN_QUOTE_CHARS):
-        return EvidenceCheck(
-            evidence=evidence,
-            ok=False,
-            reason=f"quote too short to verify: {quote!r} (give a line number or quote more)",
-        )
+        return EvidenceCheck(evidence=evidence, ok=False,
+                             reason=f"quote too short to verify: {quote!r} (give a line number or quote more)")  # fmt: skip
     try:
         path = resolve_in_project(root, rel)
     except GraphLemonError as exc:

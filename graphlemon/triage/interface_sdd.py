@@ -32,7 +32,7 @@ from markdown_it import MarkdownIt
 
 from .interface import ANY_STATUS, Limit, Operation, Quote
 from .sdd import METHODS
-from .sdd_terms import KNOWN_STATUSES, status_mentions
+from .sdd_terms import KNOWN_STATUSES, denied, status_mentions
 
 # A lexer for the inline text of one block: each alternative is one token kind.
 _NUMBER_WORDS = {
@@ -304,7 +304,7 @@ def _events(text: str) -> list[tuple[int, str, Any]]:
                 out.append((m.start(), kind, m.group(kind)))
             elif not any(e[0] == outer[0] for e in out):  # a nested object is a field's value, not the answer
                 out.append((outer[0], kind, outer[1]))
-        elif kind != "status" or int(m.group(0)) in KNOWN_STATUSES:
+        elif kind != "status" or int(m.group(0)) in KNOWN_STATUSES and not denied(text, m.start(), m.end()):
             out.append((m.start(), kind, m.group(kind)))
     quantities = [(m.start(), m.end(), m) for m in _QUANTITY.finditer(text) if _is_quantity(m)]
     starts = [a for a, _b, _m in quantities]  # in order and apart (finditer): the one before an offset may hold it
@@ -316,7 +316,8 @@ def _events(text: str) -> list[tuple[int, str, Any]]:
     out = [e for e in out if not (e[1] in ("limit", "status") and in_quantity(e[0]))]
     out += [(a, "quantity", m) for a, _b, m in quantities]  # type: ignore[misc]
     numeric = {int(v) for _s, k, v in out if k == "status"}
-    out += [(s.start, "status", str(s.code)) for s in status_mentions(text) if s.prose and s.code not in numeric]
+    out += [(s.start, "status", str(s.code)) for s in status_mentions(text)
+            if s.prose and s.code not in numeric and not denied(text, s.start, s.start)]  # fmt: skip
     return sorted(out, key=lambda e: e[0])
 
 

@@ -28,7 +28,10 @@ from .steps import step_calls
 from .uncaught import refused_became_error, uncaught_in_provider
 from .voice import Said
 
-ENV_ON_STEP, ENV_AROUND = 0.92, 0.86  # a signal on the failing call itself, or elsewhere in the run
+# An environment finding is words (an errno, a message) someone printed: a hypothesis, never a verdict to apply.
+# Below auto-apply; its action is the one re-run that verifies it (passing confirms the environment, failing the
+# same way drops the hypothesis: history.retriage). On the failing call's own transport error a little higher.
+ENV_ON_STEP, ENV_AROUND = 0.7, 0.65
 UNCAUGHT = 0.84
 CONFIRMED, TWO_SIDES, UNLINKED, DAMAGED = 0.85, 0.76, 0.7, 0.6
 _ENV_WORDS = {
@@ -79,9 +82,10 @@ def _env_finding(ctx: RunContext, failure: IntegrationFailure, cite: Citer, s: E
     who = f"{said.speaker} ({said.voice})" if said.speaker else f"the {said.voice}"
     root = (
         f"{who} reports that the run {_ENV_WORDS[s.kind]}, {said.when} the failing step ({said.where()}); so case "
-        f"{failure.case} step {failure.step} {_outcome(failure)}: the environment failed, not the code — rerun"
+        f"{failure.case} step {failure.step} {_outcome(failure)}: if the environment failed, not the code, one re-run "
+        f"passes — re-run once to check (failing the same way drops this hypothesis)"
     )
-    on_step = said.rel.endswith("result.json") or said.when == "at" and said.voice == "os"
+    on_step = failure.got.error is not None and said.rel.endswith("result.json") and said.voice == "os"
     evidence = [_cite_said(cite, said)]
     return Finding("infra_flake", [], ENV_ON_STEP if on_step else ENV_AROUND, root, evidence, f"infra:{s.kind}",
                    said=[said])  # fmt: skip

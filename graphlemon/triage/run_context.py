@@ -133,19 +133,11 @@ def load_run(project: ProjectHandle, run_id: str, *, code_root: Path | str | Non
     )
     notes: list[str] = []
     ctx = RunContext(
-        root=root,
-        run_id=run_id,
-        result=result,
-        trace=_read_trace(run_dir / "http-trace.ndjson"),
-        log=[],
-        units=units,
-        contracts={},
-        sdd_docs=_read_sdd(root, project, notes),
-        code={},
+        root=root, run_id=run_id, result=result, trace=_read_trace(run_dir / "http-trace.ndjson"), log=[], units=units,
+        contracts={}, sdd_docs=_read_sdd(root, project, notes), code={},
         bugs=list(BugTracker(project.ledger).all().values()),
-        prior_triage=project.ledger.read_as("triage", TriageRecord),
-        notes=notes,
-    )
+        prior_triage=project.ledger.read_as("triage", TriageRecord), notes=notes,
+    )  # fmt: skip
     failed_at = next((f.ts for f in result.failures if f.ts), None)
     ctx.log, _windowed = _read_log(run_dir / "process.log", failed_at)
     for unit in units.units:

@@ -9,8 +9,10 @@ speaks of the element when
   element), or lies under a heading that names it; or, for a status element, it names no endpoint at all (nor does
   its heading) and lies in the provider unit's section or in no unit's section: a policy in prose ("every booking
   refusal is a 422") may speak of any of the unit's endpoints;
-- and, for a status element, it names a status of the same class (2xx, 4xx: in digits or in words), since a
-  changelog line "refusals are now 422" is about the same answer as the table row that says 409.
+- and, for a status element, it names a status: of any class when it names the path (a decision "an unknown shelf
+  answers 200" is about the same situation as the row that says 404; a row of the cited statement's own table
+  counts only with a status of the same class, the others being the endpoint's other situations), of the same class (2xx, 4xx: in digits or in words) when it
+  names no endpoint, since a changelog line "refusals are now 422" is about the same answer as the row that says 409.
 
 The block the finding cites is not counted; any other is returned, with its line, for the person to read.
 """
@@ -36,6 +38,7 @@ class Block:
     text: str
     heading: str  # the innermost heading above it
     unit: str | None  # the unit whose section it is in (the innermost heading naming a unit)
+    table: int | None = None  # which table of the document a row is in
 
 
 def sdd_blocks(rel: str, text: str, unit_ids: list[str]) -> list[Block]:
@@ -51,13 +54,16 @@ def sdd_blocks(rel: str, text: str, unit_ids: list[str]) -> list[Block]:
         elif tok.map and tok.type in ("paragraph_open", "tr_open", "fence", "code_block", "html_block"):
             first, last = tok.map[0] + 1, tok.map[1]
             unit = next((u for _l, u in reversed(sections) if u), None)
-            out.append(Block(rel, first, last, "\n".join(lines[first - 1 : last]), heading, unit))
+            table = next((j for j in range(i, -1, -1) if tokens[j].type == "table_open"), None)
+            table = table if tok.type == "tr_open" else None
+            out.append(Block(rel, first, last, "\n".join(lines[first - 1 : last]), heading, unit, table))
     return out
 
 
 def other_statements(docs: list[tuple[str, str]], element: Element, unit_ids: list[str]) -> list[Block]:
     """The SDD blocks other than the cited one that speak of the element."""
     cited_rel, _, cited_line = element.statement.rpartition(":")
+    cited = cited_block(docs, element, unit_ids)
     paths = [element.path, *element.names]
     out = []
     for rel, text in docs:
@@ -66,7 +72,11 @@ def other_statements(docs: list[tuple[str, str]], element: Element, unit_ids: li
                 continue
             if not _about(block, element, paths):
                 continue
-            if element.statuses and not _same_class(block.text, element.statuses):
+            sibling = cited is not None and block.table is not None and (rel, block.table) == (cited.rel, cited.table)
+            named = not sibling and (_names_path(block.text, paths) or _names_path(block.heading, paths))
+            if element.statuses and not (
+                status_mentions(block.text) if named else _same_class(block.text, element.statuses)
+            ):
                 continue
             out.append(block)
     return out

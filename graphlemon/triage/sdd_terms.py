@@ -44,6 +44,18 @@ _NUMERIC_STATUS = re.compile(
 )
 
 
+# A status a sentence denies: "the 201 in §3's table is wrong", "no longer 404", "200, not 204".
+_DENIED_AFTER = re.compile(r"[^.;:\n]{0,60}?\b(?:is|are|was|were)\s+(?:now\s+)?(?:wrong|incorrect|obsolete|outdated|"
+                           r"superseded|withdrawn|a mistake|an error)\b", re.IGNORECASE)  # fmt: skip
+_DENIED_BEFORE = re.compile(r"\b(?:not|never|no longer|instead of|rather than|replaces?|replacing)\W+(?:\w+\W+)?$",
+                            re.IGNORECASE)  # fmt: skip
+
+
+def denied(text: str, start: int, end: int) -> bool:
+    """The status written at text[start:end] is one the sentence denies rather than states."""
+    return bool(_DENIED_AFTER.match(text, end) or _DENIED_BEFORE.search(text[max(0, start - 40) : start]))
+
+
 @dataclass(frozen=True)
 class StatusMention:
     code: int

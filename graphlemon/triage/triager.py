@@ -35,6 +35,7 @@ from .run_context import RunContext, load_run
 from .verdict import TodoItem, TriagerOutput, TriageVerdict, Violation
 from .verdict_selfcheck import self_check, triage_json_rel
 
+UNCHECKED_PATCH = 0.7  # a contract_mismatch whose SDD patch waits for a person
 WORKFLOW = (
     ("step-001", "collect the four kinds of evidence (Integrator output, SDD, code, history)"),
     ("step-002", "classify with the decision flow, then review the category"),
@@ -128,69 +129,41 @@ def triage_run(
             verdict, root=ctx.root, run_id=run_id, unit_ids=ctx.units.ids(), todolist=_done()
         )
     is_fallback = proposal.fallback_reason is not None
-    calibration = calibrate(verdict.confidence, report, ctx.run_rel)
+    calibration = calibrate(verdict.confidence, report, ctx.run_rel, verdict.category)
     if calibration.reason:
         proposal.hints.append(f"confidence lowered to {calibration.confidence}: {calibration.reason}")
     verdict = verdict.model_copy(update={"confidence": calibration.confidence})
     verified = report is not None and report.ok
     review = patch_review(ctx, verdict, proposal.findings) if verdict.category == "contract_mismatch" else None
-    if review:
+    if review:  # the patch's premise (the SDD's one statement, confirmed) is not verified: below auto-apply
         proposal.hints.append(f"the SDD patch waits for a person: {review}")
+        verdict = verdict.model_copy(update={"confidence": min(verdict.confidence, UNCHECKED_PATCH)})
     record = TriageRecord(
-        run_id=run_id,
-        task_id=task_id or ctx.result.task_id,
-        root_cause=verdict.root_cause,
-        category=verdict.category,
-        affected_units=verdict.affected_units,
-        proposed_sdd_patch=verdict.proposed_sdd_patch,
-        confidence=verdict.confidence,
-        evidence=verdict.evidence,
+        **verdict.model_dump(include={"root_cause", "category", "affected_units", "proposed_sdd_patch", "confidence",
+                                      "evidence", "l3_question"}),
+        run_id=run_id, task_id=task_id or ctx.result.task_id, evidence_verified=verified, failure_signature=signature,
         will_auto_apply=may_auto_apply(verdict.category, calibration, is_fallback) and review is None,
-        evidence_verified=verified,
-        failure_signature=signature,
-        fallback=is_fallback,
-        fallback_reason=proposal.fallback_reason,
-        executor=proposal.executor,
-        triage_ref=triage_json_rel(run_id),
-        l3_question=verdict.l3_question,
-        duration_ms=int((time.monotonic() - started) * 1000),
-        tokens_used=proposal.tokens_used,
-        method="rules" if executor is None else "agent",
-        behaviour=behaviour,
-        patch_review=review,
-        retriage=None if mode == "fresh" else mode,
-    )
+        fallback=is_fallback, fallback_reason=proposal.fallback_reason, executor=proposal.executor,
+        triage_ref=triage_json_rel(run_id), duration_ms=int((time.monotonic() - started) * 1000),
+        tokens_used=proposal.tokens_used, method="rules" if executor is None else "agent", behaviour=behaviour,
+        patch_review=review, retriage=None if mode == "fresh" else mode,
+    )  # fmt: skip
     write_triage(project, ctx, record)
     output = TriagerOutput(
-        ok=not is_fallback,
-        run_id=run_id,
-        triage_ref=record.triage_ref or "",
-        category=record.category,
-        confidence=record.confidence,
-        affected_units=record.affected_units,
-        will_auto_apply=record.will_auto_apply,
-        evidence_verified=record.evidence_verified,
-        duration_ms=record.duration_ms,
-        tokens_used=record.tokens_used,
-        executor=record.executor,
-        fallback=is_fallback,
-        method=record.method,
-    )
+        **record.model_dump(include={"run_id", "category", "confidence", "affected_units", "will_auto_apply",
+                                     "evidence_verified", "duration_ms", "tokens_used", "executor", "method"}),
+        ok=not is_fallback, triage_ref=record.triage_ref or "", fallback=is_fallback,
+    )  # fmt: skip
     return TriageOutcome(output, record, proposal.rule, proposal.hints, proposal.rejected)
 
 
 def deterministic_proposal(ctx: RunContext, without: frozenset[str] = frozenset()) -> Proposal:
     finding = classify(ctx, without=without)
     verdict = TriageVerdict(
-        run_id=ctx.run_id,
-        root_cause=finding.root_cause,
-        category=finding.category,
-        affected_units=finding.affected,
-        proposed_sdd_patch=finding.patch,
-        confidence=finding.confidence,
-        evidence=finding.evidence,
+        run_id=ctx.run_id, root_cause=finding.root_cause, category=finding.category, affected_units=finding.affected,
+        proposed_sdd_patch=finding.patch, confidence=finding.confidence, evidence=finding.evidence,
         l3_question=finding.l3_question,
-    )
+    )  # fmt: skip
     return Proposal(verdict, "none", rule=finding.rule, hints=finding.hints, findings=finding.facts or [finding])
 
 

@@ -6,7 +6,9 @@ same step runs through the serving unit's own source files, means that unit's co
 Who raised is read from the stack's innermost frame: the unit's own file (`raised_by_unit`) is the unit's code
 failing; a frame of a library or the runtime (site-packages, node_modules, the standard library) is that library
 reporting what an outside service or the operating system answered, through the unit's stack — a fact about the
-unit's handling, not proof of its bug (the decider keeps only the first).
+unit's handling, not proof of its bug (the decider keeps only the first). A unit that answered 5xx after a unit
+it called answered 5xx in the same step relayed it: when that upstream unit's own stack is in the run, it is the one
+that raised.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ def uncaught_in_provider(ctx: RunContext, failure: IntegrationFailure, calls: li
     }
     if len(failure.involves) == 1:
         serving.add(failure.involves[0])
+    upstream = {c.provider for c in calls[:-1] if c.provider and c.status is not None and c.status >= 500}
     result_rel, log_rel = f"{ctx.run_rel}/result.json", f"{ctx.run_rel}/process.log"
     texts: list[tuple[str, int | None, str]] = [(result_rel, None, failure.stack or "")]
     if isinstance(failure.got.body, str):
@@ -70,12 +73,15 @@ def uncaught_in_provider(ctx: RunContext, failure: IntegrationFailure, calls: li
                 own.setdefault(where, []).append((hit[0], hit[1], n, line, text))
     for where in (result_rel, f"{ctx.run_rel}/http-trace.ndjson", log_rel):
         frames = own.get(where)
+        relayed = [f for f in frames or [] if f[0] in upstream]  # the unit that raised first, not the relay
+        frames = relayed or frames
         if frames:
             # Python prints the innermost frame last ("most recent call last"); JavaScript prints it first
             python = frames[0][1].endswith(".py")
             unit, rel, n, line, text = frames[-1] if python else frames[0]
             quote = next((x for x in text.split("\n") if rel.rsplit("/", 1)[-1] in x), text.split("\n")[0])
-            innermost = every[where][-1 if python else 0]
+            chain = [m.group(1) for m in _ANY_FRAME.finditer(text)] if relayed else every[where]
+            innermost = chain[-1 if python else 0]
             raised = (unit_of_path(ctx, innermost) or ("", ""))[0] == unit
             return Uncaught(unit, rel, n, where, line, quote.strip()[:200], raised)
     return None

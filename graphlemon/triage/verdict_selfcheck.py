@@ -64,23 +64,11 @@ def self_check(
     raw = proposal.model_dump() if isinstance(proposal, TriageVerdict) else (proposal or {})
     category = raw.get("category")
     if category not in CATEGORIES:
-        out.append(
-            Violation(
-                item=8,
-                check="category is one of the four",
-                detail=f"category {category!r} is not one of {', '.join(CATEGORIES)}",
-            )
-        )
+        out.append(Violation(item=8, check="category is one of the four", detail=f"category {category!r} is not one of {', '.join(CATEGORIES)}"))  # fmt: skip
     verdict = _validate(raw, output_error, out)
     report = None
     if verdict is not None and verdict.run_id != run_id:
-        out.append(
-            Violation(
-                item=1,
-                check="triage.json matches the schema",
-                detail=f"run_id is {verdict.run_id!r}, this run is {run_id!r}",
-            )
-        )
+        out.append(Violation(item=1, check="triage.json matches the schema", detail=f"run_id is {verdict.run_id!r}, this run is {run_id!r}"))  # fmt: skip
     if verdict is not None:
         out += _root_cause(verdict.root_cause)
         report = verify_all(root, verdict.evidence)
@@ -91,38 +79,18 @@ def self_check(
                 )
             )
         for failed in report.failed:
-            out.append(
-                Violation(item=4, check="evidence verifies", detail=f"{failed.evidence[:160]!r}: {failed.reason}")
-            )
+            out.append(Violation(item=4, check="evidence verifies", detail=f"{failed.evidence[:160]!r}: {failed.reason}"))  # fmt: skip
         has_patch = verdict.proposed_sdd_patch is not None
         if has_patch != (verdict.category == "contract_mismatch"):
             want = "is required" if verdict.category == "contract_mismatch" else "must be null"
-            out.append(
-                Violation(
-                    item=5,
-                    check="category and proposed_sdd_patch agree",
-                    detail=f"proposed_sdd_patch {want} for {verdict.category}",
-                )
-            )
+            out.append(Violation(item=5, check="category and proposed_sdd_patch agree", detail=f"proposed_sdd_patch {want} for {verdict.category}"))  # fmt: skip
         if verdict.category == "spec_ambiguous" and verdict.confidence >= 0.6:
-            out.append(
-                Violation(
-                    item=6,
-                    check="confidence fits the category",
-                    detail=f"spec_ambiguous with confidence {verdict.confidence} (must be < 0.6)",
-                )
-            )
+            out.append(Violation(item=6, check="confidence fits the category", detail=f"spec_ambiguous with confidence {verdict.confidence} (must be < 0.6)"))  # fmt: skip
         out += _affected(verdict, unit_ids)
     out += _todolist(todolist)
     allowed = {triage_json_rel(run_id)}
     for path in sorted(set(changed_files) - allowed):
-        out.append(
-            Violation(
-                item=10,
-                check="only triage.json written",
-                detail=f"{path} was written; the triager may write only {triage_json_rel(run_id)}",
-            )
-        )
+        out.append(Violation(item=10, check="only triage.json written", detail=f"{path} was written; the triager may write only {triage_json_rel(run_id)}"))  # fmt: skip
     return sorted(out, key=lambda v: v.item), report  # fmt: skip
 
 
@@ -143,22 +111,10 @@ def _root_cause(text: str) -> list[Violation]:
     out = []
     stripped = " ".join(text.split())
     if len(stripped) < MIN_ROOT_CAUSE:
-        out.append(
-            Violation(
-                item=2,
-                check="root_cause has at least 20 characters",
-                detail=f"{len(stripped)} characters: {stripped!r}",
-            )
-        )
+        out.append(Violation(item=2, check="root_cause has at least 20 characters", detail=f"{len(stripped)} characters: {stripped!r}"))  # fmt: skip
     rest = FILLER.sub(" ", stripped)
     if not BEHAVIOUR_VERB.search(rest) or len(rest.split()) < 4:
-        out.append(
-            Violation(
-                item=3,
-                check="root_cause names a concrete behaviour",
-                detail=f"no behaviour (returns / throws / receives / writes / reads / times out ...) beyond filler in {stripped!r}",
-            )
-        )
+        out.append(Violation(item=3, check="root_cause names a concrete behaviour", detail=f"no behaviour (returns / throws / receives / writes / reads / times out ...) beyond filler in {stripped!r}"))  # fmt: skip
     return out  # fmt: skip
 
 
@@ -166,26 +122,12 @@ def _affected(verdict: TriageVerdict, unit_ids: list[str]) -> list[Violation]:
     out = []
     unknown = [u for u in verdict.affected_units if u not in unit_ids]
     if unknown:
-        out.append(
-            Violation(item=7, check="affected_units ⊆ units.json", detail=f"not in units.json: {', '.join(unknown)}")
-        )
+        out.append(Violation(item=7, check="affected_units ⊆ units.json", detail=f"not in units.json: {', '.join(unknown)}"))  # fmt: skip
     n = len(verdict.affected_units)
     if verdict.category in ("impl_bug", "contract_mismatch") and n == 0:
-        out.append(
-            Violation(
-                item=7,
-                check="affected_units fit the category",
-                detail=f"{verdict.category} must name at least one unit to reset",
-            )
-        )
+        out.append(Violation(item=7, check="affected_units fit the category", detail=f"{verdict.category} must name at least one unit to reset"))  # fmt: skip
     if verdict.category in ("spec_ambiguous", "infra_flake") and n:
-        out.append(
-            Violation(
-                item=7,
-                check="affected_units fit the category",
-                detail=f"{verdict.category} resets no unit; got {verdict.affected_units}",
-            )
-        )
+        out.append(Violation(item=7, check="affected_units fit the category", detail=f"{verdict.category} resets no unit; got {verdict.affected_units}"))  # fmt: skip
     return out
 
 

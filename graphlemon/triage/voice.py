@@ -36,7 +36,7 @@ from .run_context import LogLine, RunContext
 from .rundir import IntegrationFailure
 
 Voice = Literal["fixture", "unit", "runner", "os", "service", "sdd", "unknown"]
-When = Literal["before", "at", "after", "unknown"]
+When = Literal["before", "at", "after", "unknown", "quoted"]  # quoted: a line about an earlier run
 ENVIRONMENT_VOICES: frozenset[str] = frozenset({"runner", "os", "service"})
 RUNNER_TAGS = frozenset({"runner", "integrator", "integration", "harness", "ci"})
 OS_TAGS = frozenset({"kernel"})
@@ -44,6 +44,7 @@ OS_TAGS = frozenset({"kernel"})
 _TS = r"\[?(?P<ts>\d{4}[-/]\d{2}[-/]\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\]?"
 # `[name] text` (any name), `name | text` (compose style), `name: text` or `name  text` (only a known name)
 _TAGGED = re.compile(rf"^\s*(?:{_TS}\s+)?(?:\[(?P<bracket>[\w.@/-]+)\]|(?P<bare>[A-Za-z][\w.-]*)(?P<sep>\s*\||:|\s))")
+_RELAYED = re.compile(r"\s*(?:\[([\w.@/-]+)\]|([A-Za-z][\w.]*(?:-[A-Za-z][\w.]*)*)(?:-\d+)?\s*\|)")  # compose: name-1 |
 _COMMAND = re.compile(rf"^\s*(?:{_TS}\s+)?\$ ")
 _EXIT = re.compile(rf"^\s*(?:{_TS}\s+)?exit code -?\d+")
 _STACK_PATH = re.compile(
@@ -100,6 +101,9 @@ def line_speaker(text: str, units: frozenset[str]) -> tuple[Voice, str | None]:
     if name in units:
         return "unit", name
     if name.lower() in RUNNER_TAGS:
+        relayed = _RELAYED.match(text, m.end())  # the runner relaying a unit's output: `integrator: booking-1 | …`
+        if relayed and (relayed.group(1) or relayed.group(2)) in units:
+            return "unit", relayed.group(1) or relayed.group(2)
         return "runner", name
     if name.lower() in OS_TAGS:
         return "os", name
@@ -159,6 +163,26 @@ def when_at(ts: datetime | None, failure: IntegrationFailure) -> When:
         return "unknown"
     failed = failure.ts if failure.ts.tzinfo else failure.ts.replace(tzinfo=UTC)
     return "before" if ts < failed else "at" if ts == failed else "after"
+
+
+def log_times(lines: list[VoicedLine], failure: IntegrationFailure) -> list[When]:
+    """Each line's time against the failing step, by its timestamp and by order: a line after the runner's line that
+    reports the failing case failed is `after`, even in the same second; a line that dates what it reports earlier
+    than the failure's day (a rerun plugin's history, a flaky-test report) is `quoted`, not a report of this run."""
+    out: list[When] = []
+    failed = False
+    day = failure.ts.date() if failure.ts else None
+    for v in lines:
+        when = when_at(log_ts(v.line.text), failure)
+        body = re.sub(rf"^\s*{_TS}", "", v.line.text)
+        if day is not None and any(d < day.isoformat() for d in re.findall(r"\b(\d{4}-\d{2}-\d{2})\b", body)):
+            when = "quoted"
+        elif failed and when == "at":
+            when = "after"
+        out.append(when)
+        reports = v.voice == "runner" and failure.case in v.line.text and re.search(r"\bfail", body, re.I)
+        failed = failed or bool(reports)
+    return out
 
 
 def when_of_step(step: int, failure: IntegrationFailure) -> When:
@@ -246,6 +270,6 @@ def units_in_text(ctx: RunContext, text: str) -> list[str]:
 
 __all__ = [
     "ENVIRONMENT_VOICES", "Said", "Voice", "VoicedLine", "When", "failure_said", "line_speaker", "log_ts",
-    "stack_frames", "stack_voice", "unit_of_path", "units_in_text", "voiced_log", "when_at", "when_of_step",
+    "log_times", "stack_frames", "stack_voice", "unit_of_path", "units_in_text", "voiced_log", "when_at", "when_of_step",
     "without_frames",
 ]  # fmt: skip

@@ -27,9 +27,10 @@ def test_a_sound_proposal_is_accepted(scenario):
     outcome = run(s, "good-verdict.yaml")
     o, r = outcome.output, outcome.record
     assert o.ok and not o.fallback and outcome.rejected == [] and outcome.rule == "agent"
-    assert (r.category, r.affected_units, r.confidence) == ("contract_mismatch", ["profile-be"], 0.8)
+    assert (r.category, r.affected_units, r.confidence) == ("contract_mismatch", ["profile-be"], 0.7)
     assert r.executor == "scripted" and o.evidence_verified
-    # the rules' contract:status_differs backs it, but the SDD also speaks of the endpoint's refusals: a person approves
+    # the rules' contract:status_differs backs it, but the SDD also speaks of the endpoint's refusals: a person
+    # approves, and the verdict is lowered below auto-apply (its premise is not checked)
     assert not o.will_auto_apply and r.patch_review and "the SDD also speaks of" in r.patch_review
     assert (
         o.tokens_used

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from graphlemon.triage import triage_run
+from graphlemon.triage.callfindings import stand_ins
 from graphlemon.triage.decider import FACTS_ONLY
 from graphlemon.triage.evidence_check import verify_all
 from graphlemon.triage.rundir import IntegrationFailure, IntegrationResult, Observation
@@ -125,3 +126,27 @@ def test_a_contract_that_states_what_the_code_does_vetoes_the_units_bug(project)
 def test_a_function_two_units_define_is_not_attributed(project):
     outcome = calc(project, FORMULAS + SIGN_RULE, add=ADD + "\n\ndef mul(a, b):\n    return a * b\n")
     assert outcome.category == "spec_ambiguous" and outcome.affected_units == []
+
+
+def test_a_case_that_replaces_part_of_the_code_leaves_the_call_below_auto_apply(project):
+    stack = STACK.replace(
+        "def test_dot_product_of_two_vectors():\n",
+        "def test_dot_product_of_two_vectors(monkeypatch):\n    monkeypatch.setattr(calc, 'mul', lambda a, b: 6)\n",
+    )
+    outcome = calc(project, FORMULAS + SIGN_RULE, stack=stack)
+    assert (outcome.category, outcome.affected_units) == ("impl_bug", ["mul"])
+    assert outcome.confidence < 0.8 and not outcome.will_auto_apply
+    assert any("monkeypatch.setattr" in h for h in outcome.hints)
+
+
+def test_a_later_block_of_the_section_that_names_no_call_may_amend_the_example(project):
+    amended = SIGN_RULE + "\nIn v2 the sign is dropped, so the example above now gives 6.\n"
+    outcome = calc(project, FORMULAS + amended)
+    assert outcome.category == "impl_bug" and outcome.confidence < 0.8 and not outcome.will_auto_apply
+    assert any("may amend it" in h for h in outcome.hints)
+
+
+def test_stand_ins_are_read_from_the_tests_source():
+    stack = "    def test_x(monkeypatch, mocker):\n        monkeypatch.setattr(r, 'f', g)\n        mocker.patch('a.b')\n>       assert f(1) == 2\nE       assert 3 == 2"
+    assert stand_ins(stack) == ["monkeypatch.setattr", "mocker.patch"]
+    assert stand_ins(STACK) == []

@@ -38,7 +38,7 @@ def test_human_output(scenario, cli):
     s = scenario("cm01_expired_token_accepted")
     proc = cli("triage", "--run", s.run_id, cwd=s.root)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith("contract_mismatch  confidence 0.85")
+    assert proc.stdout.startswith("contract_mismatch  confidence 0.70")  # the patch waits: below auto-apply
     assert "proposed SDD patch (update_contract #unit-profile-be)" in proc.stdout
     assert "hint: the SDD patch waits for a person: the SDD also speaks of GET /api/profile/me" in proc.stdout
 

@@ -382,3 +382,21 @@ def test_a_block_labelled_response_shows_the_success_answer_and_one_labelled_req
 def test_a_nested_object_in_an_inline_answer_is_a_fields_value_not_the_answer():
     [op] = ops("## ledger-svc\n\n`GET /accounts/{id}/moves` → `200 {id, moves: [{amount, at: {day, hour}}], total}`\n")
     assert sorted(op.fields_for(200)) == ["id", "moves", "total"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "`POST /api/v2/rentals` answers 202 Accepted. The 201 in the table above is wrong.",
+        "`POST /api/v2/rentals` answers 202, no longer 201.",
+        "`POST /api/v2/rentals` answers 202 instead of 201.",
+    ],
+)
+def test_a_status_the_sentence_denies_is_not_stated(text):
+    (op,) = ops(f"## ledger-svc\n\n{text}\n")
+    assert sorted(op.statuses) == [202]
+
+
+def test_a_condition_with_not_is_no_denial():
+    (op,) = ops("## ledger-svc\n\n`GET /shelves/{id}/books` on a shelf that does not exist answers 200.\n")
+    assert sorted(op.statuses) == [200]

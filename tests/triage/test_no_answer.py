@@ -71,3 +71,23 @@ def test_a_frame_in_a_symlink_that_leads_out_of_the_project_is_not_attributed(tm
     r = triage_run(p, RUN_ID).record
     assert not any("link.go" in e or "secret" in e for e in r.evidence)
     assert not r.fallback  # the rule never cited it (the self-check would refuse the quote and fall back)
+
+
+def test_a_5xx_relayed_from_an_upstream_unit_is_the_upstream_units_exception(tmp_path):
+    units = [{"unit_id": "gateway", "code": ["gateway"]}, {"unit_id": "inventory", "code": ["inventory"]}]
+    files = {"gateway/app.py": "def part(sku):\n    raise UpstreamFailed(500)\n",
+             "inventory/main.py": "LEVELS = {}\ndef stock(sku):\n    return LEVELS[sku]\n"}  # fmt: skip
+    failure = {"case": "unknown-part", "involves": ["gateway", "inventory"], "expected": {"status": 404},
+               "request": {"method": "GET", "path": "/parts/X"}, "got": {"status": 500, "body": "Internal Server Error"}}  # fmt: skip
+    trace = [{"case": "unknown-part", "step": 0, "unit_id": "inventory", "method": "GET", "status": 500,
+              "url": "http://127.0.0.1:8201/stock/X", "response_body": "Internal Server Error"},
+             {"case": "unknown-part", "step": 0, "unit_id": "gateway", "method": "GET", "status": 500,
+              "url": "http://127.0.0.1:8200/parts/X", "response_body": "Internal Server Error"}]  # fmt: skip
+    log = "".join(f"2026-12-03T10:00:05Z {x}\n" for x in (
+        "[inventory] Traceback (most recent call last):", '[inventory]   File "/srv/inventory/main.py", line 3, in stock',
+        "[inventory] KeyError: 'X'", "[gateway] Traceback (most recent call last):",
+        '[gateway]   File "/srv/gateway/app.py", line 2, in part', "[gateway] app.UpstreamFailed: 500"))  # fmt: skip
+    project = build_project(tmp_path / "p", units=units, files=files, sdd="# Parts\n\n## gateway\n\n`GET /parts/{sku}` answers 404 for an unknown part.\n",
+                            failure=failure, trace=trace, log=log)  # fmt: skip
+    outcome = triage_run(project, RUN_ID)
+    assert (outcome.category, outcome.affected_units, outcome.rule) == ("impl_bug", ["inventory"], "impl:uncaught")

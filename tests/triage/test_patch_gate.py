@@ -37,13 +37,18 @@ def test_another_statement_of_the_same_element_anywhere_sends_the_patch_to_a_per
     assert record.patch_review and "the SDD also speaks of POST /appointments" in record.patch_review
 
 
-def test_a_statement_of_another_class_or_another_endpoint_is_not_the_same_element(tmp_path):
-    extra = (
-        "\n## Changelog\n\n- v2: `POST /appointments` answers 201 with the booking's `id`.\n"
-        "- v3: `GET /appointments/{id}` answers 404 for an unknown booking.\n"
-    )
+def test_a_statement_of_another_endpoint_is_not_the_same_element(tmp_path):
+    extra = "\n## Changelog\n\n- v3: `GET /appointments/{id}` answers 404 for an unknown booking.\n"
     record = triage_run(_project(tmp_path, TABLE + extra), RUN_ID).record
     assert record.will_auto_apply and record.patch_review is None
+
+
+def test_a_later_decision_on_the_same_path_with_another_class_sends_the_patch_to_a_person(tmp_path):
+    # a decision log naming the path with a 2xx may settle the very situation the 4xx row states
+    extra = "\n## Decision log\n\n- D-7: `POST /appointments` for a taken slot answers 200 with the existing booking.\n"
+    record = triage_run(_project(tmp_path, TABLE + extra), RUN_ID).record
+    assert record.category == "contract_mismatch" and not record.will_auto_apply and record.confidence < 0.8
+    assert "Decision log" not in (record.patch_review or "x") and "sdd.md:" in (record.patch_review or "")
 
 
 def test_only_two_sides_is_not_enough(tmp_path):

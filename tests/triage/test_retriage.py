@@ -10,6 +10,7 @@ import pytest
 
 from graphlemon.bugs import Bug
 from graphlemon.models import TriageRecord
+from graphlemon.stages.routing import triage_action
 from graphlemon.triage import triage_run
 from graphlemon.triage.history import retriage
 
@@ -60,7 +61,9 @@ def _project(tmp_path, log: str):
 def test_an_infra_flake_that_failed_the_same_way_is_triaged_again_without_the_environment(tmp_path):
     project = _project(tmp_path, "2026-12-03T10:00:04Z [runner] OSError: [Errno 28] No space left on device\n")
     first = triage_run(project, RUN_ID).record
-    assert first.category == "infra_flake" and first.will_auto_apply and first.retriage is None
+    # a hypothesis below auto-apply: the loop's action for it is the re-run that checks it
+    assert first.category == "infra_flake" and not first.will_auto_apply and first.retriage is None
+    assert triage_action(first.category, first.will_auto_apply) == "rerun"
     other = project.state_dir / "integration" / "runs" / "run-int-rerun"
     other.mkdir()
     for name in ("result.json", "process.log", "http-trace.ndjson"):
