@@ -25,6 +25,7 @@ from typing import Protocol
 from pydantic import BaseModel, Field
 
 from ..agents.budget import budget_status
+from ..build import build_id, build_refusal, python_refusal
 from ..errors import ClassifierBlocked, ErrorCode, GraphLemonError, invalid_param
 from ..models import BudgetConfig
 from ..project import STATE_DIR, ProjectHandle, ensure_excluded
@@ -93,6 +94,7 @@ class RemoteUnitJob(BaseModel):
     remote: str  # the project's `git_remote`: the URL, or `block:<name>` which each side resolves itself
     snapshot: str = Field(pattern=r"^graphlemon-snapshots/[A-Za-z0-9_-][A-Za-z0-9._-]*-[0-9a-f]{64}\.tar\.gz$")
     budget_limit: float | None = None
+    build: str | None = None  # the devloop's GraphLemon build (graphlemon/build.py): a worker of another refuses
 
     @property
     def node_exec_id(self) -> str:
@@ -139,7 +141,7 @@ def dispatch(
     store.write_path(key, data)
     return RemoteUnitJob(
         task_id=session.task_id, unit_id=unit_id, loop_round=loop_round, feedback=feedback, pass_tag=pass_tag,
-        remote=reference, snapshot=key, budget_limit=_allowance(session, sharing),
+        remote=reference, snapshot=key, budget_limit=_allowance(session, sharing), build=build_id(),
     )  # fmt: skip
 
 
@@ -207,7 +209,11 @@ def run_remote_unit(
 ) -> RemoteUnitResult:  # fmt: skip
     """Run one unit loop in `scratch` (an empty folder of the worker) from the remote and the snapshot: the
     unit's branch pushed back, everything it wrote returned. An error that stops the loop comes back with the
-    records written up to it."""
+    records written up to it. A worker on a Python older than GraphLemon needs, or of another GraphLemon build than
+    the devloop's, refuses the job before anything (EXECUTOR_ERROR saying which)."""
+    refusal = python_refusal() or build_refusal(job.build)
+    if refusal is not None:
+        raise GraphLemonError(ErrorCode.EXECUTOR_ERROR, refusal, node_exec_id=job.node_exec_id)
     root, url = scratch / "project", resolve(job.remote)
     remote_git.clone_task(url, root, job.task_id, f"refs/heads/graphlemon/{job.task_id}/integration")
     ensure_excluded(root)
