@@ -39,9 +39,11 @@ class RemoteStack:
 
 
 def sandbox_args(remotes: Path, results: Path, n: int) -> list[str]:
-    # a user namespace of its own (root in it is no one outside): the host's /proc is bound so that the tester's
-    # own sandbox can mount a proc inside, and the other processes' roots and work folders in it stay closed
-    args = ["bwrap", "--die-with-parent", "--unshare-user", "--uid", "0", "--gid", "0", "--dev", "/dev",
+    # a user namespace of its own, in which the worker is an ordinary user (uid 1000: as uid 0 GraphLemon would take
+    # the root path of its test sandbox, graphlemon/testrun/root_identity.py, which a nested namespace cannot make):
+    # the host's /proc is bound so that the tester's own sandbox can mount a proc inside, and the other processes'
+    # roots and work folders in it stay closed
+    args = ["bwrap", "--die-with-parent", "--unshare-user", "--uid", "1000", "--gid", "1000", "--dev", "/dev",
             "--bind", "/proc", "/proc", "--tmpfs", "/tmp"]  # fmt: skip
     for folder in SYSTEM:
         if Path(folder).exists():

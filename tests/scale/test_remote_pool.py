@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -49,14 +50,23 @@ def _project(remote, tmp, name):
 CONFIG = {"max_unit_attempts": 2, "unit_runner": "remote_pool"}
 
 
+def _shipped(tmp: Path) -> Path:
+    """The calc fixture's copy in the test's own folder, which no worker sees: its playbook travels with the job."""
+    return tmp / "shipped" / "calc"
+
+
 def _devloop(remote, handle, task_id=None):
     from prefect.settings import PREFECT_DEFAULT_RESULT_STORAGE_BLOCK, temporary_settings
 
     from graphlemon.flows.devloop import devloop
 
+    fixture = _shipped(handle.root.parent.parent)
+    if not fixture.exists():
+        shutil.copytree(CALC, fixture)
     with temporary_settings(updates={PREFECT_DEFAULT_RESULT_STORAGE_BLOCK: remote.block_slug}):
-        return devloop(goal="goal of calc", project=str(handle.root), executor="scripted", task_id=task_id,
-                       playbook=str(CALC / "playbook.yaml"), config=CONFIG)  # fmt: skip
+        state = devloop(goal="goal of calc", project=str(handle.root), executor="scripted", task_id=task_id,
+                        playbook=str(fixture / "playbook.yaml"), config=CONFIG, return_state=True)  # fmt: skip
+    return state.result(raise_on_failure=False)  # the task's summary, a blocked one's too
 
 
 def _unit_runs(remote, keep) -> list:
@@ -83,7 +93,7 @@ def test_workers_without_the_project_run_every_unit_loop_like_one_process(remote
         assert seen.returncode != 0 and "Permission denied" in seen.stderr, seen.stderr
     finals = [_devloop(remote, handle) for handle in projects]
     reference = make_project(tmp_path / "in-process" / "calc")
-    expected = run_goal(reference, unit_runner="remote_pool")  # the same recorded settings; units in this process
+    expected = run_goal(reference, _shipped(tmp_path), unit_runner="remote_pool")  # the same settings; units here
     task_ids = set()
     for handle, final in zip(projects, finals, strict=True):
         assert (final["status"], final["loop_round"]) == (expected.status, expected.loop_round)
@@ -133,6 +143,51 @@ def test_a_devloop_killed_while_remote_units_run_takes_their_results_in_on_resum
     reference = make_project(tmp_path / "in-process" / "calc")
     run_goal(reference)
     assert _nodes(handle) == _nodes(reference)
+    assert tree(handle) == tree(reference)
+    for path in handle.state_dir.glob("*.ndjson"):  # nothing taken in twice
+        lines = path.read_text().splitlines()
+        assert len(lines) == len(set(lines)), path.name
+
+
+class _NoSnapshots:
+    """A result store that loses every snapshot the devloop writes (as a misconfigured store would): each remote
+    unit run fails reading its snapshot, without a result."""
+
+    def __init__(self, store) -> None:
+        self.store = store
+
+    def read_path(self, path: str) -> bytes:
+        return self.store.read_path(path)
+
+    def write_path(self, path: str, content: bytes) -> None:
+        return None
+
+
+def test_a_unit_that_failed_twice_runs_again_on_resume_once_its_cause_is_fixed(
+    remote, prefect_harness, tmp_path, monkeypatch
+):
+    import graphlemon.flows.remote_units as remote_units
+
+    handle = _project(remote, tmp_path, "fixed")
+    mine = lambda job: job["remote"] == (remote.remotes / "fixed.git").as_uri()  # noqa: E731
+    real = remote_units.result_store
+    monkeypatch.setattr(remote_units, "result_store", lambda: _NoSnapshots(real()))
+    blocked = _devloop(remote, handle)
+    assert blocked["status"] == "blocked_pending_human", blocked
+    failed = _unit_runs(remote, mine)
+    assert Counter(r.state.type.value for r in failed) == {"FAILED": 2 * 2}, failed  # two units, two runs each
+    (task,) = TaskBoard(handle.ledger).all().values()
+    assert "2 times without a result" in task.note and "does not exist" in task.note, task.note  # the child's error
+    assert _devloop(remote, handle, task_id=task.task_id)["status"] == "blocked_pending_human"  # not resumed: no run
+    assert len(_unit_runs(remote, mine)) == 4
+    monkeypatch.setattr(remote_units, "result_store", real)  # the cause fixed
+    TaskBoard(handle.ledger).manual_resume(task.task_id, note="the store is fixed")
+    assert _devloop(remote, handle, task_id=task.task_id)["status"] == "done"
+    runs = _unit_runs(remote, mine)
+    fresh = [r for r in runs if r.id not in {f.id for f in failed}]
+    assert Counter(r.state.type.value for r in fresh) == {"COMPLETED": 2}  # one new run per unit, each finished
+    reference = make_project(tmp_path / "in-process" / "calc")
+    run_goal(reference)
     assert tree(handle) == tree(reference)
     for path in handle.state_dir.glob("*.ndjson"):  # nothing taken in twice
         lines = path.read_text().splitlines()

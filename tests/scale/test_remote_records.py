@@ -197,3 +197,24 @@ def test_a_job_naming_a_path_outside_the_store_is_refused(tmp_path):
 
     with pytest.raises(ValueError):
         RemoteUnitJob(task_id="t", unit_id="u", loop_round=0, remote="file:///r.git", snapshot="../../etc/passwd")
+
+
+@pytest.mark.system
+def test_the_playbook_travels_with_the_job_no_worker_reads_the_devloops_path(tmp_path):
+    import shutil
+
+    from graphlemon.devloop.stages import Stages
+
+    fixture = tmp_path / "fixture"
+    shutil.copytree(CALC, fixture)
+    handle = make_project(tmp_path / "calc")
+    task = TaskBoard(handle.ledger).create("calc")
+    session = LoopSession.start(handle, task.task_id, executor="scripted", playbook=fixture / "playbook.yaml")
+    with session.bound():
+        Stages(session.run).plan(0, None)
+        store = FolderStore(tmp_path / "store")
+        job = dispatch(session, "add", 0, None, "", store, sharing=2)
+    shutil.rmtree(fixture)  # the worker's machine has no such path
+    assert job.playbook is not None and (tmp_path / "store" / job.playbook).is_file()
+    result = run_remote_unit(job, store, tmp_path / "worker")
+    assert result.error is None and result.outcome is not None and result.outcome.green
