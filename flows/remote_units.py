@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import time
 
+from graphlemon import lease as leases
 from graphlemon.devloop.remote_attempts import NODE_TAG, RunSeen, plan, run_tags, why_failed
+from graphlemon.devloop.remote_watch import Watch, WatchBounds, heartbeat_key
 from graphlemon.errors import ErrorCode, GraphLemonError
 from graphlemon.stages.coder import unit_node_id
 from graphlemon.stages.outcomes import UnitOutcome
@@ -47,6 +49,10 @@ class RemoteUnits:
     and when every run of this attempt ended without a result the unit stops with what each run said."""
 
     POLL_S = 1.0
+    WORD_S = 60.0
+
+    def __init__(self, bounds: WatchBounds | None = None) -> None:
+        self.bounds = bounds or WatchBounds.from_env()
 
     def __call__(self, run: RunRef, unit_id: str, loop_round: int, feedback: str | None, pass_tag: str) -> UnitOutcome:
         from prefect.client.orchestration import get_client
@@ -61,10 +67,10 @@ class RemoteUnits:
         if stored is not None:  # taken in before the devloop was stopped
             return stored
         store, attempt = result_store(), attempt_of(session)
-        job, unreadable, causes, started = None, set(), {}, set()
+        job, unreadable, causes, started, deleted = None, set(), {}, set(), []
         with get_client(sync_client=True) as client:
             while True:
-                step = plan(self._runs(client, node), node, attempt, unreadable)
+                step = plan(self._runs(client, node) + deleted, node, attempt, unreadable)
                 if step.action == "give_up":
                     raise self._gave_up(unit_id, loop_round, step.failed, causes)
                 if step.action == "start":
@@ -73,10 +79,14 @@ class RemoteUnits:
                                               f"{step.key} is not found by its tags {run_tags(node, attempt)}")  # fmt: skip
                     started.add(step.key)
                     job = job or dispatch(session, unit_id, loop_round, feedback, pass_tag, store, MAX_PARALLEL_UNITS,
-                                          resolve_remote)  # fmt: skip
+                                          resolve_remote).model_copy(update={"heartbeat_s": self.bounds.heartbeat_s})  # fmt: skip
                     self._start(session.config.remote_unit_deployment, job, step.key, run_tags(node, attempt))
                     continue
-                seen = step.run if step.action == "take_in" else self._wait(client, step.run)
+                seen = step.run if step.action == "take_in" else self._wait(client, session, step.run, store)
+                if seen.state_type == "CANCELLED":  # a person's stop (recorded on the lease): served here
+                    session.checkpoint(f"unit {unit_id} · round {loop_round} (its run {seen.name} was cancelled)")
+                if seen.state_type == "DELETED":
+                    deleted.append(seen)
                 data = _result_of(client, seen) if seen.state_type == "COMPLETED" else None
                 if data is not None:
                     result = RemoteUnitResult.model_validate(data)
@@ -99,12 +109,47 @@ class RemoteUnits:
         run_deployment(deployment, parameters={"job": job.model_dump(mode="json")}, timeout=0, flow_run_name=name,
                        idempotency_key=key, tags=tags)  # fmt: skip
 
-    def _wait(self, client, seen: RunSeen) -> RunSeen:
-        """The run once it has ended."""
+    def _wait(self, client, session: LoopSession, seen: RunSeen, store) -> RunSeen:
+        """The run once it has ended — or once its worker is gone (no heartbeat within the bound: the run is marked
+        Crashed with the reason), or it was deleted. A run cancelled in the UI is the person's stop, recorded on the
+        task's lease at once; a run left Cancelling by a dead worker is marked Cancelled. While nobody picks the run
+        up, a line every `WORD_S` seconds says so."""
+        from prefect.exceptions import ObjectNotFound
+
+        watch, said, stop_asked = Watch(self.bounds), time.monotonic(), False
         while not seen.final:
             time.sleep(self.POLL_S)
-            seen = _seen(client.read_flow_run(seen.id))
+            try:
+                seen = _seen(client.read_flow_run(seen.id))
+            except ObjectNotFound:
+                return seen.model_copy(update={"state_type": "DELETED", "state_name": "Deleted",
+                                               "message": "it was deleted (in the Prefect UI or through its API)"})  # fmt: skip
+            if seen.state_type in ("CANCELLING", "CANCELLED") and not stop_asked:
+                stop_asked = True
+                leases.request_stop(session.ledger, session.task_id, by="a person (Cancel in the Prefect UI)",
+                                    note=f"unit run {seen.name} ({seen.id}) cancelled")  # fmt: skip
+            gone = None if seen.final else watch.seen(seen.state_type, _beat(store, seen.id))
+            if gone is not None:
+                return self._close(client, session, seen, gone)
+            if seen.state_type == "SCHEDULED" and time.monotonic() - said > self.WORD_S:
+                said = time.monotonic()
+                session.timeline("unit_run_waiting", f"flow run {seen.name} ({seen.id}) waits for a worker of the "
+                                 "remote pool: none has taken it yet", ref=seen.id)  # fmt: skip
         return seen
+
+    def _close(self, client, session: LoopSession, seen: RunSeen, gone: str) -> RunSeen:
+        """A run whose worker is gone, closed with the reason: Crashed (Cancelled when it was being cancelled)."""
+        from prefect.states import Cancelled, Crashed
+
+        ended = Cancelled if seen.state_type == "CANCELLING" else Crashed
+        try:
+            client.set_flow_run_state(seen.id, ended(message=gone), force=True)
+        except Exception:  # noqa: BLE001 - deleted meanwhile: the run is over all the same
+            pass
+        session.timeline("unit_run_lost", f"flow run {seen.name} ({seen.id}): {gone}; marked {ended.__name__}",
+                         ref=seen.id)  # fmt: skip
+        name = ended.__name__
+        return seen.model_copy(update={"state_type": name.upper(), "state_name": name, "message": gone})
 
     def _cause(self, client, seen: RunSeen) -> str:
         """The first line of the child run's error: its state's message, or — a run whose process died (`Crashed`:
@@ -141,6 +186,13 @@ def _seen(flow_run) -> RunSeen:
         state_name=state.name if state else "unknown", message=(state.message or "") if state else "",
         tags=list(flow_run.tags or []), created=flow_run.created,
     )  # fmt: skip
+
+
+def _beat(store, flow_run_id: str) -> bytes | None:
+    try:
+        return store.read_path(heartbeat_key(flow_run_id))
+    except Exception:  # noqa: BLE001 - no beat yet (or the store did not answer): the bound decides
+        return None
 
 
 def _job_of(client, seen: RunSeen):

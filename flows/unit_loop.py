@@ -58,15 +58,20 @@ def remote_unit_loop(job: dict) -> dict:
     import tempfile
     from pathlib import Path
 
+    from prefect.runtime import flow_run
+
     from graphlemon.blocks.agents import load_agent_settings
     from graphlemon.blocks.git_remote import resolve_remote
     from graphlemon.devloop.remote_unit import RemoteUnitJob, run_remote_unit
+    from graphlemon.devloop.remote_watch import beating, heartbeat_key
 
-    unit = RemoteUnitJob.model_validate(job)
-    with tempfile.TemporaryDirectory(prefix="graphlemon-unit-") as scratch, sent_in_background():
-        out = run_remote_unit(
-            unit, result_store(), Path(scratch), PrefectRunner().stages, load_agent_settings(), resolve_remote
-        )
+    unit, store = RemoteUnitJob.model_validate(job), result_store()
+    with (
+        beating(store.write_path, heartbeat_key(str(flow_run.id)), unit.heartbeat_s),  # the devloop sees it alive
+        tempfile.TemporaryDirectory(prefix="graphlemon-unit-") as scratch,
+        sent_in_background(),
+    ):
+        out = run_remote_unit(unit, store, Path(scratch), PrefectRunner().stages, load_agent_settings(), resolve_remote)
     return out.model_dump(mode="json")
 
 

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 NODE_TAG = "graphlemon-unit:"
 ATTEMPT_TAG = "graphlemon-attempt:"
 TRIES = 2  # runs of one unit loop per attempt: the first, and one re-run (on another worker when one is free)
-FINAL = frozenset({"COMPLETED", "FAILED", "CRASHED", "CANCELLED"})
+FINAL = frozenset({"COMPLETED", "FAILED", "CRASHED", "CANCELLED", "DELETED"})  # DELETED: gone from the API
 
 
 class RunSeen(BaseModel):

@@ -96,6 +96,7 @@ class RemoteUnitJob(BaseModel):
     remote: str  # the project's `git_remote`: the URL, or `block:<name>` which each side resolves itself
     snapshot: str = Field(pattern=r"^graphlemon-snapshots/[A-Za-z0-9_-][A-Za-z0-9._-]*-[0-9a-f]{64}\.tar\.gz$")
     budget_limit: float | None = None
+    heartbeat_s: float = Field(default=5.0, gt=0, le=300)  # how often the run tells it lives (remote_watch.py)
     build: str | None = None  # the devloop's GraphLemon build (graphlemon/build.py): a worker of another refuses
     # the scripted executor's playbook (its `from_file` parts inlined) in the store: no worker reads the devloop's path
     playbook: str | None = Field(default=None, pattern=r"^graphlemon-playbooks/[0-9a-f]{64}\.json$")

@@ -32,6 +32,7 @@ class RemoteStack:
     results: Path  # the local filesystem block's folder
     mounts: list[list[str]]  # each worker's bubblewrap arguments
     logs: list[Path]  # each worker's log
+    procs: list  # each worker's process (the leader of its process group)
 
     @property
     def block_slug(self) -> str:
@@ -78,13 +79,13 @@ def remote_workers(
     stack.cli("work-pool", "create", POOL, "--type", "process", "--overwrite")
     stack.cli("--no-prompt", "deploy", "-n", "remote-unit-loop", "--pool", POOL)
     env = {**stack.env, "PREFECT_DEFAULT_RESULT_STORAGE_BLOCK": f"local-file-system/{STORE_BLOCK}"}
-    mounts, logs = [], [folder / f"remote-worker-{n}.log" for n in range(1, workers + 1)]
+    mounts, procs, logs = [], [], [folder / f"remote-worker-{n}.log" for n in range(1, workers + 1)]
     with ExitStack() as running:
         for n in range(1, workers + 1):
             sandbox = sandbox_args(remotes, results, n) if sandboxed else []
             mounts.append(sandbox)
             args = [*PREFECT, "worker", "start", "--pool", POOL, "--type", "process", "--name", f"remote-{n}",
                     "--limit", "1"]  # fmt: skip
-            running.enter_context(_started([*sandbox, *args], env, logs[n - 1]))
-        yield RemoteStack(stack, remotes, results, mounts, logs)
+            procs.append(running.enter_context(_started([*sandbox, *args], env, logs[n - 1])))
+        yield RemoteStack(stack, remotes, results, mounts, logs, procs)
     shutil.rmtree(results, ignore_errors=True)

@@ -192,3 +192,85 @@ def test_a_unit_that_failed_twice_runs_again_on_resume_once_its_cause_is_fixed(
     for path in handle.state_dir.glob("*.ndjson"):  # nothing taken in twice
         lines = path.read_text().splitlines()
         assert len(lines) == len(set(lines)), path.name
+
+
+def _flow_run_pids(flow_run_id: str) -> list[int]:
+    """This user's processes whose environment names the flow run (Prefect sets PREFECT__FLOW_RUN_ID in it)."""
+    mark = f"PREFECT__FLOW_RUN_ID={flow_run_id}".encode()
+    pids = []
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if mark in environ.read_bytes().split(b"\0"):
+                pids.append(int(environ.parent.name))
+        except OSError:
+            continue
+    return pids
+
+
+def _ancestors(pid: int) -> list[int]:
+    chain = []
+    while pid > 1:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            break
+        pid = int(stat.rsplit(")", 1)[1].split()[1])  # the field after the state: the parent's pid
+        chain.append(pid)
+    return chain
+
+
+def test_a_worker_killed_with_its_flow_run_mid_unit_is_noticed_and_the_unit_re_run_on_the_other(
+    remote, prefect_harness, tmp_path, monkeypatch
+):
+    """Last in this module: it kills one of the module's two workers."""
+    import contextvars
+    import threading
+    from datetime import UTC, datetime
+
+    monkeypatch.setenv("GRAPHLEMON_REMOTE_HEARTBEAT_S", "1")
+    monkeypatch.setenv("GRAPHLEMON_REMOTE_STALE_S", "10")
+    handle = _project(remote, tmp_path, "lost")
+    mine = lambda job: job["remote"] == (remote.remotes / "lost.git").as_uri()  # noqa: E731
+    out: dict = {}
+    goal = threading.Thread(target=contextvars.copy_context().run,
+                            args=(lambda: out.update(final=_devloop(remote, handle)),))  # fmt: skip
+    goal.start()
+    deadline = time.monotonic() + 300
+    while True:  # a unit run mid-unit: running, its heartbeat in the store
+        running = [r for r in _unit_runs(remote, mine) if r.state.type.value == "RUNNING"
+                   and (remote.results / "graphlemon-heartbeats" / str(r.id)).is_file()]  # fmt: skip
+        if running:
+            break
+        assert goal.is_alive() and time.monotonic() < deadline, f"no unit run got going: {out}"
+        time.sleep(0.2)
+    victim = running[0]
+    pids = _flow_run_pids(str(victim.id))
+    assert pids, "the flow run's process was not found"
+    (n,) = {n for pid in pids for n, proc in enumerate(remote.procs) if proc.pid in _ancestors(pid)}  # its worker
+    killed_at = datetime.now(UTC)
+    os.killpg(remote.procs[n].pid, signal.SIGKILL)  # the worker (its sandbox's whole process group) ...
+    for pid in pids:  # ... and its flow run, which Prefect starts in a session of its own
+        try:
+            os.killpg(os.getpgid(pid), signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    remote.procs[n].wait(10)
+    goal.join(600)
+    assert not goal.is_alive() and out["final"]["status"] == "done", out
+    runs = {str(r.id): r for r in _unit_runs(remote, mine)}
+    lost = runs[str(victim.id)]
+    assert lost.state.type.value == "CRASHED" and "its worker is gone" in lost.state.message, lost.state
+    (rerun,) = [r for r in runs.values() if r.parameters["job"]["unit_id"] == victim.parameters["job"]["unit_id"]
+                and str(r.id) != str(victim.id)]  # fmt: skip
+    assert rerun.state.type.value == "COMPLETED"  # on the other worker: the killed one is gone
+    assert remote.procs[n].poll() is not None
+    seconds = (rerun.created - killed_at).total_seconds()
+    print(f"\nfrom the worker's death to the re-run: {seconds:.1f} s (bound: 10 s of silence + 1 s poll)")
+    assert seconds < 10 + 1 + 20, seconds  # the bound, and a loaded machine's margin for the API calls
+    reference = make_project(tmp_path / "in-process" / "calc")
+    run_goal(reference)
+    assert _nodes(handle) == _nodes(reference)
+    assert tree(handle) == tree(reference)
+    for path in handle.state_dir.glob("*.ndjson"):  # nothing lost (the same nodes), nothing taken in twice
+        lines = path.read_text().splitlines()
+        assert len(lines) == len(set(lines)), path.name
