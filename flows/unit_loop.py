@@ -43,7 +43,7 @@ def unit_loop(
     except GraphLemonError as exc:  # a stop, a budget, a backend that gave up: a state with its message
         return ended_state(exc)
     if logged.reused:
-        return logged.cached(out)
+        return logged.cached(out, red=not out.green)
     why = (
         f"still red at attempt {out.last_attempt} ({out.attempts} this round): {out.error or ''}; open bugs {', '.join(out.open_bug_ids) or '-'}"
     )
