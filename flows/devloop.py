@@ -50,6 +50,7 @@ from graphlemon.tasks._common import task_key, timeline_streamed
 from graphlemon.tasks._redacted_artifacts import create_markdown_artifact, create_progress_artifact, sent_in_background
 
 from ._params import project_dir
+from .remote_units import result_store
 from .run_names import devloop_flow_run_name, devloop_run_name
 from .stages import PrefectRunner
 from .unit_loop import UnitRuns
@@ -184,6 +185,8 @@ def devloop(
     chosen = {**overrides, "executor": executor, "playbook": str(Path(playbook).resolve()) if playbook else None}
     session = LoopSession.start(handle, task.task_id, load_agent_settings(), **chosen)
     session.human_step = "prefect_ui" if _from_deployment() else "cli"
+    if session.config.unit_runner == "remote_pool":  # refused before the loop: the task stays as it was
+        result_store()  # INVALID_PARAM without PREFECT_DEFAULT_RESULT_STORAGE_BLOCK (or with a block not there)
     reserved = leases.reserved_for(handle.ledger, task.task_id, flow_run_id)  # handed to this run before it started
     try:
         with session.bound(), timeline_streamed(session), cancel_watched(session, flow_run_id):

@@ -274,3 +274,21 @@ def test_a_worker_killed_with_its_flow_run_mid_unit_is_noticed_and_the_unit_re_r
     for path in handle.state_dir.glob("*.ndjson"):  # nothing lost (the same nodes), nothing taken in twice
         lines = path.read_text().splitlines()
         assert len(lines) == len(set(lines)), path.name
+
+
+def test_a_remote_pool_run_without_a_result_store_is_refused_before_the_loop_and_the_task_stays(
+    prefect_harness, tmp_path, monkeypatch
+):
+    """Without PREFECT_DEFAULT_RESULT_STORAGE_BLOCK a devloop run with `unit_runner: remote_pool` (a resume too) is
+    refused at its start with words: the task is never turned into `stage_failed`."""
+    from graphlemon.errors import ErrorCode, GraphLemonError
+    from graphlemon.flows.devloop import devloop
+
+    monkeypatch.delenv("PREFECT_DEFAULT_RESULT_STORAGE_BLOCK", raising=False)
+    handle = make_project(tmp_path / "calc", remote=False)
+    task = TaskBoard(handle.ledger).create("goal of calc")
+    with pytest.raises(GraphLemonError) as err:
+        devloop(project=str(handle.root), executor="scripted", task_id=task.task_id,
+                playbook=str(CALC / "playbook.yaml"), config=CONFIG)  # fmt: skip
+    assert err.value.code == ErrorCode.INVALID_PARAM and "PREFECT_DEFAULT_RESULT_STORAGE_BLOCK" in err.value.message
+    assert TaskBoard(handle.ledger).get(task.task_id).status == task.status  # untouched
