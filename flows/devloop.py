@@ -50,6 +50,7 @@ from graphlemon.tasks._common import task_key, timeline_streamed
 from graphlemon.tasks._redacted_artifacts import create_markdown_artifact, create_progress_artifact, sent_in_background
 
 from ._params import project_dir
+from .remote_units import result_store
 from .run_names import devloop_flow_run_name, devloop_run_name
 from .stages import PrefectRunner
 from .unit_loop import UnitRuns
@@ -57,18 +58,72 @@ from .unit_loop import UnitRuns
 
 def close_gone_run(gone: Lease, this_run: str) -> None:
     """A gone holder's flow run stays RUNNING in the API (Prefect has no process to notice a kill): it is marked
-    Crashed, written from the journal (the lease that names it was taken over)."""
+    Crashed, written from the journal (the lease that names it was taken over), and so is every subflow it ran in
+    its own process that was still open (a unit subflow, however deep), with their open task runs. Runs of a
+    deployment under it (a unit run on a work pool or a remote worker) are left alone: their own worker runs
+    them, and a resumed devloop waits for them (docs/scale.md)."""
     from prefect.client.orchestration import get_client
     from prefect.states import Crashed
 
     if not gone.holder.flow_run_id or gone.holder.flow_run_id == this_run:
         return
+    why = f"its process is gone; the task's lease was taken over ({gone.lease_id})"
     with get_client(sync_client=True) as client:
         try:
-            client.set_flow_run_state(gone.holder.flow_run_id, Crashed(message=f"its process is gone; the task's "
-                                      f"lease was taken over ({gone.lease_id})"), force=True)  # fmt: skip
+            client.set_flow_run_state(gone.holder.flow_run_id, Crashed(message=why), force=True)
+            closed = _open_subflows(client, gone.holder.flow_run_id)
+            for run_id in closed:
+                client.set_flow_run_state(run_id, Crashed(message=f"{why}: its parent flow run ended with it"),
+                                          force=True)  # fmt: skip
+            for task_run_id in _open_task_runs(client, [gone.holder.flow_run_id, *closed]):
+                client.set_task_run_state(task_run_id, Crashed(message=why), force=True)
         except Exception:  # noqa: BLE001 - the run may be gone from this API (another server): nothing to close
             pass
+
+
+OPEN = ("SCHEDULED", "PENDING", "RUNNING", "PAUSED", "CANCELLING")
+
+
+def _open_subflows(client, flow_run_id: str) -> list[str]:
+    """The open subflow runs under the flow run that ran in its process (no deployment), however deep."""
+    from prefect.client.schemas.filters import (
+        FlowRunFilter,
+        FlowRunFilterDeploymentId,
+        FlowRunFilterParentFlowRunId,
+        FlowRunFilterState,
+        FlowRunFilterStateType,
+    )
+    from prefect.client.schemas.objects import StateType
+
+    found, parents = [], [flow_run_id]
+    while parents:
+        runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(
+            parent_flow_run_id=FlowRunFilterParentFlowRunId(any_=parents),
+            deployment_id=FlowRunFilterDeploymentId(is_null_=True),
+            state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType(s) for s in OPEN]))))  # fmt: skip
+        parents = [str(r.id) for r in runs]
+        found += parents
+    return found
+
+
+def _open_task_runs(client, flow_run_ids: list[str]) -> list:
+    """The ids of the open task runs of these flow runs."""
+    from prefect.client.schemas.filters import (
+        FlowRunFilter,
+        FlowRunFilterId,
+        TaskRunFilter,
+        TaskRunFilterState,
+        TaskRunFilterStateType,
+    )
+    from prefect.client.schemas.objects import StateType
+
+    runs = client.read_task_runs(
+        flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=flow_run_ids)),
+        task_run_filter=TaskRunFilter(
+            state=TaskRunFilterState(type=TaskRunFilterStateType(any_=[StateType(s) for s in OPEN]))
+        ),
+    )
+    return [r.id for r in runs]
 
 
 class HumanDecision(RunInput):
@@ -130,6 +185,8 @@ def devloop(
     chosen = {**overrides, "executor": executor, "playbook": str(Path(playbook).resolve()) if playbook else None}
     session = LoopSession.start(handle, task.task_id, load_agent_settings(), **chosen)
     session.human_step = "prefect_ui" if _from_deployment() else "cli"
+    if session.config.unit_runner == "remote_pool":  # refused before the loop: the task stays as it was
+        result_store()  # INVALID_PARAM without PREFECT_DEFAULT_RESULT_STORAGE_BLOCK (or with a block not there)
     reserved = leases.reserved_for(handle.ledger, task.task_id, flow_run_id)  # handed to this run before it started
     try:
         with session.bound(), timeline_streamed(session), cancel_watched(session, flow_run_id):

@@ -27,6 +27,7 @@ from graphlemon.stages.session import RunRef, open_session
 from graphlemon.tasks._common import ended_state, finished, stage_result, timeline_logged
 from graphlemon.tasks._redacted_artifacts import sent_in_background
 
+from .remote_units import RemoteUnits, result_store
 from .stages import PrefectRunner
 
 
@@ -42,7 +43,7 @@ def unit_loop(
     except GraphLemonError as exc:  # a stop, a budget, a backend that gave up: a state with its message
         return ended_state(exc)
     if logged.reused:
-        return logged.cached(out)
+        return logged.cached(out, red=not out.green)
     why = (
         f"still red at attempt {out.last_attempt} ({out.attempts} this round): {out.error or ''}; open bugs {', '.join(out.open_bug_ids) or '-'}"
     )
@@ -57,15 +58,20 @@ def remote_unit_loop(job: dict) -> dict:
     import tempfile
     from pathlib import Path
 
+    from prefect.runtime import flow_run
+
     from graphlemon.blocks.agents import load_agent_settings
     from graphlemon.blocks.git_remote import resolve_remote
     from graphlemon.devloop.remote_unit import RemoteUnitJob, run_remote_unit
+    from graphlemon.devloop.remote_watch import beating, heartbeat_key
 
-    unit = RemoteUnitJob.model_validate(job)
-    with tempfile.TemporaryDirectory(prefix="graphlemon-unit-") as scratch, sent_in_background():
-        out = run_remote_unit(
-            unit, result_store(), Path(scratch), PrefectRunner().stages, load_agent_settings(), resolve_remote
-        )
+    unit, store = RemoteUnitJob.model_validate(job), result_store()
+    with (
+        beating(store.write_path, heartbeat_key(str(flow_run.id)), unit.heartbeat_s),  # the devloop sees it alive
+        tempfile.TemporaryDirectory(prefix="graphlemon-unit-") as scratch,
+        sent_in_background(),
+    ):
+        out = run_remote_unit(unit, store, Path(scratch), PrefectRunner().stages, load_agent_settings(), resolve_remote)
     return out.model_dump(mode="json")
 
 
@@ -129,81 +135,3 @@ class UnitRuns:
             derived = current.settings.copy_with_update(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None})
             self._quiet_settings = (current.settings, derived)
         return prefect.context.SettingsContext(profile=current.profile, settings=derived)
-
-
-def result_store():
-    """Prefect's default result storage block (PREFECT_DEFAULT_RESULT_STORAGE_BLOCK, e.g.
-    `local-file-system/graphlemon-results` or an `s3-bucket/...` block): where remote unit loops keep their results
-    and the devloop its state snapshots for them. Both sides must name the same block."""
-    from prefect.blocks.core import Block
-    from prefect.settings import PREFECT_DEFAULT_RESULT_STORAGE_BLOCK
-
-    slug = PREFECT_DEFAULT_RESULT_STORAGE_BLOCK.value()
-    if not slug:
-        raise GraphLemonError(
-            ErrorCode.INVALID_PARAM,
-            "remote unit loops need a shared result store: set PREFECT_DEFAULT_RESULT_STORAGE_BLOCK (e.g. "
-            "local-file-system/graphlemon-results) for the devloop and every worker (docs/scale.md)",
-        )
-    try:
-        return Block.load(slug)
-    except ValueError as exc:
-        raise GraphLemonError(ErrorCode.INVALID_PARAM, f"result storage block {slug!r}: {exc}") from None
-
-
-class RemoteUnits:
-    """Unit loops on workers that see only the project's git remote and Prefect: each unit loop a run of the
-    remote-unit-loop deployment; this flow, the ledger's one writer, takes its result in.
-
-    A run is found again by its idempotency key (task, unit, round, pass): a devloop resumed after a kill waits
-    for the run it had started (or reads its finished result) instead of starting another. A run that ended with
-    no result (its worker died) is followed by one new run, keyed after it, so a second resume finds that one."""
-
-    POLL_S = 1.0
-    TRIES = 2
-
-    def __call__(self, run: RunRef, unit_id: str, loop_round: int, feedback: str | None, pass_tag: str) -> UnitOutcome:
-        from graphlemon.blocks.git_remote import resolve_remote
-        from graphlemon.devloop.remote_unit import RemoteUnitResult, dispatch, take_in
-        from graphlemon.devloop.stages import MAX_PARALLEL_UNITS
-
-        session = open_session(run)
-        stored = session.load_outcome(unit_node_id(run.task_id, unit_id, loop_round, pass_tag), UnitOutcome)
-        if stored is not None:  # taken in before the devloop was stopped
-            return stored
-        store = result_store()
-        job = dispatch(session, unit_id, loop_round, feedback, pass_tag, store, MAX_PARALLEL_UNITS, resolve_remote)
-        key = f"graphlemon/{job.node_exec_id}"
-        for _ in range(self.TRIES):
-            flow_run = self._run(session.config.remote_unit_deployment, job, key)
-            data = _result_of(flow_run)
-            if data is not None:
-                return take_in(session, job, RemoteUnitResult.model_validate(data), resolve_remote)
-            key = f"graphlemon/{job.node_exec_id}/after-{flow_run.id}"
-        state = flow_run.state.name if flow_run.state else "unknown"
-        raise GraphLemonError(
-            ErrorCode.EXECUTOR_ERROR,
-            f"unit {unit_id} (round {loop_round}) ran on the remote pool as flow run {flow_run.name} and ended {state} "
-            f"without a result, {self.TRIES} times",
-            flow_run_id=str(flow_run.id),
-        )
-
-    def _run(self, deployment: str, job, key: str):
-        from prefect.deployments import run_deployment
-
-        from .run_names import unit_run_name
-
-        name = unit_run_name(job.unit_id, job.loop_round, job.pass_tag)
-        return run_deployment(deployment, parameters={"job": job.model_dump(mode="json")}, timeout=None,
-                              poll_interval=self.POLL_S, flow_run_name=name, idempotency_key=key)  # fmt: skip
-
-
-def _result_of(flow_run) -> dict | None:
-    """A finished run's result from the result store, or None when it ended without one."""
-    state = flow_run.state
-    if state is None or not state.is_completed():
-        return None
-    try:
-        return state.result(raise_on_failure=False)
-    except Exception:  # noqa: BLE001 - a result lost with its storage: the run is as good as never finished
-        return None

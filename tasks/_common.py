@@ -150,15 +150,20 @@ class timeline_logged:
     """`with timeline_logged(run) as session:` the run's session, its timeline streamed to the run's logs.
 
     With `step=(node_exec_id, name)`, the step's outcome record: when a resumed run finds it already recorded,
-    `reused` names it and `cached(out)` is the task's Cached state saying so (the ledger stays the one store)."""
+    `reused` names it and `cached(out)` is the task's Cached state saying so (the ledger stays the one store); a
+    step recorded red (`red=True`: tests red, a unit blocked, a plan rejected) stays red when reused: its Cached state
+    is Failed-type, so the UI shows it red and the run's counts keep the failure."""
 
     def __init__(self, run: RunRef, step: tuple[str, str] | None = None) -> None:
         self.session = session_of(run)
         self.reused = self.session.outcome_ref(*step) if step else None
 
-    def cached(self, out):
-        from prefect.states import Completed
+    def cached(self, out, *, red: bool = False):
+        from prefect.states import Completed, Failed
 
+        if red:
+            return Failed(name="Cached", message=f"reused {self.reused}: recorded red in the ledger by an earlier run",
+                          data=out)  # fmt: skip
         return Completed(name="Cached", message=f"reused {self.reused}: recorded in the ledger by an earlier run", data=out)
 
     def __enter__(self) -> LoopSession:

@@ -18,7 +18,7 @@ def integrator_task(run: RunRef, loop_round: int, attempt: int) -> IntegrationOu
     with logged as session:
         out = run_integration(session, loop_round, attempt)
     if logged.reused:
-        return logged.cached(out)
+        return logged.cached(out, red=not out.ok)
     return finished(
         out, red=not out.ok, name="Red", message=f"{out.failures} integration case(s) failed ({out.run_id})"
     )

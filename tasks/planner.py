@@ -18,7 +18,7 @@ def planner_task(run: RunRef, loop_round: int, feedback: str | None) -> PlanOutc
     with logged as session:
         outcome = run_planner(session, loop_round, feedback)
     if logged.reused:
-        return logged.cached(outcome)
+        return logged.cached(outcome, red=not outcome.ok)
     if outcome.ok:
         store = session.artifacts
         for kind, artifact_id in outcome.artifact_ids.items():

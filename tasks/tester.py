@@ -52,7 +52,7 @@ def tester_task(
     with logged as session:
         out = test_unit(session, nid, unit_id, attempt, first, loop_round, code_ref)
     if logged.reused:
-        return logged.cached(out)
+        return logged.cached(out, red=not out.ok)
     rows = [{"test": f.test, "expected": str(f.expected), "got": str(f.got), "hint": f.hint, "bug": f.bug_id or ""}
             for f in out.failures] or [{"test": f"all {out.summary.total} passed", "expected": "", "got": "", "hint": "", "bug": ""}]  # fmt: skip
     create_table_artifact(

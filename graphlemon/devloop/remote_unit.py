@@ -15,6 +15,7 @@ budget, and each unit still checks it before every call as in one process.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import tempfile
 import uuid
@@ -25,6 +26,8 @@ from typing import Protocol
 from pydantic import BaseModel, Field
 
 from ..agents.budget import budget_status
+from ..agents.playbook import Playbook
+from ..build import build_id, build_refusal, python_refusal
 from ..errors import ClassifierBlocked, ErrorCode, GraphLemonError, invalid_param
 from ..models import BudgetConfig
 from ..project import STATE_DIR, ProjectHandle, ensure_excluded
@@ -93,6 +96,10 @@ class RemoteUnitJob(BaseModel):
     remote: str  # the project's `git_remote`: the URL, or `block:<name>` which each side resolves itself
     snapshot: str = Field(pattern=r"^graphlemon-snapshots/[A-Za-z0-9_-][A-Za-z0-9._-]*-[0-9a-f]{64}\.tar\.gz$")
     budget_limit: float | None = None
+    heartbeat_s: float = Field(default=5.0, gt=0, le=300)  # how often the run tells it lives (remote_watch.py)
+    build: str | None = None  # the devloop's GraphLemon build (graphlemon/build.py): a worker of another refuses
+    # the scripted executor's playbook (its `from_file` parts inlined) in the store: no worker reads the devloop's path
+    playbook: str | None = Field(default=None, pattern=r"^graphlemon-playbooks/[0-9a-f]{64}\.json$")
 
     @property
     def node_exec_id(self) -> str:
@@ -139,8 +146,21 @@ def dispatch(
     store.write_path(key, data)
     return RemoteUnitJob(
         task_id=session.task_id, unit_id=unit_id, loop_round=loop_round, feedback=feedback, pass_tag=pass_tag,
-        remote=reference, snapshot=key, budget_limit=_allowance(session, sharing),
+        remote=reference, snapshot=key, budget_limit=_allowance(session, sharing), build=build_id(),
+        playbook=_ship_playbook(session, store),
     )  # fmt: skip
+
+
+def _ship_playbook(session: LoopSession, store: BlobStore) -> str | None:
+    """The scripted executor's playbook as the devloop reads it (its `from_file` parts inlined), into the store;
+    -> its key (None for another executor)."""
+    config = session.config
+    if config.executor != "scripted" or config.playbook is None:
+        return None
+    data = Playbook.load(config.playbook).model_dump_json(exclude={"source"}).encode()
+    key = f"graphlemon-playbooks/{hashlib.sha256(data).hexdigest()}.json"
+    store.write_path(key, data)
+    return key
 
 
 def _allowance(session: LoopSession, sharing: int) -> float | None:
@@ -207,13 +227,21 @@ def run_remote_unit(
 ) -> RemoteUnitResult:  # fmt: skip
     """Run one unit loop in `scratch` (an empty folder of the worker) from the remote and the snapshot: the
     unit's branch pushed back, everything it wrote returned. An error that stops the loop comes back with the
-    records written up to it."""
+    records written up to it. A worker on a Python older than GraphLemon needs, or of another GraphLemon build than
+    the devloop's, refuses the job before anything (EXECUTOR_ERROR saying which)."""
+    refusal = python_refusal() or build_refusal(job.build)
+    if refusal is not None:
+        raise GraphLemonError(ErrorCode.EXECUTOR_ERROR, refusal, node_exec_id=job.node_exec_id)
     root, url = scratch / "project", resolve(job.remote)
     remote_git.clone_task(url, root, job.task_id, f"refs/heads/graphlemon/{job.task_id}/integration")
     ensure_excluded(root)
     state = root / STATE_DIR
     unpack_state(store.read_path(job.snapshot), state)
-    session = LoopSession(root, job.task_id, LoopConfig.load(state, job.task_id), agent_settings)
+    shipped = {}
+    if job.playbook is not None:  # the devloop's playbook, never its path (which this machine may not have)
+        shipped["playbook"] = scratch / "playbook.json"
+        shipped["playbook"].write_bytes(store.read_path(job.playbook))
+    session = LoopSession(root, job.task_id, LoopConfig.load(state, job.task_id, **shipped), agent_settings)
     if job.budget_limit is not None:
         _grant(session, job.budget_limit)
     mark = mark_state(state)

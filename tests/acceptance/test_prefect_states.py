@@ -95,7 +95,9 @@ def test_red_attempts_fail_blocked_units_fail_resumed_stages_are_cached(calc, tm
         green = {t.name: (t.state.type.value, t.state.name) for t in _task_runs(client, retried.id)}
         assert green["tester mul · attempt 1"] == ("FAILED", "Red"), green  # a red attempt, then its green retry
         assert green["tester mul · attempt 2"] == ("COMPLETED", "Completed"), green
-        assert resumed["unit mul · round 0"].state.name == "Cached"  # replayed from its outcome record
+        reused = resumed["unit mul · round 0"].state  # replayed from its outcome record: red then, red still
+        assert (reused.type.value, reused.name) == ("FAILED", "Cached"), reused
+        assert reused.message.startswith(f"reused outcomes.ndjson#ne-{task_id}-coder-mul-r0/outcome: recorded red")
         cached = {t.name: t.state.message for t in _task_runs(client, after.id) if t.state.name == "Cached"}
         assert {"planner · round 0", "validator · round 0"} <= set(cached), cached
         assert f"outcomes.ndjson#ne-{task_id}-planner-r0/outcome" in cached["planner · round 0"]
@@ -110,5 +112,6 @@ def test_red_attempts_fail_blocked_units_fail_resumed_stages_are_cached(calc, tm
         expect(_row(page, stage).locator(".state-badge")).to_have_text("Cached")
     _tab(page, ui, before.id, "Task Runs", "blocked-run")  # its badge grey, named Blocked
     expect(page.locator(".state-badge").first).to_have_text("Blocked")
-    _tab(page, ui, after.id, "Subflow Runs", "resumed-subflow-runs")
+    _tab(page, ui, after.id, "Subflow Runs", "resumed-subflow-runs")  # the unit blocked before: reused, still red
     expect(_row(page, "unit mul · round 0").locator(".state-badge")).to_have_text("Cached")
+    expect(_row(page, "unit mul · round 0")).to_have_class(re.compile(r"state-list-item--failed"))

@@ -32,6 +32,7 @@ class RemoteStack:
     results: Path  # the local filesystem block's folder
     mounts: list[list[str]]  # each worker's bubblewrap arguments
     logs: list[Path]  # each worker's log
+    procs: list  # each worker's process (the leader of its process group)
 
     @property
     def block_slug(self) -> str:
@@ -39,9 +40,11 @@ class RemoteStack:
 
 
 def sandbox_args(remotes: Path, results: Path, n: int) -> list[str]:
-    # a user namespace of its own (root in it is no one outside): the host's /proc is bound so that the tester's
-    # own sandbox can mount a proc inside, and the other processes' roots and work folders in it stay closed
-    args = ["bwrap", "--die-with-parent", "--unshare-user", "--uid", "0", "--gid", "0", "--dev", "/dev",
+    # a user namespace of its own, in which the worker is an ordinary user (uid 1000: as uid 0 GraphLemon would take
+    # the root path of its test sandbox, graphlemon/testrun/root_identity.py, which a nested namespace cannot make):
+    # the host's /proc is bound so that the tester's own sandbox can mount a proc inside, and the other processes'
+    # roots and work folders in it stay closed
+    args = ["bwrap", "--die-with-parent", "--unshare-user", "--uid", "1000", "--gid", "1000", "--dev", "/dev",
             "--bind", "/proc", "/proc", "--tmpfs", "/tmp"]  # fmt: skip
     for folder in SYSTEM:
         if Path(folder).exists():
@@ -76,13 +79,13 @@ def remote_workers(
     stack.cli("work-pool", "create", POOL, "--type", "process", "--overwrite")
     stack.cli("--no-prompt", "deploy", "-n", "remote-unit-loop", "--pool", POOL)
     env = {**stack.env, "PREFECT_DEFAULT_RESULT_STORAGE_BLOCK": f"local-file-system/{STORE_BLOCK}"}
-    mounts, logs = [], [folder / f"remote-worker-{n}.log" for n in range(1, workers + 1)]
+    mounts, procs, logs = [], [], [folder / f"remote-worker-{n}.log" for n in range(1, workers + 1)]
     with ExitStack() as running:
         for n in range(1, workers + 1):
             sandbox = sandbox_args(remotes, results, n) if sandboxed else []
             mounts.append(sandbox)
             args = [*PREFECT, "worker", "start", "--pool", POOL, "--type", "process", "--name", f"remote-{n}",
                     "--limit", "1"]  # fmt: skip
-            running.enter_context(_started([*sandbox, *args], env, logs[n - 1]))
-        yield RemoteStack(stack, remotes, results, mounts, logs)
+            procs.append(running.enter_context(_started([*sandbox, *args], env, logs[n - 1])))
+        yield RemoteStack(stack, remotes, results, mounts, logs, procs)
     shutil.rmtree(results, ignore_errors=True)

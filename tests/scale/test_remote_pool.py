@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -49,14 +50,23 @@ def _project(remote, tmp, name):
 CONFIG = {"max_unit_attempts": 2, "unit_runner": "remote_pool"}
 
 
+def _shipped(tmp: Path) -> Path:
+    """The calc fixture's copy in the test's own folder, which no worker sees: its playbook travels with the job."""
+    return tmp / "shipped" / "calc"
+
+
 def _devloop(remote, handle, task_id=None):
     from prefect.settings import PREFECT_DEFAULT_RESULT_STORAGE_BLOCK, temporary_settings
 
     from graphlemon.flows.devloop import devloop
 
+    fixture = _shipped(handle.root.parent.parent)
+    if not fixture.exists():
+        shutil.copytree(CALC, fixture)
     with temporary_settings(updates={PREFECT_DEFAULT_RESULT_STORAGE_BLOCK: remote.block_slug}):
-        return devloop(goal="goal of calc", project=str(handle.root), executor="scripted", task_id=task_id,
-                       playbook=str(CALC / "playbook.yaml"), config=CONFIG)  # fmt: skip
+        state = devloop(goal="goal of calc", project=str(handle.root), executor="scripted", task_id=task_id,
+                        playbook=str(fixture / "playbook.yaml"), config=CONFIG, return_state=True)  # fmt: skip
+    return state.result(raise_on_failure=False)  # the task's summary, a blocked one's too
 
 
 def _unit_runs(remote, keep) -> list:
@@ -83,7 +93,7 @@ def test_workers_without_the_project_run_every_unit_loop_like_one_process(remote
         assert seen.returncode != 0 and "Permission denied" in seen.stderr, seen.stderr
     finals = [_devloop(remote, handle) for handle in projects]
     reference = make_project(tmp_path / "in-process" / "calc")
-    expected = run_goal(reference, unit_runner="remote_pool")  # the same recorded settings; units in this process
+    expected = run_goal(reference, _shipped(tmp_path), unit_runner="remote_pool")  # the same settings; units here
     task_ids = set()
     for handle, final in zip(projects, finals, strict=True):
         assert (final["status"], final["loop_round"]) == (expected.status, expected.loop_round)
@@ -137,3 +147,148 @@ def test_a_devloop_killed_while_remote_units_run_takes_their_results_in_on_resum
     for path in handle.state_dir.glob("*.ndjson"):  # nothing taken in twice
         lines = path.read_text().splitlines()
         assert len(lines) == len(set(lines)), path.name
+
+
+class _NoSnapshots:
+    """A result store that loses every snapshot the devloop writes (as a misconfigured store would): each remote
+    unit run fails reading its snapshot, without a result."""
+
+    def __init__(self, store) -> None:
+        self.store = store
+
+    def read_path(self, path: str) -> bytes:
+        return self.store.read_path(path)
+
+    def write_path(self, path: str, content: bytes) -> None:
+        return None
+
+
+def test_a_unit_that_failed_twice_runs_again_on_resume_once_its_cause_is_fixed(
+    remote, prefect_harness, tmp_path, monkeypatch
+):
+    import graphlemon.flows.remote_units as remote_units
+
+    handle = _project(remote, tmp_path, "fixed")
+    mine = lambda job: job["remote"] == (remote.remotes / "fixed.git").as_uri()  # noqa: E731
+    real = remote_units.result_store
+    monkeypatch.setattr(remote_units, "result_store", lambda: _NoSnapshots(real()))
+    blocked = _devloop(remote, handle)
+    assert blocked["status"] == "blocked_pending_human", blocked
+    failed = _unit_runs(remote, mine)
+    assert Counter(r.state.type.value for r in failed) == {"FAILED": 2 * 2}, failed  # two units, two runs each
+    (task,) = TaskBoard(handle.ledger).all().values()
+    assert "2 times without a result" in task.note and "does not exist" in task.note, task.note  # the child's error
+    assert _devloop(remote, handle, task_id=task.task_id)["status"] == "blocked_pending_human"  # not resumed: no run
+    assert len(_unit_runs(remote, mine)) == 4
+    monkeypatch.setattr(remote_units, "result_store", real)  # the cause fixed
+    TaskBoard(handle.ledger).manual_resume(task.task_id, note="the store is fixed")
+    assert _devloop(remote, handle, task_id=task.task_id)["status"] == "done"
+    runs = _unit_runs(remote, mine)
+    fresh = [r for r in runs if r.id not in {f.id for f in failed}]
+    assert Counter(r.state.type.value for r in fresh) == {"COMPLETED": 2}  # one new run per unit, each finished
+    reference = make_project(tmp_path / "in-process" / "calc")
+    run_goal(reference)
+    assert tree(handle) == tree(reference)
+    for path in handle.state_dir.glob("*.ndjson"):  # nothing taken in twice
+        lines = path.read_text().splitlines()
+        assert len(lines) == len(set(lines)), path.name
+
+
+def _flow_run_pids(flow_run_id: str) -> list[int]:
+    """This user's processes whose environment names the flow run (Prefect sets PREFECT__FLOW_RUN_ID in it)."""
+    mark = f"PREFECT__FLOW_RUN_ID={flow_run_id}".encode()
+    pids = []
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if mark in environ.read_bytes().split(b"\0"):
+                pids.append(int(environ.parent.name))
+        except OSError:
+            continue
+    return pids
+
+
+def _ancestors(pid: int) -> list[int]:
+    chain = []
+    while pid > 1:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            break
+        pid = int(stat.rsplit(")", 1)[1].split()[1])  # the field after the state: the parent's pid
+        chain.append(pid)
+    return chain
+
+
+def test_a_worker_killed_with_its_flow_run_mid_unit_is_noticed_and_the_unit_re_run_on_the_other(
+    remote, prefect_harness, tmp_path, monkeypatch
+):
+    """Last in this module: it kills one of the module's two workers."""
+    import contextvars
+    import threading
+    from datetime import UTC, datetime
+
+    monkeypatch.setenv("GRAPHLEMON_REMOTE_HEARTBEAT_S", "1")
+    monkeypatch.setenv("GRAPHLEMON_REMOTE_STALE_S", "10")
+    handle = _project(remote, tmp_path, "lost")
+    mine = lambda job: job["remote"] == (remote.remotes / "lost.git").as_uri()  # noqa: E731
+    out: dict = {}
+    goal = threading.Thread(target=contextvars.copy_context().run,
+                            args=(lambda: out.update(final=_devloop(remote, handle)),))  # fmt: skip
+    goal.start()
+    deadline = time.monotonic() + 300
+    while True:  # a unit run mid-unit: running, its heartbeat in the store
+        running = [r for r in _unit_runs(remote, mine) if r.state.type.value == "RUNNING"
+                   and (remote.results / "graphlemon-heartbeats" / str(r.id)).is_file()]  # fmt: skip
+        if running:
+            break
+        assert goal.is_alive() and time.monotonic() < deadline, f"no unit run got going: {out}"
+        time.sleep(0.2)
+    victim = running[0]
+    pids = _flow_run_pids(str(victim.id))
+    assert pids, "the flow run's process was not found"
+    (n,) = {n for pid in pids for n, proc in enumerate(remote.procs) if proc.pid in _ancestors(pid)}  # its worker
+    killed_at = datetime.now(UTC)
+    os.killpg(remote.procs[n].pid, signal.SIGKILL)  # the worker (its sandbox's whole process group) ...
+    for pid in pids:  # ... and its flow run, which Prefect starts in a session of its own
+        try:
+            os.killpg(os.getpgid(pid), signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    remote.procs[n].wait(10)
+    goal.join(600)
+    assert not goal.is_alive() and out["final"]["status"] == "done", out
+    runs = {str(r.id): r for r in _unit_runs(remote, mine)}
+    lost = runs[str(victim.id)]
+    assert lost.state.type.value == "CRASHED" and "its worker is gone" in lost.state.message, lost.state
+    (rerun,) = [r for r in runs.values() if r.parameters["job"]["unit_id"] == victim.parameters["job"]["unit_id"]
+                and str(r.id) != str(victim.id)]  # fmt: skip
+    assert rerun.state.type.value == "COMPLETED"  # on the other worker: the killed one is gone
+    assert remote.procs[n].poll() is not None
+    seconds = (rerun.created - killed_at).total_seconds()
+    print(f"\nfrom the worker's death to the re-run: {seconds:.1f} s (bound: 10 s of silence + 1 s poll)")
+    assert seconds < 10 + 1 + 20, seconds  # the bound, and a loaded machine's margin for the API calls
+    reference = make_project(tmp_path / "in-process" / "calc")
+    run_goal(reference)
+    assert _nodes(handle) == _nodes(reference)
+    assert tree(handle) == tree(reference)
+    for path in handle.state_dir.glob("*.ndjson"):  # nothing lost (the same nodes), nothing taken in twice
+        lines = path.read_text().splitlines()
+        assert len(lines) == len(set(lines)), path.name
+
+
+def test_a_remote_pool_run_without_a_result_store_is_refused_before_the_loop_and_the_task_stays(
+    prefect_harness, tmp_path, monkeypatch
+):
+    """Without PREFECT_DEFAULT_RESULT_STORAGE_BLOCK a devloop run with `unit_runner: remote_pool` (a resume too) is
+    refused at its start with words: the task is never turned into `stage_failed`."""
+    from graphlemon.errors import ErrorCode, GraphLemonError
+    from graphlemon.flows.devloop import devloop
+
+    monkeypatch.delenv("PREFECT_DEFAULT_RESULT_STORAGE_BLOCK", raising=False)
+    handle = make_project(tmp_path / "calc", remote=False)
+    task = TaskBoard(handle.ledger).create("goal of calc")
+    with pytest.raises(GraphLemonError) as err:
+        devloop(project=str(handle.root), executor="scripted", task_id=task.task_id,
+                playbook=str(CALC / "playbook.yaml"), config=CONFIG)  # fmt: skip
+    assert err.value.code == ErrorCode.INVALID_PARAM and "PREFECT_DEFAULT_RESULT_STORAGE_BLOCK" in err.value.message
+    assert TaskBoard(handle.ledger).get(task.task_id).status == task.status  # untouched

@@ -43,17 +43,18 @@ def test_isolated_units_leave_the_same_ledger_and_tree_as_in_process_units(tmp_p
     assert sorted(p.name for p in worktrees.iterdir() if p.is_dir()) == ["_integration"]
 
 
-def _one_unit(tmp_path):
+def _one_unit(tmp_path, fixture=CALC, before_the_worker=lambda job: None):
     """A planned calc task and the result of its unit `add` run on a scratch copy, not yet taken in."""
     handle = make_project(tmp_path / "calc")
     task = TaskBoard(handle.ledger).create("calc")
-    session = LoopSession.start(handle, task.task_id, executor="scripted", playbook=CALC / "playbook.yaml")
+    session = LoopSession.start(handle, task.task_id, executor="scripted", playbook=fixture / "playbook.yaml")
     from graphlemon.devloop.stages import Stages
 
     with session.bound():
         Stages(session.run).plan(0, None)
         store = FolderStore(tmp_path / "store")
         job = dispatch(session, "add", 0, None, "", store, sharing=2)
+    before_the_worker(job)
     result = run_remote_unit(job, store, tmp_path / "worker")
     return session, job, result
 
@@ -197,3 +198,18 @@ def test_a_job_naming_a_path_outside_the_store_is_refused(tmp_path):
 
     with pytest.raises(ValueError):
         RemoteUnitJob(task_id="t", unit_id="u", loop_round=0, remote="file:///r.git", snapshot="../../etc/passwd")
+
+
+@pytest.mark.system
+def test_the_playbook_travels_with_the_job_no_worker_reads_the_devloops_path(tmp_path):
+    import shutil
+
+    fixture = tmp_path / "fixture"
+    shutil.copytree(CALC, fixture)
+
+    def gone(job) -> None:
+        shutil.rmtree(fixture)  # the worker's machine has no such path
+        assert job.playbook is not None and (tmp_path / "store" / job.playbook).is_file()
+
+    _, _, result = _one_unit(tmp_path, fixture, gone)
+    assert result.error is None and result.outcome is not None and result.outcome.green
