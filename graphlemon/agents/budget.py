@@ -95,9 +95,16 @@ def check_budget(limit_value: float, limit_type: str) -> None:
 
 
 def update_budget(
-    ledger: Ledger, task_id: str, limit_value: float, limit_type: str = "token_count", *, by: str = "human"
+    ledger: Ledger,
+    task_id: str,
+    limit_value: float,
+    limit_type: str = "token_count",
+    *,
+    by: str = "human",
+    requeue: bool = True,
 ) -> BudgetUpdate:
-    """c_budget_config_update: set the task's budget; a task blocked by its budget with room again is re-queued."""
+    """c_budget_config_update: set the task's budget; a task blocked by its budget with room again is re-queued
+    (`requeue=False`: only recorded, for a caller that does not hold the task: its holder re-queues it)."""
     check_budget(limit_value, limit_type)
     board = TaskBoard(ledger)
     task = board.get(task_id)  # TASK_NOT_FOUND
@@ -107,7 +114,7 @@ def update_budget(
     ledger.append(config)
     status = budget_status(ledger, task_id)
     assert status is not None
-    requeued = (
+    requeued = requeue and (
         task.status == "blocked_pending_human" and task.blocked_reason == "budget_exceeded" and status.remaining > 0
     )
     if requeued:

@@ -9,11 +9,12 @@ from the journal (`"repeated": true`) and never started twice."""
 from __future__ import annotations
 
 import asyncio
+from contextlib import ExitStack
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..errors import ErrorCode, GraphLemonError, invalid_param
+from ..errors import ErrorCode, GraphLemonError, TaskHeld, invalid_param
 from .router import Router
 from .shared import (
     ConsoleSettings,
@@ -257,14 +258,19 @@ def _budget(handle, task_id: str, body) -> dict:
     if task.status == "blocked_pending_human" and task.blocked_reason == "budget_exceeded":  # it may be re-queued
         if (again := _repeated(handle, task_id, body.action_id)) is not None:
             return again
-        with _taken(handle, task_id, "budget raised", body.action_id) as lease:
+        with ExitStack() as held:
+            try:
+                lease = held.enter_context(_taken(handle, task_id, "budget raised", body.action_id))
+            except TaskHeld:  # another action or run holds the task (it re-queues and runs it): the limit is recorded
+                lease = None
             if isinstance(lease, dict):
                 return lease
-            update = update_budget(handle.ledger, task_id, body.limit, body.limit_type, by="console")
+            update = update_budget(handle.ledger, task_id, body.limit, body.limit_type, by="console",
+                                   requeue=lease is not None)  # fmt: skip
             if update.requeued:
                 started = start_resume(handle, task_id, lease, None, body.action_id)
                 run = _started(handle, task_id, f"budget raised to {limit}", started)
-    else:
+    else:  # nothing to re-queue: a running task's limit is read at its next model call
         update = update_budget(handle.ledger, task_id, body.limit, body.limit_type, by="console")
     if run is None:
         _record_action(handle, task_id, f"budget set to {limit}")

@@ -186,3 +186,39 @@ def test_kills_inside_a_console_launch_and_during_a_take_over_lose_nothing_and_r
                     "--engine", "direct", "--quiet"], check=False, timeout=600, capture_output=True)  # fmt: skip
     for name in ("runs.ndjson", "artifacts.ndjson", "bugs.ndjson"):  # usage: a turn cut by a kill is paid again
         assert len(lines(project.state_dir / name)) == len(lines(clean.state_dir / name)), name  # counts as uninterrupted
+
+
+def test_simultaneous_budget_raises_are_all_recorded_and_start_one_run(tmp_path, registry, server):
+    """A double-click (or ten) on "Raise the budget" of a task blocked by its budget: every limit a person set is
+    recorded (none refused, none lost), and one run starts (journalred C06: some were refused, some written)."""
+    from graphlemon.models import BudgetConfig, LaunchEvent
+
+    project, task_id = queued_calc(tmp_path, registry)
+    board = TaskBoard(project.ledger)
+    board.transition(task_id, "planning")
+    project.ledger.append(BudgetConfig(task_id=task_id, limit_type="token_count", limit_value=10, by="test"))
+    board.transition(task_id, "blocked_pending_human", blocked_reason="budget_exceeded", note="out of budget (set-up)")
+    answers: list = []
+    at = time.time() + 2.0
+
+    def raise_it(i: int) -> None:
+        time.sleep(max(0.0, at - time.time()))
+        answers.append(post(server, f"/api/projects/{project.project_id}/tasks/{task_id}/budget",
+                            {"limit": 200_000 + i, "limit_type": "token_count", "action_id": f"raise-{i}"}))  # fmt: skip
+
+    threads = [threading.Thread(target=raise_it, args=(i,)) for i in range(10)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert [status for status, _ in answers] == [200] * 10, answers
+    assert sum(body["run"] is not None for _, body in answers) == 1, answers
+    limits = [r.limit_value for r in project.ledger.read_as("budget", BudgetConfig) if r.task_id == task_id]
+    assert sorted(limits) == [10, *range(200_000, 200_010)]
+    starts = [e for e in project.ledger.read_as("launch", LaunchEvent) if e.event == "started"]
+    assert len(starts) == 1
+    deadline = time.monotonic() + 600
+    while board.get(task_id).status != "done" or leases.live(project.ledger, task_id) is not None:
+        assert time.monotonic() < deadline, "the one run never finished"
+        time.sleep(1)
+    assert len(runs_taken(project, task_id)) == 1 and duplicates(project) == 0
