@@ -1,7 +1,14 @@
 """harnessred runner: each scenario of scenarios.py through the real loop, one at a time.
 
     .venv/bin/python tests/redteam_harness/run_scenarios.py [--only S00,H01] [--engine direct|prefect|both]
-                                                            [--work /work/redteam/harness] [--report-only]
+                     [--graphlemon CHECKOUT|VENV|EXECUTABLE] [--work /work/redteam/harness] [--report-only]
+                     [--results-md PATH]
+
+--graphlemon names the GraphLemon under test: a checkout (its .venv/bin/graphlemon), a venv (bin/graphlemon) or the
+graphlemon executable itself; default: this checkout. The scenarios, the fake server and examples/snake always come
+from this checkout (the frozen inputs), only the `graphlemon` command (and its venv's python, for reading Prefect
+logs) from the one named. Use one --work folder per GraphLemon under test: the baseline S00 is per work folder
+(run first when missing).
 
 Per run: a fresh copy of examples/snake (git init, one commit, `graphlemon init`), an `RTServer` in this process
 (responder: the scenario's Injector around the conformance model), then `graphlemon run "Implement a snake game"
@@ -37,8 +44,20 @@ from fakes.conformance_model import ConformanceModel  # noqa: E402
 from fakes.misbehaving_model import turn_of  # noqa: E402
 from scenarios import BY_ID, RUN_KEY, SECRETS, Injector, RTServer, S, Scenario  # noqa: E402
 
-GL = str(ROOT / ".venv" / "bin" / "graphlemon")
+GL = str(ROOT / ".venv" / "bin" / "graphlemon")  # set by --graphlemon
 PY = str(ROOT / ".venv" / "bin" / "python")
+
+
+def resolve_graphlemon(where: str) -> tuple[str, str]:
+    """(graphlemon executable, that venv's python) for a checkout, a venv or an executable."""
+    p = Path(where).expanduser().resolve()
+    for exe in (p / ".venv" / "bin" / "graphlemon", p / "bin" / "graphlemon", p):
+        if exe.is_file() and os.access(exe, os.X_OK):
+            py = exe.parent / "python"
+            return str(exe), str(py if py.exists() else sys.executable)
+    raise SystemExit(f"--graphlemon {where}: no graphlemon executable (tried .venv/bin/graphlemon, bin/graphlemon)")
+
+
 GOAL = "Implement a snake game"
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)")
 CONTEXT_WINDOW = 200_000  # tokens, 4 characters each (the fake's rule)
@@ -58,7 +77,7 @@ def base_env(work: Path, engine: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.upper().startswith(("ANTHROPIC_", "PREFECT_", "GRAPHLEMON_")) and "proxy" not in k.lower()}  # fmt: skip
     env.update({
-        "PATH": f"{ROOT / '.venv' / 'bin'}:{env.get('PATH', '/usr/bin:/bin')}",
+        "PATH": f"{Path(GL).parent}:{env.get('PATH', '/usr/bin:/bin')}",
         "GRAPHLEMON_CONFIG_DIR": str(work / f"config-{engine}"),
         "PREFECT_HOME": str(work / f"prefect-home-{engine}"),
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
@@ -196,6 +215,17 @@ def run_one(sc: Scenario, engine: str, work: Path, baseline: dict[str, Any] | No
     with RTServer(api_key=RUN_KEY, context_window=CONTEXT_WINDOW) as server:
         injector = Injector(ConformanceModel(solution), sc, server)
         server.responder = injector
+        fake_errors: list[str] = []  # exceptions inside the fake itself (test infrastructure, not GraphLemon)
+        frozen_handle = server.handle
+
+        def recorded_handle(*a: Any, **kw: Any) -> Any:
+            try:
+                return frozen_handle(*a, **kw)
+            except BaseException as e:  # recorded, then raised as before: the fake's behaviour is unchanged
+                fake_errors.append(f"{type(e).__name__}: {str(e)[:160]}")
+                raise
+
+        server.handle = recorded_handle  # type: ignore[method-assign]
         run_env = {**env, "ANTHROPIC_API_KEY": RUN_KEY, "ANTHROPIC_BASE_URL": server.base_url,
                    "GRAPHLEMON_EXECUTOR": "anthropic", "GRAPHLEMON_RETRY_MAX": "3",
                    "GRAPHLEMON_RETRY_BASE_DELAY_S": "0.05", "GRAPHLEMON_RETRY_MAX_DELAY_S": "1", **sc.env}  # fmt: skip
@@ -216,7 +246,9 @@ def run_one(sc: Scenario, engine: str, work: Path, baseline: dict[str, Any] | No
                     rc = proc.wait()
         wall = time.time() - started
         reqs = list(zip(server.requests, server.sizes, server.usages, server.scripted, strict=False))
-    facts.update(rc=rc, killed=killed, wall_s=round(wall, 1), cmd=" ".join(cmd))
+    facts.update(
+        rc=rc, killed=killed, wall_s=round(wall, 1), cmd=" ".join(cmd), graphlemon=GL, fake_errors=fake_errors[:5]
+    )
 
     stdout, stderr = read(run_dir / "stdout.txt"), read(run_dir / "stderr.txt")
     st = sh([GL, "status", "--project", str(repo), "--json"], env=env)
@@ -486,7 +518,113 @@ CHECKS = {
 }
 
 
+# -- the console: the same runs as a person sees them in `graphlemon console` ------------------------------------
+
+
+def console_check(work: Path, engine: str, sids: set[str] | None = None) -> None:
+    """Start one console on the engine's config folder (loopback, a token of our own), read every finished run's
+    task as the page does (task, budget, node logs rendered) and add "console" to the run's tracebacks when any
+    answer holds one. The console is stopped (its own pid) afterwards."""
+    import http.cookiejar
+    import secrets
+    import socket
+    import urllib.parse
+    import urllib.request
+
+    env = base_env(work, engine)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    token = secrets.token_hex(16)
+    log = open(work / f"console-{engine}.log", "wb")
+    proc = subprocess.Popen([GL, "console", "--port", str(port), "--token", token], stdout=log, stderr=log, env=env,
+                            start_new_session=True)  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    jar = http.cookiejar.CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+
+    def get(path: str) -> tuple[int, str]:
+        try:
+            with opener.open(base + path, timeout=60) as r:
+                return r.status, r.read().decode(errors="replace")
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode(errors="replace")
+        except OSError as e:
+            return 0, f"{type(e).__name__}: {e}"
+
+    try:
+        for _ in range(60):
+            if get(f"/?token={token}")[0] == 200:
+                break
+            time.sleep(1)
+        status, body = get("/api/projects")
+        projects = {p["root"]: p["project_id"] for p in json.loads(body)} if status == 200 else {}
+        for rpath in sorted((work / "results").glob(f"*-{engine}.json")):
+            facts = json.loads(rpath.read_text())
+            if sids and facts["sid"] not in sids:
+                continue
+            root = str(work / "runs" / f"{facts['sid']}-{engine}" / "repo")
+            pid = projects.get(root)
+            answers: dict[str, Any] = {}
+            if pid is None:
+                facts["console"] = "project not listed by the console"
+            else:
+                q = urllib.parse.quote
+                for path in (f"/api/projects/{q(pid)}/tasks", "/api/runs"):
+                    answers[path] = get(path)
+                tid = facts.get("task_id") or ""
+                if tid:
+                    for path in (f"/api/projects/{q(pid)}/tasks/{q(tid)}", f"/api/projects/{q(pid)}/tasks/{q(tid)}/budget",
+                                 f"/api/projects/{q(pid)}/tasks/{q(tid)}/logs", f"/api/projects/{q(pid)}/bugs"):  # fmt: skip
+                        answers[path] = get(path)
+                    try:
+                        logs = json.loads(answers[f"/api/projects/{q(pid)}/tasks/{q(tid)}/logs"][1]).get("logs", [])
+                    except (ValueError, AttributeError):
+                        logs = []
+                    for lg in logs:
+                        nid = q(lg.get("node_exec_id", ""))
+                        path = f"/api/projects/{q(pid)}/logs/{nid}/range?start=0&max=20000000&render=1"
+                        answers[path] = get(path)
+                bad = [p for p, (code, text) in answers.items() if code >= 500 or code == 0]
+                tbs = [p for p, (_, text) in answers.items() if TRACEBACK.search(text)]
+                facts["console"] = {"answers": len(answers), "errors": bad, "tracebacks": tbs}
+                (work / "runs" / f"{facts['sid']}-{engine}" / "console.json").write_text(
+                    json.dumps({p: {"status": c, "text": t[:200_000]} for p, (c, t) in answers.items()}, indent=1)
+                )
+                facts["traceback"] = [t for t in facts["traceback"] if t != "console"] + (["console"] if tbs else [])
+                facts["verdict"]["U2_no_traceback"] = not facts["traceback"]
+                facts["pass"] = all(x is not False for x in facts["verdict"].values())
+            rpath.write_text(json.dumps(facts, indent=1, default=str))
+            print(f"   console {facts['sid']} {engine}: {facts['console']}", flush=True)
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        log.close()
+
+
 # -- the report ----------------------------------------------------------------------------------------------------
+
+
+SUMMARY_EVENT = re.compile(r"^\s+\d\d:\d\d:\d\d (turn_\w+|coder_out_of_turns|coder_claims_unmet|escalated|tool_skipped|"
+                           r"context_cleared)\b")  # fmt: skip
+
+
+def person_summary(stdout_path: Path, limit: int = 3, width: int = 230) -> str:
+    """The live timeline lines of `graphlemon run` that name what happened (turn ends, escalation), deduplicated."""
+    seen: list[str] = []
+    for line in read(stdout_path).splitlines():
+        if SUMMARY_EVENT.search(line):
+            text = " ".join(line.split()[1:])
+            if text not in seen:
+                seen.append(text)
+    if not seen:  # nothing went wrong that the person was told of: the closing line
+        lines = [ln.strip() for ln in read(stdout_path).splitlines() if ln.strip().startswith("convergence:")]
+        seen = lines[-1:]
+    return " / ".join(t[:width] + ("…" if len(t) > width else "") for t in seen[:limit])
 
 
 def report(work: Path) -> str:
@@ -499,7 +637,7 @@ def report(work: Path) -> str:
     for (sid, engine), f in sorted(results.items(), key=lambda kv: (kv[0][1] != "direct", order.get(kv[0][0], 99))):
         v = f["verdict"]
         fails = [k for k, x in v.items() if x is False]
-        summary = " / ".join(f.get("summary_lines", [])[-3:])[:300].replace("|", "\\|")
+        summary = person_summary(work / "runs" / f"{sid}-{engine}" / "stdout.txt").replace("|", "\\|")
         tok = f.get("ledger_tokens")
         ratio = f" ({tok / f['B']:.2f}×B)" if tok is not None and f.get("B") else ""
         rows.append(
@@ -508,8 +646,14 @@ def report(work: Path) -> str:
             f"{tok}{ratio} | {summary} | {'PASS' if f['pass'] else 'FAIL: ' + ', '.join(fails)} |"
         )
     head = ("| id | engine | end state | reason | traceback | calls (all / matched turn) | ledger tokens | "
-            "the person's summary (last timeline lines) | verdict |\n|---|---|---|---|---|---|---|---|---|")  # fmt: skip
-    return head + "\n" + "\n".join(rows)
+            "what the person was told (timeline lines naming it; else the closing line) | verdict |\n|---|---|---|---|---|---|---|---|---|")  # fmt: skip
+    notes = [
+        f"- {sid} {engine}: the fake itself raised {'; '.join(f['fake_errors'])} (test infrastructure: the "
+        "connection was dropped without an answer)"
+        for (sid, engine), f in results.items()
+        if f.get("fake_errors")
+    ]
+    return head + "\n" + "\n".join(rows) + ("\n\n" + "\n".join(notes) if notes else "")
 
 
 def main() -> int:
@@ -518,12 +662,26 @@ def main() -> int:
     ap.add_argument("--engine", default="both", choices=["direct", "prefect", "both"])
     ap.add_argument("--work", default="/work/redteam/harness")
     ap.add_argument("--report-only", action="store_true")
+    ap.add_argument("--graphlemon", default=str(ROOT), help="checkout, venv or executable of the GraphLemon under test")
+    ap.add_argument("--results-md", default="", help="also write the table into this markdown file")
+    ap.add_argument(
+        "--console-check",
+        action="store_true",
+        help="afterwards read every run of the engine(s) through `graphlemon console` (tracebacks)",
+    )
+    ap.add_argument("--no-console", action="store_true", help="with a run: skip the console pass")
     a = ap.parse_args()
+    global GL, PY
+    GL, PY = resolve_graphlemon(a.graphlemon)
     work = Path(a.work)
     (work / "results").mkdir(parents=True, exist_ok=True)
     if not a.report_only:
         wanted = [s for s in a.only.split(",") if s] or [sc.sid for sc in S]
+        unknown = [s for s in wanted if s not in BY_ID]
+        if unknown:
+            raise SystemExit(f"unknown scenario(s): {unknown}; known: {', '.join(BY_ID)}")
         engines = ["direct", "prefect"] if a.engine == "both" else [a.engine]
+        print(f"graphlemon under test: {GL}", flush=True)
         try:
             for engine in engines:
                 for sid in wanted:
@@ -531,6 +689,9 @@ def main() -> int:
                     if engine == "prefect" and not sc.prefect:
                         continue
                     bpath = work / "results" / f"S00-{engine}.json"
+                    if sid != "S00" and not bpath.exists() and "S00" not in wanted:
+                        wanted_first = run_one(BY_ID["S00"], engine, work, None)
+                        bpath.write_text(json.dumps(wanted_first, indent=1, default=str))
                     baseline = json.loads(bpath.read_text()) if bpath.exists() else None
                     print(f"== {sid} {engine}: {sc.title}", flush=True)
                     facts = run_one(sc, engine, work, baseline)
@@ -538,12 +699,20 @@ def main() -> int:
                     print(f"   {facts['status']} {facts['blocked_reason'] or ''} wall {facts['wall_s']}s "
                           f"calls {facts['calls']} tokens {facts['ledger_tokens']} -> "
                           f"{'PASS' if facts['pass'] else 'FAIL'} {facts['verdict']}", flush=True)  # fmt: skip
+            if not a.no_console:
+                for engine in engines:
+                    console_check(work, engine, set(wanted))
         finally:
             if "prefect" in engines:
                 r = sh([GL, "server", "stop"], env=base_env(work, "prefect"))
                 print("server stop:", r.returncode, r.stdout.strip()[:200], r.stderr.strip()[:200])
+    if a.report_only and a.console_check:
+        for engine in ["direct", "prefect"] if a.engine == "both" else [a.engine]:
+            console_check(work, engine, set(x for x in a.only.split(",") if x) or None)
     table = report(work)
     (work / "results-table.md").write_text(table + "\n")
+    if a.results_md:
+        Path(a.results_md).write_text(f"# harnessred results\n\ngraphlemon under test: `{GL}`\n\n{table}\n")
     print(table)
     return 0
 

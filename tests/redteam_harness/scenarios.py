@@ -125,7 +125,7 @@ def _duplicate_tool_use_id(body: Any) -> str | None:
 def _usage_of(payload: bytes) -> dict[str, int] | None:
     try:
         data = json.loads(payload)
-    except ValueError:
+    except (ValueError, RecursionError):  # AMENDED after freeze: Z04's nested reply broke this bookkeeping
         return None
     usage = data.get("usage") if isinstance(data, dict) else None
     return usage if isinstance(usage, dict) else None
