@@ -1,0 +1,3 @@
+"""harnessred's scenarios are run by run_scenarios.py, never collected by pytest."""
+
+collect_ignore_glob = ["*"]
