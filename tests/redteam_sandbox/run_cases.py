@@ -335,16 +335,65 @@ def start_console(graphlemon: str, repo: Path, rundir: Path, env: dict, port: in
     return proc
 
 
+def cdp_dom(url: str, profile: Path, debug_port: int, wait_s: float = 15.0) -> str:
+    """The page at `url` as headless Chromium renders it after `wait_s` seconds (DevTools protocol)."""
+    import asyncio
+    import urllib.request
+
+    import websockets
+
+    proc = subprocess.Popen(["chromium", "--headless=new", "--no-sandbox", "--disable-gpu",
+                             f"--remote-debugging-port={debug_port}", f"--user-data-dir={profile}", "about:blank"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        ws_url = None
+        for _ in range(100):
+            time.sleep(0.2)
+            try:
+                pages = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{debug_port}/json/list", timeout=2).read())
+                ws_url = next(p["webSocketDebuggerUrl"] for p in pages if p.get("type") == "page")
+                break
+            except (OSError, ValueError, StopIteration):
+                continue
+        if not ws_url:
+            return ""
+
+        async def go() -> str:
+            async with websockets.connect(ws_url, max_size=1 << 28) as ws:
+                await ws.send(json.dumps({"id": 1, "method": "Page.navigate", "params": {"url": url}}))
+                await asyncio.sleep(wait_s)
+                await ws.send(json.dumps({"id": 2, "method": "Runtime.evaluate", "params": {
+                    "expression": "document.documentElement.outerHTML", "returnByValue": True}}))
+                while True:
+                    msg = json.loads(await ws.recv())
+                    if msg.get("id") == 2:
+                        return msg.get("result", {}).get("result", {}).get("value", "")
+
+        return asyncio.run(go())
+    finally:
+        proc.terminate()  # the chromium this function started, by its pid
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
 def console_dom(ctx: dict, route: str) -> str:
     """The console page at `route` as Chromium renders it (headless, this machine's chromium)."""
     if ctx["console"] is None:
         ctx["console"] = start_console(ctx["graphlemon"], ctx["repo"], ctx["rundir"], ctx["env"], ctx["console_port"],
                                        ctx["token"])
     url = f"http://127.0.0.1:{ctx['console_port']}/?token={ctx['token']}{route}"
-    p = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=10000",
-                        f"--user-data-dir={ctx['rundir']}/chromium", "--dump-dom", url],
-                       capture_output=True, timeout=120, env={**os.environ, "HOME": str(ctx["rundir"] / "chromium")})
-    return p.stdout.decode(errors="replace")
+    return cdp_dom(url, ctx["rundir"] / "chromium", ctx["console_port"] + 3)
+
+
+def in_markup(dom: str, regex: str) -> str:
+    """The first match of `regex` that is markup (a tag, or inside one), never escaped text."""
+    for m in re.finditer(regex, dom):
+        start = m.start()
+        if dom[start] == "<" or dom.rfind("<", 0, start) > dom.rfind(">", 0, start):
+            return m.group(0)
+    return ""
 
 
 def fill_route(ctx: dict, route: str) -> str:
@@ -485,8 +534,8 @@ def check(case: dict, ctx: dict, c: dict) -> tuple[bool, str]:
             r = fill_route(ctx, route)
             dom = console_dom(ctx, r)
             (ctx["rundir"] / f"dom-{abs(hash(r)) % 10**6}.html").write_text(dom)
-            if c.get("regex") and re.search(c["regex"], dom):
-                hits.append(f"{r}: {re.search(c['regex'], dom).group(0)[:120]}")
+            if c.get("regex") and in_markup(dom, c["regex"]):
+                hits.append(f"{r}: {in_markup(dom, c['regex'])[:120]}")
             if c.get("missing") and not re.search(c["missing"], dom):
                 hits.append(f"{r}: no {c['missing']!r}")
         return bool(hits), "; ".join(hits)
@@ -518,8 +567,8 @@ def check(case: dict, ctx: dict, c: dict) -> tuple[bool, str]:
         out = (ctx["rundir"] / "out.txt").read_text(errors="replace")
         task_txt = (ctx["rundir"] / "status-task.txt").read_text(errors="replace") if (ctx["rundir"] / "status-task.txt").exists() else ""
         status_n = ((ctx["task"] or {}).get("violations") or {}).get("count")
-        m1 = re.findall(r"with (\d+) refused action", out)
-        m2 = re.findall(r"refused actions \((\d+)\)", task_txt)
+        m1 = re.findall(r"with (\d+)\s+refused\s+action", out)
+        m2 = re.findall(r"refused\s+actions\s+\((\d+)\)", task_txt)
         bad = []
         if n == 0:
             return False, "no violation events"
@@ -819,7 +868,7 @@ def run_case(case_dir: Path, workdir: Path, graphlemon: str) -> dict:
     told = {
         "violation_events": violations,
         "status_json_count": status_count,
-        "closing_lines_say": bool(re.search(r"with \d+ refused action", "\n".join(closing))),
+        "closing_lines_say": bool(re.search(r"with \d+\s+refused\s+action", "\n".join(closing))),
         "status_task_lists": (rundir / "status-task.txt").exists()
         and "refused" in (rundir / "status-task.txt").read_text(errors="replace"),
     }
