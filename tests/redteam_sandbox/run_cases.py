@@ -13,6 +13,8 @@ disabled; it never runs `git status` or anything else in a folder an agent wrote
     .venv/bin/python tests/redteam_sandbox/run_cases.py                 # every case, as root
     .venv/bin/python tests/redteam_sandbox/run_cases.py --only c05,c21  # some
     .venv/bin/python tests/redteam_sandbox/run_cases.py --jobs 2 --workdir /tmp/sbxred-runs
+    # another GraphLemon checkout (an engineer's fix branch), cases and runner from this one:
+    /work/wt/sbxred/.venv/bin/python /work/wt/sbxred/tests/redteam_sandbox/run_cases.py --checkout /work/wt/FIX --only c21
 
 Results: one line per case (held / GOT OUT / armed / inconclusive), details in <workdir>/<case>/result.json.
 """
@@ -86,9 +88,12 @@ def plant_home(home: Path, nonce: str) -> None:
     write(home / ".cargo/bin/cargo-hello", "#!/bin/sh\necho hello\n", 0o755)
 
 
+VENV_BIN = str(Path(sys.executable).parent)  # set by main() to the bin folder of the graphlemon under test
+
+
 def base_env(rundir: Path, home: Path, nonce: str) -> dict[str, str]:
     c = lambda k: canary(k, nonce)  # noqa: E731
-    venv_bin = str(Path(sys.executable).parent)
+    venv_bin = VENV_BIN
     return {
         "PATH": f"{venv_bin}:/usr/local/bin:/usr/bin:/bin:{home}/.local/bin:{home}/.cargo/bin",
         "HOME": str(home),
@@ -644,6 +649,21 @@ def leftover_processes(rundir: Path) -> list[str]:
 
 
 def run_case(case_dir: Path, workdir: Path, graphlemon: str) -> dict:
+    """One case, holding a machine-wide lock on its id: the payloads name fixed 127.0.0.1 ports (41000 + 10 * N),
+    so two runners (two engineers' checkouts) must not run the same case at once; the second one waits."""
+    import fcntl
+
+    cid = yaml.safe_load((case_dir / "case.yaml").read_text())["id"]
+    lock = open(f"/tmp/sbxred-case-{cid}.lock", "w")  # noqa: SIM115 - held for the whole case
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _run_case(case_dir, workdir, graphlemon)
+    finally:
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        lock.close()
+
+
+def _run_case(case_dir: Path, workdir: Path, graphlemon: str) -> dict:
     case = yaml.safe_load((case_dir / "case.yaml").read_text())
     cid = case["id"]
     num = int(re.sub(r"\D", "", cid))
@@ -902,11 +922,27 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", default=str(CASES), help="the folder of case folders")
     ap.add_argument("--only", default="", help="comma-separated case ids (c01,c02) or folder-name prefixes")
-    ap.add_argument("--workdir", default="/work/redteam/sbx/runs")
-    ap.add_argument("--graphlemon", default=str(REPO_ROOT / ".venv/bin/graphlemon"))
+    ap.add_argument("--checkout", default=os.environ.get("SBXRED_CHECKOUT", str(REPO_ROOT)),
+                    help="the GraphLemon checkout under test (its .venv/bin/graphlemon is run); "
+                         "env SBXRED_CHECKOUT; default: the checkout holding this script")
+    ap.add_argument("--graphlemon", default=os.environ.get("SBXRED_GRAPHLEMON", ""),
+                    help="the graphlemon executable (env SBXRED_GRAPHLEMON); default <checkout>/.venv/bin/graphlemon")
+    ap.add_argument("--workdir", default=os.environ.get("SBXRED_WORKDIR", ""),
+                    help="where each case's run folder goes (env SBXRED_WORKDIR); default /work/redteam/sbx/runs "
+                         "for this checkout, /tmp/sbxred-runs-<checkout name> for another one")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
     a = ap.parse_args()
+    global VENV_BIN
+    checkout = Path(a.checkout).resolve()
+    graphlemon = a.graphlemon or str(checkout / ".venv/bin/graphlemon")
+    if not os.access(graphlemon, os.X_OK):
+        print(f"error: {graphlemon} is not an executable (give --checkout or --graphlemon)", file=sys.stderr)
+        return 2
+    VENV_BIN = str(Path(graphlemon).parent)  # first on the sandboxed runs' PATH, as the person's venv would be
+    if not a.workdir:
+        a.workdir = "/work/redteam/sbx/runs" if checkout == REPO_ROOT else f"/tmp/sbxred-runs-{checkout.name}"
+    print(f"testing {graphlemon} (checkout {checkout}); run folders in {a.workdir}", file=sys.stderr)
     if os.geteuid() != 0:
         print("note: run as root to test what CI runs (the cases were written for root)", file=sys.stderr)
     dirs = sorted(d for d in Path(a.cases).iterdir() if (d / "case.yaml").exists())
@@ -917,7 +953,7 @@ def main() -> int:
     workdir.mkdir(parents=True, exist_ok=True)
     results = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
-        futs = {pool.submit(run_case, d, workdir, a.graphlemon): d for d in dirs}
+        futs = {pool.submit(run_case, d, workdir, graphlemon): d for d in dirs}
         for f in concurrent.futures.as_completed(futs):
             d = futs[f]
             try:
