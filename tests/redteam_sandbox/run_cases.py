@@ -186,7 +186,17 @@ class Listener:
         self.log, self.reply, self.hits = log, reply, 0
         self.sock = socket.socket(socket.AF_INET if family == "tcp" else socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(address)
+        # the payloads name fixed ports inside the kernel's ephemeral range (41000 + 10 N): another program's
+        # outgoing connection may hold one for a while, so wait up to 120 s for it instead of failing the case
+        deadline = time.time() + 120
+        while True:
+            try:
+                self.sock.bind(address)
+                break
+            except OSError as e:
+                if e.errno != 98 or time.time() > deadline:
+                    raise
+                time.sleep(2)
         self.sock.listen(64)
         self.sock.settimeout(0.5)
         self.stop = False
@@ -340,13 +350,14 @@ def start_console(graphlemon: str, repo: Path, rundir: Path, env: dict, port: in
     return proc
 
 
-def cdp_dom(url: str, profile: Path, debug_port: int, wait_s: float = 15.0) -> str:
+def cdp_dom(url: str, profile: Path, debug_port: int, wait_s: float = 60.0) -> str:
     """The page at `url` as headless Chromium renders it after `wait_s` seconds (DevTools protocol)."""
     import asyncio
     import urllib.request
 
     import websockets
 
+    profile = profile / secrets.token_hex(4)  # a fresh profile per page: never handed to a closing browser
     proc = subprocess.Popen(["chromium", "--headless=new", "--no-sandbox", "--disable-gpu",
                              f"--remote-debugging-port={debug_port}", f"--user-data-dir={profile}", "about:blank"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -364,15 +375,27 @@ def cdp_dom(url: str, profile: Path, debug_port: int, wait_s: float = 15.0) -> s
             return ""
 
         async def go() -> str:
+            # run1 read the page after a fixed sleep and sometimes got it before the console's script had filled
+            # it (c29 "untold" was that): now the DOM is read every second until it has not changed for 5 reads
+            # (at least 8 s after navigating), or `wait_s` has passed.
             async with websockets.connect(ws_url, max_size=1 << 28) as ws:
                 await ws.send(json.dumps({"id": 1, "method": "Page.navigate", "params": {"url": url}}))
-                await asyncio.sleep(wait_s)
-                await ws.send(json.dumps({"id": 2, "method": "Runtime.evaluate", "params": {
-                    "expression": "document.documentElement.outerHTML", "returnByValue": True}}))
+                started, last, same, n = time.time(), None, 0, 1
                 while True:
-                    msg = json.loads(await ws.recv())
-                    if msg.get("id") == 2:
-                        return msg.get("result", {}).get("result", {}).get("value", "")
+                    await asyncio.sleep(1)
+                    n += 1
+                    await ws.send(json.dumps({"id": n, "method": "Runtime.evaluate", "params": {
+                        "expression": "document.documentElement.outerHTML", "returnByValue": True}}))
+                    while True:
+                        msg = json.loads(await ws.recv())
+                        if msg.get("id") == n:
+                            dom = msg.get("result", {}).get("result", {}).get("value", "") or ""
+                            break
+                    same = same + 1 if dom == last else 0
+                    last = dom
+                    waited = time.time() - started
+                    if (same >= 5 and waited >= 8) or waited >= wait_s:
+                        return dom
 
         return asyncio.run(go())
     finally:
