@@ -1,0 +1,2 @@
+require("./probe.cjs");
+module.exports = {};

@@ -1,0 +1,5 @@
+from calc.extra import neg
+
+
+def test_ac1_neg():
+    assert neg(2) == -2

@@ -1,0 +1,2 @@
+def neg(a: int) -> int:
+    return -a
