@@ -295,8 +295,8 @@ class _PrefectLines(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if not record.name.startswith("prefect") or getattr(record, "graphlemon_say", False):
             return True
-        if record.getMessage().startswith("Finished in state"):  # a failed stage's state: its timeline line says it
-            return False
+        if record.getMessage().startswith(("Finished in state", "Task run failed with state:")):
+            return False  # a stage's own red state (a red test run, a blocked unit): its timeline line says it
         return record.levelno >= logging.WARNING
 
 

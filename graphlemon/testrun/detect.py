@@ -144,7 +144,8 @@ def detect_framework(project_dir: Path, framework: FrameworkName | None = None) 
     raise GraphLemonError(
         ErrorCode.UNKNOWN_FRAMEWORK,
         f"no test framework detected in {project_dir} (looked for package.json, pytest config, go.mod, "
-        "Cargo.toml, test/ or *.test.js); pass --framework",
+        "Cargo.toml, test/ or *.test.js): `graphlemon test` and `tester run` take --framework; in a DevLoop the "
+        "project's own files decide, so the unit's tests or the project's test config must be there",
         project=str(project_dir),
     )
 

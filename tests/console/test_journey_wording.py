@@ -330,6 +330,7 @@ def test_the_run_output_keeps_prefects_own_lines_off_the_terminal():
 
     assert not shown("prefect.task_runs", logging.INFO, "Finished in state Completed()")
     assert not shown("prefect.task_runs", logging.ERROR, "Finished in state Red('1 of 11 failed')")
+    assert not shown("prefect.task_runs", logging.ERROR, "Task run failed with state: Red(message='1 of 11 failed')")
     assert not shown("prefect.flow_runs", logging.INFO, "unit_tested [board] 9/9 passed")  # the Follower prints it
     assert shown("prefect.flow_runs", logging.INFO, "task T waits for a goal slot", graphlemon_say=True)
     assert shown("prefect.task_runs", logging.ERROR, "Task run failed with exception: KeyError")
