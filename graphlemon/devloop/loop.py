@@ -18,6 +18,7 @@ was running, or abandoned; a lease taken over ends it at once, writing nothing (
 from __future__ import annotations
 
 import logging
+import textwrap
 from typing import TYPE_CHECKING
 
 from ..errors import ClassifierBlocked, ErrorCode, GraphLemonError, invalid_param
@@ -264,7 +265,10 @@ def block(session: LoopSession, reason: BlockedReason, note: str) -> Task:
                 session.task_id, "blocked_pending_human", blocked_reason=reason, note=note[:2000]
             )
         write_evidence_pack(session, reason, note)
-        session.timeline("escalated", f"blocked_pending_human ({reason}): {note[:200]}")
+        # whole words (a command in the note is never cut in the middle); the whole note is in the evidence pack
+        session.timeline(
+            "escalated", f"blocked_pending_human ({reason}): {textwrap.shorten(note, 400, placeholder=' …')}"
+        )
     except GraphLemonError as exc:
         if exc.code != ErrorCode.LEDGER_WRITE_FAILED:
             raise
