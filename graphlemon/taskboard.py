@@ -190,4 +190,5 @@ class TaskBoard:
                 task_id=task_id,
                 status=task.status,
             )
-        return self.transition(task_id, task.resume_status or "queued", note=note, by=by)
+        # the block's note is over: the task's note is now the person's (none: cleared)
+        return self.transition(task_id, task.resume_status or "queued", note=note or "", by=by)
