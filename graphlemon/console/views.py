@@ -17,6 +17,7 @@ from ..models import (
     ArtifactRecord,
     BudgetConfig,
     EscalationRecord,
+    LeaseEvent,
     NodeEvent,
     RunRecord,
     TaskEvent,
@@ -78,6 +79,22 @@ def project_spend(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "tasks": len(rows)}  # fmt: skip
 
 
+def flow_runs(records: Records, task_id: str) -> list[dict]:
+    """Every Prefect flow run that ran the task, oldest first: the one that created it (its task events) and each one
+    that took its lease (a resume's, a deployment run's)."""
+    found: dict[str, str] = {}
+    for e in records.get("task", []):
+        if isinstance(e, TaskEvent) and e.task_id == task_id and e.flow_run_id:
+            found.setdefault(e.flow_run_id, e.ts.isoformat())
+    for e in records.get("lease", []):
+        if isinstance(e, LeaseEvent) and e.task_id == task_id and e.flow_run_id and e.event in RAN_IT:
+            found.setdefault(e.flow_run_id, e.ts.isoformat())
+    return [{"flow_run_id": run, "ts": ts} for run, ts in sorted(found.items(), key=lambda item: item[1])]
+
+
+RAN_IT = ("taken", "taken_over", "adopted")  # the lease events of a holder that runs the task
+
+
 def task_detail(records: Records, task_id: str, nodes: list[dict] | None = None) -> dict[str, Any] | None:
     """Everything the task page shows; None if the task is not in the records. `nodes`: the task's node
     executions already folded (the feed keeps them), else they are folded here."""
@@ -132,8 +149,7 @@ def task_detail(records: Records, task_id: str, nodes: list[dict] | None = None)
         ],
         "escalation": _escalation_view(escalations[-1]) if escalations else None,
         "times": task_times(task),
-        "flow_runs": [{"flow_run_id": e.flow_run_id, "ts": e.ts.isoformat()} for e in records.get("task", [])
-                      if isinstance(e, TaskEvent) and e.task_id == task_id and e.flow_run_id],  # fmt: skip
+        "flow_runs": flow_runs(records, task_id),
         "violations": refused_view(violations.fold(records.get("node", []), task_id)),
     }
 

@@ -220,3 +220,24 @@ def test_manual_resume_of_a_task_prefect_ran_hands_the_note_to_graphlemon_resume
         board.transition(done, st, flow_run_id="0d5e1c8e-0000-4000-8000-000000000002")
     refused = post(client, f"/api/projects/{handle.project_id}/tasks/{done}/resume", {})
     assert refused.status_code == 409 and refused.json()["error"]["code"] == "INVALID_TRANSITION"
+
+
+def test_a_task_links_every_prefect_flow_run_that_ran_it():
+    """The flow run that created the task and each one that took its lease later (a resume, a deployment run), once
+    each, oldest first; a console's short hold and a refused starter are no flow run of it."""
+    from datetime import timedelta
+
+    from graphlemon.console.views import flow_runs
+    from graphlemon.models import LeaseEvent, TaskEvent, utcnow
+
+    t0 = utcnow()
+    records = {
+        "task": [TaskEvent(task_id="t1", status="queued", flow_run_id="run-a", ts=t0),
+                 TaskEvent(task_id="t1", status="planning", flow_run_id="run-a", ts=t0 + timedelta(seconds=1)),
+                 TaskEvent(task_id="t2", status="queued", flow_run_id="run-x", ts=t0)],
+        "lease": [LeaseEvent(task_id="t1", lease_id="l1", event="taken", flow_run_id="run-a", ts=t0),
+                  LeaseEvent(task_id="t1", lease_id="l2", event="refused", flow_run_id="run-c", ts=t0 + timedelta(seconds=5)),
+                  LeaseEvent(task_id="t1", lease_id="l3", event="adopted", flow_run_id="run-b", ts=t0 + timedelta(seconds=9)),
+                  LeaseEvent(task_id="t1", lease_id="l4", event="taken", holder="console: run it now", ts=t0)],
+    }  # fmt: skip
+    assert [r["flow_run_id"] for r in flow_runs(records, "t1")] == ["run-a", "run-b"]
