@@ -547,7 +547,9 @@ function gantt(pid, d) {
   const nodes = (d.nodes || []).filter((n) => n.started_at).sort((a, b) => String(a.started_at).localeCompare(String(b.started_at)));
   if (!nodes.length) return h("p", { class: "muted", id: "gantt" }, "No node has run yet.");
   const t0 = new Date(d.times && d.times.started ? d.times.started : nodes[0].started_at).getTime();
-  const endOf = (n) => new Date(n.ended_at || (LIVE_NODE.has(n.status) ? new Date().toISOString() : n.updated_at)).getTime();
+  // a node still marked live on a task that has stopped (blocked, paused, ended) stopped with the task, not now
+  const stopped = d.times && d.times.ended ? d.times.ended : null;
+  const endOf = (n) => new Date(n.ended_at || (LIVE_NODE.has(n.status) ? stopped || new Date().toISOString() : n.updated_at)).getTime();
   const t1 = Math.max(...nodes.map(endOf), d.times && d.times.ended ? new Date(d.times.ended).getTime() : 0, t0 + 1000);
   const W = 640, LABEL = 230, ROW = 16, span = t1 - t0;
   const svg = s("svg", { class: "gantt", id: "gantt", width: LABEL + W + 90, height: nodes.length * ROW + 24 });
@@ -556,7 +558,7 @@ function gantt(pid, d) {
     const x = LABEL + ((a - t0) / span) * W, w = Math.max(2, ((b - a) / span) * W), y = i * ROW + 4;
     const label = `${n.stage}${n.unit_id ? ` · ${n.unit_id}` : ""} · r${n.loop_round}`;
     const g = s("g", { class: "bar", "data-node-id": n.node_exec_id, "data-status": n.shown || n.status },
-      s("title", {}, `${label}: ${fmtDateTime(n.started_at)} → ${n.ended_at ? fmtDateTime(n.ended_at) : "going on"} (${fmtDuration((b - a) / 1000)})`),
+      s("title", {}, `${label}: ${fmtDateTime(n.started_at)} → ${n.ended_at ? fmtDateTime(n.ended_at) : stopped && LIVE_NODE.has(n.status) ? `${fmtDateTime(stopped)} (stopped with the task)` : "going on"} (${fmtDuration((b - a) / 1000)})`),
       s("text", { x: 4, y: y + 11 }, label), s("rect", { x, y, width: w, height: ROW - 4, rx: 2 }),
       s("text", { x: x + w + 4, y: y + 11, class: "dur" }, fmtDuration((b - a) / 1000)));
     g.addEventListener("click", () => { location.hash = `#/p/${encodeURIComponent(pid)}/logs/${encodeURIComponent(n.node_exec_id)}`; });
