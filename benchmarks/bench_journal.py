@@ -252,6 +252,7 @@ def kills(tmp: Path, console: Console, rng: random.Random, base: dict) -> None:
 
 def stops(tmp: Path, rng: random.Random, base: dict) -> None:
     from graphlemon.devloop.stopping import stop_task
+    from graphlemon.errors import ErrorCode, GraphLemonError
     from graphlemon.project import open_project
 
     base_tokens = base["tokens"]
@@ -264,7 +265,11 @@ def stops(tmp: Path, rng: random.Random, base: dict) -> None:
         task_id = task_of(repo)
         outcome = "ended before the stop"
         if task_id is not None and proc.poll() is None:
-            outcome = stop_task(open_project(repo), task_id, by="a person (bench)").outcome
+            try:
+                outcome = stop_task(open_project(repo), task_id, by="a person (bench)").outcome
+            except GraphLemonError as exc:  # the task ended while its process was exiting: nothing to stop
+                if exc.code != ErrorCode.INVALID_TRANSITION:
+                    raise
         proc.wait()
         task_id = task_of(repo)
         stopped = status_of(repo) == "blocked_pending_human"
