@@ -107,17 +107,26 @@ def roots(git_dir: Path | None, common: Path | None) -> tuple[str, ...]:
 
 def keys(git_dir: Path | None, common: Path | None, env: dict[str, str]) -> tuple[str, ...]:
     """Every key set in the repository's config files and everything they include, cached while unchanged."""
+    return _listing(git_dir, common, env).keys
+
+
+def files(git_dir: Path | None, common: Path | None, env: dict[str, str]) -> tuple[str, ...]:
+    """Every file of the repository's config include graph (whether it exists or not), cached while unchanged."""
+    return tuple(f.path for f in _listing(git_dir, common, env).files)
+
+
+def _listing(git_dir: Path | None, common: Path | None, env: dict[str, str]) -> Listing:
     top = roots(git_dir, common)
     if not top:
-        return ()
+        return Listing((), ())
     with _lock:
         cached = _cache.get(top)
     if cached is not None and all(_stamp(f.path) == f.stamp for f in cached.files):
-        return cached.keys
+        return cached
     listing = _read_graph(top, env)
     with _lock:
         _cache[top] = listing
-    return listing.keys
+    return listing
 
 
 def _read_graph(top: tuple[str, ...], env: dict[str, str]) -> Listing:

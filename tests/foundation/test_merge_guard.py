@@ -1,0 +1,90 @@
+"""What the loop merges into the person's branch (merge_guard.py, `Worktrees.merge_into`; sbxred c39, c20, c17):
+never over a file of the person's that git does not track, never a configuration that runs code on open or a file
+the person's git config includes. Real git, real worktrees; nothing planted here is ever run."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from graphlemon import merge_guard
+from graphlemon.worktrees import Worktrees
+
+
+def _git(cwd, *args):
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "main")
+    (root / "README.md").write_text("# r\n")
+    (root / ".gitignore").write_text(".env\ndata/\n.graphlemon/\n")
+    (root / ".gitconfig-shared").write_text("[core]\n\tautocrlf = false\n")
+    _git(root, "add", "-A")
+    _git(root, "-c", "user.name=P", "-c", "user.email=p@x", "commit", "-qm", "init")
+    _git(root, "config", "include.path", "../.gitconfig-shared")
+    (root / ".env").write_text("DB_PASSWORD=person\n")
+    (root / "data").mkdir()
+    (root / "data" / "local.db").write_text("person's db\n")
+    return root
+
+
+def _integrate(root: Path, files: dict[str, str]) -> Worktrees:
+    """A task whose integration branch holds `files` (what an agent's units committed)."""
+    trees = Worktrees(root, "task-merge", root / ".graphlemon")
+    wt = trees.integration()
+    for rel, text in files.items():
+        (wt.path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (wt.path / rel).write_text(text)
+    _git(wt.path, "add", "-f", "-A")
+    _git(wt.path, "-c", "user.name=A", "-c", "user.email=a@x", "commit", "-qm", "agent's work")
+    return trees
+
+
+def test_a_merge_that_would_replace_the_person_s_ignored_files_is_held_and_replaces_nothing(repo):
+    before = _git(repo, "rev-parse", "HEAD")
+    trees = _integrate(repo, {".gitignore": "build/\n", ".env": "DB_PASSWORD=agent\n", "data/local.db": "agent\n",
+                              "calc.py": "x = 1\n"})  # fmt: skip
+    result = trees.merge_into(repo)
+    assert result.commit is None and result.held is not None and result.held.kind == "in_the_way"
+    assert result.held.paths == (".env", "data/local.db")
+    assert "replace files of yours that git does not track (.env, data/local.db)" in result.held.says()
+    assert (repo / ".env").read_text() == "DB_PASSWORD=person\n" and (
+        repo / "data/local.db"
+    ).read_text() == "person's db\n"
+    assert _git(repo, "rev-parse", "HEAD") == before and not (repo / "calc.py").exists()
+
+
+@pytest.mark.parametrize(
+    "path",
+    [".claude/settings.json", ".mcp.json", "CLAUDE.md", "pkg/CLAUDE.md", ".envrc", "sub/.envrc", ".vscode/tasks.json",
+     ".lfsconfig", ".pre-commit-config.yaml", ".devcontainer/devcontainer.json", ".gitconfig-shared", ".npmrc"],
+)  # fmt: skip
+def test_a_change_to_a_configuration_that_runs_code_on_open_holds_the_merge(repo, path):
+    before = _git(repo, "rev-parse", "HEAD")
+    trees = _integrate(repo, {path: "[core]\n\tfsmonitor = true\n", "calc.py": "x = 1\n"})
+    result = trees.merge_into(repo)
+    assert result.commit is None and result.held is not None and result.held.kind == "runs_on_open"
+    assert result.held.paths == (path,)
+    assert _git(repo, "rev-parse", "HEAD") == before
+    assert _git(repo, "config", "--get", "core.autocrlf") == "false"  # the included file is the person's still
+
+
+def test_plain_work_merges(repo):
+    trees = _integrate(repo, {"calc.py": "x = 1\n", "docs/guide.md": "# g\n"})
+    result = trees.merge_into(repo)
+    assert result.commit is not None and result.held is None
+    assert (repo / "calc.py").read_text() == "x = 1\n" and (repo / ".env").read_text() == "DB_PASSWORD=person\n"
+
+
+def test_in_the_way_sees_a_file_or_link_where_a_folder_must_be_and_follows_no_link(tmp_path):
+    (tmp_path / "build").write_text("a file of the person's\n")
+    (tmp_path / "out").symlink_to("/etc")
+    (tmp_path / "src").mkdir()
+    added = ["build/x.o", "out/passwd", "src/new.py", "fresh/a.txt"]
+    assert merge_guard.in_the_way(tmp_path, added) == ["build/x.o", "out/passwd"]
