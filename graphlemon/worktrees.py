@@ -28,7 +28,7 @@ from git import Repo
 from . import beneath, git_config, gitrun, merge_guard
 from .errors import ErrorCode, GraphLemonError, invalid_param
 from .merge_guard import MergeHold
-from .staged_links import CACHE_DIRS, Refusal, drop_refused
+from .staged_links import CACHE_DIRS, Refusal, drop_oversize, drop_refused
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "GraphLemon",
@@ -170,10 +170,13 @@ class Worktrees:
         self._run(self.repo_root, "worktree", "prune")
 
     # -- changes -------------------------------------------------------------------------------
-    def commit_all(self, wt: Worktree, message: str) -> str | None:
-        """Commit everything in the worktree; returns the new commit, or None if nothing changed. A step replayed
-        after a kill that followed its commit finds nothing to commit and gets that commit back (HEAD's message is
-        `message`: messages name the unit and attempt, so they are unique per step)."""
+    def commit_all(self, wt: Worktree, message: str, *, max_bytes: int | None = None) -> str | None:
+        """Commit everything in the worktree (at most `max_bytes` of changed files: `drop_oversize`); returns the new
+        commit, or None if nothing changed. A step replayed after a kill that followed its commit finds nothing to
+        commit and gets that commit back (HEAD's message is `message`: messages name the unit and attempt, so they
+        are unique per step)."""
+        if max_bytes is not None:
+            self.refused += drop_oversize(wt.path, max_bytes)  # a sparse file counts by its size, not its blocks
         self._run(wt.path, "add", "-A")
         self.refused += drop_refused(wt.path)  # never a gitlink, .gitmodules, .git entry or outward symlink
         if gitrun.git(wt.path, "diff", "--cached", "--quiet", "--ignore-submodules=none", check=False,

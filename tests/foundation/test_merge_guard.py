@@ -88,3 +88,26 @@ def test_in_the_way_sees_a_file_or_link_where_a_folder_must_be_and_follows_no_li
     (tmp_path / "src").mkdir()
     added = ["build/x.o", "out/passwd", "src/new.py", "fresh/a.txt"]
     assert merge_guard.in_the_way(tmp_path, added) == ["build/x.o", "out/passwd"]
+
+
+def test_a_commit_takes_in_at_most_the_work_tree_quota_counting_sparse_files_by_their_size(repo):
+    """sbxred c10: two 200 MB sparse files (no disk blocks) are taken out of the commit, largest first, until what
+    is left fits the quota; the rest is committed and each one taken out is a refusal."""
+    trees = Worktrees(repo, "task-quota", repo / ".graphlemon")
+    wt = trees.unit("u1")
+    for name in ("a.bin", "b.bin"):
+        with open(wt.path / name, "wb") as fh:
+            fh.truncate(200 << 20)
+    (wt.path / "README.md").write_text("# r, changed\n" + "x" * (2 << 20))
+    (wt.path / "small.py").write_text("x = 1\n")
+    commit = trees.commit_all(wt, "work", max_bytes=64 << 20)
+    assert commit is not None
+    files = _git(wt.path, "ls-tree", "-r", "--name-only", commit).split("\n")
+    assert "small.py" in files and "README.md" in files and "a.bin" not in files and "b.bin" not in files
+    assert sorted(r.path for r in trees.refused) == ["a.bin", "b.bin"]
+    assert all("past the work-tree quota (worktree_mb 64)" in r.why for r in trees.refused)
+    assert not (wt.path / "a.bin").exists() and not (wt.path / "b.bin").exists()
+    trees.refused.clear()
+    (wt.path / "README.md").write_text("y" * (80 << 20))  # a tracked file changed past the quota: put back
+    assert trees.commit_all(wt, "more", max_bytes=64 << 20) is None
+    assert [r.path for r in trees.refused] == ["README.md"] and (wt.path / "README.md").stat().st_size < (3 << 20)
