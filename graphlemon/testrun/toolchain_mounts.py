@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -78,7 +79,7 @@ def credentials_in(folders: Iterable[Path]) -> list[Path]:
 def _cached(home: str, path: str, home_vars: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     home_dir = Path(home)
     entries = [Path(p) for p in path.split(os.pathsep) if p]
-    wanted: list[Path] = []
+    wanted: list[Part] = []
     for p in entries:  # a folder of programs: itself
         wanted += _needs(Path(os.path.realpath(p)), home_dir, None) if p.is_absolute() else []
     prefixes = [Path(sys.prefix), Path(sys.base_prefix), Path(os.path.realpath(sys.executable)).parents[1]]
@@ -91,23 +92,35 @@ def _cached(home: str, path: str, home_vars: tuple[str, ...]) -> tuple[tuple[str
         if value and Path(value).is_absolute():
             layout = HOME_VAR_LAYOUTS.get(name)
             wanted += _needs(Path(os.path.realpath(value)), home_dir, layout, prefix=layout is None)
-    kept = sorted({p for p in wanted if os.path.lexists(p) and not covered_by_usr(p)})
+    covers = {p.path: p.covers for p in wanted}
+    kept = sorted({p.path for p in wanted if os.path.lexists(p.path) and not covered_by_usr(p.path)})
     shown = [p for p in kept if not any(q in p.parents for q in kept)]  # one mount per tree
     holes = [p for p in _holes(home_dir, home_vars) if any(q in p.parents for q in shown)]
-    covered = [*holes, *(c for p in shown for c in _credentials_in(p))]
-    return tuple(str(p) for p in shown), tuple(str(p) for p in dict.fromkeys(covered))
+    extras = [e for p in shown for e in covers.get(p, ())]
+    covered = list(dict.fromkeys([*holes, *extras, *(c for p in shown for c in _credentials_in(p))]))
+    covered = [c for c in covered if not any(q in c.parents for q in covered)]  # one cover per tree
+    return tuple(str(p) for p in shown), tuple(str(p) for p in covered)
+
+
+@dataclass(frozen=True)
+class Part:
+    """A folder or file to show, and what in it is covered: for an install prefix under the home, its entries
+    beside its install parts (one mount for the prefix and one per such entry, not one per part)."""
+
+    path: Path
+    covers: tuple[Path, ...] = ()
 
 
 def allowed_parts(path: Path, home: Path) -> list[Path]:
     """What may be shown of `path` (a program's folder): itself, a known toolchain home's allowed parts, or nothing
     (the home, a secret store)."""
-    return _needs(path, home, None)
+    return [p.path for p in _needs(path, home, None)]
 
 
-def _needs(path: Path, home: Path, layout: str | None, *, prefix: bool = False) -> list[Path]:
+def _needs(path: Path, home: Path, layout: str | None, *, prefix: bool = False) -> list[Part]:
     """What to show for `path`: the allowed parts of a toolchain home (named by `layout`, or a known one `path` is
-    in), an install prefix's parts under the home (`prefix`), the path itself elsewhere; nothing for the home, a
-    secret store or anything in one."""
+    in), an install prefix under the home (`prefix`: shown as its install parts), the path itself elsewhere; nothing
+    for the home, a secret store or anything in one."""
     if not path.is_absolute() or not os.path.lexists(path):
         return []
     if layout is not None:
@@ -115,33 +128,46 @@ def _needs(path: Path, home: Path, layout: str | None, *, prefix: bool = False) 
     if path == home or path in home.parents:
         return []  # the home itself (or a folder holding it): never shown whole
     if not _under(path, home):
-        return [path]  # an install prefix outside the home
+        return [Part(path)]  # an install prefix outside the home
     parts = path.relative_to(home).parts
     if parts[0] in SECRET_STORES and not _allowed_in_store(parts):
         return []
     if parts[0] in LAYOUTS:
         return _layout_parts(home / parts[0], LAYOUTS[parts[0]])
-    return _layout_parts(path, ("./",)) if prefix else [path]
+    return [Part(path, tuple(_beside_install_parts(path)) if prefix else ())]
 
 
-def _layout_parts(root: Path, layout: tuple[str, ...]) -> list[Path]:
-    """`layout`'s parts under `root`: a `*` is every real folder there, a part ending in `/` a prefix's parts."""
-    out: list[Path] = []
+def _layout_parts(root: Path, layout: tuple[str, ...]) -> list[Part]:
+    """`layout`'s parts under `root`. A part with `*` (every folder there) ending in `/` names install prefixes:
+    the folder before the first `*` is shown whole (one mount), and covered in it is every entry of a `*` level
+    that is not a folder and, in each prefix, every entry beside its install parts."""
+    out: list[Part] = []
     for part in layout:
-        is_prefix = part.endswith("/")
-        bases = _expand(root, [p for p in part.rstrip("/").split("/") if p not in ("", ".")])
-        out += [b / name for b in bases for name in PREFIX_PARTS] if is_prefix else bases
+        steps = [p for p in part.rstrip("/").split("/") if p not in ("", ".")]
+        if "*" not in steps:
+            out.append(Part(root.joinpath(*steps)))
+            continue
+        star = steps.index("*")
+        base = root.joinpath(*steps[:star])
+        covers: list[Path] = []
+        level = [base]
+        for step in steps[star:]:
+            if step != "*":
+                level = [p / step for p in level]
+                continue
+            found = [e for p in level for e in _scan(p) if not e.is_symlink()]
+            covers += [Path(e.path) for e in found if not e.is_dir(follow_symlinks=False)]
+            level = [Path(e.path) for e in found if e.is_dir(follow_symlinks=False)]
+        if part.endswith("/"):
+            covers += [c for prefix in level for c in _beside_install_parts(prefix)]
+        out.append(Part(base, tuple(covers)))
     return out
 
 
-def _expand(root: Path, steps: list[str]) -> list[Path]:
-    level = [root]
-    for step in steps:
-        if step != "*":
-            level = [p / step for p in level]
-            continue
-        level = [Path(e.path) for p in level for e in _scan(p) if e.is_dir(follow_symlinks=False)]
-    return level
+def _beside_install_parts(prefix: Path) -> list[Path]:
+    """The entries at the top of an install prefix that are not its install parts (`PREFIX_PARTS`): a `pip.conf`, an
+    `etc/`, a `secrets/`. A link there shows nothing of its own (its target is shown only if allowed): left alone."""
+    return [Path(e.path) for e in _scan(prefix) if e.name not in PREFIX_PARTS and not e.is_symlink()]
 
 
 def _scan(folder: Path) -> list[os.DirEntry]:
