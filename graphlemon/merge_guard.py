@@ -7,8 +7,9 @@ promises": leftovers):
   local database) when the merged branch adds a tracked file at its path; `in_the_way` names every path the merge
   would write where the person's tree holds an untracked or ignored entry (the path itself, or a file or link where
   the merge needs a folder). Any such path holds the whole merge: nothing of the person's is replaced.
-* **Never a configuration that runs code when the person opens the repository** (`runs_on_open`): Claude Code's and
-  other agents' project settings, hooks, MCP servers and memory files (`.claude/`, `.mcp.json`, `CLAUDE.md`, ...),
+* **Never a configuration that runs code when the person opens the repository** (`runs_on_open`), wherever it is in
+  the tree: Claude Code's and other agents' project settings, hooks, MCP servers and memory files (`.claude/`,
+  `.mcp.json`, `CLAUDE.md`, ...),
   editor tasks (`.vscode/`, `.idea/`), dev containers, direnv's `.envrc`, git LFS's `.lfsconfig`, pre-commit's and
   husky's hooks, package managers' project config that names programs (`.npmrc`, `.yarnrc.yml`, `.pnpmfile.cjs`),
   and any file the person's own git config includes (`include.path` into the work tree). A change to one holds the
@@ -23,7 +24,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-# a folder at the top of the repository whose files tools run or load on open
+# a folder whose files tools run or load on open: wherever it is in the tree (a person opens a subfolder as the
+# workspace, or starts Claude Code there)
 OPEN_RUN_FOLDERS = frozenset({
     ".claude", ".vscode", ".idea", ".devcontainer", ".husky", ".cursor", ".gemini", ".codex", ".continue",
     ".windsurf", ".zed", ".fleet", ".githooks",
@@ -60,7 +62,7 @@ def runs_on_open(changed: Iterable[str], included: Iterable[str] = ()) -> list[s
         parts = PurePosixPath(path).parts
         if not parts:
             continue
-        if parts[0] in OPEN_RUN_FOLDERS or parts[-1] in OPEN_RUN_NAMES or path in includes:
+        if OPEN_RUN_FOLDERS.intersection(parts[:-1]) or parts[-1] in OPEN_RUN_NAMES or path in includes:
             out.append(path)
     return sorted(set(out))
 

@@ -63,7 +63,8 @@ def test_a_merge_that_would_replace_the_person_s_ignored_files_is_held_and_repla
 @pytest.mark.parametrize(
     "path",
     [".claude/settings.json", ".mcp.json", "CLAUDE.md", "pkg/CLAUDE.md", ".envrc", "sub/.envrc", ".vscode/tasks.json",
-     ".lfsconfig", ".pre-commit-config.yaml", ".devcontainer/devcontainer.json", ".gitconfig-shared", ".npmrc"],
+     ".lfsconfig", ".pre-commit-config.yaml", ".devcontainer/devcontainer.json", ".gitconfig-shared", ".npmrc",
+     "web/.claude/settings.json", "web/.vscode/tasks.json"],
 )  # fmt: skip
 def test_a_change_to_a_configuration_that_runs_code_on_open_holds_the_merge(repo, path):
     before = _git(repo, "rev-parse", "HEAD")
