@@ -9,7 +9,8 @@
 * A filesystem built from what the run needs, never `/` with holes: `/usr` and the root's links into it, a copy of
   the named `/etc` entries every user may read (`etc_view`), the toolchains by allow-list (`toolchain_mounts.py`),
   GraphLemon's package, of the project's repository only its installed dependencies (`repository_tools`) and its
-  git dir, read-only (never the person's work tree: an ignored `.env` is not there), and the work tree writable
+  git dir, read-only, its config a copy without remotes' URLs or credential settings (`git_view.py`; never the
+  person's work tree: an ignored `.env` is not there), and the work tree writable
   except its `.git` pointer and git dirs (read-only). `/proc/sys` and `/dev` read-only, a
   sized private `/dev/shm`. No `/run`, `/var/run`, no host `/tmp`, no home (an empty private one), so no host
   socket is reachable by path; without network (always) the abstract socket namespace is a new one too.
@@ -53,6 +54,7 @@ from pydantic import ValidationError
 from ..errors import ErrorCode, GraphLemonError, invalid_param
 from ..models import SandboxSettings
 from . import cgroups, root_identity, syscall_filter
+from .git_view import scrubbed_config
 from .launcher import FILTER_FD, RESOURCE_LIMIT, launcher
 from .process import ProcessOutcome
 from .root_identity import RootIdentityError
@@ -364,7 +366,9 @@ def bwrap_args(
     mounts += [_Mount(p, "--ro-bind", _empty(p)) for p in credentials_in(conf.readable)]
     mounts += [_Mount(p, "--tmpfs") for p in conf.hidden if p.exists()]
     mounts += [_shown(p, "--bind") for p in _writable(conf, writable)]
-    mounts += [_shown(p, "--ro-bind") for p in _git_paths(Path(conf.workdir))]  # after the work tree: over it
+    git_paths = _git_paths(Path(conf.workdir))
+    mounts += [_shown(p, "--ro-bind") for p in git_paths]  # after the work tree: over it
+    mounts += [_Mount(c, "--ro-bind", scrubbed_config(c) or Path("/dev/null")) for c in _git_configs(git_paths)]
     egress = conf.egress if isinstance(conf, AgentProcessConfinement) else None
     if egress is not None:
         mounts.append(_Mount(Path(EGRESS_SOCKET), "--ro-bind", Path(egress)))
@@ -510,6 +514,13 @@ def _git_paths(workdir: Path) -> list[Path]:
                     named = Path(common.read_text(encoding="utf-8", errors="replace").strip())
                     out.append(Path(os.path.realpath(named if named.is_absolute() else admin / named)))
     return out
+
+
+def _git_configs(git_paths: list[Path]) -> list[Path]:
+    """The config files of the git dirs shown: each is shown as `git_view.scrubbed_config` (no remote URL, header
+    or credential setting of the person's), the real one never."""
+    return [Path(os.path.realpath(p)) / name for p in git_paths if p.is_dir() for name in ("config", "config.worktree")
+            if os.path.isfile(p / name)]  # fmt: skip
 
 
 def _unique(mounts: list[_Mount]) -> list[_Mount]:

@@ -63,6 +63,17 @@ pathlib.Path("seen.json").write_text(json.dumps(seen))
 """
 
 
+GIT_INSIDE = r"""
+import json, os, pathlib, subprocess
+seen = {}
+common = subprocess.run(["git", "rev-parse", "--git-common-dir"], capture_output=True, text=True).stdout.strip()
+seen["config"] = pathlib.Path(common, "config").read_text()
+seen["status"] = subprocess.run(["git", "status", "--porcelain"], capture_output=True, text=True).returncode
+seen["bare"] = subprocess.run(["git", "config", "core.bare"], capture_output=True, text=True).stdout.strip()
+pathlib.Path("seen.json").write_text(json.dumps(seen))
+"""
+
+
 @pytest.fixture
 def unit(project):
     wt = Worktrees(project.root, "task-reach", project.state_dir).unit("u1")
@@ -120,3 +131,24 @@ def test_claude_gets_a_cloud_provider_s_variables_only_when_that_provider_is_cho
     assert {"AWS_SESSION_TOKEN", "AWS_ACCESS_KEY_ID"} <= set(bedrock) and "GOOGLE_API_KEY" not in bedrock
     vertex = agent_process_env(base={**person, "CLAUDE_CODE_USE_VERTEX": "true"})
     assert {"GOOGLE_API_KEY", "CLOUD_ML_REGION"} <= set(vertex) and "AWS_SESSION_TOKEN" not in vertex
+
+
+@needs_bwrap
+@pytest.mark.system
+def test_git_inside_sees_the_repository_s_format_but_no_remote_url_or_credential_setting(unit):
+    """A neighbour of sbxred c21: the person's `.git/config` holds a token in a remote's URL and an HTTP header;
+    the sandbox's git works on a copy without them."""
+    project, wt = unit
+    config = project.root / ".git" / "config"
+    config.write_text(
+        config.read_text() + '[remote "origin"]\n\turl = https://me:ghp_reachcanary@example.com/r\n'
+        '[http]\n\textraHeader = Authorization: Bearer reachcanary2\n[user]\n\tname = "A \\"B\\""\n'
+    )
+    (wt.path / "tests" / "conftest.py").write_text(GIT_INSIDE)
+    result = run_tests(wt.path, ["tests"], framework="pytest", timeout=120,
+                       confinement=for_workdir(wt.path, project.state_dir))  # fmt: skip
+    assert result.confinement == "bwrap" and result.ok, result.output_tail
+    seen = json.loads((wt.path / "seen.json").read_text())
+    assert "reachcanary" not in seen["config"] and "remote" not in seen["config"]
+    assert seen["status"] == 0 and seen["bare"] == "false" and 'name = "A \\"B\\""' in seen["config"]
+    assert "ghp_reachcanary" in config.read_text()  # the person's own file is untouched
