@@ -167,6 +167,12 @@ def _include_target(including: str, value: str, env: dict[str, str]) -> str:
 
 def _entries(path: str, env: dict[str, str]) -> list[tuple[str, str]]:
     """(key, value) of one config file, its includes not followed (git parses it; nothing runs)."""
+    return [(key, value or "") for key, value in entries(path, env)]
+
+
+def entries(path: str, env: dict[str, str]) -> list[tuple[str, str | None]]:
+    """(key, value) of one config file as git parses it, its includes not followed (nothing runs); value None for a
+    key set without `=` (a boolean true). GIT_ERROR when git cannot read it."""
     proc = subprocess.run(
         ["git", "config", "--file", path, "--no-includes", "--list", "-z"],
         capture_output=True, timeout=60, env=env, cwd="/",
@@ -174,11 +180,11 @@ def _entries(path: str, env: dict[str, str]) -> list[tuple[str, str]]:
     if proc.returncode != 0:
         detail = proc.stderr.decode(errors="replace").strip()[:300]
         raise GraphLemonError(ErrorCode.GIT_ERROR, f"git cannot read the config file {path}: {detail}", path=path)
-    out = []
+    out: list[tuple[str, str | None]] = []
     for entry in proc.stdout.split(b"\0"):
         if entry:
-            key, _, value = entry.decode(errors="surrogateescape").partition("\n")
-            out.append((key, value))
+            key, newline, value = entry.decode(errors="surrogateescape").partition("\n")
+            out.append((key, value if newline else None))
     return out
 
 

@@ -15,10 +15,12 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
-import subprocess
 import tempfile
 import threading
 from pathlib import Path
+
+from .. import git_config
+from ..errors import GraphLemonError
 
 SHOWN_SECTIONS = frozenset({
     "core", "extensions", "index", "feature", "user", "author", "committer", "i18n", "status", "diff", "merge",
@@ -64,19 +66,11 @@ def _folder() -> Path:
 
 
 def _entries(config: Path) -> list[tuple[str, str | None]] | None:
-    """(key, value) of the file; value None for a key set without `=` (a boolean true)."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "GIT_CONFIG_NOSYSTEM": "1", "HOME": "/nonexistent"}
-    proc = subprocess.run(["git", "config", "--file", str(config), "--no-includes", "--list", "-z"],
-                          capture_output=True, timeout=60, env=env, cwd="/")  # fmt: skip
-    if proc.returncode != 0:
+    try:
+        return git_config.entries(str(config), env)
+    except GraphLemonError:
         return None
-    out: list[tuple[str, str | None]] = []
-    for raw in proc.stdout.split(b"\0"):
-        if raw:
-            text = raw.decode(errors="surrogateescape")
-            key, newline, value = text.partition("\n")
-            out.append((key, value if newline else None))
-    return out
 
 
 def render(entries: list[tuple[str, str | None]]) -> str:
