@@ -8,7 +8,7 @@ Nothing else of GraphLemon's environment reaches it: no token, no database URL, 
 its name. An agent's own confined process (Claude Code) gets the same allow-list plus the
 variables it reads (`AGENT_PROCESS_*`) and those of the cloud provider the person chose for it
 (`PROVIDER_PREFIXES`: `AWS_*` only with CLAUDE_CODE_USE_BEDROCK, `GOOGLE_*` / `VERTEX_*` / `CLOUD_ML_*` only
-with CLAUDE_CODE_USE_VERTEX): its key reaches it, and so its Bash, but no other secret of GraphLemon's
+with CLAUDE_CODE_USE_VERTEX, `OTEL_*` only with CLAUDE_CODE_ENABLE_TELEMETRY): its key reaches it, and so its Bash, but no other secret of GraphLemon's
 environment; its proxy variables name the egress proxy's bridge (`egress_env`), whatever the person's were. An unconfined run (the user's own `graphlemon test`) inherits the environment
 minus secret-named variables. Both: colours off, the caller's additions laid on top.
 """
@@ -32,12 +32,13 @@ AGENT_PROCESS_NAMES = (
     "SHELL", "USER", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
     "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR", "USE_BUILTIN_RIPGREP",
 )  # fmt: skip
-AGENT_PROCESS_PREFIXES = ("ANTHROPIC_", "CLAUDE_", "DISABLE_", "BASH_", "MCP_", "MAX_", "OTEL_")
+AGENT_PROCESS_PREFIXES = ("ANTHROPIC_", "CLAUDE_", "DISABLE_", "BASH_", "MCP_", "MAX_")
 # a cloud provider's variables (its keys among them) reach Claude Code only when the person chose that provider
 # (Claude Code's own switches): a person's AWS or Google login is no business of a turn that talks to the API
 PROVIDER_PREFIXES = {
     "CLAUDE_CODE_USE_BEDROCK": ("AWS_",),
     "CLAUDE_CODE_USE_VERTEX": ("VERTEX_", "CLOUD_ML_", "GOOGLE_"),
+    "CLAUDE_CODE_ENABLE_TELEMETRY": ("OTEL_",),  # an exporter's headers may carry a token
 }
 
 

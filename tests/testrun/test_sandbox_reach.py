@@ -125,12 +125,13 @@ def test_claude_gets_a_cloud_provider_s_variables_only_when_that_provider_is_cho
     """sbxred c31: a person's AWS session and Google key are not Claude Code's unless it is told to use Bedrock or
     Vertex; its own key is."""
     person = {"ANTHROPIC_API_KEY": "k", "AWS_SESSION_TOKEN": "s", "AWS_ACCESS_KEY_ID": "a", "GOOGLE_API_KEY": "g",
-              "CLOUD_ML_REGION": "r", "PATH": "/usr/bin"}  # fmt: skip
+              "CLOUD_ML_REGION": "r", "OTEL_EXPORTER_OTLP_HEADERS": "Authorization=Bearer t", "PATH": "/usr/bin"}  # fmt: skip
     assert set(agent_process_env(base=person)) & set(person) == {"ANTHROPIC_API_KEY", "PATH"}
     bedrock = agent_process_env(base={**person, "CLAUDE_CODE_USE_BEDROCK": "1"})
     assert {"AWS_SESSION_TOKEN", "AWS_ACCESS_KEY_ID"} <= set(bedrock) and "GOOGLE_API_KEY" not in bedrock
     vertex = agent_process_env(base={**person, "CLAUDE_CODE_USE_VERTEX": "true"})
     assert {"GOOGLE_API_KEY", "CLOUD_ML_REGION"} <= set(vertex) and "AWS_SESSION_TOKEN" not in vertex
+    assert "OTEL_EXPORTER_OTLP_HEADERS" in agent_process_env(base={**person, "CLAUDE_CODE_ENABLE_TELEMETRY": "1"})
 
 
 @needs_bwrap
