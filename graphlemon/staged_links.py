@@ -15,7 +15,9 @@
   files, whose config (`core.fsmonitor`, hooks) the person's next `git status` there would run.
   New files are unstaged and deleted, changed ones put back as HEAD has them.
 
-Before anything is staged, `drop_oversize(work_tree, max_bytes)` bounds what one commit takes in: the files git
+Before anything is staged, `drop_special(work_tree)` removes every FIFO, socket or device file a run left in the
+work tree (git cannot commit one, and git reading a FIFO named `.gitignore` or `.gitattributes` would wait
+forever), and `drop_oversize(work_tree, max_bytes)` bounds what one commit takes in: the files git
 would stage (changed and untracked, not ignored) counted by their size, not their disk blocks (a sparse file is
 checked out as real bytes), largest first taken out until the rest fits — new ones deleted, changed ones put back
 as HEAD has them.
@@ -87,6 +89,20 @@ def repository_folders(work_tree: Path) -> set[str]:
         if (f"{prefix}objects" in folders and f"{prefix}refs" in folders) or f"{prefix}commondir" in paths:
             found.add(folder)
     return found
+
+
+def drop_special(work_tree: Path) -> list[Refusal]:
+    """Remove the FIFOs, sockets and device files below the work tree (its `.git` aside), before git reads it."""
+    _, others = beneath.walk_files(work_tree, skip=frozenset({".git"}))
+    refused = []
+    for path in others:
+        if beneath.kind(work_tree, path) != "other":
+            continue  # a link: judged when staged
+        beneath.remove(work_tree, path)
+        why = "a FIFO, socket or device file (git would block on or skip it); removed"
+        log.warning("sandbox: refused to commit %s: %s", path, why)
+        refused.append(Refusal(path, why))
+    return refused
 
 
 def drop_oversize(work_tree: Path, max_bytes: int) -> list[Refusal]:

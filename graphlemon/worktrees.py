@@ -28,7 +28,7 @@ from git import Repo
 from . import beneath, git_config, gitrun, merge_guard
 from .errors import ErrorCode, GraphLemonError, invalid_param
 from .merge_guard import MergeHold
-from .staged_links import CACHE_DIRS, Refusal, drop_oversize, drop_refused
+from .staged_links import CACHE_DIRS, Refusal, drop_oversize, drop_refused, drop_special
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "GraphLemon",
@@ -175,6 +175,7 @@ class Worktrees:
         commit, or None if nothing changed. A step replayed after a kill that followed its commit finds nothing to
         commit and gets that commit back (HEAD's message is `message`: messages name the unit and attempt, so they
         are unique per step)."""
+        self.refused += drop_special(wt.path)  # before git reads the tree: a FIFO named .gitignore would block it
         if max_bytes is not None:
             self.refused += drop_oversize(wt.path, max_bytes)  # a sparse file counts by its size, not its blocks
         self._run(wt.path, "add", "-A")

@@ -4,7 +4,9 @@ the person's git config includes. Real git, real worktrees; nothing planted here
 
 from __future__ import annotations
 
+import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -112,3 +114,19 @@ def test_a_commit_takes_in_at_most_the_work_tree_quota_counting_sparse_files_by_
     (wt.path / "README.md").write_text("y" * (80 << 20))  # a tracked file changed past the quota: put back
     assert trees.commit_all(wt, "more", max_bytes=64 << 20) is None
     assert [r.path for r in trees.refused] == ["README.md"] and (wt.path / "README.md").stat().st_size < (3 << 20)
+
+
+def test_a_fifo_a_run_left_is_removed_before_git_reads_the_tree_and_the_commit_goes_on(repo):
+    """A neighbour of sbxred c07 met by the commit step: FIFOs named `.gitignore` and `.gitattributes` (git would
+    wait on them forever) are removed and refused, the rest is committed."""
+    trees = Worktrees(repo, "task-fifo", repo / ".graphlemon")
+    wt = trees.unit("u1")
+    (wt.path / "calc").mkdir()
+    os.mkfifo(wt.path / "calc" / ".gitignore")
+    os.mkfifo(wt.path / ".gitattributes")
+    (wt.path / "calc" / "core.py").write_text("x = 1\n")
+    started = time.monotonic()
+    commit = trees.commit_all(wt, "work", max_bytes=64 << 20)
+    assert commit is not None and time.monotonic() - started < 60
+    assert sorted(r.path for r in trees.refused) == [".gitattributes", "calc/.gitignore"]
+    assert not os.path.lexists(wt.path / "calc" / ".gitignore") and (wt.path / "calc" / "core.py").is_file()
