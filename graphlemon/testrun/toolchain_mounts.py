@@ -92,7 +92,9 @@ def _cached(home: str, path: str, home_vars: tuple[str, ...]) -> tuple[tuple[str
         if value and Path(value).is_absolute():
             layout = HOME_VAR_LAYOUTS.get(name)
             wanted += _needs(Path(os.path.realpath(value)), home_dir, layout, prefix=layout is None)
-    covers = {p.path: p.covers for p in wanted}
+    covers: dict[Path, list[Path]] = {}
+    for part in wanted:  # a path wanted twice (a PATH entry that is also a prefix) keeps every cover
+        covers.setdefault(part.path, []).extend(part.covers)
     kept = sorted({p.path for p in wanted if os.path.lexists(p.path) and not covered_by_usr(p.path)})
     shown = [p for p in kept if not any(q in p.parents for q in kept)]  # one mount per tree
     holes = [p for p in _holes(home_dir, home_vars) if any(q in p.parents for q in shown)]
