@@ -107,17 +107,26 @@ def roots(git_dir: Path | None, common: Path | None) -> tuple[str, ...]:
 
 def keys(git_dir: Path | None, common: Path | None, env: dict[str, str]) -> tuple[str, ...]:
     """Every key set in the repository's config files and everything they include, cached while unchanged."""
+    return _listing(git_dir, common, env).keys
+
+
+def files(git_dir: Path | None, common: Path | None, env: dict[str, str]) -> tuple[str, ...]:
+    """Every file of the repository's config include graph (whether it exists or not), cached while unchanged."""
+    return tuple(f.path for f in _listing(git_dir, common, env).files)
+
+
+def _listing(git_dir: Path | None, common: Path | None, env: dict[str, str]) -> Listing:
     top = roots(git_dir, common)
     if not top:
-        return ()
+        return Listing((), ())
     with _lock:
         cached = _cache.get(top)
     if cached is not None and all(_stamp(f.path) == f.stamp for f in cached.files):
-        return cached.keys
+        return cached
     listing = _read_graph(top, env)
     with _lock:
         _cache[top] = listing
-    return listing.keys
+    return listing
 
 
 def _read_graph(top: tuple[str, ...], env: dict[str, str]) -> Listing:
@@ -158,6 +167,12 @@ def _include_target(including: str, value: str, env: dict[str, str]) -> str:
 
 def _entries(path: str, env: dict[str, str]) -> list[tuple[str, str]]:
     """(key, value) of one config file, its includes not followed (git parses it; nothing runs)."""
+    return [(key, value or "") for key, value in entries(path, env)]
+
+
+def entries(path: str, env: dict[str, str]) -> list[tuple[str, str | None]]:
+    """(key, value) of one config file as git parses it, its includes not followed (nothing runs); value None for a
+    key set without `=` (a boolean true). GIT_ERROR when git cannot read it."""
     proc = subprocess.run(
         ["git", "config", "--file", path, "--no-includes", "--list", "-z"],
         capture_output=True, timeout=60, env=env, cwd="/",
@@ -165,11 +180,11 @@ def _entries(path: str, env: dict[str, str]) -> list[tuple[str, str]]:
     if proc.returncode != 0:
         detail = proc.stderr.decode(errors="replace").strip()[:300]
         raise GraphLemonError(ErrorCode.GIT_ERROR, f"git cannot read the config file {path}: {detail}", path=path)
-    out = []
+    out: list[tuple[str, str | None]] = []
     for entry in proc.stdout.split(b"\0"):
         if entry:
-            key, _, value = entry.decode(errors="surrogateescape").partition("\n")
-            out.append((key, value))
+            key, newline, value = entry.decode(errors="surrogateescape").partition("\n")
+            out.append((key, value if newline else None))
     return out
 
 

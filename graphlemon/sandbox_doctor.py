@@ -67,7 +67,10 @@ def diagnose(state_dir: Path | None = None) -> SandboxReport:
         return report
     with tempfile.TemporaryDirectory(prefix="graphlemon-doctor-") as work:
         conf = confine.for_workdir(Path(work), state_dir, mode="required")
-        seen = _probe(conf, Path(work), {"credential_names": sorted(toolchain_mounts.CREDENTIAL_NAMES)})
+        asked = {"credential_names": sorted(toolchain_mounts.CREDENTIAL_NAMES)}
+        if state_dir is not None:
+            asked["person_tree"] = str(Path(state_dir).parent)
+        seen = _probe(conf, Path(work), asked)
         quota = _quota(conf, Path(work))
         claude = _agent_checks(Path(work), state_dir)
     if isinstance(seen, dict):
@@ -211,6 +214,12 @@ def _checks(seen: dict | str, conf: confine.Confinement) -> list[Check]:
                         ok=seen["shm_bytes"] == shm and seen["write_dev"].startswith("refused")))  # fmt: skip
     checks.append(Check(name="credential files in toolchain mounts", seen=", ".join(seen["credentials"]) or "none",
                         ok=not seen["credentials"]))  # fmt: skip
+    checks.append(Check(name="setuid bit", seen=f"chmod 04755 in the work tree: {seen['set_id']}",
+                        ok=seen["set_id"].startswith("refused")))  # fmt: skip
+    if "person_tree" in seen:
+        extra = sorted(set(seen["person_tree"]) - {".git", ".graphlemon", *confine.REPOSITORY_TOOLS})
+        checks.append(Check(name="person's work tree", seen="only " + (", ".join(seen["person_tree"]) or "nothing")
+                            if not extra else "VISIBLE: " + ", ".join(extra[:8]), ok=not extra))  # fmt: skip
     checks.append(Check(name="host paths visible", seen=", ".join(seen["host_paths"]) or "none",
                         ok=not seen["host_paths"]))  # fmt: skip
     checks.append(Check(name="unix sockets visible", seen=", ".join(seen["sockets"][:5]) or "none",

@@ -5,7 +5,8 @@ would change something outside is one the sandbox must refuse; what it tries is 
 when refused and names what broke when not (the only kernel setting it opens for writing is the
 sandbox's own hostname, in its own UTS namespace; host-wide ones are only asked `access(W_OK)`).
 An optional JSON argument asks for more: `credential_names` (looked for in the home's mounts),
-`person_config` (a folder that must not be there), `egress` (the checks of a sandbox whose only way
+`person_config` (a folder that must not be there), `person_tree` (the person's repository: what of it is
+there), `egress` (the checks of a sandbox whose only way
 out is the egress proxy: `allowed` and `denied` CONNECT targets, the host's `loopback` port and
 `abstract` socket name).
 """
@@ -201,6 +202,23 @@ def _status(call) -> str:
         return f"failed ({exc.strerror or exc})"
 
 
+def set_id(work: str) -> str:
+    """Whether a file in the work tree can get a setuid bit (it must not: as root that is a setuid-root program)."""
+    path = os.path.join(work, ".graphlemon-probe-setid")
+    open(path, "w").close()
+    try:
+        return refused(lambda: os.chmod(path, 0o4755))
+    finally:
+        os.unlink(path)
+
+
+def listing(folder: str) -> list[str]:
+    try:
+        return sorted(os.listdir(folder))
+    except OSError:
+        return []
+
+
 def main() -> None:
     asked = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
     work = os.getcwd()
@@ -219,7 +237,10 @@ def main() -> None:
         "write_hostname": refused(lambda: open("/proc/sys/kernel/hostname", "w").write("sandbox")),
         "shm_bytes": shm_size(), "write_dev": refused(lambda: open("/dev/graphlemon-probe", "w").close()),
         "credentials": credentials(asked.get("credential_names", []), os.environ.get("HOME", "/")),
+        "set_id": set_id(work),
     }  # fmt: skip
+    if "person_tree" in asked:
+        report["person_tree"] = listing(asked["person_tree"])
     if "person_config" in asked:
         config = os.environ.get("CLAUDE_CONFIG_DIR", "")
         report["config_dir"] = config

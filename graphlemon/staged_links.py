@@ -15,6 +15,13 @@
   files, whose config (`core.fsmonitor`, hooks) the person's next `git status` there would run.
   New files are unstaged and deleted, changed ones put back as HEAD has them.
 
+Before anything is staged, `drop_special(work_tree)` removes every FIFO, socket or device file a run left in the
+work tree (git cannot commit one, and git reading a FIFO named `.gitignore` or `.gitattributes` would wait
+forever), and `drop_oversize(work_tree, max_bytes)` bounds what one commit takes in: the files git
+would stage (changed and untracked, not ignored) counted by their size, not their disk blocks (a sparse file is
+checked out as real bytes), largest first taken out until the rest fits — new ones deleted, changed ones put back
+as HEAD has them.
+
 Each one is a `Refusal` (path, why) that the caller records as a violation.
 """
 
@@ -23,10 +30,12 @@ from __future__ import annotations
 import logging
 import os
 import posixpath
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import beneath, gitrun
+from .errors import GraphLemonError
 
 log = logging.getLogger(__name__)
 LINK_MODE = "120000"
@@ -80,6 +89,52 @@ def repository_folders(work_tree: Path) -> set[str]:
         if (f"{prefix}objects" in folders and f"{prefix}refs" in folders) or f"{prefix}commondir" in paths:
             found.add(folder)
     return found
+
+
+def drop_special(work_tree: Path) -> list[Refusal]:
+    """Remove the FIFOs, sockets and device files below the work tree (its `.git` aside), before git reads it."""
+    _, others = beneath.walk_files(work_tree, skip=frozenset({".git"}))
+    refused = []
+    for path in others:
+        if beneath.kind(work_tree, path) != "other":
+            continue  # a link: judged when staged
+        beneath.remove(work_tree, path)
+        why = "a FIFO, socket or device file (git would block on or skip it); removed"
+        log.warning("sandbox: refused to commit %s: %s", path, why)
+        refused.append(Refusal(path, why))
+    return refused
+
+
+def drop_oversize(work_tree: Path, max_bytes: int) -> list[Refusal]:
+    """Take out (largest first) the changed and untracked files whose sizes together pass `max_bytes`, before they
+    are staged; returns what was taken out."""
+    args = ["status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all"]
+    sizes = []
+    for entry in gitrun.git(work_tree, *args).stdout.split(b"\0"):
+        if len(entry) <= 3:
+            continue
+        code, path = entry[:2].decode(errors="replace"), os.fsdecode(entry[3:])
+        try:
+            st = beneath.lstat(work_tree, path)
+        except (OSError, GraphLemonError):
+            continue  # a link on its way: `drop_refused` and git judge it, it holds no bytes of its own here
+        if st is not None and stat.S_ISREG(st.st_mode) and st.st_size:
+            sizes.append((st.st_size, path, code))
+    total = sum(size for size, _, _ in sizes)
+    refused = []
+    for size, path, code in sorted(sizes, reverse=True):
+        if total <= max_bytes:
+            break
+        total -= size
+        if code == "??":
+            beneath.remove(work_tree, path)
+        else:
+            gitrun.git(work_tree, "checkout", "HEAD", "--", path, check=False)
+        mb, limit = size / (1024 * 1024), max_bytes // (1024 * 1024)
+        why = f"its {mb:.0f} MB would take the commit past the work-tree quota (worktree_mb {limit})"
+        log.warning("sandbox: refused to commit %s: %s", path, why)
+        refused.append(Refusal(path, why))
+    return refused
 
 
 def drop_refused(work_tree: Path) -> list[Refusal]:

@@ -25,9 +25,10 @@ from pathlib import Path
 
 from git import Repo
 
-from . import beneath, gitrun
+from . import beneath, git_config, gitrun, merge_guard
 from .errors import ErrorCode, GraphLemonError, invalid_param
-from .staged_links import CACHE_DIRS, Refusal, drop_refused
+from .merge_guard import MergeHold
+from .staged_links import CACHE_DIRS, Refusal, drop_oversize, drop_refused, drop_special
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "GraphLemon",
@@ -38,6 +39,14 @@ IDENTITY = {
 _SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 INTEGRATION = "_integration"
 SCRATCH = "_scratch-"  # a turn's throw-away work tree (`Worktrees.scratch`)
+
+
+@dataclass(frozen=True)
+class Merged:
+    """What `Worktrees.merge_into` did: the merge commit, or None (not merged) and, when a rule held it, why."""
+
+    commit: str | None
+    held: MergeHold | None = None
 
 
 @dataclass(frozen=True)
@@ -161,10 +170,14 @@ class Worktrees:
         self._run(self.repo_root, "worktree", "prune")
 
     # -- changes -------------------------------------------------------------------------------
-    def commit_all(self, wt: Worktree, message: str) -> str | None:
-        """Commit everything in the worktree; returns the new commit, or None if nothing changed. A step replayed
-        after a kill that followed its commit finds nothing to commit and gets that commit back (HEAD's message is
-        `message`: messages name the unit and attempt, so they are unique per step)."""
+    def commit_all(self, wt: Worktree, message: str, *, max_bytes: int | None = None) -> str | None:
+        """Commit everything in the worktree (at most `max_bytes` of changed files: `drop_oversize`); returns the new
+        commit, or None if nothing changed. A step replayed after a kill that followed its commit finds nothing to
+        commit and gets that commit back (HEAD's message is `message`: messages name the unit and attempt, so they
+        are unique per step)."""
+        self.refused += drop_special(wt.path)  # before git reads the tree: a FIFO named .gitignore would block it
+        if max_bytes is not None:
+            self.refused += drop_oversize(wt.path, max_bytes)  # a sparse file counts by its size, not its blocks
         self._run(wt.path, "add", "-A")
         self.refused += drop_refused(wt.path)  # never a gitlink, .gitmodules, .git entry or outward symlink
         if gitrun.git(wt.path, "diff", "--cached", "--quiet", "--ignore-submodules=none", check=False,
@@ -237,13 +250,18 @@ class Worktrees:
         names = self._run(path, "diff", "--name-only", "--diff-filter=U")
         return sorted({line for line in names.splitlines() if line})
 
-    def merge_into(self, target_repo_root: Path) -> str | None:
-        """Merge the integration branch into the main worktree's current branch if that worktree is clean."""
+    def merge_into(self, target_repo_root: Path) -> Merged:
+        """Merge the integration branch into the main worktree's current branch if that worktree is clean and the
+        merge replaces no file of the person's that git does not track and changes no configuration that runs code
+        on open (`merge_guard`): otherwise nothing is merged and `Merged.held` says why."""
         root = Path(target_repo_root)
         dirty = gitrun.git(root, "diff", "--quiet", "HEAD", "--ignore-submodules=none", check=False).returncode != 0
         branch = gitrun.git(root, "symbolic-ref", "-q", "--short", "HEAD", check=False)
         if dirty or branch.returncode != 0:
-            return None
+            return Merged(None)
+        held = self._merge_hold(root)
+        if held is not None:
+            return Merged(None, held)
         try:
             gitrun.git(root, "merge", "--no-ff", "--no-verify", "-m", f"graphlemon: {self.task_id}",
                        self.branch(INTEGRATION), env=IDENTITY)  # fmt: skip
@@ -256,7 +274,25 @@ class Worktrees:
                 ErrorCode.MERGE_CONFLICT,
                 f"merging {self.branch(INTEGRATION)} into {name} conflicts; the merge was aborted",
             ) from exc
-        return gitrun.out(root, "rev-parse", "HEAD")
+        return Merged(gitrun.out(root, "rev-parse", "HEAD"))
+
+    def _merge_hold(self, root: Path) -> MergeHold | None:
+        """What holds the merge into the person's branch (`merge_guard`), or None."""
+        target = self.branch(INTEGRATION)
+        added = self._names(root, "diff", "--name-only", "-z", "--no-renames", "--diff-filter=A", "HEAD", target)
+        blocking = merge_guard.in_the_way(root, added)
+        if blocking:
+            return MergeHold("in_the_way", tuple(blocking))
+        changed = self._names(root, "diff", "--name-only", "-z", "--no-renames", f"HEAD...{target}")
+        git_dir, common = gitrun.verify_work_tree(root)
+        included = merge_guard.included_in(root, git_config.files(git_dir, common, {**os.environ, **gitrun.ENV}))
+        opening = merge_guard.runs_on_open(changed, included)
+        return MergeHold("runs_on_open", tuple(opening)) if opening else None
+
+    @staticmethod
+    def _names(root: Path, *args: str) -> list[str]:
+        out = gitrun.git(root, *args).stdout.decode(errors="surrogateescape")
+        return [name for name in out.split("\0") if name]
 
     def _lock(self) -> AbstractContextManager[None]:
         """Units working at once (threads or processes) change the repository's worktrees and refs one at a time."""

@@ -5,6 +5,10 @@ usage-limit message becomes `QuotaExceeded`; classifier denials go to the
 `ClassifierGuard`; a token budget crossed mid-stream stops the process; Claude
 Code's `TodoWrite` list becomes the role's todo list (what `write_todolist`
 writes for the other backends, read by the tester's self-check).
+
+What `claude` prints is bounded before it is believed: a line longer than MAX_LINE characters is read in pieces
+and dropped (recorded as `claude_unparsed` with its head and length, never held whole), stderr keeps a bounded
+tail, and an event nested deeper than MAX_DEPTH (or one JSON cannot decode) is not an event.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from .tools.state import TodoItem, save_todolist
 from .turn import TurnRecorder, json_in_text
 from .usage_limit_signals import QuotaHit, from_rate_limit_event, merge_quota, parse_usage_limit
 
+MAX_LINE = 8 * 1024 * 1024  # characters of one stream-json line; a longer one is dropped as it is read
+MAX_DEPTH = 64  # how deeply an event may nest its objects and lists
 CLAUDE_TODO_STATUS = {"pending": "pending", "in_progress": "in_progress", "completed": "done"}
 
 
@@ -117,12 +123,18 @@ class ClaudeStream:
         line = line.strip()
         if not line:
             return
+        if line.startswith(TOO_LONG):
+            self.rec.event("claude_unparsed", line=line[:2000], why="longer than the stream's line limit")
+            return
         try:
             event = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             self.rec.event("claude_unparsed", line=line[:2000])
             return
         if not isinstance(event, dict):
+            return
+        if _deeper_than(event, MAX_DEPTH):
+            self.rec.event("claude_unparsed", line=line[:2000], why=f"nested deeper than {MAX_DEPTH}")
             return
         self.rec.event("claude", data=event)
         kind = event.get("type")
@@ -271,17 +283,48 @@ def _block_text(content: Any) -> str:
     return ""
 
 
+TOO_LONG = "\0graphlemon: line too long\0"  # what `_pump` passes on for a line it dropped (no JSON starts so)
+
+
+def _bounded_lines(stream, limit: int):
+    """The stream's lines, each at most `limit` characters: a longer one is read on to its end in pieces of `limit`
+    and comes out as TOO_LONG, its head and its length (memory stays bounded whatever the process prints)."""
+    for piece in iter(lambda: stream.readline(limit), ""):
+        if len(piece) < limit or piece.endswith("\n"):
+            yield piece
+            continue
+        head, length = piece[:200], len(piece)
+        for rest in iter(lambda: stream.readline(limit), ""):
+            length += len(rest)
+            if rest.endswith("\n"):
+                break
+        yield f"{TOO_LONG} {length} characters: {head}"
+
+
 def _pump(stream, lines: queue.Queue) -> None:
-    for line in iter(stream.readline, ""):
+    for line in _bounded_lines(stream, MAX_LINE):
         lines.put(line)
     lines.put(None)
 
 
 def _tail(stream, tail: list[str], keep: int = 200) -> None:
-    for line in iter(stream.readline, ""):
+    for line in _bounded_lines(stream, 64 * 1024):
         tail.append(line)
         if len(tail) > keep:
             del tail[0]
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether `value` nests objects and lists more than `limit` deep (walked without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > limit:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

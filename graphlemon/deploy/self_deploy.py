@@ -39,7 +39,7 @@ class SelfDeploy(BaseModel):
 
 def merged_commit(ledger: Ledger, task_id: str) -> str | None:
     """The commit the DevLoop's merge of `task_id` made (the ref of its `done` timeline event), or None: the task
-    ended on its branch (merge_into_main off, or the main worktree had uncommitted changes)."""
+    ended on its branch (merge_into_main off, the main worktree had uncommitted changes, or `merge_guard` held it)."""
     done = [e for e in ledger.read_as("timeline", TimelineEvent) if e.task_id == task_id and e.event == "done"]
     return done[-1].ref if done else None
 

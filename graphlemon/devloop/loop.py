@@ -243,14 +243,18 @@ def attributed_in_a_row(session: LoopSession, loop_round: int, limit: int) -> li
 
 
 def finish(session: LoopSession, loop_round: int) -> None:
-    merged = None
+    merged, held = None, None
     if session.config.merge_into_main:
-        merged = session.worktrees.merge_into(session.project.root)
+        result = session.worktrees.merge_into(session.project.root)
+        merged, held = result.commit, result.held
     where = (
         f"merged into the main worktree ({merged[:10]})"
         if merged
         else f"on branch {session.worktrees.branch('_integration')}"
     )
+    if held is not None:
+        where = f"not merged into your branch: {held.says()}; {where}"
+        session.timeline_once("merge_held", where[:2000], ref=held.kind)
     session.board.transition(session.task_id, "done", loop_round=loop_round, note=f"validated; {where}")
     session.timeline("done", f"task done in round {loop_round}; {where}", ref=merged)  # ref: the merge commit
 

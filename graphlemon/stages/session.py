@@ -312,8 +312,10 @@ class LoopSession:
 
     def commit_work(self, worktree, message: str, *, node_exec_id: str, stage: str, unit_id: str | None = None):
         """Commit a work tree; each entry the commit step refused (a gitlink, a `.gitmodules` change, a `.git` entry,
-        a symlink leaving the repository) is recorded as a violation of the node. -> the commit or None."""
-        commit = self.worktrees.commit_all(worktree, message)
+        a symlink leaving the repository, files past the work-tree quota) is recorded as a violation of the node.
+        -> the commit or None."""
+        quota = self.project.meta.settings.sandbox.worktree_mb * 1024 * 1024
+        commit = self.worktrees.commit_all(worktree, message, max_bytes=quota)
         refused, self.worktrees.refused = self.worktrees.refused, []
         for item in refused:
             self.ledger.append(

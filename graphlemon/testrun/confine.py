@@ -8,8 +8,10 @@
   id, never root, and the writable folders are shown through idmapped mounts so they stay root's on disk.
 * A filesystem built from what the run needs, never `/` with holes: `/usr` and the root's links into it, a copy of
   the named `/etc` entries every user may read (`etc_view`), the toolchains by allow-list (`toolchain_mounts.py`),
-  GraphLemon's package, the project's repository read-only with its `.graphlemon/` replaced by an empty folder, and
-  the work tree writable except its `.git` pointer and git dirs (read-only). `/proc/sys` and `/dev` read-only, a
+  GraphLemon's package, of the project's repository only its installed dependencies (`repository_tools`) and its
+  git dir, read-only, its config a copy without remotes' URLs or credential settings (`git_view.py`; never the
+  person's work tree: an ignored `.env` is not there), and the work tree writable
+  except its `.git` pointer and git dirs (read-only). `/proc/sys` and `/dev` read-only, a
   sized private `/dev/shm`. No `/run`, `/var/run`, no host `/tmp`, no home (an empty private one), so no host
   socket is reachable by path; without network (always) the abstract socket namespace is a new one too.
 * Limits (`SandboxSettings`, the project's `settings.sandbox`), held by the launcher (`launcher.py`) before bwrap
@@ -52,10 +54,19 @@ from pydantic import ValidationError
 from ..errors import ErrorCode, GraphLemonError, invalid_param
 from ..sandbox_settings import SandboxSettings
 from . import cgroups, root_identity, syscall_filter
+from .git_view import scrubbed_config
 from .launcher import FILTER_FD, RESOURCE_LIMIT, launcher
 from .process import ProcessOutcome
 from .root_identity import RootIdentityError
-from .toolchain_mounts import PACKAGE_DIR, TOOL_HOME_VARS, TOOL_HOMES, allowed_parts, covered_by_usr, tool_mounts
+from .toolchain_mounts import (
+    PACKAGE_DIR,
+    TOOL_HOME_VARS,
+    TOOL_HOMES,
+    allowed_parts,
+    covered_by_usr,
+    credentials_in,
+    tool_mounts,
+)
 
 log = logging.getLogger(__name__)
 SETTING = "GRAPHLEMON_TEST_CONFINEMENT"
@@ -72,6 +83,9 @@ SANDBOX_ID = 65534  # the uid and gid inside (the conventional `nobody`)
 EGRESS_BRIDGE = Path(__file__).resolve().with_name("egress_bridge.py")
 EGRESS_SOCKET = "/.graphlemon-egress.sock"  # where the egress proxy's socket is inside
 EGRESS_PORT = 3128  # where egress_bridge.py listens inside (the sandbox's own loopback)
+# the folders of the person's repository a work tree's run may use (Node looks for node_modules above the work tree;
+# a virtualenv at the top): shown read-only, nothing else of the person's work tree
+REPOSITORY_TOOLS = ("node_modules", ".venv", "venv")
 SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # what programs read from /etc: the loader's cache, users and groups, name lookup, time zone, certificates,
 # Debian's alternatives (links such as /usr/bin/java point through them), services and MIME types
@@ -168,11 +182,25 @@ def for_workdir(workdir: Path, state_dir: Path | None = None, *, mode: Mode | No
     project's `settings.sandbox` (limits, declared environment) apply."""
     if state_dir is None:
         return Confinement(workdir=Path(workdir), mode=mode)
-    repository = Path(state_dir).parent  # its .git (which a worktree's .git file names) and its tools, read-only
+    tools = repository_tools(Path(state_dir).parent)  # its .git is shown by the work tree's pointer (`_git_paths`)
     return Confinement(
-        workdir=Path(workdir), hidden=(Path(state_dir),), readable=(repository,), mode=mode,
+        workdir=Path(workdir), hidden=(Path(state_dir),), readable=tools, mode=mode,
         settings=project_settings(Path(state_dir)),
     )  # fmt: skip
+
+
+def repository_tools(repository: Path) -> tuple[Path, ...]:
+    """What a run is shown of the person's own work tree: only its installed dependencies (`REPOSITORY_TOOLS`: a
+    real folder at its top, never a link), read-only; the rest of it (its ignored `.env`, a local database, files
+    not committed) never. Credential-named entries inside are covered as in a toolchain's folders."""
+    out = []
+    for name in REPOSITORY_TOOLS:
+        try:
+            if stat.S_ISDIR(os.lstat(repository / name).st_mode):
+                out.append(repository / name)
+        except OSError:
+            continue
+    return tuple(out)
 
 
 def for_agent_process(
@@ -335,9 +363,12 @@ def bwrap_args(
     mounts += [_Mount(p, "--ro-bind") for p in tools]
     mounts += [_Mount(p, "--ro-bind", _empty(p)) for p in credentials]  # covered: an empty file or folder
     mounts += [_Mount(Path(p).resolve(), "--ro-bind") for p in conf.readable if Path(p).exists()]
+    mounts += [_Mount(p, "--ro-bind", _empty(p)) for p in credentials_in(conf.readable)]
     mounts += [_Mount(p, "--tmpfs") for p in conf.hidden if p.exists()]
     mounts += [_shown(p, "--bind") for p in _writable(conf, writable)]
-    mounts += [_shown(p, "--ro-bind") for p in _git_paths(Path(conf.workdir))]  # after the work tree: over it
+    git_paths = _git_paths(Path(conf.workdir))
+    mounts += [_shown(p, "--ro-bind") for p in git_paths]  # after the work tree: over it
+    mounts += [_Mount(c, "--ro-bind", scrubbed_config(c) or Path("/dev/null")) for c in _git_configs(git_paths)]
     egress = conf.egress if isinstance(conf, AgentProcessConfinement) else None
     if egress is not None:
         mounts.append(_Mount(Path(EGRESS_SOCKET), "--ro-bind", Path(egress)))
@@ -483,6 +514,13 @@ def _git_paths(workdir: Path) -> list[Path]:
                     named = Path(common.read_text(encoding="utf-8", errors="replace").strip())
                     out.append(Path(os.path.realpath(named if named.is_absolute() else admin / named)))
     return out
+
+
+def _git_configs(git_paths: list[Path]) -> list[Path]:
+    """The config files of the git dirs shown: each is shown as `git_view.scrubbed_config` (no remote URL, header
+    or credential setting of the person's), the real one never."""
+    return [Path(os.path.realpath(p)) / name for p in git_paths if p.is_dir() for name in ("config", "config.worktree")
+            if os.path.isfile(p / name)]  # fmt: skip
 
 
 def _unique(mounts: list[_Mount]) -> list[_Mount]:

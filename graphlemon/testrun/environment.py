@@ -6,9 +6,10 @@ TMPDIR (set by the sandbox), plus the names the project declares (`settings.sand
 Python writes no bytecode caches into the work tree.
 Nothing else of GraphLemon's environment reaches it: no token, no database URL, whatever
 its name. An agent's own confined process (Claude Code) gets the same allow-list plus the
-variables it and its model providers read (`AGENT_PROCESS_*`): its key reaches it, and so its
-Bash, but no other secret of GraphLemon's environment; its proxy variables name the egress proxy's bridge
-(`egress_env`), whatever the person's were. An unconfined run (the user's own `graphlemon test`) inherits the environment
+variables it reads (`AGENT_PROCESS_*`) and those of the cloud provider the person chose for it
+(`PROVIDER_PREFIXES`: `AWS_*` only with CLAUDE_CODE_USE_BEDROCK, `GOOGLE_*` / `VERTEX_*` / `CLOUD_ML_*` only
+with CLAUDE_CODE_USE_VERTEX, `OTEL_*` only with CLAUDE_CODE_ENABLE_TELEMETRY): its key reaches it, and so its Bash, but no other secret of GraphLemon's
+environment; its proxy variables name the egress proxy's bridge (`egress_env`), whatever the person's were. An unconfined run (the user's own `graphlemon test`) inherits the environment
 minus secret-named variables. Both: colours off, the caller's additions laid on top.
 """
 
@@ -31,9 +32,14 @@ AGENT_PROCESS_NAMES = (
     "SHELL", "USER", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
     "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR", "USE_BUILTIN_RIPGREP",
 )  # fmt: skip
-AGENT_PROCESS_PREFIXES = (
-    "ANTHROPIC_", "CLAUDE_", "DISABLE_", "BASH_", "MCP_", "MAX_", "AWS_", "VERTEX_", "CLOUD_ML_", "GOOGLE_", "OTEL_",
-)  # fmt: skip
+AGENT_PROCESS_PREFIXES = ("ANTHROPIC_", "CLAUDE_", "DISABLE_", "BASH_", "MCP_", "MAX_")
+# a cloud provider's variables (its keys among them) reach Claude Code only when the person chose that provider
+# (Claude Code's own switches): a person's AWS or Google login is no business of a turn that talks to the API
+PROVIDER_PREFIXES = {
+    "CLAUDE_CODE_USE_BEDROCK": ("AWS_",),
+    "CLAUDE_CODE_USE_VERTEX": ("VERTEX_", "CLOUD_ML_", "GOOGLE_"),
+    "CLAUDE_CODE_ENABLE_TELEMETRY": ("OTEL_",),  # an exporter's headers may carry a token
+}
 
 
 def child_env(extra: Mapping[str, str] | None = None, base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -59,8 +65,17 @@ def confined_env(
 def agent_process_env(declared: Iterable[str] = (), base: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment of an agent's own confined process: `confined_env` plus what the agent program reads."""
     source = os.environ if base is None else base
-    names = [k for k in source if k in AGENT_PROCESS_NAMES or k.startswith(AGENT_PROCESS_PREFIXES)]
+    prefixes = [
+        *AGENT_PROCESS_PREFIXES,
+        *(p for switch, ps in PROVIDER_PREFIXES.items() if _on(source, switch) for p in ps),
+    ]
+    names = [k for k in source if k in AGENT_PROCESS_NAMES or k.startswith(tuple(prefixes))]
     return confined_env(declared=[*declared, *names], base=source)
+
+
+def _on(source: Mapping[str, str], switch: str) -> bool:
+    """A Claude Code switch set the way it reads one (`1`, `true`)."""
+    return source.get(switch, "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def egress_env(port: int) -> dict[str, str]:

@@ -6,7 +6,11 @@ changing root, entering or creating namespaces (`unshare`, `setns`, and `clone`
 with a namespace flag), tracing or reading other processes (`ptrace`,
 `process_vm_*`), the kernel keyring, eBPF, perf events, userfaultfd, opening files
 by handle, loading modules or kernels, swap, reboot, and faking terminal input
-(`TIOCSTI`, `TIOCLINUX`). `clone3` answers ENOSYS (its flags live in memory a
+(`TIOCSTI`, `TIOCLINUX`). No file gets a setuid or setgid bit: `chmod`, `fchmod`, `fchmodat`,
+`fchmodat2`, `open`/`openat`/`creat` and `mknod`/`mknodat` with S_ISUID or S_ISGID in their mode are refused
+(as root the writable folders are idmapped, so what the sandbox writes is root's on disk: a setuid file there would
+be a setuid-root program on the host); `openat2` (its mode lives in memory) answers ENOSYS, so the C library falls
+back to `openat`, and io_uring (which opens files without a system call per file) is refused. `clone3` answers ENOSYS (its flags live in memory a
 filter cannot read), so the C library falls back to `clone`, whose flags are
 checked. A syscall of another architecture (a 32-bit call on x86-64) kills the
 process, so nothing is reached around the filter.
@@ -37,6 +41,14 @@ NAMESPACE_FLAGS = {
     "CLONE_NEWNET": 0x40000000, "CLONE_NEWTIME": 0x00000080,
 }  # fmt: skip
 TERMINAL_IOCTLS = {"TIOCSTI": 0x5412, "TIOCLINUX": 0x541C}
+SET_ID_BITS = (0o4000, 0o2000)  # S_ISUID, S_ISGID
+# the calls that set a file's mode, and the index of their mode argument
+MODE_ARGUMENT = {
+    "chmod": 1, "fchmod": 1, "fchmodat": 2, "fchmodat2": 2, "open": 2, "openat": 3, "creat": 1, "mknod": 1,
+    "mknodat": 2,
+}  # fmt: skip
+NO_SYSCALL = ("clone3", "openat2")  # their arguments live in memory a filter cannot read: the C library falls back
+REFUSED_RINGS = ("io_uring_setup", "io_uring_enter", "io_uring_register")
 
 
 class _Cache:
@@ -64,16 +76,28 @@ def build():
     refused = sc.ERRNO(errno.EPERM)
     rules = sc.SyscallFilter(sc.ALLOW)
     for name in DENIED:
-        try:
-            rules.add_rule(refused, name)
-        except (OSError, ValueError, RuntimeError):
-            continue  # a syscall this architecture does not have (`umount`, `iopl` on arm64)
-    rules.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
+        _add(rules, refused, name)  # a syscall this architecture does not have (`umount`, `iopl` on arm64): none
+    for name in NO_SYSCALL:
+        rules.add_rule(sc.ERRNO(errno.ENOSYS), name)
+    for name in REFUSED_RINGS:
+        _add(rules, refused, name)
+    for name, index in MODE_ARGUMENT.items():
+        for bit in SET_ID_BITS:
+            _add(rules, refused, name, sc.Arg(index, sc.MASKED_EQ, bit, bit))
     for flag in NAMESPACE_FLAGS.values():
         rules.add_rule(refused, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
     for request in TERMINAL_IOCTLS.values():
         rules.add_rule(refused, "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, request))
     return rules
+
+
+def _add(rules, action, name: str, *args) -> None:
+    """A rule for `name`, skipped where this architecture or libseccomp does not know the call (`open`, `chmod` on
+    arm64; `fchmodat2` before libseccomp 2.6)."""
+    try:
+        rules.add_rule(action, name, *args)
+    except (OSError, ValueError, RuntimeError):
+        return
 
 
 def available() -> tuple[bool, str]:

@@ -134,15 +134,25 @@ def test_mounts_come_parent_first_so_the_work_tree_inside_a_hidden_folder_stays_
     assert "--unshare-net" in args and args[args.index("--bind") + 2] == str(work)  # as root the source is idmapped
 
 
-def test_a_repository_under_home_is_shown_read_only_with_its_ledger_still_hidden(tmp_path):
+def test_of_a_repository_under_home_only_its_dependencies_are_shown_never_its_work_tree(tmp_path):
+    """Issue 43 (sbxred c21, c34): the person's work tree (an ignored `.env`, a local database) is never shown to a
+    run; only its installed dependencies (node_modules, a virtualenv) are, read-only, and its ledger stays hidden."""
     home = tmp_path / "home"
-    state = home / "code" / "repo" / ".graphlemon"
+    repo = home / "code" / "repo"
+    state = repo / ".graphlemon"
     work = state / "worktrees" / "t" / "u"
     work.mkdir(parents=True)
+    (repo / ".env").write_text("DB_PASSWORD=x\n")
+    (repo / "node_modules" / "left-pad").mkdir(parents=True)
+    (repo / "node_modules" / ".npmrc").write_text("//r/:_authToken=x\n")
+    (repo / "venv").symlink_to(home)  # a link named like a dependency folder is not followed
     args = bwrap_args(for_workdir(work, state), cwd=work, environ={"HOME": str(home), "PATH": "/usr/bin"})
-    order = [args.index(str(p)) for p in (home, state.parent, state, work)]
+    assert str(repo) not in args and str(repo / ".env") not in args and str(repo / "venv") not in args
+    modules = args.index(str(repo / "node_modules"))
+    assert args[modules - 1] == "--ro-bind" and args[modules + 1] == str(repo / "node_modules")
+    assert args[args.index(str(repo / "node_modules" / ".npmrc")) - 1] == "/dev/null"  # covered
+    order = [args.index(str(p)) for p in (repo / "node_modules", state, work)]
     assert order == sorted(order)
-    assert args[args.index(str(state.parent)) - 1] == "--ro-bind"
     assert args[args.index(str(state)) - 1] == "--tmpfs"
 
 
@@ -199,6 +209,40 @@ def test_toolchains_are_shown_by_allow_list_never_a_home_s_folder_whole(tmp_path
     path = ":".join(str(home / p) for p in (".cargo/bin", ".config/tool/bin", ".local/bin", "bin", "")) + ":/usr/bin"  # "": the home
     shown, covered = tool_mounts(home, {"PATH": path})
     under = {str(p.relative_to(home)) for p in shown if home in p.parents}
-    assert under == {".cargo/bin", ".cargo/registry", ".local/bin", "bin", "go/pkg"}, under  # what exists of them
+    assert under == {".cargo/bin", ".cargo/registry/index", ".local/bin", "bin", "go/pkg/mod"}, under  # what exists
     assert covered == [home / "bin" / ".npmrc"]  # behind the allow-list, a credential-named entry is covered
     assert not any(p in shown for p in (home, home / ".cargo", home / ".config", home / ".local", home / "go"))
+
+
+def test_an_install_prefix_under_the_home_is_shown_as_its_install_parts_only(tmp_path):
+    """Issue 43, class 5 (sbxred c22-c24): what a PATH link points into, GOROOT, VIRTUAL_ENV, JAVA_HOME and each
+    version of pyenv / nvm under the home are shown as their install parts (bin, lib, src, ...), never a `pip.conf`,
+    an `etc/npmrc`, a `misc/` or a `secrets/` beside them; Go's VCS clones and a hidden token file are covered; a
+    variable naming the home itself shows nothing."""
+    from graphlemon.testrun.toolchain_mounts import tool_mounts
+
+    home = tmp_path / "home"
+    files = ("apps/tool/bin/tool", "apps/tool/secrets/token.txt", "sdk/go/bin/go", "sdk/go/src/fmt/x.go",
+             "sdk/go/misc/deploy.txt", "venvs/p/bin/python", "venvs/p/pyvenv.cfg", "venvs/p/pip.conf",
+             ".pyenv/versions/3.11/bin/python", ".pyenv/versions/3.11/pip.conf", ".nvm/versions/node/v20/bin/node",
+             ".nvm/versions/node/v20/etc/npmrc", "go/pkg/mod/cache/vcs/0a/config", "go/pkg/mod/x@v1/x.go",
+             ".cargo/registry/index/corp/.cargo-index-token", ".cargo/git/db/x/config", ".cargo/git/checkouts/x/a.rs")  # fmt: skip
+    for rel in files:
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / rel).write_text("x")
+    (home / ".local" / "bin").mkdir(parents=True)
+    (home / ".local" / "bin" / "tool").symlink_to(home / "apps/tool/bin/tool")
+    (home / ".pyenv" / "shims").mkdir()
+    path = f"{home}/.local/bin:{home}/.pyenv/shims:{home}/.nvm/versions/node/v20/bin:/usr/bin"
+    env = {"PATH": path, "GOROOT": str(home / "sdk/go"), "VIRTUAL_ENV": str(home / "venvs/p"),
+           "JAVA_HOME": str(home)}  # fmt: skip
+    shown, covered = tool_mounts(home, env)
+    under = {str(p.relative_to(home)) for p in shown if home in p.parents}
+    assert under == {
+        ".local/bin", "apps/tool", "sdk/go", "venvs/p", ".pyenv/shims", ".pyenv/versions", ".nvm/versions",
+        "go/pkg/mod", ".cargo/registry/index", ".cargo/git/checkouts",
+    }, under  # fmt: skip
+    assert {str(p.relative_to(home)) for p in covered} == {
+        "apps/tool/secrets", "sdk/go/misc", "venvs/p/pip.conf", ".pyenv/versions/3.11/pip.conf",
+        ".nvm/versions/node/v20/etc", "go/pkg/mod/cache/vcs", ".cargo/registry/index/corp/.cargo-index-token",
+    }  # fmt: skip  (a prefix is one mount, what lies beside its install parts is covered)

@@ -44,6 +44,9 @@ def test_every_promise_holds_here_and_the_project_limits_are_the_ones_checked(pr
     assert checks["/proc/sys read-only"]["seen"].startswith("core_pattern writable: False")
     assert checks["/dev/shm size"]["seen"].startswith("256 MB") and "stopped" in checks["work-tree quota"]["seen"]
     assert checks["credential files in toolchain mounts"]["seen"] == "none"
+    # sbxred's c02 and c21: no setuid bit, and of the person's tree only its git dir and state folder are there
+    assert checks["setuid bit"]["seen"].endswith("refused (Operation not permitted)")
+    assert checks["person's work tree"]["seen"] == "only .graphlemon"  # the doctor's work tree is no git work tree
     # the claude_code backend's process: the same sandbox, its own config folder, only the egress proxy out
     assert checks["claude_code: uid/gid inside"]["seen"] != "0/0" and checks["claude_code: seccomp filter"]["ok"]
     assert checks["claude_code: mount"]["seen"].startswith("refused")
