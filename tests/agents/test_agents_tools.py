@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -59,8 +60,6 @@ def test_read_list_search(ctx):
     assert ok(ctx, "read_file", path="src/app.py", offset=2, limit=1)["content"] == "    return a + b\n"
     assert "src/app.py" in ok(ctx, "list_files")["files"]
     assert ok(ctx, "list_files", path="src", pattern="*.py")["files"] == ["src/app.py"]
-    matches = ok(ctx, "search_text", pattern=r"return \w+", path=".", regex=True)["matches"]
-    assert matches == [{"path": "src/app.py", "line": 2, "text": "    return a + b"}]
     assert ok(ctx, "search_text", pattern="def add(")["count"] == 1  # literal by default
     assert "no such file" in err(ctx, "read_file", path="src/missing.py")
     assert "bad regular expression" in err(ctx, "search_text", pattern="(", regex=True)
@@ -245,3 +244,17 @@ print(errors)
 """
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+@pytest.mark.system  # a regular expression is searched in a forked child with a time limit
+def test_a_regex_search_is_bounded_in_time(ctx, monkeypatch):
+    from graphlemon.agents.tools import file_read
+
+    matches = ok(ctx, "search_text", pattern=r"return \w+", path=".", regex=True)["matches"]
+    assert matches == [{"path": "src/app.py", "line": 2, "text": "    return a + b"}]
+    assert "no such file" in err(ctx, "search_text", pattern="x+", path="nope", regex=True)  # the child's error
+    (ctx.sandbox.root / "src" / "slow.txt").write_text("a" * 40 + "b\n")
+    monkeypatch.setattr(file_read, "REGEX_SEARCH_S", 1.0)
+    started = time.monotonic()
+    said = err(ctx, "search_text", pattern=r"^(a+)+$", path="src/slow.txt", regex=True)
+    assert "ran past 1 s and was stopped" in said and time.monotonic() - started < 30  # not 2**40 steps

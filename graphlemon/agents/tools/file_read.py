@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -11,12 +12,14 @@ from ... import beneath
 from ...errors import GraphLemonError, invalid_param
 from ..sandbox import glob_match
 from ..tool_context import ToolContext
+from .bounded import TimedOut, in_child
 from .fs_guard import MAX_LINE_CHARS, SKIP_DIRS, ToolArgs, read_text, walk_files
 from .registry import tool
 
 MAX_READ_CHARS = 100_000
 MAX_SEARCH_FILE_BYTES = 2_000_000
 MAX_SEARCH_FILES = 50
+REGEX_SEARCH_S = float(os.environ.get("GRAPHLEMON_REGEX_SEARCH_S", "10"))  # a regex search's time limit
 
 
 class ReadFileArgs(ToolArgs):
@@ -180,9 +183,25 @@ def search_text(ctx: ToolContext, args: SearchTextArgs) -> dict:
         regex = re.compile(args.pattern if args.regex else re.escape(args.pattern), flags)
     except re.error as exc:
         raise invalid_param(f"search_text: bad regular expression {args.pattern!r}: {exc}") from None
+    if not args.regex:  # a literal pattern matches in linear time
+        return _search(ctx, args, regex)
+    try:  # a regular expression can backtrack for hours on one line: it runs in a child with a time limit
+        return in_child(_search, ctx, args, regex, seconds=REGEX_SEARCH_S)
+    except TimedOut:
+        raise invalid_param(
+            f"search_text: the regular expression {args.pattern!r} ran past {REGEX_SEARCH_S:g} s and was stopped "
+            "(a repetition inside a repetition, like (a+)+, backtracks exponentially): search for a literal, or a "
+            "simpler pattern",
+            pattern=args.pattern,
+        ) from None
+
+
+def _search(ctx: ToolContext, args: SearchTextArgs, regex: re.Pattern) -> dict:
     base = ctx.sandbox.resolve_read(args.path)
     kind = beneath.kind(ctx.sandbox.root, base)
-    targets = [(base.name, base)] if kind == "file" else list(walk_files(ctx.sandbox.root, base)) if kind == "dir" else []
+    targets = (
+        [(base.name, base)] if kind == "file" else list(walk_files(ctx.sandbox.root, base)) if kind == "dir" else []
+    )
     if not targets:
         raise invalid_param(f"{args.path}: no such file or folder", path=args.path)
     found, count, truncated = [], 0, False
@@ -212,4 +231,3 @@ def search_text(ctx: ToolContext, args: SearchTextArgs) -> dict:
             break
     matches = [{"path": f["path"], "line": n, "text": t} for f in found for n, t, hit in f["lines"] if hit]
     return {"pattern": args.pattern, "files": found, "matches": matches, "count": count, "truncated": truncated}
-
