@@ -26,7 +26,7 @@ import json
 from typing import Any
 
 QUOTE_BYTES = 160
-MAX_DEPTH = 200  # a real message nests a few levels (a tool input a few more); deeper cannot be read or sent back
+MAX_DEPTH = 100  # a real message nests a few levels (a tool input a few more); far deeper strains every recursive step after
 RETRYABLE_ERROR_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
 
 

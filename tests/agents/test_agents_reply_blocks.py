@@ -152,3 +152,10 @@ def test_an_invalid_usage_is_recorded_as_the_estimate_and_named(
     assert len(records) == 3 and all(r.input_tokens > 0 and r.output_tokens > 0 and r.cost_usd > 0 for r in records)
     [event] = project.ledger.read_as("timeline", TimelineEvent)  # once a turn, however many replies
     assert event.event == "usage_invalid" and says in event.summary and "estimate" in event.summary
+
+
+@pytest.mark.system
+def test_a_reply_nested_just_under_the_limit_is_used(project, messages_server, anthropic_settings, turn):
+    messages_server.queue(nested(MAX_DEPTH - 6), tool_use("submit_output", {"summary": "ok"}))
+    result = run(turn, anthropic_settings)
+    assert result.ok and statuses(messages_server) == [200, 200]  # stored, answered, sent back: no RecursionError
