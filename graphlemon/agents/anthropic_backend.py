@@ -9,8 +9,10 @@
 * the structured output arrives through a `submit_output` tool whose schema is the role's pydantic
   model (the one place the schema is sent; a bare JSON answer is accepted too); an invalid one is
   returned to the model as a tool error;
-* what the API sent goes back as it came (thinking blocks and their signatures byte for byte); only
-  what GraphLemon writes down (transcript, ledger, logs) is redacted;
+* what the API sent goes back as it came (thinking blocks and their signatures byte for byte), minus what
+  the API itself refuses (agents/reply_blocks.py: empty text dropped, adjacent text joined, a tool_use with
+  a missing or repeated id answered as an invalid call under an id GraphLemon assigns); only what
+  GraphLemon writes down (transcript, ledger, logs) is redacted;
 * misbehaviour is noticed and named (agents/misbehaviour.py): a refusal, replies without a tool
   call, the same call again end the attempt with that stop reason;
 * the conversation stays within a context budget over every block (agents/context.py);
@@ -39,11 +41,13 @@ from ..errors import ExecutorGaveUp, invalid_param
 from ..models import ExecutorName
 from ..redact import redact_library_logs
 from .api_reply import ReplyProblem, describe_status_error, read_message
+from .api_usage import read_usage
 from .budget import estimate_tokens, preflight
 from .context import KEEP_RECENT_REPLIES, KEEP_RECENT_RESULTS, Conversation, countdown
 from .executor_seam import AgentRequest, AgentResult, ToolError
 from .misbehaviour import Ending, RepeatedCalls, TextReplies
 from .prompt import SUBMIT_TOOL, output_schema, render
+from .reply_blocks import Call, ToolUseIds, normalise
 from .settings import AgentSettings
 from .tool_context import ToolContext
 from .tools import call_tool, tool_specs
@@ -138,7 +142,7 @@ class AnthropicExecutor:
             rec.event("request", model=model, max_tokens=max_tokens, estimate_input_tokens=estimate,
                       messages=len(convo.messages), conversation_chars=convo.size())  # fmt: skip
             try:
-                return self._create(params, rec, deadline=deadline)
+                return self._create(params, rec, deadline=deadline, estimate=estimate)
             except PromptTooLong as exc:
                 if trim >= PROMPT_TOO_LONG_RETRIES or not convo.can_clear():
                     raise self._error(f"anthropic API error: {exc} (trimming the conversation did not make it fit)",
@@ -168,7 +172,7 @@ class AnthropicExecutor:
         return True
 
     # -- one API call, with retries ------------------------------------------------------------
-    def _create(self, params: dict[str, Any], rec: TurnRecorder, *, deadline: float) -> Any:
+    def _create(self, params: dict[str, Any], rec: TurnRecorder, *, deadline: float, estimate: int = 0) -> Any:
         attempts = self.settings.retry_max + 1
         last = ""
         for attempt in range(attempts):
@@ -194,7 +198,7 @@ class AnthropicExecutor:
                     raise self._error(f"anthropic: {last}", attempts=attempt + 1) from None
                 wait = self._delay(attempt, {})
             else:
-                self._record(rec, params["model"], response, started)
+                self._record(rec, params["model"], response, started, estimate)
                 return response
             if attempt + 1 >= attempts:
                 break
@@ -217,14 +221,17 @@ class AnthropicExecutor:
                 continue
         return min(s.retry_base_delay_s * (2**attempt) * (1 + random.random() / 4), s.retry_max_delay_s)
 
-    def _record(self, rec: TurnRecorder, model: str, response: Any, started: float) -> None:
-        u = response.usage
+    def _record(self, rec: TurnRecorder, model: str, response: Any, started: float, estimate: int) -> None:
+        """One usage record; a usage the server got wrong is recorded as GraphLemon's estimate, said so
+        (agents/api_usage.py)."""
+        content = [b.model_dump(mode="json") for b in response.content or [] if hasattr(b, "model_dump")]
+        usage = read_usage(getattr(response, "usage", None), input_estimate=estimate,
+                           output_estimate=estimate_tokens(json.dumps(content, ensure_ascii=False)))  # fmt: skip
+        if usage.problem is not None:
+            rec.usage_invalid(usage.problem)
         rec.record_usage(
             model=getattr(response, "model", None) or model,
-            input_tokens=getattr(u, "input_tokens", None) or 0,
-            output_tokens=getattr(u, "output_tokens", None) or 0,
-            cache_read_tokens=getattr(u, "cache_read_input_tokens", None) or 0,
-            cache_write_tokens=getattr(u, "cache_creation_input_tokens", None) or 0,
+            **usage.tokens,
             latency_ms=int((time.monotonic() - started) * 1000),
             stop_reason=getattr(response, "stop_reason", None),
         )
@@ -245,16 +252,20 @@ class _Turn:
     problem: str | None = None  # why the last answer was not accepted
     texts: TextReplies = field(default_factory=TextReplies)
     repeats: RepeatedCalls = field(default_factory=RepeatedCalls)
+    ids: ToolUseIds = field(default_factory=ToolUseIds)
 
     def answer(self, response: Any, *, left: int) -> AgentResult | None:
         """Handle one reply -> the turn's result when it ends here, else None (the next call follows)."""
-        content = [block.model_dump(mode="json", exclude_none=True) for block in response.content or []]
+        came = [block.model_dump(mode="json", exclude_none=True) for block in response.content or []]
         stop = getattr(response, "stop_reason", None)
-        self.rec.event("response", stop_reason=stop, content=content)  # redacted in the transcript only
-        self.convo.add("assistant", content or [{"type": "text", "text": "(empty reply)"}])  # as it came
+        self.rec.event("response", stop_reason=stop, content=came)  # redacted in the transcript only
+        reply = normalise(came, self.ids)  # as it came, minus what the API refuses (reply_blocks.py)
+        if reply.fixes:
+            self.rec.event("reply_normalised", **reply.fixes)
+        self.convo.add("assistant", reply.content or [{"type": "text", "text": "(empty reply)"}])
         if stop == "refusal":
             return self._end(Ending("refused", "the API stopped the reply with stop_reason 'refusal'"))
-        uses = [b for b in response.content or [] if getattr(b, "type", None) == "tool_use"]
+        uses = reply.calls
         if not uses:
             return self._text_reply(response, stop, left)
         self.texts.tool_called()
@@ -295,10 +306,14 @@ class _Turn:
         self.convo.add("user", cut + self.texts.note(self.problem, SUBMIT_TOOL) + countdown(left))
         return None
 
-    def _run_tool(self, use: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    def _run_tool(self, use: Call) -> tuple[dict[str, Any], dict[str, Any] | None]:
         """-> (tool_result block, the accepted output or None)."""
         ctx, rec = self.ctx, self.rec
         rec.event("tool_call", tool=use.name, tool_use_id=use.id, args=use.input)
+        if use.problem is not None:  # a malformed call: answered, never run
+            ctx.tool_errors.append(ToolError(tool=use.name, code="INVALID_PARAM", message=use.problem))
+            rec.event("tool_result", tool=use.name, ok=False, content=use.problem)
+            return _tool_result(use.id, use.problem, True), None
         repeat = self.repeats.check(use.name, use.input)
         if repeat is not None:
             rec.event("tool_repeated", tool=use.name, tool_use_id=use.id, repeats=self.repeats.repeats)

@@ -13,6 +13,8 @@ a `Message`, or as a `ReplyProblem` that says what answered and quotes its first
 | HTML                                         | no                  | "answered HTML (a proxy or captive portal?)"  |
 | anything else that is not JSON               | no                  | "answered <content type>, not JSON"           |
 | JSON that is not a message                   | no                  | "answered JSON that is not a message"         |
+| JSON nested deeper than `MAX_DEPTH` levels   | no                  | "answered JSON nested too deeply to read"     |
+| anything the SDK then cannot read as a message | no                | "answered a message GraphLemon cannot read"   |
 
 Error statuses (4xx / 5xx) stay the SDK's `APIStatusError`; `describe_status_error` names an HTML or
 other non-JSON error body the same way.
@@ -24,6 +26,7 @@ import json
 from typing import Any
 
 QUOTE_BYTES = 160
+MAX_DEPTH = 100  # a real message nests a few levels (a tool input a few more); far deeper strains every recursive step after
 RETRYABLE_ERROR_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
 
 
@@ -45,8 +48,12 @@ def read_message(raw: Any) -> Any:
         raise ReplyProblem(f"the API answered {http.status_code} with an empty body{_kind_note(kind)}", transient=True)
     try:
         data = json.loads(body)
+    except RecursionError:
+        raise _too_deep(body) from None
     except ValueError:
         raise _not_json(body, kind) from None
+    if _depth_over(data, MAX_DEPTH):
+        raise _too_deep(body)
     if isinstance(data, dict) and data.get("type") == "error":
         error = data.get("error") if isinstance(data.get("error"), dict) else {}
         kind_ = str(error.get("type") or "error")
@@ -59,7 +66,12 @@ def read_message(raw: Any) -> Any:
         raise ReplyProblem(
             f"the API answered JSON that is not a message ({missing}): {quote(body)}", transient=False
         )
-    return raw.parse()
+    try:
+        return raw.parse()
+    except Exception as exc:  # noqa: BLE001 - whatever the SDK cannot build is a reply no retry fixes, named
+        raise ReplyProblem(
+            f"the API answered a message GraphLemon cannot read ({type(exc).__name__}): {quote(body)}", transient=False
+        ) from None
 
 
 def describe_status_error(exc: Any) -> str:
@@ -95,10 +107,30 @@ def _not_json(body: bytes, kind: str) -> ReplyProblem:
     return ReplyProblem(f"the API answered {kind or 'no content type'}, not JSON: {quote(body)}", transient=False)
 
 
+def _too_deep(body: bytes) -> ReplyProblem:
+    return ReplyProblem(
+        f"the API answered JSON nested too deeply to read (more than {MAX_DEPTH} levels): {quote(body)}",
+        transient=False,
+    )
+
+
+def _depth_over(data: Any, limit: int) -> bool:
+    """True when `data` nests more than `limit` lists or objects deep (walked without recursion)."""
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if not isinstance(value, dict | list):
+            continue
+        if depth > limit:
+            return True
+        stack.extend((item, depth + 1) for item in (value.values() if isinstance(value, dict) else value))
+    return False
+
+
 def _missing_fields(data: Any) -> str:
     if not isinstance(data, dict):
         return f"a JSON {type(data).__name__}, not an object"
-    wanted = {"type": str, "content": list, "usage": dict}
+    wanted = {"type": str, "content": list}  # a missing or invalid usage is agents/api_usage.py's
     wrong = [name for name, kind in wanted.items() if not isinstance(data.get(name), kind)]
     if wrong:
         return "no " + ", ".join(wrong)

@@ -1,7 +1,9 @@
 """Context discipline for a model's conversation: a budget over every block, stubs by one rule, a turn countdown.
 
 Everything in the conversation counts, not only tool results: the model's own text, the inputs of its tool
-calls (a whole file in a `write_file`), its thinking. The rule (told to the model once, `CONTEXT_RULE`):
+calls (a whole file in a `write_file`), its thinking, and every block `BLOCK_OVERHEAD_CHARS` (40) beyond its
+characters (a reply of 10,000 one-character blocks is 400,000, not 10,000; agents/reply_blocks.py joins
+adjacent text blocks before they are kept). The rule (told to the model once, `CONTEXT_RULE`):
 
 * a tool result is at most `RESULT_MAX_CHARS` when it is added (head and tail kept, with a note on how to
   ask for less);
@@ -30,6 +32,7 @@ CONTEXT_MAX_CHARS = 240_000
 KEEP_RECENT_RESULTS = 6
 KEEP_RECENT_REPLIES = 3
 STUB_CHARS = 300  # a block this short is never worth a stub
+BLOCK_OVERHEAD_CHARS = 40  # what every block counts beyond its characters: its JSON framing (~30 bytes) and more
 COUNTDOWN_FROM = 5
 CLEARED = "[an earlier tool result, cleared to keep the context small; call the tool again if you need it]"
 THINKING = ("thinking", "redacted_thinking")
@@ -95,7 +98,7 @@ class Conversation:
         return [b for m in self.messages if m["role"] == "user" for b in _blocks(m) if b.get("type") == "tool_result"]
 
     def can_clear(self) -> bool:
-        return any(_size(b) > STUB_CHARS for m in self.messages[1:] for b in _blocks(m) if b.get("type") not in THINKING)
+        return any(_chars(b) > STUB_CHARS for m in self.messages[1:] for b in _blocks(m) if b.get("type") not in THINKING)
 
     def prepare(self, keep_results: int = KEEP_RECENT_RESULTS, keep_replies: int = KEEP_RECENT_REPLIES) -> Trimmed:
         """Before a call: stub the answered replies' oversized blocks; over a budget (or after a 'prompt is too
@@ -107,7 +110,7 @@ class Conversation:
             return done
         self.force_clear = False
         for block in results[: max(0, len(results) - keep_results)]:
-            if _size(block) > STUB_CHARS:
+            if _chars(block) > STUB_CHARS:
                 block["content"] = CLEARED
                 done.tool_results += 1
         replies = [i for i, m in enumerate(self.messages) if m["role"] == "assistant"]
@@ -188,6 +191,11 @@ def _drop_thinking(message: dict[str, Any]) -> int:
 
 
 def _size(block: dict[str, Any]) -> int:
+    """Characters of one block plus BLOCK_OVERHEAD_CHARS (a block costs tokens of its own)."""
+    return BLOCK_OVERHEAD_CHARS + _chars(block)
+
+
+def _chars(block: dict[str, Any]) -> int:
     kind = block.get("type")
     if kind == "text":
         return len(block.get("text", ""))

@@ -34,6 +34,7 @@ class TurnRecorder:
         self.started = time.monotonic()
         self.usage = UsageTotals()
         self.turns = 0
+        self.usage_warned = False
         self.model: str | None = None
         self.written, self.capped = 0, False
         self.node_log = execlogs.writer(ctx.state_dir, ctx.node_exec_id)
@@ -119,6 +120,18 @@ class TurnRecorder:
         self.usage.add(record)
         self.event("usage", **record.model_dump(mode="json", exclude={"kind", "schema_version", "ts"}))
         return record
+
+    def usage_invalid(self, problem: str) -> None:
+        """The server's usage for a reply was invalid: a transcript line each time, the person's timeline once a
+        turn."""
+        self.event("usage_invalid", why=problem)
+        if self.usage_warned or not self.request.task_id:
+            return
+        self.usage_warned = True
+        self.ctx.ledger.append(TimelineEvent(
+            event="usage_invalid", task_id=self.request.task_id, unit_id=self.request.unit_id,
+            ref=self.ctx.node_exec_id, summary=f"{self.request.role} attempt {self.request.attempt}: {problem}"[:1000],
+        ))  # fmt: skip
 
     def validate_output(self, data: Any) -> tuple[dict[str, Any] | None, str | None]:
         """-> (output, None) or (None, a message saying what is wrong)."""

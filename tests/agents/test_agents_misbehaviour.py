@@ -42,7 +42,7 @@ def run(turn, settings, **kw):
     [
         (html_page, "the API answered HTML (a proxy or captive portal?): \"<!DOCTYPE html>"),
         (plain_text, "the API answered text/plain, not JSON: \"upstream connect error"),
-        (not_a_message, "the API answered JSON that is not a message (no type, content, usage)"),
+        (not_a_message, "the API answered JSON that is not a message (no type, content)"),
         (lambda: raw(HTML, "text/html", status=403), "403: HTML (a proxy or captive portal?)"),
     ],
 )

@@ -123,9 +123,13 @@ def _check_message(i: int, message: Any, previous_uses: set[str]) -> int:
     if not isinstance(content, list) or not content:
         raise BadRequest(f"messages.{i}.content: must be a non-empty string or list")
     allowed = {"text", "tool_use", "thinking", "redacted_thinking"} if role == "assistant" else {"text", "tool_result"}
-    results = set()
+    results, uses = set(), set()
     for j, block in enumerate(content):
         _check_block(f"messages.{i}.content.{j}", block, allowed)
+        if block["type"] == "tool_use":
+            if block["id"] in uses:
+                raise BadRequest(f"messages.{i}.content.{j}: `tool_use` ids must be unique")
+            uses.add(block["id"])
         if block["type"] == "tool_result":
             if block.get("tool_use_id") not in previous_uses:
                 raise BadRequest(
