@@ -14,6 +14,9 @@ promises": leftovers):
   husky's hooks, package managers' project config that names programs (`.npmrc`, `.yarnrc.yml`, `.pnpmfile.cjs`),
   and any file the person's own git config includes (`include.path` into the work tree). A change to one holds the
   merge: the work stays on its branch for a person to review, and the task says which paths and why.
+* **Never a folder git would discover as a repository** (`HEAD` beside `objects/` and `refs/`), even one two units
+  built half each: git run inside it would obey its config (`core.fsmonitor` runs a program). Such a merge is held
+  the same way.
 """
 
 from __future__ import annotations
@@ -43,13 +46,15 @@ OPEN_RUN_NAMES = frozenset({
 class MergeHold:
     """Why the merge into the person's branch did not happen: `kind` and the paths that hold it."""
 
-    kind: str  # "in_the_way" | "runs_on_open"
+    kind: str  # "in_the_way" | "runs_on_open" | "repository"
     paths: tuple[str, ...]
 
     def says(self) -> str:
         shown = ", ".join(self.paths[:8]) + (f" and {len(self.paths) - 8} more" if len(self.paths) > 8 else "")
         if self.kind == "in_the_way":
             return f"it would replace files of yours that git does not track ({shown}); nothing was replaced"
+        if self.kind == "repository":
+            return f"it would make folders git treats as a repository ({shown}): their config runs programs; review it first"
         return f"it changes configuration that runs code when the repository is opened ({shown}); review it first"
 
 

@@ -31,6 +31,7 @@ import logging
 import os
 import posixpath
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,7 +78,14 @@ def repository_folders(work_tree: Path) -> set[str]:
     """The folders of the index (the tree the next commit holds; "" is the root) that git would discover as a
     repository when checked out: `HEAD` beside `objects/` and `refs/`, or beside `commondir` (git's own test,
     `is_git_directory`), case-insensitively (a checkout on a case-insensitive disk)."""
-    paths = [os.fsdecode(p).lower() for p in gitrun.git(work_tree, "ls-files", "-z").stdout.split(b"\0") if p]
+    return repository_folders_in(
+        os.fsdecode(p) for p in gitrun.git(work_tree, "ls-files", "-z").stdout.split(b"\0") if p
+    )
+
+
+def repository_folders_in(names: Iterable[str]) -> set[str]:
+    """The folders of a tree, given as its file paths, that git would discover as a repository (see above)."""
+    paths = [name.lower() for name in names]
     heads = {posixpath.dirname(p) for p in paths if posixpath.basename(p) == "head"}
     if not heads:
         return set()

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from git import Repo
 
-from . import beneath, git_config, gitrun, merge_guard
+from . import beneath, git_config, gitrun, merge_guard, staged_links
 from .errors import ErrorCode, GraphLemonError, invalid_param
 from .merge_guard import MergeHold
 from .staged_links import CACHE_DIRS, Refusal, drop_oversize, drop_refused, drop_special
@@ -90,7 +90,9 @@ class Worktrees:
         self.repo_root = Path(repo_root)
         self.task_id = _safe(task_id, "task id")
         self.base = task_lock_dir(state_dir or self.repo_root / ".graphlemon", task_id)
-        self.common_dir = Path(os.path.realpath(self.repo_root / gitrun.out(self.repo_root, "rev-parse", "--git-common-dir")))
+        self.common_dir = Path(
+            os.path.realpath(self.repo_root / gitrun.out(self.repo_root, "rev-parse", "--git-common-dir"))
+        )
         self.refused: list[Refusal] = []  # entries the commit step refused (gitlinks, outward symlinks, ...)
 
     def branch(self, unit_id: str) -> str:
@@ -110,7 +112,15 @@ class Worktrees:
             try:
                 with self._lock():
                     self._settle_interrupted_merge(wt.path)
-                    self._run(wt.path, "merge", "--no-edit", "--no-verify", "-m", f"graphlemon: sync {unit_id} with integration", integration.branch)
+                    self._run(
+                        wt.path,
+                        "merge",
+                        "--no-edit",
+                        "--no-verify",
+                        "-m",
+                        f"graphlemon: sync {unit_id} with integration",
+                        integration.branch,
+                    )
             except GraphLemonError as exc:
                 if exc.code == ErrorCode.WORKTREE_TAMPERED:
                     raise
@@ -144,8 +154,15 @@ class Worktrees:
             if (path / ".git").exists():
                 return Worktree(path, branch)
             self._run(self.repo_root, "worktree", "prune")
-            exists = gitrun.git(self.repo_root, "show-ref", "--verify", "-q", f"refs/heads/{branch}", check=False).returncode == 0
-            add = ["worktree", "add", str(path), branch] if exists else ["worktree", "add", "-b", branch, str(path), start_point]
+            exists = (
+                gitrun.git(self.repo_root, "show-ref", "--verify", "-q", f"refs/heads/{branch}", check=False).returncode
+                == 0
+            )
+            add = (
+                ["worktree", "add", str(path), branch]
+                if exists
+                else ["worktree", "add", "-b", branch, str(path), start_point]
+            )
             self._run(self.repo_root, *add)
         return Worktree(path, branch)
 
@@ -229,7 +246,15 @@ class Worktrees:
         try:
             with self._lock():
                 self._settle_interrupted_merge(integration.path)
-                self._run(integration.path, "merge", "--no-ff", "--no-verify", "-m", message or f"graphlemon: merge {unit_id}", branch)
+                self._run(
+                    integration.path,
+                    "merge",
+                    "--no-ff",
+                    "--no-verify",
+                    "-m",
+                    message or f"graphlemon: merge {unit_id}",
+                    branch,
+                )
         except GraphLemonError as exc:
             if exc.code == ErrorCode.WORKTREE_TAMPERED:
                 raise
@@ -287,7 +312,11 @@ class Worktrees:
         git_dir, common = gitrun.verify_work_tree(root)
         included = merge_guard.included_in(root, git_config.files(git_dir, common, {**os.environ, **gitrun.ENV}))
         opening = merge_guard.runs_on_open(changed, included)
-        return MergeHold("runs_on_open", tuple(opening)) if opening else None
+        if opening:
+            return MergeHold("runs_on_open", tuple(opening))
+        nested = staged_links.repository_folders_in(self._names(root, "ls-tree", "-r", "--name-only", "-z", target))
+        made = sorted(f for f in nested if any(c.lower().startswith(f"{f}/" if f else "") for c in changed))
+        return MergeHold("repository", tuple(made)) if made else None
 
     @staticmethod
     def _names(root: Path, *args: str) -> list[str]:
@@ -322,7 +351,8 @@ class Worktrees:
                 if exc.code == ErrorCode.WORKTREE_TAMPERED:
                     raise
                 raise GraphLemonError(
-                    ErrorCode.GIT_ERROR, f"worktree {path} cannot be opened ({exc.message}); repair or remove it, then resume"
+                    ErrorCode.GIT_ERROR,
+                    f"worktree {path} cannot be opened ({exc.message}); repair or remove it, then resume",
                 ) from None
             done += [f"{path.name}: removed a stale {lock}" for lock in self._drop_stale_locks(path, git_dir)]
             if (git_dir / "MERGE_HEAD").exists():

@@ -85,6 +85,20 @@ def test_plain_work_merges(repo):
     assert (repo / "calc.py").read_text() == "x = 1\n" and (repo / ".env").read_text() == "DB_PASSWORD=person\n"
 
 
+def test_a_folder_git_would_discover_as_a_repository_holds_the_merge_even_built_in_two_halves(repo):
+    """sbxred p43: two units each commit half of a bare repository (HEAD and config; objects/ and refs/); the merged
+    tree makes a folder git obeys (its `core.fsmonitor` runs a program)."""
+    before = _git(repo, "rev-parse", "HEAD")
+    trees = _integrate(repo, {"vendor/cache/HEAD": "ref: refs/heads/main\n",
+                              "vendor/cache/config": "[core]\n\tbare = true\n\tfsmonitor = echo\n",
+                              "vendor/cache/objects/info/packs": "\n", "vendor/cache/refs/heads/main": "0" * 40 + "\n",
+                              "calc.py": "x = 1\n"})  # fmt: skip
+    result = trees.merge_into(repo)
+    assert result.commit is None and result.held is not None and result.held.kind == "repository"
+    assert result.held.paths == ("vendor/cache",) and "git treats as a repository (vendor/cache)" in result.held.says()
+    assert _git(repo, "rev-parse", "HEAD") == before and not (repo / "vendor").exists()
+
+
 def test_in_the_way_sees_a_file_or_link_where_a_folder_must_be_and_follows_no_link(tmp_path):
     (tmp_path / "build").write_text("a file of the person's\n")
     (tmp_path / "out").symlink_to("/etc")
