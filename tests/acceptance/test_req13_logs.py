@@ -190,7 +190,7 @@ def test_failure_an_unknown_node_is_node_exec_not_found_everywhere(page, server,
     assert cli.returncode == 2 and "error[NODE_EXEC_NOT_FOUND]" in cli.stderr and cli.stdout == ""
 
     app = create_app(ConsoleSettings(token="t" * 32, registry=server.settings.registry))
-    with TestClient(app, base_url="http://127.0.0.1") as client:
+    with TestClient(app, base_url="http://127.0.0.1", cookies={"graphlemon_console": "t" * 32}) as client:
         resp = client.get(f"/api/projects/{handle.project_id}/logs/ne-nope-coder-r0/range?start=0")
         assert resp.status_code == 404 and resp.json()["error"]["code"] == "NODE_EXEC_NOT_FOUND"
         with client.websocket_connect("/ws/logs", headers={"host": "127.0.0.1:8766"}) as ws:

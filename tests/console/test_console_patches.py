@@ -66,5 +66,6 @@ def test_the_approval_needs_the_token_and_answers_with_the_domains_errors(server
     with pytest.raises(urllib.error.HTTPError) as again:
         urllib.request.urlopen(urllib.request.Request(url, data=b"{}", headers=headers, method="POST"))
     assert json.loads(again.value.read())["error"]["code"] == "INVALID_TRANSITION"
-    listed = json.loads(urllib.request.urlopen(f"{server.url}/api/projects/{project.project_id}/patches").read())
+    listing = urllib.request.Request(f"{server.url}/api/projects/{project.project_id}/patches", headers=headers)
+    listed = json.loads(urllib.request.urlopen(listing).read())  # reads need the token too
     assert listed["patches"] == []
