@@ -173,7 +173,8 @@ def main() -> None:
             anthropic = timed(project, build_executor("anthropic", settings=settings), TURNS)
             calls = len(server.requests)
         claude = FakeClaude(Path(tmp))
-        os.environ["CLAUDE_CONFIG_DIR"] = str(claude.config)  # where the fake claude keeps its queue: shown to it
+        # its config dir (where it keeps its queue), its server and the egress rule, as a test's environment names them
+        os.environ.update({name: value for name, value in claude.env().items() if name != "PATH"})
         claude.queue(
             *[
                 success(structured_output={"ok": True}, writes={"tests/test_snake.py": CONTENT})
@@ -181,7 +182,11 @@ def main() -> None:
             ]
         )
         claude_code = timed(
-            project, build_executor("claude_code", settings=AgentSettings(claude_bin=str(claude.bin))), CLAUDE_TURNS
+            project,
+            build_executor(
+                "claude_code", settings=AgentSettings(claude_bin=str(claude.bin), claude_egress=[claude.egress])
+            ),
+            CLAUDE_TURNS,
         )
 
     base = statistics.median(scripted)

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -81,10 +82,19 @@ def wait_http(url: str, timeout: float = 60) -> None:
         try:
             urllib.request.urlopen(url, timeout=2).read()
             return
+        except urllib.error.HTTPError:
+            return  # it answered (a read without the console's token is refused): the server is up
         except OSError:
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.01)
+
+
+def with_token(page, server):
+    """A page holding the console's token cookie, as a person's browser does once it opened the printed URL (set
+    before the first navigation, so the navigation measured is the page's own)."""
+    page.context.add_cookies([{"name": "graphlemon_console", "value": server.settings.token, "url": server.url}])
+    return page
 
 
 def pct(values: list[float], q: float) -> float:
@@ -140,7 +150,7 @@ def bench_recolour(work: Path, browser, n: int = TRANSITIONS) -> None:
     nodes.transition(node_id, "running", task_id=tid, stage="coder", unit_id="u")
     server = BackgroundServer(ConsoleSettings(registry=registry)).start()
     try:
-        page = browser.new_page()
+        page = with_token(browser.new_page(), server)
         page.goto(f"{server.url}/#/p/{handle.project_id}/t/{tid}")
         page.wait_for_selector("g.node[data-status=running]")
         page.evaluate(OBSERVE)
@@ -197,9 +207,12 @@ async def subscribe_all(url: str, project_id: str, n: int, done: asyncio.Event, 
     return counts
 
 
+SUBS_TOKEN = "bench-console-" + "s" * 32
+
+
 def bench_subscribers(work: Path, n: int = SUBSCRIBERS) -> None:
     repo = new_repo(work, "snake", ROOT / "examples" / "snake" / "repo")
-    env = {**ENV, "GRAPHLEMON_CONFIG_DIR": str(work / "cfg-subs")}
+    env = {**ENV, "GRAPHLEMON_CONFIG_DIR": str(work / "cfg-subs"), "GRAPHLEMON_CONSOLE_TOKEN": SUBS_TOKEN}
     subprocess.run([GRAPHLEMON, "init", str(repo)], env=env, check=True, capture_output=True)
     project_id = json.loads((repo / ".graphlemon" / "project.json").read_text())["project_id"]
     port = free_port()
@@ -211,7 +224,8 @@ def bench_subscribers(work: Path, n: int = SUBSCRIBERS) -> None:
         async def run() -> tuple[list[int], float, float]:
             done = asyncio.Event()
             ready: list[int] = []
-            subs = asyncio.ensure_future(subscribe_all(f"ws://127.0.0.1:{port}/ws", project_id, n, done, ready))
+            url = f"ws://127.0.0.1:{port}/ws?token={SUBS_TOKEN}"  # subscribers carry the console's token
+            subs = asyncio.ensure_future(subscribe_all(url, project_id, n, done, ready))
             while len(ready) < n:  # everyone subscribed and has its snapshot
                 await asyncio.sleep(0.1)
             await asyncio.sleep(1.0)
@@ -283,7 +297,7 @@ def bench_first_paint(work: Path, browser) -> None:
                 server = BackgroundServer(ConsoleSettings(registry=registry)).start()
             times = []
             for _ in range(REPEAT):
-                page = browser.new_page()
+                page = with_token(browser.new_page(), server)
                 page.goto(f"{server.url}/#/p/{handle.project_id}/t/{tid}")
                 page.wait_for_selector("body[data-painted]", timeout=60_000)
                 times.append(float(page.get_attribute("body", "data-painted")) / 1000)  # ms since navigation

@@ -75,7 +75,7 @@ def bench_loop(tmp: Path) -> None:
     times: dict[bool, list[float]] = {True: [], False: []}
     logs: list[Path] = []
     for i in range(REPEAT):
-        for mode in ((True, False) if i % 2 == 0 else (False, True)):  # interleaved: drift hits both
+        for mode in (True, False) if i % 2 == 0 else (False, True):  # interleaved: drift hits both
             elapsed, found = demo_run(tmp, mode)
             times[mode].append(elapsed)
             logs = found or logs
@@ -176,6 +176,9 @@ def writer(state_dir: str, nid: str, seconds: float) -> None:
     print(json.dumps({"bytes": written, "lines": n}))
 
 
+TOKEN = "bench-logs-" + "t" * 32  # the console's token, given to it and to its viewers
+
+
 async def viewer(url: str, project_id: str, nid: str, lags: list[float], counts: list[int], stop: asyncio.Event):
     import websockets
 
@@ -203,7 +206,7 @@ async def follow_all(port: int, project_id: str, nid: str, seconds: float) -> tu
     lags: list[float] = []
     counts: list[int] = []
     stop = asyncio.Event()
-    url = f"ws://127.0.0.1:{port}/ws/logs"
+    url = f"ws://127.0.0.1:{port}/ws/logs?token={TOKEN}"  # the viewers carry the console's token
     tasks = [asyncio.create_task(viewer(url, project_id, nid, lags, counts, stop)) for _ in range(VIEWERS)]
     await asyncio.sleep(seconds)
     stop.set()
@@ -217,7 +220,7 @@ def bench_viewers(tmp: Path) -> None:
 
     from graphlemon.project import open_project
 
-    env = {**os.environ, **GIT_ENV, "GRAPHLEMON_CONFIG_DIR": str(tmp / "config")}
+    env = {**os.environ, **GIT_ENV, "GRAPHLEMON_CONFIG_DIR": str(tmp / "config"), "GRAPHLEMON_CONSOLE_TOKEN": TOKEN}
     repo = fresh_repo(tmp, SNAKE / "repo", env)
     handle = open_project(repo)
     node = RunningNode(handle).start()
@@ -265,7 +268,7 @@ def bench_viewers(tmp: Path) -> None:
             console.kill()
             console.wait()
     lags.sort()
-    pct = (lambda q: lags[min(len(lags) - 1, int(q * len(lags)))] if lags else float("nan"))  # noqa: E731
+    pct = lambda q: lags[min(len(lags) - 1, int(q * len(lags)))] if lags else float("nan")  # noqa: E731
     size = log_size = (handle.state_dir / "logs" / node.nid / "node.log").stat().st_size
     print(f"== one node writing {RATE / 2**20:.0f} MB/s for {SECONDS:g} s, {VIEWERS} WebSocket viewers ==")
     print(f"  written : {stats['bytes'] / 2**20:.1f} MB ({stats['bytes'] / 2**20 / SECONDS:.1f} MB/s), "
