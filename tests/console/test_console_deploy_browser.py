@@ -78,6 +78,7 @@ def test_deploy_page_shows_machine_signals_timeline_and_the_plain_rollback_failu
         browser = pw.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox", "--disable-gpu"])
         try:
             pg = browser.new_page(viewport={"width": 1400, "height": 1000})
+            pg.context.add_cookies([{"name": "graphlemon_console", "value": server.settings.token, "url": server.url}])
             errors: list[str] = []
             pg.on("pageerror", lambda exc: errors.append(str(exc)))
             pg.goto(f"{server.url}/#/p/{handle.project_id}/deploy")
