@@ -66,6 +66,7 @@ def beating(write: Callable[[str, bytes], object], key: str, every: float) -> It
         yield
     finally:
         done.set()
+        thread.join(timeout=max(every, 5.0))  # a beat being written ends before the block does: none comes after it
 
 
 class Watch:
