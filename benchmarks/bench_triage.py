@@ -77,7 +77,7 @@ ABLATIONS: dict[str, tuple[tuple[str, object], ...]] = {
         ("graphlemon.triage.decider.ENVIRONMENT_VOICES", frozenset({"fixture", "unit", "runner", "os", "service", "sdd", "unknown"})),
         ("graphlemon.triage.decider.ENVIRONMENT_TIMES", frozenset({"before", "at", "after", "unknown"})),
     ),
-    "environment.py (no environment finding)": (("graphlemon.triage.mechanisms.environment_signals", lambda c, f: []),),
+    "environment_signals.py (no environment finding)": (("graphlemon.triage.mechanisms.environment_signals", lambda c, f: []),),
     "uncaught.py (no uncaught-exception finding)": (("graphlemon.triage.mechanisms.uncaught_in_provider", lambda c, f, k: None),),
     "interface_diff.py (no interface finding)": (
         ("graphlemon.triage.mechanisms.compare", lambda c, f, k: []),

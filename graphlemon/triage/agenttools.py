@@ -30,7 +30,7 @@ from ..project import STATE_DIR, ProjectHandle
 from ..units import Contract, UnitsFile
 from .codescan import ContractDiff, diff_sources
 from .decider import KEPT, admissible, classify
-from .environment import environment_signals, unit_ports
+from .environment_signals import environment_signals, unit_ports
 from .evidence_check import verify_all
 from .findings import Element
 from .history import find_similar_bug

@@ -1,6 +1,6 @@
 """Every mechanism run on one failing step, each giving typed findings (findings.py); none decides.
 
-    environment   a kind of environment failure in a piece of evidence, with its voice and time (environment.py)
+    environment   a kind of environment failure in a piece of evidence, with its voice and time (environment_signals.py)
     uncaught      a refusal that became a 5xx, or no answer, with a stack through the serving unit's code (uncaught.py)
     interface     the sides of the step's endpoints compared by structure: SDD, contracts, code, trace
                   (interface_diff.py: path_differs, status_differs, field_missing, limit_violated, status_unproduced)
@@ -18,7 +18,7 @@ import re
 from ..models import SddPatch
 from .callfindings import CallFindings
 from .cite import Citer
-from .environment import EnvSignal, environment_signals
+from .environment_signals import EnvSignal, environment_signals
 from .findings import Element, Finding, describe
 from .interface import SIDE_NAMES, Quote
 from .interface_diff import InterfaceFinding, compare, unproduced

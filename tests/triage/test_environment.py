@@ -1,4 +1,4 @@
-"""The environment kinds the decider keeps (environment.py, oserrors.py), each said in the runner's voice before the
+"""The environment kinds the decider keeps (environment_signals.py, oserrors.py), each said in the runner's voice before the
 failing step, and the controls that must not become an environment verdict."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from graphlemon.triage.decider import FACTS_ONLY, classify
-from graphlemon.triage.environment import environment_signals, near_miss
+from graphlemon.triage.environment_signals import environment_signals, near_miss
 from graphlemon.triage.run_context import load_run
 
 from .runbuilder import RUN_ID, build_project
