@@ -201,7 +201,25 @@ def devloop(
     if final.status == "blocked_pending_human":
         _publish_evidence(session, final)
     get_run_logger().info("task %s: %s (round %s)", task.task_id, final.status, final.loop_round)
-    return end_run(final_state(final))
+    return end_run(cancelled_too_late(flow_run_id, final, final_state(final)))
+
+
+def cancelled_too_late(flow_run_id: str, task, state: State | dict) -> State | dict:
+    """The run's final state when Cancel was pressed after the loop's last safe point (nothing was left to stop, the
+    task ended on its own): Prefect lets a Cancelling run end only Cancelled (a Completed or Failed is refused and the
+    run would stay Cancelling), so it ends Cancelled and says what happened. Otherwise `state` as it is."""
+    from prefect.client.orchestration import get_client
+
+    if isinstance(state, State) and state.is_cancelled():
+        return state
+    with get_client(sync_client=True) as client:
+        now = client.read_flow_run(flow_run_id).state
+    if now is None or not now.is_cancelling():
+        return state
+    said = f"Cancel came after the last step, with nothing left to stop: the task is {task.status}"
+    get_run_logger().warning("task %s: %s", task.task_id, said, extra=SAY)
+    return Cancelled(name=state.name if isinstance(state, State) else "Done",
+                     message=f"{said} ({now.message})"[:500] if now.message else said, data=_summary(task))  # fmt: skip
 
 
 def final_state(task) -> State | dict:

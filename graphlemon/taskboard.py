@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from . import lifecycle
 from .errors import ErrorCode, GraphLemonError, invalid_param
 from .ledger import Ledger
-from .models import BlockedReason, TaskEvent, TaskStatus, utcnow
+from .models import BlockedReason, TaskEvent, TaskSettingsRecord, TaskStatus, utcnow
 
 ACTIVE_STAGES: frozenset[str] = frozenset({"planning", "coding", "integrating", "validating"})
 # blocks that come from a decision of the loop (a human's resume overrides the decision);
@@ -109,8 +109,13 @@ class TaskBoard:
         wanted = {status} if isinstance(status, str) else set(status or ())
         return [t for t in self.all().values() if not wanted or t.status in wanted]
 
-    def create(self, goal_text: str, *, by: str = "human", flow_run_id: str | None = None) -> Task:
+    def create(
+        self, goal_text: str, *, by: str = "human", flow_run_id: str | None = None, settings: dict | None = None
+    ) -> Task:
         """c_task_create: a new task, `created` then `queued` (the scheduler starts it when a slot frees).
+
+        `settings` (a LoopConfig's JSON) are recorded before the task's first event: a run killed as soon as its
+        task exists still resumes with its executor, playbook and limits.
 
         With a `flow_run_id`, creating is idempotent per flow run: Prefect runs a resumed (suspended) or
         retried flow run from the top again, and that run must find the task it created, not start another."""
@@ -126,6 +131,8 @@ class TaskBoard:
                 if mine:
                     return fold(events)[mine[0]]
             task_id = f"task-{utcnow():%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+            if settings is not None:
+                self.ledger.append(TaskSettingsRecord(task_id=task_id, settings=settings, by=by))
             tx.append(TaskEvent(task_id=task_id, status="created", goal_text=goal, loop_round=0, by=by,
                                 flow_run_id=flow_run_id))  # fmt: skip
             tx.append(TaskEvent(task_id=task_id, status="queued", by="scheduler"))

@@ -37,7 +37,7 @@ class _Watch:
     item: pytest.Item | None = None
     found: list[str] = []  # in the current phase
     seen: list[str] = []  # in the whole test (--tier-log)
-    starters: dict[str, str] = {}  # fixture -> what its set-up started (in this process)
+    starters: dict[object, str] = {}  # fixture definition -> what its set-up started (in this process)
     collecting = False  # a test module is being imported
     imports: dict[str, str] = {}  # test module's node id -> what its import started
     leftovers: set[int] = set()  # threads a system test left running: what they do later is theirs
@@ -157,6 +157,14 @@ def pytest_runtest_protocol(item, nextitem):
             _Watch.leftovers |= {t.ident for t in threading.enumerate() if t is not threading.main_thread()}
 
 
+def _started_by(item: pytest.Item) -> list[tuple[str, str]]:
+    """(name, what its set-up started) of each fixture this test uses whose set-up started something: the test's own
+    definitions of its fixture names (a parametrize argument or another module's fixture may share a name)."""
+    info = getattr(item, "_fixtureinfo", None)
+    defs = info.name2fixturedefs if info is not None else {}
+    return [(name, _Watch.starters[d]) for name in item.fixturenames for d in defs.get(name, ()) if d in _Watch.starters]
+
+
 def _log(item: pytest.Item, seen: list[str]) -> None:
     path = item.config.getoption("--tier-log")
     if path:
@@ -174,7 +182,7 @@ def pytest_fixture_setup(fixturedef, request):
         return (yield)
     finally:
         if len(_Watch.found) > before:
-            _Watch.starters.setdefault(fixturedef.argname, _Watch.found[before])
+            _Watch.starters.setdefault(fixturedef, _Watch.found[before])  # the definition: names repeat across modules
 
 
 @pytest.hookimpl(wrapper=True)
@@ -197,9 +205,8 @@ def pytest_runtest_makereport(item, call):
     report = yield
     found, _Watch.found = _Watch.found, []
     if call.when == "setup":
-        started = [name for name in item.fixturenames if name in _Watch.starters]
-        found += [f"uses the fixture `{name}`, whose set-up {_Watch.starters[name]}" for name in started
-                  if not any(f.startswith(_Watch.starters[name]) for f in found)]  # fmt: skip
+        found += [f"uses the fixture `{name}`, whose set-up {what}" for name, what in _started_by(item)
+                  if not any(f.startswith(what) for f in found)]  # fmt: skip
         module = item.getparent(pytest.Module)
         if module is not None and module.nodeid in _Watch.imports:
             found.append(f"is in a module whose import {_Watch.imports[module.nodeid]}")

@@ -73,13 +73,13 @@ def register(app: typer.Typer) -> None:
             check_budget(*budget)
         config = {"max_unit_attempts": max_unit_attempts, "max_loop_rounds": max_rounds}
         board = TaskBoard(handle.ledger)
-        task = board.create(goal)
+        # recorded with the task: a run killed before the loop starts (Prefect still importing) resumes with them
+        settings = LoopConfig.model_validate({"executor": backend, "playbook": playbook.resolve() if playbook else None,
+                                              **config}).model_dump(mode="json")  # fmt: skip
+        task = board.create(goal, settings=settings)
         with held(
             handle.ledger, task.task_id, _holder("graphlemon run"), status=lambda: board.get(task.task_id).status
         ):
-            # recorded at once: a run killed before the loop starts (Prefect still importing) resumes with them
-            LoopConfig.record(handle.state_dir, task.task_id, executor=backend,
-                              playbook=playbook.resolve() if playbook else None, **config)  # fmt: skip
             if budget[0] is not None:
                 update_budget(handle.ledger, task.task_id, *budget, by="graphlemon run")
             final, took = _drive(handle, task.task_id, backend, playbook, config, engine, api, quiet, as_json)

@@ -100,6 +100,10 @@ def _program(folder, name):
     (folder / name).write_text("#!/bin/sh\\nexit 0\\n"); (folder / name).chmod(0o755)
     return folder / name
 
+@pytest.mark.parametrize("listening", [1])
+def test_a_parameter_named_like_a_started_fixture(listening):
+    assert listening == 1
+
 def test_a_program_named_git(tmp_path):
     subprocess.run([str(_program(tmp_path / "bin", "git")), "status"])
 
@@ -123,6 +127,7 @@ PASSES = [
     "test_marked_popen",
     "test_a_system_test_leaves_a_thread",
     "test_an_unmarked_test_while_that_thread_runs",
+    "test_a_parameter_named_like_a_started_fixture[1]",  # its own definition of the name, not the started fixture
 ]
 
 
