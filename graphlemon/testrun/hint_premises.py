@@ -132,14 +132,33 @@ ACCUMULATION_WORDS = BOUNDARY_WORDS | {"sum", "sums", "total", "totals", "add", 
 
 
 def code_words(ctx: HintContext, vocabulary: frozenset[str]) -> str | None:
-    """Words of `vocabulary` in the code on the failing path, the expressions pytest explained, the runner's
-    message or the test's own name (`len(...)`, `countHashes(...)`, `toHaveLength`, `'counts every #'`)."""
-    for where, text in (("code", ctx.code), ("call", ctx.explained), ("message", ctx.failure.message),
-                        ("name", test_name(ctx.failure.name))):  # fmt: skip
+    """Words of `vocabulary` in the code on the failing path, the expressions pytest explained, the runner's message
+    (in these two, the names only: the values' reprs and quoted texts are data) or the test's own name (`len(...)`,
+    `countHashes(...)`, `toHaveLength`, `'counts every #'`)."""
+    for where, text in (("code", ctx.code), ("call", names_of(ctx.explained)),
+                        ("message", names_of(ctx.failure.message)), ("name", test_name(ctx.failure.name))):  # fmt: skip
         words = set(identifier_words(text)) & vocabulary
         if words:
             return f"{where}: {', '.join(sorted(words))}"
     return None
+
+
+# pytest's `where` expressions hold the values' reprs: an object's `<...>` repr and a quoted string are data, never
+# code (`tzinfo=<FixedTzOffset UTC 0:00:00>` names no offset the code computed); a function's or a method's repr
+# keeps its name (`<bound method Counter.count of <...>>(…)` is a call of `Counter.count`)
+_CALLABLE_REPR = re.compile(r"<(?:bound method|function|built-in method|built-in function|method) ([\w.]+)[^<>]*>")
+_OBJECT_REPR = re.compile(r"<[^<>\n]*>")
+_QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
+
+
+def names_of(expressions: str) -> str:
+    """The expressions without the values' reprs in them: what the code named (innermost repr first)."""
+    text = _QUOTED.sub(" ", expressions)
+    while True:
+        stripped = _OBJECT_REPR.sub(" ", _CALLABLE_REPR.sub(r"\1", text))
+        if stripped == text:
+            return text
+        text = stripped
 
 
 def code_boundary(ctx: HintContext) -> str | None:

@@ -306,3 +306,23 @@ def test_no_rule_gives_advice_its_premises_do_not_establish(rule, tmp_path):
     example, _counter = _examples(tmp_path)[rule.name]
     hint = rule.hint(example).lower()
     assert not [a for a in _ADVICE if a in hint], f"{rule.name} advises: {hint}"
+
+
+def test_a_boundary_word_inside_a_values_repr_is_data_not_code():
+    """heldout3's parse case: `FixedTzOffset` in a datetime's repr is no offset the code computed, so it shows no
+    boundary ("off by one" was said of a rounding bug); a method's repr still names the call."""
+    from graphlemon.testrun.hint_premises import code_boundary
+
+    tz = ctx("assert 123457 == 123456\n +  where 123457 = datetime.datetime(2023, 10, 14, 15, 9, 8, 123457, "
+             "tzinfo=<FixedTzOffset UTC 0:00:00>).microsecond", detail=(
+        ">       assert r[0].microsecond == 123456\nE       assert 123457 == 123456\nE        +  where 123457 = "
+        "datetime.datetime(2023, 10, 14, 15, 9, 8, 123457, tzinfo=<FixedTzOffset UTC 0:00:00>).microsecond"),
+        name="tests/test_bugs.py::test_microsecond_precision", file=None)  # fmt: skip
+    assert code_boundary(tz) is None
+    quoted = ctx("assert 3 == 2", detail="E       assert 3 == 2\nE        +  where 3 = shout('offset')", file=None,
+                 name="t::test_it")  # fmt: skip
+    assert code_boundary(quoted) is None
+    method = ctx("assert 3 == 2", detail=(
+        "E       assert 3 == 2\nE        +  where 3 = <bound method Words.count of <w.Words object at 0x7f>>('a b')"),
+        file=None, name="t::test_it")  # fmt: skip
+    assert code_boundary(method) == "call: count"
