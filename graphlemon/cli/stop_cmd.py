@@ -72,5 +72,8 @@ def _stop(task_id: str, note: str, wait: bool, timeout: float, project, as_json:
     if result.outcome == "stopping" and wait:
         reason = f" ({task.blocked_reason})" if task.blocked_reason else ""
         out.print(f"task {task_id} is {task.status}{reason}", markup=False, highlight=False)
+        if task.status == "done":
+            out.print("its run finished its last step before a safe point came: nothing was stopped",
+                      markup=False, highlight=False)  # fmt: skip
     if task.status == "blocked_pending_human":
         out.print(f"`graphlemon resume {task_id}` continues it from where it stopped", markup=False, highlight=False)

@@ -185,3 +185,29 @@ def test_cancel_after_the_last_step_ends_the_run_cancelled_and_says_the_task_is_
     assert (state.type.value, state.name) == ("CANCELLED", "Done"), state
     assert state.message.startswith("Cancel came after the last step, with nothing left to stop: the task is done")
     assert results["first"]["status"] == "done"
+
+
+def test_a_stop_that_comes_after_the_last_step_says_nothing_was_stopped(calc):
+    """The holder reaches done without passing another safe point: `graphlemon stop` says the task is done and that
+    nothing was stopped (not a silent 'done')."""
+    board = TaskBoard(calc.ledger)
+    task = board.create("Build calc")
+    for status in ("planning", "coding", "integrating", "validating"):
+        board.transition(task.task_id, status, by="test")
+    holding = threading.Event()
+
+    def last_step() -> None:
+        with leases.held(calc.ledger, task.task_id, leases.Holder.here("a run in its last step"),
+                         status=lambda: board.get(task.task_id).status):  # fmt: skip
+            holding.set()
+            when(lambda: leases.current(calc.ledger, task.task_id).stop is not None)
+            board.transition(task.task_id, "done", by="test")  # the step ends the task: no safe point after it
+
+    holder = threading.Thread(target=last_step)
+    holder.start()
+    holding.wait(30)
+    out = cli("stop", task.task_id, "--project", str(calc.root), "--timeout", "60")
+    holder.join(30)
+    assert out.returncode == 0, out.stderr
+    assert f"task {task.task_id} is done" in out.stdout
+    assert "its run finished its last step before a safe point came: nothing was stopped" in out.stdout
