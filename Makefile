@@ -33,11 +33,12 @@ lint: $(DEV_STAMP)
 	$(BIN)/lint-imports --no-cache
 
 # pytest, then every benchmark at its smoke size (both run; the first failure's exit status is the target's).
+# `--durations=30` lists the 30 slowest tests (set-up, call, teardown) at the end: where the suite's time goes.
 # The tests run over PYTEST_WORKERS pytest-xdist processes, 2 by default (tests/conftest.py keeps a module, and the
 # tests of the Prefect stack, on one of them); PYTEST_WORKERS=0 runs them in this one process.
 PYTEST_WORKERS ?= 2
 test: $(DEV_STAMP) fixtures lint
-	@set +e; $(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS); rc=$$?; \
+	@set +e; $(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup --durations=30 $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests (exit 5): the suite is missing" >&2; fi; \
 	$(MAKE) --no-print-directory bench-smoke; bench=$$?; \
 	exit $$(( rc ? rc : bench ))
