@@ -168,6 +168,8 @@ def compared_in(text: str) -> Compared | None:
     for pattern, first, second, labels, expected_at, grammar in _DIALECTS:
         match = pattern.search(head)
         if match and (pattern not in _SENTENCES or (whole_value(match[first]) and whole_value(match[second]))):
+            if not (balanced(match[first]) and balanced(match[second])):  # `"in" ("a" != "b")`: not the operands
+                continue
             a, b = clip(match[first], VALUE_CHARS), clip(match[second], VALUE_CHARS)
             if a and b and a != b:
                 return Compared(a, b, labels, expected_at, grammar)
@@ -198,6 +200,23 @@ def whole_value(text: str) -> bool:
                 return False
         return depth == 0
     return not any(c.isspace() for c in text)
+
+
+def balanced(text: str) -> bool:
+    """Every bracket the text opens it closes, in order, outside its quoted literals: a printed value is balanced;
+    a piece cut from a sentence at `!=` (`"test.case" ("Testcase`) is not."""
+    stack: list[str] = []
+    quote = None
+    for i, c in enumerate(text):
+        if quote is not None:
+            quote = None if c == quote and text[i - 1] != "\\" else quote
+        elif c in "'\"`" and (i == 0 or not text[i - 1].isalnum()):  # an apostrophe inside a word opens nothing
+            quote = c
+        elif c in _CLOSERS:
+            stack.append(_CLOSERS[c])
+        elif c in _CLOSERS.values() and (not stack or stack.pop() != c):
+            return False
+    return not stack
 
 
 def extract_expected_got(text: str) -> tuple[str | None, str | None]:
