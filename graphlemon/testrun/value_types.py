@@ -293,8 +293,9 @@ class _Reader:
     _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
     _ELIDED = re.compile(r"(?:…|\.\.\.)\s*\((\d+)\)|\.\.\. (\d+) more items?")
 
-    def __init__(self, text: str, commas: bool, cut: bool = False) -> None:
+    def __init__(self, text: str, commas: bool, cut: bool = False, rust: bool = False) -> None:
         self.text, self.at, self.commas, self.cut = text, 0, commas, cut
+        self.rust = rust  # Rust's Debug escapes in a "string": `\u{a0}` (JSON's `\u00a0` is not Rust's)
 
     def read_all(self) -> Any:
         value = self.value()
@@ -344,13 +345,17 @@ class _Reader:
 
     def string(self) -> str:
         quote = self.text[self.at]
-        if quote == '"':
+        if quote == '"' and not self.rust:
             value, self.at = json.JSONDecoder().raw_decode(self.text, self.at)
             return value
         out, i = [], self.at + 1
         while i < len(self.text) and self.text[i] != quote:
             if self.text[i] == "\\" and i + 1 < len(self.text):
                 escaped = self.text[i + 1]
+                if escaped == "u" and self.rust and (braced := _RUST_UNICODE.match(self.text, i)):
+                    out.append(chr(int(braced[1], 16)))
+                    i = braced.end()
+                    continue
                 if escaped == "u" and i + 5 < len(self.text):
                     out.append(chr(int(self.text[i + 2 : i + 6], 16)))
                     i += 6
@@ -441,11 +446,15 @@ def _go(text: str) -> Any:
     return Printed(text)
 
 
+_RUST_UNICODE = re.compile(r"\\u\{([0-9a-fA-F]{1,6})\}")
+
+
 def _rust(text: str) -> Any:
-    """Rust's Debug: `"text"`, numbers, true/false, `None`, `[1, 2]`, `Point { x: 1 }` (read as JavaScript-like)."""
+    r"""Rust's Debug: `"text"` (its escapes: `\u{a0}`), numbers, true/false, `None`, `[1, 2]`, `Point { x: 1 }`
+    (read as JavaScript-like)."""
     if text == "None":
         return None
-    return _Reader(text, commas=True).read_all()
+    return _Reader(text, commas=True, rust=True).read_all()
 
 
 def _js_inspect(text: str) -> Any:

@@ -154,3 +154,13 @@ def test_a_doctest_report_gives_expected_and_got():
     )  # fmt: skip
     failure = parse_unittest_text(output).failures[0]
     assert (failure.expected, failure.got) == ("[[0], [2], [4, 5, 6, 7, 8, 9]]", "[[0], [2, 3, 4, 5, 6, 7, 8, 9]]")
+
+
+def test_rust_debug_strings_are_read_with_rusts_escapes():
+    r"""`"a\u{a0}b"` is Rust's Debug of a no-break space (heldout4's shlex join): read as that text, so the two texts
+    differ at character 2, not at the opening quote."""
+    from graphlemon.testrun.assertions import balanced
+    from graphlemon.testrun.value_types import _rust
+
+    assert _rust('"a\\u{a0}b"') == "a\u00a0b" and _rust('"say \\"hi\\"\\n"') == 'say "hi"\n'
+    assert _rust('["x\\u{1F600}", "y"]') == ["x\U0001f600", "y"] and balanced('"a\\u{a0}b"')

@@ -22,7 +22,7 @@ from graphlemon.testrun import run_tests
 from graphlemon.testrun.confine import bwrap_available, for_workdir
 from graphlemon.worktrees import Worktrees
 
-pytestmark = pytest.mark.skipif(bwrap_available()[0] is None, reason=f"no working bwrap: {bwrap_available()[1]}")
+pytestmark = pytest.mark.skipif("bwrap_available()[0] is None", reason="no working bwrap (`graphlemon doctor sandbox`)")
 
 ATTEMPT = r'''
 import json, os, pathlib

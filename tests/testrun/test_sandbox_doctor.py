@@ -23,7 +23,7 @@ def _doctor(*args: str, env: dict | None = None, cwd: Path | None = None) -> sub
                           env={**os.environ, **(env or {})}, cwd=cwd)  # fmt: skip
 
 
-@pytest.mark.skipif(bwrap_available()[0] is None, reason=f"no working bwrap: {bwrap_available()[1]}")
+@pytest.mark.skipif("bwrap_available()[0] is None", reason="no working bwrap (`graphlemon doctor sandbox`)")
 def test_every_promise_holds_here_and_the_project_limits_are_the_ones_checked(project):
     from graphlemon.models import SandboxSettings
     from graphlemon.project import update_settings

@@ -15,7 +15,7 @@ from graphlemon.testrun.confine import bwrap_available, for_workdir
 from graphlemon.testrun.environment import agent_process_env
 from graphlemon.worktrees import Worktrees
 
-needs_bwrap = pytest.mark.skipif(bwrap_available()[0] is None, reason=f"no working bwrap: {bwrap_available()[1]}")
+needs_bwrap = pytest.mark.skipif("bwrap_available()[0] is None", reason="no working bwrap (`graphlemon doctor sandbox`)")
 
 SET_ID = r"""
 import json, os, pathlib, shutil, stat
