@@ -43,12 +43,13 @@ from ..errors import ErrorCode, GraphLemonError
 from ..models import ExecutorName
 from ..testrun import confine
 from ..testrun.environment import agent_process_env, egress_env
+from ..testrun.sandbox_end import status_file
 from ..worktrees import task_lock, task_lock_dir
 from . import git_guard, git_ignored, worktree
 from .automode_denials import ClassifierGuard
 from .budget import budget_status, estimate_tokens, preflight
 from .claude_config import TurnConfig
-from .claude_stream import ClaudeStream
+from .claude_stream import ClaudeStream, end_turn_processes
 from .effects import NOT_PUT_BACK, TreeGuard
 from .egress_proxy import EgressProxy, default_rules, parse_rules
 from .executor_seam import AgentRequest, AgentResult
@@ -108,9 +109,10 @@ class ClaudeCodeExecutor:
         neighbours = _turns.enter(git_before.common_dir, ctx.node_exec_id)
         try:
             writable = _state_folders(Path(request.workdir), request.sandbox.writable, ctx.state_dir)
-            with proxy:
+            with proxy, status_file() as status:
                 argv = self.argv(request, ctx, model)
-                stream.run(*self.confined(argv, Path(request.workdir), ctx.state_dir, writable, config, proxy))
+                confined = self.confined(argv, Path(request.workdir), ctx.state_dir, writable, config, proxy, status)
+                stream.run(*confined, status=status)  # returns once every process of the turn has ended, checked
         finally:
             try:
                 reverted = self._enforce_git(git_before, ctx, rec, neighbours)
@@ -153,13 +155,16 @@ class ClaudeCodeExecutor:
         writable: list[Path],
         config: TurnConfig,
         proxy: EgressProxy,
+        status: Path | None = None,
     ) -> tuple[list[str], dict[str, str]]:
         """`argv` as it runs inside the sandbox (testrun/confine.py), with the turn's config folder and `writable`
         writable and the proxy its only way out, and its environment (with the sandbox opted out: this process's,
-        the config folder still the turn's); refused where it cannot be confined."""
+        the config folder still the turn's); bwrap reports the sandbox's init to `status`; refused where it cannot be
+        confined."""
         conf = confine.for_agent_process(
-            workdir, state_dir, program=argv[0], writable=[config.folder, *writable], egress=proxy.socket_path
-        )
+            workdir, state_dir, program=argv[0], writable=[config.folder, *writable], egress=proxy.socket_path,
+            status=status,
+        )  # fmt: skip
         wrapped, how = confine.wrap(argv, conf, cwd=workdir)
         if how != "bwrap":
             return wrapped, {**os.environ, "CLAUDE_CONFIG_DIR": str(config.folder)}
@@ -171,18 +176,26 @@ class ClaudeCodeExecutor:
         argv = [self.settings.claude_bin, "-p", "--output-format", "stream-json", "--verbose", "--model", model]
         argv += ["--max-turns", "1", "--disallowedTools", "Bash,Write,Edit,MultiEdit,WebFetch,WebSearch"]
         with tempfile.TemporaryDirectory(prefix="graphlemon-probe-") as cwd, TurnConfig.for_turn(os.environ) as config:
-            with self.egress_proxy() as proxy:
-                argv, env = self.confined(argv, Path(cwd), None, [], config, proxy)
+            with self.egress_proxy() as proxy, status_file() as status:
+                argv, env = self.confined(argv, Path(cwd), None, [], config, proxy, status)
                 try:
-                    proc = subprocess.run(
-                        argv, input=PROBE_PROMPT, cwd=cwd, env=env, capture_output=True, text=True,
-                        timeout=PROBE_TIMEOUT_S, start_new_session=True,
+                    proc = subprocess.Popen(
+                        argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                        stderr=subprocess.DEVNULL, text=True, start_new_session=True,
                     )  # fmt: skip
-                except (OSError, subprocess.TimeoutExpired) as exc:
+                except OSError as exc:
                     raise GraphLemonError(
                         ErrorCode.EXECUTOR_ERROR, f"quota probe: {exc}", executor="claude_code"
                     ) from None
-        return probe_succeeded(proc.stdout)
+                try:
+                    stdout, _ = proc.communicate(PROBE_PROMPT, timeout=PROBE_TIMEOUT_S)
+                except subprocess.TimeoutExpired as exc:
+                    raise GraphLemonError(
+                        ErrorCode.EXECUTOR_ERROR, f"quota probe: {exc}", executor="claude_code"
+                    ) from None
+                finally:
+                    end_turn_processes(proc, status)  # the probe's processes end with it, checked
+        return probe_succeeded(stdout)
 
     @staticmethod
     def _enforce_git(
