@@ -50,7 +50,7 @@ from .automode_denials import ClassifierGuard
 from .budget import budget_status, estimate_tokens, preflight
 from .claude_config import TurnConfig
 from .claude_stream import ClaudeStream, end_turn_processes
-from .effects import NOT_PUT_BACK, TreeGuard
+from .effects import NOT_PUT_BACK, Refusal, TreeGuard, clear_special_files
 from .egress_proxy import EgressProxy, default_rules, parse_rules
 from .executor_seam import AgentRequest, AgentResult
 from .prompt import RenderedPrompt, render
@@ -114,6 +114,7 @@ class ClaudeCodeExecutor:
                 confined = self.confined(argv, Path(request.workdir), ctx.state_dir, writable, config, proxy, status)
                 stream.run(*confined, status=status)  # returns once every process of the turn has ended, checked
         finally:
+            special = clear_special_files(ctx.sandbox.root)  # before any git call: a FIFO the turn left would block it
             try:
                 reverted = self._enforce_git(git_before, ctx, rec, neighbours)
             finally:
@@ -122,7 +123,7 @@ class ClaudeCodeExecutor:
             self._record_egress(proxy, ctx, rec)
             skip = set(git_before.ignored)  # judged by _enforce_git even when a changed rule shows them to git status
             reverted += self._enforce_sandbox(before, ctx, rec, skip=skip)
-            reverted += self._enforce_effects(effects, ctx, rec, skip=skip)
+            reverted += self._enforce_effects(effects, ctx, rec, skip=skip, cleared=special)
             stream.flush_usage()
         allowed_changes = set(worktree.changed_since(before)) | ctx.files_changed
         return stream.outcome(files_changed=allowed_changes, reverted=reverted)
@@ -278,10 +279,16 @@ class ClaudeCodeExecutor:
 
     @staticmethod
     def _enforce_effects(
-        guard: TreeGuard, ctx: ToolContext, rec: TurnRecorder, *, skip: set[str] = frozenset()
+        guard: TreeGuard,
+        ctx: ToolContext,
+        rec: TurnRecorder,
+        *,
+        skip: set[str] = frozenset(),
+        cleared: list[Refusal] = (),
     ) -> list[str]:
-        """Inside the allow-list too: a symlink or a mode change is reverted and recorded (effects.py)."""
-        refusals = guard.judge(skip=skip)
+        """Inside the allow-list too: a symlink, a mode change or a special file (`cleared`, removed before git
+        looked) is reverted and recorded (effects.py)."""
+        refusals = [*cleared, *guard.judge(skip=skip)]
         for refusal in refusals:
             err = GraphLemonError(
                 ErrorCode.SANDBOX_VIOLATION,

@@ -18,6 +18,7 @@ while a tool runs; agents cannot reach them through the tools' path checks).
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,6 +103,35 @@ class TreeGuard:
         return restore_path(self.sandbox.root, rel, (self.before or {}).get(rel))
 
 
+def clear_special_files(root: Path) -> list[Refusal]:
+    """Remove every FIFO, socket and device file from the work tree a confined run just left, before git or anything
+    of the host looks at it: git opens `.gitignore`, `.gitattributes` and `.gitmodules` by name in every folder it
+    walks (and a nested repository's `.git/HEAD`), and a FIFO there blocks it (and any reader) for ever. Found by a
+    walk that follows no link and enters every folder but the top's `.git` and `.graphlemon` (read-only and hidden in
+    the sandbox) (beneath.walk_files: only lstat, nothing opened); removed with `beneath.remove`. No such file is
+    ever a change git could commit. One Refusal each (the caller records it as a violation)."""
+    if not Path(root).is_dir():
+        return []
+    others = []
+    for entry in beneath.entries(root):
+        if entry.name in PROTECTED_TOP:
+            continue
+        if entry.kind == "other":
+            others.append(entry.name)
+        elif entry.kind == "dir":
+            others += beneath.walk_files(root, entry.name)[1]
+    out = []
+    for rel in others:
+        st = beneath.lstat(root, rel)
+        if st is None or stat.S_ISLNK(st.st_mode):
+            continue
+        what = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "a device file"
+        removed = beneath.remove(root, rel)
+        why = f"{rel!r} is {what}, which the host never opens (git would block on it)"
+        out.append(Refusal(rel, why + ("; it was removed" if removed else "; it could not be removed"), removed))
+    return out
+
+
 NOT_PUT_BACK = "; its earlier bytes were not kept, so it could not be put back byte for byte and was left as it is"
 
 
@@ -175,7 +205,8 @@ def record_run_refusals(guard: TreeGuard, ledger, *, what: str, result=None, **n
     for refused in getattr(result, "refused_reads", None) or []:
         ledger.append(NodeEvent(event="violation", status="running", error_code="SANDBOX_VIOLATION",
                                 error=f"{what}: {refused}", **node))  # fmt: skip
-    refusals = guard.judge()
+    refusals = clear_special_files(guard.sandbox.root)  # before git looks: a FIFO would block it
+    refusals += guard.judge()
     for refusal in refusals:
         ledger.append(
             NodeEvent(
