@@ -23,7 +23,9 @@ own whose only way out is the egress proxy (egress_proxy.py: the API's host and
 (claude_config.py: the login copied in read-only, the rest scratch, judged and discarded after the turn),
 the environment's allow-list plus Claude Code's own variables (`agent_process_env`); so every command
 its Bash tool runs is confined too. Where the sandbox cannot be made the backend is refused
-(EXECUTOR_ERROR) unless GRAPHLEMON_TEST_CONFINEMENT opts out.
+(EXECUTOR_ERROR) unless GRAPHLEMON_TEST_CONFINEMENT opts out. However the turn ends, every process it started (the
+sandbox's whole pid namespace) has ended, checked, before `run` returns or raises (testrun/sandbox_end.py); then
+every FIFO, socket or device file it left in the work tree is removed and recorded before git looks at it.
 """
 
 from __future__ import annotations

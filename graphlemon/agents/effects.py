@@ -18,13 +18,13 @@ while a tool runs; agents cannot reach them through the tools' path checks).
 from __future__ import annotations
 
 import os
-import stat
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import beneath, gitrun
 from ..errors import ErrorCode, GraphLemonError
+from ..staged_links import drop_special
 from .kept_files import ABSENT, Keeper, KeptState, link_on_the_way, look, put_back, unchanged
 from .sandbox import PROTECTED_TOP, Sandbox
 
@@ -104,32 +104,11 @@ class TreeGuard:
 
 
 def clear_special_files(root: Path) -> list[Refusal]:
-    """Remove every FIFO, socket and device file from the work tree a confined run just left, before git or anything
-    of the host looks at it: git opens `.gitignore`, `.gitattributes` and `.gitmodules` by name in every folder it
-    walks (and a nested repository's `.git/HEAD`), and a FIFO there blocks it (and any reader) for ever. Found by a
-    walk that follows no link and enters every folder but the top's `.git` and `.graphlemon` (read-only and hidden in
-    the sandbox) (beneath.walk_files: only lstat, nothing opened); removed with `beneath.remove`. No such file is
-    ever a change git could commit. One Refusal each (the caller records it as a violation)."""
+    """Remove every FIFO, socket and device file a confined run (a test run, a claude_code turn) left in the work
+    tree, before git looks at it (`staged_links.drop_special`); one Refusal each, for the caller to record."""
     if not Path(root).is_dir():
         return []
-    others = []
-    for entry in beneath.entries(root):
-        if entry.name in PROTECTED_TOP:
-            continue
-        if entry.kind == "other":
-            others.append(entry.name)
-        elif entry.kind == "dir":
-            others += beneath.walk_files(root, entry.name)[1]
-    out = []
-    for rel in others:
-        st = beneath.lstat(root, rel)
-        if st is None or stat.S_ISLNK(st.st_mode):
-            continue
-        what = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "a device file"
-        removed = beneath.remove(root, rel)
-        why = f"{rel!r} is {what}, which the host never opens (git would block on it)"
-        out.append(Refusal(rel, why + ("; it was removed" if removed else "; it could not be removed"), removed))
-    return out
+    return [Refusal(r.path, r.why, put_back=r.why.endswith("it was removed")) for r in drop_special(Path(root))]
 
 
 NOT_PUT_BACK = "; its earlier bytes were not kept, so it could not be put back byte for byte and was left as it is"

@@ -19,7 +19,9 @@
   home and `/dev/shm`, and the writable folders' size on disk, watched while the run goes. A run a limit stopped
   says `resource_limit` (`judge_outcome`). Processes are counted per user by the kernel, which does not count
   root's: as root the bound comes from a pids cgroup when one can be made (`cgroups.py`).
-* A private pid namespace; when the command ends the launcher ends whatever it left behind.
+* A private pid namespace; when the command ends the launcher ends whatever it left behind. With `status` bwrap
+  reports the namespace's init (`--json-status-fd`), by which `sandbox_end.end_run` ends the run from the host and
+  checks that nothing of it is left.
 
 `AgentProcessConfinement` is the same sandbox for an agent's own process (Claude Code): its per-turn config folder
 writable, its install dir read-only, no address-space limit, and a network namespace whose only way out is the
