@@ -125,7 +125,7 @@ class ClaudeCodeExecutor:
             self._record_egress(proxy, ctx, rec)
             skip = set(git_before.ignored)  # judged by _enforce_git even when a changed rule shows them to git status
             reverted += self._enforce_sandbox(before, ctx, rec, skip=skip)
-            reverted += self._enforce_effects(effects, ctx, rec, skip=skip, cleared=special)
+            reverted += self._enforce_effects(effects, ctx, rec, skip=skip, cleared=tuple(special))
             stream.flush_usage()
         allowed_changes = set(worktree.changed_since(before)) | ctx.files_changed
         return stream.outcome(files_changed=allowed_changes, reverted=reverted)
@@ -286,7 +286,7 @@ class ClaudeCodeExecutor:
         rec: TurnRecorder,
         *,
         skip: set[str] = frozenset(),
-        cleared: list[Refusal] = (),
+        cleared: tuple[Refusal, ...] = (),
     ) -> list[str]:
         """Inside the allow-list too: a symlink, a mode change or a special file (`cleared`, removed before git
         looked) is reverted and recorded (effects.py)."""
