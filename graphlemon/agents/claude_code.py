@@ -34,7 +34,6 @@ import itertools
 import json
 import os
 import re
-import subprocess
 import tempfile
 import threading
 from contextlib import AbstractContextManager, nullcontext
@@ -51,7 +50,7 @@ from . import git_guard, git_ignored, worktree
 from .automode_denials import ClassifierGuard
 from .budget import budget_status, estimate_tokens, preflight
 from .claude_config import TurnConfig
-from .claude_stream import ClaudeStream, end_turn_processes
+from .claude_stream import ClaudeStream, run_once
 from .effects import NOT_PUT_BACK, Refusal, TreeGuard, clear_special_files
 from .egress_proxy import EgressProxy, default_rules, parse_rules
 from .executor_seam import AgentRequest, AgentResult
@@ -181,23 +180,7 @@ class ClaudeCodeExecutor:
         with tempfile.TemporaryDirectory(prefix="graphlemon-probe-") as cwd, TurnConfig.for_turn(os.environ) as config:
             with self.egress_proxy() as proxy, status_file() as status:
                 argv, env = self.confined(argv, Path(cwd), None, [], config, proxy, status)
-                try:
-                    proc = subprocess.Popen(
-                        argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                        stderr=subprocess.DEVNULL, text=True, start_new_session=True,
-                    )  # fmt: skip
-                except OSError as exc:
-                    raise GraphLemonError(
-                        ErrorCode.EXECUTOR_ERROR, f"quota probe: {exc}", executor="claude_code"
-                    ) from None
-                try:
-                    stdout, _ = proc.communicate(PROBE_PROMPT, timeout=PROBE_TIMEOUT_S)
-                except subprocess.TimeoutExpired as exc:
-                    raise GraphLemonError(
-                        ErrorCode.EXECUTOR_ERROR, f"quota probe: {exc}", executor="claude_code"
-                    ) from None
-                finally:
-                    end_turn_processes(proc, status)  # the probe's processes end with it, checked
+                stdout = run_once(argv, env, Path(cwd), status, PROBE_PROMPT, PROBE_TIMEOUT_S)
         return probe_succeeded(stdout)
 
     @staticmethod

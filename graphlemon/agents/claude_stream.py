@@ -328,6 +328,24 @@ def _deeper_than(value: Any, limit: int) -> bool:
     return False
 
 
+def run_once(argv: list[str], env: dict[str, str], cwd: Path, status: Path | None, prompt: str, timeout: float) -> str:
+    """Run `argv` with `prompt` on stdin and return its stdout (a quota probe); its processes end with it, checked
+    (`end_turn_processes`). EXECUTOR_ERROR when it cannot start or outlasts `timeout`."""
+    try:
+        proc = subprocess.Popen(
+            argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            text=True, start_new_session=True,
+        )  # fmt: skip
+    except OSError as exc:
+        raise GraphLemonError(ErrorCode.EXECUTOR_ERROR, f"quota probe: {exc}", executor="claude_code") from None
+    try:
+        return proc.communicate(prompt, timeout=timeout)[0]
+    except subprocess.TimeoutExpired as exc:
+        raise GraphLemonError(ErrorCode.EXECUTOR_ERROR, f"quota probe: {exc}", executor="claude_code") from None
+    finally:
+        end_turn_processes(proc, status)
+
+
 def end_turn_processes(proc: subprocess.Popen, status: Path | None, rec: TurnRecorder | None = None) -> None:
     """End the `claude` process and every process of its sandbox (testrun/sandbox_end.py), checked: EXECUTOR_ERROR
     naming those that still run after SIGKILL."""
