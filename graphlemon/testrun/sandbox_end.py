@@ -13,8 +13,8 @@ sandbox, and the descriptor is closed inside.
 1. the init: a pidfd on it (checked against the namespace's inode, so a reused pid is never signalled) and a
    descriptor on its namespace (kept open: the inode cannot name another namespace while we look); SIGKILL through
    the pidfd, then wait for it to exit (the kernel kills and reaps the namespace's processes first);
-2. the launcher: a short wait for it to exit, else SIGTERM / SIGKILL to its group and every descendant; then
-   SIGKILL to whatever is left of its session;
+2. the launcher: when step 1 killed the sandbox, a short wait for it to exit on its own; if it still runs,
+   SIGTERM / SIGKILL to its group and every descendant; then SIGKILL to whatever is left of its session;
 3. the check: every process in /proc whose pid namespace is that one, or whose session is the launcher's, is
    listed; those are killed once more, and whatever still runs after that is returned (`pid (name)`). The caller
    turns a non-empty answer into an error: the run did not end.
@@ -85,7 +85,7 @@ def end_run(proc: subprocess.Popen, status: Path | None) -> list[str]:
     try:
         if pinned is not None:
             _kill_init(*pinned)
-        _end_launcher(proc)
+        _end_launcher(proc, settle=pinned is not None)
         ns = os.fstat(pinned[1]) if pinned is not None else None
         left = _left(proc.pid, ns)
         if left:
@@ -129,10 +129,13 @@ def _kill_init(pidfd: int, _nsfd: int) -> None:
     select.select([pidfd], [], [], EXIT_WAIT_S)
 
 
-def _end_launcher(proc: subprocess.Popen) -> None:
-    try:
-        proc.wait(LAUNCHER_WAIT_S)
-    except subprocess.TimeoutExpired:
+def _end_launcher(proc: subprocess.Popen, *, settle: bool) -> None:
+    """`settle`: the sandbox was just killed, so the launcher is given LAUNCHER_WAIT_S to end on its own (its
+    sweep); otherwise one still running is killed at once."""
+    if settle:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(LAUNCHER_WAIT_S)
+    if proc.poll() is None:
         kill_process_tree(proc)
     kill_group_leftovers(proc.pid)
 
