@@ -100,17 +100,39 @@ def repository_folders_in(names: Iterable[str]) -> set[str]:
 
 
 def drop_special(work_tree: Path) -> list[Refusal]:
-    """Remove the FIFOs, sockets and device files below the work tree (its `.git` aside), before git reads it."""
-    _, others = beneath.walk_files(work_tree, skip=frozenset({".git"}))
+    """Remove the FIFOs, sockets and device files in the work tree before git (or anything of the host) reads it: git
+    opens `.gitignore`, `.gitattributes` and `.gitmodules` by name in every folder it walks, and a nested repository's
+    `.git/HEAD`; a FIFO there blocks it for ever. Every folder is walked but the top's `.git` (read-only in the
+    sandbox), links never followed, nothing opened (`beneath`: lstat only); no such file is a change git could
+    commit. One Refusal each."""
     refused = []
-    for path in others:
-        if beneath.kind(work_tree, path) != "other":
-            continue  # a link: judged when staged
-        beneath.remove(work_tree, path)
-        why = "a FIFO, socket or device file (git would block on or skip it); removed"
-        log.warning("sandbox: refused to commit %s: %s", path, why)
+    for path, what in _special_files(work_tree):
+        removed = beneath.remove(work_tree, path)
+        why = f"{path!r} is {what}, which the host never opens (git would block on it); "
+        why += "it was removed" if removed else "it could not be removed"
+        log.warning("sandbox: %s", why)
         refused.append(Refusal(path, why))
     return refused
+
+
+def _special_files(work_tree: Path) -> list[tuple[str, str]]:
+    """(path, what it is) for each FIFO, socket and device file below the work tree, its top `.git` aside."""
+    found = []
+    for entry in beneath.entries(work_tree):
+        if entry.name == ".git":
+            continue
+        if entry.kind == "other":
+            found.append(entry.name)
+        elif entry.kind == "dir":
+            found += beneath.walk_files(work_tree, entry.name)[1]
+    out = []
+    for path in found:
+        st = beneath.lstat(work_tree, path)
+        if st is None or stat.S_ISLNK(st.st_mode):
+            continue  # a link: judged when staged
+        what = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "a device file"
+        out.append((path, what))
+    return out
 
 
 def drop_oversize(work_tree: Path, max_bytes: int) -> list[Refusal]:

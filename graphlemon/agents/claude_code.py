@@ -23,7 +23,9 @@ own whose only way out is the egress proxy (egress_proxy.py: the API's host and
 (claude_config.py: the login copied in read-only, the rest scratch, judged and discarded after the turn),
 the environment's allow-list plus Claude Code's own variables (`agent_process_env`); so every command
 its Bash tool runs is confined too. Where the sandbox cannot be made the backend is refused
-(EXECUTOR_ERROR) unless GRAPHLEMON_TEST_CONFINEMENT opts out.
+(EXECUTOR_ERROR) unless GRAPHLEMON_TEST_CONFINEMENT opts out. However the turn ends, every process it started (the
+sandbox's whole pid namespace) has ended, checked, before `run` returns or raises (testrun/sandbox_end.py); then
+every FIFO, socket or device file it left in the work tree is removed and recorded before git looks at it.
 """
 
 from __future__ import annotations
@@ -32,7 +34,6 @@ import itertools
 import json
 import os
 import re
-import subprocess
 import tempfile
 import threading
 from contextlib import AbstractContextManager, nullcontext
@@ -43,13 +44,14 @@ from ..errors import ErrorCode, GraphLemonError
 from ..models import ExecutorName
 from ..testrun import confine
 from ..testrun.environment import agent_process_env, egress_env
+from ..testrun.sandbox_end import status_file
 from ..worktrees import task_lock, task_lock_dir
 from . import git_guard, git_ignored, worktree
 from .automode_denials import ClassifierGuard
 from .budget import budget_status, estimate_tokens, preflight
 from .claude_config import TurnConfig
-from .claude_stream import ClaudeStream
-from .effects import NOT_PUT_BACK, TreeGuard
+from .claude_stream import ClaudeStream, run_once
+from .effects import NOT_PUT_BACK, Refusal, TreeGuard, clear_special_files
 from .egress_proxy import EgressProxy, default_rules, parse_rules
 from .executor_seam import AgentRequest, AgentResult
 from .prompt import RenderedPrompt, render
@@ -108,10 +110,12 @@ class ClaudeCodeExecutor:
         neighbours = _turns.enter(git_before.common_dir, ctx.node_exec_id)
         try:
             writable = _state_folders(Path(request.workdir), request.sandbox.writable, ctx.state_dir)
-            with proxy:
+            with proxy, status_file() as status:
                 argv = self.argv(request, ctx, model)
-                stream.run(*self.confined(argv, Path(request.workdir), ctx.state_dir, writable, config, proxy))
+                confined = self.confined(argv, Path(request.workdir), ctx.state_dir, writable, config, proxy, status)
+                stream.run(*confined, status=status)  # returns once every process of the turn has ended, checked
         finally:
+            special = clear_special_files(ctx.sandbox.root)  # before any git call: a FIFO the turn left would block it
             try:
                 reverted = self._enforce_git(git_before, ctx, rec, neighbours)
             finally:
@@ -120,7 +124,7 @@ class ClaudeCodeExecutor:
             self._record_egress(proxy, ctx, rec)
             skip = set(git_before.ignored)  # judged by _enforce_git even when a changed rule shows them to git status
             reverted += self._enforce_sandbox(before, ctx, rec, skip=skip)
-            reverted += self._enforce_effects(effects, ctx, rec, skip=skip)
+            reverted += self._enforce_effects(effects, ctx, rec, skip=skip, cleared=tuple(special))
             stream.flush_usage()
         allowed_changes = set(worktree.changed_since(before)) | ctx.files_changed
         return stream.outcome(files_changed=allowed_changes, reverted=reverted)
@@ -153,13 +157,16 @@ class ClaudeCodeExecutor:
         writable: list[Path],
         config: TurnConfig,
         proxy: EgressProxy,
+        status: Path | None = None,
     ) -> tuple[list[str], dict[str, str]]:
         """`argv` as it runs inside the sandbox (testrun/confine.py), with the turn's config folder and `writable`
         writable and the proxy its only way out, and its environment (with the sandbox opted out: this process's,
-        the config folder still the turn's); refused where it cannot be confined."""
+        the config folder still the turn's); bwrap reports the sandbox's init to `status`; refused where it cannot be
+        confined."""
         conf = confine.for_agent_process(
-            workdir, state_dir, program=argv[0], writable=[config.folder, *writable], egress=proxy.socket_path
-        )
+            workdir, state_dir, program=argv[0], writable=[config.folder, *writable], egress=proxy.socket_path,
+            status=status,
+        )  # fmt: skip
         wrapped, how = confine.wrap(argv, conf, cwd=workdir)
         if how != "bwrap":
             return wrapped, {**os.environ, "CLAUDE_CONFIG_DIR": str(config.folder)}
@@ -171,18 +178,10 @@ class ClaudeCodeExecutor:
         argv = [self.settings.claude_bin, "-p", "--output-format", "stream-json", "--verbose", "--model", model]
         argv += ["--max-turns", "1", "--disallowedTools", "Bash,Write,Edit,MultiEdit,WebFetch,WebSearch"]
         with tempfile.TemporaryDirectory(prefix="graphlemon-probe-") as cwd, TurnConfig.for_turn(os.environ) as config:
-            with self.egress_proxy() as proxy:
-                argv, env = self.confined(argv, Path(cwd), None, [], config, proxy)
-                try:
-                    proc = subprocess.run(
-                        argv, input=PROBE_PROMPT, cwd=cwd, env=env, capture_output=True, text=True,
-                        timeout=PROBE_TIMEOUT_S, start_new_session=True,
-                    )  # fmt: skip
-                except (OSError, subprocess.TimeoutExpired) as exc:
-                    raise GraphLemonError(
-                        ErrorCode.EXECUTOR_ERROR, f"quota probe: {exc}", executor="claude_code"
-                    ) from None
-        return probe_succeeded(proc.stdout)
+            with self.egress_proxy() as proxy, status_file() as status:
+                argv, env = self.confined(argv, Path(cwd), None, [], config, proxy, status)
+                stdout = run_once(argv, env, Path(cwd), status, PROBE_PROMPT, PROBE_TIMEOUT_S)
+        return probe_succeeded(stdout)
 
     @staticmethod
     def _enforce_git(
@@ -265,10 +264,16 @@ class ClaudeCodeExecutor:
 
     @staticmethod
     def _enforce_effects(
-        guard: TreeGuard, ctx: ToolContext, rec: TurnRecorder, *, skip: set[str] = frozenset()
+        guard: TreeGuard,
+        ctx: ToolContext,
+        rec: TurnRecorder,
+        *,
+        skip: set[str] = frozenset(),
+        cleared: tuple[Refusal, ...] = (),
     ) -> list[str]:
-        """Inside the allow-list too: a symlink or a mode change is reverted and recorded (effects.py)."""
-        refusals = guard.judge(skip=skip)
+        """Inside the allow-list too: a symlink, a mode change or a special file (`cleared`, removed before git
+        looked) is reverted and recorded (effects.py)."""
+        refusals = [*cleared, *guard.judge(skip=skip)]
         for refusal in refusals:
             err = GraphLemonError(
                 ErrorCode.SANDBOX_VIOLATION,

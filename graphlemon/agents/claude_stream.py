@@ -14,15 +14,15 @@ tail, and an event nested deeper than MAX_DEPTH (or one JSON cannot decode) is n
 from __future__ import annotations
 
 import json
-import os
 import queue
-import signal
 import subprocess
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from ..errors import BudgetExceeded, ErrorCode, GraphLemonError
+from ..testrun.sandbox_end import end_run
 from .automode_denials import ClassifierGuard, is_classifier_denial
 from .budget import budget_status
 from .executor_seam import AgentRequest, AgentResult
@@ -66,8 +66,10 @@ class ClaudeStream:
         self._last_event = time.monotonic()
 
     # -- process ------------------------------------------------------------------------------
-    def run(self, argv: list[str], env: dict[str, str] | None = None) -> None:
-        """Run `argv` (the sandbox's command line) with `env` (None: this process's environment)."""
+    def run(self, argv: list[str], env: dict[str, str] | None = None, status: Path | None = None) -> None:
+        """Run `argv` (the sandbox's command line) with `env` (None: this process's environment); `status` is where
+        bwrap reports the sandbox's init. However the turn ends, every process it started has ended when this
+        returns (`end_turn_processes`), or it raises."""
         self.rec.event(
             "launch", argv=[a if len(a) < 200 else a[:200] + "..." for a in argv], cwd=str(self.request.workdir)
         )
@@ -108,9 +110,8 @@ class ClaudeStream:
                     break
                 self.handle_line(line)
         finally:
-            if proc.poll() is None:
-                _kill_group(proc)
-            self.exit_code = proc.wait()
+            end_turn_processes(proc, status, self.rec)
+            self.exit_code = proc.returncode
             self.rec.event(
                 "exit",
                 exit_code=self.exit_code,
@@ -327,14 +328,33 @@ def _deeper_than(value: Any, limit: int) -> bool:
     return False
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=2)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+def run_once(argv: list[str], env: dict[str, str], cwd: Path, status: Path | None, prompt: str, timeout: float) -> str:
+    """Run `argv` with `prompt` on stdin and return its stdout (a quota probe); its processes end with it, checked
+    (`end_turn_processes`). EXECUTOR_ERROR when it cannot start or outlasts `timeout`."""
+    try:
+        proc = subprocess.Popen(
+            argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            text=True, start_new_session=True,
+        )  # fmt: skip
+    except OSError as exc:
+        raise GraphLemonError(ErrorCode.EXECUTOR_ERROR, f"quota probe: {exc}", executor="claude_code") from None
+    try:
+        return proc.communicate(prompt, timeout=timeout)[0]
+    except subprocess.TimeoutExpired as exc:
+        raise GraphLemonError(ErrorCode.EXECUTOR_ERROR, f"quota probe: {exc}", executor="claude_code") from None
+    finally:
+        end_turn_processes(proc, status)
+
+
+def end_turn_processes(proc: subprocess.Popen, status: Path | None, rec: TurnRecorder | None = None) -> None:
+    """End the `claude` process and every process of its sandbox (testrun/sandbox_end.py), checked: EXECUTOR_ERROR
+    naming those that still run after SIGKILL."""
+    left = end_run(proc, status)
+    if rec is not None:
+        rec.event("processes_ended", left=left)
+    if left:
+        raise GraphLemonError(
+            ErrorCode.EXECUTOR_ERROR,
+            f"the claude turn's processes did not all end: {', '.join(left[:20])} still run after SIGKILL",
+            executor="claude_code", left=left,
+        )  # fmt: skip

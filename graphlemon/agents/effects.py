@@ -24,6 +24,7 @@ from pathlib import Path
 
 from .. import beneath, gitrun
 from ..errors import ErrorCode, GraphLemonError
+from ..staged_links import drop_special
 from .kept_files import ABSENT, Keeper, KeptState, link_on_the_way, look, put_back, unchanged
 from .sandbox import PROTECTED_TOP, Sandbox
 
@@ -102,6 +103,14 @@ class TreeGuard:
         return restore_path(self.sandbox.root, rel, (self.before or {}).get(rel))
 
 
+def clear_special_files(root: Path) -> list[Refusal]:
+    """Remove every FIFO, socket and device file a confined run (a test run, a claude_code turn) left in the work
+    tree, before git looks at it (`staged_links.drop_special`); one Refusal each, for the caller to record."""
+    if not Path(root).is_dir():
+        return []
+    return [Refusal(r.path, r.why, put_back=r.why.endswith("it was removed")) for r in drop_special(Path(root))]
+
+
 NOT_PUT_BACK = "; its earlier bytes were not kept, so it could not be put back byte for byte and was left as it is"
 
 
@@ -175,7 +184,8 @@ def record_run_refusals(guard: TreeGuard, ledger, *, what: str, result=None, **n
     for refused in getattr(result, "refused_reads", None) or []:
         ledger.append(NodeEvent(event="violation", status="running", error_code="SANDBOX_VIOLATION",
                                 error=f"{what}: {refused}", **node))  # fmt: skip
-    refusals = guard.judge()
+    refusals = clear_special_files(guard.sandbox.root)  # before git looks: a FIFO would block it
+    refusals += guard.judge()
     for refusal in refusals:
         ledger.append(
             NodeEvent(

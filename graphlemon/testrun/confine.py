@@ -19,7 +19,9 @@
   home and `/dev/shm`, and the writable folders' size on disk, watched while the run goes. A run a limit stopped
   says `resource_limit` (`judge_outcome`). Processes are counted per user by the kernel, which does not count
   root's: as root the bound comes from a pids cgroup when one can be made (`cgroups.py`).
-* A private pid namespace; when the command ends the launcher ends whatever it left behind.
+* A private pid namespace; when the command ends the launcher ends whatever it left behind. With `status` bwrap
+  reports the namespace's init (`--json-status-fd`), by which `sandbox_end.end_run` ends the run from the host and
+  checks that nothing of it is left.
 
 `AgentProcessConfinement` is the same sandbox for an agent's own process (Claude Code): its per-turn config folder
 writable, its install dir read-only, no address-space limit, and a network namespace whose only way out is the
@@ -55,7 +57,7 @@ from ..errors import ErrorCode, GraphLemonError, invalid_param
 from ..sandbox_settings import SandboxSettings
 from . import cgroups, root_identity, syscall_filter
 from .git_view import scrubbed_config
-from .launcher import FILTER_FD, RESOURCE_LIMIT, launcher
+from .launcher import FILTER_FD, RESOURCE_LIMIT, STATUS_FD, launcher
 from .process import ProcessOutcome
 from .root_identity import RootIdentityError
 from .toolchain_mounts import (
@@ -109,6 +111,7 @@ class Confinement:
     mode: Mode | None = None  # None: read GRAPHLEMON_TEST_CONFINEMENT
     settings: SandboxSettings = field(default_factory=SandboxSettings)
     writable: tuple[Path, ...] = ()  # besides the work tree
+    status: Path | None = None  # where bwrap reports the sandbox's init (sandbox_end.py ends the run by it)
 
     def resolved_mode(self) -> Mode:
         if self.mode is not None:
@@ -211,6 +214,7 @@ def for_agent_process(
     writable: Iterable[Path] = (),
     egress: Path | None = None,
     mode: Mode | None = None,
+    status: Path | None = None,
 ) -> AgentProcessConfinement:
     """The confinement of an agent's own process run as `program` in `workdir`: what `for_workdir` gives a test
     run, plus the program's install dirs read-only, `writable` (its config) writable, and `egress` (the proxy's
@@ -218,7 +222,7 @@ def for_agent_process(
     base = for_workdir(workdir, state_dir, mode=mode)
     return AgentProcessConfinement(
         workdir=base.workdir, hidden=base.hidden, readable=(*base.readable, *program_dirs(program)), mode=mode,
-        settings=base.settings, writable=tuple(Path(p) for p in writable), egress=egress,
+        settings=base.settings, writable=tuple(Path(p) for p in writable), egress=egress, status=status,
     )  # fmt: skip
 
 
@@ -317,7 +321,9 @@ def confined_argv(
     try:
         args = bwrap_args(conf, cwd=cwd, writable=writable)
         quota = ([p for p in _writable(conf, writable)], conf.settings.worktree_mb)
-        return _launch(bwrap, [*args, "--", *argv], limits=conf.limit_steps(), group=group, quota=quota)
+        return _launch(
+            bwrap, [*args, "--", *argv], limits=conf.limit_steps(), group=group, quota=quota, status=conf.status
+        )
     except RootIdentityError as exc:
         raise conf.refusal(str(exc)) from None
 
@@ -373,6 +379,8 @@ def bwrap_args(
     if egress is not None:
         mounts.append(_Mount(Path(EGRESS_SOCKET), "--ro-bind", Path(egress)))
     args = _identity_args()
+    if conf.status is not None:
+        args += ["--json-status-fd", str(STATUS_FD)]
     if not conf.network:
         args.append("--unshare-net")
     args += [*_root_links(), "--ro-bind", str(etc_view()), "/etc", "--dev", "/dev", "--proc", "/proc"]

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 FILTER_FD = 3  # the descriptor bwrap reads the seccomp filter from
+STATUS_FD = 5  # the descriptor bwrap writes its status on (`--json-status-fd`: the sandbox's init; sandbox_end.py)
 QUOTA_INTERVAL_S = 0.25
 QUOTA_START_S = 0.05  # the first measurement (the baseline): what the run writes before it counts as already there
 QUOTA_EXIT = 137  # the watcher's SIGKILL, as the shell reports it
@@ -32,12 +33,15 @@ def launcher(
     group: Path | None = None,
     userns: str = "",
     quota: tuple[list[Path], int] | None = None,
+    status: Path | None = None,
 ) -> list[str]:
-    """`sh -c SCRIPT FILTER COMMAND...`: `quota` is (the writable folders, their most in MB together)."""
+    """`sh -c SCRIPT FILTER COMMAND...`: `quota` is (the writable folders, their most in MB together); `status` is
+    the file opened on STATUS_FD for bwrap (a path of the host's own, never inside the sandbox)."""
     steps = list(limits)
     if group is not None:
         steps.append(f"echo $$ > {shlex.quote(str(group / 'cgroup.procs'))} || exit 125")
-    start = f'"$@" {FILTER_FD}<"$0" {userns}'.rstrip()
+    opened = f"{STATUS_FD}>{shlex.quote(str(status))}" if status is not None else ""
+    start = " ".join(part for part in (f'"$@" {FILTER_FD}<"$0"', userns, opened) if part)
     if quota is None:
         steps.append(f"exec {start}")
     else:
@@ -70,7 +74,7 @@ def _watched(start: str, paths: list[Path], limit_mb: int, group: Path | None) -
         f'for d in 0.02 0.05 0.1 0.2; do [ -z "$i" ] && [ -z "$u" ] && kill -0 $p 2>/dev/null || break; sleep $d; '
         f"read i _ < {children} 2>/dev/null; done; "
     )
-    over = f'[ $((k - b)) -gt {limit_mb * 1024} ] || continue; kill -USR2 $$; kill -KILL $i $p 2>/dev/null; exit 0'
+    over = f"[ $((k - b)) -gt {limit_mb * 1024} ] || continue; kill -USR2 $$; kill -KILL $i $p 2>/dev/null; exit 0"
     # the baseline, and the interval: QUOTA_INTERVAL_S plus 1 ms per 4 MiB already there (du's cost grows with it)
     pace = (  # after QUOTA_START_S: a run as short as that never pays for a measurement
         f'sleep {QUOTA_START_S} & s=$!; wait $s; [ -z "$u" ] || exit 0; b=$({measure}); '

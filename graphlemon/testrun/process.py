@@ -98,14 +98,14 @@ def _wait_gone(pids: set[int], seconds: float = 2.0) -> None:
     """Until every pid has died (a zombie counts as dead), at most `seconds`."""
     deadline = time.monotonic() + seconds
     while pids and time.monotonic() < deadline:
-        pids = pids & set(_proc_table())
+        pids = pids & set(proc_table())
         if pids:
             time.sleep(0.02)
 
 
 def descendants(root: int) -> set[int]:
     """Every live process below `root` (by parent links) plus its session members, from /proc."""
-    table = _proc_table()
+    table = proc_table()
     children: dict[int, list[int]] = {}
     for pid, (ppid, _sid) in table.items():
         children.setdefault(ppid, []).append(pid)
@@ -120,10 +120,10 @@ def descendants(root: int) -> set[int]:
 
 
 def _session_members(leader: int) -> set[int]:
-    return {pid for pid, (_ppid, sid) in _proc_table().items() if sid == leader and pid != leader}
+    return {pid for pid, (_ppid, sid) in proc_table().items() if sid == leader and pid != leader}
 
 
-def _proc_table() -> dict[int, tuple[int, int]]:
+def proc_table() -> dict[int, tuple[int, int]]:
     """pid → (ppid, session id) for every process visible in /proc (empty where there is no /proc)."""
     table: dict[int, tuple[int, int]] = {}
     try:

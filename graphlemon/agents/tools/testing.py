@@ -13,7 +13,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...errors import ErrorCode, GraphLemonError, invalid_param
-from ..effects import TreeGuard, violation
+from ..effects import TreeGuard, clear_special_files, violation
 from ..tool_context import ToolContext
 from .registry import tool
 
@@ -49,7 +49,8 @@ def run_tests(ctx: ToolContext, args: RunTestsArgs) -> dict:
     out = result.contract().model_dump(mode="json")  # as `graphlemon test --json` prints it
     for refused in result.refused_reads:  # a link or FIFO the run planted for the host to read: not followed
         ctx.record_tool_error("run_tests", GraphLemonError(ErrorCode.SANDBOX_VIOLATION, refused))
-    refusals = guard.judge()
+    refusals = clear_special_files(ctx.sandbox.root)  # before git looks: a FIFO the run left would block it
+    refusals += guard.judge()
     for refusal in refusals:  # the run stands; each forbidden change it made is reverted and recorded
         ctx.record_tool_error("run_tests", violation("run_tests", [refusal]))
     if refusals:
