@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 
 from graphlemon import lease as leases
-from graphlemon.devloop.remote_attempts import NODE_TAG, RunSeen, plan, run_tags, why_failed
+from graphlemon.devloop.remote_attempts import NODE_TAG, RunSeen, exception_of, plan, run_tags, why_failed
 from graphlemon.devloop.remote_watch import Watch, WatchBounds, heartbeat_key
 from graphlemon.errors import ErrorCode, GraphLemonError
 from graphlemon.stages.coder import unit_node_id
@@ -50,6 +50,7 @@ class RemoteUnits:
 
     POLL_S = 1.0
     WORD_S = 60.0
+    ERROR_LOGS = 20  # a crashed run's last error logs read for its cause
 
     def __init__(self, bounds: WatchBounds | None = None) -> None:
         self.bounds = bounds or WatchBounds.from_env()
@@ -152,9 +153,10 @@ class RemoteUnits:
         return seen.model_copy(update={"state_type": name.upper(), "state_name": name, "message": gone})
 
     def _cause(self, client, seen: RunSeen) -> str:
-        """The first line of the child run's error: its state's message, or — a run whose process died (`Crashed`:
-        "Process exited with status code: 1") — the last line of the last error its run logged (an import error of
-        a worker missing a dependency or of another version)."""
+        """The child run's error: its state's message, or — a run whose process died (`Crashed`: "Process exited
+        with status code: 1") — the last error its run logged with a traceback (the engine's "Unexpected exception
+        encountered when trying to load flow" of a worker missing a dependency or of another version), else its
+        last error line; `why_failed` reads its first line and the exception it ends with."""
         if seen.state_type != "CRASHED":
             return seen.message
         from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId, LogFilterLevel
@@ -163,10 +165,11 @@ class RemoteUnits:
         try:
             logs = client.read_logs(log_filter=LogFilter(flow_run_id=LogFilterFlowRunId(any_=[seen.id]),
                                                          level=LogFilterLevel(ge_=40)), sort=LogSort.TIMESTAMP_DESC,
-                                    limit=1)  # fmt: skip
+                                    limit=self.ERROR_LOGS)  # fmt: skip
         except Exception:  # noqa: BLE001 - the logs could not be read: the state's message is what there is
             return seen.message
-        return logs[0].message if logs else seen.message
+        raised = [log.message for log in logs if exception_of(log.message.splitlines())]
+        return (raised or [log.message for log in logs] or [seen.message])[0]
 
     def _gave_up(self, unit_id: str, loop_round: int, failed: list[RunSeen], causes: dict) -> GraphLemonError:
         said = "; ".join(why_failed(r, causes.get(r.id, "")) for r in failed)
