@@ -50,6 +50,7 @@ class RemoteUnits:
 
     POLL_S = 1.0
     WORD_S = 60.0
+    STOP_S = 5.0  # how often a wait for a run nobody has taken reads the task's lease for a person's stop
     ERROR_LOGS = 20  # a crashed run's last error logs read for its cause
 
     def __init__(self, bounds: WatchBounds | None = None) -> None:
@@ -117,7 +118,7 @@ class RemoteUnits:
         up, a line every `WORD_S` seconds says so."""
         from prefect.exceptions import ObjectNotFound
 
-        watch, said, stop_asked = Watch(self.bounds), time.monotonic(), False
+        watch, said, stop_asked, asked = Watch(self.bounds), time.monotonic(), False, [0.0]
         while not seen.final:
             time.sleep(self.POLL_S)
             try:
@@ -132,14 +133,28 @@ class RemoteUnits:
             gone = None if seen.final else watch.seen(seen.state_type, _beat(store, seen.id))
             if gone is not None:
                 return self._close(client, session, seen, gone)
+            if seen.state_type == "SCHEDULED" and self._stop_asked(session, asked):
+                return self._close(client, session, seen.model_copy(update={"state_type": "CANCELLING"}),
+                                   "the task was stopped by a person before a worker took this run",
+                                   event="unit_run_cancelled")  # fmt: skip
             if seen.state_type == "SCHEDULED" and time.monotonic() - said > self.WORD_S:
                 said = time.monotonic()
                 session.timeline("unit_run_waiting", f"flow run {seen.name} ({seen.id}) waits for a worker of the "
                                  "remote pool: none has taken it yet", ref=seen.id)  # fmt: skip
         return seen
 
-    def _close(self, client, session: LoopSession, seen: RunSeen, gone: str) -> RunSeen:
-        """A run whose worker is gone, closed with the reason: Crashed (Cancelled when it was being cancelled)."""
+    def _stop_asked(self, session: LoopSession, asked: list[float]) -> bool:
+        """A person's stop on the task's lease (`graphlemon stop`, the console, a Cancel of another unit's run), read
+        every `STOP_S` seconds: a run no worker has taken is then not waited for (nothing of it ran)."""
+        if time.monotonic() - asked[0] < self.STOP_S:
+            return False
+        asked[0] = time.monotonic()
+        cur = leases.current(session.ledger, session.task_id)
+        return cur is not None and cur.stop is not None
+
+    def _close(self, client, session: LoopSession, seen: RunSeen, gone: str, event: str = "unit_run_lost") -> RunSeen:
+        """A run whose worker is gone, closed with the reason: Crashed (Cancelled when it was being cancelled, or
+        when the task was stopped before a worker took it: `event` then says so)."""
         from prefect.states import Cancelled, Crashed
 
         ended = Cancelled if seen.state_type == "CANCELLING" else Crashed
@@ -147,7 +162,7 @@ class RemoteUnits:
             client.set_flow_run_state(seen.id, ended(message=gone), force=True)
         except Exception:  # noqa: BLE001 - deleted meanwhile: the run is over all the same
             pass
-        session.timeline("unit_run_lost", f"flow run {seen.name} ({seen.id}): {gone}; marked {ended.__name__}",
+        session.timeline(event, f"flow run {seen.name} ({seen.id}): {gone}; marked {ended.__name__}",
                          ref=seen.id)  # fmt: skip
         name = ended.__name__
         return seen.model_copy(update={"state_type": name.upper(), "state_name": name, "message": gone})
