@@ -118,7 +118,7 @@ class RemoteUnits:
         up, a line every `WORD_S` seconds says so."""
         from prefect.exceptions import ObjectNotFound
 
-        watch, said, stop_asked, asked = Watch(self.bounds), time.monotonic(), False, [0.0]
+        watch, said, stop_asked, stop_read = Watch(self.bounds), time.monotonic(), False, 0.0
         while not seen.final:
             time.sleep(self.POLL_S)
             try:
@@ -133,22 +133,21 @@ class RemoteUnits:
             gone = None if seen.final else watch.seen(seen.state_type, _beat(store, seen.id))
             if gone is not None:
                 return self._close(client, session, seen, gone)
-            if seen.state_type == "SCHEDULED" and self._stop_asked(session, asked):
-                return self._close(client, session, seen.model_copy(update={"state_type": "CANCELLING"}),
-                                   "the task was stopped by a person before a worker took this run",
-                                   event="unit_run_cancelled")  # fmt: skip
+            if seen.state_type == "SCHEDULED" and time.monotonic() - stop_read > self.STOP_S:
+                stop_read = time.monotonic()
+                if self._stop_asked(session):
+                    return self._close(client, session, seen.model_copy(update={"state_type": "CANCELLING"}),
+                                       "the task was stopped by a person before a worker took this run",
+                                       event="unit_run_cancelled")  # fmt: skip
             if seen.state_type == "SCHEDULED" and time.monotonic() - said > self.WORD_S:
                 said = time.monotonic()
                 session.timeline("unit_run_waiting", f"flow run {seen.name} ({seen.id}) waits for a worker of the "
                                  "remote pool: none has taken it yet", ref=seen.id)  # fmt: skip
         return seen
 
-    def _stop_asked(self, session: LoopSession, asked: list[float]) -> bool:
-        """A person's stop on the task's lease (`graphlemon stop`, the console, a Cancel of another unit's run), read
-        every `STOP_S` seconds: a run no worker has taken is then not waited for (nothing of it ran)."""
-        if time.monotonic() - asked[0] < self.STOP_S:
-            return False
-        asked[0] = time.monotonic()
+    def _stop_asked(self, session: LoopSession) -> bool:
+        """A person's stop on the task's lease (`graphlemon stop`, the console, a Cancel of another unit's run): read
+        every `STOP_S` seconds while a run waits for a worker, which is then not waited for (nothing of it ran)."""
         cur = leases.current(session.ledger, session.task_id)
         return cur is not None and cur.stop is not None
 
