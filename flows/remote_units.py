@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 
 from graphlemon import lease as leases
-from graphlemon.devloop.remote_attempts import NODE_TAG, RunSeen, plan, run_tags, why_failed
+from graphlemon.devloop.remote_attempts import NODE_TAG, RunSeen, exception_of, plan, run_tags, why_failed
 from graphlemon.devloop.remote_watch import Watch, WatchBounds, heartbeat_key
 from graphlemon.errors import ErrorCode, GraphLemonError
 from graphlemon.stages.coder import unit_node_id
@@ -50,6 +50,8 @@ class RemoteUnits:
 
     POLL_S = 1.0
     WORD_S = 60.0
+    STOP_S = 5.0  # how often a wait for a run nobody has taken reads the task's lease for a person's stop
+    ERROR_LOGS = 20  # a crashed run's last error logs read for its cause
 
     def __init__(self, bounds: WatchBounds | None = None) -> None:
         self.bounds = bounds or WatchBounds.from_env()
@@ -116,7 +118,7 @@ class RemoteUnits:
         up, a line every `WORD_S` seconds says so."""
         from prefect.exceptions import ObjectNotFound
 
-        watch, said, stop_asked = Watch(self.bounds), time.monotonic(), False
+        watch, said, stop_asked, stop_read = Watch(self.bounds), time.monotonic(), False, 0.0
         while not seen.final:
             time.sleep(self.POLL_S)
             try:
@@ -131,14 +133,27 @@ class RemoteUnits:
             gone = None if seen.final else watch.seen(seen.state_type, _beat(store, seen.id))
             if gone is not None:
                 return self._close(client, session, seen, gone)
+            if seen.state_type == "SCHEDULED" and time.monotonic() - stop_read > self.STOP_S:
+                stop_read = time.monotonic()
+                if self._stop_asked(session):
+                    return self._close(client, session, seen.model_copy(update={"state_type": "CANCELLING"}),
+                                       "the task was stopped by a person before a worker took this run",
+                                       event="unit_run_cancelled")  # fmt: skip
             if seen.state_type == "SCHEDULED" and time.monotonic() - said > self.WORD_S:
                 said = time.monotonic()
                 session.timeline("unit_run_waiting", f"flow run {seen.name} ({seen.id}) waits for a worker of the "
                                  "remote pool: none has taken it yet", ref=seen.id)  # fmt: skip
         return seen
 
-    def _close(self, client, session: LoopSession, seen: RunSeen, gone: str) -> RunSeen:
-        """A run whose worker is gone, closed with the reason: Crashed (Cancelled when it was being cancelled)."""
+    def _stop_asked(self, session: LoopSession) -> bool:
+        """A person's stop on the task's lease (`graphlemon stop`, the console, a Cancel of another unit's run): read
+        every `STOP_S` seconds while a run waits for a worker, which is then not waited for (nothing of it ran)."""
+        cur = leases.current(session.ledger, session.task_id)
+        return cur is not None and cur.stop is not None
+
+    def _close(self, client, session: LoopSession, seen: RunSeen, gone: str, event: str = "unit_run_lost") -> RunSeen:
+        """A run whose worker is gone, closed with the reason: Crashed (Cancelled when it was being cancelled, or
+        when the task was stopped before a worker took it: `event` then says so)."""
         from prefect.states import Cancelled, Crashed
 
         ended = Cancelled if seen.state_type == "CANCELLING" else Crashed
@@ -146,15 +161,16 @@ class RemoteUnits:
             client.set_flow_run_state(seen.id, ended(message=gone), force=True)
         except Exception:  # noqa: BLE001 - deleted meanwhile: the run is over all the same
             pass
-        session.timeline("unit_run_lost", f"flow run {seen.name} ({seen.id}): {gone}; marked {ended.__name__}",
+        session.timeline(event, f"flow run {seen.name} ({seen.id}): {gone}; marked {ended.__name__}",
                          ref=seen.id)  # fmt: skip
         name = ended.__name__
         return seen.model_copy(update={"state_type": name.upper(), "state_name": name, "message": gone})
 
     def _cause(self, client, seen: RunSeen) -> str:
-        """The first line of the child run's error: its state's message, or — a run whose process died (`Crashed`:
-        "Process exited with status code: 1") — the last line of the last error its run logged (an import error of
-        a worker missing a dependency or of another version)."""
+        """The child run's error: its state's message, or — a run whose process died (`Crashed`: "Process exited
+        with status code: 1") — the last error its run logged with a traceback (the engine's "Unexpected exception
+        encountered when trying to load flow" of a worker missing a dependency or of another version), else its
+        last error line; `why_failed` reads its first line and the exception it ends with."""
         if seen.state_type != "CRASHED":
             return seen.message
         from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId, LogFilterLevel
@@ -163,10 +179,11 @@ class RemoteUnits:
         try:
             logs = client.read_logs(log_filter=LogFilter(flow_run_id=LogFilterFlowRunId(any_=[seen.id]),
                                                          level=LogFilterLevel(ge_=40)), sort=LogSort.TIMESTAMP_DESC,
-                                    limit=1)  # fmt: skip
+                                    limit=self.ERROR_LOGS)  # fmt: skip
         except Exception:  # noqa: BLE001 - the logs could not be read: the state's message is what there is
             return seen.message
-        return logs[0].message if logs else seen.message
+        raised = [log.message for log in logs if exception_of(log.message.splitlines())]
+        return (raised or [log.message for log in logs] or [seen.message])[0]
 
     def _gave_up(self, unit_id: str, loop_round: int, failed: list[RunSeen], causes: dict) -> GraphLemonError:
         said = "; ".join(why_failed(r, causes.get(r.id, "")) for r in failed)

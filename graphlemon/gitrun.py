@@ -110,7 +110,7 @@ def _settings(cwd: Path, git_dir: Path | None, common: Path | None, env: dict[st
         git_dir, common = _discovered(cwd, env)
     settings = git_config.overrides(git_config.keys(git_dir, common, env))
     settings += [tuple(s.split("=", 1)) for s in SAFE_CONFIG]  # type: ignore[misc]
-    return settings + [("safe.directory", d) for d in _safe_directories()]
+    return settings + [("safe.directory", d) for d in safe_directories()]
 
 
 def _discovered(cwd: Path, env: dict[str, str]) -> tuple[Path | None, Path | None]:
@@ -205,7 +205,7 @@ def _tampered(work_tree: Path, why: str) -> GraphLemonError:
 
 
 @lru_cache(maxsize=1)
-def _safe_directories() -> tuple[str, ...]:
+def safe_directories() -> tuple[str, ...]:
     """The person's `safe.directory` entries (system and global config, `GIT_CONFIG_COUNT` in the environment),
     passed on: which repositories of other owners they trust is their choice, and no program runs from it."""
     found: list[str] = []

@@ -181,5 +181,7 @@ def artifact_key(*parts: str) -> str:
 
 
 def task_key(session: LoopSession, *parts: str) -> str:
-    """A key scoped to this project and task: one key's history is one task's story, never several projects'."""
-    return artifact_key(session.project.project_id, session.task_id, *parts)
+    """A key scoped to this task, readable: `task-20261206-134450-0ac9-unit-add-tests`. A task id is unique to its
+    project (its creation's second and 16 random bits), so one key's history is one task's story, never several
+    projects' — without the project's opaque id in front of it."""
+    return artifact_key(session.task_id, *parts)

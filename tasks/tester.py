@@ -56,7 +56,9 @@ def tester_task(
     rows = [{"test": f.test, "expected": str(f.expected), "got": str(f.got), "hint": f.hint, "bug": f.bug_id or ""}
             for f in out.failures] or [{"test": f"all {out.summary.total} passed", "expected": "", "got": "", "hint": "", "bug": ""}]  # fmt: skip
     create_table_artifact(
-        key=task_key(session, "tests", unit_id), table=rows, description=f"{unit_id} attempt {attempt}: {out.run_id}"
+        key=task_key(session, "unit", unit_id, "tests"),
+        table=rows,
+        description=f"{unit_id} attempt {attempt}: {out.run_id}",
     )
     first_failure = out.failures[0] if out.failures else None
     why = (

@@ -25,6 +25,6 @@ def triage_run(
     backend = None if settings is None else build_executor(executor, playbook=playbook, settings=settings)
     handle = open_project(project)
     outcome = triage(handle, run_id, executor=backend, task_id=task_id)
-    key = artifact_key(handle.project_id, *([task_id] if task_id else []), "triage", run_id)
+    key = artifact_key(task_id or handle.project_id, "triage", run_id)  # a task's: `<task>-triage-<run>`, as the loop's
     create_markdown_artifact(key=key, markdown=markdown(outcome.record), description=f"{outcome.category} for {run_id}")
     return outcome.record

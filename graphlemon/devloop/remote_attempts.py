@@ -70,13 +70,28 @@ def plan(runs: list[RunSeen], node_exec_id: str, attempt: str, unreadable: set[s
     return Plan(action="start", key=f"graphlemon/{node_exec_id}/{attempt}/{len(failed) + 1}", failed=failed)
 
 
+TRACEBACK = "Traceback (most recent call last):"
+
+
 def first_line(text: str | None) -> str:
-    """The first non-empty line of a message (a traceback's last line: the exception), at most 300 characters."""
-    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    """What a message says first, at most 300 characters: its first non-empty line, and when it carries a Python
+    traceback (a log line written with the exception: "Unexpected exception encountered when trying to load flow",
+    then the traceback) the exception it ends with — `<first line>: <exception>`."""
+    lines = [line.rstrip() for line in (text or "").splitlines() if line.strip()]
     if not lines:
         return ""
-    line = lines[-1] if lines[0].startswith("Traceback (most recent call last)") else lines[0]
+    head, raised = lines[0].strip(), exception_of(lines)
+    line = head if not raised else raised if head == TRACEBACK else f"{head.rstrip(':. ')}: {raised}"
     return line if len(line) <= 300 else line[:299] + "…"
+
+
+def exception_of(lines: list[str]) -> str:
+    """The exception line of the last traceback in `lines` (the one raised last when exceptions are chained): the
+    first line after its frames that is not indented; "" when there is no traceback."""
+    starts = [i for i, line in enumerate(lines) if line.strip() == TRACEBACK]
+    if not starts:
+        return ""
+    return next((line.strip() for line in lines[starts[-1] + 1 :] if not line[:1].isspace()), "")
 
 
 def why_failed(run: RunSeen, cause: str = "") -> str:

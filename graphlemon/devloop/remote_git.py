@@ -8,6 +8,7 @@ user) or `http(s)://` (a token in the URL, kept in a Prefect block).
 
 from __future__ import annotations
 
+import shlex
 import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -73,10 +74,13 @@ def _talk(cwd: Path, url: str, verb: str, *options: str, refs: tuple[str, ...] =
 def _served(url: str, command: str) -> list[str]:
     """For a remote on this machine git starts the serving command itself, with the remote's own configuration
     (the caller's `-c` settings are not passed on): it is started with hooks off, so no hook of the remote runs
-    here. A remote elsewhere runs its own server (its hooks are the server's business)."""
+    here, and with the person's `safe.directory` entries (gitrun.safe_directories), so a remote another user owns
+    is served when the person trusts it as git's ownership check asks. A remote elsewhere runs its own server (its
+    hooks and ownership are the server's business)."""
     if urlsplit(url).scheme != "file":
         return []
-    return [f"--{command}=git -c core.hooksPath=/dev/null -c core.fsmonitor=false {command}"]
+    trusted = [f"-c {shlex.quote(f'safe.directory={d}')}" for d in gitrun.safe_directories()]
+    return [f"--{command}=" + " ".join(["git -c core.hooksPath=/dev/null -c core.fsmonitor=false", *trusted, command])]
 
 
 def probe(url: str) -> None:

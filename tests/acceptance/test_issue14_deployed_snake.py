@@ -8,7 +8,7 @@ scripted executor and the Budget Guardrail block `tight` (1,000 tokens):
 * `graphlemon budget set` + `graphlemon resume` answer the suspended run: it finishes on its worker and no run is
   left Suspended (6);
 * its red tester attempts end in a Failed state named `Red` (red in the UI), the green one Completed;
-* every artifact key of the run names the project and the task (14).
+* every artifact key of the run names the task (14): `<task>-…`.
 
 Headless Chromium (Debian's chromium through Playwright) shoots the Prefect UI on the way: the Resume form of the
 suspended run (and its Details tab with the State Message), the finished run's graph, the collision unit's subflow
@@ -81,7 +81,7 @@ def test_happy_a_deployment_from_a_deleted_copy_runs_the_snake_goal_natively(pre
         suspended = client.read_flow_run(run.id)
         assert suspended.name == f"devloop · {SNAKE_GOAL} · {task.task_id}"
         assert suspended.state.message.startswith(f"{task.task_id} blocked: budget_exceeded — ")
-        assert f"evidence: artifact {project.project_id}-{task.task_id}-escalation" in suspended.state.message
+        assert f"evidence: artifact {task.task_id}-escalation" in suspended.state.message
         ui = UiShots(stack.url, tmp)
         try:
             ui.resume_form(run.id, task.task_id)
@@ -114,9 +114,9 @@ def test_happy_a_deployment_from_a_deleted_copy_runs_the_snake_goal_natively(pre
         logs = client.read_logs(log_filter=LogFilter(task_run_id=LogFilterTaskRunId(any_=[t.id for t in testers])))
         artifacts = client.read_artifacts(artifact_filter=ArtifactFilter(flow_run_id=ArtifactFilterFlowRunId(any_=ran)))
         keys = {a.key for a in artifacts if a.key}
-    scope = f"{project.project_id}-{task.task_id}-".lower()
+    scope = f"{task.task_id}-"
     assert {"brd", "sdd", "bugs", "progress", "escalation"} <= {k.removeprefix(scope) for k in keys}
-    assert all(k.startswith(scope) for k in keys), sorted(keys)  # every key names its project and task (point 14)
+    assert all(k.startswith(scope) for k in keys), sorted(keys)  # every key names its task (point 14)
     task = TaskBoard(project.ledger).get(task.task_id)
     assert task.status == "done"
     red = sorted(t.name for t in testers if t.state.name == "Red")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 
@@ -33,6 +34,20 @@ def test_happy_snake_goal_runs_planner_coder_validator_through_the_lifecycle(sna
     stages = {n.stage for n in NodeTracker(project.ledger).for_task(final["task_id"])}
     assert {"planner", "coder", "validator"} <= stages
     assert any(e.flow_run_id for e in task_events(project, final["task_id"]))  # the Prefect flow run carrying it
+
+
+def test_happy_artifact_keys_read_as_the_task_and_what_they_hold(snake_run, prefect_harness):
+    """Every artifact of the run is keyed `<task>-…` (never the project's opaque id first): a unit's tests
+    `task-…-unit-collision-tests`, then `-progress`, `-bugs`, the plan's documents."""
+    from prefect_stack import artifacts_keyed
+
+    project, final = snake_run
+    task_id = final["task_id"]
+    keys = {a.key for a in artifacts_keyed(prefix=f"{task_id}-")}
+    expected = {f"{task_id}-unit-{unit}-tests" for unit in ("board", "collision", "game", "scoring")}
+    assert expected | {f"{task_id}-progress", f"{task_id}-bugs", f"{task_id}-brd"} <= keys, sorted(keys)
+    assert not artifacts_keyed(prefix=f"{project.project_id}-{task_id}")  # the old, opaque shape is gone
+    assert all(re.fullmatch(r"[a-z0-9-]+", k) for k in keys)  # Prefect's rule for keys
 
 
 def test_boundary_second_goal_stays_queued_while_the_first_runs(calc, prefect_harness):

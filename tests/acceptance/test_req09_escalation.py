@@ -109,7 +109,7 @@ def test_happy_a_deployed_run_suspends_for_a_person_and_goes_on_as_the_form_says
         run, task = suspended_deployed_run(calc, tmp_path, prefect_stack, client)
         assert (task.status, task.blocked_reason) == ("blocked_pending_human", "validator_inconclusive")
         artifacts = client.read_artifacts(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[run.id])))
-        key = f"{calc.project_id}-{task.task_id}-escalation".lower()
+        key = f"{task.task_id}-escalation"
         evidence = {a.key: a.data for a in artifacts}[key]
         assert "What to decide" in evidence and "validator_inconclusive" in evidence
         assert "click **Resume** on this flow run" in evidence  # a deployed run is resumed in the UI

@@ -39,7 +39,7 @@ class RemoteStack:
         return f"local-file-system/{STORE_BLOCK}"
 
 
-def sandbox_args(remotes: Path, results: Path, n: int) -> list[str]:
+def sandbox_args(remotes: Path, results: Path, n: int, hidden: tuple[Path, ...] = ()) -> list[str]:
     # a user namespace of its own, in which the worker is an ordinary user (uid 1000: as uid 0 GraphLemon would take
     # the root path of its test sandbox, graphlemon/testrun/root_identity.py, which a nested namespace cannot make):
     # the host's /proc is bound so that the tester's own sandbox can mount a proc inside, and the other processes'
@@ -57,6 +57,8 @@ def sandbox_args(remotes: Path, results: Path, n: int) -> list[str]:
         args += ["--ro-bind", str(folder), str(folder)]
     for folder in (remotes, results):
         args += ["--bind", str(folder), str(folder)]
+    for folder in hidden:  # an empty folder in its place: an installed package the worker does not have
+        args += ["--tmpfs", str(folder)]
     home = f"/tmp/worker-{n}"
     return args + ["--dir", home, "--setenv", "HOME", home, "--setenv", "PREFECT_HOME", f"{home}/prefect", "--setenv",
                    "PYTHONDONTWRITEBYTECODE", "1", "--chdir", "/tmp", "--"]  # fmt: skip
@@ -64,11 +66,16 @@ def sandbox_args(remotes: Path, results: Path, n: int) -> list[str]:
 
 @contextmanager
 def remote_workers(
-    stack: PrefectStack, folder: Path, workers: int = 2, sandboxed: bool = True
+    stack: PrefectStack,
+    folder: Path,
+    workers: int = 2,
+    sandboxed: bool = True,
+    pool: str = POOL,
+    hidden: tuple[Path, ...] = (),
 ) -> Iterator[RemoteStack]:
     """The pool, the deployment (made from this repository) and `workers` process workers (one run each at a
-    time; each in its bubblewrap sandbox unless the benchmark measures the bare path), the result block registered
-    on the server."""
+    time; each in its bubblewrap sandbox unless the benchmark measures the bare path, with the `hidden` folders
+    empty), the result block registered on the server."""
     from prefect.filesystems import LocalFileSystem
 
     remotes, results = folder / "remotes", folder / "results"
@@ -76,15 +83,15 @@ def remote_workers(
     results.mkdir(parents=True)
     with stack.client():
         LocalFileSystem(basepath=str(results)).save(STORE_BLOCK, overwrite=True)
-    stack.cli("work-pool", "create", POOL, "--type", "process", "--overwrite")
-    stack.cli("--no-prompt", "deploy", "-n", "remote-unit-loop", "--pool", POOL)
+    stack.cli("work-pool", "create", pool, "--type", "process", "--overwrite")
+    stack.cli("--no-prompt", "deploy", "-n", "remote-unit-loop", "--pool", pool)
     env = {**stack.env, "PREFECT_DEFAULT_RESULT_STORAGE_BLOCK": f"local-file-system/{STORE_BLOCK}"}
     mounts, procs, logs = [], [], [folder / f"remote-worker-{n}.log" for n in range(1, workers + 1)]
     with ExitStack() as running:
         for n in range(1, workers + 1):
-            sandbox = sandbox_args(remotes, results, n) if sandboxed else []
+            sandbox = sandbox_args(remotes, results, n, hidden) if sandboxed else []
             mounts.append(sandbox)
-            args = [*PREFECT, "worker", "start", "--pool", POOL, "--type", "process", "--name", f"remote-{n}",
+            args = [*PREFECT, "worker", "start", "--pool", pool, "--type", "process", "--name", f"remote-{n}",
                     "--limit", "1"]  # fmt: skip
             procs.append(running.enter_context(_started([*sandbox, *args], env, logs[n - 1])))
         yield RemoteStack(stack, remotes, results, mounts, logs, procs)

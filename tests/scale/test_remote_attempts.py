@@ -54,3 +54,27 @@ def test_the_first_line_of_a_child_runs_error_reaches_the_words():
     )
     said = why_failed(_run(1, "CRASHED", message="Process exited with status code: 1"), "No module named 'git'")
     assert said == "flow run unit add · round 0 #1 (r1) ended Crashed: No module named 'git'"
+
+
+def test_a_logged_error_with_a_traceback_is_quoted_with_the_exception_it_ends_with():
+    logged = (
+        "Unexpected exception encountered when trying to load flow\n"
+        "Traceback (most recent call last):\n"
+        '  File "/x/engine.py", line 9, in <module>\n'
+        "    import git\n"
+        "ModuleNotFoundError: No module named 'gitdb'\n"
+        "\n"
+        "During handling of the above exception, another exception occurred:\n"
+        "\n"
+        "Traceback (most recent call last):\n"
+        '  File "/x/worktrees.py", line 26, in <module>\n'
+        "    from git import Repo\n"
+        "    ^^^^^^^^^^^^^^^^^^^^\n"
+        "ModuleNotFoundError: No module named 'git'\n"
+    )
+    assert first_line(logged) == (
+        "Unexpected exception encountered when trying to load flow: ModuleNotFoundError: No module named 'git'"
+    )
+    assert first_line("Process exited with status code: 1. Process exited with a general error.") == (
+        "Process exited with status code: 1. Process exited with a general error."
+    )

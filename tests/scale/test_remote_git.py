@@ -3,9 +3,13 @@ program of the remote's or the repository's choosing runs on a push or fetch."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+
 import pytest
 from scale_kit import CALC, git, make_project
 
+from graphlemon import gitrun
 from graphlemon.devloop import remote_git
 from graphlemon.devloop.remote_unit import FolderStore, dispatch, remote_of, run_remote_unit, take_in
 from graphlemon.devloop.stages import Stages
@@ -45,6 +49,28 @@ def test_an_unreachable_remote_is_git_error_naming_it(tmp_path):
     with pytest.raises(GraphLemonError) as err:
         remote_git.probe(url)
     assert err.value.code == ErrorCode.GIT_ERROR and "nowhere.git" in err.value.message
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a repository owned by another user needs root to make")
+def test_a_file_remote_of_another_owner_is_served_when_the_person_trusts_it_in_safe_directory(tmp_path, monkeypatch):
+    shared = tmp_path / "it's shared.git"  # a quote in the path: the serving command is run by a shell
+    subprocess.run(["git", "init", "-q", "--bare", str(shared)], check=True)
+    for folder, _, files in os.walk(shared):
+        for name in [folder, *(os.path.join(folder, f) for f in files)]:
+            os.chown(name, 65534, 65534)  # nobody
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    with pytest.raises(GraphLemonError) as err:
+        remote_git.probe(shared.as_uri())
+    assert err.value.code == ErrorCode.GIT_ERROR and "dubious ownership" in err.value.message
+    subprocess.run(["git", "config", "--global", "--add", "safe.directory", str(shared)], check=True)
+    gitrun.safe_directories.cache_clear()  # read once per process: this test changes it
+    try:
+        remote_git.probe(shared.as_uri())  # the person's global safe.directory reaches the serving side
+    finally:
+        gitrun.safe_directories.cache_clear()
 
 
 def test_dispatch_with_an_unreachable_or_missing_remote_writes_nothing(tmp_path):
