@@ -20,7 +20,7 @@ from graphlemon.agents import AgentSettings, build_executor, check_executor
 from graphlemon.agents.claude_code import ClaudeCodeExecutor
 from graphlemon.errors import ErrorCode, GraphLemonError
 from graphlemon.models import NodeEvent
-from graphlemon.testrun.confine import bwrap_available
+from graphlemon.testrun.confine import bwrap_available  # noqa: F401 - read by the skipif string condition
 
 from .test_agents_claude_git_guard import bash_results
 

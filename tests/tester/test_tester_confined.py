@@ -13,7 +13,7 @@ from graphlemon.agents import build_executor
 from graphlemon.models import NodeEvent, RunRecord
 from graphlemon.project import init_project
 from graphlemon.stages.tester import run_tester
-from graphlemon.testrun.confine import bwrap_available
+from graphlemon.testrun.confine import bwrap_available  # noqa: F401 - read by the skipif string condition
 
 pytestmark = pytest.mark.system
 

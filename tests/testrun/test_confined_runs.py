@@ -16,7 +16,7 @@ import pytest
 
 from graphlemon.errors import ErrorCode, GraphLemonError
 from graphlemon.testrun import run_tests
-from graphlemon.testrun.confine import Confinement, bwrap_args, bwrap_available, for_workdir
+from graphlemon.testrun.confine import Confinement, bwrap_args, bwrap_available, for_workdir  # noqa: F401 - read by the skipif string condition
 
 # a string condition: probed when a marked (system) test is set up, not at this module's import (the probe starts
 # bwrap and loads libseccomp, whose lookup runs `ldconfig -p`: nothing the unit tier here may start)

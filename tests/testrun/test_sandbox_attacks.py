@@ -19,7 +19,7 @@ import pytest
 from graphlemon.models import SandboxSettings
 from graphlemon.project import update_settings
 from graphlemon.testrun import run_tests
-from graphlemon.testrun.confine import bwrap_available, for_workdir
+from graphlemon.testrun.confine import bwrap_available, for_workdir  # noqa: F401 - read by the skipif string condition
 from graphlemon.worktrees import Worktrees
 
 pytestmark = pytest.mark.skipif("bwrap_available()[0] is None", reason="no working bwrap (`graphlemon doctor sandbox`)")

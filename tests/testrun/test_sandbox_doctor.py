@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from graphlemon.testrun.confine import bwrap_available
+from graphlemon.testrun.confine import bwrap_available  # noqa: F401 - read by the skipif string condition
 
 pytestmark = pytest.mark.system
 

@@ -11,7 +11,7 @@ import stat
 import pytest
 
 from graphlemon.testrun import run_tests
-from graphlemon.testrun.confine import bwrap_available, for_workdir
+from graphlemon.testrun.confine import bwrap_available, for_workdir  # noqa: F401 - read by the skipif string condition
 from graphlemon.testrun.environment import agent_process_env
 from graphlemon.worktrees import Worktrees
 
