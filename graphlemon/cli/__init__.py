@@ -108,6 +108,7 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
     try:
         args = sys.argv[1:] if argv is None else argv
+        _refuse_undecodable(args)
         app = lean_test_app() if args[:1] == ["test"] else full_app()
         rc = app(args=args, standalone_mode=False, prog_name="graphlemon")
     except GraphLemonError as exc:
@@ -133,6 +134,17 @@ def main(argv: list[str] | None = None) -> None:
         where = f"{exc.filename}: " if exc.filename else ""
         _fail(ErrorCode.IO_ERROR, f"{where}{exc.strerror or exc}", 1)
     sys.exit(rc if isinstance(rc, int) else 0)
+
+
+def _refuse_undecodable(args: list[str]) -> None:
+    """An argument that is not UTF-8 (its bytes kept as surrogates by Python) cannot be a goal, a note or a title in
+    the ledger's JSON: INVALID_PARAM naming it, before anything is written (was: a serialization traceback)."""
+    for i, arg in enumerate(args, 1):
+        bad = next((c for c in arg if "\udc80" <= c <= "\udcff"), None)
+        if bad is not None:
+            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")[:80]
+            raise GraphLemonError(ErrorCode.INVALID_PARAM, f"argument {i} ('{shown}') is not UTF-8 text (byte "
+                                  f"0x{ord(bad) - 0xDC00:02x}); give it as UTF-8, nothing was written")  # fmt: skip
 
 
 def _validation_message(exc: ValidationError) -> str:

@@ -1,7 +1,8 @@
-"""`graphlemon init PATH [--yes]` (REQ-11, c_project_create)."""
+"""`graphlemon init [PATH] [--yes]` (REQ-11, c_project_create): PATH relative to the current folder, default it."""
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Annotated
 
@@ -23,7 +24,9 @@ def _ask(question: str) -> bool:
 def register(app: typer.Typer) -> None:
     @app.command()
     def init(
-        path: Annotated[str, typer.Argument(help="Folder of the target repository.")],
+        path: Annotated[
+            str, typer.Argument(help="Folder of the target repository (relative to the current folder; default: it).")
+        ] = ".",
         yes: Annotated[
             bool, typer.Option("--yes", "-y", help="Agree to `git init` if the folder is not a git repository.")
         ] = False,
@@ -32,6 +35,8 @@ def register(app: typer.Typer) -> None:
         """Create .graphlemon/ and project.json in a git repository (idempotent)."""
         from ..console.project_registry import ProjectRegistry  # the console's list of known projects
 
+        if path.strip():  # the CLI knows the folder it runs in (the console does not: it asks for absolute paths)
+            path = os.path.abspath(os.path.expanduser(path))
         result = ProjectRegistry().add(path, confirm_git_init=(lambda _q: True) if yes else _ask)
         handle = result.project
         if as_json:

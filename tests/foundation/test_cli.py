@@ -124,3 +124,16 @@ def test_usage_errors_use_the_error_format_without_a_traceback(cli, project):
 def test_a_group_alone_prints_its_help(cli):
     out = cli("bugs")
     assert out.returncode == 2 and "Usage: graphlemon bugs" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_init_takes_a_path_relative_to_the_current_folder_and_defaults_to_it(cli_in_process, git_repo: Path,
+                                                                            monkeypatch):  # fmt: skip
+    """The README's bare `graphlemon init` and `graphlemon init .` (the CLI knows where it runs; only the console
+    asks for absolute paths)."""
+    monkeypatch.chdir(git_repo)
+    first = json.loads(cli_in_process("init", ".", "--json").stdout)
+    assert first["root"] == str(git_repo.resolve()) and first["created"]
+    again = cli_in_process("init", "--json")
+    assert json.loads(again.stdout)["project_id"] == first["project_id"]
+    monkeypatch.chdir(git_repo.parent)
+    assert json.loads(cli_in_process("init", git_repo.name, "--json").stdout)["project_id"] == first["project_id"]

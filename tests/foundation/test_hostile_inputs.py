@@ -70,6 +70,9 @@ CASES: list[tuple[str, list[str], int, str]] = [
     ("stop-empty-id", ["stop", "", "-p", "{p}"], 2, "TASK_NOT_FOUND"),
     ("stop-timeout-nan", ["stop", "{task}", "--timeout", "nan", "-p", "{p}"], 2, "INVALID_PARAM"),
     ("stop-timeout-negative", ["stop", "{task}", "--timeout", "-1", "-p", "{p}"], 2, "INVALID_PARAM"),
+    # text that is not UTF-8 (its bytes kept as surrogates, as Python reads a non-UTF-8 argv): refused, not a traceback
+    ("run-goal-not-utf8", ["run", "goal \udcff", "-p", "{p}"], 2, "INVALID_PARAM"),
+    ("abandon-note-not-utf8", ["abandon", "{task}", "--note", "\udce9t\udce9", "-p", "{p}"], 2, "INVALID_PARAM"),
     ("stop-missing-project", ["stop", "{task}", "-p", "{missing}"], 2, "PROJECT_NOT_FOUND"),
     ("abandon-unknown-task", ["abandon", "task-nope", "-p", "{p}"], 2, "TASK_NOT_FOUND"),
     ("abandon-timeout-inf", ["abandon", "{task}", "--timeout", "inf", "-p", "{p}"], 2, "INVALID_PARAM"),
