@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import ErrorCode, GraphLemonError, invalid_param
 from ..inputs import read_text_input
@@ -181,7 +181,29 @@ class Playbook(BaseModel):
 
     version: Literal[1] = 1
     turns: list[Turn] = Field(min_length=1)
+    # files the target repository must hold: a replayed story fits only the repository it was written for
+    fits: list[str] = Field(default_factory=list, max_length=100)
     source: str = "<memory>"
+
+    @field_validator("fits")
+    @classmethod
+    def _relative(cls, paths: list[str]) -> list[str]:
+        for path in paths:
+            if not path.strip() or Path(path).is_absolute() or ".." in Path(path).parts:
+                raise ValueError(f"{path!r} must be a path inside the repository (relative, no '..')")
+        return paths
+
+    def check_fits(self, root: Path) -> None:
+        """INVALID_PARAM when the repository at `root` lacks a file this replay was written against (a scripted
+        story replayed on another repository would write its files there and merge them)."""
+        missing = [path for path in self.fits if not (root / path).exists()]
+        if missing:
+            raise invalid_param(
+                f"playbook {self.source} replays a scripted story written for another repository: {root} has no "
+                f"{', '.join(missing[:3])}. A scripted playbook fits only the repository it was written for (a copy of "
+                "its example's repo); on your own repository use --executor anthropic or claude_code",
+                path=str(root), missing=missing[:10],
+            )  # fmt: skip
 
     @classmethod
     def load(cls, path: Path | str) -> Playbook:

@@ -65,7 +65,7 @@ def register(app: typer.Typer) -> None:
         require_git(handle)
         require_writable(handle)
         require_commit(handle)  # before a task exists: the loop branches from HEAD
-        backend = _backend(executor, playbook, engine, api)
+        backend = _backend(executor, playbook, engine, api, root=handle.root)
         if budget_tokens is not None and budget_usd is not None:
             raise invalid_param("give one budget: --budget-tokens or --budget-usd")
         budget = (budget_tokens, "token_count") if budget_tokens is not None else (budget_usd, "cost_usd")
@@ -118,7 +118,7 @@ def register(app: typer.Typer) -> None:
             saved = LoopConfig.load(handle.state_dir, task_id)
             executor = executor or saved.executor
             playbook = playbook or (saved.playbook if executor == "scripted" else None)  # a switched backend: none
-        backend = _backend(executor, playbook, engine, api)  # a backend that cannot run changes nothing
+        backend = _backend(executor, playbook, engine, api, root=handle.root)  # one that cannot run changes nothing
         adopt = os.environ.get(LEASE_ENV) or None  # a lease the console took for this process
         with held(handle.ledger, task_id, _holder("graphlemon resume"), adopt=adopt,
                   status=lambda: board.get(task_id).status) as lease:  # fmt: skip
@@ -168,7 +168,7 @@ def _answer_waiting_run(handle, lease, note: str | None, api) -> bool:
     return True
 
 
-def _backend(executor: str | None, playbook: Path | None, engine: str, api=None) -> str:
+def _backend(executor: str | None, playbook: Path | None, engine: str, api=None, *, root: Path | None = None) -> str:
     from ..agents import EXECUTORS, check_executor
     from ..errors import invalid_param
 
@@ -188,6 +188,10 @@ def _backend(executor: str | None, playbook: Path | None, engine: str, api=None)
 
         existing_file(playbook, "playbook")
     check_executor(backend, playbook=playbook, settings=_agent_settings(engine, api))  # before anything is written
+    if playbook is not None and root is not None:
+        from ..agents.playbook import Playbook
+
+        Playbook.load(playbook).check_fits(root)  # a story written for another repository is not replayed here
     return backend
 
 

@@ -347,3 +347,28 @@ def test_budget_preflight_stops_a_scripted_turn_before_it_does_anything(project,
     project.ledger.append(BudgetConfig(task_id="task-b", limit_type="token_count", limit_value=1400))  # raised
     assert turn(executor, "coder", task_id="task-b").ok
     assert turn(executor, "coder", task_id="another-task").ok  # no budget for it
+
+
+def test_a_playbook_fits_only_the_repository_it_was_written_for(tmp_path, git_repo, cli_in_process):
+    """The snake playbook on a repository of one's own would write snake/ there and merge it: `run` refuses it,
+    naming what is missing, and writes nothing; a copy of the example's repository fits."""
+    from pathlib import Path
+
+    snake = Path(__file__).resolve().parents[2] / "examples" / "snake"
+    book = Playbook.load(snake / "playbook.yaml")
+    assert book.fits == ["snake/__init__.py", "pyproject.toml"]
+    book.check_fits(snake / "repo")  # the example's own repository
+    with pytest.raises(Exception) as err:
+        book.check_fits(tmp_path)
+    assert err.value.code == "INVALID_PARAM" and "has no snake/__init__.py, pyproject.toml" in err.value.message
+    for hostile in ("/etc/passwd", "../outside", ""):
+        with pytest.raises(Exception) as bad:
+            Playbook.from_data({"fits": [hostile], "turns": [{"match": {"role": "coder"}}]})
+        assert bad.value.code == "INVALID_PARAM" and "must be a path inside the repository" in bad.value.message
+    assert cli_in_process("init", str(git_repo)).returncode == 0
+    before = sorted(p.name for p in (git_repo / ".graphlemon").iterdir())
+    out = cli_in_process("run", "Add subtract", "--playbook", str(snake / "playbook.yaml"), "--engine", "direct",
+                         "--project", str(git_repo))  # fmt: skip
+    assert out.returncode == 2 and out.stderr.startswith("error[INVALID_PARAM]: playbook "), out.stderr
+    assert "replays a scripted story written for another repository" in out.stderr
+    assert sorted(p.name for p in (git_repo / ".graphlemon").iterdir()) == before  # no task, nothing written
