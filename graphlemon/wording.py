@@ -76,16 +76,17 @@ def project_arg(root: Path | str) -> str:
 
 
 def next_step(task_id: str, status: str, reason: str | None, root: Path | str, run_state: str | None = None,
-              graphlemon: str = "graphlemon") -> NextStep:  # fmt: skip
+              graphlemon: str = "graphlemon", raise_to: str = "--limit N") -> NextStep:  # fmt: skip
     """The one next step after a stop, from the task's status, its blocked reason and whether anything runs it.
-    `graphlemon`: how to call the command (a full path where `graphlemon` may not be on PATH)."""
+    `graphlemon`: how to call the command (a full path where `graphlemon` may not be on PATH); `raise_to`: the
+    budget options a budget stop's command suggests (`budget.suggested_raise`: a limit that works as printed)."""
     where = project_arg(root)
     resume = f"{graphlemon} resume {task_id} {where}"
     if status == "blocked_pending_human" and reason in BUDGET_REASONS:
         return NextStep(
             action="budget",
             label="Raise the budget",
-            command=f"{graphlemon} budget set {task_id} --limit N {where} && {resume}",
+            command=f"{graphlemon} budget set {task_id} {raise_to} {where} && {resume}",
             why="the task used its budget: raise the limit above what it used, and it carries on",
         )
     if status == "blocked_pending_human" and reason in STOPPED_REASONS:

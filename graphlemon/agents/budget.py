@@ -63,6 +63,17 @@ def task_usage(ledger: Ledger, task_id: str) -> tuple[int, float]:
     return tokens, round(cost, 6)
 
 
+def suggested_raise(ledger: Ledger, task_id: str) -> str:
+    """The `budget set` options a budget stop suggests: twice the larger of the limit and what was used (a limit
+    at or below the use stops the task again at once), in the budget's own unit."""
+    status = budget_status(ledger, task_id)
+    if status is None:
+        return "--limit N"
+    if status.limit_type == "cost_usd":
+        return f"--limit {max(status.limit_value, status.used) * 2 or 1:.2f} --type cost_usd"
+    return f"--limit {int(max(status.limit_value, status.used) * 2) or 1000}"
+
+
 def budget_status(ledger: Ledger, task_id: str | None) -> BudgetStatus | None:
     if not task_id:
         return None

@@ -87,7 +87,10 @@ def print_next_step(handle, task, out) -> None:
     from ._common import invocation
 
     run = run_state(current(handle.ledger, task.task_id), task.status)
-    step = next_step(task.task_id, task.status, task.blocked_reason, handle.root, run, invocation())
+    from ..agents.budget import suggested_raise
+
+    step = next_step(task.task_id, task.status, task.blocked_reason, handle.root, run, invocation(),
+                     suggested_raise(handle.ledger, task.task_id))  # fmt: skip
     out.print(line(("next: ", "bold"), printable(step.why)))
     if step.action == "none" and task.status != "done":
         return

@@ -80,6 +80,7 @@ def task_or_404(records: dict, task_id: str, nodes: list[dict]) -> dict:
 def run_view(handle, task_id: str, tasks: dict | None = None) -> dict:
     """Whether anything runs the task (from its lease alone) and the actions its state allows. `tasks`: the
     project's tasks already folded (the live feed has them parsed), else they are read from the ledger."""
+    from ..agents.budget import suggested_raise
     from ..taskboard import TaskBoard
     from ..wording import next_step
     from .launch import task_run
@@ -89,7 +90,8 @@ def run_view(handle, task_id: str, tasks: dict | None = None) -> dict:
     if task is None:
         raise GraphLemonError(ErrorCode.TASK_NOT_FOUND, f"no task {task_id!r} in this project", task_id=task_id)
     run = task_run(handle, task).model_dump(mode="json")
-    step = next_step(task_id, task.status, task.blocked_reason, handle.root, run["state"])
+    step = next_step(task_id, task.status, task.blocked_reason, handle.root, run["state"],
+                     raise_to=suggested_raise(handle.ledger, task_id))  # fmt: skip
     return {
         "task_id": task_id,
         "status": task.status,

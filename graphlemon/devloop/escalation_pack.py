@@ -4,6 +4,7 @@ without tools, repeated calls, out of calls), budget used, and what a human shou
 
 from __future__ import annotations
 
+from ..agents.budget import suggested_raise
 from ..errors import write_failed
 from ..lifecycle import ACTIVE_BUG
 from ..models import BlockedReason, EscalationRecord, NodeEvent, TimelineEvent, TriageRecord, UsageRecord, utcnow
@@ -111,7 +112,8 @@ def evidence_markdown(session: LoopSession, reason: BlockedReason, note: str) ->
 
         lines += evidence_section(session.project.state_dir, session.ledger, session.task_id)
     lines += ["", "## What to decide", DECISIONS.get(reason, "Decide how to continue, then resume.")]
-    step = next_step(task.task_id, "blocked_pending_human", reason, session.project.root)
+    step = next_step(task.task_id, "blocked_pending_human", reason, session.project.root,
+                     raise_to=suggested_raise(session.ledger, task.task_id))  # fmt: skip
     if session.human_step == "prefect_ui":
         lines += ["", f"Next: click **Resume** on this flow run in the Prefect UI (your note reaches the coder), "
                   f"or run `{step.command}`"]  # fmt: skip

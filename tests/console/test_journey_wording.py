@@ -335,3 +335,18 @@ def test_the_run_output_keeps_prefects_own_lines_off_the_terminal():
     assert shown("prefect.flow_runs", logging.INFO, "task T waits for a goal slot", graphlemon_say=True)
     assert shown("prefect.task_runs", logging.ERROR, "Task run failed with exception: KeyError")
     assert shown("graphlemon.anything", logging.INFO, "not Prefect's")
+
+
+def test_a_budget_stops_next_command_suggests_a_limit_that_works_as_printed(tmp_path):
+    """Twice the larger of the limit and the use, in the budget's unit (`--limit N` failed when pasted)."""
+    from graphlemon.agents.budget import suggested_raise, update_budget
+    from graphlemon.ledger import Ledger
+    from graphlemon.taskboard import TaskBoard
+
+    ledger = Ledger(tmp_path)
+    task = TaskBoard(ledger).create("a goal").task_id
+    assert suggested_raise(ledger, task) == "--limit N"  # no budget recorded: nothing to compute from
+    update_budget(ledger, task, 4000, "token_count")
+    assert suggested_raise(ledger, task) == "--limit 8000"
+    update_budget(ledger, task, 0.25, "cost_usd")
+    assert suggested_raise(ledger, task) == "--limit 0.50 --type cost_usd"
