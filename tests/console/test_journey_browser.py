@@ -313,6 +313,17 @@ def test_a_resume_that_took_the_lease_is_what_the_page_says_before_its_run_write
     page.wait_for_selector("#actions[data-main=resume] #resume")
     page.wait_for_selector("#evidence")
     page.shot("let-go")
+    # a run that took the lease before the task changed, and blocked it, is letting go: not a resume
+    board = TaskBoard(project.ledger)
+    with leases.held(project.ledger, tid, leases.Holder.here("graphlemon resume")):
+        page.wait_for_selector("#task-head .pill[data-status=resuming]", timeout=10_000)
+        board.manual_resume(tid, note="go on")
+        board.transition(tid, "blocked_pending_human", blocked_reason="not_converging")
+        page.wait_for_selector("#task-head .pill[data-status=blocked_pending_human]", timeout=10_000)
+        page.wait_for_selector("#run-state[data-state=running]")
+        assert "needs you: not converging" in page.inner_text("#task-head")
+        assert page.query_selector("#resume") is None  # the run still holds it: nothing to resume yet
+        page.shot("blocking-run-letting-go")
 
 
 def test_a_double_clicked_stop_is_one_stop_requested_on_the_timeline(page, server, project):
