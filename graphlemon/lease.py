@@ -283,14 +283,23 @@ def request_stop(ledger: Ledger, task_id: str, *, by: str, note: str = "", then:
     """A person's stop for the task's live holder, recorded on its lease -> that lease; None when nothing live holds
     the task (the caller then applies the stop itself, holding the lease). A second request is one request; an
     abandon after a stop turns it into an abandon."""
+    asked = ask_stop(ledger, task_id, by=by, note=note, then=then)
+    return asked[0] if asked is not None else None
+
+
+def ask_stop(ledger: Ledger, task_id: str, *, by: str, note: str = "", then: str = "block") -> tuple[Lease, bool] | None:
+    """`request_stop` -> (the lease, whether this call recorded the request: False when the lease already carried
+    it — a double-click's second request, which callers then do not say again)."""
     with ledger.transaction("lease") as tx:
         leases = fold(e for e in tx.records() if isinstance(e, LeaseEvent) and e.task_id == task_id).get(task_id, [])
         cur = latest(leases)
         if cur is None or cur.gone() is not None:
             return None
-        if cur.stop is None or (then == "abandon" and cur.stop.then != "abandon"):
+        recorded = cur.stop is None or (then == "abandon" and cur.stop.then != "abandon")
+        if recorded:
             tx.append(_event(task_id, cur.lease_id, "stop_requested", by=by, note=note[:2000], then=then))
-    return current(ledger, task_id)
+    lease = current(ledger, task_id)
+    return (lease, recorded) if lease is not None else None
 
 
 def check(ledger: Ledger, task_id: str, mine: str | None, step: str) -> None:

@@ -77,11 +77,19 @@ def project_arg(root: Path | str) -> str:
 
 def next_step(task_id: str, status: str, reason: str | None, root: Path | str, run_state: str | None = None,
               graphlemon: str = "graphlemon", raise_to: str = "--limit N") -> NextStep:  # fmt: skip
-    """The one next step after a stop, from the task's status, its blocked reason and whether anything runs it.
+    """The one next step after a stop, from the task's status, its blocked reason and whether anything runs it
+    (`run_state`, from the task's lease: a live holder comes first — a resume that took the lease runs the task
+    before its first event changes the status).
     `graphlemon`: how to call the command (a full path where `graphlemon` may not be on PATH); `raise_to`: the
     budget options a budget stop's command suggests (`budget.suggested_raise`: a limit that works as printed)."""
     where = project_arg(root)
     resume = f"{graphlemon} resume {task_id} {where}"
+    if run_state == "stopping":
+        return NextStep(action="none", label="", command=f"{graphlemon} status {task_id} {where}",
+                        why="a person asked its run to stop: it stops at its next safe point, its work kept")  # fmt: skip
+    if run_state == "running":  # a live holder of its lease: a resume took it, whatever status the run has not yet set
+        return NextStep(action="none", label="", command=f"{graphlemon} status {task_id} {where}",
+                        why="a run is working on it")  # fmt: skip
     if status == "blocked_pending_human" and reason in BUDGET_REASONS:
         return NextStep(
             action="budget",
@@ -103,9 +111,6 @@ def next_step(task_id: str, status: str, reason: str | None, root: Path | str, r
     if run_state in ("idle", "interrupted"):
         why = "its run stopped before the task ended" if run_state == "interrupted" else "nothing runs it"
         return NextStep(action="run", label="Run it now", command=resume, why=f"{why}: run it to continue")
-    if run_state == "stopping":
-        return NextStep(action="none", label="", command=f"{graphlemon} status {task_id} {where}",
-                        why="a person asked its run to stop: it stops at its next safe point, its work kept")  # fmt: skip
     if status == "done":
         return NextStep(action="none", label="", command=f"{graphlemon} status {task_id} {where}",
                         why="the task is done; its work is merged into your branch")  # fmt: skip

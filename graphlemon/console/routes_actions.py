@@ -241,7 +241,8 @@ def _stop(handle, task_id: str, note: str, then: str) -> dict:
     said = {"abandoned": f"abandoned: {note}", "stopped": f"stopped: {note or 'nothing was running it'}",
             "stopping": f"{verb} requested: {result.holder} stops at its next safe point" + (f" ({note})" if note else ""),
             }.get(result.outcome, result.message)  # fmt: skip
-    _record_action(handle, task_id, said, result.lease_id)
+    if not result.repeated:  # a double-click's second stop is the same request: the timeline says it once
+        _record_action(handle, task_id, said, result.lease_id)
     return {"outcome": result.outcome, "message": result.message, "task": result.task.model_dump(mode="json"),
             "holder": result.holder, "lease_id": result.lease_id}  # fmt: skip
 

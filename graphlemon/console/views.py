@@ -81,7 +81,9 @@ def project_spend(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def flow_runs(records: Records, task_id: str) -> list[dict]:
     """Every Prefect flow run that ran the task, oldest first: the one that created it (its task events) and each one
-    that took its lease (a resume's, a deployment run's)."""
+    that held its lease — took or adopted it (a deployment run handed the lease), or renewed it with its id (a
+    `graphlemon run` / `resume --engine prefect` takes the lease as its process, then its flow run names itself on
+    it in `drive`)."""
     found: dict[str, str] = {}
     for e in records.get("task", []):
         if isinstance(e, TaskEvent) and e.task_id == task_id and e.flow_run_id:
@@ -92,7 +94,7 @@ def flow_runs(records: Records, task_id: str) -> list[dict]:
     return [{"flow_run_id": run, "ts": ts} for run, ts in sorted(found.items(), key=lambda item: item[1])]
 
 
-RAN_IT = ("taken", "taken_over", "adopted")  # the lease events of a holder that runs the task
+RAN_IT = ("taken", "taken_over", "adopted", "renewed")  # the lease events of a holder that runs the task
 
 
 def task_detail(records: Records, task_id: str, nodes: list[dict] | None = None) -> dict[str, Any] | None:

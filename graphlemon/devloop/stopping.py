@@ -36,6 +36,7 @@ class StopResult(BaseModel):
     message: str
     lease_id: str | None = None  # stopping: the lease of the holder asked to stop
     holder: str | None = None
+    repeated: bool = False  # stopping: the holder was already asked (the first request stands; nothing recorded)
 
 
 def stop_task(handle: ProjectHandle, task_id: str, *, by: str, note: str = "",
@@ -50,12 +51,15 @@ def stop_task(handle: ProjectHandle, task_id: str, *, by: str, note: str = "",
         raise GraphLemonError(ErrorCode.INVALID_TRANSITION, f"task {task_id} is {task.status}: there is nothing to "
                               f"{what}, nothing changed", task_id=task_id, status=task.status)  # fmt: skip
     for _ in range(TAKE_TRIES):
-        asked = leases.request_stop(handle.ledger, task_id, by=by, note=note, then=then)
-        if asked is not None:
+        if (found := leases.ask_stop(handle.ledger, task_id, by=by, note=note, then=then)) is not None:
+            asked, recorded = found
             verb = "abandons the task" if then == "abandon" else "leaves the task blocked (stopped_by_person)"
+            first = "" if recorded or asked.stop is None else (
+                f" (already requested by {asked.stop.by} at {asked.stop.at:%H:%M:%S} UTC: one request)")
             return StopResult(
                 outcome="stopping", task=board.get(task_id), lease_id=asked.lease_id, holder=asked.holder.describe(),
-                message=f"stop requested: {asked.describe()} stops at its next safe point and {verb}",
+                message=f"stop requested: {asked.describe()} stops at its next safe point and {verb}{first}",
+                repeated=not recorded,
             )  # fmt: skip
         try:
             status = lambda: board.get(task_id).status  # noqa: E731

@@ -66,6 +66,10 @@ def blocked(project, reason: str, goal: str = "Implement a snake game"):
         ("coding", None, "interrupted", "run", "Run it now", "resume T1"),
         ("queued", None, "idle", "run", "Run it now", "resume T1"),
         ("coding", None, "running", "none", "", "status T1"),
+        # a resume took the lease; its run has not written its first event: a run works on it, nothing to decide
+        ("blocked_pending_human", "stopped_by_person", "running", "none", "", "status T1"),
+        ("blocked_pending_human", "budget_exceeded", "running", "none", "", "status T1"),
+        ("paused", None, "stopping", "none", "", "status T1"),
         ("done", None, None, "none", "", "status T1"),
     ],
 )

@@ -42,6 +42,16 @@ function s(tag, attrs, ...children) {
 }
 const pill = (status, reason) => h("span", { class: `pill s-${status}`, dataset: { status }, title: reason ? `${status} (${reason})` : status },
   reason ? statusWords(status, reason) : said(status, "status"));
+// a live holder that took a blocked or paused task's lease after the task last changed (the lease journal: run
+// state running or stopping, lease since >= the task's update) is a resume: the task is being resumed from the moment
+// the lease is taken, not from its run's first event. (The run that blocked the task, still letting go, took it before.)
+const BLOCKED_TASK = new Set(["blocked_pending_human", "paused"]);
+const resuming = (task, run) => Boolean(task && BLOCKED_TASK.has(task.status) && run && (run.state === "running" || run.state === "stopping")
+  && run.lease && new Date(run.lease.since) >= new Date(task.updated_at));
+const taskPill = (task, run) => (resuming(task, run)
+  ? h("span", { class: "pill s-resuming", dataset: { status: "resuming" }, title: `${task.status}${task.blocked_reason ? ` (${task.blocked_reason})` : ""} until the resumed run records its first step` },
+    run.state === "stopping" ? "resuming, stop requested" : "resuming")
+  : pill(task.status, task.blocked_reason));
 const fmtTime = (iso) => (iso ? new Date(iso).toLocaleTimeString([], { hour12: false }) : "");
 // a timeline's time: the clock time, the date when it is not today, and the full date on hover
 function timeCell(iso, prev) {
@@ -340,7 +350,9 @@ function pageTask(pid, tid) {
     if (!detail) return;
     try {
       const r = await api("GET", `/api/projects/${encodeURIComponent(pid)}/tasks/${encodeURIComponent(tid)}/run`);
+      const was = resuming(detail.task, detail.run);
       detail.run = { state: r.state, lease: r.lease, launch: r.launch }; detail.actions = r.actions; detail.next = r.next; drawActs();
+      if (was !== resuming(detail.task, detail.run)) { drawHead(head, pid, detail); drawGraph(graph, nodes, detail); drawRest(rest, pid, detail); }
     } catch (e) { console.error(e); }
   };
   window.glRefreshRun = pollRun;
@@ -368,14 +380,15 @@ function pageTask(pid, tid) {
           nodes.set(r.node_exec_id, n); drawGraph(graph, nodes, detail);
         }
       }
-      if (ev.kind === "task" && detail) { detail.task.status = ev.record.status; detail.task.blocked_reason = ev.record.blocked_reason || null; drawHead(head, pid, detail); drawGraph(graph, nodes, detail); }
+      if (ev.kind === "task" && detail) { detail.task.status = ev.record.status; detail.task.blocked_reason = ev.record.blocked_reason || null; detail.task.updated_at = ev.record.ts; drawHead(head, pid, detail); drawGraph(graph, nodes, detail); }
       if (ev.kind !== "node") { // timeline, bugs, usage, artifacts: re-read the task's view (debounced)
         clearTimeout(refetch);
         refetch = setTimeout(async () => {
           try {
             detail = await api("GET", `/api/projects/${encodeURIComponent(pid)}/tasks/${encodeURIComponent(tid)}`);
             drawHead(head, pid, detail); drawActs(); drawRest(rest, pid, detail);
-            if (JSON.stringify(detail.pending_units) !== JSON.stringify(graph.glDetail && graph.glDetail.pending_units)) drawGraph(graph, nodes, detail);
+            const drawn = graph.glDetail || {}; const flips = (x) => resuming(x.task, x.run);
+            if (JSON.stringify(detail.pending_units) !== JSON.stringify(drawn.pending_units) || flips(drawn) !== flips(detail)) drawGraph(graph, nodes, detail);
             else graph.glDetail = detail;
           }
           catch (e) { console.error(e); }
@@ -393,7 +406,8 @@ function currentPid() { return location.hash.replace(/^#\/?/, "").split("/").map
 function drawHead(head, pid, d) {
   const t = d.task;
   const pidq = encodeURIComponent(pid); const tidq = encodeURIComponent(t.task_id);
-  const times = d.times || {}; const p = d.params || {};
+  const taken = resuming(t, d.run);
+  const times = taken ? { ...(d.times || {}), ended: null } : d.times || {}; const p = d.params || {};
   const flowRuns = (d.flow_runs || []).map((r, i) => r.url
     ? h("a", { href: r.url, target: "_blank", rel: "noopener", class: "flow-run", title: `Prefect flow run ${r.flow_run_id}, started ${r.ts}` }, `Prefect flow run ${i + 1}`)
     : h("span", { class: "flow-run muted", title: "its Prefect server is not running now" }, `Prefect flow run ${r.flow_run_id.slice(0, 8)}…`));
@@ -401,7 +415,7 @@ function drawHead(head, pid, d) {
     p.max_unit_attempts ? `${p.max_unit_attempts} attempts per unit` : null, p.max_loop_rounds ? `${p.max_loop_rounds} rounds at most` : null,
     p.budget ? `budget ${p.budget.limit_type === "token_count" ? `${fmtNum(p.budget.limit)} tokens` : `$${p.budget.limit}`}` : "no budget"].filter(Boolean);
   head.replaceChildren(...[
-    h("h1", {}, `${t.task_id} `, pill(t.status, t.blocked_reason), refusedBadge(d.violations ? d.violations.count : 0)),
+    h("h1", {}, `${t.task_id} `, taskPill(t, d.run), refusedBadge(d.violations ? d.violations.count : 0)),
     h("p", { class: "goal" }, t.goal_text),
     h("p", { id: "task-times", class: "muted" }, "started ", fmtWhen(times.started),
       times.ended ? [" · stopped ", fmtWhen(times.ended), ` · took ${fmtDuration(times.duration_s)}`] : [" · going on for ", h("span", { id: "task-elapsed" }, fmtDuration((Date.now() - new Date(times.started)) / 1000))],
@@ -410,7 +424,7 @@ function drawHead(head, pid, d) {
     h("p", { class: "muted" }, `round ${t.loop_round} · ${d.usage.tokens.toLocaleString()} tokens · $${d.usage.cost_usd.toFixed(4)} in ${d.usage.calls} call(s) · `,
       h("a", { href: `#/p/${pidq}/t/${tidq}/budget`, id: "budget-link" }, "budget"), " · ",
       h("a", { href: `#/p/${pidq}/t/${tidq}/logs`, id: "logs-link" }, "execution logs")),
-    t.note ? h("p", {}, h("b", {}, "note: "), t.note) : null].filter(Boolean));
+    t.note && !taken ? h("p", {}, h("b", {}, "note: "), t.note) : null].filter(Boolean));
 }
 
 // the human actions the task's state allows (the server sends them: `d.actions`), and whether anything runs it
@@ -431,7 +445,7 @@ function actions(pid, d, msg) {
       if (window.glRefreshRun) window.glRefreshRun();
     } catch (err) { message(msg, err); }
   };
-  const evidence = d.escalation && t.status === "blocked_pending_human" ? h("div", { id: "evidence" },
+  const evidence = d.escalation && t.status === "blocked_pending_human" && !resuming(t, d.run) ? h("div", { id: "evidence" },
     h("h2", { title: d.escalation.blocked_reason }, `Evidence pack: ${said(d.escalation.blocked_reason, "reason")}`),
     renderedHtml(d.escalation.summary_html, pid),
     d.escalation.open_bug_ids.length ? h("p", {}, "open bugs: ", d.escalation.open_bug_ids.map((b) => bugLink(pid, b)).flatMap((a, i) => (i ? [", ", a] : [a]))) : null) : null;
@@ -537,7 +551,7 @@ const LIVE_NODE = new Set(["running", "verifying", "reflecting", "retrying", "wa
 function shownStatus(n, d, every) {
   if (n.pending) return "pending";
   const task = d && d.task ? d.task.status : null;
-  if (LIVE_NODE.has(n.status) && (task === "blocked_pending_human" || task === "paused")) return "blocked";
+  if (LIVE_NODE.has(n.status) && BLOCKED_TASK.has(task) && !resuming(d.task, d.run)) return "blocked";
   if (LIVE_NODE.has(n.status) && (task === "abandoned" || task === "done")) return "cancelled";
   if (n.stage === "validator" && n.status === "done" && (task !== "done" || every.some((m) => !m.pending && (m.loop_round || 0) > (n.loop_round || 0)))) return "sent_back";
   return n.status;
@@ -548,9 +562,9 @@ function gantt(pid, d) {
   if (!nodes.length) return h("p", { class: "muted", id: "gantt" }, "No node has run yet.");
   const t0 = new Date(d.times && d.times.started ? d.times.started : nodes[0].started_at).getTime();
   // a node still marked live on a task that has stopped (blocked, paused, ended) stopped with the task, not now
-  const stopped = d.times && d.times.ended ? d.times.ended : null;
+  const stopped = d.times && d.times.ended && !resuming(d.task, d.run) ? d.times.ended : null;
   const endOf = (n) => new Date(n.ended_at || (LIVE_NODE.has(n.status) ? stopped || new Date().toISOString() : n.updated_at)).getTime();
-  const t1 = Math.max(...nodes.map(endOf), d.times && d.times.ended ? new Date(d.times.ended).getTime() : 0, t0 + 1000);
+  const t1 = Math.max(...nodes.map(endOf), stopped ? new Date(stopped).getTime() : 0, t0 + 1000);
   const W = 640, LABEL = 230, ROW = 16, span = t1 - t0;
   const svg = s("svg", { class: "gantt", id: "gantt", width: LABEL + W + 90, height: nodes.length * ROW + 24 });
   nodes.forEach((n, i) => {
