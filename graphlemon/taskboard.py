@@ -186,7 +186,7 @@ class TaskBoard:
         if task.terminal:
             raise GraphLemonError(
                 ErrorCode.INVALID_TRANSITION,
-                f"task {task_id} is {task.status}; manual_resume only applies to a blocked or paused task, nothing changed",
+                f"task {task_id} is {task.status}: only a blocked or paused task can be resumed, nothing changed",
                 task_id=task_id,
                 status=task.status,
             )

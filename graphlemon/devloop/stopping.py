@@ -47,7 +47,7 @@ def stop_task(handle: ProjectHandle, task_id: str, *, by: str, note: str = "",
     board = TaskBoard(handle.ledger)
     task = board.get(task_id)
     if task.terminal:
-        what = "abandon it" if then == "abandon" else "stop"
+        what = "abandon" if then == "abandon" else "stop"
         raise GraphLemonError(ErrorCode.INVALID_TRANSITION, f"task {task_id} is {task.status}: there is nothing to "
                               f"{what}, nothing changed", task_id=task_id, status=task.status)  # fmt: skip
     for _ in range(TAKE_TRIES):
