@@ -63,8 +63,9 @@ _DIALECTS: tuple[_Dialect, ...] = (
     # one it must have)
     (re.compile(r"^\s*(?:AssertionError: )?\[(?:assert|refute)\.\w+\] Expected (?P<g>true|false) to be (?P<e>true|false)\s*$",
                 re.M), "g", "e", ("actual", "expected"), 1, "js"),
-    # chai / vitest: "expected 500 to be 401", "expected [ 1 ] to deeply equal [ 2 ]"
-    (re.compile(r"expected (?P<g>.+?) to (?:be|equal|deeply equal|strictly equal|eql|have length|have property|"
+    # chai / vitest: "expected 500 to be 401", "expected [ 1 ] to deeply equal [ 2 ]" (a sentence: read only when each
+    # side is one whole value; vitest's `expected "spy" to be called 1 times, but got 2 times` compares no values)
+    (_CHAI := re.compile(r"expected (?P<g>.+?) to (?:be|equal|deeply equal|strictly equal|eql|have length|have property|"
                 r"include|match|be close to) (?P<e>.+?)(?: // Object\.is equality)?$", re.M),
      "g", "e", ("actual", "expected"), 1, "js"),
     # node:assert: "Expected values to be strictly equal:\n\n500 !== 401" (actual !== expected)
@@ -178,7 +179,7 @@ def compared_in(text: str) -> Compared | None:
 
 # the dialects that are a sentence (`expected X but got Y`, `got X, want Y`, node's `X == Y`): where a value ends
 # is certain only when each is one whole value (`'32000' with error '<nil>'` is not one)
-_SENTENCES = frozenset((*(d[0] for d in _DIALECTS[-2:]), _NODE_EQUAL))
+_SENTENCES = frozenset((*(d[0] for d in _DIALECTS[-2:]), _NODE_EQUAL, _CHAI))
 _CLOSERS = {"[": "]", "{": "}", "(": ")"}
 
 
