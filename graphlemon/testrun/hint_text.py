@@ -83,7 +83,12 @@ def _quotes(p: Pair, strings: bool, marks: tuple[str, ...]) -> str:
     named = " ".join(f"`{m}`" for m in marks)
     if not p.sided:
         return f"The texts differ only in quotation marks ({named}): {_shown(p)}."
-    fewer = sum(g.count(m) for m in marks) < sum(e.count(m) for m in marks)
+    more = [m for m in marks if g.count(m) > e.count(m)]
+    less = [m for m in marks if g.count(m) < e.count(m)]
+    if more and less:  # one mark for another (`'foo bar"` where `"foo bar"`): nothing was only added or left out
+        return (f"The text has {' '.join(f'`{m}`' for m in more)} where the expected text has "
+                f"{' '.join(f'`{m}`' for m in less)} (quotation marks), and is otherwise the same: {_shown(p)}.")  # fmt: skip
+    fewer = bool(less)
     which = "lacks the quotation marks" if fewer else "has quotation marks"
     other = "the expected text has" if fewer else "the expected text lacks"
     return f"The text {which} {named} {other}, and is otherwise the same: {_shown(p)}."

@@ -164,3 +164,19 @@ def test_rust_debug_strings_are_read_with_rusts_escapes():
 
     assert _rust('"a\\u{a0}b"') == "a\u00a0b" and _rust('"say \\"hi\\"\\n"') == 'say "hi"\n'
     assert _rust('["x\\u{1F600}", "y"]') == ["x\U0001f600", "y"] and balanced('"a\\u{a0}b"')
+
+
+def test_one_quotation_mark_for_another_is_not_called_added_or_left_out():
+    """heldout4's shlex quote: `'foo bar"` where `"foo bar"` is expected has one mark for another; 'has quotation
+    marks the expected text lacks' was false."""
+    from graphlemon.testrun.hint_text import _quotes, _quotes_only
+    from graphlemon.testrun.hint_values import Pair, typed_pair
+
+    a, b = typed_pair("'\"foo bar\"'", "'\\'foo bar\"'", "python")
+    p = Pair(a, b, sided=True, labels=("expected", "got"), ctx=None, path=())
+    marks = _quotes_only(p)
+    said = _quotes(p, True, marks)
+    assert said.startswith("The text has `'` where the expected text has `\"` (quotation marks)"), said
+    a, b = typed_pair("'merge \"const\" schemas'", "'merge const schemas'", "python")
+    fewer = Pair(a, b, sided=True, labels=("expected", "got"), ctx=None, path=())
+    assert _quotes(fewer, True, _quotes_only(fewer)).startswith("The text lacks the quotation marks `\"`")
