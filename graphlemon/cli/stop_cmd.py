@@ -51,6 +51,8 @@ def register(app: typer.Typer) -> None:
 def _stop(task_id: str, note: str, wait: bool, timeout: float, project, as_json: bool, *, then: str) -> None:
     from ..devloop.stopping import stop_task, wait_stopped
     from ..taskboard import TaskBoard
+    from ..wording import status_words
+    from .show import print_next_step
 
     handle = open_project(project)
     task_id = TaskBoard(handle.ledger).resolve(task_id)
@@ -70,10 +72,10 @@ def _stop(task_id: str, note: str, wait: bool, timeout: float, project, as_json:
                    "note": task.note})  # fmt: skip
         return
     if result.outcome == "stopping" and wait:
-        reason = f" ({task.blocked_reason})" if task.blocked_reason else ""
-        out.print(f"task {task_id} is {task.status}{reason}", markup=False, highlight=False)
+        out.print(f"task {task_id}: {status_words(task.status, task.blocked_reason)}", markup=False,
+                  highlight=False)  # fmt: skip
         if task.status == "done":
             out.print("its run finished its last step before a safe point came: nothing was stopped",
                       markup=False, highlight=False)  # fmt: skip
     if task.status == "blocked_pending_human":
-        out.print(f"`graphlemon resume {task_id}` continues it from where it stopped", markup=False, highlight=False)
+        print_next_step(handle, task, out)  # the command as it works when pasted (full paths), and the task's page

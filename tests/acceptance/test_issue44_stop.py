@@ -82,7 +82,8 @@ def test_a_stop_at_a_safe_point_keeps_the_work_and_resume_redoes_nothing(calc, p
         stop = cli("stop", "--note", "wrong goal wording", "--project", str(calc.root), task_id)
         assert stop.returncode == 0, stop.stderr
         assert "stop requested" in stop.stdout and "stops at its next safe point" in stop.stdout
-        assert "blocked_pending_human (stopped_by_person)" in stop.stdout
+        assert f"task {task_id}: needs you: stopped by a person" in stop.stdout  # in words, not internal names
+        assert f"graphlemon resume {task_id} --project {calc.root}" in stop.stdout  # the next step, as it pastes
         by = "a person (graphlemon stop)"
     else:  # the same stop, asked the moment the point is reached (the command's start-up would land it later)
         by = "a person (this test)"
@@ -209,5 +210,5 @@ def test_a_stop_that_comes_after_the_last_step_says_nothing_was_stopped(calc):
     out = cli("stop", task.task_id, "--project", str(calc.root), "--timeout", "60")
     holder.join(30)
     assert out.returncode == 0, out.stderr
-    assert f"task {task.task_id} is done" in out.stdout
+    assert f"task {task.task_id}: done" in out.stdout
     assert "its run finished its last step before a safe point came: nothing was stopped" in out.stdout
