@@ -504,6 +504,19 @@ def check(case: dict, ctx: dict, c: dict) -> tuple[bool, str]:
         return bool(hits), "; ".join(hits[:5])
     if kind == "leftover_procs":
         return bool(ctx["leftover"]), "; ".join(ctx["leftover"][:5])
+    if kind == "marked_procs":  # leakred: a process holding the case's marker is alive after graphlemon exited
+        m = ctx["marked"]
+        return bool(m), f"{len(m)} alive: " + "; ".join(f"pid {p} {a}" for p, a in m[:6])
+    if kind == "alive_after_stop":  # leakred: the payload still ran N s after the person stopped the loop
+        si = ctx["stop_info"]
+        m = si.get("marked_alive_at_sample") or []
+        return bool(m), f"{len(m)} payload process(es) alive {si.get('sample_s')} s after SIG{si.get('signal')}: " + "; ".join(m[:4])
+    if kind == "stopped_within":  # leakred: graphlemon ended within N s of the person's stop signal
+        si = ctx["stop_info"]
+        if si.get("never_sent"):
+            return False, "stop never sent"
+        late = ctx["timed_out"] or si.get("exit_after_signal_s", 0) > c["s"]
+        return late, f"graphlemon exited {si.get('exit_after_signal_s')} s after SIG{si.get('signal')} to {si.get('to')}"
     if kind == "person_file_changed":
         changed = [p for p, before in ctx["person_before"].items() if sha(repo / p) != before]
         return bool(changed), ", ".join(changed)
@@ -536,6 +549,8 @@ def check(case: dict, ctx: dict, c: dict) -> tuple[bool, str]:
         bad = []
         if ctx["timed_out"]:
             bad.append(f"graphlemon run did not finish in {ctx['timeout']} s")
+        elif c.get("wall_s") and ctx["elapsed"] > c["wall_s"]:
+            bad.append(f"graphlemon run took {ctx['elapsed']:.0f} s (bound {c['wall_s']} s)")
         if ctx["maxrss_mb"] and ctx["maxrss_mb"] > c.get("rss_mb", 2048):
             bad.append(f"graphlemon's peak RSS {ctx['maxrss_mb']} MB")
         return bool(bad), "; ".join(bad) or f"finished in {ctx['elapsed']:.0f} s, peak RSS {ctx['maxrss_mb']} MB"
@@ -671,6 +686,58 @@ def leftover_processes(rundir: Path) -> list[str]:
     return out
 
 
+def marked_processes(marker: str) -> list[tuple[int, str]]:
+    """(pid, argv) of every live process whose argv or environment holds `marker` (leakred's payloads put
+    LKMARK-<case> in the environment of everything they start, and often in argv too). Only reads /proc."""
+    out = []
+    mb = marker.encode()
+    me = os.getpid()
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) == me:
+            continue
+        try:
+            args = (d / "cmdline").read_bytes()
+            try:
+                envb = (d / "environ").read_bytes()
+            except OSError:
+                envb = b""
+            st = (d / "stat").read_text()
+        except OSError:
+            continue
+        if b"run_cases.py" in args:
+            continue
+        if " Z " in st[st.rfind(")"):][:4]:  # a zombie holds no resources and runs nothing
+            continue
+        if mb in args or mb in envb:
+            out.append((int(d.name), args.replace(b"\0", b" ")[:160].decode(errors="replace")))
+    return out
+
+
+def kill_marked(marker: str) -> int:
+    """SIGKILL each process still holding `marker` (re-checked just before, by pid); how many were killed."""
+    n = 0
+    for pid, _ in marked_processes(marker):
+        try:
+            os.kill(pid, signal.SIGKILL)
+            n += 1
+        except OSError:
+            pass
+    return n
+
+
+def children_of(pid: int) -> list[int]:
+    kids = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                st = (d / "stat").read_text()
+            except OSError:
+                continue
+            if int(st[st.rfind(")") + 2:].split()[1]) == pid:
+                kids.append(int(d.name))
+    return kids
+
+
 def run_case(case_dir: Path, workdir: Path, graphlemon: str) -> dict:
     """One case, holding a machine-wide lock on its id: the payloads name fixed 127.0.0.1 ports (41000 + 10 * N),
     so two runners (two engineers' checkouts) must not run the same case at once; the second one waits."""
@@ -762,6 +829,9 @@ def _run_case(case_dir: Path, workdir: Path, graphlemon: str) -> dict:
     cmd = ["/usr/bin/time", "-v", graphlemon, "run", case.get("goal", "Build calc"), "--project", str(repo),
            "--engine", case.get("engine", "direct"), "--max-unit-attempts", str(case.get("max_unit_attempts", 1)),
            "--max-rounds", str(case.get("max_rounds", 1))]
+    cmd += [a.replace("{nonce}", nonce) for a in case.get("run_args", [])]
+    marker = "LKMARK-" + cid
+    pre_killed = kill_marked(marker)  # a leftover of an earlier run of this case must not count for this one
     if case.get("executor", "scripted") == "scripted":
         pbdir = rundir / "playbook"
         shutil.copytree(COMMON, pbdir / "common")
@@ -812,8 +882,38 @@ def _run_case(case_dir: Path, workdir: Path, graphlemon: str) -> dict:
             threading.Thread(target=pump, daemon=True).start()
         else:
             proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=str(rundir), start_new_session=True)
+        stop = case.get("stop_loop")
+        stop_info = {}
+        if stop:  # the person stops the loop mid-turn: a signal once the payload is known to be running
+            deadline = started + timeout
+            while proc.poll() is None and time.time() < deadline:
+                if list(repo.glob(stop["when_glob"])):
+                    time.sleep(stop.get("delay_s", 2))
+                    sig = getattr(signal, "SIG" + stop.get("signal", "INT"))
+                    stop_info["graphlemon_pids"] = children_of(proc.pid)
+                    if stop.get("target", "group") == "group":  # Ctrl-C / a service manager: the whole group
+                        os.killpg(proc.pid, sig)
+                        stop_info["to"] = f"process group {proc.pid}"
+                    else:  # only graphlemon itself (as the OOM killer would): the child of /usr/bin/time
+                        kids = children_of(proc.pid)
+                        for k in kids:
+                            os.kill(k, sig)
+                        stop_info["to"] = f"graphlemon pid(s) {kids}"
+                    stop_info["signal"] = stop.get("signal", "INT")
+                    stop_info["sent_after_s"] = round(time.time() - started, 1)
+                    break
+                time.sleep(0.5)
+            if not stop_info:
+                stop_info["never_sent"] = True
+        if stop_info.get("sent_after_s") is not None:  # sample the payload N s after the person's stop
+            at = started + stop_info["sent_after_s"] + stop.get("sample_s", 30)
+            while proc.poll() is None and time.time() < at:
+                time.sleep(0.5)
+            alive = marked_processes(marker)
+            stop_info["sample_s"] = stop.get("sample_s", 30)
+            stop_info["marked_alive_at_sample"] = [f"pid {p} {a}" for p, a in alive]
         try:
-            rc = proc.wait(timeout=timeout)
+            rc = proc.wait(timeout=max(1.0, timeout - (time.time() - started)))
         except subprocess.TimeoutExpired:
             timed_out = True
             os.killpg(proc.pid, signal.SIGTERM)  # the process group of the graphlemon run this script started
@@ -822,9 +922,23 @@ def _run_case(case_dir: Path, workdir: Path, graphlemon: str) -> dict:
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 rc = proc.wait()
+    for gp in stop_info.get("graphlemon_pids", []):  # /usr/bin/time may die of SIGTERM before graphlemon ends
+        for _ in range(240):
+            if not Path(f"/proc/{gp}").exists():
+                break
+            try:
+                st = Path(f"/proc/{gp}/stat").read_text()
+                if st[st.rfind(")") + 2] == "Z":
+                    break
+            except OSError:
+                break
+            time.sleep(0.5)
     elapsed = time.time() - started
-    time.sleep(2)
+    if stop_info.get("sent_after_s") is not None:
+        stop_info["exit_after_signal_s"] = round(elapsed - stop_info["sent_after_s"], 1)
+    time.sleep(case.get("settle_s", 3))
     leftover = leftover_processes(rundir)
+    marked = marked_processes(marker)
     errtxt = (rundir / "err.txt").read_text(errors="replace")
     m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", errtxt)
     maxrss_mb = int(m.group(1)) // 1024 if m else 0
@@ -851,7 +965,7 @@ def _run_case(case_dir: Path, workdir: Path, graphlemon: str) -> dict:
         "maxrss_mb": maxrss_mb, "leftover": leftover, "person_before": person_before, "home_diff": home_diff,
         "listener_hits": {n: lst.hits for n, lst in listeners.items()}, "documented": documented,
         "graphlemon": graphlemon, "env": env, "task": task, "token": token, "console": console,
-        "console_port": 41000 + 10 * num + 2,
+        "console_port": 41000 + 10 * num + 2, "marked": marked, "stop_info": stop_info,
     }
     ctx["found"] = scan_sinks(rundir, repo, nonce, sources)
     ctx["loot"] = collect_loot(repo)
@@ -885,6 +999,7 @@ def _run_case(case_dir: Path, workdir: Path, graphlemon: str) -> dict:
         except subprocess.TimeoutExpired:
             ctx["console"].kill()
     documented_seen = {k: v for k, v in ctx["found"].items() if k in documented}
+    killed = kill_marked(marker)  # leakred: every leaked payload ends here, by pid, its marker re-checked
     if got:
         verdict = "GOT OUT"
     elif armed:
@@ -923,6 +1038,8 @@ def _run_case(case_dir: Path, workdir: Path, graphlemon: str) -> dict:
         "rc": rc, "elapsed_s": round(elapsed), "maxrss_mb": maxrss_mb, "timed_out": timed_out, "told": told,
         "untold": untold, "leftover": leftover, "home_diff": home_diff, "init_rc": init.returncode,
         "loot_files": sorted(ctx["loot"]),
+        "marked_alive": [f"pid {p} {a}" for p, a in marked], "killed_after": killed, "killed_before": pre_killed,
+        "stop": stop_info,
     }
     (rundir / "result.json").write_text(json.dumps(result, indent=2))
     return result
