@@ -135,26 +135,31 @@ def test_abandon_of_a_running_task_stops_it_first_and_of_an_interrupted_one_at_o
     assert again.returncode == 1 and again.stderr.startswith("error[INVALID_TRANSITION]: ")
 
 
-def test_cancel_in_the_prefect_ui_is_a_stop_at_a_safe_point(calc, prefect_harness, monkeypatch):
+def cancel_in_the_ui_at(calc, event: str):
+    """A devloop flow run of the calc goal (in this process), put in Cancelling through the API as the UI does when
+    its timeline reaches `event` -> (the run's final state, what the flow returned, the task)."""
     from prefect.client.orchestration import get_client
     from prefect.states import Cancelling
-
-    # polled often: on a quick machine the scripted calc goal ends within one 5 s poll of "planned"
-    monkeypatch.setattr("graphlemon.flows.devloop.CANCEL_POLL_S", 0.2)
 
     results: dict = {}
     runner = threading.Thread(target=lambda: results.setdefault("first", run_flow(calc, "Build calc", CALC / "playbook.yaml")))
     runner.start()
-    when(lambda: any(e.get("event") == "planned" for e in lines(calc.state_dir / "timeline.ndjson")))
+    when(lambda: any(e.get("event") == event for e in lines(calc.state_dir / "timeline.ndjson")))
     [task] = TaskBoard(calc.ledger).all().values()
     run_id = leases.current(calc.ledger, task.task_id).holder.flow_run_id
     with get_client(sync_client=True) as client:
-        client.set_flow_run_state(run_id, Cancelling(message="a person pressed Cancel"), force=True)  # as the UI does
+        client.set_flow_run_state(run_id, Cancelling(message="a person pressed Cancel"), force=True)
         runner.join(timeout=300)
-        state = client.read_flow_run(run_id).state
+        return client.read_flow_run(run_id).state, results["first"], task
+
+
+def test_cancel_in_the_prefect_ui_is_a_stop_at_a_safe_point(calc, prefect_harness, monkeypatch):
+    # polled often: on a quick machine the scripted calc goal ends within one 5 s poll of "planned"
+    monkeypatch.setattr("graphlemon.flows.devloop.CANCEL_POLL_S", 0.2)
+    state, first, task = cancel_in_the_ui_at(calc, "planned")
     assert (state.type.value, state.name) == ("CANCELLED", "Stopped"), state
-    assert results["first"]["blocked_reason"] == "stopped_by_person"
-    assert "stopped by a person (Cancel in the Prefect UI) (a person pressed Cancel)" in results["first"]["note"]
+    assert first["blocked_reason"] == "stopped_by_person"
+    assert "stopped by a person (Cancel in the Prefect UI) (a person pressed Cancel)" in first["note"]
     nodes = len(calc.ledger.read("node"))
     final = run_flow(calc, None, CALC / "playbook.yaml", task_id=task.task_id)  # resumed (the CLI resumes the same)
     assert final["status"] == "blocked_pending_human"  # a stopped task waits for a person's resume first
@@ -169,23 +174,11 @@ def test_cancel_in_the_prefect_ui_is_a_stop_at_a_safe_point(calc, prefect_harnes
 def test_cancel_after_the_last_step_ends_the_run_cancelled_and_says_the_task_is_done(calc, prefect_harness, monkeypatch):
     """Prefect lets a Cancelling run end only Cancelled: a Cancel that finds nothing left to stop must not leave the run
     Cancelling for ever (its Completed refused), nor claim a stop that did not happen."""
-    from prefect.client.orchestration import get_client
-    from prefect.states import Cancelling
-
     monkeypatch.setattr("graphlemon.flows.devloop.CANCEL_POLL_S", 600)  # the watcher never sees it: the loop ends first
-    results: dict = {}
-    runner = threading.Thread(target=lambda: results.setdefault("first", run_flow(calc, "Build calc", CALC / "playbook.yaml")))
-    runner.start()
-    when(lambda: any(e.get("event") == "integrated" for e in lines(calc.state_dir / "timeline.ndjson")))
-    [task] = TaskBoard(calc.ledger).all().values()
-    run_id = leases.current(calc.ledger, task.task_id).holder.flow_run_id
-    with get_client(sync_client=True) as client:
-        client.set_flow_run_state(run_id, Cancelling(message="a person pressed Cancel"), force=True)
-        runner.join(timeout=300)
-        state = client.read_flow_run(run_id).state
+    state, first, _ = cancel_in_the_ui_at(calc, "integrated")
     assert (state.type.value, state.name) == ("CANCELLED", "Done"), state
     assert state.message.startswith("Cancel came after the last step, with nothing left to stop: the task is done")
-    assert results["first"]["status"] == "done"
+    assert first["status"] == "done"
 
 
 def test_a_stop_that_comes_after_the_last_step_says_nothing_was_stopped(calc):
