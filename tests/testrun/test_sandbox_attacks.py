@@ -20,6 +20,7 @@ from graphlemon.models import SandboxSettings
 from graphlemon.project import update_settings
 from graphlemon.testrun import run_tests
 from graphlemon.testrun.confine import bwrap_available, for_workdir  # noqa: F401 - read by the skipif string condition
+from graphlemon.testrun.toolchain_mounts import HOME_VAR_LAYOUTS
 from graphlemon.worktrees import Worktrees
 
 pytestmark = pytest.mark.skipif("bwrap_available()[0] is None", reason="no working bwrap (`graphlemon doctor sandbox`)")
@@ -168,7 +169,10 @@ def test_root_gets_no_capability_and_cannot_remount_nor_reach_host_paths_or_sock
     assert seen["socket0"] != "done" and seen["socket1"] != "done"
     assert (wt.path / ".git").read_text().startswith("gitdir:") and "evil" not in (wt.path / ".git").read_text()
     assert not {"run", "var/run", "home", "srv", "opt", "mnt", "media"} & set(seen["visible_roots"])
-    assert seen["home_listing"] == [] or all(name.startswith(".") for name in seen["home_listing"])
+    # the home shows nothing but toolchain homes' install parts (docs/agents.md): `.cargo`, `.rustup`, and `go` once a
+    # go command has made the default GOPATH (~/go/pkg/mod/cache: a go test of the corpus may have, earlier in the run)
+    assert all(name.startswith(".") or name in HOME_VAR_LAYOUTS.values() for name in seen["home_listing"]), seen
+    assert not {".ssh", ".aws", ".gitconfig", ".npmrc", ".netrc", ".bashrc"} & set(seen["home_listing"])
 
 
 @pytest.mark.system
