@@ -53,4 +53,5 @@ def console_page(browser, request, tmp_path: Path, server, viewport=(1300, 900))
     browser holds the console's token (an HttpOnly cookie) and may act, not only read."""
     for pg in shooting_page(browser, request, tmp_path, viewport):
         pg.goto(f"{server.url}/?token={server.settings.token}")
+        pg.wait_for_selector("body[data-ready]", state="attached")
         yield pg

@@ -144,6 +144,29 @@ def test_req11_bug_form_refuses_an_empty_description_in_the_page_and_on_the_serv
     assert line["title"] == "snake <b>dies</b>" and line["source"] == "human_reported"
 
 
+def test_a_form_filled_while_the_page_still_loads_keeps_what_was_typed(browser, request, tmp_path, server, live_project):
+    """The words load before the first page is drawn; a hash set meanwhile is drawn once, so what a person typed
+    into it is not emptied by a second drawing (CI: the bug form was emptied and its submit blocked)."""
+    from browser_kit import shooting_page
+
+    handle, _tid = live_project
+    for page in shooting_page(browser, request, tmp_path):
+        page.add_init_script(  # the words come 1.5 s late
+            """const f = window.fetch; window.fetch = (u, o) => String(u).endsWith('/api/words')
+               ? new Promise((ok) => setTimeout(() => ok(f(u, o)), 1500)) : f(u, o);"""
+        )
+        page.goto(f"{server.url}/?token={server.settings.token}", wait_until="domcontentloaded")
+        page.goto(f"{server.url}/#/p/{handle.project_id}/bug")  # the same page: only its hash changes
+        page.fill("#bug-title", "typed")
+        page.fill("#bug-description", "   ")
+        page.wait_for_selector("body[data-ready]", state="attached")
+        page.wait_for_timeout(300)
+        page.click("#bug-form button[type=submit]")
+        page.wait_for_selector("#bug-msg[data-code=INVALID_PARAM]", timeout=5000)
+        assert page.input_value("#bug-title") == "typed"
+        page.shot("typed-kept")
+
+
 def test_project_setup_adds_a_repo_and_asks_before_git_init(page, server, tmp_path):
     plain = tmp_path / "plain"
     plain.mkdir()

@@ -218,11 +218,14 @@ function updateNav(pid, active) {
     }
   }
 }
-window.addEventListener("hashchange", route);
 window.addEventListener("DOMContentLoaded", async () => {
   if (!TOKEN) refreshToken().then((ok) => { if (!ok) tokenNotice("This page has no console token: it can read, not act."); });
   try { WORDS = await api("GET", "/api/words"); } catch (e) { console.error(e); } // without them: the names, spaced
+  // The first route reads the hash as it is now, so a hash changed while the words loaded is not missed; the
+  // listener comes after it, so that page is drawn once (drawn twice, a form filled in between was emptied).
   route();
+  window.addEventListener("hashchange", route);
+  document.body.dataset.ready = "1";
 });
 
 // -- v_project_setup ------------------------------------------------------------------------------------
