@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BudgetExceeded, ErrorCode, GraphLemonError
+from ..testrun.process import tracked
 from ..testrun.sandbox_end import end_run
 from .automode_denials import ClassifierGuard, is_classifier_denial
 from .budget import budget_status
@@ -90,6 +91,10 @@ class ClaudeStream:
             raise GraphLemonError(
                 ErrorCode.EXECUTOR_ERROR, f"cannot start {argv[0]!r}: {exc}", executor="claude_code"
             ) from None
+        with tracked(proc):  # ended with the others if GraphLemon exits during the turn
+            self._follow(proc, status)
+
+    def _follow(self, proc: subprocess.Popen, status: Path | None) -> None:
         lines: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True).start()
         threading.Thread(target=_tail, args=(proc.stderr, self.stderr_tail), daemon=True).start()
@@ -339,7 +344,8 @@ def run_once(argv: list[str], env: dict[str, str], cwd: Path, status: Path | Non
     except OSError as exc:
         raise GraphLemonError(ErrorCode.EXECUTOR_ERROR, f"quota probe: {exc}", executor="claude_code") from None
     try:
-        return proc.communicate(prompt, timeout=timeout)[0]
+        with tracked(proc):
+            return proc.communicate(prompt, timeout=timeout)[0]
     except subprocess.TimeoutExpired as exc:
         raise GraphLemonError(ErrorCode.EXECUTOR_ERROR, f"quota probe: {exc}", executor="claude_code") from None
     finally:

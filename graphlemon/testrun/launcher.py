@@ -7,7 +7,9 @@ then bwrap in the background and, beside it, the work-tree quota's watcher: it m
 QUOTA_START_S after the run starts and then every QUOTA_INTERVAL_S (plus 1 ms per 4 MiB they already hold: `du`'s cost grows with them;
 `du`: disk blocks, hard links once, one file system) and, once they have grown past the quota, kills the run (bwrap
 and the sandbox's first process, whose end ends every process of its pid namespace) and says `resource_limit` in its
-output. The launcher ends with bwrap's exit status.
+output. The watcher also ends the run once GraphLemon has gone (the launcher's parent changed: GraphLemon was killed,
+even by SIGKILL, so nobody waits for the run any more): bwrap's `--die-with-parent` names the launcher, which would
+otherwise outlive it. The launcher ends with bwrap's exit status.
 """
 
 from __future__ import annotations
@@ -62,7 +64,8 @@ def _watched(start: str, paths: list[Path], limit_mb: int, group: Path | None) -
     learns the sandbox's first process (bwrap's child: the pid namespace's init, which waits for every process of
     the run); past the quota it tells the launcher (USR2) and kills bwrap and that process; when bwrap returns, the
     launcher tells the watcher (USR1) to kill that process, so whatever the run left behind (`cmd &`) ends with it;
-    as root it also kills whatever is left in the run's pids cgroup but itself."""
+    as root it also kills whatever is left in the run's pids cgroup but itself. Between two measurements it looks
+    at the launcher's parent: once that is no longer GraphLemon, it kills bwrap and that process."""
     folders = " ".join(shlex.quote(str(p)) for p in paths)
     measure = f"du -sckx -- {folders} 2>/dev/null | {{ while read n _; do t=$n; done; echo ${{t:-0}}; }}"
     children = "/proc/$p/task/$p/children"
@@ -75,6 +78,9 @@ def _watched(start: str, paths: list[Path], limit_mb: int, group: Path | None) -
         f"read i _ < {children} 2>/dev/null; done; "
     )
     over = f"[ $((k - b)) -gt {limit_mb * 1024} ] || continue; kill -USR2 $$; kill -KILL $i $p 2>/dev/null; exit 0"
+    # GraphLemon gone: the launcher's parent is no longer the one it started with ($g); field 4 of its stat line
+    orphaned = 'read -r _ _ _ o _ < /proc/$$/stat; [ "$o" = "$g" ] || { kill -KILL $i $p 2>/dev/null; exit 0; }'
+
     # the baseline, and the interval: QUOTA_INTERVAL_S plus 1 ms per 4 MiB already there (du's cost grows with it)
     pace = (  # after QUOTA_START_S: a run as short as that never pays for a measurement
         f'sleep {QUOTA_START_S} & s=$!; wait $s; [ -z "$u" ] || exit 0; b=$({measure}); '
@@ -82,11 +88,11 @@ def _watched(start: str, paths: list[Path], limit_mb: int, group: Path | None) -
     )
     watch = (
         f"( i=; s=; u=; trap 'u=1; kill -KILL $i $s 2>/dev/null' USR1; {learn}{pace}; "
-        f'while [ -z "$u" ]; do sleep $t & s=$!; wait $s; [ -z "$u" ] || break; k=$({measure}); '
+        f'while [ -z "$u" ]; do sleep $t & s=$!; wait $s; [ -z "$u" ] || break; {orphaned}; k=$({measure}); '
         f"{over}; done; kill -KILL $i 2>/dev/null ) </dev/null >/dev/null 2>&1 &"
     )
     return [
-        "exec 8<&0",
+        "exec 8<&0; g=$PPID",
         f"{start} <&8 8<&- &",
         "p=$!; exec 8<&-; q=; trap 'q=1' USR2",
         watch,

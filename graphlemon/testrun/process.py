@@ -5,21 +5,34 @@ On timeout, cancel or any exception in the caller, the whole group is killed
 (SIGTERM, a short grace, SIGKILL), together with every descendant found under
 /proc that left the group. Anything of the group still alive after a normal exit
 is killed too: a test run leaves no process behind.
+
+Every run started here is known until it ends (`tracked`): when the interpreter exits (Ctrl-C or an exception in the
+main thread, a handled SIGTERM), its runs are ended before Python waits for the threads that wait for them, and no
+new run starts after that. A GraphLemon killed outright (SIGKILL) is noticed by each confined run's launcher
+(launcher.py), which then ends its run on its own.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 import select
 import signal
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 GRACE_SECONDS = 1.0
 POLL_SECONDS = 0.1
+STOPPING = "GraphLemon is stopping: no new run starts"
+
+_live: set[subprocess.Popen] = set()
+_live_lock = threading.Lock()
+_stopping = threading.Event()
 
 
 @dataclass(frozen=True)
@@ -43,6 +56,8 @@ def run_process(
 ) -> ProcessOutcome:
     """Run `argv` (no shell) in `cwd`; its output goes to `output_path` (stdout to `stdout_path` if given)."""
     started = time.monotonic()
+    if _stopping.is_set():
+        return ProcessOutcome(exit_code=None, duration_ms=0, start_error=STOPPING)
     with open(output_path, "wb") as out, open(stdout_path or os.devnull, "wb") as stdout:
         try:
             proc = subprocess.Popen(
@@ -52,6 +67,11 @@ def run_process(
         except OSError as exc:
             reason = f"command not found: {argv[0]}" if isinstance(exc, FileNotFoundError) else str(exc)
             return ProcessOutcome(exit_code=None, duration_ms=_ms(started), start_error=reason)
+    with tracked(proc):
+        return _watch(proc, started, timeout, cancel)
+
+
+def _watch(proc: subprocess.Popen, started: float, timeout: float, cancel: threading.Event | None) -> ProcessOutcome:
     timed_out = cancelled = False
     try:
         deadline = started + timeout
@@ -71,6 +91,42 @@ def run_process(
         raise
     kill_group_leftovers(proc.pid)
     return ProcessOutcome(proc.returncode, _ms(started), timed_out=timed_out, cancelled=cancelled)
+
+
+@contextlib.contextmanager
+def tracked(proc: subprocess.Popen) -> Iterator[subprocess.Popen]:
+    """`proc` is a live run until the block ends: `end_live_runs` ends it if the interpreter exits meanwhile."""
+    with _live_lock:
+        _live.add(proc)
+    try:
+        if _stopping.is_set():  # it started while the runs were being ended
+            kill_process_tree(proc)
+        yield proc
+    finally:
+        with _live_lock:
+            _live.discard(proc)
+
+
+def stopping() -> bool:
+    """GraphLemon is ending (`end_live_runs` was called): the loop starts no new step."""
+    return _stopping.is_set()
+
+
+def end_live_runs() -> int:
+    """End every live run (its whole tree) and start no new one; how many were running. The threads waiting on
+    them see them end and go on (their own code ends each run's leftovers)."""
+    _stopping.set()
+    with _live_lock:
+        running = [proc for proc in _live if proc.poll() is None]
+    for proc in running:
+        kill_process_tree(proc)
+    return len(running)
+
+
+# Python waits for non-daemon threads before it runs `atexit` functions: a thread waiting on a test run would keep
+# GraphLemon (and the run) alive until the run's own timeout. This hook runs before that wait (concurrent.futures
+# uses it the same way).
+getattr(threading, "_register_atexit", atexit.register)(end_live_runs)
 
 
 def kill_process_tree(proc: subprocess.Popen) -> None:
