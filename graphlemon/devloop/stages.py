@@ -29,6 +29,7 @@ from ..stages.session import LoopSession, RunRef, open_session
 from ..stages.skill_editor import run_skill_update
 from ..stages.tester import TesterOutput, test_unit
 from ..stages.validator import run_validator
+from ..testrun.process import end_live_runs
 from .unit_loop import run_unit_loop
 
 T = TypeVar("T")
@@ -64,12 +65,21 @@ class Stages:
     def code_units(
         self, unit_ids: list[str], loop_round: int, feedback: dict[str, str], pass_tag: str = ""
     ) -> list[UnitOutcome]:
-        with ThreadPoolExecutor(max_workers=min(self.max_parallel_units, max(1, len(unit_ids)))) as pool:
+        pool = ThreadPoolExecutor(max_workers=min(self.max_parallel_units, max(1, len(unit_ids))))
+        interrupted = False  # a unit's error waits for its siblings' steps; Ctrl-C does not
+        try:
             futures = [
                 pool.submit(contextvars.copy_context().run, self.unit_loop, u, loop_round, feedback.get(u), pass_tag)
                 for u in unit_ids
             ]
             return [f.result() for f in futures]
+        except BaseException as exc:
+            interrupted = not isinstance(exc, Exception)
+            if interrupted:  # the units' test runs and claude turns end now; their threads stop at the next safe point
+                end_live_runs()
+            raise
+        finally:
+            pool.shutdown(wait=not interrupted, cancel_futures=interrupted)
 
     def unit_loop(self, unit_id: str, loop_round: int, feedback: str | None, pass_tag: str = "") -> UnitOutcome:
         what = f"unit {unit_id} · round {loop_round}" + (f" · {pass_tag}" if pass_tag else "")

@@ -35,6 +35,7 @@ from ..models import NodeEvent, OutcomeRecord, TaskSettingsRecord, TimelineEvent
 from ..nodes import NodeTracker
 from ..project import ProjectHandle, open_project
 from ..taskboard import TaskBoard
+from ..testrun.process import stopping
 from ..units import UnitFiles
 from ..worktrees import Worktrees
 from .usage_limit_wait import QuotaAwareExecutor
@@ -231,6 +232,8 @@ class LoopSession:
         """A safe point, before `step` starts (nothing is half-written here): LEASE_LOST when this run's lease was
         taken over, STOPPED when a person asked the task's run to stop. A helper of the run that holds no lease
         itself (a unit loop on a work-pool worker) checks for a stop only."""
+        if stopping():  # GraphLemon is ending (Ctrl-C): a unit loop still going in a thread starts nothing more
+            raise GraphLemonError(ErrorCode.ABORTED, f"GraphLemon is stopping: {step} not started", task_id=self.task_id)
         held = self.lease or leases.holding(self.ledger, self.task_id)
         leases.check(self.ledger, self.task_id, held.lease_id if held is not None else None, step)
 
