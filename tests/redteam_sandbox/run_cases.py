@@ -881,7 +881,12 @@ def _run_case(case_dir: Path, workdir: Path, graphlemon: str) -> dict:
 
             threading.Thread(target=pump, daemon=True).start()
         else:
-            proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=str(rundir), start_new_session=True)
+            def default_signals() -> None:  # a person's terminal: Ctrl-C and SIGTERM act (a background start ignores SIGINT)
+                os.setsid()
+                for s in (signal.SIGINT, signal.SIGTERM):
+                    signal.signal(s, signal.SIG_DFL)
+
+            proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=str(rundir), preexec_fn=default_signals)
         stop = case.get("stop_loop")
         stop_info = {}
         if stop:  # the person stops the loop mid-turn: a signal once the payload is known to be running
@@ -907,7 +912,7 @@ def _run_case(case_dir: Path, workdir: Path, graphlemon: str) -> dict:
                 stop_info["never_sent"] = True
         if stop_info.get("sent_after_s") is not None:  # sample the payload N s after the person's stop
             at = started + stop_info["sent_after_s"] + stop.get("sample_s", 30)
-            while proc.poll() is None and time.time() < at:
+            while time.time() < at:  # at N s after the signal, even when /usr/bin/time died of it at once
                 time.sleep(0.5)
             alive = marked_processes(marker)
             stop_info["sample_s"] = stop.get("sample_s", 30)
