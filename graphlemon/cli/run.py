@@ -13,6 +13,8 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -77,8 +79,9 @@ def register(app: typer.Typer) -> None:
         settings = LoopConfig.model_validate({"executor": backend, "playbook": playbook.resolve() if playbook else None,
                                               **config}).model_dump(mode="json")  # fmt: skip
         task = board.create(goal, settings=settings)
-        with held(
-            handle.ledger, task.task_id, _holder("graphlemon run"), status=lambda: board.get(task.task_id).status
+        with (
+            _interrupt_says_next(handle, task.task_id, as_json),
+            held(handle.ledger, task.task_id, _holder("graphlemon run"), status=lambda: board.get(task.task_id).status),
         ):
             if budget[0] is not None:
                 update_budget(handle.ledger, task.task_id, *budget, by="graphlemon run")
@@ -120,8 +123,8 @@ def register(app: typer.Typer) -> None:
             playbook = playbook or (saved.playbook if executor == "scripted" else None)  # a switched backend: none
         backend = _backend(executor, playbook, engine, api, root=handle.root)  # one that cannot run changes nothing
         adopt = os.environ.get(LEASE_ENV) or None  # a lease the console took for this process
-        with held(handle.ledger, task_id, _holder("graphlemon resume"), adopt=adopt,
-                  status=lambda: board.get(task_id).status) as lease:  # fmt: skip
+        with _interrupt_says_next(handle, task_id, as_json), held(handle.ledger, task_id, _holder("graphlemon resume"),
+                  adopt=adopt, status=lambda: board.get(task_id).status) as lease:  # fmt: skip
             task = board.get(task_id)  # as it is now that this process holds the task
             if (  # blocked, or queued again by a raised budget: a deployed run of it may wait in the Prefect UI
                 task.status in ("blocked_pending_human", "queued")
@@ -266,6 +269,24 @@ def _drive(
         if follower:
             follower.stop()
     return TaskBoard(handle.ledger).get(task_id), time.monotonic() - started
+
+
+@contextmanager
+def _interrupt_says_next(handle, task_id: str, as_json: bool) -> Iterator[None]:
+    """Ctrl-C: once the task's lease is let go, say where the task stands and the next step (exit status 130)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        if not as_json:
+            from ..taskboard import TaskBoard
+            from .show import print_next_step
+
+            out = console()
+            out.print(
+                line(("interrupted (Ctrl-C): ", "yellow"), "the run stopped where it was; its finished steps are kept")
+            )
+            print_next_step(handle, TaskBoard(handle.ledger).get(task_id), out)
+        raise
 
 
 def _report(handle, task, took: float, as_json: bool) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import signal
 import stat
 import sys
 
@@ -130,6 +131,7 @@ class Keeper:
 
 
 def main() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches GraphLemon's group: the keeper ends at its EOF
     staging, uid, gid = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     try:
         keeper = Keeper(staging, uid, gid)

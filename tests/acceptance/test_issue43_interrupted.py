@@ -77,11 +77,11 @@ def test_ctrl_c_ends_the_agents_test_run_and_its_daemons_and_leaves_the_task_to_
     run = subprocess.Popen(
         [sys.executable, "-m", "graphlemon", "run", "Build calc", "--project", str(calc.root), "--playbook",
          str(playbook), "--engine", "direct", "--quiet"],  # fmt: skip
-        env=env, start_new_session=True, preexec_fn=_a_terminal, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env=env, start_new_session=True, preexec_fn=_a_terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )  # fmt: skip
     try:
         started = lambda: list(calc.root.glob(f".graphlemon/worktrees/*/*/tests/add/started_{MARK}")) and _marked()  # noqa: E731
-        assert _wait(started, 120), run.stderr.read1().decode()  # type: ignore[union-attr]
+        assert _wait(started, 120), "the stubborn test never started"
         os.killpg(run.pid, signal.SIGINT)  # Ctrl-C: the terminal's whole foreground group
         assert _wait(lambda: run.poll() is not None, 30), "graphlemon waited for the run instead of ending it"
         assert _wait(lambda: not _marked(), 10), f"still running after Ctrl-C: {_marked()}"
@@ -90,5 +90,8 @@ def test_ctrl_c_ends_the_agents_test_run_and_its_daemons_and_leaves_the_task_to_
         run.wait()
         for pid in _marked():  # a failing case's leftovers (confined processes)
             os.kill(pid, signal.SIGKILL)
+    said, errors = run.stdout.read().decode(), run.stderr.read().decode()  # type: ignore[union-attr]
+    assert run.returncode == 130 and "Traceback" not in errors, errors  # an expected stop: words, no traceback
     tasks = json.loads(cli("status", "--json", "--project", str(calc.root)).stdout)["tasks"]
     assert [t["run"] for t in tasks] == ["interrupted"]  # nobody runs it now: `resume` takes it on
+    assert "interrupted (Ctrl-C)" in said and f"resume {tasks[0]['task_id']}" in said, said  # and it says so
