@@ -21,7 +21,8 @@ import logging
 import textwrap
 from typing import TYPE_CHECKING
 
-from ..errors import ClassifierBlocked, ErrorCode, GraphLemonError, invalid_param
+from .. import lease as leases
+from ..errors import ClassifierBlocked, ErrorCode, GraphLemonError, StopRequested, invalid_param
 from ..lifecycle import ACTIVE_BUG
 from ..models import BlockedReason, SddPatch, TaskStatus
 from ..nodes import node_exec_id
@@ -119,10 +120,16 @@ def stopped(session: LoopSession, stop: GraphLemonError) -> Task:
 
 
 def _stage_failed(session: LoopSession, exc: Exception) -> Task:
-    """An error no stage could retry past: the task waits for a person with the error as evidence."""
+    """An error no stage could retry past: the task waits for a person with the error as evidence. A stop a person
+    asked for while that step ran is what ends the run: it is served, the error named in its note."""
     known = isinstance(exc, GraphLemonError)
     log.error("task %s: a stage failed: %s", session.task_id, exc, exc_info=None if known else exc)  # a bug: its trace
     code, text = (exc.code, exc.message) if known else (type(exc).__name__, str(exc))
+    try:
+        leases.check(session.ledger, session.task_id, None, f"the next step (the step in flight ended with {code}: "
+                     f"{text[:300]})")  # fmt: skip
+    except StopRequested as stop:
+        return stopped(session, stop)
     return block(session, "stage_failed", f"{code}: {text}")
 
 

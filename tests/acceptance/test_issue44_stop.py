@@ -20,7 +20,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import CALC, make_repo, run_flow
+from conftest import CALC, make_repo, playbook_variant, run_flow, turn
 
 from graphlemon import lease as leases
 from graphlemon.devloop.stopping import stop_task
@@ -205,3 +205,35 @@ def test_a_stop_that_comes_after_the_last_step_says_nothing_was_stopped(calc):
     assert out.returncode == 0, out.stderr
     assert f"task {task.task_id}: done" in out.stdout
     assert "its run finished its last step before a safe point came: nothing was stopped" in out.stdout
+
+
+SLOW_TEST = """
+import pathlib, time
+
+def test_slow():
+    pathlib.Path(__file__).with_name("slow_started").write_text("yes")
+    time.sleep(6)
+"""
+
+
+def test_a_stop_asked_while_a_step_runs_is_served_even_when_that_step_then_fails(calc, tmp_path):
+    """walk3: a stop asked while a step was in flight was lost when that step then failed (`stage_failed`)."""
+
+    def failing_after_a_while(data: dict) -> None:  # the add tester runs a slow test, then its turn fails
+        turn(data, role="tester", unit="add")["actions"] += [
+            {"write_file": {"path": "tests/add/test_slow.py", "content": SLOW_TEST}},
+            {"tool": "run_tests", "args": {"targets": ["tests/add/test_slow.py"]}, "expect": "error"},
+        ]
+
+    playbook = playbook_variant(tmp_path, CALC, failing_after_a_while)
+    proc = subprocess.Popen([*GRAPHLEMON, "run", "Build calc", "--project", str(calc.root), "--playbook", str(playbook),
+                             "--engine", "direct", "--quiet"],  # fmt: skip
+                            start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    when(lambda: list(calc.root.glob(".graphlemon/worktrees/*/*/tests/add/slow_started")), proc)
+    task_id = TaskBoard(calc.ledger).list()[0].task_id
+    asked = cli("stop", task_id, "--no-wait", "--project", str(calc.root))
+    assert asked.returncode == 0, asked.stderr
+    assert proc.wait(timeout=120) != 0
+    task = TaskBoard(calc.ledger).get(task_id)
+    assert (task.status, task.blocked_reason) == ("blocked_pending_human", "stopped_by_person")
+    assert "EXECUTOR_ERROR" in (task.note or ""), task.note  # the failure it met is named
