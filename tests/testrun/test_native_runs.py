@@ -52,6 +52,41 @@ def test_go_json_report_subtests_skip_panic_and_build_failure(go_project):
     assert '"Action"' not in result.output_tail and "--- FAIL: TestSum " in result.output_tail
 
 
+GO_TWO_TESTS = """package twice
+
+import "testing"
+
+func Twice(n int) int { return n + n }
+
+func TestTwicePasses(t *testing.T) {
+	if Twice(2) != 4 {
+		t.Fatal("2")
+	}
+}
+
+func TestTwiceFails(t *testing.T) {
+	if got := Twice(3); got != 7 {
+		t.Errorf("Twice(3) = %d, want 7", got)
+	}
+}
+"""
+
+
+def test_go_text_without_v_states_no_passed_count(tmp_path):
+    # `go test` without -v prints nothing for a passing test: its output proves the failure, not how many passed
+    require("go")
+    (tmp_path / "go.mod").write_text("module example.com/twice\n\ngo 1.19\n")
+    (tmp_path / "twice_test.go").write_text(GO_TWO_TESTS)
+    env = {"GOFLAGS": "-mod=mod", "GOPROXY": "off"}
+    quiet = run_tests(tmp_path, command="go test -timeout 30s ./...", env=env)
+    assert quiet.framework == "go" and quiet.summary.failed == 1 and "TestTwiceFails" in statuses(quiet)
+    assert not quiet.complete and quiet.summary.passed == 0
+    assert any("number of passed tests is unknown" in w and "neither -v nor -json" in w for w in quiet.warnings)
+    verbose = run_tests(tmp_path, command="go test -v -timeout 30s ./...", env=env)
+    assert verbose.complete and not verbose.warnings, verbose.warnings
+    assert (verbose.summary.passed, verbose.summary.failed) == (1, 1)
+
+
 def test_go_targets_and_last_failed_map_to_packages_and_run(go_project):
     only = run_tests(go_project, [".", "TestSumEmpty"])
     assert only.command == "go test -json . -run TestSumEmpty"
