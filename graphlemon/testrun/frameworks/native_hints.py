@@ -60,21 +60,23 @@ def _place(ctx: HintContext) -> RustPlace | None:
     doc = doc_test(ctx.failure.name)
     if doc is None:
         return rust_place(ctx.root, ctx.failure.file, ctx.failure.line)
+    return _doc_test_place(ctx, doc)
+
+
+def _doc_test_place(ctx: HintContext, doc: DocTest) -> RustPlace | None:
+    """Where a doc test panicked: in its example's code block (a check of the doc test, the item it documents is what
+    it checks), or at another file or outside the block (the code the example called panicked, there); None when the
+    source does not show the example's block, or the panic's place is not the project's."""
     at = _PANIC_AT.search(ctx.text)
     if at is None:
         return None
     file, line = at["file"], int(at["line"])
-    if file == doc.file and (example := example_lines(ctx.root, doc)) is not None and line in example:
-        # the example's own statement panicked: a check of the doc test, the item it documents is what it checks
-        return RustPlace(in_test_code=True, function=None, doc_item=doc.item)
-    return _called_by_example(ctx, doc, file, line)
-
-
-def _called_by_example(ctx: HintContext, doc: DocTest, file: str, line: int) -> RustPlace | None:
-    """A doc test's panic at another file, or outside its example: the code the example called panicked, there
-    (None when that place is not the project's, or the example's lines cannot be read to tell)."""
-    if file == doc.file and example_lines(ctx.root, doc) is None:
-        return None
+    if file == doc.file:
+        example = example_lines(ctx.root, doc)
+        if example is None:
+            return None
+        if line in example:
+            return RustPlace(in_test_code=True, function=None, doc_item=doc.item)
     place = rust_place(ctx.root, file, line)
     return None if place is None else RustPlace(False, place.function, doc.item, at=f"{file}:{line}")
 
