@@ -6,9 +6,10 @@ test (`tests/`, `benches/`, `examples/`), a `tests.rs` / `*_test(s).rs` module f
 lies inside a `#[cfg(test)]` module or a `#[test]` function of a source file. The enclosing
 `fn` is named so the hint can say "in test helper `assert_caret`". A doc test
 (`src/lib.rs - hamming (line 52)`) is test code too: rustdoc reports a panic of the example's own
-statements at a line of its code block (`example_lines`: from the opening fence at the line libtest
-names to the closing one), so the failure points at the example's own line. A panic reported at
-another file, or at a line of the same file outside the example, is the code the example called.
+statements at a line of the test it generated (the example's lines after the few it adds), under the
+doc test's file name, so the failure points at the example's own line. A panic reported at another
+file, or at a line of the doc test's file beyond the generated test's length (`example_size` +
+`DOCTEST_WRAPPER`), is the code the example called, at its own place.
 """
 
 from __future__ import annotations
@@ -53,16 +54,19 @@ def doc_test(name: str) -> DocTest | None:
 
 
 _FENCE = re.compile(r"^\s*(?://[/!]|\*)?\s*(?:```|~~~)")
+# the lines rustdoc puts before an example's code in the test it generates (`#![allow(unused)]`, crate attributes,
+# `extern crate`, `fn main() {`): 4 with rustc 1.95; a bound, so a line past it is not the generated test's
+DOCTEST_WRAPPER = 10
 
 
-def example_lines(root: Path | None, doc: DocTest) -> range | None:
-    """The file lines of a doc test's example: its opening fence (the line libtest names) to its closing fence;
-    None when the source does not show them."""
+def example_size(root: Path | None, doc: DocTest) -> int | None:
+    """How many lines a doc test's example has between its opening fence (the line libtest names) and its closing
+    fence; None when the source does not show them."""
     lines = _read(root, doc.file)
     if lines is None or not 0 < doc.line <= len(lines) or not _FENCE.match(lines[doc.line - 1]):
         return None
     end = next((i for i in range(doc.line, len(lines)) if _FENCE.match(lines[i])), None)
-    return range(doc.line, end + 1) if end is not None else None
+    return end - doc.line if end is not None else None
 
 
 def rust_place(root: Path | None, file: str | None, line: int | None) -> RustPlace | None:

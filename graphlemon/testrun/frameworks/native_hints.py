@@ -11,7 +11,7 @@ from ..hint_context import HintContext
 from ..hint_premises import Premise, Rule
 from ..hint_values import Pair, typed_pair, value_hint
 from ..parsers.go_messages import changed_lines
-from ..rust_source import DocTest, RustPlace, doc_test, example_lines, rust_place
+from ..rust_source import DOCTEST_WRAPPER, DocTest, RustPlace, doc_test, example_size, rust_place
 
 _FIELD = re.compile(r"^(?P<key>[\w.\[\]\"'-]+):\s+(?P<value>.+?),?$")
 
@@ -64,18 +64,19 @@ def _place(ctx: HintContext) -> RustPlace | None:
 
 
 def _doc_test_place(ctx: HintContext, doc: DocTest) -> RustPlace | None:
-    """Where a doc test panicked: in its example's code block (a check of the doc test, the item it documents is what
-    it checks), or at another file or outside the block (the code the example called panicked, there); None when the
-    source does not show the example's block, or the panic's place is not the project's."""
+    """Where a doc test panicked: in the test rustdoc generated from its example (a check of the doc test, the item it
+    documents is what it checks: the doc test's file, a line within the generated test's length), or in the code the
+    example called (another file, or a line past that length: said at its own place); None when the source does not
+    show the example, or the panic's place is not the project's."""
     at = _PANIC_AT.search(ctx.text)
     if at is None:
         return None
     file, line = at["file"], int(at["line"])
     if file == doc.file:
-        example = example_lines(ctx.root, doc)
-        if example is None:
+        size = example_size(ctx.root, doc)
+        if size is None:
             return None
-        if line in example:
+        if line <= size + DOCTEST_WRAPPER:
             return RustPlace(in_test_code=True, function=None, doc_item=doc.item)
     place = rust_place(ctx.root, file, line)
     return None if place is None else RustPlace(False, place.function, doc.item, at=f"{file}:{line}")
