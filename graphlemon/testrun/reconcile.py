@@ -72,8 +72,8 @@ def reconcile(
                         "tests count once the runner reported that file); tests that never reported are not counted")  # fmt: skip
     elif parsed.unreported and ran_something:
         complete = False
-        warnings.append(f"{parsed.unreported}: `passed` counts only the tests the output names, so the number of "
-                        "passed tests is unknown (not a count)")  # fmt: skip
+        warnings.append(f"{parsed.unreported}: the number of passed tests is unknown; `passed` counts only the tests "
+                        "the output names")  # fmt: skip
     ok = outcome.exit_code == 0 and summary.failed == 0 and summary.total > 0 and not outcome.timed_out
     subtests = None
     if parsed.subtests_failed or parsed.subtests_passed:
