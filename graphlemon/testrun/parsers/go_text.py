@@ -17,8 +17,8 @@ _RESULT = re.compile(r"^(?P<indent>\s*)--- (?P<status>PASS|FAIL|SKIP): (?P<name>
 _BODY_END = re.compile(r"^(?:=== (?:RUN|CONT|PAUSE|NAME)|panic: |FAIL\s|ok\s|PASS$|FAIL$)", re.M)
 _STATUS = {"PASS": "passed", "FAIL": "failed", "SKIP": "skipped"}
 _VERBOSE = re.compile(r"^=== RUN\s", re.M)  # -v announces every test; without it a passing test prints no line
-_PASSES_UNSEEN = ("go test printed no line for its passing tests (the command has neither -v nor -json; graphlemon's "
-                  "own `go test -json` has)")  # fmt: skip
+_PASSES_UNSEEN = ("go test printed no `=== RUN` line, so none for its passing tests (run without -v or -json; "
+                  "graphlemon's own `go test -json` names every test)")  # fmt: skip
 
 
 def parse_go_text(output: str) -> ParsedRun:
