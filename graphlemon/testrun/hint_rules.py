@@ -99,7 +99,8 @@ def _unwrap(ctx: HintContext, m: re.Match[str]) -> str:
 
 
 def _timeout(ctx: HintContext, m: re.Match[str]) -> str:
-    return f"A step did not finish within its time limit (the runner's timeout){ctx.where}."
+    limit = next(f"{m[group]} {unit}" for group, unit in _TIMEOUT_UNITS if m[group])
+    return f"A step did not finish within its time limit ({limit}: the runner's own timeout report){ctx.where}."
 
 
 def _hang(ctx: HintContext, m: re.Match[str]) -> str:
@@ -217,6 +218,18 @@ def _run_failure(ctx: HintContext) -> bool:
 
 
 _I = re.IGNORECASE
+# a test runner's own timeout report, as its own line: jest, mocha, vitest, node:test (and tape's timeoutAfter),
+# pytest-timeout. A word like "timeout" or "timed out" inside an error the code threw (`RangeError: locale table
+# timeout`, Python's `TimeoutError`, Go's `context deadline exceeded`) is the code's voice, never the runner's.
+_RUNNER_TIMEOUT = re.compile(
+    r"^\s*(?:Error: )?(?:thrown: \")?Exceeded timeout of (?P<jest>\d+) ?ms for a (?:test|hook)\b"
+    r"|^\s*(?:Error: )?Timeout of (?P<mocha>\d+) ?ms exceeded\b"
+    r"|^\s*(?:Error: )?(?:Test|Hook) timed out in (?P<vitest>\d+) ?ms\b"
+    r"|^\s*(?:Error: )?test timed out after (?P<node>\d+) ?ms\b"
+    r"|^\s*(?:E\s+)?Failed: Timeout \(?>(?P<pytest>[\d.]+) ?s\b",
+    re.M,
+)
+_TIMEOUT_UNITS = (("jest", "ms"), ("mocha", "ms"), ("vitest", "ms"), ("node", "ms"), ("pytest", "s"))
 _NOT_A_FUNCTION = re.compile(r"TypeError: (?P<name>[\w$.]+(?:\(\.\.\.\))?) is not a function")
 
 
@@ -298,10 +311,7 @@ ERROR_RULES: tuple[Rule[HintContext], ...] = (
         r"ECONNREFUSED(?: (?P<addr>[\w.:\[\]]+))?|Connection refused|connect: connection refused", _I),
           "a connection was refused", _conn_refused),
     _rule("port in use", re.compile(r"EADDRINUSE|Address already in use", _I), "the port is taken", _addr_in_use),
-    _rule("async timeout", re.compile(
-        r"\btimed out\b|\bTimeout(?:Error|Exception)?\b:|Timeout of \d+ ?ms exceeded|Exceeded timeout|"
-        r"test timed out (?:after|in)|context deadline exceeded", _I),
-          "a step timed out", _timeout),
+    _run_rule("the runner's timeout", _RUNNER_TIMEOUT, "the runner stopped a test at its time limit", _timeout),
     _rule("name not defined", re.compile(r"(?:ReferenceError|NameError): (?:name )?'?(?P<name>[\w$]+)'? is not defined"),
           "a name is not defined", _undefined_name),
     _rule("go name undefined", re.compile(r"^(?:\S+: )?undefined: (?P<name>\w+)", re.M),

@@ -70,6 +70,10 @@ def reconcile(
     if not complete and ran_something:
         warnings.append("the run stopped before it finished: the counts are the tests its output proves (a file's "
                         "tests count once the runner reported that file); tests that never reported are not counted")  # fmt: skip
+    elif parsed.unreported and ran_something:
+        complete = False
+        warnings.append(f"{parsed.unreported}: the number of passed tests is unknown; `passed` counts only the tests "
+                        "the output names")  # fmt: skip
     ok = outcome.exit_code == 0 and summary.failed == 0 and summary.total > 0 and not outcome.timed_out
     subtests = None
     if parsed.subtests_failed or parsed.subtests_passed:

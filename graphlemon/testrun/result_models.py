@@ -127,7 +127,8 @@ class TestRunResult(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     # subtests (unittest subTest, pytest's subtests fixture) counted apart: the summary counts tests
     subtests: SubtestCounts | None = None
-    # false when the run stopped early (timeout, cancel, a crash mid-suite): the counts are what the output proves
+    # false when the run stopped early (timeout, cancel, a crash mid-suite) or its output's format does not name every
+    # test (go test's text without -v: no line for a passing test): the counts are what the output proves
     complete: bool = True
     confinement: Literal["bwrap", "none"] = Field(default="none", exclude=True)  # how it ran (testrun/confine.py)
     # the run's files the host refused to read (a link or FIFO it planted in its scratch folder): sandbox violations
@@ -171,6 +172,9 @@ class ParsedRun(BaseModel):
     summary_label: str = ""  # where they were read, for the warning when they disagree
     subtests_passed: int = 0
     subtests_failed: int = 0
+    # the tests the output's format never names, when there are such (go test's text without -v or -json prints no
+    # line for a passing test): the counts are then what the output proves, not the whole run (`complete` false)
+    unreported: str = ""
 
     @property
     def found(self) -> bool:

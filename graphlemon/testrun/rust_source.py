@@ -5,8 +5,11 @@ libtest reports `panicked at FILE:LINE`. That place is test code when the file i
 test (`tests/`, `benches/`, `examples/`), a `tests.rs` / `*_test(s).rs` module file, or the line
 lies inside a `#[cfg(test)]` module or a `#[test]` function of a source file. The enclosing
 `fn` is named so the hint can say "in test helper `assert_caret`". A doc test
-(`src/lib.rs - hamming (line 52)`) is test code too: its panic's place is a line of the test
-rustdoc generated, not of the file, so the failure points at the example's own line.
+(`src/lib.rs - hamming (line 52)`) is test code too: rustdoc reports a panic of the example's own
+statements at a line of the test it generated (the example's lines after the few it adds), under the
+doc test's file name, so the failure points at the example's own line. A panic reported at another
+file, or at a line of the doc test's file beyond the generated test's length (`example_size` +
+`DOCTEST_WRAPPER`), is the code the example called, at its own place.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ class RustPlace:
     in_test_code: bool
     function: str | None  # the enclosing `fn`, when the source could be read
     doc_item: str | None = None  # a doc test's documented item (`hamming`, `Foo::bar`)
+    at: str | None = None  # the panic's own `FILE:LINE` when it is not the failure's (a doc test's example called it)
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,22 @@ _DOC_TEST = re.compile(r"^(?P<file>\S+\.rs) - (?P<item>.+?) \(line (?P<line>\d+)
 def doc_test(name: str) -> DocTest | None:
     match = _DOC_TEST.match(name.strip())
     return DocTest(match["file"], match["item"], int(match["line"])) if match else None
+
+
+_FENCE = re.compile(r"^\s*(?://[/!]|\*)?\s*(?:```|~~~)")
+# the lines rustdoc puts before an example's code in the test it generates (`#![allow(unused)]`, crate attributes,
+# `extern crate`, `fn main() {`): 4 with rustc 1.95; a bound, so a line past it is not the generated test's
+DOCTEST_WRAPPER = 10
+
+
+def example_size(root: Path | None, doc: DocTest) -> int | None:
+    """How many lines a doc test's example has between its opening fence (the line libtest names) and its closing
+    fence; None when the source does not show them."""
+    lines = _read(root, doc.file)
+    if lines is None or not 0 < doc.line <= len(lines) or not _FENCE.match(lines[doc.line - 1]):
+        return None
+    end = next((i for i in range(doc.line, len(lines)) if _FENCE.match(lines[i])), None)
+    return end - doc.line if end is not None else None
 
 
 def rust_place(root: Path | None, file: str | None, line: int | None) -> RustPlace | None:

@@ -149,13 +149,20 @@ test result: FAILED. 0 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out; 
 
 def test_a_doc_test_is_placed_at_its_example_and_is_a_check_of_the_test(tmp_path):
     (tmp_path / "src").mkdir()
-    (tmp_path / "src" / "lib.rs").write_text("\n" * 6 + "pub fn f() -> u8 {\n    panic!(\"line 7 is code\")\n}\n")
+    # rustdoc reports the example's own panic at a line of its code block (here line 7, the example opens at 4)
+    (tmp_path / "src" / "lib.rs").write_text(
+        "//! Similarity.\n\n/// Normalized.\n/// ```\n/// use strsim::normalized;\n///\n"
+        "/// assert!((normalized(\"kitten\", \"sitting\") - 0.57142).abs() < 0.00001);\n/// ```\n"
+        "pub fn normalized(a: &str, b: &str) -> f64 {\n    0.0\n}\n"
+    )  # fmt: skip
     normalized, hamming = parse_cargo_text(CARGO_DOC).failures
-    assert (normalized.file, normalized.line) == ("src/lib.rs", 4)  # not line 7 of the generated test
+    assert (normalized.file, normalized.line) == ("src/lib.rs", 4)  # the example's line, not the panic's
     text = hint_for(normalized, tmp_path, CARGO_RULES).text
     assert text.startswith("The assertion `(normalized(\"kitten\", \"sitting\") - 0.57142).abs() < 0.00001` failed in "
                            "the doc test of `normalized` (its example at src/lib.rs:4)"), text  # fmt: skip
     assert "code under test panicked" not in text
+    # without the source, nothing shows the panic is the example's own: the facts only
+    assert hint_for(normalized, None, CARGO_RULES).confidence == "facts"
     facts = hint_for(hamming, tmp_path, CARGO_RULES)
     assert facts.confidence == "facts" and "the doc test of `hamming` (its example at src/lib.rs:9) failed" in facts.text
 

@@ -73,7 +73,7 @@ ERROR_EXAMPLES: dict[str, str] = {
     "unwrap": "called `Option::unwrap()` on a `None` value",
     "connection refused": "connect ECONNREFUSED 127.0.0.1:5432",
     "port in use": "Error: listen EADDRINUSE: address already in use :::3000",
-    "async timeout": "Error: Timeout of 2000ms exceeded.",
+    "the runner's timeout": "Error: Timeout of 2000ms exceeded.",
     "name not defined": "ReferenceError: fetchUser is not defined",
     "go name undefined": "./a.go:3:2: undefined: helper",
     "receiver of another type": "TypeError: this._input.match is not a function",

@@ -6,10 +6,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from graphlemon.testrun import run_tests
 from graphlemon.testrun.assertions import compared_in, whole_value
 from graphlemon.testrun.hints import hint_for
 from graphlemon.testrun.parsers.node_text import parse_node_text
 from graphlemon.testrun.result_models import TestFailure
+
+from .helpers import by_name, copy_fixture
 
 
 def _hint(message: str, detail: str = "", *, root: Path | None = None, file: str | None = None,
@@ -48,6 +53,42 @@ def test_an_error_the_tests_own_statement_expects_is_the_units_voice(tmp_path):
     (tmp_path / "t.test.js").write_text("const x = 1;\nassert.throws(() => fetchIt(), /timed out/);\n")
     text, _ = _hint("Error: request timed out", root=tmp_path, file="t.test.js", line=2)
     assert "time limit" not in text
+
+
+LOCALE_JS = """function notFound(offset) {
+  return new RangeError(`locale table timeout: offset ${offset} not found in index`);
+}
+function lookup(offset) {
+  throw notFound(offset);
+}
+module.exports = { lookup };
+"""
+TIMEOUT_TEST_JS = """const { lookup } = require("../src/locale");
+
+test("looks up an offset", () => {
+  expect(lookup(10)).toBe("x");
+});
+
+test("waits for a promise that never settles", () => new Promise(() => {}), 300);
+"""
+
+
+@pytest.mark.system
+def test_a_timeout_hint_rests_on_the_runners_own_report_not_a_word_of_a_thrown_error(tmp_path):
+    # jest for real: the code throws at once with "timeout" in its own message (no time limit was involved; made by an
+    # error factory, so no raise statement gives the voice away), and a test jest itself stops at its 300 ms limit
+    project = copy_fixture("jest_project", tmp_path)
+    (project / "src" / "locale.js").write_text(LOCALE_JS)
+    (project / "__tests__" / "locale.test.js").write_text(TIMEOUT_TEST_JS)
+    result = run_tests(project, ["__tests__/locale.test.js"], timeout=120)
+    assert result.framework == "jest" and result.summary.failed == 2, result
+    thrown = by_name(result, "looks up an offset")
+    assert "time limit" not in thrown.hint and "timeout report" not in thrown.hint, thrown.hint
+    assert "RangeError" in thrown.hint and "locale table timeout" in thrown.hint, thrown.hint
+    stopped = by_name(result, "waits for a promise that never settles")
+    assert stopped.hint_confidence == "specific", stopped.hint
+    assert stopped.hint.startswith("A step did not finish within its time limit (300 ms: the runner's own timeout "
+                                   "report)"), stopped.hint  # fmt: skip
 
 
 NESTED = """TAP version 13

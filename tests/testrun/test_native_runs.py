@@ -52,6 +52,41 @@ def test_go_json_report_subtests_skip_panic_and_build_failure(go_project):
     assert '"Action"' not in result.output_tail and "--- FAIL: TestSum " in result.output_tail
 
 
+GO_TWO_TESTS = """package twice
+
+import "testing"
+
+func Twice(n int) int { return n + n }
+
+func TestTwicePasses(t *testing.T) {
+	if Twice(2) != 4 {
+		t.Fatal("2")
+	}
+}
+
+func TestTwiceFails(t *testing.T) {
+	if got := Twice(3); got != 7 {
+		t.Errorf("Twice(3) = %d, want 7", got)
+	}
+}
+"""
+
+
+def test_go_text_without_v_states_no_passed_count(tmp_path):
+    # `go test` without -v prints nothing for a passing test: its output proves the failure, not how many passed
+    require("go")
+    (tmp_path / "go.mod").write_text("module example.com/twice\n\ngo 1.19\n")
+    (tmp_path / "twice_test.go").write_text(GO_TWO_TESTS)
+    env = {"GOFLAGS": "-mod=mod", "GOPROXY": "off"}
+    quiet = run_tests(tmp_path, command="go test -timeout 30s ./...", env=env)
+    assert quiet.framework == "go" and quiet.summary.failed == 1 and "TestTwiceFails" in statuses(quiet)
+    assert not quiet.complete and quiet.summary.passed == 0
+    assert any("number of passed tests is unknown" in w and "without -v or -json" in w for w in quiet.warnings)
+    verbose = run_tests(tmp_path, command="go test -v -timeout 30s ./...", env=env)
+    assert verbose.complete and not verbose.warnings, verbose.warnings
+    assert (verbose.summary.passed, verbose.summary.failed) == (1, 1)
+
+
 def test_go_targets_and_last_failed_map_to_packages_and_run(go_project):
     only = run_tests(go_project, [".", "TestSumEmpty"])
     assert only.command == "go test -json . -run TestSumEmpty"
@@ -105,3 +140,66 @@ def test_cargo_compile_error_is_a_crash_with_the_location(tmp_path, cargo_built)
     failure = result.failures[0]
     assert failure.name == "cargo: build failed" and failure.message.startswith("error[E0308]")
     assert (failure.file, failure.line) == ("src/lib.rs", 7) and "compile" in failure.hint
+
+
+DOC_LIB = """//! A crate whose doc tests fail three ways.
+mod title;
+pub use title::title;
+
+/// Doubles.
+///
+/// ```
+/// let x = doc_panics::double(2);
+///
+/// assert!(x == 5);
+/// ```
+pub fn double(x: i32) -> i32 {
+    x * 2
+}
+
+/// Finds where a sentence ends.
+///
+/// ```
+/// doc_panics::sentence_end("abc", 1);
+/// ```
+pub fn sentence_end(text: &str, offset: usize) -> usize {
+    if offset >= text.len() - 1 {
+        return offset;
+    }
+    panic!("index out of range: word offset {} not found (len {})", offset + 10, text.len())
+}
+"""
+DOC_TITLE = """/// Title case.
+///
+/// ```
+/// assert_eq!(doc_panics::title("ab cd"), "Ab Cd");
+/// ```
+pub fn title(text: &str) -> String {
+    crate::sentence_end(text, 1);
+    text.to_string()
+}
+"""
+
+
+def test_a_doc_tests_panic_is_said_at_its_own_place(tmp_path):
+    # cargo for real: a doc test's own `assert!` fails (a check of the test); two examples call code that panics, in
+    # another file (src/lib.rs from src/title.rs's example) and in the same file outside the example: the panic's own
+    # location is the fact, never "the code under test returned without panicking"
+    require("cargo")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "Cargo.toml").write_text('[package]\nname = "doc_panics"\nversion = "0.1.0"\nedition = "2021"\n')
+    (tmp_path / "src" / "lib.rs").write_text(DOC_LIB)
+    (tmp_path / "src" / "title.rs").write_text(DOC_TITLE)
+    result = run_tests(tmp_path, env={"CARGO_TARGET_DIR": str(tmp_path / "target"), "RUST_BACKTRACE": "0"})
+    assert result.framework == "cargo" and result.summary.failed == 3, result
+    own = by_name(result, "src/lib.rs - double (line 7)").hint
+    assert own.startswith("The assertion `x == 5` failed in the doc test of `double` (its example at src/lib.rs:7)")
+    other_file = by_name(result, "src/title.rs - title::title (line 3)").hint
+    assert other_file == (
+        "The code under test panicked in `sentence_end` (src/lib.rs:25) while the doc test of `title::title` ran (its "
+        "example at src/title.rs:3): index out of range: word offset 11 not found (len 5)."
+    ), other_file
+    same_file = by_name(result, "src/lib.rs - sentence_end (line 18)").hint
+    assert same_file.startswith("The code under test panicked in `sentence_end` (src/lib.rs:25) while the doc test of "
+                                "`sentence_end` ran (its example at src/lib.rs:18)"), same_file  # fmt: skip
+    assert not any("returned without panicking" in h for h in (other_file, same_file))

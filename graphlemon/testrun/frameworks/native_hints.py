@@ -11,7 +11,7 @@ from ..hint_context import HintContext
 from ..hint_premises import Premise, Rule
 from ..hint_values import Pair, typed_pair, value_hint
 from ..parsers.go_messages import changed_lines
-from ..rust_source import RustPlace, doc_test, rust_place
+from ..rust_source import DOCTEST_WRAPPER, DocTest, RustPlace, doc_test, example_size, rust_place
 
 _FIELD = re.compile(r"^(?P<key>[\w.\[\]\"'-]+):\s+(?P<value>.+?),?$")
 
@@ -43,6 +43,8 @@ def _kind(ctx: HintContext, want: str, got: str, path: str = "") -> str:
 
 
 _PANIC = re.compile(r"panicked at [^\n]*\n?(?P<msg>[^\n]*)")
+# the panic's own place: `panicked at src/lib.rs:179:9:` (Rust >= 1.73), `panicked at 'msg', src/lib.rs:179:9`
+_PANIC_AT = re.compile(r"panicked at (?:'[^\n]*', )?(?P<file>[^\s:']+\.rs):(?P<line>\d+):\d+")
 
 
 def _panic(ctx: HintContext) -> re.Match[str] | None:
@@ -56,9 +58,28 @@ def _no_values(ctx: HintContext) -> bool:
 
 def _place(ctx: HintContext) -> RustPlace | None:
     doc = doc_test(ctx.failure.name)
-    if doc is not None:  # a doc test's example is test code: the item it documents is what it checks
-        return RustPlace(in_test_code=True, function=None, doc_item=doc.item)
-    return rust_place(ctx.root, ctx.failure.file, ctx.failure.line)
+    if doc is None:
+        return rust_place(ctx.root, ctx.failure.file, ctx.failure.line)
+    return _doc_test_place(ctx, doc)
+
+
+def _doc_test_place(ctx: HintContext, doc: DocTest) -> RustPlace | None:
+    """Where a doc test panicked: in the test rustdoc generated from its example (a check of the doc test, the item it
+    documents is what it checks: the doc test's file, a line within the generated test's length), or in the code the
+    example called (another file, or a line past that length: said at its own place); None when the source does not
+    show the example, or the panic's place is not the project's."""
+    at = _PANIC_AT.search(ctx.text)
+    if at is None:
+        return None
+    file, line = at["file"], int(at["line"])
+    if file == doc.file:
+        size = example_size(ctx.root, doc)
+        if size is None:
+            return None
+        if line <= size + DOCTEST_WRAPPER:
+            return RustPlace(in_test_code=True, function=None, doc_item=doc.item)
+    place = rust_place(ctx.root, file, line)
+    return None if place is None else RustPlace(False, place.function, doc.item, at=f"{file}:{line}")
 
 
 def _in_test_code(ctx: HintContext) -> RustPlace | None:
@@ -95,9 +116,10 @@ def _test_assertion(ctx: HintContext, panic: re.Match[str], _none: bool, place: 
 
 def _code_panic(ctx: HintContext, panic: re.Match[str], _none: bool, place: RustPlace) -> str:
     f = ctx.failure
-    at = f"{f.file}:{f.line}" if f.line else f.file
+    at = place.at or (f"{f.file}:{f.line}" if f.line else f.file)
     inside = f" in `{place.function}`" if place.function else ""
-    return f"The code under test panicked{inside} ({at}): {_message(ctx, panic)}."
+    doc = f" while the doc test of `{place.doc_item}` ran (its example at {f.file}:{f.line})" if place.doc_item else ""
+    return f"The code under test panicked{inside} ({at}){doc}: {_message(ctx, panic)}."
 
 
 def _clip(text: str, limit: int = 80) -> str:

@@ -1,4 +1,5 @@
-"""`go test` without -json (a custom command): `--- FAIL/PASS/SKIP:` lines and package verdicts.
+"""`go test` without -json (a custom command): `--- FAIL/PASS/SKIP:` lines and package verdicts. Without -v no
+passing test is printed: the run says so (`ParsedRun.unreported`), its passed count is not a count.
 
 Messages are kept whole and read by the Go conventions (go_messages.py); a `-timeout` panic fails
 the tests it stopped, by name.
@@ -15,6 +16,9 @@ from .go_messages import go_compared, go_timeout, log_messages, timeout_message
 _RESULT = re.compile(r"^(?P<indent>\s*)--- (?P<status>PASS|FAIL|SKIP): (?P<name>\S+) \([\d.]+s\)$", re.M)
 _BODY_END = re.compile(r"^(?:=== (?:RUN|CONT|PAUSE|NAME)|panic: |FAIL\s|ok\s|PASS$|FAIL$)", re.M)
 _STATUS = {"PASS": "passed", "FAIL": "failed", "SKIP": "skipped"}
+_VERBOSE = re.compile(r"^=== RUN\s", re.M)  # -v announces every test; without it a passing test prints no line
+_PASSES_UNSEEN = ("go test printed no `=== RUN` line, so none for its passing tests (run without -v or -json; "
+                  "graphlemon's own `go test -json` names every test)")  # fmt: skip
 
 
 def parse_go_text(output: str) -> ParsedRun:
@@ -36,6 +40,8 @@ def parse_go_text(output: str) -> ParsedRun:
                                              line=first.line if first else None, message=message, detail=body,
                                              compared=go_compared(message)))  # fmt: skip
     _add_timed_out(run, output, names)
+    if not _VERBOSE.search(output):
+        run.unreported = _PASSES_UNSEEN
     return run
 
 
