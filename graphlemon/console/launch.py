@@ -138,6 +138,10 @@ def check_project_can_run(handle: ProjectHandle) -> None:
 
 def start_goal(handle: ProjectHandle, request: GoalRequest) -> Started:
     check_project_can_run(handle)
+    if request.playbook is not None:
+        from ..agents.playbook import Playbook
+
+        Playbook.load(request.playbook).check_fits(handle.root)  # as `graphlemon run` refuses it: before any start
     if os.environ.get("PREFECT_API_URL") and _deployment_exists():
         return _start_deployment(handle, request)
     return _start_local(handle, request)
