@@ -431,6 +431,7 @@ function drawHead(head, pid, d) {
 }
 
 // the human actions the task's state allows (the server sends them: `d.actions`), and whether anything runs it
+const actionsInFlight = new Set(); // tasks (their API base) with a person's action sent and not yet answered
 function actions(pid, d, msg) {
   const t = d.task; const allowed = new Set(d.actions || []);
   const next = d.next || { action: "none" };
@@ -439,15 +440,20 @@ function actions(pid, d, msg) {
   const note = h("textarea", { id: "resume-note", placeholder: "What you decided (the coder sees it)" });
   // one id per drawn set of buttons: a double-click sends the same action twice, and the server runs it once
   const actionId = (crypto.randomUUID ? crypto.randomUUID() : `a-${Date.now()}-${Math.random().toString(36).slice(2)}`);
+  // one request per click: the buttons are disabled from the first click until the answer (a redraw meanwhile too)
   const post = async (what, body) => {
+    if (actionsInFlight.has(base)) return;
+    actionsInFlight.add(base); holdButtons(true);
     try {
       const res = await api("POST", `${base}/${what}`, { ...body, action_id: actionId });
       const run = res.run ? ` Started graphlemon resume (process ${res.run.ref}); the graph follows it.` : "";
       const told = res.message ? `${res.message}.` : res.task ? `The task is ${said(res.task.status, "status")}.` : "";
       message(msg, null, what === "resume" ? `Resumed.${run}` : what === "run" ? run.trim() : told);
-      if (window.glRefreshRun) window.glRefreshRun();
     } catch (err) { message(msg, err); }
+    finally { actionsInFlight.delete(base); holdButtons(false); }
+    if (window.glRefreshRun) window.glRefreshRun();
   };
+  const holdButtons = (on) => document.querySelectorAll("#actions button").forEach((b) => { b.disabled = on; });
   const evidence = d.escalation && t.status === "blocked_pending_human" && !resuming(t, d.run) ? h("div", { id: "evidence" },
     h("h2", { title: d.escalation.blocked_reason }, `Evidence pack: ${said(d.escalation.blocked_reason, "reason")}`),
     renderedHtml(d.escalation.summary_html, pid),
@@ -468,6 +474,7 @@ function actions(pid, d, msg) {
     allowed.has("budget") && next.action !== "budget" ? h("a", { href: budgetHref, id: "budget-action", class: "button-link" }, "Change the budget") : null, " ",
     allowed.has("abandon") ? h("button", { id: "abandon", type: "button", class: "danger", onclick: () => { if (window.confirm(`Abandon ${t.task_id}?`)) post("abandon", { note: note.value }); } }, "Abandon") : null,
     next.command && next.action !== "none" ? h("p", { class: "muted", id: "next-command" }, "On a terminal: ", h("code", {}, next.command)) : null);
+  if (actionsInFlight.has(base)) box.querySelectorAll("button").forEach((b) => { b.disabled = true; });
   return box;
 }
 // what runs the task now: a live process, nothing (queued with no run, or its run stopped), and its last launch
