@@ -137,7 +137,7 @@ def budget_warning(limit_type: str, limit: float, used: float, task_status: str)
         return f"{what}: the task stays blocked; set a limit above {budget_words(limit_type, used)} to let it go on"
     if task_status in ("done", "abandoned"):
         return f"{what} (the task has ended: nothing changes)"
-    return f"{what}: its next model call will block it (budget_exceeded)"
+    return f"{what}: its next model call will block it ({REASON_WORDS['budget_exceeded']})"
 
 
 def duration_words(seconds: float) -> str:

@@ -39,6 +39,7 @@ from ..stages.routing import (
 )
 from ..stages.session import LoopSession
 from ..taskboard import DECISION_REASONS, Task
+from ..wording import status_words
 from .escalation_pack import write_evidence_pack
 
 if TYPE_CHECKING:
@@ -271,7 +272,8 @@ def block(session: LoopSession, reason: BlockedReason, note: str) -> Task:
         write_evidence_pack(session, reason, note)
         # whole words (a command in the note is never cut in the middle); the whole note is in the evidence pack
         session.timeline(
-            "escalated", f"blocked_pending_human ({reason}): {textwrap.shorten(note, 400, placeholder=' …')}"
+            "escalated",
+            f"{status_words('blocked_pending_human', reason)}: {textwrap.shorten(note, 400, placeholder=' …')}",
         )
     except GraphLemonError as exc:
         if exc.code != ErrorCode.LEDGER_WRITE_FAILED:

@@ -363,6 +363,9 @@ def test_goal_with_an_unreachable_prefect_api_is_a_clear_error_and_starts_nothin
 
     monkeypatch.setenv("PREFECT_API_URL", f"http://127.0.0.1:{free_port()}/api")  # nothing listens there
     playbook = Path(__file__).resolve().parents[2] / "examples" / "snake" / "playbook.yaml"
+    (project.root / "snake").mkdir()  # the files the snake playbook fits (it is refused on another repository)
+    for name in ("snake/__init__.py", "pyproject.toml"):
+        (project.root / name).touch()
     res = post(client, f"/api/projects/{project.project_id}/goals",
                {"goal": "build", "executor": "scripted", "playbook": str(playbook)})  # fmt: skip
     assert res.status_code == 409 and res.json()["error"]["code"] == "EXECUTOR_ERROR"

@@ -354,3 +354,50 @@ def test_a_budget_stops_next_command_suggests_a_limit_that_works_as_printed(tmp_
     assert suggested_raise(ledger, task) == "--limit 8000"
     update_budget(ledger, task, 0.25, "cost_usd")
     assert suggested_raise(ledger, task) == "--limit 0.50 --type cost_usd"
+
+
+# -- internal names stay out of what people read (the ledger's fields and the error codes keep them) -----------------
+
+INTERNAL = ("blocked_pending_human", "stopped_by_person", "budget_exceeded", "loop_round", "token_count", "goal_text",
+            "manual_resume", "REQ-")  # fmt: skip
+
+
+def said_plainly(text: str) -> None:
+    assert not [name for name in INTERNAL if name in text], text
+
+
+def test_a_stop_its_repeat_the_evidence_pack_and_the_timeline_say_words_not_names(project):
+    from graphlemon.devloop.stopping import stop_task
+    from graphlemon.models import EscalationRecord, TimelineEvent
+
+    tid = TaskBoard(project.ledger).create("Implement a snake game").task_id  # queued: nothing runs it
+    first = stop_task(project, tid, by="a person (graphlemon stop)")
+    second = stop_task(project, tid, by="a person (graphlemon stop)")
+    assert (first.outcome, second.outcome) == ("stopped", "nothing_to_stop")
+    said_plainly(second.message)
+    assert "needs you: stopped by a person" in second.message
+    (pack,) = [e for e in project.ledger.read_as("escalation", EscalationRecord) if e.task_id == tid]
+    assert pack.blocked_reason == "stopped_by_person"  # the record keeps the name
+    said_plainly(pack.summary_md.split("## What to decide")[0])  # (the next step below it is a command)
+    (row,) = [e for e in project.ledger.read_as("timeline", TimelineEvent) if e.event == "escalated"]
+    said_plainly(row.summary)
+
+
+def test_a_budget_refusal_an_empty_goal_and_resume_help_say_words_not_names(project, cli_in_process):
+    from graphlemon.agents.budget import preflight
+    from graphlemon.errors import BudgetExceeded, GraphLemonError
+    from graphlemon.models import BudgetConfig
+    from graphlemon.taskboard import check_goal_text
+
+    tid = TaskBoard(project.ledger).create("Implement a snake game").task_id
+    project.ledger.append(BudgetConfig(task_id=tid, limit_type="token_count", limit_value=1000))
+    with pytest.raises(BudgetExceeded) as refused:
+        preflight(project.ledger, tid, model="scripted", input_tokens=5000, max_output_tokens=1000)
+    said_plainly(refused.value.message)
+    assert "budget of 1,000 tokens" in refused.value.message and refused.value.context["limit_type"] == "token_count"
+    with pytest.raises(GraphLemonError) as empty:
+        check_goal_text("  ")
+    assert str(empty.value.code) == "INVALID_PARAM" and empty.value.message.startswith("the goal is empty")
+    help_text = cli_in_process("resume", "--help").stdout
+    said_plainly(help_text.split("Options")[0])
+
