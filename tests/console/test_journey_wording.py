@@ -401,3 +401,16 @@ def test_a_budget_refusal_an_empty_goal_and_resume_help_say_words_not_names(proj
     help_text = cli_in_process("resume", "--help").stdout
     said_plainly(help_text.split("Options")[0])
 
+
+def test_a_stop_that_does_not_wait_prints_the_next_step_too(project, cli_in_process):
+    from graphlemon import lease as leases
+
+    tid = TaskBoard(project.ledger).create("Implement a snake game").task_id
+    with leases.held(project.ledger, tid, leases.Holder.here("graphlemon run")):  # a live run holds the task
+        out = cli_in_process("stop", tid, "--no-wait", "--project", str(project.root))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("stop requested: ") and any(x.startswith("next: ") for x in lines), out.stdout
+    commands = [x.strip() for x in lines if x.startswith("  ") and f" {tid} --project " in x]
+    assert [c.split()[1] for c in commands] == ["status", "resume"], out.stdout  # see it stopped, then resume it
+    assert all(str(project.root.resolve()) in c for c in commands)
