@@ -30,8 +30,8 @@ def register(app: typer.Typer) -> None:
         project: ProjectOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
-        """Stop the task's run at its next safe point: finished work is kept, the task waits blocked
-        (stopped_by_person) and `graphlemon resume` continues it without redoing anything finished."""
+        """Stop the task's run at its next safe point: finished work is kept, the task waits for you
+        (stopped by a person) and `graphlemon resume` continues it without redoing anything finished."""
         _stop(task_id, note, wait, timeout, project, as_json, then="block")
 
     @app.command()
