@@ -131,7 +131,8 @@ def update_budget(
     )
     if requeued:
         task = board.transition(
-            task_id, "queued", by=by, note=f"budget raised to {limit_value:g} {limit_type} (used {status.used:g})"
+            task_id, "queued", by=by, note=f"budget raised to {budget_words(limit_type, limit_value)} (used "
+            f"{budget_words(limit_type, status.used)})"
         )
     return BudgetUpdate(config=config, status=status, task_status=task.status, requeued=requeued)
 

@@ -15,7 +15,8 @@ from ..wording import markdown_text, next_step, status_words
 
 DECISIONS: dict[str, str] = {
     "budget_exceeded": "Raise the budget above what the task used (the console's **Raise the budget** button, or "
-    "`graphlemon budget set TASK --limit N`): the task carries on by itself; or abandon it.",
+    "`graphlemon budget set TASK --limit N`), then run it again: the button does it at once, on a terminal "
+    "`graphlemon resume TASK` (the `Next:` command below does both); or abandon it.",
     "usage_limit_wait_timeout": "The plan's usage limit did not reset in time: check the subscription, then resume.",
     "classifier_blocked": "Claude Code's auto-mode classifier kept denying actions: review the transcript, adjust "
     "permissions or the goal, then resume.",

@@ -352,3 +352,28 @@ def test_a_double_clicked_stop_is_one_stop_requested_on_the_timeline(page, serve
                 if e.task_id == tid and e.event == "human_action"]  # fmt: skip
         assert len(said) == 1 and said[0].startswith("stop requested: "), said
         assert page.inner_text("#timeline").count("stop requested") == 1
+
+
+def test_a_task_queued_again_by_a_cli_budget_raise_shows_nothing_running(page, server, project):
+    from graphlemon.agents.budget import update_budget
+
+    tid = stopped_task(project)  # its coder node was left marked running
+    board = TaskBoard(project.ledger)
+    board.manual_resume(tid)
+    board.transition(tid, "blocked_pending_human", blocked_reason="budget_exceeded")
+    assert update_budget(project.ledger, tid, 50_000, "token_count").requeued  # `graphlemon budget set`: queued
+    assert board.get(tid).status == "queued"
+    page.goto(f"{server.url}/#/p/{project.project_id}/t/{tid}")
+    page.wait_for_selector("#run-state[data-state=idle]")
+    bar = "#gantt g.bar[data-status=stopped] rect"
+    page.wait_for_selector(bar)  # the coder node is not going on: no run holds the task
+    assert page.query_selector("#gantt g.bar[data-status=running]") is None
+    assert page.query_selector("g.node[data-status=stopped]") is not None
+    width = page.get_attribute(bar, "width")
+    page.wait_for_timeout(2500)
+    page.reload()
+    page.wait_for_selector(bar)
+    assert page.get_attribute(bar, "width") == width  # the bar does not grow while nothing runs the task
+    assert "no run picks it up" in page.inner_text("#run-state")
+    assert "going on" not in page.inner_text("#task-times") and "no run since" in page.inner_text("#task-times")
+    page.shot("queued-nothing-running")

@@ -414,3 +414,21 @@ def test_a_stop_that_does_not_wait_prints_the_next_step_too(project, cli_in_proc
     commands = [x.strip() for x in lines if x.startswith("  ") and f" {tid} --project " in x]
     assert [c.split()[1] for c in commands] == ["status", "resume"], out.stdout  # see it stopped, then resume it
     assert all(str(project.root.resolve()) in c for c in commands)
+
+
+def test_a_cli_budget_raise_says_nothing_runs_the_task_and_status_names_resume(project, cli_in_process):
+    from graphlemon.devloop.escalation_pack import DECISIONS
+    from graphlemon.models import BudgetConfig
+
+    task = blocked(project, "budget_exceeded")
+    project.ledger.append(BudgetConfig(task_id=task.task_id, limit_type="token_count", limit_value=10))
+    where = ("--project", str(project.root))
+    raised = cli_in_process("budget", "set", task.task_id, "--limit", "5000", *where)
+    assert raised.returncode == 0, raised.stderr
+    assert TaskBoard(project.ledger).get(task.task_id).status == "queued"  # and nothing runs it
+    assert "nothing runs it" in raised.stdout and f"resume {task.task_id} --project " in raised.stdout, raised.stdout
+    shown = cli_in_process("status", task.task_id, *where)
+    assert shown.returncode == 0, shown.stderr
+    assert "next: nothing runs it" in shown.stdout and f"resume {task.task_id} --project " in shown.stdout
+    said_plainly(TaskBoard(project.ledger).get(task.task_id).note)  # "budget raised to 5,000 tokens (used 0 tokens)"
+    assert "by itself" not in DECISIONS["budget_exceeded"] and "resume" in DECISIONS["budget_exceeded"]

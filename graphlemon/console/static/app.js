@@ -421,7 +421,8 @@ function drawHead(head, pid, d) {
     h("h1", {}, `${t.task_id} `, taskPill(t, d.run), refusedBadge(d.violations ? d.violations.count : 0)),
     h("p", { class: "goal" }, t.goal_text),
     h("p", { id: "task-times", class: "muted" }, "started ", fmtWhen(times.started),
-      times.ended ? [" · stopped ", fmtWhen(times.ended), ` · took ${fmtDuration(times.duration_s)}`] : [" · going on for ", h("span", { id: "task-elapsed" }, fmtDuration((Date.now() - new Date(times.started)) / 1000))],
+      times.ended ? [" · stopped ", fmtWhen(times.ended), ` · took ${fmtDuration(times.duration_s)}`]
+        : noRun(d) ? [" · no run since ", fmtWhen(t.updated_at)] : [" · going on for ", h("span", { id: "task-elapsed" }, fmtDuration((Date.now() - new Date(times.started)) / 1000))],
       flowRuns.length ? " · " : "", flowRuns.flatMap((a, i) => (i ? [", ", a] : [a]))),
     h("p", { id: "task-params", class: "muted" }, limits.join(" · "), p.playbook ? [" · playbook ", h("code", {}, p.playbook)] : ""),
     h("p", { class: "muted" }, `round ${t.loop_round} · ${d.usage.tokens.toLocaleString()} tokens · $${d.usage.cost_usd.toFixed(4)} in ${d.usage.calls} call(s) · `,
@@ -556,6 +557,8 @@ function nodeLabel(n, hasTester) {
   return [n.unit_id ? `${stage} · ${n.unit_id}` : stage, second];
 }
 const LIVE_NODE = new Set(["running", "verifying", "reflecting", "retrying", "waiting_for_quota"]);
+// nothing runs the task (its lease has no live holder): a node it left live is not going on, whatever its record says
+const noRun = (d) => Boolean(d && d.run && (d.run.state === "idle" || d.run.state === "interrupted"));
 // what a node shows: a live node of a task that stopped is blocked (or cancelled); a validator whose round was
 // followed by another sent it back (not "done"); units the plan declared but not started are pending
 function shownStatus(n, d, every) {
@@ -563,6 +566,7 @@ function shownStatus(n, d, every) {
   const task = d && d.task ? d.task.status : null;
   if (LIVE_NODE.has(n.status) && BLOCKED_TASK.has(task) && !resuming(d.task, d.run)) return "blocked";
   if (LIVE_NODE.has(n.status) && (task === "abandoned" || task === "done")) return "cancelled";
+  if (LIVE_NODE.has(n.status) && noRun(d)) return "stopped"; // queued or interrupted: no run holds the task's lease
   if (n.stage === "validator" && n.status === "done" && (task !== "done" || every.some((m) => !m.pending && (m.loop_round || 0) > (n.loop_round || 0)))) return "sent_back";
   return n.status;
 }
@@ -573,7 +577,8 @@ function gantt(pid, d) {
   const t0 = new Date(d.times && d.times.started ? d.times.started : nodes[0].started_at).getTime();
   // a node still marked live on a task that has stopped (blocked, paused, ended) stopped with the task, not now
   const stopped = d.times && d.times.ended && !resuming(d.task, d.run) ? d.times.ended : null;
-  const endOf = (n) => new Date(n.ended_at || (LIVE_NODE.has(n.status) ? stopped || new Date().toISOString() : n.updated_at)).getTime();
+  const idle = noRun(d); // a live node of a task no run holds ends at its last change (it does not grow)
+  const endOf = (n) => new Date(n.ended_at || (LIVE_NODE.has(n.status) ? stopped || (idle ? n.updated_at : new Date().toISOString()) : n.updated_at)).getTime();
   const t1 = Math.max(...nodes.map(endOf), stopped ? new Date(stopped).getTime() : 0, t0 + 1000);
   const W = 640, LABEL = 230, ROW = 16, span = t1 - t0;
   const svg = s("svg", { class: "gantt", id: "gantt", width: LABEL + W + 90, height: nodes.length * ROW + 24 });
@@ -581,8 +586,8 @@ function gantt(pid, d) {
     const a = new Date(n.started_at).getTime(), b = endOf(n);
     const x = LABEL + ((a - t0) / span) * W, w = Math.max(2, ((b - a) / span) * W), y = i * ROW + 4;
     const label = `${n.stage}${n.unit_id ? ` · ${n.unit_id}` : ""} · r${n.loop_round}`;
-    const g = s("g", { class: "bar", "data-node-id": n.node_exec_id, "data-status": n.shown || n.status },
-      s("title", {}, `${label}: ${fmtDateTime(n.started_at)} → ${n.ended_at ? fmtDateTime(n.ended_at) : stopped && LIVE_NODE.has(n.status) ? `${fmtDateTime(stopped)} (stopped with the task)` : "going on"} (${fmtDuration((b - a) / 1000)})`),
+    const g = s("g", { class: "bar", "data-node-id": n.node_exec_id, "data-status": n.shown || shownStatus(n, d, nodes) },
+      s("title", {}, `${label}: ${fmtDateTime(n.started_at)} → ${n.ended_at ? fmtDateTime(n.ended_at) : stopped && LIVE_NODE.has(n.status) ? `${fmtDateTime(stopped)} (stopped with the task)` : idle && LIVE_NODE.has(n.status) ? `${fmtDateTime(n.updated_at)} (stopped: no run holds the task)` : "going on"} (${fmtDuration((b - a) / 1000)})`),
       s("text", { x: 4, y: y + 11 }, label), s("rect", { x, y, width: w, height: ROW - 4, rx: 2 }),
       s("text", { x: x + w + 4, y: y + 11, class: "dur" }, fmtDuration((b - a) / 1000)));
     g.addEventListener("click", () => { location.hash = `#/p/${encodeURIComponent(pid)}/logs/${encodeURIComponent(n.node_exec_id)}`; });
