@@ -6,7 +6,7 @@
 // page older than a console restart fetches the new one (its cookie proves it opened that URL), else says so
 let TOKEN = document.querySelector('meta[name="graphlemon-token"]').content;
 const STAGE_COLUMNS = ["planner", "coder", "tester", "integrator", "bug-triager", "validator"];
-const NODE_STATUSES = ["pending", "running", "verifying", "reflecting", "retrying", "waiting_for_quota", "blocked", "done", "sent_back", "failed"];
+const NODE_STATUSES = ["pending", "running", "verifying", "reflecting", "retrying", "waiting_for_quota", "blocked", "stopped", "done", "sent_back", "failed"];
 const SEVERITIES = ["low", "medium", "high", "critical"];
 const EXECUTORS = ["scripted", "anthropic", "claude_code"];
 
@@ -402,7 +402,7 @@ function pageTask(pid, tid) {
       h("a", { href: `#/p/${encodeURIComponent(pid)}` }, "Back to the dashboard"))); },
   });
 }
-const LEGEND = { pending: "#ffffff", sent_back: "#fde68a", running: "#bfdbfe", verifying: "#c7d2fe", reflecting: "#e9d5ff", retrying: "#fed7aa", waiting_for_quota: "#fef08a", blocked: "#fecaca", done: "#bbf7d0", failed: "#f87171" };
+const LEGEND = { pending: "#ffffff", sent_back: "#fde68a", running: "#bfdbfe", verifying: "#c7d2fe", reflecting: "#e9d5ff", retrying: "#fed7aa", waiting_for_quota: "#fef08a", blocked: "#fecaca", stopped: "#e5e7eb", done: "#bbf7d0", failed: "#f87171" };
 const getLegendColour = (st) => LEGEND[st] || "#f3f4f6";
 
 function currentPid() { return location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent)[1]; }
