@@ -65,7 +65,8 @@ def run_devloop(session: LoopSession, stages: Stages, *, flow_run_id: str | None
     if task.status == "blocked_pending_human":
         raise GraphLemonError(
             ErrorCode.INVALID_TRANSITION,
-            f"task {task.task_id} is blocked ({task.blocked_reason}); resume it first (`graphlemon resume {task.task_id}`)",
+            f"task {task.task_id} {status_words(task.status, task.blocked_reason)}; resume it first "
+            f"(`graphlemon resume {task.task_id}`)",
         )
     if task.status == "queued":  # a slot is free: start (or continue where a human resumed it)
         session.board.transition(

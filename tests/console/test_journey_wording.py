@@ -381,6 +381,13 @@ def test_a_stop_its_repeat_the_evidence_pack_and_the_timeline_say_words_not_name
     said_plainly(pack.summary_md.split("## What to decide")[0])  # (the next step below it is a command)
     (row,) = [e for e in project.ledger.read_as("timeline", TimelineEvent) if e.event == "escalated"]
     said_plainly(row.summary)
+    from graphlemon.devloop.loop import run_devloop
+    from graphlemon.errors import GraphLemonError
+    from graphlemon.stages.session import LoopSession
+
+    with pytest.raises(GraphLemonError) as running_it:  # a blocked task is resumed first, not run
+        run_devloop(LoopSession(project, tid), stages=None)  # type: ignore[arg-type]
+    said_plainly(running_it.value.message)
 
 
 def test_a_budget_refusal_an_empty_goal_and_resume_help_say_words_not_names(project, cli_in_process):
