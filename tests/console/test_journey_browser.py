@@ -377,3 +377,18 @@ def test_a_task_queued_again_by_a_cli_budget_raise_shows_nothing_running(page, s
     assert "no run picks it up" in page.inner_text("#run-state")
     assert "going on" not in page.inner_text("#task-times") and "no run since" in page.inner_text("#task-times")
     page.shot("queued-nothing-running")
+
+
+def test_new_goal_refuses_a_playbook_written_for_another_repository_on_the_form(page, server, project):
+    book = Path(__file__).resolve().parents[2] / "examples" / "snake" / "playbook.yaml"
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "start"],
+                   cwd=project.root, check=True)  # a goal needs a commit to branch from  # fmt: skip
+    page.goto(f"{server.url}/#/p/{project.project_id}/goal")
+    page.fill("#goal-text", "Implement a snake game")
+    page.fill("#goal-playbook", str(book))
+    page.select_option("#goal-engine", "direct")
+    page.click("#goal-form button[type=submit]")
+    page.wait_for_selector("#goal-msg[data-code=INVALID_PARAM]:has-text('written for another repository')")
+    page.shot("refused")
+    assert page.query_selector("#launch[data-state]") is None  # nothing was launched
+    assert not (project.state_dir / "tasks.ndjson").exists()
