@@ -17,6 +17,7 @@ from . import lifecycle
 from .errors import ErrorCode, GraphLemonError, invalid_param
 from .ledger import Ledger
 from .models import BlockedReason, TaskEvent, TaskSettingsRecord, TaskStatus, utcnow
+from .wording import status_words
 
 ACTIVE_STAGES: frozenset[str] = frozenset({"planning", "coding", "integrating", "validating"})
 # blocks that come from a decision of the loop (a human's resume overrides the decision);
@@ -76,6 +77,18 @@ def fold(events: Iterable[TaskEvent]) -> dict[str, Task]:
     return tasks
 
 
+def check_goal_text(goal_text: str | None) -> str:
+    """The goal, stripped; INVALID_PARAM (in a person's words) for an empty one or one over MAX_GOAL_CHARS."""
+    goal = (goal_text or "").strip()
+    if not goal:
+        raise invalid_param("the goal is empty; say what the loop should build", field="goal_text")
+    if len(goal) > MAX_GOAL_CHARS:
+        raise invalid_param(
+            f"the goal is {len(goal):,} characters long; the limit is {MAX_GOAL_CHARS:,}", field="goal_text"
+        )
+    return goal
+
+
 class TaskBoard:
     def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
@@ -119,11 +132,7 @@ class TaskBoard:
 
         With a `flow_run_id`, creating is idempotent per flow run: Prefect runs a resumed (suspended) or
         retried flow run from the top again, and that run must find the task it created, not start another."""
-        goal = (goal_text or "").strip()
-        if not goal:
-            raise invalid_param("goal_text is empty; say what the loop should build")
-        if len(goal) > MAX_GOAL_CHARS:
-            raise invalid_param(f"goal_text is {len(goal)} characters; the limit is {MAX_GOAL_CHARS}")
+        goal = check_goal_text(goal_text)
         with self.ledger.transaction("task") as tx:
             events = tx.records()
             if flow_run_id is not None:
@@ -193,7 +202,8 @@ class TaskBoard:
         if task.status not in ("blocked_pending_human", "paused"):
             raise GraphLemonError(
                 ErrorCode.INVALID_TRANSITION,
-                f"task {task_id} is {task.status}, not blocked_pending_human or paused; there is nothing to resume",
+                f"task {task_id} is {status_words(task.status)}: only a task that needs you or is paused can be "
+                "resumed; there is nothing to resume",
                 task_id=task_id,
                 status=task.status,
             )

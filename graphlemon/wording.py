@@ -43,7 +43,8 @@ REASON_WORDS: dict[str, str] = {
     "stage_failed": "a stage failed",
     "stopped_by_person": "stopped by a person",
 }
-NODE_WORDS: dict[str, str] = {"waiting_for_quota": "waiting for quota", "sent_back": "sent back", "pending": "pending"}
+NODE_WORDS: dict[str, str] = {"waiting_for_quota": "waiting for quota", "sent_back": "sent back", "pending": "pending",
+                              "stopped": "stopped (no run)"}
 # a bug the tester opened keeps the category `unknown` in the ledger until the BugTriager or the validator decides
 # (the Tester's spec: it does not guess); people read what that means
 CATEGORY_WORDS: dict[str, str] = {"unknown": "not triaged yet"}
@@ -137,7 +138,7 @@ def budget_warning(limit_type: str, limit: float, used: float, task_status: str)
         return f"{what}: the task stays blocked; set a limit above {budget_words(limit_type, used)} to let it go on"
     if task_status in ("done", "abandoned"):
         return f"{what} (the task has ended: nothing changes)"
-    return f"{what}: its next model call will block it (budget_exceeded)"
+    return f"{what}: its next model call will block it ({REASON_WORDS['budget_exceeded']})"
 
 
 def duration_words(seconds: float) -> str:

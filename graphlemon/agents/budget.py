@@ -22,6 +22,7 @@ from ..errors import BudgetExceeded, invalid_param
 from ..ledger import Ledger
 from ..models import BudgetConfig, BudgetLimitType, UsageRecord
 from ..taskboard import TaskBoard
+from ..wording import budget_words
 from .pricing import price_for
 
 MIN_OUTPUT_TOKENS = 16
@@ -130,7 +131,8 @@ def update_budget(
     )
     if requeued:
         task = board.transition(
-            task_id, "queued", by=by, note=f"budget raised to {limit_value:g} {limit_type} (used {status.used:g})"
+            task_id, "queued", by=by, note=f"budget raised to {budget_words(limit_type, limit_value)} (used "
+            f"{budget_words(limit_type, status.used)})"
         )
     return BudgetUpdate(config=config, status=status, task_status=task.status, requeued=requeued)
 
@@ -158,7 +160,8 @@ def preflight(
     if room < floor:
         raise BudgetExceeded(
             f"task {task_id}: this {model} call (about {input_tokens} input tokens + a reply) would cross the "
-            f"{status.limit_type} budget {status.limit_value:g} (used {status.used:g}); the call was not sent",
+            f"budget of {budget_words(status.limit_type, status.limit_value)} (used "
+            f"{budget_words(status.limit_type, status.used)}); the call was not sent",
             task_id=task_id,
             limit_type=status.limit_type,
             limit_value=status.limit_value,

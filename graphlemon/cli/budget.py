@@ -22,13 +22,14 @@ def set_(
     project: ProjectOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Set (raise or lower) a task's budget. A task blocked by its budget that now has room is queued again;
-    `graphlemon resume TASK_ID` continues it."""
+    """Set (raise or lower) a task's budget. A task blocked by its budget that now has room is queued again, and
+    nothing runs it until `graphlemon resume TASK_ID` (printed as `next:`)."""
     from ..agents.budget import update_budget
     from ..taskboard import TaskBoard
     from ..wording import budget_warning
 
-    ledger = open_project(project).ledger
+    handle = open_project(project)
+    ledger = handle.ledger
     task_id = TaskBoard(ledger).resolve(task_id)  # a unique prefix names its task
     update = update_budget(ledger, task_id, limit, limit_type)
     if as_json:
@@ -41,13 +42,14 @@ def set_(
     s = update.status
     out.print(f"{task_id}: budget {_fmt(s.limit_type, s.limit_value)} (used {_fmt(s.limit_type, s.used)}, "
               f"remaining {_fmt(s.limit_type, s.remaining)})", highlight=False)  # fmt: skip
-    if update.requeued:
-        out.print(
-            f"the task was blocked by its budget and is queued again: graphlemon resume {task_id}", highlight=False
-        )
     warning = budget_warning(s.limit_type, s.limit_value, s.used, update.task_status)
     if warning:
         out.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)
+    if update.requeued:  # queued, and nothing runs it until it is resumed (the console's Raise the budget runs it)
+        from .show import print_next_step
+
+        out.print("the task was blocked by its budget and is queued again; nothing runs it yet", highlight=False)
+        print_next_step(handle, TaskBoard(ledger).get(task_id), out)
 
 
 @app.command()

@@ -58,12 +58,11 @@ def register(app: typer.Typer) -> None:
         from ..lease import held
         from ..project import require_commit, require_git, require_writable
         from ..stages.session import LoopConfig
-        from ..taskboard import TaskBoard
+        from ..taskboard import TaskBoard, check_goal_text
 
         api = _start_temporary_api(engine)
         handle = open_project(project)
-        if not goal.strip():
-            raise invalid_param("goal_text is empty; say what the loop should build")
+        check_goal_text(goal)
         require_git(handle)
         require_writable(handle)
         require_commit(handle)  # before a task exists: the loop branches from HEAD
@@ -101,7 +100,8 @@ def register(app: typer.Typer) -> None:
         project: ProjectOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
-        """Continue a task: after a crash (from the persisted nodes), or manual_resume of a blocked task (REQ-06 / REQ-09)."""
+        """Continue a task: after a crash (from the finished work it kept), after a stop, or when it needs you (blocked),
+        with your note to the coder."""
         from ..agents.automode_denials import reset_classifier_counts
         from ..lease import held
         from ..project import require_git, require_writable

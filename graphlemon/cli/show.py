@@ -104,6 +104,24 @@ def print_next_step(handle, task, out) -> None:
                   markup=False, highlight=False, soft_wrap=True)  # fmt: skip
 
 
+def print_stopping_next_step(handle, task_id: str, out, *, then: str) -> None:
+    """After a stop asked without waiting: the command to see the task stopped and, for a stop, the one to resume
+    it then (as the waiting stop prints them: full paths), and the task's page in a running console."""
+    from ..wording import next_step
+    from ._common import invocation
+
+    see = next_step(task_id, "planning", None, handle.root, "stopping", invocation())
+    out.print(line(("next: ", "bold"), "its run stops at its next safe point; see where the task stands with"))
+    out.print(f"  {see.command}", markup=False, highlight=False, soft_wrap=True)
+    if then == "block":
+        resume = next_step(task_id, "blocked_pending_human", "stopped_by_person", handle.root, None, invocation())
+        out.print("  then, once it is stopped, resume it with", markup=False, highlight=False)
+        out.print(f"  {resume.command}", markup=False, highlight=False, soft_wrap=True)
+    url = console_task_url(handle.project_id, task_id)
+    if url:
+        out.print(f"  or in the console (the task's page): {url}", markup=False, highlight=False, soft_wrap=True)
+
+
 def console_task_url(project_id: str, task_id: str) -> str | None:
     """The task's page in the newest console running on this machine for this user (none running: None)."""
     from ..console.running_consoles import running

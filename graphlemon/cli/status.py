@@ -78,6 +78,11 @@ def register(app: typer.Typer) -> None:
             from .show import show_task
 
             show_task(handle, task_id, out, wide)
+            shown = TaskBoard(ledger).get(task_id)
+            if shown.status != "blocked_pending_human" and states.get(task_id) in ("idle", "interrupted"):
+                from .show import print_next_step
+
+                print_next_step(handle, shown, out)  # nothing runs it: the command that does
         else:
             _tasks_table(handle, tasks, runs, states, out, wide, refused)
         for task in blocked:

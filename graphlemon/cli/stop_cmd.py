@@ -30,8 +30,8 @@ def register(app: typer.Typer) -> None:
         project: ProjectOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
-        """Stop the task's run at its next safe point: finished work is kept, the task waits blocked
-        (stopped_by_person) and `graphlemon resume` continues it without redoing anything finished."""
+        """Stop the task's run at its next safe point: finished work is kept, the task waits for you
+        (stopped by a person) and `graphlemon resume` continues it without redoing anything finished."""
         _stop(task_id, note, wait, timeout, project, as_json, then="block")
 
     @app.command()
@@ -52,7 +52,7 @@ def _stop(task_id: str, note: str, wait: bool, timeout: float, project, as_json:
     from ..devloop.stopping import stop_task, wait_stopped
     from ..taskboard import TaskBoard
     from ..wording import status_words
-    from .show import print_next_step
+    from .show import print_next_step, print_stopping_next_step
 
     handle = open_project(project)
     task_id = TaskBoard(handle.ledger).resolve(task_id)
@@ -77,5 +77,7 @@ def _stop(task_id: str, note: str, wait: bool, timeout: float, project, as_json:
         if task.status == "done":
             out.print("its run finished its last step before a safe point came: nothing was stopped",
                       markup=False, highlight=False)  # fmt: skip
-    if task.status == "blocked_pending_human":
+    if result.outcome == "stopping" and not wait:
+        print_stopping_next_step(handle, task_id, out, then=then)
+    elif task.status == "blocked_pending_human":
         print_next_step(handle, task, out)  # the command as it works when pasted (full paths), and the task's page

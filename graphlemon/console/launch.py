@@ -37,7 +37,7 @@ from ..lease import HeldLease, Holder, Lease
 from ..models import LaunchEvent, TaskEvent, utcnow
 from ..processes import pid_exists
 from ..project import ProjectHandle, require_commit, require_git, require_writable
-from ..taskboard import MAX_GOAL_CHARS
+from ..taskboard import check_goal_text
 
 DEPLOYMENT = "devloop/devloop"
 ENGINES = ("prefect", "direct")
@@ -100,11 +100,7 @@ def check_goal(
     from ..agents import EXECUTORS, AgentSettings, check_executor
     from ..agents.budget import check_budget
 
-    text = (goal or "").strip()
-    if not text:
-        raise invalid_param("goal_text is empty; say what the loop should build")
-    if len(text) > MAX_GOAL_CHARS:
-        raise invalid_param(f"goal_text is {len(text)} characters; the limit is {MAX_GOAL_CHARS}")
+    text = check_goal_text(goal)
     if executor not in EXECUTORS:
         raise invalid_param(f"unknown executor {executor!r}; choose one of: {', '.join(EXECUTORS)}")
     if engine not in ENGINES:
@@ -138,6 +134,10 @@ def check_project_can_run(handle: ProjectHandle) -> None:
 
 def start_goal(handle: ProjectHandle, request: GoalRequest) -> Started:
     check_project_can_run(handle)
+    if request.playbook is not None:
+        from ..agents.playbook import Playbook
+
+        Playbook.load(request.playbook).check_fits(handle.root)  # as `graphlemon run` refuses it: before any start
     if os.environ.get("PREFECT_API_URL") and _deployment_exists():
         return _start_deployment(handle, request)
     return _start_local(handle, request)

@@ -250,10 +250,10 @@ def _stop(handle, task_id: str, note: str, then: str) -> dict:
 def _budget(handle, task_id: str, body) -> dict:
     from ..agents.budget import update_budget
     from ..taskboard import TaskBoard
-    from ..wording import budget_warning
+    from ..wording import budget_warning, budget_words
     from .launch import start_resume
 
-    limit = f"{body.limit:,g} {body.limit_type}"
+    limit = budget_words(body.limit_type, body.limit)
     task = TaskBoard(handle.ledger).get(task_id)
     run = None
     if task.status == "blocked_pending_human" and task.blocked_reason == "budget_exceeded":  # it may be re-queued

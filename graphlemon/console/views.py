@@ -24,6 +24,7 @@ from ..models import (
     TimelineEvent,
     UsageRecord,
 )
+from ..wording import status_words
 
 # the dashboard's order: what needs a person or is moving first, finished last
 STATUS_ORDER = {
@@ -252,7 +253,7 @@ def log_liveness(log_status: str | None, node_status: str | None, task_status: s
     if node_status is not None and node_status not in LIVE_NODE:
         return False, f"the node is {node_status}"
     if task_status in SETTLED_TASK:
-        return False, f"its task is {task_status}"
+        return False, f"its task {'needs you' if task_status == 'blocked_pending_human' else 'is ' + status_words(task_status)}"
     return True, None
 
 

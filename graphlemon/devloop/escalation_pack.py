@@ -11,11 +11,12 @@ from ..models import BlockedReason, EscalationRecord, NodeEvent, TimelineEvent, 
 from ..redact import write_redacted
 from ..stages.session import LoopSession
 from ..violations import fold
-from ..wording import REASON_WORDS, markdown_text, next_step
+from ..wording import markdown_text, next_step, status_words
 
 DECISIONS: dict[str, str] = {
     "budget_exceeded": "Raise the budget above what the task used (the console's **Raise the budget** button, or "
-    "`graphlemon budget set TASK --limit N`): the task carries on by itself; or abandon it.",
+    "`graphlemon budget set TASK --limit N`), then run it again: the button does it at once, on a terminal "
+    "`graphlemon resume TASK` (the `Next:` command below does both); or abandon it.",
     "usage_limit_wait_timeout": "The plan's usage limit did not reset in time: check the subscription, then resume.",
     "classifier_blocked": "Claude Code's auto-mode classifier kept denying actions: review the transcript, adjust "
     "permissions or the goal, then resume.",
@@ -78,11 +79,11 @@ def evidence_markdown(session: LoopSession, reason: BlockedReason, note: str) ->
     # one field per list item (each on its own line however it is rendered); people's and agents' text escaped, so
     # it reads as typed (`<script>`, backticks) and a right-to-left override shows as its code point
     lines = [
-        f"# {task.task_id} needs you: {REASON_WORDS.get(reason, reason)} ({reason})",
+        f"# {task.task_id} {status_words('blocked_pending_human', reason)}",
         "",
         f"- **Goal:** {markdown_text(task.goal_text)}",
         f"- **Why:** {markdown_text(note)}",
-        f"- **Rounds so far:** {task.loop_round + 1} (loop_round {task.loop_round})",
+        f"- **Rounds so far:** {task.loop_round + 1}",
         f"- **Budget used:** {tokens:,} tokens, ${cost:.4f} over {len(usage)} call(s)"
         + (f" (executor: {', '.join(executors)})" if executors else ""),
         _budget_line(session),

@@ -40,6 +40,7 @@ from ..stages.routing import (
 )
 from ..stages.session import LoopSession
 from ..taskboard import DECISION_REASONS, Task
+from ..wording import status_words
 from .escalation_pack import write_evidence_pack
 
 if TYPE_CHECKING:
@@ -65,7 +66,8 @@ def run_devloop(session: LoopSession, stages: Stages, *, flow_run_id: str | None
     if task.status == "blocked_pending_human":
         raise GraphLemonError(
             ErrorCode.INVALID_TRANSITION,
-            f"task {task.task_id} is blocked ({task.blocked_reason}); resume it first (`graphlemon resume {task.task_id}`)",
+            f"task {task.task_id} {status_words(task.status, task.blocked_reason)}; resume it first "
+            f"(`graphlemon resume {task.task_id}`)",
         )
     if task.status == "queued":  # a slot is free: start (or continue where a human resumed it)
         session.board.transition(
@@ -278,7 +280,8 @@ def block(session: LoopSession, reason: BlockedReason, note: str) -> Task:
         write_evidence_pack(session, reason, note)
         # whole words (a command in the note is never cut in the middle); the whole note is in the evidence pack
         session.timeline(
-            "escalated", f"blocked_pending_human ({reason}): {textwrap.shorten(note, 400, placeholder=' …')}"
+            "escalated",
+            f"{status_words('blocked_pending_human', reason)}: {textwrap.shorten(note, 400, placeholder=' …')}",
         )
     except GraphLemonError as exc:
         if exc.code != ErrorCode.LEDGER_WRITE_FAILED:

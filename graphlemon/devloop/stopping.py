@@ -24,6 +24,7 @@ from ..errors import ErrorCode, GraphLemonError, TaskHeld
 from ..project import ProjectHandle
 from ..stages.session import LoopSession
 from ..taskboard import Task, TaskBoard
+from ..wording import REASON_WORDS, status_words
 from .loop import block
 
 Outcome = Literal["stopping", "stopped", "abandoned", "nothing_to_stop"]
@@ -48,12 +49,12 @@ def stop_task(handle: ProjectHandle, task_id: str, *, by: str, note: str = "",
     task = board.get(task_id)
     if task.terminal:
         what = "abandon" if then == "abandon" else "stop"
-        raise GraphLemonError(ErrorCode.INVALID_TRANSITION, f"task {task_id} is {task.status}: there is nothing to "
-                              f"{what}, nothing changed", task_id=task_id, status=task.status)  # fmt: skip
+        raise GraphLemonError(ErrorCode.INVALID_TRANSITION, f"task {task_id} is {status_words(task.status)}: there is "
+                              f"nothing to {what}, nothing changed", task_id=task_id, status=task.status)  # fmt: skip
     for _ in range(TAKE_TRIES):
         if (found := leases.ask_stop(handle.ledger, task_id, by=by, note=note, then=then)) is not None:
             asked, recorded = found
-            verb = "abandons the task" if then == "abandon" else "leaves the task blocked (stopped_by_person)"
+            verb = "abandons the task" if then == "abandon" else f"leaves the task blocked ({REASON_WORDS['stopped_by_person']})"
             first = "" if recorded or asked.stop is None else (
                 f" (already requested by {asked.stop.by} at {asked.stop.at:%H:%M:%S} UTC: one request)")
             return StopResult(
@@ -82,7 +83,8 @@ def _apply(handle: ProjectHandle, board: TaskBoard, task_id: str, by: str, note:
         return StopResult(outcome="abandoned", task=ended, message=f"task {task_id} is abandoned (nothing was running it)")
     if task.status not in (*leases.NEEDS_A_RUN, "queued"):
         return StopResult(outcome="nothing_to_stop", task=task,
-                          message=f"task {task_id} is {task.status}: nothing runs it, nothing to stop")  # fmt: skip
+                          message=f"task {task_id}: {status_words(task.status, task.blocked_reason)}; nothing runs it, "
+                                  "nothing to stop")  # fmt: skip
     why = "its run had ended (interrupted)" if task.status != "queued" else "no run had picked it up yet"
     session = LoopSession(handle, task_id)
     blocked = block(session, "stopped_by_person", f"stopped by {said}; nothing was running it: {why}. "

@@ -111,7 +111,7 @@ def test_happy_a_deployed_run_suspends_for_a_person_and_goes_on_as_the_form_says
         artifacts = client.read_artifacts(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[run.id])))
         key = f"{task.task_id}-escalation"
         evidence = {a.key: a.data for a in artifacts}[key]
-        assert "What to decide" in evidence and "validator_inconclusive" in evidence
+        assert "What to decide" in evidence and "needs you: the validator could not decide" in evidence  # in words
         assert "click **Resume** on this flow run" in evidence  # a deployed run is resumed in the UI
         suspended = client.read_flow_run(run.id)
         assert suspended.name == f"devloop · Build calc · {task.task_id}"  # named after its task, not devloop-None

@@ -68,8 +68,10 @@ def test_happy_a_small_token_budget_blocks_before_the_call_that_would_cross_it(b
     sent = server.messages_requests
     assert len(sent) >= 1 and len(sent) == len(usage)  # it ran until the limit; every request sent was accounted
     assert total(usage) <= LIMIT
-    m = re.search(rf"about (\d+) input tokens .* budget {LIMIT} \(used (\d+)\); the call was not sent", task["note"])
-    assert m and int(m[2]) == total(usage) and int(m[1]) + int(m[2]) > LIMIT  # the refused call would have crossed
+    m = re.search(rf"about (\d+) input tokens .* budget of {LIMIT:,} tokens \(used ([\d,]+) tokens\); the call was not sent",
+                  task["note"])  # fmt: skip
+    used = int(m[2].replace(",", "")) if m else None
+    assert m and used == total(usage) and int(m[1]) + used > LIMIT  # the refused call would have crossed
     assert {role_of(r.body["system"]) for r in sent} == {"planner"}  # the coder's call never reached the server
     [pack] = [e for e in project.ledger.read_as("escalation", EscalationRecord) if e.task_id == task["task_id"]]
     assert pack.blocked_reason == "budget_exceeded" and "graphlemon budget set" in pack.summary_md

@@ -219,6 +219,20 @@ def test_goal_is_checked_before_anything_starts(client, project):
     assert not (project.state_dir / "tasks.ndjson").exists()
 
 
+
+def test_a_scripted_playbook_written_for_another_repository_is_refused_before_anything_starts(client, project):
+    from graphlemon.agents.playbook import Playbook
+    from graphlemon.errors import GraphLemonError
+
+    book = Path(__file__).resolve().parents[2] / "examples" / "snake" / "playbook.yaml"
+    with pytest.raises(GraphLemonError) as cli:  # what `graphlemon run --playbook` says on this repository
+        Playbook.load(book).check_fits(project.root)
+    body = {"goal": "build", "executor": "scripted", "playbook": str(book), "engine": "direct"}
+    res = post(client, f"/api/projects/{project.project_id}/goals", body)
+    assert res.status_code == 400, res.text
+    assert res.json()["error"]["code"] == "INVALID_PARAM" and res.json()["error"]["message"] == cli.value.message
+    assert not (project.state_dir / "tasks.ndjson").exists() and not (project.state_dir / "logs" / "console").exists()
+
 # -- live (REQ-12) -------------------------------------------------------------------------------------
 
 
@@ -349,6 +363,9 @@ def test_goal_with_an_unreachable_prefect_api_is_a_clear_error_and_starts_nothin
 
     monkeypatch.setenv("PREFECT_API_URL", f"http://127.0.0.1:{free_port()}/api")  # nothing listens there
     playbook = Path(__file__).resolve().parents[2] / "examples" / "snake" / "playbook.yaml"
+    (project.root / "snake").mkdir()  # the files the snake playbook fits (it is refused on another repository)
+    for name in ("snake/__init__.py", "pyproject.toml"):
+        (project.root / name).touch()
     res = post(client, f"/api/projects/{project.project_id}/goals",
                {"goal": "build", "executor": "scripted", "playbook": str(playbook)})  # fmt: skip
     assert res.status_code == 409 and res.json()["error"]["code"] == "EXECUTOR_ERROR"

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from graphlemon import lease as leases
 from graphlemon.models import EscalationRecord
 from graphlemon.nodes import NodeTracker
 from graphlemon.project import init_project
@@ -35,7 +36,8 @@ def new_project(tmp_path_factory, registry, name="repo"):
 
 @pytest.fixture(scope="module")
 def live_project(tmp_path_factory, registry):
-    """A project with one running task whose planner node is running."""
+    """A project with one running task whose planner node is running: a run (this process) holds the task's lease,
+    as a `graphlemon run` does (with no holder the page shows the task's live nodes stopped)."""
     handle = new_project(tmp_path_factory, registry, "live")
     board = TaskBoard(handle.ledger)
     task = board.create("Implement a snake game")
@@ -43,7 +45,8 @@ def live_project(tmp_path_factory, registry):
     NodeTracker(handle.ledger).transition(
         f"ne-{task.task_id}-planner-r0", "running", task_id=task.task_id, stage="planner"
     )
-    return handle, task.task_id
+    with leases.held(handle.ledger, task.task_id, leases.Holder.here("graphlemon run")):
+        yield handle, task.task_id
 
 
 def node_status(page, node_id: str) -> str | None:

@@ -81,7 +81,7 @@ def test_snake_from_a_budget_block_to_done_from_the_console_alone(page, server, 
     page.wait_for_selector("#run-state[data-state=none]", state="attached")
     assert page.query_selector("#resume") is None and page.query_selector("#abandon") is None  # nothing to decide
     timeline = page.inner_text("#timeline")
-    assert "human action" in timeline and "budget raised to 200,000 token_count" in timeline
+    assert "human action" in timeline and "budget raised to 200,000 tokens" in timeline
     page.shot("done")
     (task,) = TaskBoard(opened(repo).ledger).all().values()
     assert task.status == "done"

@@ -116,8 +116,11 @@ def test_a_double_clicked_resume_is_one_run_which_stop_stops_at_a_safe_point_and
     page.wait_for_selector("#actions[data-actions='resume budget abandon']")
     page.shot("stopped-by-set-up")
     page.fill("#resume-note", "go on")
-    page.dblclick("#resume")  # two requests of one action
+    posts = []
+    page.on("request", lambda r: posts.append(r.url) if r.method == "POST" and r.url.endswith("/resume") else None)
+    page.dblclick("#resume")  # one request: the button is disabled from the first click until the answer
     page.wait_for_selector("#action-msg.ok")
+    assert len(posts) == 1, posts
     page.wait_for_selector("#run-state[data-state=running] #run-holder")
     # the console's action holds the lease from the click on, then hands it to the launch it started
     assert re.search(r"by console(: manual_resume| launch)", page.inner_text("#run-holder"))

@@ -110,7 +110,7 @@ def test_a_log_is_read_without_json_filtered_downloaded_and_not_live_once_its_ta
     page.goto(f"{server.url}/#/p/{project.project_id}/logs/{node.nid}")
     page.wait_for_selector("#log-text .entry[data-kind=tool_call]")
     page.wait_for_function("document.body.dataset.logMode === 'static'")  # open, but its task stopped: not live
-    assert "ended: its task is blocked_pending_human" in page.inner_text("#log-state")
+    assert "ended: its task needs you" in page.inner_text("#log-state")
     shown = page.inner_text("#log-text")
     assert '{"' not in shown and "\\n" not in shown  # read without JSON
     assert 'coder calls write_file(path="snake/collision.py", content=<' in shown

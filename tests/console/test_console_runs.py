@@ -87,7 +87,7 @@ def test_raising_the_budget_of_a_budget_blocked_task_runs_it_to_done(client, reg
     run = wait_until(lambda: (r := client.get(f"{url}/run").json())["launch"]["state"] == "ended" and r, 30, "exit")
     assert run["launch"]["returncode"] == 0 and run["state"] is None and run["actions"] == []
     actions = [e for e in handle.ledger.read_as("timeline", TimelineEvent) if e.event == "human_action"]
-    assert len(actions) == 1 and "budget raised to 200,000 token_count" in actions[0].summary
+    assert len(actions) == 1 and "budget raised to 200,000 tokens" in actions[0].summary
     assert actions[0].ref == body["run"]["launch_id"]
 
 

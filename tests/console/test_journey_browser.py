@@ -336,10 +336,13 @@ def test_a_double_clicked_stop_is_one_stop_requested_on_the_timeline(page, serve
         page.goto(f"{server.url}/#/p/{project.project_id}/t/{tid}")
         page.wait_for_selector("#run-state[data-state=running]")
         page.wait_for_selector("#stop")
+        posts = []
+        page.on("request", lambda r: posts.append(r.url) if r.method == "POST" and r.url.endswith("/stop") else None)
         page.dblclick("#stop")
         page.wait_for_selector("#run-state[data-state=stopping]", timeout=10_000)
         page.wait_for_selector("#action-msg.ok:has-text('stop requested')")
-        page.wait_for_timeout(500)  # both requests answered
+        page.wait_for_timeout(500)  # a second request, had one been sent, is answered
+        assert len(posts) == 1, posts  # the button was disabled from the first click until the answer
         page.reload()
         page.wait_for_selector("#timeline")
         page.shot("stopping")
@@ -349,3 +352,43 @@ def test_a_double_clicked_stop_is_one_stop_requested_on_the_timeline(page, serve
                 if e.task_id == tid and e.event == "human_action"]  # fmt: skip
         assert len(said) == 1 and said[0].startswith("stop requested: "), said
         assert page.inner_text("#timeline").count("stop requested") == 1
+
+
+def test_a_task_queued_again_by_a_cli_budget_raise_shows_nothing_running(page, server, project):
+    from graphlemon.agents.budget import update_budget
+
+    tid = stopped_task(project)  # its coder node was left marked running
+    board = TaskBoard(project.ledger)
+    board.manual_resume(tid)
+    board.transition(tid, "blocked_pending_human", blocked_reason="budget_exceeded")
+    assert update_budget(project.ledger, tid, 50_000, "token_count").requeued  # `graphlemon budget set`: queued
+    assert board.get(tid).status == "queued"
+    page.goto(f"{server.url}/#/p/{project.project_id}/t/{tid}")
+    page.wait_for_selector("#run-state[data-state=idle]")
+    bar = "#gantt g.bar[data-status=stopped] rect"
+    page.wait_for_selector(bar)  # the coder node is not going on: no run holds the task
+    assert page.query_selector("#gantt g.bar[data-status=running]") is None
+    assert page.query_selector("g.node[data-status=stopped]") is not None
+    width = page.get_attribute(bar, "width")
+    page.wait_for_timeout(2500)
+    page.reload()
+    page.wait_for_selector(bar)
+    assert page.get_attribute(bar, "width") == width  # the bar does not grow while nothing runs the task
+    assert "no run picks it up" in page.inner_text("#run-state")
+    assert "going on" not in page.inner_text("#task-times") and "no run since" in page.inner_text("#task-times")
+    page.shot("queued-nothing-running")
+
+
+def test_new_goal_refuses_a_playbook_written_for_another_repository_on_the_form(page, server, project):
+    book = Path(__file__).resolve().parents[2] / "examples" / "snake" / "playbook.yaml"
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "start"],
+                   cwd=project.root, check=True)  # a goal needs a commit to branch from  # fmt: skip
+    page.goto(f"{server.url}/#/p/{project.project_id}/goal")
+    page.fill("#goal-text", "Implement a snake game")
+    page.fill("#goal-playbook", str(book))
+    page.select_option("#goal-engine", "direct")
+    page.click("#goal-form button[type=submit]")
+    page.wait_for_selector("#goal-msg[data-code=INVALID_PARAM]:has-text('written for another repository')")
+    page.shot("refused")
+    assert page.query_selector("#launch[data-state]") is None  # nothing was launched
+    assert not (project.state_dir / "tasks.ndjson").exists()

@@ -354,3 +354,88 @@ def test_a_budget_stops_next_command_suggests_a_limit_that_works_as_printed(tmp_
     assert suggested_raise(ledger, task) == "--limit 8000"
     update_budget(ledger, task, 0.25, "cost_usd")
     assert suggested_raise(ledger, task) == "--limit 0.50 --type cost_usd"
+
+
+# -- internal names stay out of what people read (the ledger's fields and the error codes keep them) -----------------
+
+INTERNAL = ("blocked_pending_human", "stopped_by_person", "budget_exceeded", "loop_round", "token_count", "goal_text",
+            "manual_resume", "REQ-")  # fmt: skip
+
+
+def said_plainly(text: str) -> None:
+    assert not [name for name in INTERNAL if name in text], text
+
+
+def test_a_stop_its_repeat_the_evidence_pack_and_the_timeline_say_words_not_names(project):
+    from graphlemon.devloop.stopping import stop_task
+    from graphlemon.models import EscalationRecord, TimelineEvent
+
+    tid = TaskBoard(project.ledger).create("Implement a snake game").task_id  # queued: nothing runs it
+    first = stop_task(project, tid, by="a person (graphlemon stop)")
+    second = stop_task(project, tid, by="a person (graphlemon stop)")
+    assert (first.outcome, second.outcome) == ("stopped", "nothing_to_stop")
+    said_plainly(second.message)
+    assert "needs you: stopped by a person" in second.message
+    (pack,) = [e for e in project.ledger.read_as("escalation", EscalationRecord) if e.task_id == tid]
+    assert pack.blocked_reason == "stopped_by_person"  # the record keeps the name
+    said_plainly(pack.summary_md.split("## What to decide")[0])  # (the next step below it is a command)
+    (row,) = [e for e in project.ledger.read_as("timeline", TimelineEvent) if e.event == "escalated"]
+    said_plainly(row.summary)
+    from graphlemon.devloop.loop import run_devloop
+    from graphlemon.errors import GraphLemonError
+    from graphlemon.stages.session import LoopSession
+
+    with pytest.raises(GraphLemonError) as running_it:  # a blocked task is resumed first, not run
+        run_devloop(LoopSession(project, tid), stages=None)  # type: ignore[arg-type]
+    said_plainly(running_it.value.message)
+
+
+def test_a_budget_refusal_an_empty_goal_and_resume_help_say_words_not_names(project, cli_in_process):
+    from graphlemon.agents.budget import preflight
+    from graphlemon.errors import BudgetExceeded, GraphLemonError
+    from graphlemon.models import BudgetConfig
+    from graphlemon.taskboard import check_goal_text
+
+    tid = TaskBoard(project.ledger).create("Implement a snake game").task_id
+    project.ledger.append(BudgetConfig(task_id=tid, limit_type="token_count", limit_value=1000))
+    with pytest.raises(BudgetExceeded) as refused:
+        preflight(project.ledger, tid, model="scripted", input_tokens=5000, max_output_tokens=1000)
+    said_plainly(refused.value.message)
+    assert "budget of 1,000 tokens" in refused.value.message and refused.value.context["limit_type"] == "token_count"
+    with pytest.raises(GraphLemonError) as empty:
+        check_goal_text("  ")
+    assert str(empty.value.code) == "INVALID_PARAM" and empty.value.message.startswith("the goal is empty")
+    help_text = cli_in_process("resume", "--help").stdout
+    said_plainly(help_text.split("Options")[0])
+
+
+def test_a_stop_that_does_not_wait_prints_the_next_step_too(project, cli_in_process):
+    from graphlemon import lease as leases
+
+    tid = TaskBoard(project.ledger).create("Implement a snake game").task_id
+    with leases.held(project.ledger, tid, leases.Holder.here("graphlemon run")):  # a live run holds the task
+        out = cli_in_process("stop", tid, "--no-wait", "--project", str(project.root))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("stop requested: ") and any(x.startswith("next: ") for x in lines), out.stdout
+    commands = [x.strip() for x in lines if x.startswith("  ") and f" {tid} --project " in x]
+    assert [c.split()[1] for c in commands] == ["status", "resume"], out.stdout  # see it stopped, then resume it
+    assert all(str(project.root.resolve()) in c for c in commands)
+
+
+def test_a_cli_budget_raise_says_nothing_runs_the_task_and_status_names_resume(project, cli_in_process):
+    from graphlemon.devloop.escalation_pack import DECISIONS
+    from graphlemon.models import BudgetConfig
+
+    task = blocked(project, "budget_exceeded")
+    project.ledger.append(BudgetConfig(task_id=task.task_id, limit_type="token_count", limit_value=10))
+    where = ("--project", str(project.root))
+    raised = cli_in_process("budget", "set", task.task_id, "--limit", "5000", *where)
+    assert raised.returncode == 0, raised.stderr
+    assert TaskBoard(project.ledger).get(task.task_id).status == "queued"  # and nothing runs it
+    assert "nothing runs it" in raised.stdout and f"resume {task.task_id} --project " in raised.stdout, raised.stdout
+    shown = cli_in_process("status", task.task_id, *where)
+    assert shown.returncode == 0, shown.stderr
+    assert "next: nothing runs it" in shown.stdout and f"resume {task.task_id} --project " in shown.stdout
+    said_plainly(TaskBoard(project.ledger).get(task.task_id).note)  # "budget raised to 5,000 tokens (used 0 tokens)"
+    assert "by itself" not in DECISIONS["budget_exceeded"] and "resume" in DECISIONS["budget_exceeded"]

@@ -6,7 +6,7 @@
 // page older than a console restart fetches the new one (its cookie proves it opened that URL), else says so
 let TOKEN = document.querySelector('meta[name="graphlemon-token"]').content;
 const STAGE_COLUMNS = ["planner", "coder", "tester", "integrator", "bug-triager", "validator"];
-const NODE_STATUSES = ["pending", "running", "verifying", "reflecting", "retrying", "waiting_for_quota", "blocked", "done", "sent_back", "failed"];
+const NODE_STATUSES = ["pending", "running", "verifying", "reflecting", "retrying", "waiting_for_quota", "blocked", "stopped", "done", "sent_back", "failed"];
 const SEVERITIES = ["low", "medium", "high", "critical"];
 const EXECUTORS = ["scripted", "anthropic", "claude_code"];
 
@@ -402,7 +402,7 @@ function pageTask(pid, tid) {
       h("a", { href: `#/p/${encodeURIComponent(pid)}` }, "Back to the dashboard"))); },
   });
 }
-const LEGEND = { pending: "#ffffff", sent_back: "#fde68a", running: "#bfdbfe", verifying: "#c7d2fe", reflecting: "#e9d5ff", retrying: "#fed7aa", waiting_for_quota: "#fef08a", blocked: "#fecaca", done: "#bbf7d0", failed: "#f87171" };
+const LEGEND = { pending: "#ffffff", sent_back: "#fde68a", running: "#bfdbfe", verifying: "#c7d2fe", reflecting: "#e9d5ff", retrying: "#fed7aa", waiting_for_quota: "#fef08a", blocked: "#fecaca", stopped: "#e5e7eb", done: "#bbf7d0", failed: "#f87171" };
 const getLegendColour = (st) => LEGEND[st] || "#f3f4f6";
 
 function currentPid() { return location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent)[1]; }
@@ -421,7 +421,8 @@ function drawHead(head, pid, d) {
     h("h1", {}, `${t.task_id} `, taskPill(t, d.run), refusedBadge(d.violations ? d.violations.count : 0)),
     h("p", { class: "goal" }, t.goal_text),
     h("p", { id: "task-times", class: "muted" }, "started ", fmtWhen(times.started),
-      times.ended ? [" · stopped ", fmtWhen(times.ended), ` · took ${fmtDuration(times.duration_s)}`] : [" · going on for ", h("span", { id: "task-elapsed" }, fmtDuration((Date.now() - new Date(times.started)) / 1000))],
+      times.ended ? [" · stopped ", fmtWhen(times.ended), ` · took ${fmtDuration(times.duration_s)}`]
+        : noRun(d) ? [" · no run since ", fmtWhen(t.updated_at)] : [" · going on for ", h("span", { id: "task-elapsed" }, fmtDuration((Date.now() - new Date(times.started)) / 1000))],
       flowRuns.length ? " · " : "", flowRuns.flatMap((a, i) => (i ? [", ", a] : [a]))),
     h("p", { id: "task-params", class: "muted" }, limits.join(" · "), p.playbook ? [" · playbook ", h("code", {}, p.playbook)] : ""),
     h("p", { class: "muted" }, `round ${t.loop_round} · ${d.usage.tokens.toLocaleString()} tokens · $${d.usage.cost_usd.toFixed(4)} in ${d.usage.calls} call(s) · `,
@@ -431,6 +432,7 @@ function drawHead(head, pid, d) {
 }
 
 // the human actions the task's state allows (the server sends them: `d.actions`), and whether anything runs it
+const actionsInFlight = new Set(); // tasks (their API base) with a person's action sent and not yet answered
 function actions(pid, d, msg) {
   const t = d.task; const allowed = new Set(d.actions || []);
   const next = d.next || { action: "none" };
@@ -439,15 +441,20 @@ function actions(pid, d, msg) {
   const note = h("textarea", { id: "resume-note", placeholder: "What you decided (the coder sees it)" });
   // one id per drawn set of buttons: a double-click sends the same action twice, and the server runs it once
   const actionId = (crypto.randomUUID ? crypto.randomUUID() : `a-${Date.now()}-${Math.random().toString(36).slice(2)}`);
+  // one request per click: the buttons are disabled from the first click until the answer (a redraw meanwhile too)
   const post = async (what, body) => {
+    if (actionsInFlight.has(base)) return;
+    actionsInFlight.add(base); holdButtons(true);
     try {
       const res = await api("POST", `${base}/${what}`, { ...body, action_id: actionId });
       const run = res.run ? ` Started graphlemon resume (process ${res.run.ref}); the graph follows it.` : "";
       const told = res.message ? `${res.message}.` : res.task ? `The task is ${said(res.task.status, "status")}.` : "";
       message(msg, null, what === "resume" ? `Resumed.${run}` : what === "run" ? run.trim() : told);
-      if (window.glRefreshRun) window.glRefreshRun();
     } catch (err) { message(msg, err); }
+    finally { actionsInFlight.delete(base); holdButtons(false); }
+    if (window.glRefreshRun) window.glRefreshRun();
   };
+  const holdButtons = (on) => document.querySelectorAll("#actions button").forEach((b) => { b.disabled = on; });
   const evidence = d.escalation && t.status === "blocked_pending_human" && !resuming(t, d.run) ? h("div", { id: "evidence" },
     h("h2", { title: d.escalation.blocked_reason }, `Evidence pack: ${said(d.escalation.blocked_reason, "reason")}`),
     renderedHtml(d.escalation.summary_html, pid),
@@ -468,6 +475,7 @@ function actions(pid, d, msg) {
     allowed.has("budget") && next.action !== "budget" ? h("a", { href: budgetHref, id: "budget-action", class: "button-link" }, "Change the budget") : null, " ",
     allowed.has("abandon") ? h("button", { id: "abandon", type: "button", class: "danger", onclick: () => { if (window.confirm(`Abandon ${t.task_id}?`)) post("abandon", { note: note.value }); } }, "Abandon") : null,
     next.command && next.action !== "none" ? h("p", { class: "muted", id: "next-command" }, "On a terminal: ", h("code", {}, next.command)) : null);
+  if (actionsInFlight.has(base)) box.querySelectorAll("button").forEach((b) => { b.disabled = true; });
   return box;
 }
 // what runs the task now: a live process, nothing (queued with no run, or its run stopped), and its last launch
@@ -549,6 +557,8 @@ function nodeLabel(n, hasTester) {
   return [n.unit_id ? `${stage} · ${n.unit_id}` : stage, second];
 }
 const LIVE_NODE = new Set(["running", "verifying", "reflecting", "retrying", "waiting_for_quota"]);
+// nothing runs the task (its lease has no live holder): a node it left live is not going on, whatever its record says
+const noRun = (d) => Boolean(d && d.run && (d.run.state === "idle" || d.run.state === "interrupted"));
 // what a node shows: a live node of a task that stopped is blocked (or cancelled); a validator whose round was
 // followed by another sent it back (not "done"); units the plan declared but not started are pending
 function shownStatus(n, d, every) {
@@ -556,6 +566,7 @@ function shownStatus(n, d, every) {
   const task = d && d.task ? d.task.status : null;
   if (LIVE_NODE.has(n.status) && BLOCKED_TASK.has(task) && !resuming(d.task, d.run)) return "blocked";
   if (LIVE_NODE.has(n.status) && (task === "abandoned" || task === "done")) return "cancelled";
+  if (LIVE_NODE.has(n.status) && noRun(d)) return "stopped"; // queued or interrupted: no run holds the task's lease
   if (n.stage === "validator" && n.status === "done" && (task !== "done" || every.some((m) => !m.pending && (m.loop_round || 0) > (n.loop_round || 0)))) return "sent_back";
   return n.status;
 }
@@ -566,7 +577,8 @@ function gantt(pid, d) {
   const t0 = new Date(d.times && d.times.started ? d.times.started : nodes[0].started_at).getTime();
   // a node still marked live on a task that has stopped (blocked, paused, ended) stopped with the task, not now
   const stopped = d.times && d.times.ended && !resuming(d.task, d.run) ? d.times.ended : null;
-  const endOf = (n) => new Date(n.ended_at || (LIVE_NODE.has(n.status) ? stopped || new Date().toISOString() : n.updated_at)).getTime();
+  const idle = noRun(d); // a live node of a task no run holds ends at its last change (it does not grow)
+  const endOf = (n) => new Date(n.ended_at || (LIVE_NODE.has(n.status) ? stopped || (idle ? n.updated_at : new Date().toISOString()) : n.updated_at)).getTime();
   const t1 = Math.max(...nodes.map(endOf), stopped ? new Date(stopped).getTime() : 0, t0 + 1000);
   const W = 640, LABEL = 230, ROW = 16, span = t1 - t0;
   const svg = s("svg", { class: "gantt", id: "gantt", width: LABEL + W + 90, height: nodes.length * ROW + 24 });
@@ -574,8 +586,8 @@ function gantt(pid, d) {
     const a = new Date(n.started_at).getTime(), b = endOf(n);
     const x = LABEL + ((a - t0) / span) * W, w = Math.max(2, ((b - a) / span) * W), y = i * ROW + 4;
     const label = `${n.stage}${n.unit_id ? ` · ${n.unit_id}` : ""} · r${n.loop_round}`;
-    const g = s("g", { class: "bar", "data-node-id": n.node_exec_id, "data-status": n.shown || n.status },
-      s("title", {}, `${label}: ${fmtDateTime(n.started_at)} → ${n.ended_at ? fmtDateTime(n.ended_at) : stopped && LIVE_NODE.has(n.status) ? `${fmtDateTime(stopped)} (stopped with the task)` : "going on"} (${fmtDuration((b - a) / 1000)})`),
+    const g = s("g", { class: "bar", "data-node-id": n.node_exec_id, "data-status": n.shown || shownStatus(n, d, nodes) },
+      s("title", {}, `${label}: ${fmtDateTime(n.started_at)} → ${n.ended_at ? fmtDateTime(n.ended_at) : stopped && LIVE_NODE.has(n.status) ? `${fmtDateTime(stopped)} (stopped with the task)` : idle && LIVE_NODE.has(n.status) ? `${fmtDateTime(n.updated_at)} (stopped: no run holds the task)` : "going on"} (${fmtDuration((b - a) / 1000)})`),
       s("text", { x: 4, y: y + 11 }, label), s("rect", { x, y, width: w, height: ROW - 4, rx: 2 }),
       s("text", { x: x + w + 4, y: y + 11, class: "dur" }, fmtDuration((b - a) / 1000)));
     g.addEventListener("click", () => { location.hash = `#/p/${encodeURIComponent(pid)}/logs/${encodeURIComponent(n.node_exec_id)}`; });
