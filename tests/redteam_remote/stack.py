@@ -138,8 +138,11 @@ class Stack:
     # --- processes ---------------------------------------------------------------------------------------------
     def spawn(self, name: str, args, env, cwd=None) -> subprocess.Popen:
         log = open(self.base / f"{name}.log", "a")
+        # SIGINT back to its default: a runner started in the background inherits it ignored, and then a Ctrl-C
+        # sent to the CLI never arrives (runner fix after C09's first run)
         proc = subprocess.Popen(args, cwd=cwd or ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True)  # fmt: skip
+                                start_new_session=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # fmt: skip
         self.procs[name] = proc
         return proc
 
