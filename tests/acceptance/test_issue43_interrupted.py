@@ -13,11 +13,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from pathlib import Path
 
 import pytest
 from conftest import CALC, playbook_variant, turn
+from process_kit import marked, wait_until
 
 from graphlemon.testrun.confine import bwrap_available  # noqa: F401 - read by the skipif string condition
 
@@ -41,26 +40,6 @@ def test_stays():
 """
 
 
-def _marked() -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and MARK.encode() in (entry / "cmdline").read_bytes():
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
-
-
-def _wait(check, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.1)
-    return check()
-
-
 def _a_terminal() -> None:
     """As in a person's terminal: Ctrl-C is not ignored (a process started in the background inherits SIG_IGN)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -80,15 +59,15 @@ def test_ctrl_c_ends_the_agents_test_run_and_its_daemons_and_leaves_the_task_to_
         env=env, start_new_session=True, preexec_fn=_a_terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )  # fmt: skip
     try:
-        started = lambda: list(calc.root.glob(f".graphlemon/worktrees/*/*/tests/add/started_{MARK}")) and _marked()  # noqa: E731
-        assert _wait(started, 120), "the stubborn test never started"
+        started = lambda: list(calc.root.glob(f".graphlemon/worktrees/*/*/tests/add/started_{MARK}")) and marked(MARK)  # noqa: E731
+        assert wait_until(started, 120), "the stubborn test never started"
         os.killpg(run.pid, signal.SIGINT)  # Ctrl-C: the terminal's whole foreground group
-        assert _wait(lambda: run.poll() is not None, 30), "graphlemon waited for the run instead of ending it"
-        assert _wait(lambda: not _marked(), 10), f"still running after Ctrl-C: {_marked()}"
+        assert wait_until(lambda: run.poll() is not None, 30), "graphlemon waited for the run instead of ending it"
+        assert wait_until(lambda: not marked(MARK), 10), f"still running after Ctrl-C: {marked(MARK)}"
     finally:
         os.killpg(run.pid, signal.SIGKILL) if run.poll() is None else None
         run.wait()
-        for pid in _marked():  # a failing case's leftovers (confined processes)
+        for pid in marked(MARK):  # a failing case's leftovers (confined processes)
             os.kill(pid, signal.SIGKILL)
     said, errors = run.stdout.read().decode(), run.stderr.read().decode()  # type: ignore[union-attr]
     assert run.returncode == 130 and "Traceback" not in errors, errors  # an expected stop: words, no traceback

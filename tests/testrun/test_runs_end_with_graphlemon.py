@@ -12,14 +12,15 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from pathlib import Path
 
 import pytest
+from process_kit import marked, wait_until
 
 from graphlemon.testrun.confine import bwrap_available  # noqa: F401 - read by the skipif string condition
 
-needs_bwrap = pytest.mark.skipif("bwrap_available()[0] is None", reason="no working bwrap (`graphlemon doctor sandbox`)")
+needs_bwrap = pytest.mark.skipif(
+    "bwrap_available()[0] is None", reason="no working bwrap (`graphlemon doctor sandbox`)"
+)
 
 MARK = "graphlemon-issue43-outlives-probe"
 STUBBORN_TEST = f"""
@@ -48,26 +49,6 @@ stage.join()
 """
 
 
-def _marked() -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and MARK.encode() in (entry / "cmdline").read_bytes():
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
-
-
-def _wait(check, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.1)
-    return check()
-
-
 @pytest.mark.system
 @needs_bwrap
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=lambda s: s.name)
@@ -78,12 +59,14 @@ def test_a_run_ends_within_seconds_however_graphlemon_ends(tmp_path, sig):
     (work / "tests" / "test_stays.py").write_text(STUBBORN_TEST)
     graphlemon = subprocess.Popen([sys.executable, "-c", GRAPHLEMON, str(work), str(state)], stderr=subprocess.PIPE)
     try:
-        assert _wait(lambda: (work / "started").exists() and _marked(), 60), graphlemon.stderr.read1().decode()  # type: ignore[union-attr]
+        assert wait_until(lambda: (work / "started").exists() and marked(MARK), 60), graphlemon.stderr.read1().decode()  # type: ignore[union-attr]
         os.kill(graphlemon.pid, sig)
-        assert _wait(lambda: graphlemon.poll() is not None, 20), "GraphLemon waited for the run instead of ending it"
-        assert _wait(lambda: not _marked(), 10), f"still running after {sig.name}: {_marked()}"
+        assert wait_until(lambda: graphlemon.poll() is not None, 20), (
+            "GraphLemon waited for the run instead of ending it"
+        )
+        assert wait_until(lambda: not marked(MARK), 10), f"still running after {sig.name}: {marked(MARK)}"
     finally:
         graphlemon.kill()
         graphlemon.wait()
-        for pid in _marked():  # a failing case's leftovers (confined processes)
+        for pid in marked(MARK):  # a failing case's leftovers (confined processes)
             os.kill(pid, signal.SIGKILL)
