@@ -73,10 +73,9 @@ class Stages:
                 for u in unit_ids
             ]
             return [f.result() for f in futures]
-        except BaseException as exc:
-            interrupted = not isinstance(exc, Exception)
-            if interrupted:  # the units' test runs and claude turns end now; their threads stop at the next safe point
-                end_live_runs()
+        except KeyboardInterrupt:  # the units' test runs and claude turns end now (GraphLemon is ending: this
+            interrupted = True  # process starts no run after it); their threads stop at the next safe point
+            end_live_runs()
             raise
         finally:
             pool.shutdown(wait=not interrupted, cancel_futures=interrupted)
