@@ -262,7 +262,7 @@ def test_budget_caps_max_tokens_so_the_reply_cannot_overshoot(project, messages_
     assert first["max_tokens"] < anthropic_settings.max_output_tokens  # capped to the remaining room
     assert len(messages_server.requests) == 1  # the second call would cross 12,000 and was not sent
     project.ledger.append(BudgetConfig(task_id="task-d", limit_type="cost_usd", limit_value=0.0001))
-    with pytest.raises(BudgetExceeded, match="cost_usd"):
+    with pytest.raises(BudgetExceeded, match=r"budget of \$0\.0001"):
         turn(executor, "tester", task_id="task-d")
     assert len(messages_server.requests) == 1
 

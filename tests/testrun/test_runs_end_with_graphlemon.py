@@ -49,6 +49,12 @@ stage.join()
 """
 
 
+def _a_terminal() -> None:
+    """As in a person's terminal: Ctrl-C is not ignored (pytest-xdist's workers, and any background start, pass
+    SIGINT on as ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.system
 @needs_bwrap
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=lambda s: s.name)
@@ -57,7 +63,9 @@ def test_a_run_ends_within_seconds_however_graphlemon_ends(tmp_path, sig):
     work = state / "worktrees" / "task-1" / "u1"
     (work / "tests").mkdir(parents=True)
     (work / "tests" / "test_stays.py").write_text(STUBBORN_TEST)
-    graphlemon = subprocess.Popen([sys.executable, "-c", GRAPHLEMON, str(work), str(state)], stderr=subprocess.PIPE)
+    graphlemon = subprocess.Popen(
+        [sys.executable, "-c", GRAPHLEMON, str(work), str(state)], stderr=subprocess.PIPE, preexec_fn=_a_terminal
+    )
     try:
         assert wait_until(lambda: (work / "started").exists() and marked(MARK), 60), graphlemon.stderr.read1().decode()  # type: ignore[union-attr]
         os.kill(graphlemon.pid, sig)
