@@ -32,6 +32,7 @@ GRAPHLEMON = str(Path(sys.executable).parent / "graphlemon")
 
 from smoke import sized  # noqa: E402
 
+from graphlemon import lease as leases  # noqa: E402
 from graphlemon.console.app import ConsoleSettings  # noqa: E402
 from graphlemon.console.project_registry import ProjectRegistry  # noqa: E402
 from graphlemon.console.server import BackgroundServer, free_port  # noqa: E402
@@ -148,6 +149,12 @@ def bench_recolour(work: Path, browser, n: int = TRANSITIONS) -> None:
     node_id = f"ne-{tid}-coder-u-r0"
     nodes = NodeTracker(handle.ledger)
     nodes.transition(node_id, "running", task_id=tid, stage="coder", unit_id="u")
+    # a run (this process) holds the task, as `graphlemon run` does: with no holder the page shows live nodes stopped
+    with leases.held(handle.ledger, tid, leases.Holder.here("graphlemon run")):
+        _recolour(registry, browser, handle, tid, nodes, node_id, n)
+
+
+def _recolour(registry, browser, handle, tid: str, nodes, node_id: str, n: int) -> None:
     server = BackgroundServer(ConsoleSettings(registry=registry)).start()
     try:
         page = with_token(browser.new_page(), server)
