@@ -126,7 +126,9 @@ class CallFindings(FindingBuilder):
             if len(values) > 1:
                 return self._sdd_contradiction(checks)
         wrong: dict[str, Check] = {}
-        for c in sorted(self.checks, key=lambda c: (-c.observed.depth, c.statement.formula)):
+        # the deepest call first; of the statements that contradict it, a formula (evaluated on the observed arguments,
+        # the SDD's general rule) before an example of it
+        for c in sorted(self.checks, key=lambda c: (-c.observed.depth, not c.statement.formula)):
             if not c.agrees:
                 wrong.setdefault(c.definition.unit_id, c)
         if not wrong:
@@ -144,7 +146,8 @@ class CallFindings(FindingBuilder):
         evidence = [e for c in wrong.values() for e in self._check_evidence(c)]
         key = "impl_call_formula" if first.statement.formula else "impl_call"
         confidence = CONFIDENCE[key] - (0.1 if first.definition.unit_id not in self.failure.involves else 0.0)
-        doubt = self.unverified_premise(first)
+        same_call = [c for c in self.checks if c.observed.call == first.observed.call and not c.agrees]
+        doubt = next(filter(None, map(self.unverified_premise, same_call)), None)  # every statement it rests on
         hints = [f"confidence {UNVERIFIED}: {doubt}"] if doubt else []
         confidence = min(confidence, UNVERIFIED) if doubt else confidence
         return Finding("impl_bug", units, confidence, root, evidence, key.replace("_", ":", 1), hints=hints)

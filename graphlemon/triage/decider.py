@@ -1,13 +1,19 @@
-"""The decider: findings in, one verdict out. It keeps only the mechanisms whose verdicts were right on sets their
-rules were not shaped on (`KEPT`, docs/triage.md "The decider"); every other finding is a fact for the agent or
-a person, never a verdict.
+"""The decider: findings in, one verdict out. Only the mechanisms whose verdicts were right ≥ 95 % of the time on
+sets their rules were not shaped on decide (`KEPT`, derived from `MEASURED`, docs/triage.md "The decider"); a
+measured mechanism below that bar only suggests, at the precision it measured, below auto-apply; every other
+finding is a fact for the agent or a person, never a verdict.
 
     a kept finding, and every finding (kept or not) pointing to the same
     category and units                                                      → that verdict, at its confidence
+    no kept finding, a suggesting one (measured precision ≥ 0.5), and every
+    finding pointing to the same category and units                         → that category, "suggested", at
+                                                                               min(its confidence, its precision,
+                                                                               SUGGESTED): a person confirms
         environment findings count only in the environment's own voice (the runner, the OS, a service outside
         the project) at or before the failing step, and not when the environment hypothesis was dropped
         (`without={"environment"}`: a re-run failed the same way)
-    findings that point to different verdicts, or no kept one               → spec_ambiguous at FACTS_ONLY,
+    findings that point to different verdicts, or none that decides or
+    suggests                                                                → spec_ambiguous at FACTS_ONLY,
                                                                                the findings laid out for a person
 """
 
@@ -28,38 +34,52 @@ VETO = True  # a finding that points to another verdict, kept or not, sends the 
 
 
 @dataclass(frozen=True)
-class Kept:
+class Measured:
     category: TriageCategory
     right: int  # verdicts of the mechanism that were right on sets it was not shaped on
     fired: int  # of its verdicts there
-    sets: str  # which sets (each at the commit it was written against; holdout now)
+    sets: str  # which sets (each at the commit it was written against; holdout on TODAY's rules)
 
+    @property
+    def precision(self) -> float:
+        return self.right / self.fired
+
+
+KEEP_PRECISION = 0.95  # a mechanism decides (and may reach auto-apply) only at this precision on unseen sets
+SUGGEST_PRECISION = 0.5  # below it a mechanism is more often wrong than right: it does not even suggest
+SUGGESTED = 0.6  # the most a suggestion claims, whatever its mechanism measured
 
 # Measured with benchmarks/bench_triage.py --mechanisms: each fresh set run through the rules at the commit it was
-# written against (unseen), plus the held-out set; precision = right / fired, kept when >= 0.95 (docs/triage.md).
-KEPT: dict[str, Kept] = {
-    "infra:port_in_use": Kept("infra_flake", 5, 5, "final, blind, blind2, blind3, holdout"),
-    "infra:disk_full": Kept("infra_flake", 5, 5, "after, last, blind, blind3, blind4"),
-    "infra:dns": Kept("infra_flake", 5, 5, "before, blind, blind3, blind4, holdout"),
-    "infra:missing_dependency": Kept("infra_flake", 3, 3, "blind, blind2, holdout"),
-    "infra:out_of_resources": Kept("infra_flake", 1, 1, "holdout"),
-    "infra:backing_service": Kept("infra_flake", 5, 5, "before, after, last (2), blind4"),
-    "infra:external_service": Kept("infra_flake", 1, 1, "blind5"),
-    "impl:uncaught": Kept("impl_bug", 2, 2, "blind, blind3"),
-    "impl:status_differs": Kept("impl_bug", 3, 3, "after, final, last"),
-    "impl:field_missing": Kept("impl_bug", 2, 2, "after, final"),
-    "impl:limit_violated": Kept("impl_bug", 4, 4, "after, last, blind3, holdout"),
-    "impl:status_unproduced": Kept("impl_bug", 1, 1, "holdout"),
-    "impl:call": Kept("impl_bug", 1, 1, "holdout (with impl:call_formula)"),
-    "impl:call_formula": Kept("impl_bug", 1, 1, "holdout"),
-    "contract:status_differs": Kept("contract_mismatch", 8, 8, "final, last, blind (2), blind2, blind3, holdout (2)"),
-    "contract:path_differs": Kept("contract_mismatch", 5, 5, "after, final, last, blind, blind2"),
-}
+# written against (unseen), plus the held-out set; precision = right / fired. red45b (issue 45's second red team,
+# 40 scenarios at 8febc7b) took impl:uncaught, impl:status_differs, impl:field_missing, impl:limit_violated,
+# impl:call, contract:status_differs, infra:dns and infra:backing_service below the bar.
+MEASURED: dict[str, Measured] = {
+    "infra:port_in_use": Measured("infra_flake", 5, 5, "final, blind, blind2, blind3, holdout"),
+    "infra:disk_full": Measured("infra_flake", 6, 6, "after, last, blind, blind3, blind4, red45b"),
+    "infra:dns": Measured("infra_flake", 5, 6, "before, blind, blind3, blind4, holdout, red45b"),
+    "infra:missing_dependency": Measured("infra_flake", 3, 3, "blind, blind2, holdout"),
+    "infra:out_of_resources": Measured("infra_flake", 1, 1, "holdout"),
+    "infra:backing_service": Measured("infra_flake", 5, 7, "before, after, last, blind, blind4, red45b"),
+    "infra:external_service": Measured("infra_flake", 1, 1, "blind5"),
+    "impl:uncaught": Measured("impl_bug", 6, 11, "blind, blind3, red45b (4/9)"),
+    "impl:status_differs": Measured("impl_bug", 4, 6, "after, final, last, red45b (1/3)"),
+    "impl:field_missing": Measured("impl_bug", 3, 5, "after, final, red45b (1/3)"),
+    "impl:limit_violated": Measured("impl_bug", 4, 6, "after, last, blind3, holdout, red45b (0/2)"),
+    "impl:status_unproduced": Measured("impl_bug", 1, 1, "holdout"),
+    "impl:call": Measured("impl_bug", 1, 3, "holdout (with impl:call_formula), red45b (0/2)"),
+    "impl:call_formula": Measured("impl_bug", 1, 1, "holdout"),
+    "contract:status_differs": Measured("contract_mismatch", 8, 11, "final, last, blind (2), blind2, blind3, holdout (2), red45b (0/3)"),
+    "contract:field_missing": Measured("contract_mismatch", 5, 8, "after, blind, blind3, final, holdout, last"),
+    "contract:path_differs": Measured("contract_mismatch", 6, 6, "after, final, last, blind, blind2, red45b"),
+}  # fmt: skip
+KEPT = {rule: m for rule, m in MEASURED.items() if m.precision >= KEEP_PRECISION}
+SUGGESTING = {rule: m for rule, m in MEASURED.items() if SUGGEST_PRECISION <= m.precision < KEEP_PRECISION}
 
 
-def admissible(f: Finding, without: frozenset[str]) -> bool:
-    """A finding the decider may decide with: a kept mechanism, an environment finding in the environment's voice."""
-    if f.rule not in KEPT:
+def admissible(f: Finding, without: frozenset[str], among: dict[str, Measured] = KEPT) -> bool:
+    """A finding the decider may decide (or suggest) with: a mechanism `among` those given, an environment finding
+    only in the environment's voice."""
+    if f.rule not in among:
         return False
     if f.category == "infra_flake":
         said = f.said[0] if f.said else None
@@ -100,7 +120,24 @@ def decide(ctx: RunContext, findings: list[Finding], without: frozenset[str] = f
         best.hints = [*best.hints, *(f"fact: {_fact(f)}" for f in findings if f not in kept)]
         best.facts = findings
         return best
+    suggesting = [f for f in findings if admissible(f, without, SUGGESTING)]
+    if not kept and suggesting and len(pointing) == 1:
+        return suggestion(findings, max(suggesting, key=lambda f: f.confidence))
     return facts_only(ctx, findings, kept)
+
+
+def suggestion(findings: list[Finding], best: Finding) -> Finding:
+    """A mechanism below the bar, every finding agreeing: its category at the precision it measured, for a person."""
+    measured = MEASURED[best.rule]
+    best.confidence = min(best.confidence, SUGGESTED, round(measured.precision, 2))
+    best.hints = [
+        f"suggested, not decided: {best.rule} was right {measured.right} of {measured.fired} times on sets it was "
+        f"not shaped on (the decider keeps only mechanisms right >= {KEEP_PRECISION:.0%}); a person confirms",
+        *best.hints,
+        *(f"fact: {_fact(f)}" for f in findings if f is not best),
+    ]
+    best.facts = findings
+    return best
 
 
 def facts_only(ctx: RunContext, findings: list[Finding], kept: list[Finding]) -> Finding:
@@ -129,4 +166,15 @@ def _fact(f: Finding) -> str:
     return f"{f.rule} suggests {f.category} {f.affected or ''} ({squash(f.root_cause)[:160]}{'; ' + voices if voices else ''})"
 
 
-__all__ = ["FACTS_ONLY", "KEPT", "Kept", "admissible", "classify", "decide", "facts_only"]
+__all__ = [
+    "FACTS_ONLY",
+    "KEPT",
+    "MEASURED",
+    "SUGGESTED",
+    "SUGGESTING",
+    "Measured",
+    "admissible",
+    "classify",
+    "decide",
+    "facts_only",
+]

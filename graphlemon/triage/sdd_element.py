@@ -5,8 +5,9 @@ that element. Every SDD document is read block by block with the markdown parser
 table rows, fenced blocks, HTML lines — whatever section, table, changelog or erratum they are in. A block
 speaks of the element when
 
-- it names the element's path (any parameter style; a renamed path the finding also names counts as the same
-  element), or lies under a heading that names it; or, for a status element, it names no endpoint at all (nor does
+- it names the element's path (any parameter style, with or without a base path before it: `/api/v2/docks/{id}`
+  names `/docks/{id}`; a renamed path the finding also names counts as the same element), or lies under a heading
+  that names it; or, for a status element, it names no endpoint at all (nor does
   its heading) and lies in the provider unit's section or in no unit's section: a policy in prose ("every booking
   refusal is a 422") may speak of any of the unit's endpoints;
 - and, for a status element, it names a status: of any class when it names the path (a decision "an unknown shelf
@@ -102,9 +103,20 @@ def _about(block: Block, element: Element, paths: list[str]) -> bool:
 def _names_path(text: str, paths: list[str]) -> bool:
     for token in _PATHLIKE.findall(text):
         token = token.rstrip(".:")
-        if any(len(normalize_path(p).split("/")) > 1 and path_matches(p, token) for p in paths):
+        if any(len(normalize_path(p).split("/")) > 1 and _same_endpoint(p, token) for p in paths):
             return True
     return False
+
+
+def _same_endpoint(path: str, token: str) -> bool:
+    """The same path, or one of them under a base path the other leaves out (`/api/v2/docks/{id}` names
+    `/docks/{id}`): a statement written with the service's prefix is about the same endpoint."""
+    a, b = normalize_path(path).strip("/").split("/"), normalize_path(token).strip("/").split("/")
+    if len(a) == len(b):
+        return path_matches(path, token)
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    tail = long[len(long) - len(short) :]
+    return short[0] != "{}" and short[0] == tail[0] and path_matches("/" + "/".join(short), "/" + "/".join(tail))
 
 
 def _same_class(text: str, statuses: tuple[int, ...]) -> bool:

@@ -29,9 +29,10 @@ def test_a_sound_proposal_is_accepted(scenario):
     assert o.ok and not o.fallback and outcome.rejected == [] and outcome.rule == "agent"
     assert (r.category, r.affected_units, r.confidence) == ("contract_mismatch", ["profile-be"], 0.7)
     assert r.executor == "scripted" and o.evidence_verified
-    # the rules' contract:status_differs backs it, but the SDD also speaks of the endpoint's refusals: a person
-    # approves, and the verdict is lowered below auto-apply (its premise is not checked)
-    assert not o.will_auto_apply and r.patch_review and "the SDD also speaks of" in r.patch_review
+    # only the rules' contract:status_differs backs it, a mechanism below the decider's bar: a person approves, and
+    # the verdict is lowered below auto-apply (its premise is not checked)
+    assert not o.will_auto_apply and r.patch_review and "only contract:status_differs shows it" in r.patch_review
+    assert r.patch_review.startswith("the SDD also speaks of")
     assert (
         o.tokens_used
         == 9823

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from graphlemon.triage import triage_run
 from graphlemon.triage.callfindings import stand_ins
-from graphlemon.triage.decider import FACTS_ONLY
+from graphlemon.triage.decider import FACTS_ONLY, KEPT, MEASURED
 from graphlemon.triage.evidence_check import verify_all
 from graphlemon.triage.rundir import IntegrationFailure, IntegrationResult, Observation
 
@@ -24,6 +26,7 @@ STACK = (
 )
 SIGN_RULE = "\n## 3 Integration\nThe dot product is add(mul(x1, y1), mul(x2, y2)); mul follows the usual sign\nrules, so mul(-2, 3) returns -6.\n"
 FORMULAS = "## 2.1 Addition (unit add)\n`add(a, b)` returns a + b.\n\n## 2.2 Multiplication (unit mul)\n`mul(a, b)` returns a * b.\n"
+EXAMPLE_ONLY = FORMULAS.replace("`mul(a, b)` returns a * b.", "Multiplies two integers.")  # the example alone
 PROSE = "## 2.1 Addition (unit add)\n`add(a, b)` adds two integers.\n\n## 2.2 Multiplication (unit mul)\n`mul(a, b)` multiplies two integers.\n"
 MUL = "def mul(a: int, b: int) -> int:\n    if not isinstance(a, int):\n        raise TypeError('mul takes integers')\n    return abs(a) * b\n"
 ADD = "def add(a: int, b: int) -> int:\n    return a + b\n"
@@ -68,8 +71,21 @@ def calc(
     return triage_run(project, RUN, code_root=project.root / WORKTREE)
 
 
-def test_a_call_that_contradicts_an_sdd_example_is_the_defining_units_bug(project):
-    outcome = calc(project, FORMULAS + SIGN_RULE)
+@pytest.fixture
+def call_kept(monkeypatch):
+    """The call mechanism's verdict as the decider gives it once kept. impl:call is not kept today (right 1 of 3
+    times on sets it was not shaped on, below even a suggestion): its reading is a fact for a person."""
+    monkeypatch.setitem(KEPT, "impl:call", MEASURED["impl:call"])
+
+
+def test_a_call_that_contradicts_an_sdd_example_is_a_fact_for_a_person_while_its_mechanism_is_below_the_bar(project):
+    outcome = calc(project, EXAMPLE_ONLY + SIGN_RULE)
+    assert (outcome.category, outcome.rule, outcome.confidence) == ("spec_ambiguous", "facts:only", FACTS_ONLY)
+    assert "impl:call suggests impl_bug ['mul'] (mul returns 6 for mul(-2, 3)" in outcome.root_cause
+
+
+def test_a_call_that_contradicts_an_sdd_example_is_the_defining_units_bug(project, call_kept):
+    outcome = calc(project, EXAMPLE_ONLY + SIGN_RULE)
     assert (outcome.category, outcome.affected_units, outcome.will_auto_apply) == ("impl_bug", ["mul"], True)
     assert outcome.confidence >= 0.5 and outcome.rule == "impl:call"
     assert outcome.root_cause.startswith('mul returns 6 for mul(-2, 3) where the SDD ("3 Integration", sdd-v1.md:')
@@ -82,6 +98,14 @@ def test_a_call_that_contradicts_an_sdd_example_is_the_defining_units_bug(projec
         e.startswith(f".graphlemon/integration/runs/{RUN}/result.json:") and e.endswith("where 6 = mul(-2, 3)")
         for e in evidence
     )
+
+
+def test_a_formula_and_an_example_that_agree_decide_by_the_formula(project):
+    # the formula is the SDD's general rule, the example one instance of it: the kept impl:call_formula decides,
+    # and the example's block, giving the same value, is no doubt about it
+    outcome = calc(project, FORMULAS + SIGN_RULE)
+    assert (outcome.category, outcome.affected_units, outcome.rule) == ("impl_bug", ["mul"], "impl:call_formula")
+    assert outcome.confidence >= 0.8 and outcome.will_auto_apply
 
 
 def test_a_formula_is_evaluated_on_the_observed_arguments(project):
@@ -128,7 +152,7 @@ def test_a_function_two_units_define_is_not_attributed(project):
     assert outcome.category == "spec_ambiguous" and outcome.affected_units == []
 
 
-def test_a_case_that_replaces_part_of_the_code_leaves_the_call_below_auto_apply(project):
+def test_a_case_that_replaces_part_of_the_code_leaves_the_call_below_auto_apply(project, call_kept):
     stack = STACK.replace(
         "def test_dot_product_of_two_vectors():\n",
         "def test_dot_product_of_two_vectors(monkeypatch):\n    monkeypatch.setattr(calc, 'mul', lambda a, b: 6)\n",
@@ -139,7 +163,7 @@ def test_a_case_that_replaces_part_of_the_code_leaves_the_call_below_auto_apply(
     assert any("monkeypatch.setattr" in h for h in outcome.hints)
 
 
-def test_a_later_block_of_the_section_that_names_no_call_may_amend_the_example(project):
+def test_a_later_block_of_the_section_that_names_no_call_may_amend_the_example(project, call_kept):
     amended = SIGN_RULE + "\nIn v2 the sign is dropped, so the example above now gives 6.\n"
     outcome = calc(project, FORMULAS + amended)
     assert outcome.category == "impl_bug" and outcome.confidence < 0.8 and not outcome.will_auto_apply

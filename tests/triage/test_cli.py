@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from graphlemon.triage.decider import KEPT
+from graphlemon.triage.decider import MEASURED
 
 pytestmark = pytest.mark.system  # `graphlemon triage` as a real process
 
@@ -26,7 +26,7 @@ def test_every_verdict_obeys_the_triage_rules(scenario, cli, cli_in_process, nam
     assert out["ok"] and out["evidence_verified"] and not out["fallback"]
     assert (out["proposed_sdd_patch"] is not None) == (out["category"] == "contract_mismatch")
     assert not out["will_auto_apply"] or (out["confidence"] >= 0.8 and out["category"] != "spec_ambiguous")
-    assert out["method"] == "rules" and out["rule"] in [*KEPT, "facts:only"]
+    assert out["method"] == "rules" and out["rule"] in [*MEASURED, "facts:only"]
     assert len(out["root_cause"]) >= 20 and out["tokens_used"] == 0 and out["executor"] == "none"
     if out["category"] == "spec_ambiguous":
         assert out["confidence"] < 0.6 and out["l3_question"]
@@ -38,9 +38,10 @@ def test_human_output(scenario, cli):
     s = scenario("cm01_expired_token_accepted")
     proc = cli("triage", "--run", s.run_id, cwd=s.root)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith("contract_mismatch  confidence 0.70")  # the patch waits: below auto-apply
+    assert proc.stdout.startswith("contract_mismatch  confidence 0.60")  # the patch waits: below auto-apply
     assert "proposed SDD patch (update_contract #unit-profile-be)" in proc.stdout
     assert "hint: the SDD patch waits for a person: the SDD also speaks of GET /api/profile/me" in proc.stdout
+    assert "only contract:status_differs shows it" in proc.stdout
 
 
 def test_missing_run_directory_is_a_clear_error(scenario, cli):

@@ -260,13 +260,14 @@ def test_each_kept_interface_mechanism_decides_alone(scenario, name, rule, blame
     assert (verdict.rule, verdict.affected) == (rule, blamed) and verdict.rule.split(":")[0] in verdict.category
 
 
-def test_a_contract_field_the_sdd_lists_is_a_fact_not_a_verdict(scenario):
-    from graphlemon.triage.decider import FACTS_ONLY, classify
+def test_a_contract_field_the_sdd_lists_is_a_suggestion_not_a_verdict(scenario):
+    from graphlemon.triage.decider import classify
     from graphlemon.triage.run_context import load_run
 
     s = scenario("fb01_parcel_eta_table_field")  # contract:field_missing: right 5 of 8 on sets it was not shaped on
     verdict = classify(load_run(s.project, s.run_id))
-    assert verdict.confidence == FACTS_ONLY and [f.rule for f in verdict.facts] == ["contract:field_missing"]
+    assert (verdict.category, verdict.confidence) == ("contract_mismatch", 0.6)
+    assert [f.rule for f in verdict.facts] == ["contract:field_missing"] and "suggested" in verdict.hints[0]
 
 
 def test_a_json_example_after_the_status_it_shows_lists_that_answers_fields():

@@ -6,10 +6,33 @@ from __future__ import annotations
 import pytest
 
 from graphlemon.triage import triage_run
+from graphlemon.triage.decider import KEPT, MEASURED
 from graphlemon.triage.findings import Element
 from graphlemon.triage.sdd_element import other_statements
 
 from .runbuilder import RUN_ID, TABLE, appointments_project
+
+
+@pytest.fixture(autouse=True)
+def status_kept(monkeypatch):
+    """The gate, given a kept status mechanism. contract:status_differs is not kept today (8 of 11 right on unseen
+    sets): the gate's whole-SDD scan is what any kept contract mechanism's patch must still pass."""
+    monkeypatch.setitem(KEPT, "contract:status_differs", MEASURED["contract:status_differs"])
+
+
+def test_a_patch_of_a_mechanism_below_the_bar_waits_for_a_person(tmp_path, monkeypatch):
+    monkeypatch.delitem(KEPT, "contract:status_differs")
+    record = triage_run(_project(tmp_path, TABLE), RUN_ID).record
+    assert (record.category, record.affected_units) == ("contract_mismatch", ["appointments"])
+    assert record.confidence < 0.8 and not record.will_auto_apply and record.proposed_sdd_patch is not None
+    assert "only contract:status_differs shows it, and that mechanism was right 8 of 11 times" in record.patch_review
+
+
+def test_a_statement_under_a_base_path_is_the_same_element(tmp_path):
+    extra = "\n## Changelog\n\n- v2: `POST /api/v2/appointments` now refuses a taken slot with 422.\n"
+    record = triage_run(_project(tmp_path, TABLE + extra), RUN_ID).record
+    assert record.category == "contract_mismatch" and not record.will_auto_apply
+    assert "the SDD also speaks of POST /appointments" in record.patch_review
 
 
 def _project(tmp_path, sdd: str, *, traced: bool = True, got: int = 400):

@@ -14,17 +14,17 @@ def test_triage_run_task_writes_the_verdict_and_an_artifact(prefect_harness, sce
 
     from graphlemon.tasks.triage import triage_run
 
-    s = scenario("ib01_missing_user_500")
+    s = scenario("fb02_stock_path_renamed_consumer")  # contract:path_differs, a kept mechanism
 
     @flow
     def triage_flow():
         return triage_run(str(s.root), s.run_id)
 
     record = triage_flow()
-    assert record.category == "impl_bug" and record.will_auto_apply and (s.run_dir / "triage.json").is_file()
+    assert record.category == "contract_mismatch" and record.will_auto_apply and (s.run_dir / "triage.json").is_file()
 
     from graphlemon.project import open_project
 
-    key = f"{open_project(str(s.root)).project_id}-triage-run-int-20260513-1410"  # scoped by project (two projects may hold the same run id)
+    key = f"{open_project(str(s.root)).project_id}-triage-int-0912-1400"  # scoped by project (two projects may hold the same run id)
     found = artifacts_keyed(key)
-    assert found and "impl_bug" in found[0].data and "users-be" in found[0].data
+    assert found and "contract_mismatch" in found[0].data and "storefront" in found[0].data

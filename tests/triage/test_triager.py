@@ -57,18 +57,18 @@ def copy_run(s, new_id: str) -> None:
 
 
 def test_second_triage_of_the_same_failure_escalates(scenario):
-    s = scenario("ib01_missing_user_500")
+    s = scenario("fb02_stock_path_renamed_consumer")  # contract:path_differs, a kept mechanism: auto-applied
     first = triage_run(s.project, s.run_id)
-    assert first.record.category == "impl_bug" and first.record.will_auto_apply
-    copy_run(s, "run-int-20260513-1500")
-    second = triage_run(s.project, "run-int-20260513-1500")
+    assert first.record.category == "contract_mismatch" and first.record.will_auto_apply
+    copy_run(s, "int-0912-1500")
+    second = triage_run(s.project, "int-0912-1500")
     assert second.rule == "spec:second_triage"
     assert second.record.category == "spec_ambiguous" and second.record.affected_units == []
     assert second.record.failure_signature == first.record.failure_signature
     assert second.record.confidence < 0.5 and not second.record.will_auto_apply
     assert second.record.evidence_verified
     assert any(f"runs/{s.run_id}/triage.json" in e for e in second.record.evidence)
-    assert "impl_bug" in second.record.root_cause and second.record.l3_question
+    assert "contract_mismatch" in second.record.root_cause and second.record.l3_question
 
 
 def test_second_triage_is_also_seen_through_the_bug_ledger(scenario):
@@ -95,7 +95,7 @@ def test_low_confidence_is_never_auto_applied(scenario):
     outcome = triage_run(s.project, s.run_id)
     assert outcome.record.category == "impl_bug" and outcome.record.confidence < 0.8
     assert outcome.record.will_auto_apply is False
-    s2 = scenario("ib01_missing_user_500")  # a kept mechanism at >= 0.8, every quote verified
+    s2 = scenario("fb02_stock_path_renamed_consumer")  # a kept mechanism at >= 0.8, every quote verified
     kept = triage_run(s2.project, s2.run_id)
     assert kept.record.confidence >= 0.8 and kept.record.will_auto_apply is True
 
