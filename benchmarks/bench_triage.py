@@ -58,6 +58,7 @@ STATUS = {
     "blind6": "unseen",
     "red45": "shaped",
     "red45b": "shaped",
+    "red45c": "unseen",
 }  # fmt: skip  (red45, red45b: the issue-45 red teams' sets, frozen at 79a36ed and 8febc7b; red45 shaped the rules,
 #   red45b re-measured the decider's mechanisms: decider.MEASURED)
 # The rules each fresh set was written against (unseen by them): its "at freeze" column.
