@@ -66,6 +66,14 @@ class HintContext:
         frame = source_frame(self.segment_of(match), self.failure.file, self.root)
         return f" (at {frame})" if frame else self.own_place
 
+    def thrown_in_dependency(self, match: re.Match[str]) -> str | None:
+        """`path:line` of the innermost frame of the error's own traceback (where it was thrown) when that frame is a
+        dependency's: the project's frame `where_of` names then only called it."""
+        found = frames(self.segment_of(match))
+        if not found or not DEPENDENCY_PATH.search(found[0][0]):
+            return None
+        return f"{short_path(found[0][0], self.root)}:{found[0][1]}"
+
     @cached_property
     def code(self) -> str:
         """The code on the failing path: what the runner printed of it, and the statement at the failure's own

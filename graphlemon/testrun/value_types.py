@@ -618,7 +618,9 @@ def kind_of(value: Any) -> str:
         return "a string"
     if value is None:
         return "nothing (None/null/undefined)"
-    if isinstance(value, list | tuple):
+    if isinstance(value, tuple):  # only a Python repr prints one: named as its repr shows it
+        return "a tuple"
+    if isinstance(value, list):
         return "a list"
     if isinstance(value, frozenset):
         return "a set"

@@ -7,13 +7,22 @@ argument positions, sided only by the test's own source.
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
+import pytest
+
+from graphlemon.testrun import run_tests
 from graphlemon.testrun.assertions import compared_in, split_proven
 from graphlemon.testrun.hints import hint_for
 from graphlemon.testrun.parsers.common import make_failure
 from graphlemon.testrun.parsers.go_messages import go_compared
 from graphlemon.testrun.parsers.go_text import parse_go_text
+from graphlemon.testrun.parsers.jest_json import parse_jest_json
+from graphlemon.testrun.process import ProcessOutcome
+from graphlemon.testrun.reconcile import reconcile
+from graphlemon.testrun.result_models import ParsedRun
 from graphlemon.testrun.value_types import Numeral, Printed, parse_value
 
 _TAN_E = "0.68351325561491170753499935023939368502774607234006019034769919811202010905597996164029250820702097041244539696"
@@ -98,3 +107,60 @@ def test_nodes_arguments_are_named_as_node_names_them_when_the_source_does_not_s
     assert "where" not in text and "actual argument false, expected argument true" in text, text
     text = hint_for(failure, None).text  # no source at all
     assert "actual argument false, expected argument true" in text, text
+
+
+# 4. the strict ones: a type named as its repr shows it, names verbatim, the throw's own place, `complete` ------
+
+
+def test_a_python_tuple_is_called_a_tuple():
+    text = hint_for(make_failure("t", message="assert (4, 1, 0) == '4.1.0'")).text
+    assert "a tuple where a string is expected" in text and "a list" not in text, text
+
+
+def test_a_jest_test_name_keeps_its_spaces():
+    report = {"testResults": [{"name": "/p/index.spec.js", "assertionResults": [
+        {"ancestorTitles": ["camel case"], "title": " -> ", "fullName": "camel case  -> ", "status": "failed",
+         "failureMessages": ["Error: x"]}]}]}  # fmt: skip
+    run = parse_jest_json(json.dumps(report))
+    assert [c.name for c in run.cases] == ["camel case >  -> "] and run.failures[0].name == "camel case >  -> "
+
+
+def test_a_call_thrown_inside_a_dependency_is_placed_there_not_at_the_projects_caller():
+    stack = ("TypeError: input.charAt is not a function\n"
+             "    at Object.pascalCaseTransform (/p/node_modules/pascal-case/src/index.ts:6:27)\n"
+             "    at pascalCaseTransform (/p/src/index.ts:12:10)\n"
+             "    at Object.<anonymous> (/p/src/index.spec.ts:40:12)")  # fmt: skip
+    failure = make_failure("t", file="src/index.spec.ts", line=40, message=stack.splitlines()[0], detail=stack)
+    text = hint_for(failure, Path("/p")).text
+    assert "where a dependency calls `.charAt()` on it (at node_modules/pascal-case/src/index.ts:6, reached from " \
+        "src/index.ts:12)" in text, text
+    own = stack.replace("    at Object.pascalCaseTransform (/p/node_modules/pascal-case/src/index.ts:6:27)\n", "")
+    text = hint_for(make_failure("t", file="src/index.spec.ts", line=40, message=own.splitlines()[0], detail=own),
+                    Path("/p")).text  # fmt: skip
+    assert "where the code calls `.charAt()` on it (at src/index.ts:12)" in text, text
+
+
+def test_a_failed_run_whose_output_names_no_test_is_not_complete():
+    output = "AssertionError [ERR_ASSERTION]: false == true\n    at check (/p/test.js:3:10)\n"
+    result = reconcile(ParsedRun(), ProcessOutcome(exit_code=1, duration_ms=10), None, output, framework=None,
+                       command="node test.js", timeout=60)  # fmt: skip
+    assert (result.summary.passed, result.summary.failed) == (0, 1)
+    assert not result.complete and any("names no test" in w for w in result.warnings), result.warnings
+
+
+@pytest.mark.system
+def test_a_plain_node_script_stopping_at_its_first_failed_assert(tmp_path):
+    if shutil.which("node") is None:
+        pytest.fail("node is not installed: run scripts/install-fixtures.sh (make test does)")
+    (tmp_path / "package.json").write_text(json.dumps({"name": "plain", "scripts": {"test": "node test.js"}}))
+    (tmp_path / "lib.js").write_text("module.exports = (s) => /a.*/.test(s);\n")
+    (tmp_path / "test.js").write_text(
+        "const assert = require('assert');\nconst matches = require('./lib');\n"
+        "assert.equal(true, matches('abc'));\nassert.equal(false, matches('bcd/a'));\nassert.equal(true, matches('a'));\n"
+    )
+    result = run_tests(tmp_path, timeout=60)
+    assert (result.summary.passed, result.summary.failed) == (0, 1) and not result.complete, result.warnings
+    failure = result.failures[0]
+    assert failure.expected is None and failure.got is None  # node's actual/expected are argument positions
+    # the source line `assert.equal(false, matches('bcd/a'))` shows the literal: false is expected, true came out
+    assert "(true where false is expected)" in failure.hint, failure.hint
