@@ -149,7 +149,8 @@ def value_facts(pair: Pair) -> str:
         if pair.sided:
             return f"They differ{where}: {kind_of(diff.got)} where {kind_of(diff.expected)} is expected."
         return f"They differ{where}{lead}: {pair.named(kind_of(diff.expected), kind_of(diff.got))}."
-    return f"They differ{where}{lead}: {pair.named(_show(diff.expected), _show(diff.got))}."
+    shown = (pair.literal(v) if v is None or isinstance(v, bool) else _show(v) for v in (diff.expected, diff.got))
+    return f"They differ{where}{lead}: {pair.named(*shown)}."  # `undefined` / `nil` in its language, not `None`
 
 
 # --- premises ---------------------------------------------------------------------------------------------

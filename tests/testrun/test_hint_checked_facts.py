@@ -164,3 +164,20 @@ def test_a_plain_node_script_stopping_at_its_first_failed_assert(tmp_path):
     assert failure.expected is None and failure.got is None  # node's actual/expected are argument positions
     # the source line `assert.equal(false, matches('bcd/a'))` shows the literal: false is expected, true came out
     assert "(true where false is expected)" in failure.hint, failure.hint
+
+
+def _node_diff_failure(root: Path, call: str) -> object:
+    (root / "t.js").write_text(f"const assert = require('assert');\n{call};\n")
+    message = ("AssertionError [ERR_ASSERTION]: Expected values to be strictly deep-equal:\n+ actual - expected\n\n"
+               "  {\n+   name: 'ADA'\n-   name: 'Ada'\n  }\n"
+               f"    at Object.<anonymous> ({root}/t.js:2:8)\n")  # fmt: skip
+    return make_failure("t", message=message, detail=message)
+
+
+def test_nodes_diff_is_sided_only_by_the_tests_source(tmp_path):
+    failure = _node_diff_failure(tmp_path, "assert.deepStrictEqual(load('ada'), { name: 'Ada' })")
+    assert "'ADA' where 'Ada' is expected" in hint_for(failure, tmp_path).text
+    failure = _node_diff_failure(tmp_path, "assert.deepStrictEqual({ name: 'Ada' }, load('ada'))")
+    assert "'Ada' where 'ADA' is expected" in hint_for(failure, tmp_path).text
+    text = hint_for(_node_diff_failure(tmp_path, "assert.deepStrictEqual(a, b)"), tmp_path).text
+    assert "where" not in text and "actual argument 'ADA', expected argument 'Ada'" in text, text
