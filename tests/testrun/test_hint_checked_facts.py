@@ -181,3 +181,11 @@ def test_nodes_diff_is_sided_only_by_the_tests_source(tmp_path):
     assert "'Ada' where 'ADA' is expected" in hint_for(failure, tmp_path).text
     text = hint_for(_node_diff_failure(tmp_path, "assert.deepStrictEqual(a, b)"), tmp_path).text
     assert "where" not in text and "actual argument 'ADA', expected argument 'Ada'" in text, text
+
+
+def test_a_jest_test_name_keeps_its_spaces_in_jests_text_too():
+    from graphlemon.testrun.parsers.jest_text import parse_jest_text
+
+    output = ("FAIL dist/index.spec.js\n  camel case\n    ✕  ->  (3 ms)\n\n  ● camel case ›  -> \n\n"
+              "    expect(received).toEqual(expected)\n\nTests:       1 failed, 1 total\n")  # fmt: skip
+    assert [f.name for f in parse_jest_text(output).failures] == ["camel case >  -> "]
