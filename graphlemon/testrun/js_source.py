@@ -5,7 +5,7 @@ name the call's argument positions, not what the code produced and what the test
 write `assert.equal(false, isMatch(x))`. The sides are settled only by the source of the assertion
 call at the top project frame of its stack (`at assertNotMatch (/p/test.js:11:10)`), parsed with
 tree-sitter: one argument a literal (a number, string, boolean, null, or an array/object of them) and
-the other a call → the literal is expected; else one argument named as an expectation (`expected`,
+the other not → the literal is expected (a literal is never what the code produced); else one argument named as an expectation (`expected`,
 `want`) or as a result (`actual`, `result`) against one that is not. Otherwise None: the values stay
 node's actual and expected arguments.
 """
@@ -41,8 +41,9 @@ def js_parser(suffix: str) -> Any:
     return Parser(Language(lang))
 
 
-# a node stack frame: `    at assertNotMatch (/p/test.js:11:10)` or `    at /p/test.js:11:10`
-_NODE_FRAME = re.compile(r"^\s*at (?:[^\n]*? \()?(?:file://)?(?P<path>[^\s()]+?):(?P<line>\d+):(?P<column>\d+)\)?\s*$", re.M)
+# a node stack frame: `    at assertNotMatch (/p/test.js:11:10)`, `    at /p/test.js:11:10`, and without the `at `
+# in node:test's TAP YAML (`TestContext.<anonymous> (/p/test/a.test.js:64:12)`)
+_NODE_FRAME = re.compile(r"^\s*(?:at )?(?:[^\n]*? \()?(?:file://)?(?P<path>[^\s()]+?):(?P<line>\d+):(?P<column>\d+)\)?\s*$", re.M)
 
 
 def node_expected_argument(ctx: HintContext) -> int | None:
@@ -93,10 +94,8 @@ def _holds(node: Any, row: int, column: int) -> bool:
 
 def _settled(first: Any, second: Any, source: bytes) -> int | None:
     literal = [_is_literal(n) for n in (first, second)]
-    calls = [_calls(n) for n in (first, second)]
-    for i in (0, 1):
-        if literal[i] and not literal[1 - i] and calls[1 - i]:
-            return i
+    if literal[0] != literal[1]:  # a literal is never what the code produced
+        return 0 if literal[0] else 1
     roles = [_role(n, source) for n in (first, second)]
     for i in (0, 1):
         if roles[i] == "expected" and roles[1 - i] != "expected":
@@ -119,9 +118,6 @@ def _is_literal(node: Any) -> bool:
         return _is_literal(node.child_by_field_name("value"))
     return False
 
-
-def _calls(node: Any) -> bool:
-    return any(n.type in ("call_expression", "new_expression", "await_expression") for n in _walk(node))
 
 
 def _role(node: Any, source: bytes) -> str | None:

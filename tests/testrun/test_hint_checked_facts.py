@@ -189,3 +189,14 @@ def test_a_jest_test_name_keeps_its_spaces_in_jests_text_too():
     output = ("FAIL dist/index.spec.js\n  camel case\n    ✕  ->  (3 ms)\n\n  ● camel case ›  -> \n\n"
               "    expect(received).toEqual(expected)\n\nTests:       1 failed, 1 total\n")  # fmt: skip
     assert [f.name for f in parse_jest_text(output).failures] == ["camel case >  -> "]
+
+
+def test_a_literal_against_a_property_read_is_the_expected_one_in_node_tests_tap_stack(tmp_path):
+    (tmp_path / "test").mkdir()
+    (tmp_path / "test" / "a.test.js").write_text("test('t', (t) => {\n  const type = parse('X')\n"
+                                                  "  t.assert.deepStrictEqual(type.type, 'x')\n})\n")  # fmt: skip
+    error = "Expected values to be strictly deep-equal:\n+ actual - expected\n\n+ 'X'\n- 'x'\n"
+    detail = (f"  error: |-\n    {error}  stack: |-\n    assert.<computed> [as deepStrictEqual] "
+              f"(node:internal/test_runner/test:242:18)\n    TestContext.<anonymous> ({tmp_path}/test/a.test.js:3:12)\n")
+    failure = make_failure("t", file="test/a.test.js", line=1, message=error, detail=detail)
+    assert "'X' where 'x' is expected" in hint_for(failure, tmp_path).text
