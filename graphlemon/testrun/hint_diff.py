@@ -61,8 +61,9 @@ def _field_hint(ctx: HintContext, field: tuple[str | None, str, str] | None = No
     at = node_expected_argument(ctx)  # the legend names node's argument positions: the test's source sides them
     if at is None:
         pair = Pair(act, exp, sided=False, labels=NODE_ARGUMENTS, ctx=ctx, path=path, grammar="js")
-    else:
-        pair = Pair(exp, act, ctx=ctx, path=path, grammar="js") if at == 1 else Pair(act, exp, ctx=ctx, path=path, grammar="js")
+    else:  # 1: node's expected argument is the expected value; 0: the test wrote the expectation first
+        expected_value, produced = (exp, act) if at == 1 else (act, exp)
+        pair = Pair(expected_value, produced, ctx=ctx, path=path, grammar="js")
     try:
         return value_hint(pair)
     except RecursionError:

@@ -72,7 +72,7 @@ def operand_pair(failure: TestFailure, ctx: HintContext | None = None) -> Pair |
         first, second = typed_pair(ops.first, ops.second, grammar)
         literal = (_literal_operand(failure, ctx) if grammar == "rust"
                    else node_expected_argument(ctx) if ctx is not None and ops.labels == NODE_ARGUMENTS else None)  # fmt: skip
-        if literal is not None:  # the test's source shows the expected one (a literal against a call, its name)
+        if literal is not None:  # the test's source shows the expected one (the one literal, or its name)
             values = (first, second)
             return Pair(values[literal], values[1 - literal], ctx=ctx, grammar=grammar)
         return Pair(first, second, sided=False, labels=ops.labels, ctx=ctx, grammar=grammar)

@@ -5,9 +5,11 @@ name the call's argument positions, not what the code produced and what the test
 write `assert.equal(false, isMatch(x))`. The sides are settled only by the source of the assertion
 call at the top project frame of its stack (`at assertNotMatch (/p/test.js:11:10)`), parsed with
 tree-sitter: one argument a literal (a number, string, boolean, null, or an array/object of them) and
-the other not → the literal is expected (a literal is never what the code produced); else one argument named as an expectation (`expected`,
-`want`) or as a result (`actual`, `result`) against one that is not. Otherwise None: the values stay
-node's actual and expected arguments.
+the other not → the literal is expected (a literal is never what the code produced); else one argument
+named as an expectation (`expected`, `want`) or as a result (`actual`, `result`) against one that is not.
+Otherwise None: the values stay node's actual and expected arguments. node's column counts UTF-16 units
+and tree-sitter's bytes: on a line with other characters before the call they may not meet, and then
+nothing is settled.
 """
 
 from __future__ import annotations
