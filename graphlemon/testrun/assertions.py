@@ -53,6 +53,9 @@ def sided(expected: str, got: str, grammar: ValueGrammar, labels: tuple[str, str
     return Compared(expected, got, labels, 0, grammar)
 
 
+# node:assert's names for its call's two arguments (`assert.equal(actual, expected)`): positions, not what the code
+# produced and what the test requires (a test may write `assert.equal(false, isMatch(x))`)
+NODE_ARGUMENTS = ("actual argument", "expected argument")
 # (pattern, group printed first, group printed second, labels, index of the expected one or None, grammar)
 _Dialect = tuple[re.Pattern[str], str, str, tuple[str, str], int | None, ValueGrammar]
 _DIALECTS: tuple[_Dialect, ...] = (
@@ -68,13 +71,14 @@ _DIALECTS: tuple[_Dialect, ...] = (
     (_CHAI := re.compile(r"expected (?P<g>.+?) to (?:be|equal|deeply equal|strictly equal|eql|have length|have property|"
                 r"include|match|be close to) (?P<e>.+?)(?: // Object\.is equality)?$", re.M),
      "g", "e", ("actual", "expected"), 1, "js"),
-    # node:assert: "Expected values to be strictly equal:\n\n500 !== 401" (actual !== expected)
+    # node:assert: "Expected values to be strictly equal:\n\n500 !== 401" (actual !== expected: the call's argument
+    # positions, not sides; `js_source` reads the test's call for them)
     (re.compile(r"^\s*(?:AssertionError(?: \[ERR_ASSERTION\])?: )?(?P<g>\S.*?) !== (?P<e>\S.*?)\s*$", re.M),
-     "g", "e", ("actual", "expected"), 1, "js"),
+     "g", "e", NODE_ARGUMENTS, None, "js"),
     # node:assert's legacy equal: "AssertionError [ERR_ASSERTION]: '0.5' == '2'" (its generated message is
     # `inspect(actual) == inspect(expected)`; read only when each side is one whole value)
     (_NODE_EQUAL := re.compile(r"^\s*AssertionError \[ERR_ASSERTION\]: (?P<g>\S.*?) == (?P<e>\S.*?)\s*$", re.M),
-     "g", "e", ("actual", "expected"), 1, "js"),
+     "g", "e", NODE_ARGUMENTS, None, "js"),
     # unittest assertEqual(first, second): "AssertionError: 4 != 3" (no side is expected)
     (re.compile(r"^(?!.*\bassert )\s*(?:AssertionError: )?(?:(?:Lists|Tuples|Sets|Sequences|Dicts|Strings|Items) "
                 r"differ: )?(?P<g>\S.*?) != (?P<e>\S.*?)\s*$", re.M),
@@ -154,8 +158,8 @@ def compared_in(text: str) -> Compared | None:
         return None
     head = text[:20000]
     diff = node_assert_diff(head)
-    if diff[0] is not None and diff[1] is not None:
-        return sided(diff[0], diff[1], "js", ("expected", "actual"))
+    if diff[0] is not None and diff[1] is not None:  # node:assert's argument positions, as its `!==` above
+        return Compared(diff[1], diff[0], NODE_ARGUMENTS, None, "js")
     doctest = doctest_expected_got(head)
     if doctest[0] is not None and doctest[1] is not None:
         return sided(doctest[0], doctest[1], "python")
@@ -168,7 +172,8 @@ def compared_in(text: str) -> Compared | None:
         return sided(match["e"], clip(match["g"], VALUE_CHARS), "python")
     for pattern, first, second, labels, expected_at, grammar in _DIALECTS:
         match = pattern.search(head)
-        if match and (pattern not in _SENTENCES or (whole_value(match[first]) and whole_value(match[second]))):
+        if match and (pattern not in _SENTENCES or (whole_value(match[first]) and whole_value(match[second])
+                                                     and split_proven(match[first], match[second]))):
             if not (balanced(match[first]) and balanced(match[second])):  # `"in" ("a" != "b")`: not the operands
                 continue
             a, b = clip(match[first], VALUE_CHARS), clip(match[second], VALUE_CHARS)
@@ -203,6 +208,22 @@ def whole_value(text: str) -> bool:
     return not any(c.isspace() for c in text)
 
 
+# the words that label a side in a sentence (`expected 0, got 0`, `got 3, want 4`)
+_SIDE_WORD = re.compile(r"\b(?:expected|expect|want|wanted|got|received|actual)\b", re.I)
+
+
+def split_proven(*values: str) -> bool:
+    """A sentence split into values at its side words is proven by the text's own structure only when each value is
+    one value: no value holds a side word of its own (`expected 0, got 0` above `expected 0, got 0`, read across the
+    line end, gives `0, got 0`), unless it is one quoted literal (`got "want more"`)."""
+    return not any(_SIDE_WORD.search(v) and not _quoted_literal(v) for v in values)
+
+
+def _quoted_literal(text: str) -> bool:
+    text = text.strip()
+    return len(text) >= 2 and text[0] in "'\"`" and whole_value(text)
+
+
 def balanced(text: str) -> bool:
     """Every bracket the text opens it closes, in order, outside its quoted literals: a printed value is balanced;
     a piece cut from a sentence at `!=` (`"test.case" ("Testcase`) is not."""
@@ -232,8 +253,8 @@ def extract_expected_got(text: str) -> tuple[str | None, str | None]:
 # --- the printed assertion settles the sides ------------------------------------------------------------
 
 _SHORTENED = re.compile(r"\[\d+ chars\]")  # unittest's _common_shorten_repr / safe_repr abbreviation
-_EXPECTED_WORDS = {"expected", "expect", "expectation", "want", "wanted", "desired", "correct", "golden", "reference"}
-_PRODUCED_WORDS = {"actual", "result", "results", "got", "received", "observed", "output", "outcome"}
+EXPECTED_WORDS = {"expected", "expect", "expectation", "want", "wanted", "desired", "correct", "golden", "reference"}
+PRODUCED_WORDS = {"actual", "result", "results", "got", "received", "observed", "output", "outcome"}
 _ASSERT_METHOD = re.compile(r"^assert\w*(?:Equal|Equals)$")
 
 
@@ -297,9 +318,9 @@ def _role(node: ast.expr) -> str | None:
     if name is None:
         return None
     words = set(identifier_words(name))
-    if words & _EXPECTED_WORDS:
+    if words & EXPECTED_WORDS:
         return "expected"
-    if words & _PRODUCED_WORDS:
+    if words & PRODUCED_WORDS:
         return "produced"
     return None
 

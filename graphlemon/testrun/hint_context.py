@@ -19,6 +19,7 @@ from .rust_source import source_lines
 DEPENDENCY_PATH = re.compile(
     r"node_modules|site-packages|dist-packages|/lib/python\d|^node:|^internal/|<frozen|/rustc/|/usr/lib/go|/usr/local/go|/\.cargo/registry|/\.venv/|/_pytest/|/pluggy/"
 )
+_PACKAGE_DIR = re.compile(r"(?:node_modules|site-packages|dist-packages)/")
 _PY_FRAME = re.compile(r'^(?:\s*File "(?P<p1>[^"]+)", line (?P<l1>\d+)|(?P<p2>[^\s:"]+\.py):(?P<l2>\d+): )', re.M)
 _OTHER_FRAME = re.compile(r"(?P<p>(?:/|\.{1,2}/|\b[\w.-]+/)?[\w./@+-]+\.(?:[cm]?[jt]sx?|go|rs)):(?P<l>\d+)(?::\d+)?")
 # where one exception's traceback ends and the next one's begins (Python's chained exceptions)
@@ -65,6 +66,16 @@ class HintContext:
         """` (at src/x.py:12)` for the error `match` found: the innermost frame of that error's own traceback."""
         frame = source_frame(self.segment_of(match), self.failure.file, self.root)
         return f" (at {frame})" if frame else self.own_place
+
+    def thrown_in_dependency(self, match: re.Match[str]) -> str | None:
+        """`path:line` of the innermost frame of the error's own traceback (where it was thrown) when that frame is a
+        dependency's: the project's frame `where_of` names then only called it."""
+        found = frames(self.segment_of(match))
+        if not found or not DEPENDENCY_PATH.search(found[0][0]):
+            return None
+        path = found[0][0]
+        package = list(_PACKAGE_DIR.finditer(path))  # named from its package folder, never a machine's path
+        return f"{path[package[-1].start() :] if package else short_path(path, self.root)}:{found[0][1]}"
 
     @cached_property
     def code(self) -> str:

@@ -1,4 +1,7 @@
-"""node:assert's diff (`+ actual - expected`): the field it shows changed, with its two values, sided by the legend.
+"""node:assert's diff (`+ actual - expected`): the field it shows changed, with its two values, named by the legend.
+
+The legend's actual and expected are node:assert's argument positions: the values are sided only where the
+test's own source shows which argument is expected (`js_source`), else named as node names them.
 
 node prints the diff in an AssertionError's message; with `... Lines skipped` it leaves out the lines
 both sides share, so the diff is not two whole values — but a changed field is: the first `-` line and
@@ -10,10 +13,12 @@ from __future__ import annotations
 
 import re
 
+from .assertions import NODE_ARGUMENTS
 from .hint_context import HintContext
 from .hint_pair import Pair
 from .hint_premises import Premise, Rule
 from .hint_values import typed_pair, value_hint
+from .js_source import node_expected_argument
 
 _LEGEND = re.compile(r"^\s*\+ actual - expected\b.*$", re.M)
 _LINE = re.compile(r"^(?P<mark>[-+]) +(?P<text>\S.*?)\s*$")
@@ -52,8 +57,15 @@ def _field_hint(ctx: HintContext, field: tuple[str | None, str, str] | None = No
         return None
     key, expected, got = found
     exp, act = typed_pair(expected, got, "js")
+    path = (f".{key}",) if key else ()
+    at = node_expected_argument(ctx)  # the legend names node's argument positions: the test's source sides them
+    if at is None:
+        pair = Pair(act, exp, sided=False, labels=NODE_ARGUMENTS, ctx=ctx, path=path, grammar="js")
+    else:  # 1: node's expected argument is the expected value; 0: the test wrote the expectation first
+        expected_value, produced = (exp, act) if at == 1 else (act, exp)
+        pair = Pair(expected_value, produced, ctx=ctx, path=path, grammar="js")
     try:
-        return value_hint(Pair(exp, act, ctx=ctx, path=(f".{key}",) if key else (), grammar="js"))
+        return value_hint(pair)
     except RecursionError:
         return None
 
@@ -69,7 +81,7 @@ def field_facts(ctx: HintContext) -> str | None:
         return None
     key, expected, got = found
     where = f" at `.{key}`" if key else ""
-    return f"node's diff shows them differ{where}: {_clip(expected)} expected, {_clip(got)} actual"
+    return f"node's diff shows them differ{where}: expected argument {_clip(expected)}, actual argument {_clip(got)}"
 
 
 def _clip(text: str, limit: int = 80) -> str:
@@ -79,6 +91,7 @@ def _clip(text: str, limit: int = 80) -> str:
 DIFF_RULES: tuple[Rule[HintContext], ...] = (
     Rule("node:assert diff", (Premise("a changed field in node's diff", "the message holds node:assert's `+ actual - "
          "expected` diff with a changed field (the same key on a `-` and a `+` line) or one changed line", _field),
-         Premise("a value rule holds", "a value rule speaks on that field's two values, sided by the legend",
+         Premise("a value rule holds", "a value rule speaks on that field's two values, sided by the test's source "
+         "(else named as node's actual and expected arguments)",
          _field_hint)), _says),
 )  # fmt: skip

@@ -15,7 +15,7 @@ from typing import Any
 from .hint_context import HintContext
 from .hint_premises import Premise
 from .result_models import ValueGrammar
-from .value_types import Printed, is_number
+from .value_types import Printed, is_number, numeral
 
 # how each language writes true, false and absence (a JavaScript absence is null or undefined: parsed alike)
 _LITERALS: dict[str, tuple[str, str, str]] = {
@@ -88,7 +88,8 @@ def as_number(value: Any) -> int | float | None:
     if is_number(value):
         return value if math.isfinite(value) else None
     if isinstance(value, str) and is_numeral(value):
-        return float(value) if "." in value else int(value)
+        number = numeral(value)  # kept as printed; a fraction no float holds is no number here
+        return None if isinstance(number, Printed) else number
     return None
 
 

@@ -149,7 +149,11 @@ def _method_of_one_type(ctx: HintContext) -> tuple[str, str, str] | None:
 
 def _wrong_receiver(ctx: HintContext, m: re.Match[str], found: tuple[str, str, str]) -> str:
     receiver, method, owner = found
-    return (f"`{receiver}` is not {owner} where the code calls `.{method}()` on it{ctx.where_of(m)} (only {owner} "
+    where, thrown, caller = ctx.where_of(m), ctx.thrown_in_dependency(m), "the code calls"
+    if thrown:  # the call is the dependency's, at the top of the stack; the project's frame only reached it
+        reached = f", reached from {where.removeprefix(' (at ').removesuffix(')')}" if where.startswith(" (at ") else ""
+        where, caller = f" (at {thrown}{reached})", "a dependency calls"
+    return (f"`{receiver}` is not {owner} where {caller} `.{method}()` on it{where} (only {owner} "
             f"has `.{method}()`): a value of another type reaches this code.")  # fmt: skip
 
 

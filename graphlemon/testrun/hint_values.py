@@ -26,7 +26,7 @@ import unicodedata
 from dataclasses import replace
 from typing import Any
 
-from .assertions import identifier_words
+from .assertions import NODE_ARGUMENTS, identifier_words
 from .hint_context import HintContext
 from .hint_pair import INTEGERS, KNOWN_KINDS, NUMBERS, SIDES, STRINGS, Pair, numbers
 from .hint_premises import (
@@ -39,6 +39,7 @@ from .hint_premises import (
     data_boundary,
 )
 from .hint_text import TEXT_RULES
+from .js_source import node_expected_argument
 from .result_models import TestFailure, ValueGrammar
 from .rust_source import literal_operand
 from .value_types import (
@@ -69,8 +70,9 @@ def operand_pair(failure: TestFailure, ctx: HintContext | None = None) -> Pair |
         if ops.shortened or ops.first is None or ops.second is None:
             return None
         first, second = typed_pair(ops.first, ops.second, grammar)
-        literal = _literal_operand(failure, ctx) if grammar == "rust" else None
-        if literal is not None:  # the test's source writes the expected value as a literal
+        literal = (_literal_operand(failure, ctx) if grammar == "rust"
+                   else node_expected_argument(ctx) if ctx is not None and ops.labels == NODE_ARGUMENTS else None)  # fmt: skip
+        if literal is not None:  # the test's source shows the expected one (the one literal, or its name)
             values = (first, second)
             return Pair(values[literal], values[1 - literal], ctx=ctx, grammar=grammar)
         return Pair(first, second, sided=False, labels=ops.labels, ctx=ctx, grammar=grammar)
@@ -128,13 +130,17 @@ def value_hint(pair: Pair, limit: int = 100) -> str | None:
     return None
 
 
+_UNSIDED = {NODE_ARGUMENTS: " (node:assert's argument positions; the test's source does not show which one the "
+                            "code produced)"}  # fmt: skip
+
+
 def value_facts(pair: Pair) -> str:
     """Facts only: where the parsed values first differ and what each holds there (no claim of a cause)."""
     diff = smallest_difference(pair.expected, pair.got)
     where = f" at `{_clip(diff.where)}`" if diff.path else ""
     if not diff.only:
         where += " (the first differing part)"
-    lead = "" if pair.sided else " (the reporter does not say which one is expected)"
+    lead = "" if pair.sided else _UNSIDED.get(pair.labels, " (the reporter does not say which one is expected)")
     if isinstance(diff.expected, str) and isinstance(diff.got, str):
         at = _first_difference(diff.expected, diff.got)
         shown = (_window(diff.expected, at), _window(diff.got, at))
@@ -143,7 +149,8 @@ def value_facts(pair: Pair) -> str:
         if pair.sided:
             return f"They differ{where}: {kind_of(diff.got)} where {kind_of(diff.expected)} is expected."
         return f"They differ{where}{lead}: {pair.named(kind_of(diff.expected), kind_of(diff.got))}."
-    return f"They differ{where}{lead}: {pair.named(_show(diff.expected), _show(diff.got))}."
+    shown = (pair.literal(v) if v is None or isinstance(v, bool) else _show(v) for v in (diff.expected, diff.got))
+    return f"They differ{where}{lead}: {pair.named(*shown)}."  # `undefined` / `nil` in its language, not `None`
 
 
 # --- premises ---------------------------------------------------------------------------------------------
@@ -630,9 +637,12 @@ def _missing_items(short: list[Any], long: list[Any]) -> list[Any]:
 
 
 def _window(text: str, at: int) -> str:
-    """The text around position `at`: quoted when it is a string, as printed when its kind is unknown (Go's %v)."""
-    part = text[max(0, at - 10) : at + 20]
-    return _clip(str(part) if isinstance(text, Printed) else repr(part))
+    """The text around position `at`: quoted when it is a string, as printed when its kind is unknown (Go's %v);
+    `…` outside it where the text goes on, so an excerpt never reads as the whole value (`0.6835…`)."""
+    start, end = max(0, at - 10), at + 20
+    part = text[start:end]
+    shown = _clip(str(part) if isinstance(text, Printed) else repr(part))
+    return f"{'…' if start else ''}{shown}{'…' if end < len(text) else ''}"
 
 
 def _first_difference(a: str, b: str) -> int:

@@ -41,7 +41,7 @@ def reconcile(
             counts_source = "summary"
         summary = settled
     ran_something = summary.total > 0
-    crashed = False
+    crashed = unnamed = False
     if outcome.start_error is not None:
         crashed = True
         _add(cases, failures, make_failure("could not start the test command", message=outcome.start_error))
@@ -53,6 +53,9 @@ def reconcile(
     elif outcome.exit_code not in (0, None) and summary.failed == 0 and not outcome.cancelled:
         # always a failure of the run, "no tests found" included: the exit says the run failed and no test says why
         crashed = not ran_something
+        # an output that names no test (a plain `node test.js` stopping at its first failed assert) does not say
+        # how many checks ran before it stopped: not complete, unless the runner said it found no test
+        unnamed = crashed and not (variant is not None and variant.no_tests(output, outcome.exit_code))
         _add(cases, failures, _runner_failure(variant, output, outcome.exit_code))
     added = len(failures) - len(parsed.failures)  # synthetic failures: each one more failed case
     if added:
@@ -74,6 +77,10 @@ def reconcile(
         complete = False
         warnings.append(f"{parsed.unreported}: the number of passed tests is unknown; `passed` counts only the tests "
                         "the output names")  # fmt: skip
+    elif unnamed:
+        complete = False
+        warnings.append("the output names no test, so how many tests or checks ran (and passed) before the run failed "
+                        "is unknown: `passed` counts only the tests the output names")  # fmt: skip
     ok = outcome.exit_code == 0 and summary.failed == 0 and summary.total > 0 and not outcome.timed_out
     subtests = None
     if parsed.subtests_failed or parsed.subtests_passed:

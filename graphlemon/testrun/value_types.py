@@ -19,10 +19,12 @@ from __future__ import annotations
 import ast
 import io
 import json
+import math
 import re
 import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any, get_args
 
 from .result_models import ValueGrammar
@@ -67,6 +69,35 @@ class Printed(str):
     """A value printed without its type (Go's `%v` of a string, a struct, a slice): its text is known, its kind not."""
 
     __slots__ = ()
+
+
+class Numeral(float):
+    """A number read from text, kept as the text printed it: a hint quotes `1.50` as `1.50`, never as the float
+    re-printed (`1.5`). Only a numeral a binary float holds without loss is one (`numeral`)."""
+
+    __slots__ = ("text",)
+
+    def __new__(cls, text: str) -> Numeral:
+        number = super().__new__(cls, text)
+        number.text = text
+        return number
+
+    def __repr__(self) -> str:
+        return self.text
+
+    __str__ = __repr__
+
+
+def numeral(text: str) -> int | float | Printed:
+    """A printed decimal numeral as a number, kept as printed: an integer exactly; a fraction only when a binary
+    float holds it without loss (`0.1` is read back as `0.1`); else its text, kind unknown (a 110-digit decimal
+    of an arbitrary-precision type is no float, and re-printing it as one would state other digits)."""
+    if not any(c in text for c in ".eE"):
+        return int(text)
+    value = float(text)
+    if not math.isfinite(value) or Decimal(repr(value)) != Decimal(text):
+        return Printed(text)
+    return Numeral(text)
 
 
 class Unknown:
@@ -136,7 +167,7 @@ def parse_pair(
 
 
 def _json(text: str) -> Any:
-    return json.loads(text)
+    return json.loads(text, parse_float=numeral)
 
 
 # --- Python reprs -------------------------------------------------------------------------------
@@ -327,8 +358,8 @@ class _Reader:
         number = self._NUMBER.match(self.text, self.at)
         if number:
             self.at = number.end()
-            literal = number.group(0).rstrip("n")
-            return float(literal) if any(c in literal for c in ".eE") else int(literal)
+            literal = number.group(0)
+            return int(literal[:-1]) if literal.endswith("n") else numeral(literal)
         ident = self._IDENT.match(self.text, self.at)
         if ident:
             self.at = ident.end()
@@ -431,7 +462,7 @@ def _go(text: str) -> Any:
     if _GO_NUMBER.fullmatch(text):
         if text.lstrip("+-") in ("Inf", "NaN"):
             return float(text.replace("Inf", "inf").replace("NaN", "nan"))
-        return float(text) if any(c in text for c in ".eE") else int(text)
+        return numeral(text)
     if text in ("true", "false"):
         return text == "true"
     if text in ("<nil>", "nil"):
@@ -587,7 +618,9 @@ def kind_of(value: Any) -> str:
         return "a string"
     if value is None:
         return "nothing (None/null/undefined)"
-    if isinstance(value, list | tuple):
+    if isinstance(value, tuple):  # only a Python repr prints one: named as its repr shows it
+        return "a tuple"
+    if isinstance(value, list):
         return "a list"
     if isinstance(value, frozenset):
         return "a set"

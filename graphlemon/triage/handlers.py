@@ -17,10 +17,10 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
-from functools import cache
 from pathlib import PurePosixPath
 from typing import Any
 
+from ..testrun.js_source import js_parser
 from .code_records import CodeRoute, SourceFile
 from .sdd import normalize_path
 
@@ -184,21 +184,6 @@ def _py_status(node: ast.AST | None) -> int | None:
 # -- JavaScript / TypeScript (tree-sitter) ---------------------------------------------------
 
 _FUNCTIONS = {"arrow_function", "function_expression", "function", "function_declaration"}
-
-
-@cache
-def js_parser(suffix: str) -> Any:
-    from tree_sitter import Language, Parser
-
-    if suffix in (".ts", ".tsx"):
-        import tree_sitter_typescript as tsts
-
-        lang = tsts.language_tsx() if suffix == ".tsx" else tsts.language_typescript()
-    else:
-        import tree_sitter_javascript as tsjs
-
-        lang = tsjs.language()
-    return Parser(Language(lang))
 
 
 def js_routes(sources: list[SourceFile]) -> list[CodeRoute]:

@@ -176,7 +176,9 @@ def test_node_assert_diff_gives_both_values_when_node_leaves_them_out():
     assert node_assert_diff(error) == ("<ref *1> [Function] {\n  name: 'hello-world'\n}", "undefined")
     assert node_assert_diff("+ actual - expected\n\n+ 'ab'\n- 'aB'\n   ^\n") == ("'aB'", "'ab'")
     failure = make_failure("t", message=error)
-    assert failure.got == "undefined" and "produced nothing" in build_hint(failure)
+    # the diff's legend names node's argument positions: with no test source to side them, they stay node's
+    assert failure.got is None and failure.operands.first == "undefined"
+    assert "actual argument: null/undefined, expected argument: <ref *1>" in build_hint(failure)
     missing = make_failure("npm-test: run failed", message="> pkg@1.0.0 test:typescript\n> tsd\nsh: 1: tsd: not found")
     assert build_hint(missing).startswith("`tsd` is not found where the test script runs it")
 

@@ -148,9 +148,11 @@ def test_a_sentence_gives_its_values_only_when_each_is_one_whole_value():
     assert whole_value("[1 2 [3]]") and not whole_value("[1] [2]") and not whole_value("'a' 'b'")
 
 
-def test_nodes_legacy_equal_message_has_the_actual_first():
+def test_nodes_legacy_equal_message_has_the_actual_argument_first():
     found = compared_in("AssertionError [ERR_ASSERTION]: '1  3/7' == '1 3/7'")
-    assert found is not None and (found.first, found.second, found.expected_at) == ("'1  3/7'", "'1 3/7'", 1)
+    assert found is not None and (found.first, found.second) == ("'1  3/7'", "'1 3/7'")
+    # argument positions, not sides: which one is expected is the test's source's to show (js_source)
+    assert found.expected_at is None and found.labels == ("actual argument", "expected argument")
     assert compared_in("AssertionError [ERR_ASSERTION]: one two == three") is None
 
 

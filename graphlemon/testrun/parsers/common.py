@@ -65,7 +65,7 @@ def make_failure(
     else:
         operands = Operands(grammar=grammar)
     return TestFailure(
-        name=name.strip() or UNNAMED,
+        name=name if name.strip() else UNNAMED,  # verbatim, as its case: a test named " -> " keeps its spaces
         file=file or None,
         line=line if isinstance(line, int) and line > 0 else None,
         message=clip(message or detail or "failed (no message)", MESSAGE_CHARS),

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from ..assertions import VALUE_CHARS, Compared, compared_in, sided
+from ..assertions import VALUE_CHARS, Compared, compared_in, sided, split_proven
 from ..output_text import clip
 
 _LOCATION = re.compile(r"^(?P<indent>\s+)(?P<file>[\w./-]+\.go):(?P<line>\d+): (?P<message>.*)$")
@@ -58,6 +58,7 @@ _LINE_PAIR_WANT_FIRST = re.compile(r"^\s*want:?[ \t]+(?P<e>\S.*?)\s*\n\s*got:?[ 
 # `got:\n<block>\nwant:\n<block>` (either order): the blocks run to the next label or the end
 _BLOCKS = re.compile(r"^\s*got:\s*\n(?P<g>(?:.*\n)*?)\s*want:\s*\n(?P<e>(?:.*\n?)*)", re.M)
 _BLOCKS_WANT_FIRST = re.compile(r"^\s*want:\s*\n(?P<e>(?:.*\n)*?)\s*got:\s*\n(?P<g>(?:.*\n?)*)", re.M)
+_LABELLED_BLOCKS = (_BLOCKS, _BLOCKS_WANT_FIRST)  # each value is the lines under its own label: its words are its own
 _DIFF_HEADER = re.compile(
     r"\((?P<first>[-+])(?P<a>want|got|expected|actual) (?P<second>[-+])(?P<b>want|got|expected|actual)\)"
 )
@@ -72,7 +73,7 @@ def go_compared(message: str) -> Compared | None:
         return sided(diff[0], diff[1], "go", ("want", "got"))
     for pattern in (_BLOCKS, _BLOCKS_WANT_FIRST, _GOT_WANT, _CALL_EQUALS, _LINE_PAIR_WANT_FIRST):
         match = pattern.search(message)
-        if match:
+        if match and (pattern in _LABELLED_BLOCKS or split_proven(match["e"], match["g"])):
             expected, got = match["e"].rstrip("\n"), match["g"].rstrip("\n")
             if expected.strip() and got.strip() and expected != got:
                 return sided(clip(expected, VALUE_CHARS), clip(got, VALUE_CHARS), "go", ("want", "got"))

@@ -59,7 +59,8 @@ def _parse_assertion(run: ParsedRun, assertion: dict[str, Any], file: str | None
     titles = assertion.get("ancestorTitles")
     # vitest 1.0 puts the file's unnamed suite first: ['', 'describe', ...]
     titles = [to_str(t) for t in titles if to_str(t).strip()] if isinstance(titles, list) else []
-    title = (to_str(assertion.get("title")) or to_str(assertion.get("fullName"))).strip() or UNNAMED
+    given = to_str(assertion.get("title")) or to_str(assertion.get("fullName"))
+    title = given if given.strip() else UNNAMED  # kept verbatim: a test named " -> " keeps its spaces
     name = " > ".join([*titles, title])
     full_name = to_str(assertion.get("fullName")) or " ".join([*titles, title])
     location = assertion.get("location") if isinstance(assertion.get("location"), dict) else {}

@@ -27,7 +27,8 @@ def parse_jest_text(output: str) -> ParsedRun:
             + [len(output)]
         )
         body = output[bullet.end() : end]
-        name = bullet["name"].strip().replace(" › ", " > ") or UNNAMED
+        given = bullet["name"].rstrip("\r")  # verbatim: a test named " -> " keeps its spaces
+        name = given.replace(" › ", " > ") if given.strip() else UNNAMED
         line = re.search(rf"{re.escape(file)}:(\d+)", body) if file else None
         if name == "Test suite failed to run":
             name, message = file or "(test file)", "suite failed to run: " + first_paragraph(body)
