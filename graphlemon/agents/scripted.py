@@ -36,6 +36,10 @@ class ScriptedExecutor:
     def from_file(cls, path: Path | str) -> ScriptedExecutor:
         return cls(Playbook.load(path))
 
+    def plays(self, role: str) -> bool:
+        """Whether the playbook scripts `role` at all (a role it does not script is left to GraphLemon's own rules)."""
+        return any(t.match.role == role for t in self.playbook.turns)
+
     def run(self, request: AgentRequest, ctx: ToolContext) -> AgentResult:
         with self._mutex:
             index, turn = self.playbook.select(

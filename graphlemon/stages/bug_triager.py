@@ -34,6 +34,15 @@ def triage_integration(session: LoopSession, loop_round: int, attempt: int, run_
     return outcome
 
 
+def _triager(session: LoopSession):
+    """The executor that triages: a model backend, or a scripted playbook that scripts the bug-triager (labelled
+    scripted, as all its output); else None, the rules."""
+    executor = session.executor
+    if session.config.executor != "scripted" or executor.plays("bug-triager"):
+        return executor
+    return None
+
+
 def _triage(
     session: LoopSession, run_id: str, failures: list[IntegrationFailure], workdir: Path, nid: str
 ) -> IntegrationOutcome:
@@ -41,7 +50,7 @@ def _triage(
     from ..triage import failure_signature, triage_run
 
     verdict = triage_run(
-        session.project, run_id, executor=session.executor if session.config.executor != "scripted" else None,
+        session.project, run_id, executor=_triager(session),
         task_id=session.task_id, node_exec_id=nid, code_root=workdir,
     )  # fmt: skip
     category = verdict.category

@@ -277,7 +277,6 @@ class QuotaWait:
                 self.probes_failed += 1
                 self.last_error = exc.message[:300]
 
-
     def _sleep(self, delay: float) -> None:
         """Sleep `delay` on the clock, a person's stop checked before and between its slices (a stop ends the
         wait; the turn never ran, so nothing is half-written)."""
@@ -309,6 +308,11 @@ class QuotaAwareExecutor:
         self.clock: Clock = clock or SystemClock()
         self.name = inner.name
         self.secrets = getattr(inner, "secrets", ())
+
+    def plays(self, role: str) -> bool:
+        """Whether the wrapped executor plays `role` (a scripted playbook may leave a role out; a model plays all)."""
+        plays = getattr(self.inner, "plays", None)
+        return plays(role) if plays is not None else True
 
     @property
     def gate(self) -> TaskGate:

@@ -1,20 +1,10 @@
-"""The decider: findings in, one verdict out. Only the mechanisms whose verdicts were right ≥ 95 % of the time on
-sets their rules were not shaped on decide (`KEPT`, derived from `MEASURED`, docs/triage.md "The decider"); a
-measured mechanism below that bar only suggests, at the precision it measured, below auto-apply; every other
-finding is a fact for the agent or a person, never a verdict.
+"""The decider: findings in, one verdict out (docs/triage.md, "The decider and the mechanisms it keeps").
 
-    a kept finding, and every finding (kept or not) pointing to the same
-    category and units                                                      → that verdict, at its confidence
-    no kept finding, a suggesting one (measured precision ≥ 0.5), and every
-    finding pointing to the same category and units                         → that category, "suggested", at
-                                                                               min(its confidence, its precision,
-                                                                               SUGGESTED): a person confirms
-        environment findings count only in the environment's own voice (the runner, the OS, a service outside
-        the project) at or before the failing step, and not when the environment hypothesis was dropped
-        (`without={"environment"}`: a re-run failed the same way)
-    findings that point to different verdicts, or none that decides or
-    suggests                                                                → spec_ambiguous at FACTS_ONLY,
-                                                                               the findings laid out for a person
+A kept finding (`KEPT`: right >= 95 % on sets its rules were not shaped on) with every finding agreeing on the
+category and units → that verdict; else a suggesting one (`SUGGESTING`: 50-95 %) with every finding agreeing →
+its category, suggested, below auto-apply; else spec_ambiguous at FACTS_ONLY with the findings for a person.
+Environment findings count only in the environment's voice, at or before the failing step, and not once the
+environment hypothesis was dropped (`without={"environment"}`: a re-run failed the same way).
 """
 
 from __future__ import annotations
@@ -52,25 +42,26 @@ SUGGESTED = 0.6  # the most a suggestion claims, whatever its mechanism measured
 # Measured with benchmarks/bench_triage.py --mechanisms: each fresh set run through the rules at the commit it was
 # written against (unseen), plus the held-out set; precision = right / fired. red45b (issue 45's second red team,
 # 40 scenarios at 8febc7b) took impl:uncaught, impl:status_differs, impl:field_missing, impl:limit_violated,
-# impl:call, contract:status_differs, infra:dns and infra:backing_service below the bar.
+# impl:call, contract:status_differs, infra:dns and infra:backing_service below the bar; red45c (the third, 38 at
+# 10a53a6) impl:call_formula, contract:path_differs, impl:status_unproduced and three environment kinds.
 MEASURED: dict[str, Measured] = {
-    "infra:port_in_use": Measured("infra_flake", 5, 5, "final, blind, blind2, blind3, holdout"),
-    "infra:disk_full": Measured("infra_flake", 6, 6, "after, last, blind, blind3, blind4, red45b"),
-    "infra:dns": Measured("infra_flake", 5, 6, "before, blind, blind3, blind4, holdout, red45b"),
+    "infra:port_in_use": Measured("infra_flake", 6, 7, "final, blind, blind2, blind3, holdout, red45c (1/2)"),
+    "infra:disk_full": Measured("infra_flake", 6, 7, "after, last, blind, blind3, blind4, red45b, red45c (0/1)"),
+    "infra:dns": Measured("infra_flake", 5, 7, "before, blind, blind3, blind4, holdout, red45b (0/1), red45c (0/1)"),
     "infra:missing_dependency": Measured("infra_flake", 3, 3, "blind, blind2, holdout"),
     "infra:out_of_resources": Measured("infra_flake", 1, 1, "holdout"),
-    "infra:backing_service": Measured("infra_flake", 5, 7, "before, after, last, blind, blind4, red45b"),
-    "infra:external_service": Measured("infra_flake", 1, 1, "blind5"),
-    "impl:uncaught": Measured("impl_bug", 6, 11, "blind, blind3, red45b (4/9)"),
+    "infra:backing_service": Measured("infra_flake", 5, 8, "before, after, last, blind, blind4, red45b (0/1), red45c (0/1)"),
+    "infra:external_service": Measured("infra_flake", 1, 3, "blind5, red45c (0/2)"),
+    "impl:uncaught": Measured("impl_bug", 7, 12, "blind, blind3, red45b (4/9), red45c (1/1)"),
     "impl:status_differs": Measured("impl_bug", 4, 6, "after, final, last, red45b (1/3)"),
-    "impl:field_missing": Measured("impl_bug", 3, 5, "after, final, red45b (1/3)"),
+    "impl:field_missing": Measured("impl_bug", 4, 6, "after, final, red45b (1/3), red45c (1/1)"),
     "impl:limit_violated": Measured("impl_bug", 4, 6, "after, last, blind3, holdout, red45b (0/2)"),
-    "impl:status_unproduced": Measured("impl_bug", 1, 1, "holdout"),
+    "impl:status_unproduced": Measured("impl_bug", 1, 2, "holdout, red45c (0/1)"),
     "impl:call": Measured("impl_bug", 1, 3, "holdout (with impl:call_formula), red45b (0/2)"),
-    "impl:call_formula": Measured("impl_bug", 1, 1, "holdout"),
+    "impl:call_formula": Measured("impl_bug", 2, 12, "holdout, red45c (1/11)"),
     "contract:status_differs": Measured("contract_mismatch", 8, 11, "final, last, blind (2), blind2, blind3, holdout (2), red45b (0/3)"),
     "contract:field_missing": Measured("contract_mismatch", 5, 8, "after, blind, blind3, final, holdout, last"),
-    "contract:path_differs": Measured("contract_mismatch", 6, 6, "after, final, last, blind, blind2, red45b"),
+    "contract:path_differs": Measured("contract_mismatch", 8, 11, "after, final, last, blind, blind2, red45b, red45c (2/5)"),
 }  # fmt: skip
 KEPT = {rule: m for rule, m in MEASURED.items() if m.precision >= KEEP_PRECISION}
 SUGGESTING = {rule: m for rule, m in MEASURED.items() if SUGGEST_PRECISION <= m.precision < KEEP_PRECISION}
@@ -123,7 +114,7 @@ def decide(ctx: RunContext, findings: list[Finding], without: frozenset[str] = f
     suggesting = [f for f in findings if admissible(f, without, SUGGESTING)]
     if not kept and suggesting and len(pointing) == 1:
         return suggestion(findings, max(suggesting, key=lambda f: f.confidence))
-    return facts_only(ctx, findings, kept)
+    return facts_only(ctx, findings, disagree=len(pointing) > 1)
 
 
 def suggestion(findings: list[Finding], best: Finding) -> Finding:
@@ -140,11 +131,11 @@ def suggestion(findings: list[Finding], best: Finding) -> Finding:
     return best
 
 
-def facts_only(ctx: RunContext, findings: list[Finding], kept: list[Finding]) -> Finding:
+def facts_only(ctx: RunContext, findings: list[Finding], disagree: bool = False) -> Finding:
     """No kept mechanism decides (or two disagree): spec_ambiguous below auto-apply, the findings for a person."""
     failure = ctx.result.failures[0]
     what = f"case {failure.case} step {failure.step} received {describe(failure.got)} instead of {describe(failure.expected)}"
-    if kept:
+    if disagree:
         why = "the findings point to different verdicts: " + "; ".join(_fact(f) for f in findings[:4])
     elif findings:
         why = "no mechanism the decider keeps found it; the facts: " + "; ".join(_fact(f) for f in findings[:4])

@@ -40,6 +40,21 @@ def make_scenario(name: str, tmp_path: Path) -> Scenario:
 
 
 @pytest.fixture
+def keep(monkeypatch):
+    """`keep("infra:disk_full", ...)`: those measured mechanisms decide as kept ones do, for a test of what a kept
+    mechanism does (which are kept today is a measurement: decider.MEASURED, tests/triage/test_decider.py)."""
+    from graphlemon.triage.decider import KEPT, MEASURED, SUGGESTING
+
+    def _keep(*rules: str) -> None:
+        for rule in rules:
+            monkeypatch.setitem(KEPT, rule, MEASURED[rule])
+            if rule in SUGGESTING:
+                monkeypatch.delitem(SUGGESTING, rule)
+
+    return _keep
+
+
+@pytest.fixture
 def scenario(tmp_path):
     """`scenario("cm01_expired_token_accepted")` → a Scenario in a temp project."""
     return lambda name: make_scenario(name, tmp_path)

@@ -72,7 +72,8 @@ def test_a_retried_connection_at_start_up_that_then_succeeded_is_noise(tmp_path)
     assert [s.kind for s in environment_signals(ctx, ctx.result.failures[0])] == []
 
 
-def test_an_outside_hosts_throttling_is_the_service_speaking_and_a_loopback_stub_is_the_fixture(tmp_path):
+def test_an_outside_hosts_throttling_is_the_service_speaking_and_a_loopback_stub_is_the_fixture(tmp_path, keep):
+    keep("infra:external_service")
     outside = {"case": "place-order", "step": 0, "unit_id": None, "method": "GET", "status": 503,
                "url": "https://api.tariffs.example/v1/rates", "response_body": "Service Unavailable"}  # fmt: skip
     verdict = classify(load_run(_project(tmp_path, "", trace=(outside, SERVED)), RUN_ID))

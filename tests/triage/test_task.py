@@ -9,12 +9,13 @@ pytestmark = pytest.mark.system
 
 
 @pytest.mark.slow
-def test_triage_run_task_writes_the_verdict_and_an_artifact(prefect_harness, scenario):
+def test_triage_run_task_writes_the_verdict_and_an_artifact(prefect_harness, scenario, keep):
     from prefect import flow
 
     from graphlemon.tasks.triage import triage_run
 
-    s = scenario("fb02_stock_path_renamed_consumer")  # contract:path_differs, a kept mechanism
+    keep("contract:path_differs")  # a verdict the loop applies: the task passes it on whole
+    s = scenario("fb02_stock_path_renamed_consumer")
 
     @flow
     def triage_flow():

@@ -56,8 +56,9 @@ def copy_run(s, new_id: str) -> None:
     (new / "result.json").write_text(json.dumps(result, indent=2))
 
 
-def test_second_triage_of_the_same_failure_escalates(scenario):
-    s = scenario("fb02_stock_path_renamed_consumer")  # contract:path_differs, a kept mechanism: auto-applied
+def test_second_triage_of_the_same_failure_escalates(scenario, keep):
+    keep("contract:path_differs")
+    s = scenario("fb02_stock_path_renamed_consumer")  # contract:path_differs, kept here: auto-applied
     first = triage_run(s.project, s.run_id)
     assert first.record.category == "contract_mismatch" and first.record.will_auto_apply
     copy_run(s, "int-0912-1500")
@@ -90,11 +91,12 @@ def test_second_triage_is_also_seen_through_the_bug_ledger(scenario):
     assert outcome.record.evidence_verified
 
 
-def test_low_confidence_is_never_auto_applied(scenario):
+def test_low_confidence_is_never_auto_applied(scenario, keep):
     s = scenario("sa03_delete_missing_contradiction")  # status_unproduced at 0.7: a verdict, below auto-apply
     outcome = triage_run(s.project, s.run_id)
     assert outcome.record.category == "impl_bug" and outcome.record.confidence < 0.8
     assert outcome.record.will_auto_apply is False
+    keep("contract:path_differs")
     s2 = scenario("fb02_stock_path_renamed_consumer")  # a kept mechanism at >= 0.8, every quote verified
     kept = triage_run(s2.project, s2.run_id)
     assert kept.record.confidence >= 0.8 and kept.record.will_auto_apply is True

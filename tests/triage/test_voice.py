@@ -90,7 +90,8 @@ def test_the_time_of_a_line_is_before_at_or_after_the_failing_step(tmp_path):
         ("", False),  # no tag: nobody can say who wrote it
     ],
 )
-def test_the_same_environment_words_decide_only_in_the_environments_voice(tmp_path, where, decides):
+def test_the_same_environment_words_decide_only_in_the_environments_voice(tmp_path, where, decides, keep):
+    keep("infra:disk_full")
     project = _project(tmp_path, log=f"2026-12-03T10:00:04Z {where} {DISK}\n".replace("Z  ", "Z "))
     verdict = classify(load_run(project, RUN_ID))
     if decides:
