@@ -431,8 +431,18 @@ function drawHead(head, pid, d) {
     t.note && !taken ? h("p", {}, h("b", {}, "note: "), t.note) : null].filter(Boolean));
 }
 
+// one request per click: `hold(true)` from the first click until the answer, and a second click meanwhile (a
+// double-click) sends nothing; `key` names what is in flight (a task's API base, a project's New goal form)
+const actionsInFlight = new Set(); // keys with a person's action sent and not yet answered
+async function oneAtATime(key, hold, send) {
+  if (actionsInFlight.has(key)) return;
+  actionsInFlight.add(key); hold(true);
+  try { await send(); } finally { actionsInFlight.delete(key); hold(false); }
+}
+// an action's id: the server runs an action once per id, whatever reaches it twice
+const newActionId = () => (crypto.randomUUID ? crypto.randomUUID() : `a-${Date.now()}-${Math.random().toString(36).slice(2)}`);
+
 // the human actions the task's state allows (the server sends them: `d.actions`), and whether anything runs it
-const actionsInFlight = new Set(); // tasks (their API base) with a person's action sent and not yet answered
 function actions(pid, d, msg) {
   const t = d.task; const allowed = new Set(d.actions || []);
   const next = d.next || { action: "none" };
@@ -440,18 +450,17 @@ function actions(pid, d, msg) {
   const budgetHref = `#/p/${encodeURIComponent(pid)}/t/${encodeURIComponent(t.task_id)}/budget`;
   const note = h("textarea", { id: "resume-note", placeholder: "What you decided (the coder sees it)" });
   // one id per drawn set of buttons: a double-click sends the same action twice, and the server runs it once
-  const actionId = (crypto.randomUUID ? crypto.randomUUID() : `a-${Date.now()}-${Math.random().toString(36).slice(2)}`);
-  // one request per click: the buttons are disabled from the first click until the answer (a redraw meanwhile too)
+  const actionId = newActionId();
+  // the buttons are disabled from the first click until the answer (a redraw meanwhile too)
   const post = async (what, body) => {
-    if (actionsInFlight.has(base)) return;
-    actionsInFlight.add(base); holdButtons(true);
-    try {
-      const res = await api("POST", `${base}/${what}`, { ...body, action_id: actionId });
-      const run = res.run ? ` Started graphlemon resume (process ${res.run.ref}); the graph follows it.` : "";
-      const told = res.message ? `${res.message}.` : res.task ? `The task is ${said(res.task.status, "status")}.` : "";
-      message(msg, null, what === "resume" ? `Resumed.${run}` : what === "run" ? run.trim() : told);
-    } catch (err) { message(msg, err); }
-    finally { actionsInFlight.delete(base); holdButtons(false); }
+    await oneAtATime(base, holdButtons, async () => {
+      try {
+        const res = await api("POST", `${base}/${what}`, { ...body, action_id: actionId });
+        const run = res.run ? ` Started graphlemon resume (process ${res.run.ref}); the graph follows it.` : "";
+        const told = res.message ? `${res.message}.` : res.task ? `The task is ${said(res.task.status, "status")}.` : "";
+        message(msg, null, what === "resume" ? `Resumed.${run}` : what === "run" ? run.trim() : told);
+      } catch (err) { message(msg, err); }
+    });
     if (window.glRefreshRun) window.glRefreshRun();
   };
   const holdButtons = (on) => document.querySelectorAll("#actions button").forEach((b) => { b.disabled = on; });
@@ -696,13 +705,16 @@ function pageGoal(pid) {
   const form = h("form", { class: "stack card", id: "goal-form" },
     h("label", { for: "goal-text" }, "Goal"), goal, h("label", { for: "goal-executor" }, "Executor"), executor, pbRow,
     h("label", { for: "goal-engine" }, "Engine (local run)"), engine,
-    h("label", { for: "goal-budget" }, "Budget (tokens, optional)"), budget, h("br"), h("button", { type: "submit" }, "Start"), msg);
-  form.addEventListener("submit", async (e) => {
-    e.preventDefault();
+    h("label", { for: "goal-budget" }, "Budget (tokens, optional)"), budget, h("br"), h("button", { type: "submit", id: "goal-start" }, "Start"), msg);
+  let actionId = newActionId(); // one goal per id: a new one once a goal started
+  const holdStart = (on) => { form.querySelector("#goal-start").disabled = on; };
+  form.addEventListener("submit", (e) => { e.preventDefault(); oneAtATime(`goal ${pid}`, holdStart, startGoal); });
+  const startGoal = async () => {
     const body = { goal: goal.value, executor: executor.value, playbook: executor.value === "scripted" ? playbook.value : null, engine: engine.value,
-      budget_tokens: budget.value.trim() ? Number(budget.value) : null };
+      budget_tokens: budget.value.trim() ? Number(budget.value) : null, action_id: actionId };
     try {
       const res = await api("POST", `/api/projects/${encodeURIComponent(pid)}/goals`, body);
+      actionId = newActionId();
       if (res.mode === "deployment") { message(msg, null, `Started the devloop deployment: flow run ${res.ref}`); return; }
       message(msg, null, `Started graphlemon run (process ${res.ref}; log .graphlemon/${res.log}).`);
       msg.append(" ", h("a", { href: `#/p/${encodeURIComponent(pid)}`, id: "to-dashboard" }, "Dashboard →"));
@@ -717,7 +729,7 @@ function pageGoal(pid) {
         } }, "Make a first commit of the folder")));
       }
     }
-  });
+  };
   const launchBox = h("div", { id: "launch" });
   main().replaceChildren(h("h1", {}, "New goal"), form, launchBox);
 }
@@ -729,14 +741,14 @@ function followLaunch(pid, launchId, box) {
     if (!box.isConnected) return;
     try {
       const l = await api("GET", `/api/projects/${pidq}/launches/${encodeURIComponent(launchId)}`);
-      const task = l.task_id ? h("a", { href: `#/p/${pidq}/t/${encodeURIComponent(l.task_id)}`, id: "launch-task" }, l.task_id) : "no task yet";
+      const task = l.task_id ? h("a", { href: `#/p/${pidq}/t/${encodeURIComponent(l.task_id)}`, id: "launch-task" }, l.task_id) : "not created yet";
       box.dataset.state = l.state;
       if (l.state === "failed") {
         box.replaceChildren(h("div", { class: "msg error", id: "launch-failed" }, `The run failed (exit code ${l.returncode ?? "unknown"}; task: `, task, "):",
           h("pre", { class: "launch-tail" }, l.log_tail || "(no output)")));
         return;
       }
-      box.replaceChildren(h("p", { class: l.state === "running" ? "msg info" : "msg ok" }, l.state === "running" ? "Running: task " : "The run ended: task ", task));
+      box.replaceChildren(h("p", { class: l.state === "running" ? "msg info" : "msg ok" }, l.state === "running" ? "Running; its task: " : "The run ended; its task: ", task));
       if (l.state === "running") setTimeout(tick, 1500);
     } catch (err) { message(box, err); }
   };

@@ -1,0 +1,102 @@
+"""A goal started from the console's New goal is started once per click: the Start button sends one request from
+the first click until the answer (a double-click too), and the server starts one run per action id, whatever
+reaches it twice (two requests racing with the same id: one launch, the other answered `repeated`). Real
+`graphlemon run` processes on the scripted snake demo (labelled scripted), killed once counted; real headless
+Chromium for the button. Screenshots under the test's tmp dir and tests/.screenshots/."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from browser_kit import console_page
+
+from graphlemon.console.launch import launches
+from graphlemon.project import init_project
+
+pytestmark = pytest.mark.system
+
+ROOT = Path(__file__).resolve().parents[2]
+SNAKE = ROOT / "examples" / "snake"
+
+
+def snake_project(tmp_path: Path, registry):
+    import shutil
+
+    repo = tmp_path / "snake"
+    shutil.copytree(SNAKE / "repo", repo)
+    for cmd in (["init", "-q", "-b", "main"], ["add", "-A"],
+                ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "empty snake package"]):  # fmt: skip
+        subprocess.run(["git", *cmd], cwd=repo, check=True)
+    handle = init_project(repo).project
+    registry.register(handle)
+    return handle
+
+
+def end_launches(handle) -> None:
+    """The runs these tests started, ended (each is its own process group)."""
+    for launch in launches(handle):
+        try:
+            os.killpg(launch.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+GOAL = {"goal": "Implement a snake game", "executor": "scripted", "playbook": str(SNAKE / "playbook.yaml"),
+        "engine": "direct", "budget_tokens": 6000}  # fmt: skip
+
+
+def test_two_requests_of_one_goal_action_start_one_run(tmp_path):
+    from starlette.testclient import TestClient
+
+    from graphlemon.console.app import TOKEN_HEADER, ConsoleSettings, create_app
+    from graphlemon.console.project_registry import ProjectRegistry
+
+    registry = ProjectRegistry(tmp_path / "config")
+    handle = snake_project(tmp_path, registry)
+    token = "g" * 32
+    app = create_app(ConsoleSettings(token=token, registry=registry))
+    url = f"/api/projects/{handle.project_id}/goals"
+    try:
+        with TestClient(app, base_url="http://127.0.0.1:8766", cookies={"graphlemon_console": token}) as client:
+            def send(body):
+                return client.post(url, json=body, headers={TOKEN_HEADER: token}).json()
+
+            with ThreadPoolExecutor(2) as pool:  # a double-click's two requests, at once
+                answers = list(pool.map(send, [{**GOAL, "action_id": "goal-1"}] * 2))
+            assert len({a["launch_id"] for a in answers}) == 1, answers
+            assert sorted(bool(a.get("repeated")) for a in answers) == [False, True]
+            assert len(launches(handle)) == 1
+            other = send({**GOAL, "action_id": "goal-2"})  # another action is another goal
+            assert "repeated" not in other and len(launches(handle)) == 2
+    finally:
+        end_launches(handle)
+
+
+@pytest.fixture
+def page(browser, request, tmp_path, server):
+    yield from console_page(browser, request, tmp_path, server, viewport=(1300, 900))
+
+
+def test_a_double_clicked_start_sends_one_request(page, server, registry, tmp_path):
+    handle = snake_project(tmp_path, registry)
+    posts: list[str] = []
+    page.on("request", lambda r: posts.append(r.url) if r.method == "POST" and r.url.endswith("/goals") else None)
+    try:
+        page.goto(f"{server.url}/#/p/{handle.project_id}/goal")
+        page.fill("#goal-text", GOAL["goal"])
+        page.fill("#goal-playbook", GOAL["playbook"])
+        page.select_option("#goal-engine", "direct")
+        page.fill("#goal-budget", "6000")
+        page.dblclick("#goal-start")
+        page.wait_for_selector("#goal-msg.ok")
+        page.wait_for_selector("#goal-start:not([disabled])")
+        page.shot("started-once")
+        assert len(posts) == 1, posts
+        assert len(launches(handle)) == 1
+    finally:
+        end_launches(handle)
