@@ -100,3 +100,19 @@ def test_a_double_clicked_start_sends_one_request(page, server, registry, tmp_pa
         assert len(launches(handle)) == 1
     finally:
         end_launches(handle)
+
+
+def test_the_runs_page_says_no_run_holds_a_task_nothing_runs(page, server, registry, tmp_path):
+    """A queued task (after `budget set`) and an interrupted one (its run killed): neither is "going on"."""
+    from graphlemon.taskboard import TaskBoard
+
+    handle = snake_project(tmp_path, registry)
+    board = TaskBoard(handle.ledger)
+    queued = board.create("queued, nothing picks it up").task_id
+    interrupted = board.create("its run was killed").task_id
+    board.transition(interrupted, "planning")
+    page.goto(f"{server.url}/#/runs")
+    for tid in (queued, interrupted):
+        row = page.wait_for_selector(f"#runs-table tr[data-task='{tid}']")
+        assert "no run holds it" in row.inner_text() and "going on" not in row.inner_text(), row.inner_text()
+    page.shot("runs-nothing-runs")

@@ -261,6 +261,8 @@ def test_runs_across_projects_logs_and_artifact_pages(client, project, registry,
     assert {(r["project_id"], r["task_id"]) for r in runs["runs"]} == {(project.project_id, first.task_id),
                                                                        (other.project_id, second.task_id)}  # fmt: skip
     assert next(r for r in runs["runs"] if r["task_id"] == first.task_id)["words"] == "needs you: not converging"
+    # whether a run holds each task, from its lease as on the task page: a queued task nothing runs is idle
+    assert {r["task_id"]: r["run"] for r in runs["runs"]} == {first.task_id: None, second.task_id: "idle"}
     assert client.get(f"/api/projects/{project.project_id}/logs").json() == {"logs": []}
     rec = ArtifactStore(project.ledger).write("code_diff", "@@ -1 +1 @@\n-old\n+new <script>\n", unit_id="u",
                                               task_id=first.task_id)  # fmt: skip

@@ -1198,6 +1198,14 @@ async function pageArtifact(pid, aid) {
   } catch (err) { message(box, err); }
 }
 
+// a row's "ended" and "took" cells: a task not ended is going on only while a run holds it (`r.run`, its lease)
+function runTimes(r) {
+  const cell = (...kids) => h("td", { class: "time" }, ...kids);
+  if (r.ended) return [cell(fmtWhen(r.ended)), cell(fmtDuration(r.duration_s))];
+  if (noRun({ run: { state: r.run } })) return [cell(h("span", { class: "muted" }, "no run holds it")), cell("not running since ", fmtWhen(r.updated_at))];
+  return [cell("—"), cell("going on")];
+}
+
 // -- every run across the listed projects: #/runs?status=…&since=… ----------------------------------------------------
 const SINCE = { "": "any time", "1": "the last 24 hours", "7": "the last 7 days", "30": "the last 30 days" };
 async function pageRuns(query) {
@@ -1222,8 +1230,7 @@ async function pageRuns(query) {
           h("td", {}, h("a", { href: `#/p/${encodeURIComponent(r.project_id)}` }, r.project)),
           h("td", { class: "id" }, h("a", { href: `#/p/${encodeURIComponent(r.project_id)}/t/${encodeURIComponent(r.task_id)}` }, r.task_id)),
           h("td", {}, pill(r.status, r.blocked_reason)), h("td", { class: "goal" }, r.goal_text),
-          h("td", { class: "time" }, fmtWhen(r.started)), h("td", { class: "time" }, fmtWhen(r.ended)),
-          h("td", { class: "time" }, r.duration_s === null ? "going on" : fmtDuration(r.duration_s))))) : null);
+          h("td", { class: "time" }, fmtWhen(r.started)), ...runTimes(r)))) : null);
   };
   box.replaceChildren(h("div", { class: "filters card", id: "runs-filters" }, h("label", { class: "filter" }, "status ", status),
     h("label", { class: "filter" }, "started ", since)), table);
