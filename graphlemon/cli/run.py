@@ -383,11 +383,15 @@ class _Follower:
             return  # (the run itself reports the error)
 
     def flush(self) -> None:
+        from ..wording import event_words, printable, summary_words
+
         events = self.ledger.read("timeline")
         for e in events[self.seen :]:
             if e.task_id in (self.task_id, None):
                 unit = f" [{e.unit_id}]" if e.unit_id else ""
-                self.out.print(f"  {e.ts:%H:%M:%S} {e.event:<13}{unit} {e.summary}", highlight=False, markup=False)
+                said = printable(summary_words(e.event, e.summary))
+                self.out.print(f"  {e.ts:%H:%M:%S} {event_words(e.event):<13}{unit} {said}", highlight=False,
+                               markup=False)  # fmt: skip
         self.seen = len(events)
 
     def stop(self) -> None:

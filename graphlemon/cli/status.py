@@ -21,7 +21,7 @@ def register(app: typer.Typer) -> None:
         wide: WideOpt = False,
     ) -> None:
         """The project's tasks, blocked ones first with their reason and evidence pack; or one task in detail.
-        Tables fit the terminal (task ids as their shortest unique prefix; --wide: every column)."""
+        Tables fit the terminal (task ids shown whole, a unique prefix names one too; --wide: every column)."""
         from ..bugs import BugTracker
         from ..lease import current, run_state
         from ..models import LEDGER_FILES, EscalationRecord, NodeEvent

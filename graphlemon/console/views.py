@@ -24,7 +24,7 @@ from ..models import (
     TimelineEvent,
     UsageRecord,
 )
-from ..wording import status_words
+from ..wording import status_words, summary_words
 
 # the dashboard's order: what needs a person or is moving first, finished last
 STATUS_ORDER = {
@@ -127,8 +127,9 @@ def task_detail(records: Records, task_id: str, nodes: list[dict] | None = None)
     return {
         "task": task.model_dump(mode="json"),
         "nodes": nodes,
-        "timeline": [
-            e.model_dump(mode="json", include={"ts", "event", "unit_id", "summary", "ref"})
+        "timeline": [  # `said`: the summary in people's words (wording.summary_words); `summary` as recorded
+            {**e.model_dump(mode="json", include={"ts", "event", "unit_id", "summary", "ref"}),
+             "said": summary_words(e.event, e.summary)}
             for e in timeline[-TIMELINE_LIMIT:]
         ],
         "timeline_total": len(timeline),

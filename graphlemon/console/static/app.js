@@ -46,6 +46,7 @@ const pill = (status, reason) => h("span", { class: `pill s-${status}`, dataset:
 // state running or stopping, lease since >= the task's update) is a resume: the task is being resumed from the moment
 // the lease is taken, not from its run's first event. (The run that blocked the task, still letting go, took it before.)
 const BLOCKED_TASK = new Set(["blocked_pending_human", "paused"]);
+const ENDED_TASK = new Set(["done", "abandoned"]);
 const resuming = (task, run) => Boolean(task && BLOCKED_TASK.has(task.status) && run && (run.state === "running" || run.state === "stopping")
   && run.lease && new Date(run.lease.since) >= new Date(task.updated_at));
 const taskPill = (task, run) => (resuming(task, run)
@@ -421,7 +422,7 @@ function drawHead(head, pid, d) {
     h("h1", {}, `${t.task_id} `, taskPill(t, d.run), refusedBadge(d.violations ? d.violations.count : 0)),
     h("p", { class: "goal" }, t.goal_text),
     h("p", { id: "task-times", class: "muted" }, "started ", fmtWhen(times.started),
-      times.ended ? [" · stopped ", fmtWhen(times.ended), ` · took ${fmtDuration(times.duration_s)}`]
+      times.ended ? [ENDED_TASK.has(t.status) ? " · ended " : " · stopped ", fmtWhen(times.ended), ` · took ${fmtDuration(times.duration_s)}`]
         : noRun(d) ? [" · no run since ", fmtWhen(t.updated_at)] : [" · going on for ", h("span", { id: "task-elapsed" }, fmtDuration((Date.now() - new Date(times.started)) / 1000))],
       flowRuns.length ? " · " : "", flowRuns.flatMap((a, i) => (i ? [", ", a] : [a]))),
     h("p", { id: "task-params", class: "muted" }, limits.join(" · "), p.playbook ? [" · playbook ", h("code", {}, p.playbook)] : ""),
@@ -534,7 +535,7 @@ function refusedList(pid, d) {
 }
 function drawRest(rest, pid, d) {
   const tl = h("table", { id: "timeline" }, h("tr", {}, ["time", "event", "unit", "summary", ""].map((c) => h("th", {}, c))),
-    d.timeline.map((e, i) => h("tr", { dataset: { event: e.event } }, timeCell(e.ts, i ? d.timeline[i - 1].ts : null), h("td", { title: e.event }, said(e.event, "event")), h("td", {}, e.unit_id || ""), h("td", { class: "prose" }, withBugLinks(pid, e.summary)), h("td", {}, timelineLog(pid, d, e)))));
+    d.timeline.map((e, i) => h("tr", { dataset: { event: e.event } }, timeCell(e.ts, i ? d.timeline[i - 1].ts : null), h("td", { title: e.event }, said(e.event, "event")), h("td", {}, e.unit_id || ""), h("td", { class: "prose" }, withBugLinks(pid, e.said ?? e.summary)), h("td", {}, timelineLog(pid, d, e)))));
   const bugs = d.bugs.length ? h("table", { id: "bugs" }, h("tr", {}, ["bug", "unit", "status", "root cause", "route", "title"].map((c) => h("th", {}, c))),
     d.bugs.map((b) => h("tr", { dataset: { bug: b.bug_id } }, h("td", { class: "id" }, bugLink(pid, b.bug_id)), h("td", {}, b.unit_id || ""), h("td", { class: "id" }, pill(b.status)),
       h("td", { class: "prose" }, b.root_cause_category ? said(b.root_cause_category, "category") : h("span", { class: "muted", title: b.category }, said(b.category, "category")),
