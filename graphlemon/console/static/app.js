@@ -85,8 +85,7 @@ async function api(method, path, body, retried) {
   if (!resp.ok) {
     const error = (data && data.error) || { code: "ERROR", message: String(data) };
     if (error.token && !retried && await refreshToken()) return api(method, path, body, true);
-    if (error.token) tokenNotice(error.token === "stale" ? "This console restarted with a new token, and this browser does not have it."
-      : "This page has no console token: it can read, not act.");
+    if (error.token) tokenNotice(NO_TOKEN[error.token] || NO_TOKEN.missing);
     throw new ApiError(resp.status, error);
   }
   return data;
@@ -98,6 +97,11 @@ async function refreshToken() {
     TOKEN = (await r.json()).token; tokenNotice(null); return true;
   } catch (e) { return false; }
 }
+// without the console's token nothing of the projects can be read (every API read is PERMISSION_DENIED) nor done
+const NO_TOKEN = {
+  missing: "This browser has no console token: it can neither read this console's projects nor act.",
+  stale: "This console restarted with a new token, and this browser does not have it: nothing can be read or done.",
+};
 function tokenNotice(text) {
   const el = document.getElementById("token-notice");
   if (!text) { el.hidden = true; return; }
@@ -220,7 +224,7 @@ function updateNav(pid, active) {
   }
 }
 window.addEventListener("DOMContentLoaded", async () => {
-  if (!TOKEN) refreshToken().then((ok) => { if (!ok) tokenNotice("This page has no console token: it can read, not act."); });
+  if (!TOKEN) refreshToken().then((ok) => { if (!ok) tokenNotice(NO_TOKEN.missing); });
   try { WORDS = await api("GET", "/api/words"); } catch (e) { console.error(e); } // without them: the names, spaced
   // The first route reads the hash as it is now, so a hash changed while the words loaded is not missed; the
   // listener comes after it, so that page is drawn once (drawn twice, a form filled in between was emptied).

@@ -1,8 +1,10 @@
-"""A goal started from the console's New goal is started once per click: the Start button sends one request from
-the first click until the answer (a double-click too), and the server starts one run per action id, whatever
-reaches it twice (two requests racing with the same id: one launch, the other answered `repeated`). Real
-`graphlemon run` processes on the scripted snake demo (labelled scripted), killed once counted; real headless
-Chromium for the button. Screenshots under the test's tmp dir and tests/.screenshots/."""
+"""What the fresh-clone walk (walk4) found in the console, fixed. A goal started from New goal is started once per
+click: the Start button sends one request from the first click until the answer (a double-click too), and the server
+starts one run per action id, whatever reaches it twice (two requests racing with the same id: one launch, the other
+answered `repeated`); real `graphlemon run` processes on the scripted snake demo (labelled scripted), killed once
+counted. The Runs page says no run holds a task nothing runs. A browser without the console's token is told it can
+neither read nor act, with the API's code. Real headless Chromium; screenshots under the test's tmp dir and
+tests/.screenshots/."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from browser_kit import console_page
+from browser_kit import console_page, shooting_page
 
 from graphlemon.console.launch import launches
 from graphlemon.project import init_project
@@ -116,3 +118,26 @@ def test_the_runs_page_says_no_run_holds_a_task_nothing_runs(page, server, regis
         row = page.wait_for_selector(f"#runs-table tr[data-task='{tid}']")
         assert "no run holds it" in row.inner_text() and "going on" not in row.inner_text(), row.inner_text()
     page.shot("runs-nothing-runs")
+
+
+def test_without_the_token_the_page_says_it_can_neither_read_nor_act_with_the_apis_code(browser, request, server,
+                                                                                        registry, tmp_path):
+    handle = snake_project(tmp_path, registry)
+    for pg in shooting_page(browser, request, tmp_path):  # a bookmark of the bare address: no cookie
+        pg.goto(f"{server.url}/#/p/{handle.project_id}")
+        pg.wait_for_selector("body[data-ready]", state="attached")
+        pg.wait_for_selector("#token-notice:not([hidden])")
+        notice = pg.inner_text("#token-notice")
+        assert "neither read" in notice and "can read" not in notice, notice
+        pg.wait_for_selector("#banner[data-code=PERMISSION_DENIED]")  # the API's code, as the API says it
+        pg.shot("no-token")
+    import json
+    import urllib.error
+    import urllib.request
+
+    for cookie, said in ((None, "missing"), ("graphlemon_console=" + "x" * 32, "stale")):
+        req = urllib.request.Request(f"{server.url}/api/projects", headers={"Cookie": cookie} if cookie else {})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(req, timeout=10)
+        body = json.loads(refused.value.read())
+        assert refused.value.code == 401 and body["error"]["code"] == "PERMISSION_DENIED" and body["error"]["token"] == said
