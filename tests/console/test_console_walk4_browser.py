@@ -141,3 +141,37 @@ def test_without_the_token_the_page_says_it_can_neither_read_nor_act_with_the_ap
             urllib.request.urlopen(req, timeout=10)
         body = json.loads(refused.value.read())
         assert refused.value.code == 401 and body["error"]["code"] == "PERMISSION_DENIED" and body["error"]["token"] == said
+
+
+def test_a_bugs_title_keeps_a_readable_width_beside_a_long_root_cause(page, server, registry, tmp_path):
+    from graphlemon.bugs import BugTracker
+    from graphlemon.taskboard import TaskBoard
+
+    handle = snake_project(tmp_path, registry)
+    tid = TaskBoard(handle.ledger).create("Implement a snake game").task_id
+    bugs = BugTracker(handle.ledger)
+    bug_id, _ = bugs.open(title="the snake grows twice when it eats on the wall", source="unit_test", unit_id="snake",
+                          test_name="tests/test_snake.py::test_eat_on_wall", task_id=tid)  # fmt: skip
+    bugs.update(bug_id, root_cause_category="coder", suggested_route="fast_lane",
+                root_cause_detail="snake/board.py::Board.step_and_grow_when_the_head_reaches_food_at_the_edge_" * 6)
+    for url, table in ((f"#/p/{handle.project_id}/t/{tid}", "#bugs"), (f"#/p/{handle.project_id}/bugs", "#bugs-table")):
+        page.goto(f"{server.url}/{url}")
+        cell = page.wait_for_selector(f"{table} tr[data-bug='{bug_id}'] td:has-text('grows twice')")
+        lines = cell.evaluate("el => { const r = document.createRange(); r.selectNodeContents(el); "
+                              "return new Set([...r.getClientRects()].map((x) => Math.round(x.top))).size; }")
+        assert cell.bounding_box()["width"] > 120 and lines <= 4, (table, lines)  # words on a line, not a letter
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")  # nothing sideways
+        page.shot(table.strip("#"))
+
+
+def test_the_evidence_pack_shows_its_last_line_the_next_step_without_scrolling(page, server, registry, tmp_path):
+    from graphlemon.devloop.stopping import stop_task
+    from graphlemon.taskboard import TaskBoard
+
+    handle = snake_project(tmp_path, registry)
+    tid = TaskBoard(handle.ledger).create("Implement a snake game " + "with walls " * 40).task_id
+    stop_task(handle, tid, by="a person (this test)", note="wrong goal " * 60)  # a long pack: nothing runs the task
+    page.goto(f"{server.url}/#/p/{handle.project_id}/t/{tid}")
+    pack = page.wait_for_selector("#evidence .md")
+    assert pack.evaluate("el => el.scrollHeight <= el.clientHeight + 1"), "the pack scrolls: its last line is hidden"
+    page.shot("evidence-whole")

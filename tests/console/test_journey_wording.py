@@ -497,3 +497,12 @@ def test_a_stops_timeline_row_an_ended_tasks_resume_and_the_budget_line_say_it_o
     (pack,) = [e for e in project.ledger.read_as("escalation", EscalationRecord) if e.task_id == other]
     (line,) = [x for x in pack.summary_md.splitlines() if "Budget limit" in x]
     assert "12,000 tokens" in line and "token_count" not in line, line
+
+
+def test_status_of_an_empty_project_without_a_key_says_what_works_without_one(project, cli_in_process, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    shown = " ".join(cli_in_process("status", "--project", str(project.root)).stdout.split())
+    assert "needs a model" in shown and "graphlemon demo" in shown and "--executor scripted" in shown, shown
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-a-key")
+    shown = " ".join(cli_in_process("status", "--project", str(project.root)).stdout.split())
+    assert 'no tasks yet: `graphlemon run "GOAL"`' in shown and "graphlemon demo" not in shown, shown

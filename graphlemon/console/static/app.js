@@ -555,7 +555,7 @@ function drawRest(rest, pid, d) {
     h("div", { class: "grid2 task-rest" },
       h("div", {}, h("h2", {}, "Timeline"),
         d.timeline_total > d.timeline.length ? h("p", { class: "muted", id: "timeline-more" }, `the latest ${d.timeline.length} of ${d.timeline_total} milestones (graphlemon status ${d.task.task_id} shows all)`) : null, tl),
-      h("div", {}, h("h2", {}, "Bugs"), bugs, h("h2", {}, "Usage"), usage,
+      h("div", {}, h("h2", {}, "Bugs"), h("div", { class: "scroll-x" }, bugs), h("h2", {}, "Usage"), usage,
         h("p", { class: "muted" }, `executor: ${d.usage.executors.join(", ") || "none"}`),
         h("h2", {}, "Artifacts"), arts)),
     h("h2", {}, "When each node ran"), gantt(pid, d));
@@ -814,7 +814,7 @@ async function pageBugs(pid, query) {
         shown.map((b) => h("tr", { dataset: { bug: b.bug_id } }, h("td", {}, bugLink(pid, b.bug_id)), h("td", {}, pill(b.status)), h("td", {}, b.unit_id || ""),
           h("td", { title: b.shown_category }, said(b.shown_category, "category")), h("td", {}, b.severity),
           h("td", {}, b.task_id ? h("a", { href: `#/p/${pidq}/t/${encodeURIComponent(b.task_id)}` }, b.task_id) : ""),
-          h("td", {}, b.title), h("td", { class: "time" }, fmtDateTime(b.opened_at))))) : null);
+          h("td", { class: "prose" }, b.title), h("td", { class: "time" }, fmtDateTime(b.opened_at))))) : null);
   };
   filters.addEventListener("change", draw);
   box.replaceChildren(filters, table);
