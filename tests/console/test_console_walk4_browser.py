@@ -175,3 +175,25 @@ def test_the_evidence_pack_shows_its_last_line_the_next_step_without_scrolling(p
     pack = page.wait_for_selector("#evidence .md")
     assert pack.evaluate("el => el.scrollHeight <= el.clientHeight + 1"), "the pack scrolls: its last line is hidden"
     page.shot("evidence-whole")
+
+
+def test_the_node_strip_counts_a_wait_for_a_person_apart_from_running_time(page, server, registry, tmp_path):
+    from datetime import timedelta
+
+    from graphlemon.models import NodeEvent, TaskEvent, utcnow
+
+    handle = snake_project(tmp_path, registry)
+    t0 = utcnow() - timedelta(minutes=10)
+    at = lambda s: t0 + timedelta(seconds=s)  # noqa: E731
+    tid = "task-20261206-190000-abcd"
+    for status, s in (("queued", 0), ("coding", 1), ("blocked_pending_human", 20), ("coding", 140), ("done", 160)):
+        handle.ledger.append(TaskEvent(task_id=tid, status=status, ts=at(s), goal_text="Implement a snake game",
+                                       blocked_reason="stopped_by_person" if status.startswith("blocked") else None))
+    for status, s in (("running", 5), ("running", 141), ("done", 149)):  # stopped at 20, resumed in the same node
+        handle.ledger.append(NodeEvent(node_exec_id="ne-coder-snake", task_id=tid, stage="coder", unit_id="snake",
+                                       status=status, ts=at(s)))  # fmt: skip
+    page.goto(f"{server.url}/#/p/{handle.project_id}/t/{tid}")
+    bar = page.wait_for_selector("#gantt g.bar[data-node-id=ne-coder-snake]")
+    dur, title = bar.evaluate("g => [g.querySelector('text.dur').textContent, g.querySelector('title').textContent]")
+    assert dur == "24 s" and "24 s running, 2 min 0 s waiting for a person" in title, (dur, title)
+    page.shot("strip")

@@ -506,3 +506,22 @@ def test_status_of_an_empty_project_without_a_key_says_what_works_without_one(pr
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-a-key")
     shown = " ".join(cli_in_process("status", "--project", str(project.root)).stdout.split())
     assert 'no tasks yet: `graphlemon run "GOAL"`' in shown and "graphlemon demo" not in shown, shown
+
+
+def test_a_nodes_time_leaves_out_the_wait_for_a_person_it_was_resumed_after():
+    from datetime import UTC, datetime, timedelta
+
+    from graphlemon.console.views import node_times, waiting_spans
+    from graphlemon.models import TaskEvent
+
+    t0 = datetime(2026, 12, 6, 19, 0, tzinfo=UTC)
+    at = lambda s: t0 + timedelta(seconds=s)  # noqa: E731
+    moves = [("coding", 0), ("blocked_pending_human", 20), ("coding", 140), ("validating", 150)]
+    waits = waiting_spans(TaskEvent(task_id="t", status=st, ts=at(s)) for st, s in moves)
+    assert waits == [(at(20), at(140))]
+    done = {"started_at": at(5).isoformat(), "updated_at": at(149).isoformat(), "status": "done"}
+    assert node_times(done, waits) == {"ended_at": at(149).isoformat(), "duration_s": 24.0, "waited_s": 120.0}
+    live = {"started_at": at(5).isoformat(), "updated_at": at(141).isoformat(), "status": "running"}
+    assert node_times(live, waits)["waited_s"] == 120.0  # the page subtracts it from the live bar's time
+    stopped_now = waiting_spans(TaskEvent(task_id="t", status=st, ts=at(s)) for st, s in moves[:2])
+    assert node_times(live, stopped_now)["waited_s"] == 0  # a wait still going on: the bar ends at the stop

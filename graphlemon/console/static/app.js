@@ -598,12 +598,14 @@ function gantt(pid, d) {
   const svg = s("svg", { class: "gantt", id: "gantt", width: LABEL + W + 90, height: nodes.length * ROW + 24 });
   nodes.forEach((n, i) => {
     const a = new Date(n.started_at).getTime(), b = endOf(n);
+    const ran = Math.max(0, (b - a) / 1000 - (n.waited_s || 0)); // a wait for a person, resumed in this node, is not running
+    const took = `${fmtDuration(ran)}${n.waited_s ? ` running, ${fmtDuration(n.waited_s)} waiting for a person` : ""}`;
     const x = LABEL + ((a - t0) / span) * W, w = Math.max(2, ((b - a) / span) * W), y = i * ROW + 4;
     const label = `${n.stage}${n.unit_id ? ` · ${n.unit_id}` : ""} · r${n.loop_round}`;
     const g = s("g", { class: "bar", "data-node-id": n.node_exec_id, "data-status": n.shown || shownStatus(n, d, nodes) },
-      s("title", {}, `${label}: ${fmtDateTime(n.started_at)} → ${n.ended_at ? fmtDateTime(n.ended_at) : stopped && LIVE_NODE.has(n.status) ? `${fmtDateTime(stopped)} (stopped with the task)` : idle && LIVE_NODE.has(n.status) ? `${fmtDateTime(n.updated_at)} (stopped: no run holds the task)` : "going on"} (${fmtDuration((b - a) / 1000)})`),
+      s("title", {}, `${label}: ${fmtDateTime(n.started_at)} → ${n.ended_at ? fmtDateTime(n.ended_at) : stopped && LIVE_NODE.has(n.status) ? `${fmtDateTime(stopped)} (stopped with the task)` : idle && LIVE_NODE.has(n.status) ? `${fmtDateTime(n.updated_at)} (stopped: no run holds the task)` : "going on"} (${took})`),
       s("text", { x: 4, y: y + 11 }, label), s("rect", { x, y, width: w, height: ROW - 4, rx: 2 }),
-      s("text", { x: x + w + 4, y: y + 11, class: "dur" }, fmtDuration((b - a) / 1000)));
+      s("text", { x: x + w + 4, y: y + 11, class: "dur" }, fmtDuration(ran)));
     g.addEventListener("click", () => { location.hash = `#/p/${encodeURIComponent(pid)}/logs/${encodeURIComponent(n.node_exec_id)}`; });
     svg.append(g);
   });
