@@ -195,7 +195,8 @@ class TaskBoard:
         if task.terminal:
             raise GraphLemonError(
                 ErrorCode.INVALID_TRANSITION,
-                f"task {task_id} is {task.status}: only a blocked or paused task can be resumed, nothing changed",
+                f"task {task_id} is {status_words(task.status)}: it has ended, so there is nothing to resume; "
+                "nothing changed",
                 task_id=task_id,
                 status=task.status,
             )

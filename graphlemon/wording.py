@@ -48,6 +48,26 @@ NODE_WORDS: dict[str, str] = {"waiting_for_quota": "waiting for quota", "sent_ba
 # a bug the tester opened keeps the category `unknown` in the ledger until the BugTriager or the validator decides
 # (the Tester's spec: it does not guess); people read what that means
 CATEGORY_WORDS: dict[str, str] = {"unknown": "not triaged yet"}
+# timeline events and the validator's routes as people read them (the ledger keeps the names; tooltips show them)
+EVENT_WORDS: dict[str, str] = {
+    "classifier_denial": "classifier denied",
+    "classifier_reset": "classifier counts reset",
+    "coder_claims_unmet": "claims not met",
+    "coder_out_of_turns": "coder out of turns",
+    "test_failed": "tests failed",
+    "test_passed": "tests passed",
+    "escalated": "needs you",
+    "quota_wait": "waiting for quota",
+    "quota_wait_timeout": "quota wait ended",
+}
+ROUTE_WORDS: dict[str, str] = {
+    "fast_lane": "the coder fixes the units",
+    "full_replan": "the planner plans again",
+    "skill_update": "a skill is updated",
+    "escalate": "a person decides",
+    "skill_defect": "a skill defect",
+}
+_ROUTED_EVENTS = frozenset({"routed", "validated"})  # their summaries name a route: "fast_lane -> round 1 (mul)"
 BUDGET_REASONS = frozenset({"budget_exceeded"})
 STOPPED_REASONS = frozenset({"stopped_by_person", "human_requested"})
 
@@ -60,6 +80,45 @@ def status_words(status: str, reason: str | None = None) -> str:
     if reason:
         words += f": {REASON_WORDS.get(reason, reason.replace('_', ' '))}"
     return words
+
+
+def event_words(event: str) -> str:
+    """`coder_claims_unmet` -> "claims not met" (any other name: its underscores as spaces)."""
+    return EVENT_WORDS.get(event, event.replace("_", " "))
+
+
+def summary_words(event: str, summary: str) -> str:
+    """A timeline summary as people read it: a route's name in words (`fast_lane -> round 1 (mul)` -> "the coder
+    fixes the units → round 1 (mul)"), the rest as written (old ledgers read the same)."""
+    if event not in _ROUTED_EVENTS:
+        return summary
+    return " ".join(_route_word(w) for w in summary.split(" "))
+
+
+def _route_word(word: str) -> str:
+    name = word.rstrip(":")
+    if name in ROUTE_WORDS:
+        return ROUTE_WORDS[name] + word[len(name) :]
+    return "→" if word == "->" else word
+
+
+def shorten_text(text: str, width: int, placeholder: str = " …") -> str:
+    """`text` on one line, at most about `width` characters, cut between words and never inside a `code span` (a
+    command is given whole or not at all: the text ends before it)."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    kept = ""
+    for i, part in enumerate(flat.split("`")):
+        piece = f"`{part}`" if i % 2 else part
+        if len(kept) + len(piece) <= width - len(placeholder):
+            kept += piece
+            continue
+        if i % 2 == 0:  # prose: as many whole words as fit
+            room = width - len(placeholder) - len(kept)
+            kept += piece[:room].rsplit(" ", 1)[0] if room > 0 and " " in piece[:room + 1] else ""
+        break
+    return kept.rstrip() + placeholder
 
 
 class NextStep(BaseModel):

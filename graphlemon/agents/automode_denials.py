@@ -49,7 +49,11 @@ def classifier_counts(ledger: Ledger, task_id: str | None) -> tuple[int, int]:
 
 
 def reset_classifier_counts(ledger: Ledger, task_id: str, note: str = "") -> None:
-    """A person resumed the task: both counters start again from zero (the events stay in the ledger)."""
+    """A person resumed the task: both counters start again from zero (the events stay in the ledger). A task with no
+    denial counted (it never used Claude Code, or its counts are zero already) has nothing to reset: nothing is
+    written, so its timeline does not speak of a classifier it never met."""
+    if classifier_counts(ledger, task_id) == (0, 0):
+        return
     ledger.append(
         TimelineEvent(event=EVENT_RESET, task_id=task_id, ref=MANUAL_RESET,
                       summary="a person resumed the task"

@@ -1,5 +1,5 @@
 """Tables that fit the terminal: at 80 or 120 columns a header never breaks inside a word,
-an id never wraps (task ids are shown as their shortest unique prefix, which every TASK_ID argument accepts),
+an id never wraps (task ids are shown whole; every TASK_ID argument also takes a unique prefix),
 and the columns that do not fit are left out, most important first kept, with a line saying how many; `--wide`
 asks for every column (the table is then as wide as it needs, wider than the terminal if it must). JSON, CSV and
 markdown output are not affected.

@@ -320,15 +320,40 @@ class _PrefectLines(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if not record.name.startswith("prefect") or getattr(record, "graphlemon_say", False):
             return True
+        if _interrupted():
+            return False  # Prefect's "Crash detected! ... interrupt signal": GraphLemon's own words say it
         if record.getMessage().startswith(("Finished in state", "Task run failed with state:")):
             return False  # a stage's own red state (a red test run, a blocked unit): its timeline line says it
         return record.levelno >= logging.WARNING
 
 
+class _NotAfterInterrupt(logging.Filter):
+    """Prefect's API log handler after Ctrl-C: the run's client is closing, so a record sent then only prints a
+    `--- Logging error ---` traceback (`Cannot send a request, as the client has been closed`); it is dropped."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not _interrupted()
+
+
+def _interrupted() -> bool:
+    """This thread is unwinding a Ctrl-C, or GraphLemon is ending after one (its test runs were ended: every
+    error from then on is the interrupt's own)."""
+    from ..testrun.process import stopping
+
+    return isinstance(sys.exc_info()[1], KeyboardInterrupt) or stopping()
+
+
 def _one_line_per_event() -> None:
     for handler in logging.getLogger().handlers:
-        if not any(isinstance(f, _PrefectLines) for f in handler.filters):
-            handler.addFilter(_PrefectLines())
+        _add_filter(handler, _PrefectLines)
+    for name in ("prefect.flow_runs", "prefect.task_runs"):  # their own handler: the API's
+        for handler in logging.getLogger(name).handlers:
+            _add_filter(handler, _NotAfterInterrupt)
+
+
+def _add_filter(handler: logging.Handler, kind: type[logging.Filter]) -> None:
+    if not any(isinstance(f, kind) for f in handler.filters):
+        handler.addFilter(kind())
 
 
 def _deploy_merge(session, task) -> None:
@@ -358,11 +383,15 @@ class _Follower:
             return  # (the run itself reports the error)
 
     def flush(self) -> None:
+        from ..wording import event_words, printable, summary_words
+
         events = self.ledger.read("timeline")
         for e in events[self.seen :]:
             if e.task_id in (self.task_id, None):
                 unit = f" [{e.unit_id}]" if e.unit_id else ""
-                self.out.print(f"  {e.ts:%H:%M:%S} {e.event:<13}{unit} {e.summary}", highlight=False, markup=False)
+                said = printable(summary_words(e.event, e.summary))
+                self.out.print(f"  {e.ts:%H:%M:%S} {event_words(e.event):<13}{unit} {said}", highlight=False,
+                               markup=False)  # fmt: skip
         self.seen = len(events)
 
     def stop(self) -> None:

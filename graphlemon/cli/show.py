@@ -35,7 +35,7 @@ def task_summary(handle, task_id: str) -> dict:
 def show_task(handle, task_id: str, out, wide: bool = False) -> None:
     from ..models import TimelineEvent
     from ..violations import with_refusals
-    from ..wording import duration_words, printable, status_words
+    from ..wording import duration_words, event_words, printable, status_words, summary_words
     from .fit import Col, print_fitted
 
     s = task_summary(handle, task_id)
@@ -47,15 +47,15 @@ def show_task(handle, task_id: str, out, wide: bool = False) -> None:
     out.print(line("\n", (task.task_id, "bold"), ": ", (words, colour), f" — {printable(task.goal_text)}"))
     ended = task.status in ("done", "abandoned", "blocked_pending_human", "paused")
     span = (f"started {task.created_at:%Y-%m-%d %H:%M:%S} UTC"
-            + (f" · stopped {task.updated_at:%Y-%m-%d %H:%M:%S} UTC · took "
+            + (f" · {'ended' if task.terminal else 'stopped'} {task.updated_at:%Y-%m-%d %H:%M:%S} UTC · took "
                f"{duration_words((task.updated_at - task.created_at).total_seconds())}" if ended else ""))  # fmt: skip
     out.print(f"  {span}", markup=False, highlight=False)
     if task.note:
         out.print(f"  {printable(task.note)}", markup=False)
     events = [e for e in handle.ledger.read_as("timeline", TimelineEvent) if e.task_id == task_id]
     day = len({e.ts.date() for e in events}) > 1  # a timeline over more than one day shows the date
-    rows = [[f"{e.ts:%Y-%m-%d %H:%M:%S}" if day else f"{e.ts:%H:%M:%S}", e.event, e.unit_id or "", printable(e.summary)]
-            for e in events]  # fmt: skip
+    rows = [[f"{e.ts:%Y-%m-%d %H:%M:%S}" if day else f"{e.ts:%H:%M:%S}", event_words(e.event), e.unit_id or "",
+             printable(summary_words(e.event, e.summary))] for e in events]  # fmt: skip
     cols = [Col("time", whole=True), Col("event", whole=True), Col("unit", whole=True), Col("summary")]
     print_fitted(out, "timeline", cols, rows, wide, priority=["time", "event", "summary", "unit"])
     if s["bugs"]:

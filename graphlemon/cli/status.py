@@ -21,7 +21,7 @@ def register(app: typer.Typer) -> None:
         wide: WideOpt = False,
     ) -> None:
         """The project's tasks, blocked ones first with their reason and evidence pack; or one task in detail.
-        Tables fit the terminal (task ids as their shortest unique prefix; --wide: every column)."""
+        Tables fit the terminal (task ids shown whole, a unique prefix names one too; --wide: every column)."""
         from ..bugs import BugTracker
         from ..lease import current, run_state
         from ..models import LEDGER_FILES, EscalationRecord, NodeEvent
@@ -106,6 +106,18 @@ def _lease_json(lease, state) -> dict | None:
             "stop_requested_by": lease.stop.by if lease.stop else None}  # fmt: skip
 
 
+def _first_goal_hint() -> str:
+    """What starts a first task here: `run` with a model it can reach; without an API key, what works without one."""
+    from ..agents import AgentSettings
+
+    if AgentSettings.from_env().api_key is not None:
+        return 'no tasks yet: `graphlemon run "GOAL"`'
+    return ('no tasks yet: `graphlemon run "GOAL"` needs a model: ANTHROPIC_API_KEY set, or `--executor claude_code` '
+            "with Claude Code logged in; without either, `graphlemon demo` runs a whole task on the shipped snake "
+            "example (scripted: a replayed playbook, no model called), and `--executor scripted --playbook FILE` "
+            "replays a playbook written for this repository")
+
+
 def _tasks_table(handle, tasks, runs, states, out, wide: bool = False, refused: dict | None = None) -> None:
     from ..bugs import BugTracker
 
@@ -113,7 +125,7 @@ def _tasks_table(handle, tasks, runs, states, out, wide: bool = False, refused: 
     out.print(line(("project", "bold"), f" {handle.project_id}  {handle.root}"))
     out.print("bugs: " + (", ".join(f"{k} {v}" for k, v in sorted(bugs.items())) or "none"), highlight=False)
     if not tasks:
-        out.print('no tasks yet: `graphlemon run "GOAL"`')
+        out.print(_first_goal_hint(), highlight=False)
         return
     rows = []
     for t in tasks:  # the whole task id (a cut one names no task a person can copy); statuses in words

@@ -62,6 +62,7 @@ class Started:
     ref: str  # flow run id, or the local process id
     log: str | None = None
     launch_id: str | None = None
+    repeated: bool = False  # an answer to a request already served (the same action id): nothing new started
 
 
 class Launch(BaseModel):
@@ -75,6 +76,7 @@ class Launch(BaseModel):
     pid: int
     log: str  # relative to the state dir
     started: datetime
+    action_id: str | None = None  # the console action that started it (a second request with it is the same one)
     returncode: int | None = None
     ended: datetime | None = None
 
@@ -132,7 +134,24 @@ def check_project_can_run(handle: ProjectHandle) -> None:
     require_commit(handle)
 
 
-def start_goal(handle: ProjectHandle, request: GoalRequest) -> Started:
+_GOAL_LOCK = threading.Lock()  # a goal's id check and its launch record are one step (two requests race otherwise)
+
+
+def start_goal(handle: ProjectHandle, request: GoalRequest, action_id: str | None = None) -> Started:
+    """The goal's run, started once per `action_id`: a second request with it (a double-click on Start) is answered
+    with the launch the first one started (`repeated`), and nothing else starts."""
+    with _GOAL_LOCK:
+        if (again := _goal_launched(handle, action_id)) is not None:
+            return again
+        return _start_goal(handle, request, action_id)
+
+
+def _goal_launched(handle: ProjectHandle, action_id: str | None) -> Started | None:
+    found = next((x for x in launches(handle) if action_id and x.kind == "goal" and x.action_id == action_id), None)
+    return None if found is None else Started("local", str(found.pid), found.log, found.launch_id, repeated=True)
+
+
+def _start_goal(handle: ProjectHandle, request: GoalRequest, action_id: str | None) -> Started:
     check_project_can_run(handle)
     if request.playbook is not None:
         from ..agents.playbook import Playbook
@@ -140,7 +159,7 @@ def start_goal(handle: ProjectHandle, request: GoalRequest) -> Started:
         Playbook.load(request.playbook).check_fits(handle.root)  # as `graphlemon run` refuses it: before any start
     if os.environ.get("PREFECT_API_URL") and _deployment_exists():
         return _start_deployment(handle, request)
-    return _start_local(handle, request)
+    return _start_local(handle, request, action_id)
 
 
 def check_can_continue(handle: ProjectHandle) -> None:
@@ -175,7 +194,8 @@ def fold_launches(events) -> list[Launch]:
     for e in events:
         if e.event == "started":
             found[e.launch_id] = Launch(launch_id=e.launch_id, kind=e.launch_kind or "resume", task_id=e.task_id,
-                                        goal=e.goal, pid=e.pid or -1, log=e.log or "", started=e.ts)  # fmt: skip
+                                        goal=e.goal, pid=e.pid or -1, log=e.log or "", started=e.ts,
+                                        action_id=e.action_id)  # fmt: skip
         elif e.launch_id in found:
             found[e.launch_id] = found[e.launch_id].model_copy(update={"returncode": e.returncode, "ended": e.ts})
     return list(found.values())
@@ -231,7 +251,7 @@ def _start_deployment(handle: ProjectHandle, request: GoalRequest) -> Started:
     return Started("deployment", start_devloop_run(DEPLOYMENT, handle, request))
 
 
-def _start_local(handle: ProjectHandle, request: GoalRequest) -> Started:
+def _start_local(handle: ProjectHandle, request: GoalRequest, action_id: str | None = None) -> Started:
     cmd = [sys.executable, "-m", "graphlemon", "run", "--project", str(handle.root), "--executor", request.executor,
            "--engine", request.engine, "--quiet"]  # fmt: skip
     if request.playbook is not None:
@@ -239,7 +259,7 @@ def _start_local(handle: ProjectHandle, request: GoalRequest) -> Started:
     if request.budget_tokens is not None:
         cmd += ["--budget-tokens", str(request.budget_tokens)]
     cmd += ["--", request.goal]  # a goal that starts with '-' is still the goal
-    return _spawn(handle, cmd, kind="goal", goal=request.goal)
+    return _spawn(handle, cmd, kind="goal", goal=request.goal, action_id=action_id)
 
 
 def _spawn(handle: ProjectHandle, cmd: list[str], *, kind: str, task_id: str | None = None, goal: str | None = None,

@@ -106,7 +106,7 @@ async def _accept_authorised(ws: WebSocket, settings: ConsoleSettings) -> bool:
     await ws.accept()
     if ws_authorised(ws, settings):
         return True
-    await _refuse(ws, WS_CLOSE_UNAUTHORISED, "INVALID_PARAM", "this console needs its token")
+    await _refuse(ws, WS_CLOSE_UNAUTHORISED, "PERMISSION_DENIED", "this console needs its token: open the URL it printed")
     return False
 
 

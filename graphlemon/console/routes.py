@@ -69,11 +69,12 @@ def _health_and_project_routes(router: Router, settings: ConsoleSettings) -> Non
 
     @route("GET", "/api/words")
     async def words() -> Any:
-        """The words the page shows for statuses, reasons and categories (graphlemon/wording.py: the CLI's too)."""
+        """The words the page shows for statuses, reasons, categories and timeline events (graphlemon/wording.py: the
+        CLI's too)."""
         from .. import wording
 
         return {"status": wording.STATUS_WORDS, "reason": wording.REASON_WORDS, "node": wording.NODE_WORDS,
-                "category": wording.CATEGORY_WORDS}  # fmt: skip
+                "category": wording.CATEGORY_WORDS, "event": wording.EVENT_WORDS}  # fmt: skip
 
     # -- projects (v_project_setup) ----------------------------------------------------------------
     @route("GET", "/api/projects")

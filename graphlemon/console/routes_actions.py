@@ -50,6 +50,7 @@ class GoalBody(BaseModel):
     playbook: str | None = None
     engine: str = "prefect"
     budget_tokens: int | None = None
+    action_id: str | None = ActionId
 
 
 class BugBody(BaseModel):
@@ -117,12 +118,13 @@ def action_routes(router: Router, settings: ConsoleSettings) -> None:
         handle = settings.registry.get(project_id)
         request = check_goal(body.goal, body.executor, body.playbook, body.engine, body.budget_tokens)
         try:
-            started = await asyncio.to_thread(start_goal, handle, request)  # refused before anything starts
+            started = await asyncio.to_thread(start_goal, handle, request, body.action_id)  # refused before any start
         except GraphLemonError as exc:
             if exc.code == ErrorCode.INVALID_PARAM and not await asyncio.to_thread(has_commit, handle.root):
                 return error_response(exc, extra={"fix": "first_commit"})  # the page offers to make it
             raise
-        return {"mode": started.mode, "ref": started.ref, "log": started.log, "launch_id": started.launch_id}
+        answer = {"mode": started.mode, "ref": started.ref, "log": started.log, "launch_id": started.launch_id}
+        return {**answer, "repeated": True} if started.repeated else answer
 
     @route("GET", "/api/projects/{project_id}/launches/{launch_id}")
     async def launch(project_id: str, launch_id: str) -> Any:

@@ -1,10 +1,12 @@
-"""The runs page: every task of every project the console lists, newest first, with its times (the page filters by
-status and date in place; a filtered list is a link)."""
+"""The runs page: every task of every project the console lists, newest first, with its times and whether anything
+runs it (`run`, from its lease alone, as on the task page: a task not ended that no run holds is not "going on"; the
+page filters by status and date in place; a filtered list is a link)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from .. import lease as leases
 from ..errors import GraphLemonError
 from ..taskboard import TaskBoard
 from ..wording import status_words
@@ -18,7 +20,8 @@ def all_runs(registry) -> dict[str, Any]:
         if not project.available:
             continue
         try:
-            tasks = TaskBoard(registry.get(project.project_id).ledger).all()
+            ledger = registry.get(project.project_id).ledger
+            tasks = TaskBoard(ledger).all()
         except GraphLemonError as exc:  # a damaged ledger is named, never skipped silently
             skipped.append({"project_id": project.project_id, "name": project.name, "error": f"{exc.code}: {exc.message}"})
             continue
@@ -26,6 +29,8 @@ def all_runs(registry) -> dict[str, Any]:
             rows.append({"project_id": project.project_id, "project": project.name, "task_id": task.task_id,
                          "goal_text": task.goal_text, "status": task.status, "blocked_reason": task.blocked_reason,
                          "words": status_words(task.status, task.blocked_reason), "loop_round": task.loop_round,
+                         "updated_at": task.updated_at.isoformat(),
+                         "run": leases.run_state(leases.current(ledger, task.task_id), task.status),
                          **task_times(task)})  # fmt: skip
     rows.sort(key=lambda r: r["started"], reverse=True)
     return {"runs": rows, "unreadable": skipped}

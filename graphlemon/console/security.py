@@ -57,7 +57,9 @@ def check_request(request: Request, settings: ConsoleSettings) -> Response | Non
     if needs_token and not authorised and not _same(request.cookies.get(TOKEN_COOKIE), settings.token):
         if request.url.path == "/" and "token" in request.query_params:
             return None  # the token login (checked by the page handler)
-        return error_response(_token_refused("this console needs its token: open the URL it printed"), status=401)
+        stale = request.cookies.get(TOKEN_COOKIE) is not None  # a cookie of a token this console no longer has
+        return error_response(_token_refused("this console needs its token: open the URL it printed"), status=401,
+                              extra={"token": "stale" if stale else "missing"})  # fmt: skip
     if request.method not in ("GET", "HEAD", "OPTIONS"):
         origin = request.headers.get("origin")
         if origin is not None and origin.split("://", 1)[-1] != host:

@@ -24,7 +24,7 @@ from ..models import (
     TimelineEvent,
     UsageRecord,
 )
-from ..wording import status_words
+from ..wording import status_words, summary_words
 
 # the dashboard's order: what needs a person or is moving first, finished last
 STATUS_ORDER = {
@@ -110,7 +110,8 @@ def task_detail(records: Records, task_id: str, nodes: list[dict] | None = None)
             for n in nodefold.fold(e for e in records.get("node", []) if e.task_id == task_id).values()
         ]
     failures = attempt_failures(records.get("node", []), task_id)
-    nodes = [{**n, "failures": failures.get(n["node_exec_id"], []), **node_times(n)} for n in nodes]
+    waits = waiting_spans(e for e in records.get("task", []) if e.task_id == task_id)
+    nodes = [{**n, "failures": failures.get(n["node_exec_id"], []), **node_times(n, waits)} for n in nodes]
     bugs = [b for b in bugfold.fold(records.get("bug", [])).values() if b.task_id == task_id]
     tokens, cost = _spend(records.get("usage", [])).get(task_id, (0, 0.0))
     usage = [u for u in records.get("usage", []) if isinstance(u, UsageRecord) and u.task_id == task_id]
@@ -127,8 +128,9 @@ def task_detail(records: Records, task_id: str, nodes: list[dict] | None = None)
     return {
         "task": task.model_dump(mode="json"),
         "nodes": nodes,
-        "timeline": [
-            e.model_dump(mode="json", include={"ts", "event", "unit_id", "summary", "ref"})
+        "timeline": [  # `said`: the summary in people's words (wording.summary_words); `summary` as recorded
+            {**e.model_dump(mode="json", include={"ts", "event", "unit_id", "summary", "ref"}),
+             "said": summary_words(e.event, e.summary)}
             for e in timeline[-TIMELINE_LIMIT:]
         ],
         "timeline_total": len(timeline),
@@ -174,12 +176,38 @@ def task_times(task: taskboard.Task) -> dict[str, Any]:
             "duration_s": (ended - task.created_at).total_seconds() if ended else None}  # fmt: skip
 
 
-def node_times(node: dict[str, Any]) -> dict[str, Any]:
-    """A node's end (its last change, once it has ended) and its duration; the Gantt strip on the task page."""
-    if node.get("status") not in ENDED_NODE:
-        return {"ended_at": None, "duration_s": None}
-    start, end = datetime.fromisoformat(node["started_at"]), datetime.fromisoformat(node["updated_at"])
-    return {"ended_at": node["updated_at"], "duration_s": (end - start).total_seconds()}
+def node_times(node: dict[str, Any], waits: list[tuple[datetime, datetime | None]] | None = None) -> dict[str, Any]:
+    """A node's end (its last change, once it has ended), its duration, and `waited_s`: how long of it the task
+    waited for a person and was then resumed (blocked or paused, then going on in the same node), which is not
+    running time (the Gantt strip on the task page; `duration_s` leaves it out). A wait still going on is not in
+    it: the page ends a live node's bar where its task stopped."""
+    start = datetime.fromisoformat(node["started_at"])
+    ended = node.get("status") in ENDED_NODE
+    end = datetime.fromisoformat(node["updated_at"]) if ended else None
+    waited = sum(_overlap(start, end, a, b) for a, b in waits or [] if b is not None)
+    if not ended:
+        return {"ended_at": None, "duration_s": None, "waited_s": waited}
+    return {"ended_at": node["updated_at"], "duration_s": (end - start).total_seconds() - waited, "waited_s": waited}
+
+
+def waiting_spans(events) -> list[tuple[datetime, datetime | None]]:
+    """When the task waited for a person: from each move into blocked/paused to the next move out (None: still)."""
+    spans: list[tuple[datetime, datetime | None]] = []
+    since: datetime | None = None
+    for e in events:
+        waiting = e.status in ("blocked_pending_human", "paused")
+        if waiting and since is None:
+            since = e.ts
+        elif not waiting and since is not None:
+            spans.append((since, e.ts))
+            since = None
+    return spans + ([(since, None)] if since is not None else [])
+
+
+def _overlap(start: datetime, end: datetime | None, a: datetime, b: datetime) -> float:
+    """Seconds of [a, b) inside [start, end) (`end` None: the node goes on)."""
+    lo, hi = max(start, a), b if end is None else min(end, b)
+    return max(0.0, (hi - lo).total_seconds())
 
 
 def _escalation_view(record: EscalationRecord) -> dict[str, Any]:

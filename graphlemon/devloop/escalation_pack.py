@@ -11,7 +11,7 @@ from ..models import BlockedReason, EscalationRecord, NodeEvent, TimelineEvent, 
 from ..redact import write_redacted
 from ..stages.session import LoopSession
 from ..violations import fold
-from ..wording import markdown_text, next_step, status_words
+from ..wording import budget_words, markdown_text, next_step, status_words
 
 DECISIONS: dict[str, str] = {
     "budget_exceeded": "Raise the budget above what the task used (the console's **Raise the budget** button, or "
@@ -48,8 +48,9 @@ def _budget_line(session: LoopSession) -> str:
     if status is None:
         return "- **Budget limit:** none set"
     return (
-        f"- **Budget limit:** {status.limit_value:g} ({status.limit_type}), used {status.used:g}, remaining "
-        f"{status.remaining:g} (as of {utcnow():%Y-%m-%d %H:%M} UTC, when the task stopped; now: "
+        f"- **Budget limit:** {budget_words(status.limit_type, status.limit_value)}, used "
+        f"{budget_words(status.limit_type, status.used)}, remaining "
+        f"{budget_words(status.limit_type, status.remaining)} (as of {utcnow():%Y-%m-%d %H:%M} UTC, when the task stopped; now: "
         f"`graphlemon budget show {session.task_id}`)"
     )
 

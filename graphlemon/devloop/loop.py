@@ -18,7 +18,6 @@ was running, or abandoned; a lease taken over ends it at once, writing nothing (
 from __future__ import annotations
 
 import logging
-import textwrap
 from typing import TYPE_CHECKING
 
 from .. import lease as leases
@@ -40,7 +39,7 @@ from ..stages.routing import (
 )
 from ..stages.session import LoopSession
 from ..taskboard import DECISION_REASONS, Task
-from ..wording import status_words
+from ..wording import REASON_WORDS, shorten_text, status_words
 from .escalation_pack import write_evidence_pack
 
 if TYPE_CHECKING:
@@ -112,7 +111,7 @@ def stopped(session: LoopSession, stop: GraphLemonError) -> Task:
         f"{n.stage}{' ' + n.unit_id if n.unit_id else ''} (round {n.loop_round}, attempt {n.attempt}, {n.status})"
         for n in session.nodes.for_task(session.task_id) if n.status in LIVE_NODE
     )  # fmt: skip
-    note = f"{stop.message}; started, not finished: {', '.join(running) if running else 'no stage'}"
+    note = f"{stop.message}; " + (f"started, not finished: {', '.join(running)}" if running else "no stage was running")
     if stop.context.get("then") == "abandon":
         task = session.board.transition(session.task_id, "abandoned", note=note[:2000], by=str(stop.context["by"]))
         session.timeline("abandoned", note[:300])
@@ -268,6 +267,13 @@ def finish(session: LoopSession, loop_round: int) -> None:
     session.timeline("done", f"task done in round {loop_round}; {where}", ref=merged)  # ref: the merge commit
 
 
+def _blocked_words(reason: str, note: str) -> str:
+    """"needs you: out of budget"; "needs you" alone when the note starts by saying the reason ("stopped by a person
+    (graphlemon stop) before …": never "stopped by a person: stopped by a person")."""
+    said = REASON_WORDS.get(reason)
+    return status_words("blocked_pending_human", None if said and note.startswith(said) else reason)
+
+
 def block(session: LoopSession, reason: BlockedReason, note: str) -> Task:
     """Block the task with its reason and an evidence pack. When the state folder cannot take the block (a full
     disk, a read-only ledger) the error says so plainly: what was recorded, why, and that resume continues."""
@@ -279,10 +285,7 @@ def block(session: LoopSession, reason: BlockedReason, note: str) -> Task:
             )
         write_evidence_pack(session, reason, note)
         # whole words (a command in the note is never cut in the middle); the whole note is in the evidence pack
-        session.timeline(
-            "escalated",
-            f"{status_words('blocked_pending_human', reason)}: {textwrap.shorten(note, 400, placeholder=' …')}",
-        )
+        session.timeline("escalated", f"{_blocked_words(reason, note)}: {shorten_text(note, 400)}")
     except GraphLemonError as exc:
         if exc.code != ErrorCode.LEDGER_WRITE_FAILED:
             raise

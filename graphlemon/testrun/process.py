@@ -9,7 +9,9 @@ is killed too: a test run leaves no process behind.
 Every run started here is known until it ends (`tracked`): when the interpreter exits (Ctrl-C or an exception in the
 main thread, a handled SIGTERM), its runs are ended before Python waits for the threads that wait for them, and no
 new run starts after that. A GraphLemon killed outright (SIGKILL) is noticed by each confined run's launcher
-(launcher.py), which then ends its run on its own.
+(launcher.py), which then ends its run on its own. A run ended that way is no result (its exit code is GraphLemon's
+kill, not the tests'): `run_process` raises ABORTED for it instead of returning an outcome, so nothing records it as
+a failure or opens a bug for it.
 """
 
 from __future__ import annotations
@@ -26,11 +28,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import ErrorCode, GraphLemonError
+
 GRACE_SECONDS = 1.0
 POLL_SECONDS = 0.1
 STOPPING = "GraphLemon is stopping: no new run starts"
 
 _live: set[subprocess.Popen] = set()
+_ended: set[subprocess.Popen] = set()  # the runs `end_live_runs` ended: no result comes of them
 _live_lock = threading.Lock()
 _stopping = threading.Event()
 
@@ -57,7 +62,7 @@ def run_process(
     """Run `argv` (no shell) in `cwd`; its output goes to `output_path` (stdout to `stdout_path` if given)."""
     started = time.monotonic()
     if _stopping.is_set():
-        return ProcessOutcome(exit_code=None, duration_ms=0, start_error=STOPPING)
+        raise ended_by_stop(argv, "was not started")
     with open(output_path, "wb") as out, open(stdout_path or os.devnull, "wb") as stdout:
         try:
             proc = subprocess.Popen(
@@ -68,7 +73,16 @@ def run_process(
             reason = f"command not found: {argv[0]}" if isinstance(exc, FileNotFoundError) else str(exc)
             return ProcessOutcome(exit_code=None, duration_ms=_ms(started), start_error=reason)
     with tracked(proc):
-        return _watch(proc, started, timeout, cancel)
+        outcome = _watch(proc, started, timeout, cancel)
+    if proc in _ended:
+        raise ended_by_stop(argv, "was ended before it finished")
+    return outcome
+
+
+def ended_by_stop(argv: list[str], what: str) -> GraphLemonError:
+    """ABORTED: a run GraphLemon did not start or ended itself because it is ending; no result comes of it."""
+    return GraphLemonError(ErrorCode.ABORTED, f"{STOPPING}: the run of {argv[0]!r} {what} (no result: nothing is "
+                           "recorded of it)")  # fmt: skip
 
 
 def _watch(proc: subprocess.Popen, started: float, timeout: float, cancel: threading.Event | None) -> ProcessOutcome:
@@ -100,6 +114,7 @@ def tracked(proc: subprocess.Popen) -> Iterator[subprocess.Popen]:
         _live.add(proc)
     try:
         if _stopping.is_set():  # it started while the runs were being ended
+            _ended.add(proc)
             kill_process_tree(proc)
         yield proc
     finally:
@@ -118,6 +133,7 @@ def end_live_runs() -> int:
     _stopping.set()
     with _live_lock:
         running = [proc for proc in _live if proc.poll() is None]
+        _ended.update(running)
     for proc in running:
         kill_process_tree(proc)
     return len(running)

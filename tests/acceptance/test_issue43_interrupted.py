@@ -3,7 +3,9 @@
 The unit loops run in threads; before, Ctrl-C reached the main thread, which then waited for every unit loop to
 finish (its test run until the run's own timeout, then the loop's next steps), while the confined run and the
 daemons its test started lived on. Now the runs end at once, the loops start no further step, and the task is left
-for `resume`. A real `graphlemon run` (direct engine), real bwrap, a real pytest run that ignores SIGINT/SIGTERM.
+for `resume`. A real `graphlemon run` (direct and Prefect engines), real bwrap, a real pytest run that ignores
+SIGINT/SIGTERM. The run GraphLemon ended is no test result (no failure recorded, no bug opened), and the terminal
+shows GraphLemon's words only (no Prefect crash line, no log-handler traceback).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import pytest
 from conftest import CALC, playbook_variant, turn
 from process_kit import marked, wait_until
 
+from graphlemon.bugs import BugTracker
+from graphlemon.models import TimelineEvent
 from graphlemon.testrun.confine import bwrap_available  # noqa: F401 - read by the skipif string condition
 
 pytestmark = [
@@ -45,7 +49,8 @@ def _a_terminal() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def test_ctrl_c_ends_the_agents_test_run_and_its_daemons_and_leaves_the_task_to_resume(calc, tmp_path, cli):
+@pytest.mark.parametrize("engine", ["direct", "prefect"])
+def test_ctrl_c_ends_the_agents_test_run_and_its_daemons_and_leaves_the_task_to_resume(calc, tmp_path, cli, engine):
     def stubborn(data: dict) -> None:  # the add unit's tester writes a test that stays, the tester stage runs it
         tester = turn(data, role="tester", unit="add")
         tester["actions"].append({"write_file": {"path": "tests/add/test_stays.py", "content": STUBBORN_TEST}})
@@ -55,7 +60,7 @@ def test_ctrl_c_ends_the_agents_test_run_and_its_daemons_and_leaves_the_task_to_
     env = {**os.environ, "GRAPHLEMON_TEST_CONFINEMENT": "required"}
     run = subprocess.Popen(
         [sys.executable, "-m", "graphlemon", "run", "Build calc", "--project", str(calc.root), "--playbook",
-         str(playbook), "--engine", "direct", "--quiet"],  # fmt: skip
+         str(playbook), "--engine", engine, "--quiet"],  # fmt: skip
         env=env, start_new_session=True, preexec_fn=_a_terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )  # fmt: skip
     try:
@@ -71,6 +76,12 @@ def test_ctrl_c_ends_the_agents_test_run_and_its_daemons_and_leaves_the_task_to_
             os.kill(pid, signal.SIGKILL)
     said, errors = run.stdout.read().decode(), run.stderr.read().decode()  # type: ignore[union-attr]
     assert run.returncode == 130 and "Traceback" not in errors, errors  # an expected stop: words, no traceback
+    # only GraphLemon's own words: not Prefect's crash line, nor its API log handler's errors once its client closed
+    assert "Crash detected" not in said + errors and "Logging error" not in said + errors, said + errors
     tasks = json.loads(cli("status", "--json", "--project", str(calc.root)).stdout)["tasks"]
     assert [t["run"] for t in tasks] == ["interrupted"]  # nobody runs it now: `resume` takes it on
     assert "interrupted (Ctrl-C)" in said and f"resume {tasks[0]['task_id']}" in said, said  # and it says so
+    # the test run GraphLemon ended is no test result: no failure recorded of it, no bug opened for it
+    rows = [(e.event, e.summary) for e in calc.ledger.read_as("timeline", TimelineEvent)]
+    assert not [r for r in rows if r[0] == "test_failed"], rows
+    assert BugTracker(calc.ledger).all() == {}

@@ -92,7 +92,8 @@ def test_a_stop_at_a_safe_point_keeps_the_work_and_resume_redoes_nothing(calc, p
     assert proc.wait(timeout=120) == 1  # the run ended on its own, at its safe point: blocked
     [task] = TaskBoard(calc.ledger).all().values()
     assert (task.status, task.blocked_reason) == ("blocked_pending_human", "stopped_by_person"), task.note
-    assert f"stopped by {by} (wrong goal wording) before " in task.note and "started, not finished:" in task.note
+    assert f"stopped by {by} (wrong goal wording) before " in task.note
+    assert "started, not finished:" in task.note or "no stage was running" in task.note  # the stages it cut, if any
     assert "Traceback" not in proc.stderr.read()
     [lease] = leases.history(calc.ledger, task.task_id)
     assert lease.stop.by == by and lease.task_status == "blocked_pending_human"

@@ -261,6 +261,8 @@ def test_runs_across_projects_logs_and_artifact_pages(client, project, registry,
     assert {(r["project_id"], r["task_id"]) for r in runs["runs"]} == {(project.project_id, first.task_id),
                                                                        (other.project_id, second.task_id)}  # fmt: skip
     assert next(r for r in runs["runs"] if r["task_id"] == first.task_id)["words"] == "needs you: not converging"
+    # whether a run holds each task, from its lease as on the task page: a queued task nothing runs is idle
+    assert {r["task_id"]: r["run"] for r in runs["runs"]} == {first.task_id: None, second.task_id: "idle"}
     assert client.get(f"/api/projects/{project.project_id}/logs").json() == {"logs": []}
     rec = ArtifactStore(project.ledger).write("code_diff", "@@ -1 +1 @@\n-old\n+new <script>\n", unit_id="u",
                                               task_id=first.task_id)  # fmt: skip
@@ -439,3 +441,87 @@ def test_a_cli_budget_raise_says_nothing_runs_the_task_and_status_names_resume(p
     assert "next: nothing runs it" in shown.stdout and f"resume {task.task_id} --project " in shown.stdout
     said_plainly(TaskBoard(project.ledger).get(task.task_id).note)  # "budget raised to 5,000 tokens (used 0 tokens)"
     assert "by itself" not in DECISIONS["budget_exceeded"] and "resume" in DECISIONS["budget_exceeded"]
+
+
+# -- walk4's words: no internal names, no repeated reason, no cut command ----------------------------------------
+
+
+def test_timeline_events_and_routes_read_as_words_and_a_command_is_never_cut():
+    from graphlemon.wording import event_words, shorten_text, summary_words
+
+    assert [event_words(e) for e in ("coder_claims_unmet", "classifier_reset", "unit_green")] == [
+        "claims not met", "classifier counts reset", "unit green"]  # fmt: skip
+    assert summary_words("routed", "fast_lane -> round 1 (collision)") == "the coder fixes the units → round 1 (collision)"
+    assert summary_words("validated", "round 0: full_replan") == "round 0: the planner plans again"
+    assert summary_words("planned", "round 0: fast_lane") == "round 0: fast_lane"  # only where a route is named
+    note = "stopped by a person before tester add. Finished work is kept: `graphlemon resume task-20261206-201724-280b " \
+           "--project /tmp/some/project` continues from there"  # fmt: skip
+    for width in range(20, len(note) + 5):
+        cut = shorten_text(note, width)
+        assert cut.count("`") % 2 == 0, (width, cut)  # a command whole, or not at all
+        assert len(cut) <= max(width, len(note)), (width, cut)
+
+
+def test_a_resume_of_a_task_that_never_met_the_classifier_writes_no_classifier_row(project):
+    from graphlemon.agents.automode_denials import EVENT_DENIAL, reset_classifier_counts
+    from graphlemon.models import TimelineEvent
+
+    reset_classifier_counts(project.ledger, "task-a", "go on")
+    assert not [e for e in project.ledger.read_as("timeline", TimelineEvent) if e.task_id == "task-a"]
+    project.ledger.append(TimelineEvent(event=EVENT_DENIAL, task_id="task-b", summary="denied"))
+    reset_classifier_counts(project.ledger, "task-b", "go on")  # a task with a denial counted: its counts reset
+    assert [e.event for e in project.ledger.read_as("timeline", TimelineEvent) if e.task_id == "task-b"][-1] == \
+        "classifier_reset"  # fmt: skip
+
+
+def test_a_stops_timeline_row_an_ended_tasks_resume_and_the_budget_line_say_it_once_in_words(project, cli_in_process):
+    from graphlemon.devloop.stopping import stop_task
+    from graphlemon.errors import GraphLemonError
+    from graphlemon.models import BudgetConfig, EscalationRecord, TimelineEvent
+
+    board = TaskBoard(project.ledger)
+    tid = board.create("Implement a snake game").task_id
+    stop_task(project, tid, by="a person (graphlemon stop)")
+    (row,) = [e for e in project.ledger.read_as("timeline", TimelineEvent) if e.event == "escalated"]
+    assert "stopped by a person" in row.summary and row.summary.count("stopped by") == 1, row.summary
+    board.transition(tid, "abandoned")
+    with pytest.raises(GraphLemonError) as ended:
+        board.manual_resume(tid)
+    assert "paused" not in ended.value.message and "abandoned" in ended.value.message, ended.value.message
+    shown = cli_in_process("status", tid, "--project", str(project.root)).stdout
+    assert " · ended " in shown and " · stopped " not in shown, shown
+    assert "shortest unique prefix" not in cli_in_process("status", "--help").stdout
+    other = board.create("with a budget").task_id
+    project.ledger.append(BudgetConfig(task_id=other, limit_type="token_count", limit_value=12000))
+    stop_task(project, other, by="a person (graphlemon stop)")
+    (pack,) = [e for e in project.ledger.read_as("escalation", EscalationRecord) if e.task_id == other]
+    (line,) = [x for x in pack.summary_md.splitlines() if "Budget limit" in x]
+    assert "12,000 tokens" in line and "token_count" not in line, line
+
+
+def test_status_of_an_empty_project_without_a_key_says_what_works_without_one(project, cli_in_process, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    shown = " ".join(cli_in_process("status", "--project", str(project.root)).stdout.split())
+    assert "needs a model" in shown and "graphlemon demo" in shown and "--executor scripted" in shown, shown
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-a-key")
+    shown = " ".join(cli_in_process("status", "--project", str(project.root)).stdout.split())
+    assert 'no tasks yet: `graphlemon run "GOAL"`' in shown and "graphlemon demo" not in shown, shown
+
+
+def test_a_nodes_time_leaves_out_the_wait_for_a_person_it_was_resumed_after():
+    from datetime import UTC, datetime, timedelta
+
+    from graphlemon.console.views import node_times, waiting_spans
+    from graphlemon.models import TaskEvent
+
+    t0 = datetime(2026, 12, 6, 19, 0, tzinfo=UTC)
+    at = lambda s: t0 + timedelta(seconds=s)  # noqa: E731
+    moves = [("coding", 0), ("blocked_pending_human", 20), ("coding", 140), ("validating", 150)]
+    waits = waiting_spans(TaskEvent(task_id="t", status=st, ts=at(s)) for st, s in moves)
+    assert waits == [(at(20), at(140))]
+    done = {"started_at": at(5).isoformat(), "updated_at": at(149).isoformat(), "status": "done"}
+    assert node_times(done, waits) == {"ended_at": at(149).isoformat(), "duration_s": 24.0, "waited_s": 120.0}
+    live = {"started_at": at(5).isoformat(), "updated_at": at(141).isoformat(), "status": "running"}
+    assert node_times(live, waits)["waited_s"] == 120.0  # the page subtracts it from the live bar's time
+    stopped_now = waiting_spans(TaskEvent(task_id="t", status=st, ts=at(s)) for st, s in moves[:2])
+    assert node_times(live, stopped_now)["waited_s"] == 0  # a wait still going on: the bar ends at the stop

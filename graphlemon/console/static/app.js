@@ -46,6 +46,7 @@ const pill = (status, reason) => h("span", { class: `pill s-${status}`, dataset:
 // state running or stopping, lease since >= the task's update) is a resume: the task is being resumed from the moment
 // the lease is taken, not from its run's first event. (The run that blocked the task, still letting go, took it before.)
 const BLOCKED_TASK = new Set(["blocked_pending_human", "paused"]);
+const ENDED_TASK = new Set(["done", "abandoned"]);
 const resuming = (task, run) => Boolean(task && BLOCKED_TASK.has(task.status) && run && (run.state === "running" || run.state === "stopping")
   && run.lease && new Date(run.lease.since) >= new Date(task.updated_at));
 const taskPill = (task, run) => (resuming(task, run)
@@ -84,8 +85,7 @@ async function api(method, path, body, retried) {
   if (!resp.ok) {
     const error = (data && data.error) || { code: "ERROR", message: String(data) };
     if (error.token && !retried && await refreshToken()) return api(method, path, body, true);
-    if (error.token) tokenNotice(error.token === "stale" ? "This console restarted with a new token, and this browser does not have it."
-      : "This page has no console token: it can read, not act.");
+    if (error.token) tokenNotice(NO_TOKEN[error.token] || NO_TOKEN.missing);
     throw new ApiError(resp.status, error);
   }
   return data;
@@ -97,6 +97,11 @@ async function refreshToken() {
     TOKEN = (await r.json()).token; tokenNotice(null); return true;
   } catch (e) { return false; }
 }
+// without the console's token nothing of the projects can be read (every API read is PERMISSION_DENIED) nor done
+const NO_TOKEN = {
+  missing: "This browser has no console token: it can neither read this console's projects nor act.",
+  stale: "This console restarted with a new token, and this browser does not have it: nothing can be read or done.",
+};
 function tokenNotice(text) {
   const el = document.getElementById("token-notice");
   if (!text) { el.hidden = true; return; }
@@ -219,7 +224,7 @@ function updateNav(pid, active) {
   }
 }
 window.addEventListener("DOMContentLoaded", async () => {
-  if (!TOKEN) refreshToken().then((ok) => { if (!ok) tokenNotice("This page has no console token: it can read, not act."); });
+  if (!TOKEN) refreshToken().then((ok) => { if (!ok) tokenNotice(NO_TOKEN.missing); });
   try { WORDS = await api("GET", "/api/words"); } catch (e) { console.error(e); } // without them: the names, spaced
   // The first route reads the hash as it is now, so a hash changed while the words loaded is not missed; the
   // listener comes after it, so that page is drawn once (drawn twice, a form filled in between was emptied).
@@ -421,7 +426,7 @@ function drawHead(head, pid, d) {
     h("h1", {}, `${t.task_id} `, taskPill(t, d.run), refusedBadge(d.violations ? d.violations.count : 0)),
     h("p", { class: "goal" }, t.goal_text),
     h("p", { id: "task-times", class: "muted" }, "started ", fmtWhen(times.started),
-      times.ended ? [" · stopped ", fmtWhen(times.ended), ` · took ${fmtDuration(times.duration_s)}`]
+      times.ended ? [ENDED_TASK.has(t.status) ? " · ended " : " · stopped ", fmtWhen(times.ended), ` · took ${fmtDuration(times.duration_s)}`]
         : noRun(d) ? [" · no run since ", fmtWhen(t.updated_at)] : [" · going on for ", h("span", { id: "task-elapsed" }, fmtDuration((Date.now() - new Date(times.started)) / 1000))],
       flowRuns.length ? " · " : "", flowRuns.flatMap((a, i) => (i ? [", ", a] : [a]))),
     h("p", { id: "task-params", class: "muted" }, limits.join(" · "), p.playbook ? [" · playbook ", h("code", {}, p.playbook)] : ""),
@@ -431,8 +436,18 @@ function drawHead(head, pid, d) {
     t.note && !taken ? h("p", {}, h("b", {}, "note: "), t.note) : null].filter(Boolean));
 }
 
+// one request per click: `hold(true)` from the first click until the answer, and a second click meanwhile (a
+// double-click) sends nothing; `key` names what is in flight (a task's API base, a project's New goal form)
+const actionsInFlight = new Set(); // keys with a person's action sent and not yet answered
+async function oneAtATime(key, hold, send) {
+  if (actionsInFlight.has(key)) return;
+  actionsInFlight.add(key); hold(true);
+  try { await send(); } finally { actionsInFlight.delete(key); hold(false); }
+}
+// an action's id: the server runs an action once per id, whatever reaches it twice
+const newActionId = () => (crypto.randomUUID ? crypto.randomUUID() : `a-${Date.now()}-${Math.random().toString(36).slice(2)}`);
+
 // the human actions the task's state allows (the server sends them: `d.actions`), and whether anything runs it
-const actionsInFlight = new Set(); // tasks (their API base) with a person's action sent and not yet answered
 function actions(pid, d, msg) {
   const t = d.task; const allowed = new Set(d.actions || []);
   const next = d.next || { action: "none" };
@@ -440,18 +455,17 @@ function actions(pid, d, msg) {
   const budgetHref = `#/p/${encodeURIComponent(pid)}/t/${encodeURIComponent(t.task_id)}/budget`;
   const note = h("textarea", { id: "resume-note", placeholder: "What you decided (the coder sees it)" });
   // one id per drawn set of buttons: a double-click sends the same action twice, and the server runs it once
-  const actionId = (crypto.randomUUID ? crypto.randomUUID() : `a-${Date.now()}-${Math.random().toString(36).slice(2)}`);
-  // one request per click: the buttons are disabled from the first click until the answer (a redraw meanwhile too)
+  const actionId = newActionId();
+  // the buttons are disabled from the first click until the answer (a redraw meanwhile too)
   const post = async (what, body) => {
-    if (actionsInFlight.has(base)) return;
-    actionsInFlight.add(base); holdButtons(true);
-    try {
-      const res = await api("POST", `${base}/${what}`, { ...body, action_id: actionId });
-      const run = res.run ? ` Started graphlemon resume (process ${res.run.ref}); the graph follows it.` : "";
-      const told = res.message ? `${res.message}.` : res.task ? `The task is ${said(res.task.status, "status")}.` : "";
-      message(msg, null, what === "resume" ? `Resumed.${run}` : what === "run" ? run.trim() : told);
-    } catch (err) { message(msg, err); }
-    finally { actionsInFlight.delete(base); holdButtons(false); }
+    await oneAtATime(base, holdButtons, async () => {
+      try {
+        const res = await api("POST", `${base}/${what}`, { ...body, action_id: actionId });
+        const run = res.run ? ` Started graphlemon resume (process ${res.run.ref}); the graph follows it.` : "";
+        const told = res.message ? `${res.message}.` : res.task ? `The task is ${said(res.task.status, "status")}.` : "";
+        message(msg, null, what === "resume" ? `Resumed.${run}` : what === "run" ? run.trim() : told);
+      } catch (err) { message(msg, err); }
+    });
     if (window.glRefreshRun) window.glRefreshRun();
   };
   const holdButtons = (on) => document.querySelectorAll("#actions button").forEach((b) => { b.disabled = on; });
@@ -525,7 +539,7 @@ function refusedList(pid, d) {
 }
 function drawRest(rest, pid, d) {
   const tl = h("table", { id: "timeline" }, h("tr", {}, ["time", "event", "unit", "summary", ""].map((c) => h("th", {}, c))),
-    d.timeline.map((e, i) => h("tr", { dataset: { event: e.event } }, timeCell(e.ts, i ? d.timeline[i - 1].ts : null), h("td", { title: e.event }, said(e.event, "event")), h("td", {}, e.unit_id || ""), h("td", { class: "prose" }, withBugLinks(pid, e.summary)), h("td", {}, timelineLog(pid, d, e)))));
+    d.timeline.map((e, i) => h("tr", { dataset: { event: e.event } }, timeCell(e.ts, i ? d.timeline[i - 1].ts : null), h("td", { title: e.event }, said(e.event, "event")), h("td", {}, e.unit_id || ""), h("td", { class: "prose" }, withBugLinks(pid, e.said ?? e.summary)), h("td", {}, timelineLog(pid, d, e)))));
   const bugs = d.bugs.length ? h("table", { id: "bugs" }, h("tr", {}, ["bug", "unit", "status", "root cause", "route", "title"].map((c) => h("th", {}, c))),
     d.bugs.map((b) => h("tr", { dataset: { bug: b.bug_id } }, h("td", { class: "id" }, bugLink(pid, b.bug_id)), h("td", {}, b.unit_id || ""), h("td", { class: "id" }, pill(b.status)),
       h("td", { class: "prose" }, b.root_cause_category ? said(b.root_cause_category, "category") : h("span", { class: "muted", title: b.category }, said(b.category, "category")),
@@ -541,7 +555,7 @@ function drawRest(rest, pid, d) {
     h("div", { class: "grid2 task-rest" },
       h("div", {}, h("h2", {}, "Timeline"),
         d.timeline_total > d.timeline.length ? h("p", { class: "muted", id: "timeline-more" }, `the latest ${d.timeline.length} of ${d.timeline_total} milestones (graphlemon status ${d.task.task_id} shows all)`) : null, tl),
-      h("div", {}, h("h2", {}, "Bugs"), bugs, h("h2", {}, "Usage"), usage,
+      h("div", {}, h("h2", {}, "Bugs"), h("div", { class: "scroll-x" }, bugs), h("h2", {}, "Usage"), usage,
         h("p", { class: "muted" }, `executor: ${d.usage.executors.join(", ") || "none"}`),
         h("h2", {}, "Artifacts"), arts)),
     h("h2", {}, "When each node ran"), gantt(pid, d));
@@ -584,12 +598,14 @@ function gantt(pid, d) {
   const svg = s("svg", { class: "gantt", id: "gantt", width: LABEL + W + 90, height: nodes.length * ROW + 24 });
   nodes.forEach((n, i) => {
     const a = new Date(n.started_at).getTime(), b = endOf(n);
+    const ran = Math.max(0, (b - a) / 1000 - (n.waited_s || 0)); // a wait for a person, resumed in this node, is not running
+    const took = `${fmtDuration(ran)}${n.waited_s ? ` running, ${fmtDuration(n.waited_s)} waiting for a person` : ""}`;
     const x = LABEL + ((a - t0) / span) * W, w = Math.max(2, ((b - a) / span) * W), y = i * ROW + 4;
     const label = `${n.stage}${n.unit_id ? ` · ${n.unit_id}` : ""} · r${n.loop_round}`;
     const g = s("g", { class: "bar", "data-node-id": n.node_exec_id, "data-status": n.shown || shownStatus(n, d, nodes) },
-      s("title", {}, `${label}: ${fmtDateTime(n.started_at)} → ${n.ended_at ? fmtDateTime(n.ended_at) : stopped && LIVE_NODE.has(n.status) ? `${fmtDateTime(stopped)} (stopped with the task)` : idle && LIVE_NODE.has(n.status) ? `${fmtDateTime(n.updated_at)} (stopped: no run holds the task)` : "going on"} (${fmtDuration((b - a) / 1000)})`),
+      s("title", {}, `${label}: ${fmtDateTime(n.started_at)} → ${n.ended_at ? fmtDateTime(n.ended_at) : stopped && LIVE_NODE.has(n.status) ? `${fmtDateTime(stopped)} (stopped with the task)` : idle && LIVE_NODE.has(n.status) ? `${fmtDateTime(n.updated_at)} (stopped: no run holds the task)` : "going on"} (${took})`),
       s("text", { x: 4, y: y + 11 }, label), s("rect", { x, y, width: w, height: ROW - 4, rx: 2 }),
-      s("text", { x: x + w + 4, y: y + 11, class: "dur" }, fmtDuration((b - a) / 1000)));
+      s("text", { x: x + w + 4, y: y + 11, class: "dur" }, fmtDuration(ran)));
     g.addEventListener("click", () => { location.hash = `#/p/${encodeURIComponent(pid)}/logs/${encodeURIComponent(n.node_exec_id)}`; });
     svg.append(g);
   });
@@ -696,13 +712,16 @@ function pageGoal(pid) {
   const form = h("form", { class: "stack card", id: "goal-form" },
     h("label", { for: "goal-text" }, "Goal"), goal, h("label", { for: "goal-executor" }, "Executor"), executor, pbRow,
     h("label", { for: "goal-engine" }, "Engine (local run)"), engine,
-    h("label", { for: "goal-budget" }, "Budget (tokens, optional)"), budget, h("br"), h("button", { type: "submit" }, "Start"), msg);
-  form.addEventListener("submit", async (e) => {
-    e.preventDefault();
+    h("label", { for: "goal-budget" }, "Budget (tokens, optional)"), budget, h("br"), h("button", { type: "submit", id: "goal-start" }, "Start"), msg);
+  let actionId = newActionId(); // one goal per id: a new one once a goal started
+  const holdStart = (on) => { form.querySelector("#goal-start").disabled = on; };
+  form.addEventListener("submit", (e) => { e.preventDefault(); oneAtATime(`goal ${pid}`, holdStart, startGoal); });
+  const startGoal = async () => {
     const body = { goal: goal.value, executor: executor.value, playbook: executor.value === "scripted" ? playbook.value : null, engine: engine.value,
-      budget_tokens: budget.value.trim() ? Number(budget.value) : null };
+      budget_tokens: budget.value.trim() ? Number(budget.value) : null, action_id: actionId };
     try {
       const res = await api("POST", `/api/projects/${encodeURIComponent(pid)}/goals`, body);
+      actionId = newActionId();
       if (res.mode === "deployment") { message(msg, null, `Started the devloop deployment: flow run ${res.ref}`); return; }
       message(msg, null, `Started graphlemon run (process ${res.ref}; log .graphlemon/${res.log}).`);
       msg.append(" ", h("a", { href: `#/p/${encodeURIComponent(pid)}`, id: "to-dashboard" }, "Dashboard →"));
@@ -717,7 +736,7 @@ function pageGoal(pid) {
         } }, "Make a first commit of the folder")));
       }
     }
-  });
+  };
   const launchBox = h("div", { id: "launch" });
   main().replaceChildren(h("h1", {}, "New goal"), form, launchBox);
 }
@@ -729,14 +748,14 @@ function followLaunch(pid, launchId, box) {
     if (!box.isConnected) return;
     try {
       const l = await api("GET", `/api/projects/${pidq}/launches/${encodeURIComponent(launchId)}`);
-      const task = l.task_id ? h("a", { href: `#/p/${pidq}/t/${encodeURIComponent(l.task_id)}`, id: "launch-task" }, l.task_id) : "no task yet";
+      const task = l.task_id ? h("a", { href: `#/p/${pidq}/t/${encodeURIComponent(l.task_id)}`, id: "launch-task" }, l.task_id) : "not created yet";
       box.dataset.state = l.state;
       if (l.state === "failed") {
         box.replaceChildren(h("div", { class: "msg error", id: "launch-failed" }, `The run failed (exit code ${l.returncode ?? "unknown"}; task: `, task, "):",
           h("pre", { class: "launch-tail" }, l.log_tail || "(no output)")));
         return;
       }
-      box.replaceChildren(h("p", { class: l.state === "running" ? "msg info" : "msg ok" }, l.state === "running" ? "Running: task " : "The run ended: task ", task));
+      box.replaceChildren(h("p", { class: l.state === "running" ? "msg info" : "msg ok" }, l.state === "running" ? "Running; its task: " : "The run ended; its task: ", task));
       if (l.state === "running") setTimeout(tick, 1500);
     } catch (err) { message(box, err); }
   };
@@ -797,7 +816,7 @@ async function pageBugs(pid, query) {
         shown.map((b) => h("tr", { dataset: { bug: b.bug_id } }, h("td", {}, bugLink(pid, b.bug_id)), h("td", {}, pill(b.status)), h("td", {}, b.unit_id || ""),
           h("td", { title: b.shown_category }, said(b.shown_category, "category")), h("td", {}, b.severity),
           h("td", {}, b.task_id ? h("a", { href: `#/p/${pidq}/t/${encodeURIComponent(b.task_id)}` }, b.task_id) : ""),
-          h("td", {}, b.title), h("td", { class: "time" }, fmtDateTime(b.opened_at))))) : null);
+          h("td", { class: "prose" }, b.title), h("td", { class: "time" }, fmtDateTime(b.opened_at))))) : null);
   };
   filters.addEventListener("change", draw);
   box.replaceChildren(filters, table);
@@ -1186,6 +1205,14 @@ async function pageArtifact(pid, aid) {
   } catch (err) { message(box, err); }
 }
 
+// a row's "ended" and "took" cells: a task not ended is going on only while a run holds it (`r.run`, its lease)
+function runTimes(r) {
+  const cell = (...kids) => h("td", { class: "time" }, ...kids);
+  if (r.ended) return [cell(fmtWhen(r.ended)), cell(fmtDuration(r.duration_s))];
+  if (noRun({ run: { state: r.run } })) return [cell(h("span", { class: "muted" }, "no run holds it")), cell("not running since ", fmtWhen(r.updated_at))];
+  return [cell("—"), cell("going on")];
+}
+
 // -- every run across the listed projects: #/runs?status=…&since=… ----------------------------------------------------
 const SINCE = { "": "any time", "1": "the last 24 hours", "7": "the last 7 days", "30": "the last 30 days" };
 async function pageRuns(query) {
@@ -1210,8 +1237,7 @@ async function pageRuns(query) {
           h("td", {}, h("a", { href: `#/p/${encodeURIComponent(r.project_id)}` }, r.project)),
           h("td", { class: "id" }, h("a", { href: `#/p/${encodeURIComponent(r.project_id)}/t/${encodeURIComponent(r.task_id)}` }, r.task_id)),
           h("td", {}, pill(r.status, r.blocked_reason)), h("td", { class: "goal" }, r.goal_text),
-          h("td", { class: "time" }, fmtWhen(r.started)), h("td", { class: "time" }, fmtWhen(r.ended)),
-          h("td", { class: "time" }, r.duration_s === null ? "going on" : fmtDuration(r.duration_s))))) : null);
+          h("td", { class: "time" }, fmtWhen(r.started)), ...runTimes(r)))) : null);
   };
   box.replaceChildren(h("div", { class: "filters card", id: "runs-filters" }, h("label", { class: "filter" }, "status ", status),
     h("label", { class: "filter" }, "started ", since)), table);
