@@ -202,7 +202,9 @@ def per_set(splits: tuple[str, ...] | None) -> None:
     print("  verdicts by mechanism now: " + ", ".join(f"{k} {v}" for k, v in rules.most_common()))
     open_rows = [r for r in now if r["split"] not in SEALED]
     if ROWS:
-        print("  every verdict now (sealed sets not listed): name | labelled | got | conf | auto | rule | re-run | after")
+        print(
+            "  every verdict now (sealed sets not listed): name | labelled | got | conf | auto | rule | re-run | after"
+        )
         for r in open_rows:
             print(f"    {r['name']} | {r['want']} {r['want_units']} | {r['got']} {r['units']} | {r['conf']} | "
                   f"{r['auto']} | {r['rule']} | {r.get('rerun') or '-'} | {r.get('after', '-')} {r.get('after_units', '')}"
