@@ -38,6 +38,7 @@ from triage_paths import CORPUS, right, run_path, spread  # noqa: E402
 CATEGORIES = ("contract_mismatch", "impl_bug", "spec_ambiguous", "infra_flake")
 TODAY = "e263e50e99fb5b14e7ea9c01fa207c0f946f1bc1"  # main before the decider (issue 45): the rules it replaced
 SEALED = frozenset({"blind6"})
+ROWS = False  # --rows: print every verdict of the unsealed sets chosen
 # How docs/triage.md records each set: "shaped" (a rule was written or changed after reading it), "held out" (not
 # used to tune, written by the rules' author), "unseen" (no rule was shaped on it; blind6 is also sealed).
 STATUS = {
@@ -59,6 +60,7 @@ STATUS = {
     "red45": "shaped",
     "red45b": "shaped",
     "red45c": "shaped",
+    "red45d": "unseen",
 }  # fmt: skip  (red45, red45b: the issue-45 red teams' sets, frozen at 79a36ed and 8febc7b; red45 shaped the rules,
 #   red45b and red45c (frozen at 8e9de19) re-measured the decider's mechanisms: decider.MEASURED)
 # The rules each fresh set was written against (unseen by them): its "at freeze" column.
@@ -199,6 +201,14 @@ def per_set(splits: tuple[str, ...] | None) -> None:
     rules = Counter(r["rule"] for r in now if r["got"] != "spec_ambiguous" or r["rule"] != "facts:only")
     print("  verdicts by mechanism now: " + ", ".join(f"{k} {v}" for k, v in rules.most_common()))
     open_rows = [r for r in now if r["split"] not in SEALED]
+    if ROWS:
+        print(
+            "  every verdict now (sealed sets not listed): name | labelled | got | conf | auto | rule | re-run | after"
+        )
+        for r in open_rows:
+            print(f"    {r['name']} | {r['want']} {r['want_units']} | {r['got']} {r['units']} | {r['conf']} | "
+                  f"{r['auto']} | {r['rule']} | {r.get('rerun') or '-'} | {r.get('after', '-')} {r.get('after_units', '')}"
+                  f" auto_after={r.get('after_auto')}")  # fmt: skip
     print("  confident or auto-applied misses now (sealed sets not listed):")
     for r in open_rows:
         if not right(r) and (r["conf"] >= 0.8 or r["auto"]):
@@ -350,7 +360,9 @@ if __name__ == "__main__":
     parser.add_argument("--ablate", action="store_true", help="each mechanism module removed in turn")
     parser.add_argument("--only", help="with --ablate: only the rows whose label holds this text")
     parser.add_argument("--mechanisms", action="store_true", help="each rule's verdicts on sets it was not shaped on")
+    parser.add_argument("--rows", action="store_true", help="also print every verdict of the chosen unsealed sets")
     args = parser.parse_args()
+    ROWS = args.rows
     chosen = tuple(args.split) if args.split else None
     if args.mechanisms:
         mechanisms()
