@@ -71,6 +71,11 @@ _DIALECTS: tuple[_Dialect, ...] = (
     (_CHAI := re.compile(r"expected (?P<g>.+?) to (?:be|equal|deeply equal|strictly equal|eql|have length|have property|"
                 r"include|match|be close to) (?P<e>.+?)(?: // Object\.is equality)?$", re.M),
      "g", "e", ("actual", "expected"), 1, "js"),
+    # node:assert's AssertionError as node prints it uncaught (util.inspect of the error's properties): "  actual:
+    # [ 95, 47, 58 ],\n  expected: [ 96, 48, 59 ],\n  operator: 'deepEqual'" (each value on its one line, the operator
+    # right after: a value inspect broke over lines is not read; the call's argument positions, not sides)
+    (re.compile(r"^ {2}actual: (?P<g>\S.*?),\n {2}expected: (?P<e>\S.*?),\n {2}operator: '\w+'\n", re.M),
+     "g", "e", NODE_ARGUMENTS, None, "js"),
     # node:assert: "Expected values to be strictly equal:\n\n500 !== 401" (actual !== expected: the call's argument
     # positions, not sides; `js_source` reads the test's call for them)
     (re.compile(r"^\s*(?:AssertionError(?: \[ERR_ASSERTION\])?: )?(?P<g>\S.*?) !== (?P<e>\S.*?)\s*$", re.M),

@@ -24,6 +24,7 @@ import math
 import re
 import unicodedata
 from dataclasses import replace
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from .assertions import NODE_ARGUMENTS, identifier_words
@@ -271,9 +272,20 @@ def _off_by_one(p: Pair, numbers: tuple[Any, Any], integers: bool, one: bool, wh
     return f"Off by one{written}{_shown_numbers(p, numbers)}, where a count, an index or a range is involved ({why})."
 
 
-def _rounding(p: Pair, numbers: tuple[Any, Any], close: bool) -> str:
-    return (f"The numbers are equal to within one part in a million{_shown_numbers(p, numbers)}: a "
-            "floating-point rounding difference.")  # fmt: skip
+def _nearly_equal(p: Pair, numbers: tuple[Any, Any], close: bool) -> str:
+    """The size of the difference only: the output does not say where it comes from (rounding, an added term)."""
+    return (f"The numbers are equal to within one part in a million{_shown_numbers(p, numbers)}: as printed, "
+            f"they differ by {_difference(p, numbers)}.")  # fmt: skip
+
+
+def _difference(p: Pair, numbers: tuple[Any, Any]) -> str:
+    """The difference of the two numbers as printed (exact decimals, not the difference of two floats)."""
+    first, second = p.numerals or (repr(numbers[0]), repr(numbers[1]))
+    try:
+        size = abs(Decimal(first) - Decimal(second))
+    except InvalidOperation:
+        size = Decimal(repr(abs(numbers[0] - numbers[1])))
+    return format(size.normalize(), "g")
 
 
 def _zero(p: Pair, sided: bool, numbers: tuple[Any, Any], zero: bool, why: str) -> str:
@@ -394,8 +406,36 @@ def _empty_list(p: Pair, sided: bool, lists: bool, empty: bool) -> str:
     return f"An empty list came back where {_length(p.expected)} item(s) are expected."
 
 
+def _item_reprs(items: Any) -> list[str]:
+    return [repr(x) for x in items]
+
+
+def _reorder(p: Pair) -> bool:
+    """Equal items as a multiset, in another sequence: an order differs (never for two empty or equal sequences)."""
+    e, a = _item_reprs(p.expected), _item_reprs(p.got)
+    return _whole(p.expected) and _whole(p.got) and e != a and sorted(e) == sorted(a)
+
+
 def _reordered(p: Pair, lists: bool, same: bool) -> str:
-    return "Same items in a different order."
+    if type(p.expected) is type(p.got):
+        return "Same items in a different order."
+    return f"Same items in a different order, and the sequence's type differs: {_kinds(p)}."
+
+
+def _same_items_in_order(p: Pair) -> bool:
+    """The same items in the same order (or none): what differs is the sequence's type (a tuple, a list)."""
+    return _whole(p.expected) and _whole(p.got) and _item_reprs(p.expected) == _item_reprs(p.got)
+
+
+def _kinds(p: Pair) -> str:
+    if p.sided:
+        return f"{kind_of(p.got)} where {kind_of(p.expected)} is expected"
+    return p.named(kind_of(p.expected), kind_of(p.got))
+
+
+def _sequence_type(p: Pair, lists: bool, same: bool) -> str:
+    items = "Both are empty" if not p.expected else f"The same {_length(p.got)} item(s) in the same order"
+    return f"{items}; the sequence's type differs: {_kinds(p)}."
 
 
 def _extra_items(p: Pair, sided: bool, lists: bool, extra: list[Any]) -> str:
@@ -504,9 +544,9 @@ VALUE_RULES: tuple[Rule[Pair], ...] = (
     Rule("booleans flipped", (_premise("two booleans", "both values are booleans and differ",
          lambda p: isinstance(p.expected, bool) and isinstance(p.got, bool) and p.expected != p.got),),
          lambda p, b: _booleans(p)),
-    Rule("rounding", (NUMBERS, _premise("close fractions", "one number has a fraction and they are equal to 6 "
+    Rule("nearly equal", (NUMBERS, _premise("close fractions", "one number has a fraction and they are equal to 6 "
          "significant digits", lambda p: (n := numbers(p)) is not None and any(isinstance(x, float) for x in n)
-         and math.isclose(n[0], n[1], rel_tol=1e-6, abs_tol=1e-9))), _rounding),
+         and math.isclose(n[0], n[1], rel_tol=1e-6, abs_tol=1e-9))), _nearly_equal),
     Rule("cut off, not rounded", (SIDES, NUMBERS, _premise("one step below, rounds to it", "the produced number "
          "is one step of its last decimal below the expected one, which has fewer decimals and is the produced one "
          "rounded to them", _truncated)), _truncated_says),
@@ -548,9 +588,11 @@ VALUE_RULES: tuple[Rule[Pair], ...] = (
          lambda p: isinstance(p.expected, Obj) and isinstance(p.got, Obj) and p.expected.cls != p.got.cls)), _other_class),
     Rule("empty list", (SIDES, _LISTS, _premise("empty produced", "the produced list is empty and the expected one "
          "is not", lambda p: not p.got and bool(p.expected))), _empty_list),
-    Rule("same items, another order", (_LISTS, _premise("same items", "both hold the same items, whole, in another "
-         "order", lambda p: _whole(p.expected) and _whole(p.got) and len(p.expected) == len(p.got)
-         and sorted(map(repr, p.expected)) == sorted(map(repr, p.got)))), _reordered),
+    Rule("another sequence type", (_LISTS, _premise("same items, same order", "both hold the same items, whole, in "
+         "the same order (or none), as sequences of different types", lambda p: type(p.expected) is not type(p.got)
+         and _same_items_in_order(p))), _sequence_type),
+    Rule("same items, another order", (_LISTS, _premise("same items", "both hold the same items, whole (equal as "
+         "a multiset), in another sequence", _reorder)), _reordered),
     Rule("extra items", (SIDES, _LISTS, _premise("expected items then more", "the produced list starts with the "
          "expected items and has more", _extra_after)), _extra_items),
     Rule("items missing", (SIDES, _LISTS, _premise("a subsequence", "the produced list is the expected one with "

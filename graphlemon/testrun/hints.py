@@ -170,6 +170,11 @@ _LABEL_LINE = re.compile(r"^(?:Expected|Received|Got|expected|actual|left|right|
 
 
 def _failing_statement(detail: str) -> str | None:
-    """The innermost line pytest marks with `>` (the statement that raised), if any."""
-    found = re.findall(r"^>\s+(\S.*)$", detail, re.M)
+    """The innermost line pytest marks with `>` (the statement that raised), if any: a `>` line its `E` lines follow
+    (npm's `> node test.js` banner is no statement)."""
+    found = _PYTEST_STATEMENT.findall(detail)
     return found[-1].strip() if found else None
+
+
+# pytest's traceback entry: the statement marked `>`, then (after the entry's source lines) its `E` lines
+_PYTEST_STATEMENT = re.compile(r"^>\s+(\S.*)\n(?:(?![>E]\s).*\n)*?E\s", re.M)

@@ -73,6 +73,10 @@ def reconcile(
     if not complete and ran_something:
         warnings.append("the run stopped before it finished: the counts are the tests its output proves (a file's "
                         "tests count once the runner reported that file); tests that never reported are not counted")  # fmt: skip
+    elif parsed.stopped and ran_something:
+        complete = False
+        warnings.append(f"{parsed.stopped} before the run finished: the counts are the tests its output proves; "
+                        "whether tests after the stopped one were left unrun is not printed")  # fmt: skip
     elif parsed.unreported and ran_something:
         complete = False
         warnings.append(f"{parsed.unreported}: the number of passed tests is unknown; `passed` counts only the tests "

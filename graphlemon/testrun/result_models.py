@@ -175,6 +175,9 @@ class ParsedRun(BaseModel):
     # the tests the output's format never names, when there are such (go test's text without -v or -json prints no
     # line for a passing test): the counts are then what the output proves, not the whole run (`complete` false)
     unreported: str = ""
+    # the runner stopped the run itself before it finished (go test's `-timeout` panic ends the whole test binary):
+    # whether tests were left unrun is not printed, so the run is not complete
+    stopped: str = ""
 
     @property
     def found(self) -> bool:

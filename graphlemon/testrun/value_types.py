@@ -550,7 +550,7 @@ def first_differing_part(expected: Any, got: Any) -> tuple[str, Any, Any, int] |
     if isinstance(expected, Obj) and isinstance(got, Obj):
         if expected.cls != got.cls or expected.fields.keys() != got.fields.keys():
             return None
-        pairs = [(f".{k}", expected.fields[k], got.fields[k]) for k in expected.fields]
+        pairs = [(_field_label(expected.cls, k), expected.fields[k], got.fields[k]) for k in expected.fields]
     elif isinstance(expected, dict) and isinstance(got, dict):
         if expected.keys() != got.keys():
             return None
@@ -569,6 +569,12 @@ def first_differing_part(expected: Any, got: Any) -> tuple[str, Any, Any, int] |
         return None
     differing = [pair for pair in pairs if not _same(pair[1], pair[2])]
     return (*differing[0], len(differing)) if differing else None
+
+
+def _field_label(cls: str, field: str) -> str:
+    """`.qty` for a named field; a positional argument (`#0`) by its place in the call, `<OrderedSet argument 1>`,
+    never a bare `#0` that reads like an index into the value."""
+    return f"<{cls} argument {int(field[1:]) + 1}>" if field.startswith("#") else f".{field}"
 
 
 def smallest_difference(expected: Any, got: Any, limit: int = 100) -> Difference:

@@ -95,6 +95,7 @@ def test_go_120_timeout_lists_the_running_tests_under_the_package():
     assert failure.name == "TestOuter/slow_case" and (failure.file, failure.line) == ("pkg/pkg_test.go", 14)
     assert "still running, in pkg.block at pkg.go:9" in failure.message
     assert run.running is None
+    assert run.stopped == "go test's -timeout (1s) stopped the test binary"  # so the run is not complete
 
 
 @pytest.fixture(scope="module")

@@ -200,3 +200,106 @@ def test_a_literal_against_a_property_read_is_the_expected_one_in_node_tests_tap
               f"(node:internal/test_runner/test:242:18)\n    TestContext.<anonymous> ({tmp_path}/test/a.test.js:3:12)\n")
     failure = make_failure("t", file="test/a.test.js", line=1, message=error, detail=detail)
     assert "'X' where 'x' is expected" in hint_for(failure, tmp_path).text
+
+
+# heldout7's wrong hints -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("message", "said", "first", "second"),
+    [
+        ("assert (1, 2) == [1, 2]", "The same 2 item(s) in the same order", "a tuple where a list is expected", ""),
+        ("AssertionError: () != []", "Both are empty", "first: a tuple", "second: a list"),
+    ],
+)
+def test_a_sequence_of_another_type_is_said_as_a_type_not_an_order(message, said, first, second):
+    """`(1, 2) == [1, 2]`, `() != []`: the items (none) are in the same order; the difference is the type."""
+    hint = hint_for(make_failure("t", message=message)).text
+    assert said in hint and first in hint and second in hint and "order," not in hint, hint
+    assert "different order" not in hint, hint
+
+
+def test_an_order_is_claimed_only_where_the_items_differ_in_sequence():
+    assert "Same items in a different order." in hint_for(make_failure("t", message="assert [2, 1] == [1, 2]")).text
+    tuple_reordered = hint_for(make_failure("t", message="assert (2, 1) == [1, 2]")).text
+    assert "different order, and the sequence's type differs: a tuple where a list is expected" in tuple_reordered
+
+
+# node's uncaught AssertionError, as a plain `node test/basic.js` under `npm test` prints it
+_NODE_UNCAUGHT = """
+> color-convert@0.5.3 test
+> node test/basic.js
+
+node:assert:90
+  throw new AssertionError(obj);
+  ^
+
+AssertionError [ERR_ASSERTION]: Expected values to be loosely deep-equal:
+
+[
+  95,
+  47,
+  58
+]
+
+should loosely deep-equal
+
+[
+  96,
+  48,
+  59
+]
+    at Object.<anonymous> (/p/test/basic.js:4:8)
+    at node:internal/main/run_main_module:28:49 {
+  generatedMessage: true,
+  code: 'ERR_ASSERTION',
+  actual: [ 95, 47, 58 ],
+  expected: [ 96, 48, 59 ],
+  operator: 'deepEqual'
+}
+
+Node.js v20.20.2
+"""
+
+
+def test_nodes_uncaught_assertion_error_gives_both_values_as_argument_positions():
+    result = reconcile(ParsedRun(), ProcessOutcome(exit_code=1, duration_ms=10), None, _NODE_UNCAUGHT,
+                       framework=None, command="npm test", timeout=60)  # fmt: skip
+    (failure,) = result.failures
+    assert failure.operands is not None and not failure.operands.sided
+    assert (failure.operands.first, failure.operands.second) == ("[ 95, 47, 58 ]", "[ 96, 48, 59 ]")
+    hint = hint_for(failure, Path("/p"))
+    assert hint.confidence == "facts" and "were not reported" not in hint.text, hint.text
+    assert "actual argument: 95, expected argument: 96" in hint.text, hint.text
+    assert not result.complete  # the script stopped at its first failed assertion and names no test
+
+
+def test_a_value_inspect_broke_over_lines_is_not_read_from_nodes_error_properties():
+    broken = "  actual: [\n    1,\n    2\n  ],\n  expected: [ 1 ],\n  operator: 'deepEqual'\n}\n"
+    assert compared_in(broken) is None
+
+
+def test_npms_banner_is_not_read_as_the_failing_statement():
+    failure = make_failure("npm-test: run failed", message="exited with code 1",
+                           detail="> pkg@1.0.0 test\n> node test.js\n\nnode:internal/modules/cjs/loader:1\n")  # fmt: skip
+    hint = hint_for(failure).text
+    assert "node test.js" not in hint and "were not reported" not in hint, hint
+
+
+def test_two_nearly_equal_numbers_get_the_size_of_their_difference_not_a_cause():
+    """`0.7500000000000001 != 0.75` proves the size of the difference, not where it comes from (rounding)."""
+    hint = hint_for(make_failure("TestRatio", message="0.7500000000000001 != 0.75")).text
+    assert "differ by 1e-16" in hint and "rounding" not in hint, hint
+
+
+def test_a_go_timeout_panic_leaves_the_run_not_complete():
+    """go's -timeout ends the test binary: whether tests after the stopped one were left unrun is not printed."""
+    output = ("=== RUN   Test_Sort1\n--- FAIL: Test_Sort1 (0.00s)\n=== RUN   Test_Sort2\n"
+              "panic: test timed out after 5s\nrunning tests:\n\tTest_Sort2 (5s)\n\n"
+              "goroutine 7 [running]:\nexample.com/m.Test_Sort2(0xc0)\n\t/src/m/m_test.go:152 +0x1d\n"
+              "FAIL\texample.com/m\t5.012s\nFAIL\n")  # fmt: skip
+    parsed = parse_go_text(output)
+    assert [f.name for f in parsed.failures] == ["Test_Sort1", "Test_Sort2"]
+    result = reconcile(parsed, ProcessOutcome(exit_code=1, duration_ms=10), None, output, framework="go",
+                       command="go test -v -timeout 5s ./...", timeout=60)  # fmt: skip
+    assert not result.complete and any("-timeout (5s) stopped the test binary" in w for w in result.warnings)

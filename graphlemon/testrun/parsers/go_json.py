@@ -16,7 +16,7 @@ from collections import defaultdict
 from ..output_text import to_str
 from ..result_models import ParsedRun, TestCase
 from .common import json_lines, make_failure
-from .go_messages import Timeout, go_compared, go_timeout, log_messages, timeout_message
+from .go_messages import Timeout, go_compared, go_timeout, log_messages, timeout_message, timeout_stop
 
 _TEST_FRAME = re.compile(r"^\t(?P<file>\S+_test\.go):(?P<line>\d+)", re.M)
 _NOISE = re.compile(r"^(?:=== (?:RUN|PAUSE|CONT|NAME)|\s*--- (?:PASS|FAIL|SKIP):|PASS$|FAIL$|ok\s|FAIL\s)")
@@ -123,6 +123,7 @@ def _fail_timed_out(
     timeout = next((t for t in map(go_timeout, texts.values()) if t is not None), None)
     if timeout is None:
         return
+    run.stopped = timeout_stop(timeout)
     stopped = timeout.tests or [t for (pkg, t) in order if pkg == package and outcome[(pkg, t)] == "running"]
     for test in stopped:
         if outcome.get((package, test), "running") != "running":

@@ -153,6 +153,11 @@ def _innermost(dump: str) -> dict[str, tuple[str, str, int]]:
     return found
 
 
+def timeout_stop(timeout: Timeout) -> str:
+    """What `ParsedRun.stopped` says of a `-timeout` panic."""
+    return f"go test's -timeout ({timeout.after}) stopped the test binary"
+
+
 def timeout_message(timeout: Timeout, test: str) -> str:
     where = timeout.innermost.get(test.split("/")[0])
     inside = f", in {where[0]} at {where[1]}:{where[2]}" if where else ""

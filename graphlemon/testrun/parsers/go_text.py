@@ -11,7 +11,7 @@ import re
 
 from ..result_models import ParsedRun, TestCase
 from .common import make_failure
-from .go_messages import go_compared, go_timeout, log_messages, timeout_message
+from .go_messages import go_compared, go_timeout, log_messages, timeout_message, timeout_stop
 
 _RESULT = re.compile(r"^(?P<indent>\s*)--- (?P<status>PASS|FAIL|SKIP): (?P<name>\S+) \([\d.]+s\)$", re.M)
 _BODY_END = re.compile(r"^(?:=== (?:RUN|CONT|PAUSE|NAME)|panic: |FAIL\s|ok\s|PASS$|FAIL$)", re.M)
@@ -61,6 +61,7 @@ def _add_timed_out(run: ParsedRun, output: str, ended: set[str]) -> None:
     timeout = go_timeout(output)
     if timeout is None:
         return
+    run.stopped = timeout_stop(timeout)
     stopped = timeout.tests or [name for name in timeout.frames if name not in ended]
     for test in (t for t in stopped if t not in ended and not any(o.startswith(t + "/") for o in stopped)):
         frame = timeout.frames.get(test.split("/")[0])
