@@ -60,9 +60,9 @@ STATUS = {
     "red45": "shaped",
     "red45b": "shaped",
     "red45c": "shaped",
-    "red45d": "unseen",
+    "red45d": "shaped",
 }  # fmt: skip  (red45, red45b: the issue-45 red teams' sets, frozen at 79a36ed and 8febc7b; red45 shaped the rules,
-#   red45b and red45c (frozen at 8e9de19) re-measured the decider's mechanisms: decider.MEASURED)
+#   red45b, red45c (frozen at 8e9de19) and red45d (at 9d57875) re-measured the decider's mechanisms: decider.MEASURED)
 # The rules each fresh set was written against (unseen by them): its "at freeze" column.
 FREEZE_COMMITS = {
     "before": "a0194a1890b8e22ba7f209b30039973a089d3b64",
@@ -77,6 +77,7 @@ FREEZE_COMMITS = {
     "blind6": "e217f5aaab8f25233558dd656b09612469f5e18a",
     "red45b": "8febc7b3f1ba33a6ab5311b3617cccca765e2005",
     "red45c": "10a53a6a11f806d08da879e17e914474882b30f5",
+    "red45d": "7e79fcc5afb5f7929be9adbc5662a949a1f770cf",
 }
 # Each mechanism module, removed in turn (`--ablate`): the name, and what is patched out.
 ABLATIONS: dict[str, tuple[tuple[str, object], ...]] = {

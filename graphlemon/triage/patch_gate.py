@@ -51,4 +51,18 @@ def patch_review(ctx: RunContext, verdict: TriageVerdict, findings: list[Finding
     return "; ".join(reasons) or None
 
 
-__all__ = ["patch_review"]
+def recode_review(verdict: TriageVerdict, findings: list[Finding]) -> str | None:
+    """None when the agent's re-code has a second reading: a finding of the rules points to the same units, and none
+    points elsewhere (the decider's veto, applied to the agent); else why a person decides."""
+    units = sorted(verdict.affected_units)
+    elsewhere = [f for f in findings if (f.category, sorted(f.affected)) != (verdict.category, units)]
+    if elsewhere:
+        return "the rules' findings point elsewhere: " + "; ".join(
+            f"{f.rule} suggests {f.category} {f.affected or ''}".rstrip() for f in elsewhere[:3]
+        )
+    if not findings:
+        return "no finding of the rules reads the failure as this unit's bug (a re-code needs a second reading)"
+    return None
+
+
+__all__ = ["patch_review", "recode_review"]

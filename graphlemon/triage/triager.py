@@ -29,7 +29,7 @@ from .cite import Citer
 from .decider import classify
 from .findings import describe
 from .history import behaviour_digest, failure_signature, retriage
-from .patch_gate import patch_review
+from .patch_gate import patch_review, recode_review
 from .proposal import Proposal, fallback
 from .run_context import RunContext, load_run
 from .verdict import TodoItem, TriagerOutput, TriageVerdict, Violation
@@ -138,11 +138,15 @@ def triage_run(
     if review:  # the patch's premise (the SDD's one statement, confirmed) is not verified: below auto-apply
         proposal.hints.append(f"the SDD patch waits for a person: {review}")
         verdict = verdict.model_copy(update={"confidence": min(verdict.confidence, UNCHECKED_PATCH)})
+    recode = recode_review(verdict, proposal.findings) if executor and verdict.category == "impl_bug" else None
+    if recode:  # the agent's reading alone, or against the rules': a person decides the re-code
+        proposal.hints.append(f"the re-code waits for a person: {recode}")
+        verdict = verdict.model_copy(update={"confidence": min(verdict.confidence, UNCHECKED_PATCH)})
     record = TriageRecord(
         **verdict.model_dump(include={"root_cause", "category", "affected_units", "proposed_sdd_patch", "confidence",
                                       "evidence", "l3_question"}),
         run_id=run_id, task_id=task_id or ctx.result.task_id, evidence_verified=verified, failure_signature=signature,
-        will_auto_apply=may_auto_apply(verdict.category, calibration, is_fallback) and review is None,
+        will_auto_apply=may_auto_apply(verdict.category, calibration, is_fallback) and not review and not recode,
         fallback=is_fallback, fallback_reason=proposal.fallback_reason, executor=proposal.executor,
         triage_ref=triage_json_rel(run_id), duration_ms=int((time.monotonic() - started) * 1000),
         tokens_used=proposal.tokens_used, method="rules" if executor is None else "agent", behaviour=behaviour,

@@ -96,3 +96,26 @@ def test_cli_with_the_scripted_executor(scenario, cli):
         0.3,
         "scripted",
     )
+
+
+PROBES = Path(__file__).resolve().parents[1] / "fixtures" / "triage" / "red45d_probes"
+
+
+@pytest.mark.parametrize(
+    ("name", "probe", "why"),
+    [
+        # the kernel's OOM line, and the rules' reading of it points to the environment: two readings, a person
+        ("rdd45_kiln_log_host_antivirus_oom", "p8-impl-on-host-oom.yaml", "the rules' findings point elsewhere"),
+        # an erratum replaces the table the agent cites; the rules read a contract disagreement, not this unit's bug
+        ("rdd22_bistro_reservations_errata_by_operation_name", "p3-impl-on-superseded-table.yaml", "point elsewhere"),
+        ("rdd24_clinic_slots_deprecated_html_section", "p7-impl-deprecated-section.yaml", "a person"),
+    ],
+)
+def test_an_agents_recode_without_a_second_reading_waits_for_a_person(scenario, name, probe, why):
+    # red45d's probes (issue 45's fourth red team): wrong impl_bug verdicts whose every quote verifies
+    s = scenario(name)
+    outcome = triage_run(s.project, s.run_id, executor=build_executor("scripted", playbook=PROBES / probe))
+    r = outcome.record
+    assert r.category == "impl_bug" and r.evidence_verified and r.executor == "scripted"
+    assert not r.will_auto_apply and r.confidence <= 0.7
+    assert any(h.startswith("the re-code waits for a person: ") and why in h for h in outcome.hints)

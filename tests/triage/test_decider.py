@@ -49,7 +49,7 @@ def test_an_exception_the_units_own_code_raised_is_its_bug_suggested_for_a_perso
     # impl:uncaught was right about half the time on sets it was not shaped on: it suggests, at that precision
     verdict = classify(load_run(_project(tmp_path, stack=OWN), RUN_ID))
     assert (verdict.category, verdict.affected, verdict.rule) == ("impl_bug", ["orders"], "impl:uncaught")
-    assert verdict.confidence == round(MEASURED["impl:uncaught"].precision, 2) < SUGGESTED
+    assert verdict.confidence == min(round(MEASURED["impl:uncaught"].precision, 2), SUGGESTED) < 0.8
     m = MEASURED["impl:uncaught"]
     assert verdict.hints[0].startswith(f"suggested, not decided: impl:uncaught was right {m.right} of {m.fired} times")
 

@@ -44,7 +44,8 @@ def _runner(*lines: str) -> str:
         ("backing_service", "waiting for postgres at 127.0.0.1:5432: connection refused; giving up"),
     ],
 )
-def test_each_kept_kind_in_the_runners_voice_decides_infra_flake(tmp_path, kind, line):
+def test_each_kept_kind_in_the_runners_voice_decides_infra_flake(tmp_path, kind, line, keep):
+    keep(f"infra:{kind}")  # which kinds are kept is a measurement (decider.MEASURED): here, how a kept one decides
     verdict = classify(load_run(_project(tmp_path, _runner(line)), RUN_ID))
     assert (verdict.category, verdict.rule, verdict.affected) == ("infra_flake", f"infra:{kind}", [])
     # a hypothesis: below auto-apply, its action the one re-run that checks it
