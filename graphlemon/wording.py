@@ -95,10 +95,16 @@ def summary_words(event: str, summary: str) -> str:
     return " ".join(_route_word(w) for w in summary.split(" "))
 
 
+def route_words(route: str) -> str:
+    """A bug's suggested route as people read it: `fast_lane` -> "the coder fixes the units" (any other name: its
+    underscores as spaces)."""
+    return ROUTE_WORDS.get(route, route.replace("_", " "))
+
+
 def _route_word(word: str) -> str:
     name = word.rstrip(":")
     if name in ROUTE_WORDS:
-        return ROUTE_WORDS[name] + word[len(name) :]
+        return route_words(name) + word[len(name) :]
     return "→" if word == "->" else word
 
 

@@ -35,7 +35,7 @@ def task_summary(handle, task_id: str) -> dict:
 def show_task(handle, task_id: str, out, wide: bool = False) -> None:
     from ..models import TimelineEvent
     from ..violations import with_refusals
-    from ..wording import duration_words, event_words, printable, status_words, summary_words
+    from ..wording import duration_words, event_words, printable, route_words, status_words, summary_words
     from .fit import Col, print_fitted
 
     s = task_summary(handle, task_id)
@@ -59,8 +59,8 @@ def show_task(handle, task_id: str, out, wide: bool = False) -> None:
     cols = [Col("time", whole=True), Col("event", whole=True), Col("unit", whole=True), Col("summary")]
     print_fitted(out, "timeline", cols, rows, wide, priority=["time", "event", "summary", "unit"])
     if s["bugs"]:
-        rows = [[b.bug_id, b.unit_id or "", b.status, b.root_cause_category or "", b.suggested_route or "",
-                 printable(b.title)] for b in s["bugs"]]  # fmt: skip
+        rows = [[b.bug_id, b.unit_id or "", b.status, b.root_cause_category or "",
+                 route_words(b.suggested_route) if b.suggested_route else "", printable(b.title)] for b in s["bugs"]]  # fmt: skip
         cols = [Col("bug_id", whole=True), Col("unit", whole=True), Col("status", whole=True),
                 Col("root cause", whole=True), Col("route", whole=True), Col("title")]  # fmt: skip
         print_fitted(out, "bugs", cols, rows, wide, priority=["bug_id", "status", "title", "unit"])

@@ -462,6 +462,20 @@ def test_timeline_events_and_routes_read_as_words_and_a_command_is_never_cut():
         assert len(cut) <= max(width, len(note)), (width, cut)
 
 
+def test_the_task_views_bugs_table_names_a_route_in_words(project, capsys):
+    """walk5: `make demo`'s closing bugs table showed `fast_lane` in its route column."""
+    from graphlemon.cli._common import console
+    from graphlemon.cli.show import show_task
+
+    task = TaskBoard(project.ledger).create("Implement a snake game")
+    tracker = BugTracker(project.ledger)
+    bug_id, _ = tracker.open(title="wall wraps", source="unit_test", task_id=task.task_id, unit_id="collision")
+    tracker.update(bug_id, suggested_route="fast_lane")
+    show_task(project, task.task_id, console(), wide=True)
+    out = capsys.readouterr().out
+    assert "the coder fixes the units" in out and "fast_lane" not in out
+
+
 def test_a_resume_of_a_task_that_never_met_the_classifier_writes_no_classifier_row(project):
     from graphlemon.agents.automode_denials import EVENT_DENIAL, reset_classifier_counts
     from graphlemon.models import TimelineEvent
