@@ -70,6 +70,7 @@ ROUTE_WORDS: dict[str, str] = {
 _ROUTED_EVENTS = frozenset({"routed", "validated"})  # their summaries name a route: "fast_lane -> round 1 (mul)"
 BUDGET_REASONS = frozenset({"budget_exceeded"})
 STOPPED_REASONS = frozenset({"stopped_by_person", "human_requested"})
+FIX_FIRST_REASONS = frozenset({"stage_failed", "state_corrupt", "rollback_failed"})  # a cause outside the loop
 
 Action = Literal["budget", "resume_note", "resume", "run", "none"]
 
@@ -169,6 +170,13 @@ def next_step(task_id: str, status: str, reason: str | None, root: Path | str, r
             label="Resume",
             command=resume,
             why="a person stopped the task: resume it to carry on where it stopped",
+        )
+    if status == "blocked_pending_human" and reason in FIX_FIRST_REASONS:
+        return NextStep(
+            action="resume",
+            label="Resume",
+            command=resume,
+            why="it stopped on an error, not on the code: fix the cause the note names, then resume; finished work is kept",
         )
     if status in ("blocked_pending_human", "paused"):
         return NextStep(action="resume_note", label="Resume with a note",

@@ -62,6 +62,7 @@ def blocked(project, reason: str, goal: str = "Implement a snake game"):
         ("blocked_pending_human", "not_converging", None, "resume_note", "Resume with a note", 'resume T1 --project'),
         ("blocked_pending_human", "stopped_by_person", None, "resume", "Resume", "resume T1 --project"),
         ("blocked_pending_human", "human_requested", None, "resume", "Resume", "resume T1"),
+        ("blocked_pending_human", "stage_failed", None, "resume", "Resume", "resume T1"),  # walk5: fix the cause first
         ("paused", None, None, "resume_note", "Resume with a note", "resume T1"),
         ("coding", None, "interrupted", "run", "Run it now", "resume T1"),
         ("queued", None, "idle", "run", "Run it now", "resume T1"),
@@ -80,6 +81,10 @@ def test_the_next_step_names_the_main_action_for_the_reason(tmp_path, status, re
     assert f"--project {tmp_path.resolve()}" in step.command  # a path that works from any folder
     if action == "resume_note":
         assert "--note" in step.command
+    else:
+        assert "your note reaches the coder" not in step.why, step.why
+    if reason == "stage_failed":
+        assert "fix the cause" in step.why, step.why  # as the evidence pack says
 
 
 def test_a_project_path_with_a_space_is_quoted_in_the_command(tmp_path):
