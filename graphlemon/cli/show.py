@@ -92,7 +92,7 @@ def print_next_step(handle, task, out) -> None:
     step = next_step(task.task_id, task.status, task.blocked_reason, handle.root, run, invocation(),
                      suggested_raise(handle.ledger, task.task_id))  # fmt: skip
     out.print(line(("next: ", "bold"), printable(step.why)))
-    if step.action == "none" and task.status != "done":
+    if step.action == "none" and not task.terminal:  # a done or abandoned task: where to read it
         return
     out.print(f"  {step.command}", markup=False, highlight=False, soft_wrap=True)  # one line, copied whole
     url = console_task_url(handle.project_id, task.task_id)

@@ -416,6 +416,16 @@ def test_a_budget_refusal_an_empty_goal_and_resume_help_say_words_not_names(proj
     said_plainly(help_text.split("Options")[0])
 
 
+def test_an_abandon_prints_its_next_step(project, cli_in_process):
+    """walk5: `graphlemon abandon` printed no `next:` line."""
+    tid = TaskBoard(project.ledger).create("Implement a snake game").task_id
+    out = cli_in_process("abandon", tid, "--project", str(project.root))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert any(x.startswith("next: ") and "abandoned" in x for x in lines), out.stdout
+    assert any(x.strip().split()[1:3] == ["status", tid] for x in lines if x.startswith("  ")), out.stdout
+
+
 def test_a_stop_that_does_not_wait_prints_the_next_step_too(project, cli_in_process):
     from graphlemon import lease as leases
 
