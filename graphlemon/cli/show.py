@@ -52,6 +52,9 @@ def show_task(handle, task_id: str, out, wide: bool = False) -> None:
     out.print(f"  {span}", markup=False, highlight=False)
     if task.note:
         out.print(f"  {printable(task.note)}", markup=False)
+    said = [n for n in task.decision_resumes if n]
+    if said and said[-1] != task.note:  # walk5: a resume's note was stored but shown nowhere
+        out.print(f"  your resume note: {printable(said[-1])}", markup=False, highlight=False)
     events = [e for e in handle.ledger.read_as("timeline", TimelineEvent) if e.task_id == task_id]
     day = len({e.ts.date() for e in events}) > 1  # a timeline over more than one day shows the date
     rows = [[f"{e.ts:%Y-%m-%d %H:%M:%S}" if day else f"{e.ts:%H:%M:%S}", event_words(e.event), e.unit_id or "",

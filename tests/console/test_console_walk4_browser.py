@@ -197,6 +197,23 @@ def test_a_blocked_tasks_next_step_is_above_the_fold_before_the_graph(page, serv
     page.shot("blocked-next-step")
 
 
+def test_a_resume_note_is_on_the_task_page(page, server, registry, tmp_path):
+    """walk5: after a resume with a note, the note showed nowhere (only "human resume -> round 1")."""
+    from graphlemon.taskboard import TaskBoard
+
+    handle = snake_project(tmp_path, registry)
+    board = TaskBoard(handle.ledger)
+    tid = board.create("Implement a snake game").task_id
+    board.transition(tid, "planning")
+    board.transition(tid, "blocked_pending_human", blocked_reason="not_converging")
+    board.manual_resume(tid, note="the wall is at <b>y >= height</b>")
+    board.transition(tid, "coding", note="round 1: coding")  # the run's later note replaces the task's note
+    page.goto(f"{server.url}/#/p/{handle.project_id}/t/{tid}")
+    said = page.wait_for_selector("#resume-note-said")
+    assert said.inner_text() == "your resume note: the wall is at <b>y >= height</b>"  # as text, not markup
+    page.shot("resume-note")
+
+
 def test_the_node_strip_counts_a_wait_for_a_person_apart_from_running_time(page, server, registry, tmp_path):
     from datetime import timedelta
 

@@ -416,6 +416,18 @@ def test_a_budget_refusal_an_empty_goal_and_resume_help_say_words_not_names(proj
     said_plainly(help_text.split("Options")[0])
 
 
+def test_a_resume_note_is_shown_in_the_task_view(project, capsys):
+    """walk5: after `resume --note`, the note was stored (decision_resumes) but shown nowhere."""
+    from graphlemon.cli._common import console
+    from graphlemon.cli.show import show_task
+
+    task = blocked(project, "not_converging")
+    TaskBoard(project.ledger).manual_resume(task.task_id, note="the wall is at y >= height")
+    TaskBoard(project.ledger).transition(task.task_id, "coding", note="round 1: coding")  # the run's later note
+    show_task(project, task.task_id, console(), wide=True)
+    assert "your resume note: the wall is at y >= height" in capsys.readouterr().out
+
+
 def test_an_abandon_prints_its_next_step(project, cli_in_process):
     """walk5: `graphlemon abandon` printed no `next:` line."""
     tid = TaskBoard(project.ledger).create("Implement a snake game").task_id

@@ -433,7 +433,8 @@ function drawHead(head, pid, d) {
     h("p", { class: "muted" }, `round ${t.loop_round} · ${d.usage.tokens.toLocaleString()} tokens · $${d.usage.cost_usd.toFixed(4)} in ${d.usage.calls} call(s) · `,
       h("a", { href: `#/p/${pidq}/t/${tidq}/budget`, id: "budget-link" }, "budget"), " · ",
       h("a", { href: `#/p/${pidq}/t/${tidq}/logs`, id: "logs-link" }, "execution logs")),
-    t.note && !taken ? h("p", {}, h("b", {}, "note: "), t.note) : null].filter(Boolean));
+    t.note && !taken ? h("p", {}, h("b", {}, "note: "), t.note) : null,
+    resumeNote(t) && resumeNote(t) !== t.note ? h("p", { id: "resume-note-said" }, h("b", {}, "your resume note: "), resumeNote(t)) : null].filter(Boolean));
 }
 
 // one request per click: `hold(true)` from the first click until the answer, and a second click meanwhile (a
@@ -493,6 +494,8 @@ function actions(pid, d, msg) {
   if (actionsInFlight.has(base)) box.querySelectorAll("button").forEach((b) => { b.disabled = true; });
   return box;
 }
+// the note of the latest resume that carried one (decision_resumes: what the coder was told)
+const resumeNote = (t) => (t.decision_resumes || []).filter(Boolean).slice(-1)[0] || "";
 // what runs the task now: a live process, nothing (queued with no run, or its run stopped), and its last launch
 function runState(d) {
   const run = d.run || {}; const launch = run.launch;
