@@ -10,7 +10,7 @@ from ._common import line
 def task_summary(handle, task_id: str) -> dict:
     """The numbers `graphlemon status` and the demo print (pure reads of the ledger)."""
     from ..bugs import BugTracker
-    from ..models import NodeEvent, RunRecord, UsageRecord
+    from ..models import NodeEvent, RunRecord, TaskSettingsRecord, UsageRecord
     from ..taskboard import TaskBoard
     from ..violations import fold
 
@@ -18,6 +18,7 @@ def task_summary(handle, task_id: str) -> dict:
     bugs = BugTracker(handle.ledger).list(task_id=task_id)
     runs = [r for r in handle.ledger.read_as("run", RunRecord) if r.task_id == task_id]
     usage = [u for u in handle.ledger.read_as("usage", UsageRecord) if u.task_id == task_id]
+    settings = handle.ledger.read_as("task_settings", TaskSettingsRecord)  # what it runs with: its executor
     return {
         "task": task,
         "bugs": bugs,
@@ -28,6 +29,7 @@ def task_summary(handle, task_id: str) -> dict:
         "cost_usd": sum(u.cost_usd for u in usage),
         "calls": len(usage),
         "executors": sorted({u.executor for u in usage}),
+        "executor_set": next((r.settings.get("executor") for r in reversed(settings) if r.task_id == task_id), None),
         "violations": fold(handle.ledger.read_as("node", NodeEvent), task_id),
     }
 
@@ -73,7 +75,8 @@ def show_task(handle, task_id: str, out, wide: bool = False) -> None:
         print_fitted(out, f"refused actions ({refused.count}): the sandbox undid or refused each", cols, rows, wide,
                      priority=["time", "stage", "refused", "unit"])  # fmt: skip
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(s["bug_status"].items())) or "none"
-    executors = ", ".join(s["executors"]) or "none"
+    set_to = s["executor_set"]
+    executors = ", ".join(s["executors"]) or (f"{set_to} (no model call recorded)" if set_to else "none")
     out.print(
         f"convergence: {task.loop_round + 1} round(s); {s['unit_runs']} unit test runs ({s['red_unit_runs']} red); "
         f"bugs: {statuses}; usage: {s['tokens']:,} tokens, ${s['cost_usd']:.4f} in {s['calls']} call(s) "

@@ -208,9 +208,13 @@ def test_a_resume_note_is_on_the_task_page(page, server, registry, tmp_path):
     board.transition(tid, "blocked_pending_human", blocked_reason="not_converging")
     board.manual_resume(tid, note="the wall is at <b>y >= height</b>")
     board.transition(tid, "coding", note="round 1: coding")  # the run's later note replaces the task's note
+    from graphlemon.models import TaskSettingsRecord
+
+    handle.ledger.append(TaskSettingsRecord(task_id=tid, settings={"executor": "anthropic"}))  # no call recorded
     page.goto(f"{server.url}/#/p/{handle.project_id}/t/{tid}")
     said = page.wait_for_selector("#resume-note-said")
     assert said.inner_text() == "your resume note: the wall is at <b>y >= height</b>"  # as text, not markup
+    assert page.inner_text("#usage-executor") == "executor: anthropic (no model call recorded)"  # walk5: not "none"
     page.shot("resume-note")
 
 

@@ -428,6 +428,18 @@ def test_a_resume_note_is_shown_in_the_task_view(project, capsys):
     assert "your resume note: the wall is at y >= height" in capsys.readouterr().out
 
 
+def test_the_usage_line_names_the_executor_set_when_no_call_was_recorded(project, capsys):
+    """walk5: an anthropic run that never reached the API said "executor: none"."""
+    from graphlemon.cli._common import console
+    from graphlemon.cli.show import show_task
+    from graphlemon.models import TaskSettingsRecord
+
+    task = blocked(project, "stage_failed")
+    project.ledger.append(TaskSettingsRecord(task_id=task.task_id, settings={"executor": "anthropic"}))
+    show_task(project, task.task_id, console(), wide=True)
+    assert "(executor: anthropic (no model call recorded))" in capsys.readouterr().out
+
+
 def test_an_abandon_prints_its_next_step(project, cli_in_process):
     """walk5: `graphlemon abandon` printed no `next:` line."""
     tid = TaskBoard(project.ledger).create("Implement a snake game").task_id

@@ -561,7 +561,7 @@ function drawRest(rest, pid, d) {
       h("div", {}, h("h2", {}, "Timeline"),
         d.timeline_total > d.timeline.length ? h("p", { class: "muted", id: "timeline-more" }, `the latest ${d.timeline.length} of ${d.timeline_total} milestones (graphlemon status ${d.task.task_id} shows all)`) : null, tl),
       h("div", {}, h("h2", {}, "Usage"), usage,
-        h("p", { class: "muted" }, `executor: ${d.usage.executors.join(", ") || "none"}`),
+        h("p", { class: "muted", id: "usage-executor" }, `executor: ${d.usage.executors.join(", ") || ((d.params || {}).executor ? `${d.params.executor} (no model call recorded)` : "none")}`),
         h("h2", {}, "Artifacts"), arts)),
     h("h2", {}, "When each node ran"), gantt(pid, d));
 }
