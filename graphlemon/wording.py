@@ -164,20 +164,10 @@ def next_step(task_id: str, status: str, reason: str | None, root: Path | str, r
             command=f"{graphlemon} budget set {task_id} {raise_to} {where} && {resume}",
             why="the task used its budget: raise the limit above what it used, and it carries on",
         )
-    if status == "blocked_pending_human" and reason in STOPPED_REASONS:
-        return NextStep(
-            action="resume",
-            label="Resume",
-            command=resume,
-            why="a person stopped the task: resume it to carry on where it stopped",
-        )
-    if status == "blocked_pending_human" and reason in FIX_FIRST_REASONS:
-        return NextStep(
-            action="resume",
-            label="Resume",
-            command=resume,
-            why="it stopped on an error, not on the code: fix the cause the note names, then resume; finished work is kept",
-        )
+    if status == "blocked_pending_human" and reason in STOPPED_REASONS | FIX_FIRST_REASONS:
+        why = ("a person stopped the task: resume it to carry on where it stopped" if reason in STOPPED_REASONS else
+               "it stopped on an error, not on the code: fix the cause the note names, then resume; finished work is kept")
+        return NextStep(action="resume", label="Resume", command=resume, why=why)
     if status in ("blocked_pending_human", "paused"):
         return NextStep(action="resume_note", label="Resume with a note",
                         command=f'{resume} --note "what to do differently"',
