@@ -70,6 +70,7 @@ ROUTE_WORDS: dict[str, str] = {
 _ROUTED_EVENTS = frozenset({"routed", "validated"})  # their summaries name a route: "fast_lane -> round 1 (mul)"
 BUDGET_REASONS = frozenset({"budget_exceeded"})
 STOPPED_REASONS = frozenset({"stopped_by_person", "human_requested"})
+FIX_FIRST_REASONS = frozenset({"stage_failed", "state_corrupt", "rollback_failed"})  # a cause outside the loop
 
 Action = Literal["budget", "resume_note", "resume", "run", "none"]
 
@@ -95,10 +96,16 @@ def summary_words(event: str, summary: str) -> str:
     return " ".join(_route_word(w) for w in summary.split(" "))
 
 
+def route_words(route: str) -> str:
+    """A bug's suggested route as people read it: `fast_lane` -> "the coder fixes the units" (any other name: its
+    underscores as spaces)."""
+    return ROUTE_WORDS.get(route, route.replace("_", " "))
+
+
 def _route_word(word: str) -> str:
     name = word.rstrip(":")
     if name in ROUTE_WORDS:
-        return ROUTE_WORDS[name] + word[len(name) :]
+        return route_words(name) + word[len(name) :]
     return "→" if word == "->" else word
 
 
@@ -157,13 +164,10 @@ def next_step(task_id: str, status: str, reason: str | None, root: Path | str, r
             command=f"{graphlemon} budget set {task_id} {raise_to} {where} && {resume}",
             why="the task used its budget: raise the limit above what it used, and it carries on",
         )
-    if status == "blocked_pending_human" and reason in STOPPED_REASONS:
-        return NextStep(
-            action="resume",
-            label="Resume",
-            command=resume,
-            why="a person stopped the task: resume it to carry on where it stopped",
-        )
+    if status == "blocked_pending_human" and reason in STOPPED_REASONS | FIX_FIRST_REASONS:
+        why = ("a person stopped the task: resume it to carry on where it stopped" if reason in STOPPED_REASONS else
+               "it stopped on an error, not on the code: fix the cause the note names, then resume; finished work is kept")
+        return NextStep(action="resume", label="Resume", command=resume, why=why)
     if status in ("blocked_pending_human", "paused"):
         return NextStep(action="resume_note", label="Resume with a note",
                         command=f'{resume} --note "what to do differently"',

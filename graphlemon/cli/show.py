@@ -10,7 +10,7 @@ from ._common import line
 def task_summary(handle, task_id: str) -> dict:
     """The numbers `graphlemon status` and the demo print (pure reads of the ledger)."""
     from ..bugs import BugTracker
-    from ..models import NodeEvent, RunRecord, UsageRecord
+    from ..models import NodeEvent, RunRecord, TaskSettingsRecord, UsageRecord
     from ..taskboard import TaskBoard
     from ..violations import fold
 
@@ -18,6 +18,7 @@ def task_summary(handle, task_id: str) -> dict:
     bugs = BugTracker(handle.ledger).list(task_id=task_id)
     runs = [r for r in handle.ledger.read_as("run", RunRecord) if r.task_id == task_id]
     usage = [u for u in handle.ledger.read_as("usage", UsageRecord) if u.task_id == task_id]
+    settings = handle.ledger.read_as("task_settings", TaskSettingsRecord)  # what it runs with: its executor
     return {
         "task": task,
         "bugs": bugs,
@@ -28,6 +29,7 @@ def task_summary(handle, task_id: str) -> dict:
         "cost_usd": sum(u.cost_usd for u in usage),
         "calls": len(usage),
         "executors": sorted({u.executor for u in usage}),
+        "executor_set": next((r.settings.get("executor") for r in reversed(settings) if r.task_id == task_id), None),
         "violations": fold(handle.ledger.read_as("node", NodeEvent), task_id),
     }
 
@@ -35,7 +37,7 @@ def task_summary(handle, task_id: str) -> dict:
 def show_task(handle, task_id: str, out, wide: bool = False) -> None:
     from ..models import TimelineEvent
     from ..violations import with_refusals
-    from ..wording import duration_words, event_words, printable, status_words, summary_words
+    from ..wording import duration_words, event_words, printable, route_words, status_words, summary_words
     from .fit import Col, print_fitted
 
     s = task_summary(handle, task_id)
@@ -52,6 +54,9 @@ def show_task(handle, task_id: str, out, wide: bool = False) -> None:
     out.print(f"  {span}", markup=False, highlight=False)
     if task.note:
         out.print(f"  {printable(task.note)}", markup=False)
+    said = [n for n in task.decision_resumes if n]
+    if said and said[-1] != task.note:  # walk5: a resume's note was stored but shown nowhere
+        out.print(f"  your resume note: {printable(said[-1])}", markup=False, highlight=False)
     events = [e for e in handle.ledger.read_as("timeline", TimelineEvent) if e.task_id == task_id]
     day = len({e.ts.date() for e in events}) > 1  # a timeline over more than one day shows the date
     rows = [[f"{e.ts:%Y-%m-%d %H:%M:%S}" if day else f"{e.ts:%H:%M:%S}", event_words(e.event), e.unit_id or "",
@@ -59,8 +64,8 @@ def show_task(handle, task_id: str, out, wide: bool = False) -> None:
     cols = [Col("time", whole=True), Col("event", whole=True), Col("unit", whole=True), Col("summary")]
     print_fitted(out, "timeline", cols, rows, wide, priority=["time", "event", "summary", "unit"])
     if s["bugs"]:
-        rows = [[b.bug_id, b.unit_id or "", b.status, b.root_cause_category or "", b.suggested_route or "",
-                 printable(b.title)] for b in s["bugs"]]  # fmt: skip
+        rows = [[b.bug_id, b.unit_id or "", b.status, b.root_cause_category or "",
+                 route_words(b.suggested_route) if b.suggested_route else "", printable(b.title)] for b in s["bugs"]]  # fmt: skip
         cols = [Col("bug_id", whole=True), Col("unit", whole=True), Col("status", whole=True),
                 Col("root cause", whole=True), Col("route", whole=True), Col("title")]  # fmt: skip
         print_fitted(out, "bugs", cols, rows, wide, priority=["bug_id", "status", "title", "unit"])
@@ -70,7 +75,8 @@ def show_task(handle, task_id: str, out, wide: bool = False) -> None:
         print_fitted(out, f"refused actions ({refused.count}): the sandbox undid or refused each", cols, rows, wide,
                      priority=["time", "stage", "refused", "unit"])  # fmt: skip
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(s["bug_status"].items())) or "none"
-    executors = ", ".join(s["executors"]) or "none"
+    set_to = s["executor_set"]
+    executors = ", ".join(s["executors"]) or (f"{set_to} (no model call recorded)" if set_to else "none")
     out.print(
         f"convergence: {task.loop_round + 1} round(s); {s['unit_runs']} unit test runs ({s['red_unit_runs']} red); "
         f"bugs: {statuses}; usage: {s['tokens']:,} tokens, ${s['cost_usd']:.4f} in {s['calls']} call(s) "
@@ -92,7 +98,7 @@ def print_next_step(handle, task, out) -> None:
     step = next_step(task.task_id, task.status, task.blocked_reason, handle.root, run, invocation(),
                      suggested_raise(handle.ledger, task.task_id))  # fmt: skip
     out.print(line(("next: ", "bold"), printable(step.why)))
-    if step.action == "none" and task.status != "done":
+    if step.action == "none" and not task.terminal:  # a done or abandoned task: where to read it
         return
     out.print(f"  {step.command}", markup=False, highlight=False, soft_wrap=True)  # one line, copied whole
     url = console_task_url(handle.project_id, task.task_id)

@@ -79,5 +79,5 @@ def _stop(task_id: str, note: str, wait: bool, timeout: float, project, as_json:
                       markup=False, highlight=False)  # fmt: skip
     if result.outcome == "stopping" and not wait:
         print_stopping_next_step(handle, task_id, out, then=then)
-    elif task.status == "blocked_pending_human":
+    elif task.status in ("blocked_pending_human", "abandoned"):  # walk5: an abandon printed no next step
         print_next_step(handle, task, out)  # the command as it works when pasted (full paths), and the task's page

@@ -154,6 +154,7 @@ def test_a_bugs_title_keeps_a_readable_width_beside_a_long_root_cause(page, serv
                           test_name="tests/test_snake.py::test_eat_on_wall", task_id=tid)  # fmt: skip
     bugs.update(bug_id, root_cause_category="coder", suggested_route="fast_lane",
                 root_cause_detail="snake/board.py::Board.step_and_grow_when_the_head_reaches_food_at_the_edge_" * 6)
+    page.set_viewport_size({"width": 1280, "height": 900})  # walk5: at 1280 px the task page clipped the title
     for url, table in ((f"#/p/{handle.project_id}/t/{tid}", "#bugs"), (f"#/p/{handle.project_id}/bugs", "#bugs-table")):
         page.goto(f"{server.url}/{url}")
         cell = page.wait_for_selector(f"{table} tr[data-bug='{bug_id}'] td:has-text('grows twice')")
@@ -161,6 +162,8 @@ def test_a_bugs_title_keeps_a_readable_width_beside_a_long_root_cause(page, serv
                               "return new Set([...r.getClientRects()].map((x) => Math.round(x.top))).size; }")
         assert cell.bounding_box()["width"] > 120 and lines <= 4, (table, lines)  # words on a line, not a letter
         assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")  # nothing sideways
+        box = page.eval_on_selector(table, "t => { const w = t.parentElement; return [w.scrollWidth, w.clientWidth]; }")
+        assert box[0] <= box[1], (table, box)  # nor the table in its column: the title is not behind a scroll
         page.shot(table.strip("#"))
 
 
@@ -175,6 +178,44 @@ def test_the_evidence_pack_shows_its_last_line_the_next_step_without_scrolling(p
     pack = page.wait_for_selector("#evidence .md")
     assert pack.evaluate("el => el.scrollHeight <= el.clientHeight + 1"), "the pack scrolls: its last line is hidden"
     page.shot("evidence-whole")
+
+
+def test_a_blocked_tasks_next_step_is_above_the_fold_before_the_graph(page, server, registry, tmp_path):
+    """walk5: at 1280x900 the graph pushed a blocked task's next step to y~1100."""
+    from graphlemon.devloop.stopping import stop_task
+    from graphlemon.taskboard import TaskBoard
+
+    handle = snake_project(tmp_path, registry)
+    tid = TaskBoard(handle.ledger).create("Implement a snake game " + "with walls " * 40).task_id
+    stop_task(handle, tid, by="a person (this test)", note="wrong goal " * 60)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"{server.url}/#/p/{handle.project_id}/t/{tid}")
+    page.wait_for_selector("#evidence .md")
+    for sel in ("#next-why", "#resume", "#next-command"):
+        box = page.eval_on_selector(sel, "el => el.getBoundingClientRect().bottom")
+        assert box <= 900, (sel, box)  # seen without scrolling
+    page.shot("blocked-next-step")
+
+
+def test_a_resume_note_is_on_the_task_page(page, server, registry, tmp_path):
+    """walk5: after a resume with a note, the note showed nowhere (only "human resume -> round 1")."""
+    from graphlemon.taskboard import TaskBoard
+
+    handle = snake_project(tmp_path, registry)
+    board = TaskBoard(handle.ledger)
+    tid = board.create("Implement a snake game").task_id
+    board.transition(tid, "planning")
+    board.transition(tid, "blocked_pending_human", blocked_reason="not_converging")
+    board.manual_resume(tid, note="the wall is at <b>y >= height</b>")
+    board.transition(tid, "coding", note="round 1: coding")  # the run's later note replaces the task's note
+    from graphlemon.models import TaskSettingsRecord
+
+    handle.ledger.append(TaskSettingsRecord(task_id=tid, settings={"executor": "anthropic"}))  # no call recorded
+    page.goto(f"{server.url}/#/p/{handle.project_id}/t/{tid}")
+    said = page.wait_for_selector("#resume-note-said")
+    assert said.inner_text() == "your resume note: the wall is at <b>y >= height</b>"  # as text, not markup
+    assert page.inner_text("#usage-executor") == "executor: anthropic (no model call recorded)"  # walk5: not "none"
+    page.shot("resume-note")
 
 
 def test_the_node_strip_counts_a_wait_for_a_person_apart_from_running_time(page, server, registry, tmp_path):

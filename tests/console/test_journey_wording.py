@@ -62,6 +62,7 @@ def blocked(project, reason: str, goal: str = "Implement a snake game"):
         ("blocked_pending_human", "not_converging", None, "resume_note", "Resume with a note", 'resume T1 --project'),
         ("blocked_pending_human", "stopped_by_person", None, "resume", "Resume", "resume T1 --project"),
         ("blocked_pending_human", "human_requested", None, "resume", "Resume", "resume T1"),
+        ("blocked_pending_human", "stage_failed", None, "resume", "Resume", "resume T1"),  # walk5: fix the cause first
         ("paused", None, None, "resume_note", "Resume with a note", "resume T1"),
         ("coding", None, "interrupted", "run", "Run it now", "resume T1"),
         ("queued", None, "idle", "run", "Run it now", "resume T1"),
@@ -80,6 +81,10 @@ def test_the_next_step_names_the_main_action_for_the_reason(tmp_path, status, re
     assert f"--project {tmp_path.resolve()}" in step.command  # a path that works from any folder
     if action == "resume_note":
         assert "--note" in step.command
+    else:
+        assert "your note reaches the coder" not in step.why, step.why
+    if reason == "stage_failed":
+        assert "fix the cause" in step.why, step.why  # as the evidence pack says
 
 
 def test_a_project_path_with_a_space_is_quoted_in_the_command(tmp_path):
@@ -411,6 +416,40 @@ def test_a_budget_refusal_an_empty_goal_and_resume_help_say_words_not_names(proj
     said_plainly(help_text.split("Options")[0])
 
 
+def test_a_resume_note_is_shown_in_the_task_view(project, capsys):
+    """walk5: after `resume --note`, the note was stored (decision_resumes) but shown nowhere."""
+    from graphlemon.cli._common import console
+    from graphlemon.cli.show import show_task
+
+    task = blocked(project, "not_converging")
+    TaskBoard(project.ledger).manual_resume(task.task_id, note="the wall is at y >= height")
+    TaskBoard(project.ledger).transition(task.task_id, "coding", note="round 1: coding")  # the run's later note
+    show_task(project, task.task_id, console(), wide=True)
+    assert "your resume note: the wall is at y >= height" in capsys.readouterr().out
+
+
+def test_the_usage_line_names_the_executor_set_when_no_call_was_recorded(project, capsys):
+    """walk5: an anthropic run that never reached the API said "executor: none"."""
+    from graphlemon.cli._common import console
+    from graphlemon.cli.show import show_task
+    from graphlemon.models import TaskSettingsRecord
+
+    task = blocked(project, "stage_failed")
+    project.ledger.append(TaskSettingsRecord(task_id=task.task_id, settings={"executor": "anthropic"}))
+    show_task(project, task.task_id, console(), wide=True)
+    assert "(executor: anthropic (no model call recorded))" in capsys.readouterr().out
+
+
+def test_an_abandon_prints_its_next_step(project, cli_in_process):
+    """walk5: `graphlemon abandon` printed no `next:` line."""
+    tid = TaskBoard(project.ledger).create("Implement a snake game").task_id
+    out = cli_in_process("abandon", tid, "--project", str(project.root))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert any(x.startswith("next: ") and "abandoned" in x for x in lines), out.stdout
+    assert any(x.strip().split()[1:3] == ["status", tid] for x in lines if x.startswith("  ")), out.stdout
+
+
 def test_a_stop_that_does_not_wait_prints_the_next_step_too(project, cli_in_process):
     from graphlemon import lease as leases
 
@@ -460,6 +499,20 @@ def test_timeline_events_and_routes_read_as_words_and_a_command_is_never_cut():
         cut = shorten_text(note, width)
         assert cut.count("`") % 2 == 0, (width, cut)  # a command whole, or not at all
         assert len(cut) <= max(width, len(note)), (width, cut)
+
+
+def test_the_task_views_bugs_table_names_a_route_in_words(project, capsys):
+    """walk5: `make demo`'s closing bugs table showed `fast_lane` in its route column."""
+    from graphlemon.cli._common import console
+    from graphlemon.cli.show import show_task
+
+    task = TaskBoard(project.ledger).create("Implement a snake game")
+    tracker = BugTracker(project.ledger)
+    bug_id, _ = tracker.open(title="wall wraps", source="unit_test", task_id=task.task_id, unit_id="collision")
+    tracker.update(bug_id, suggested_route="fast_lane")
+    show_task(project, task.task_id, console(), wide=True)
+    out = capsys.readouterr().out
+    assert "the coder fixes the units" in out and "fast_lane" not in out
 
 
 def test_a_resume_of_a_task_that_never_met_the_classifier_writes_no_classifier_row(project):

@@ -344,7 +344,7 @@ function pageTask(pid, tid) {
   const rest = h("div", { id: "task-rest" });
   const acts = h("div", { id: "task-actions" });
   const actMsg = h("div", { id: "action-msg", hidden: true }); // outside the redrawn box: a result stays on the page
-  main().replaceChildren(head, h("h2", {}, "DevLoop graph"), legend, graph, acts, actMsg, rest);
+  main().replaceChildren(head, acts, actMsg, h("h2", {}, "DevLoop graph"), legend, graph, rest); // the next step above the fold
   for (const i of legend.querySelectorAll("i")) i.style.background = getLegendColour(i.className.slice(3));
   const nodes = new Map();
   let detail = null; let refetch = null;
@@ -433,7 +433,8 @@ function drawHead(head, pid, d) {
     h("p", { class: "muted" }, `round ${t.loop_round} · ${d.usage.tokens.toLocaleString()} tokens · $${d.usage.cost_usd.toFixed(4)} in ${d.usage.calls} call(s) · `,
       h("a", { href: `#/p/${pidq}/t/${tidq}/budget`, id: "budget-link" }, "budget"), " · ",
       h("a", { href: `#/p/${pidq}/t/${tidq}/logs`, id: "logs-link" }, "execution logs")),
-    t.note && !taken ? h("p", {}, h("b", {}, "note: "), t.note) : null].filter(Boolean));
+    t.note && !taken ? h("p", {}, h("b", {}, "note: "), t.note) : null,
+    resumeNote(t) && resumeNote(t) !== t.note ? h("p", { id: "resume-note-said" }, h("b", {}, "your resume note: "), resumeNote(t)) : null].filter(Boolean));
 }
 
 // one request per click: `hold(true)` from the first click until the answer, and a second click meanwhile (a
@@ -478,7 +479,7 @@ function actions(pid, d, msg) {
   const kind = (action) => (next.action === action || (action === "resume" && next.action === "resume_note") ? "" : "secondary");
   const resumeLabel = next.action === "resume_note" ? "Resume with this note" : "Resume";
   const box = h("div", { class: open ? "card" : "card quiet", id: "actions", dataset: { open: open ? "1" : "", actions: [...allowed].join(" "), main: next.action } },
-    evidence, runState(d), h("h2", {}, "What to do now"),
+    runState(d), h("h2", {}, "What to do now"),
     next.why ? h("p", { id: "next-why" }, next.label ? h("b", {}, `${next.label}: `) : null, next.why, ".") : null,
     allowed.size ? null : h("p", { class: "muted", id: "no-actions" }, `The task is ${said(t.status, "status")}: there is nothing left to decide.`),
     allowed.has("budget") && next.action === "budget" ? h("a", { href: budgetHref, id: "budget-main", class: "button-link main" }, "Raise the budget") : null, " ",
@@ -488,10 +489,13 @@ function actions(pid, d, msg) {
     allowed.has("resume") ? h("button", { id: "resume", type: "button", class: kind("resume"), title: "manual_resume", onclick: () => post("resume", { note: note.value }) }, resumeLabel) : null, " ",
     allowed.has("budget") && next.action !== "budget" ? h("a", { href: budgetHref, id: "budget-action", class: "button-link" }, "Change the budget") : null, " ",
     allowed.has("abandon") ? h("button", { id: "abandon", type: "button", class: "danger", onclick: () => { if (window.confirm(`Abandon ${t.task_id}?`)) post("abandon", { note: note.value }); } }, "Abandon") : null,
-    next.command && next.action !== "none" ? h("p", { class: "muted", id: "next-command" }, "On a terminal: ", h("code", {}, next.command)) : null);
+    next.command && next.action !== "none" ? h("p", { class: "muted", id: "next-command" }, "On a terminal: ", h("code", {}, next.command)) : null,
+    evidence); // the pack below its next step: a long pack never pushes the buttons out of sight
   if (actionsInFlight.has(base)) box.querySelectorAll("button").forEach((b) => { b.disabled = true; });
   return box;
 }
+// the note of the latest resume that carried one (decision_resumes: what the coder was told)
+const resumeNote = (t) => (t.decision_resumes || []).filter(Boolean).slice(-1)[0] || "";
 // what runs the task now: a live process, nothing (queued with no run, or its run stopped), and its last launch
 function runState(d) {
   const run = d.run || {}; const launch = run.launch;
@@ -552,11 +556,12 @@ function drawRest(rest, pid, d) {
     Object.entries(d.usage.by_role).map(([role, u]) => h("tr", {}, h("td", {}, role), h("td", {}, String(u.calls)), h("td", {}, u.tokens.toLocaleString()), h("td", {}, `$${u.cost_usd.toFixed(4)}`))));
   rest.replaceChildren(
     ...[refusedList(pid, d)].filter(Boolean),
+    h("h2", {}, "Bugs"), h("div", { class: "scroll-x", id: "bugs-wrap" }, bugs), // the page's width: a title is never clipped
     h("div", { class: "grid2 task-rest" },
       h("div", {}, h("h2", {}, "Timeline"),
         d.timeline_total > d.timeline.length ? h("p", { class: "muted", id: "timeline-more" }, `the latest ${d.timeline.length} of ${d.timeline_total} milestones (graphlemon status ${d.task.task_id} shows all)`) : null, tl),
-      h("div", {}, h("h2", {}, "Bugs"), h("div", { class: "scroll-x" }, bugs), h("h2", {}, "Usage"), usage,
-        h("p", { class: "muted" }, `executor: ${d.usage.executors.join(", ") || "none"}`),
+      h("div", {}, h("h2", {}, "Usage"), usage,
+        h("p", { class: "muted", id: "usage-executor" }, `executor: ${d.usage.executors.join(", ") || ((d.params || {}).executor ? `${d.params.executor} (no model call recorded)` : "none")}`),
         h("h2", {}, "Artifacts"), arts)),
     h("h2", {}, "When each node ran"), gantt(pid, d));
 }
