@@ -124,7 +124,8 @@ def suggestion(findings: list[Finding], best: Finding) -> Finding:
     best.confidence = min(best.confidence, SUGGESTED, round(measured.precision, 2))
     best.hints = [
         f"suggested, not decided: {best.rule} was right {measured.right} of {measured.fired} times on sets it was "
-        f"not shaped on (the decider keeps only mechanisms right >= {KEEP_PRECISION:.0%}); a person confirms",
+        f"not shaped on (the decider keeps only mechanisms right >= {KEEP_PRECISION:.0%}); "
+        + ("the one re-run checks it" if best.category == "infra_flake" else "a person confirms"),
         *best.hints,
         *(f"fact: {_fact(f)}" for f in findings if f is not best),
     ]
