@@ -2,7 +2,8 @@
 nothing else about the element it changes (docs/triage.md, "What is applied without a person").
 
 `patch_review` returns None when the patch may be applied, else why a person must approve it (the console's
-approval page shows the diff; `graphlemon approve-patch` does the same).
+approval page shows the diff; `graphlemon approve-patch` does the same). `recode_review` is the same question for an
+agent's impl_bug: re-coding a unit without a person needs a finding of the rules that agrees and none that differs.
 """
 
 from __future__ import annotations
