@@ -67,6 +67,7 @@ def haproxy_binary() -> str:
 
 
 def start(folder: Path, public_port: int, live_port: int, timeout: float = 15) -> ProxyState:
+    _require_free(public_port)  # else another listener answers the readiness probe before haproxy exits
     folder.mkdir(parents=True, exist_ok=True)
     sock, cfg, log = folder / "haproxy.sock", folder / "haproxy.cfg", folder / "haproxy.log"
     sock.unlink(missing_ok=True)
@@ -88,6 +89,16 @@ def start(folder: Path, public_port: int, live_port: int, timeout: float = 15) -
         time.sleep(0.05)
     stop(state)
     raise GraphLemonError(ErrorCode.IO_ERROR, f"haproxy did not listen on 127.0.0.1:{public_port} in {timeout:g} s")
+
+
+def _require_free(port: int) -> None:
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a port in TIME_WAIT is free for haproxy too
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError as err:
+            raise GraphLemonError(ErrorCode.IO_ERROR,
+                                  f"haproxy cannot listen on 127.0.0.1:{port}: {err.strerror}") from err  # fmt: skip
 
 
 def _port_open(port: int) -> bool:

@@ -108,6 +108,9 @@ def _hang(ctx: HintContext, m: re.Match[str]) -> str:
 
 
 def _go_timeout(ctx: HintContext, m: re.Match[str]) -> str:
+    if m.group("test") is None:
+        return (f"go test's -timeout ({m.group('after')}) stopped the test binary while a test was still running; "
+                "go's output does not say which (run `go test -v` or go >= 1.20 to see it).")  # fmt: skip
     place = f" while in `{m.group('func')}` ({m.group('at')})" if m.group("func") else ""
     return f"go test's -timeout ({m.group('after')}) stopped `{m.group('test')}`{place}: it was still running."
 
@@ -260,7 +263,8 @@ ERROR_RULES: tuple[Rule[HintContext], ...] = (
           Premise("no test failed", "the failure is the run's own: its exit is non-zero and no test failed", _run_failure)),
     _run_rule("killed at the time limit", re.compile(r"did not finish within [\d.]+ ?s"), "the run hit the time limit", _hang),
     _run_rule("go test -timeout", re.compile(
-        r"^panic: test timed out after (?P<after>\S+): (?P<test>\S+) was still running(?:, in (?P<func>\S+) at (?P<at>\S+))?",
+        r"^panic: test timed out after (?P<after>[^\s:;]+)(?:: (?P<test>\S+) was still running"
+        r"(?:, in (?P<func>\S+) at (?P<at>\S+))?|; go's output names no running test)",
         re.M), "go test's -timeout stopped a test", _go_timeout),
     _run_rule("nothing raised", re.compile(
         r"Missing expected (?:exception|rejection)\b[^\n]*|Received function did not throw|\bDID NOT RAISE\b[^\n]*|"

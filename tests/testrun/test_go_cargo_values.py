@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from graphlemon.testrun import run_tests
+from graphlemon.testrun.hints import hint_for
 from graphlemon.testrun.parsers.go_json import parse_go_json
+from graphlemon.testrun.parsers.go_text import parse_go_text
 
 from .helpers import by_name, copy_fixture, statuses
 
@@ -233,3 +235,23 @@ def test_real_go_cmp_diffs_give_both_sides_and_the_changed_field(tmp_path):
     assert config.hint.startswith("Field `Port` differs (8080 wanted, 8081 produced)")
     values = by_name(result, "TestSlice")
     assert values.hint.startswith('The diff\'s first change: `"b",` wanted, `"c",` produced.')
+
+
+def test_a_timeout_whose_test_has_no_stack_fails_the_package_and_says_the_test_is_unknown():
+    """go < 1.20 names a stopped test only by its goroutine's stack; one busy on another thread has none."""
+    output = (
+        "--- FAIL: TestLen (0.00s)\n    values_test.go:19: Len() = 3, want 2\npanic: test timed out after 2s\n\n"
+        "goroutine 19 [running]:\ntesting.(*M).startAlarm.func1()\n\t/usr/lib/go-1.19/src/testing/testing.go:2036\n\n"
+        "goroutine 9 [running]:\n\tgoroutine running on other thread; stack unavailable\n"
+        "created by testing.(*T).Run\n\t/usr/lib/go-1.19/src/testing/testing.go:1493 +0x35f\n"
+        "FAIL\texample.com/values\t2.008s\nFAIL\n"
+    )
+    run = parse_go_text(output)
+    assert [(c.name, c.status, c.selector) for c in run.cases] == [
+        ("TestLen", "failed", ".\tTestLen"), ("example.com/values: timed out", "failed", ".\t")]  # fmt: skip
+    timed_out = run.failures[-1]
+    assert timed_out.message.startswith("panic: test timed out after 2s; go's output names no running test")
+    assert run.stopped == "go test's -timeout (2s) stopped the test binary"
+    hint = hint_for(timed_out)
+    assert hint.text.startswith("go test's -timeout (2s) stopped the test binary while a test was still running")
+    assert "does not say which" in hint.text

@@ -11,7 +11,7 @@ import re
 
 from ..result_models import ParsedRun, TestCase
 from .common import make_failure
-from .go_messages import go_compared, go_timeout, log_messages, timeout_message, timeout_stop
+from .go_messages import Timeout, go_compared, go_timeout, log_messages, timeout_message, timeout_stop
 
 _RESULT = re.compile(r"^(?P<indent>\s*)--- (?P<status>PASS|FAIL|SKIP): (?P<name>\S+) \([\d.]+s\)$", re.M)
 _BODY_END = re.compile(r"^(?:=== (?:RUN|CONT|PAUSE|NAME)|panic: |FAIL\s|ok\s|PASS$|FAIL$)", re.M)
@@ -63,9 +63,25 @@ def _add_timed_out(run: ParsedRun, output: str, ended: set[str]) -> None:
         return
     run.stopped = timeout_stop(timeout)
     stopped = timeout.tests or [name for name in timeout.frames if name not in ended]
+    if not [t for t in stopped if t not in ended]:
+        _add_unnamed_timeout(run, output, timeout)
     for test in (t for t in stopped if t not in ended and not any(o.startswith(t + "/") for o in stopped)):
         frame = timeout.frames.get(test.split("/")[0])
         file, line = (frame[0].rsplit("/", 1)[-1], frame[1]) if frame else (None, None)
         run.cases.append(TestCase(name=test, file=file, line=line, status="failed", selector=f".\t{test}"))
         run.failures.append(make_failure(test, file=file, line=line, message=timeout_message(timeout, test),
                                          detail=output[-8000:]))  # fmt: skip
+
+
+_PACKAGE_FAIL = re.compile(r"^FAIL\t(?P<package>\S+)\t", re.M)
+
+
+def _add_unnamed_timeout(run: ParsedRun, output: str, timeout: Timeout) -> None:
+    """go < 1.20 names a stopped test only by its goroutine's stack, which a goroutine busy on another thread
+    does not print ("stack unavailable"): the package fails, and the message says the test is not known."""
+    package = _PACKAGE_FAIL.search(output, output.find("panic: test timed out"))
+    name = f"{package['package'] if package else 'package'}: timed out"
+    message = (f"panic: test timed out after {timeout.after}; go's output names no running test "
+               "(go >= 1.20 lists them under `running tests:`, or run with -v)")  # fmt: skip
+    run.cases.append(TestCase(name=name, status="failed", selector=".\t"))
+    run.failures.append(make_failure(name, message=message, detail=output[-8000:]))
