@@ -465,6 +465,22 @@ def run_state(lease: Lease | None, status: str) -> RunState | None:
     return "idle" if status == "queued" else None
 
 
+class LastRun(BaseModel):
+    """When the task's last run let go of it: `ended` (it released its lease) or `seen` (its holder is gone without
+    releasing: its last heartbeat, so it ended at most one heartbeat later)."""
+
+    how: Literal["ended", "seen"]
+    at: datetime
+
+
+def last_run(leases: list[Lease]) -> LastRun | None:
+    """From the task's leases (`history`): None while a run holds the task, or when no run ever did."""
+    lease = leases[-1] if leases else None
+    if lease is None or lease.gone() is None:
+        return None
+    return LastRun(how="ended", at=lease.released) if lease.released else LastRun(how="seen", at=lease.heartbeat)
+
+
 def action_lease(ledger: Ledger, task_id: str, action_id: str | None) -> Lease | None:
     """The lease a console action took (its id on the lease's holder), or None: a second request carrying the same
     action id is the same action, answered from this lease instead of starting anything."""

@@ -44,7 +44,7 @@ REASON_WORDS: dict[str, str] = {
     "stopped_by_person": "stopped by a person",
 }
 NODE_WORDS: dict[str, str] = {"waiting_for_quota": "waiting for quota", "sent_back": "sent back", "pending": "pending",
-                              "stopped": "stopped (no run)"}
+                              "stopped": "stopped (no run)", "cancelled": "cancelled (task ended)"}
 # a bug the tester opened keeps the category `unknown` in the ledger until the BugTriager or the validator decides
 # (the Tester's spec: it does not guess); people read what that means
 CATEGORY_WORDS: dict[str, str] = {"unknown": "not triaged yet"}

@@ -314,6 +314,7 @@ class TaskRun(BaseModel):
     state: Literal["running", "stopping", "interrupted", "idle"] | None
     lease: LeaseView | None = None
     launch: LaunchView | None = None
+    last_run: leases.LastRun | None = None  # when nothing holds it: when its last run let go (None: never run)
 
 
 def task_run(handle: ProjectHandle, task, known: list[Launch] | None = None,
@@ -324,7 +325,8 @@ def task_run(handle: ProjectHandle, task, known: list[Launch] | None = None,
     mine = [x for x in (launches(handle) if known is None else known)
             if (x.task_id or (by_launch[x.launch_id].task_id if x.launch_id in by_launch else None)) == task.task_id]  # fmt: skip
     latest = launch_view(handle.state_dir, mine[-1], by_launch.get(mine[-1].launch_id)) if mine else None
-    lease = leases.current(handle.ledger, task.task_id)
+    history = leases.history(handle.ledger, task.task_id)
+    lease = leases.latest(history)
     state = leases.run_state(lease, task.status)
     view = None
     if state in ("running", "stopping") and lease is not None:
@@ -333,4 +335,4 @@ def task_run(handle: ProjectHandle, task, known: list[Launch] | None = None,
                          since=lease.since, heartbeat=lease.heartbeat,
                          stop_requested_by=lease.stop.by if lease.stop else None,
                          stop_requested_at=lease.stop.at if lease.stop else None)  # fmt: skip
-    return TaskRun(state=state, lease=view, launch=latest)
+    return TaskRun(state=state, lease=view, launch=latest, last_run=leases.last_run(history))

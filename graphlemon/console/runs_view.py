@@ -30,7 +30,13 @@ def all_runs(registry) -> dict[str, Any]:
                          "goal_text": task.goal_text, "status": task.status, "blocked_reason": task.blocked_reason,
                          "words": status_words(task.status, task.blocked_reason), "loop_round": task.loop_round,
                          "updated_at": task.updated_at.isoformat(),
-                         "run": leases.run_state(leases.current(ledger, task.task_id), task.status),
-                         **task_times(task)})  # fmt: skip
+                         **_run(ledger, task), **task_times(task)})  # fmt: skip
     rows.sort(key=lambda r: r["started"], reverse=True)
     return {"runs": rows, "unreadable": skipped}
+
+
+def _run(ledger, task) -> dict[str, Any]:
+    history = leases.history(ledger, task.task_id)
+    last = leases.last_run(history)
+    return {"run": leases.run_state(leases.latest(history), task.status),
+            "last_run": last.model_dump(mode="json") if last else None}

@@ -134,7 +134,8 @@ def with_run(handle, detail: dict, records: dict) -> dict:
     view = run_view(handle, task_id, fold(records.get("task", [])))
     pending = [] if task["status"] in ("done", "abandoned") else views.pending_units(
         records.get("node", []), task_id, declared_units(handle))  # fmt: skip
-    return {**detail, "run": {"state": view["state"], "lease": view["lease"], "launch": view["launch"]},
+    return {**detail, "run": {"state": view["state"], "lease": view["lease"], "launch": view["launch"],
+                            "last_run": view["last_run"]},
             "actions": view["actions"], "pending_units": pending, "next": view["next"],
             "params": views.run_params(records, task_id), "flow_runs": flow_run_links(detail["flow_runs"])}  # fmt: skip
 

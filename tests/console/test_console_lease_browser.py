@@ -165,7 +165,10 @@ def test_abandon_on_a_running_task_stops_it_first(page, server, registry, tmp_pa
     page.shot("abandoning")
     page.wait_for_selector("#task-head .pill[data-status=abandoned]", timeout=RUN_MS)
     page.wait_for_selector("#no-actions")
+    page.wait_for_selector("#action-msg.ok:has-text('The abandon is done')")  # no longer "abandons the task"
     page.shot("abandoned")
+    if page.query_selector("g.node[data-status=cancelled]"):  # a node the abandon ended has its word in the legend
+        assert "cancelled (task ended)" in page.inner_text(".legend")
     final = TaskBoard(handle.ledger).get(task.task_id)
     assert final.status == "abandoned" and "not needed after all" in final.note
     stopped = leases.history(handle.ledger, task.task_id)

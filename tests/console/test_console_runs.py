@@ -97,7 +97,7 @@ def test_a_queued_task_nothing_runs_is_idle_and_a_run_that_dies_at_start_is_show
     tid = TaskBoard(project.ledger).create("Implement a snake game").task_id  # no run recorded its executor
     url = f"/api/projects/{project.project_id}/tasks/{tid}"
     idle = client.get(url).json()
-    assert idle["run"] == {"state": "idle", "lease": None, "launch": None} and idle["actions"][0] == "run"
+    assert idle["run"] == {"state": "idle", "lease": None, "launch": None, "last_run": None} and idle["actions"][0] == "run"
     board = client.get(f"/api/projects/{project.project_id}/tasks").json()
     assert board["tasks"][0]["run"] == "idle" and board["spend"] == {"tokens": 0, "cost_usd": 0.0, "tasks": 1}
     started = post(client, f"{url}/run").json()["run"]

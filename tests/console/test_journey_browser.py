@@ -354,6 +354,19 @@ def test_a_double_clicked_stop_is_one_stop_requested_on_the_timeline(page, serve
         assert page.inner_text("#timeline").count("stop requested") == 1
 
 
+def test_the_stop_requested_message_gives_way_once_no_run_holds_the_task(page, server, project):
+    tid = TaskBoard(project.ledger).create("Implement a snake game").task_id
+    with leases.held(project.ledger, tid, leases.Holder.here("graphlemon run")):
+        page.goto(f"{server.url}/#/p/{project.project_id}/t/{tid}")
+        page.click("#stop")
+        page.wait_for_selector("#action-msg.ok:has-text('stop requested')")
+        page.wait_for_selector("#run-state[data-state=stopping]", timeout=10_000)
+    # the run let go of the task (here: the lease released): the page no longer says a stop is on its way
+    page.wait_for_selector("#action-msg.ok:has-text('The stop is done: no run holds this task any more')", timeout=10_000)
+    assert "stops at its next safe point" not in page.inner_text("#action-msg")
+    page.shot("stop-done")
+
+
 def test_a_task_queued_again_by_a_cli_budget_raise_shows_nothing_running(page, server, project):
     from graphlemon.agents.budget import update_budget
 
@@ -375,7 +388,7 @@ def test_a_task_queued_again_by_a_cli_budget_raise_shows_nothing_running(page, s
     page.wait_for_selector(bar)
     assert page.get_attribute(bar, "width") == width  # the bar does not grow while nothing runs the task
     assert "no run picks it up" in page.inner_text("#run-state")
-    assert "going on" not in page.inner_text("#task-times") and "no run since" in page.inner_text("#task-times")
+    assert "going on" not in page.inner_text("#task-times") and "no run yet" in page.inner_text("#task-times")  # none ever held it
     page.shot("queued-nothing-running")
 
 

@@ -578,3 +578,25 @@ def test_a_nodes_time_leaves_out_the_wait_for_a_person_it_was_resumed_after():
     assert node_times(live, waits)["waited_s"] == 120.0  # the page subtracts it from the live bar's time
     stopped_now = waiting_spans(TaskEvent(task_id="t", status=st, ts=at(s)) for st, s in moves[:2])
     assert node_times(live, stopped_now)["waited_s"] == 0  # a wait still going on: the bar ends at the stop
+
+
+def test_a_task_no_run_holds_says_when_its_last_run_let_go_from_its_lease(client, project):
+    """Not the task's last change: a run killed mid-step ends after it (walk6: "not running since" was wrong)."""
+    from graphlemon import lease as leases
+
+    board = TaskBoard(project.ledger)
+    never, released, gone = (board.create(goal).task_id for goal in ("never run", "released", "killed"))
+    for tid in (released, gone):
+        board.transition(tid, "planning")
+    with leases.held(project.ledger, released, leases.Holder.here("graphlemon run")):
+        pass  # released on the way out
+    no_such_pid = 4_194_399  # above Linux's largest pid_max: a holder that ended without releasing
+    leases.take(project.ledger, gone, leases.Holder.here("graphlemon run", pid=no_such_pid))
+    end = next(x for x in leases.history(project.ledger, released)).released
+    beat = leases.current(project.ledger, gone).heartbeat
+    rows = {r["task_id"]: r for r in client.get("/api/runs").json()["runs"]}
+    assert rows[never]["last_run"] is None
+    assert rows[released]["last_run"]["how"] == "ended" and rows[released]["last_run"]["at"].startswith(end.isoformat()[:19])
+    assert rows[gone]["last_run"]["how"] == "seen" and rows[gone]["last_run"]["at"].startswith(beat.isoformat()[:19])
+    page = client.get(f"/api/projects/{project.project_id}/tasks/{gone}").json()
+    assert page["run"]["state"] == "interrupted" and page["run"]["last_run"]["how"] == "seen"

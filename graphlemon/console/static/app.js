@@ -6,7 +6,7 @@
 // page older than a console restart fetches the new one (its cookie proves it opened that URL), else says so
 let TOKEN = document.querySelector('meta[name="graphlemon-token"]').content;
 const STAGE_COLUMNS = ["planner", "coder", "tester", "integrator", "bug-triager", "validator"];
-const NODE_STATUSES = ["pending", "running", "verifying", "reflecting", "retrying", "waiting_for_quota", "blocked", "stopped", "done", "sent_back", "failed"];
+const NODE_STATUSES = ["pending", "running", "verifying", "reflecting", "retrying", "waiting_for_quota", "blocked", "stopped", "cancelled", "done", "sent_back", "failed"];
 const SEVERITIES = ["low", "medium", "high", "critical"];
 const EXECUTORS = ["scripted", "anthropic", "claude_code"];
 
@@ -110,7 +110,7 @@ function tokenNotice(text) {
     h("button", { type: "button", class: "small", onclick: () => location.reload() }, "reload"), ".");
 }
 function message(el, err, okText) {
-  el.replaceChildren();
+  el.replaceChildren(); delete el.dataset.until;
   el.hidden = false;
   if (err) { el.className = "msg error"; el.dataset.code = err.error ? err.error.code : "ERROR"; el.textContent = err.message; }
   else { el.className = "msg ok"; delete el.dataset.code; el.textContent = okText; }
@@ -353,13 +353,16 @@ function pageTask(pid, tid) {
     const run = detail.run || {};
     const key = JSON.stringify([detail.task.status, detail.escalation, detail.actions, detail.next, run.state, run.lease && [run.lease.lease_id, run.lease.stop_requested_by], run.launch && [run.launch.launch_id, run.launch.state]]);
     if (key !== actsKey) { actsKey = key; acts.replaceChildren(actions(pid, detail, actMsg)); }
+    if (actMsg.dataset.until && run.state !== "stopping" && run.state !== "running") { // a requested stop is done
+      message(actMsg, null, `The ${actMsg.dataset.until} is done: no run holds this task any more.`);
+    }
   };
   const pollRun = async () => { // the run is not in the ledger: its state is read while the page is open
     if (!detail) return;
     try {
       const r = await api("GET", `/api/projects/${encodeURIComponent(pid)}/tasks/${encodeURIComponent(tid)}/run`);
       const was = resuming(detail.task, detail.run);
-      detail.run = { state: r.state, lease: r.lease, launch: r.launch }; detail.actions = r.actions; detail.next = r.next; drawActs();
+      detail.run = { state: r.state, lease: r.lease, launch: r.launch, last_run: r.last_run }; detail.actions = r.actions; detail.next = r.next; drawActs();
       if (was !== resuming(detail.task, detail.run)) { drawHead(head, pid, detail); drawGraph(graph, nodes, detail); drawRest(rest, pid, detail); }
     } catch (e) { console.error(e); }
   };
@@ -407,7 +410,7 @@ function pageTask(pid, tid) {
       h("a", { href: `#/p/${encodeURIComponent(pid)}` }, "Back to the dashboard"))); },
   });
 }
-const LEGEND = { pending: "#ffffff", sent_back: "#fde68a", running: "#bfdbfe", verifying: "#c7d2fe", reflecting: "#e9d5ff", retrying: "#fed7aa", waiting_for_quota: "#fef08a", blocked: "#fecaca", stopped: "#e5e7eb", done: "#bbf7d0", failed: "#f87171" };
+const LEGEND = { pending: "#ffffff", sent_back: "#fde68a", running: "#bfdbfe", verifying: "#c7d2fe", reflecting: "#e9d5ff", retrying: "#fed7aa", waiting_for_quota: "#fef08a", blocked: "#fecaca", stopped: "#e5e7eb", cancelled: "#e5e7eb", done: "#bbf7d0", failed: "#f87171" };
 const getLegendColour = (st) => LEGEND[st] || "#f3f4f6";
 
 function currentPid() { return location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent)[1]; }
@@ -427,7 +430,7 @@ function drawHead(head, pid, d) {
     h("p", { class: "goal" }, t.goal_text),
     h("p", { id: "task-times", class: "muted" }, "started ", fmtWhen(times.started),
       times.ended ? [ENDED_TASK.has(t.status) ? " · ended " : " · stopped ", fmtWhen(times.ended), ` · took ${fmtDuration(times.duration_s)}`]
-        : noRun(d) ? [" · no run since ", fmtWhen(t.updated_at)] : [" · going on for ", h("span", { id: "task-elapsed" }, fmtDuration((Date.now() - new Date(times.started)) / 1000))],
+        : noRun(d) ? [" · ", ...lastRunSaid(d.run.last_run)] : [" · going on for ", h("span", { id: "task-elapsed" }, fmtDuration((Date.now() - new Date(times.started)) / 1000))],
       flowRuns.length ? " · " : "", flowRuns.flatMap((a, i) => (i ? [", ", a] : [a]))),
     h("p", { id: "task-params", class: "muted" }, limits.join(" · "), p.playbook ? [" · playbook ", h("code", {}, p.playbook)] : ""),
     h("p", { class: "muted" }, `round ${t.loop_round} · ${d.usage.tokens.toLocaleString()} tokens · $${d.usage.cost_usd.toFixed(4)} in ${d.usage.calls} call(s) · `,
@@ -465,6 +468,7 @@ function actions(pid, d, msg) {
         const run = res.run ? ` Started graphlemon resume (process ${res.run.ref}); the graph follows it.` : "";
         const told = res.message ? `${res.message}.` : res.task ? `The task is ${said(res.task.status, "status")}.` : "";
         message(msg, null, what === "resume" ? `Resumed.${run}` : what === "run" ? run.trim() : told);
+        if (res.outcome === "stopping") msg.dataset.until = what; // said until the run is gone (drawActs)
       } catch (err) { message(msg, err); }
     });
     if (window.glRefreshRun) window.glRefreshRun();
@@ -577,6 +581,9 @@ function nodeLabel(n, hasTester) {
 }
 const LIVE_NODE = new Set(["running", "verifying", "reflecting", "retrying", "waiting_for_quota"]);
 // nothing runs the task (its lease has no live holder): a node it left live is not going on, whatever its record says
+// when the last run let go of the task, from its lease: released (ended), or its holder gone (its last heartbeat)
+const lastRunSaid = (last) => (!last ? ["no run yet"] : last.how === "ended" ? ["no run since ", fmtWhen(last.at)]
+  : ["no run; the last one was last seen ", fmtWhen(last.at)]);
 const noRun = (d) => Boolean(d && d.run && (d.run.state === "idle" || d.run.state === "interrupted"));
 // what a node shows: a live node of a task that stopped is blocked (or cancelled); a validator whose round was
 // followed by another sent it back (not "done"); units the plan declared but not started are pending
@@ -958,7 +965,7 @@ async function pageBudget(pid, tid) {
       info.replaceChildren(h("div", { class: "kv" },
         h("b", {}, "task"), h("a", { href: `#/p/${pidq}/t/${tidq}`, id: "budget-task" }, tid),
         h("b", {}, "status"), h("span", { id: "budget-status" }, pill(d.task.status, d.task.blocked_reason),
-          d.run && d.run.state === "running" ? " · a run is going on" : ""),
+          d.run && d.run.state === "running" ? (d.task.status === "queued" ? " · a run has picked it up" : " · a run holds it") : ""),
         h("b", {}, "limit"), h("span", { id: "budget-limit-now" }, b ? amount(b.limit, b.limit_type) : "none"),
         h("b", {}, "used"), h("span", {}, `${fmtNum(d.usage.tokens)} tokens · $${d.usage.cost_usd.toFixed(4)}`),
         h("b", {}, "remaining"), h("span", {}, b ? amount(b.remaining, b.limit_type) : "—"),
@@ -1214,7 +1221,7 @@ async function pageArtifact(pid, aid) {
 function runTimes(r) {
   const cell = (...kids) => h("td", { class: "time" }, ...kids);
   if (r.ended) return [cell(fmtWhen(r.ended)), cell(fmtDuration(r.duration_s))];
-  if (noRun({ run: { state: r.run } })) return [cell(h("span", { class: "muted" }, "no run holds it")), cell("not running since ", fmtWhen(r.updated_at))];
+  if (noRun({ run: { state: r.run } })) return [cell(h("span", { class: "muted" }, "no run holds it")), cell(...lastRunSaid(r.last_run))];
   return [cell("—"), cell("going on")];
 }
 
