@@ -154,7 +154,7 @@ def after_validation(
             action="block", reason=result.blocked_reason or "validator_inconclusive", summary=_attribution_note(result)
         )
     if loop_round + 1 >= max_rounds:
-        return Step(action="block", reason="not_converging", summary=f"still failing after {max_rounds} rounds")
+        return Step(action="block", reason="not_converging", summary=_rounds_spent(loop_round, max_rounds))
     replan = result.route == "full_replan"
     plan = RoundPlan(
         loop_round=loop_round + 1,
@@ -173,7 +173,7 @@ def after_skill_update(update: SkillUpdateOutcome, result: ValidationOutcome, lo
     if not update.ok:
         return Step(action="block", reason="skill_defect", summary=f"skill update for {update.bug_id}: {update.note}")
     if loop_round + 1 >= max_rounds:
-        return Step(action="block", reason="not_converging", summary=f"still failing after {max_rounds} rounds")
+        return Step(action="block", reason="not_converging", summary=_rounds_spent(loop_round, max_rounds))
     replan = any(a.root_cause_category == "planning" for a in result.attributions)
     units = sorted({a.unit_id for a in result.attributions if a.unit_id})
     plan = RoundPlan(
@@ -209,3 +209,9 @@ def after_human(
 def _attribution_note(result: ValidationOutcome) -> str:
     parts = [f"{a.bug_id}: {a.root_cause_category} — {a.root_cause_detail}" for a in result.attributions[:5]]
     return "validator: " + ("; ".join(parts) or "no attribution")
+
+
+def _rounds_spent(loop_round: int, max_rounds: int) -> str:
+    """The rounds this task ran (a resumed task may run past the limit: the evidence pack's "Rounds so far")."""
+    done = loop_round + 1
+    return f"still failing after {done} round{'s' if done != 1 else ''} (the limit is {max_rounds})"

@@ -173,6 +173,12 @@ def test_validation_to_next_step(result, loop_round, stuck, expected):
     assert (step.action, step.reason) == expected
 
 
+def test_a_block_for_rounds_counts_the_rounds_run_not_the_limit():
+    """A resumed task runs past its limit: its note agrees with the evidence pack's "Rounds so far" (walk5)."""
+    assert after_validation(FAST, 0, max_rounds=1, stuck=[]).summary == "still failing after 1 round (the limit is 1)"
+    assert after_validation(FAST, 1, max_rounds=1, stuck=[]).summary == "still failing after 2 rounds (the limit is 1)"
+
+
 def test_fast_lane_sends_only_the_named_units_with_their_feedback_to_the_coder():
     step = after_validation(FAST, 0, max_rounds=5, stuck=[])
     plan = step.plan
