@@ -69,6 +69,8 @@ def test_a_reported_bug_is_found_on_the_bugs_page_and_bug_ids_are_links(page, se
     page.goto(f"{server.url}/#/p/{pid}/bugs")
     page.wait_for_selector("#bugs-table")
     assert page.inner_text("#bugs-count") == "2 of 2 bug(s)"
+    shown = page.eval_on_selector_all("#filter-category option", "os => os.map((o) => o.textContent)")
+    assert "unknown" not in shown and "not triaged yet" in shown, shown  # the words the rows use
     page.select_option("#filter-category", "coder")  # the validator's attribution, not "unknown"
     page.wait_for_selector("#bugs-count:has-text('1 of 2')")
     assert page.query_selector_all("#bugs-table tr[data-bug]")[0].get_attribute("data-bug") == found

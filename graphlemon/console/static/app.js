@@ -807,15 +807,15 @@ function pageBug(pid) {
 async function pageBugs(pid, query) {
   const pidq = encodeURIComponent(pid);
   const box = h("div", { id: "bugs-list" }, "Loading…");
-  const pick = (id, label, values) => h("label", { class: "filter" }, `${label} `, h("select", { id, dataset: { field: label } },
-    h("option", { value: "" }, "all"), values.map((v) => h("option", { value: v, selected: query.get(label) === v }, v))));
+  const pick = (id, label, values, word = (v) => v) => h("label", { class: "filter" }, `${label} `, h("select", { id, dataset: { field: label } },
+    h("option", { value: "" }, "all"), values.map((v) => h("option", { value: v, title: v, selected: query.get(label) === v }, word(v)))));
   main().replaceChildren(h("h1", {}, "Bugs ", h("a", { href: `#/p/${pidq}/bug`, class: "button-link small" }, "report a bug")), box);
   let data;
   try { data = await api("GET", `/api/projects/${pidq}/bugs`); } catch (err) { message(box, err); return; }
   const uniq = (f) => [...new Set(data.bugs.map(f).filter(Boolean))].sort();
   const filters = h("div", { class: "filters card", id: "bug-filters" },
     pick("filter-status", "status", uniq((b) => b.status)), pick("filter-unit", "unit", data.units),
-    pick("filter-category", "category", uniq((b) => b.shown_category)));
+    pick("filter-category", "category", uniq((b) => b.shown_category), (v) => said(v, "category")));  // the rows' words
   const table = h("div", {});
   const draw = () => {
     const want = Object.fromEntries([...filters.querySelectorAll("select")].map((el) => [el.dataset.field, el.value]));
