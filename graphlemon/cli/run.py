@@ -184,8 +184,11 @@ def _backend(executor: str | None, playbook: Path | None, engine: str, api=None,
         raise invalid_param(f"unknown executor {backend!r}; choose one of: {', '.join(EXECUTORS)}")
     if backend != "scripted" and playbook is not None:
         raise invalid_param(f"--playbook is for the scripted executor; {backend} does not replay a playbook")
+    if executor == "scripted" and playbook is None:
+        raise invalid_param("the scripted executor replays a playbook: give --playbook FILE")
     if backend == "scripted" and playbook is None:
-        raise invalid_param("the scripted executor needs --playbook FILE (or set ANTHROPIC_API_KEY to use the model)")
+        raise invalid_param("a run needs a model or a script: set ANTHROPIC_API_KEY, or use --executor claude_code (a "
+                            "logged-in Claude Code), or replay a scripted run with --playbook FILE")  # fmt: skip
     if playbook is not None:
         from ..inputs import existing_file
 

@@ -137,3 +137,15 @@ def test_init_takes_a_path_relative_to_the_current_folder_and_defaults_to_it(cli
     assert json.loads(again.stdout)["project_id"] == first["project_id"]
     monkeypatch.chdir(git_repo.parent)
     assert json.loads(cli_in_process("init", git_repo.name, "--json").stdout)["project_id"] == first["project_id"]
+
+
+def test_a_run_without_a_key_or_a_playbook_names_every_way_to_run(cli_in_process, git_repo: Path, monkeypatch):
+    """Not "the scripted executor needs --playbook" to someone who never asked for it (walk6)."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    cli_in_process("init", str(git_repo))
+    plain = cli_in_process("run", "a goal", "-p", str(git_repo))
+    assert plain.returncode == 2 and "INVALID_PARAM" in plain.stderr
+    for way in ("ANTHROPIC_API_KEY", "--executor claude_code", "--playbook FILE"):
+        assert way in plain.stderr, plain.stderr
+    scripted = cli_in_process("run", "a goal", "-p", str(git_repo), "--executor", "scripted")
+    assert scripted.returncode == 2 and "replays a playbook: give --playbook FILE" in scripted.stderr
