@@ -153,7 +153,7 @@ def task_detail(records: Records, task_id: str, nodes: list[dict] | None = None)
             b.model_dump(mode="json", include={"ts", "limit_type", "limit_value", "by"}) for b in history
         ],
         "escalation": _escalation_view(escalations[-1]) if escalations else None,
-        "times": task_times(task),
+        "times": task_times(task, waits),
         "flow_runs": flow_runs(records, task_id),
         "violations": refused_view(violations.fold(records.get("node", []), task_id)),
     }
@@ -168,12 +168,14 @@ def refused_view(refused: violations.TaskViolations) -> dict[str, Any]:
 ENDED_NODE = frozenset({"done", "failed", "blocked", "cancelled"})
 
 
-def task_times(task: taskboard.Task) -> dict[str, Any]:
-    """When the task started, when it stopped (done, abandoned, or waiting for a person: its last change), and how
-    long it took or has taken so far (`ended` None: it is still going)."""
+def task_times(task: taskboard.Task, waits: list[tuple[datetime, datetime | None]] | None = None) -> dict[str, Any]:
+    """When the task started, when it stopped (done, abandoned, or waiting for a person: its last change), how long
+    it took or has taken so far (`ended` None: it is still going), and `waited_s`: how much of that it waited for a
+    person before being resumed (`waits`, from `waiting_spans`)."""
     ended = task.updated_at if task.status in SETTLED_TASK else None
+    waited = sum(_overlap(task.created_at, ended, a, b) for a, b in waits or [] if b is not None)
     return {"started": task.created_at.isoformat(), "ended": ended.isoformat() if ended else None,
-            "duration_s": (ended - task.created_at).total_seconds() if ended else None}  # fmt: skip
+            "duration_s": (ended - task.created_at).total_seconds() if ended else None, "waited_s": waited}  # fmt: skip
 
 
 def node_times(node: dict[str, Any], waits: list[tuple[datetime, datetime | None]] | None = None) -> dict[str, Any]:

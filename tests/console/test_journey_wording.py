@@ -580,6 +580,25 @@ def test_a_nodes_time_leaves_out_the_wait_for_a_person_it_was_resumed_after():
     assert node_times(live, stopped_now)["waited_s"] == 0  # a wait still going on: the bar ends at the stop
 
 
+def test_a_tasks_time_says_how_much_of_it_was_waiting_for_a_person():
+    """"took" alone counted the wait as work (walk6): the wait a person resumed it from is said apart."""
+    from datetime import UTC, datetime, timedelta
+
+    from graphlemon.console.views import task_times, waiting_spans
+    from graphlemon.models import TaskEvent
+    from graphlemon.taskboard import Task
+
+    t0 = datetime(2026, 12, 6, 19, 0, tzinfo=UTC)
+    at = lambda s: t0 + timedelta(seconds=s)  # noqa: E731
+    moves = [("coding", 0), ("blocked_pending_human", 20), ("coding", 140), ("done", 150)]
+    waits = waiting_spans(TaskEvent(task_id="t", status=st, ts=at(s)) for st, s in moves)
+    task = Task(task_id="t", goal_text="g", status="done", created_at=at(0), updated_at=at(150))
+    assert task_times(task, waits) == {"started": at(0).isoformat(), "ended": at(150).isoformat(),
+                                       "duration_s": 150.0, "waited_s": 120.0}  # fmt: skip
+    blocked = task.model_copy(update={"status": "blocked_pending_human", "updated_at": at(20)})
+    assert task_times(blocked, waits[:0])["waited_s"] == 0  # waiting now: its time ends where the wait began
+
+
 def test_a_task_no_run_holds_says_when_its_last_run_let_go_from_its_lease(client, project):
     """Not the task's last change: a run killed mid-step ends after it (walk6: "not running since" was wrong)."""
     from graphlemon import lease as leases

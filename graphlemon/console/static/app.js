@@ -429,7 +429,8 @@ function drawHead(head, pid, d) {
     h("h1", {}, `${t.task_id} `, taskPill(t, d.run), refusedBadge(d.violations ? d.violations.count : 0)),
     h("p", { class: "goal" }, t.goal_text),
     h("p", { id: "task-times", class: "muted" }, "started ", fmtWhen(times.started),
-      times.ended ? [ENDED_TASK.has(t.status) ? " · ended " : " · stopped ", fmtWhen(times.ended), ` · took ${fmtDuration(times.duration_s)}`]
+      times.ended ? [ENDED_TASK.has(t.status) ? " · ended " : " · stopped ", fmtWhen(times.ended), ` · took ${fmtDuration(times.duration_s)}`,
+        times.waited_s >= 1 ? ` (${fmtDuration(times.waited_s)} of it waiting for a person)` : ""]
         : noRun(d) ? [" · ", ...lastRunSaid(d.run.last_run)] : [" · going on for ", h("span", { id: "task-elapsed" }, fmtDuration((Date.now() - new Date(times.started)) / 1000))],
       flowRuns.length ? " · " : "", flowRuns.flatMap((a, i) => (i ? [", ", a] : [a]))),
     h("p", { id: "task-params", class: "muted" }, limits.join(" · "), p.playbook ? [" · playbook ", h("code", {}, p.playbook)] : ""),
