@@ -54,15 +54,17 @@ const taskPill = (task, run) => (resuming(task, run)
     run.state === "stopping" ? "resuming, stop requested" : "resuming")
   : pill(task.status, task.blocked_reason));
 const fmtTime = (iso) => (iso ? new Date(iso).toLocaleTimeString([], { hour12: false }) : "");
+// one date form everywhere (walk6: US dates beside 24-hour times): the local day as YYYY-MM-DD
+const fmtDay = (t) => `${t.getFullYear()}-${String(t.getMonth() + 1).padStart(2, "0")}-${String(t.getDate()).padStart(2, "0")}`;
 // a timeline's time: the clock time, the date when it is not today, and the full date on hover
 function timeCell(iso, prev) {
   const t = new Date(iso); const today = new Date().toDateString() === t.toDateString();
   const gap = prev ? (t - new Date(prev)) / 1000 : null;
-  return h("td", { class: "time", title: t.toString() }, today ? fmtTime(iso) : `${t.toLocaleDateString()} ${fmtTime(iso)}`,
+  return h("td", { class: "time", title: t.toString() }, today ? fmtTime(iso) : `${fmtDay(t)} ${fmtTime(iso)}`,
     gap !== null && gap >= 1 ? h("div", { class: "gap" }, `+${fmtDuration(gap)}`) : null);
 }
 const fmtDuration = (sec) => (sec < 60 ? `${Math.round(sec)} s` : sec < 3600 ? `${Math.floor(sec / 60)} min ${Math.round(sec % 60)} s` : `${Math.floor(sec / 3600)} h ${Math.round((sec % 3600) / 60)} min`);
-const fmtDateTime = (iso) => (iso ? new Date(iso).toLocaleString() : "");
+const fmtDateTime = (iso) => (iso ? `${fmtDay(new Date(iso))} ${fmtTime(iso)}` : "");
 const fmtNum = (n) => (n === null || n === undefined ? "—" : Number(n).toLocaleString());
 const main = () => document.getElementById("main");
 // replaceChildren without the nulls a conditional child leaves (the DOM would show them as the text "null")
@@ -1156,7 +1158,7 @@ async function pageLogRetention(pid, into) {
   const show = (r) => {
     info.replaceChildren(h("div", { class: "kv" },
       h("b", {}, "retention"), h("span", { id: "retention-now" }, `${r.retention_days} day(s)`),
-      h("b", {}, "set by"), h("span", {}, r.set_by === "default" ? "default" : `${r.set_by}, ${new Date(r.set_at).toLocaleString()}`),
+      h("b", {}, "set by"), h("span", {}, r.set_by === "default" ? "default" : `${r.set_by}, ${fmtDateTime(r.set_at)}`),
       h("b", {}, "logs"), h("span", { id: "retention-counts" }, Object.entries(r.logs).map(([k, v]) => `${v} ${k}`).join(", ") || "none yet")));
     days.value = r.retention_days;
   };
@@ -1197,7 +1199,7 @@ function renderDiff(lines, pid) {
 const fmtWhen = (iso) => { // a date a person reads: the time today, else the date and time; the full date on hover
   if (!iso) return h("span", { class: "muted" }, "—");
   const t = new Date(iso); const today = new Date().toDateString() === t.toDateString();
-  return h("time", { datetime: iso, title: `${t.toString()} (${iso})` }, today ? fmtTime(iso) : `${t.toLocaleDateString()} ${fmtTime(iso)}`);
+  return h("time", { datetime: iso, title: `${t.toString()} (${iso})` }, today ? fmtTime(iso) : `${fmtDay(t)} ${fmtTime(iso)}`);
 };
 
 // -- an artifact at its own URL: #/p/<project>/artifacts/<artifact id> -------------------------------------------------
