@@ -255,3 +255,17 @@ def test_a_timeout_whose_test_has_no_stack_fails_the_package_and_says_the_test_i
     hint = hint_for(timed_out)
     assert hint.text.startswith("go test's -timeout (2s) stopped the test binary while a test was still running")
     assert "does not say which" in hint.text
+
+
+def test_with_v_the_test_a_timeout_stopped_is_the_last_one_announced_and_not_ended():
+    """An Example has no `Test…` frame in the dump, but `-v` announced it: it is named, never "unknown"."""
+    output = (
+        "=== RUN   TestA\n--- PASS: TestA (0.00s)\n=== RUN   ExampleWidth\npanic: test timed out after 5s\n\n"
+        "goroutine 7 [running]:\n\tgoroutine running on other thread; stack unavailable\n"
+        "FAIL\texample.com/w\t5.011s\nFAIL\n"
+    )
+    run = parse_go_text(output)
+    assert [(c.name, c.status) for c in run.cases] == [("TestA", "passed"), ("ExampleWidth", "failed")]
+    (failure,) = run.failures
+    assert failure.message.startswith("panic: test timed out after 5s: ExampleWidth was still running")
+    assert hint_for(failure).text.startswith("go test's -timeout (5s) stopped `ExampleWidth`")

@@ -62,7 +62,7 @@ def _add_timed_out(run: ParsedRun, output: str, ended: set[str]) -> None:
     if timeout is None:
         return
     run.stopped = timeout_stop(timeout)
-    stopped = timeout.tests or [name for name in timeout.frames if name not in ended]
+    stopped = timeout.tests or [name for name in timeout.frames if name not in ended] or _started_not_ended(output, ended)
     if not [t for t in stopped if t not in ended]:
         _add_unnamed_timeout(run, output, timeout)
     for test in (t for t in stopped if t not in ended and not any(o.startswith(t + "/") for o in stopped)):
@@ -71,6 +71,16 @@ def _add_timed_out(run: ParsedRun, output: str, ended: set[str]) -> None:
         run.cases.append(TestCase(name=test, file=file, line=line, status="failed", selector=f".\t{test}"))
         run.failures.append(make_failure(test, file=file, line=line, message=timeout_message(timeout, test),
                                          detail=output[-8000:]))  # fmt: skip
+
+
+_RUN = re.compile(r"^=== RUN\s+(?P<name>\S+)$", re.M)
+
+
+def _started_not_ended(output: str, ended: set[str]) -> list[str]:
+    """With -v: the tests go announced (`=== RUN`) before the panic and never ended (an Example has no frame of
+    its own a dump would name)."""
+    before = output[: output.find("panic: test timed out")]
+    return list(dict.fromkeys(m["name"] for m in _RUN.finditer(before) if m["name"] not in ended))
 
 
 _PACKAGE_FAIL = re.compile(r"^FAIL\t(?P<package>\S+)\t", re.M)
