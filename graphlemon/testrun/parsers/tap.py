@@ -38,7 +38,7 @@ def parse_tap(output: str) -> ParsedRun:
         return run
     from tap.parser import Parser  # imported on use: only TAP runs need it
 
-    group = ""
+    group, reported = "", False  # the last `# test name`, and whether a result followed it
     try:
         lines = list(Parser().parse_text(output[output.find(_TAP_START.search(output).group(0)) :]))  # type: ignore[union-attr]
     except Exception:  # a stream tap.py cannot read is reported as unparsed, never as a crash of ours
@@ -48,13 +48,38 @@ def parse_tap(output: str) -> ParsedRun:
             text = line.text.lstrip("#").strip()
             # `# Subtest: NAME` (node:test, tap) announces the result line that follows, not a group
             if text and not _TOTAL.match(line.text.strip()) and text != "ok" and not text.startswith("Subtest:"):
-                group = text
+                group, reported = text, False
         elif line.category == "test":
             _add_result(run, line, group)
+            reported = True
     _number_repeated_names(run, [line.number for line in lines if line.category == "test"])
     run.summary_counts = tap_totals(output)
     run.summary_label = "the TAP producer's closing totals"
+    plans = [line.expected_tests for line in lines if line.category == "plan"]
+    results = sum(line.category == "test" for line in lines)
+    if (not plans and run.summary_counts is None) or (plans and results < plans[-1]):
+        _stopped_early(run, output, group if not reported else "")
     return run
+
+
+# a JavaScript error as node prints it when it ends the process (`TypeError: x is not a function`)
+_JS_ERROR = re.compile(r"^(?:\w*Error|Error)(?: \[[^\]\n]*\])?: .+$", re.M)
+
+
+def _stopped_early(run: ParsedRun, output: str, pending: str) -> None:
+    """A TAP stream that ends without its plan (`1..N`) or totals, or with fewer results than its plan: the
+    producer stopped before the end (a crash kills node mid-run), so the run is not complete; a test announced
+    (`# name`) with no result after it is the one that was running, failed with the error printed, if any."""
+    run.stopped = "the TAP stream ended before its plan (1..N) and totals: the test process stopped"
+    if not pending:
+        return
+    tail = output[output.rfind(f"# {pending}") :]
+    error = _JS_ERROR.search(tail)
+    said = f"{error.group(0)}{tail[error.end():].split(chr(10) + chr(10))[0]}" if error else "no error was printed"
+    # no file or line: the stack's frames are where the error was raised, not the test's own check
+    run.cases.append(TestCase(name=pending, status="failed"))
+    run.failures.append(make_failure(pending, detail=tail[-8000:],
+                                     message=f"the test process stopped during this test: {said}"))  # fmt: skip
 
 
 def tap_totals(output: str) -> TestSummary | None:
