@@ -269,3 +269,22 @@ def test_with_v_the_test_a_timeout_stopped_is_the_last_one_announced_and_not_end
     (failure,) = run.failures
     assert failure.message.startswith("panic: test timed out after 5s: ExampleWidth was still running")
     assert hint_for(failure).text.startswith("go test's -timeout (5s) stopped `ExampleWidth`")
+
+
+def test_cargo_a_test_fails_at_its_own_last_panic_not_one_it_caught_and_a_crate_doc_test_at_its_example():
+    from graphlemon.testrun.parsers.cargo_text import parse_cargo_text
+
+    output = (
+        "running 1 test\ntest tests::guarded ... FAILED\n\nfailures:\n\n---- tests::guarded stdout ----\n\n"
+        "thread 'tests::guarded' (35) panicked at src/lib.rs:510:13:\nfailure\nnote: run with `RUST_BACKTRACE=1`\n\n"
+        "thread 'tests::guarded' (35) panicked at src/lib.rs:512:9:\nassertion `left == right` failed\n  left: 1\n"
+        " right: 0\n\nfailures:\n    tests::guarded\n\ntest result: FAILED. 0 passed; 1 failed\n\n"
+        "   Doc-tests scopeguard\n\nrunning 1 test\ntest src/lib.rs - (line 37) ... FAILED\n\nfailures:\n\n"
+        "---- src/lib.rs - (line 37) stdout ----\nTest executable failed (exit status: 101).\n\nstderr:\n\n"
+        "thread 'main' (36) panicked at src/lib.rs:17:9:\nassertion `left == right` failed\n  left: 1\n right: 0\n\n"
+        "failures:\n    src/lib.rs - (line 37)\n\ntest result: FAILED. 0 passed; 1 failed\n"
+    )
+    caught, doc = parse_cargo_text(output).failures
+    assert (caught.file, caught.line) == ("src/lib.rs", 512) and caught.message.startswith("assertion `left == right`")
+    assert (doc.file, doc.line) == ("src/lib.rs", 37)  # 17 is a line of the test rustdoc generated
+    assert "src/lib.rs:17" not in hint_for(doc).text

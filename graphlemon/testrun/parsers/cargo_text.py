@@ -51,8 +51,26 @@ def _sections(output: str) -> dict[str, str]:
     return found
 
 
+_OWN_DOC_TEST = re.compile(r"^(?P<file>\S+\.rs) - \(line (?P<line>\d+)\)$")  # no item: `src/lib.rs - (line 37)`
+_THREAD = re.compile(r"thread '(?P<thread>[^']*)'")
+
+
+def _ending_panic(name: str, body: str) -> re.Match[str] | None:
+    """The panic that ended the test: the last one of the test's own thread (a panic it caught with
+    `catch_unwind`, or one of a thread it spawned, comes before it), else the last one."""
+    panics = list(_PANIC_NEW.finditer(body)) or list(_PANIC_OLD.finditer(body))
+    own = [m for m in panics if _thread_of(body, m.start()) == name]
+    return (own or panics or [None])[-1]
+
+
+def _thread_of(body: str, at: int) -> str | None:
+    """The thread libtest names on the panic's line (`thread 'tests::x' (3572) panicked at …`)."""
+    said = _THREAD.search(body[:at].rsplit("\n", 1)[-1])
+    return said["thread"] if said else None
+
+
 def _failure(name: str, body: str, file: str | None) -> TestFailure:
-    panic = _PANIC_NEW.search(body) or _PANIC_OLD.search(body)
+    panic = _ending_panic(name, body)
     doc = doc_test(name)
     if not panic:
         return make_failure(name, file=doc.file if doc else file, line=doc.line if doc else None,
@@ -60,6 +78,9 @@ def _failure(name: str, body: str, file: str | None) -> TestFailure:
     message = panic["message"].strip() or "panicked"
     if doc is not None:  # the panic's line is one of the test rustdoc generated: the example starts at doc.line
         return make_failure(name, file=doc.file, line=doc.line, message=message, detail=body)
+    own_doc = _OWN_DOC_TEST.match(name)  # a crate's or module's own doc (`//!`) comes before any code of its file:
+    if own_doc and int(panic["line"]) < int(own_doc["line"]):  # a panic above the example is in the generated test
+        return make_failure(name, file=own_doc["file"], line=int(own_doc["line"]), message=message, detail=body)
     return make_failure(name, file=panic["file"], line=int(panic["line"]), message=message, detail=body)
 
 
