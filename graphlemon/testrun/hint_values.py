@@ -204,11 +204,11 @@ def _is_nothing(value: Any) -> bool:
 
 
 def _nothing_came_back(p: Pair) -> str:
-    return f"The code produced nothing (None/undefined/null) where {_shown_value(p.expected)} is expected."
+    return f"The code produced nothing ({p.literal(None)}) where {_shown_value(p.expected)} is expected."
 
 
 def _something_came_back(p: Pair) -> str:
-    return f"{_capital(kind_of(p.got))} came back ({_shown_value(p.got)}) where the test expects None."
+    return f"{_capital(kind_of(p.got))} came back ({_shown_value(p.got)}) where the test expects {p.literal(None)}."
 
 
 def _booleans(p: Pair) -> str:
