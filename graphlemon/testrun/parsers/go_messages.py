@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from ..assertions import VALUE_CHARS, Compared, compared_in, sided, split_proven
+from ..assertions import VALUE_CHARS, Compared, compared_in, sided, split_proven, whole_value
 from ..output_text import clip
 
 _LOCATION = re.compile(r"^(?P<indent>\s+)(?P<file>[\w./-]+\.go):(?P<line>\d+): (?P<message>.*)$")
@@ -96,6 +96,10 @@ def go_compared(message: str, first: str | None = None) -> Compared | None:
             if expected.strip() and got.strip() and expected != got:
                 return sided(clip(expected, VALUE_CHARS), clip(got, VALUE_CHARS), "go", ("want", "got"))
     found = compared_in(message)
+    if found is not None and found.labels == ("first", "second"):  # `a != b` in a Go message: Go printed both
+        if not (whole_value(found.first) and whole_value(found.second)):
+            return None  # `mismatch "a" != "b" != "c"`: where a value ends is not certain
+        return replace(found, grammar="go")
     return replace(found, grammar="go") if found is not None and found.grammar == "any" else found
 
 
