@@ -145,7 +145,11 @@ def value_facts(pair: Pair) -> str:
     if isinstance(diff.expected, str) and isinstance(diff.got, str):
         at = _first_difference(diff.expected, diff.got)
         shown = (_window(diff.expected, at), _window(diff.got, at))
-        return f"They differ{where} from character {at + 1}{lead}: {pair.named(*shown)}."
+        line = ""
+        if "\n" in diff.expected or "\n" in diff.got:  # several lines: where, as a reader counts them too
+            before = diff.expected[:at]
+            line = f" (line {before.count(chr(10)) + 1}, column {at - before.rfind(chr(10))})"
+        return f"They differ{where} from character {at + 1}{line}{lead}: {pair.named(*shown)}."
     if isinstance(diff.expected, Obj) and isinstance(diff.got, Obj) and diff.expected.cls != diff.got.cls:
         if pair.sided:
             return f"They differ{where}: {kind_of(diff.got)} where {kind_of(diff.expected)} is expected."
@@ -527,6 +531,30 @@ def _wrong_type(p: Pair, sided: bool, known: bool, differ: bool) -> str:
     return f"The value has another type: {kind_of(p.got)} where {kind_of(p.expected)} is expected."
 
 
+def _text_and_bytes(p: Pair) -> tuple[str, bytes] | None:
+    """(the str, the bytes) when one value is a str and the other bytes that decode (UTF-8) to that very text."""
+    e, a = p.expected, p.got
+    text, data = (e, a) if isinstance(e, str) and isinstance(a, bytes) else (a, e) if isinstance(a, str) and isinstance(
+        e, bytes) else (None, None)  # fmt: skip
+    if text is None or isinstance(text, Printed) or not isinstance(data, bytes):
+        return None
+    try:
+        return (text, data) if data.decode("utf-8") == text else None
+    except UnicodeDecodeError:
+        return None
+
+
+def _text_as_bytes(p: Pair, found: tuple[str, bytes]) -> str:
+    text, data = found
+    if p.sided:
+        wanted = "a str is" if p.got is data else "bytes are"
+        return (f"The same text came back as {'bytes' if p.got is data else 'a str'} where {wanted} expected: "
+                f"{_clip(repr(p.got), 60)} where {_clip(repr(p.expected), 60)} is expected.")  # fmt: skip
+    first, second = ("a str", "bytes") if p.expected is text else ("bytes", "a str")
+    return (f"The same text {_clip(repr(text), 60)}, as {first} in the {p.labels[0]} value and as {second} in the {p.labels[1]} "
+            f"({_clip(repr(p.expected), 60)} and {_clip(repr(p.got), 60)}).")  # fmt: skip
+
+
 def _premise(name: str, states: str, check: Any) -> Premise[Pair]:
     return Premise(name, states, check)
 
@@ -605,6 +633,8 @@ VALUE_RULES: tuple[Rule[Pair], ...] = (
          _missing_keys)), _lacks_keys),
     Rule("unexpected keys", (SIDES, _premise("keys added", "the produced mapping has keys the expected one lacks",
          _extra_keys)), _has_extra_keys),
+    Rule("text and bytes", (_premise("a str and its bytes", "one value is a str, the other bytes that decode (UTF-8) "
+         "to that very text", _text_and_bytes),), _text_as_bytes),
     Rule("wrong type", (SIDES, KNOWN_KINDS, _premise("kinds differ", "the values are of different kinds",
          _kinds_differ)), _wrong_type),
 )  # fmt: skip

@@ -685,4 +685,6 @@ def kind_of(value: Any) -> str:
         return "a mapping"
     if isinstance(value, Obj):
         return f"{'an' if value.cls[:1].lower() in 'aeiou' else 'a'} `{value.cls}` object"
+    if isinstance(value, bytes):
+        return "bytes"
     return "a value"

@@ -74,7 +74,7 @@ def test_a_go_quoted_pair_is_two_whole_literals_never_the_tests_words():
     assert parse_value(ops.first, "go") == "xxA\nxxB\nxx\nxxC"  # Go's escapes, unquoted
     text = hint_for(failure).text
     # before: 'first: mismatch "xxA…' and "from character 1"
-    assert "mismatch" not in text and "from character 9 " in text, text
+    assert "mismatch" not in text and "from character 9 (line 3, column 1) " in text, text
     assert "first" in text and "second" in text and "expected" not in text.replace("is expected", ""), text
 
 
@@ -193,3 +193,12 @@ def test_go_absence_is_called_nil():
 
 def _go_failure(message: str):
     return parse_go_text(f"=== RUN   TestX\n    x_test.go:5: {message}\n--- FAIL: TestX (0.00s)\nFAIL\n").failures[0]
+
+
+def test_a_str_and_its_bytes_are_named_as_such_either_way():
+    from graphlemon.testrun.hint_values import pair_of, value_hint
+
+    unsided = value_hint(pair_of("'xn--a.b'", "b'xn--a.b'", "python", ("first", "second")))
+    assert unsided is not None and "as a str in the first value and as bytes in the second" in unsided
+    assert "came back as bytes where a str is expected" in (value_hint(pair_of("'abc'", "b'abc'", "python")) or "")
+    assert "same text" not in (value_hint(pair_of("'abd'", "b'abc'", "python")) or "")  # another text: not this rule
