@@ -713,7 +713,8 @@ def _window(text: str, at: int) -> str:
     `…` outside it where the text goes on, so an excerpt never reads as the whole value (`0.6835…`)."""
     start, end = max(0, at - 10), at + 20
     part = text[start:end]
-    shown = _clip(str(part) if isinstance(text, Printed) else repr(part))
+    # a printed text as printed, unless it holds a line end or a control character: then escaped, on one line
+    shown = _clip(str(part) if isinstance(text, Printed) and str(part).isprintable() else repr(str(part)))
     return f"{'…' if start else ''}{shown}{'…' if end < len(text) else ''}"
 
 
@@ -724,9 +725,9 @@ def _first_difference(a: str, b: str) -> int:
 def _show(value: Any) -> str:
     if isinstance(value, Obj) and value.address and not value.fields:
         return kind_of(value)
-    if isinstance(value, Printed):
+    if isinstance(value, Printed) and str(value).isprintable():
         return _clip(str(value))
-    return _clip(repr(value))
+    return _clip(repr(str(value) if isinstance(value, Printed) else value))
 
 
 def _repr(text: str) -> str:
