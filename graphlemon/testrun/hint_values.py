@@ -713,8 +713,7 @@ def _window(text: str, at: int) -> str:
     `…` outside it where the text goes on, so an excerpt never reads as the whole value (`0.6835…`)."""
     start, end = max(0, at - 10), at + 20
     part = text[start:end]
-    # a printed text as printed, unless it holds a line end or a control character: then escaped, on one line
-    shown = _clip(str(part) if isinstance(text, Printed) and str(part).isprintable() else repr(str(part)))
+    shown = _clip(_escaped(part) if isinstance(text, Printed) else repr(part))
     return f"{'…' if start else ''}{shown}{'…' if end < len(text) else ''}"
 
 
@@ -725,9 +724,15 @@ def _first_difference(a: str, b: str) -> int:
 def _show(value: Any) -> str:
     if isinstance(value, Obj) and value.address and not value.fields:
         return kind_of(value)
-    if isinstance(value, Printed) and str(value).isprintable():
-        return _clip(str(value))
-    return _clip(repr(str(value) if isinstance(value, Printed) else value))
+    if isinstance(value, Printed):
+        return _clip(_escaped(value))
+    return _clip(repr(value))
+
+
+def _escaped(text: str) -> str:
+    """A printed text as printed, on one line: a line end or another control character written as its escape
+    (`\\n`), without quotes (its kind is unknown, so it is not shown as a string)."""
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in str(text))
 
 
 def _repr(text: str) -> str:
