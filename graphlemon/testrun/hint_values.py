@@ -534,9 +534,13 @@ def _wrong_type(p: Pair, sided: bool, known: bool, differ: bool) -> str:
 def _text_and_bytes(p: Pair) -> tuple[str, bytes] | None:
     """(the str, the bytes) when one value is a str and the other bytes that decode (UTF-8) to that very text."""
     e, a = p.expected, p.got
-    text, data = (e, a) if isinstance(e, str) and isinstance(a, bytes) else (a, e) if isinstance(a, str) and isinstance(
-        e, bytes) else (None, None)  # fmt: skip
-    if text is None or isinstance(text, Printed) or not isinstance(data, bytes):
+    if isinstance(e, str) and isinstance(a, bytes):
+        text, data = e, a
+    elif isinstance(a, str) and isinstance(e, bytes):
+        text, data = a, e
+    else:
+        return None
+    if isinstance(text, Printed):  # a text whose kind is unknown is no str
         return None
     try:
         return (text, data) if data.decode("utf-8") == text else None
