@@ -145,10 +145,8 @@ def value_facts(pair: Pair) -> str:
     if isinstance(diff.expected, str) and isinstance(diff.got, str):
         at = _first_difference(diff.expected, diff.got)
         shown = (_window(diff.expected, at), _window(diff.got, at))
-        line = ""
-        if "\n" in diff.expected or "\n" in diff.got:  # several lines: where, as a reader counts them too
-            before = diff.expected[:at]
-            line = f" (line {before.count(chr(10)) + 1}, column {at - before.rfind(chr(10))})"
+        before = diff.expected[:at]  # past the first line: where, as a reader counts lines too
+        line = f" (line {before.count(chr(10)) + 1}, column {at - before.rfind(chr(10))})" if "\n" in before else ""
         return f"They differ{where} from character {at + 1}{line}{lead}: {pair.named(*shown)}."
     if isinstance(diff.expected, Obj) and isinstance(diff.got, Obj) and diff.expected.cls != diff.got.cls:
         if pair.sided:
