@@ -77,6 +77,7 @@ _DIFF_LINE = re.compile(r"^(?P<mark>[-+ ])[ \u00a0](?P<text>.*)$")
 # a Go string literal as `%q` prints it (interpreted, its escapes kept) or a raw one (backquoted): its lexical grammar
 _GO_LITERAL = r'"(?:[^"\\\n]|\\.)*"|`[^`]*`'
 _LITERAL = re.compile(_GO_LITERAL)
+_SIDE_WORDS = re.compile(r"\b(?:got|want|wanted|expected|expect|actual)\b", re.I)  # outside the literals
 
 
 def go_compared(message: str, first: str | None = None) -> Compared | None:
@@ -116,9 +117,6 @@ def literal_pair(message: str) -> Compared | None:
     if _SIDE_WORDS.search(_LITERAL.sub(" ", message)):
         return None
     return Compared(pairs[0][0][0], pairs[0][1][0], ("first", "second"), None, "go")
-
-
-_SIDE_WORDS = re.compile(r"\b(?:got|want|wanted|expected|expect|actual)\b", re.I)
 
 
 def diff_sides(message: str) -> tuple[str, str] | None:
