@@ -135,6 +135,15 @@ def _char_swap(p: Pair) -> tuple[str, str, int] | None:
     return swap if swap and not swap[0].isalnum() and not swap[1].isalnum() else None
 
 
+def _non_ascii_swap(p: Pair) -> tuple[str, str, int] | None:
+    """`_one_swap` where a character outside ASCII stands for another (not the same letter in another case): the two
+    may print alike (U+043E for 'o'), so only their code points tell them apart."""
+    swap = _one_swap(p)
+    if swap is None or (swap[0].isascii() and swap[1].isascii()) or swap[0].casefold() == swap[1].casefold():
+        return None
+    return swap
+
+
 def char_name(ch: str) -> str:
     """`'⁻' (U+207B SUPERSCRIPT MINUS)`: a character with its code point and Unicode name."""
     name = unicodedata.name(ch, "")
@@ -201,6 +210,38 @@ def _reordered_says(p: Pair, strings: bool, moved: tuple[str, ...]) -> str:
             f"{_shown(p)}.")  # fmt: skip
 
 
+# --- two parts swapped around their separator ------------------------------------------------------------
+
+_SEPARATOR_RUN = re.compile(r"[^\w\n]+")
+
+
+def _swapped_parts(p: Pair) -> tuple[str, str, str, str] | None:
+    """(first part, second part, the expected text's separator, the produced one's) when the produced text is the
+    expected one's two parts, around one separator (a run of characters that are neither letters, digits nor line
+    ends), in the other order: `EOF: read error` for `read error: EOF`. One line each; the split is the only one."""
+    e, g = _texts(p)
+    if e == g or "\n" in e or "\n" in g:
+        return None
+    found = []
+    for sep in _SEPARATOR_RUN.finditer(e):
+        a, b = e[: sep.start()], e[sep.end() :]
+        if not a.strip() or not b.strip() or not (g.startswith(b) and g.endswith(a)) or len(g) <= len(a) + len(b):
+            continue
+        middle = g[len(b) : len(g) - len(a)]
+        if _SEPARATOR_RUN.fullmatch(middle):
+            found.append((a, b, sep.group(0), middle))
+    return found[0] if len(found) == 1 else None
+
+
+def _swapped_says(p: Pair, strings: bool, swap: tuple[str, str, str, str]) -> str:
+    a, b, sep, other = swap
+    if p.sided:
+        joined = "" if sep == other else f", joined by {other!r} where {sep!r} is expected"
+        return f"The two parts come in the other order: {b!r} then {a!r}{joined} ({_shown(p)})."
+    joined = "" if sep == other else f" (joined by {sep!r} in the {p.labels[0]} text, {other!r} in the {p.labels[1]})"
+    return f"The texts hold the same two parts in the other order{joined}: {a!r} and {b!r} ({_shown(p)})."
+
+
 # --- another ending, a part added, a part left out --------------------------------------------------------
 
 
@@ -255,6 +296,9 @@ TEXT_RULES: tuple[Rule[Pair], ...] = (
          "marks are dropped", _quotes_only)), _quotes),
     Rule("separator replaced", (STRINGS, Premise("one separator for another", "the texts differ only where one "
          "punctuation mark stands for another, the same two every time", _separator_swap)), _separator),
+    Rule("a character outside ASCII for another", (STRINGS, Premise("a non-ASCII character for another", "the "
+         "texts differ only where one character stands for another, the same two every time, and one of them is not "
+         "ASCII (they may print alike: their code points are named)", _non_ascii_swap)), _char_swapped),
     Rule("ending replaced", (SIDES, STRINGS, Premise("another ending", "two short texts (60 characters at most) share "
          "a start at least as long as their different endings, which are short and hold no digit", _other_ending)),
          _ending),
@@ -264,6 +308,8 @@ TEXT_RULES: tuple[Rule[Pair], ...] = (
     Rule("same words, another order", (STRINGS, Premise("the same words reordered", "both texts hold the same "
          "words, as many of each, in another order, between the same separators", _reordered_words)),
          _reordered_says),
+    Rule("two parts swapped", (STRINGS, Premise("two parts swapped", "one text is the other's two parts, around one "
+         "separator, in the other order (one line each, one such split)", _swapped_parts)), _swapped_says),
     Rule("one character for another", (STRINGS, Premise("one character for another", "the texts differ only where "
          "one character, neither a letter nor a digit, stands for another, the same two every time", _char_swap)),
          _char_swapped),

@@ -145,7 +145,9 @@ def value_facts(pair: Pair) -> str:
     if isinstance(diff.expected, str) and isinstance(diff.got, str):
         at = _first_difference(diff.expected, diff.got)
         shown = (_window(diff.expected, at), _window(diff.got, at))
-        return f"They differ{where} from character {at + 1}{lead}: {pair.named(*shown)}."
+        before = diff.expected[:at]  # past the first line: where, as a reader counts lines too
+        line = f" (line {before.count(chr(10)) + 1}, column {at - before.rfind(chr(10))})" if "\n" in before else ""
+        return f"They differ{where} from character {at + 1}{line}{lead}: {pair.named(*shown)}."
     if isinstance(diff.expected, Obj) and isinstance(diff.got, Obj) and diff.expected.cls != diff.got.cls:
         if pair.sided:
             return f"They differ{where}: {kind_of(diff.got)} where {kind_of(diff.expected)} is expected."
@@ -204,11 +206,11 @@ def _is_nothing(value: Any) -> bool:
 
 
 def _nothing_came_back(p: Pair) -> str:
-    return f"The code produced nothing (None/undefined/null) where {_shown_value(p.expected)} is expected."
+    return f"The code produced nothing ({p.literal(None)}) where {_shown_value(p.expected)} is expected."
 
 
 def _something_came_back(p: Pair) -> str:
-    return f"{_capital(kind_of(p.got))} came back ({_shown_value(p.got)}) where the test expects None."
+    return f"{_capital(kind_of(p.got))} came back ({_shown_value(p.got)}) where the test expects {p.literal(None)}."
 
 
 def _booleans(p: Pair) -> str:
@@ -527,6 +529,34 @@ def _wrong_type(p: Pair, sided: bool, known: bool, differ: bool) -> str:
     return f"The value has another type: {kind_of(p.got)} where {kind_of(p.expected)} is expected."
 
 
+def _text_and_bytes(p: Pair) -> tuple[str, bytes] | None:
+    """(the str, the bytes) when one value is a str and the other bytes that decode (UTF-8) to that very text."""
+    e, a = p.expected, p.got
+    if isinstance(e, str) and isinstance(a, bytes):
+        text, data = e, a
+    elif isinstance(a, str) and isinstance(e, bytes):
+        text, data = a, e
+    else:
+        return None
+    if isinstance(text, Printed):  # a text whose kind is unknown is no str
+        return None
+    try:
+        return (text, data) if data.decode("utf-8") == text else None
+    except UnicodeDecodeError:
+        return None
+
+
+def _text_as_bytes(p: Pair, found: tuple[str, bytes]) -> str:
+    text, data = found
+    if p.sided:
+        wanted = "a str is" if p.got is data else "bytes are"
+        return (f"The same text came back as {'bytes' if p.got is data else 'a str'} where {wanted} expected: "
+                f"{_clip(repr(p.got), 60)} where {_clip(repr(p.expected), 60)} is expected.")  # fmt: skip
+    first, second = ("a str", "bytes") if p.expected is text else ("bytes", "a str")
+    return (f"The same text {_clip(repr(text), 60)}, as {first} in the {p.labels[0]} value and as {second} in the {p.labels[1]} "
+            f"({_clip(repr(p.expected), 60)} and {_clip(repr(p.got), 60)}).")  # fmt: skip
+
+
 def _premise(name: str, states: str, check: Any) -> Premise[Pair]:
     return Premise(name, states, check)
 
@@ -605,6 +635,8 @@ VALUE_RULES: tuple[Rule[Pair], ...] = (
          _missing_keys)), _lacks_keys),
     Rule("unexpected keys", (SIDES, _premise("keys added", "the produced mapping has keys the expected one lacks",
          _extra_keys)), _has_extra_keys),
+    Rule("text and bytes", (_premise("a str and its bytes", "one value is a str, the other bytes that decode (UTF-8) "
+         "to that very text", _text_and_bytes),), _text_as_bytes),
     Rule("wrong type", (SIDES, KNOWN_KINDS, _premise("kinds differ", "the values are of different kinds",
          _kinds_differ)), _wrong_type),
 )  # fmt: skip
@@ -683,7 +715,7 @@ def _window(text: str, at: int) -> str:
     `…` outside it where the text goes on, so an excerpt never reads as the whole value (`0.6835…`)."""
     start, end = max(0, at - 10), at + 20
     part = text[start:end]
-    shown = _clip(str(part) if isinstance(text, Printed) else repr(part))
+    shown = _clip(_escaped(part) if isinstance(text, Printed) else repr(part))
     return f"{'…' if start else ''}{shown}{'…' if end < len(text) else ''}"
 
 
@@ -695,8 +727,14 @@ def _show(value: Any) -> str:
     if isinstance(value, Obj) and value.address and not value.fields:
         return kind_of(value)
     if isinstance(value, Printed):
-        return _clip(str(value))
+        return _clip(_escaped(value))
     return _clip(repr(value))
+
+
+def _escaped(text: str) -> str:
+    """A printed text as printed, on one line: a line end or another control character written as its escape
+    (`\\n`), without quotes (its kind is unknown, so it is not shown as a string)."""
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in str(text))
 
 
 def _repr(text: str) -> str:

@@ -91,14 +91,31 @@ def _value_hint(ctx: HintContext) -> str | None:
 _RETURNED = re.compile(r"^\s*\+\s+where (?P<value>[^\n]+?) = (?P<call>[\w.]+\([^\n]*\))\s*$", re.M)
 
 
+# a method call pytest explains in two steps: "where False = <built-in method startswith of str object at 0x…>('x')"
+# then "where <built-in method startswith of str object at 0x…> = 'abc'.startswith" (the receiver)
+_METHOD_RETURNED = re.compile(
+    r"^\s*\+\s+where (?P<value>[^\n]+?) = <(?:built-in |bound )?method (?P<method>\w+) of [^\n>]*>\((?P<args>[^\n]*)\)[ \t]*\n"
+    r"\s*\+\s+where <(?:built-in |bound )?method (?P=method) of [^\n>]*> = (?P<receiver>[^\n]+)\.(?P=method)[ \t]*$",
+    re.M,
+)
+
+
 def _call_lead(ctx: HintContext) -> str | None:
-    """The call pytest shows and what it returned (`add(2, 2)` returned 5 where the test expects 6)."""
+    """The call pytest shows and what it returned (`add(2, 2)` returned 5 where the test expects 6); a method call
+    with its receiver (`'Date …'.startswith('Unable to parse')` returned False)."""
     f = ctx.failure
-    match = _RETURNED.search(f.message) or _RETURNED.search(ctx.evidence)
-    if match is None:
+    for text in (f.message, ctx.evidence):  # the first explanation pytest printed: a method's or a call's
+        method, match = _METHOD_RETURNED.search(text), _RETURNED.search(text)
+        if method or match:
+            break
+    if method is not None and (match is None or method.start() <= match.start()):
+        call = f"{_clip(method['receiver'], 60)}.{method['method']}({_clip(method['args'], 80)})"
+        value = method["value"].strip()
+    elif match is not None:
+        call, value = _clip(match.group("call")), match.group("value").strip()
+    else:
         return None
-    call, value = match.group("call"), match.group("value").strip()
-    lead = f"`{_clip(call)}` returned {_clip(value)}"
+    lead = f"`{call}` returned {_clip(value)}"
     if f.expected is not None and f.got is not None and f.got.strip() == value:
         lead += f" where the test expects {_clip(f.expected)}"
     return lead

@@ -35,13 +35,30 @@ _MAPPING_CLASSES = {"defaultdict", "OrderedDict", "Counter", "dict", "MappingPro
 _SEQUENCE_CLASSES = {"deque", "list", "tuple", "array"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Obj:
-    """An object as printed: its class and fields, or (a plain repr) only its address."""
+    """An object as printed: its class and fields, or (a plain repr) only its address. Its repr is its printed form
+    again (`datetime.datetime(2007, 1, 1, tzinfo=…)`, `Item { a: 1 }`, `<pkg.Item object at 0x7f…>`): a hint shows
+    a value as the runner printed it, never this class's own fields."""
 
     cls: str
     fields: dict[str, Any] = field(default_factory=dict)
     address: str | None = None
+    name: str = field(default="", compare=False)  # the class as printed (`datetime.datetime`), when not `cls`
+    braces: bool = field(default=False, compare=False)  # printed `Cls { a: 1 }` (JavaScript, Rust), not `Cls(a=1)`
+
+    def __repr__(self) -> str:
+        name = self.name or self.cls
+        if self.address is not None and not self.fields:
+            return f"<{name} object at {self.address}>"
+        if self.cls.startswith("class ") and not self.fields:
+            return f"<class '{self.cls[6:]}'>"
+        positional = sorted((k for k in self.fields if re.fullmatch(r"#\d+", k)), key=lambda k: int(k[1:]))
+        named = [k for k in self.fields if k not in positional]
+        if self.braces:
+            return f"{name} {{ {', '.join(f'{k}: {self.fields[k]!r}' for k in named)} }}" if named else f"{name} {{}}"
+        items = [repr(self.fields[k]) for k in positional] + [f"{k}={self.fields[k]!r}" for k in named]
+        return f"{name}({', '.join(items)})"
 
     def __eq__(self, other: object) -> bool:  # addresses tell nothing about the value
         return isinstance(other, Obj) and (self.cls, self.fields) == (other.cls, other.fields) and (
@@ -245,7 +262,7 @@ def _angle_object(tokens: list[tokenize.TokenInfo]) -> Obj:
     if words[:1] == ["class"] and len(words) >= 2:
         return Obj(f"class {words[1].strip(chr(39) + chr(34))}")
     dotted = "".join(words[: words.index("object")]) if "object" in words else "".join(words[:1])
-    return Obj(dotted.rsplit(".", 1)[-1] or "object", address=address)
+    return Obj(dotted.rsplit(".", 1)[-1] or "object", address=address, name=dotted or "object")
 
 
 def _from_ast(node: ast.AST, placeholders: dict[str, Obj]) -> Any:
@@ -279,7 +296,8 @@ def _from_ast(node: ast.AST, placeholders: dict[str, Obj]) -> Any:
 
 def _call(node: ast.Call, placeholders: dict[str, Obj]) -> Any:
     """`defaultdict(<class 'list'>, {...})` is a mapping, `deque([...])` a sequence, `Line(qty=6)` an object."""
-    cls = _dotted(node.func).rsplit(".", 1)[-1]
+    dotted = _dotted(node.func)
+    cls = dotted.rsplit(".", 1)[-1]
     args = [_from_ast(a, placeholders) for a in node.args]
     fields = {k.arg: _from_ast(k.value, placeholders) for k in node.keywords if k.arg}
     if cls in _MAPPING_CLASSES and not fields:
@@ -291,7 +309,7 @@ def _call(node: ast.Call, placeholders: dict[str, Obj]) -> Any:
         return frozenset(args[0]) if args else frozenset()
     for i, arg in enumerate(args):
         fields[f"#{i}"] = arg
-    return Obj(cls, fields)
+    return Obj(cls, fields, name=dotted)
 
 
 def _dotted(node: ast.AST) -> str:
@@ -368,7 +386,7 @@ class _Reader:
                 return self._WORDS[word]()
             if self.peek() == "{":  # `Foo { a: 1 }`: an instance of class Foo
                 mapping = self.mapping()
-                return Obj(word, {str(k): v for k, v in mapping.items()})
+                return Obj(word, {str(k): v for k, v in mapping.items()}, braces=True)
             if self.peek() == "[" and word in ("Array", "Object"):
                 return self.sequence()
             raise ValueError(f"a bare word: {word}")
@@ -468,13 +486,46 @@ def _go(text: str) -> Any:
     if text in ("<nil>", "nil"):
         return None
     if len(text) >= 2 and text[0] == text[-1] == '"':
-        try:
-            return json.loads(text)
-        except ValueError:
-            return Printed(text)
+        unquoted = go_unquote(text)
+        return Printed(text) if unquoted is None else unquoted
+    if len(text) >= 2 and text[0] == text[-1] == "`" and "`" not in text[1:-1]:
+        return text[1:-1]  # a raw string literal: its text as written
     if len(text) >= 2 and text[0] == text[-1] == "'" and "'" not in text[1:-1]:
         return Printed(text[1:-1])  # the test's own quotes around a `%s` / `%v` (`expected '1,000', but got '1,00'`)
     return Printed(text)
+
+
+_GO_ESCAPE = re.compile(r'\\(?:(?P<c>[abfnrtv\\"\'])|x(?P<x>[0-9a-fA-F]{2})|u(?P<u>[0-9a-fA-F]{4})|U(?P<U>[0-9a-fA-F]{8})|(?P<o>[0-7]{3}))')
+_GO_CHAR = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\\": "\\", '"': '"', "'": "'"}
+
+
+def go_unquote(text: str) -> str | None:
+    """A Go interpreted string literal (`strconv.Quote`, `%q`) as its text, by Go's escapes; None when it is not one
+    (a stray quote or backslash, or a `\\x`/octal byte above 0x7f, which is a byte of UTF-8, not a character)."""
+    if len(text) < 2 or text[0] != '"' or text[-1] != '"':
+        return None
+    out: list[str] = []
+    body, at = text[1:-1], 0
+    for match in _GO_ESCAPE.finditer(body):
+        plain = body[at : match.start()]
+        if "\\" in plain or '"' in plain or "\n" in plain:
+            return None
+        out.append(plain)
+        at = match.end()
+        if match["c"]:
+            out.append(_GO_CHAR[match["c"]])
+            continue
+        if match["x"] or match["o"]:
+            code = int(match["x"], 16) if match["x"] else int(match["o"], 8)
+        else:
+            code = int(match["u"] or match["U"], 16)
+        if (code > 0x7F and not (match["u"] or match["U"])) or code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
+            return None
+        out.append(chr(code))
+    rest = body[at:]
+    if "\\" in rest or '"' in rest or "\n" in rest:
+        return None
+    return "".join(out) + rest
 
 
 _RUST_UNICODE = re.compile(r"\\u\{([0-9a-fA-F]{1,6})\}")
@@ -634,4 +685,6 @@ def kind_of(value: Any) -> str:
         return "a mapping"
     if isinstance(value, Obj):
         return f"{'an' if value.cls[:1].lower() in 'aeiou' else 'a'} `{value.cls}` object"
+    if isinstance(value, bytes):
+        return "bytes"
     return "a value"

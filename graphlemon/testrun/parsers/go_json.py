@@ -16,7 +16,15 @@ from collections import defaultdict
 from ..output_text import to_str
 from ..result_models import ParsedRun, TestCase
 from .common import json_lines, make_failure
-from .go_messages import Timeout, go_compared, go_timeout, log_messages, timeout_message, timeout_stop
+from .go_messages import (
+    Timeout,
+    example_output,
+    go_compared,
+    go_timeout,
+    log_messages,
+    timeout_message,
+    timeout_stop,
+)
 
 _TEST_FRAME = re.compile(r"^\t(?P<file>\S+_test\.go):(?P<line>\d+)", re.M)
 _NOISE = re.compile(r"^(?:=== (?:RUN|PAUSE|CONT|NAME)|\s*--- (?:PASS|FAIL|SKIP):|PASS$|FAIL$|ok\s|FAIL\s)")
@@ -104,9 +112,11 @@ def _add_test(run: ParsedRun, key: tuple[str, str], status: str, output: list[st
     if case_status == "failed":
         detail = "".join(output)
         body = [ln for ln in lines if ln.strip() and not _NOISE.match(ln.strip())]
-        message = "\n".join(m.text for m in located) or "\n".join(body[:4]) or "failed"
+        results = [i for i, ln in enumerate(lines) if ln.lstrip().startswith("--- FAIL:")]
+        example = example_output("\n".join(lines[results[0] + 1 :])) if results and test.startswith("Example") else None
+        message = "\n".join(m.text for m in located) or example or "\n".join(body[:4]) or "failed"
         run.failures.append(make_failure(test, file=file, line=line, message=message, detail=detail,
-                                         compared=go_compared(message)))  # fmt: skip
+                                         compared=go_compared(message, located[0].text if located else None)))  # fmt: skip
 
 
 def _fail_timed_out(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from ..assertions import VALUE_CHARS, Compared, compared_in, sided, split_proven
+from ..assertions import VALUE_CHARS, Compared, compared_in, sided, split_proven, whole_value
 from ..output_text import clip
 
 _LOCATION = re.compile(r"^(?P<indent>\s+)(?P<file>[\w./-]+\.go):(?P<line>\d+): (?P<message>.*)$")
@@ -48,6 +48,15 @@ def log_messages(lines: list[str]) -> list[LogMessage]:
     return found
 
 
+def example_output(after_result: str) -> str | None:
+    """An Example test's failure as go's testing prints it on the lines after its `--- FAIL` line: exactly
+    `got:\n<output>\nwant:\n<output>` (the whole block, read by `_BLOCKS`); None for any other text."""
+    text = after_result.lstrip("\n")
+    if not text.startswith("got:\n") or not re.search(r"^want:$", text, re.M):
+        return None
+    return text.rstrip("\n")
+
+
 # `got 500, want 401`, `Sum(x) = 3; got 3, want 6`, `got 3 expected 4`
 _GOT_WANT = re.compile(r"\bgot:?\s+(?P<g>\S.*?)[,;]?\s+(?:want(?:ed)?|expected):?\s+(?P<e>\S.*?)\s*$", re.M)
 # `Len() = 3, want 4`, `Sum([1 2]) = 3; want 4` (the call is the first part of the message)
@@ -65,12 +74,22 @@ _DIFF_HEADER = re.compile(
 _DIFF_LINE = re.compile(r"^(?P<mark>[-+ ])[ \u00a0](?P<text>.*)$")
 
 
-def go_compared(message: str) -> Compared | None:
+# a Go string literal as `%q` prints it (interpreted, its escapes kept) or a raw one (backquoted): its lexical grammar
+_GO_LITERAL = r'"(?:[^"\\\n]|\\.)*"|`[^`]*`'
+_LITERAL = re.compile(_GO_LITERAL)
+_SIDE_WORDS = re.compile(r"\b(?:got|want|wanted|expected|expect|actual)\b", re.I)  # outside the literals
+
+
+def go_compared(message: str, first: str | None = None) -> Compared | None:
     """The two values of a Go test's message with their sides, by the conventions above, else the shared
-    dialects (where a side is named only when the message names it). Written as Go prints them (`%v`)."""
+    dialects (where a side is named only when the message names it). Written as Go prints them (`%v`).
+    `first`: the test's first log message alone (a literal pair is read in it, not across messages)."""
     diff = diff_sides(message)
     if diff is not None:
         return sided(diff[0], diff[1], "go", ("want", "got"))
+    pair = literal_pair(message if first is None else first)
+    if pair is not None:
+        return pair
     for pattern in (_BLOCKS, _BLOCKS_WANT_FIRST, _GOT_WANT, _CALL_EQUALS, _LINE_PAIR_WANT_FIRST):
         match = pattern.search(message)
         if match and (pattern in _LABELLED_BLOCKS or split_proven(match["e"], match["g"])):
@@ -78,7 +97,26 @@ def go_compared(message: str) -> Compared | None:
             if expected.strip() and got.strip() and expected != got:
                 return sided(clip(expected, VALUE_CHARS), clip(got, VALUE_CHARS), "go", ("want", "got"))
     found = compared_in(message)
+    if found is not None and found.labels == ("first", "second"):  # `a != b` in a Go message: Go printed both
+        if not (whole_value(found.first) and whole_value(found.second)):
+            return None  # `mismatch "a" != "b" != "c"`: where a value ends is not certain
+        return replace(found, grammar="go")
     return replace(found, grammar="go") if found is not None and found.grammar == "any" else found
+
+
+def literal_pair(message: str) -> Compared | None:
+    """`t.Errorf("mismatch %q != %q", a, b)`: two quoted literals on either side of `!=` are the two values, each
+    as its whole literal (the test's own words outside the quotes are never part of one). Go's testing names no
+    side, and neither does `!=`: unless the words outside the literals say got/want (then the conventions above
+    read them), the values are the first and the second as printed."""
+    literals = list(_LITERAL.finditer(message))  # read left to right, so a closing quote never opens a literal
+    pairs = [(a, b) for a, b in zip(literals, literals[1:], strict=False)
+             if re.fullmatch(r"\s*!=\s*", message[a.end() : b.start()])]  # fmt: skip
+    if len(pairs) != 1 or pairs[0][0][0] == pairs[0][1][0]:
+        return None
+    if _SIDE_WORDS.search(_LITERAL.sub(" ", message)):
+        return None
+    return Compared(pairs[0][0][0], pairs[0][1][0], ("first", "second"), None, "go")
 
 
 def diff_sides(message: str) -> tuple[str, str] | None:

@@ -11,7 +11,15 @@ import re
 
 from ..result_models import ParsedRun, TestCase
 from .common import make_failure
-from .go_messages import Timeout, go_compared, go_timeout, log_messages, timeout_message, timeout_stop
+from .go_messages import (
+    Timeout,
+    example_output,
+    go_compared,
+    go_timeout,
+    log_messages,
+    timeout_message,
+    timeout_stop,
+)
 
 _RESULT = re.compile(r"^(?P<indent>\s*)--- (?P<status>PASS|FAIL|SKIP): (?P<name>\S+) \([\d.]+s\)$", re.M)
 _BODY_END = re.compile(r"^(?:=== (?:RUN|CONT|PAUSE|NAME)|panic: |FAIL\s|ok\s|PASS$|FAIL$)", re.M)
@@ -32,24 +40,31 @@ def parse_go_text(output: str) -> ParsedRun:
         status = _STATUS[match["status"]]
         run.cases.append(TestCase(name=name, status=status, selector=f".\t{name}"))  # type: ignore[arg-type]
         if status == "failed":
-            body = _body(output, match, results[i + 1].start() if i + 1 < len(results) else len(output))
+            end = results[i + 1].start() if i + 1 < len(results) else len(output)
+            body = _body(output, match, end)
             located = log_messages(body.splitlines())
-            message = "\n".join(m.text for m in located) or "failed"
+            example = example_output(_after(output, match, end)) if name.startswith("Example") else None
+            message = "\n".join(m.text for m in located) or example or "failed"
             first = located[0] if located else None
             run.failures.append(make_failure(name, file=first.file if first else None,
                                              line=first.line if first else None, message=message, detail=body,
-                                             compared=go_compared(message)))  # fmt: skip
+                                             compared=go_compared(message, located[0].text if located else None)))  # fmt: skip
     _add_timed_out(run, output, names)
     if not _VERBOSE.search(output):
         run.unreported = _PASSES_UNSEEN
     return run
 
 
-def _body(output: str, result: re.Match[str], next_start: int) -> str:
-    """The test's log lines: after its `--- FAIL` line (plain `go test`), else after its `=== RUN` line (`-v`)."""
+def _after(output: str, result: re.Match[str], next_start: int) -> str:
+    """The lines after the test's `--- FAIL` line, up to the next test's or the package's."""
     after = output[result.end() : next_start]
     end = _BODY_END.search(after)
-    body = after[: end.start()] if end else after
+    return after[: end.start()] if end else after
+
+
+def _body(output: str, result: re.Match[str], next_start: int) -> str:
+    """The test's log lines: after its `--- FAIL` line (plain `go test`), else after its `=== RUN` line (`-v`)."""
+    body = _after(output, result, next_start)
     if log_messages(body.splitlines()):
         return body
     runs = list(re.finditer(rf"^=== RUN\s+{re.escape(result['name'])}$", output[: result.start()], re.M))

@@ -11,6 +11,9 @@ from .common import UNNAMED, error_summary, first_paragraph, make_failure, summa
 _FILE = re.compile(r"^(?P<status>PASS|FAIL) (?P<file>\S+)", re.M)
 _BULLET = re.compile(r"^  ● (?P<name>.+)$", re.M)
 _VERBOSE = re.compile(r"^\s+(?P<mark>[✓✕○✎]) (?:(?:skipped|todo) )?(?P<name>.+?)(?: \(\d+ m?s\))?$", re.M)
+# jest's own lines after the last failure's block: its run summary, the recap it prints for several files, the
+# coverage table (`----|---` rule or its `File | % Stmts` header)
+_RUN_END = re.compile(r"^(?:Test Suites: |Summary of all failing tests$|-+\|-|File\s+\| % Stmts)", re.M)
 _TOTALS = re.compile(r"^Tests:\s+(?P<body>.*\d+ total)\s*$", re.M)
 _MARKS = {"✓": "passed", "✕": "failed", "○": "skipped", "✎": "skipped"}
 
@@ -24,6 +27,7 @@ def parse_jest_text(output: str) -> ParsedRun:
         end = min(
             [b.start() for b in bullets[i + 1 :]]
             + [m.start() for m in _FILE.finditer(output, bullet.end())]
+            + [m.start() for m in _RUN_END.finditer(output, bullet.end())][:1]
             + [len(output)]
         )
         body = output[bullet.end() : end]

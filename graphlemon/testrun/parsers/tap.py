@@ -165,12 +165,16 @@ def tape_block(raw: str | None) -> dict[str, Any]:
         if match is None or len(match["indent"]) != indent:
             continue
         value = (match["value"] or "").strip()
-        if value in ("|-", "|", ">-", ">"):
+        if value in ("|-", "|", ">-", ">", ""):
+            # a block scalar's lines, or (no indicator) the value printed on the more indented lines below the key
+            # (tape puts a long array there); a key with neither has no value (YAML's null), not an empty string
             block: list[str] = []
             while i < len(lines) and (not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip(" ")) > indent):
                 block.append(lines[i])
                 i += 1
             value = textwrap.dedent("\n".join(block)).strip("\n")
+            if not value and not match["value"]:
+                continue
         found[match["key"]] = value
     return found
 

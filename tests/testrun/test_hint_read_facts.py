@@ -1,0 +1,204 @@
+"""Issue 46, heldout8's wrong and vague hints: a value is read with its reporter's grammar, or not claimed.
+
+tape's YAML values on the lines below their key, Go's `%q` literals around `!=` and an Example's got:/want:
+blocks, jest's last failure block (not its run summary), pytest's explanation of a method check, an object as
+the runner printed it, and two facts a reader cannot see (a look-alike character, two parts swapped).
+"""
+
+from __future__ import annotations
+
+import json
+
+from graphlemon.testrun.hints import hint_for
+from graphlemon.testrun.parsers.common import make_failure
+from graphlemon.testrun.parsers.go_json import parse_go_json
+from graphlemon.testrun.parsers.go_messages import go_compared
+from graphlemon.testrun.parsers.go_text import parse_go_text
+from graphlemon.testrun.parsers.jest_text import parse_jest_text
+from graphlemon.testrun.parsers.tap import parse_tap, tape_block
+from graphlemon.testrun.value_types import go_unquote, parse_value
+
+# 1. tape's YAML: a value on the indented lines below its key -------------------------------------------------
+
+_TAPE = """TAP version 13
+# cmp
+not ok 1 should be equivalent
+  ---
+    operator: deepEqual
+    expected:
+      [ '1.2.3', '1.5.5', '1.5.19', '2.3.1' ]
+    actual:
+      [ '1.2.3', '1.5.19', '1.5.5', '2.3.1' ]
+    at: Test.<anonymous> (/p/test/cmp.js:18:7)
+  ...
+
+1..1
+# tests 1
+# pass  0
+# fail  1
+"""
+
+
+def test_a_tape_value_below_its_key_is_read_not_taken_for_an_empty_string():
+    failure = parse_tap(_TAPE).failures[0]
+    assert failure.expected == "[ '1.2.3', '1.5.5', '1.5.19', '2.3.1' ]"
+    assert failure.got == "[ '1.2.3', '1.5.19', '1.5.5', '2.3.1' ]"
+    assert (failure.file, failure.line) == ("/p/test/cmp.js", 18)
+    hint = hint_for(failure)
+    # before: "They differ from character 1:  expected,  produced." (two empty strings)
+    assert hint.confidence == "specific" and "different order" in hint.text, hint
+    assert " expected,  produced" not in hint.text
+
+
+def test_tape_block_forms_a_block_scalar_an_indented_value_and_no_value():
+    raw = "operator: equal\nexpected: |-\n  'a\n  b'\nactual:\n  'c'\nat: x (/p/t.js:1:1)\nmessage:\n"
+    block = tape_block(raw)
+    assert block["expected"] == "'a\nb'" and block["actual"] == "'c'"
+    assert "message" not in block  # a key with no value is YAML's null, not an empty string
+    assert tape_block("operator: equal\nexpected: |-\nactual: ''\nat: x\n")["expected"] == ""  # an empty block scalar
+
+
+# 2. Go: `%q` literals around `!=`, an Example's got:/want: ---------------------------------------------------
+
+
+def _go(message_lines: str) -> str:
+    return f"=== RUN   TestIndent\n{message_lines}--- FAIL: TestIndent (0.00s)\nFAIL\n"
+
+
+def test_a_go_quoted_pair_is_two_whole_literals_never_the_tests_words():
+    out = _go('    indent_test.go:29: mismatch "xxA\\nxxB\\nxx\\nxxC" != "xxA\\nxxB\\n\\nxxC"\n')
+    failure = parse_go_text(out).failures[0]
+    ops = failure.operands
+    assert ops is not None and not ops.sided and ops.labels == ("first", "second")
+    assert (ops.first, ops.second) == ('"xxA\\nxxB\\nxx\\nxxC"', '"xxA\\nxxB\\n\\nxxC"')
+    assert parse_value(ops.first, "go") == "xxA\nxxB\nxx\nxxC"  # Go's escapes, unquoted
+    text = hint_for(failure).text
+    # before: 'first: mismatch "xxA…' and "from character 1"
+    assert "mismatch" not in text and "from character 9 (line 3, column 1) " in text, text
+    assert "first" in text and "second" in text and "expected" not in text.replace("is expected", ""), text
+
+
+def test_a_quoted_pair_is_read_in_the_first_message_only_and_not_when_side_words_say_more():
+    out = _go('    x_test.go:1: mismatch "ab" != "ax"\n    x_test.go:2: mismatch "q" != "r"\n')
+    ops = parse_go_text(out).failures[0].operands
+    assert ops is not None and (ops.first, ops.second) == ('"ab"', '"ax"')
+    found = go_compared('got "a" != "b", want equal')  # side words outside the literals: not this reader's
+    assert found is None or found.labels != ("first", "second")
+    assert go_compared('"a" != "b" != "c"') is None  # where a value ends is not certain
+    assert go_compared("mismatch 5 != 6") is None and go_compared("5 != 6") is not None
+
+
+def test_go_unquote_reads_gos_escapes_and_refuses_what_is_not_one_literal():
+    assert go_unquote('"a\\tb\\x41\\u00e9\\U0001F600\\101\\\\\\""') == 'a\tbAé😀A\\"'
+    assert go_unquote('"a" and "b"') is None and go_unquote('"\\xff"') is None and go_unquote('"\\q"') is None
+    assert parse_value("`raw \\n`", "go") == "raw \\n"
+
+
+_EXAMPLE_TEXT = """=== RUN   ExampleCause
+--- FAIL: ExampleCause (0.00s)
+got:
+error : inner
+error
+want:
+inner: error
+error
+=== RUN   ExampleNew
+--- PASS: ExampleNew (0.00s)
+FAIL
+"""
+
+
+def test_an_example_tests_got_and_want_blocks_are_its_sides_text_and_json():
+    failure = parse_go_text(_EXAMPLE_TEXT).failures[0]
+    assert (failure.expected, failure.got) == ("inner: error\nerror", "error : inner\nerror")
+    events = [{"Action": "run", "Package": "m", "Test": "ExampleCause"}]
+    events += [{"Action": "output", "Package": "m", "Test": "ExampleCause", "Output": line + "\n"}
+               for line in _EXAMPLE_TEXT.splitlines()[:8]]  # fmt: skip
+    events += [{"Action": "fail", "Package": "m", "Test": "ExampleCause"}, {"Action": "fail", "Package": "m"}]
+    failure = parse_go_json("\n".join(json.dumps(e) for e in events), module="m").failures[0]
+    # before: the first four body lines only (`want:` block cut to nothing)
+    assert (failure.expected, failure.got) == ("inner: error\nerror", "error : inner\nerror")
+
+
+# 3. jest's last failure block ends at its run summary --------------------------------------------------------
+
+_JEST = """FAIL dist/index.spec.js
+  ● case › a
+
+    expect(received).toEqual(expected) // deep equality
+
+    Expected: "Version 1"
+    Received: "Versi\u043en 1"
+
+      at Object.toEqual (src/index.spec.ts:16:35)
+
+Test Suites: 1 failed, 1 total
+Tests:       1 failed, 1 passed, 2 total
+Snapshots:   0 total
+Time:        0.302 s
+Ran all test suites.
+"""
+
+
+def test_jests_last_failure_keeps_its_own_block_and_a_look_alike_is_named_by_code_point():
+    failure = parse_jest_text(_JEST).failures[0]
+    assert "Tests:" not in failure.message and failure.got == '"Versi\u043en 1"', failure.message
+    text = hint_for(failure).text
+    assert "U+043E CYRILLIC SMALL LETTER O" in text and "U+006F LATIN SMALL LETTER O" in text, text
+
+
+# 4. pytest's explanation of a method check; an object as printed -------------------------------------------
+
+_STARTSWITH = """assert False
+ +  where False = <built-in method startswith of str object at 0x7f0d>('Unable to parse date string')
+ +    where <built-in method startswith of str object at 0x7f0d> = "Date string '23' not parsed".startswith
+ +      where "Date string '23' not parsed" = str(ParseError("Date string '23' not parsed"))"""
+
+
+def test_a_method_check_is_named_with_its_receiver_and_argument():
+    failure = make_failure("t::test_x", file="t.py", line=3, message=_STARTSWITH, detail=_STARTSWITH)
+    text = hint_for(failure).text
+    # before: "`str(ParseError(…))` returned …" (what the receiver was, not what was checked)
+    assert "`\"Date string '23' not parsed\".startswith('Unable to parse date string')` returned False" in text, text
+
+
+def test_an_object_is_shown_as_the_runner_printed_it_never_as_graphlemons_own_fields():
+    e = "datetime.datetime(2007, 1, 1, 8, 0, tzinfo=datetime.timezone(datetime.timedelta(seconds=7200), 'x'))"
+    g = "datetime.datetime(2007, 1, 1, 8, 0, tzinfo=datetime.timezone.utc)"
+    assert repr(parse_value(e, "python")) == e
+    assert repr(parse_value("Item { a: 1, b: 'x' }", "js")) == "Item { a: 1, b: 'x' }"
+    assert repr(parse_value("<pkg.Item object at 0x7f00>", "python")) == "<pkg.Item object at 0x7f00>"
+    failure = make_failure("t::test_x", file="t.py", line=3, message=f"assert {g} == {e}", detail="")
+    text = hint_for(failure).text
+    assert "Obj(" not in text and "fields=" not in text and "datetime.datetime(2007, 1, 1, 8, 0, tzinfo=" in text
+
+
+# 5. two parts swapped; absence in the test's language -------------------------------------------------------
+
+
+def test_two_parts_swapped_around_a_separator_are_named_and_one_split_only():
+    failure = _go_failure("Wrap(EOF): got: EOF: read error, want read error: EOF")
+    text = hint_for(failure).text
+    assert text.startswith("The two parts come in the other order: 'EOF' then 'read error'"), text
+    text = hint_for(_go_failure("got: whoops : oh noes, want oh noes: whoops")).text
+    assert "joined by ' : ' where ': ' is expected" in text, text
+    text = hint_for(_go_failure("got: a: b: a, want a: b: a: b")).text  # no single split: no claim of one
+    assert "other order" not in text, text
+
+
+def test_go_absence_is_called_nil():
+    text = hint_for(_go_failure("Unwrap() error = <nil>, want test")).text
+    assert "(nil)" in text and "None" not in text, text
+
+
+def _go_failure(message: str):
+    return parse_go_text(f"=== RUN   TestX\n    x_test.go:5: {message}\n--- FAIL: TestX (0.00s)\nFAIL\n").failures[0]
+
+
+def test_a_str_and_its_bytes_are_named_as_such_either_way():
+    from graphlemon.testrun.hint_values import pair_of, value_hint
+
+    unsided = value_hint(pair_of("'xn--a.b'", "b'xn--a.b'", "python", ("first", "second")))
+    assert unsided is not None and "as a str in the first value and as bytes in the second" in unsided
+    assert "came back as bytes where a str is expected" in (value_hint(pair_of("'abc'", "b'abc'", "python")) or "")
+    assert "same text" not in (value_hint(pair_of("'abd'", "b'abc'", "python")) or "")  # another text: not this rule
