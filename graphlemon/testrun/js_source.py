@@ -19,8 +19,9 @@ from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .assertions import EXPECTED_WORDS, PRODUCED_WORDS, identifier_words
+from .assertions import EXPECTED_WORDS, NODE_ARGUMENTS, PRODUCED_WORDS, identifier_words
 from .hint_context import DEPENDENCY_PATH, HintContext, short_path
+from .result_models import TestFailure
 from .rust_source import source_lines
 
 _LITERALS = {"number", "string", "true", "false", "null", "undefined", "regex"}
@@ -53,6 +54,20 @@ def node_expected_argument(ctx: HintContext) -> int | None:
     found = [(m["path"], int(m["line"]), int(m["column"])) for m in _NODE_FRAME.finditer(ctx.text)]
     frame = assert_frame(found, ctx.root)
     return expected_argument(ctx.root, *frame) if frame is not None else None
+
+
+def settle_node_sides(failure: TestFailure, root: Path | None) -> None:
+    """node's assert gives argument positions, not sides; when the test's own call shows which argument is the
+    expected one (`js_source`), the failure's `expected`/`got` are set from it, so the JSON says what the hint says."""
+    ops = failure.operands
+    if ops is None or ops.sided or ops.shortened or ops.labels != NODE_ARGUMENTS or None in (ops.first, ops.second):
+        return
+    at = node_expected_argument(HintContext(failure, root))
+    if at is None:
+        return
+    values = (ops.first, ops.second)
+    failure.expected, failure.got = values[at], values[1 - at]
+    failure.operands = ops.model_copy(update={"labels": (NODE_ARGUMENTS[at], NODE_ARGUMENTS[1 - at]), "sided": True})
 
 
 def assert_frame(frames: list[tuple[str, int, int | None]], root: Path | None) -> tuple[str, int, int | None] | None:

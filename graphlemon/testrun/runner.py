@@ -92,9 +92,11 @@ def run_tests(
     _relativise(result, root, run_dir)
     if result.failures:  # the hint rules (dozens of patterns) are loaded only for a run with failures
         from .hints import hint_for
+        from .js_source import settle_node_sides
 
         rules = variant.hint_rules() if variant is not None else ()
         for failure in result.failures:
+            settle_node_sides(failure, root)  # node's argument positions, when the test's call shows the sides
             hint = hint_for(failure, root, rules)  # on the whole values
             failure.hint, failure.hint_confidence = hint.text, hint.confidence
             shorten_values(failure)

@@ -161,8 +161,9 @@ def test_a_plain_node_script_stopping_at_its_first_failed_assert(tmp_path):
     result = run_tests(tmp_path, timeout=60)
     assert (result.summary.passed, result.summary.failed) == (0, 1) and not result.complete, result.warnings
     failure = result.failures[0]
-    assert failure.expected is None and failure.got is None  # node's actual/expected are argument positions
-    # the source line `assert.equal(false, matches('bcd/a'))` shows the literal: false is expected, true came out
+    # node's actual/expected are argument positions; the source line `assert.equal(false, matches('bcd/a'))` shows
+    # the literal: false is expected, true came out — the JSON says so too (js_source.settle_node_sides)
+    assert (failure.expected, failure.got) == ("false", "true")
     assert "(true where false is expected)" in failure.hint, failure.hint
 
 

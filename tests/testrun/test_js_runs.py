@@ -196,3 +196,18 @@ def test_a_tap_stream_a_crash_cut_short_is_not_complete_and_names_the_test_it_st
     assert not finished.stopped and [c.status for c in finished.cases] == ["passed"]
     short = parse_tap("TAP version 13\n1..3\n# a\nok 1 x\nok 2 y\n")  # the plan promised 3
     assert short.stopped and len(short.failures) == 0  # every announced test reported: none is named as stopped
+
+
+def test_mocha_with_node_assert_reads_the_sides_from_the_tests_call_not_nodes_argument_names(fixture_project):
+    """`assert.equal("FF", upper("ff"))`: node calls the first argument `actual`; the call shows the literal is the
+    expected one (issue 46, "operand order assumed, not read")."""
+    project = fixture_project("mocha_project")
+    (project / "test" / "sides.spec.js").write_text(
+        'const assert = require("assert");\nconst upper = (s) => s.toLowerCase();\n\n'
+        'describe("sides", () => {\n  it("expected first", () => {\n    assert.equal("FF", upper("ff"));\n  });\n'
+        '  it("actual first", () => {\n    assert.strictEqual(upper("ab"), "AB");\n  });\n});\n'
+    )
+    result = run_tests(project, ["sides"])
+    first, second = by_name(result, "sides expected first"), by_name(result, "sides actual first")
+    assert (first.expected, first.got) == ("FF", "ff") and "'ff' where 'FF' is expected" in first.hint
+    assert (second.expected, second.got) == ("AB", "ab") and "'ab' where 'AB' is expected" in second.hint

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..assertions import NODE_ARGUMENTS, Compared
 from ..output_text import clip, to_str
 from ..result_models import ParsedRun, TestCase, ValueGrammar
 from .common import UNNAMED, load_json, make_failure
@@ -55,11 +56,20 @@ def add_entry(run: ParsedRun, entry: dict[str, Any], status: str) -> None:
     if hook:  # a failing hook: the tests under it never ran (before) or ran (after)
         message = f"error in {'setup' if hook.group(1) == 'before' else 'teardown'}: {message}"
     has_values = "expected" in err and "actual" in err
+    grammar = _GRAMMAR.get(to_str(err.get("valueFormat")), "mocha")
+    if has_values and to_str(err.get("code")) == "ERR_ASSERTION":
+        # node's assert (`assert.equal(actual, expected)`): argument positions, not sides — the test's source
+        # settles which one is expected (hint_values), else both are said as node names them
+        compared = Compared(_value(err.get("actual")) or "", _value(err.get("expected")) or "", NODE_ARGUMENTS, None,
+                            grammar)  # fmt: skip
+        run.failures.append(make_failure(name, file=file, line=line, message=message, detail=stack or message,
+                                         compared=compared))  # fmt: skip
+        return
     run.failures.append(
         make_failure(
             name, file=file, line=line, message=message, detail=stack or message,
             expected=_value(err.get("expected")) if has_values else None,
-            got=_value(err.get("actual")) if has_values else None, grammar=_GRAMMAR.get(to_str(err.get("valueFormat")), "mocha"),
+            got=_value(err.get("actual")) if has_values else None, grammar=grammar,
         )
     )  # fmt: skip
 
