@@ -467,7 +467,7 @@ def run_state(lease: Lease | None, status: str) -> RunState | None:
 
 class LastRun(BaseModel):
     """When the task's last run let go of it: `ended` (it released its lease) or `seen` (its holder is gone without
-    releasing: its last heartbeat, so it ended at most one heartbeat later)."""
+    releasing: its last heartbeat; it may have run, and written, up to one heartbeat later)."""
 
     how: Literal["ended", "seen"]
     at: datetime

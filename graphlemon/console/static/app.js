@@ -586,7 +586,7 @@ const LIVE_NODE = new Set(["running", "verifying", "reflecting", "retrying", "wa
 // nothing runs the task (its lease has no live holder): a node it left live is not going on, whatever its record says
 // when the last run let go of the task, from its lease: released (ended), or its holder gone (its last heartbeat)
 const lastRunSaid = (last) => (!last ? ["no run yet"] : last.how === "ended" ? ["no run since ", fmtWhen(last.at)]
-  : ["no run; the last one was last seen ", fmtWhen(last.at)]);
+  : ["no run; the last one ended without letting go (its last heartbeat ", fmtWhen(last.at), ")"]);
 const noRun = (d) => Boolean(d && d.run && (d.run.state === "idle" || d.run.state === "interrupted"));
 // what a node shows: a live node of a task that stopped is blocked (or cancelled); a validator whose round was
 // followed by another sent it back (not "done"); units the plan declared but not started are pending
@@ -831,7 +831,7 @@ async function pageBugs(pid, query) {
         shown.map((b) => h("tr", { dataset: { bug: b.bug_id } }, h("td", {}, bugLink(pid, b.bug_id)), h("td", {}, pill(b.status)), h("td", {}, b.unit_id || ""),
           h("td", { title: b.shown_category }, said(b.shown_category, "category")), h("td", {}, b.severity),
           h("td", {}, b.task_id ? h("a", { href: `#/p/${pidq}/t/${encodeURIComponent(b.task_id)}` }, b.task_id) : ""),
-          h("td", { class: "prose" }, b.title), h("td", { class: "time" }, fmtDateTime(b.opened_at))))) : null);
+          h("td", { class: "prose" }, b.title), h("td", { class: "time" }, fmtWhen(b.opened_at))))) : null);
   };
   filters.addEventListener("change", draw);
   box.replaceChildren(filters, table);
@@ -852,7 +852,7 @@ async function pageBugDetail(pid, bid) {
         h("b", {}, "test"), h("span", {}, b.test_name || "—"),
         h("b", {}, "root cause"), h("span", {}, b.root_cause_detail || "—"), h("b", {}, "route"), h("span", {}, b.suggested_route || "—")),
       b.detail ? h("pre", { id: "bug-text" }, b.detail) : null,
-      h("h2", {}, "History"), h("ol", { id: "bug-history" }, b.history.map((e) => h("li", {}, `${fmtDateTime(e.ts)} · `, pill(e.status || "update"),
+      h("h2", {}, "History"), h("ol", { id: "bug-history" }, b.history.map((e) => h("li", {}, fmtWhen(e.ts), " · ", pill(e.status || "update"),
         ` by ${e.by || "system"}`, e.note ? ` — ${e.note}` : ""))));
   } catch (err) { message(box, err); }
 }
@@ -973,7 +973,7 @@ async function pageBudget(pid, tid) {
         h("b", {}, "used"), h("span", {}, `${fmtNum(d.usage.tokens)} tokens · $${d.usage.cost_usd.toFixed(4)}`),
         h("b", {}, "remaining"), h("span", {}, b ? amount(b.remaining, b.limit_type) : "—"),
         h("b", {}, "changes"), d.budget_changes.length ? h("ol", { id: "budget-history", class: "plain" }, d.budget_changes.map((c) =>
-          h("li", {}, `${fmtDateTime(c.ts)} · ${amount(c.limit_value, c.limit_type)} · by ${c.by}`))) : h("span", {}, "none")),
+          h("li", {}, fmtWhen(c.ts), ` · ${amount(c.limit_value, c.limit_type)} · by ${c.by}`))) : h("span", {}, "none")),
         ...(form.hidden ? [h("p", { class: "muted" }, `The task is ${said(d.task.status, "status")}: its budget can no longer change anything.`)] : []));
       if (b) type.value = b.limit_type;
     } catch (err) { info.replaceChildren(h("div", { class: "msg error" }, err.message)); }
@@ -1158,7 +1158,7 @@ async function pageLogRetention(pid, into) {
   const show = (r) => {
     info.replaceChildren(h("div", { class: "kv" },
       h("b", {}, "retention"), h("span", { id: "retention-now" }, `${r.retention_days} day(s)`),
-      h("b", {}, "set by"), h("span", {}, r.set_by === "default" ? "default" : `${r.set_by}, ${fmtDateTime(r.set_at)}`),
+      h("b", {}, "set by"), h("span", {}, r.set_by === "default" ? "default" : [`${r.set_by}, `, fmtWhen(r.set_at)]),
       h("b", {}, "logs"), h("span", { id: "retention-counts" }, Object.entries(r.logs).map(([k, v]) => `${v} ${k}`).join(", ") || "none yet")));
     days.value = r.retention_days;
   };
