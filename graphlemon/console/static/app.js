@@ -65,6 +65,7 @@ function timeCell(iso, prev) {
 }
 const fmtDuration = (sec) => (sec < 60 ? `${Math.round(sec)} s` : sec < 3600 ? `${Math.floor(sec / 60)} min ${Math.round(sec % 60)} s` : `${Math.floor(sec / 3600)} h ${Math.round((sec % 3600) / 60)} min`);
 const fmtDateTime = (iso) => (iso ? `${fmtDay(new Date(iso))} ${fmtTime(iso)}` : "");
+const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 const fmtNum = (n) => (n === null || n === undefined ? "—" : Number(n).toLocaleString());
 const main = () => document.getElementById("main");
 // replaceChildren without the nulls a conditional child leaves (the DOM would show them as the text "null")
@@ -425,7 +426,7 @@ function drawHead(head, pid, d) {
     ? h("a", { href: r.url, target: "_blank", rel: "noopener", class: "flow-run", title: `Prefect flow run ${r.flow_run_id}, started ${r.ts}` }, `Prefect flow run ${i + 1}`)
     : h("span", { class: "flow-run muted", title: "its Prefect server is not running now" }, `Prefect flow run ${r.flow_run_id.slice(0, 8)}…`));
   const limits = [p.executor ? `executor ${p.executor}` : null, p.engine ? `engine ${p.engine}` : null,
-    p.max_unit_attempts ? `${p.max_unit_attempts} attempts per unit` : null, p.max_loop_rounds ? `${p.max_loop_rounds} rounds at most` : null,
+    p.max_unit_attempts ? `${plural(p.max_unit_attempts, "attempt")} per unit` : null, p.max_loop_rounds ? `${plural(p.max_loop_rounds, "round")} at most` : null,
     p.budget ? `budget ${p.budget.limit_type === "token_count" ? `${fmtNum(p.budget.limit)} tokens` : `$${p.budget.limit}`}` : "no budget"].filter(Boolean);
   head.replaceChildren(...[
     h("h1", {}, `${t.task_id} `, taskPill(t, d.run), refusedBadge(d.violations ? d.violations.count : 0)),
