@@ -276,7 +276,7 @@ def test_cargo_a_test_fails_at_its_own_last_panic_not_one_it_caught_and_a_crate_
 
     output = (
         "running 1 test\ntest tests::guarded ... FAILED\n\nfailures:\n\n---- tests::guarded stdout ----\n\n"
-        "thread 'tests::guarded' (35) panicked at src/lib.rs:510:13:\nfailure\nnote: run with `RUST_BACKTRACE=1`\n\n"
+        "thread 'tests::guarded' (35) panicked at src/lib.rs:510:13:\nfailure\n\n"  # RUST_BACKTRACE=0: no note
         "thread 'tests::guarded' (35) panicked at src/lib.rs:512:9:\nassertion `left == right` failed\n  left: 1\n"
         " right: 0\n\nfailures:\n    tests::guarded\n\ntest result: FAILED. 0 passed; 1 failed\n\n"
         "   Doc-tests scopeguard\n\nrunning 1 test\ntest src/lib.rs - (line 37) ... FAILED\n\nfailures:\n\n"

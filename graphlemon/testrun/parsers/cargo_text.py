@@ -19,7 +19,8 @@ _BINARY = re.compile(r"^\s+(?:Running (?:unittests )?|Doc-tests )(?P<source>\S+)
 _TEST = re.compile(r"^test (?P<name>.+?)(?P<panic> - should panic)? \.\.\. (?P<status>ok|FAILED|ignored\b.*)$", re.M)
 _SECTION = re.compile(r"^---- (?P<name>.+?) stdout ----$", re.M)
 _PANIC_NEW = re.compile(
-    r"panicked at (?P<file>[^\s:]+):(?P<line>\d+):\d+:\n(?P<message>(?:(?!note: |stack backtrace:).*\n)*)"
+    r"panicked at (?P<file>[^\s:]+):(?P<line>\d+):\d+:\n(?P<message>(?:(?!note: |stack backtrace:|thread '.*' "
+    r"(?:\(\d+\) )?panicked at ).*\n)*)"
 )
 _PANIC_OLD = re.compile(r"panicked at '(?P<message>.*?)', (?P<file>[^\s:]+):(?P<line>\d+):\d+", re.S)
 _SECTION_END = re.compile(r"^(?:---- .+ stdout ----|failures:|test result:)", re.M)
