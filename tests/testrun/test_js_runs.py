@@ -185,13 +185,15 @@ def test_a_tap_stream_a_crash_cut_short_is_not_complete_and_names_the_test_it_st
         "TAP version 13\n# merge\nok 1 should be equal\n# mutable\nnot ok 2 should be equal\n  ---\n"
         "    operator: equal\n    expected: 'baz'\n    actual:   'qux'\n    at: Test.<anonymous> (/p/test.js:61:12)\n"
         "  ...\n# null prototype\n/p/index.js:12\n    if (source.hasOwnProperty(key)) {\n               ^\n\n"
-        "TypeError: source.hasOwnProperty is not a function\n    at extend (/p/index.js:12:24)\n\nNode.js v20.20.2\n"
+        "TypeError: source.hasOwnProperty is not a function\n    at extend (/p/index.js:12:24)\n"
+        "    at Test.<anonymous> (/p/test.js:70:22)\n\nNode.js v20.20.2\n"
     )
     run = parse_tap(output)
     assert run.stopped.startswith("the TAP stream ended before its plan")
     assert [(c.name, c.status) for c in run.cases][-1] == ("null prototype", "failed")
     crash = run.failures[-1]
     assert crash.message.startswith("the test process stopped during this test: TypeError: source.hasOwnProperty")
+    assert (crash.file, crash.line) == ("/p/test.js", 70)  # the frame in the stream's test file, not index.js:12
     finished = parse_tap("TAP version 13\n# a\nok 1 x\n\n1..1\n# tests 1\n# pass  1\n\n# ok\n")
     assert not finished.stopped and [c.status for c in finished.cases] == ["passed"]
     short = parse_tap("TAP version 13\n1..3\n# a\nok 1 x\nok 2 y\n")  # the plan promised 3

@@ -75,10 +75,15 @@ def _stopped_early(run: ParsedRun, output: str, pending: str) -> None:
         return
     tail = output[output.rfind(f"# {pending}") :]
     error = _JS_ERROR.search(tail)
-    said = f"{error.group(0)}{tail[error.end():].split(chr(10) + chr(10))[0]}" if error else "no error was printed"
-    # no file or line: the stack's frames are where the error was raised, not the test's own check
-    run.cases.append(TestCase(name=pending, status="failed"))
-    run.failures.append(make_failure(pending, detail=tail[-8000:],
+    stack = tail[error.end() :].split("\n\n")[0] if error else ""
+    said = f"{error.group(0)}{stack}" if error else "no error was printed"
+    # the test's own frame: the first in a file this stream's results were located in (its test files); the
+    # frames above it are where the error was raised, not the test
+    tests = {c.file for c in run.cases if c.file}
+    frame = next((m for m in _AT.finditer(stack) if m["file"].removeprefix("file://") in tests), None)
+    file, line = (frame["file"].removeprefix("file://"), int(frame["line"])) if frame else (None, None)
+    run.cases.append(TestCase(name=pending, file=file, line=line, status="failed"))
+    run.failures.append(make_failure(pending, file=file, line=line, detail=tail[-8000:],
                                      message=f"the test process stopped during this test: {said}"))  # fmt: skip
 
 
