@@ -96,6 +96,3 @@ def short(value: Any) -> str:
 
 def squash(text: str) -> str:
     return " ".join(text.split())
-
-
-__all__ = ["CONFIDENCE", "Element", "Finding", "FindingBuilder", "describe", "short", "squash"]

@@ -88,6 +88,3 @@ def _find(lines: list[str], needle: str, start: int) -> int:
         if needle in lines[i - 1]:
             return i
     return max(start, 1)
-
-
-__all__ = ["Interfaces"]

@@ -174,6 +174,3 @@ def _cite_said(cite: Citer, said: Said) -> str | None:
 def _outcome(failure: IntegrationFailure) -> str:
     got, expected = describe(failure.got), describe(failure.expected)
     return f"received {got} instead of {expected}" if got != expected else "could not run"
-
-
-__all__ = ["findings_of", "interface_finding"]

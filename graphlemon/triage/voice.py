@@ -266,10 +266,3 @@ def units_in_text(ctx: RunContext, text: str) -> list[str]:
         if hit and hit[0] not in units:
             units.append(hit[0])
     return units
-
-
-__all__ = [
-    "ENVIRONMENT_VOICES", "Said", "Voice", "VoicedLine", "When", "failure_said", "line_speaker", "log_ts",
-    "log_times", "stack_frames", "stack_voice", "unit_of_path", "units_in_text", "voiced_log", "when_at", "when_of_step",
-    "without_frames",
-]  # fmt: skip
