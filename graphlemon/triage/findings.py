@@ -14,10 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..models import SddPatch, TriageCategory
-from .cite import Citer
-from .run_context import RunContext
-from .rundir import IntegrationFailure, Observation
-from .steps import Call
+from .rundir import Observation
 from .voice import Said
 
 # what the call-level mechanisms claim (callfindings.py)
@@ -60,22 +57,6 @@ class Finding:
             "confidence": self.confidence, "evidence": [e for e in self.evidence if e],
             "quotes": [s.as_dict() for s in self.said], "confirmed_by": list(self.confirmed_by),
         }  # fmt: skip
-
-
-class FindingBuilder:
-    """What a mechanism needs: the run, the failing step, citations."""
-
-    def __init__(self, ctx: RunContext, failure: IntegrationFailure) -> None:
-        self.ctx, self.failure = ctx, failure
-        self.cite = Citer(ctx)
-
-    def _what(self) -> str:
-        return f"case {self.failure.case} step {self.failure.step}"
-
-    def spec(self, key: str, root: str, question: str, call: Call) -> Finding:
-        evidence = [self.cite.trace(call.trace_line)] if call.trace_line else []
-        return Finding("spec_ambiguous", [], CONFIDENCE[key], root, evidence, key.replace("_", ":", 1),
-                       l3_question=question)  # fmt: skip
 
 
 def describe(o: Observation) -> str:

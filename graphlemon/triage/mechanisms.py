@@ -61,7 +61,7 @@ def findings_of(ctx: RunContext, failure: IntegrationFailure) -> list[Finding]:
         structural = [never] if never is not None else []
     out += [interface_finding(ctx, failure, cite, f) for f in structural]
     if calls[-1].path is None:
-        found = CallFindings(ctx, failure).call_level()
+        found = CallFindings(ctx, failure).contradicted_calls()
         out += [found] if found is not None else []
     return out
 
