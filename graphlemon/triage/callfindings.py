@@ -92,7 +92,7 @@ class CallFindings:
 
     @cached_property
     def sdd_statements(self) -> list[Statement]:
-        return statements(self.ctx.sdd.clauses, [(d.rel, d.text) for d in self.ctx.sdd_docs])
+        return statements(self.ctx.sdd_clauses, [(d.rel, d.text) for d in self.ctx.sdd_docs])
 
     @cached_property
     def contract_statements(self) -> list[Statement]:

@@ -33,7 +33,7 @@ from .evidence_check import resolve_in_project
 from .interface import Operation
 from .interface_sdd import sdd_operations
 from .rundir import RUN_ID_RE, HttpTraceEntry, IntegrationResult
-from .sdd import Sdd
+from .sdd import Clause, sdd_clauses
 
 LOG_LIMIT_BYTES = 10 * 1024 * 1024
 LOG_WINDOW = timedelta(seconds=30)
@@ -89,8 +89,8 @@ class RunContext:
         return (self.root / rel).read_text(encoding="utf-8", errors="replace")
 
     @cached_property
-    def sdd(self) -> Sdd:
-        return Sdd.parse([(d.rel, d.text) for d in self.sdd_docs], self.units.ids())
+    def sdd_clauses(self) -> list[Clause]:
+        return sdd_clauses([(d.rel, d.text) for d in self.sdd_docs], self.units.ids())
 
     @cached_property
     def spec_operations(self) -> list[Operation]:
