@@ -37,7 +37,6 @@ from .rundir import IntegrationFailure
 
 Voice = Literal["fixture", "unit", "runner", "os", "service", "sdd", "unknown"]
 When = Literal["before", "at", "after", "unknown", "quoted"]  # quoted: a line about an earlier run
-ENVIRONMENT_VOICES: frozenset[str] = frozenset({"runner", "os", "service"})
 RUNNER_TAGS = frozenset({"runner", "integrator", "integration", "harness", "ci"})
 OS_TAGS = frozenset({"kernel"})
 
