@@ -198,7 +198,7 @@ class CallFindings:
 
     def _check_evidence(self, c: Check) -> list[str | None]:
         d = c.definition
-        code = [self.cite.code(d.rel, d.line)] + ([self.cite.code(d.rel, d.returns[0])] if len(d.returns) == 1 else [])
+        code = [self.cite.line(d.rel, d.line)] + ([self.cite.line(d.rel, d.returns[0])] if len(d.returns) == 1 else [])
         return [self._cite_statement(c.statement), *code, self._cite_failure_text(c.observed.quote)]
 
     def _contract_agrees_with_code(self, c: Check) -> Statement | None:

@@ -102,7 +102,7 @@ def _uncaught(ctx: RunContext, failure: IntegrationFailure, cite: Citer, raised)
     )
     said = [Said(raised.where, raised.where_line, raised.text, "unit", raised.unit_id, "at")]
     rule = "impl:uncaught" if raised.raised_by_unit else "impl:uncaught_relayed"
-    evidence = [trace, cite.code(raised.file, raised.line)]
+    evidence = [trace, cite.line(raised.file, raised.line)]
     return Finding("impl_bug", [raised.unit_id], UNCAUGHT, root, evidence, rule, said=said)
 
 
