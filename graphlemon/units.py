@@ -15,9 +15,9 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import ErrorCode, GraphLemonError
 
@@ -41,6 +41,7 @@ __all__ = [
 M = TypeVar("M", bound=BaseModel)
 UNIT_ID_RE = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
 HttpMethod = Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+UpperHttpMethod = Annotated[HttpMethod, BeforeValidator(lambda v: v.upper() if isinstance(v, str) else v)]  # "get" → GET
 _CRITERION_ID = r"^AC\d{1,3}$"
 
 
@@ -103,16 +104,11 @@ class HttpEndpoint(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    method: HttpMethod
+    method: UpperHttpMethod
     path: str
     unit_id: str | None = None  # in `consumes`: the unit that provides it
     description: str = ""
     responses: dict[int, ContractResponse] = Field(default_factory=dict)
-
-    @field_validator("method", mode="before")
-    @classmethod
-    def _upper(cls, v: Any) -> Any:
-        return v.upper() if isinstance(v, str) else v
 
 
 class FunctionExport(BaseModel):

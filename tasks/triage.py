@@ -26,5 +26,5 @@ def triage_run(
     handle = open_project(project)
     outcome = triage(handle, run_id, executor=backend, task_id=task_id)
     key = artifact_key(task_id or handle.project_id, "triage", run_id)  # a task's: `<task>-triage-<run>`, as the loop's
-    create_markdown_artifact(key=key, markdown=markdown(outcome.record), description=f"{outcome.category} for {run_id}")
+    create_markdown_artifact(key=key, markdown=markdown(outcome.record), description=f"{outcome.record.category} for {run_id}")
     return outcome.record

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..models import TriageRecord
 from ..nodes import node_exec_id
 from ..triage.rundir import IntegrationFailure, IntegrationResult
 from .outcomes import IntegrationOutcome
@@ -52,7 +53,7 @@ def _triage(
     verdict = triage_run(
         session.project, run_id, executor=_triager(session),
         task_id=session.task_id, node_exec_id=nid, code_root=workdir,
-    )  # fmt: skip
+    ).record  # fmt: skip
     category = verdict.category
     action = triage_action(category, verdict.will_auto_apply)
     for f in failures:
@@ -69,9 +70,8 @@ def _triage(
     )  # fmt: skip
 
 
-def _note(verdict, run_id: str) -> str:
+def _note(record: TriageRecord, run_id: str) -> str:
     """The verdict's root cause; for an SDD patch that waits for a person, where to approve it."""
-    record = verdict.record
     if record.category != "contract_mismatch" or record.proposed_sdd_patch is None or record.will_auto_apply:
         return record.root_cause
     return (f"{record.root_cause} — its SDD patch waits for a person ({record.patch_review}): approve it on the "

@@ -27,7 +27,6 @@ from .verdict import TodoItem, TriageVerdict, Violation
 from .verdict_selfcheck import changed_since, self_check, snapshot
 
 ATTEMPTS = 2
-TRIAGE_TOOLS = AGENT_TOOLS
 
 
 def agent_proposal(
@@ -43,7 +42,7 @@ def agent_proposal(
     infra_flake re-run failed the same way, and the prompt says the environment hypothesis is dropped."""
     findings = findings_of(ctx, ctx.result.failures[0])
     node_exec_id = node_exec_id or f"ne-triage-{secrets.token_hex(4)}"
-    tools = [*role_spec("bug-triager").tools, *TRIAGE_TOOLS]
+    tools = [*role_spec("bug-triager").tools, *AGENT_TOOLS]
     rejected: list[list[Violation]] = []
     tokens = 0
     for attempt in range(1, ATTEMPTS + 1):

@@ -1,18 +1,7 @@
 """The rules' facts as tools of the bug-triager agent (it reviews them; they do not decide).
 
-verify_evidence(evidence[])              each "path: quote" checked against the project (extract_evidence)
-triage_findings(run_id)                  every mechanism's typed findings: the category and units it points to,
-                                         its quotes with their voices and times, the sides that confirm it, and
-                                         whether the decider keeps that mechanism (with its unseen precision)
-scan_signals(run_id)                     environment signals in every voice (who said it, when), the units' ports
-find_sdd_clause(run_id, method, path)    the SDD statements that name an endpoint (any section, table or changelog)
-locate_handler(unit_id, method, path)    the handler a parser finds for a route, and the statuses it can produce
-read_assertion(run_id)                   the failing step's assertion: expected vs got, message, stack frames
-compare_interfaces(run_id)               the interface model of the step's endpoints (SDD, contracts, code, trace)
-                                         and its typed disagreements, each with the two lines that disagree
-category_classifier(run_id)              the decider's verdict: a first opinion to review, never an answer to copy
-diff_contract_vs_impl(unit_id)           routes and status codes in a unit's code vs its contract.json
-find_similar_bug(signature, ...)         earlier bugs with the failure's signature, or of its units reading alike
+Each tool is described once, where `_register` registers it (the description the model reads); `AGENT_TOOLS` names
+them in the order the role offers them.
 """
 
 from __future__ import annotations
@@ -216,37 +205,35 @@ def read_assertion(project: ProjectHandle, run_id: str) -> dict:
     }
 
 
-class _EvidenceArgs(BaseModel):
+class _Args(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+class _EvidenceArgs(_Args):
     evidence: list[str] = Field(description='items "path: quote" or "path:line: quote", project-relative')
 
 
-class _RunArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class _RunArgs(_Args):
     run_id: str
 
 
-class _EndpointArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class _EndpointArgs(_Args):
     run_id: str
     method: str = Field(description="GET, POST, ...")
     path: str = Field(description="the endpoint's path, e.g. /api/orders/{id} or /api/orders/42")
 
 
-class _HandlerArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class _HandlerArgs(_Args):
     unit_id: str
     method: str
     path: str
 
 
-class _UnitArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class _UnitArgs(_Args):
     unit_id: str
 
 
-class _SimilarArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class _SimilarArgs(_Args):
     signature: str = Field(description="a failure signature (sig-...), from the triage context or bugs.ndjson")
     unit_ids: list[str] = Field(default_factory=list)
     text: str = Field(default="", description="words of the failure, to find bugs of the same units that read alike")

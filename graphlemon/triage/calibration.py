@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .evidence_check import EvidenceReport
-from .verdict import AUTO_APPLY_MIN_CONFIDENCE, will_auto_apply
+from .verdict import will_auto_apply
 
 UNSUPPORTED_CAP = 0.6
 REFUTED_CAP = 0.45
@@ -64,6 +64,3 @@ def may_auto_apply(category: str, calibration: Calibration, fallback: bool) -> b
     return calibration.all_verified and will_auto_apply(
         category, calibration.confidence, calibration.all_verified, fallback
     )
-
-
-__all__ = ["AUTO_APPLY_MIN_CONFIDENCE", "Calibration", "calibrate", "may_auto_apply"]

@@ -28,12 +28,15 @@ from typing import Any
 
 from ..models import SddPatch
 from .calls import ObservedCall, Statement, observed_calls, statements, statements_in
+from .cite import Citer
 from .evidence_check import cite
-from .findings import CONFIDENCE, Finding, FindingBuilder, describe, squash
+from .findings import CONFIDENCE, Finding, describe, squash
 from .functions import Definition, owner
 from .pyexpr import MISSING, Undefined, same_value, show
+from .run_context import RunContext
+from .rundir import IntegrationFailure
 from .sdd_element import sdd_blocks
-from .steps import Call, step_calls
+from .steps import step_calls
 
 UNVERIFIED = 0.7  # an impl:call whose premise is not checked: below auto-apply
 _CALL = re.compile(r"(?<![\w.])[A-Za-z_]\w*\(")
@@ -74,11 +77,12 @@ class Check:
         return same_value(self.want, self.observed.value)
 
 
-class CallFindings(FindingBuilder):
+class CallFindings:
     """The call-level branches of the decision flow (see the module docstring)."""
 
-    def call_level(self) -> Finding | None:
-        return self.contradicted_calls()
+    def __init__(self, ctx: RunContext, failure: IntegrationFailure) -> None:
+        self.ctx, self.failure = ctx, failure
+        self.cite = Citer(ctx)
 
     # -- facts ------------------------------------------------------------------------------
 
@@ -88,7 +92,7 @@ class CallFindings(FindingBuilder):
 
     @cached_property
     def sdd_statements(self) -> list[Statement]:
-        return statements(self.ctx.sdd.clauses, [(d.rel, d.text) for d in self.ctx.sdd_docs])
+        return statements(self.ctx.sdd_clauses, [(d.rel, d.text) for d in self.ctx.sdd_docs])
 
     @cached_property
     def contract_statements(self) -> list[Statement]:
@@ -141,7 +145,8 @@ class CallFindings(FindingBuilder):
         causes = [self._wrong_value(c) for c in wrong.values()]
         root = (
             "; ".join(causes)
-            + f", so {self._what()} received {describe(self.failure.got)} instead of {describe(self.failure.expected)}"
+            + f", so case {self.failure.case} step {self.failure.step} received {describe(self.failure.got)}"
+            + f" instead of {describe(self.failure.expected)}"
         )
         evidence = [e for c in wrong.values() for e in self._check_evidence(c)]
         key = "impl_call_formula" if first.statement.formula else "impl_call"
@@ -193,7 +198,7 @@ class CallFindings(FindingBuilder):
 
     def _check_evidence(self, c: Check) -> list[str | None]:
         d = c.definition
-        code = [self.cite.code(d.rel, d.line)] + ([self.cite.code(d.rel, d.returns[0])] if len(d.returns) == 1 else [])
+        code = [self.cite.line(d.rel, d.line)] + ([self.cite.line(d.rel, d.returns[0])] if len(d.returns) == 1 else [])
         return [self._cite_statement(c.statement), *code, self._cite_failure_text(c.observed.quote)]
 
     def _contract_agrees_with_code(self, c: Check) -> Statement | None:
@@ -225,12 +230,10 @@ class CallFindings(FindingBuilder):
         a, b = checks[0], next(c for c in checks if show(c.want) != show(checks[0].want))
         call = a.observed.call.text
         root = f"The SDD contradicts itself about {call}: {a.statement.where()} gives {show(a.want)}, {b.statement.where()} gives {show(b.want)}; {a.definition.unit_id} returns {a.observed.value_text}"
-        finding = self.spec(
-            "spec_contradiction",
-            root,
-            f"Which is right for {call}: {show(a.want)} or {show(b.want)}?",
-            self._step_call(),
-        )
+        trace_line = step_calls(self.ctx, self.failure)[-1].trace_line
+        evidence = [self.cite.trace(trace_line)] if trace_line else []
+        finding = Finding("spec_ambiguous", [], CONFIDENCE["spec_contradiction"], root, evidence, "spec:contradiction",
+                          l3_question=f"Which is right for {call}: {show(a.want)} or {show(b.want)}?")  # fmt: skip
         finding.evidence += [
             self._cite_statement(a.statement),
             self._cite_statement(b.statement),
@@ -248,9 +251,6 @@ class CallFindings(FindingBuilder):
     @cached_property
     def _owners(self) -> dict[str, Definition | None]:
         return {}
-
-    def _step_call(self) -> Call:
-        return step_calls(self.ctx, self.failure)[-1]
 
     def _cite_statement(self, s: Statement) -> str | None:
         if s.source == "contract" or not s.quote:

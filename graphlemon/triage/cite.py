@@ -11,7 +11,6 @@ import re
 from .evidence_check import MIN_LINE_QUOTE_CHARS, cite
 from .run_context import RunContext
 from .rundir import IntegrationFailure
-from .sdd import Clause
 
 MAX_QUOTE = 220
 
@@ -48,9 +47,6 @@ class Citer:
                 return i
         return None
 
-    def clause(self, clause: Clause) -> str:
-        return cite(clause.doc, clause.line, clause.raw.strip()[:MAX_QUOTE])
-
     def failure(self, failure: IntegrationFailure) -> list[str]:
         """result.json: the failing case, and what it expected and got."""
         rel = f"{self.ctx.run_rel}/result.json"
@@ -76,6 +72,3 @@ class Citer:
         if end and end.end() <= MAX_QUOTE + 100:
             return cite(rel, lineno, text[start : start + end.end()].strip())
         return self.line(rel, lineno, '"status"' if '"status"' in text else '"error"')
-
-    def code(self, rel: str, lineno: int) -> str | None:
-        return self.line(rel, lineno)

@@ -157,17 +157,3 @@ def facts_only(ctx: RunContext, findings: list[Finding], disagree: bool = False)
 def _fact(f: Finding) -> str:
     voices = ", ".join(f"{s.voice}{'/' + s.speaker if s.speaker else ''} {s.when}" for s in f.said)
     return f"{f.rule} suggests {f.category} {f.affected or ''} ({squash(f.root_cause)[:160]}{'; ' + voices if voices else ''})"
-
-
-__all__ = [
-    "FACTS_ONLY",
-    "KEPT",
-    "MEASURED",
-    "SUGGESTED",
-    "SUGGESTING",
-    "Measured",
-    "admissible",
-    "classify",
-    "decide",
-    "facts_only",
-]

@@ -248,6 +248,3 @@ def _port_of_url(url: str) -> int | None:
         return parts.port or {"http": 80, "https": 443}.get(parts.scheme)
     except ValueError:
         return None
-
-
-__all__ = ["BUSY", "EnvSignal", "environment_signals", "unit_ports"]

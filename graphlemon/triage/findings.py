@@ -14,10 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..models import SddPatch, TriageCategory
-from .cite import Citer
-from .run_context import RunContext
-from .rundir import IntegrationFailure, Observation
-from .steps import Call
+from .rundir import Observation
 from .voice import Said
 
 # what the call-level mechanisms claim (callfindings.py)
@@ -62,22 +59,6 @@ class Finding:
         }  # fmt: skip
 
 
-class FindingBuilder:
-    """What a mechanism needs: the run, the failing step, citations."""
-
-    def __init__(self, ctx: RunContext, failure: IntegrationFailure) -> None:
-        self.ctx, self.failure = ctx, failure
-        self.cite = Citer(ctx)
-
-    def _what(self) -> str:
-        return f"case {self.failure.case} step {self.failure.step}"
-
-    def spec(self, key: str, root: str, question: str, call: Call) -> Finding:
-        evidence = [self.cite.trace(call.trace_line)] if call.trace_line else []
-        return Finding("spec_ambiguous", [], CONFIDENCE[key], root, evidence, key.replace("_", ":", 1),
-                       l3_question=question)  # fmt: skip
-
-
 def describe(o: Observation) -> str:
     """An observation in words: `401`, `no response (connect ECONNREFUSED ...)`, `value {...}`."""
     if o.error:
@@ -96,6 +77,3 @@ def short(value: Any) -> str:
 
 def squash(text: str) -> str:
     return " ".join(text.split())
-
-
-__all__ = ["CONFIDENCE", "Element", "Finding", "FindingBuilder", "describe", "short", "squash"]

@@ -72,6 +72,3 @@ def _own(fn: ast.AST, ret: ast.Return) -> bool:
             if any(n is ret for n in ast.walk(node)):
                 return False
     return True
-
-
-__all__ = ["Definition", "definitions", "owner"]

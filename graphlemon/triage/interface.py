@@ -117,14 +117,3 @@ class Operation:
             parts.append(f"{status} {{{', '.join(sorted(names))}}}" if names else str(status))
         answer = ", ".join(parts) or "no status stated"
         return f"{self.method or '*'} {self.path} → {answer}"
-
-
-__all__ = [
-    "ANY_STATUS",
-    "SIDE_NAMES",
-    "Limit",
-    "field_paths",
-    "Operation",
-    "Quote",
-    "Side",
-]

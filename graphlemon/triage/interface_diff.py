@@ -371,6 +371,3 @@ def _first(ops: list[Operation]) -> Operation | None:
 
 def _trace_quote(ifs: Interfaces, call: Call) -> Quote | None:
     return Quote(f"{ifs.ctx.run_rel}/http-trace.ndjson", call.trace_line) if call.trace_line else None
-
-
-__all__ = ["InterfaceFinding", "compare", "unproduced"]

@@ -453,6 +453,3 @@ def _line_of(lines: list[str], needle: str, start: int) -> int:
         if needle in lines[i]:
             return i
     return start
-
-
-__all__ = ["sdd_operations"]

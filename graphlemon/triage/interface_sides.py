@@ -70,24 +70,13 @@ class Interfaces:
         ]
 
     def _contract_op(self, side, unit_id: str, provider: str | None, ep, rel: str) -> Operation:
-        lines = self._citer.lines(rel)
-        at = _find(lines, f'"{ep.path}"', 1)
+        at = self._citer.find(rel, f'"{ep.path}"') or 1
         op = Operation(side, unit_id, provider, ep.method, ep.path, Quote(rel, at))
         for status, response in ep.responses.items():
-            s_at = _find(lines, f'"{status}"', at)
+            s_at = self._citer.find(rel, f'"{status}"', at) or at
             op.add_status(status, Quote(rel, s_at))
             if isinstance(response.body, dict):
                 for name in field_paths(response.body):
                     leaf = name.rsplit(".", 1)[-1]
-                    op.add_fields(status, [name], Quote(rel, _find(lines, f'"{leaf}"', s_at)))
+                    op.add_fields(status, [name], Quote(rel, self._citer.find(rel, f'"{leaf}"', s_at) or s_at))
         return op
-
-
-def _find(lines: list[str], needle: str, start: int) -> int:
-    for i in range(max(start, 1), len(lines) + 1):
-        if needle in lines[i - 1]:
-            return i
-    return max(start, 1)
-
-
-__all__ = ["Interfaces"]

@@ -61,7 +61,7 @@ def findings_of(ctx: RunContext, failure: IntegrationFailure) -> list[Finding]:
         structural = [never] if never is not None else []
     out += [interface_finding(ctx, failure, cite, f) for f in structural]
     if calls[-1].path is None:
-        found = CallFindings(ctx, failure).call_level()
+        found = CallFindings(ctx, failure).contradicted_calls()
         out += [found] if found is not None else []
     return out
 
@@ -102,7 +102,7 @@ def _uncaught(ctx: RunContext, failure: IntegrationFailure, cite: Citer, raised)
     )
     said = [Said(raised.where, raised.where_line, raised.text, "unit", raised.unit_id, "at")]
     rule = "impl:uncaught" if raised.raised_by_unit else "impl:uncaught_relayed"
-    evidence = [trace, cite.code(raised.file, raised.line)]
+    evidence = [trace, cite.line(raised.file, raised.line)]
     return Finding("impl_bug", [raised.unit_id], UNCAUGHT, root, evidence, rule, said=said)
 
 
@@ -174,6 +174,3 @@ def _cite_said(cite: Citer, said: Said) -> str | None:
 def _outcome(failure: IntegrationFailure) -> str:
     got, expected = describe(failure.got), describe(failure.expected)
     return f"received {got} instead of {expected}" if got != expected else "could not run"
-
-
-__all__ = ["findings_of", "interface_finding"]

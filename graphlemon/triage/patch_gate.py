@@ -64,6 +64,3 @@ def recode_review(verdict: TriageVerdict, findings: list[Finding]) -> str | None
     if not findings:
         return "no finding of the rules reads the failure as this unit's bug (a re-code needs a second reading)"
     return None
-
-
-__all__ = ["patch_review", "recode_review"]

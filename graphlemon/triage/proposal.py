@@ -39,6 +39,3 @@ def fallback(ctx: RunContext, reason: str) -> TriageVerdict:
         evidence=Citer(ctx).failure(failure),
         l3_question=f"Which unit is at fault for case {failure.case} step {failure.step}, and should the SDD change?",
     )
-
-
-__all__ = ["Proposal", "fallback"]

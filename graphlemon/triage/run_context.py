@@ -33,7 +33,7 @@ from .evidence_check import resolve_in_project
 from .interface import Operation
 from .interface_sdd import sdd_operations
 from .rundir import RUN_ID_RE, HttpTraceEntry, IntegrationResult
-from .sdd import Sdd
+from .sdd import Clause, sdd_clauses
 
 LOG_LIMIT_BYTES = 10 * 1024 * 1024
 LOG_WINDOW = timedelta(seconds=30)
@@ -89,8 +89,8 @@ class RunContext:
         return (self.root / rel).read_text(encoding="utf-8", errors="replace")
 
     @cached_property
-    def sdd(self) -> Sdd:
-        return Sdd.parse([(d.rel, d.text) for d in self.sdd_docs], self.units.ids())
+    def sdd_clauses(self) -> list[Clause]:
+        return sdd_clauses([(d.rel, d.text) for d in self.sdd_docs], self.units.ids())
 
     @cached_property
     def spec_operations(self) -> list[Operation]:
@@ -113,13 +113,10 @@ def load_run(project: ProjectHandle, run_id: str, *, code_root: Path | str | Non
     code_prefix = _code_prefix(root, code_root)
     if not isinstance(run_id, str) or not RUN_ID_RE.match(run_id):
         raise invalid_param(f"run id {run_id!r} must be letters, digits, '.', '_' or '-' (at most 100)", run_id=run_id)
-    run_dir = runs_dir(root / STATE_DIR) / run_id
+    runs = runs_dir(root / STATE_DIR)
+    run_dir = runs / run_id
     if not run_dir.is_dir():
-        known = (
-            sorted(p.name for p in runs_dir(root / STATE_DIR).glob("*") if p.is_dir())[-5:]
-            if runs_dir(root / STATE_DIR).is_dir()
-            else []
-        )
+        known = sorted(p.name for p in runs.glob("*") if p.is_dir())[-5:] if runs.is_dir() else []
         hint = f"; known runs: {', '.join(known)}" if known else "; the Integrator has not written any run yet"
         raise GraphLemonError(
             ErrorCode.RUN_NOT_FOUND, f"no integration run {run_id!r}: {run_dir} does not exist{hint}", run_id=run_id
@@ -139,7 +136,7 @@ def load_run(project: ProjectHandle, run_id: str, *, code_root: Path | str | Non
         prior_triage=project.ledger.read_as("triage", TriageRecord), notes=notes,
     )  # fmt: skip
     failed_at = next((f.ts for f in result.failures if f.ts), None)
-    ctx.log, _windowed = _read_log(run_dir / "process.log", failed_at)
+    ctx.log = _read_log(run_dir / "process.log", failed_at)
     for unit in units.units:
         unit_dir = root / STATE_DIR / "units" / unit.unit_id
         contract = unit_dir / "contract.json"
@@ -231,12 +228,12 @@ def parse_log_ts(text: str) -> datetime | None:
     return ts if ts.tzinfo else ts.replace(tzinfo=UTC)
 
 
-def _read_log(path: Path, failed_at: datetime | None) -> tuple[list[LogLine], bool]:
+def _read_log(path: Path, failed_at: datetime | None) -> list[LogLine]:
     if not path.is_file():
-        return [], False
+        return []
     with path.open(encoding="utf-8", errors="replace") as fh:
         if path.stat().st_size <= LOG_LIMIT_BYTES:
-            return [LogLine(i, line.rstrip("\n")) for i, line in enumerate(fh, 1)], False
+            return [LogLine(i, line.rstrip("\n")) for i, line in enumerate(fh, 1)]
         if failed_at is not None:
             kept, budget, keeping = [], LOG_LIMIT_BYTES, False
             for i, line in enumerate(fh, 1):
@@ -247,7 +244,7 @@ def _read_log(path: Path, failed_at: datetime | None) -> tuple[list[LogLine], bo
                     kept.append(LogLine(i, line.rstrip("\n")))
                     budget -= len(line)
             if kept:
-                return kept, True
+                return kept
             fh.seek(0)
         tail: deque[LogLine] = deque()
         size = 0
@@ -256,7 +253,7 @@ def _read_log(path: Path, failed_at: datetime | None) -> tuple[list[LogLine], bo
             size += len(line)
             while size > LOG_LIMIT_BYTES:
                 size -= len(tail.popleft().text) + 1
-        return list(tail), True
+        return list(tail)
 
 
 def _source(root: Path, path: Path) -> SourceFile:

@@ -18,10 +18,10 @@ import re
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..models import TestSummary
-from ..units import UNIT_ID_RE, HttpMethod
+from ..units import UNIT_ID_RE, HttpMethod, UpperHttpMethod
 
 RUN_ID_RE = re.compile(UNIT_ID_RE)
 
@@ -45,15 +45,10 @@ class Observation(BaseModel):
 class HttpRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    method: HttpMethod
+    method: UpperHttpMethod
     path: str
     headers: dict[str, str] = Field(default_factory=dict)
     body: Any = None
-
-    @field_validator("method", mode="before")
-    @classmethod
-    def _upper(cls, v: Any) -> Any:
-        return v.upper() if isinstance(v, str) else v
 
 
 class IntegrationFailure(BaseModel):

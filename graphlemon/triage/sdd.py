@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -43,15 +43,9 @@ class Clause:
     section: str = ""  # the innermost heading above the clause, as written ("3 Integration")
 
 
-@dataclass
-class Sdd:
+def sdd_clauses(docs: list[tuple[str, str]], unit_ids: list[str]) -> list[Clause]:
     """All clauses of the SDD documents."""
-
-    clauses: list[Clause] = field(default_factory=list)
-
-    @classmethod
-    def parse(cls, docs: list[tuple[str, str]], unit_ids: list[str]) -> Sdd:
-        return cls([c for rel, text in docs for c in _parse_doc(rel, text, unit_ids)])
+    return [c for rel, text in docs for c in _parse_doc(rel, text, unit_ids)]
 
 
 # -- parsing -------------------------------------------------------------------------------

@@ -122,6 +122,3 @@ def _same_endpoint(path: str, token: str) -> bool:
 def _same_class(text: str, statuses: tuple[int, ...]) -> bool:
     classes = {s // 100 for s in statuses}
     return any(m.code // 100 in classes for m in status_mentions(text))
-
-
-__all__ = ["Block", "cited_block", "other_statements", "sdd_blocks"]

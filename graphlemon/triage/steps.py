@@ -25,8 +25,6 @@ class Call:
     error: str | None
     trace_line: int | None
     failing: bool
-    request_body: Any = None
-    headers: dict[str, str] | None = None
 
 
 def step_calls(ctx: RunContext, failure: IntegrationFailure) -> list[Call]:
@@ -55,8 +53,6 @@ def step_calls(ctx: RunContext, failure: IntegrationFailure) -> list[Call]:
                 e.error,
                 line,
                 False,
-                e.request_body,
-                e.request_headers,
             )
         )
     got = failure.got
@@ -75,8 +71,6 @@ def step_calls(ctx: RunContext, failure: IntegrationFailure) -> list[Call]:
             got.error,
             trace_line,
             True,
-            req.body if req else None,
-            req.headers if req else None,
         )
     )
     return calls  # fmt: skip

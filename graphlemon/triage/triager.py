@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..bugs import Bug
-from ..models import SddPatch, TriageRecord, utcnow
+from ..models import TriageRecord, utcnow
 from ..project import ProjectHandle
 from ..redact import write_redacted
 from .agent import agent_proposal
@@ -52,35 +52,6 @@ class TriageOutcome:
     rule: str
     hints: list[str]
     rejected: list[list[Violation]]
-
-    # the verdict's fields, for callers that route on it (the L2 loop)
-    @property
-    def category(self) -> str:
-        return self.record.category
-
-    @property
-    def confidence(self) -> float:
-        return self.record.confidence
-
-    @property
-    def affected_units(self) -> list[str]:
-        return self.record.affected_units
-
-    @property
-    def will_auto_apply(self) -> bool:
-        return self.record.will_auto_apply
-
-    @property
-    def proposed_sdd_patch(self) -> SddPatch | None:
-        return self.record.proposed_sdd_patch
-
-    @property
-    def root_cause(self) -> str:
-        return self.record.root_cause
-
-    @property
-    def l3_question(self) -> str | None:
-        return self.record.l3_question
 
     def merged(self) -> dict[str, Any]:
         """What `graphlemon triage --json` prints: triage.json's fields with the TriagerOutput on top."""

@@ -92,6 +92,3 @@ def _near(ts, failure: IntegrationFailure) -> bool:
         return True
     failed = failure.ts if failure.ts.tzinfo else failure.ts.replace(tzinfo=ts.tzinfo)
     return abs((ts - failed).total_seconds()) <= _WINDOW_S
-
-
-__all__ = ["Uncaught", "refused_became_error", "uncaught_in_provider"]

@@ -37,7 +37,6 @@ from .rundir import IntegrationFailure
 
 Voice = Literal["fixture", "unit", "runner", "os", "service", "sdd", "unknown"]
 When = Literal["before", "at", "after", "unknown", "quoted"]  # quoted: a line about an earlier run
-ENVIRONMENT_VOICES: frozenset[str] = frozenset({"runner", "os", "service"})
 RUNNER_TAGS = frozenset({"runner", "integrator", "integration", "harness", "ci"})
 OS_TAGS = frozenset({"kernel"})
 
@@ -266,10 +265,3 @@ def units_in_text(ctx: RunContext, text: str) -> list[str]:
         if hit and hit[0] not in units:
             units.append(hit[0])
     return units
-
-
-__all__ = [
-    "ENVIRONMENT_VOICES", "Said", "Voice", "VoicedLine", "When", "failure_said", "line_speaker", "log_ts",
-    "log_times", "stack_frames", "stack_voice", "unit_of_path", "units_in_text", "voiced_log", "when_at", "when_of_step",
-    "without_frames",
-]  # fmt: skip

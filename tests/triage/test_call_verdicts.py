@@ -80,16 +80,16 @@ def call_kept(keep):
 
 def test_a_call_that_contradicts_an_sdd_example_is_a_fact_for_a_person_while_its_mechanism_is_below_the_bar(project):
     outcome = calc(project, EXAMPLE_ONLY + SIGN_RULE)
-    assert (outcome.category, outcome.rule, outcome.confidence) == ("spec_ambiguous", "facts:only", FACTS_ONLY)
-    assert "impl:call suggests impl_bug ['mul'] (mul returns 6 for mul(-2, 3)" in outcome.root_cause
+    assert (outcome.record.category, outcome.rule, outcome.record.confidence) == ("spec_ambiguous", "facts:only", FACTS_ONLY)
+    assert "impl:call suggests impl_bug ['mul'] (mul returns 6 for mul(-2, 3)" in outcome.record.root_cause
 
 
 def test_a_call_that_contradicts_an_sdd_example_is_the_defining_units_bug(project, call_kept):
     outcome = calc(project, EXAMPLE_ONLY + SIGN_RULE)
-    assert (outcome.category, outcome.affected_units, outcome.will_auto_apply) == ("impl_bug", ["mul"], True)
-    assert outcome.confidence >= 0.5 and outcome.rule == "impl:call"
-    assert outcome.root_cause.startswith('mul returns 6 for mul(-2, 3) where the SDD ("3 Integration", sdd-v1.md:')
-    assert "says -6" in outcome.root_cause and "`return abs(a) * b`" in outcome.root_cause
+    assert (outcome.record.category, outcome.record.affected_units, outcome.record.will_auto_apply) == ("impl_bug", ["mul"], True)
+    assert outcome.record.confidence >= 0.5 and outcome.rule == "impl:call"
+    assert outcome.record.root_cause.startswith('mul returns 6 for mul(-2, 3) where the SDD ("3 Integration", sdd-v1.md:')
+    assert "says -6" in outcome.record.root_cause and "`return abs(a) * b`" in outcome.record.root_cause
     evidence = outcome.record.evidence
     assert verify_all(project.root, evidence).ok and outcome.record.evidence_verified
     assert ".graphlemon/artifacts/sdd/sdd-v1.md:11: mul(-2, 3) returns -6" in evidence
@@ -104,34 +104,34 @@ def test_a_formula_and_an_example_that_agree_decide_by_the_formula(project, call
     # the formula is the SDD's general rule, the example one instance of it: the kept impl:call_formula decides,
     # and the example's block, giving the same value, is no doubt about it
     outcome = calc(project, FORMULAS + SIGN_RULE)
-    assert (outcome.category, outcome.affected_units, outcome.rule) == ("impl_bug", ["mul"], "impl:call_formula")
-    assert outcome.confidence >= 0.8 and outcome.will_auto_apply
+    assert (outcome.record.category, outcome.record.affected_units, outcome.rule) == ("impl_bug", ["mul"], "impl:call_formula")
+    assert outcome.record.confidence >= 0.8 and outcome.record.will_auto_apply
 
 
 def test_a_formula_is_evaluated_on_the_observed_arguments(project, call_kept):
     outcome = calc(project, FORMULAS)  # no example: `mul(a, b)` returns a * b → mul(-2, 3) should be -6
-    assert (outcome.category, outcome.affected_units, outcome.rule) == ("impl_bug", ["mul"], "impl:call_formula")
-    assert "mul(a, b) returns a * b, i.e. -6" in outcome.root_cause and outcome.will_auto_apply
+    assert (outcome.record.category, outcome.record.affected_units, outcome.rule) == ("impl_bug", ["mul"], "impl:call_formula")
+    assert "mul(a, b) returns a * b, i.e. -6" in outcome.record.root_cause and outcome.record.will_auto_apply
     # add(6, 12) = 18 is what `a + b` gives for its own inputs: add is not blamed for mul's wrong value
 
 
 def test_every_unit_whose_call_contradicts_the_sdd_is_affected(project, call_kept):
     message = MESSAGE.replace("18 == 6", "19 == 6").replace("where 18 = add", "where 19 = add")
     outcome = calc(project, FORMULAS, add="def add(a, b):\n    return a + b + 1\n", message=message)
-    assert (outcome.category, outcome.affected_units) == ("impl_bug", ["mul", "add"])
-    assert "add returns 19 for add(6, 12)" in outcome.root_cause
+    assert (outcome.record.category, outcome.record.affected_units) == ("impl_bug", ["mul", "add"])
+    assert "add returns 19 for add(6, 12)" in outcome.record.root_cause
 
 
 def test_an_sdd_silent_about_the_calls_leaves_the_facts_to_a_person(project):
     outcome = calc(project, PROSE)
-    assert (outcome.category, outcome.affected_units, outcome.rule) == ("spec_ambiguous", [], "facts:only")
-    assert outcome.confidence == FACTS_ONLY and outcome.l3_question and not outcome.will_auto_apply
+    assert (outcome.record.category, outcome.record.affected_units, outcome.rule) == ("spec_ambiguous", [], "facts:only")
+    assert outcome.record.confidence == FACTS_ONLY and outcome.record.l3_question and not outcome.record.will_auto_apply
 
 
 def test_an_sdd_that_contradicts_itself_vetoes_the_call_verdict(project):
     outcome = calc(project, FORMULAS + "\n## 4 Notes\nFor speed, mul(-2, 3) returns 6.\n")
-    assert (outcome.category, outcome.rule) == ("spec_ambiguous", "facts:only")
-    assert "The SDD contradicts itself about mul(-2, 3)" in outcome.root_cause
+    assert (outcome.record.category, outcome.rule) == ("spec_ambiguous", "facts:only")
+    assert "The SDD contradicts itself about mul(-2, 3)" in outcome.record.root_cause
 
 
 def test_a_contract_that_states_what_the_code_does_vetoes_the_units_bug(project):
@@ -143,13 +143,13 @@ def test_a_contract_that_states_what_the_code_does_vetoes_the_units_bug(project)
         ]
     }
     outcome = calc(project, FORMULAS + SIGN_RULE, contracts=contracts)
-    assert (outcome.category, outcome.rule) == ("spec_ambiguous", "facts:only")
-    assert "contract:call suggests contract_mismatch ['mul']" in outcome.root_cause
+    assert (outcome.record.category, outcome.rule) == ("spec_ambiguous", "facts:only")
+    assert "contract:call suggests contract_mismatch ['mul']" in outcome.record.root_cause
 
 
 def test_a_function_two_units_define_is_not_attributed(project):
     outcome = calc(project, FORMULAS + SIGN_RULE, add=ADD + "\n\ndef mul(a, b):\n    return a * b\n")
-    assert outcome.category == "spec_ambiguous" and outcome.affected_units == []
+    assert outcome.record.category == "spec_ambiguous" and outcome.record.affected_units == []
 
 
 def test_a_case_that_replaces_part_of_the_code_leaves_the_call_below_auto_apply(project, call_kept):
@@ -158,15 +158,15 @@ def test_a_case_that_replaces_part_of_the_code_leaves_the_call_below_auto_apply(
         "def test_dot_product_of_two_vectors(monkeypatch):\n    monkeypatch.setattr(calc, 'mul', lambda a, b: 6)\n",
     )
     outcome = calc(project, FORMULAS + SIGN_RULE, stack=stack)
-    assert (outcome.category, outcome.affected_units) == ("impl_bug", ["mul"])
-    assert outcome.confidence < 0.8 and not outcome.will_auto_apply
+    assert (outcome.record.category, outcome.record.affected_units) == ("impl_bug", ["mul"])
+    assert outcome.record.confidence < 0.8 and not outcome.record.will_auto_apply
     assert any("monkeypatch.setattr" in h for h in outcome.hints)
 
 
 def test_a_later_block_of_the_section_that_names_no_call_may_amend_the_example(project, call_kept):
     amended = SIGN_RULE + "\nIn v2 the sign is dropped, so the example above now gives 6.\n"
     outcome = calc(project, FORMULAS + amended)
-    assert outcome.category == "impl_bug" and outcome.confidence < 0.8 and not outcome.will_auto_apply
+    assert outcome.record.category == "impl_bug" and outcome.record.confidence < 0.8 and not outcome.record.will_auto_apply
     assert any("may amend it" in h for h in outcome.hints)
 
 

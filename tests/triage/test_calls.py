@@ -11,7 +11,7 @@ import pytest
 from graphlemon.triage.calls import observed_calls, statements, statements_in
 from graphlemon.triage.pyexpr import MISSING, Undefined, evaluate, parse_call, read_value, same_value
 from graphlemon.triage.rundir import IntegrationFailure
-from graphlemon.triage.sdd import Sdd
+from graphlemon.triage.sdd import sdd_clauses
 
 CALC_MESSAGE = "assert 18 == 6\n +  where 18 = add(6, 12)\n +    where 6 = mul(-2, 3)\n +    and   12 = mul(3, 4)"
 
@@ -144,8 +144,8 @@ def test_tables_doctests_and_code_asserts_are_statements():
         '## rules\n\n| call | result |\n|---|---|\n| `fizz(15)` | `"FizzBuzz"` |\n| `fizz(n)` | the name of n |\n\n'
         "```python\n>>> fizz(3)\n'Fizz'\nassert fizz(10) == \"Buzz\"\n```\n"
     )
-    sdd = Sdd.parse([("sdd.md", doc)], ["rules"])
-    found = {(s.call.text, s.text, s.line) for s in statements(sdd.clauses, [("sdd.md", doc)])}
+    clauses = sdd_clauses([("sdd.md", doc)], ["rules"])
+    found = {(s.call.text, s.text, s.line) for s in statements(clauses, [("sdd.md", doc)])}
     assert found == {("fizz(15)", "'FizzBuzz'", 5), ("fizz(3)", "'Fizz'", 9), ("fizz(10)", "'Buzz'", 11)}
 
 

@@ -90,4 +90,4 @@ def test_a_5xx_relayed_from_an_upstream_unit_is_the_upstream_units_exception(tmp
     project = build_project(tmp_path / "p", units=units, files=files, sdd="# Parts\n\n## gateway\n\n`GET /parts/{sku}` answers 404 for an unknown part.\n",
                             failure=failure, trace=trace, log=log)  # fmt: skip
     outcome = triage_run(project, RUN_ID)
-    assert (outcome.category, outcome.affected_units, outcome.rule) == ("impl_bug", ["inventory"], "impl:uncaught")
+    assert (outcome.record.category, outcome.record.affected_units, outcome.rule) == ("impl_bug", ["inventory"], "impl:uncaught")

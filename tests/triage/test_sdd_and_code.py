@@ -8,7 +8,7 @@ import pytest
 
 from graphlemon.triage import diff_contract_vs_impl
 from graphlemon.triage.codescan import SourceFile, diff_sources
-from graphlemon.triage.sdd import Sdd, normalize_path, path_matches
+from graphlemon.triage.sdd import normalize_path, path_matches, sdd_clauses
 from graphlemon.triage.sdd_terms import status_mentions
 from graphlemon.units import Contract
 
@@ -35,13 +35,13 @@ All DELETE endpoints answer 204.
 
 
 def test_clauses_carry_their_unit_section_and_line():
-    sdd = Sdd.parse([("sdd.md", SDD)], ["orders-be", "web-fe"])
-    by_text = {c.raw.strip()[:20]: c for c in sdd.clauses}
+    clauses = sdd_clauses([("sdd.md", SDD)], ["orders-be", "web-fe"])
+    by_text = {c.raw.strip()[:20]: c for c in clauses}
     first = by_text["`GET /orders/:id` re"]
     assert first.units == {"orders-be"} and first.line == 5 and first.section == "orders-be"
     assert by_text["an unknown id is ans"].line == 5  # a sentence split at "; " keeps its line
     assert by_text["| order already paid"].units == {"orders-be"}
-    assert next(c for c in sdd.clauses if "web-fe" in c.units).raw.startswith("The page calls")
+    assert next(c for c in clauses if "web-fe" in c.units).raw.startswith("The page calls")
     assert by_text["All DELETE endpoints"].units == frozenset()
 
 

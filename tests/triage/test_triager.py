@@ -209,7 +209,7 @@ def test_code_is_read_from_the_integration_worktree(scenario):
     for folder in ("bff", "users_api"):
         shutil.move(str(s.root / folder), worktree / folder)
     outcome = triage_run(s.project, s.run_id, code_root=worktree)
-    assert (outcome.category, outcome.affected_units) == ("impl_bug", ["web-bff"])
+    assert (outcome.record.category, outcome.record.affected_units) == ("impl_bug", ["web-bff"])
     assert any(
         e.startswith(".graphlemon/worktrees/t-1/_integration/bff/dashboard.js:") for e in outcome.record.evidence
     )
