@@ -288,3 +288,17 @@ def test_cargo_a_test_fails_at_its_own_last_panic_not_one_it_caught_and_a_crate_
     assert (caught.file, caught.line) == ("src/lib.rs", 512) and caught.message.startswith("assertion `left == right`")
     assert (doc.file, doc.line) == ("src/lib.rs", 37)  # 17 is a line of the test rustdoc generated
     assert "src/lib.rs:17" not in hint_for(doc).text
+
+
+def test_a_parallel_test_paused_at_the_timeout_is_not_what_the_alarm_stopped():
+    """`t.Parallel()` parks the test until the serial ones end: its goroutine is in the dump, its body never ran."""
+    dump = ("panic: test timed out after 5s\n\ngoroutine 40 [chan receive]:\ntesting.(*T).Parallel(0xc0)\n"
+            "\t/usr/lib/go-1.19/src/testing/testing.go:1271 +0x1c5\nexample.com/w.TestLater(0xc0)\n"
+            "\t/src/w/w_test.go:400 +0x33\n\ngoroutine 47 [runnable]:\nexample.com/w.Width(...)\n\t/src/w/w.go:9\n"
+            "example.com/w.TestJoiner(0xc1)\n\t/src/w/w_test.go:20 +0x2f\n")  # fmt: skip
+    text = ("=== RUN   TestLater\n=== PAUSE TestLater\n=== RUN   TestJoiner\n" + dump + "FAIL\texample.com/w\t5.0s\n")
+    assert [c.name for c in parse_go_text(text).cases] == ["TestJoiner"]
+    events = [_event("run", "TestLater"), _event("pause", "TestLater"), _event("run", "TestJoiner"),
+              *(_event("output", output=line + "\n") for line in dump.splitlines()),
+              _event("output", output="FAIL\texample.com/m/pkg\t5.0s\n"), _event("fail")]  # fmt: skip
+    assert [c.name for c in parse_go_json("\n".join(events), module="example.com/m").cases] == ["TestJoiner"]

@@ -55,6 +55,8 @@ def parse_go_json(report: str, stderr: str = "", module: str | None = None) -> P
         elif action == "run" and test and key not in outcome:
             outcome[key] = "running"
             order.append(key)
+        elif action in ("pause", "cont") and outcome.get(key) in ("running", "paused"):
+            outcome[key] = "paused" if action == "pause" else "running"  # t.Parallel() waits: not running
         elif action in ("pass", "fail", "skip"):
             if test:
                 if key not in outcome:
@@ -95,7 +97,7 @@ def parse_go_json(report: str, stderr: str = "", module: str | None = None) -> P
 
 def _add_test(run: ParsedRun, key: tuple[str, str], status: str, output: list[str], module: str | None) -> None:
     package, test = key
-    if status == "running":
+    if status in ("running", "paused"):  # never ended (a paused one never started its body): no case of its own
         return
     folder = package_dir(package, module)
     lines = [ln.rstrip("\n") for ln in output]

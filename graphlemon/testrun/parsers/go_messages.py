@@ -173,8 +173,18 @@ def go_timeout(text: str) -> Timeout | None:
         return None
     listed = _RUNNING_LIST.search(text, match.end())
     tests = [m["name"] for m in _RUNNING_ENTRY.finditer(listed["list"])] if listed else []
-    frames = {m["name"]: (m["file"], int(m["line"])) for m in _TEST_FRAME.finditer(text, match.end())}
+    frames = {m["name"]: (m["file"], int(m["line"])) for block in _goroutines(text[match.end() :])
+              if not _PAUSED.match(block) for m in _TEST_FRAME.finditer(block)}  # fmt: skip
     return Timeout(after=match["after"], tests=tests, frames=frames, innermost=_innermost(text[match.end() :]))
+
+
+# a parallel test's goroutine parked in `t.Parallel()`: paused, its body not started, so not what the alarm stopped
+_PAUSED = re.compile(r"^[^\n]*\n(?:\s*\n)*testing\.\(\*T\)\.Parallel\(")
+
+
+def _goroutines(dump: str) -> list[str]:
+    """The dump's goroutine blocks, each from its `goroutine N [state]:` line."""
+    return re.split(r"\n\s*\n(?=goroutine )", dump)
 
 
 def _innermost(dump: str) -> dict[str, tuple[str, str, int]]:

@@ -89,13 +89,16 @@ def _add_timed_out(run: ParsedRun, output: str, ended: set[str]) -> None:
 
 
 _RUN = re.compile(r"^=== RUN\s+(?P<name>\S+)$", re.M)
+_PAUSE = re.compile(r"^=== PAUSE\s+(?P<name>\S+)$", re.M)  # t.Parallel(): waits for its turn, body not started
+_CONT = re.compile(r"^=== CONT\s+(?P<name>\S+)$", re.M)
 
 
 def _started_not_ended(output: str, ended: set[str]) -> list[str]:
     """With -v: the tests go announced (`=== RUN`) before the panic and never ended (an Example has no frame of
     its own a dump would name)."""
     before = output[: output.find("panic: test timed out")]
-    return list(dict.fromkeys(m["name"] for m in _RUN.finditer(before) if m["name"] not in ended))
+    paused = {m["name"] for m in _PAUSE.finditer(before)} - {m["name"] for m in _CONT.finditer(before)}
+    return list(dict.fromkeys(m["name"] for m in _RUN.finditer(before) if m["name"] not in ended | paused))
 
 
 _PACKAGE_FAIL = re.compile(r"^FAIL\t(?P<package>\S+)\t", re.M)
