@@ -299,8 +299,14 @@ def printed_assertion(printed: str) -> tuple[ast.expr, ast.expr] | None:
 
 
 def expected_operand(operands: tuple[ast.expr, ast.expr], data_names: tuple[str, ...] = ()) -> int | None:
-    """Which operand (0, 1) the statement shows to be expected: by its name, else the one literal, else the one
-    that is the test's own data (a directly parametrized argument) against one that calls code; else None."""
+    """Which operand (0, 1) the statement shows to be expected: the one that is the test's own data (a directly
+    parametrized argument: the test gives it, whatever its name — `result` too) against one that calls code, else
+    by its name, else the one literal; else None."""
+    data = [isinstance(node, ast.Name) and node.id in data_names for node in operands]
+    calls = [any(isinstance(n, ast.Call) for n in ast.walk(node)) for node in operands]
+    for i in (0, 1):
+        if data[i] and not data[1 - i] and calls[1 - i] and not calls[i]:
+            return i
     roles = [_role(node) for node in operands]
     for i in (0, 1):
         if roles[i] == "expected" and roles[1 - i] != "expected":
@@ -310,11 +316,6 @@ def expected_operand(operands: tuple[ast.expr, ast.expr], data_names: tuple[str,
     literal = [_is_literal(node) for node in operands]
     if literal[0] != literal[1]:
         return 0 if literal[0] else 1
-    data = [isinstance(node, ast.Name) and node.id in data_names for node in operands]
-    calls = [any(isinstance(n, ast.Call) for n in ast.walk(node)) for node in operands]
-    for i in (0, 1):
-        if data[i] and not data[1 - i] and calls[1 - i] and not calls[i]:
-            return i
     return None
 
 

@@ -208,3 +208,19 @@ def test_a_chained_key_error_is_placed_where_it_was_raised(pytest_run):
     failure = by_name(pytest_run, "tests/test_shop.py::test_pounds_convert")
     assert "KeyError" not in failure.message  # the test failed with the exception that wraps it
     assert "(at shop/units.py:5)" in failure.hint and "convert.py" not in failure.hint
+
+
+def test_a_parametrized_argument_is_the_expected_side_whatever_its_name():
+    """`assert up(ch) == result` with `result` from @pytest.mark.parametrize: the test gives it, the code does not
+    (heldout10's unidecode: the name `result` was read as what the code produced)."""
+    import ast
+
+    from graphlemon.testrun.assertions import expected_operand
+
+    def operands(source: str):
+        compare = ast.parse(source).body[0].test
+        return compare.left, compare.comparators[0]
+
+    assert expected_operand(operands("assert up(ch) == result"), data_names=("ch", "result")) == 1
+    assert expected_operand(operands("assert result == up(ch)"), data_names=("ch", "result")) == 0
+    assert expected_operand(operands("assert up(ch) == result")) == 0  # not test data: the name is all there is
