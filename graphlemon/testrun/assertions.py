@@ -15,6 +15,7 @@ are not values: they are kept as printed and marked `shortened`.
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 import textwrap
 from dataclasses import dataclass, replace
@@ -272,7 +273,44 @@ def settled(compared: Compared, printed: str) -> tuple[str | None, str | None, O
         if at is not None:
             compared = replace(compared, expected_at=at)
     shortened = bool(_SHORTENED.search(compared.first) or _SHORTENED.search(compared.second))
+    whole = _whole_from_diff(compared, printed) if shortened else None
+    if whole is not None:
+        compared, shortened = replace(compared, first=whole[0], second=whole[1]), False
     return compared.operands(shortened)
+
+
+_DIFF_SIDE = re.compile(r"^(?P<mark>[-+?]) (?P<text>.*)$")
+_SHORT_REPR = re.compile(r"^(?P<head>.*?)\[(?P<n>\d+) chars\](?P<tail>.*)$", re.S)
+
+
+def _whole_from_diff(compared: Compared, printed: str) -> tuple[str, str] | None:
+    """unittest abbreviates two long strings (`'{"a": 1, [74 chars] 3]}' != …`) and prints their whole lines in the
+    ndiff below (`- …` / `+ …`): for one-line strings the whole values are those lines, taken only when each
+    abbreviation is exactly that line's repr shortened (its head, its tail and the count of the characters left out)."""
+    if compared.labels != ("first", "second") or compared.grammar != "python":
+        return None
+    at = printed.find(f"{compared.first} != {compared.second}")
+    if at < 0:
+        return None
+    lines = printed[at:].splitlines()[1:]
+    block = list(itertools.takewhile(lambda line: _DIFF_SIDE.match(line) is not None, lines))
+    minus = [m["text"] for m in map(_DIFF_SIDE.match, block) if m and m["mark"] == "-"]
+    plus = [m["text"] for m in map(_DIFF_SIDE.match, block) if m and m["mark"] == "+"]
+    if len(minus) != 1 or len(plus) != 1:
+        return None
+    first, second = repr(minus[0]), repr(plus[0])
+    if not (_shortens(compared.first, first) and _shortens(compared.second, second)):
+        return None
+    return first, second
+
+
+def _shortens(printed: str, whole: str) -> bool:
+    short = _SHORT_REPR.match(printed)
+    if short is None:
+        return printed == whole
+    head, tail = short["head"], short["tail"]
+    return (whole.startswith(head) and whole.endswith(tail)
+            and len(whole) == len(head) + int(short["n"]) + len(tail))  # fmt: skip
 
 
 # pytest marks the failing line with `>`; a Python traceback quotes each frame's line under `File "…", line N`

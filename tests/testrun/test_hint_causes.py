@@ -224,3 +224,25 @@ def test_a_parametrized_argument_is_the_expected_side_whatever_its_name():
     assert expected_operand(operands("assert up(ch) == result"), data_names=("ch", "result")) == 1
     assert expected_operand(operands("assert result == up(ch)"), data_names=("ch", "result")) == 0
     assert expected_operand(operands("assert up(ch) == result")) == 0  # not test data: the name is all there is
+
+
+def test_unittests_abbreviated_strings_are_read_whole_from_the_diff_lines_below_them():
+    """`'{"a": 1, [20 chars]3]}' != …` then `- …` / `+ …`: the whole values are printed; "not known" was false."""
+    from graphlemon.testrun.parsers.unittest_text import parse_unittest_text
+
+    first, second = '{"a": 1, "c": 5, "tuple": [83, 12, 3]}', '{"tuple": [83, 12, 3], "a": 1, "c": 5}'
+
+    def short(text: str) -> str:
+        r = repr(text)
+        return f"{r[:10]}[{len(r) - 15} chars]{r[-5:]}"
+
+    body = (f'  File "/p/test_x.py", line 9, in test_keys\n    self.assertEqual(\nAssertionError: {short(first)} != '
+            f"{short(second)}\n- {first}\n+ {second}\n")  # fmt: skip
+    output = (f"test_keys (test_x.T.test_keys) ... FAIL\n\n{'=' * 70}\nFAIL: test_keys (test_x.T.test_keys)\n"
+              f"{'-' * 70}\nTraceback (most recent call last):\n{body}\n{'-' * 70}\nRan 1 test in 0.001s\n\n"
+              "FAILED (failures=1)\n")  # fmt: skip
+    (failure,) = parse_unittest_text(output).failures
+    assert (failure.operands.first, failure.operands.second) == (repr(first), repr(second))
+    assert not failure.operands.shortened and "not known" not in hint_for(failure).text
+    wrong = output.replace(f"- {first}", f"- {first[:-1]}x")  # the diff line is not the abbreviated value's
+    assert parse_unittest_text(wrong).failures[0].operands.shortened
