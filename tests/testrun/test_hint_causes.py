@@ -132,11 +132,14 @@ def test_mochas_diff_form_and_python_reprs_never_join_adjacent_strings():
 
 
 @pytest.mark.system
-def test_unittests_abbreviated_values_are_unknown(tmp_path):
+def test_unittests_abbreviated_values_are_read_whole_from_its_diff_and_sided_by_the_call(tmp_path):
+    """unittest abbreviates both (`'Welc[34 chars]…'`) and prints them whole in its diff below; the quoted call
+    `assertEqual(banner("Ada"), "Welcome…soon!")` settles the sides (the literal is expected)."""
     result = run_tests(copy_fixture("premises_unittest", tmp_path), framework="unittest", timeout=60)
     failure = by_name(result, "tests.test_banner.BannerTests.test_banner")
-    assert "[34 chars]" in failure.message and (failure.expected, failure.got) == (None, None)
-    assert failure.hint_confidence == "facts" and "abbreviated, so they are not known" in failure.hint
+    assert "[34 chars]" in failure.message
+    assert failure.expected.endswith("come back again soon!'") and failure.got.endswith("come back again soon.'")
+    assert "'.' where '!' is expected" in failure.hint and "not known" not in failure.hint
 
 
 TAPE = """TAP version 13
