@@ -196,6 +196,8 @@ def test_a_tap_stream_a_crash_cut_short_is_not_complete_and_names_the_test_it_st
     assert (crash.file, crash.line) == ("/p/test.js", 70)  # the frame in the stream's test file, not index.js:12
     finished = parse_tap("TAP version 13\n# a\nok 1 x\n\n1..1\n# tests 1\n# pass  1\n\n# ok\n")
     assert not finished.stopped and [c.status for c in finished.cases] == ["passed"]
+    crashed_after = parse_tap(output.replace("# null prototype\n", ""))  # the crash comes in `mutable`, after its result
+    assert crashed_after.failures[-1].name == "mutable > the test process stopped"
     short = parse_tap("TAP version 13\n1..3\n# a\nok 1 x\nok 2 y\n")  # the plan promised 3
     assert short.stopped and len(short.failures) == 0  # every announced test reported: none is named as stopped
 

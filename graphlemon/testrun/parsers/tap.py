@@ -58,7 +58,7 @@ def parse_tap(output: str) -> ParsedRun:
     plans = [line.expected_tests for line in lines if line.category == "plan"]
     results = sum(line.category == "test" for line in lines)
     if (not plans and run.summary_counts is None) or (plans and results < plans[-1]):
-        _stopped_early(run, output, group if not reported else "")
+        _stopped_early(run, output, group, reported)
     return run
 
 
@@ -66,15 +66,19 @@ def parse_tap(output: str) -> ParsedRun:
 _JS_ERROR = re.compile(r"^(?:\w*Error|Error)(?: \[[^\]\n]*\])?: .+$", re.M)
 
 
-def _stopped_early(run: ParsedRun, output: str, pending: str) -> None:
+def _stopped_early(run: ParsedRun, output: str, group: str, reported: bool) -> None:
     """A TAP stream that ends without its plan (`1..N`) or totals, or with fewer results than its plan: the
     producer stopped before the end (a crash kills node mid-run), so the run is not complete; a test announced
     (`# name`) with no result after it is the one that was running, failed with the error printed, if any."""
     run.stopped = "the TAP stream ended before its plan (1..N) and totals: the test process stopped"
-    if not pending:
+    if not group:
         return
-    tail = output[output.rfind(f"# {pending}") :]
+    tail = output[output.rfind(f"# {group}") :]
     error = _JS_ERROR.search(tail)
+    if reported and error is None:
+        return  # the test's results came and nothing says it was cut short: the stream ended after it
+    # a test that reported results and then crashed (its error printed after them) fails once more, for the crash
+    pending = f"{group} > the test process stopped" if reported else group
     stack = tail[error.end() :].split("\n\n")[0] if error else ""
     said = f"{error.group(0)}{stack}" if error else "no error was printed"
     # the test's own frame: the first in a file this stream's results were located in (its test files); the
