@@ -584,10 +584,10 @@ function nodeLabel(n, hasTester) {
   return [n.unit_id ? `${stage} · ${n.unit_id}` : stage, second];
 }
 const LIVE_NODE = new Set(["running", "verifying", "reflecting", "retrying", "waiting_for_quota"]);
-// nothing runs the task (its lease has no live holder): a node it left live is not going on, whatever its record says
 // when the last run let go of the task, from its lease: released (ended), or its holder gone (its last heartbeat)
 const lastRunSaid = (last) => (!last ? ["no run yet"] : last.how === "ended" ? ["no run since ", fmtWhen(last.at)]
   : ["no run; the last one ended without letting go (its last heartbeat ", fmtWhen(last.at), ")"]);
+// nothing runs the task (its lease has no live holder): a node it left live is not going on, whatever its record says
 const noRun = (d) => Boolean(d && d.run && (d.run.state === "idle" || d.run.state === "interrupted"));
 // what a node shows: a live node of a task that stopped is blocked (or cancelled); a validator whose round was
 // followed by another sent it back (not "done"); units the plan declared but not started are pending
