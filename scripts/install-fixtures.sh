@@ -5,11 +5,25 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shopt -s nullglob
+
+# A fetch from a registry that fails (a dropped connection, a registry's 5xx) is tried twice more, 10 s and 30 s
+# later: a fresh machine fetches about forty packages, and one flaky reply must not fail the whole run. npm's own
+# per-request retries are raised too (npm_config_fetch_retries).
+export npm_config_fetch_retries=4
+retry() {
+  local delay
+  for delay in 10 30 ""; do
+    "$@" && return 0
+    [ -n "$delay" ] || { echo "fixtures: '$*' failed three times" >&2; return 1; }
+    echo "fixtures: '$*' failed; trying again in $delay s" >&2
+    sleep "$delay"
+  done
+}
 for lock in tests/fixtures/*/package-lock.json tests/fixtures/*/*/package-lock.json; do
   dir=$(dirname "$lock")
   if [ -d "$dir/node_modules" ] && [ "$dir/node_modules" -nt "$lock" ]; then continue; fi
   echo "fixtures: npm ci in $dir"
-  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+  (cd "$dir" && retry npm ci --no-audit --no-fund --loglevel=error)
   touch "$dir/node_modules"
 done
 
@@ -31,8 +45,8 @@ command -v chattr >/dev/null 2>&1 || missing+=(e2fsprogs)
 if [ ${#missing[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
     echo "fixtures: apt-get install ${missing[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    retry apt-get update -qq
+    retry env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
   else
     echo "fixtures: missing ${missing[*]} and apt-get is not usable: install them to run those tests" >&2
   fi
@@ -64,7 +78,7 @@ PY
     if [ "$dev" != "-" ] && [ ! -f "$dest/node_modules/.graphlemon-corpus-ok" ]; then
       echo "fixtures: corpus local $name: npm install $dev"
       (cd "$dest" && mv package.json package.json.keep && \
-        npm install --no-audit --no-fund --ignore-scripts --no-save --no-package-lock --loglevel=error $dev; \
+        retry npm install --no-audit --no-fund --ignore-scripts --no-save --no-package-lock --loglevel=error $dev; \
         status=$?; mv package.json.keep package.json; exit $status)
       touch "$dest/node_modules/.graphlemon-corpus-ok"
     fi
@@ -76,30 +90,30 @@ PY
   rm -rf "$dest" "$cache/tmp" && mkdir -p "$dest" "$cache/tmp"
   case "$registry" in
     npm)
-      (cd "$cache/tmp" && npm pack "$name@$version" --silent >/dev/null)
+      (cd "$cache/tmp" && retry npm pack "$name@$version" --silent >/dev/null)
       tar xzf "$cache"/tmp/*.tgz -C "$dest" --strip-components=1
       if [ "$dev" = "-" ]; then
         # the package's own devDependencies (its test runner); no install scripts, no audit
-        (cd "$dest" && npm install --no-audit --no-fund --ignore-scripts --no-package-lock --loglevel=error)
+        (cd "$dest" && retry npm install --no-audit --no-fund --ignore-scripts --no-package-lock --loglevel=error)
       else
         # only the named devDependencies, at the ranges the package asks for, or pinned (`vitest@1.0.4`: a
         # monorepo package publishes none; package.json moved aside so npm installs just these)
         specs=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); dev={**d.get("dependencies",{}), **d.get("devDependencies",{})}
 print(" ".join(n if "@" in n[1:] else f"{n}@{dev[n]}" for n in sys.argv[2].split()))' "$dest/package.json" "$dev")
         mv "$dest/package.json" "$cache/tmp/package.json"
-        (cd "$dest" && npm install --no-audit --no-fund --ignore-scripts --no-save --no-package-lock --loglevel=error $specs)
+        (cd "$dest" && retry npm install --no-audit --no-fund --ignore-scripts --no-save --no-package-lock --loglevel=error $specs)
         mv "$cache/tmp/package.json" "$dest/package.json"
       fi
       ;;
     pypi)
-      .venv/bin/python -m pip download -q --no-deps --no-binary :all: -d "$cache/tmp" "$name==$version" 2>/dev/null
+      retry .venv/bin/python -m pip download -q --no-deps --no-binary :all: -d "$cache/tmp" "$name==$version" 2>/dev/null
       tar xzf "$cache"/tmp/*.tar.gz -C "$dest" --strip-components=1
       ;;
     debian-go|debian-cargo)
       # source = "DEBIAN_PACKAGE:/path/it/installs"; the pinned version is checked against dpkg's
       deb=${source%%:*}; path=${source#*:}
       if [ ! -d "$path" ] && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$deb" >/dev/null
+        retry apt-get update -qq && retry env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$deb" >/dev/null
       fi
       have=$(dpkg-query -W -f='${Version}' "$deb" 2>/dev/null || true)
       if [ "${have%%-*}" != "$version" ]; then
