@@ -45,8 +45,8 @@ command -v chattr >/dev/null 2>&1 || missing+=(e2fsprogs)
 if [ ${#missing[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
     echo "fixtures: apt-get install ${missing[*]}"
-    retry apt-get update -qq
-    retry env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    retry apt-get -o DPkg::Lock::Timeout=300 update -qq
+    retry env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq "${missing[@]}" >/dev/null
   else
     echo "fixtures: missing ${missing[*]} and apt-get is not usable: install them to run those tests" >&2
   fi
@@ -113,7 +113,7 @@ print(" ".join(n if "@" in n[1:] else f"{n}@{dev[n]}" for n in sys.argv[2].split
       # source = "DEBIAN_PACKAGE:/path/it/installs"; the pinned version is checked against dpkg's
       deb=${source%%:*}; path=${source#*:}
       if [ ! -d "$path" ] && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-        retry apt-get update -qq && retry env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$deb" >/dev/null
+        retry apt-get -o DPkg::Lock::Timeout=300 update -qq && retry env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq "$deb" >/dev/null
       fi
       have=$(dpkg-query -W -f='${Version}' "$deb" 2>/dev/null || true)
       if [ "${have%%-*}" != "$version" ]; then
