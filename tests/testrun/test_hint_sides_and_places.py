@@ -50,3 +50,23 @@ def test_a_literal_a_constant_or_a_name_settles_the_sides(statement, explanation
 
 def test_a_constant_against_a_plain_name_settles_nothing():
     assert _pytest_failure("assert value == LIMIT", "assert 7 == 8").expected is None
+
+
+# 2. a domain rule outside its domain --------------------------------------------------------------------
+
+
+def test_the_length_of_printed_bytes_is_their_encoding_not_off_by_one():
+    """`len(b'\\xc3\\xbf')` is 2 where 1 is expected: the bytes are printed, and they are 'ÿ' in UTF-8."""
+    text = hint_for(_pytest_failure("assert len(data) == 1", "assert 2 == 1\n +  where 2 = len(b'\\xc3\\xbf')")).text
+    assert "off by one" not in text.lower(), text
+    assert "UTF-8 encoding of 'ÿ' (U+00FF" in text and "2 bytes for 1 character (1 is expected)" in text, text
+    chars = hint_for(_pytest_failure("assert len(name) == 2", "assert 1 == 2\n +  where 1 = len('é')")).text
+    assert "1 character, 2 bytes in UTF-8 (2 is expected)" in chars and "off by one" not in chars.lower(), chars
+
+
+def test_a_printed_length_the_encoding_does_not_explain_is_facts():
+    """`len(b'ab')` is 2 where 3 is expected: the content is printed whole, nothing about counting is shown."""
+    hint = hint_for(_pytest_failure("assert len(data) == 3", "assert 2 == 3\n +  where 2 = len(b'ab')"))
+    assert hint.confidence == "facts" and "off by one" not in hint.text.lower(), hint.text
+    counted = hint_for(_pytest_failure("assert len(data) == 3", "assert 2 == 3\n +  where 2 = len(data)")).text
+    assert "Off by one" in counted, counted  # the content is not printed: the count is the code's
