@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from graphlemon.testrun.go_source import settle_go_location
 from graphlemon.testrun.hints import hint_for
 from graphlemon.testrun.parsers.common import make_failure
+from graphlemon.testrun.parsers.go_text import parse_go_text
 
 
 def _pytest_failure(statement: str, explanation: str):
@@ -70,3 +72,52 @@ def test_a_printed_length_the_encoding_does_not_explain_is_facts():
     assert hint.confidence == "facts" and "off by one" not in hint.text.lower(), hint.text
     counted = hint_for(_pytest_failure("assert len(data) == 3", "assert 2 == 3\n +  where 2 = len(data)")).text
     assert "Off by one" in counted, counted  # the content is not printed: the count is the code's
+
+
+# 3. a reporter's format misread + wrong location --------------------------------------------------------
+
+GO_SOURCE = """package p
+
+func TestFormatter(t *testing.T) {
+\tt.Logf("Running %d tests", len(cases))
+\tfor i, c := range cases {
+\t\tif got := format(c); got != c.want {
+\t\t\tt.Errorf("Formatter #%d got: %s want: %s", i, got, c.want)
+\t\t}
+\t}
+}
+"""
+GO_OUTPUT = """=== RUN   TestFormatter
+    format_test.go:4: Running 756 tests
+    format_test.go:7: Formatter #3 got: <Nil> want: <nil>
+    format_test.go:7: Formatter #7 got: (*int8)<Nil> want: (*int8)<nil>
+--- FAIL: TestFormatter (0.00s)
+FAIL
+"""
+
+
+def test_go_printed_nil_is_text_where_the_other_side_is_text():
+    failure = parse_go_text(GO_OUTPUT).failures[0]
+    hint = hint_for(failure)
+    assert hint.confidence == "specific" and "'<Nil>' where '<nil>' is expected" in hint.text, hint.text
+    assert "nil expected" not in hint.text, hint.text
+    nothing = parse_go_text(GO_OUTPUT.replace("got: <Nil> want: <nil>", "got: <nil> want: 5")).failures[0]
+    assert "produced nothing" in hint_for(nothing).text  # a number on the other side: `<nil>` is Go's nil
+
+
+def test_a_go_failure_is_placed_at_its_first_failing_check_not_a_log_line(tmp_path):
+    (tmp_path / "format_test.go").write_text(GO_SOURCE)
+    failure = parse_go_text(GO_OUTPUT).failures[0]
+    assert (failure.file, failure.line) == ("format_test.go", 4)  # the output alone: the first line go printed
+    settle_go_location(failure, tmp_path)
+    assert (failure.file, failure.line) == ("format_test.go", 7)
+    unread = parse_go_text(GO_OUTPUT).failures[0]
+    settle_go_location(unread, tmp_path / "elsewhere")  # the source cannot be read: the first line stays
+    assert unread.line == 4
+    (tmp_path / "spew").mkdir()  # `go test ./...` as text names the file only: the one file of that name is read
+    (tmp_path / "format_test.go").rename(tmp_path / "spew" / "format_test.go")
+    settle_go_location(nested := parse_go_text(GO_OUTPUT).failures[0], tmp_path)
+    assert (nested.file, nested.line) == ("format_test.go", 7)
+    (tmp_path / "format_test.go").write_text(GO_SOURCE.replace("t.Logf(", "check(t, "))
+    settle_go_location(helper := parse_go_text(GO_OUTPUT).failures[0], tmp_path)
+    assert helper.line == 4  # not a log call (a helper reporting at its caller's line): the first line stays
