@@ -5,8 +5,8 @@ tell them apart, and the parsers take the test's first message for its place. Wh
 message (read from the project) calls t.Log/t.Logf, it is a log line: the place is the first message whose line
 calls a reporting method (Error, Errorf, Fatal, Fatalf, Fail, FailNow), else the first whose line calls no Log
 method. The file is the failure's folder's, else the one file of that name in the project (plain `go test ./...` prints
-the file name only). When the source cannot be read, or the first line is not a log call, the first message stays
-the place.
+the file name only). When the first line is not a log call, the first message stays the place; when its source
+cannot be read, it stays too, and the facts call it the test's first message, not a check.
 """
 
 from __future__ import annotations
@@ -27,12 +27,10 @@ _LOGS = re.compile(r"\.Logf?\s*\(")
 
 def settle_go_location(failure: TestFailure, root: Path) -> None:
     """Move a Go failure's file and line from a log line to the first message that reports the failure."""
-    if not failure.file or not failure.file.endswith(".go") or failure.line is None:
+    places = _first_of_several(failure)
+    if places is None:
         return
-    places = [(m["file"], int(m["line"])) for m in _PLACE.finditer(failure.detail or "")]
-    folder = PurePosixPath(failure.file).parent
-    if len(places) < 2 or str(folder / places[0][0]) != failure.file or places[0][1] != failure.line:
-        return
+    folder = PurePosixPath(failure.file or "").parent
     package = _package_folder(root, folder, places[0][0])
     if package is None:
         return
@@ -45,6 +43,25 @@ def settle_go_location(failure: TestFailure, root: Path) -> None:
     )
     if chosen is not None:
         failure.file, failure.line = chosen[0], chosen[1]
+
+
+def unread_first_message(failure: TestFailure, root: Path | None) -> bool:
+    """The failure's place is the first of several Go messages and its source line could not be read: it may be a
+    t.Log line (go prints log and error lines alike), so it is no proven check."""
+    places = _first_of_several(failure)
+    if places is None:
+        return False
+    package = _package_folder(root, PurePosixPath(failure.file or "").parent, places[0][0]) if root else None
+    return package is None or statement_at(root, str(package / places[0][0]), places[0][1]) is None
+
+
+def _first_of_several(failure: TestFailure) -> list[tuple[str, int]] | None:
+    """The `file.go:N:` places of a Go failure's messages, when there are several and the failure's place is the first."""
+    if not failure.file or not failure.file.endswith(".go") or failure.line is None:
+        return None
+    places = [(m["file"], int(m["line"])) for m in _PLACE.finditer(failure.detail or "")]
+    first = str(PurePosixPath(failure.file).parent / places[0][0]) if places else None
+    return places if len(places) >= 2 and first == failure.file and places[0][1] == failure.line else None
 
 
 _SKIPPED = {"vendor", "node_modules", "testdata"}

@@ -121,3 +121,14 @@ def test_a_go_failure_is_placed_at_its_first_failing_check_not_a_log_line(tmp_pa
     (tmp_path / "format_test.go").write_text(GO_SOURCE.replace("t.Logf(", "check(t, "))
     settle_go_location(helper := parse_go_text(GO_OUTPUT).failures[0], tmp_path)
     assert helper.line == 4  # not a log call (a helper reporting at its caller's line): the first line stays
+
+
+def test_a_go_first_message_whose_source_is_unread_is_not_called_a_check(tmp_path):
+    """Without the source, the first of several messages may be a t.Log line: the facts do not call it a check."""
+    output = GO_OUTPUT.replace("<Nil> want: <nil>", "bad").replace("(*int8)<Nil> want: (*int8)<nil>", "worse")
+    unread = hint_for(parse_go_text(output).failures[0], tmp_path).text
+    assert "its first message at format_test.go:4" in unread and "the check at" not in unread, unread
+    (tmp_path / "format_test.go").write_text(GO_SOURCE)
+    failure = parse_go_text(output).failures[0]
+    settle_go_location(failure, tmp_path)
+    assert "the check at format_test.go:7 failed" in hint_for(failure, tmp_path).text
