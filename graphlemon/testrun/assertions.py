@@ -2,12 +2,14 @@
 
 Each dialect says which printed operand is expected, or does not: jest's `Expected:` / `Received:`,
 chai's `expected <actual> to equal <expected>`, node's `actual !== expected`, Go's `got X, want Y`
-and doctest's `Expected:` / `Got:` name their sides; pytest's `assert left == right` is read by
-pytest's own convention (the right side is expected) unless the assertion it printed says otherwise;
-Rust's `left:` / `right:` and unittest's `first != second` name no side. A printed Python assertion
-(pytest's `>` line, a traceback's quoted line) settles the sides when its operands do: a name such as
-`expected` / `want` against `actual` / `result`, one literal against a computed value (a literal
-is never what the code under test produced), or a directly parametrized argument of a pytest test (its
+and doctest's `Expected:` / `Got:` name their sides; pytest's `assert left == right`, Rust's
+`left:` / `right:` and unittest's `first != second` name no side (pytest's diff calls the right side
+"expected" only by its position: `assert six.u("ሴ") == six.unichr(0x1234)` has the code under test on the
+right). A printed Python assertion (pytest's `>` line, a traceback's quoted line) settles the sides when its
+operands do: a name such as `expected` / `want` against `actual` / `result`, one literal against a computed
+value (a literal is never what the code under test produced, nor is a builtin or a standard library value type
+applied to literals: `ord("l")`, `defaultdict(int, {"a": 1})`, `datetime(2011, 2, 1)`),
+a constant (`MAXSIZE`, `mod.LIMIT`) against a call, or a directly parametrized argument of a pytest test (its
 data, written in the test file) against an expression that calls code. unittest's abbreviated reprs (`'abc[58 chars]xyz'`)
 are not values: they are kept as printed and marked `shortened`.
 """
@@ -89,8 +91,8 @@ _DIALECTS: tuple[_Dialect, ...] = (
     (re.compile(r"^(?!.*\bassert )\s*(?:AssertionError: )?(?:(?:Lists|Tuples|Sets|Sequences|Dicts|Strings|Items) "
                 r"differ: )?(?P<g>\S.*?) != (?P<e>\S.*?)\s*$", re.M),
      "g", "e", ("first", "second"), None, "python"),
-    # pytest: "assert 500 == 401" (pytest's convention: the right side is expected)
-    (re.compile(r"assert (?P<g>.+?) == (?P<e>.+?)$", re.M), "g", "e", ("left", "right"), 1, "python"),
+    # pytest: "assert 500 == 401" (no side is expected: only the printed assertion settles them, `settled`)
+    (re.compile(r"assert (?P<g>.+?) == (?P<e>.+?)$", re.M), "g", "e", ("left", "right"), None, "python"),
     # rust: "  left: 500\n right: 401" (and the older "left: `500`,\n right: `401`"): no side is expected
     (re.compile(r"^\s*left:\s*`?(?P<g>.*?)`?,?\s*\n\s*right:\s*`?(?P<e>.*?)`?\s*$", re.M),
      "g", "e", ("left", "right"), None, "rust"),
@@ -354,6 +356,10 @@ def expected_operand(operands: tuple[ast.expr, ast.expr], data_names: tuple[str,
     literal = [_is_literal(node) for node in operands]
     if literal[0] != literal[1]:
         return 0 if literal[0] else 1
+    constant = [_is_constant(node) for node in operands]
+    for i in (0, 1):
+        if constant[i] and not literal[1 - i] and not constant[1 - i] and calls[1 - i]:
+            return i
     return None
 
 
@@ -369,12 +375,42 @@ def _role(node: ast.expr) -> str | None:
     return None
 
 
+def _is_constant(node: ast.expr) -> bool:
+    """A name written as a constant (`MAXSIZE`, `six.MAXSIZE`, `HTTPStatus.OK`): upper case, no call."""
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+    return name is not None and name.isupper() and not any(isinstance(n, ast.Call) for n in ast.walk(node))
+
+
+# Python's builtins and the standard library's value types that turn literals into a value (`ord("l")`,
+# `defaultdict(int, {"a": 1})`, `datetime(2011, 2, 1)`, `Decimal("1.5")`): never the code under test
+_BUILTIN_OF_LITERALS = frozenset({"ord", "chr", "int", "float", "str", "bytes", "bytearray", "bool", "complex", "tuple",
+                                  "list", "set", "frozenset", "dict", "len", "abs", "round", "repr"})  # fmt: skip
+_STDLIB_VALUES = frozenset({"defaultdict", "OrderedDict", "Counter", "deque", "Decimal", "Fraction", "datetime", "date",
+                            "time", "timedelta", "UUID"})  # fmt: skip
+_STDLIB_MODULES = frozenset({"collections", "decimal", "fractions", "datetime", "uuid"})
+_TYPE_NAMES = frozenset({"int", "float", "str", "bytes", "list", "dict", "set", "tuple", "bool"})  # `defaultdict(int)`
+
+
 def _is_literal(node: ast.expr) -> bool:
+    """A literal, or a builtin or a standard library value type applied to literals (`ord("l")`,
+    `defaultdict(int, {"the": 2})`)."""
+    if isinstance(node, ast.Call) and _value_maker(node.func):
+        return all(_is_literal(arg) or (isinstance(arg, ast.Name) and arg.id in _TYPE_NAMES) for arg in node.args) and all(
+            kw.arg is not None and _is_literal(kw.value) for kw in node.keywords
+        )
     try:
         ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return False
     return True
+
+
+def _value_maker(func: ast.expr) -> bool:
+    """`ord`, `defaultdict`, `collections.defaultdict`, `datetime.datetime`: a builtin or a standard library value type."""
+    if isinstance(func, ast.Name):
+        return func.id in _BUILTIN_OF_LITERALS or func.id in _STDLIB_VALUES
+    return (isinstance(func, ast.Attribute) and func.attr in _STDLIB_VALUES and isinstance(func.value, ast.Name)
+            and func.value.id in _STDLIB_MODULES)  # fmt: skip
 
 
 def identifier_words(text: str) -> list[str]:

@@ -88,7 +88,12 @@ class HintContext:
     @cached_property
     def explained(self) -> str:
         """pytest's `where` explanations: the expressions whose values the assertion compared (`total([1, 2])`)."""
-        return "\n".join(m["expr"] for m in _WHERE.finditer(f"{self.failure.message}\n{self.failure.detail}"))
+        return "\n".join(expr for _, expr in self.where_lines)
+
+    @property
+    def where_lines(self) -> list[tuple[str, str]]:
+        """pytest's `where` lines as (the value printed, the expression it is the value of)."""
+        return [(m["value"], m["expr"]) for m in _WHERE.finditer(f"{self.failure.message}\n{self.failure.detail}")]
 
 
 def statement_at(root: Path | None, file: str | None, line: int | None) -> str | None:

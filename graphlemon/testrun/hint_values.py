@@ -20,6 +20,7 @@ speaks, `value_facts` says where the values first differ and what each holds the
 
 from __future__ import annotations
 
+import ast
 import math
 import re
 import unicodedata
@@ -39,7 +40,7 @@ from .hint_premises import (
     code_words,
     data_boundary,
 )
-from .hint_text import TEXT_RULES
+from .hint_text import TEXT_RULES, char_name
 from .js_source import node_expected_argument
 from .result_models import TestFailure, ValueGrammar
 from .rust_source import literal_operand
@@ -179,6 +180,71 @@ def _accumulation(p: Pair) -> str | None:
     return code_words(p.ctx, ACCUMULATION_WORDS) if p.ctx is not None else None
 
 
+def _printed_length(p: Pair) -> tuple[int, str | bytes] | None:
+    """pytest explained one of the two numbers as `N = len(<a text or bytes as printed>)`: what was counted is
+    printed whole, so the number is that content's own length (`2 = len(b'\\xc3\\xbf')`)."""
+    found = numbers(p) if p.ctx is not None and not p.path and p.within is None else None
+    if found is None:
+        return None
+    for value, expr in p.ctx.where_lines:
+        counted = _len_argument(expr)
+        if counted is not None and value.strip() == str(len(counted)) and len(counted) in found:
+            return len(counted), counted
+    return None
+
+
+def _len_argument(expr: str) -> str | bytes | None:
+    """The text or bytes literal of `len(<literal>)`, else None."""
+    try:
+        node = ast.parse(expr.strip(), mode="eval").body
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len"
+                and len(node.args) == 1 and not node.keywords):  # fmt: skip
+            return None
+        value = ast.literal_eval(node.args[0])
+    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, str | bytes) else None
+
+
+def _not_printed_length(p: Pair) -> str | None:
+    return None if _printed_length(p) else "the count is not the length of a text the runner printed whole"
+
+
+def _encoded_length(p: Pair) -> tuple[int, int, str, str | bytes] | None:
+    """The counted text is printed and its UTF-8 form explains the other number: bytes whose characters (or a str
+    whose UTF-8 bytes) are as many as the other number; (its length, the other number, the text, what was counted)."""
+    found = _printed_length(p)
+    if found is None:
+        return None
+    length, counted = found
+    other = next(n for n in numbers(p) or () if n != length)
+    if isinstance(counted, bytes):
+        try:
+            text = counted.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        return (length, other, text, counted) if len(text) == other and not text.isascii() else None
+    encoded = len(counted.encode("utf-8", "surrogatepass"))
+    return (length, other, counted, counted) if encoded == other and not counted.isascii() else None
+
+
+def _encoded_says(p: Pair, numbers_: tuple[Any, Any], integers: bool, found: tuple[int, int, str, str | bytes]) -> str:
+    length, other, text, counted = found
+    shown = f"{other} is expected" if p.sided and numbers_[0] == other else f"the other value is {other}"
+    named = char_name(text) if len(text) == 1 else (
+        f"{_clip(repr(text), 40)} (its characters outside ASCII: "
+        f"{', '.join(char_name(c) for c in dict.fromkeys(c for c in text if not c.isascii()))})")  # fmt: skip
+    if isinstance(counted, bytes):
+        return (f"The length counts bytes: {_clip(repr(counted), 60)} is the UTF-8 encoding of {named}, "
+                f"{_count(length, 'byte')} for {_count(len(text), 'character')} ({shown}).")  # fmt: skip
+    return (f"The length counts characters: {named} is {_count(length, 'character')}, "
+            f"{_count(other, 'byte')} in UTF-8 ({shown}).")  # fmt: skip
+
+
+def _count(n: int, unit: str) -> str:
+    return f"{n} {unit}{'' if n == 1 else 's'}"
+
+
 ACCUMULATION = Premise("a count or a sum shown", "the code (the failing statement, the expressions the runner "
                        "explained, the test's name) or the data shows a count or a sum", _accumulation)  # fmt: skip
 BOUNDARY = Premise("a boundary shown", "the code (the failing statement, the expressions the runner explained, the "
@@ -269,7 +335,7 @@ def _shown_numbers(p: Pair, numbers: tuple[Any, Any]) -> str:
     return f" ({a} where {e} is expected)" if p.sided else f" ({p.labels[0]} {e}, {p.labels[1]} {a})"
 
 
-def _off_by_one(p: Pair, numbers: tuple[Any, Any], integers: bool, one: bool, why: str) -> str:
+def _off_by_one(p: Pair, numbers: tuple[Any, Any], integers: bool, one: bool, why: str, *_: Any) -> str:
     written = " (numbers written as text)" if isinstance(p.expected, str) else ""
     return f"Off by one{written}{_shown_numbers(p, numbers)}, where a count, an index or a range is involved ({why})."
 
@@ -580,8 +646,13 @@ VALUE_RULES: tuple[Rule[Pair], ...] = (
     Rule("cut off, not rounded", (SIDES, NUMBERS, _premise("one step below, rounds to it", "the produced number "
          "is one step of its last decimal below the expected one, which has fewer decimals and is the produced one "
          "rounded to them", _truncated)), _truncated_says),
+    Rule("a text's encoded length", (NUMBERS, INTEGERS, _premise("a printed text's UTF-8 length", "one number is "
+         "pytest's `len()` of a text or bytes printed whole, and the other is its length in the other unit (characters "
+         "of the bytes' UTF-8 text, bytes of the text's UTF-8 form)", _encoded_length)), _encoded_says),
     Rule("off by one", (NUMBERS, INTEGERS, _premise("one apart", "the integers differ by one",
-         lambda p: (n := numbers(p)) is not None and abs(n[0] - n[1]) == 1), BOUNDARY), _off_by_one),
+         lambda p: (n := numbers(p)) is not None and abs(n[0] - n[1]) == 1), BOUNDARY,
+         _premise("not a printed length", "the count is not pytest's `len()` of a text or bytes it printed whole (their "
+         "content, not the counting, is what differs)", _not_printed_length)), _off_by_one),
     Rule("stayed at zero", (SIDES, NUMBERS, _premise("zero produced", "the produced number is 0 and the expected "
          "one is not", lambda p: (n := numbers(p)) is not None and n[1] == 0), ACCUMULATION), _zero),
     Rule("sign inverted", (NUMBERS, _premise("opposite numbers", "the numbers are opposites",

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .go_source import unread_first_message
 from .hint_context import HintContext, error_type, short_path, source_frame
 from .hint_diff import DIFF_RULES, field_facts
 from .hint_http import HTTP_RULES
@@ -131,6 +132,8 @@ def _facts(ctx: HintContext, lead: str | None) -> str:
     location = f" at {short_path(f.file, ctx.root)}:{f.line}" if f.file and f.line else ""
     doc = doc_test(f.name)
     check = f"the doc test of `{doc.item}` (its example{location})" if doc else f"the check{location}"
+    if location and unread_first_message(f, ctx.root):  # a Go log line and an error line print alike
+        check = f"the test (its first message{location}, a log or an error line: its source was not read)"
     parts = [f"Facts only (no hint rule's conditions hold): {check} failed"]
     if lead:
         parts.append(f"{lead}")

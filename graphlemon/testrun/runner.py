@@ -91,12 +91,14 @@ def run_tests(
     )  # fmt: skip
     _relativise(result, root, run_dir)
     if result.failures:  # the hint rules (dozens of patterns) are loaded only for a run with failures
+        from .go_source import settle_go_location
         from .hints import hint_for
         from .js_source import settle_node_sides
 
         rules = variant.hint_rules() if variant is not None else ()
         for failure in result.failures:
             settle_node_sides(failure, root)  # node's argument positions, when the test's call shows the sides
+            settle_go_location(failure, root)  # a Go test's first failing check, not a t.Log line above it
             hint = hint_for(failure, root, rules)  # on the whole values
             failure.hint, failure.hint_confidence = hint.text, hint.confidence
             shorten_values(failure)

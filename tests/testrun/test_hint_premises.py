@@ -99,12 +99,15 @@ ERROR_COUNTERS: dict[tuple[str, str], HintContext] = {
 HTTP_EXAMPLES: dict[str, tuple[str, str]] = {"HTTP status": ("401", "500")}
 
 COUNT = "assert count_words(text) == 3"
+BYTES_COUNTED = "assert len(data) == 1\nE       assert 2 == 1\n +  where 2 = len(b'\\xc3\\xbf')"  # pytest's where line
+ASCII_COUNTED = "assert len(data) == 3\nE       assert 2 == 3\n +  where 2 = len(b'ab')"
 VALUE_EXAMPLES: dict[str, Pair] = {
     "nothing came back": pair("5", "None"),
     "something came back": pair("None", "<m.Item object at 0x1>"),
     "booleans flipped": pair("True", "False"),
     "nearly equal": pair("0.3", "0.30000000000000004"),
     "off by one": pair("3", "2", code=COUNT),
+    "a text's encoded length": pair("1", "2", code=BYTES_COUNTED),
     "stayed at zero": pair("3", "0", code=COUNT),
     "sign inverted": pair("5", "-5"),
     "doubled": pair("3", "6", code=COUNT),
@@ -193,6 +196,8 @@ def _value_counter(rule: str, premise: str) -> Pair:
         "reciprocals": pair("2", "0.4"), "a power of ten or 1024 apart": pair("1000", "2"), "another ending": pair("'13th'", "'14th'"),
         "a part added": pair("'foo and bar'", "'foo and bar, baz'"),
         "a part left out": pair("'foo and bar, baz'", "'foo and bar'"),
+        "a printed text's UTF-8 length": pair("1", "2", code=ASCII_COUNTED.replace("== 3", "== 1")),
+        "not a printed length": pair("3", "2", code=ASCII_COUNTED),
     }  # fmt: skip
     if premise == "empty produced":
         return pair("'abc'", "'ab'") if rule == "empty text" else pair("[1, 2]", "[1]")

@@ -187,8 +187,10 @@ def test_two_parts_swapped_around_a_separator_are_named_and_one_split_only():
 
 
 def test_go_absence_is_called_nil():
-    text = hint_for(_go_failure("Unwrap() error = <nil>, want test")).text
+    text = hint_for(_go_failure('Unwrap() error = <nil>, want "test"')).text
     assert "(nil)" in text and "None" not in text, text
+    text = hint_for(_go_failure("Unwrap() error = <nil>, want test")).text  # against printed text: `<nil>` as printed
+    assert "<nil> produced" in text and "None" not in text and "(nil)" not in text, text
 
 
 def _go_failure(message: str):

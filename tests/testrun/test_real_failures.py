@@ -54,10 +54,12 @@ PYTEST_PROJECT = {
             assert_equal("alpha", "beta")
 
         def test_long_strings():
-            assert "x" * 400 + "b" == "x" * 400 + "c"
+            result = "x" * 400 + "b"
+            assert result == "x" * 400 + "c"
 
         def test_long_lists():
-            assert list(range(100)) == list(range(99)) + [1000]
+            result = list(range(100))
+            assert result == list(range(99)) + [1000]
     """,
 }
 

@@ -95,8 +95,8 @@ def _failure_of(
 
 def _compared(values: Any) -> Compared | None:
     """The operands our plugin recorded: a doctest's wanted and printed output, or the two sides of a failing
-    `assert left == right` (whole values), read by pytest's convention (the right side is expected) unless
-    the assertion pytest printed says otherwise (`make_failure`)."""
+    `assert left == right` (whole values): no side is expected unless the assertion pytest printed settles
+    it (`make_failure`); pytest's own diff calls the right side "expected" only by its position."""
     if not isinstance(values, dict) or values.get("op") != "==":
         return None
     left, right = to_str(values.get("left")), to_str(values.get("right"))
@@ -105,7 +105,7 @@ def _compared(values: Any) -> Compared | None:
     if values.get("source") == "doctest":
         return sided(left, right, "python")
     data = tuple(str(n) for n in values.get("data") or () if isinstance(n, str))
-    return Compared(left, right, ("left", "right"), 1, "python", data_names=data)
+    return Compared(left, right, ("left", "right"), None, "python", data_names=data)
 
 
 def _add_collect_error(run: ParsedRun, nodeid: str, record: dict[str, Any]) -> None:
