@@ -23,7 +23,7 @@ eight real projects the corpus never used, planted and labelled from their nativ
 not read the hint code, frozen before the hint rules changed (heldout/native/ keeps the output each label was read
 from). Installed by `make fixtures` like the corpus; not part of pytest's suite; BENCH_SMOKE=1 does not run it.
 `--split heldout2` .. `--split heldout12`: the second to twelfth held-out splits (heldout2.json .. heldout12.json and their
-labels), made the same way by ten more red teams.
+labels), made the same way by eleven more red teams.
 """
 
 from __future__ import annotations
