@@ -22,8 +22,8 @@ BENCH_SMOKE=1: only the three local Python suites (a few seconds).
 eight real projects the corpus never used, planted and labelled from their native output by a red team that had
 not read the hint code, frozen before the hint rules changed (heldout/native/ keeps the output each label was read
 from). Installed by `make fixtures` like the corpus; not part of pytest's suite; BENCH_SMOKE=1 does not run it.
-`--split heldout2` .. `--split heldout11`: the second to eleventh held-out splits (heldout2.json .. heldout11.json and their
-labels), made the same way by ten more red teams.
+`--split heldout2` .. `--split heldout12`: the second to twelfth held-out splits (heldout2.json .. heldout12.json and their
+labels), made the same way by eleven more red teams.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ LABELS = ROOT / "tests" / "testrun" / "corpus" / "labels.json"
 CORPUS = ROOT / "tests" / "testrun" / "corpus"
 HELDOUT_SPLITS = {
     name: (CORPUS / f"{name}.json", CORPUS / f"{name}_labels.json")
-    for name in ("heldout", *(f"heldout{n}" for n in range(2, 12)))
+    for name in ("heldout", *(f"heldout{n}" for n in range(2, 13)))
 }
 SMOKE_SUITES = ("py-reprs", "py-numeric", "py-doctest")
 # the generic fallbacks of a checkout that has no `hint_confidence`: they state no finding, so they are facts
@@ -182,7 +182,7 @@ def _dumped(failure: dict, labels: dict) -> dict:
 
 
 def heldout_suites(corpus, split: str = "heldout") -> list:
-    """A held-out split's suites (heldout.json .. heldout11.json) as the corpus's Suite records: every plant applied, in order."""
+    """A held-out split's suites (heldout.json .. heldout12.json) as the corpus's Suite records: every plant applied, in order."""
     suites = []
     for s in json.loads(HELDOUT_SPLITS[split][0].read_text(encoding="utf-8"))["suites"]:
         (file, before, after), *more = s["plants"]
@@ -204,7 +204,7 @@ def main() -> None:
         "--split",
         choices=("corpus", *HELDOUT_SPLITS),
         default="corpus",
-        help="corpus: the labelled real-suite corpus (default); heldout .. heldout11: the frozen held-out splits",
+        help="corpus: the labelled real-suite corpus (default); heldout .. heldout12: the frozen held-out splits",
     )
     parser.add_argument("--dump", type=Path, help="write every failure's hint, facts and verdict to this JSON file")
     parser.add_argument("suites", nargs="*", help="suite ids (default: all; BENCH_SMOKE=1: the local Python ones)")
