@@ -40,9 +40,11 @@ ROOT = Path(__file__).resolve().parents[1]
 LABELS = ROOT / "tests" / "testrun" / "corpus" / "labels.json"
 # the held-out splits: split name -> (its suites and packages, its frozen labels)
 CORPUS = ROOT / "tests" / "testrun" / "corpus"
+# every split beside the corpus (heldout.json, heldout2.json, ..: a new split's files are found by their names)
 HELDOUT_SPLITS = {
-    name: (CORPUS / f"{name}.json", CORPUS / f"{name}_labels.json")
-    for name in ("heldout", *(f"heldout{n}" for n in range(2, 13)))
+    path.stem: (path, CORPUS / f"{path.stem}_labels.json")
+    for path in sorted(CORPUS.glob("heldout*.json"), key=lambda p: (len(p.stem), p.stem))
+    if not path.stem.endswith("_labels")
 }
 SMOKE_SUITES = ("py-reprs", "py-numeric", "py-doctest")
 # the generic fallbacks of a checkout that has no `hint_confidence`: they state no finding, so they are facts
@@ -204,7 +206,7 @@ def main() -> None:
         "--split",
         choices=("corpus", *HELDOUT_SPLITS),
         default="corpus",
-        help="corpus: the labelled real-suite corpus (default); heldout .. heldout12: the frozen held-out splits",
+        help=f"corpus: the labelled real-suite corpus (default); heldout .. {[*HELDOUT_SPLITS][-1]}: the frozen held-out splits",
     )
     parser.add_argument("--dump", type=Path, help="write every failure's hint, facts and verdict to this JSON file")
     parser.add_argument("suites", nargs="*", help="suite ids (default: all; BENCH_SMOKE=1: the local Python ones)")

@@ -61,9 +61,11 @@ fi
 corpus=tests/testrun/corpus
 cache=$corpus/.cache
 mkdir -p "$cache"
-# heldout.json .. heldout12.json: the held-out splits of bench_hint_quality.py (`--split heldout`, `--split
-# heldout2`, .. `--split heldout12`), installed the same way
-python3 - "$corpus/corpus.json" "$corpus/heldout.json" "$corpus/heldout2.json" "$corpus/heldout3.json" "$corpus/heldout4.json" "$corpus/heldout5.json" "$corpus/heldout6.json" "$corpus/heldout7.json" "$corpus/heldout8.json" "$corpus/heldout9.json" "$corpus/heldout10.json" "$corpus/heldout11.json" "$corpus/heldout12.json" <<'PY' | while IFS=$'\t' read -r registry name version source dev drop; do
+# heldout*.json (not their *_labels.json): the held-out splits of bench_hint_quality.py (`--split heldout`,
+# `--split heldout2`, ..), installed the same way; a new split's file is found by its name
+splits=("$corpus/corpus.json")
+for f in "$corpus"/heldout*.json; do [[ $f == *_labels.json ]] || splits+=("$f"); done
+python3 - "${splits[@]}" <<'PY' | while IFS=$'\t' read -r registry name version source dev drop; do
 import json, sys
 for p in [p for f in sys.argv[1:] for p in json.load(open(f))["packages"]]:
     print("\t".join([p["registry"], p["name"], p["version"], p.get("source", "-"),
@@ -133,7 +135,7 @@ PY
       ;;
   esac
   # `files`: what the package's repository has beside it but the archive leaves out (a monorepo's test config)
-  python3 - "$name" "$dest" "$corpus/corpus.json" "$corpus/heldout.json" "$corpus/heldout2.json" "$corpus/heldout3.json" "$corpus/heldout4.json" "$corpus/heldout5.json" "$corpus/heldout6.json" "$corpus/heldout7.json" "$corpus/heldout8.json" "$corpus/heldout9.json" "$corpus/heldout10.json" "$corpus/heldout11.json" "$corpus/heldout12.json" <<'PY'
+  python3 - "$name" "$dest" "${splits[@]}" <<'PY'
 import json, pathlib, sys
 for p in [p for f in sys.argv[3:] for p in json.load(open(f))["packages"]]:
     if p["name"] == sys.argv[1]:
