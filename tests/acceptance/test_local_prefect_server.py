@@ -39,8 +39,15 @@ def _wait_stopped(directory: Path, pid: int, within_s: float) -> float:
 
 @pytest.mark.system
 @pytest.mark.slow
-def test_started_once_reused_then_stopped_and_idle_only_without_live_leases(tmp_path):
+def test_started_once_reused_stopped_when_idle_then_graphlemon_run_starts_it_once_and_reuses_it(tmp_path):
+    """One server folder through its life: `graphlemon server` commands, then `graphlemon run`s. The runs come after
+    the server stopped with its database kept (a first start creates the database: tens of seconds, paid once)."""
     config = tmp_path / "config"
+    _started_once_reused_then_stopped_and_idle_only_without_live_leases(config)
+    _graphlemon_run_starts_the_local_server_once_and_the_next_run_reuses_it(config, tmp_path)
+
+
+def _started_once_reused_then_stopped_and_idle_only_without_live_leases(config: Path) -> None:
     env = {**os.environ, "GRAPHLEMON_CONFIG_DIR": str(config), "GRAPHLEMON_PREFECT_SERVER_IDLE_MINUTES": "0.1"}
     both = [subprocess.Popen([*GRAPHLEMON, "server", "start", "--json"], env=env, stdout=subprocess.PIPE, text=True)
             for _ in range(2)]  # two commands at once, the server not yet started: one server for both  # fmt: skip
@@ -214,16 +221,13 @@ def test_a_503_that_says_when_to_come_back_is_passed_on_at_once():
     assert status == 503 and len(locked.bodies) == 1
 
 
-@pytest.mark.system
-@pytest.mark.slow
-def test_graphlemon_run_starts_the_local_server_once_and_the_next_run_reuses_it(tmp_path):
+def _graphlemon_run_starts_the_local_server_once_and_the_next_run_reuses_it(config: Path, tmp_path: Path) -> None:
     """Two `graphlemon run`s with no Prefect API configured: one local server for both, each run recorded in it
     under its task's name; `GRAPHLEMON_PREFECT_SERVER=temporary` leaves it out (Prefect's temporary server)."""
     from prefect.client.orchestration import get_client
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
-    config = tmp_path / "config"
-    env = {**os.environ, "GRAPHLEMON_CONFIG_DIR": str(config)}
+    env = {**os.environ, "GRAPHLEMON_CONFIG_DIR": str(config)}  # the server stopped: the first run starts it
 
     def run(project, **extra: str) -> dict:
         out = subprocess.run([*GRAPHLEMON, "run", "Build calc", "--project", str(project.root), "--playbook",
