@@ -181,6 +181,19 @@ def data_boundary(*texts: str | None) -> str | None:
     return None
 
 
+# --- an exception check -------------------------------------------------------------------------------
+
+# the failed check's operator as its reporter names it in the failure's block (tape's, TAP YAML's `operator: throws`)
+_EXCEPTION_CHECK = re.compile(r"^operator: ['\"]?(?P<op>throws|rejects)['\"]?$", re.M)
+
+
+def exception_check(ctx: HintContext) -> str | None:
+    """The reporter says the failed check is an exception check (`throws`, `rejects`): its expected is what should be
+    thrown and its actual what was thrown (or, tape's doesNotThrow, the error caught), never values the code returned."""
+    found = _EXCEPTION_CHECK.search(ctx.failure.detail)
+    return found["op"] if found else None
+
+
 # --- the runtime's voice -------------------------------------------------------------------------------
 
 # a failed comparison: the words in it are the compared values', not an error the runtime raised

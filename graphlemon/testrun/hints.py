@@ -25,7 +25,7 @@ from .go_source import unread_first_message
 from .hint_context import HintContext, error_type, short_path, source_frame
 from .hint_diff import DIFF_RULES, field_facts
 from .hint_http import HTTP_RULES
-from .hint_premises import Rule
+from .hint_premises import Rule, exception_check
 from .hint_raised import FIRST_RULES, LAST_RULES, raised
 from .hint_rules import ERROR_RULES
 from .hint_values import VALUE_RULES, operand_pair, value_facts, value_hint
@@ -80,7 +80,7 @@ def _first(rules: Sequence[Rule[HintContext]], ctx: HintContext) -> str | None:
 
 def _value_hint(ctx: HintContext) -> str | None:
     pair = operand_pair(ctx.failure, ctx)
-    if pair is None:
+    if pair is None or exception_check(ctx):  # what should be thrown and what was: no rule over two values
         return None
     try:
         return value_hint(pair)

@@ -178,6 +178,55 @@ def test_tapes_values_are_object_inspect_text_not_yaml():
     assert "The separator is '_' where ',' is expected (one place: '1_000' where '1,000' is expected)" in hint.text
 
 
+TAPE_THROWS = """TAP version 13
+# bad values
+not ok 1 undefined is not an object
+  ---
+    operator: throws
+    expected: |-
+      [Function: TypeError]
+    actual: |-
+      undefined
+    at: Test.<anonymous> (/p/test/impl.js:13:15)
+  ...
+not ok 2 a string thrown
+  ---
+    operator: throws
+    expected: |-
+      [Function: TypeError]
+    actual: |-
+      'undefined'
+    at: Test.<anonymous> (/p/test/impl.js:14:15)
+  ...
+not ok 3 should not throw
+  ---
+    operator: throws
+    expected: undefined
+    actual: |-
+      [RangeError: bad]
+    at: Test.<anonymous> (/p/test/impl.js:15:15)
+  ...
+
+1..3
+# tests 3
+# pass  0
+# fail  3
+"""
+
+
+def test_a_throws_checks_undefined_actual_is_nothing_thrown_not_a_returned_value():
+    """tape's `throws` prints what was thrown as `actual`: a bare `undefined` is nothing thrown (the call's return
+    value is not printed), so "the code produced nothing" would be false; a quoted 'undefined' is a thrown string, and
+    doesNotThrow's actual (same operator) is the error it caught: facts there, not "a value came back"."""
+    nothing, thrown_string, caught = parse_tap(TAPE_THROWS).failures
+    hint = hint_for(nothing)
+    assert hint.confidence == "specific", hint
+    assert hint.text.startswith("Nothing was thrown where the test expects an exception ([Function: TypeError])"), hint
+    assert "produced nothing" not in hint.text and "/p/test/impl.js:13" in hint.text
+    for other in (thrown_string, caught):  # what should be thrown and what was: no rule over two values speaks
+        assert hint_for(other).confidence == "facts", hint_for(other)
+
+
 # 5. numbers only where the test's language reads numbers -------------------------------------------------
 
 GO = """=== RUN   TestThousands
