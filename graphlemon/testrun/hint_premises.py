@@ -132,11 +132,12 @@ ACCUMULATION_WORDS = BOUNDARY_WORDS | {"sum", "sums", "total", "totals", "add", 
 
 
 def code_words(ctx: HintContext, vocabulary: frozenset[str]) -> str | None:
-    """Words of `vocabulary` in the code on the failing path, the expressions pytest explained, the runner's message
-    (in these two, the names only: the values' reprs and quoted texts are data) or the test's own name (`len(...)`,
-    `countHashes(...)`, `toHaveLength`, `'counts every #'`)."""
+    """Words of `vocabulary` in the failing check itself: the code on the failing path, the expressions pytest
+    explained, the runner's message (in these two, the names only: the values' reprs and quoted texts are data)
+    (`len(...)`, `countHashes(...)`, `toHaveLength`). Never the test's name alone: `decode_to_slice` names what
+    the test is about, not that the two numbers it compares are a count or an index."""
     for where, text in (("code", ctx.code), ("call", names_of(ctx.explained)),
-                        ("message", names_of(ctx.failure.message)), ("name", test_name(ctx.failure.name))):  # fmt: skip
+                        ("message", names_of(ctx.failure.message))):  # fmt: skip
         words = set(identifier_words(text)) & vocabulary
         if words:
             return f"{where}: {', '.join(sorted(words))}"
@@ -165,12 +166,11 @@ def code_boundary(ctx: HintContext) -> str | None:
     return code_words(ctx, BOUNDARY_WORDS)
 
 
-def test_name(name: str) -> str:
-    """The test's own name, without its file or module (`tests/test_bounds.py::test_min` → `test_min`)."""
-    leaf = name.rsplit("::", 1)[-1]
-    if " " not in leaf and "." in leaf:  # a dotted id: tests.test_x.Case.test_y
-        leaf = leaf.rsplit(".", 1)[-1]
-    return leaf
+# a collection the code names as one of counts, lengths, indexes (`lengths(words)`, `offsets`): its items are counts
+COLLECTION_OF_COUNTS: frozenset[str] = frozenset({
+    "counts", "lengths", "sizes", "quantities", "indexes", "indices", "offsets", "positions", "ranges", "bounds",
+    "limits",
+})  # fmt: skip
 
 
 def data_boundary(*texts: str | None) -> str | None:

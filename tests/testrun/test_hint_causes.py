@@ -9,6 +9,7 @@ import pytest
 from graphlemon.testrun import run_tests
 from graphlemon.testrun.hints import hint_for
 from graphlemon.testrun.parsers.cargo_text import parse_cargo_text
+from graphlemon.testrun.parsers.common import make_failure
 from graphlemon.testrun.parsers.go_text import parse_go_text
 from graphlemon.testrun.parsers.tap import parse_tap
 from graphlemon.testrun.value_types import parse_pair, parse_value
@@ -107,6 +108,58 @@ def test_numbers_one_apart_without_a_boundary_are_facts(pytest_run, name):
 def test_numbers_one_apart_in_a_count_are_off_by_one(pytest_run):
     failure = by_name(pytest_run, "tests/test_shop.py::test_counts_words")
     assert failure.hint_confidence == "specific" and "Off by one (2 where 3 is expected)" in failure.hint
+
+
+DOC_TEST = """
+running 1 test
+test src/lib.rs - decode_to_slice (line 307) ... FAILED
+
+failures:
+
+---- src/lib.rs - decode_to_slice (line 307) stdout ----
+Test executable failed (exit status: 101).
+
+stderr:
+
+thread 'main' panicked at src/lib.rs:7:1:
+assertion `left == right` failed
+  left: [108, 105, 119, 105]
+ right: [107, 105, 119, 105]
+
+
+failures:
+    src/lib.rs - decode_to_slice (line 307)
+
+test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.11s
+"""
+
+
+def _pytest_assert(name: str, statement: str, explanation: str):
+    detail = f">       {statement}\nE       AssertionError: {explanation}\n\ntest_x.py:9: AssertionError"
+    return make_failure(f"test_x.py::{name}", file="test_x.py", line=9, message=f"AssertionError: {explanation}",
+                        detail=detail)  # fmt: skip
+
+
+def test_a_boundary_word_in_the_tests_name_alone_is_no_boundary():
+    """A doc test named `decode_to_slice` compares decoded bytes: 108 for 107 is a wrong byte, not a count; nor is a
+    number one apart a count because the test's name says `len` — the failing check must show it."""
+    (doc,) = parse_cargo_text(DOC_TEST).failures
+    hint = hint_for(doc)
+    assert hint.confidence == "facts" and "Off by one" not in hint.text and "108" in hint.text, hint
+    named = _pytest_assert("test_slice_len", "assert parse(text) == 3", "assert 2 == 3")
+    assert "Off by one" not in hint_for(named).text, hint_for(named)
+    counted = _pytest_assert("test_parse", "assert len(parse(text)) == 3", "assert 2 == 3")
+    assert "Off by one (2 where 3 is expected)" in hint_for(counted).text, hint_for(counted)
+
+
+def test_items_of_a_sequence_are_counts_only_when_the_code_names_a_collection_of_counts():
+    """A boundary word in the code names the collection (`decode_to_slice(...)`), not its items; `lengths(...)`
+    says the items are lengths."""
+    data = _pytest_assert("test_it", "assert decode_to_slice(b'6b69') == [107, 105]",
+                          "assert [108, 105] == [107, 105]")  # fmt: skip
+    assert "Off by one" not in hint_for(data).text, hint_for(data)
+    counts = _pytest_assert("test_it", "assert lengths(words) == [3, 4]", "assert [3, 5] == [3, 4]")
+    assert "Off by one" in hint_for(counts).text and "code: lengths" in hint_for(counts).text, hint_for(counts)
 
 
 # 4. each reporter's format read with its own grammar ---------------------------------------------------
