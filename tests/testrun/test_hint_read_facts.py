@@ -204,3 +204,26 @@ def test_a_str_and_its_bytes_are_named_as_such_either_way():
     assert unsided is not None and "as a str in the first value and as bytes in the second" in unsided
     assert "came back as bytes where a str is expected" in (value_hint(pair_of("'abc'", "b'abc'", "python")) or "")
     assert "same text" not in (value_hint(pair_of("'abd'", "b'abc'", "python")) or "")  # another text: not this rule
+
+
+# pytest's containment check: both operands printed --------------------------------------------------------
+
+_IN_CHECK = ("assert 'Error(func=between' in \"Error(func=<function between at 0x7f28>, args={'value': 3})\"\n"
+             " +  where \"Error(func=<function between at 0x7f28>, args={'value': 3})\" = repr(Error(func=<function "
+             "between at 0x7f28>, args={'value': 3}))")  # fmt: skip
+
+
+def _pytest_check(statement: str, message: str) -> object:
+    detail = f">       {statement}\nE       " + message.replace("\n", "\nE       ") + "\n\ntests/test_x.py:9: AssertionError"
+    return make_failure("tests/test_x.py::test_it", file="tests/test_x.py", line=9, message=message, detail=detail)
+
+
+def test_a_containment_check_pytest_printed_is_quoted_not_called_unreported():
+    """`assert a in b`: no rule over two values reads it, but pytest printed both operands — the facts quote them
+    (before: "the values it checks were not reported")."""
+    hint = hint_for(_pytest_check("assert wanted in repr(err)", _IN_CHECK))
+    assert hint.confidence == "facts" and "were not reported" not in hint.text, hint
+    assert "pytest printed its operands: «assert 'Error(func=between' in \"Error(func=<function between" in hint.text
+    # a bare truth value printed (`assert <value>`) is no comparison: still "not reported"
+    bare = hint_for(_pytest_check("assert check(x)", "assert <m.Result object at 0x1>"))
+    assert "were not reported" in bare.text and "pytest printed its operands" not in bare.text, bare
