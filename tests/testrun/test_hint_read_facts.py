@@ -227,3 +227,25 @@ def test_a_containment_check_pytest_printed_is_quoted_not_called_unreported():
     # a bare truth value printed (`assert <value>`) is no comparison: still "not reported"
     bare = hint_for(_pytest_check("assert check(x)", "assert <m.Result object at 0x1>"))
     assert "were not reported" in bare.text and "pytest printed its operands" not in bare.text, bare
+
+
+# tape: a value holding raw Unicode line and paragraph separators ---------------------------------------------
+
+_TAPE_SEPARATORS = (
+    "TAP version 13\n# trims\nnot ok 1 all whitespace is trimmed\n  ---\n    operator: equal\n    expected: 'a'\n"
+    "    actual:   '\\n\\x0B\\f\\r \u00a0\u2028\u2029\u0085\u3000a'\n    at: Test.<anonymous> (/p/test/t.js:11:6)\n"
+    "  ...\n\n1..1\n# tests 1\n# pass  0\n# fail  1\n"
+)
+
+
+def test_a_tape_value_with_raw_unicode_separators_is_one_line_of_its_block():
+    """U+2028, U+2029, U+0085 printed raw inside a value are the value's characters, not TAP line ends (before: the
+    block was cut there, and the failure lost its file, line and values)."""
+    (failure,) = parse_tap(_TAPE_SEPARATORS).failures
+    assert (failure.file, failure.line, failure.expected) == ("/p/test/t.js", 11, "'a'"), failure
+    assert failure.got == "'\\n\\x0B\\f\\r \u00a0\u2028\u2029\u0085\u3000a'"
+    # object-inspect's escapes read as JavaScript's: `\x0B` a vertical tab, `\f` a form feed (never `x0B`, `f`)
+    assert parse_value(failure.got, "js") == "\n\x0b\x0c\r \u00a0\u2028\u2029\u0085\u3000a"
+    hint = hint_for(failure)  # every character added is whitespace: the whitespace rule reads them all
+    assert hint.confidence == "specific" and "differs only in whitespace" in hint.text, hint
+    assert "'\\n\\x0b\\x0c\\r \\xa0\\u2028\\u2029\\x85\\u3000a' where 'a' is expected" in hint.text, hint
