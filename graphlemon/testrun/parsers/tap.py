@@ -163,7 +163,7 @@ def _is_tape_block(raw: str | None) -> bool:
 
 
 def tap_lines(text: str) -> list[str]:
-    """TAP's lines: split at its line ends (`\n`, `\r\n`) only. A value printed raw may hold characters str.splitlines
+    r"""TAP's lines: split at its line ends (`\n`, `\r\n`) only. A value printed raw may hold characters str.splitlines
     also breaks at (U+2028, U+2029, U+0085, \x0b, \x0c, \x1c-\x1e): they are the value's, not line ends."""
     return [line.removesuffix("\r") for line in text.split("\n")]
 
