@@ -8,6 +8,7 @@ the runner printed it, and two facts a reader cannot see (a look-alike character
 from __future__ import annotations
 
 import json
+import unittest
 
 from graphlemon.testrun.hints import hint_for
 from graphlemon.testrun.parsers.common import make_failure
@@ -249,3 +250,37 @@ def test_a_tape_value_with_raw_unicode_separators_is_one_line_of_its_block():
     hint = hint_for(failure)  # every character added is whitespace: the whitespace rule reads them all
     assert hint.confidence == "specific" and "differs only in whitespace" in hint.text, hint
     assert "'\\n\\x0b\\x0c\\r \\xa0\\u2028\\u2029\\x85\\u3000a' where 'a' is expected" in hint.text, hint
+
+
+# unittest: two abbreviated multi-line strings, read whole from its ndiff ------------------------------------
+
+
+def _unittest_message(first: str, second: str) -> str:
+    """unittest's own message for assertEqual(first, second) (its abbreviation and its ndiff of the lines)."""
+    try:
+        unittest.TestCase().assertEqual(first, second)
+    except AssertionError as error:
+        return f"AssertionError: {error}"
+    raise AssertionError("the two texts are equal")
+
+
+def test_abbreviated_multi_line_strings_are_read_whole_from_unittests_ndiff():
+    """A last line without a line end runs into the next ndiff line (`- </a>+  </a>? +`): the reading whose reprs
+    both abbreviations shorten is the only one taken (before: "abbreviated, so they are not known")."""
+    lines = ['<?xml version="1.0" encoding="utf-8"?>', "<a>", "....<b>", "........<c>1</c>", "........<c>2</c>"]
+    first = "\n".join([*lines, "....</b>", "....<b>3</b>", "</a>"])
+    second = "\n".join([*lines, ".... </b>", "....<b>3</b>", " </a>"])
+    message = _unittest_message(first, second)
+    assert "[54 chars]" in message and "- </a>+  </a>? +" in message  # unittest's own run-together line
+    pytest_detail = "\n".join(f"E       {line}" for line in message.splitlines())  # pytest's `E` column
+    for detail in ("", pytest_detail):
+        failure = make_failure("tests/test_x.py::T::test_it", file="tests/test_x.py", line=9, message=message,
+                               detail=detail)  # fmt: skip
+        assert failure.operands is not None and not failure.operands.shortened, failure.operands
+        assert (failure.operands.first, failure.operands.second) == (repr(first), repr(second))
+        hint = hint_for(failure)
+        assert hint.confidence == "specific" and "differs only in whitespace" in hint.text, hint
+    # an abbreviation no reading reproduces (a count changed) keeps the values unknown
+    altered = message.replace("[54 chars]", "[53 chars]", 1)
+    failure = make_failure("tests/test_x.py::T::test_it", message=altered)
+    assert failure.operands is not None and failure.operands.shortened, failure.operands
