@@ -309,6 +309,7 @@ def _whole_from_diff(compared: Compared, printed: str) -> tuple[str, str] | None
 
 _NDIFF_LINE = re.compile(r"^(?:  |[-+?] )")
 _NDIFF_MARK = re.compile(r"(?=(?:  |[-+?] ))")
+_MAX_MARKS, _MAX_NDIFF_LINES = 24, 2000  # bounds on the readings tried: at most 3 lines x 300 splits of 2000 lines
 
 
 def _whole_from_ndiff(compared: Compared, printed: str, at: int) -> tuple[str, str] | None:
@@ -332,6 +333,8 @@ def _ndiff_readings(block: list[str], cut: int) -> Iterator[tuple[str, str]]:
     """The two texts (as reprs) of the ndiff lines `block`, the line at `cut` read as one to three run-together
     lines (split where a mark begins), every other line as one line with its line end."""
     marks = [m.start() for m in _NDIFF_MARK.finditer(block[cut])][1:]
+    if len(marks) > _MAX_MARKS or len(block) > _MAX_NDIFF_LINES:  # read as printed, one line each: no reading tried
+        marks = []
     for count in range(3):
         for points in itertools.combinations(marks, count):
             edges = (0, *points, len(block[cut]))
