@@ -74,7 +74,7 @@ def pytest_collection_modifyitems(config, items):
             _join_group(item, _group(item))
     # the Prefect stack's tests run one after the other: in one process last (its workers poll the server only while
     # they are needed); over xdist workers first, the longest group, while the other worker takes the rest
-    items.sort(key=lambda item: ("prefect_stack" in item.fixturenames) != grouped)
+    items.sort(key=lambda item: _on_stack(item) != grouped)
 
 
 def pytest_configure(config):
@@ -83,10 +83,19 @@ def pytest_configure(config):
         config.option.loadscopereorder = False
 
 
+# session fixtures a test of the Prefect stack also uses: their tests run on the stack's worker, so each is made once
+# (`snake_run`, the demo story through Prefect, took 50-90 s on each worker that made it)
+STACK_SHARED = frozenset({"prefect_stack", "snake_run"})
+
+
+def _on_stack(item) -> bool:
+    return not STACK_SHARED.isdisjoint(item.fixturenames)
+
+
 def _group(item) -> str:
     """A test module runs on one worker (its module-scoped console and Chromium start once); so does every test of
-    the Prefect stack (its deployments and workers start once)."""
-    return "prefect-stack" if "prefect_stack" in item.fixturenames else item.nodeid.split("::")[0]
+    the Prefect stack (its deployments and workers start once), and every test of a session fixture it shares."""
+    return "prefect-stack" if _on_stack(item) else item.nodeid.split("::")[0]
 
 
 def _join_group(item, group: str) -> None:

@@ -20,6 +20,7 @@ import ast
 import itertools
 import re
 import textwrap
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from .output_text import clip
@@ -299,11 +300,53 @@ def _whole_from_diff(compared: Compared, printed: str) -> tuple[str, str] | None
     minus = [m["text"] for m in map(_DIFF_SIDE.match, block) if m and m["mark"] == "-"]
     plus = [m["text"] for m in map(_DIFF_SIDE.match, block) if m and m["mark"] == "+"]
     if len(minus) != 1 or len(plus) != 1:
-        return None
+        return _whole_from_ndiff(compared, printed, at)
     first, second = repr(minus[0]), repr(plus[0])
     if not (_shortens(compared.first, first) and _shortens(compared.second, second)):
-        return None
+        return _whole_from_ndiff(compared, printed, at)
     return first, second
+
+
+_NDIFF_LINE = re.compile(r"^(?:  |[-+?] )")
+_NDIFF_MARK = re.compile(r"(?=(?:  |[-+?] ))")
+_MAX_MARKS, _MAX_NDIFF_LINES = 24, 2000  # bounds on the readings tried: at most 3 lines x 300 splits of 2000 lines
+
+
+def _whole_from_ndiff(compared: Compared, printed: str, at: int) -> tuple[str, str] | None:
+    """Two multi-line strings: unittest prints the ndiff of their lines (`  ` both, `- ` the first's, `+ ` the
+    second's, `? ` a guide), each line with its own line end, so a last line without one runs into the next
+    (`- </a>+  </a>? +`). The whole values are the lines read back, taken only when exactly one reading of
+    the run-together lines gives two texts whose reprs both abbreviations shorten."""
+    start = printed.rfind("\n", 0, at) + 1
+    margin = "E       " if printed.startswith("E       ", start) else ""  # pytest's `E` column
+    block: list[str] = []
+    for line in printed[at:].split("\n")[1:]:
+        if not line.startswith(margin) or not _NDIFF_LINE.match(line[len(margin) :]):
+            break
+        block.append(line[len(margin) :])
+    found = {whole for cut in range(max(0, len(block) - 3), len(block)) for whole in _ndiff_readings(block, cut)
+             if _shortens(compared.first, whole[0]) and _shortens(compared.second, whole[1])}
+    return found.pop() if len(found) == 1 else None
+
+
+def _ndiff_readings(block: list[str], cut: int) -> Iterator[tuple[str, str]]:
+    """The two texts (as reprs) of the ndiff lines `block`, the line at `cut` read as one to three run-together
+    lines (split where a mark begins), every other line as one line with its line end."""
+    marks = [m.start() for m in _NDIFF_MARK.finditer(block[cut])][1:]
+    if len(marks) > _MAX_MARKS or len(block) > _MAX_NDIFF_LINES:  # read as printed, one line each: no reading tried
+        marks = []
+    for count in range(3):
+        for points in itertools.combinations(marks, count):
+            edges = (0, *points, len(block[cut]))
+            pieces = [block[cut][a:b] for a, b in itertools.pairwise(edges)]
+            if any(piece.startswith("? ") for piece in pieces[:-1]):
+                continue  # a guide line always ends its line
+            items = [*(line + "\n" for line in block[:cut]), *(p for p in pieces[:-1]), pieces[-1] + "\n",
+                     *(line + "\n" for line in block[cut + 1 :])]  # fmt: skip
+            first = "".join(item[2:] for item in items if item[:2] in ("  ", "- "))
+            second = "".join(item[2:] for item in items if item[:2] in ("  ", "+ "))
+            yield repr(first), repr(second)
+            yield repr(first.removesuffix("\n")), repr(second.removesuffix("\n"))
 
 
 def _shortens(printed: str, whole: str) -> bool:

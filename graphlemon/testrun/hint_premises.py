@@ -132,11 +132,12 @@ ACCUMULATION_WORDS = BOUNDARY_WORDS | {"sum", "sums", "total", "totals", "add", 
 
 
 def code_words(ctx: HintContext, vocabulary: frozenset[str]) -> str | None:
-    """Words of `vocabulary` in the code on the failing path, the expressions pytest explained, the runner's message
-    (in these two, the names only: the values' reprs and quoted texts are data) or the test's own name (`len(...)`,
-    `countHashes(...)`, `toHaveLength`, `'counts every #'`)."""
+    """Words of `vocabulary` in the failing check itself: the code on the failing path, the expressions pytest
+    explained, the runner's message (in these two, the names only: the values' reprs and quoted texts are data)
+    (`len(...)`, `countHashes(...)`, `toHaveLength`). Never the test's name alone: `decode_to_slice` names what
+    the test is about, not that the two numbers it compares are a count or an index."""
     for where, text in (("code", ctx.code), ("call", names_of(ctx.explained)),
-                        ("message", names_of(ctx.failure.message)), ("name", test_name(ctx.failure.name))):  # fmt: skip
+                        ("message", names_of(ctx.failure.message))):  # fmt: skip
         words = set(identifier_words(text)) & vocabulary
         if words:
             return f"{where}: {', '.join(sorted(words))}"
@@ -165,12 +166,11 @@ def code_boundary(ctx: HintContext) -> str | None:
     return code_words(ctx, BOUNDARY_WORDS)
 
 
-def test_name(name: str) -> str:
-    """The test's own name, without its file or module (`tests/test_bounds.py::test_min` → `test_min`)."""
-    leaf = name.rsplit("::", 1)[-1]
-    if " " not in leaf and "." in leaf:  # a dotted id: tests.test_x.Case.test_y
-        leaf = leaf.rsplit(".", 1)[-1]
-    return leaf
+# a collection the code names as one of counts, lengths, indexes (`lengths(words)`, `offsets`): its items are counts
+COLLECTION_OF_COUNTS: frozenset[str] = frozenset({
+    "counts", "lengths", "sizes", "quantities", "indexes", "indices", "offsets", "positions", "ranges", "bounds",
+    "limits",
+})  # fmt: skip
 
 
 def data_boundary(*texts: str | None) -> str | None:
@@ -179,6 +179,19 @@ def data_boundary(*texts: str | None) -> str | None:
         if text and (_DATA_RANGE.search(text) or _DATA_COUNT.search(text)):
             return "the data shows a range or a count"
     return None
+
+
+# --- an exception check -------------------------------------------------------------------------------
+
+# the failed check's operator as its reporter names it in the failure's block (tape's, TAP YAML's `operator: throws`)
+_EXCEPTION_CHECK = re.compile(r"^operator: ['\"]?(?P<op>throws|rejects)['\"]?$", re.M)
+
+
+def exception_check(ctx: HintContext) -> str | None:
+    """The reporter says the failed check is an exception check (`throws`, `rejects`): its expected is what should be
+    thrown and its actual what was thrown (or, tape's doesNotThrow, the error caught), never values the code returned."""
+    found = _EXCEPTION_CHECK.search(ctx.failure.detail)
+    return found["op"] if found else None
 
 
 # --- the runtime's voice -------------------------------------------------------------------------------

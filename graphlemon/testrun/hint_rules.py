@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable
 
 from .hint_context import HintContext, error_type, short_path
-from .hint_premises import Premise, Rule, said, said_by_runtime
+from .hint_premises import Premise, Rule, exception_check, said, said_by_runtime
 
 
 def _module_missing(ctx: HintContext, m: re.Match[str]) -> str:
@@ -219,6 +219,23 @@ def _did_not_raise(ctx: HintContext, m: re.Match[str]) -> str:
             f"\"{m.group(0).strip()}\"){ctx.own_place}.")  # fmt: skip
 
 
+# an exception check's `actual` is what was thrown: a bare `undefined` there is nothing thrown, not a value the call
+# returned (a quoted `'undefined'` is a thrown string; tape's doesNotThrow shares the operator, its actual the error)
+_NOTHING_THROWN = re.compile(r"^actual: undefined$", re.M)
+
+
+def _nothing_thrown(ctx: HintContext) -> bool:
+    return bool(_NOTHING_THROWN.search(ctx.failure.detail))
+
+
+def _nothing_thrown_says(ctx: HintContext, operator: str, _none: bool) -> str:
+    expected = ctx.failure.expected
+    wanted = f" ({expected.strip()})" if expected and expected.strip() not in ("", "undefined") else ""
+    what = "rejected" if operator == "rejects" else "thrown"
+    return (f"Nothing was {what} where the test expects an exception{wanted}: the `{operator}` check's actual (what "
+            f"was {what}) is undefined{ctx.own_place}.")  # fmt: skip
+
+
 def _run_failure(ctx: HintContext) -> bool:
     """The failure is the run's own (a non-zero exit no failing test explains), not a test's."""
     return ctx.failure.name.endswith(": run failed") or ctx.failure.name == "test command failed"
@@ -271,6 +288,11 @@ ERROR_RULES: tuple[Rule[HintContext], ...] = (
         r"^(?:AssertionError: )?\w+(?:Error|Exception) not raised\b[^\n]*|test did not panic as expected"
         r"|expected \[Function[^\]\n]*\] to throw\b[^\n]*", re.M),
         "the check expected an exception and none was raised", _did_not_raise),
+    Rule("nothing thrown (an exception check's actual)", (
+        Premise("an exception check", "the reporter names the failed check's operator `throws` or `rejects` "
+                "(tape's block, TAP YAML), whose `actual` is what was thrown", exception_check),
+        Premise("nothing thrown", "that check's actual is printed as a bare `undefined`: nothing was thrown (not a "
+                "return value, which the check does not print)", _nothing_thrown)), _nothing_thrown_says),
     _run_rule("command not installed",
           re.compile(r"^(?:(?:/bin/)?(?:ba)?sh: (?:line )?\d+: )(?P<cmd>[\w.@/+-]+): (?:command )?not found$", re.M),
           "a command was not found", _not_installed),

@@ -33,6 +33,7 @@ from .hint_context import HintContext
 from .hint_pair import INTEGERS, KNOWN_KINDS, NUMBERS, SIDES, STRINGS, Pair, numbers
 from .hint_premises import (
     ACCUMULATION_WORDS,
+    COLLECTION_OF_COUNTS,
     Premise,
     Rule,
     boundary_words,
@@ -161,13 +162,22 @@ def value_facts(pair: Pair) -> str:
 
 
 def _boundary(p: Pair) -> str | None:
-    """A range, an index or a count: in the path to the numbers, the texts holding them, the code, the message."""
+    """A range, an index or a count: in the path to the numbers, the texts holding them, the code, the message.
+    Numbers that are items of a sequence (a path `[0]`) are data: a boundary word in the code names the collection
+    (`decode_to_slice(...)`), so only a collection of counts (`lengths(...)`, `offsets`) makes its items counts."""
     words = boundary_words(" ".join(p.path))
     if words:
         return f"path: {', '.join(sorted(words))}"
     if p.within is not None and (data_boundary(*p.within) or _index_in_texts(p)):
         return "the data shows a range, an index or a count"
-    return code_boundary(p.ctx) if p.ctx is not None else None
+    if p.ctx is None:
+        return None
+    return code_words(p.ctx, COLLECTION_OF_COUNTS) if _sequence_item(p) else code_boundary(p.ctx)
+
+
+def _sequence_item(p: Pair) -> bool:
+    """The numbers are items of a sequence: the path to them holds an item's index (`[0]`)."""
+    return any(re.fullmatch(r"\[\d+\]", step) for step in p.path)
 
 
 def _accumulation(p: Pair) -> str | None:
@@ -245,10 +255,12 @@ def _count(n: int, unit: str) -> str:
     return f"{n} {unit}{'' if n == 1 else 's'}"
 
 
-ACCUMULATION = Premise("a count or a sum shown", "the code (the failing statement, the expressions the runner "
-                       "explained, the test's name) or the data shows a count or a sum", _accumulation)  # fmt: skip
-BOUNDARY = Premise("a boundary shown", "the code (the failing statement, the expressions the runner explained, the "
-                   "test's name) or the data (a range, an index, a count) shows a boundary", _boundary)  # fmt: skip
+ACCUMULATION = Premise("a count or a sum shown", "the failing check (its statement, the expressions the runner "
+                       "explained, its message; never the test's name alone) or the data shows a count or a sum",
+                       _accumulation)  # fmt: skip
+BOUNDARY = Premise("a boundary shown", "the failing check (its statement, the expressions the runner explained, its "
+                   "message; never the test's name alone) or the data (a range, an index, a count) shows a boundary; "
+                   "for items of a sequence, the path to them or a collection of counts the code names", _boundary)  # fmt: skip
 
 
 # --- rules ------------------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from .go_source import unread_first_message
 from .hint_context import HintContext, error_type, short_path, source_frame
 from .hint_diff import DIFF_RULES, field_facts
 from .hint_http import HTTP_RULES
-from .hint_premises import Rule
+from .hint_premises import Rule, exception_check, names_of
 from .hint_raised import FIRST_RULES, LAST_RULES, raised
 from .hint_rules import ERROR_RULES
 from .hint_values import VALUE_RULES, operand_pair, value_facts, value_hint
@@ -80,7 +80,7 @@ def _first(rules: Sequence[Rule[HintContext]], ctx: HintContext) -> str | None:
 
 def _value_hint(ctx: HintContext) -> str | None:
     pair = operand_pair(ctx.failure, ctx)
-    if pair is None:
+    if pair is None or exception_check(ctx):  # what should be thrown and what was: no rule over two values
         return None
     try:
         return value_hint(pair)
@@ -156,7 +156,12 @@ def _facts(ctx: HintContext, lead: str | None) -> str:
         parts.append(f"{error} was raised{ctx.where or ' while the test ran'}{message}")
     else:
         statement = _failing_statement(f.detail)
-        if statement:
+        printed = _printed_comparison(f.message)
+        if statement and printed:
+            frame = source_frame(ctx.evidence, None, ctx.root)
+            parts.append(f"`{_clip(statement)}`{f' at {frame}' if frame else ''} does not hold; pytest printed its "
+                         f"operands: {_printed(printed, 300)}")  # fmt: skip
+        elif statement:
             frame = source_frame(ctx.evidence, None, ctx.root)
             parts.append(f"`{_clip(statement)}`{f' at {frame}' if frame else ''} does not hold and the values it "
                          "checks were not reported (assert a comparison, `a == b`, so the runner shows both)")  # fmt: skip
@@ -165,6 +170,22 @@ def _facts(ctx: HintContext, lead: str | None) -> str:
     if pair is not None and _several_messages(f.message):
         parts.append(f"the whole message: {_printed(f.message, 300)}")
     return "; ".join(p.rstrip(".") for p in parts) + "."
+
+
+# pytest's rewritten assertion, first line: `assert <value> <operator> <value>` (the values as their reprs)
+_PYTEST_ASSERT = re.compile(r"^(?:AssertionError: )?assert (?P<compared>.+)$")
+# a comparison operator between the printed values, once their quoted texts and `<...>` reprs are taken out
+_COMPARISON = re.compile(r" (?:not in|in|is not|is|==|!=|<=|>=|<|>) ")
+
+
+def _printed_comparison(message: str) -> str | None:
+    """pytest's first explanation line when it printed both operands of a comparison (`assert 'a' in "bcd"`): the
+    values are reported, though no rule over two values reads a containment or an order check."""
+    first = _PYTEST_ASSERT.match(message.strip().split("\n", 1)[0])
+    if first is None:
+        return None
+    bare = names_of(first["compared"])  # the values' quoted texts and `<...>` reprs are data, not operators
+    return first.group(0) if _COMPARISON.search(bare) else None
 
 
 def _printed(text: str, limit: int) -> str:

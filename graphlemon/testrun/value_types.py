@@ -421,7 +421,11 @@ class _Reader:
                     out.append(chr(int(self.text[i + 2 : i + 6], 16)))
                     i += 6
                     continue
-                out.append({"n": "\n", "t": "\t", "r": "\r", "0": "\0"}.get(escaped, escaped))
+                if escaped == "x" and _HEX_BYTE.fullmatch(self.text, i + 2, i + 4):  # JavaScript's `\x0B`
+                    out.append(chr(int(self.text[i + 2 : i + 4], 16)))
+                    i += 4
+                    continue
+                out.append(_ESCAPES.get(escaped, escaped))
                 i += 2
                 continue
             out.append(self.text[i])
@@ -509,6 +513,12 @@ def _go(text: str) -> Any:
 
 _GO_ESCAPE = re.compile(r'\\(?:(?P<c>[abfnrtv\\"\'])|x(?P<x>[0-9a-fA-F]{2})|u(?P<u>[0-9a-fA-F]{4})|U(?P<U>[0-9a-fA-F]{8})|(?P<o>[0-7]{3}))')
 _GO_CHAR = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\\": "\\", '"': '"', "'": "'"}
+
+
+# a quoted text's one-character escapes (JavaScript's util.inspect/object-inspect, Rust's Debug): `\f` is a form feed,
+# never the letter f
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "f": "\f", "v": "\v", "b": "\b"}
+_HEX_BYTE = re.compile(r"[0-9A-Fa-f]{2}")
 
 
 def go_unquote(text: str) -> str | None:

@@ -39,8 +39,20 @@ def _wait_stopped(directory: Path, pid: int, within_s: float) -> float:
 
 @pytest.mark.system
 @pytest.mark.slow
-def test_started_once_reused_then_stopped_and_idle_only_without_live_leases(tmp_path):
+def test_started_once_reused_stopped_when_idle_then_graphlemon_run_starts_it_once_and_reuses_it(tmp_path):
+    """One server folder through its life (each server start costs seconds, a first one tens: they are shared):
+    `graphlemon server` commands start it once, it stops when idle; `graphlemon run`s start it again (its database
+    kept) and reuse it; a server another Prefect started is replaced; `stop` stops it."""
     config = tmp_path / "config"
+    try:
+        stopped_pid = _started_once_reused_then_stopped_and_idle_only_without_live_leases(config)
+        running = _graphlemon_run_starts_the_local_server_once_and_the_next_run_reuses_it(config, tmp_path, stopped_pid)
+        _replaced_when_another_prefect_started_it_then_stopped(config, running)
+    finally:
+        local_server.stop(config / "prefect-server")  # whatever step failed
+
+
+def _started_once_reused_then_stopped_and_idle_only_without_live_leases(config: Path) -> int:
     env = {**os.environ, "GRAPHLEMON_CONFIG_DIR": str(config), "GRAPHLEMON_PREFECT_SERVER_IDLE_MINUTES": "0.1"}
     both = [subprocess.Popen([*GRAPHLEMON, "server", "start", "--json"], env=env, stdout=subprocess.PIPE, text=True)
             for _ in range(2)]  # two commands at once, the server not yet started: one server for both  # fmt: skip
@@ -63,9 +75,11 @@ def test_started_once_reused_then_stopped_and_idle_only_without_live_leases(tmp_
     assert not (directory / local_server.INFO_FILE).exists()
     assert _server(config, "status")["state"] == "stopped"
 
-    again = _server(config, "start")  # the database is kept: a second start skips its creation
-    assert again["state"] == "running" and again["pid"] != first["pid"]
-    assert again["prefect_version"] == local_server.installed_prefect()
+    return first["pid"]
+
+
+def _replaced_when_another_prefect_started_it_then_stopped(config: Path, again: dict) -> None:
+    directory = config / "prefect-server"
     record = json.loads((directory / local_server.INFO_FILE).read_text())
     (directory / local_server.INFO_FILE).write_text(json.dumps({**record, "prefect_version": "3.0.0"}))
     upgraded = _server(config, "start")  # a server of another Prefect, used by no command: replaced
@@ -214,15 +228,14 @@ def test_a_503_that_says_when_to_come_back_is_passed_on_at_once():
     assert status == 503 and len(locked.bodies) == 1
 
 
-@pytest.mark.system
-@pytest.mark.slow
-def test_graphlemon_run_starts_the_local_server_once_and_the_next_run_reuses_it(tmp_path):
+def _graphlemon_run_starts_the_local_server_once_and_the_next_run_reuses_it(
+    config: Path, tmp_path: Path, stopped_pid: int
+) -> dict:
     """Two `graphlemon run`s with no Prefect API configured: one local server for both, each run recorded in it
     under its task's name; `GRAPHLEMON_PREFECT_SERVER=temporary` leaves it out (Prefect's temporary server)."""
     from prefect.client.orchestration import get_client
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
-    config = tmp_path / "config"
     env = {**os.environ, "GRAPHLEMON_CONFIG_DIR": str(config)}
 
     def run(project, **extra: str) -> dict:
@@ -232,15 +245,15 @@ def test_graphlemon_run_starts_the_local_server_once_and_the_next_run_reuses_it(
         assert out.returncode == 0, out.stderr[-3000:]
         return json.loads(out.stdout)
 
-    try:
-        first = run(make_repo(tmp_path / "a", CALC / "repo"))
-        server = _server(config, "status")
-        second = run(make_repo(tmp_path / "b", CALC / "repo"))
-        assert _server(config, "status")["pid"] == server["pid"]  # reused, not started again
-        third = run(make_repo(tmp_path / "c", CALC / "repo"), GRAPHLEMON_PREFECT_SERVER="temporary")
-        with temporary_settings({PREFECT_API_URL: server["url"]}), get_client(sync_client=True) as client:
-            names = {r.name for r in client.read_flow_runs() if r.name.startswith("devloop")}
-        assert names == {f"devloop · Build calc · {t['task_id']}" for t in (first, second)}, names
-        assert third["status"] == "done" and third["task_id"] not in " ".join(names)
-    finally:
-        _server(config, "stop")
+    first = run(make_repo(tmp_path / "a", CALC / "repo"))
+    server = _server(config, "status")  # started again after its idle stop, the database kept
+    assert server["state"] == "running" and server["pid"] != stopped_pid
+    assert server["prefect_version"] == local_server.installed_prefect()
+    second = run(make_repo(tmp_path / "b", CALC / "repo"))
+    assert _server(config, "status")["pid"] == server["pid"]  # reused, not started again
+    third = run(make_repo(tmp_path / "c", CALC / "repo"), GRAPHLEMON_PREFECT_SERVER="temporary")
+    with temporary_settings({PREFECT_API_URL: server["url"]}), get_client(sync_client=True) as client:
+        names = {r.name for r in client.read_flow_runs() if r.name.startswith("devloop")}
+    assert names == {f"devloop · Build calc · {t['task_id']}" for t in (first, second)}, names
+    assert third["status"] == "done" and third["task_id"] not in " ".join(names)
+    return server

@@ -9,6 +9,7 @@ import pytest
 from graphlemon.testrun import run_tests
 from graphlemon.testrun.hints import hint_for
 from graphlemon.testrun.parsers.cargo_text import parse_cargo_text
+from graphlemon.testrun.parsers.common import make_failure
 from graphlemon.testrun.parsers.go_text import parse_go_text
 from graphlemon.testrun.parsers.tap import parse_tap
 from graphlemon.testrun.value_types import parse_pair, parse_value
@@ -109,6 +110,58 @@ def test_numbers_one_apart_in_a_count_are_off_by_one(pytest_run):
     assert failure.hint_confidence == "specific" and "Off by one (2 where 3 is expected)" in failure.hint
 
 
+DOC_TEST = """
+running 1 test
+test src/lib.rs - decode_to_slice (line 307) ... FAILED
+
+failures:
+
+---- src/lib.rs - decode_to_slice (line 307) stdout ----
+Test executable failed (exit status: 101).
+
+stderr:
+
+thread 'main' panicked at src/lib.rs:7:1:
+assertion `left == right` failed
+  left: [108, 105, 119, 105]
+ right: [107, 105, 119, 105]
+
+
+failures:
+    src/lib.rs - decode_to_slice (line 307)
+
+test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.11s
+"""
+
+
+def _pytest_assert(name: str, statement: str, explanation: str):
+    detail = f">       {statement}\nE       AssertionError: {explanation}\n\ntest_x.py:9: AssertionError"
+    return make_failure(f"test_x.py::{name}", file="test_x.py", line=9, message=f"AssertionError: {explanation}",
+                        detail=detail)  # fmt: skip
+
+
+def test_a_boundary_word_in_the_tests_name_alone_is_no_boundary():
+    """A doc test named `decode_to_slice` compares decoded bytes: 108 for 107 is a wrong byte, not a count; nor is a
+    number one apart a count because the test's name says `len` — the failing check must show it."""
+    (doc,) = parse_cargo_text(DOC_TEST).failures
+    hint = hint_for(doc)
+    assert hint.confidence == "facts" and "Off by one" not in hint.text and "108" in hint.text, hint
+    named = _pytest_assert("test_slice_len", "assert parse(text) == 3", "assert 2 == 3")
+    assert "Off by one" not in hint_for(named).text, hint_for(named)
+    counted = _pytest_assert("test_parse", "assert len(parse(text)) == 3", "assert 2 == 3")
+    assert "Off by one (2 where 3 is expected)" in hint_for(counted).text, hint_for(counted)
+
+
+def test_items_of_a_sequence_are_counts_only_when_the_code_names_a_collection_of_counts():
+    """A boundary word in the code names the collection (`decode_to_slice(...)`), not its items; `lengths(...)`
+    says the items are lengths."""
+    data = _pytest_assert("test_it", "assert decode_to_slice(b'6b69') == [107, 105]",
+                          "assert [108, 105] == [107, 105]")  # fmt: skip
+    assert "Off by one" not in hint_for(data).text, hint_for(data)
+    counts = _pytest_assert("test_it", "assert lengths(words) == [3, 4]", "assert [3, 5] == [3, 4]")
+    assert "Off by one" in hint_for(counts).text and "code: lengths" in hint_for(counts).text, hint_for(counts)
+
+
 # 4. each reporter's format read with its own grammar ---------------------------------------------------
 
 
@@ -176,6 +229,55 @@ def test_tapes_values_are_object_inspect_text_not_yaml():
     hint = hint_for(thousands)  # two texts (never a number and a tuple) that differ in one separator
     assert hint.confidence == "specific" and "number" not in hint.text and "list" not in hint.text
     assert "The separator is '_' where ',' is expected (one place: '1_000' where '1,000' is expected)" in hint.text
+
+
+TAPE_THROWS = """TAP version 13
+# bad values
+not ok 1 undefined is not an object
+  ---
+    operator: throws
+    expected: |-
+      [Function: TypeError]
+    actual: |-
+      undefined
+    at: Test.<anonymous> (/p/test/impl.js:13:15)
+  ...
+not ok 2 a string thrown
+  ---
+    operator: throws
+    expected: |-
+      [Function: TypeError]
+    actual: |-
+      'undefined'
+    at: Test.<anonymous> (/p/test/impl.js:14:15)
+  ...
+not ok 3 should not throw
+  ---
+    operator: throws
+    expected: undefined
+    actual: |-
+      [RangeError: bad]
+    at: Test.<anonymous> (/p/test/impl.js:15:15)
+  ...
+
+1..3
+# tests 3
+# pass  0
+# fail  3
+"""
+
+
+def test_a_throws_checks_undefined_actual_is_nothing_thrown_not_a_returned_value():
+    """tape's `throws` prints what was thrown as `actual`: a bare `undefined` is nothing thrown (the call's return
+    value is not printed), so "the code produced nothing" would be false; a quoted 'undefined' is a thrown string, and
+    doesNotThrow's actual (same operator) is the error it caught: facts there, not "a value came back"."""
+    nothing, thrown_string, caught = parse_tap(TAPE_THROWS).failures
+    hint = hint_for(nothing)
+    assert hint.confidence == "specific", hint
+    assert hint.text.startswith("Nothing was thrown where the test expects an exception ([Function: TypeError])"), hint
+    assert "produced nothing" not in hint.text and "/p/test/impl.js:13" in hint.text
+    for other in (thrown_string, caught):  # what should be thrown and what was: no rule over two values speaks
+        assert hint_for(other).confidence == "facts", hint_for(other)
 
 
 # 5. numbers only where the test's language reads numbers -------------------------------------------------

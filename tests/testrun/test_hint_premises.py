@@ -212,6 +212,13 @@ def _examples(tmp_path: Path) -> dict[str, tuple[Any, Callable[[str], Any]]]:
             ctx(message),
             lambda premise, name=name: ERROR_COUNTERS.get((name, premise), ctx("AssertionError: 1 == 2")),
         )
+    throws = "operator: throws\nexpected: [Function: TypeError]\nactual: undefined\nat: x (/p/t.js:3:5)"
+    found["nothing thrown (an exception check's actual)"] = (
+        ctx("not an object (throws)", detail=throws, expected="[Function: TypeError]", got="undefined"),
+        lambda premise: ctx("x (equal)", detail=throws.replace("throws", "equal"), expected="1", got="undefined")
+        if premise == "an exception check" else ctx("x (throws)", detail=throws.replace("actual: undefined",
+                                                                                          "actual: [RangeError: x]")),
+    )  # fmt: skip
     found["coverage threshold"] = (
         ctx('Jest: "global" coverage threshold for lines (90%) not met: 45%', name="jest: run failed"),
         lambda premise: ctx('Jest: "global" coverage threshold for lines (90%) not met: 45%', name="adds")

@@ -8,6 +8,7 @@ the runner printed it, and two facts a reader cannot see (a look-alike character
 from __future__ import annotations
 
 import json
+import unittest
 
 from graphlemon.testrun.hints import hint_for
 from graphlemon.testrun.parsers.common import make_failure
@@ -204,3 +205,82 @@ def test_a_str_and_its_bytes_are_named_as_such_either_way():
     assert unsided is not None and "as a str in the first value and as bytes in the second" in unsided
     assert "came back as bytes where a str is expected" in (value_hint(pair_of("'abc'", "b'abc'", "python")) or "")
     assert "same text" not in (value_hint(pair_of("'abd'", "b'abc'", "python")) or "")  # another text: not this rule
+
+
+# pytest's containment check: both operands printed --------------------------------------------------------
+
+_IN_CHECK = ("assert 'Error(func=between' in \"Error(func=<function between at 0x7f28>, args={'value': 3})\"\n"
+             " +  where \"Error(func=<function between at 0x7f28>, args={'value': 3})\" = repr(Error(func=<function "
+             "between at 0x7f28>, args={'value': 3}))")  # fmt: skip
+
+
+def _pytest_check(statement: str, message: str) -> object:
+    detail = f">       {statement}\nE       " + message.replace("\n", "\nE       ") + "\n\ntests/test_x.py:9: AssertionError"
+    return make_failure("tests/test_x.py::test_it", file="tests/test_x.py", line=9, message=message, detail=detail)
+
+
+def test_a_containment_check_pytest_printed_is_quoted_not_called_unreported():
+    """`assert a in b`: no rule over two values reads it, but pytest printed both operands — the facts quote them
+    (before: "the values it checks were not reported")."""
+    hint = hint_for(_pytest_check("assert wanted in repr(err)", _IN_CHECK))
+    assert hint.confidence == "facts" and "were not reported" not in hint.text, hint
+    assert "pytest printed its operands: «assert 'Error(func=between' in \"Error(func=<function between" in hint.text
+    # a bare truth value printed (`assert <value>`) is no comparison: still "not reported"
+    bare = hint_for(_pytest_check("assert check(x)", "assert <m.Result object at 0x1>"))
+    assert "were not reported" in bare.text and "pytest printed its operands" not in bare.text, bare
+
+
+# tape: a value holding raw Unicode line and paragraph separators ---------------------------------------------
+
+_TAPE_SEPARATORS = (
+    "TAP version 13\n# trims\nnot ok 1 all whitespace is trimmed\n  ---\n    operator: equal\n    expected: 'a'\n"
+    "    actual:   '\\n\\x0B\\f\\r \u00a0\u2028\u2029\u0085\u3000a'\n    at: Test.<anonymous> (/p/test/t.js:11:6)\n"
+    "  ...\n\n1..1\n# tests 1\n# pass  0\n# fail  1\n"
+)
+
+
+def test_a_tape_value_with_raw_unicode_separators_is_one_line_of_its_block():
+    """U+2028, U+2029, U+0085 printed raw inside a value are the value's characters, not TAP line ends (before: the
+    block was cut there, and the failure lost its file, line and values)."""
+    (failure,) = parse_tap(_TAPE_SEPARATORS).failures
+    assert (failure.file, failure.line, failure.expected) == ("/p/test/t.js", 11, "'a'"), failure
+    assert failure.got == "'\\n\\x0B\\f\\r \u00a0\u2028\u2029\u0085\u3000a'"
+    # object-inspect's escapes read as JavaScript's: `\x0B` a vertical tab, `\f` a form feed (never `x0B`, `f`)
+    assert parse_value(failure.got, "js") == "\n\x0b\x0c\r \u00a0\u2028\u2029\u0085\u3000a"
+    hint = hint_for(failure)  # every character added is whitespace: the whitespace rule reads them all
+    assert hint.confidence == "specific" and "differs only in whitespace" in hint.text, hint
+    assert "'\\n\\x0b\\x0c\\r \\xa0\\u2028\\u2029\\x85\\u3000a' where 'a' is expected" in hint.text, hint
+
+
+# unittest: two abbreviated multi-line strings, read whole from its ndiff ------------------------------------
+
+
+def _unittest_message(first: str, second: str) -> str:
+    """unittest's own message for assertEqual(first, second) (its abbreviation and its ndiff of the lines)."""
+    try:
+        unittest.TestCase().assertEqual(first, second)
+    except AssertionError as error:
+        return f"AssertionError: {error}"
+    raise AssertionError("the two texts are equal")
+
+
+def test_abbreviated_multi_line_strings_are_read_whole_from_unittests_ndiff():
+    """A last line without a line end runs into the next ndiff line (`- </a>+  </a>? +`): the reading whose reprs
+    both abbreviations shorten is the only one taken (before: "abbreviated, so they are not known")."""
+    lines = ['<?xml version="1.0" encoding="utf-8"?>', "<a>", "....<b>", "........<c>1</c>", "........<c>2</c>"]
+    first = "\n".join([*lines, "....</b>", "....<b>3</b>", "</a>"])
+    second = "\n".join([*lines, ".... </b>", "....<b>3</b>", " </a>"])
+    message = _unittest_message(first, second)
+    assert "[54 chars]" in message and "- </a>+  </a>? +" in message  # unittest's own run-together line
+    pytest_detail = "\n".join(f"E       {line}" for line in message.splitlines())  # pytest's `E` column
+    for detail in ("", pytest_detail):
+        failure = make_failure("tests/test_x.py::T::test_it", file="tests/test_x.py", line=9, message=message,
+                               detail=detail)  # fmt: skip
+        assert failure.operands is not None and not failure.operands.shortened, failure.operands
+        assert (failure.operands.first, failure.operands.second) == (repr(first), repr(second))
+        hint = hint_for(failure)
+        assert hint.confidence == "specific" and "differs only in whitespace" in hint.text, hint
+    # an abbreviation no reading reproduces (a count changed) keeps the values unknown
+    altered = message.replace("[54 chars]", "[53 chars]", 1)
+    failure = make_failure("tests/test_x.py::T::test_it", message=altered)
+    assert failure.operands is not None and failure.operands.shortened, failure.operands

@@ -158,14 +158,20 @@ def _is_tape_block(raw: str | None) -> bool:
     """tape's block (operator, expected, actual, at, stack), not a YAML one (node:test's has duration_ms)."""
     if not raw:
         return False
-    keys = {m["key"] for m in map(_TAPE_KEY.match, raw.splitlines()) if m}
+    keys = {m["key"] for m in map(_TAPE_KEY.match, tap_lines(raw)) if m}
     return "operator" in keys and "at" in keys and "duration_ms:" not in raw
+
+
+def tap_lines(text: str) -> list[str]:
+    r"""TAP's lines: split at its line ends (`\n`, `\r\n`) only. A value printed raw may hold characters str.splitlines
+    also breaks at (U+2028, U+2029, U+0085, \x0b, \x0c, \x1c-\x1e): they are the value's, not line ends."""
+    return [line.removesuffix("\r") for line in text.split("\n")]
 
 
 def tape_block(raw: str | None) -> dict[str, Any]:
     """tape's block read by its own grammar: each known key's text as printed (a `|-` value: its lines below)."""
     found: dict[str, Any] = {}
-    lines = (raw or "").splitlines()
+    lines = tap_lines(raw or "")
     indent = min((len(ln) - len(ln.lstrip(" ")) for ln in lines if ln.strip()), default=0)
     i = 0
     while i < len(lines):
