@@ -54,7 +54,7 @@ class HintContext:
         f = self.failure
         if not f.file or not f.line or " - " in f.name and "(line " in f.name:
             return ""
-        return f" (at {short_path(f.file, self.root)}:{f.line})"
+        return f" ({'in the test declared ' if f.declared else ''}at {short_path(f.file, self.root)}:{f.line})"
 
     def segment_of(self, match: re.Match[str]) -> str:
         """The traceback of the error `match` found (its own, between chained-exception separators)."""
