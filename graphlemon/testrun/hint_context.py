@@ -54,7 +54,7 @@ class HintContext:
         f = self.failure
         if not f.file or not f.line or " - " in f.name and "(line " in f.name:
             return ""
-        return f" (at {short_path(f.file, self.root)}:{f.line})"
+        return f" ({'in the test declared ' if f.declared else ''}at {short_path(f.file, self.root)}:{f.line})"
 
     def segment_of(self, match: re.Match[str]) -> str:
         """The traceback of the error `match` found (its own, between chained-exception separators)."""
@@ -153,6 +153,27 @@ def without_source(detail: str) -> str:
         after_file = bool(_PY_FILE_LINE.match(line))
         kept.append(line)
     return "\n".join(kept)
+
+
+# a stack frame's whole line: JS's `at f (src/x.js:3:5)` / `at src/x.js:3:5`, Python's `File "x.py", line 3, in f`,
+# Go's `goroutine 7 [running]:` and its frames' tab-indented `/src/x.go:12 +0x1d`
+_STACK_LINE = re.compile(
+    r'^\s*(?:at\s.*(?:\(.*\)|:\d+(?::\d+)?)\s*|File "[^"\n]+", line \d+.*|goroutine \d+ \[.*|\S+\.go:\d+(?: \+0x[0-9a-f]+)?)$',
+    re.M,
+)
+# a location or a path printed in a line: `src/index.spec.ts:16:34`, `tests/test_x.py:9`, `lib/util/index.js`,
+# `/usr/lib/node`, `index.js:4` (not a quotient: `size/2`)
+_LOCATION = re.compile(
+    r"(?:\.{0,2}/)?(?:[\w.@+-]+/)+[\w@+-]+\.[A-Za-z]\w*(?::\d+)*|/(?:[\w.@+-]+/)+[\w.@+-]*|"
+    r"\b[\w.@+-]+\.(?:py|[cm]?[jt]sx?|go|rs)(?::\d+)+"
+)
+
+
+def without_locations(text: str) -> str:
+    """Printed text without its stack frames, locations and file paths: the words a premise reads from what a runner
+    printed are the message's, never a file's name (jest's `at Object.toEqual (src/index.spec.ts:16:34)` names no
+    index)."""
+    return _LOCATION.sub(" ", _STACK_LINE.sub("", text))
 
 
 def _segment_at(text: str, position: int) -> str:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from .assertions import identifier_words
-from .hint_context import HintContext, frames, short_path, statement_at
+from .hint_context import HintContext, frames, short_path, statement_at, without_locations
 
 S = TypeVar("S")
 
@@ -133,11 +133,12 @@ ACCUMULATION_WORDS = BOUNDARY_WORDS | {"sum", "sums", "total", "totals", "add", 
 
 def code_words(ctx: HintContext, vocabulary: frozenset[str]) -> str | None:
     """Words of `vocabulary` in the failing check itself: the code on the failing path, the expressions pytest
-    explained, the runner's message (in these two, the names only: the values' reprs and quoted texts are data)
+    explained, the runner's message (in these two, the names only: the values' reprs and quoted texts are data, and
+    stack frames, locations and file paths are places, `src/index.spec.ts:16:34` names no index)
     (`len(...)`, `countHashes(...)`, `toHaveLength`). Never the test's name alone: `decode_to_slice` names what
     the test is about, not that the two numbers it compares are a count or an index."""
-    for where, text in (("code", ctx.code), ("call", names_of(ctx.explained)),
-                        ("message", names_of(ctx.failure.message))):  # fmt: skip
+    for where, text in (("code", ctx.code), ("call", names_of(without_locations(ctx.explained))),
+                        ("message", names_of(without_locations(ctx.failure.message)))):  # fmt: skip
         words = set(identifier_words(text)) & vocabulary
         if words:
             return f"{where}: {', '.join(sorted(words))}"

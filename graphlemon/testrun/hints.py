@@ -132,6 +132,8 @@ def _facts(ctx: HintContext, lead: str | None) -> str:
     location = f" at {short_path(f.file, ctx.root)}:{f.line}" if f.file and f.line else ""
     doc = doc_test(f.name)
     check = f"the doc test of `{doc.item}` (its example{location})" if doc else f"the check{location}"
+    if f.declared:  # no frame of the failing check in the test file: the line is the test's declaration
+        check = f"the test declared{location}"
     if location and unread_first_message(f, ctx.root):  # a Go log line and an error line print alike
         check = f"the test (its first message{location}, a log or an error line: its source was not read)"
     parts = [f"Facts only (no hint rule's conditions hold): {check} failed"]

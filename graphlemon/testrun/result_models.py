@@ -91,6 +91,9 @@ class TestFailure(BaseModel):
     subtest: str | None = None  # a failing subtest's parameters (`(i=1)`, `[msg] (i=2)`); name is its test
     hint_confidence: HintConfidence = "facts"  # whether `hint` is a rule's finding or the facts only
     detail: str = Field(default="", exclude=True)  # full error text / stack, for hints and triage
+    # `line` is where the test is declared (node:test's `location`, jest's), not the failing check: no frame of its
+    # stack is in the test file
+    declared: bool = Field(default=False, exclude=True)
     operands: Operands | None = Field(default=None, exclude=True)  # how the reporter gave the compared values
 
 

@@ -11,6 +11,7 @@ from graphlemon.testrun.hints import hint_for
 from graphlemon.testrun.parsers.cargo_text import parse_cargo_text
 from graphlemon.testrun.parsers.common import make_failure
 from graphlemon.testrun.parsers.go_text import parse_go_text
+from graphlemon.testrun.parsers.jest_text import parse_jest_text
 from graphlemon.testrun.parsers.tap import parse_tap
 from graphlemon.testrun.value_types import parse_pair, parse_value
 
@@ -150,6 +151,27 @@ def test_a_boundary_word_in_the_tests_name_alone_is_no_boundary():
     assert "Off by one" not in hint_for(named).text, hint_for(named)
     counted = _pytest_assert("test_parse", "assert len(parse(text)) == 3", "assert 2 == 3")
     assert "Off by one (2 where 3 is expected)" in hint_for(counted).text, hint_for(counted)
+
+
+def _jest_equal(expected: str, got: str, frame: str):
+    output = ("FAIL dist/a.spec.js\n  case\n    \u2715 version (1 ms)\n\n  \u25cf case \u203a version\n\n"
+              "    expect(received).toEqual(expected) // deep equality\n\n"
+              f"    Expected: {expected}\n    Received: {got}\n\n      at Object.toEqual ({frame})\n\n"
+              "Test Suites: 1 failed, 1 total\nTests:       1 failed, 1 total\n")  # fmt: skip
+    return parse_jest_text(output).failures[0]
+
+
+def test_a_boundary_word_in_a_file_path_or_a_stack_frame_is_no_boundary():
+    """jest's message ends with its frame `at Object.toEqual (src/index.spec.ts:16:34)`: `index` there is a file's
+    name, not a word of the message, so 11 for 10 (a version's part) is no off by one; a word of the message's own
+    text still is."""
+    for expected, got in (('"Version 1 2 10"', '"Version 1 2 11"'), ("10", "11")):
+        for frame in ("src/index.spec.ts:16:34", "/p/src/index/a.spec.ts:16:34"):
+            hint = hint_for(_jest_equal(expected, got, frame))
+            assert hint.confidence == "facts" and "Off by one" not in hint.text, hint
+    said = make_failure("t", file="src/a.spec.ts", line=3, expected="10", got="11",
+                        message="index 10 wanted, got 11\n    at Object.<anonymous> (src/a.spec.ts:3:4)")  # fmt: skip
+    assert "Off by one (11 where 10 is expected)" in hint_for(said).text and "(message: index)" in hint_for(said).text
 
 
 def test_items_of_a_sequence_are_counts_only_when_the_code_names_a_collection_of_counts():

@@ -10,6 +10,7 @@ from graphlemon.testrun.go_source import settle_go_location
 from graphlemon.testrun.hints import hint_for
 from graphlemon.testrun.parsers.common import make_failure
 from graphlemon.testrun.parsers.go_text import parse_go_text
+from graphlemon.testrun.parsers.node_text import parse_node_text
 
 
 def _pytest_failure(statement: str, explanation: str):
@@ -132,3 +133,26 @@ def test_a_go_first_message_whose_source_is_unread_is_not_called_a_check(tmp_pat
     failure = parse_go_text(output).failures[0]
     settle_go_location(failure, tmp_path)
     assert "the check at format_test.go:7 failed" in hint_for(failure, tmp_path).text
+
+
+def _node_tap(stack: str) -> str:
+    return ("TAP version 13\n# Subtest: one set to undefined\nnot ok 1 - one set to undefined\n  ---\n"
+            "  duration_ms: 0.2\n  location: '/p/test/index.test.js:32:1'\n  failureType: 'testCodeFailure'\n"
+            "  error: \"'hey null' == 'hey undefined'\"\n  code: 'ERR_ASSERTION'\n  name: 'AssertionError'\n"
+            "  expected: 'hey undefined'\n  actual: 'hey null'\n  operator: '=='\n  stack: |-\n"
+            + "".join(f"    {frame}\n" for frame in stack.splitlines()) + "  ...\n1..1\n# tests 1\n# fail 1\n")  # fmt: skip
+
+
+def test_node_tests_location_is_its_declaration_and_the_failing_check_is_its_stack_frame_in_the_test_file():
+    """node:test's TAP `location:` is where the test is declared (line 32); the failing `t.assert.equal` is the
+    first frame of its `stack:` in the test file (line 37). Without such a frame, the hint names the declaration
+    as one, never as the check."""
+    own = _node_tap("assert.<computed> [as equal] (node:internal/test_runner/test:242:18)\n"
+                    "TestContext.<anonymous> (/p/test/index.test.js:37:12)\nTest.run (node:internal/test_runner/test:796:25)")
+    (failure,) = parse_node_text(own).failures
+    assert (failure.file, failure.line, failure.declared) == ("/p/test/index.test.js", 37, False)
+    assert "the check at /p/test/index.test.js:37 failed" in hint_for(failure).text, hint_for(failure)
+    (elsewhere,) = parse_node_text(_node_tap("helper (/p/lib/check.js:5:3)\nTest.run (node:internal/test_runner/test:796:25)")).failures
+    text = hint_for(elsewhere).text
+    assert elsewhere.line == 32 and "the test declared at /p/test/index.test.js:32 failed" in text, text
+    assert "the check at" not in text, text

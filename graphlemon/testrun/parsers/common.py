@@ -49,13 +49,15 @@ def make_failure(
     got: str | None = None,
     grammar: ValueGrammar = "any",
     compared: Compared | None = None,
+    declared: bool = False,
 ) -> TestFailure:
     """A failure with a clipped message and its compared values, with what the reporter says about them.
 
     `expected`/`got`: the reporter's labelled values (written in `grammar`); `compared`: two operands with
     the reporter's sides (or none); neither: read from the message in any known dialect (not from the
     detail, which may quote source code: `assert f(x) == 0` above a ZeroDivisionError). A Python assertion
-    the runner printed in the detail may settle which operand is expected.
+    the runner printed in the detail may settle which operand is expected. `declared`: `line` is where the test
+    is declared, not the failing check.
     """
     operands = None
     if expected is None and got is None:
@@ -73,6 +75,7 @@ def make_failure(
         got=got,
         detail=clip(detail or message, DETAIL_CHARS),
         operands=operands,
+        declared=declared and bool(line),
     )
 
 

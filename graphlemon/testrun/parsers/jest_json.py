@@ -13,7 +13,7 @@ from typing import Any
 from ..output_text import to_int, to_str
 from ..result_models import ParsedRun, TestCase
 from .common import UNNAMED, first_paragraph, load_json, make_failure
-from .js_common import line_in_file, message_of, value_text
+from .js_common import check_line, line_in_file, message_of, value_text
 
 _STATUS = {"passed": "passed", "failed": "failed"}  # pending, skipped, todo, disabled, focused → skipped
 
@@ -75,9 +75,10 @@ def _parse_assertion(run: ParsedRun, assertion: dict[str, Any], file: str | None
     messages = assertion.get("failureMessages")
     detail = "\n".join(to_str(m) for m in messages) if isinstance(messages, list) else ""
     expected, got = _matcher_values(assertion.get("failureDetails"))
+    at, declared = check_line(detail, file, to_int(location.get("line")))
     run.failures.append(
         make_failure(
-            name, file=file, line=line_in_file(detail, file) or to_int(location.get("line")),
+            name, file=file, line=at, declared=declared,
             message=message_of(detail) or "failed", detail=detail, expected=expected, got=got, grammar="json",
         )
     )  # fmt: skip

@@ -35,6 +35,13 @@ def line_in_file(stack: str, file: str | None) -> int | None:
     return None
 
 
+def check_line(stack: str, file: str | None, declared_at: int | None) -> tuple[int | None, bool]:
+    """The failing check's line: the first stack frame in the test file, else the line the runner gives for the test
+    (node:test's and jest's `location`: where it is declared); and whether the line is that declaration."""
+    line = line_in_file(stack, file)
+    return (line, False) if line else (declared_at, declared_at is not None)
+
+
 def value_text(value: Any) -> str | None:
     """A report value (any JSON) as the short text shown in expected/got."""
     if value is None:

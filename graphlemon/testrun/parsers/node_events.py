@@ -16,7 +16,7 @@ from typing import Any
 from ..output_text import to_int, to_str
 from ..result_models import ParsedRun, TestCase
 from .common import UNNAMED, error_summary, json_lines, make_failure
-from .js_common import line_in_file, message_of
+from .js_common import check_line, message_of
 
 FILTERED_OUT = "test name does not match pattern"  # node's skip reason under --test-name-pattern
 _ERROR_CHECKS = ("throws", "rejects")
@@ -116,9 +116,10 @@ def _add_failure(
     # assert.throws / rejects with an expected object: the actual is the thrown error, compared property by
     # property (node's diff in the message says which); its printed form is not a value the check compared
     has_values = ("expected" in error or "actual" in error) and error.get("operator") not in _ERROR_CHECKS
+    at, declared = check_line(stack, file, line)
     run.failures.append(
         make_failure(
-            name, file=file, line=line_in_file(stack, file) or line, message=message or message_of(stack), detail=stack or message,
+            name, file=file, line=at, declared=declared, message=message or message_of(stack), detail=stack or message,
             expected=to_str(error.get("expected")) or None if has_values else None,
             got=to_str(error.get("actual")) or None if has_values else None, grammar="js",
         )

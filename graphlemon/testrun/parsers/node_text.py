@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from ...test_counts import TestSummary
 from ..result_models import ParsedRun, TestCase
 from .common import UNNAMED, make_failure
-from .js_common import value_text
+from .js_common import check_line, value_text
 from .tap import strict_yaml_block
 
 _TAP_TEST = re.compile(r"^(?P<indent> *)(?P<mark>not ok|ok) \d+ - (?P<name>.*?)(?: # (?P<directive>SKIP|TODO)\b.*)?$")
@@ -50,9 +50,10 @@ def parse_node_text(output: str) -> ParsedRun:
         if status == "failed":
             body = "\n".join(test.body).strip()
             message = test.info.get("error") or test.info.get("printed") or "\n".join(body.splitlines()[:3]) or "failed"
-            run.failures.append(make_failure(test.name, file=file, line=line, message=message, detail=body or message,
+            at, declared = check_line(test.info.get("stack", ""), file, line)
+            run.failures.append(make_failure(test.name, file=file, line=at, message=message, detail=body or message,
                                              expected=test.info.get("expected"), got=test.info.get("actual"),
-                                             grammar="json"))  # fmt: skip
+                                             grammar="json", declared=declared))  # fmt: skip
     if not run.cases:  # node's own counts include suites and parent tests: only when nothing else is known
         run.counts = _counts(output)
     return run
@@ -83,7 +84,7 @@ def _tap_lines(output: str) -> list[_Line]:
 
 
 def _yaml_info(block: list[str]) -> dict[str, str]:
-    """A test's YAML block, loaded by a YAML parser: location, error and failureType as text; expected and actual
+    """A test's YAML block, loaded by a YAML parser: location, error, failureType and stack as text; expected and actual
     as JSON text (a nested mapping stays a mapping, a quoted `'5'` stays a string). A block the parser refuses is
     not read; one that repeats a key (node 20 prints some nested blocks unindented) gives no values and none of its
     repeated keys, and its text is the failure's message: no value from it is claimed as parsed."""
@@ -92,7 +93,7 @@ def _yaml_info(block: list[str]) -> dict[str, str]:
         return {"printed": textwrap.dedent("\n".join(block)).strip()}
     loaded, repeated = found
     info: dict[str, str] = {}
-    for key in ("location", "error", "failureType"):
+    for key in ("location", "error", "failureType", "stack"):
         if isinstance(loaded.get(key), str):
             info[key] = loaded[key]
     if repeated:
