@@ -111,11 +111,11 @@ CASES = [
 ]
 
 
-# One case per item of the issue on the Prefect engine (the others differ only inside the turn, which the engine
-# never sees): a reply no retry fixes, text that cannot be trimmed, thinking, a refusal with attempts left, a coder
-# that never calls a tool, a cut call, an unknown tool.
-PREFECT_CASES = [c for c in CASES if c.name in ("html", "megabyte_reply", "thinking", "api_refusal", "text_only",
-                                                "cut_call", "unknown_tool")]  # fmt: skip
+# On the Prefect engine, one case per way a run can end there (the others differ only inside the turn, which the
+# engine never sees, and the domain code that handles them, and writes what `judge` reads, is the direct engine's):
+# a stage failed for good, a Failed flow run (html); a unit loop done at its second attempt (api_refusal); a unit
+# loop out of attempts, the task blocked by a run that is not Failed (text_only).
+PREFECT_CASES = [c for c in CASES if c.name in ("html", "api_refusal", "text_only")]
 
 
 def person_reads(project, task) -> str:

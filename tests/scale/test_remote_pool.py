@@ -27,8 +27,6 @@ from scale_kit import CALC, git, ledger_view, make_project, run_goal, tree
 from graphlemon.project import update_settings
 from graphlemon.taskboard import TaskBoard
 
-pytestmark = pytest.mark.system
-
 pytestmark = [pytest.mark.system, pytest.mark.slow]
 
 
@@ -37,6 +35,22 @@ def remote(prefect_server, tmp_path_factory):
     stack = PrefectStack(prefect_server.url, prefect_server.env, tmp_path_factory.mktemp("remote-logs"), 0, ROOT)
     with remote_workers(stack, tmp_path_factory.mktemp("shared")) as running:
         yield running
+
+
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory) -> Path:
+    """The calc fixture's copy in the module's own folder, which no worker sees: its playbook travels with the job."""
+    copy = tmp_path_factory.mktemp("shipped") / "calc"
+    shutil.copytree(CALC, copy)
+    return copy
+
+
+@pytest.fixture(scope="module")
+def reference(shipped, tmp_path_factory):
+    """The calc goal run in this process with the same playbook and settings (units here): the project, its final
+    state. Every test's goal must end as this one did; no test touches it."""
+    handle = make_project(tmp_path_factory.mktemp("in-process") / "calc")
+    return handle, run_goal(handle, shipped, unit_runner="remote_pool")
 
 
 def _project(remote, tmp, name):
@@ -50,22 +64,14 @@ def _project(remote, tmp, name):
 CONFIG = {"max_unit_attempts": 2, "unit_runner": "remote_pool"}
 
 
-def _shipped(tmp: Path) -> Path:
-    """The calc fixture's copy in the test's own folder, which no worker sees: its playbook travels with the job."""
-    return tmp / "shipped" / "calc"
-
-
-def _devloop(remote, handle, task_id=None):
+def _devloop(remote, handle, shipped: Path, task_id=None):
     from prefect.settings import PREFECT_DEFAULT_RESULT_STORAGE_BLOCK, temporary_settings
 
     from graphlemon.flows.devloop import devloop
 
-    fixture = _shipped(handle.root.parent.parent)
-    if not fixture.exists():
-        shutil.copytree(CALC, fixture)
     with temporary_settings(updates={PREFECT_DEFAULT_RESULT_STORAGE_BLOCK: remote.block_slug}):
         state = devloop(goal="goal of calc", project=str(handle.root), executor="scripted", task_id=task_id,
-                        playbook=str(fixture / "playbook.yaml"), config=CONFIG, return_state=True)  # fmt: skip
+                        playbook=str(shipped / "playbook.yaml"), config=CONFIG, return_state=True)  # fmt: skip
     return state.result(raise_on_failure=False)  # the task's summary, a blocked one's too
 
 
@@ -80,7 +86,9 @@ def _unit_runs(remote, keep) -> list:
     return [r for r in runs if keep(r.parameters["job"])]
 
 
-def test_workers_without_the_project_run_every_unit_loop_like_one_process(remote, prefect_harness, tmp_path):
+def test_workers_without_the_project_run_every_unit_loop_like_one_process(
+    remote, shipped, reference, prefect_harness, tmp_path
+):
     projects = [_project(remote, tmp_path, name) for name in ("a", "b")]
     for mounts in remote.mounts:  # the sandbox mounts no project, nor any folder holding one
         bound = [mounts[i + 2] for i, a in enumerate(mounts) if a in ("--bind", "--ro-bind")]
@@ -91,9 +99,8 @@ def test_workers_without_the_project_run_every_unit_loop_like_one_process(remote
         here = f"/proc/{os.getpid()}/root{projects[0].root}"  # nor through this process's root
         seen = subprocess.run([*mounts, "ls", here], capture_output=True, text=True)
         assert seen.returncode != 0 and "Permission denied" in seen.stderr, seen.stderr
-    finals = [_devloop(remote, handle) for handle in projects]
-    reference = make_project(tmp_path / "in-process" / "calc")
-    expected = run_goal(reference, _shipped(tmp_path), unit_runner="remote_pool")  # the same settings; units here
+    finals = [_devloop(remote, handle, shipped) for handle in projects]
+    reference, expected = reference  # the same playbook and settings; units in one process
     task_ids = set()
     for handle, final in zip(projects, finals, strict=True):
         assert (final["status"], final["loop_round"]) == (expected.status, expected.loop_round)
@@ -119,7 +126,9 @@ def _nodes(handle) -> list[tuple]:
                   for n in NodeTracker(handle.ledger).for_task(task.task_id))  # fmt: skip
 
 
-def test_a_devloop_killed_while_remote_units_run_takes_their_results_in_on_resume(remote, prefect_harness, tmp_path):
+def test_a_devloop_killed_while_remote_units_run_takes_their_results_in_on_resume(
+    remote, shipped, reference, prefect_harness, tmp_path
+):
     handle = _project(remote, tmp_path, "killed")
     mine = lambda job: job["remote"] == (remote.remotes / "killed.git").as_uri()  # noqa: E731
     script = ("import json, sys; from graphlemon.flows.devloop import devloop; devloop(goal='goal of calc', project=sys.argv[1], "
@@ -137,11 +146,10 @@ def test_a_devloop_killed_while_remote_units_run_takes_their_results_in_on_resum
     started = {r.id for r in _unit_runs(remote, mine)}
     (task,) = TaskBoard(handle.ledger).all().values()
     assert not task.terminal
-    final = _devloop(remote, handle, task_id=task.task_id)
+    final = _devloop(remote, handle, shipped, task_id=task.task_id)
     assert final["status"] == "done"
     assert {r.id for r in _unit_runs(remote, mine)} == started  # their results were taken in, nothing ran again
-    reference = make_project(tmp_path / "in-process" / "calc")
-    run_goal(reference)
+    reference, _ = reference
     assert _nodes(handle) == _nodes(reference)
     assert tree(handle) == tree(reference)
     for path in handle.state_dir.glob("*.ndjson"):  # nothing taken in twice
@@ -164,7 +172,7 @@ class _NoSnapshots:
 
 
 def test_a_unit_that_failed_twice_runs_again_on_resume_once_its_cause_is_fixed(
-    remote, prefect_harness, tmp_path, monkeypatch
+    remote, shipped, reference, prefect_harness, tmp_path, monkeypatch
 ):
     import graphlemon.flows.remote_units as remote_units
 
@@ -172,26 +180,29 @@ def test_a_unit_that_failed_twice_runs_again_on_resume_once_its_cause_is_fixed(
     mine = lambda job: job["remote"] == (remote.remotes / "fixed.git").as_uri()  # noqa: E731
     real = remote_units.result_store
     monkeypatch.setattr(remote_units, "result_store", lambda: _NoSnapshots(real()))
-    blocked = _devloop(remote, handle)
+    blocked = _devloop(remote, handle, shipped)
     assert blocked["status"] == "blocked_pending_human", blocked
     failed = _unit_runs(remote, mine)
     assert Counter(r.state.type.value for r in failed) == {"FAILED": 2 * 2}, failed  # two units, two runs each
     (task,) = TaskBoard(handle.ledger).all().values()
     assert "2 times without a result" in task.note and "does not exist" in task.note, task.note  # the child's error
-    assert _devloop(remote, handle, task_id=task.task_id)["status"] == "blocked_pending_human"  # not resumed: no run
+    not_resumed = _devloop(remote, handle, shipped, task_id=task.task_id)  # a run of a blocked task: no unit run
+    assert not_resumed["status"] == "blocked_pending_human"
     assert len(_unit_runs(remote, mine)) == 4
     monkeypatch.setattr(remote_units, "result_store", real)  # the cause fixed
     TaskBoard(handle.ledger).manual_resume(task.task_id, note="the store is fixed")
-    assert _devloop(remote, handle, task_id=task.task_id)["status"] == "done"
+    assert _devloop(remote, handle, shipped, task_id=task.task_id)["status"] == "done"
     runs = _unit_runs(remote, mine)
     fresh = [r for r in runs if r.id not in {f.id for f in failed}]
     assert Counter(r.state.type.value for r in fresh) == {"COMPLETED": 2}  # one new run per unit, each finished
-    reference = make_project(tmp_path / "in-process" / "calc")
-    run_goal(reference)
+    reference, _ = reference
     assert tree(handle) == tree(reference)
     for path in handle.state_dir.glob("*.ndjson"):  # nothing taken in twice
         lines = path.read_text().splitlines()
         assert len(lines) == len(set(lines)), path.name
+
+
+STALE_S = 5  # the silence after which the devloop calls a run's worker gone (default 30 s; a beat every 1 s here)
 
 
 def _flow_run_pids(flow_run_id: str) -> list[int]:
@@ -220,7 +231,7 @@ def _ancestors(pid: int) -> list[int]:
 
 
 def test_a_worker_killed_with_its_flow_run_mid_unit_is_noticed_and_the_unit_re_run_on_the_other(
-    remote, prefect_harness, tmp_path, monkeypatch
+    remote, shipped, reference, prefect_harness, tmp_path, monkeypatch
 ):
     """Last in this module: it kills one of the module's two workers."""
     import contextvars
@@ -228,12 +239,12 @@ def test_a_worker_killed_with_its_flow_run_mid_unit_is_noticed_and_the_unit_re_r
     from datetime import UTC, datetime
 
     monkeypatch.setenv("GRAPHLEMON_REMOTE_HEARTBEAT_S", "1")
-    monkeypatch.setenv("GRAPHLEMON_REMOTE_STALE_S", "10")
+    monkeypatch.setenv("GRAPHLEMON_REMOTE_STALE_S", str(STALE_S))
     handle = _project(remote, tmp_path, "lost")
     mine = lambda job: job["remote"] == (remote.remotes / "lost.git").as_uri()  # noqa: E731
     out: dict = {}
     goal = threading.Thread(target=contextvars.copy_context().run,
-                            args=(lambda: out.update(final=_devloop(remote, handle)),))  # fmt: skip
+                            args=(lambda: out.update(final=_devloop(remote, handle, shipped)),))  # fmt: skip
     goal.start()
     deadline = time.monotonic() + 300
     while True:  # a unit run mid-unit: running, its heartbeat in the store
@@ -265,10 +276,9 @@ def test_a_worker_killed_with_its_flow_run_mid_unit_is_noticed_and_the_unit_re_r
     assert rerun.state.type.value == "COMPLETED"  # on the other worker: the killed one is gone
     assert remote.procs[n].poll() is not None
     seconds = (rerun.created - killed_at).total_seconds()
-    print(f"\nfrom the worker's death to the re-run: {seconds:.1f} s (bound: 10 s of silence + 1 s poll)")
-    assert seconds < 10 + 1 + 20, seconds  # the bound, and a loaded machine's margin for the API calls
-    reference = make_project(tmp_path / "in-process" / "calc")
-    run_goal(reference)
+    print(f"\nfrom the worker's death to the re-run: {seconds:.1f} s (bound: {STALE_S} s of silence + 1 s poll)")
+    assert seconds < STALE_S + 1 + 20, seconds  # the bound, and a loaded machine's margin for the API calls
+    reference, _ = reference
     assert _nodes(handle) == _nodes(reference)
     assert tree(handle) == tree(reference)
     for path in handle.state_dir.glob("*.ndjson"):  # nothing lost (the same nodes), nothing taken in twice
