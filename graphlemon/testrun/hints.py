@@ -158,15 +158,12 @@ def _facts(ctx: HintContext, lead: str | None) -> str:
         parts.append(f"{error} was raised{ctx.where or ' while the test ran'}{message}")
     else:
         statement = _failing_statement(f.detail)
-        printed = _printed_comparison(f.message)
-        if statement and printed:
+        if statement:
             frame = source_frame(ctx.evidence, None, ctx.root)
-            parts.append(f"`{_clip(statement)}`{f' at {frame}' if frame else ''} does not hold; pytest printed its "
-                         f"operands: {_printed(printed, 300)}")  # fmt: skip
-        elif statement:
-            frame = source_frame(ctx.evidence, None, ctx.root)
-            parts.append(f"`{_clip(statement)}`{f' at {frame}' if frame else ''} does not hold and the values it "
-                         "checks were not reported (assert a comparison, `a == b`, so the runner shows both)")  # fmt: skip
+            printed = _printed_comparison(f.message)
+            values = (f"; pytest printed its operands: {_printed(printed, 300)}" if printed else " and the values it "
+                      "checks were not reported (assert a comparison, `a == b`, so the runner shows both)")  # fmt: skip
+            parts.append(f"`{_clip(statement)}`{f' at {frame}' if frame else ''} does not hold{values}")
         elif _says_more(f):
             parts.append(f"the runner said: {_printed(f.message, 300)}")
     if pair is not None and _several_messages(f.message):
