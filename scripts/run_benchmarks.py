@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     failed = []
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        for path, (output, status, took) in zip(args.files, pool.map(run_one, args.files)):
+        for path, (output, status, took) in zip(args.files, pool.map(run_one, args.files), strict=True):
             print(f"== {path}\n{output}", end="" if output.endswith("\n") or not output else "\n")
             print(f"({path}: {took:.0f} s)\n", flush=True)
             if status:
