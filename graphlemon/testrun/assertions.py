@@ -88,9 +88,10 @@ _DIALECTS: tuple[_Dialect, ...] = (
     # `inspect(actual) == inspect(expected)`; read only when each side is one whole value)
     (_NODE_EQUAL := re.compile(r"^\s*AssertionError \[ERR_ASSERTION\]: (?P<g>\S.*?) == (?P<e>\S.*?)\s*$", re.M),
      "g", "e", NODE_ARGUMENTS, None, "js"),
-    # unittest assertEqual(first, second): "AssertionError: 4 != 3" (no side is expected)
+    # unittest assertEqual(first, second): "AssertionError: 4 != 3" (no side is expected); assertAlmostEqual adds
+    # its tolerance after the second value: "1.8 != 1.75 within 7 places (0.05 difference)", "… within 0.1 delta (…)"
     (re.compile(r"^(?!.*\bassert )\s*(?:AssertionError: )?(?:(?:Lists|Tuples|Sets|Sequences|Dicts|Strings|Items) "
-                r"differ: )?(?P<g>\S.*?) != (?P<e>\S.*?)\s*$", re.M),
+                r"differ: )?(?P<g>\S.*?) != (?P<e>\S.*?)(?: within \S+ (?:places|delta) \(\S+ difference\))?\s*$", re.M),
      "g", "e", ("first", "second"), None, "python"),
     # pytest: "assert 500 == 401" (no side is expected: only the printed assertion settles them, `settled`)
     (re.compile(r"assert (?P<g>.+?) == (?P<e>.+?)$", re.M), "g", "e", ("left", "right"), None, "python"),

@@ -180,3 +180,20 @@ def test_one_quotation_mark_for_another_is_not_called_added_or_left_out():
     a, b = typed_pair("'merge \"const\" schemas'", "'merge const schemas'", "python")
     fewer = Pair(a, b, sided=True, labels=("expected", "got"), ctx=None, path=())
     assert _quotes(fewer, True, _quotes_only(fewer)).startswith("The text lacks the quotation marks `\"`")
+
+
+@pytest.mark.parametrize(
+    ("message", "first", "second"),
+    [
+        ("AssertionError: 1.8 != 1.75 within 7 places (0.050000000000000044 difference)", "1.8", "1.75"),
+        ("AssertionError: 10.5 != 10 within 0.1 delta (0.5 difference)", "10.5", "10"),
+        ("AssertionError: 4 != 3", "4", "3"),
+        # the words inside a quoted value are the value's: no tolerance is cut from a text
+        ("AssertionError: 'a' != 'b within 7 places (1 difference)'", "'a'", "'b within 7 places (1 difference)'"),
+    ],
+)
+def test_unittest_almost_equal_values_are_read_without_the_tolerance(message, first, second):
+    from graphlemon.testrun.assertions import compared_in
+
+    found = compared_in(message)
+    assert found is not None and (found.first, found.second, found.expected_at) == (first, second, None)
