@@ -197,3 +197,31 @@ def test_unittest_almost_equal_values_are_read_without_the_tolerance(message, fi
 
     found = compared_in(message)
     assert found is not None and (found.first, found.second, found.expected_at) == (first, second, None)
+
+
+@pytest.mark.parametrize(
+    ("expected", "got", "labels", "says"),
+    [
+        ("1.75", "1.8", None, "1.8 (produced) is 1.75 (expected) rounded (to the nearest) to 1 decimal."),
+        ("0.16666666666666666", "0.16", None, "0.16 (produced) is 0.16666666666666666 (expected) cut off (not rounded) to 2 decimals."),
+        ("1.8", "1.75", ("first", "second"), "1.8 (first) is 1.75 (second) rounded (to the nearest) to 1 decimal."),
+        ("1.41", "1.4", None, "1.4 (produced) is 1.41 (expected) rounded (to the nearest) or cut off to 1 decimal."),
+        ("'-2.55'", "'-2.5'", None, "-2.5 (produced) is -2.55 (expected) cut off (not rounded) to 1 decimal."),
+    ],
+)
+def test_one_number_is_the_other_to_fewer_decimals(expected, got, labels, says):
+    assert value_hint(pair_of(expected, got, labels=labels)) == says
+
+
+@pytest.mark.parametrize(
+    ("expected", "got"),
+    [
+        ("1.5", "1.4"),  # the same decimals: neither is the other rounded
+        ("12.4", "12"),  # an integer: no decimal to round to (a count is no rounded number)
+        ("1.75", "1.9"),  # fewer decimals, but neither rounded nor cut off from the other
+        ("'1,75'", "'1,8'"),  # not numbers in the test's language
+    ],
+)
+def test_fewer_decimals_needs_one_number_to_be_the_other_rounded_or_cut(expected, got):
+    hint = value_hint(pair_of(expected, got)) or ""
+    assert "decimal" not in hint
