@@ -225,3 +225,31 @@ def test_one_number_is_the_other_to_fewer_decimals(expected, got, labels, says):
 def test_fewer_decimals_needs_one_number_to_be_the_other_rounded_or_cut(expected, got):
     hint = value_hint(pair_of(expected, got)) or ""
     assert "decimal" not in hint
+
+
+@pytest.mark.parametrize(
+    ("expected", "got", "labels", "says"),
+    [
+        ('"<="', '"=<"', ("left", "right"), "two neighbouring characters swapped at character 1 ('<=' and '=<'): left '<=', right '=<'."),
+        ("'4294967295'", "'4249967295'", None, "swapped at character 3 ('94' and '49'): '4249967295' where '4294967295' is expected."),
+        ("'abc.abc'", "'cba.cba'", None, "one text is the other reversed"),
+    ],
+)
+def test_the_same_characters_in_another_order(expected, got, labels, says):
+    hint = value_hint(pair_of(expected, got, labels=labels)) or ""
+    assert says in hint, hint
+
+
+@pytest.mark.parametrize(
+    ("expected", "got"),
+    [
+        ("'abc'", "'abd'"),  # another character, not a reordering
+        ("'aab'", "'abb'"),  # the same letters, not as many of each
+        ("'one peso and ten cents'", "'one pesos and ten cent'"),  # the same letters, moved by coincidence
+        ("[1, 2]", "[2, 1]"),  # two lists: the items rule speaks, not the characters one
+        ("12", "21"),  # two numbers are no texts
+    ],
+)
+def test_reordered_characters_needs_two_texts_with_the_same_characters(expected, got):
+    hint = value_hint(pair_of(expected, got)) or ""
+    assert "same characters" not in hint, hint
