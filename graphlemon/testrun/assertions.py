@@ -103,6 +103,10 @@ _DIALECTS: tuple[_Dialect, ...] = (
      "e", "g", ("expected", "actual"), 0, "go"),
     # go idiom: "got 500, want 401"
     (re.compile(r"\bgot:? (?P<g>.+?),? want(?:ed)?:? (?P<e>.+?)$", re.M | re.I), "g", "e", ("got", "want"), 1, "go"),
+    # "Person's plural should be People, but got people": the message's own words name the sides (read only when
+    # each side is one whole value)
+    (_SHOULD_BE := re.compile(r"\bshould (?:be|equal) (?P<e>\S.*?),? but (?:got|was|is) (?P<g>\S.*?)\s*$", re.M | re.I),
+     "e", "g", ("expected", "got"), 0, "any"),
     # "expected 401, got 500" / "expected 401 but got 500"
     (re.compile(r"\bexpected:? (?P<e>.+?),? (?:but )?(?:got|received|was):? (?P<g>.+?)$", re.M | re.I),
      "e", "g", ("expected", "got"), 0, "any"),
@@ -192,9 +196,9 @@ def compared_in(text: str) -> Compared | None:
     return None
 
 
-# the dialects that are a sentence (`expected X but got Y`, `got X, want Y`, node's `X == Y`): where a value ends
-# is certain only when each is one whole value (`'32000' with error '<nil>'` is not one)
-_SENTENCES = frozenset((*(d[0] for d in _DIALECTS[-2:]), _NODE_EQUAL, _CHAI))
+# the dialects that are a sentence (`expected X but got Y`, `got X, want Y`, `should be X, but got Y`, node's
+# `X == Y`): where a value ends is certain only when each is one whole value (`'32000' with error '<nil>'` is not one)
+_SENTENCES = frozenset((*(d[0] for d in _DIALECTS[-2:]), _SHOULD_BE, _NODE_EQUAL, _CHAI))
 _CLOSERS = {"[": "]", "{": "}", "(": ")"}
 
 

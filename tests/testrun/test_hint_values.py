@@ -253,3 +253,34 @@ def test_the_same_characters_in_another_order(expected, got, labels, says):
 def test_reordered_characters_needs_two_texts_with_the_same_characters(expected, got):
     hint = value_hint(pair_of(expected, got)) or ""
     assert "same characters" not in hint, hint
+
+
+@pytest.mark.parametrize(
+    ("message", "expected", "got"),
+    [
+        ("Person's plural should be People, but got people", "People", "people"),
+        ("TOMATOES's singular should be TOMATO, but got TOMATOE\nBuffaloes's singular should be Buffalo, but got x",
+         "TOMATO", "TOMATOE"),
+        ("the sum should equal 7 but was 8", "7", "8"),
+    ],
+)  # fmt: skip
+def test_should_be_but_got_names_the_sides(message, expected, got):
+    from graphlemon.testrun.parsers.common import make_failure
+    from graphlemon.testrun.parsers.go_messages import go_compared
+
+    failure = make_failure("t", message=message, compared=go_compared(message))
+    assert (failure.expected, failure.got) == (expected, got)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "result should be 2 items, but got 3",  # the expected side is words and a number: where its value ends is unknown
+        "it should be fine, but was not ready yet",
+        "the count should be 3, but got 4 items",  # the produced side is not one whole value
+    ],
+)
+def test_should_be_but_got_needs_one_whole_value_each_side(message):
+    from graphlemon.testrun.assertions import compared_in
+
+    assert compared_in(message) is None
