@@ -372,17 +372,25 @@ def printed_assertion(printed: str) -> tuple[ast.expr, ast.expr] | None:
     """The operands of the last `assert a == b` / `self.assertEqual(a, b)` the runner printed, if it parses."""
     lines = [m["code"] for m in _PYTEST_LINE.finditer(printed)] + [m["code"] for m in _QUOTED_LINE.finditer(printed)]
     for code in reversed(lines):
-        try:
-            node = ast.parse(code.strip()).body[0]
-        except (SyntaxError, IndexError, ValueError):
-            continue
-        if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1:
-            if isinstance(node.test.ops[0], ast.Eq):
-                return node.test.left, node.test.comparators[0]
-        call = node.value if isinstance(node, ast.Expr) else None
-        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and len(call.args) >= 2:
-            if _ASSERT_METHOD.match(call.func.attr):
-                return call.args[0], call.args[1]
+        found = assertion_operands(code.strip())
+        if found is not None:
+            return found
+    return None
+
+
+def assertion_operands(code: str) -> tuple[ast.expr, ast.expr] | None:
+    """The two operands of one statement `assert a == b` / `self.assertEqual(a, b)` (any `assert…Equal`), else None."""
+    try:
+        node = ast.parse(code).body[0]
+    except (SyntaxError, IndexError, ValueError, RecursionError, MemoryError):
+        return None
+    if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1:
+        if isinstance(node.test.ops[0], ast.Eq):
+            return node.test.left, node.test.comparators[0]
+    call = node.value if isinstance(node, ast.Expr) else None
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and len(call.args) >= 2:
+        if _ASSERT_METHOD.match(call.func.attr):
+            return call.args[0], call.args[1]
     return None
 
 

@@ -43,6 +43,7 @@ from .hint_premises import (
 )
 from .hint_text import TEXT_RULES, char_name
 from .js_source import node_expected_argument
+from .py_source import expected_operand_at
 from .result_models import TestFailure, ValueGrammar
 from .rust_source import literal_operand
 from .value_types import (
@@ -74,7 +75,8 @@ def operand_pair(failure: TestFailure, ctx: HintContext | None = None) -> Pair |
             return None
         first, second = typed_pair(ops.first, ops.second, grammar)
         literal = (_literal_operand(failure, ctx) if grammar == "rust"
-                   else node_expected_argument(ctx) if ctx is not None and ops.labels == NODE_ARGUMENTS else None)  # fmt: skip
+                   else node_expected_argument(ctx) if ctx is not None and ops.labels == NODE_ARGUMENTS
+                   else _python_operand(failure, ctx) if grammar == "python" else None)  # fmt: skip
         if literal is not None:  # the test's source shows the expected one (the one literal, or its name)
             values = (first, second)
             return Pair(values[literal], values[1 - literal], ctx=ctx, grammar=grammar)
@@ -90,6 +92,18 @@ def _literal_operand(failure: TestFailure, ctx: HintContext | None) -> int | Non
     if ctx is None or failure.operands is None or failure.operands.labels != ("left", "right"):
         return None
     return literal_operand(ctx.root, failure.file, failure.line)
+
+
+def _python_operand(failure: TestFailure, ctx: HintContext | None) -> int | None:
+    """A Python assertion the traceback quoted only in part (written over several lines): its whole statement, read
+    from the test file at the failure's line, settles the sides as a printed one does (`py_source`)."""
+    if (
+        ctx is None
+        or failure.operands is None
+        or failure.operands.labels not in (("left", "right"), ("first", "second"))
+    ):
+        return None
+    return expected_operand_at(ctx.root, failure.file, failure.line)
 
 
 def pair_of(first: str, second: str, grammar: ValueGrammar = "any", labels: tuple[str, str] | None = None) -> Pair:
