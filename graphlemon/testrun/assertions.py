@@ -88,9 +88,10 @@ _DIALECTS: tuple[_Dialect, ...] = (
     # `inspect(actual) == inspect(expected)`; read only when each side is one whole value)
     (_NODE_EQUAL := re.compile(r"^\s*AssertionError \[ERR_ASSERTION\]: (?P<g>\S.*?) == (?P<e>\S.*?)\s*$", re.M),
      "g", "e", NODE_ARGUMENTS, None, "js"),
-    # unittest assertEqual(first, second): "AssertionError: 4 != 3" (no side is expected)
+    # unittest assertEqual(first, second): "AssertionError: 4 != 3" (no side is expected); assertAlmostEqual adds
+    # its tolerance after the second value: "1.8 != 1.75 within 7 places (0.05 difference)", "… within 0.1 delta (…)"
     (re.compile(r"^(?!.*\bassert )\s*(?:AssertionError: )?(?:(?:Lists|Tuples|Sets|Sequences|Dicts|Strings|Items) "
-                r"differ: )?(?P<g>\S.*?) != (?P<e>\S.*?)\s*$", re.M),
+                r"differ: )?(?P<g>\S.*?) != (?P<e>\S.*?)(?: within \S+ (?:places|delta) \(\S+ difference\))?\s*$", re.M),
      "g", "e", ("first", "second"), None, "python"),
     # pytest: "assert 500 == 401" (no side is expected: only the printed assertion settles them, `settled`)
     (re.compile(r"assert (?P<g>.+?) == (?P<e>.+?)$", re.M), "g", "e", ("left", "right"), None, "python"),
@@ -102,6 +103,10 @@ _DIALECTS: tuple[_Dialect, ...] = (
      "e", "g", ("expected", "actual"), 0, "go"),
     # go idiom: "got 500, want 401"
     (re.compile(r"\bgot:? (?P<g>.+?),? want(?:ed)?:? (?P<e>.+?)$", re.M | re.I), "g", "e", ("got", "want"), 1, "go"),
+    # "Person's plural should be People, but got people": the message's own words name the sides (read only when
+    # each side is one whole value)
+    (_SHOULD_BE := re.compile(r"\bshould (?:be|equal) (?P<e>\S.*?),? but (?:got|was|is) (?P<g>\S.*?)\s*$", re.M | re.I),
+     "e", "g", ("expected", "got"), 0, "any"),
     # "expected 401, got 500" / "expected 401 but got 500"
     (re.compile(r"\bexpected:? (?P<e>.+?),? (?:but )?(?:got|received|was):? (?P<g>.+?)$", re.M | re.I),
      "e", "g", ("expected", "got"), 0, "any"),
@@ -191,9 +196,9 @@ def compared_in(text: str) -> Compared | None:
     return None
 
 
-# the dialects that are a sentence (`expected X but got Y`, `got X, want Y`, node's `X == Y`): where a value ends
-# is certain only when each is one whole value (`'32000' with error '<nil>'` is not one)
-_SENTENCES = frozenset((*(d[0] for d in _DIALECTS[-2:]), _NODE_EQUAL, _CHAI))
+# the dialects that are a sentence (`expected X but got Y`, `got X, want Y`, `should be X, but got Y`, node's
+# `X == Y`): where a value ends is certain only when each is one whole value (`'32000' with error '<nil>'` is not one)
+_SENTENCES = frozenset((*(d[0] for d in _DIALECTS[-2:]), _SHOULD_BE, _NODE_EQUAL, _CHAI))
 _CLOSERS = {"[": "]", "{": "}", "(": ")"}
 
 
@@ -367,17 +372,25 @@ def printed_assertion(printed: str) -> tuple[ast.expr, ast.expr] | None:
     """The operands of the last `assert a == b` / `self.assertEqual(a, b)` the runner printed, if it parses."""
     lines = [m["code"] for m in _PYTEST_LINE.finditer(printed)] + [m["code"] for m in _QUOTED_LINE.finditer(printed)]
     for code in reversed(lines):
-        try:
-            node = ast.parse(code.strip()).body[0]
-        except (SyntaxError, IndexError, ValueError):
-            continue
-        if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1:
-            if isinstance(node.test.ops[0], ast.Eq):
-                return node.test.left, node.test.comparators[0]
-        call = node.value if isinstance(node, ast.Expr) else None
-        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and len(call.args) >= 2:
-            if _ASSERT_METHOD.match(call.func.attr):
-                return call.args[0], call.args[1]
+        found = assertion_operands(code.strip())
+        if found is not None:
+            return found
+    return None
+
+
+def assertion_operands(code: str) -> tuple[ast.expr, ast.expr] | None:
+    """The two operands of one statement `assert a == b` / `self.assertEqual(a, b)` (any `assert…Equal`), else None."""
+    try:
+        node = ast.parse(code).body[0]
+    except (SyntaxError, IndexError, ValueError, RecursionError, MemoryError):
+        return None
+    if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1:
+        if isinstance(node.test.ops[0], ast.Eq):
+            return node.test.left, node.test.comparators[0]
+    call = node.value if isinstance(node, ast.Expr) else None
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and len(call.args) >= 2:
+        if _ASSERT_METHOD.match(call.func.attr):
+            return call.args[0], call.args[1]
     return None
 
 

@@ -242,6 +242,27 @@ def _swapped_says(p: Pair, strings: bool, swap: tuple[str, str, str, str]) -> st
     return f"The texts hold the same two parts in the other order{joined}: {a!r} and {b!r} ({_shown(p)})."
 
 
+# --- the same characters in another order ----------------------------------------------------------------
+
+
+def _reordered_characters(p: Pair) -> str | None:
+    """How the texts' characters moved, when both hold the same characters in another order in one of two ways:
+    two neighbours swapped (at character N), or the whole text reversed. Any other anagram is no finding: `'one
+    pesos and ten cent'` for `'one peso and ten cents'` holds the same letters by coincidence."""
+    e, g = _texts(p)
+    if e == g or len(e) < 2 or len(e) != len(g):
+        return None
+    differ = [i for i, (a, b) in enumerate(zip(e, g, strict=True)) if a != b]
+    if len(differ) == 2 and differ[1] == differ[0] + 1 and e[differ[0]] == g[differ[1]] and e[differ[1]] == g[differ[0]]:
+        i = differ[0]
+        return f"two neighbouring characters swapped at character {i + 1} ({e[i : i + 2]!r} and {g[i : i + 2]!r})"
+    return "one text is the other reversed" if e == g[::-1] else None
+
+
+def _reordered_characters_says(p: Pair, strings: bool, how: str) -> str:
+    return f"The texts hold the same characters, {how}: {_shown(p)}."
+
+
 # --- another ending, a part added, a part left out --------------------------------------------------------
 
 
@@ -313,6 +334,9 @@ TEXT_RULES: tuple[Rule[Pair], ...] = (
     Rule("one character for another", (STRINGS, Premise("one character for another", "the texts differ only where "
          "one character, neither a letter nor a digit, stands for another, the same two every time", _char_swap)),
          _char_swapped),
+    Rule("same characters, another order", (STRINGS, Premise("the same characters reordered", "one text is the "
+         "other with two neighbouring characters swapped, or reversed", _reordered_characters)),
+         _reordered_characters_says),
     Rule("part added", (SIDES, STRINGS, Premise("a part added", "the produced text is the expected one with one "
          "short part (no digit) added before its end", _added)), _added_says),
     Rule("part left out", (SIDES, STRINGS, Premise("a part left out", "the produced text is the expected one with one "

@@ -25,12 +25,12 @@ import math
 import re
 import unicodedata
 from dataclasses import replace
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_DOWN, ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
 from .assertions import NODE_ARGUMENTS, identifier_words
 from .hint_context import HintContext
-from .hint_pair import INTEGERS, KNOWN_KINDS, NUMBERS, SIDES, STRINGS, Pair, numbers
+from .hint_pair import INTEGERS, KNOWN_KINDS, NUMBERS, SIDES, STRINGS, Pair, is_numeral, numbers
 from .hint_premises import (
     ACCUMULATION_WORDS,
     COLLECTION_OF_COUNTS,
@@ -43,6 +43,7 @@ from .hint_premises import (
 )
 from .hint_text import TEXT_RULES, char_name
 from .js_source import node_expected_argument
+from .py_source import expected_operand_at
 from .result_models import TestFailure, ValueGrammar
 from .rust_source import literal_operand
 from .value_types import (
@@ -74,7 +75,8 @@ def operand_pair(failure: TestFailure, ctx: HintContext | None = None) -> Pair |
             return None
         first, second = typed_pair(ops.first, ops.second, grammar)
         literal = (_literal_operand(failure, ctx) if grammar == "rust"
-                   else node_expected_argument(ctx) if ctx is not None and ops.labels == NODE_ARGUMENTS else None)  # fmt: skip
+                   else node_expected_argument(ctx) if ctx is not None and ops.labels == NODE_ARGUMENTS
+                   else _python_operand(failure, ctx) if grammar == "python" else None)  # fmt: skip
         if literal is not None:  # the test's source shows the expected one (the one literal, or its name)
             values = (first, second)
             return Pair(values[literal], values[1 - literal], ctx=ctx, grammar=grammar)
@@ -90,6 +92,18 @@ def _literal_operand(failure: TestFailure, ctx: HintContext | None) -> int | Non
     if ctx is None or failure.operands is None or failure.operands.labels != ("left", "right"):
         return None
     return literal_operand(ctx.root, failure.file, failure.line)
+
+
+def _python_operand(failure: TestFailure, ctx: HintContext | None) -> int | None:
+    """A Python assertion the traceback quoted only in part (written over several lines): its whole statement, read
+    from the test file at the failure's line, settles the sides as a printed one does (`py_source`)."""
+    if (
+        ctx is None
+        or failure.operands is None
+        or failure.operands.labels not in (("left", "right"), ("first", "second"))
+    ):
+        return None
+    return expected_operand_at(ctx.root, failure.file, failure.line)
 
 
 def pair_of(first: str, second: str, grammar: ValueGrammar = "any", labels: tuple[str, str] | None = None) -> Pair:
@@ -338,6 +352,35 @@ def _truncated_says(p: Pair, sided: bool, numbers: tuple[Any, Any], found: tuple
     step = f"{10.0 ** -_decimals(g):.{_decimals(g)}f}"
     return (f"{g} is one step ({step}) below {e}, and {e} is {g} rounded: the produced value is cut off (rounded "
             "down) where the expected one is the value rounded to the nearest.")  # fmt: skip
+
+
+def _fewer_decimals(p: Pair) -> tuple[str, str, int, str] | None:
+    """(shorter, longer, decimals, how): one number, written with at least one decimal, is the other (written with
+    more decimals) rounded to the nearest or cut off to that many decimals — exact decimal arithmetic on the
+    numerals as printed (`1.8` and `1.75`; `0.16` and `0.16666666666666666`)."""
+    n = numbers(p)
+    if n is None:
+        return None
+    written = p.numerals or tuple(repr(x) for x in n)
+    if not all(is_numeral(w) for w in written):
+        return None
+    shorter, longer = sorted(written, key=_decimals)
+    places = _decimals(shorter)
+    if places == 0 or places >= _decimals(longer):
+        return None
+    step, target = Decimal(1).scaleb(-places), Decimal(shorter)
+    rounded = {Decimal(longer).quantize(step, rounding=r) for r in (ROUND_HALF_UP, ROUND_HALF_EVEN)}
+    cut = Decimal(longer).quantize(step, rounding=ROUND_DOWN)
+    how = ("rounded (to the nearest) or cut off" if target in rounded and target == cut else "rounded (to the nearest)"
+           if target in rounded else "cut off (not rounded)" if target == cut else None)  # fmt: skip
+    return None if how is None else (shorter, longer, places, how)
+
+
+def _fewer_decimals_says(p: Pair, numbers_: tuple[Any, Any], found: tuple[str, str, int, str]) -> str:
+    shorter, longer, places, how = found
+    written = p.numerals or tuple(repr(x) for x in numbers_)
+    role = dict(zip(written, ("expected", "produced") if p.sided else p.labels, strict=True))
+    return f"{shorter} ({role[shorter]}) is {longer} ({role[longer]}) {how} to {_count(places, 'decimal')}."
 
 
 def _shown_numbers(p: Pair, numbers: tuple[Any, Any]) -> str:
@@ -658,6 +701,9 @@ VALUE_RULES: tuple[Rule[Pair], ...] = (
     Rule("cut off, not rounded", (SIDES, NUMBERS, _premise("one step below, rounds to it", "the produced number "
          "is one step of its last decimal below the expected one, which has fewer decimals and is the produced one "
          "rounded to them", _truncated)), _truncated_says),
+    Rule("fewer decimals", (NUMBERS, _premise("one is the other to fewer decimals", "one number, written with at "
+         "least one decimal, is the other (written with more) rounded or cut off to that many decimals",
+         _fewer_decimals)), _fewer_decimals_says),
     Rule("a text's encoded length", (NUMBERS, INTEGERS, _premise("a printed text's UTF-8 length", "one number is "
          "pytest's `len()` of a text or bytes printed whole, and the other is its length in the other unit (characters "
          "of the bytes' UTF-8 text, bytes of the text's UTF-8 form)", _encoded_length)), _encoded_says),

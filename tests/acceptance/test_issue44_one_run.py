@@ -84,16 +84,22 @@ def test_simultaneous_starts_from_the_cli_the_console_and_deployment_runs_make_o
     project, task_id = queued_calc(tmp_path, registry)
     n_http = (STARTS - 2) // 2
     n_cli = STARTS - 2 - n_http
-    at = time.time() + 12.0  # every CLI and console starter waits for this moment, then starts
-    code = ("import os, sys, time; time.sleep(max(0, float(sys.argv[1]) - time.time())); "
-            "os.execv(sys.executable, [sys.executable, '-m', 'graphlemon', *sys.argv[2:]])")  # fmt: skip
-    clis = [subprocess.Popen([sys.executable, "-c", code, str(at), "resume", task_id, "--project", str(project.root),
+    # Every CLI and console starter waits, already imported, for one signal, then starts within milliseconds of the
+    # others: the signal is given when the first deployment run takes the task (so they collide with a run that holds
+    # it) or after 12 s if none has (so they collide with each other, and the deployment runs come after them)
+    go = tmp_path / "go"
+    code = ("import os, sys, time; import graphlemon.entry, graphlemon.cli.run, graphlemon.lease, graphlemon.taskboard, "
+            "graphlemon.project, graphlemon.stages.session\n"
+            "while not os.path.exists(sys.argv[1]): time.sleep(0.005)\n"
+            "graphlemon.entry.main(sys.argv[2:])")  # fmt: skip
+    clis = [subprocess.Popen([sys.executable, "-c", code, str(go), "resume", task_id, "--project", str(project.root),
                               "--engine", "direct", "--quiet", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True, start_new_session=True) for _ in range(n_cli)]  # fmt: skip
     answers: list = []
+    fire = threading.Event()
 
     def click(i: int) -> None:
-        time.sleep(max(0.0, at - time.time()))
+        fire.wait()
         answers.append(post(server, f"/api/projects/{project.project_id}/tasks/{task_id}/run", {"action_id": f"tab-{i}"}))
 
     threads = [threading.Thread(target=click, args=(i,)) for i in range(n_http)]
@@ -103,12 +109,14 @@ def test_simultaneous_starts_from_the_cli_the_console_and_deployment_runs_make_o
               "playbook": str(CALC / "playbook.yaml")}  # fmt: skip
     with prefect_stack.client() as client:
         deployment = client.read_deployment_by_name("devloop/devloop")
-        # a worker's flow run needs seconds to start its process and import: one is created well ahead, so it reaches
-        # the task's lease about when the others do; the other as soon as a run holds the task (or with the others),
-        # so it reaches the lease while that run still holds it
+        # a worker's flow run needs seconds to start its process and import: one is created at once; the other as
+        # soon as a run holds the task (or with the others), so it reaches the lease while that run still holds it
         first = client.create_flow_run_from_deployment(deployment.id, parameters=params)
-        while time.time() < at and not runs_taken(project, task_id):
-            time.sleep(0.1)
+        deadline = time.time() + 12.0
+        while time.time() < deadline and not runs_taken(project, task_id):
+            time.sleep(0.02)
+        go.touch()
+        fire.set()
         second = client.create_flow_run_from_deployment(deployment.id, parameters=params)
         for t in threads:
             t.join(120)

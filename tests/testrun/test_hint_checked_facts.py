@@ -306,3 +306,22 @@ def test_a_go_timeout_panic_leaves_the_run_not_complete():
     result = reconcile(parsed, ProcessOutcome(exit_code=1, duration_ms=10), None, output, framework="go",
                        command="go test -v -timeout 5s ./...", timeout=60)  # fmt: skip
     assert not result.complete and any("-timeout (5s) stopped the test binary" in w for w in result.warnings)
+
+
+def _unittest_failure(root: Path, statement: str) -> object:
+    """unittest's report of a failing assertAlmostEqual over two lines: the traceback quotes its first line only."""
+    (root / "test_t.py").write_text(f"import unittest\nclass T(unittest.TestCase):\n    def test_t(self):\n{statement}\n")
+    first = statement.strip().splitlines()[0]
+    message = "AssertionError: 1.8 != 1.75 within 7 places (0.050000000000000044 difference)"
+    detail = f'Traceback (most recent call last):\n  File "{root}/test_t.py", line 4, in test_t\n    {first}\n{message}\n'
+    return make_failure("test_t.T.test_t", message=message, detail=detail, file="test_t.py", line=4)
+
+
+def test_a_python_assertion_over_several_lines_is_sided_by_its_whole_statement(tmp_path):
+    failure = _unittest_failure(tmp_path, "        self.assertAlmostEqual(parse('1.75 s'),\n                               1.75)")
+    assert "1.8 (produced) is 1.75 (expected) rounded" in hint_for(failure, tmp_path).text
+    failure = _unittest_failure(tmp_path, "        self.assertAlmostEqual(\n            1.8, parse('1.75 s'))")
+    assert "1.8 (expected) is 1.75 (produced) rounded" in hint_for(failure, tmp_path).text  # the literal comes first
+    failure = _unittest_failure(tmp_path, "        self.assertAlmostEqual(parse('1.75 s'),\n                               other)")
+    text = hint_for(failure, tmp_path).text  # a call and a name that says no side: no side
+    assert "1.8 (first) is 1.75 (second) rounded" in text and "expected" not in text, text

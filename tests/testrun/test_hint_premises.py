@@ -144,6 +144,8 @@ VALUE_EXAMPLES: dict[str, Pair] = {
     "text and bytes": pair("'abc'", "b'abc'", grammar="python"),
     "a character outside ASCII for another": pair("'Version 1'", "'Versi\u043en 1'"),
     "reciprocal": pair("2", "0.5"),
+    "fewer decimals": pair("1.75", "1.8"),
+    "same characters, another order": pair("'<='", "'=<'"),
     "a scale": pair("1000", "1"),
     "part left out": pair("'foo, and bar'", "'foo and bar'"),
 }
@@ -194,6 +196,8 @@ def _value_counter(rule: str, premise: str) -> Pair:
         "numerals written another way": pair("'1kB'", "'1.5kB'"),
         "the same words reordered": pair("'one, two and three'", "'one and two, three'"),
         "reciprocals": pair("2", "0.4"), "a power of ten or 1024 apart": pair("1000", "2"), "another ending": pair("'13th'", "'14th'"),
+        "one is the other to fewer decimals": pair("1.75", "1.9"),
+        "the same characters reordered": pair("'<='", "'=='"),
         "a part added": pair("'foo and bar'", "'foo and bar, baz'"),
         "a part left out": pair("'foo and bar, baz'", "'foo and bar'"),
         "a printed text's UTF-8 length": pair("1", "2", code=ASCII_COUNTED.replace("== 3", "== 1")),

@@ -180,3 +180,107 @@ def test_one_quotation_mark_for_another_is_not_called_added_or_left_out():
     a, b = typed_pair("'merge \"const\" schemas'", "'merge const schemas'", "python")
     fewer = Pair(a, b, sided=True, labels=("expected", "got"), ctx=None, path=())
     assert _quotes(fewer, True, _quotes_only(fewer)).startswith("The text lacks the quotation marks `\"`")
+
+
+@pytest.mark.parametrize(
+    ("message", "first", "second"),
+    [
+        ("AssertionError: 1.8 != 1.75 within 7 places (0.050000000000000044 difference)", "1.8", "1.75"),
+        ("AssertionError: 10.5 != 10 within 0.1 delta (0.5 difference)", "10.5", "10"),
+        ("AssertionError: 4 != 3", "4", "3"),
+        # the words inside a quoted value are the value's: no tolerance is cut from a text
+        ("AssertionError: 'a' != 'b within 7 places (1 difference)'", "'a'", "'b within 7 places (1 difference)'"),
+    ],
+)
+def test_unittest_almost_equal_values_are_read_without_the_tolerance(message, first, second):
+    from graphlemon.testrun.assertions import compared_in
+
+    found = compared_in(message)
+    assert found is not None and (found.first, found.second, found.expected_at) == (first, second, None)
+
+
+@pytest.mark.parametrize(
+    ("expected", "got", "labels", "says"),
+    [
+        ("1.75", "1.8", None, "1.8 (produced) is 1.75 (expected) rounded (to the nearest) to 1 decimal."),
+        ("0.16666666666666666", "0.16", None, "0.16 (produced) is 0.16666666666666666 (expected) cut off (not rounded) to 2 decimals."),
+        ("1.8", "1.75", ("first", "second"), "1.8 (first) is 1.75 (second) rounded (to the nearest) to 1 decimal."),
+        ("1.41", "1.4", None, "1.4 (produced) is 1.41 (expected) rounded (to the nearest) or cut off to 1 decimal."),
+        ("'-2.55'", "'-2.5'", None, "-2.5 (produced) is -2.55 (expected) cut off (not rounded) to 1 decimal."),
+    ],
+)
+def test_one_number_is_the_other_to_fewer_decimals(expected, got, labels, says):
+    assert value_hint(pair_of(expected, got, labels=labels)) == says
+
+
+@pytest.mark.parametrize(
+    ("expected", "got"),
+    [
+        ("1.5", "1.4"),  # the same decimals: neither is the other rounded
+        ("12.4", "12"),  # an integer: no decimal to round to (a count is no rounded number)
+        ("1.75", "1.9"),  # fewer decimals, but neither rounded nor cut off from the other
+        ("'1,75'", "'1,8'"),  # not numbers in the test's language
+    ],
+)
+def test_fewer_decimals_needs_one_number_to_be_the_other_rounded_or_cut(expected, got):
+    hint = value_hint(pair_of(expected, got)) or ""
+    assert "decimal" not in hint
+
+
+@pytest.mark.parametrize(
+    ("expected", "got", "labels", "says"),
+    [
+        ('"<="', '"=<"', ("left", "right"), "two neighbouring characters swapped at character 1 ('<=' and '=<'): left '<=', right '=<'."),
+        ("'4294967295'", "'4249967295'", None, "swapped at character 3 ('94' and '49'): '4249967295' where '4294967295' is expected."),
+        ("'abc.abc'", "'cba.cba'", None, "one text is the other reversed"),
+    ],
+)
+def test_the_same_characters_in_another_order(expected, got, labels, says):
+    hint = value_hint(pair_of(expected, got, labels=labels)) or ""
+    assert says in hint, hint
+
+
+@pytest.mark.parametrize(
+    ("expected", "got"),
+    [
+        ("'abc'", "'abd'"),  # another character, not a reordering
+        ("'aab'", "'abb'"),  # the same letters, not as many of each
+        ("'one peso and ten cents'", "'one pesos and ten cent'"),  # the same letters, moved by coincidence
+        ("[1, 2]", "[2, 1]"),  # two lists: the items rule speaks, not the characters one
+        ("12", "21"),  # two numbers are no texts
+    ],
+)
+def test_reordered_characters_needs_two_texts_with_the_same_characters(expected, got):
+    hint = value_hint(pair_of(expected, got)) or ""
+    assert "same characters" not in hint, hint
+
+
+@pytest.mark.parametrize(
+    ("message", "expected", "got"),
+    [
+        ("Person's plural should be People, but got people", "People", "people"),
+        ("TOMATOES's singular should be TOMATO, but got TOMATOE\nBuffaloes's singular should be Buffalo, but got x",
+         "TOMATO", "TOMATOE"),
+        ("the sum should equal 7 but was 8", "7", "8"),
+    ],
+)  # fmt: skip
+def test_should_be_but_got_names_the_sides(message, expected, got):
+    from graphlemon.testrun.parsers.common import make_failure
+    from graphlemon.testrun.parsers.go_messages import go_compared
+
+    failure = make_failure("t", message=message, compared=go_compared(message))
+    assert (failure.expected, failure.got) == (expected, got)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "result should be 2 items, but got 3",  # the expected side is words and a number: where its value ends is unknown
+        "it should be fine, but was not ready yet",
+        "the count should be 3, but got 4 items",  # the produced side is not one whole value
+    ],
+)
+def test_should_be_but_got_needs_one_whole_value_each_side(message):
+    from graphlemon.testrun.assertions import compared_in
+
+    assert compared_in(message) is None

@@ -146,7 +146,7 @@ def _copy(suite: Suite, dest: Path) -> Path:
         pytest.fail(f"the real-suite corpus is not installed ({source}): run `make fixtures`")
     target = dest / suite.package
     shutil.copytree(
-        source, target, ignore=shutil.ignore_patterns("node_modules", ".nyc_output", ".pytest_cache", "target")
+        source, target, ignore=shutil.ignore_patterns("node_modules", ".nyc_output", ".pytest_cache", ".vitest-cache", "target")
     )
     if (source / "node_modules").is_dir():
         (target / "node_modules").symlink_to(source / "node_modules", target_is_directory=True)
