@@ -149,6 +149,8 @@ def _facts(ctx: HintContext, lead: str | None) -> str:
             parts.append("the two values differ (nested too deep to name where)")
     elif (diff := field_facts(ctx)) is not None:
         parts.append(diff)
+    elif ops is not None and ops.truth is not None and ops.first is not None:
+        parts.append(_truth_facts(ctx, ops.first, ops.truth))
     elif ops is not None and ops.shortened and ops.first is not None and ops.second is not None:
         parts.append(f"the runner printed the values abbreviated, so they are not known: {ops.labels[0]} "
                      f"{_clip(ops.first)}, {ops.labels[1]} {_clip(ops.second)}")  # fmt: skip
@@ -169,6 +171,17 @@ def _facts(ctx: HintContext, lead: str | None) -> str:
     if pair is not None and _several_messages(f.message):
         parts.append(f"the whole message: {_printed(f.message, 300)}")
     return "; ".join(p.rstrip(".") for p in parts) + "."
+
+
+def _truth_facts(ctx: HintContext, value: str, requirement: str) -> str:
+    """A truth test (`assert not x`, assertTrue, `t.ok`): the statement, the value it tested and what it requires of it
+    — no equality with a boolean, so no value or type is claimed."""
+    statement = _failing_statement(ctx.failure.detail)
+    expr = next((e for v, e in ctx.where_lines if v.strip() == value.strip()), None)
+    tested = f", `{_clip(expr)}`," if expr else ""
+    checked = f"`{_clip(statement)}` is" if statement else "it is"
+    return (f"{checked} a truth test, not an equality with a boolean: the value it tested{tested} is "
+            f"{_clip(value)}, and the test requires it to be {requirement}")
 
 
 # pytest's rewritten assertion, first line: `assert <value> <operator> <value>` (the values as their reprs)

@@ -1,0 +1,118 @@
+"""A truth test (`assert x`, `assert not x`, unittest's assertTrue/assertFalse, tape's `t.ok`/`t.notOk`, chai's
+`.ok`) is no equality with True/False: when its value is no boolean, no value or type rule speaks and the facts
+name the statement, the value it tested and what it requires of it."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphlemon.testrun.hints import hint_for
+from graphlemon.testrun.parsers.common import make_failure
+from graphlemon.testrun.parsers.tap import parse_tap
+
+# pytest: `assert not result.failed` on a count (munch's README doctest check)
+PYTEST_NOT = make_failure(
+    "tests/test_readme.py::test_readme", file="tests/test_readme.py", line=16,
+    message="assert not 2\n +  where 2 = TestResults(failed=2, attempted=36).failed",
+    detail="    def test_readme():\n>       assert not result.failed\nE       assert not 2\n",
+)  # fmt: skip
+
+TAPE = """TAP version 13
+# counts
+not ok 1 should be truthy
+  ---
+    operator: ok
+    expected: true
+    actual:   0
+    at: Test.<anonymous> (/p/test/index.js:7:5)
+    stack: |-
+      Error: should be truthy
+  ...
+not ok 2 should be falsy
+  ---
+    operator: notOk
+    expected: false
+    actual:   'x'
+    at: Test.<anonymous> (/p/test/index.js:9:5)
+    stack: |-
+      Error: should be falsy
+  ...
+
+1..2
+# tests 2
+# pass  0
+# fail  2
+"""
+
+
+@pytest.mark.parametrize(
+    "failure, value, requirement",
+    [
+        (PYTEST_NOT, "2", "falsy"),
+        (make_failure("t", file="t.py", line=3, message="AssertionError: 0 is not true"), "0", "truthy"),
+        (make_failure("t", file="t.py", line=3, message="AssertionError: [1] is not false"), "[1]", "falsy"),
+        (make_failure("t", file="t.py", line=3, message="assert None"), "None", "truthy"),
+        (make_failure("t", file="t.js", line=3, message="AssertionError: expected 0 to be truthy"), "0", "truthy"),
+    ],
+)
+def test_a_truth_test_of_a_value_no_boolean_claims_no_value(failure, value, requirement):
+    hint = hint_for(failure)
+    assert failure.expected is None and failure.got is None  # no boolean is the expected value
+    assert hint.confidence == "facts" and "another type" not in hint.text and "boolean is expected" not in hint.text
+    assert f"is {value}, and the test requires it to be {requirement}" in hint.text, hint.text
+
+
+def test_the_facts_name_the_statement_and_the_expression_tested():
+    text = hint_for(PYTEST_NOT).text
+    assert "`assert not result.failed` is a truth test" in text
+    assert "`TestResults(failed=2, attempted=36).failed`, is 2" in text
+
+
+def test_tape_ok_and_not_ok_are_truth_tests():
+    run = parse_tap(TAPE)
+    first, second = run.failures
+    assert (first.expected, first.got, second.expected, second.got) == (None, None, None, None)
+    assert "is 0, and the test requires it to be truthy" in hint_for(first).text
+    assert "is 'x', and the test requires it to be falsy" in hint_for(second).text
+
+
+NODE_OK = """TAP version 13
+not ok 1 - counts
+  ---
+  duration_ms: 0.5
+  failureType: 'testCodeFailure'
+  error: |-
+    The expression evaluated to a falsy value:
+      assert.ok(count)
+  code: 'ERR_ASSERTION'
+  expected: true
+  actual: 0
+  operator: '=='
+  stack: |-
+    TestContext.<anonymous> (/p/test.js:4:10)
+  ...
+1..1
+"""
+
+
+def test_node_assert_ok_is_a_truth_test_though_its_operator_is_an_equality():
+    (failure,) = parse_tap(NODE_OK).failures
+    assert (failure.expected, failure.got) == (None, None)
+    assert "is 0, and the test requires it to be truthy" in hint_for(failure).text
+    equal = parse_tap(NODE_OK.replace("The expression evaluated to a falsy value:", "Expected values to be loosely equal:"))
+    assert equal.failures[0].got == "0"  # assert.equal(count, true): an equality, its values kept
+
+
+def test_a_truth_test_of_a_boolean_still_says_it_came_out_the_other_way():
+    failure = make_failure("t", file="t.py", line=3, message="assert False\n +  where False = is_even(4)")
+    assert (failure.expected, failure.got) == ("True", "False")
+    assert "the other way" in hint_for(failure).text
+
+
+def test_an_equality_with_a_boolean_keeps_its_type_rule():
+    """Without the premise (an equality, not a truth test) the type rule still speaks."""
+    failure = make_failure("t", file="t.js", line=3, message="Expected: true\nReceived: 2", expected="true", got="2",
+                           grammar="js")  # fmt: skip
+    assert "a number where a boolean is expected" in hint_for(failure).text
+    equal = make_failure("t", file="t.py", line=3, message="AssertionError: 2 != True\n", compared=None)
+    assert equal.operands is not None and equal.operands.truth is None
