@@ -116,3 +116,23 @@ def test_an_equality_with_a_boolean_keeps_its_type_rule():
     assert "a number where a boolean is expected" in hint_for(failure).text
     equal = make_failure("t", file="t.py", line=3, message="AssertionError: 2 != True\n", compared=None)
     assert equal.operands is not None and equal.operands.truth is None
+
+
+# --- two values read alike (JavaScript's null and undefined) are named as printed -------------------------------
+
+
+@pytest.mark.parametrize(
+    "expected, got",
+    [("null", "undefined"), ("{ a: null }", "{ a: undefined }")],
+)
+def test_null_and_undefined_are_named_as_printed(expected, got):
+    failure = make_failure("t", file="test/index.test.js", line=436, message="should be strictly equal (equal)",
+                           expected=expected, got=got, grammar="js")  # fmt: skip
+    hint = hint_for(failure)
+    assert f"{expected} expected, {got} produced" in hint.text and "null/undefined" not in hint.text, hint.text
+
+
+def test_values_that_differ_when_read_keep_their_difference():
+    """Without the premise (the values read differently) the facts name the differing part, not the whole print."""
+    failure = make_failure("t", file="t.js", line=3, message="x", expected="{ a: 1 }", got="{ a: null }", grammar="js")
+    assert "each as the runner printed it" not in hint_for(failure).text
