@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from .result_models import TestFailure
 from .rust_source import source_lines
@@ -73,9 +73,23 @@ class HintContext:
         found = frames(self.segment_of(match))
         if not found or not DEPENDENCY_PATH.search(found[0][0]):
             return None
-        path = found[0][0]
-        package = list(_PACKAGE_DIR.finditer(path))  # named from its package folder, never a machine's path
-        return f"{path[package[-1].start() :] if package else short_path(path, self.root)}:{found[0][1]}"
+        return self._named(*found[0])
+
+    def raise_site(self, error: str) -> str | None:
+        """`path:line` of the innermost frame of the traceback that ends in `error` (where it was raised), read from
+        that error's own traceback among chained ones; None when the output holds no frame for it."""
+        match = re.compile(rf"^\s*(?:E\s+)?{re.escape(error)}(?::|\s*$)", re.M).search(self.evidence)
+        found = frames(self.segment_of(match)) if match is not None else []
+        return self._named(*found[0]) if found else None
+
+    def _named(self, path: str, line: str) -> str:
+        """A frame's `path:line`, never a machine's path: a package's file from its package folder, another file
+        outside the project (the language's own library) by its name."""
+        package = list(_PACKAGE_DIR.finditer(path))
+        if package:
+            return f"{path[package[-1].start() :]}:{line}"
+        shown = short_path(path, self.root)
+        return f"{PurePosixPath(shown).name if shown.startswith('/') else shown}:{line}"
 
     @cached_property
     def code(self) -> str:

@@ -157,7 +157,7 @@ def _facts(ctx: HintContext, lead: str | None) -> str:
     elif error:
         said = (raised(ctx) or (None, ""))
         message = f": {_printed(said[1], 200)}" if said[0] == error and said[1] else ""
-        parts.append(f"{error} was raised{ctx.where or ' while the test ran'}{message}")
+        parts.append(f"{error} was raised{_raised_place(ctx, error)}{message}")
     else:
         statement = _failing_statement(f.detail)
         if statement:
@@ -171,6 +171,19 @@ def _facts(ctx: HintContext, lead: str | None) -> str:
     if pair is not None and _several_messages(f.message):
         parts.append(f"the whole message: {_printed(f.message, 300)}")
     return "; ".join(p.rstrip(".") for p in parts) + "."
+
+
+def _raised_place(ctx: HintContext, error: str) -> str:
+    """Where `error` was raised (the innermost frame of its own traceback) and the test's line that called into it: the
+    test's line alone is named as the call, never as where the error was raised."""
+    f = ctx.failure
+    site = ctx.raise_site(error)
+    call = f"{short_path(f.file, ctx.root)}:{f.line}" if f.file and f.line and ctx.own_place else None
+    if site and call and site != call:
+        return f" in {site}, called from the test at {call}"
+    if site:
+        return f" at {site}"
+    return f" during the test's call at {call}" if call else " while the test ran"
 
 
 def _truth_facts(ctx: HintContext, value: str, requirement: str) -> str:

@@ -4,6 +4,8 @@ name the statement, the value it tested and what it requires of it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from graphlemon.testrun.hints import hint_for
@@ -136,3 +138,52 @@ def test_values_that_differ_when_read_keep_their_difference():
     """Without the premise (the values read differently) the facts name the differing part, not the whole print."""
     failure = make_failure("t", file="t.js", line=3, message="x", expected="{ a: 1 }", got="{ a: null }", grammar="js")
     assert "each as the runner printed it" not in hint_for(failure).text
+
+
+# --- where an exception was raised: its own traceback's innermost frame, not the test's call -----------------------
+
+UNITTEST_CHAINED = """Traceback (most recent call last):
+  File "/proj/tests/test_parser.py", line 118, in assert_error_message
+    self.parser.parse(expression)
+  File "/proj/jmespath/parser.py", line 109, in _parse
+    self._tokens = list(self.tokenizer)
+  File "/proj/jmespath/lexer.py", line 149, in _consume_until
+    raise EmptyExpressionError()
+jmespath.exceptions.EmptyExpressionError: Invalid JMESPath expression: cannot be empty.
+
+During handling of the above exception, another exception occurred:
+
+Traceback (most recent call last):
+  File "/proj/tests/test_parser.py", line 162, in test_bad_lexer_values
+    self.assert_error_message('foo."bar', error_message,
+  File "/proj/tests/test_parser.py", line 123, in assert_error_message
+    self.fail(
+AssertionError: Unexpected error raised (EmptyExpressionError: cannot be empty.) for bad expression: foo."bar
+"""
+
+
+def _unittest_failure(detail: str):
+    return make_failure("tests.test_parser.T.test_bad_lexer_values", file="tests/test_parser.py", line=162,
+                        message='AssertionError: Unexpected error raised (EmptyExpressionError: cannot be empty.)',
+                        detail=detail)  # fmt: skip
+
+
+def test_a_chained_error_is_placed_where_it_was_raised_and_the_test_line_is_the_call():
+    text = hint_for(_unittest_failure(UNITTEST_CHAINED), Path("/proj")).text
+    assert "raised in jmespath/lexer.py:149, called from the test at tests/test_parser.py:162" in text, text
+    assert "raised (at tests/test_parser.py:162)" not in text and "raised at tests/test_parser.py:162" not in text
+
+
+def test_without_a_frame_for_the_error_the_test_line_is_only_the_call():
+    """No traceback of the error printed: its raise site is unknown, so the test's line is named as the call."""
+    detail = "jmespath.exceptions.EmptyExpressionError: cannot be empty.\n"
+    text = hint_for(_unittest_failure(detail), Path("/proj")).text
+    assert "EmptyExpressionError was raised during the test's call at tests/test_parser.py:162" in text, text
+
+
+
+def test_a_raise_in_the_language_s_own_library_is_named_by_its_file_never_a_machine_path():
+    detail = UNITTEST_CHAINED.replace("/proj/jmespath/lexer.py", "/root/.pyenv/versions/3.11.7/lib/python3.11/doctest.py")
+    text = hint_for(_unittest_failure(detail), Path("/proj")).text
+    assert "raised in doctest.py:149, called from the test at tests/test_parser.py:162" in text, text
+    assert "/root/" not in text
