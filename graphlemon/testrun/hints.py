@@ -30,7 +30,7 @@ from .hint_raised import FIRST_RULES, LAST_RULES, raised
 from .hint_rules import ERROR_RULES
 from .hint_values import VALUE_RULES, operand_pair, value_facts, value_hint
 from .result_models import HintConfidence, TestFailure
-from .rust_source import doc_test
+from .rust_source import OWN_DOC_TEST, doc_test
 
 # a framework's own rule (over the failure's HintContext)
 FrameworkRule = Rule[HintContext]
@@ -132,6 +132,9 @@ def _facts(ctx: HintContext, lead: str | None) -> str:
     location = f" at {short_path(f.file, ctx.root)}:{f.line}" if f.file and f.line else ""
     doc = doc_test(f.name)
     check = f"the doc test of `{doc.item}` (its example{location})" if doc else f"the check{location}"
+    own_doc = OWN_DOC_TEST.match(f.name.strip())
+    if own_doc and f.file == own_doc["file"] and f.line == int(own_doc["line"]):  # placed at the example's fence
+        check = f"the doc example{location}"
     if f.declared:  # no frame of the failing check in the test file: the line is the test's declaration
         check = f"the test declared{location}"
     if location and unread_first_message(f, ctx.root):  # a Go log line and an error line print alike

@@ -187,3 +187,45 @@ def test_a_raise_in_the_language_s_own_library_is_named_by_its_file_never_a_mach
     text = hint_for(_unittest_failure(detail), Path("/proj")).text
     assert "raised in doctest.py:149, called from the test at tests/test_parser.py:162" in text, text
     assert "/root/" not in text
+
+# --- cargo: an unwrap is no assertion; a crate's own doc example is named as one ----------------------------------
+
+
+def _doc_output(name: str, panic_line: int, message: str) -> str:
+    return (f"running 1 test\ntest {name} ... FAILED\n\nfailures:\n\n---- {name} stdout ----\n"
+            f"Test executable failed (exit status: 101).\n\nstderr:\n\nthread 'main' (29697) panicked at "
+            f"src/lib.rs:{panic_line}:58:\n{message}\n\n\nfailures:\n    {name}\n\n"
+            "test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.11s\n")
+
+
+@pytest.fixture
+def crate(tmp_path):
+    lines = ["//! A crate.", "//!", "//! ```", "//! let x = demo::f();", "//! assert_eq!(x, 2);", "//! ```", ""]
+    lines += [""] * (20 - len(lines)) + ["/// ```", "/// let s = demo::decode(b\"\\xff\").unwrap();", "/// ```",
+                                         "pub fn decode() {}"]  # fmt: skip
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "lib.rs").write_text("\n".join(lines) + "\n")
+    return tmp_path
+
+
+def test_a_failed_unwrap_in_a_doc_example_is_no_assertion(crate):
+    from graphlemon.testrun.frameworks.native_hints import CARGO_RULES
+    from graphlemon.testrun.parsers.cargo_text import parse_cargo_text
+
+    message = "called `Result::unwrap()` on an `Err` value: Utf8Error { valid_up_to: 7, error_len: None }"
+    (failure,) = parse_cargo_text(_doc_output("src/lib.rs - decode (line 21)", 5, message)).failures
+    text = hint_for(failure, crate, CARGO_RULES).text
+    assert "`Result::unwrap()` met an `Err` value (`Utf8Error { valid_up_to: 7, error_len: None }`)" in text, text
+    assert "An assertion" not in text and "no assertion failed" in text
+    # without the premise (an assertion's own message) the assertion wording stays
+    (checked,) = parse_cargo_text(_doc_output("src/lib.rs - decode (line 21)", 5, "assertion failed: ok")).failures
+    assert "The assertion `ok` failed" in hint_for(checked, crate, CARGO_RULES).text
+
+
+def test_a_crate_doc_example_is_named_as_the_doc_example_not_a_check(crate):
+    from graphlemon.testrun.parsers.cargo_text import parse_cargo_text
+
+    output = _doc_output("src/lib.rs - (line 3)", 2, "assertion `left == right` failed\n  left: 3\n right: 2")
+    (failure,) = parse_cargo_text(output).failures
+    text = hint_for(failure, crate).text
+    assert "the doc example at src/lib.rs:3 failed" in text and "the check at" not in text, text
