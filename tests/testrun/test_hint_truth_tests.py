@@ -188,6 +188,33 @@ def test_a_raise_in_the_language_s_own_library_is_named_by_its_file_never_a_mach
     assert "raised in doctest.py:149, called from the test at tests/test_parser.py:162" in text, text
     assert "/root/" not in text
 
+
+PYTEST_LONG = """    def test_parse(valid):
+>       parsed = iso8601.parse_date(valid)
+
+iso8601/test_iso8601.py:249:
+_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _
+iso8601/iso8601.py:151: in parse_date
+    tzinfo=parse_timezone(groups),
+_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _
+
+>           raise ParseError(e)
+E           iso8601.iso8601.ParseError: offset must be a timedelta
+
+iso8601/iso8601.py:154: ParseError"""
+
+
+def test_pytest_names_the_raising_entry_by_the_error_s_class_and_a_clipped_text_claims_no_site():
+    def failure(detail):
+        return make_failure("iso8601/test_iso8601.py::test_parse", file="iso8601/test_iso8601.py", line=249,
+                            message="iso8601.iso8601.ParseError: offset must be a timedelta", detail=detail)  # fmt: skip
+
+    whole = hint_for(failure(PYTEST_LONG), Path("/proj")).text
+    assert "raised in iso8601/iso8601.py:154, called from the test at iso8601/test_iso8601.py:249" in whole, whole
+    clipped = hint_for(failure(PYTEST_LONG.rsplit("\n", 1)[0]), Path("/proj")).text  # its last line cut off
+    assert "raised during the test's call at iso8601/test_iso8601.py:249" in clipped, clipped
+    assert "iso8601/iso8601.py:151" not in clipped  # an outer entry is no raise site
+
 # --- cargo: an unwrap is no assertion; a crate's own doc example is named as one ----------------------------------
 
 
