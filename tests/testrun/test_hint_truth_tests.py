@@ -1,6 +1,9 @@
-"""A truth test (`assert x`, `assert not x`, unittest's assertTrue/assertFalse, tape's `t.ok`/`t.notOk`, chai's
-`.ok`) is no equality with True/False: when its value is no boolean, no value or type rule speaks and the facts
-name the statement, the value it tested and what it requires of it."""
+"""Hints claim only what the runner's output proves (heldout14's defects), each rule on constructed runner output with
+the case where its premise is absent: a truth test (`assert x`, `assert not x`, assertTrue/assertFalse, tape's
+`t.ok`/`t.notOk`, chai's `.ok`, node's assert.ok) is no equality with True/False, so no value or type rule speaks on a
+value that is no boolean; values read alike but printed differently (null, undefined) are named as printed; an
+exception is placed where its own traceback raised it, the test's line only as the call; cargo's failed unwrap() is
+no assertion and a crate's own doc example is named as one."""
 
 from __future__ import annotations
 
