@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from .output_text import clip
-from .result_models import Operands, ValueGrammar
+from .result_models import Operands, TruthRequirement, ValueGrammar
 
 VALUE_CHARS = 1_000_000  # compared whole (bounded); shortened for display after the hint (values.py)
 
@@ -40,9 +40,17 @@ class Compared:
     expected_at: int | None
     grammar: ValueGrammar = "any"
     data_names: tuple[str, ...] = ()  # names whose values are the test's own data (pytest's direct parametrize)
+    # a truth test (`assert x`, `assert not x`, assertTrue, tape's ok, chai's `to be truthy`): "truthy"/"falsy", what
+    # it requires of its one value (`first` is the boolean that value must equal only when the value is a boolean)
+    truth: TruthRequirement | None = None
 
     def operands(self, shortened: bool = False) -> tuple[str | None, str | None, Operands]:
-        """(expected, got, operands) for a TestFailure: the values are expected/got only when sided and whole."""
+        """(expected, got, operands) for a TestFailure: the values are expected/got only when sided and whole. A truth
+        test is no equality with a boolean: its value is expected/got only when it is itself a boolean."""
+        if self.truth is not None and not (is_boolean(self.second, self.grammar) and is_boolean(self.first, self.grammar)):
+            kept = Operands(labels=("value tested", "required"), sided=False, grammar=self.grammar,
+                            first=self.second, truth=self.truth)  # fmt: skip
+            return None, None, kept
         if self.expected_at is None or shortened:
             kept = Operands(labels=self.labels, sided=self.expected_at is not None, grammar=self.grammar,
                             shortened=shortened, first=self.first, second=self.second)  # fmt: skip
@@ -55,6 +63,20 @@ class Compared:
 
 def sided(expected: str, got: str, grammar: ValueGrammar, labels: tuple[str, str] = ("expected", "got")) -> Compared:
     return Compared(expected, got, labels, 0, grammar)
+
+
+_BOOLEANS = {"python": ("True", "False")}
+
+
+def is_boolean(text: str, grammar: ValueGrammar) -> bool:
+    """`text` is a boolean literal of the grammar (Python's True/False; true/false elsewhere)."""
+    return text.strip() in _BOOLEANS.get(grammar, ("true", "false"))
+
+
+def truth_test(value: str, requirement: TruthRequirement, grammar: ValueGrammar) -> Compared:
+    """A truth test of one printed value: the boolean it must be is its expected value only when it is a boolean."""
+    wanted = _BOOLEANS.get(grammar, ("true", "false"))[0 if requirement == "truthy" else 1]
+    return Compared(wanted, clip(value, VALUE_CHARS), ("expected", "got"), 0, grammar, truth=requirement)
 
 
 # node:assert's names for its call's two arguments (`assert.equal(actual, expected)`): positions, not what the code
@@ -111,14 +133,19 @@ _DIALECTS: tuple[_Dialect, ...] = (
     (re.compile(r"\bexpected:? (?P<e>.+?),? (?:but )?(?:got|received|was):? (?P<g>.+?)$", re.M | re.I),
      "e", "g", ("expected", "got"), 0, "any"),
 )  # fmt: skip
-# forms whose expected value is implied by the assertion: (pattern, expected, label of the value)
-_IMPLIED: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"^(?:AssertionError: )?(?P<g>.+?) is not true$", re.M), "True"),  # unittest assertTrue
-    (re.compile(r"^(?:AssertionError: )?(?P<g>.+?) is not false$", re.M), "False"),  # unittest assertFalse
+# truth tests: (pattern, grammar, what it requires of its value `g`, or None when the pattern's `r` group says)
+_IMPLIED: tuple[tuple[re.Pattern[str], ValueGrammar, TruthRequirement | None], ...] = (
+    (re.compile(r"^(?:AssertionError: )?(?P<g>.+?) is not true$", re.M), "python", "truthy"),  # unittest assertTrue
+    (re.compile(r"^(?:AssertionError: )?(?P<g>.+?) is not false$", re.M), "python", "falsy"),  # unittest assertFalse
     # pytest, a bare check: "assert False\n +  where False = is_even(4)"; "assert not True"
-    (re.compile(r"^(?:AssertionError: )?assert (?P<g>False|None|0|''|\[\]|\{\})\s*$", re.M), "True"),
-    (re.compile(r"^(?:AssertionError: )?assert not (?P<g>.+?)\s*$", re.M), "False"),
+    (re.compile(r"^(?:AssertionError: )?assert (?P<g>False|None|0|''|\[\]|\{\})\s*$", re.M), "python", "truthy"),
+    (re.compile(r"^(?:AssertionError: )?assert not (?P<g>.+?)\s*$", re.M), "python", "falsy"),
+    # chai's `.ok` / `.not.ok`: "expected 0 to be truthy" (its `.true` is an equality: "expected 0 to be true")
+    (re.compile(r"\bexpected (?P<g>\S.*?) to be (?P<r>truthy|falsy)$", re.M), "js", None),
 )
+# node's assert.ok / assert(x): its operator is `==` and its expected `true`, as `assert.equal(x, true)`'s, but it is a
+# truth test of its one argument
+NODE_FALSY = re.compile(r"The expression evaluated to a falsy value|No value argument passed to `assert\.ok\(\)`")
 _IS = re.compile(r"^(?:AssertionError: )?assert (?P<g>.+?) is (?P<e>True|False|None)$", re.M)  # pytest `is`
 
 
@@ -177,10 +204,10 @@ def compared_in(text: str) -> Compared | None:
     doctest = doctest_expected_got(head)
     if doctest[0] is not None and doctest[1] is not None:
         return sided(doctest[0], doctest[1], "python")
-    for pattern, fixed in _IMPLIED:
+    for pattern, grammar, requirement in _IMPLIED:
         match = pattern.search(head)
-        if match and match["g"] != fixed:
-            return sided(fixed, clip(match["g"], VALUE_CHARS), "python")
+        if match:
+            return truth_test(match["g"], requirement or match["r"], grammar)  # type: ignore[arg-type]
     match = _IS.search(head)
     if match and match["g"] != match["e"]:
         return sided(match["e"], clip(match["g"], VALUE_CHARS), "python")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from .result_models import TestFailure
 from .rust_source import source_lines
@@ -73,9 +73,36 @@ class HintContext:
         found = frames(self.segment_of(match))
         if not found or not DEPENDENCY_PATH.search(found[0][0]):
             return None
-        path = found[0][0]
-        package = list(_PACKAGE_DIR.finditer(path))  # named from its package folder, never a machine's path
-        return f"{path[package[-1].start() :] if package else short_path(path, self.root)}:{found[0][1]}"
+        return self._named(*found[0])
+
+    def raise_site(self, error: str) -> str | None:
+        """`path:line` of the innermost frame of the traceback that ends in `error` (where it was raised), read from
+        that error's own traceback among chained ones; None when the output holds no frame for it."""
+        match = re.compile(rf"^\s*(?:E\s+)?{re.escape(error)}(?::|\s*$)", re.M).search(self.evidence)
+        if match is None:
+            return None
+        segment = self.segment_of(match)
+        if not _PY_FRAME.search(segment):  # a JavaScript/Go/Rust stack: the error line, then its frames innermost first
+            found = frames(segment)
+            return self._named(*found[0]) if found else None
+        # pytest names the raising entry's place with the error's class (`iso8601/iso8601.py:154: ParseError`); a
+        # Python traceback's innermost frame is the last one before the error's own line (a clipped text may lack both)
+        short = re.escape(error.rsplit(".", 1)[-1])
+        located = re.search(rf'^(?P<p>[^\s:"]+\.py):(?P<l>\d+): {short}\s*$', segment, re.M)
+        if located is not None:
+            return self._named(located["p"], located["l"])
+        at = segment.find(match.group(0).strip())
+        found = [m for m in _PY_FRAME.finditer(segment[: max(at, 0)]) if m["p1"]]
+        return self._named(found[-1]["p1"], found[-1]["l1"]) if found else None
+
+    def _named(self, path: str, line: str) -> str:
+        """A frame's `path:line`, never a machine's path: a package's file from its package folder, another file
+        outside the project (the language's own library) by its name."""
+        package = list(_PACKAGE_DIR.finditer(path))
+        if package:
+            return f"{path[package[-1].start() :]}:{line}"
+        shown = short_path(path, self.root)
+        return f"{PurePosixPath(shown).name if shown.startswith('/') else shown}:{line}"
 
     @cached_property
     def code(self) -> str:

@@ -168,8 +168,33 @@ def value_facts(pair: Pair) -> str:
         if pair.sided:
             return f"They differ{where}: {kind_of(diff.got)} where {kind_of(diff.expected)} is expected."
         return f"They differ{where}{lead}: {pair.named(kind_of(diff.expected), kind_of(diff.got))}."
+    if _same_read(diff.expected, diff.got) and (printed := _printed_whole(pair)) is not None:
+        return f"They differ{lead}: {pair.named(*printed)} (each as the runner printed it)."
     shown = (pair.literal(v) if v is None or isinstance(v, bool) else _show(v) for v in (diff.expected, diff.got))
     return f"They differ{where}{lead}: {pair.named(*shown)}."  # `undefined` / `nil` in its language, not `None`
+
+
+def _same_read(a: Any, b: Any) -> bool:
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:  # a value whose equality does not answer: not the same
+        return False
+
+
+def _printed_whole(pair: Pair) -> tuple[str, str] | None:
+    """Two values the parser reads alike (JavaScript's `null` and `undefined` are one absence) but the reporter printed
+    differently: each whole as printed, in the pair's order (the failure's expected/got, or its unsided operands)."""
+    f = pair.ctx.failure if pair.ctx is not None else None
+    if f is None:
+        return None
+    ops = f.operands
+    if pair.sided and f.expected is not None and f.got is not None:
+        printed = (f.expected.strip(), f.got.strip())
+    elif not pair.sided and ops is not None and ops.first is not None and ops.second is not None:
+        printed = (ops.first.strip(), ops.second.strip())
+    else:
+        return None
+    return (_clip(printed[0], 60), _clip(printed[1], 60)) if printed[0] != printed[1] else None
 
 
 # --- premises ---------------------------------------------------------------------------------------------

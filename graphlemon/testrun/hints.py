@@ -30,7 +30,7 @@ from .hint_raised import FIRST_RULES, LAST_RULES, raised
 from .hint_rules import ERROR_RULES
 from .hint_values import VALUE_RULES, operand_pair, value_facts, value_hint
 from .result_models import HintConfidence, TestFailure
-from .rust_source import doc_test
+from .rust_source import OWN_DOC_TEST, doc_test
 
 # a framework's own rule (over the failure's HintContext)
 FrameworkRule = Rule[HintContext]
@@ -132,6 +132,9 @@ def _facts(ctx: HintContext, lead: str | None) -> str:
     location = f" at {short_path(f.file, ctx.root)}:{f.line}" if f.file and f.line else ""
     doc = doc_test(f.name)
     check = f"the doc test of `{doc.item}` (its example{location})" if doc else f"the check{location}"
+    own_doc = OWN_DOC_TEST.match(f.name.strip())
+    if own_doc and f.file == own_doc["file"] and f.line == int(own_doc["line"]):  # placed at the example's fence
+        check = f"the doc example{location}"
     if f.declared:  # no frame of the failing check in the test file: the line is the test's declaration
         check = f"the test declared{location}"
     if location and unread_first_message(f, ctx.root):  # a Go log line and an error line print alike
@@ -149,13 +152,15 @@ def _facts(ctx: HintContext, lead: str | None) -> str:
             parts.append("the two values differ (nested too deep to name where)")
     elif (diff := field_facts(ctx)) is not None:
         parts.append(diff)
+    elif ops is not None and ops.truth is not None and ops.first is not None:
+        parts.append(_truth_facts(ctx, ops.first, ops.truth))
     elif ops is not None and ops.shortened and ops.first is not None and ops.second is not None:
         parts.append(f"the runner printed the values abbreviated, so they are not known: {ops.labels[0]} "
                      f"{_clip(ops.first)}, {ops.labels[1]} {_clip(ops.second)}")  # fmt: skip
     elif error:
         said = (raised(ctx) or (None, ""))
         message = f": {_printed(said[1], 200)}" if said[0] == error and said[1] else ""
-        parts.append(f"{error} was raised{ctx.where or ' while the test ran'}{message}")
+        parts.append(f"{error} was raised{_raised_place(ctx, error)}{message}")
     else:
         statement = _failing_statement(f.detail)
         if statement:
@@ -169,6 +174,30 @@ def _facts(ctx: HintContext, lead: str | None) -> str:
     if pair is not None and _several_messages(f.message):
         parts.append(f"the whole message: {_printed(f.message, 300)}")
     return "; ".join(p.rstrip(".") for p in parts) + "."
+
+
+def _raised_place(ctx: HintContext, error: str) -> str:
+    """Where `error` was raised (the innermost frame of its own traceback) and the test's line that called into it: the
+    test's line alone is named as the call, never as where the error was raised."""
+    f = ctx.failure
+    site = ctx.raise_site(error)
+    call = f"{short_path(f.file, ctx.root)}:{f.line}" if f.file and f.line and ctx.own_place else None
+    if site and call and site != call:
+        return f" in {site}, called from the test at {call}"
+    if site:
+        return f" at {site}"
+    return f" during the test's call at {call}" if call else " while the test ran"
+
+
+def _truth_facts(ctx: HintContext, value: str, requirement: str) -> str:
+    """A truth test (`assert not x`, assertTrue, `t.ok`): the statement, the value it tested and what it requires of it
+    — no equality with a boolean, so no value or type is claimed."""
+    statement = _failing_statement(ctx.failure.detail)
+    expr = next((e for v, e in ctx.where_lines if v.strip() == value.strip()), None)
+    tested = f", `{_clip(expr)}`," if expr else ""
+    checked = f"`{_clip(statement)}` is" if statement else "it is"
+    return (f"{checked} a truth test, not an equality with a boolean: the value it tested{tested} is "
+            f"{_clip(value)}, and the test requires it to be {requirement}")
 
 
 # pytest's rewritten assertion, first line: `assert <value> <operator> <value>` (the values as their reprs)

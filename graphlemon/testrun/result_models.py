@@ -21,6 +21,8 @@ CountsSource = Literal["report", "text", "summary", "none"]
 # "specific": a rule's preconditions held and the hint says what they imply; "facts": no rule applied, the
 # hint states only what is known (location, call, error, where the values differ)
 HintConfidence = Literal["specific", "facts"]
+# what a truth test (`assert x`, `assert not x`, assertTrue, `t.ok`) requires of its one value
+TruthRequirement = Literal["truthy", "falsy"]
 # how a reporter prints compared values (value_types.py reads each in its own grammar): Python reprs, JSON,
 # JavaScript's inspect forms, mocha's diff form (or raw strings), Go's %v, Rust's Debug, a value that is the
 # string it shows ("text"), or unknown ("any": every grammar is tried)
@@ -70,6 +72,8 @@ class Operands(BaseModel):
     shortened: bool = False
     first: str | None = None
     second: str | None = None
+    # a truth test of a value that is no boolean: `first` is that value, this what the test requires of it
+    truth: TruthRequirement | None = None
 
 
 class TestFailure(BaseModel):

@@ -46,6 +46,8 @@ class DocTest:
 
 
 _DOC_TEST = re.compile(r"^(?P<file>\S+\.rs) - (?P<item>.+?) \(line (?P<line>\d+)\)$")
+# a crate's or module's own doc test (`//!`), named for no item: `src/lib.rs - (line 37)`
+OWN_DOC_TEST = re.compile(r"^(?P<file>\S+\.rs) - \(line (?P<line>\d+)\)$")
 
 
 def doc_test(name: str) -> DocTest | None:

@@ -108,10 +108,20 @@ def _test_assertion(ctx: HintContext, panic: re.Match[str], _none: bool, place: 
         where = f"in test helper `{place.function}` ({at})"
     else:
         where = f"in the test ({at})"
+    unwrapped = _UNWRAP.match(message)
+    if unwrapped:  # no assertion: the test's own unwrap() met the value it cannot unwrap
+        value = f" (`{_clip(unwrapped['value'], 100)}`)" if unwrapped["value"] else ""
+        return (f"The test's own `{unwrapped['call']}` met {unwrapped['on']} value{value} and panicked {where}: no "
+                "assertion failed, and the panic is in the test's code, not in the code under test.")  # fmt: skip
     check = message.removeprefix("assertion failed: ")
     what = f"The assertion `{check}`" if check != message else f"An assertion (message `{message}`)"
     return (f"{what} failed {where}: the test's own check — the code under test returned without panicking, and "
             "the check prints no values.")  # fmt: skip
+
+
+# the panic of Result/Option's unwrap family: "called `Result::unwrap()` on an `Err` value: …" (no assertion)
+_UNWRAP = re.compile(r"^called `(?P<call>(?:Result|Option)::(?:unwrap|unwrap_err)\(\))` on "
+                     r"(?P<on>an? `\w+`) value(?::\s*(?P<value>\S.*))?$")
 
 
 def _code_panic(ctx: HintContext, panic: re.Match[str], _none: bool, place: RustPlace) -> str:

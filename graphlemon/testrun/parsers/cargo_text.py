@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from ..result_models import ParsedRun, TestCase, TestFailure
-from ..rust_source import doc_test
+from ..rust_source import OWN_DOC_TEST, doc_test
 from .common import UNNAMED, make_failure
 
 _BINARY = re.compile(r"^\s+(?:Running (?:unittests )?|Doc-tests )(?P<source>\S+)", re.M)
@@ -52,7 +52,6 @@ def _sections(output: str) -> dict[str, str]:
     return found
 
 
-_OWN_DOC_TEST = re.compile(r"^(?P<file>\S+\.rs) - \(line (?P<line>\d+)\)$")  # no item: `src/lib.rs - (line 37)`
 _THREAD = re.compile(r"thread '(?P<thread>[^']*)'")
 
 
@@ -79,7 +78,7 @@ def _failure(name: str, body: str, file: str | None) -> TestFailure:
     message = panic["message"].strip() or "panicked"
     if doc is not None:  # the panic's line is one of the test rustdoc generated: the example starts at doc.line
         return make_failure(name, file=doc.file, line=doc.line, message=message, detail=body)
-    own_doc = _OWN_DOC_TEST.match(name)  # a crate's or module's own doc (`//!`) comes before any code of its file:
+    own_doc = OWN_DOC_TEST.match(name)  # a crate's or module's own doc (`//!`) comes before any code of its file:
     if own_doc and int(panic["line"]) < int(own_doc["line"]):  # a panic above the example is in the generated test
         return make_failure(name, file=own_doc["file"], line=int(own_doc["line"]), message=message, detail=body)
     return make_failure(name, file=panic["file"], line=int(panic["line"]), message=message, detail=body)

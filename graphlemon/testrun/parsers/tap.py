@@ -15,8 +15,8 @@ import textwrap
 from typing import Any
 
 from ...test_counts import TestSummary
-from ..assertions import node_assert_diff
-from ..result_models import ParsedRun, TestCase, ValueGrammar
+from ..assertions import NODE_FALSY, node_assert_diff, truth_test
+from ..result_models import ParsedRun, TestCase, TruthRequirement, ValueGrammar
 from .common import UNNAMED, make_failure
 from .js_common import value_text
 
@@ -143,8 +143,17 @@ def _add_result(run: ParsedRun, result: Any, group: str) -> None:
     if not has_values:  # node:test leaves them out when a side is undefined or a function: its diff has both
         expected, got = node_assert_diff(str(block.get("error") or ""))
         grammar = "js"
+    truth = _TRUTH_OPERATORS.get(operator) or ("truthy" if NODE_FALSY.search(detail) else None)
+    if truth is not None and got is not None:  # `t.ok(x)`, node's assert.ok: a truth test, no equality with `true`
+        run.failures.append(make_failure(name, file=file, line=line, message=message, detail=detail,
+                                         compared=truth_test(got, truth, grammar)))  # fmt: skip
+        return
     run.failures.append(make_failure(name, file=file, line=line, message=message, detail=detail, expected=expected,
                                      got=got, grammar=grammar))  # fmt: skip
+
+
+# tape's truth tests (`t.ok(x)` prints `expected: true`, `t.notOk(x)` `expected: false`: no equality with them)
+_TRUTH_OPERATORS: dict[str, TruthRequirement] = {"ok": "truthy", "notOk": "falsy"}
 
 
 # a tape block: `key: value` lines whose values are object-inspect's text (`'it\'s'`, `[ 'a', 1 ]`), not YAML
