@@ -75,3 +75,25 @@ def test_go_returned_x_want_y_names_the_sides_when_each_is_one_whole_value():
 def test_go_returned_with_more_than_one_value_on_a_side_settles_nothing():
     (failure,) = parse_go_text(_go_output('Test[1]: Split("a b") returned 3 items, want 4')).failures
     assert failure.expected is None and failure.got is None and hint_for(failure).confidence == "facts"
+
+
+def test_a_dicts_keys_of_another_type_are_said_to_be_there_as_that_type_not_missing():
+    """pytest: `Left contains 1 more item: {'title': 'Example'}` / `Right contains 1 more item: {b'title': …}`: the
+    result has the key, as a str where bytes are expected."""
+    failure = _pytest_failure(
+        "assert value == {b'title': b'Example'}",
+        "assert {'title': 'Example'} == {b'title': b'Example'}\n  Left contains 1 more item:\n  {'title': 'Example'}\n"
+        "  Right contains 1 more item:\n  {b'title': b'Example'}",
+    )
+    text = hint_for(failure).text
+    assert "'title' are there as str where bytes key(s) b'title' are expected" in text and "lacks" not in text, text
+
+
+def test_keys_that_are_not_the_same_text_in_another_type_are_missing():
+    """b'x' has no str twin: the keys are not only of another type, so the missing key is named as missing."""
+    failure = _pytest_failure(
+        "assert value == {b'title': b'Example', b'x': 1}",
+        "assert {'title': 'Example'} == {b'title': b'Example', b'x': 1}",
+    )
+    text = hint_for(failure).text
+    assert "differ only by type" not in text and "lacks key(s) b'title', b'x'" in text, text
