@@ -7,6 +7,7 @@ from __future__ import annotations
 from graphlemon.testrun.hints import hint_for
 from graphlemon.testrun.parsers.common import make_failure
 from graphlemon.testrun.parsers.go_text import parse_go_text
+from graphlemon.testrun.parsers.node_text import parse_node_text
 from graphlemon.testrun.parsers.unittest_text import parse_unittest_text
 
 
@@ -97,3 +98,34 @@ def test_keys_that_are_not_the_same_text_in_another_type_are_missing():
     )
     text = hint_for(failure).text
     assert "differ only by type" not in text and "lacks key(s) b'title', b'x'" in text, text
+
+
+def _node_tap_deep_equal(error_lines: list[str]) -> str:
+    """node:test's TAP block for a failing deepStrictEqual: a multi-line `error: |-` value, nested expected/actual, then
+    the stack whose first frame in the test file is the failing check (line 42; the test is declared at line 7)."""
+    return ("TAP version 13\n# Subtest: deps\nnot ok 1 - deps\n  ---\n  duration_ms: 3.9\n"
+            "  location: '/p/test/deps.test.js:7:1'\n  failureType: 'testCodeFailure'\n  error: |-\n"
+            + "".join(f"    {line}\n" for line in error_lines)
+            + "  code: 'ERR_ASSERTION'\n  name: 'AssertionError'\n  expected:\n    a:\n      id: 'a'\n    b:\n"
+            "      id: 'b'\n  actual:\n    b:\n      id: 'b'\n  operator: 'deepStrictEqual'\n  stack: |-\n"
+            "    TestContext.<anonymous> (/p/test/deps.test.js:42:10)\n"
+            "    Test.run (node:internal/test_runner/test:796:25)\n  ...\n1..1\n# tests 1\n# fail 1\n")  # fmt: skip
+
+
+def test_node_a_multi_line_yaml_value_holding_dots_is_read_whole_and_its_stack_frame_after_it():
+    """node's diff skips lines with a `...` line of its own, inside the block scalar: it does not end the YAML block
+    (its `...` is at the `---` line's indentation), so the stack after it places the failure at its check."""
+    lines = ["Expected values to be strictly deep-equal:", "+ actual - expected ... Lines skipped", "", "  {",
+             "-   a: {", "-     id: 'a'", "-   },", "    b: {", "...", "    }", "  }"]  # fmt: skip
+    (failure,) = parse_node_text(_node_tap_deep_equal(lines)).failures
+    assert (failure.file, failure.line, failure.declared) == ("/p/test/deps.test.js", 42, False)
+    assert failure.expected is not None and failure.got is not None
+    assert "the test declared at" not in hint_for(failure).text
+
+
+def test_node_a_block_without_a_stack_frame_in_the_test_file_stays_at_the_declaration():
+    output = _node_tap_deep_equal(["Expected values to be strictly deep-equal:", "..."]).replace(
+        "TestContext.<anonymous> (/p/test/deps.test.js:42:10)", "helper (/p/lib/check.js:5:3)"
+    )
+    (failure,) = parse_node_text(output).failures
+    assert (failure.line, failure.declared) == (7, True)
