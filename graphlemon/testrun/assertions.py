@@ -293,6 +293,8 @@ def extract_expected_got(text: str) -> tuple[str | None, str | None]:
 
 # --- the printed assertion settles the sides ------------------------------------------------------------
 
+# pytest's explanation of a value: `+  where 0 = bdecode(b'i0e')`
+WHERE_LINE = re.compile(r"^\s*(?:E\s+)?\+\s+where (?P<value>[^\n]+?) = (?P<expr>[^\n]+?)\s*$", re.M)
 _SHORTENED = re.compile(r"\[\d+ chars\]")  # unittest's _common_shorten_repr / safe_repr abbreviation
 EXPECTED_WORDS = {"expected", "expect", "expectation", "want", "wanted", "desired", "correct", "golden", "reference"}
 PRODUCED_WORDS = {"actual", "result", "results", "got", "received", "observed", "output", "outcome"}
@@ -467,15 +469,11 @@ def expected_operand(operands: tuple[ast.expr, ast.expr], data_names: tuple[str,
     return None
 
 
-# pytest's explanation of a value: `+  where 0 = bdecode(b'i0e')`
-_WHERE = re.compile(r"^\s*(?:E\s+)?\+\s+where (?P<value>[^\n]+?) = (?P<expr>[^\n]+?)\s*$", re.M)
-
-
 def _expanded_call_side(operands: tuple[ast.expr, ast.expr], values: tuple[str, str], printed: str) -> int | None:
     """pytest's `assert plain == bdecode(bencode(plain))` explained `where 0 = bdecode(b'i0e')`: one operand is a call
     of the code (not a builtin on literals) whose value pytest expanded, the other a literal or a bare name it did not
     explain (the test's own value): the expanded call is the produced side, so the other (its index) is expected."""
-    explained = {m["value"].strip(): m["expr"].strip() for m in _WHERE.finditer(printed)}
+    explained = {m["value"].strip(): m["expr"].strip() for m in WHERE_LINE.finditer(printed)}
     for i in (0, 1):
         call, other = operands[1 - i], operands[i]
         if not isinstance(call, ast.Call) or _is_literal(call) or not isinstance(other, ast.Name | ast.Constant):
