@@ -293,6 +293,8 @@ def extract_expected_got(text: str) -> tuple[str | None, str | None]:
 
 # --- the printed assertion settles the sides ------------------------------------------------------------
 
+# pytest's explanation of a value: `+  where 0 = bdecode(b'i0e')`
+WHERE_LINE = re.compile(r"^\s*(?:E\s+)?\+\s+where (?P<value>[^\n]+?) = (?P<expr>[^\n]+?)\s*$", re.M)
 _SHORTENED = re.compile(r"\[\d+ chars\]")  # unittest's _common_shorten_repr / safe_repr abbreviation
 EXPECTED_WORDS = {"expected", "expect", "expectation", "want", "wanted", "desired", "correct", "golden", "reference"}
 PRODUCED_WORDS = {"actual", "result", "results", "got", "received", "observed", "output", "outcome"}
@@ -305,6 +307,8 @@ def settled(compared: Compared, printed: str) -> tuple[str | None, str | None, O
     if compared.grammar == "python" and compared.labels in (("left", "right"), ("first", "second")):
         statement = printed_assertion(printed)
         at = expected_operand(statement, compared.data_names) if statement else None
+        if at is None and statement and compared.labels == ("left", "right"):
+            at = _expanded_call_side(statement, (compared.first, compared.second), printed)
         if at is not None:
             compared = replace(compared, expected_at=at)
     shortened = bool(_SHORTENED.search(compared.first) or _SHORTENED.search(compared.second))
@@ -407,17 +411,36 @@ def printed_assertion(printed: str) -> tuple[ast.expr, ast.expr] | None:
 
 def assertion_operands(code: str) -> tuple[ast.expr, ast.expr] | None:
     """The two operands of one statement `assert a == b` / `self.assertEqual(a, b)` (any `assert…Equal`), else None."""
-    try:
-        node = ast.parse(code).body[0]
-    except (SyntaxError, IndexError, ValueError, RecursionError, MemoryError):
+    node = _statement(code)
+    if node is None:
         return None
     if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1:
         if isinstance(node.test.ops[0], ast.Eq):
             return node.test.left, node.test.comparators[0]
     call = node.value if isinstance(node, ast.Expr) else None
-    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and len(call.args) >= 2:
-        if _ASSERT_METHOD.match(call.func.attr):
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute | ast.Name) and len(call.args) >= 2:
+        if _ASSERT_METHOD.match(call.func.attr if isinstance(call.func, ast.Attribute) else call.func.id):
             return call.args[0], call.args[1]
+    return None
+
+
+def _statement(code: str) -> ast.stmt | None:
+    """`code` parsed; a call a traceback printed only its first line of (`self.assertEqual(actual, expected, "…" % (`)
+    is read up to its first two arguments: the shortest head ending at a comma that parses as a call of two."""
+    try:
+        return ast.parse(code).body[0]
+    except (SyntaxError, IndexError, ValueError, RecursionError, MemoryError):
+        pass
+    for cut in [*(i for i, c in enumerate(code) if c == ","), len(code)]:
+        try:
+            node = ast.parse(code[:cut] + ")").body[0]
+        except (SyntaxError, IndexError, ValueError, RecursionError, MemoryError):
+            continue
+        call = node.value if isinstance(node, ast.Expr) else None
+        if not isinstance(call, ast.Call) or call.keywords or len(call.args) > 2:
+            return None
+        if len(call.args) == 2:
+            return node
     return None
 
 
@@ -442,6 +465,23 @@ def expected_operand(operands: tuple[ast.expr, ast.expr], data_names: tuple[str,
     constant = [_is_constant(node) for node in operands]
     for i in (0, 1):
         if constant[i] and not literal[1 - i] and not constant[1 - i] and calls[1 - i]:
+            return i
+    return None
+
+
+def _expanded_call_side(operands: tuple[ast.expr, ast.expr], values: tuple[str, str], printed: str) -> int | None:
+    """pytest's `assert plain == bdecode(bencode(plain))` explained `where 0 = bdecode(b'i0e')`: one operand is a call
+    of the code (not a builtin on literals) whose value pytest expanded, the other a literal or a bare name it did not
+    explain (the test's own value): the expanded call is the produced side, so the other (its index) is expected."""
+    explained = {m["value"].strip(): m["expr"].strip() for m in WHERE_LINE.finditer(printed)}
+    for i in (0, 1):
+        call, other = operands[1 - i], operands[i]
+        if not isinstance(call, ast.Call) or _is_literal(call) or not isinstance(other, ast.Name | ast.Constant):
+            continue
+        if isinstance(other, ast.Constant) or values[i].strip() in explained:
+            continue  # a literal other side is settled before; a name pytest explained is not the test's own value
+        expr = explained.get(values[1 - i].strip())
+        if expr is not None and expr.startswith(ast.unparse(call.func) + "("):
             return i
     return None
 

@@ -13,6 +13,7 @@ import re
 from functools import cached_property
 from pathlib import Path, PurePosixPath
 
+from .assertions import WHERE_LINE
 from .result_models import TestFailure
 from .rust_source import source_lines
 
@@ -28,8 +29,6 @@ _CHAIN = re.compile(
     r"The above exception was the direct cause of the following exception:)\s*$",
     re.M,
 )
-# pytest's `+  where 6 = total([1, 2])` explanation lines
-_WHERE = re.compile(r"^\s*(?:E\s+)?\+\s+where (?P<value>[^\n]+?) = (?P<expr>[^\n]+?)\s*$", re.M)
 # the code the runner printed: pytest's `>` lines and the line a Python traceback quotes under each frame
 _PRINTED_CODE = re.compile(r'^>\s+(?P<a>\S.*)$|^\s*File "[^"]+", line \d+, in \S+\n\s+(?P<b>\S.*)$', re.M)
 
@@ -120,7 +119,7 @@ class HintContext:
     @property
     def where_lines(self) -> list[tuple[str, str]]:
         """pytest's `where` lines as (the value printed, the expression it is the value of)."""
-        return [(m["value"], m["expr"]) for m in _WHERE.finditer(f"{self.failure.message}\n{self.failure.detail}")]
+        return [(m["value"], m["expr"]) for m in WHERE_LINE.finditer(f"{self.failure.message}\n{self.failure.detail}")]
 
 
 def statement_at(root: Path | None, file: str | None, line: int | None) -> str | None:

@@ -656,6 +656,44 @@ def _extra_keys(p: Pair) -> list[str] | None:
     return keys or None
 
 
+def _keys_of_another_type(p: Pair) -> list[tuple[Any, Any]] | None:
+    """(expected key, produced key) for every key only one mapping has, when each pairs one-to-one with a key of the
+    other that differs only by its type (`b'foo'` and `'foo'`; `1` and `'1'`); None when any key has no such twin."""
+    maps = _mapping_pair(p)
+    if maps is None or isinstance(p.expected, Printed) or isinstance(p.got, Printed):
+        return None
+    missing = [k for k in maps[0] if k not in maps[1]]
+    extra = [k for k in maps[1] if k not in maps[0]]
+    twins = [(k, [g for g in extra if _same_key_text(k, g)]) for k in missing]
+    if not missing or len(missing) != len(extra) or any(len(found) != 1 for _, found in twins):
+        return None
+    pairs = [(k, found[0]) for k, found in twins]
+    return pairs if len({id(g) for _, g in pairs}) == len(extra) else None
+
+
+def _same_key_text(a: Any, b: Any) -> bool:
+    """Two keys of different types that write the same text: a str and its UTF-8 bytes, a str and an int's numeral."""
+    for x, y in ((a, b), (b, a)):
+        if isinstance(x, bytes) and isinstance(y, str) and not isinstance(y, Printed):
+            try:
+                return x.decode("utf-8") == y
+            except UnicodeDecodeError:
+                return False
+        if isinstance(x, int) and not isinstance(x, bool) and isinstance(y, str) and not isinstance(y, Printed):
+            return str(x) == y
+    return False
+
+
+def _keys_as_another_type(p: Pair, twins: list[tuple[Any, Any]]) -> str:
+    wanted, made = [k for k, _ in twins][:4], [g for _, g in twins][:4]
+    kinds = type(wanted[0]).__name__, type(made[0]).__name__
+    if p.sided:
+        return (f"The key(s) {', '.join(map(repr, made))} are there as {kinds[1]} where {kinds[0]} key(s) "
+                f"{', '.join(map(repr, wanted))} are expected: the keys differ only by type.")  # fmt: skip
+    return (f"The key(s) differ only by type: {', '.join(map(repr, wanted))} in the {p.labels[0]} value, "
+            f"{', '.join(map(repr, made))} in the {p.labels[1]}.")  # fmt: skip
+
+
 def _lacks_keys(p: Pair, sided: bool, missing: list[str]) -> str:
     return f"The object lacks key(s) {', '.join(missing)} that the expected one has."
 
@@ -785,6 +823,9 @@ VALUE_RULES: tuple[Rule[Pair], ...] = (
          _one_off_length)), _one_item),
     Rule("items not produced", (SIDES, _LISTS, _premise("expected items absent", "expected items are absent from "
          "the produced list (lengths apart by more than one)", _lacks_same_length)), _lacks_items),
+    Rule("keys of another type", (_premise("keys differ by type only", "every key only one mapping has is, in the "
+         "other, a key that differs only by its type (a str and its bytes, a str and an int's numeral)",
+         _keys_of_another_type),), _keys_as_another_type),
     Rule("keys missing", (SIDES, _premise("keys absent", "the expected mapping has keys the produced one lacks",
          _missing_keys)), _lacks_keys),
     Rule("unexpected keys", (SIDES, _premise("keys added", "the produced mapping has keys the expected one lacks",

@@ -29,6 +29,7 @@ from .hint_premises import Rule, exception_check, names_of
 from .hint_raised import FIRST_RULES, LAST_RULES, raised
 from .hint_rules import ERROR_RULES
 from .hint_values import VALUE_RULES, operand_pair, value_facts, value_hint
+from .output_text import visible_controls
 from .result_models import HintConfidence, TestFailure
 from .rust_source import OWN_DOC_TEST, doc_test
 
@@ -217,8 +218,10 @@ def _printed_comparison(message: str) -> str | None:
 
 
 def _printed(text: str, limit: int) -> str:
-    """A runner's text quoted as printed (its lines joined by ` / `), clipped to `limit`."""
-    return "«" + _clip(" / ".join(line.strip() for line in text.strip().splitlines() if line.strip()), limit) + "»"
+    """A runner's text quoted as printed (its lines joined by ` / `, a control character as its escape: `\\x00`),
+    clipped to `limit`."""
+    lines = (line.strip() for line in visible_controls(text).strip().splitlines() if line.strip())
+    return "«" + _clip(" / ".join(lines), limit) + "»"
 
 
 def _says_more(f: TestFailure) -> bool:

@@ -13,12 +13,18 @@ CUT_MARKER = "\n[... {n} chars cut by graphlemon ...]\n"
 
 
 def strip_ansi(text: str) -> str:
-    """Remove terminal escapes and stray control characters; keep newlines and tabs."""
+    """Remove terminal escapes; keep newlines and tabs, and show another control character the runner printed as
+    its escape (`bad: \\x00world`: a NUL byte is part of a printed value, and dropping it states another value)."""
     text = _ANSI.sub("", text).replace("\r\n", "\n")
     # a carriage return redraws the line: keep what was drawn last
     if "\r" in text:
         text = "\n".join(_last_drawn(line) for line in text.split("\n"))
-    return _CONTROL.sub("", text)
+    return visible_controls(text)
+
+
+def visible_controls(text: str) -> str:
+    """Every control character but a newline, a tab and a carriage return written as its escape (`\\x00`)."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def _last_drawn(line: str) -> str:

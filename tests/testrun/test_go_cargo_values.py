@@ -302,3 +302,32 @@ def test_a_parallel_test_paused_at_the_timeout_is_not_what_the_alarm_stopped():
               *(_event("output", output=line + "\n") for line in dump.splitlines()),
               _event("output", output="FAIL\texample.com/m/pkg\t5.0s\n"), _event("fail")]  # fmt: skip
     assert [c.name for c in parse_go_json("\n".join(events), module="example.com/m").cases] == ["TestJoiner"]
+
+
+def test_a_value_holding_a_nul_byte_is_quoted_with_its_escape_in_the_message_and_the_hint():
+    """go printed `bad: \\x00world` (a raw NUL byte first): the failure and its hint keep it, escaped, instead of
+    stating the other value «bad: world»."""
+    from graphlemon.testrun.output_text import strip_ansi
+
+    output = strip_ansi(
+        "=== RUN   TestBuffer_LongWrite\n    circbuf_test.go:73: bad: \x00world\n--- FAIL: TestBuffer_LongWrite (0.00s)\n"
+        "FAIL\nFAIL\texample.com/circbuf\t0.002s\nFAIL\n"
+    )
+    (failure,) = parse_go_text(output).failures
+    assert failure.message == "bad: \\x00world"
+    assert "«bad: \\x00world»" in hint_for(failure).text
+    # a report read without the output's cleaning (go test -json) holds the raw character: the quote escapes it
+    (raw,) = parse_go_json("\n".join([
+        _event("run", "TestA"), _event("output", "TestA", "    c_test.go:9: bad: \x00ld\n"), _event("fail", "TestA"),
+    ])).failures  # fmt: skip
+    assert raw.message == "bad: \x00ld" and "«bad: \\x00ld»" in hint_for(raw).text
+
+
+def test_a_message_without_control_characters_is_quoted_unchanged():
+    output = (
+        "=== RUN   TestFull\n    circbuf_test.go:51: bad: [1 2]\n--- FAIL: TestFull (0.00s)\n"
+        "FAIL\nFAIL\texample.com/circbuf\t0.002s\nFAIL\n"
+    )
+    (failure,) = parse_go_text(output).failures
+    hint = hint_for(failure).text
+    assert failure.message == "bad: [1 2]" and "«bad: [1 2]»" in hint and "\\x" not in hint

@@ -175,11 +175,14 @@ def test_missing_executable_is_reported_not_raised(tmp_path):
 # --- text --------------------------------------------------------------------------------------
 
 
-def test_ansi_carriage_returns_and_control_chars_are_stripped():
+def test_ansi_and_carriage_returns_are_stripped_and_other_control_chars_shown_escaped():
     assert (
         strip_ansi("\x1b[1;31mred\x1b[0m \x1b]8;;http://x\x07link\x1b]8;;\x07\n50%\r100%\r\n\x07ok")
-        == "red link\n100%\nok"
+        == "red link\n100%\n\\x07ok"
     )
+    # a NUL byte a value printed is part of it: shown, never dropped (go's `bad: %s` of a buffer)
+    assert strip_ansi("bad: \x00world\tx\x7f\n") == "bad: \\x00world\tx\\x7f\n"
+    assert strip_ansi("plain\ttext\n") == "plain\ttext\n"  # no control character: the text is unchanged
 
 
 def test_head_and_tail_keeps_both_ends_with_a_marker():

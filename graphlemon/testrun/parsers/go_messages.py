@@ -62,6 +62,9 @@ _GOT_WANT = re.compile(r"\bgot:?\s+(?P<g>\S.*?)[,;]?\s+(?:want(?:ed)?|expected):
 # `Len() = 3, want 4`, `Sum([1 2]) = 3; want 4` (the call is the first part of the message)
 # and without spaces after a call: `WordSeries(["a" "b"], "and")="a, and b"; want: "a and b"`
 _CALL_EQUALS = re.compile(r"^(?P<call>.*?\S)(?: = |(?<=\))=)(?P<g>.+?)[,;] want:? (?P<e>.+?)\s*$", re.M)
+# `ComputeDistance("hello","") returned 0, want 5`: the test's own words name the sides (read only when each side is
+# one whole value: `returned 3 items, want 4` is not)
+_RETURNED_WANT = re.compile(r"\breturned:? (?P<g>\S.*?)[,;]? (?:want(?:ed)?|expected):? (?P<e>\S.*?)\s*$", re.M)
 # `want MX` above `got  XXY` (got above want is _GOT_WANT), as a multi-line t.Errorf writes them
 _LINE_PAIR_WANT_FIRST = re.compile(r"^\s*want:?[ \t]+(?P<e>\S.*?)\s*\n\s*got:?[ \t]+(?P<g>\S.*?)\s*$", re.M)
 # `got:\n<block>\nwant:\n<block>` (either order): the blocks run to the next label or the end
@@ -90,8 +93,10 @@ def go_compared(message: str, first: str | None = None) -> Compared | None:
     pair = literal_pair(message if first is None else first)
     if pair is not None:
         return pair
-    for pattern in (_BLOCKS, _BLOCKS_WANT_FIRST, _GOT_WANT, _CALL_EQUALS, _LINE_PAIR_WANT_FIRST):
+    for pattern in (_BLOCKS, _BLOCKS_WANT_FIRST, _GOT_WANT, _CALL_EQUALS, _LINE_PAIR_WANT_FIRST, _RETURNED_WANT):
         match = pattern.search(message)
+        if match and pattern is _RETURNED_WANT and not (whole_value(match["g"]) and whole_value(match["e"])):
+            continue
         if match and (pattern in _LABELLED_BLOCKS or split_proven(match["e"], match["g"])):
             expected, got = match["e"].rstrip("\n"), match["g"].rstrip("\n")
             if expected.strip() and got.strip() and expected != got:

@@ -64,6 +64,7 @@ def _tap_lines(output: str) -> list[_Line]:
     lines: list[_Line] = []
     raw: list[list[str]] = []
     inside = False  # between a test's `---` and `...`
+    opened = ""  # the `---` line's indentation: its `...` has the same (a `...` deeper is a line of a multi-line value)
     for text in output.splitlines():
         match = _TAP_TEST.match(text)
         if match and not inside and not text.endswith("# SKIP test name does not match pattern"):
@@ -72,8 +73,8 @@ def _tap_lines(output: str) -> list[_Line]:
             raw.append([])
         elif lines:
             if text.strip() == "---" and not raw[-1]:
-                inside = True
-            elif text.strip() == "..." and inside:
+                inside, opened = True, text[: len(text) - len(text.lstrip())]
+            elif text.rstrip() == f"{opened}..." and inside:
                 inside = False
             elif inside:
                 raw[-1].append(text)
