@@ -34,10 +34,9 @@ lint: $(DEV_STAMP)
 
 # pytest, then every benchmark at its smoke size (both run; the first failure's exit status is the target's).
 # `--durations=30` lists the 30 slowest tests (set-up, call, teardown) at the end: where the suite's time goes.
-# The tests run over PYTEST_WORKERS pytest-xdist processes, 4 by default (tests/conftest.py keeps a module, and the
-# tests of the Prefect stack, on one of them); PYTEST_WORKERS=0 runs them in this one process. Four on two cores: the
-# system tests mostly wait (for servers, workers, timeouts), and with two workers the cores were idle half the time.
-PYTEST_WORKERS ?= 4
+# The tests run over PYTEST_WORKERS pytest-xdist processes, 2 by default (tests/conftest.py keeps a module, and the
+# tests of the Prefect stack, on one of them); PYTEST_WORKERS=0 runs them in this one process.
+PYTEST_WORKERS ?= 2
 test: $(DEV_STAMP) fixtures lint
 	@set +e; $(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup --durations=30 $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests (exit 5): the suite is missing" >&2; fi; \
@@ -46,11 +45,9 @@ test: $(DEV_STAMP) fixtures lint
 
 # The unit tier: every test not marked `system` (README, "Tests"), each stopped after PYTEST_FAST_TIMEOUT seconds. No
 # fixtures to install, no lint, no benchmark: what changed is checked in about two minutes.
-# The unit tier computes more than it waits: PYTEST_FAST_WORKERS (2) processes.
 PYTEST_FAST_TIMEOUT ?= 60
-PYTEST_FAST_WORKERS ?= 2
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -n $(PYTEST_FAST_WORKERS) --dist loadgroup -m "not system" --timeout $(PYTEST_FAST_TIMEOUT) $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup -m "not system" --timeout $(PYTEST_FAST_TIMEOUT) $(PYTEST_ARGS)
 
 demo: $(STAMP)
 	$(BIN)/python scripts/demo.py

@@ -70,10 +70,10 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "live" in item.keywords and not config.getoption("--run-live"):
             item.add_marker(skip_live)
-        if grouped:  # `-n 4 --dist loadgroup` (make test's default): a group runs whole on one worker
+        if grouped:  # `-n 2 --dist loadgroup` (make test's default): a group runs whole on one worker
             _join_group(item, _group(item))
     # the Prefect stack's tests run one after the other: in one process last (its workers poll the server only while
-    # they are needed); over xdist workers first, the longest group, while the other workers take the rest
+    # they are needed); over xdist workers first, the longest group, while the other worker takes the rest
     items.sort(key=lambda item: _on_stack(item) != grouped)
 
 
