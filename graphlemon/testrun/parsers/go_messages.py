@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, replace
 
 from ..assertions import VALUE_CHARS, Compared, compared_in, sided, split_proven, whole_value
-from ..output_text import clip
+from ..output_text import clip, labelled_pairs
 
 _LOCATION = re.compile(r"^(?P<indent>\s+)(?P<file>[\w./-]+\.go):(?P<line>\d+): (?P<message>.*)$")
 
@@ -65,8 +65,8 @@ _CALL_EQUALS = re.compile(r"^(?P<call>.*?\S)(?: = |(?<=\))=)(?P<g>.+?)[,;] want:
 # `ComputeDistance("hello","") returned 0, want 5`: the test's own words name the sides (read only when each side is
 # one whole value: `returned 3 items, want 4` is not)
 _RETURNED_WANT = re.compile(r"\breturned:? (?P<g>\S.*?)[,;]? (?:want(?:ed)?|expected):? (?P<e>\S.*?)\s*$", re.M)
-# `want MX` above `got  XXY` (got above want is _GOT_WANT), as a multi-line t.Errorf writes them
-_LINE_PAIR_WANT_FIRST = re.compile(r"^\s*want:?[ \t]+(?P<e>\S.*?)\s*\n\s*got:?[ \t]+(?P<g>\S.*?)\s*$", re.M)
+# `want MX` (or `expected MX`) above `got  XXY` (got above want is _GOT_WANT), as a multi-line t.Errorf writes them
+_LINE_PAIR_WANT_FIRST = re.compile(r"^\s*(?:want|expected):?[ \t]+(?P<e>\S.*?)\s*\n\s*got:?[ \t]+(?P<g>\S.*?)\s*$", re.M)
 # `got:\n<block>\nwant:\n<block>` (either order): the blocks run to the next label or the end
 _BLOCKS = re.compile(r"^\s*got:\s*\n(?P<g>(?:.*\n)*?)\s*want:\s*\n(?P<e>(?:.*\n?)*)", re.M)
 _BLOCKS_WANT_FIRST = re.compile(r"^\s*want:\s*\n(?P<e>(?:.*\n)*?)\s*got:\s*\n(?P<g>(?:.*\n?)*)", re.M)
@@ -86,7 +86,12 @@ _SIDE_WORDS = re.compile(r"\b(?:got|want|wanted|expected|expect|actual)\b", re.I
 def go_compared(message: str, first: str | None = None) -> Compared | None:
     """The two values of a Go test's message with their sides, by the conventions above, else the shared
     dialects (where a side is named only when the message names it). Written as Go prints them (`%v`).
-    `first`: the test's first log message alone (a literal pair is read in it, not across messages)."""
+    `first`: the test's first log message alone (a literal pair is read in it, not across messages). A message
+    that printed several expected/got pairs is read in its first pair only."""
+    pairs = labelled_pairs(message)
+    if pairs is not None:
+        message = pairs[0]
+        first = message if first is None or len(first) > len(message) else first
     diff = diff_sides(message)
     if diff is not None:
         return sided(diff[0], diff[1], "go", ("want", "got"))
