@@ -367,3 +367,11 @@ def test_one_expected_got_pair_is_read_as_before_and_no_other_pairs_are_told():
     failure = _go_failure('expected "hello\\nhow"', 'got "hello\\n  how"')
     assert (failure.expected, failure.got) == ('"hello\\nhow"', '"hello\\n  how"')
     assert "other expected/got pair" not in hint_for(failure).text
+
+
+def test_a_number_is_quoted_as_go_printed_it_not_as_read():
+    """go printed `NaN != 10.0`: the facts say `NaN` (and `+Inf`), never the reading's `nan`/`inf`."""
+    assert "first: NaN, second: 10.0" in hint_for(_go_failure("NaN != 10.0")).text
+    assert "first: +Inf, second: 1.5" in hint_for(_go_failure("+Inf != 1.5")).text
+    # numbers printed as they read are shown as before
+    assert "first: 3, second: 4" in hint_for(_go_failure("3 != 4")).text
