@@ -69,8 +69,10 @@ def to_str(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
-# a line that opens with one side's label (`expected "a"`, `got: 3`, `want 4`): one value of a printed pair
-_SIDE_LINE = re.compile(r"^[ \t]*(?:(?P<got>got|actual)|want(?:ed)?|expected)\b", re.M | re.I)
+# a line that opens with one side's label (`expected "a"`, `got: 3`, `want 4`) and names no other side: one value of
+# a printed pair (`Expected 'a' but got 'b'` is a whole pair on its line)
+_SIDE_WORD = r"\b(?:got|actual|want(?:ed)?|expected)\b"
+_SIDE_LINE = re.compile(rf"^[ \t]*(?:(?P<got>got|actual)|want(?:ed)?|expected)\b(?![^\n]*{_SIDE_WORD})", re.M | re.I)
 
 
 def labelled_pairs(message: str) -> tuple[str, int] | None:
