@@ -375,3 +375,21 @@ def test_a_number_is_quoted_as_go_printed_it_not_as_read():
     assert "first: +Inf, second: 1.5" in hint_for(_go_failure("+Inf != 1.5")).text
     # numbers printed as they read are shown as before
     assert "first: 3, second: 4" in hint_for(_go_failure("3 != 4")).text
+
+
+def test_a_whole_pair_on_each_line_is_not_cut_as_several_labelled_lines():
+    """`Expected '2 hours' but got 'About an hour'` per line: each line is a pair of its own, read as before."""
+    from graphlemon.testrun.output_text import labelled_pairs
+
+    assert labelled_pairs("Expected '2 hours' but got 'an hour'\nExpected '4 hours' but got '3 hours'") is None
+
+
+def test_a_call_printed_with_its_result_settles_the_sides_only_for_whole_values():
+    """`Min() => -10 != -10.001`: the call's result (after `=>`) is what the code produced, the other the wanted one;
+    read in the first line only, and only when each side is one whole value."""
+    failure = _go_failure("Min() => -10 != -10.001", "Median() => 3 != 2.5")
+    assert (failure.expected, failure.got) == ("-10.001", "-10")
+    failure = _go_failure("Max([1.0 2.0 5.0]) => 4.0 != 5.0")
+    assert (failure.expected, failure.got) == ("5.0", "4.0")
+    for unread in ("F() => a b != c", "Q2 39 != 37.5", "F() => 3 != 3"):
+        assert (_go_failure(unread).expected, _go_failure(unread).got) == (None, None), unread

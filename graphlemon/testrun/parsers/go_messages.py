@@ -62,6 +62,9 @@ _GOT_WANT = re.compile(r"\bgot:?\s+(?P<g>\S.*?)[,;]?\s+(?:want(?:ed)?|expected):
 # `Len() = 3, want 4`, `Sum([1 2]) = 3; want 4` (the call is the first part of the message)
 # and without spaces after a call: `WordSeries(["a" "b"], "and")="a, and b"; want: "a and b"`
 _CALL_EQUALS = re.compile(r"^(?P<call>.*?\S)(?: = |(?<=\))=)(?P<g>.+?)[,;] want:? (?P<e>.+?)\s*$", re.M)
+# `Min() => -10 != -10.001`, `Max([1 2]) => 4.0 != 5.0`: the call printed with what it returned (the got side), then
+# the value it is compared with; read in the first line only and only when each side is one whole value
+_CALL_ARROW = re.compile(r"\A(?P<call>[^\n]*?\S\)) => (?P<g>[^\n]+?) != (?P<e>[^\n]+?)[ \t]*$", re.M)
 # `ComputeDistance("hello","") returned 0, want 5`: the test's own words name the sides (read only when each side is
 # one whole value: `returned 3 items, want 4` is not)
 _RETURNED_WANT = re.compile(r"\breturned:? (?P<g>\S.*?)[,;]? (?:want(?:ed)?|expected):? (?P<e>\S.*?)\s*$", re.M)
@@ -106,6 +109,9 @@ def go_compared(message: str, first: str | None = None) -> Compared | None:
             expected, got = match["e"].rstrip("\n"), match["g"].rstrip("\n")
             if expected.strip() and got.strip() and expected != got:
                 return sided(clip(expected, VALUE_CHARS), clip(got, VALUE_CHARS), "go", ("want", "got"))
+    arrow = _CALL_ARROW.match(message)
+    if arrow and whole_value(arrow["g"]) and whole_value(arrow["e"]) and arrow["g"] != arrow["e"]:
+        return sided(clip(arrow["e"], VALUE_CHARS), clip(arrow["g"], VALUE_CHARS), "go", ("want", "got"))
     found = compared_in(message)
     if found is not None and found.labels == ("first", "second"):  # `a != b` in a Go message: Go printed both
         if not (whole_value(found.first) and whole_value(found.second)):
