@@ -78,8 +78,8 @@ _SIDE_LINE = re.compile(rf"^[ \t]*(?:(?P<got>got|actual)|want(?:ed)?|expected)\b
 def labelled_pairs(message: str) -> tuple[str, int] | None:
     """A message that printed several expected/got pairs on their own lines (a test's loop of `expected %q` /
     `got %q`): the text up to the end of its first complete pair and how many more lines carry that pair's first
-    label (the other pairs). None when it printed at most one value per side, or when its first two labelled lines
-    are not one pair (then no pairing is certain). A pair's values are never read across two pairs."""
+    label (the other pairs); an empty text when its first two labelled lines are not one pair (no pairing is certain).
+    None when it printed at most one value per side. A pair's values are never read across two pairs."""
     lines = [(m.start(), m["got"] is not None) for m in _SIDE_LINE.finditer(message)]
     if sum(got for _, got in lines) < 2 and sum(not got for _, got in lines) < 2:
         return None
