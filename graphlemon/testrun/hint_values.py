@@ -170,8 +170,22 @@ def value_facts(pair: Pair) -> str:
         return f"They differ{where}{lead}: {pair.named(kind_of(diff.expected), kind_of(diff.got))}."
     if _same_read(diff.expected, diff.got) and (printed := _printed_whole(pair)) is not None:
         return f"They differ{lead}: {pair.named(*printed)} (each as the runner printed it)."
+    printed = _printed_whole(pair) if not diff.path else None
+    if printed and _number(diff.expected, printed[0]) and _number(diff.got, printed[1]):
+        return f"They differ{lead}: {pair.named(*printed)}."  # as printed: go's `NaN`, never a reading's `nan`
     shown = (pair.literal(v) if v is None or isinstance(v, bool) else _show(v) for v in (diff.expected, diff.got))
     return f"They differ{where}{lead}: {pair.named(*shown)}."  # `undefined` / `nil` in its language, not `None`
+
+
+def _number(value: Any, printed: str) -> bool:
+    """A number the printed text is, whole (`NaN`, `+Inf`, `1e+06`), so the text can stand for it."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    try:
+        read = float(printed)
+    except ValueError:
+        return False
+    return read == value or (math.isnan(read) and math.isnan(value))
 
 
 def _same_read(a: Any, b: Any) -> bool:

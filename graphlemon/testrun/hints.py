@@ -29,7 +29,7 @@ from .hint_premises import Rule, exception_check, names_of
 from .hint_raised import FIRST_RULES, LAST_RULES, raised
 from .hint_rules import ERROR_RULES
 from .hint_values import VALUE_RULES, operand_pair, value_facts, value_hint
-from .output_text import visible_controls
+from .output_text import labelled_pairs, visible_controls
 from .result_models import HintConfidence, TestFailure
 from .rust_source import OWN_DOC_TEST, doc_test
 
@@ -61,7 +61,7 @@ def hint_for(failure: TestFailure, root: Path | None = None, rules: Sequence[Fra
     )
     lead = _call_lead(ctx)
     if specific and _several_messages(failure.message):  # the rule read the first: the others are shown whole
-        specific = f"{specific.rstrip('.')}. The whole message: {_printed(failure.message, 300)}."
+        specific = f"{specific.rstrip('.')}.{_other_pairs(failure.message)} The whole message: {_printed(failure.message, 300)}."
     hint = (
         Hint(f"{lead}. {specific}" if lead else specific, "specific") if specific else Hint(_facts(ctx, lead), "facts")
     )
@@ -173,6 +173,8 @@ def _facts(ctx: HintContext, lead: str | None) -> str:
         elif _says_more(f):
             parts.append(f"the runner said: {_printed(f.message, 300)}")
     if pair is not None and _several_messages(f.message):
+        if others := _other_pairs(f.message):
+            parts.append(others.strip()[0].lower() + others.strip()[1:])
         parts.append(f"the whole message: {_printed(f.message, 300)}")
     return "; ".join(p.rstrip(".") for p in parts) + "."
 
@@ -228,6 +230,14 @@ def _says_more(f: TestFailure) -> bool:
     """The message says more than the test's name or a bare `failed`."""
     text = f.message.strip()
     return bool(text) and text not in (f.name.strip(), "failed", "failed (no message)", "not ok")
+
+
+def _other_pairs(message: str) -> str:
+    """How many expected/got pairs the runner printed after the first (the one read), when it printed several."""
+    pairs = labelled_pairs(message)
+    if pairs is None or not pairs[1]:
+        return ""
+    return f" The runner printed {pairs[1]} other expected/got pair{'s' if pairs[1] > 1 else ''} after this one."
 
 
 def _several_messages(message: str) -> bool:

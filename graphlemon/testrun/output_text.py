@@ -67,3 +67,23 @@ def to_int(value: object) -> int | None:
 
 def to_str(value: object) -> str:
     return value if isinstance(value, str) else ""
+
+
+# a line that opens with one side's label (`expected "a"`, `got: 3`, `want 4`) and names no other side: one value of
+# a printed pair (`Expected 'a' but got 'b'` is a whole pair on its line)
+_SIDE_WORD = r"\b(?:got|actual|want(?:ed)?|expected)\b"
+_SIDE_LINE = re.compile(rf"^[ \t]*(?:(?P<got>got|actual)|want(?:ed)?|expected)\b(?![^\n]*{_SIDE_WORD})", re.M | re.I)
+
+
+def labelled_pairs(message: str) -> tuple[str, int] | None:
+    """A message that printed several expected/got pairs on their own lines (a test's loop of `expected %q` /
+    `got %q`): the text up to the end of its first complete pair and how many more lines carry that pair's first
+    label (the other pairs); an empty text when its first two labelled lines are not one pair (no pairing is certain).
+    None when it printed at most one value per side. A pair's values are never read across two pairs."""
+    lines = [(m.start(), m["got"] is not None) for m in _SIDE_LINE.finditer(message)]
+    if sum(got for _, got in lines) < 2 and sum(not got for _, got in lines) < 2:
+        return None
+    if len(lines) < 3 or lines[0][1] == lines[1][1]:
+        return "", 0  # the first labelled lines are no pair: nothing is read as one
+    others = sum(got == lines[0][1] for _, got in lines[2:])
+    return message[: lines[2][0]].rstrip("\n"), others

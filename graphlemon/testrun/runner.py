@@ -8,6 +8,8 @@ import os
 import re
 import threading
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from .. import beneath
@@ -73,15 +75,15 @@ def run_tests(
     with scratch_dir() as tmp:  # named after this pid: a killed run's folder is swept later
         report_dir = Path(tmp)
         invocation = _invocation(variant, command, wanted, run_dir, report_dir, store, name, run_key, last_failed)
-        argv, confined = wrap(invocation.argv, confinement, cwd=run_dir, writable=[report_dir])
-        outcome = run_process(
-            argv, cwd=run_dir, env=run_env({**invocation.env, **(env or {})}, confinement, confined),
-            output_path=report_dir / OUTPUT_LOG, timeout=timeout, cancel=cancel,
-            stdout_path=invocation.report if invocation.stdout_is_report else None,
-        )  # fmt: skip
         refused: list[str] = []  # what the run left in its scratch folder that the host would not follow
-        outcome, output = judge_outcome(outcome, _read_output(report_dir, refused), confined)
-        report = _read_report(report_dir, invocation.report, refused)
+        run = partial(_run, run_dir=run_dir, report_dir=report_dir, refused=refused, timeout=timeout, cancel=cancel,
+                      env=env, confinement=confinement)  # fmt: skip
+        outcome, output, report, confined = run(invocation)
+        plain = variant.without_report(invocation, report, output) if variant is not None else None
+        if plain is not None:  # what writes the report could not load and nothing ran: again, read from the output
+            invocation = replace(plain, name_filter=invocation.name_filter)
+            (report_dir / OUTPUT_LOG).unlink(missing_ok=True)  # a link the first run left is not written through
+            outcome, output, report, confined = run(invocation)
     if variant is not None:
         output = variant.human_output(report, output)
     parsed = _drop_filtered(_parse(variant, report, output), invocation.name_filter)
@@ -90,6 +92,9 @@ def run_tests(
         command=command if command is not None else invocation.display, timeout=timeout,
     )  # fmt: skip
     _relativise(result, root, run_dir)
+    if plain is not None:
+        result.warnings.append(f"{name}'s report plugin could not be imported (the command sets PYTHONPATH?): the "
+                               "run was repeated without it and read from the runner's printed output")  # fmt: skip
     if result.failures:  # the hint rules (dozens of patterns) are loaded only for a run with failures
         from .go_source import settle_go_location
         from .hints import hint_for
@@ -112,6 +117,21 @@ def run_tests(
     if name and outcome.start_error is None:
         store.record(name, run_key, result.cases)
     return result
+
+
+def _run(  # fmt: skip
+    invocation: Invocation, *, run_dir: Path, report_dir: Path, refused: list[str], timeout: float,
+    cancel: threading.Event | None, env: Mapping[str, str] | None, confinement: Confinement | None,
+) -> tuple[ProcessOutcome, str, str | None, bool]:
+    """Run one invocation: (its outcome, its output, its report, whether it ran confined)."""
+    argv, confined = wrap(invocation.argv, confinement, cwd=run_dir, writable=[report_dir])
+    outcome = run_process(
+        argv, cwd=run_dir, env=run_env({**invocation.env, **(env or {})}, confinement, confined),
+        output_path=report_dir / OUTPUT_LOG, timeout=timeout, cancel=cancel,
+        stdout_path=invocation.report if invocation.stdout_is_report else None,
+    )  # fmt: skip
+    outcome, output = judge_outcome(outcome, _read_output(report_dir, refused), confined)
+    return outcome, output, _read_report(report_dir, invocation.report, refused), confined
 
 
 def _project_root(project_dir: Path | str) -> Path:

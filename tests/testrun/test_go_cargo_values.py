@@ -331,3 +331,65 @@ def test_a_message_without_control_characters_is_quoted_unchanged():
     (failure,) = parse_go_text(output).failures
     hint = hint_for(failure).text
     assert failure.message == "bad: [1 2]" and "«bad: [1 2]»" in hint and "\\x" not in hint
+
+
+def _go_failure(*message_lines: str):
+    lines = "".join(f"    x_test.go:{9 + i}: {line}\n" if i == 0 else f"        {line}\n"
+                    for i, line in enumerate(message_lines))  # fmt: skip
+    output = f"=== RUN   TestX\n{lines}--- FAIL: TestX (0.00s)\nFAIL\nFAIL\texample.com/x\t0.002s\nFAIL\n"
+    (failure,) = parse_go_text(output).failures
+    return failure
+
+
+def test_several_expected_got_pairs_are_read_as_the_first_pair_never_mixed():
+    """A loop printed `expected %q` / `got %q` per case: the values are the first pair's, as printed together (never
+    the first got beside a later expected), and the hint says how many other pairs followed."""
+    failure = _go_failure('expected "a\\nb"', 'got "a\\n  b"', "", 'expected "c\\n\\nd"', 'got "c\\n\\n  d"',
+                          'expected "e"', 'got "e "')  # fmt: skip
+    assert (failure.expected, failure.got) == ('"a\\nb"', '"a\\n  b"')
+    hint = hint_for(failure)
+    assert "c\\n\\nd" not in hint.text.split("The whole message")[0]
+    assert "2 other expected/got pairs" in hint.text
+    # got above want, twice: the first two lines are the pair
+    failure = _go_failure("got 3", "want 4", "got 5", "want 6")
+    assert (failure.expected, failure.got) == ("4", "3")
+    assert "1 other expected/got pair after" in hint_for(failure).text
+
+
+def test_labelled_lines_that_are_no_pair_give_no_values():
+    """Two `got` lines before any `expected`: which got goes with the expected is not certain, so neither is read."""
+    failure = _go_failure('got "a"', 'got "b"', 'expected "c"')
+    assert (failure.expected, failure.got) == (None, None)
+    assert "other expected/got pair" not in hint_for(failure).text
+
+
+def test_one_expected_got_pair_is_read_as_before_and_no_other_pairs_are_told():
+    failure = _go_failure('expected "hello\\nhow"', 'got "hello\\n  how"')
+    assert (failure.expected, failure.got) == ('"hello\\nhow"', '"hello\\n  how"')
+    assert "other expected/got pair" not in hint_for(failure).text
+
+
+def test_a_number_is_quoted_as_go_printed_it_not_as_read():
+    """go printed `NaN != 10.0`: the facts say `NaN` (and `+Inf`), never the reading's `nan`/`inf`."""
+    assert "first: NaN, second: 10.0" in hint_for(_go_failure("NaN != 10.0")).text
+    assert "first: +Inf, second: 1.5" in hint_for(_go_failure("+Inf != 1.5")).text
+    # numbers printed as they read are shown as before
+    assert "first: 3, second: 4" in hint_for(_go_failure("3 != 4")).text
+
+
+def test_a_whole_pair_on_each_line_is_not_cut_as_several_labelled_lines():
+    """`Expected '2 hours' but got 'About an hour'` per line: each line is a pair of its own, read as before."""
+    from graphlemon.testrun.output_text import labelled_pairs
+
+    assert labelled_pairs("Expected '2 hours' but got 'an hour'\nExpected '4 hours' but got '3 hours'") is None
+
+
+def test_a_call_printed_with_its_result_settles_the_sides_only_for_whole_values():
+    """`Min() => -10 != -10.001`: the call's result (after `=>`) is what the code produced, the other the wanted one;
+    read in the first line only, and only when each side is one whole value."""
+    failure = _go_failure("Min() => -10 != -10.001", "Median() => 3 != 2.5")
+    assert (failure.expected, failure.got) == ("-10.001", "-10")
+    failure = _go_failure("Max([1.0 2.0 5.0]) => 4.0 != 5.0")
+    assert (failure.expected, failure.got) == ("5.0", "4.0")
+    for unread in ("F() => a b != c", "Q2 39 != 37.5", "F() => 3 != 3"):
+        assert (_go_failure(unread).expected, _go_failure(unread).got) == (None, None), unread

@@ -190,6 +190,20 @@ def test_custom_command_is_parsed_when_the_framework_is_known(fixture_project):
 
 
 @pytest.mark.system
+def test_a_command_that_sets_pythonpath_itself_is_still_read_test_by_test(fixture_project):
+    """`PYTHONPATH=src python -m pytest`: the command's PYTHONPATH hides graphlemon's report plugin, so pytest stops
+    before any test; the run is repeated without the plugin, read from pytest's output, and says so."""
+    project = fixture_project("pytest_mixed")
+    result = run_tests(project, command="PYTHONPATH=src python -m pytest -q tests/test_mixed.py -k 'add or status'")
+    assert [f.name for f in result.failures] == [f"{MIXED}::test_status_code"]  # -q prints no passing names
+    assert (result.summary.passed, result.summary.failed) == (1, 1) and result.failures[0].got == "500"
+    assert any("report plugin could not be imported" in w for w in result.warnings)
+    # a command that keeps graphlemon's PYTHONPATH loads the plugin: one run, nothing to say
+    kept = run_tests(project, command="PYTHONPATH=src:$PYTHONPATH python -m pytest -q tests/test_mixed.py -k add")
+    assert statuses(kept) == {f"{MIXED}::test_add_passes": "passed"} and not kept.warnings
+
+
+@pytest.mark.system
 def test_custom_command_of_an_unknown_runner_degrades_to_exit_code_and_tail(fixture_project):
     project = fixture_project("pytest_empty")
     result = run_tests(project, command="echo 'checking'; echo 'suite: 4 passed, 1 failed'; exit 3")

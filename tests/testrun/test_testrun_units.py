@@ -378,3 +378,24 @@ def test_cli_runs_in_a_plain_folder_without_graphlemon_state(cli, tmp_path):
     assert json.loads(proc.stdout)["ok"] is True
     assert (tmp_path / ".graphlemon" / "testrun" / "last_failed.json").is_file()
     assert subprocess.run(["git", "status"], cwd=tmp_path, capture_output=True).returncode != 0  # not even a git repo
+
+
+def test_a_pytest_run_that_could_not_import_the_report_plugin_is_repeated_without_it(tmp_path):
+    from graphlemon.testrun.frameworks.pytest import PLUGIN_MODULE, REPORT_ENV, Pytest
+
+    pytest_ = Pytest()
+    first = pytest_.custom_invocation("PYTHONPATH=src python -m pytest", tmp_path, tmp_path)
+    stopped = (f"ImportError: Error importing plugin \"{PLUGIN_MODULE}\": No module named '{PLUGIN_MODULE}'\n")
+    plain = pytest_.without_report(first, None, stopped)
+    assert plain is not None and plain.argv == first.argv and plain.report is None
+    assert REPORT_ENV not in plain.env and PLUGIN_MODULE not in plain.env.get("PYTEST_PLUGINS", "")
+    # the plugin loaded (a report), or pytest stopped for another reason: nothing to repeat
+    assert pytest_.without_report(first, '{"event": "session"}\n', stopped) is None
+    assert pytest_.without_report(first, None, "ImportError: Error importing plugin \"xdist\"\n") is None
+
+
+def test_pytest_quiet_summary_line_gives_the_counts():
+    """`-q` prints `1 failed, 1 passed, 12 deselected in 0.62s` without the `===` frame: the counts are read."""
+    run = parse_pytest_text("F.\nFAILED tests/t.py::test_a - assert 1 == 2\n1 failed, 1 passed, 12 deselected in 0.62s\n")
+    assert run.counts is not None and (run.counts.passed, run.counts.failed) == (1, 1)
+    assert parse_pytest_text("something printed 3 passed in 1s by a test\n").counts is None

@@ -62,6 +62,11 @@ class Framework(ABC):
     def no_tests(self, output: str, exit_code: int | None) -> bool:
         return bool(self.no_tests_pattern and self.no_tests_pattern.search(output))
 
+    def without_report(self, invocation: Invocation, report: str | None, output: str) -> Invocation | None:
+        """When the run could not load what writes the report (so it ran nothing), the same run without it, read
+        from the human output; None when the run did not stop there."""
+        return None
+
     def hint_rules(self) -> tuple[Callable[..., str | None], ...]:
         """This framework's own hint rules (`hints.FrameworkRule`), tried before the generic ones."""
         return ()

@@ -18,6 +18,10 @@ PLUGIN_DIR = Path(__file__).resolve().parent.parent / "plugins"
 PLUGIN_MODULE = "graphlemon_pytest_report"
 REPORT_ENV = "GRAPHLEMON_PYTEST_REPORT"
 _K_PATTERN = re.compile(r"^[\w:+\-.\[\]\\/]+$")
+# pytest could not import a PYTEST_PLUGINS module (`Error importing plugin "x": No module named 'x'`)
+_PLUGIN_NOT_IMPORTED = re.compile(
+    rf"""Error importing plugin ["']{PLUGIN_MODULE}["']|No module named ["']{PLUGIN_MODULE}["']"""
+)
 _CONFTEST_ERROR = re.compile(r"^(?:ImportError while loading conftest|INTERNALERROR|ERROR: ).*", re.M)
 
 
@@ -60,6 +64,16 @@ class Pytest(Framework):
         start = match.start() if match else max(0, len(output) - 8000)
         return make_failure("pytest: run failed", message=error_summary(output[start:]) or f"pytest exited with code {exit_code}",
                             detail=output[start:])  # fmt: skip
+
+    def without_report(self, invocation: Invocation, report: str | None, output: str) -> Invocation | None:
+        """The command set PYTHONPATH itself (`PYTHONPATH=src python -m pytest`) and so hid the plugin: pytest stopped
+        at importing it, before any test. The same command without the plugin is read from pytest's own output."""
+        if report or invocation.report is None or not _PLUGIN_NOT_IMPORTED.search(output):
+            return None
+        env = {k: v for k, v in invocation.env.items() if k not in ("PYTEST_PLUGINS", REPORT_ENV)}
+        if os.environ.get("PYTEST_PLUGINS"):
+            env["PYTEST_PLUGINS"] = os.environ["PYTEST_PLUGINS"]
+        return Invocation(invocation.argv, env=env)
 
     def _with_plugin(self, argv: list[str], report_dir: Path) -> Invocation:
         report = report_dir / "pytest-report.jsonl"

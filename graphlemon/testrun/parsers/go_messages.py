@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, replace
 
 from ..assertions import VALUE_CHARS, Compared, compared_in, sided, split_proven, whole_value
-from ..output_text import clip
+from ..output_text import clip, labelled_pairs
 
 _LOCATION = re.compile(r"^(?P<indent>\s+)(?P<file>[\w./-]+\.go):(?P<line>\d+): (?P<message>.*)$")
 
@@ -62,11 +62,14 @@ _GOT_WANT = re.compile(r"\bgot:?\s+(?P<g>\S.*?)[,;]?\s+(?:want(?:ed)?|expected):
 # `Len() = 3, want 4`, `Sum([1 2]) = 3; want 4` (the call is the first part of the message)
 # and without spaces after a call: `WordSeries(["a" "b"], "and")="a, and b"; want: "a and b"`
 _CALL_EQUALS = re.compile(r"^(?P<call>.*?\S)(?: = |(?<=\))=)(?P<g>.+?)[,;] want:? (?P<e>.+?)\s*$", re.M)
+# `Min() => -10 != -10.001`, `Max([1 2]) => 4.0 != 5.0`: the call printed with what it returned (the got side), then
+# the value it is compared with; read in the first line only and only when each side is one whole value
+_CALL_ARROW = re.compile(r"\A(?P<call>[^\n]*?\S\)) => (?P<g>[^\n]+?) != (?P<e>[^\n]+?)[ \t]*$", re.M)
 # `ComputeDistance("hello","") returned 0, want 5`: the test's own words name the sides (read only when each side is
 # one whole value: `returned 3 items, want 4` is not)
 _RETURNED_WANT = re.compile(r"\breturned:? (?P<g>\S.*?)[,;]? (?:want(?:ed)?|expected):? (?P<e>\S.*?)\s*$", re.M)
-# `want MX` above `got  XXY` (got above want is _GOT_WANT), as a multi-line t.Errorf writes them
-_LINE_PAIR_WANT_FIRST = re.compile(r"^\s*want:?[ \t]+(?P<e>\S.*?)\s*\n\s*got:?[ \t]+(?P<g>\S.*?)\s*$", re.M)
+# `want MX` (or `expected MX`) above `got  XXY` (got above want is _GOT_WANT), as a multi-line t.Errorf writes them
+_LINE_PAIR_WANT_FIRST = re.compile(r"^\s*(?:want|expected):?[ \t]+(?P<e>\S.*?)\s*\n\s*got:?[ \t]+(?P<g>\S.*?)\s*$", re.M)
 # `got:\n<block>\nwant:\n<block>` (either order): the blocks run to the next label or the end
 _BLOCKS = re.compile(r"^\s*got:\s*\n(?P<g>(?:.*\n)*?)\s*want:\s*\n(?P<e>(?:.*\n?)*)", re.M)
 _BLOCKS_WANT_FIRST = re.compile(r"^\s*want:\s*\n(?P<e>(?:.*\n)*?)\s*got:\s*\n(?P<g>(?:.*\n?)*)", re.M)
@@ -86,7 +89,12 @@ _SIDE_WORDS = re.compile(r"\b(?:got|want|wanted|expected|expect|actual)\b", re.I
 def go_compared(message: str, first: str | None = None) -> Compared | None:
     """The two values of a Go test's message with their sides, by the conventions above, else the shared
     dialects (where a side is named only when the message names it). Written as Go prints them (`%v`).
-    `first`: the test's first log message alone (a literal pair is read in it, not across messages)."""
+    `first`: the test's first log message alone (a literal pair is read in it, not across messages). A message
+    that printed several expected/got pairs is read in its first pair only."""
+    pairs = labelled_pairs(message)
+    if pairs is not None:
+        message = pairs[0]
+        first = message if first is None or len(first) > len(message) else first
     diff = diff_sides(message)
     if diff is not None:
         return sided(diff[0], diff[1], "go", ("want", "got"))
@@ -101,6 +109,9 @@ def go_compared(message: str, first: str | None = None) -> Compared | None:
             expected, got = match["e"].rstrip("\n"), match["g"].rstrip("\n")
             if expected.strip() and got.strip() and expected != got:
                 return sided(clip(expected, VALUE_CHARS), clip(got, VALUE_CHARS), "go", ("want", "got"))
+    arrow = _CALL_ARROW.match(message)
+    if arrow and whole_value(arrow["g"]) and whole_value(arrow["e"]) and arrow["g"] != arrow["e"]:
+        return sided(clip(arrow["e"], VALUE_CHARS), clip(arrow["g"], VALUE_CHARS), "go", ("want", "got"))
     found = compared_in(message)
     if found is not None and found.labels == ("first", "second"):  # `a != b` in a Go message: Go printed both
         if not (whole_value(found.first) and whole_value(found.second)):

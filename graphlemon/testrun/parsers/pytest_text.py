@@ -12,8 +12,10 @@ _VERBOSE = re.compile(r"^(?P<id>\S+::\S.*?) (?P<status>PASSED|FAILED|ERROR|SKIPP
 _SHORT = re.compile(r"^(?P<status>FAILED|ERROR) (?P<id>\S.*?)(?: - (?P<msg>.*))?$", re.M)
 _SECTION = re.compile(r"^_{3,} (?P<title>.+?) _{3,}$", re.M)
 _COUNT = re.compile(r"(\d+) (passed|failed|skipped|xfailed|xpassed|errors?|deselected|warnings?)")
+# `==== 1 failed, 2 passed in 0.1s ====`, or with -q the same words unframed
 _SUMMARY = re.compile(
-    r"^=+ (?P<body>.*?\b(?:passed|failed|skipped|error|errors|xfailed|xpassed|no tests ran)\b.*?) in [\d.]+s.*=+$", re.M
+    r"^(?:=+ )?(?P<body>\d+ (?:passed|failed|skipped|error|errors|xfailed|xpassed|deselected|warnings?)\b.*?|no tests ran)"
+    r" in [\d.]+s\b.*$", re.M,
 )
 _STATUS = {
     "PASSED": "passed",
