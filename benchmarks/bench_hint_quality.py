@@ -22,8 +22,8 @@ BENCH_SMOKE=1: only the three local Python suites (a few seconds).
 eight real projects the corpus never used, planted and labelled from their native output by a red team that had
 not read the hint code, frozen before the hint rules changed (heldout/native/ keeps the output each label was read
 from). Installed by `make fixtures` like the corpus; not part of pytest's suite; BENCH_SMOKE=1 does not run it.
-`--split heldout2` .. `--split heldout12`: the second to twelfth held-out splits (heldout2.json .. heldout12.json and their
-labels), made the same way by eleven more red teams.
+`--split heldout2`, `--split heldout3`, ...: the later held-out splits (every heldout*.json beside heldout.json, with
+its labels), made the same way by one more red team each.
 """
 
 from __future__ import annotations
@@ -184,7 +184,7 @@ def _dumped(failure: dict, labels: dict) -> dict:
 
 
 def heldout_suites(corpus, split: str = "heldout") -> list:
-    """A held-out split's suites (heldout.json .. heldout12.json) as the corpus's Suite records: every plant applied, in order."""
+    """A held-out split's suites (a heldout*.json) as the corpus's Suite records: every plant applied, in order."""
     suites = []
     for s in json.loads(HELDOUT_SPLITS[split][0].read_text(encoding="utf-8"))["suites"]:
         (file, before, after), *more = s["plants"]
