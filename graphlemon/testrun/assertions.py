@@ -424,6 +424,9 @@ def assertion_operands(code: str) -> tuple[ast.expr, ast.expr] | None:
     return None
 
 
+_HEAD_CHARS = 2_000
+
+
 def _statement(code: str) -> ast.stmt | None:
     """`code` parsed; a call a traceback printed only its first line of (`self.assertEqual(actual, expected, "…" % (`)
     is read up to its first two arguments: the shortest head ending at a comma that parses as a call of two."""
@@ -431,7 +434,8 @@ def _statement(code: str) -> ast.stmt | None:
         return ast.parse(code).body[0]
     except (SyntaxError, IndexError, ValueError, RecursionError, MemoryError):
         pass
-    for cut in [*(i for i, c in enumerate(code) if c == ","), len(code)]:
+    # a head is cut only within the first _HEAD_CHARS (each cut is one parse: a printed line of commas is bounded)
+    for cut in [*(i for i, c in enumerate(code[:_HEAD_CHARS]) if c == ","), len(code)]:
         try:
             node = ast.parse(code[:cut] + ")").body[0]
         except (SyntaxError, IndexError, ValueError, RecursionError, MemoryError):
