@@ -122,11 +122,16 @@ class HintContext:
         return [(m["value"], m["expr"]) for m in WHERE_LINE.finditer(f"{self.failure.message}\n{self.failure.detail}")]
 
 
+def project_lines(root: Path | None, file: str | None) -> list[str] | None:
+    """The lines of a file of the project (None outside it, or when it cannot be read)."""
+    if root is None or not file or file.startswith("/") or ".." in Path(file).parts:
+        return None
+    return source_lines(root, file)
+
+
 def statement_at(root: Path | None, file: str | None, line: int | None) -> str | None:
     """The source line at `file:line` of the project (None outside it, or when it cannot be read)."""
-    if root is None or not file or not line or file.startswith("/") or ".." in Path(file).parts:
-        return None
-    lines = source_lines(root, file)
+    lines = project_lines(root, file) if line else None
     if lines is None or not 0 < line <= len(lines):
         return None
     return lines[line - 1].strip()[:400] or None

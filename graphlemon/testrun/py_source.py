@@ -13,8 +13,7 @@ import textwrap
 from pathlib import Path
 
 from .assertions import assertion_operands, expected_operand
-from .hint_context import statement_at
-from .rust_source import source_lines
+from .hint_context import project_lines
 
 _MAX_LINES = 30  # a statement is read from its first line over at most this many lines
 
@@ -23,9 +22,9 @@ def expected_operand_at(root: Path | None, file: str | None, line: int | None) -
     """Which operand (0, 1) of the assertion statement starting at `file:line` is expected; None when the line
     starts no `assert a == b` / `self.assert…Equal(a, b)` statement, its operands do not say, or the file
     cannot be read."""
-    if not line or not (file or "").endswith(".py") or statement_at(root, file, line) is None:  # inside the project, readable
+    lines = project_lines(root, file) if line and (file or "").endswith(".py") else None  # inside the project, readable
+    if lines is None or not 0 < line <= len(lines) or not lines[line - 1].strip():
         return None
-    lines = source_lines(root, file) or []
     for end in range(line, min(len(lines), line - 1 + _MAX_LINES) + 1):
         code = textwrap.dedent("\n".join(lines[line - 1 : end]))
         operands = assertion_operands(code)
