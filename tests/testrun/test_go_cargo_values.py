@@ -393,3 +393,25 @@ def test_a_call_printed_with_its_result_settles_the_sides_only_for_whole_values(
     assert (failure.expected, failure.got) == ("5.0", "4.0")
     for unread in ("F() => a b != c", "Q2 39 != 37.5", "F() => 3 != 3"):
         assert (_go_failure(unread).expected, _go_failure(unread).got) == (None, None), unread
+
+
+def test_an_examples_printed_diff_is_its_data_not_the_runners_diff():
+    """An Example whose output is itself a diff (`+`/`-` lines under a `(-got +want)` header): got and want are two
+    printed texts compared as wholes, never read as a diff whose marked lines are the sides."""
+    block = "Diff: (-got +want)\n {{\n  Value: 1,\n{} Next: <#1> {{\n{} Next: {{\n }}"
+    output = (
+        "=== RUN   ExampleCompare\n--- FAIL: ExampleCompare (0.00s)\n"
+        f"got:\n{block.format('+', '-')}\nwant:\n{block.format('-', '+')}\n"
+        "FAIL\nexit status 1\nFAIL\texample.com/d\t0.01s\n"
+    )
+    (failure,) = parse_go_text(output).failures
+    assert (failure.expected, failure.got) == (block.format("-", "+"), block.format("+", "-"))  # each block whole
+    hint = hint_for(failure)
+    assert "diff's first change" not in hint.text and "wanted" not in hint.text
+    assert "(line 4, column 1)" in hint.text  # where the two printed texts first differ
+
+
+def test_a_diff_the_test_itself_prints_is_still_read_as_its_diff():
+    failure = _go_failure("Parse() mismatch (-want +got):", "  Name: \"\",", "- Age: 42,", "+ Age: 24,")
+    assert (failure.expected, failure.got) == ('Name: "",\nAge: 42,', 'Name: "",\nAge: 24,')
+    assert hint_for(failure).text.endswith("""'Name: "",\\nAge: 24,' where 'Name: "",\\nAge: 42,' is expected.""")

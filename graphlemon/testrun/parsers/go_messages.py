@@ -74,6 +74,7 @@ _LINE_PAIR_WANT_FIRST = re.compile(r"^\s*(?:want|expected):?[ \t]+(?P<e>\S.*?)\s
 _BLOCKS = re.compile(r"^\s*got:\s*\n(?P<g>(?:.*\n)*?)\s*want:\s*\n(?P<e>(?:.*\n?)*)", re.M)
 _BLOCKS_WANT_FIRST = re.compile(r"^\s*want:\s*\n(?P<e>(?:.*\n)*?)\s*got:\s*\n(?P<g>(?:.*\n?)*)", re.M)
 _LABELLED_BLOCKS = (_BLOCKS, _BLOCKS_WANT_FIRST)  # each value is the lines under its own label: its words are its own
+_BLOCK_LABEL = re.compile(r"\s*(?:got|want):[ \t]*\n")  # a message whose first line is one block's label alone
 _DIFF_HEADER = re.compile(
     r"\((?P<first>[-+])(?P<a>want|got|expected|actual) (?P<second>[-+])(?P<b>want|got|expected|actual)\)"
 )
@@ -153,10 +154,18 @@ def changed_lines(message: str) -> tuple[list[str], list[str]]:
     return [t.strip() for m, t in lines if m == "want"], [t.strip() for m, t in lines if m == "got"]
 
 
+def _opens_with_blocks(message: str) -> bool:
+    """The message opens with a got/want block (`got:\n…\nwant:\n…`: an Example's output, a t.Errorf of two printed
+    blocks; its second label may be cut off with the message). What lies in the blocks is printed data: a diff
+    header or `+`/`-` lines there are the values' own text, never the runner's diff of the two (each block is one
+    whole value, compared as such)."""
+    return _BLOCK_LABEL.match(message) is not None
+
+
 def _diff_lines(message: str) -> list[tuple[str, str]] | None:
     """The diff after a `(-want +got)` header as (side, text): side is `want`, `got` or `both`."""
     header = _DIFF_HEADER.search(message)
-    if header is None:
+    if header is None or _opens_with_blocks(message):
         return None
     minus_label = header["a"] if header["first"] == "-" else header["b"]
     minus, plus = ("want", "got") if minus_label in ("want", "expected") else ("got", "want")
