@@ -415,3 +415,24 @@ def test_a_diff_the_test_itself_prints_is_still_read_as_its_diff():
     failure = _go_failure("Parse() mismatch (-want +got):", "  Name: \"\",", "- Age: 42,", "+ Age: 24,")
     assert (failure.expected, failure.got) == ('Name: "",\nAge: 42,', 'Name: "",\nAge: 24,')
     assert hint_for(failure).text.endswith("""'Name: "",\\nAge: 24,' where 'Name: "",\\nAge: 42,' is expected.""")
+
+
+def test_a_test_is_its_packages_the_same_name_in_two_packages_is_two_tests():
+    """`go test -v ./...`: diff's TestDiff passes with subtests, pretty's TestDiff (no subtests) fails. A test's
+    identity is package + name: pretty's is no parent of diff's subtests, and its failure is not lost."""
+    output = (
+        "=== RUN   TestDiff\n=== RUN   TestDiff/empty\n--- PASS: TestDiff (0.00s)\n    --- PASS: TestDiff/empty (0.00s)\n"
+        "PASS\nok  \texample.com/m/diff\t0.003s\n"
+        "=== RUN   TestDiff\n    public_test.go:67: basic struct: got 1, want 2\n--- FAIL: TestDiff (0.00s)\n"
+        "=== RUN   TestOther\n--- PASS: TestOther (0.00s)\nFAIL\nFAIL\texample.com/m/pretty\t0.004s\nFAIL\n"
+    )
+    run = parse_go_text(output, "example.com/m")
+    assert [(c.name, c.status, c.selector) for c in run.cases] == [
+        ("TestDiff/empty", "passed", "diff\tTestDiff/empty"), ("TestDiff", "failed", "pretty\tTestDiff"),
+        ("TestOther", "passed", "pretty\tTestOther")]  # fmt: skip
+    (failure,) = run.failures
+    assert (failure.name, failure.file, failure.line, failure.expected, failure.got) == (
+        "TestDiff", "pretty/public_test.go", 67, "2", "1")
+    # one package, the module's root: a parent of subtests is still no case, and names and files are as before
+    single = parse_go_text(output.split("PASS\nok")[0] + "FAIL\nFAIL\texample.com/m\t0.003s\n", "example.com/m")
+    assert [(c.name, c.selector) for c in single.cases] == [("TestDiff/empty", ".\tTestDiff/empty")]
