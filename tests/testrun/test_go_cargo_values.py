@@ -436,3 +436,39 @@ def test_a_test_is_its_packages_the_same_name_in_two_packages_is_two_tests():
     # one package, the module's root: a parent of subtests is still no case, and names and files are as before
     single = parse_go_text(output.split("PASS\nok")[0] + "FAIL\nFAIL\texample.com/m\t0.003s\n", "example.com/m")
     assert [(c.name, c.selector) for c in single.cases] == [("TestDiff/empty", ".\tTestDiff/empty")]
+
+
+_PANIC_DUMP = (
+    "panic: runtime error: index out of range [1] with length 1 [recovered]\n"
+    "\tpanic: runtime error: index out of range [1] with length 1\n\ngoroutine 5 [running]:\n"
+    "testing.tRunner.func1.2({0x52ad20, 0xc000020090})\n\t/usr/lib/go-1.19/src/testing/testing.go:1396 +0x24e\n"
+    "panic({0x52ad20, 0xc000020090})\n\t/usr/lib/go-1.19/src/runtime/panic.go:884 +0x212\n"
+    "example.com/h.Expand({0x536f57?, 0x5?})\n\t/src/h/homedir.go:67 +0x125\n"
+    "example.com/h.TestExpand(0xc0000076c0)\n\t/src/h/homedir_test.go:108 +0x267\n"
+    "testing.tRunner(0xc0000076c0, 0x5428f8)\n\t/usr/lib/go-1.19/src/testing/testing.go:1446 +0x10b\n"
+)
+
+
+def test_a_tests_panic_is_its_message_placed_at_the_tests_frame_with_the_raise_site_named():
+    """A panic, not a t.Errorf: the message is the panic's, the place the deepest frame in a test file (where the test
+    called in), the code under test's frame named as where it was raised, in go test text and -json alike."""
+    text = f"=== RUN   TestExpand\n--- FAIL: TestExpand (0.00s)\n{_PANIC_DUMP}FAIL\texample.com/h\t0.090s\nFAIL\n"
+    events = "\n".join([*(_event("output", "TestExpand", line + "\n") for line in _PANIC_DUMP.splitlines()),
+                        _event("fail", "TestExpand")])  # fmt: skip
+    for run in (parse_go_text(text), parse_go_json(events)):
+        (failure,) = run.failures
+        assert (failure.file, failure.line) == ("/src/h/homedir_test.go", 108)
+        assert failure.message == ("panic: runtime error: index out of range [1] with length 1\n"
+                                   "raised in h.Expand (homedir.go, line 67)")  # fmt: skip
+        hint = hint_for(failure)
+        assert hint.confidence == "specific" and "(index out of range [1] with length 1) (at /src/h/homedir.go:67)" in hint.text, hint
+
+
+def test_a_panic_in_the_test_itself_names_no_other_site_and_a_logged_message_stays_the_message():
+    own = _PANIC_DUMP.replace("example.com/h.Expand({0x536f57?, 0x5?})\n\t/src/h/homedir.go:67 +0x125\n", "")
+    text = f"=== RUN   TestExpand\n--- FAIL: TestExpand (0.00s)\n{own}FAIL\texample.com/h\t0.090s\nFAIL\n"
+    (failure,) = parse_go_text(text).failures
+    assert failure.message == "panic: runtime error: index out of range [1] with length 1"  # no "raised in"
+    logged = text.replace("--- FAIL: TestExpand (0.00s)\n", "    homedir_test.go:99: got 1, want 2\n--- FAIL: TestExpand (0.00s)\n")
+    (failure,) = parse_go_text(logged).failures
+    assert (failure.message, failure.file, failure.line) == ("got 1, want 2", "homedir_test.go", 99)

@@ -184,6 +184,37 @@ _FRAME = re.compile(r"^(?P<func>\S+)\([^\n]*\)\n\t(?P<path>\S+\.go):(?P<line>\d+
 _GO_ROOT = re.compile(r"/usr/(?:local/)?lib/go|/usr/local/go/|/go/src/(?:runtime|testing|sync|time)/|^_testmain\.go")
 
 
+# a test's own panic (not go test's -timeout alarm): `panic: runtime error: index out of range [1] with length 1
+# [recovered]`, then the goroutine's frames innermost first
+_PANIC = re.compile(r"^panic: (?!test timed out after )(?P<said>.+?)(?: \[recovered\])?$", re.M)
+
+
+@dataclass(frozen=True)
+class Panic:
+    said: str  # the panic's own message, as go printed it
+    test: tuple[str, int] | None  # the innermost frame in a test file (`x_test.go`): the test's line that called in
+    site: tuple[str, str, int] | None  # (func, file, line): the innermost frame outside Go's own packages, when it is
+    # not the test's frame (the code under test, where the panic was raised)
+
+    def message(self) -> str:
+        """`panic: …` with the raise site named as such (`raised in h.Expand (homedir.go, line 67)`) when it is not the
+        test's: written as no frame is (the frames in the output, whole paths, place it for the hints)."""
+        inside = f"\nraised in {self.site[0]} ({self.site[1]}, line {self.site[2]})" if self.site else ""
+        return f"panic: {self.said}{inside}"
+
+
+def go_panic(text: str) -> Panic | None:
+    """The first panic in `text` (a test's output after its `--- FAIL` line) with its frames, else None."""
+    match = _PANIC.search(text)
+    if match is None:
+        return None
+    frames = [(m["func"], m["path"], int(m["line"])) for m in _FRAME.finditer(text, match.end())]
+    test = next(((path, line) for _, path, line in frames if path.endswith("_test.go")), None)
+    own = next((f for f in frames if not _GO_ROOT.search(f[1])), None)
+    site = None if own is None or (own[1], own[2]) == test else (own[0].rsplit("/", 1)[-1], own[1].rsplit("/", 1)[-1], own[2])
+    return Panic(match["said"], test, site)
+
+
 @dataclass(frozen=True)
 class Timeout:
     after: str  # as go printed it: `3s`, `10m0s`

@@ -16,6 +16,7 @@ from .go_messages import (
     Timeout,
     example_output,
     go_compared,
+    go_panic,
     go_timeout,
     log_messages,
     timeout_message,
@@ -79,10 +80,14 @@ def _parse_package(run: ParsedRun, output: str, folder: str) -> set[str]:
             body = _body(output, match, end)
             located = log_messages(body.splitlines())
             example = example_output(_after(output, match, end)) if name.startswith("Example") else None
-            message = "\n".join(m.text for m in located) or example or "failed"
+            panic = None if located or example else go_panic(output[match.end() : end])
+            message = "\n".join(m.text for m in located) or example or (panic.message() if panic else "failed")
             file = f"{folder}/{located[0].file}".removeprefix("./") if located else None
-            run.failures.append(make_failure(name, file=file, line=located[0].line if located else None,
-                                             message=message, detail=body,
+            line = located[0].line if located else None
+            if panic and panic.test:  # the test's own frame: where it called into the panic (its path as go printed)
+                file, line = panic.test
+            run.failures.append(make_failure(name, file=file, line=line, message=message,
+                                             detail=body if not panic else output[match.start() : end],
                                              compared=go_compared(message, located[0].text if located else None)))  # fmt: skip
     return names
 
