@@ -219,6 +219,29 @@ def _did_not_raise(ctx: HintContext, m: re.Match[str]) -> str:
             f"\"{m.group(0).strip()}\"){ctx.own_place}.")  # fmt: skip
 
 
+# pytest.warns: "DID NOT WARN. No warnings of type (<class 'UserWarning'>,) [matching the regex ]were emitted.\n
+# [Regex: x\n Emitted warnings: ]Emitted warnings: [ RuntimeWarning('…')]." (pytest < 8: "The list of emitted warnings
+# is: […]."): the runner reports the types the check expects and the warnings the code did emit
+_DID_NOT_WARN = re.compile(
+    r"DID NOT WARN\. No warnings of type \((?P<want>[^)\n]*)\)(?P<regex> matching the regex)? were emitted\."
+    r"(?:[^\[]*?(?:Emitted warnings|The list of emitted warnings is): *(?P<emitted>\[[^\n]*\])\.?[ \t]*$)?", re.M)
+
+
+def _did_not_warn(ctx: HintContext, m: re.Match[str]) -> str:
+    want = ", ".join(re.findall(r"<class '(?:[\w.]*\.)?(\w+)'>", m["want"])) or m["want"]
+    said = (f"the check expects a warning of type {want} matching its regex and none the code emitted matches"
+            if m["regex"] else f"the check expects a warning of type {want} and the code emitted none of that type")
+    if m["emitted"] is not None:  # the runner's list of what was emitted (not printed: only the check is known)
+        emitted = list(dict.fromkeys(re.findall(r"(?<![\w.])(\w+)\(", m["emitted"])))
+        said += (f"; it emitted {', '.join(emitted)} (the runner's list: «{_clip(m['emitted'].strip(), 200)}»)"
+                 if emitted else "; the runner lists no warning emitted at all")  # fmt: skip
+    return f"No warning of the kind the test checks for: {said}{ctx.own_place}."
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 # an exception check's `actual` is what was thrown: a bare `undefined` there is nothing thrown, not a value the call
 # returned (a quoted `'undefined'` is a thrown string; tape's doesNotThrow shares the operator, its actual the error)
 _NOTHING_THROWN = re.compile(r"^actual: undefined$", re.M)
@@ -288,6 +311,8 @@ ERROR_RULES: tuple[Rule[HintContext], ...] = (
         r"^(?:AssertionError: )?\w+(?:Error|Exception) not raised\b[^\n]*|test did not panic as expected"
         r"|expected \[Function[^\]\n]*\] to throw\b[^\n]*", re.M),
         "the check expected an exception and none was raised", _did_not_raise),
+    _run_rule("no warning of the type checked", _DID_NOT_WARN, "the check expected a warning and none of its kind "
+              "was emitted", _did_not_warn),
     Rule("nothing thrown (an exception check's actual)", (
         Premise("an exception check", "the reporter names the failed check's operator `throws` or `rejects` "
                 "(tape's block, TAP YAML), whose `actual` is what was thrown", exception_check),

@@ -167,8 +167,10 @@ def _facts(ctx: HintContext, lead: str | None) -> str:
         if statement:
             frame = source_frame(ctx.evidence, None, ctx.root)
             printed = _printed_comparison(f.message)
-            values = (f"; pytest printed its operands: {_printed(printed, 300)}" if printed else " and the values it "
-                      "checks were not reported (assert a comparison, `a == b`, so the runner shows both)")  # fmt: skip
+            values = (f"; pytest printed its operands: {_printed(printed, 300)}" if printed
+                      else f"; the runner said: {_printed(f.message, 300)}" if not _bare_assertion(f.message)
+                      else " and the values it checks were not reported (assert a comparison, `a == b`, so the runner "
+                           "shows both)")  # fmt: skip
             parts.append(f"`{_clip(statement)}`{f' at {frame}' if frame else ''} does not hold{values}")
         elif _says_more(f):
             parts.append(f"the runner said: {_printed(f.message, 300)}")
@@ -217,6 +219,15 @@ def _printed_comparison(message: str) -> str | None:
         return None
     bare = names_of(first["compared"])  # the values' quoted texts and `<...>` reprs are data, not operators
     return first.group(0) if _COMPARISON.search(bare) else None
+
+
+def _bare_assertion(message: str) -> bool:
+    """The message is a bare `assert x` (an AssertionError, its `assert …` line or none): it reports no values. A
+    runner's own words (`DID NOT WARN …`, `Regex pattern did not match …`) report what it checked, and are quoted."""
+    first = message.strip().split("\n", 1)[0]
+    if first.endswith("...") and "AssertionError: assert ".startswith(first[:-3]):  # cut by the runner (`Asserti...`)
+        return True
+    return re.fullmatch(r"(?:AssertionError(?::\s*|$))?(?:assert\b.*)?", first) is not None
 
 
 def _printed(text: str, limit: int) -> str:

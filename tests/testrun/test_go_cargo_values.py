@@ -393,3 +393,82 @@ def test_a_call_printed_with_its_result_settles_the_sides_only_for_whole_values(
     assert (failure.expected, failure.got) == ("5.0", "4.0")
     for unread in ("F() => a b != c", "Q2 39 != 37.5", "F() => 3 != 3"):
         assert (_go_failure(unread).expected, _go_failure(unread).got) == (None, None), unread
+
+
+def test_an_examples_printed_diff_is_its_data_not_the_runners_diff():
+    """An Example whose output is itself a diff (`+`/`-` lines under a `(-got +want)` header): got and want are two
+    printed texts compared as wholes, never read as a diff whose marked lines are the sides."""
+    block = "Diff: (-got +want)\n {{\n  Value: 1,\n{} Next: <#1> {{\n{} Next: {{\n }}"
+    output = (
+        "=== RUN   ExampleCompare\n--- FAIL: ExampleCompare (0.00s)\n"
+        f"got:\n{block.format('+', '-')}\nwant:\n{block.format('-', '+')}\n"
+        "FAIL\nexit status 1\nFAIL\texample.com/d\t0.01s\n"
+    )
+    (failure,) = parse_go_text(output).failures
+    assert (failure.expected, failure.got) == (block.format("-", "+"), block.format("+", "-"))  # each block whole
+    hint = hint_for(failure)
+    assert "diff's first change" not in hint.text and "wanted" not in hint.text
+    assert "(line 4, column 1)" in hint.text  # where the two printed texts first differ
+
+
+def test_a_diff_the_test_itself_prints_is_still_read_as_its_diff():
+    failure = _go_failure("Parse() mismatch (-want +got):", "  Name: \"\",", "- Age: 42,", "+ Age: 24,")
+    assert (failure.expected, failure.got) == ('Name: "",\nAge: 42,', 'Name: "",\nAge: 24,')
+    assert hint_for(failure).text.endswith("""'Name: "",\\nAge: 24,' where 'Name: "",\\nAge: 42,' is expected.""")
+
+
+def test_a_test_is_its_packages_the_same_name_in_two_packages_is_two_tests():
+    """`go test -v ./...`: diff's TestDiff passes with subtests, pretty's TestDiff (no subtests) fails. A test's
+    identity is package + name: pretty's is no parent of diff's subtests, and its failure is not lost."""
+    output = (
+        "=== RUN   TestDiff\n=== RUN   TestDiff/empty\n--- PASS: TestDiff (0.00s)\n    --- PASS: TestDiff/empty (0.00s)\n"
+        "PASS\nok  \texample.com/m/diff\t0.003s\n"
+        "=== RUN   TestDiff\n    public_test.go:67: basic struct: got 1, want 2\n--- FAIL: TestDiff (0.00s)\n"
+        "=== RUN   TestOther\n--- PASS: TestOther (0.00s)\nFAIL\nFAIL\texample.com/m/pretty\t0.004s\nFAIL\n"
+    )
+    run = parse_go_text(output, "example.com/m")
+    assert [(c.name, c.status, c.selector) for c in run.cases] == [
+        ("TestDiff/empty", "passed", "diff\tTestDiff/empty"), ("TestDiff", "failed", "pretty\tTestDiff"),
+        ("TestOther", "passed", "pretty\tTestOther")]  # fmt: skip
+    (failure,) = run.failures
+    assert (failure.name, failure.file, failure.line, failure.expected, failure.got) == (
+        "TestDiff", "pretty/public_test.go", 67, "2", "1")
+    # one package, the module's root: a parent of subtests is still no case, and names and files are as before
+    single = parse_go_text(output.split("PASS\nok")[0] + "FAIL\nFAIL\texample.com/m\t0.003s\n", "example.com/m")
+    assert [(c.name, c.selector) for c in single.cases] == [("TestDiff/empty", ".\tTestDiff/empty")]
+
+
+_PANIC_DUMP = (
+    "panic: runtime error: index out of range [1] with length 1 [recovered]\n"
+    "\tpanic: runtime error: index out of range [1] with length 1\n\ngoroutine 5 [running]:\n"
+    "testing.tRunner.func1.2({0x52ad20, 0xc000020090})\n\t/usr/lib/go-1.19/src/testing/testing.go:1396 +0x24e\n"
+    "panic({0x52ad20, 0xc000020090})\n\t/usr/lib/go-1.19/src/runtime/panic.go:884 +0x212\n"
+    "example.com/h.Expand({0x536f57?, 0x5?})\n\t/src/h/homedir.go:67 +0x125\n"
+    "example.com/h.TestExpand(0xc0000076c0)\n\t/src/h/homedir_test.go:108 +0x267\n"
+    "testing.tRunner(0xc0000076c0, 0x5428f8)\n\t/usr/lib/go-1.19/src/testing/testing.go:1446 +0x10b\n"
+)
+
+
+def test_a_tests_panic_is_its_message_placed_at_the_tests_frame_with_the_raise_site_named():
+    """A panic, not a t.Errorf: the message is the panic's, the place the deepest frame in a test file (where the test
+    called in), the code under test's frame named as where it was raised, in go test text and -json alike."""
+    text = f"=== RUN   TestExpand\n--- FAIL: TestExpand (0.00s)\n{_PANIC_DUMP}FAIL\texample.com/h\t0.090s\nFAIL\n"
+    events = "\n".join([*(_event("output", "TestExpand", line + "\n") for line in _PANIC_DUMP.splitlines()),
+                        _event("fail", "TestExpand")])  # fmt: skip
+    for run in (parse_go_text(text), parse_go_json(events)):
+        (failure,) = run.failures
+        assert (failure.file, failure.line) == ("/src/h/homedir_test.go", 108)
+        assert failure.message == ("panic: runtime error: index out of range [1] with length 1\n"
+                                   "raised in h.Expand (homedir.go, line 67)")  # fmt: skip
+        hint = hint_for(failure)
+        assert hint.confidence == "specific" and "(index out of range [1] with length 1) (at /src/h/homedir.go:67)" in hint.text, hint
+
+
+def test_a_panic_in_the_test_itself_names_no_other_site_and_a_logged_message_stays_the_message():
+    own = _PANIC_DUMP.replace("example.com/h.Expand({0x536f57?, 0x5?})\n\t/src/h/homedir.go:67 +0x125\n", "")
+    text = f"=== RUN   TestExpand\n--- FAIL: TestExpand (0.00s)\n{own}FAIL\texample.com/h\t0.090s\nFAIL\n"
+    (failure,) = parse_go_text(text).failures
+    assert failure.message == "panic: runtime error: index out of range [1] with length 1"  # no "raised in"
+    logged = text.replace("--- FAIL: TestExpand (0.00s)\n", "    homedir_test.go:99: got 1, want 2\n--- FAIL: TestExpand (0.00s)\n")
+    (failure,) = parse_go_text(logged).failures
+    assert (failure.message, failure.file, failure.line) == ("got 1, want 2", "homedir_test.go", 99)

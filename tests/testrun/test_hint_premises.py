@@ -51,6 +51,8 @@ ERROR_EXAMPLES: dict[str, str] = {
     "go test -timeout": "panic: test timed out after 3s: TestWait was still running",
     "command not installed": "sh: 1: eslint: not found",
     "nothing raised": "AssertionError [ERR_ASSERTION]: Missing expected exception (Error).",
+    "no warning of the type checked": ("Failed: DID NOT WARN. No warnings of type (<class 'UserWarning'>,) were "
+                                       "emitted.\n Emitted warnings: [ RuntimeWarning('x')]."),
     "unhandled rejection": "Unhandled Rejection: boom",
     "module missing": "ModuleNotFoundError: No module named 'requests'",
     "name not importable": "ImportError: cannot import name 'parse' from 'app.util'",

@@ -284,3 +284,34 @@ def test_abbreviated_multi_line_strings_are_read_whole_from_unittests_ndiff():
     altered = message.replace("[54 chars]", "[53 chars]", 1)
     failure = make_failure("tests/test_x.py::T::test_it", message=altered)
     assert failure.operands is not None and failure.operands.shortened, failure.operands
+
+
+# pytest.warns / pytest.raises(match=): the runner reports what it checked -----------------------------------------
+
+_DID_NOT_WARN = ("Failed: DID NOT WARN. No warnings of type (<class 'UserWarning'>,) were emitted.\n"
+                 " Emitted warnings: [ RuntimeWarning('no such file')].")  # fmt: skip
+
+
+def test_pytest_warns_says_the_type_checked_and_the_warnings_emitted():
+    hint = hint_for(_pytest_check("with pytest.warns(UserWarning):", _DID_NOT_WARN))
+    assert hint.confidence == "specific" and "were not reported" not in hint.text and "a == b" not in hint.text
+    assert ("a warning of type UserWarning and the code emitted none of that type; it emitted RuntimeWarning (the "
+            "runner's list: «[ RuntimeWarning('no such file')]»)") in hint.text, hint
+    regex = _DID_NOT_WARN.replace("were emitted.\n", "matching the regex were emitted.\n Regex: x\n")
+    regex = regex.replace("RuntimeWarning", "UserWarning")  # one of the type was emitted: its text did not match
+    said = hint_for(_pytest_check("with pytest.warns(UserWarning, match='x'):", regex)).text
+    assert "none the code emitted matches; it emitted UserWarning" in said and "none of that type" not in said, said
+    nothing = hint_for(_pytest_check("with pytest.warns(UserWarning):", _DID_NOT_WARN.replace(
+        "[ RuntimeWarning('no such file')]", "[]"))).text  # fmt: skip
+    assert "the runner lists no warning emitted at all" in nothing and "it emitted" not in nothing, nothing
+
+
+def test_a_runners_own_words_are_quoted_and_the_comparison_advice_is_for_a_bare_assert_only():
+    matched = ("AssertionError: Regex pattern did not match.\n Regex: 'abc'\n Input: 'xyz'")
+    hint = hint_for(_pytest_check("with pytest.raises(ValueError, match='abc'):", matched))
+    assert hint.confidence == "facts" and "were not reported" not in hint.text, hint
+    assert "the runner said: «AssertionError: Regex pattern did not match. / Regex: 'abc' / Input: 'xyz'»" in hint.text
+    bare = hint_for(_pytest_check("assert ok", "AssertionError: assert ok"))  # the rule does not fire: no values
+    assert "were not reported (assert a comparison, `a == b`" in bare.text, bare
+    cut = hint_for(_pytest_check("assert expected == f(x)", "Asserti..."))  # the runner's summary cut it short
+    assert "were not reported" in cut.text and "the runner said" not in cut.text, cut

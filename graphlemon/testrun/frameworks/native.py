@@ -50,7 +50,7 @@ class GoTest(Framework):
         if parsed.found or parsed.running:
             return parsed
         from_output = parse_go_json(output, output, self.module)  # a custom `go test -json` writes to the output
-        return from_output if from_output.found else parse_go_text(output)
+        return from_output if from_output.found else parse_go_text(output, self.module)
 
     def _selection(self, request: RunRequest) -> tuple[list[str], str | None]:
         if request.rerun:

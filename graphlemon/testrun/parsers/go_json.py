@@ -20,6 +20,7 @@ from .go_messages import (
     Timeout,
     example_output,
     go_compared,
+    go_panic,
     go_timeout,
     log_messages,
     timeout_message,
@@ -116,7 +117,9 @@ def _add_test(run: ParsedRun, key: tuple[str, str], status: str, output: list[st
         body = [ln for ln in lines if ln.strip() and not _NOISE.match(ln.strip())]
         results = [i for i, ln in enumerate(lines) if ln.lstrip().startswith("--- FAIL:")]
         example = example_output("\n".join(lines[results[0] + 1 :])) if results and test.startswith("Example") else None
-        message = "\n".join(m.text for m in located) or example or "\n".join(body[:4]) or "failed"
+        panic = None if located or example else go_panic(detail)
+        message = "\n".join(m.text for m in located) or example or (panic.message() if panic else "\n".join(body[:4]))
+        message = message or "failed"
         run.failures.append(make_failure(test, file=file, line=line, message=message, detail=detail,
                                          compared=go_compared(message, located[0].text if located else None)))  # fmt: skip
 

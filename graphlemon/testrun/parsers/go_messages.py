@@ -74,6 +74,7 @@ _LINE_PAIR_WANT_FIRST = re.compile(r"^\s*(?:want|expected):?[ \t]+(?P<e>\S.*?)\s
 _BLOCKS = re.compile(r"^\s*got:\s*\n(?P<g>(?:.*\n)*?)\s*want:\s*\n(?P<e>(?:.*\n?)*)", re.M)
 _BLOCKS_WANT_FIRST = re.compile(r"^\s*want:\s*\n(?P<e>(?:.*\n)*?)\s*got:\s*\n(?P<g>(?:.*\n?)*)", re.M)
 _LABELLED_BLOCKS = (_BLOCKS, _BLOCKS_WANT_FIRST)  # each value is the lines under its own label: its words are its own
+_BLOCK_LABEL = re.compile(r"\s*(?:got|want):[ \t]*\n")  # a message whose first line is one block's label alone
 _DIFF_HEADER = re.compile(
     r"\((?P<first>[-+])(?P<a>want|got|expected|actual) (?P<second>[-+])(?P<b>want|got|expected|actual)\)"
 )
@@ -153,10 +154,18 @@ def changed_lines(message: str) -> tuple[list[str], list[str]]:
     return [t.strip() for m, t in lines if m == "want"], [t.strip() for m, t in lines if m == "got"]
 
 
+def _opens_with_blocks(message: str) -> bool:
+    """The message opens with a got/want block (`got:\n…\nwant:\n…`: an Example's output, a t.Errorf of two printed
+    blocks; its second label may be cut off with the message). What lies in the blocks is printed data: a diff
+    header or `+`/`-` lines there are the values' own text, never the runner's diff of the two (each block is one
+    whole value, compared as such)."""
+    return _BLOCK_LABEL.match(message) is not None
+
+
 def _diff_lines(message: str) -> list[tuple[str, str]] | None:
     """The diff after a `(-want +got)` header as (side, text): side is `want`, `got` or `both`."""
     header = _DIFF_HEADER.search(message)
-    if header is None:
+    if header is None or _opens_with_blocks(message):
         return None
     minus_label = header["a"] if header["first"] == "-" else header["b"]
     minus, plus = ("want", "got") if minus_label in ("want", "expected") else ("got", "want")
@@ -173,6 +182,37 @@ _TEST_FRAME = re.compile(r"^(?:[\w./-]+\.)(?P<name>Test\w*)\([^)\n]*\)\n\t(?P<fi
 
 _FRAME = re.compile(r"^(?P<func>\S+)\([^\n]*\)\n\t(?P<path>\S+\.go):(?P<line>\d+)", re.M)
 _GO_ROOT = re.compile(r"/usr/(?:local/)?lib/go|/usr/local/go/|/go/src/(?:runtime|testing|sync|time)/|^_testmain\.go")
+
+
+# a test's own panic (not go test's -timeout alarm): `panic: runtime error: index out of range [1] with length 1
+# [recovered]`, then the goroutine's frames innermost first
+_PANIC = re.compile(r"^panic: (?!test timed out after )(?P<said>.+?)(?: \[recovered\])?$", re.M)
+
+
+@dataclass(frozen=True)
+class Panic:
+    said: str  # the panic's own message, as go printed it
+    test: tuple[str, int] | None  # the innermost frame in a test file (`x_test.go`): the test's line that called in
+    site: tuple[str, str, int] | None  # (func, file, line): the innermost frame outside Go's own packages, when it is
+    # not the test's frame (the code under test, where the panic was raised)
+
+    def message(self) -> str:
+        """`panic: …` with the raise site named as such (`raised in h.Expand (homedir.go, line 67)`) when it is not the
+        test's: written as no frame is (the frames in the output, whole paths, place it for the hints)."""
+        inside = f"\nraised in {self.site[0]} ({self.site[1]}, line {self.site[2]})" if self.site else ""
+        return f"panic: {self.said}{inside}"
+
+
+def go_panic(text: str) -> Panic | None:
+    """The first panic in `text` (a test's output after its `--- FAIL` line) with its frames, else None."""
+    match = _PANIC.search(text)
+    if match is None:
+        return None
+    frames = [(m["func"], m["path"], int(m["line"])) for m in _FRAME.finditer(text, match.end())]
+    test = next(((path, line) for _, path, line in frames if path.endswith("_test.go")), None)
+    own = next((f for f in frames if not _GO_ROOT.search(f[1])), None)
+    site = None if own is None or (own[1], own[2]) == test else (own[0].rsplit("/", 1)[-1], own[1].rsplit("/", 1)[-1], own[2])
+    return Panic(match["said"], test, site)
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,12 @@ import re
 
 from ..result_models import ParsedRun, TestCase
 from .common import make_failure
+from .go_json import package_dir
 from .go_messages import (
     Timeout,
     example_output,
     go_compared,
+    go_panic,
     go_timeout,
     log_messages,
     timeout_message,
@@ -29,8 +31,42 @@ _PASSES_UNSEEN = ("go test printed no `=== RUN` line, so none for its passing te
                   "graphlemon's own `go test -json` names every test)")  # fmt: skip
 
 
-def parse_go_text(output: str) -> ParsedRun:
+def parse_go_text(output: str, module: str | None = None) -> ParsedRun:
+    """`module` (from go.mod) turns a package's import path into its folder, for its files and selectors."""
     run = ParsedRun(source="text")
+    ended: set[str] = set()
+    for text, folder in _packages(output, module):
+        ended |= _parse_package(run, text, folder)
+    _add_timed_out(run, output, ended)
+    if not _VERBOSE.search(output):
+        run.unreported = _PASSES_UNSEEN
+    return run
+
+
+# the line go prints after a package's tests (`ok  \tpath\t0.01s`, `FAIL\tpath\t0.01s`, `FAIL\tpath [build failed]`):
+# with several packages (`./...`) each one's output comes whole before it
+_PACKAGE_END = re.compile(r"^(?:ok|FAIL|\?) *\t(?P<package>[^\s\[]+)(?:[ \t].*)?$", re.M)
+
+
+def _packages(output: str, module: str | None) -> list[tuple[str, str]]:
+    """Each package's output with its folder (`.` when not known): a test is a package's, and the same name in two
+    packages (`TestDiff` in each) is two tests, never a parent and its subtest or one merged result."""
+    found, start = [], 0
+    for end in _PACKAGE_END.finditer(output):
+        found.append((output[start : end.end()], _folder(end["package"], module)))
+        start = end.end()
+    if output[start:].strip():
+        found.append((output[start:], "."))
+    return found
+
+
+def _folder(package: str, module: str | None) -> str:
+    inside = module and (package == module or package.startswith(module + "/"))
+    return package_dir(package, module) if inside else "."
+
+
+def _parse_package(run: ParsedRun, output: str, folder: str) -> set[str]:
+    """One package's cases and failures (its files under `folder`); the names of the tests that ended."""
     results = list(_RESULT.finditer(output))
     names = {m["name"] for m in results}
     for i, match in enumerate(results):
@@ -38,21 +74,22 @@ def parse_go_text(output: str) -> ParsedRun:
         if any(other.startswith(name + "/") for other in names):
             continue  # a parent of subtests
         status = _STATUS[match["status"]]
-        run.cases.append(TestCase(name=name, status=status, selector=f".\t{name}"))  # type: ignore[arg-type]
+        run.cases.append(TestCase(name=name, status=status, selector=f"{folder}\t{name}"))  # type: ignore[arg-type]
         if status == "failed":
             end = results[i + 1].start() if i + 1 < len(results) else len(output)
             body = _body(output, match, end)
             located = log_messages(body.splitlines())
             example = example_output(_after(output, match, end)) if name.startswith("Example") else None
-            message = "\n".join(m.text for m in located) or example or "failed"
-            first = located[0] if located else None
-            run.failures.append(make_failure(name, file=first.file if first else None,
-                                             line=first.line if first else None, message=message, detail=body,
+            panic = None if located or example else go_panic(output[match.end() : end])
+            message = "\n".join(m.text for m in located) or example or (panic.message() if panic else "failed")
+            file = f"{folder}/{located[0].file}".removeprefix("./") if located else None
+            line = located[0].line if located else None
+            if panic and panic.test:  # the test's own frame: where it called into the panic (its path as go printed)
+                file, line = panic.test
+            run.failures.append(make_failure(name, file=file, line=line, message=message,
+                                             detail=body if not panic else output[match.start() : end],
                                              compared=go_compared(message, located[0].text if located else None)))  # fmt: skip
-    _add_timed_out(run, output, names)
-    if not _VERBOSE.search(output):
-        run.unreported = _PASSES_UNSEEN
-    return run
+    return names
 
 
 def _after(output: str, result: re.Match[str], next_start: int) -> str:
