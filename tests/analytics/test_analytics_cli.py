@@ -130,10 +130,10 @@ def test_a_corrupt_line_fails_with_file_and_line(cli, filled, monkeypatch, capsy
     lines[4] = '{"kind": "run", "run_id": "x", "scope": "unit", "ok": maybe}\n'
     runs.write_text("".join(lines))
     proc = cli("sql", "SELECT 1", cwd=project.root)  # a real process; `report` in this process
-    code, _, err = run_main(("report", "convergence"), project.root, monkeypatch, capsys)
-    for code, err in ((proc.returncode, proc.stderr), (code, err)):
+    in_process = run_main(("report", "convergence"), project.root, monkeypatch, capsys)
+    for code, stderr in ((proc.returncode, proc.stderr), (in_process[0], in_process[2])):
         assert code == 1
-        assert err.startswith(f"error[LEDGER_CORRUPT]: {runs}:5: ")
+        assert stderr.startswith(f"error[LEDGER_CORRUPT]: {runs}:5: ")
 
 
 @pytest.mark.system
