@@ -50,26 +50,26 @@ def test_happy_manual_resume_restores_the_state_before_the_block_and_finishes(bl
     assert routed == ["human resume -> round 1 (mul)"]
 
 
-def test_boundary_a_blocked_task_does_not_hold_up_queued_goals(blocked):
+def test_boundary_a_blocked_task_does_not_hold_up_queued_goals_whose_done_task_is_not_resumed(blocked, cli):
+    """The queued goal's task, done, is also the done task whose manual resume is refused and changes nothing."""
     project, task_id, _ = blocked
     other = run_flow(project, "Build calc again", CALC / "playbook.yaml")
     assert other["status"] == "done"
     assert TaskBoard(project.ledger).get(task_id).status == "blocked_pending_human"
     packs = [e for e in project.ledger.read_as("escalation", EscalationRecord) if e.task_id == task_id]
     assert len(packs) == 1 and packs[0].blocked_reason == "validator_inconclusive" and packs[0].open_bug_ids
+    _manual_resume_of_a_done_task_is_refused_and_changes_nothing(project, other["task_id"], cli)
 
 
-def test_failure_manual_resume_of_a_done_task_is_refused_and_changes_nothing(calc, cli, prefect_harness):
-    final = run_flow(calc, "Build calc", CALC / "playbook.yaml")
-    assert final["status"] == "done"
-    events = len(calc.ledger.read("task"))
+def _manual_resume_of_a_done_task_is_refused_and_changes_nothing(project, done_id: str, cli) -> None:
+    events = len(project.ledger.read("task"))
     with pytest.raises(GraphLemonError) as info:
-        TaskBoard(calc.ledger).manual_resume(final["task_id"])
+        TaskBoard(project.ledger).manual_resume(done_id)
     assert info.value.code == ErrorCode.INVALID_TRANSITION and "done" in info.value.message
-    out = cli("resume", final["task_id"], "--project", str(calc.root))
+    out = cli("resume", done_id, "--project", str(project.root))
     assert out.returncode == 1 and out.stderr.startswith("error[INVALID_TRANSITION]")
-    assert len(calc.ledger.read("task")) == events
-    assert TaskBoard(calc.ledger).get(final["task_id"]).status == "done"
+    assert len(project.ledger.read("task")) == events
+    assert TaskBoard(project.ledger).get(done_id).status == "done"
 
 
 @pytest.mark.slow
