@@ -17,7 +17,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,29 +42,41 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _stop(proc: subprocess.Popen, grace: float = 10) -> None:
-    """SIGTERM the process group, SIGKILL it if it has not exited after `grace` seconds."""
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
+def _stop(*procs: subprocess.Popen, grace: float = 10) -> None:
+    """SIGTERM each process group at once, SIGKILL those that have not exited after one shared `grace` of seconds
+    (a worker can sit out a SIGTERM: several stopped one after the other cost a grace each)."""
+    for proc in procs:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    for proc in procs:
         try:
-            proc.wait(grace)
+            proc.wait(max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             pass
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)  # also any child left in the group
-    except ProcessLookupError:
-        pass
-    proc.wait(5)
+    for proc in procs:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # also any child left in the group
+        except ProcessLookupError:
+            pass
+        proc.wait(5)
+
+
+def _popen(args: list[str], env: dict, log: Path) -> subprocess.Popen:
+    with open(log, "w") as out:
+        return subprocess.Popen(args, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
 
 @contextmanager
-def _started(args: list[str], env: dict, log: Path) -> Iterator[subprocess.Popen]:
-    with open(log, "w") as out:
-        proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+def _started(*commands: tuple[list[str], Path], env: dict) -> Iterator[list[subprocess.Popen]]:
+    """Each (args, log) started in its own process group; all stopped together on exit."""
+    procs: list[subprocess.Popen] = []
     try:
-        yield proc
+        for args, log in commands:
+            procs.append(_popen(args, env, log))
+        yield procs
     finally:
-        _stop(proc)
+        _stop(*procs)
 
 
 def _wait_healthy(url: str, proc: subprocess.Popen, log: Path, timeout: float = 180) -> None:
@@ -154,7 +166,7 @@ def running_server(tmp: Path) -> Iterator[PrefectServer]:
     }
     port = url.split(":")[-1].split("/")[0]
     log = tmp / "server.log"
-    with _started([*PREFECT, "server", "start", "--host", "127.0.0.1", "--port", port], env, log) as server:
+    with _started(([*PREFECT, "server", "start", "--host", "127.0.0.1", "--port", port], log), env=env) as (server,):
         _wait_healthy(url, server, log)
         yield PrefectServer(url, env, tmp)
 
@@ -173,18 +185,17 @@ def stack_on(
     the server's folder; `limit`: flow runs each worker runs at once; `before_workers(stack)` runs after the deploy,
     before any worker starts)."""
     stack = PrefectStack(server.url, server.env, server.tmp, workers, deploy_from)
-    with ExitStack() as running:
-        stack.cli(
-            "work-pool", "create", "graphlemon", "--type", "process", "--overwrite"
-        )  # an earlier deploy may have made it
-        stack.cli("--no-prompt", "deploy", *(arg for name in deployments for arg in ("-n", name)), cwd=deploy_from)
-        if before_workers is not None:
-            before_workers(stack)
-        for n in range(1, workers + 1):
-            args = [*PREFECT, "worker", "start", "--pool", "graphlemon", "--type", "process", "--name", f"worker-{n}"]
-            running.enter_context(
-                _started(args + (["--limit", str(limit)] if limit else []), server.env, stack.worker_log(n))
-            )
+    # --overwrite: an earlier deploy may have made the pool
+    stack.cli("work-pool", "create", "graphlemon", "--type", "process", "--overwrite")
+    stack.cli("--no-prompt", "deploy", *(arg for name in deployments for arg in ("-n", name)), cwd=deploy_from)
+    if before_workers is not None:
+        before_workers(stack)
+    pool = [*PREFECT, "worker", "start", "--pool", "graphlemon", "--type", "process"]
+    commands = [
+        ([*pool, "--name", f"worker-{n}", *(["--limit", str(limit)] if limit else [])], stack.worker_log(n))
+        for n in range(1, workers + 1)
+    ]
+    with _started(*commands, env=server.env):
         yield stack
 
 

@@ -82,11 +82,16 @@ def truth_test(value: str, requirement: TruthRequirement, grammar: ValueGrammar)
 # node:assert's names for its call's two arguments (`assert.equal(actual, expected)`): positions, not what the code
 # produced and what the test requires (a test may write `assert.equal(false, isMatch(x))`)
 NODE_ARGUMENTS = ("actual argument", "expected argument")
+# jest's printed value: a quoted string, which may run over lines to its closing quote, or the rest of its line. A
+# block's `Received:` is the line right after its `Expected:` value: a failure may print several blocks (two expect()
+# errors; toHaveBeenNthCalledWith's `Expected:` above a `Received` list of calls), and a pair is never read across two
+_JEST_VALUE = r'"(?:[^"\\]|\\.)*"(?=[ \t]*$)|\S[^\n]*?'
 # (pattern, group printed first, group printed second, labels, index of the expected one or None, grammar)
 _Dialect = tuple[re.Pattern[str], str, str, tuple[str, str], int | None, ValueGrammar]
 _DIALECTS: tuple[_Dialect, ...] = (
-    # jest / vitest expect(): "Expected: 401\nReceived: 500"
-    (re.compile(r"^\s*Expected(?: value)?:\s*(?P<e>.+?)\s*\n\s*Received(?: value)?:\s*(?P<g>.+?)\s*$", re.M | re.S),
+    # jest / vitest expect(): "Expected: 401\nReceived: 500", one block's two lines (`_JEST_BLOCK`)
+    (_JEST_BLOCK := re.compile(rf"^[ \t]*Expected(?: value)?:[ \t]*(?P<e>{_JEST_VALUE})[ \t]*\n"
+                               rf"[ \t]*Received(?: value)?:[ \t]*(?P<g>{_JEST_VALUE})[ \t]*$", re.M),
      "e", "g", ("expected", "received"), 0, "js"),
     # referee (sinon's assertions): "[assert.isTrue] Expected false to be true" (a boolean check: its value and the
     # one it must have)

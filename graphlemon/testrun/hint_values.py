@@ -595,7 +595,7 @@ def _kinds(p: Pair) -> str:
     return p.named(kind_of(p.expected), kind_of(p.got))
 
 
-def _sequence_type(p: Pair, lists: bool, same: bool) -> str:
+def _sequence_type(p: Pair, sided: bool, lists: bool, same: bool) -> str:
     items = "Both are empty" if not p.expected else f"The same {_length(p.got)} item(s) in the same order"
     return f"{items}; the sequence's type differs: {_kinds(p)}."
 
@@ -824,7 +824,7 @@ VALUE_RULES: tuple[Rule[Pair], ...] = (
          lambda p: isinstance(p.expected, Obj) and isinstance(p.got, Obj) and p.expected.cls != p.got.cls)), _other_class),
     Rule("empty list", (SIDES, _LISTS, _premise("empty produced", "the produced list is empty and the expected one "
          "is not", lambda p: not p.got and bool(p.expected))), _empty_list),
-    Rule("another sequence type", (_LISTS, _premise("same items, same order", "both hold the same items, whole, in "
+    Rule("another sequence type", (SIDES, _LISTS, _premise("same items, same order", "both hold the same items, whole, in "
          "the same order (or none), as sequences of different types", lambda p: type(p.expected) is not type(p.got)
          and _same_items_in_order(p))), _sequence_type),
     Rule("same items, another order", (_LISTS, _premise("same items", "both hold the same items, whole (equal as "

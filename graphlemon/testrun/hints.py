@@ -168,6 +168,8 @@ def _facts(ctx: HintContext, lead: str | None) -> str:
             frame = source_frame(ctx.evidence, None, ctx.root)
             printed = _printed_comparison(f.message)
             values = (f"; pytest printed its operands: {_printed(printed, 300)}" if printed
+                      else f"; the runner's message was cut short ({_printed(f.message, 300)}), so the values it "
+                           "checks are not known here" if _cut_message(f.message)
                       else f"; the runner said: {_printed(f.message, 300)}" if not _bare_assertion(f.message)
                       else " and the values it checks were not reported (assert a comparison, `a == b`, so the runner "
                            "shows both)")  # fmt: skip
@@ -221,12 +223,17 @@ def _printed_comparison(message: str) -> str | None:
     return first.group(0) if _COMPARISON.search(bare) else None
 
 
+def _cut_message(message: str) -> bool:
+    """The message is a runner's one line cut to the terminal's width (pytest's short summary, `Asserti...`): what
+    the rest said is not known, so it proves neither that values were reported nor that they were not."""
+    text = message.strip()
+    return "\n" not in text and text.endswith("...")
+
+
 def _bare_assertion(message: str) -> bool:
     """The message is a bare `assert x` (an AssertionError, its `assert …` line or none): it reports no values. A
     runner's own words (`DID NOT WARN …`, `Regex pattern did not match …`) report what it checked, and are quoted."""
     first = message.strip().split("\n", 1)[0]
-    if first.endswith("...") and "AssertionError: assert ".startswith(first[:-3]):  # cut by the runner (`Asserti...`)
-        return True
     return re.fullmatch(r"(?:AssertionError(?::\s*|$))?(?:assert\b.*)?", first) is not None
 
 

@@ -96,7 +96,9 @@ def _watched(start: str, paths: list[Path], limit_mb: int, group: Path | None) -
         f"{start} <&8 8<&- &",
         "p=$!; exec 8<&-; q=; trap 'q=1' USR2",
         watch,
-        "w=$!; wait $p; rc=$?",
+        # its output is GraphLemon's pipe: once GraphLemon has gone, the shell's own `Killed` notice for bwrap would
+        # end it by SIGPIPE before its sweep (set after both starts: the run keeps SIGPIPE as it was given)
+        "w=$!; trap '' PIPE; wait $p; rc=$?",
         'while [ "$rc" -gt 128 ] && kill -0 $p 2>/dev/null; do wait $p; rc=$?; done',  # a wait the USR2 cut short
         "kill -USR1 $w 2>/dev/null",
         *([] if group is None else [_sweep(group)]),

@@ -1,7 +1,10 @@
 """Run one test command as its own process group, with a timeout and a cancel event.
 
-The child writes stdout and stderr into one file (no pipe to drain, no deadlock).
-On timeout, cancel or any exception in the caller, the whole group is killed
+The child's stdout and stderr are pipes, as under a terminal-less native run (CI): a test that looks at what fd 1
+is sees what its own runner gives it, never a regular file. One thread copies them into their files as they come
+(`_Pump`): both pipes are read together, so a child filling one never blocks; merged output is one pipe for both
+streams, so their order is the child's own. A file keeps at most MAX_KEPT_BYTES: its head, then a cut line and
+its last TAIL_KEPT_BYTES. On timeout, cancel or any exception in the caller, the whole group is killed
 (SIGTERM, a short grace, SIGKILL), together with every descendant found under
 /proc that left the group. Anything of the group still alive after a normal exit
 is killed too: a test run leaves no process behind.
@@ -20,6 +23,7 @@ import atexit
 import contextlib
 import os
 import select
+import selectors
 import signal
 import subprocess
 import threading
@@ -27,11 +31,17 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from ..errors import ErrorCode, GraphLemonError
 
 GRACE_SECONDS = 1.0
 POLL_SECONDS = 0.1
+DRAIN_SECONDS = 1.0  # after the run ended: how long a pipe still held open (a daemon it left) is read on
+MAX_KEPT_BYTES = 256 * 1024 * 1024  # an output file's most: its head, then a cut line and its tail
+TAIL_KEPT_BYTES = 8 * 1024 * 1024
+CHUNK_BYTES = 1024 * 1024
+CUT_LINE = b"\n[graphlemon] ... output cut: beyond %d MB only its tail is kept ...\n"
 STOPPING = "GraphLemon is stopping: no new run starts"
 
 _live: set[subprocess.Popen] = set()
@@ -63,20 +73,115 @@ def run_process(
     started = time.monotonic()
     if _stopping.is_set():
         raise ended_by_stop(argv, "was not started")
-    with open(output_path, "wb") as out, open(stdout_path or os.devnull, "wb") as stdout:
+    with contextlib.ExitStack() as files:  # opened before the run starts: a link it plants later is not followed
+        output = files.enter_context(open(output_path, "wb"))
+        stdout = files.enter_context(open(stdout_path, "wb")) if stdout_path else output
         try:
             proc = subprocess.Popen(
-                argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=stdout if stdout_path else out,
-                stderr=out if stdout_path else subprocess.STDOUT, start_new_session=True,
+                argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE if stdout_path else subprocess.STDOUT, start_new_session=True,
             )  # fmt: skip
         except OSError as exc:
             reason = f"command not found: {argv[0]}" if isinstance(exc, FileNotFoundError) else str(exc)
             return ProcessOutcome(exit_code=None, duration_ms=_ms(started), start_error=reason)
-    with tracked(proc):
-        outcome = _watch(proc, started, timeout, cancel)
+        assert proc.stdout is not None
+        pipes = [(proc.stdout, stdout)] + ([(proc.stderr, output)] if proc.stderr is not None else [])
+        with _Pump(pipes) as pump, tracked(proc):
+            outcome = _watch(proc, started, timeout, cancel)
+            pump.drain(DRAIN_SECONDS)
     if proc in _ended:
         raise ended_by_stop(argv, "was ended before it finished")
     return outcome
+
+
+class _Pump:
+    """Copies each pipe into its file on a thread of its own until every writer has closed it (or `drain` gives
+    up on a pipe that a process beyond the run's reach still holds); each file keeps its head and tail (`_Kept`)."""
+
+    def __init__(self, pipes: list[tuple[BinaryIO, BinaryIO]]) -> None:
+        self._pipes = [pipe for pipe, _file in pipes]
+        self._kept = {pipe.fileno(): _Kept(file) for pipe, file in pipes}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._copy, name="graphlemon-run-output", daemon=True)
+
+    def __enter__(self) -> _Pump:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        for pipe in self._pipes:
+            pipe.close()
+
+    def drain(self, seconds: float) -> None:
+        """Read on until every pipe is closed, at most `seconds` more."""
+        self._thread.join(seconds)
+        self._stop.set()
+
+    def _copy(self) -> None:
+        with selectors.DefaultSelector() as selector:
+            for fd in self._kept:
+                os.set_blocking(fd, False)
+                selector.register(fd, selectors.EVENT_READ)
+            try:
+                while selector.get_map() and not self._stop.is_set():
+                    for key, _events in selector.select(POLL_SECONDS):
+                        chunk = _read(key.fd)
+                        if chunk:
+                            self._kept[key.fd].write(chunk)
+                        elif chunk is not None:
+                            selector.unregister(key.fd)
+            finally:
+                for kept in self._kept.values():
+                    kept.finish()
+
+
+def _read(fd: int) -> bytes | None:
+    """What the pipe holds (b"": closed by every writer; None: nothing yet)."""
+    try:
+        return os.read(fd, CHUNK_BYTES)
+    except BlockingIOError:
+        return None
+    except OSError:
+        return b""
+
+
+class _Kept:
+    """An output file: everything up to MAX_KEPT_BYTES, beyond that a cut line and the last TAIL_KEPT_BYTES. A
+    write that fails (a full disk) drops the rest: the pipe is still read, so the run never blocks on it."""
+
+    def __init__(self, file: BinaryIO) -> None:
+        self._file: BinaryIO | None = file
+        self._room = MAX_KEPT_BYTES
+        self._tail: bytearray | None = None
+
+    def write(self, chunk: bytes) -> None:
+        if self._tail is not None:
+            self._tail += chunk
+            if len(self._tail) > 2 * TAIL_KEPT_BYTES:
+                del self._tail[:-TAIL_KEPT_BYTES]
+            return
+        head, rest = chunk[: self._room], chunk[self._room :]
+        self._room -= len(head)
+        self._put(head)
+        if rest:
+            self._tail = bytearray(rest)
+
+    def finish(self) -> None:
+        if self._tail is not None:
+            self._put(CUT_LINE % (MAX_KEPT_BYTES // (1024 * 1024)) + bytes(self._tail[-TAIL_KEPT_BYTES:]))
+        if self._file is not None:
+            with contextlib.suppress(OSError):
+                self._file.flush()
+
+    def _put(self, data: bytes) -> None:
+        if self._file is None or not data:
+            return
+        try:
+            self._file.write(data)
+        except OSError:
+            self._file = None
 
 
 def ended_by_stop(argv: list[str], what: str) -> GraphLemonError:

@@ -1,4 +1,5 @@
-"""`graphlemon report` and `graphlemon sql` as real processes."""
+"""`graphlemon report` and `graphlemon sql` as real processes, and in this process (`run_main`, the same entry
+point) where a test checks many cases of one command whose real process another test here already starts."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def filled(project):
 
 
 @pytest.mark.system
-def test_report_json_is_the_api_report(cli, filled):
+def test_report_json_is_the_api_report(cli, filled, monkeypatch, capsys):
     project, _ = filled
     now_dependent = [
         "age_hours",
@@ -33,10 +34,15 @@ def test_report_json_is_the_api_report(cli, filled):
         "quota_wait_hours",
         "node_quota_wait_hours",
     ]  # open intervals end "now"
-    for name in analytics.REPORTS:
-        proc = cli("report", name, "--json", "--project", str(project.root), cwd=project.root)
-        assert proc.returncode == 0, proc.stderr
-        doc = json.loads(proc.stdout)
+    for i, name in enumerate(analytics.REPORTS):
+        args = ("report", name, "--json", "--project", str(project.root))
+        if i == 0:  # one report as a real process, the others in this process
+            proc = cli(*args, cwd=project.root)
+            code, out, err = proc.returncode, proc.stdout, proc.stderr
+        else:
+            code, out, err = run_main(args, project.root, monkeypatch, capsys)
+        assert code == 0, err
+        doc = json.loads(out)
         assert doc["report"] == name
         expected = analytics.build_report(name, project.root)
         assert list(doc["sections"]) == list(expected.sections)
@@ -47,7 +53,7 @@ def test_report_json_is_the_api_report(cli, filled):
 
 
 @pytest.mark.system
-def test_report_filters_csv_markdown_and_table(cli, filled):
+def test_report_filters_csv_markdown_and_table(cli, filled, monkeypatch, capsys):
     project, _ = filled
     root = str(project.root)
     proc = cli("report", "convergence", "--task", "t-2", "--csv", cwd=project.root)
@@ -58,22 +64,15 @@ def test_report_filters_csv_markdown_and_table(cli, filled):
     assert {r["task_id"] for r in table} == {"t-2"}
     assert json.loads(table[0]["failures_per_round"]) == list(expected["failures_per_round"][0])
 
-    proc = cli("report", "budget", "--section", "by_model", "--md", "--project", root)
-    assert proc.returncode == 0 and "## by_model (2)" in proc.stdout and "| model |" in proc.stdout
+    # the other formats in this process (the report as a real process: above)
+    code, out, _ = run_main(("report", "budget", "--section", "by_model", "--md", "--project", root), project.root,
+                            monkeypatch, capsys)  # fmt: skip
+    assert code == 0 and "## by_model (2)" in out and "| model |" in out
 
-    proc = cli(
-        "report",
-        "bugs",
-        "--since",
-        "2026-03-01T09:00",
-        "--until",
-        "2026-03-01T12:00Z",
-        "--category",
-        "unknown",
-        cwd=project.root,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert "Bug history report" in proc.stdout and "open_bugs" in proc.stdout and "category=unknown" in proc.stdout
+    args = ("report", "bugs", "--since", "2026-03-01T09:00", "--until", "2026-03-01T12:00Z", "--category", "unknown")
+    code, out, err = run_main(args, project.root, monkeypatch, capsys)
+    assert code == 0, err
+    assert "Bug history report" in out and "open_bugs" in out and "category=unknown" in out
 
 
 def run_main(args, cwd, monkeypatch, capsys) -> tuple[int, str, str]:
@@ -124,20 +123,21 @@ def test_empty_project_gives_empty_reports(cli, project, monkeypatch, capsys):
 
 
 @pytest.mark.system
-def test_a_corrupt_line_fails_with_file_and_line(cli, filled):
+def test_a_corrupt_line_fails_with_file_and_line(cli, filled, monkeypatch, capsys):
     project, _ = filled
     runs = project.state_dir / "runs.ndjson"
     lines = runs.read_text().splitlines(keepends=True)
     lines[4] = '{"kind": "run", "run_id": "x", "scope": "unit", "ok": maybe}\n'
     runs.write_text("".join(lines))
-    for args in (("report", "convergence"), ("sql", "SELECT 1")):
-        proc = cli(*args, cwd=project.root)
-        assert proc.returncode == 1
-        assert proc.stderr.startswith(f"error[LEDGER_CORRUPT]: {runs}:5: ")
+    proc = cli("sql", "SELECT 1", cwd=project.root)  # a real process; `report` in this process
+    in_process = run_main(("report", "convergence"), project.root, monkeypatch, capsys)
+    for code, stderr in ((proc.returncode, proc.stderr), (in_process[0], in_process[2])):
+        assert code == 1
+        assert stderr.startswith(f"error[LEDGER_CORRUPT]: {runs}:5: ")
 
 
 @pytest.mark.system
-def test_sql_query_and_shell_init(cli, filled):
+def test_sql_query_and_shell_init(cli, filled, monkeypatch, capsys):
     project, synthetic = filled
     proc = cli(
         "sql", "SELECT model, count(*) AS calls FROM usage GROUP BY model ORDER BY model", "--json", cwd=project.root
@@ -145,30 +145,30 @@ def test_sql_query_and_shell_init(cli, filled):
     assert proc.returncode == 0, proc.stderr
     counts = {m: sum(u.model == m for u in synthetic.usage) for m in {u.model for u in synthetic.usage}}
     assert json.loads(proc.stdout) == [{"model": m, "calls": counts[m]} for m in sorted(counts)]
-    assert (
-        cli("sql", "SELECT count(*) AS n FROM bug_state", "--csv", cwd=project.root).stdout
-        == f"n\n{len({b.bug_id for b in synthetic.bugs})}\n"
-    )
+    # the other outputs in this process (the command as a real process: above)
+    _, out, _ = run_main(("sql", "SELECT count(*) AS n FROM bug_state", "--csv"), project.root, monkeypatch, capsys)
+    assert out == f"n\n{len({b.bug_id for b in synthetic.bugs})}\n"
 
-    ddl = cli("sql", "--shell-init", cwd=project.root)
-    assert ddl.returncode == 0 and 'CREATE OR REPLACE VIEW "runs"' in ddl.stdout
+    code, ddl, _ = run_main(("sql", "--shell-init"), project.root, monkeypatch, capsys)
+    assert code == 0 and 'CREATE OR REPLACE VIEW "runs"' in ddl
     con = duckdb.connect()
-    con.execute(ddl.stdout)  # what `duckdb -init` runs
+    con.execute(ddl)  # what `duckdb -init` runs
     assert con.execute("SELECT count(*) FROM runs").fetchone() == (len(synthetic.runs),)
 
 
-@pytest.mark.system
 @pytest.mark.parametrize(
     "statement",
     ["delete from bugs", "DROP TABLE runs", "select 1; insert into bugs select * from bugs", "create table t(a int)",
      "copy (select 1) to 'out.csv'", "attach 'other.db'", "pragma threads=1", "install httpfs"],
 )  # fmt: skip
-def test_sql_refuses_every_statement_that_is_not_a_read(cli, filled, statement):
+def test_sql_refuses_every_statement_that_is_not_a_read(filled, statement, monkeypatch, capsys):
+    """In this process (an exception would escape `run_main`, not print a traceback); `sql` as a real process:
+    test_sql_query_and_shell_init, and its exit on an error: test_a_corrupt_line_fails_with_file_and_line."""
     project, _ = filled
     before = {p.name: p.read_bytes() for p in project.state_dir.glob("*.ndjson")}
-    proc = cli("sql", statement, cwd=project.root)
-    assert proc.returncode == 2 and proc.stderr.startswith("error[INVALID_PARAM]: graphlemon sql only reads the ledger")
-    assert "Traceback" not in proc.stderr and not (project.root / "out.csv").exists()
+    code, _, err = run_main(("sql", statement), project.root, monkeypatch, capsys)
+    assert code == 2 and err.startswith("error[INVALID_PARAM]: graphlemon sql only reads the ledger")
+    assert "Traceback" not in err and not (project.root / "out.csv").exists()
     assert {p.name: p.read_bytes() for p in project.state_dir.glob("*.ndjson")} == before
 
 

@@ -1,7 +1,8 @@
 """What a person reads from the command line the same day as the console: tables that fit 80 columns, a task
 prefix wherever a TASK_ID is taken, logs for people, reports that say "no task" and refuse an unknown one,
 bugs with the validator's attribution, and `status` refusing a corrupt ledger as its JSON does. Each through
-`python -m graphlemon` as a real process, on ledgers written by the domain's own calls."""
+`python -m graphlemon` as a real process (a command's further cases through the same entry point in this process),
+on ledgers written by the domain's own calls."""
 
 from __future__ import annotations
 
@@ -76,16 +77,17 @@ def test_render_keeps_every_line_and_folds_indented_output_under_its_line():
 
 
 @pytest.mark.system
-def test_a_report_names_taskless_work_and_refuses_an_unknown_task(cli, project):
+def test_a_report_names_taskless_work_and_refuses_an_unknown_task(cli, cli_in_process, project):
     tid = TaskBoard(project.ledger).create("Implement a snake game").task_id
     BugTracker(project.ledger).open(title="score resets", source="human_reported")  # no task
     table = in_project(cli, project, "report", "convergence", "--section", "tasks", env=NARROW)
     rows = [line for line in table.stdout.splitlines() if line.startswith("│")]
     assert len(rows) == 2 and "(no task)" in rows[0] and tid[:12] in rows[1]
-    as_json = json.loads(in_project(cli, project, "report", "convergence", "--section", "tasks", "--json").stdout)
+    args = ("report", "convergence", "--section", "tasks", "--json", "--project", str(project.root))
+    as_json = json.loads(cli_in_process(*args).stdout)  # `report --json` as a real process: tests/analytics
     assert [r["task_id"] for r in as_json["sections"]["tasks"]] == [None, tid]  # the JSON keeps its null
-    for name in ("skills", "convergence", "budget", "bugs"):
-        nope = in_project(cli, project, "report", name, "--task", "nope")
+    for name in ("skills", "convergence", "budget", "bugs"):  # in this process: the table above is the real one
+        nope = cli_in_process("report", name, "--task", "nope", "--project", str(project.root))
         assert nope.returncode == 2 and nope.stderr.startswith("error[TASK_NOT_FOUND]"), (name, nope.stderr)
 
 

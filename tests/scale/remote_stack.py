@@ -10,7 +10,7 @@ import os
 import shutil
 import sys
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,13 +86,13 @@ def remote_workers(
     stack.cli("work-pool", "create", pool, "--type", "process", "--overwrite")
     stack.cli("--no-prompt", "deploy", "-n", "remote-unit-loop", "--pool", pool)
     env = {**stack.env, "PREFECT_DEFAULT_RESULT_STORAGE_BLOCK": f"local-file-system/{STORE_BLOCK}"}
-    mounts, procs, logs = [], [], [folder / f"remote-worker-{n}.log" for n in range(1, workers + 1)]
-    with ExitStack() as running:
-        for n in range(1, workers + 1):
-            sandbox = sandbox_args(remotes, results, n, hidden) if sandboxed else []
-            mounts.append(sandbox)
-            args = [*PREFECT, "worker", "start", "--pool", pool, "--type", "process", "--name", f"remote-{n}",
-                    "--limit", "1"]  # fmt: skip
-            procs.append(running.enter_context(_started([*sandbox, *args], env, logs[n - 1])))
+    logs = [folder / f"remote-worker-{n}.log" for n in range(1, workers + 1)]
+    mounts = [sandbox_args(remotes, results, n, hidden) if sandboxed else [] for n in range(1, workers + 1)]
+    commands = [
+        ([*mounts[n - 1], *PREFECT, "worker", "start", "--pool", pool, "--type", "process", "--name", f"remote-{n}",
+          "--limit", "1"], logs[n - 1])
+        for n in range(1, workers + 1)
+    ]  # fmt: skip
+    with _started(*commands, env=env) as procs:
         yield RemoteStack(stack, remotes, results, mounts, logs, procs)
     shutil.rmtree(results, ignore_errors=True)

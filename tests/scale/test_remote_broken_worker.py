@@ -2,8 +2,9 @@
 even import the flow and end Crashed ("Process exited with status code: 1"); the import error the child run
 logged — not only "Crashed" — reaches the blocked task's note, which is what the person reads.
 
-One process worker in its bubblewrap sandbox (remote_stack.py) on a pool of its own, GitPython's package folder
-an empty folder there: the engine's `load_flow` fails importing `graphlemon.worktrees` (`from git import Repo`)."""
+Two process workers, each in its bubblewrap sandbox (remote_stack.py), on a pool of their own, GitPython's package
+folder an empty folder there: the engine's `load_flow` fails importing `graphlemon.worktrees` (`from git import Repo`).
+Two workers, so that the two units' runs crash side by side (one worker ran the four one after the other)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ POOL = "graphlemon-no-gitpython"
 def broken(prefect_server, tmp_path_factory):
     (gitpython,) = importlib.util.find_spec("git").submodule_search_locations
     stack = PrefectStack(prefect_server.url, prefect_server.env, tmp_path_factory.mktemp("broken-logs"), 0, ROOT)
-    with remote_workers(stack, tmp_path_factory.mktemp("shared"), workers=1, pool=POOL,
+    with remote_workers(stack, tmp_path_factory.mktemp("shared"), pool=POOL,
                         hidden=(Path(gitpython),)) as running:  # fmt: skip
         yield running
 

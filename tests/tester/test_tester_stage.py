@@ -43,7 +43,8 @@ def fix_code(project, variant: str) -> None:
 
 
 @pytest.mark.system
-def test_sample_a_first_run_red_one_failure_with_hint_and_bug(todo):
+def test_sample_a_is_red_with_a_hint_and_a_bug_a_repeat_reuses_it_and_sample_b_fixes_it(todo):
+    """Samples A and B in one story (each of its runs starts from the one before, as the loop runs them)."""
     out = run_tester(todo, "todo-be", executor=scripted(), mode="test", attempt=1)
     assert not out.ok and out.executor == "scripted" and out.accepted, out.self_check_violations
     assert (out.summary.total, out.summary.passed, out.summary.failed) == (6, 5, 1)
@@ -64,23 +65,15 @@ def test_sample_a_first_run_red_one_failure_with_hint_and_bug(todo):
     events = {e.event for e in todo.ledger.read_as("timeline", TimelineEvent) if e.ref == out.run_id}
     assert events == {"unit_tested", "test_failed"}
     assert out.tokens_used == 2450  # the playbook's simulated usage, recorded as executor scripted
-
-
-@pytest.mark.system
-def test_repeated_failure_reuses_the_open_bug(todo):
-    first = run_tester(todo, "todo-be", executor=scripted(), mode="test", attempt=1)
+    # the same failure again reuses the open bug
     again = run_tester(todo, "todo-be", executor=scripted(), mode="retry", attempt=2)
-    assert again.failures[0].bug_id == first.failures[0].bug_id
+    assert again.failures[0].bug_id == failure.bug_id
     assert again.bugs_opened == [] and len(BugTracker(todo.ledger).all()) == 1
-
-
-@pytest.mark.system
-def test_sample_b_retry_after_the_coder_fix_is_green_and_fixes_the_bug(todo):
-    first = run_tester(todo, "todo-be", executor=scripted(), mode="test", attempt=1)
-    bug_id = first.failures[0].bug_id
-    BugTracker(todo.ledger).transition(bug_id, "fixing", by="loop")  # the loop hands it to the coder
+    # sample B: the loop hands the bug to the coder, whose fix makes the next retry green and fixes the bug
+    bug_id = failure.bug_id
+    BugTracker(todo.ledger).transition(bug_id, "fixing", by="loop")
     fix_code(todo, "app_fixed.py")
-    out = run_tester(todo, "todo-be", executor=scripted(), mode="retry", attempt=2)
+    out = run_tester(todo, "todo-be", executor=scripted(), mode="retry", attempt=2)  # the playbook has 2 attempts
     assert out.ok and out.next_action == "pass" and out.failures == []
     assert [(t.id, t.from_, t.to) for t in out.bugs_transitioned] == [(bug_id, "fixing", "fixed")]
     bug = BugTracker(todo.ledger).get(bug_id)
@@ -133,8 +126,16 @@ def test_writing_the_code_under_test_is_refused_and_recorded(todo):
 
 
 @pytest.mark.system
-def test_same_code_and_tests_give_the_same_result(todo):
-    run_tester(todo, "todo-be", executor=scripted(), mode="test", attempt=1)  # writes the tests
+def test_a_finished_run_resumes_without_rerunning_and_the_same_code_and_tests_give_the_same_result(todo):
+    """One first run serves three facts: resume returns it, reruns agree, a resume of an undecodable result fails."""
+    from graphlemon.errors import ErrorCode, GraphLemonError
+
+    done = run_tester(todo, "todo-be", executor=scripted(), mode="test", attempt=1)  # writes the tests
+    runs_before = len(todo.ledger.read_as("run", RunRecord))
+    resumed = run_tester(todo, "todo-be", executor=None, mode="resume", resume_token=done.run_id)
+    assert resumed.run_id == done.run_id and resumed.mode == "resume" and resumed.summary == done.summary
+    assert len(todo.ledger.read_as("run", RunRecord)) == runs_before
+
     first = run_tester(todo, "todo-be", executor=None, mode="retry", attempt=2)
     again = run_tester(todo, "todo-be", executor=None, mode="retry", attempt=2)
     volatile = {"run_id", "duration_ms", "stdout_tail", "tokens_used", "mode"}
@@ -142,14 +143,11 @@ def test_same_code_and_tests_give_the_same_result(todo):
     b = TesterResult.model_validate_json((todo.root / again.result_ref).read_text()).model_dump(exclude=volatile)
     assert a == b
 
-
-@pytest.mark.system
-def test_resume_returns_a_finished_run_without_rerunning(todo):
-    first = run_tester(todo, "todo-be", executor=scripted(), mode="test", attempt=1)
-    runs_before = len(todo.ledger.read_as("run", RunRecord))
-    resumed = run_tester(todo, "todo-be", executor=None, mode="resume", resume_token=first.run_id)
-    assert resumed.run_id == first.run_id and resumed.mode == "resume" and resumed.summary == first.summary
-    assert len(todo.ledger.read_as("run", RunRecord)) == runs_before
+    result = todo.state_dir / "units" / "todo-be" / "runs" / done.run_id / "result.json"
+    result.write_bytes(b"\xff" + result.read_bytes())
+    with pytest.raises(GraphLemonError) as err:
+        run_tester(todo, "todo-be", executor=None, mode="resume", resume_token=done.run_id)
+    assert err.value.code is ErrorCode.INVALID_PARAM and "result.json: not UTF-8 (byte 0xff" in err.value.message
 
 
 @pytest.mark.system
@@ -163,19 +161,7 @@ def test_a_unit_file_that_is_not_utf8_is_invalid_param(todo, cli, rel):
 
 
 @pytest.mark.system
-def test_resuming_a_run_whose_result_json_is_not_utf8_is_invalid_param(todo):
-    from graphlemon.errors import ErrorCode, GraphLemonError
-
-    first = run_tester(todo, "todo-be", executor=scripted(), mode="test", attempt=1)
-    result = todo.state_dir / "units" / "todo-be" / "runs" / first.run_id / "result.json"
-    result.write_bytes(b"\xff" + result.read_bytes())
-    with pytest.raises(GraphLemonError) as err:
-        run_tester(todo, "todo-be", executor=None, mode="resume", resume_token=first.run_id)
-    assert err.value.code is ErrorCode.INVALID_PARAM and "result.json: not UTF-8 (byte 0xff" in err.value.message
-
-
-@pytest.mark.system
-def test_cli_runs_the_three_samples(todo, cli):
+def test_cli_runs_the_three_samples(todo, cli, cli_in_process):
     root = str(todo.root)
     playbook = str(FIXTURE / "playbook.yaml")
     a = cli("tester", "run", "--project", root, "--unit", "todo-be", "--playbook", playbook, "--json")
@@ -192,7 +178,8 @@ def test_cli_runs_the_three_samples(todo, cli):
     assert c.returncode == 1 and json.loads(c.stdout)["next_action"] == "retry_tester"
     table = cli("tester", "run", "--project", root, "--unit", "todo-be", "--executor", "none", "--mode", "retry")
     assert "crashed" in table.stdout
-    bad = cli("tester", "run", "--project", root, "--unit", "nope", "--executor", "none")
+    # refusals in this process (one as a real process: test_a_unit_file_that_is_not_utf8_is_invalid_param)
+    bad = cli_in_process("tester", "run", "--project", root, "--unit", "nope", "--executor", "none")
     assert bad.returncode == 2 and bad.stderr.startswith("error[UNIT_NOT_FOUND]")
-    bad_mode = cli("tester", "run", "--project", root, "--unit", "todo-be", "--mode", "later")
+    bad_mode = cli_in_process("tester", "run", "--project", root, "--unit", "todo-be", "--mode", "later")
     assert bad_mode.returncode == 2 and "INVALID_PARAM" in bad_mode.stderr

@@ -54,6 +54,8 @@ ERROR_EXAMPLES: dict[str, str] = {
     "no warning of the type checked": ("Failed: DID NOT WARN. No warnings of type (<class 'UserWarning'>,) were "
                                        "emitted.\n Emitted warnings: [ RuntimeWarning('x')]."),
     "unhandled rejection": "Unhandled Rejection: boom",
+    "rust: should_panic's expected string": ('boom\nnote: panic did not contain expected string\n      panic message: '
+                                             '"boom"\n expected substring: "bang"'),
     "module missing": "ModuleNotFoundError: No module named 'requests'",
     "name not importable": "ImportError: cannot import name 'parse' from 'app.util'",
     "JS module missing": "Cannot find module './db' from 'src/app.js'",

@@ -313,5 +313,47 @@ def test_a_runners_own_words_are_quoted_and_the_comparison_advice_is_for_a_bare_
     assert "the runner said: «AssertionError: Regex pattern did not match. / Regex: 'abc' / Input: 'xyz'»" in hint.text
     bare = hint_for(_pytest_check("assert ok", "AssertionError: assert ok"))  # the rule does not fire: no values
     assert "were not reported (assert a comparison, `a == b`" in bare.text, bare
-    cut = hint_for(_pytest_check("assert expected == f(x)", "Asserti..."))  # the runner's summary cut it short
-    assert "were not reported" in cut.text and "the runner said" not in cut.text, cut
+    # the runner's summary line cut to the terminal's width: what the rest said is not known, so neither "were not
+    # reported" nor a quote as if it were the message (before: "were not reported", pytest had printed both sides)
+    for short in ("Asserti...", "AssertionError: assert '\\x1b[37mte..."):
+        cut = hint_for(_pytest_check("assert expected == f(x)", short))
+        assert cut.confidence == "facts" and "were not reported" not in cut.text, cut
+        assert f"the runner's message was cut short («{short}»)" in cut.text and "the runner said" not in cut.text
+
+
+# 4. jest's Expected:/Received: pairs are read within one block -----------------------------------------------
+
+_NTH_CALLED = """expect(jest.fn()).toHaveBeenNthCalledWith(n, ...expected)
+
+n: 1
+Expected: "a"
+Received
+       1: "b"
+->     2: "c"
+
+Number of calls: 2
+"""
+_TO_BE = """expect(received).toBe(expected) // Object.is equality
+
+Expected: {}
+Received: {}
+"""
+
+
+def test_jest_pairs_are_read_per_block_never_one_value_of_each_of_two_blocks():
+    after_calls = make_failure("t", message=_NTH_CALLED + "\n" + _TO_BE.format(3, 4))
+    assert (after_calls.expected, after_calls.got) == ("3", "4")  # the block that has both, not '"a"\nReceived…3'
+    two = make_failure("t", message=_TO_BE.format(1, 2) + "\n" + _TO_BE.format(3, 4))
+    assert (two.expected, two.got) == ("1", "2")
+    lines = make_failure("t", message=_TO_BE.format('"one\ntwo \\" x"', '"one\nthree"'))
+    assert (lines.expected, lines.got) == ('"one\ntwo \\" x"', '"one\nthree"')  # a string runs to its closing quote
+    spelled = make_failure("t", message='Expected value: "a"\nReceived value: "b"')
+    assert (spelled.expected, spelled.got) == ('"a"', '"b"')
+
+
+def test_jest_blocks_without_a_received_value_right_below_give_no_pair():
+    contain = "expect(received).toContain(expected) // indexOf\n\nExpected value: 3\nReceived array: [1, 2]\n"
+    for message in (_NTH_CALLED, contain, _NTH_CALLED + "\n" + contain, 'Expected: "a"\n\nReceived: "b"'):
+        failure = make_failure("t", file="a.spec.js", line=3, message=message)
+        assert (failure.expected, failure.got) == (None, None), message
+        assert hint_for(failure).confidence == "facts"

@@ -259,3 +259,40 @@ def test_a_crate_doc_example_is_named_as_the_doc_example_not_a_check(crate):
     (failure,) = parse_cargo_text(output).failures
     text = hint_for(failure, crate).text
     assert "the doc example at src/lib.rs:3 failed" in text and "the check at" not in text, text
+
+
+# libtest's #[should_panic(expected = "…")]: another panic message, or no panic at all ------------------------------
+
+
+def _should_panic_output(body: str) -> str:
+    return (f"running 1 test\ntest tests::t - should panic ... FAILED\n\nfailures:\n\n---- tests::t stdout ----\n{body}"
+            "\nfailures:\n    tests::t\n\ntest result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered "
+            "out; finished in 0.01s\n")  # fmt: skip
+
+
+def test_a_should_panic_whose_panic_lacks_the_expected_string_quotes_both_as_libtest_labels_them():
+    """libtest printed the panic message and the expected substring (before: "the code under test returned without
+    panicking, and the check prints no values")."""
+    from graphlemon.testrun.frameworks.native_hints import CARGO_RULES
+    from graphlemon.testrun.parsers.cargo_text import parse_cargo_text
+
+    new = ("\nthread 'tests::t' (18195) panicked at src/lib.rs:12:5:\nassertion failed: Some(\"-AB\") does not match\n"
+           "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n"
+           "note: panic did not contain expected string\n"
+           "      panic message: \"assertion failed: Some(\\\"-AB\\\") does not match\"\n"
+           " expected substring: \"assertion failed: `Some(\\\"-AB\\\")`\"\n")  # fmt: skip
+    old = ("\nthread 'tests::t' panicked at 'boom', src/lib.rs:12:5\n"
+           "note: panic did not contain expected string\n      panic message: `\"boom\"`,\n"
+           " expected substring: `\"bang\"`\n")  # fmt: skip (Rust before 1.73)
+    for body, message, expected in ((new, '"assertion failed: Some(\\"-AB\\") does not match"',
+                                     '"assertion failed: `Some(\\"-AB\\")`"'), (old, '"boom"', '"bang"')):
+        (failure,) = parse_cargo_text(_should_panic_output(body)).failures
+        hint = hint_for(failure, None, CARGO_RULES)
+        assert hint.confidence == "specific", hint
+        assert (f"the panic did not contain the expected string: panic message {message}, expected substring "
+                f"{expected}") in hint.text, hint.text
+        assert "without panicking" not in hint.text and "not panic" not in hint.text and "src/lib.rs:12" in hint.text
+    # no panic at all: libtest says so, and this rule does not fire
+    (none,) = parse_cargo_text(_should_panic_output("note: test did not panic as expected at src/lib.rs:9:4\n")).failures
+    said = hint_for(none, None, CARGO_RULES).text
+    assert "panic message" not in said and "expected substring" not in said, said

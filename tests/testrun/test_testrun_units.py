@@ -394,6 +394,29 @@ def test_a_pytest_run_that_could_not_import_the_report_plugin_is_repeated_withou
     assert pytest_.without_report(first, None, "ImportError: Error importing plugin \"xdist\"\n") is None
 
 
+_PYTEST_CUT = (
+    "____ test_color[white-\\x1b[97mtext\\x1b[0m] ____\n\n"
+    ">       assert colored(\"text\", color=color) == expected\n"
+    "E       AssertionError: assert '\\x1b[37mtext\\x1b[0m' == '\\x1b[97mtext\\x1b[0m'\n"
+    "E         - \x1b[97mtext\x1b[0m\n\ntests/t.py:92: AssertionError\n"
+    "==== short test summary info ====\n"
+    "FAILED tests/t.py::test_color[white-\\x1b[97mtext\\x1b[0m] - Asser...\n"
+    "FAILED tests/t.py::test_b - assert 1 == 2\n"
+    "==== 2 failed in 0.1s ====\n"
+)
+
+
+def test_pytest_summary_line_cut_to_the_terminal_gives_way_to_the_sections_lines():
+    """pytest cuts the short summary's message to the terminal's width (`- Asser...`): the failure's message is
+    then its section's `E` lines (before: `Asser...`, and a hint that the values were not reported)."""
+    cut, whole = parse_pytest_text(_PYTEST_CUT).failures
+    assert cut.name == "tests/t.py::test_color[white-\\x1b[97mtext\\x1b[0m]" and cut.line == 92
+    assert cut.message.startswith("AssertionError: assert '\\x1b[37mtext\\x1b[0m' == '\\x1b[97mtext"), cut.message
+    assert whole.message == "assert 1 == 2"  # a message not cut (and no section) is the summary's own
+    alone = parse_pytest_text("FAILED tests/t.py::test_c - Asser...\n1 failed in 0.1s\n").failures[0]
+    assert alone.message == "Asser..."  # nothing fuller printed: the cut line is all there is
+
+
 def test_pytest_quiet_summary_line_gives_the_counts():
     """`-q` prints `1 failed, 1 passed, 12 deselected in 0.62s` without the `===` frame: the counts are read."""
     run = parse_pytest_text("F.\nFAILED tests/t.py::test_a - assert 1 == 2\n1 failed, 1 passed, 12 deselected in 0.62s\n")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from ..hint_context import HintContext
-from ..hint_premises import Premise, Rule
+from ..hint_premises import Premise, Rule, said
 from ..hint_values import Pair, typed_pair, value_hint
 from ..parsers.go_messages import changed_lines
 from ..rust_source import DOCTEST_WRAPPER, DocTest, RustPlace, doc_test, example_size, rust_place
@@ -136,6 +136,24 @@ def _clip(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+# libtest's #[should_panic(expected = "…")] when the test panicked with another message (its Debug quotes; Rust before
+# 1.73 wrapped each in backticks, the first with a comma). No panic at all is "test did not panic as expected".
+_OTHER_PANIC = re.compile(
+    r"note: panic did not contain expected string\n\s*panic message: `?(?P<message>\"[^\n]*\"|[^\n]*?)`?,?\n"
+    r"\s*expected substring: `?(?P<expected>\"[^\n]*\"|[^\n]*?)`?$", re.M,
+)
+
+
+def _other_panic(ctx: HintContext, said: re.Match[str]) -> str:
+    """The test panicked, but should_panic's expected substring is not in the message: both quoted as libtest labels
+    them (which one is wrong, the code's message or the test's substring, the output does not say)."""
+    f = ctx.failure
+    at = f" at {f.file}:{f.line}" if f.file and f.line else ""
+    return (f"The test panicked{at} as `#[should_panic(expected = …)]` requires, but libtest says the panic did not "
+            f"contain the expected string: panic message {_clip(said['message'], 300)}, expected substring "
+            f"{_clip(said['expected'], 200)}.")  # fmt: skip
+
+
 _PANICKED = Premise("a panic", "libtest says the test's thread panicked", _panic)
 _NO_VALUES = Premise("no values printed", "the panic printed no compared values", _no_values)
 
@@ -144,6 +162,8 @@ GO_RULES: tuple[Rule[HintContext], ...] = (
                                  _diff),), _go_cmp),
 )  # fmt: skip
 CARGO_RULES: tuple[Rule[HintContext], ...] = (
+    Rule("rust: should_panic's expected string", (said(_OTHER_PANIC, "the panic's message lacks should_panic's "
+                                                       "expected substring"),), _other_panic),
     Rule("rust: a check of the test", (_PANICKED, _NO_VALUES, Premise(
         "in test code", "the panic's place is test code (tests/, a #[cfg(test)] module, a #[test] fn), read from "
         "the source", _in_test_code)), _test_assertion),

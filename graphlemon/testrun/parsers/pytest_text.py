@@ -46,7 +46,7 @@ def parse_pytest_text(output: str) -> ParsedRun:
         parts = nodeid.split("::")
         body = sections.get(".".join(parts[1:])) or sections.get(parts[-1]) or sections.get(file, "")
         line_match = re.search(rf"^{re.escape(file)}:(\d+):", body, re.M)
-        message = (match["msg"] or "").strip() or error_summary(body)
+        message = _message(match["msg"] or "", body)
         if match["status"] == "ERROR" and "::" not in nodeid:
             message = "collection error: " + message
         run.failures.append(
@@ -58,6 +58,15 @@ def parse_pytest_text(output: str) -> ParsedRun:
             run.cases.append(TestCase(name=nodeid, file=file, status="failed", selector=nodeid))
     run.counts = _counts(output)
     return run
+
+
+def _message(short: str, body: str) -> str:
+    """The failure's message: the short summary's (`FAILED id - msg`), unless pytest cut it to the terminal's width
+    (`- Asser...`: its first line, shortened, `...` appended) or left it out; then the section's own lines (`E ...`)."""
+    short = short.strip()
+    if short and not short.endswith("..."):
+        return short
+    return error_summary(body) or short
 
 
 def _failure_sections(output: str) -> dict[str, str]:
