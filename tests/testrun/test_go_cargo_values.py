@@ -472,3 +472,37 @@ def test_a_panic_in_the_test_itself_names_no_other_site_and_a_logged_message_sta
     logged = text.replace("--- FAIL: TestExpand (0.00s)\n", "    homedir_test.go:99: got 1, want 2\n--- FAIL: TestExpand (0.00s)\n")
     (failure,) = parse_go_text(logged).failures
     assert (failure.message, failure.file, failure.line) == ("got 1, want 2", "homedir_test.go", 99)
+
+
+def test_a_call_compared_with_another_call_at_bang_equals_is_no_pair_of_values_its_got_want_words_are():
+    """`#21. Match(`ab[c]`, `abc`) != path.Match(...). Got false, <nil> want true, <nil>`: the `!=` sits between a call
+    with text before it and a sentence, so it splits no two values; the message's `Got X want Y` names the sides
+    (Go's multi-value `false, <nil>` produced, `true, <nil>` wanted)."""
+    failure = _go_failure("#21. Match(`ab[c]`, `abc`) = false, <nil> want true, <nil>",
+                          "#21. Match(`ab[c]`, `abc`) != path.Match(...). Got false, <nil> want true, <nil>")  # fmt: skip
+    assert (failure.expected, failure.got) == ("true, <nil>", "false, <nil>")
+    text = hint_for(failure).text
+    assert "does not say which one is expected" not in text and "first: #21" not in text
+    # without got/want words the `!=` of a sentence gives no values at all (the message stays whole as a fact)
+    failure = _go_failure("#21. Match(`ab[c]`, `abc`) != path.Match(...) for this pattern")
+    assert (failure.expected, failure.got, failure.operands) == (None, None, None)
+
+
+def test_bang_equals_between_two_whole_reprs_still_gives_both_values_without_sides():
+    """The rule must not fire where each side of `!=` is one printed value, a call's repr included (unittest's
+    `Point(x=1, y=2) != Point(x=1, y=3)`, an object's `<…>`, a prefixed literal)."""
+    from graphlemon.testrun.assertions import compared_in
+
+    for first, second in (("Point(x=1, y=2)", "Point(x=1, y=3)"), ("<Foo at 0x1>", "<Foo at 0x2>"), ("b'a b'", "b'a c'")):
+        found = compared_in(f"AssertionError: {first} != {second}")
+        assert found is not None and (found.first, found.second, found.expected_at) == (first, second, None)
+    assert compared_in("AssertionError: f(1) and g(2) != 3") is None  # two calls with text between: not one value
+
+
+def test_unittests_long_message_after_the_second_value_is_not_part_of_it():
+    from graphlemon.testrun.assertions import compared_in
+
+    found = compared_in("AssertionError: 3 != 4 : some symbols appear more than once in __all__")
+    assert found is not None and (found.first, found.second) == ("3", "4")
+    found = compared_in("AssertionError: 'a : b' != 'a : c'")  # inside one literal: the value stays whole
+    assert found is not None and (found.first, found.second) == ("'a : b'", "'a : c'")

@@ -58,7 +58,7 @@ def example_output(after_result: str) -> str | None:
 
 
 # `got 500, want 401`, `Sum(x) = 3; got 3, want 6`, `got 3 expected 4`
-_GOT_WANT = re.compile(r"\bgot:?\s+(?P<g>\S.*?)[,;]?\s+(?:want(?:ed)?|expected):?\s+(?P<e>\S.*?)\s*$", re.M)
+_GOT_WANT = re.compile(r"\b[gG]ot:?\s+(?P<g>\S.*?)[,;]?\s+(?:want(?:ed)?|expected):?\s+(?P<e>\S.*?)\s*$", re.M)
 # `Len() = 3, want 4`, `Sum([1 2]) = 3; want 4` (the call is the first part of the message)
 # and without spaces after a call: `WordSeries(["a" "b"], "and")="a, and b"; want: "a and b"`
 _CALL_EQUALS = re.compile(r"^(?P<call>.*?\S)(?: = |(?<=\))=)(?P<g>.+?)[,;] want:? (?P<e>.+?)\s*$", re.M)
