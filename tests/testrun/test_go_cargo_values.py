@@ -506,3 +506,42 @@ def test_unittests_long_message_after_the_second_value_is_not_part_of_it():
     assert found is not None and (found.first, found.second) == ("3", "4")
     found = compared_in("AssertionError: 'a : b' != 'a : c'")  # inside one literal: the value stays whole
     assert found is not None and (found.first, found.second) == ("'a : b'", "'a : c'")
+
+
+_PANICKED = ("=== RUN   TestA\n    p_test.go:5: bad\n--- FAIL: TestA (0.00s)\n=== RUN   TestB\n--- FAIL: TestB (0.00s)\n"
+             "panic: runtime error: index out of range [3] with length 0 [recovered]\n"
+             "\tpanic: runtime error: index out of range [3] with length 0\n\ngoroutine 6 [running]:\n"
+             "example.com/p/p.TestB(0x0?)\n\t/src/p/p_test.go:6 +0x1d\nexit status 2\nFAIL\texample.com/p/p\t0.006s\n")
+_ENDED = "=== RUN   TestA\n    ok_test.go:5: bad\n--- FAIL: TestA (0.00s)\n=== RUN   TestC\n--- PASS: TestC (0.00s)\nFAIL\n"
+
+
+def test_a_panic_that_kills_the_test_binary_makes_the_run_incomplete_in_text_and_json():
+    """A test's panic ends go's test binary (no `PASS`/`FAIL` line of its own before `FAIL pkg`): the tests after it
+    never ran and the output does not say whether there were any, so the run is not complete."""
+    stopped = parse_go_text(_PANICKED + "FAIL\n").stopped
+    assert stopped.startswith("a panic (`panic: runtime error: index out of range [3] with length 0`) stopped")
+    events = [{"Action": "run", "Package": "example.com/p/p", "Test": "TestB"}]
+    events += [{"Action": "output", "Package": "example.com/p/p", "Test": "TestB", "Output": line + "\n"}
+               for line in _PANICKED.split("\n")[3:-3]]  # fmt: skip
+    events += [{"Action": "fail", "Package": "example.com/p/p", "Test": "TestB"},
+               {"Action": "output", "Package": "example.com/p/p", "Output": "FAIL\texample.com/p/p\t0.006s\n"},
+               {"Action": "fail", "Package": "example.com/p/p"}]  # fmt: skip
+    assert "stopped the test binary of example.com/p/p" in parse_go_json("\n".join(map(json.dumps, events))).stopped
+
+
+def test_a_failing_package_whose_binary_printed_its_own_end_is_complete():
+    """The rule must not fire on a binary that ran to its end (its bare `FAIL` line), beside a killed one or alone."""
+    alone = parse_go_text(_ENDED + "FAIL\texample.com/p/ok\t0.005s\nFAIL\n")
+    assert alone.stopped == "" and len(alone.failures) == 1
+    events = [{"Action": "run", "Package": "example.com/p/ok", "Test": "TestA"},
+              {"Action": "fail", "Package": "example.com/p/ok", "Test": "TestA"},
+              {"Action": "output", "Package": "example.com/p/ok", "Output": "FAIL\n"},
+              {"Action": "fail", "Package": "example.com/p/ok"}]  # fmt: skip
+    assert parse_go_json("\n".join(map(json.dumps, events))).stopped == ""
+    build = parse_go_text("FAIL\texample.com/p/b [build failed]\nFAIL\n")  # no test ran: a build failure, not a stop
+    assert build.stopped == ""
+
+
+def test_a_binary_killed_without_a_panic_is_said_to_have_stopped_too():
+    killed = parse_go_text("=== RUN   TestA\n--- PASS: TestA (0.00s)\n=== RUN   TestB\nsignal: killed\nFAIL\tex.com/k\t0.1s\n")
+    assert killed.stopped.startswith("something stopped the test binary of ex.com/k")

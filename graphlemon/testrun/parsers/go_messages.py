@@ -257,6 +257,23 @@ def _innermost(dump: str) -> dict[str, tuple[str, str, int]]:
     return found
 
 
+# the test binary's own last line, printed by go's testing when it ran to its end (`PASS`, or `FAIL` after a failing
+# test); a test's log lines are indented, so a bare one is the binary's
+_BINARY_END = re.compile(r"^(?:PASS|FAIL)$", re.M)
+
+
+def binary_stop(package: str, text: str) -> str:
+    """What `ParsedRun.stopped` says of a package whose tests ran and whose binary failed without its own end line (a
+    panic that killed it, a signal, os.Exit in a test): the tests after the one it stopped in never ran, and the output
+    does not say whether there were any. "" when the binary ended by itself (or a -timeout panic, `timeout_stop`)."""
+    if _BINARY_END.search(text) or _TIMED_OUT.search(text):
+        return ""
+    panic = _PANIC.search(text)
+    if panic:
+        return f"a panic (`panic: {clip(panic['said'], 120)}`) stopped the test binary of {package}"
+    return f"something stopped the test binary of {package} (no `PASS`/`FAIL` line of its own: a signal, os.Exit)"
+
+
 def timeout_stop(timeout: Timeout) -> str:
     """What `ParsedRun.stopped` says of a `-timeout` panic."""
     return f"go test's -timeout ({timeout.after}) stopped the test binary"
