@@ -116,8 +116,10 @@ _DIALECTS: tuple[_Dialect, ...] = (
     (_NODE_EQUAL := re.compile(r"^\s*AssertionError \[ERR_ASSERTION\]: (?P<g>\S.*?) == (?P<e>\S.*?)\s*$", re.M),
      "g", "e", NODE_ARGUMENTS, None, "js"),
     # unittest assertEqual(first, second): "AssertionError: 4 != 3" (no side is expected); assertAlmostEqual adds
-    # its tolerance after the second value: "1.8 != 1.75 within 7 places (0.05 difference)", "… within 0.1 delta (…)"
-    (re.compile(r"^(?!.*\bassert )\s*(?:AssertionError: )?(?:(?:Lists|Tuples|Sets|Sequences|Dicts|Strings|Items) "
+    # its tolerance after the second value: "1.8 != 1.75 within 7 places (0.05 difference)", "… within 0.1 delta (…)".
+    # Free text around `!=` is read only when each side is one printed value (`one_value`): go's `#21. Match(`a`)
+    # != path.Match(...). Got false, <nil> want true, <nil>` compares no two values at its `!=`
+    (_NOT_EQUAL := re.compile(r"^(?!.*\bassert )\s*(?:AssertionError: )?(?:(?:Lists|Tuples|Sets|Sequences|Dicts|Strings|Items) "
                 r"differ: )?(?P<g>\S.*?) != (?P<e>\S.*?)(?: within \S+ (?:places|delta) \(\S+ difference\))?\s*$", re.M),
      "g", "e", ("first", "second"), None, "python"),
     # pytest: "assert 500 == 401" (no side is expected: only the printed assertion settles them, `settled`)
@@ -222,7 +224,12 @@ def compared_in(text: str) -> Compared | None:
                                                      and split_proven(match[first], match[second]))):
             if not (balanced(match[first]) and balanced(match[second])):  # `"in" ("a" != "b")`: not the operands
                 continue
-            a, b = clip(match[first], VALUE_CHARS), clip(match[second], VALUE_CHARS)
+            a, b = match[first], match[second]
+            if pattern is _NOT_EQUAL:
+                b = _without_long_message(b)
+                if not (one_value(a) and one_value(b)):
+                    continue  # a sentence or a call with text around it: the got/want words below may name sides
+            a, b = clip(a, VALUE_CHARS), clip(b, VALUE_CHARS)
             if a and b and a != b:
                 return Compared(a, b, labels, expected_at, grammar)
     return None
@@ -252,6 +259,50 @@ def whole_value(text: str) -> bool:
                 return False
         return depth == 0
     return not any(c.isspace() for c in text)
+
+
+# a printed repr that is one value though it holds spaces: a call (`Point(x=1, y=2)`, `datetime.date(2020, 1, 2)`),
+# an object's `<Foo object at 0x7f>`, a prefixed string literal (`b'a b'`)
+_REPR_CALL = re.compile(r"[A-Za-z_][\w.]*\(.*\)|<[^<>]*>|[bBrRuUfF]{1,2}(?:'.*'|\".*\")", re.S)
+
+
+def one_value(text: str) -> bool:
+    """One printed value on a side of a free-text `!=`: a whole value (`whole_value`), or one repr as above whose
+    brackets close at its very end (`Match(`a`) != …` has text before it; `f(1) and g(2)` closes twice)."""
+    text = text.strip()
+    if whole_value(text):
+        return True
+    if not _REPR_CALL.fullmatch(text) or not balanced(text):
+        return False
+    if text[0] == "<" or text[0] in "bBrRuUfF" and _quoted_literal(text.lstrip("bBrRuUfF")):
+        return True
+    return _closes_at_end(text, text.index("("))
+
+
+def _without_long_message(second: str) -> str:
+    """unittest's longMessage adds the test's own message after ` : ` (`3 != 4 : some symbols appear twice`): the
+    second value is what comes before it, when that is one value."""
+    head = second.split(" : ", 1)[0]
+    return head if head != second and not one_value(second) and one_value(head) else second
+
+
+def _closes_at_end(text: str, opener: int) -> bool:
+    """The bracket opened at `opener` closes at the text's last character, not before (quotes skipped as `balanced`
+    skips them; one pass)."""
+    depth, quote = 0, None
+    for i in range(opener, len(text)):
+        c = text[i]
+        if quote is not None:
+            quote = None if c == quote and text[i - 1] != "\\" else quote
+        elif c in "'\"`" and not text[i - 1].isalnum():
+            quote = c
+        elif c in _CLOSERS:
+            depth += 1
+        elif c in _CLOSERS.values():
+            depth -= 1
+            if depth == 0:
+                return i == len(text) - 1
+    return False
 
 
 # the words that label a side in a sentence (`expected 0, got 0`, `got 3, want 4`)

@@ -472,3 +472,76 @@ def test_a_panic_in_the_test_itself_names_no_other_site_and_a_logged_message_sta
     logged = text.replace("--- FAIL: TestExpand (0.00s)\n", "    homedir_test.go:99: got 1, want 2\n--- FAIL: TestExpand (0.00s)\n")
     (failure,) = parse_go_text(logged).failures
     assert (failure.message, failure.file, failure.line) == ("got 1, want 2", "homedir_test.go", 99)
+
+
+def test_a_call_compared_with_another_call_at_bang_equals_is_no_pair_of_values_its_got_want_words_are():
+    """`#21. Match(`ab[c]`, `abc`) != path.Match(...). Got false, <nil> want true, <nil>`: the `!=` sits between a call
+    with text before it and a sentence, so it splits no two values; the message's `Got X want Y` names the sides
+    (Go's multi-value `false, <nil>` produced, `true, <nil>` wanted)."""
+    failure = _go_failure("#21. Match(`ab[c]`, `abc`) = false, <nil> want true, <nil>",
+                          "#21. Match(`ab[c]`, `abc`) != path.Match(...). Got false, <nil> want true, <nil>")  # fmt: skip
+    assert (failure.expected, failure.got) == ("true, <nil>", "false, <nil>")
+    text = hint_for(failure).text
+    assert "does not say which one is expected" not in text and "first: #21" not in text
+    # without got/want words the `!=` of a sentence gives no values at all (the message stays whole as a fact)
+    failure = _go_failure("#21. Match(`ab[c]`, `abc`) != path.Match(...) for this pattern")
+    assert (failure.expected, failure.got, failure.operands) == (None, None, None)
+
+
+def test_bang_equals_between_two_whole_reprs_still_gives_both_values_without_sides():
+    """The rule must not fire where each side of `!=` is one printed value, a call's repr included (unittest's
+    `Point(x=1, y=2) != Point(x=1, y=3)`, an object's `<…>`, a prefixed literal)."""
+    from graphlemon.testrun.assertions import compared_in
+
+    for first, second in (("Point(x=1, y=2)", "Point(x=1, y=3)"), ("<Foo at 0x1>", "<Foo at 0x2>"), ("b'a b'", "b'a c'")):
+        found = compared_in(f"AssertionError: {first} != {second}")
+        assert found is not None and (found.first, found.second, found.expected_at) == (first, second, None)
+    assert compared_in("AssertionError: f(1) and g(2) != 3") is None  # two calls with text between: not one value
+
+
+def test_unittests_long_message_after_the_second_value_is_not_part_of_it():
+    from graphlemon.testrun.assertions import compared_in
+
+    found = compared_in("AssertionError: 3 != 4 : some symbols appear more than once in __all__")
+    assert found is not None and (found.first, found.second) == ("3", "4")
+    found = compared_in("AssertionError: 'a : b' != 'a : c'")  # inside one literal: the value stays whole
+    assert found is not None and (found.first, found.second) == ("'a : b'", "'a : c'")
+
+
+_PANICKED = ("=== RUN   TestA\n    p_test.go:5: bad\n--- FAIL: TestA (0.00s)\n=== RUN   TestB\n--- FAIL: TestB (0.00s)\n"
+             "panic: runtime error: index out of range [3] with length 0 [recovered]\n"
+             "\tpanic: runtime error: index out of range [3] with length 0\n\ngoroutine 6 [running]:\n"
+             "example.com/p/p.TestB(0x0?)\n\t/src/p/p_test.go:6 +0x1d\nexit status 2\nFAIL\texample.com/p/p\t0.006s\n")
+_ENDED = "=== RUN   TestA\n    ok_test.go:5: bad\n--- FAIL: TestA (0.00s)\n=== RUN   TestC\n--- PASS: TestC (0.00s)\nFAIL\n"
+
+
+def test_a_panic_that_kills_the_test_binary_makes_the_run_incomplete_in_text_and_json():
+    """A test's panic ends go's test binary (no `PASS`/`FAIL` line of its own before `FAIL pkg`): the tests after it
+    never ran and the output does not say whether there were any, so the run is not complete."""
+    stopped = parse_go_text(_PANICKED + "FAIL\n").stopped
+    assert stopped.startswith("a panic (`panic: runtime error: index out of range [3] with length 0`) stopped")
+    events = [{"Action": "run", "Package": "example.com/p/p", "Test": "TestB"}]
+    events += [{"Action": "output", "Package": "example.com/p/p", "Test": "TestB", "Output": line + "\n"}
+               for line in _PANICKED.split("\n")[3:-3]]  # fmt: skip
+    events += [{"Action": "fail", "Package": "example.com/p/p", "Test": "TestB"},
+               {"Action": "output", "Package": "example.com/p/p", "Output": "FAIL\texample.com/p/p\t0.006s\n"},
+               {"Action": "fail", "Package": "example.com/p/p"}]  # fmt: skip
+    assert "stopped the test binary of example.com/p/p" in parse_go_json("\n".join(map(json.dumps, events))).stopped
+
+
+def test_a_failing_package_whose_binary_printed_its_own_end_is_complete():
+    """The rule must not fire on a binary that ran to its end (its bare `FAIL` line), beside a killed one or alone."""
+    alone = parse_go_text(_ENDED + "FAIL\texample.com/p/ok\t0.005s\nFAIL\n")
+    assert alone.stopped == "" and len(alone.failures) == 1
+    events = [{"Action": "run", "Package": "example.com/p/ok", "Test": "TestA"},
+              {"Action": "fail", "Package": "example.com/p/ok", "Test": "TestA"},
+              {"Action": "output", "Package": "example.com/p/ok", "Output": "FAIL\n"},
+              {"Action": "fail", "Package": "example.com/p/ok"}]  # fmt: skip
+    assert parse_go_json("\n".join(map(json.dumps, events))).stopped == ""
+    build = parse_go_text("FAIL\texample.com/p/b [build failed]\nFAIL\n")  # no test ran: a build failure, not a stop
+    assert build.stopped == ""
+
+
+def test_a_binary_killed_without_a_panic_is_said_to_have_stopped_too():
+    killed = parse_go_text("=== RUN   TestA\n--- PASS: TestA (0.00s)\n=== RUN   TestB\nsignal: killed\nFAIL\tex.com/k\t0.1s\n")
+    assert killed.stopped.startswith("something stopped the test binary of ex.com/k")

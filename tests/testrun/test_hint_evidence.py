@@ -214,3 +214,18 @@ def test_assert_eq_is_sided_only_where_the_tests_source_writes_a_literal(tmp_pat
     assert "(the reporter does not say which one is expected): left: 1024, right: 1536" in text, text
     # without the source the sides stay unknown
     assert "left: 1100000, right: 900000" in hint_for(literal).text
+
+
+def test_assert_eq_sides_come_from_one_rule_a_literal_against_a_computed_operand(tmp_path):
+    """`assert_eq!(10, from_hex_digit(b'a').unwrap())`: the literal 10 is expected (libtest's `left: 10` / `right:
+    11` name no side; the source does). `assert_eq!(*decode_binary(..), b"%%s%1G"[..])`: a sliced byte string is
+    not a literal as written, so the same rule names no side there."""
+    from graphlemon.testrun.rust_source import literal_operand
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "lib.rs").write_text(
+        "#[test]\nfn misc() {\n    assert_eq!(10, from_hex_digit(b'a').unwrap());\n"
+        '    assert_eq!(*decode_binary(b"%25%s%1G"), b"%%s%1G"[..]);\n}\n'
+    )
+    assert literal_operand(tmp_path, "src/lib.rs", 3) == 0
+    assert literal_operand(tmp_path, "src/lib.rs", 4) is None

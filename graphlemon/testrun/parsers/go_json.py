@@ -18,6 +18,7 @@ from ..result_models import ParsedRun, TestCase
 from .common import json_lines, make_failure
 from .go_messages import (
     Timeout,
+    binary_stop,
     example_output,
     go_compared,
     go_panic,
@@ -86,6 +87,10 @@ def parse_go_json(report: str, stderr: str = "", module: str | None = None) -> P
     for match in _BUILD_FAILED.finditer(report + "\n" + stderr):
         if match["pkg"] not in package_failed:
             _add_package_failure(run, match["pkg"], _build_section(stderr, match["pkg"]), module)
+    for package in (pkg for pkg, failed in package_failed.items() if failed and not run.stopped):
+        if any(pkg == package for pkg, _t in order):  # its tests ran: did its binary reach its own end line?
+            run.stopped = binary_stop(package, "".join(line for (pkg, _t), lines in output.items() if pkg == package
+                                                       for line in lines))  # fmt: skip
     running = [k for k in order if outcome[k] == "running"]
     if running:
         package, test = running[-1]

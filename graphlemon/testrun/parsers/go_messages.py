@@ -58,7 +58,7 @@ def example_output(after_result: str) -> str | None:
 
 
 # `got 500, want 401`, `Sum(x) = 3; got 3, want 6`, `got 3 expected 4`
-_GOT_WANT = re.compile(r"\bgot:?\s+(?P<g>\S.*?)[,;]?\s+(?:want(?:ed)?|expected):?\s+(?P<e>\S.*?)\s*$", re.M)
+_GOT_WANT = re.compile(r"\b[gG]ot:?\s+(?P<g>\S.*?)[,;]?\s+(?:want(?:ed)?|expected):?\s+(?P<e>\S.*?)\s*$", re.M)
 # `Len() = 3, want 4`, `Sum([1 2]) = 3; want 4` (the call is the first part of the message)
 # and without spaces after a call: `WordSeries(["a" "b"], "and")="a, and b"; want: "a and b"`
 _CALL_EQUALS = re.compile(r"^(?P<call>.*?\S)(?: = |(?<=\))=)(?P<g>.+?)[,;] want:? (?P<e>.+?)\s*$", re.M)
@@ -255,6 +255,23 @@ def _innermost(dump: str) -> dict[str, tuple[str, str, int]]:
             func, path, line = own[0]
             found.setdefault(name, (func.rsplit("/", 1)[-1], path.rsplit("/", 1)[-1], line))
     return found
+
+
+# the test binary's own last line, printed by go's testing when it ran to its end (`PASS`, or `FAIL` after a failing
+# test); a test's log lines are indented, so a bare one is the binary's
+_BINARY_END = re.compile(r"^(?:PASS|FAIL)$", re.M)
+
+
+def binary_stop(package: str, text: str) -> str:
+    """What `ParsedRun.stopped` says of a package whose tests ran and whose binary failed without its own end line (a
+    panic that killed it, a signal, os.Exit in a test): the tests after the one it stopped in never ran, and the output
+    does not say whether there were any. "" when the binary ended by itself (or a -timeout panic, `timeout_stop`)."""
+    if _BINARY_END.search(text) or _TIMED_OUT.search(text):
+        return ""
+    panic = _PANIC.search(text)
+    if panic:
+        return f"a panic (`panic: {clip(panic['said'], 120)}`) stopped the test binary of {package}"
+    return f"something stopped the test binary of {package} (no `PASS`/`FAIL` line of its own: a signal, os.Exit)"
 
 
 def timeout_stop(timeout: Timeout) -> str:

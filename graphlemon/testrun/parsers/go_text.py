@@ -14,6 +14,7 @@ from .common import make_failure
 from .go_json import package_dir
 from .go_messages import (
     Timeout,
+    binary_stop,
     example_output,
     go_compared,
     go_panic,
@@ -36,7 +37,11 @@ def parse_go_text(output: str, module: str | None = None) -> ParsedRun:
     run = ParsedRun(source="text")
     ended: set[str] = set()
     for text, folder in _packages(output, module):
-        ended |= _parse_package(run, text, folder)
+        names = _parse_package(run, text, folder)
+        ended |= names
+        verdict = _PACKAGE_END.search(text)
+        if names and verdict and verdict[0].startswith("FAIL") and "[" not in verdict[0]:  # not `[build failed]`
+            run.stopped = run.stopped or binary_stop(verdict["package"], text)
     _add_timed_out(run, output, ended)
     if not _VERBOSE.search(output):
         run.unreported = _PASSES_UNSEEN
