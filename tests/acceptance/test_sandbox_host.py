@@ -25,6 +25,7 @@ from graphlemon.stages.session import LoopConfig, LoopSession
 from graphlemon.stages.validator import Check, run_check
 from graphlemon.taskboard import TaskBoard
 from graphlemon.testrun import confine
+from graphlemon.testrun.command_run import OUTPUT_LOG
 from graphlemon.testrun.confine import Confinement
 from graphlemon.testrun.frameworks.pytest import REPORT_ENV
 
@@ -130,7 +131,9 @@ def test_a_benchmark_check_runs_confined_with_the_same_refusal(tmp_path, monkeyp
 def test_a_check_that_swaps_its_output_for_a_link_is_not_followed(tmp_path, canary):
     work = tmp_path / "work"
     work.mkdir()
-    swap = f"f=$(readlink /proc/$$/fd/1); rm -f \"$f\"; ln -s {canary} \"$f\"; exit 1"
+    # its output is a pipe (as under its own runner), so the file GraphLemon copies it into is found by its folder,
+    # the run's scratch that the sandbox can write: swapped for a link to a host file while the run goes on
+    swap = f'for f in /tmp/graphlemon-*/{OUTPUT_LOG}; do rm -f "$f"; ln -s {canary} "$f"; echo swapped; done; exit 1'
     check = run_check(Check(name="swap", command=f"sh -c '{swap}'"), work, Confinement(workdir=work, mode="required"))
     assert check.refused_reads and "goes through a symlink" in check.refused_reads[0]
     assert CANARY not in check.output_tail and not check.ok
