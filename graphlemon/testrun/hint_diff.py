@@ -16,6 +16,7 @@ import re
 from .assertions import NODE_ARGUMENTS
 from .hint_context import HintContext
 from .hint_pair import Pair
+from .hint_pair import clip as _clip
 from .hint_premises import Premise, Rule
 from .hint_values import typed_pair, value_hint
 from .js_source import node_expected_argument
@@ -82,10 +83,6 @@ def field_facts(ctx: HintContext) -> str | None:
     key, expected, got = found
     where = f" at `.{key}`" if key else ""
     return f"node's diff shows them differ{where}: expected argument {_clip(expected)}, actual argument {_clip(got)}"
-
-
-def _clip(text: str, limit: int = 80) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 DIFF_RULES: tuple[Rule[HintContext], ...] = (

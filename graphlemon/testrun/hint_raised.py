@@ -17,6 +17,7 @@ import re
 from pathlib import Path, PurePosixPath
 
 from .hint_context import DEPENDENCY_PATH, HintContext, frames, short_path
+from .hint_pair import clip as _clip
 from .hint_premises import Premise, Rule
 from .rust_source import source_lines
 
@@ -188,10 +189,6 @@ def _library_says(ctx: HintContext, error: tuple[str, str], where: tuple[str, st
     said = f": {_clip(message, 120)}" if message else ""
     return (f"{kind}{said} — raised inside {library_name(inner)} ({PurePosixPath(inner).name}), called from the "
             f"project's code at {call}.")  # fmt: skip
-
-
-def _clip(text: str, limit: int = 80) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 FIRST_RULES: tuple[Rule[HintContext], ...] = (

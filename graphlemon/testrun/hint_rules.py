@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable
 
 from .hint_context import HintContext, error_type, short_path
+from .hint_pair import clip as _clip
 from .hint_premises import Premise, Rule, exception_check, said, said_by_runtime
 
 
@@ -236,10 +237,6 @@ def _did_not_warn(ctx: HintContext, m: re.Match[str]) -> str:
         said += (f"; it emitted {', '.join(emitted)} (the runner's list: «{_clip(m['emitted'].strip(), 200)}»)"
                  if emitted else "; the runner lists no warning emitted at all")  # fmt: skip
     return f"No warning of the kind the test checks for: {said}{ctx.own_place}."
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 # an exception check's `actual` is what was thrown: a bare `undefined` there is nothing thrown, not a value the call

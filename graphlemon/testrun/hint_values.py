@@ -31,6 +31,7 @@ from typing import Any
 from .assertions import NODE_ARGUMENTS, identifier_words
 from .hint_context import HintContext
 from .hint_pair import INTEGERS, KNOWN_KINDS, NUMBERS, SIDES, STRINGS, Pair, is_numeral, numbers
+from .hint_pair import clip as _clip
 from .hint_premises import (
     ACCUMULATION_WORDS,
     COLLECTION_OF_COUNTS,
@@ -952,7 +953,3 @@ def _repr(text: str) -> str:
 
 def _capital(text: str) -> str:
     return text[:1].upper() + text[1:]
-
-
-def _clip(text: str, limit: int = 80) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"

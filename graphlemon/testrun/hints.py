@@ -25,6 +25,7 @@ from .go_source import unread_first_message
 from .hint_context import HintContext, error_type, short_path, source_frame
 from .hint_diff import DIFF_RULES, field_facts
 from .hint_http import HTTP_RULES
+from .hint_pair import clip as _clip
 from .hint_premises import Rule, exception_check, names_of
 from .hint_raised import FIRST_RULES, LAST_RULES, raised
 from .hint_rules import ERROR_RULES
@@ -121,10 +122,6 @@ def _call_lead(ctx: HintContext) -> str | None:
     if f.expected is not None and f.got is not None and f.got.strip() == value:
         lead += f" where the test expects {_clip(f.expected)}"
     return lead
-
-
-def _clip(text: str, limit: int = 80) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _facts(ctx: HintContext, lead: str | None) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from ..hint_context import HintContext
+from ..hint_pair import clip as _clip
 from ..hint_premises import Premise, Rule, said
 from ..hint_values import Pair, typed_pair, value_hint
 from ..parsers.go_messages import changed_lines
@@ -130,10 +131,6 @@ def _code_panic(ctx: HintContext, panic: re.Match[str], _none: bool, place: Rust
     inside = f" in `{place.function}`" if place.function else ""
     doc = f" while the doc test of `{place.doc_item}` ran (its example at {f.file}:{f.line})" if place.doc_item else ""
     return f"The code under test panicked{inside} ({at}){doc}: {_message(ctx, panic)}."
-
-
-def _clip(text: str, limit: int = 80) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 # libtest's #[should_panic(expected = "…")] when the test panicked with another message (its Debug quotes; Rust before
