@@ -8,6 +8,10 @@ fails, pip does it (the same packages, the same constraints). Both see the same 
 (`pip config list`: extra index URLs, find-links) is handed to uv. Each step prints a line when it starts, a line
 every few seconds while it runs (elapsed time, what the installer last said, packages so far), and its time when it
 ends; the last line is the total. Standard library only: it runs before anything is installed.
+
+Both write the packages' bytecode at install (pip does by default, uv with `--compile-bytecode`): a machine that sets
+PYTHONDONTWRITEBYTECODE, and a sandboxed test run that cannot write the venv, would otherwise compile every module
+each Python process imports (`import prefect` 1.4 s instead of 0.65 s of CPU).
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ def main(argv: list[str]) -> int:
     uv = _uv(python) if args.installer == "auto" else None
     if uv is not None:
         cmd = [*uv, "pip", "install", "--python", str(python), "-c", str(ROOT / "constraints.txt"),
-               "--config-setting", "editable_mode=compat", *_pip_sources_for_uv(), *target]  # fmt: skip
+               "--config-setting", "editable_mode=compat", "--compile-bytecode", *_pip_sources_for_uv(), *target]  # fmt: skip
         if step(f"installing GraphLemon[{args.extras}] and about {expected} packages with uv", cmd, expected) == 0:
             say(f"done: {venv} is ready (activate it: . {args.venv}/bin/activate)")
             return 0
