@@ -17,22 +17,25 @@ from pathlib import Path
 
 import pytest
 
-_PREFECT_HOME = tempfile.mkdtemp(prefix="graphlemon-prefect-home-")
-os.environ.update(
-    {
-        "PREFECT_HOME": _PREFECT_HOME,
-        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180",
-        "PREFECT_LOGGING_LEVEL": "WARNING",
-        "GRAPHLEMON_CONFIG_DIR": tempfile.mkdtemp(prefix="graphlemon-config-"),  # the project registry
-        "GIT_AUTHOR_NAME": "GraphLemon Test",
-        "GIT_AUTHOR_EMAIL": "test@graphlemon.local",
-        "GIT_COMMITTER_NAME": "GraphLemon Test",
-        "GIT_COMMITTER_EMAIL": "test@graphlemon.local",
-    }
-)
-os.environ.pop("PREFECT_API_URL", None)
-os.environ.pop("ANTHROPIC_API_KEY", None)
+# Once per process: this module imported again under another name (`tests.conftest`) must not give the session a
+# second PREFECT_HOME and config folder half-way (the local server started under the first would outlive the session).
+if os.environ.get("GRAPHLEMON_TEST_SESSION_PID") != str(os.getpid()):
+    os.environ.update(
+        {
+            "GRAPHLEMON_TEST_SESSION_PID": str(os.getpid()),
+            "PREFECT_HOME": tempfile.mkdtemp(prefix="graphlemon-prefect-home-"),
+            "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+            "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180",
+            "PREFECT_LOGGING_LEVEL": "WARNING",
+            "GRAPHLEMON_CONFIG_DIR": tempfile.mkdtemp(prefix="graphlemon-config-"),  # the project registry
+            "GIT_AUTHOR_NAME": "GraphLemon Test",
+            "GIT_AUTHOR_EMAIL": "test@graphlemon.local",
+            "GIT_COMMITTER_NAME": "GraphLemon Test",
+            "GIT_COMMITTER_EMAIL": "test@graphlemon.local",
+        }
+    )
+    os.environ.pop("PREFECT_API_URL", None)
+    os.environ.pop("ANTHROPIC_API_KEY", None)
 
 try:  # no property test is a timed test: the machines are shared and noisy (a slow example is not a failure)
     from hypothesis import settings as _hypothesis_settings

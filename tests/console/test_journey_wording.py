@@ -201,11 +201,9 @@ def test_unknown_task_and_deployment_are_not_found(client, project):
 
 
 @pytest.fixture
-def cli_words(tmp_path):
+def cli_words(tmp_path, cli):
     def run(*args: str) -> str:
-        from tests.conftest import run_cli
-
-        proc = run_cli(*args, env={"GRAPHLEMON_CONFIG_DIR": str(tmp_path / "cli-config")})
+        proc = cli(*args, env={"GRAPHLEMON_CONFIG_DIR": str(tmp_path / "cli-config")})
         assert proc.returncode != 0
         return proc.stderr
 

@@ -16,3 +16,17 @@ def test_a_test_carries_its_modules_group_over_xdist_workers_and_nothing_otherwi
         assert request.node.nodeid == f"{name}@{MODULE}"
     else:
         assert request.node.nodeid == name
+
+
+def test_the_suites_environment_is_made_once_per_process_whatever_name_imports_it_again():
+    """tests/conftest.py imported a second time under another name (`from tests.conftest import ...`) keeps the
+    session's PREFECT_HOME and config folder: a new one half-way left the local Prefect server started under the
+    first running after the session (its `pytest_sessionfinish` stops the current folder's)."""
+    import importlib.util
+    from pathlib import Path
+
+    before = {name: os.environ[name] for name in ("PREFECT_HOME", "GRAPHLEMON_CONFIG_DIR")}
+    path = Path(__file__).resolve().parents[1] / "conftest.py"
+    spec = importlib.util.spec_from_file_location("conftest_imported_again", path)
+    spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    assert {name: os.environ[name] for name in before} == before
