@@ -23,10 +23,13 @@ import subprocess
 import sys
 import threading
 import time
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 HEARTBEAT_S = 5.0
+TEST_ONLY_EXTRA = "test-only"  # pyproject's extra installed beside site-packages with the dev extras (below)
+TEST_DEPS = "test-deps"  # that folder, in the venv; tests/conftest.py puts it on sys.path
 STARTED = time.monotonic()
 
 
@@ -56,15 +59,34 @@ def main(argv: list[str]) -> int:
         cmd = [*uv, "pip", "install", "--python", str(python), "-c", str(ROOT / "constraints.txt"),
                "--config-setting", "editable_mode=compat", "--compile-bytecode", *_pip_sources_for_uv(), *target]  # fmt: skip
         if step(f"installing GraphLemon[{args.extras}] and about {expected} packages with uv", cmd, expected) == 0:
-            say(f"done: {venv} is ready (activate it: . {args.venv}/bin/activate)")
-            return 0
+            return _finish(args, venv, python, uv)
         say("uv failed (its output is above); installing with pip instead")
     cmd = [str(python), "-m", "pip", "install", "--progress-bar", "off", "-c", str(ROOT / "constraints.txt"),
            "--config-settings", "editable_mode=compat", *target]  # fmt: skip
     rc = step(f"installing GraphLemon[{args.extras}] and about {expected} packages with pip", cmd, expected)
-    if rc == 0:
-        say(f"done: {venv} is ready (activate it: . {args.venv}/bin/activate)")
-    return rc
+    return _finish(args, venv, python, None) if rc == 0 else rc
+
+
+def _finish(args: argparse.Namespace, venv: Path, python: Path, uv: list[str] | None) -> int:
+    if args.extras == "dev" and _install_test_only(venv, python, uv) != 0:
+        return 1
+    say(f"done: {venv} is ready (activate it: . {args.venv}/bin/activate)")
+    return 0
+
+
+def _install_test_only(venv: Path, python: Path, uv: list[str] | None) -> int:
+    """pyproject's `test-only` extra (hypothesis) into VENV/test-deps, outside site-packages: GraphLemon's own tests
+    import it from there (tests/conftest.py), and it registers no pytest plugin in the interpreter that runs the test
+    suites of the projects the tests make (hypothesis's plugin imports all of hypothesis at the end of every pytest
+    run: 0.37 s of CPU in each of the ~900 the suite makes)."""
+    optional = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    packages, target = optional[TEST_ONLY_EXTRA], venv / TEST_DEPS
+    if uv is not None:
+        base = [*uv, "pip", "install", "--python", str(python), "--compile-bytecode", *_pip_sources_for_uv()]
+    else:
+        base = [str(python), "-m", "pip", "install", "--progress-bar", "off"]
+    cmd = [*base, "-c", str(ROOT / "constraints.txt"), "--target", str(target), *packages]
+    return step(f"installing the test-only packages ({', '.join(packages)}) into {target}", cmd)
 
 
 def _uv(python: Path) -> list[str] | None:

@@ -37,6 +37,13 @@ if os.environ.get("GRAPHLEMON_TEST_SESSION_PID") != str(os.getpid()):
     os.environ.pop("PREFECT_API_URL", None)
     os.environ.pop("ANTHROPIC_API_KEY", None)
 
+# The test-only packages (pyproject's `test-only` extra: hypothesis) live beside the venv's site-packages, not in
+# them (scripts/install.py): importable here, but no pytest plugin of theirs loads in the test runs of the projects
+# the tests make with this interpreter. Appended: nothing there shadows a package of the venv.
+_TEST_DEPS = str(Path(sys.prefix) / "test-deps")
+if os.path.isdir(_TEST_DEPS) and _TEST_DEPS not in sys.path:
+    sys.path.append(_TEST_DEPS)
+
 try:  # no property test is a timed test: the machines are shared and noisy (a slow example is not a failure)
     from hypothesis import settings as _hypothesis_settings
 
