@@ -17,6 +17,7 @@ each Python process imports (`import prefect` 1.4 s instead of 0.65 s of CPU).
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import re
 import subprocess
@@ -100,6 +101,7 @@ def _uv(python: Path) -> list[str] | None:
     return [str(uv)]
 
 
+@functools.cache  # the package install and the test-only one both hand them to uv
 def _pip_sources_for_uv() -> list[str]:
     """The indexes and wheel folders pip is configured with (environment and pip.conf), for uv, which does not read
     pip's configuration; uv may take a package from any of them (the best match wins, as with pip)."""

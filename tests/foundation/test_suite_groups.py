@@ -5,7 +5,9 @@ starting the Prefect stack, a console and Chromium on every worker."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
+from pathlib import Path
 
 MODULE = "tests/foundation/test_suite_groups.py"
 
@@ -22,9 +24,6 @@ def test_the_suites_environment_is_made_once_per_process_whatever_name_imports_i
     """tests/conftest.py imported a second time under another name (`from tests.conftest import ...`) keeps the
     session's PREFECT_HOME and config folder: a new one half-way left the local Prefect server started under the
     first running after the session (its `pytest_sessionfinish` stops the current folder's)."""
-    import importlib.util
-    from pathlib import Path
-
     before = {name: os.environ[name] for name in ("PREFECT_HOME", "GRAPHLEMON_CONFIG_DIR")}
     path = Path(__file__).resolve().parents[1] / "conftest.py"
     spec = importlib.util.spec_from_file_location("conftest_imported_again", path)
